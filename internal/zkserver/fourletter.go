@@ -1,0 +1,83 @@
+package zkserver
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+)
+
+// FourLetter sends a four-letter word (srvr, conf, wchc, wchp, ...) to addr
+// and returns the server's whole answer. The exchange is bounded by timeout.
+func FourLetter(addr, word string, timeout time.Duration) (string, error) {
+	conn, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
+		return "", err
+	}
+	if _, err := io.WriteString(conn, word); err != nil {
+		return "", fmt.Errorf("%s to %s: %w", word, addr, err)
+	}
+	b, err := io.ReadAll(conn)
+	if err != nil {
+		return string(b), fmt.Errorf("%s from %s: %w", word, addr, err)
+	}
+	return string(b), nil
+}
+
+// Fields parses "Key: value" and "key=value" lines of a four-letter answer.
+func Fields(answer string) map[string]string {
+	m := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(answer))
+	for sc.Scan() {
+		line := sc.Text()
+		if k, v, ok := strings.Cut(line, ": "); ok {
+			m[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		} else if k, v, ok := strings.Cut(line, "="); ok {
+			m[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	return m
+}
+
+// Srvr is what the srvr four-letter word says about a server.
+type Srvr struct {
+	Version string // "3.8.0", without the build suffix
+	Full    string // the whole "Zookeeper version" line
+	Mode    string // "standalone", "leader" or "follower"
+	Zxid    int64
+}
+
+// ParseSrvr reads the answer to srvr.
+func ParseSrvr(answer string) (Srvr, error) {
+	f := Fields(answer)
+	full, ok := f["Zookeeper version"]
+	if !ok {
+		return Srvr{}, fmt.Errorf("srvr: no version in %q", firstLine(answer))
+	}
+	v := full
+	if i := strings.IndexAny(v, "-, "); i > 0 {
+		v = v[:i]
+	}
+	s := Srvr{Version: v, Full: full, Mode: f["Mode"]}
+	if z, ok := f["Zxid"]; ok {
+		_, _ = fmt.Sscanf(z, "0x%x", &s.Zxid)
+	}
+	if s.Mode == "" {
+		return s, fmt.Errorf("srvr: no Mode yet (%q)", firstLine(answer))
+	}
+	return s, nil
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

@@ -1,0 +1,67 @@
+package zkserver
+
+import (
+	"bytes"
+	"sync"
+)
+
+// prefixWriter turns a server's byte stream into one log call per line, each
+// line starting with a prefix such as "zk2| ". Logging stops after close, so
+// a late line never reaches a finished test.
+type prefixWriter struct {
+	mu     sync.Mutex
+	prefix string
+	logf   func(format string, args ...any)
+	buf    []byte
+	closed bool
+	tail   []string // the last lines, for failure messages
+}
+
+const tailLines = 40
+
+func newPrefixWriter(prefix string, logf func(string, ...any)) *prefixWriter {
+	return &prefixWriter{prefix: prefix, logf: logf}
+}
+
+func (w *prefixWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		w.line(string(bytes.TrimRight(w.buf[:i], "\r")))
+		w.buf = w.buf[i+1:]
+	}
+	return len(p), nil
+}
+
+func (w *prefixWriter) line(s string) {
+	w.tail = append(w.tail, s)
+	if len(w.tail) > tailLines {
+		w.tail = w.tail[len(w.tail)-tailLines:]
+	}
+	if !w.closed && w.logf != nil {
+		w.logf("%s%s", w.prefix, s)
+	}
+}
+
+// Tail returns the last lines written.
+func (w *prefixWriter) Tail() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.tail...)
+}
+
+// close flushes a partial line and stops forwarding to logf.
+func (w *prefixWriter) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.buf) > 0 {
+		w.line(string(w.buf))
+		w.buf = nil
+	}
+	w.closed = true
+}

@@ -1,0 +1,113 @@
+// Package zkserver starts real ZooKeeper servers and ensembles for the zk19
+// evidence suite: as local java processes (the process backend), as Docker
+// containers through testcontainers-go (the container backend), or by pointing
+// at servers that already run (the external backend).
+//
+// Every constructor takes a TB (a *testing.T, or a Scope for examples and
+// TestMain), calls Helper, registers Cleanup as soon as it holds anything,
+// fails the test itself, and returns ready objects. Every wait is bounded and
+// says what it last saw when it gives up. Every listener is on 127.0.0.1.
+package zkserver
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+)
+
+// TB is the part of testing.TB the harness needs. *testing.T, *testing.B and
+// *Scope satisfy it.
+type TB interface {
+	Helper()
+	Cleanup(func())
+	Fatalf(format string, args ...any)
+	Logf(format string, args ...any)
+	Skipf(format string, args ...any)
+	Name() string
+	TempDir() string
+}
+
+// Scope is a TB for code that has no *testing.T: TestMain and Examples.
+// Fatalf and Skipf panic (an Example has no other way to stop), Logf writes a
+// prefixed line to standard error (so it never mixes with an Example's
+// checked output), and Close runs the cleanups in reverse order.
+type Scope struct {
+	name string
+
+	mu       sync.Mutex
+	cleanups []func()
+	dirs     []string
+	closed   bool
+}
+
+// NewScope returns a Scope whose log lines start with name.
+func NewScope(name string) *Scope { return &Scope{name: name} }
+
+// Helper does nothing; it exists to satisfy TB.
+func (s *Scope) Helper() {}
+
+// Name returns the scope's name.
+func (s *Scope) Name() string { return s.name }
+
+// Cleanup registers f to run at Close, last registered first.
+func (s *Scope) Cleanup(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cleanups = append(s.cleanups, f)
+}
+
+// Logf writes one line to standard error.
+func (s *Scope) Logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "    %s: %s\n", s.name, fmt.Sprintf(format, args...))
+}
+
+// ScopeFailure is the value a Scope panics with.
+type ScopeFailure struct{ Msg string }
+
+func (f ScopeFailure) Error() string { return f.Msg }
+
+// Fatalf logs and panics with a ScopeFailure.
+func (s *Scope) Fatalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	s.Logf("FATAL: %s", msg)
+	panic(ScopeFailure{Msg: s.name + ": " + msg})
+}
+
+// Skipf panics like Fatalf: a Scope cannot be skipped.
+func (s *Scope) Skipf(format string, args ...any) { s.Fatalf("cannot skip: "+format, args...) }
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+// TempDir returns a new directory removed at Close.
+func (s *Scope) TempDir() string {
+	dir, err := os.MkdirTemp("", "zk19-"+unsafeName.ReplaceAllString(s.name, "_")+"-")
+	if err != nil {
+		s.Fatalf("temp dir: %v", err)
+	}
+	s.mu.Lock()
+	s.dirs = append(s.dirs, dir)
+	s.mu.Unlock()
+	return dir
+}
+
+// Close runs the registered cleanups, last first, then removes the temp dirs.
+// It is idempotent.
+func (s *Scope) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	fs, dirs := s.cleanups, s.dirs
+	s.cleanups, s.dirs = nil, nil
+	s.mu.Unlock()
+	for i := len(fs) - 1; i >= 0; i-- {
+		fs[i]()
+	}
+	for _, d := range dirs {
+		_ = os.RemoveAll(filepath.Clean(d))
+	}
+}

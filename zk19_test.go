@@ -1,0 +1,310 @@
+package zk19_test
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"go.uber.org/goleak"
+
+	"github.com/zk19/zk19/internal/zkclient"
+	"github.com/zk19/zk19/internal/zkserver"
+)
+
+// mainScope owns what TestMain starts: the shared standalone server that
+// Examples and read-only claims use.
+var (
+	mainScope *zkserver.Scope
+	shared    *zkserver.Server
+	backend   zkserver.Backend
+	version   zkserver.Srvr
+	noServer  error
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	zkserver.SetShort(testing.Short())
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) (code int) {
+	b, err := zkserver.Resolve()
+	if err != nil {
+		noServer = err
+		if !testing.Short() {
+			fmt.Fprintf(os.Stderr, "zk19: %v\n", err)
+			return 1
+		}
+		fmt.Println("# zk19: no ZooKeeper server (-short): server tests and examples skip; run scripts/setup to get one")
+		skip := "^Example"
+		if f := flag.Lookup("test.skip"); f != nil && f.Value.String() != "" {
+			skip = f.Value.String() + "|" + skip
+		}
+		_ = flag.Set("test.skip", skip)
+		return m.Run()
+	}
+	backend = b
+	mainScope = zkserver.NewScope("TestMain")
+	defer func() {
+		mainScope.Close()
+		if n := zkserver.Live(); n > 0 {
+			fmt.Fprintf(os.Stderr, "E3 violated: %d servers still run after the suite: %v\n", n, zkserver.KillAll())
+			code = 1
+		}
+		if code == 0 {
+			if err := goleak.Find(zkserver.LeakOptions()...); err != nil {
+				fmt.Fprintf(os.Stderr, "E3 violated: goroutines leaked: %v\n", err)
+				code = 1
+			}
+		}
+	}()
+	// SIGINT or SIGTERM: stop every server this binary started, then exit.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	stopSignals := make(chan struct{})
+	defer func() { signal.Stop(sigs); close(stopSignals) }()
+	go func() {
+		select {
+		case s := <-sigs:
+			fmt.Fprintf(os.Stderr, "zk19: %v: stopping %v\n", s, zkserver.KillAll())
+			mainScope.Close()
+			os.Exit(130)
+		case <-stopSignals:
+		}
+	}()
+
+	if err := startShared(); err != nil {
+		fmt.Fprintf(os.Stderr, "zk19: cannot start the shared server: %v\n", err)
+		return 1
+	}
+	printHeader()
+	return m.Run()
+}
+
+func startShared() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	shared = zkserver.Start(mainScope, zkserver.WithLabel("shared"))
+	version, err = shared.Srvr()
+	return err
+}
+
+// recordHeader is the first thing the record says (claim E4).
+func recordHeader() string {
+	return fmt.Sprintf(`# zk19 verification record
+# backend:   %s
+# chosen:    %s
+# server:    ZooKeeper %s (srvr: %q)
+# ensembles: standalone (L, R, F, T, E, X); 3 servers (S, Y1, Y3-Y6, L9); 5 servers (Y2)
+# started:   %s`, backend.Describe(), backend.Why, version.Version, version.Full, time.Now().UTC().Format(time.RFC3339))
+}
+
+func printHeader() { fmt.Println(recordHeader()) }
+
+// sharedServer returns the standalone server TestMain started.
+func sharedServer(t testing.TB) *zkserver.Server {
+	t.Helper()
+	if shared == nil {
+		zkserver.MustResolve(t)
+		t.Fatalf("no shared server: %v", noServer)
+	}
+	return shared
+}
+
+// claim writes the first line of a claim's record.
+func claim(t zkserver.TB, id, section, statement string) {
+	t.Helper()
+	t.Logf("claim %s (%s): %s", id, section, statement)
+}
+
+// phase writes a "# heading" line.
+func phase(t zkserver.TB, format string, args ...any) {
+	t.Helper()
+	t.Logf("# "+format, args...)
+}
+
+// actor logs one process's operations in Jepsen's style:
+// "B invoke get /x", then "B ok "0"" or "B fail ..." or "B info ...".
+type actor struct {
+	name string
+	t    zkserver.TB
+}
+
+func newActor(t zkserver.TB, name string) actor { return actor{name: name, t: t} }
+
+func (a actor) log(kind, format string, args ...any) {
+	a.t.Helper()
+	a.t.Logf("%s %s %s", a.name, kind, fmt.Sprintf(format, args...))
+}
+
+func (a actor) invoke(format string, args ...any) { a.t.Helper(); a.log("invoke", format, args...) }
+func (a actor) ok(format string, args ...any)     { a.t.Helper(); a.log("ok", format, args...) }
+func (a actor) fail(format string, args ...any)   { a.t.Helper(); a.log("fail", format, args...) }
+func (a actor) info(format string, args ...any)   { a.t.Helper(); a.log("info", format, args...) }
+
+// connect opens a named session to servers.
+func connect(t zkserver.TB, name string, servers []string, opts ...zkclient.Option) *zkclient.Client {
+	t.Helper()
+	return zkclient.Connect(t, name, servers, opts...)
+}
+
+var nonPath = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+// testRoot creates a fresh persistent /zk19-<test name> node and removes it
+// with everything below it when the test ends, so a shared server is left
+// as it was found.
+func testRoot(t zkserver.TB, c *zkclient.Client) string {
+	t.Helper()
+	root := "/zk19-" + nonPath.ReplaceAllString(t.Name(), "_")
+	if _, err := c.Create(root, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("create %s: %v", root, err)
+	}
+	addr := c.Server()
+	t.Cleanup(func() {
+		if err := deleteTree(c.Conn, root); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			t.Logf("cleanup %s on %s: %v", root, addr, err)
+		}
+	})
+	return root
+}
+
+// deleteTree removes path and its descendants.
+func deleteTree(c *zk.Conn, path string) error {
+	kids, _, err := c.Children(path)
+	if err != nil {
+		return err
+	}
+	for _, k := range kids {
+		if err := deleteTree(c, path+"/"+k); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return err
+		}
+	}
+	err = c.Delete(path, -1)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	return err
+}
+
+// TestE4_RecordStartsWithServerVersionBackendAndSize checks the header that
+// TestMain printed before any claim ran: it names the backend, the server
+// version read from srvr, and the ensemble sizes (claim E4, section
+// "三个本机场景的证据").
+func TestE4_RecordStartsWithServerVersionBackendAndSize(t *testing.T) {
+	s := sharedServer(t)
+	claim(t, "E4", "evidence", "the record starts with the backend, the server version and the ensemble sizes")
+	h := recordHeader()
+	st, err := s.Srvr()
+	if err != nil {
+		t.Fatalf("srvr: %v", err)
+	}
+	for _, want := range []string{"# backend:   " + string(backend.Kind), "ZooKeeper " + st.Version, "3 servers", "5 servers", "standalone"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("E4 violated: header lacks %q:\n%s", want, h)
+		}
+	}
+	if st.Version == "" || !regexp.MustCompile(`^3\.\d+\.\d+$`).MatchString(st.Version) {
+		t.Errorf("E4 violated: got server version %q; want 3.x.y", st.Version)
+	}
+	t.Logf("header:\n%s", h)
+}
+
+// TestT3_CzxidIsNotAUniqueToken: a node's creation zxid cannot serve as a
+// unique token, because every create inside one multi transaction gets the
+// same czxid (claim T3, article §6 "顺序号只在明确的锁域内比较"). Two creates in
+// one multi, then a third on its own: the first two share czxid, the third
+// differs.
+func TestT3_CzxidIsNotAUniqueToken(t *testing.T) {
+	s := sharedServer(t)
+	claim(t, "T3", "§6 token domains", "czxid is not a unique token: two creates in one multi share it")
+	a := connect(t, "A", []string{s.Client})
+	root := testRoot(t, a)
+	pa := newActor(t, "A")
+	acl := zk.WorldACL(zk.PermAll)
+	pa.invoke("multi [create %s/one, create %s/two]", root, root)
+	if _, err := a.Multi(
+		&zk.CreateRequest{Path: root + "/one", Acl: acl},
+		&zk.CreateRequest{Path: root + "/two", Acl: acl},
+	); err != nil {
+		t.Fatalf("multi: %v", err)
+	}
+	pa.ok("")
+	pa.invoke("create %s/three", root)
+	if _, err := a.Create(root+"/three", nil, 0, acl); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	pa.ok("")
+	czxid := map[string]int64{}
+	for _, n := range []string{"one", "two", "three"} {
+		_, st, err := a.Get(root + "/" + n)
+		if err != nil {
+			t.Fatalf("get %s: %v", n, err)
+		}
+		czxid[n] = st.Czxid
+		t.Logf("%s/%s czxid=0x%x", root, n, st.Czxid)
+	}
+	if czxid["one"] != czxid["two"] {
+		t.Errorf("T3 refuted: the two creates of one multi got czxid 0x%x and 0x%x; want equal", czxid["one"], czxid["two"])
+	}
+	if czxid["three"] == czxid["one"] {
+		t.Errorf("T3 check broken: a separate create got the multi's czxid 0x%x; want a new one", czxid["three"])
+	}
+}
+
+// TestE1_ServersListenOnlyOnLoopback: every listener the suite opens is on
+// 127.0.0.1 with an ephemeral port (claim E1, "三个本机场景的证据"). Shown from
+// outside the server (the sockets its process listens on, read from /proc),
+// from the server (conf reports the client port the harness chose) and from
+// the harness (the address it connects to).
+func TestE1_ServersListenOnlyOnLoopback(t *testing.T) {
+	s := sharedServer(t)
+	claim(t, "E1", "evidence", "servers, proxies and clients use 127.0.0.1 and ephemeral ports only")
+	if backend.Kind == zkserver.External {
+		t.Skip("skipped: the external backend's listeners are not the suite's")
+	}
+	conf := zkserver.Fields(s.Word(t, "conf"))
+	host, port, _ := strings.Cut(s.Client, ":")
+	t.Logf("harness connects to %s; server conf says clientPort=%s", s.Client, conf["clientPort"])
+	if host != "127.0.0.1" || port != conf["clientPort"] {
+		t.Errorf("E1 violated: harness connects to %s; server says port %s; want 127.0.0.1 and the same port", s.Client, conf["clientPort"])
+	}
+	ls, err := s.Listeners()
+	if err != nil {
+		t.Fatalf("listeners of %s: %v", s.Label, err)
+	}
+	t.Logf("server process listens on %v", ls)
+	if len(ls) == 0 {
+		t.Fatalf("E1 check broken: found no listening socket of the server process; want at least the client port")
+	}
+	for _, l := range ls {
+		h, p, _ := strings.Cut(l, ":")
+		if h != "127.0.0.1" {
+			t.Errorf("E1 violated: server listens on %s; want 127.0.0.1 only", l)
+		}
+		if n := atoi(p); n < 1024 {
+			t.Errorf("E1 violated: server listens on port %d; want an ephemeral port", n)
+		}
+	}
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return -1
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
