@@ -113,7 +113,7 @@ func recordHeader() string {
 func printHeader() { fmt.Println(recordHeader()) }
 
 // sharedServer returns the standalone server TestMain started.
-func sharedServer(t testing.TB) *zkserver.Server {
+func sharedServer(t zkserver.TB) *zkserver.Server {
 	t.Helper()
 	if shared == nil {
 		zkserver.MustResolve(t)

@@ -158,7 +158,7 @@ func (c *containerRunner) close() error {
 	if c.ctr == nil {
 		return nil
 	}
-	err := testcontainers.TerminateContainer(c.ctr)
+	err := testcontainers.TerminateContainer(c.ctr, testcontainers.StopTimeout(0))
 	c.ctr, c.up = nil, false
 	untrack(c)
 	return err

@@ -128,7 +128,9 @@ func (p *processRunner) signal(sig syscall.Signal) error {
 	return p.cmd.Process.Signal(sig)
 }
 
-func (p *processRunner) close() error { return p.stop(false) }
+// close kills the server: its data dies with the test, so a graceful
+// shutdown would only cost time.
+func (p *processRunner) close() error { return p.stop(true) }
 
 func (p *processRunner) pause() error  { return p.signal(syscall.SIGSTOP) }
 func (p *processRunner) resume() error { return p.signal(syscall.SIGCONT) }

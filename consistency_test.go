@@ -1,0 +1,779 @@
+package zk19_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/history"
+	"github.com/zk19/zk19/internal/zkclient"
+	"github.com/zk19/zk19/internal/zkserver"
+)
+
+// Timing of the 3-server scenarios. A follower whose leader stream is held
+// drops the leader after syncLimit × tickTime without bytes, and a leader
+// drops a follower that has not acked a proposal for as long: every hold
+// below ends well inside that window (10 s), and inside B's session timeout
+// (the leader hears of B's heartbeats only through the held follower).
+const (
+	trioTick      = time.Second
+	trioSyncLimit = 10
+	// waitWithin bounds every wait on an event in these scenarios.
+	waitWithin = 5 * time.Second
+)
+
+// trio is a 3-server ensemble with a proxy on every server-to-server link.
+// A is connected to one follower (fresh); B to the other (lagging, once its
+// leader stream is held).
+type trio struct {
+	t                      zkserver.TB
+	links                  *zkserver.Links
+	leader, fresh, lagging *zkserver.Server
+	A, B                   *zkclient.Client
+	pa, pb                 actor
+	rec                    *history.Recorder
+}
+
+const xPath = "/x"
+
+func newTrio(t zkserver.TB) *trio {
+	t.Helper()
+	e, links := zkserver.StartLinkedEnsemble(t, 3,
+		zkserver.WithTickTime(trioTick), zkserver.WithLimits(10, trioSyncLimit))
+	leader, err := e.Leader(waitWithin)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	fs := e.Followers()
+	if len(fs) != 2 {
+		t.Fatalf("got %d followers; want 2", len(fs))
+	}
+	tr := &trio{t: t, links: links, leader: leader, fresh: fs[0], lagging: fs[1], rec: history.NewRecorder("0")}
+	tr.A = connect(t, "A", []string{tr.fresh.Client})
+	tr.B = connect(t, "B", []string{tr.lagging.Client})
+	tr.pa, tr.pb = newActor(t, "A"), newActor(t, "B")
+	t.Logf("roles: leader %s, A's follower %s, B's follower %s (the lagging one once held)", leader.Label, tr.fresh.Label, tr.lagging.Label)
+	if _, err := tr.A.Create(xPath, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("create %s: %v", xPath, err)
+	}
+	// B's follower has /x = "0" before any fault: sync, then read.
+	if _, err := tr.B.Sync(xPath); err != nil {
+		t.Fatalf("B sync: %v", err)
+	}
+	if v := tr.get(tr.B, tr.pb, 2); v != "0" {
+		t.Fatalf("setup: B read %q; want \"0\"", v)
+	}
+	return tr
+}
+
+// in returns the trio with t as the test that logs and fails (for subtests).
+func (tr *trio) in(t zkserver.TB) *trio {
+	c := *tr
+	c.t, c.pa, c.pb = t, newActor(t, "A"), newActor(t, "B")
+	return &c
+}
+
+// lagBehind holds the leader's stream to B's follower and lets A write v:
+// the write commits without B's follower.
+func (tr *trio) lagBehind(v string) {
+	tr.t.Helper()
+	tr.holdLeaderStream()
+	tr.set(tr.A, tr.pa, 1, v)
+}
+
+// catchUp releases the stream and waits until B reads v.
+func (tr *trio) catchUp(v string) {
+	tr.t.Helper()
+	tr.release()
+	waitFor(tr.t, waitWithin, "B's follower to apply x="+v, func() (bool, string) {
+		b, _, err := tr.B.Get(xPath)
+		return err == nil && string(b) == v, fmt.Sprintf("%q %v", b, err)
+	})
+}
+
+// get reads /x as client id (1 = A, 2 = B, 3 = C) and records the read.
+func (tr *trio) get(c *zkclient.Client, a actor, id int) string {
+	tr.t.Helper()
+	a.invoke("get %s", xPath)
+	call := tr.rec.Invoke(id, history.Read, "")
+	b, _, err := c.Get(xPath)
+	if err != nil {
+		call.Info()
+		a.fail("get: %v", err)
+		tr.t.Fatalf("get %s: %v", xPath, err)
+	}
+	call.Ok(string(b))
+	a.ok("%q", b)
+	return string(b)
+}
+
+// set writes /x and records the write.
+func (tr *trio) set(c *zkclient.Client, a actor, id int, v string) {
+	tr.t.Helper()
+	a.invoke("set %s %q", xPath, v)
+	call := tr.rec.Invoke(id, history.Write, v)
+	if _, err := c.Set(xPath, []byte(v), -1); err != nil {
+		call.Info()
+		a.info("set: %v (outcome unknown)", err)
+		tr.t.Fatalf("set %s: %v", xPath, err)
+	}
+	call.Ok(v)
+	a.ok("")
+}
+
+// quorumLink is the proxy the lagging follower dials to reach the leader:
+// the leader's stream to it flows Down, its forwarded requests flow Up.
+func (tr *trio) quorumLink() *faultproxy.Proxy {
+	return tr.links.Proxy(zkserver.QuorumPort, tr.lagging.ID, tr.leader.ID)
+}
+
+// holdLeaderStream makes B's follower lag: everything the leader sends it is
+// kept by the proxy. The undo is registered at once.
+func (tr *trio) holdLeaderStream() {
+	tr.t.Helper()
+	tr.links.Hold(tr.leader.ID, tr.lagging.ID)
+	tr.t.Cleanup(func() { tr.links.Heal() })
+}
+
+func (tr *trio) release() {
+	tr.t.Helper()
+	tr.links.Release(tr.leader.ID, tr.lagging.ID)
+}
+
+// waitFor polls cond until it is true, and fails with what it last saw.
+func waitFor(t zkserver.TB, within time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		ok, last := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s; last seen: %s", within, what, last)
+		}
+		time.Sleep(20 * time.Millisecond) // poll interval of a bounded wait
+	}
+}
+
+// waitLeaderAnswered waits until the lagging follower has forwarded a
+// request to the leader (bytes up beyond up0) and the leader has sent it
+// something since (held bytes beyond held0): the answer, if any, is in the
+// proxy's buffer and cannot have reached the follower.
+func (tr *trio) waitLeaderAnswered(up0, held0 int64) {
+	tr.t.Helper()
+	p := tr.quorumLink()
+	waitFor(tr.t, waitWithin, "the follower to forward the request and the leader to answer into the hold", func() (bool, string) {
+		s := p.Stats()
+		return s.UpBytes > up0 && s.DownHeld > held0, fmt.Sprintf("up %d bytes (before %d), held down %d bytes (before %d)", s.UpBytes, up0, s.DownHeld, held0)
+	})
+	s := p.Stats()
+	tr.t.Logf("nemesis observes: follower forwarded %d bytes to the leader; %d bytes from the leader are held", s.UpBytes-up0, s.DownHeld)
+}
+
+// staleRead is the S1 scenario, shared by the Test and the Example.
+type staleReadResult struct {
+	readWhileHeld string
+	heldWhenRead  int64 // bytes the proxy held when B's read returned
+	readAfter     string
+	stale, caught *history.Recorder
+}
+
+func runStaleRead(t zkserver.TB) staleReadResult {
+	t.Helper()
+	tr := newTrio(t)
+	var r staleReadResult
+	phase(t, "the leader's stream to B's follower is held")
+	tr.holdLeaderStream()
+	phase(t, "A writes x=1 through the other follower; the write commits without B's follower")
+	tr.set(tr.A, tr.pa, 1, "1")
+	notify := make(chan string, 1)
+	tr.pa.invoke("tell B over a channel: x=1 is written")
+	notify <- "x=1 written"
+	tr.pa.ok("")
+	msg := <-notify
+	tr.pb.info("received %q", msg)
+	phase(t, "B reads x on its follower while the link is still held")
+	r.readWhileHeld = tr.get(tr.B, tr.pb, 2)
+	r.heldWhenRead = tr.quorumLink().Stats().DownHeld
+	t.Logf("the proxy still holds %d bytes from the leader to %s", r.heldWhenRead, tr.lagging.Label)
+	r.stale = tr.rec
+	phase(t, "release; B reads again after its follower caught up")
+	tr.catchUp("1")
+	caught := history.NewRecorder("0")
+	for _, op := range tr.rec.Operations() {
+		if op.ClientId == 1 { // A's write; B's stale read is left out
+			_ = caught.Span(op.ClientId, op.Input.(history.Input), op.Output.(history.Output), op.Call, op.Return)
+		}
+	}
+	call := tr.rec.Now()
+	r.readAfter = tr.get(tr.B, tr.pb, 2)
+	_ = caught.Span(2, history.Input{Op: history.Read}, history.Output{Value: r.readAfter}, call, tr.rec.Now())
+	r.caught = caught
+	return r
+}
+
+// TestS1_PlainReadOnLaggingFollowerIsStale: after A's write has succeeded
+// and A has told B so through a channel, B's plain getData on a follower
+// that has not yet received the commit returns the old value (claim S1,
+// article §1 "更新有统一顺序，普通读仍可能陈旧"). The follower lags because the
+// proxy holds the leader's stream to it; the write commits with the leader
+// and the other follower.
+func TestS1_PlainReadOnLaggingFollowerIsStale(t *testing.T) {
+	zkserver.RequireFaults(t)
+	claim(t, "S1", "§1 updates are ordered, plain reads can be stale", "after A's write and A's message, B's plain read on a lagging follower returns the old value")
+	r := runStaleRead(t)
+	if r.readWhileHeld != "0" {
+		t.Errorf("S1 refuted: B read %q on the lagging follower after A's write; want the old value \"0\"", r.readWhileHeld)
+	}
+	if r.readAfter != "1" {
+		t.Errorf("S1 check broken: after release B read %q; want \"1\"", r.readAfter)
+	}
+}
+
+// TestS2_StaleHistoryIsNotLinearizable: as a single read/write register, the
+// S1 history is not linearizable, and the same history with B's read taken
+// after the follower caught up is (claim S2, article §1). Porcupine gives
+// both verdicts.
+func TestS2_StaleHistoryIsNotLinearizable(t *testing.T) {
+	zkserver.RequireFaults(t)
+	claim(t, "S2", "§1", "the S1 history is not linearizable; with B reading after catch-up it is")
+	r := runStaleRead(t)
+	t.Run("the stale history is not linearizable", func(t *testing.T) {
+		history.RequireNotLinearizable(t, r.stale, "S2")
+	})
+	t.Run("the history with B reading after catch-up is linearizable", func(t *testing.T) {
+		history.RequireLinearizable(t, r.caught, "S2")
+	})
+}
+
+// TestS3_FollowerAnswersReadsFromItsOwnCopy: the lagging follower answers
+// getData from its local copy while its link from the leader is still held:
+// the read is not forwarded to the leader, unlike an update (claim S3,
+// article §1, FinalRequestProcessor). The proof: B's read returned while
+// the proxy still held the leader's bytes, and no byte went up from B's
+// follower to the leader for it.
+func TestS3_FollowerAnswersReadsFromItsOwnCopy(t *testing.T) {
+	zkserver.RequireFaults(t)
+	claim(t, "S3", "§1", "a follower answers getData from its own copy, without the leader")
+	tr := newTrio(t)
+	tr.holdLeaderStream()
+	tr.set(tr.A, tr.pa, 1, "1")
+	p := tr.quorumLink()
+	before := p.Stats()
+	v := tr.get(tr.B, tr.pb, 2)
+	after := p.Stats()
+	t.Logf("during B's read: %d bytes up to the leader, %d bytes held from it", after.UpBytes-before.UpBytes, after.DownHeld)
+	if v != "0" {
+		t.Errorf("S3 refuted: B's read returned %q; want the follower's own \"0\"", v)
+	}
+	if after.DownHeld == 0 {
+		t.Errorf("S3 check broken: the proxy held nothing from the leader; want the write's proposal held")
+	}
+	if after.UpBytes != before.UpBytes {
+		t.Errorf("S3 refuted: B's follower sent %d bytes to the leader during a plain read; want 0", after.UpBytes-before.UpBytes)
+	}
+	tr.release()
+}
+
+// barrierResult is what a blocking operation on the lagging follower did.
+type barrierResult struct {
+	doneBeforeRelease bool
+	err               error
+	readAfter         string
+}
+
+// blockedUntilRelease runs op (as B, on the lagging follower, while the
+// leader's stream is held and after A's write of "1"), shows that op has
+// reached the leader and is still pending, releases, and reads.
+func (tr *trio) blockedUntilRelease(what string, op func() error) barrierResult {
+	tr.t.Helper()
+	p := tr.quorumLink()
+	s0 := p.Stats()
+	done := make(chan error, 1)
+	tr.pb.invoke("%s", what)
+	go func() { done <- op() }()
+	tr.waitLeaderAnswered(s0.UpBytes, s0.DownHeld)
+	var r barrierResult
+	select {
+	case r.err = <-done:
+		r.doneBeforeRelease = true
+		tr.pb.ok("%s returned while the leader's stream was held (%v)", what, r.err)
+	default:
+		tr.pb.info("%s still pending while the leader's stream is held", what)
+	}
+	tr.release()
+	if !r.doneBeforeRelease {
+		select {
+		case r.err = <-done:
+		case <-time.After(waitWithin):
+			tr.t.Fatalf("%s did not return within %v after release", what, waitWithin)
+		}
+		if r.err != nil {
+			tr.pb.fail("%s: %v", what, r.err)
+		} else {
+			tr.pb.ok("%s returned after release", what)
+		}
+	}
+	r.readAfter = tr.get(tr.B, tr.pb, 2)
+	return r
+}
+
+// TestY1_SyncWaitsForTheLeaderStream: with a current, healthy leader, sync
+// on the lagging follower does not return while the leader's stream to it is
+// held, and the read after it returns the new value (claim Y1, article §2
+// "sync 的边界不能省略"). The test does not guess a window: it waits until the
+// follower has forwarded the sync and the leader has answered into the
+// proxy's buffer, then checks that sync is still pending.
+func TestY1_SyncWaitsForTheLeaderStream(t *testing.T) {
+	zkserver.RequireFaults(t)
+	claim(t, "Y1", "§2 the boundary of sync", "on a lagging follower under a healthy leader, sync returns only after the held stream is released; the read after it is fresh")
+	tr := newTrio(t)
+	tr.holdLeaderStream()
+	tr.set(tr.A, tr.pa, 1, "1")
+	r := tr.blockedUntilRelease("sync "+xPath, func() error { _, err := tr.B.Sync(xPath); return err })
+	if r.doneBeforeRelease {
+		t.Errorf("Y1 refuted: sync returned (%v) while the leader's stream was held; want it pending", r.err)
+	}
+	if r.err != nil {
+		t.Errorf("Y1: sync failed: %v", r.err)
+	}
+	if r.readAfter != "1" {
+		t.Errorf("Y1 refuted: read after sync returned %q; want \"1\"", r.readAfter)
+	}
+}
+
+// TestY3_WriteBarrierGivesItsProgress: a successful real update by B's own
+// session (a write barrier on another node) does not return before B's
+// follower has applied it, and it comes after A's write in the leader's
+// stream, so the read after it sees x=1 (claim Y3, article §2).
+func TestY3_WriteBarrierGivesItsProgress(t *testing.T) {
+	zkserver.RequireFaults(t)
+	claim(t, "Y3", "§2", "a successful write barrier in the same session does not return before the follower applies it; the read after it is fresh")
+	tr := newTrio(t)
+	if _, err := tr.A.Create("/barrier", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("create /barrier: %v", err)
+	}
+	tr.holdLeaderStream()
+	tr.set(tr.A, tr.pa, 1, "1")
+	r := tr.blockedUntilRelease("set /barrier (write barrier)", func() error { _, err := tr.B.Set("/barrier", []byte("b"), -1); return err })
+	if r.doneBeforeRelease {
+		t.Errorf("Y3 refuted: the barrier returned (%v) while the follower could not have applied it", r.err)
+	}
+	if r.err != nil {
+		t.Errorf("Y3: barrier failed: %v", r.err)
+	}
+	if r.readAfter != "1" {
+		t.Errorf("Y3 refuted: read after the barrier returned %q; want \"1\"", r.readAfter)
+	}
+}
+
+// consLine returns the lagging follower's cons line for session sid.
+func consFor(s *zkserver.Server, sid int64) (string, error) {
+	a, err := zkserver.FourLetter(s.Client, "cons", 2*time.Second)
+	if err != nil {
+		return "", err
+	}
+	needle := fmt.Sprintf("sid=0x%x", sid)
+	for _, l := range strings.Split(a, "\n") {
+		if strings.Contains(l, needle) {
+			return strings.TrimSpace(l), nil
+		}
+	}
+	return "", fmt.Errorf("no connection with %s in cons", needle)
+}
+
+// consField reads name=value from a cons line.
+func consField(line, name string) string {
+	for _, f := range strings.FieldsFunc(line, func(r rune) bool { return r == ',' || r == '(' || r == ')' }) {
+		if k, v, ok := strings.Cut(f, "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}
+
+// TestY4_ExistsAndHeartbeatsDoNotAdvance: neither exists nor the session's
+// heartbeats move a lagging follower forward: the read after them is still
+// old (claim Y4, article §2). The follower itself says how many requests of
+// B's it has handled (cons: recved, lop=PING), so "several heartbeats" is
+// counted, not guessed. A failed conditional update is recorded as what the
+// server really does with it: a failed set still becomes an error
+// transaction with its own zxid, so it travels the commit chain and, like a
+// barrier, waits for the held stream. That is an implementation fact, not a
+// documented guarantee.
+func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
+	zkserver.RequireFaults(t)
+	claim(t, "Y4", "§2", "exists and heartbeats do not advance a lagging follower; a failed conditional set is recorded as observed")
+	trio := newTrio(t)
+	t.Run("exists does not advance the follower", func(t *testing.T) {
+		tr := trio.in(t)
+		tr.lagBehind("1")
+		tr.pb.invoke("exists %s", xPath)
+		ok, _, err := tr.B.Exists(xPath)
+		if err != nil {
+			t.Fatalf("exists: %v", err)
+		}
+		tr.pb.ok("%v", ok)
+		if v := tr.get(tr.B, tr.pb, 2); v != "0" {
+			t.Errorf("Y4 refuted: after exists B read %q; want \"0\"", v)
+		}
+		tr.catchUp("1")
+	})
+	t.Run("heartbeats do not advance the follower", func(t *testing.T) {
+		tr := trio.in(t)
+		tr.lagBehind("2")
+		line, err := consFor(tr.lagging, tr.B.SessionID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		recv0, _ := strconv.Atoi(consField(line, "recved"))
+		const heartbeats = 2 // one every third of B's session timeout: several of the server's ticks
+		waitFor(t, 2*waitWithin, fmt.Sprintf("%d heartbeats from B at its follower", heartbeats), func() (bool, string) {
+			l, err := consFor(tr.lagging, tr.B.SessionID())
+			n, _ := strconv.Atoi(consField(l, "recved"))
+			return err == nil && n >= recv0+heartbeats && consField(l, "lop") == "PING", fmt.Sprintf("%s %v", l, err)
+		})
+		l, _ := consFor(tr.lagging, tr.B.SessionID())
+		t.Logf("B's follower after the heartbeats: %s", l)
+		if v := tr.get(tr.B, tr.pb, 2); v != "1" {
+			t.Errorf("Y4 refuted: after %d heartbeats B read %q; want the stale \"1\"", heartbeats, v)
+		}
+		tr.catchUp("2")
+	})
+	t.Run("a failed conditional set is recorded as the server handles it", func(t *testing.T) {
+		tr := trio.in(t)
+		tr.lagBehind("3")
+		z0, err := tr.leader.Srvr()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := tr.blockedUntilRelease("set /x \"9\" version 99 (wrong version)", func() error {
+			_, err := tr.B.Set(xPath, []byte("9"), 99)
+			return err
+		})
+		z1, err := tr.leader.Srvr()
+		if err != nil {
+			t.Fatal(err)
+		}
+		consumed := z1.Zxid > z0.Zxid
+		t.Logf("observed on %s: failed set err=%v; leader zxid 0x%x -> 0x%x (consumed a zxid: %v); pending while held: %v; read after: %q",
+			z1.Version, r.err, z0.Zxid, z1.Zxid, consumed, !r.doneBeforeRelease, r.readAfter)
+		t.Logf("note: a failed update passing the commit chain is an implementation fact of this server, not a documented guarantee")
+		if r.err != zk.ErrBadVersion {
+			t.Errorf("Y4: got %v; want zk.ErrBadVersion", r.err)
+		}
+		// What was observed must hang together: an error transaction that
+		// consumed a zxid waits for the stream and makes the read fresh; one
+		// that did not is answered at once and the read stays stale.
+		if consumed != !r.doneBeforeRelease || consumed != (r.readAfter == "3") {
+			t.Errorf("Y4: inconsistent observation: consumed a zxid %v, pending while held %v, read after %q", consumed, !r.doneBeforeRelease, r.readAfter)
+		}
+	})
+}
+
+// TestY5_CompositeReadIntervalMustIncludeTheBarrier: when a barrier and a
+// read are treated as one composite read, its interval must start at the
+// barrier's call: C's write can complete after B's barrier and before B's
+// getData, which then returns the older value (claim Y5, article §2). The
+// composite interval is linearizable; the inner getData interval alone is not.
+func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
+	zkserver.RequireFaults(t)
+	claim(t, "Y5", "§2", "a composite read's interval must include its barrier; the inner getData interval alone is not linearizable")
+	tr := newTrio(t)
+	if _, err := tr.A.Create("/barrier", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("create /barrier: %v", err)
+	}
+	tr.set(tr.A, tr.pa, 1, "1")
+	phase(t, "B's composite read: barrier, then getData")
+	barrierStart := tr.rec.Now()
+	tr.pb.invoke("set /barrier (composite read begins)")
+	if _, err := tr.B.Set("/barrier", []byte("b"), -1); err != nil {
+		t.Fatalf("barrier: %v", err)
+	}
+	tr.pb.ok("barrier")
+	phase(t, "after B's barrier and before B's getData, C's write x=2 completes")
+	tr.holdLeaderStream()
+	tr.set(tr.A, newActor(t, "C"), 3, "2")
+	readStart := tr.rec.Now()
+	tr.pb.invoke("get %s", xPath)
+	b, _, err := tr.B.Get(xPath)
+	if err != nil {
+		t.Fatalf("get: %v", err)
+	}
+	readEnd := tr.rec.Now()
+	tr.pb.ok("%q", b)
+	tr.release()
+	if string(b) != "1" {
+		t.Fatalf("Y5 setup broken: B read %q; want the older \"1\"", b)
+	}
+	base := tr.rec.Operations()
+	build := func(call int64) *history.Recorder {
+		r := history.NewRecorder("0")
+		for _, op := range base {
+			_ = r.Span(op.ClientId, op.Input.(history.Input), op.Output.(history.Output), op.Call, op.Return)
+		}
+		_ = r.Span(2, history.Input{Op: history.Read}, history.Output{Value: string(b)}, call, readEnd)
+		return r
+	}
+	t.Run("the composite interval from the barrier's call is linearizable", func(t *testing.T) {
+		history.RequireLinearizable(t, build(barrierStart), "Y5")
+	})
+	t.Run("the inner getData interval alone is not linearizable", func(t *testing.T) {
+		history.RequireNotLinearizable(t, build(readStart), "Y5")
+	})
+}
+
+// TestY6_OneBarrierDoesNotMakeLaterReadsFresh: a barrier gives progress only
+// up to itself; hold the stream again, let A write, and B's next plain read
+// is stale again (claim Y6, article §2).
+func TestY6_OneBarrierDoesNotMakeLaterReadsFresh(t *testing.T) {
+	zkserver.RequireFaults(t)
+	claim(t, "Y6", "§2", "one barrier does not make the session's later reads fresh")
+	tr := newTrio(t)
+	if _, err := tr.A.Create("/barrier", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("create /barrier: %v", err)
+	}
+	tr.set(tr.A, tr.pa, 1, "1")
+	tr.pb.invoke("set /barrier")
+	if _, err := tr.B.Set("/barrier", []byte("b"), -1); err != nil {
+		t.Fatalf("barrier: %v", err)
+	}
+	tr.pb.ok("")
+	if v := tr.get(tr.B, tr.pb, 2); v != "1" {
+		t.Fatalf("Y6 setup: after the barrier B read %q; want \"1\"", v)
+	}
+	phase(t, "hold again; A writes x=2")
+	tr.holdLeaderStream()
+	tr.set(tr.A, tr.pa, 1, "2")
+	v := tr.get(tr.B, tr.pb, 2)
+	tr.release()
+	if v != "1" {
+		t.Errorf("Y6 refuted: B's later plain read returned %q; want the stale \"1\"", v)
+	}
+}
+
+// Timing of the ZOOKEEPER-1675 window: the old leader keeps believing it
+// leads until its followers on the other side have not acked for about
+// syncLimit × tickTime (5 s here); the scenario needs about 2 s of it.
+const (
+	y2Tick      = time.Second
+	y2SyncLimit = 5
+)
+
+type windowResult struct {
+	oldLeaderLedBefore bool   // the old leader reported leader after the new one committed x=1
+	syncErr            error  // B's sync on the old follower
+	read               string // B's read after sync
+	oldLeaderLedAfter  bool   // the old leader still reported leader after B's read
+	electedIn          time.Duration
+	openFor            time.Duration // from the cut until the old leader stepped down (0 if not measured)
+	rec                *history.Recorder
+}
+
+// runZK1675Window is the Y2 scenario, shared by the Test and the Example.
+// measureClose waits for the old leader to step down and reports when.
+func runZK1675Window(t zkserver.TB, measureClose bool) windowResult {
+	t.Helper()
+	e, links := zkserver.StartLinkedEnsemble(t, 5, zkserver.WithTickTime(y2Tick), zkserver.WithLimits(10, y2SyncLimit))
+	old, err := e.Leader(waitWithin)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	oldFollower := e.Followers()[0]
+	var newSide []*zkserver.Server
+	for _, s := range e.Servers {
+		if s != old && s != oldFollower {
+			newSide = append(newSide, s)
+		}
+	}
+	ids := func(ss ...*zkserver.Server) []int {
+		var out []int
+		for _, s := range ss {
+			out = append(out, s.ID)
+		}
+		return out
+	}
+	t.Logf("roles: old leader %s, old follower %s, new side %v", old.Label, oldFollower.Label, ids(newSide...))
+	rec := history.NewRecorder("0")
+	setup := connect(t, "S", []string{old.Client})
+	if _, err := setup.Create(xPath, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("create %s: %v", xPath, err)
+	}
+	want, _ := old.Srvr()
+	waitFor(t, waitWithin, "every server to apply x=0", func() (bool, string) {
+		var seen []string
+		ok := true
+		for _, s := range e.Servers {
+			st, err := s.Srvr()
+			ok = ok && err == nil && st.Zxid >= want.Zxid
+			seen = append(seen, fmt.Sprintf("%s=0x%x", s.Label, st.Zxid))
+		}
+		return ok, strings.Join(seen, " ")
+	})
+	B := connect(t, "B", []string{oldFollower.Client})
+	pb, pc := newActor(t, "B"), newActor(t, "C")
+
+	phase(t, "asymmetric partition: {%s, %s} | %v", old.Label, oldFollower.Label, ids(newSide...))
+	cut := time.Now()
+	links.PartitionAsym(ids(old, oldFollower), ids(newSide...))
+	t.Cleanup(links.Heal)
+	var newLeader *zkserver.Server
+	waitFor(t, 2*waitWithin, "the new side to elect a leader", func() (bool, string) {
+		var seen []string
+		for _, s := range newSide {
+			m, err := s.Mode()
+			if m == "leader" {
+				newLeader = s
+				return true, ""
+			}
+			seen = append(seen, fmt.Sprintf("%s=%s%v", s.Label, m, errOrEmpty(err)))
+		}
+		return false, strings.Join(seen, " ")
+	})
+	r := windowResult{electedIn: time.Since(cut), rec: rec}
+	t.Logf("new leader %s elected %v after the cut", newLeader.Label, r.electedIn.Round(time.Millisecond))
+
+	phase(t, "the new majority commits x=1")
+	C := connect(t, "C", []string{newLeader.Client})
+	pc.invoke("set %s \"1\"", xPath)
+	w := rec.Invoke(3, history.Write, "1")
+	if _, err := C.Set(xPath, []byte("1"), -1); err != nil {
+		w.Info()
+		t.Fatalf("C set: %v", err)
+	}
+	w.Ok("1")
+	pc.ok("")
+
+	m, err := old.Mode()
+	r.oldLeaderLedBefore = m == "leader"
+	t.Logf("old leader %s reports mode %q (%v) %v after the cut: the window is %s", old.Label, m, errOrEmpty(err), time.Since(cut).Round(time.Millisecond), map[bool]string{true: "open", false: "closed"}[r.oldLeaderLedBefore])
+
+	phase(t, "B, on the old follower, calls sync and then reads")
+	pb.invoke("sync %s", xPath)
+	rd := rec.Invoke(2, history.Read, "") // the composite read starts at sync's call
+	if _, err := B.Sync(xPath); err != nil {
+		r.syncErr = err
+		rd.Info()
+		pb.fail("sync: %v", err)
+		return r
+	}
+	pb.ok("sync")
+	pb.invoke("get %s", xPath)
+	b, _, err := B.Get(xPath)
+	if err != nil {
+		rd.Info()
+		t.Fatalf("B get: %v", err)
+	}
+	rd.Ok(string(b))
+	r.read = string(b)
+	pb.ok("%q", b)
+	m, err = old.Mode()
+	r.oldLeaderLedAfter = m == "leader"
+	t.Logf("old leader %s reports mode %q (%v) at the stale read, %v after the cut", old.Label, m, errOrEmpty(err), time.Since(cut).Round(time.Millisecond))
+	if measureClose {
+		waitFor(t, 4*waitWithin, "the old leader to step down", func() (bool, string) {
+			m, err := old.Mode()
+			return m != "leader", fmt.Sprintf("mode %q %v", m, errOrEmpty(err))
+		})
+		r.openFor = time.Since(cut)
+		t.Logf("the old leader stepped down %v after the cut (syncLimit × tickTime = %v)", r.openFor.Round(time.Millisecond), y2SyncLimit*y2Tick)
+	}
+	return r
+}
+
+func errOrEmpty(err error) string {
+	if err == nil {
+		return ""
+	}
+	return " " + err.Error()
+}
+
+// TestY2_SyncInTheZK1675WindowReadsStale reproduces ZOOKEEPER-1675 on five
+// real servers (claim Y2, article §2 "sync 的边界不能省略"). The old leader and
+// one follower are cut off from the other three, asymmetrically: the three
+// see their connections close and elect a new leader at once, while the old
+// leader's ends stay open and silent, so it keeps leading for about
+// syncLimit × tickTime. The new majority commits x=1. The test first checks
+// that the old leader still reports leader (the window is proven open, not
+// guessed); then B, a client of the old follower, gets a successful sync and
+// reads x=0. Porcupine: the history is not linearizable.
+func TestY2_SyncInTheZK1675WindowReadsStale(t *testing.T) {
+	zkserver.RequireFaults(t)
+	claim(t, "Y2", "§2", "in the ZOOKEEPER-1675 window a client of the old follower gets a successful sync and then reads the old value")
+	r := runZK1675Window(t, true)
+	if !r.oldLeaderLedBefore || !r.oldLeaderLedAfter {
+		t.Fatalf("Y2 not shown: the window was not open (old leader reported leader before the read: %v, after it: %v); observed: elected in %v, window open for %v",
+			r.oldLeaderLedBefore, r.oldLeaderLedAfter, r.electedIn, r.openFor)
+	}
+	if r.syncErr != nil {
+		t.Fatalf("Y2 refuted on this server: sync on the old follower failed inside the window: %v", r.syncErr)
+	}
+	if r.read != "0" {
+		t.Errorf("Y2 refuted on this server: after a successful sync B read %q; want the old \"0\"", r.read)
+	}
+	history.RequireNotLinearizable(t, r.rec, "Y2")
+}
+
+// runExample runs an Example's scenario in a Scope. A failure inside it is
+// printed to the Example's output, so the Example fails with the reason
+// instead of crashing the test binary.
+func runExample(name string, f func(sc *zkserver.Scope)) {
+	sc := zkserver.NewScope(name)
+	defer sc.Close()
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Printf("FAILED: %v\n", r)
+		}
+	}()
+	f(sc)
+}
+
+// Example_staleReadFromLaggingFollower is the article's first diagram come
+// true on a 3-server ensemble (claims S1 and S2, §1): A's write succeeds, A
+// tells B, and B's plain read on a lagging follower still returns the old
+// value; as a register history that is not linearizable. The operations and
+// faults are logged to standard error.
+func Example_staleReadFromLaggingFollower() {
+	runExample("Example_staleReadFromLaggingFollower", func(sc *zkserver.Scope) {
+		r := runStaleRead(sc)
+		v, _, _ := history.Check(context.Background(), r.stale.Operations(), "0", 10*time.Second)
+		fmt.Println("A: set x=1 ok; told B")
+		fmt.Println("B reads x on its lagging follower:", r.readWhileHeld)
+		fmt.Println("linearizable:", v == history.Linearizable)
+		fmt.Println("B reads x after the follower caught up:", r.readAfter)
+	})
+	// Output:
+	// A: set x=1 ok; told B
+	// B reads x on its lagging follower: 0
+	// linearizable: false
+	// B reads x after the follower caught up: 1
+}
+
+// Example_syncInZK1675Window is the article's ZOOKEEPER-1675 diagram come
+// true on five servers (claim Y2, §2): while the old leader still leads its
+// side of an asymmetric partition, sync on the old follower succeeds and the
+// read after it misses the new majority's write.
+func Example_syncInZK1675Window() {
+	runExample("Example_syncInZK1675Window", func(sc *zkserver.Scope) {
+		r := runZK1675Window(sc, false)
+		v, _, _ := history.Check(context.Background(), r.rec.Operations(), "0", 10*time.Second)
+		fmt.Println("new majority: set x=1 ok")
+		fmt.Println("old leader still leads:", r.oldLeaderLedBefore && r.oldLeaderLedAfter)
+		fmt.Println("sync on the old follower ok:", r.syncErr == nil)
+		fmt.Println("read after sync:", r.read)
+		fmt.Println("linearizable:", v == history.Linearizable)
+	})
+	// Output:
+	// new majority: set x=1 ok
+	// old leader still leads: true
+	// sync on the old follower ok: true
+	// read after sync: 0
+	// linearizable: false
+}

@@ -1,0 +1,146 @@
+package fence
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+
+	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
+)
+
+// Durable is a fenced resource persisted in a SQLite database file. The
+// value and the mark live in one row; each Write is one IMMEDIATE
+// transaction whose single conditional UPDATE both checks the token against
+// the mark and stores the value, so the decision and the write commit
+// atomically. The database uses WAL journaling with synchronous=FULL, so an
+// accepted write survives a crash. It is safe for concurrent use, also by
+// several Durable values (or processes) opened on the same file.
+type Durable struct {
+	db     *sql.DB
+	closed atomic.Bool
+}
+
+var _ Resource = (*Durable)(nil)
+
+const schema = `CREATE TABLE IF NOT EXISTS resource (
+	id          INTEGER PRIMARY KEY CHECK (id = 1),
+	value       TEXT    NOT NULL,
+	marked      INTEGER NOT NULL,
+	mark_domain INTEGER NOT NULL,
+	mark_seq    INTEGER NOT NULL,
+	commits     INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO resource (id, value, marked, mark_domain, mark_seq, commits)
+VALUES (1, '', 0, 0, 0, 0);`
+
+// fencedUpdate stores the value and raises the mark in one statement, only
+// if no mark is set yet or the token is not below the mark.
+const fencedUpdate = `UPDATE resource
+SET value = ?1, marked = 1,
+    mark_domain = ?2, mark_seq = ?3, commits = commits + 1
+WHERE id = 1 AND (marked = 0 OR mark_domain < ?2 OR (mark_domain = ?2 AND mark_seq <= ?3))`
+
+// selectRow reads the whole row.
+const selectRow = `SELECT value, marked, mark_domain, mark_seq, commits FROM resource WHERE id = 1`
+
+// OpenDurable opens (creating if needed) the resource stored at path.
+// Value and mark persist across Close and OpenDurable on the same path.
+func OpenDurable(ctx context.Context, path string) (*Durable, error) {
+	if path == "" {
+		return nil, errors.New("fence: empty database path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("fence: database path %q: %w", path, err)
+	}
+	if strings.ContainsRune(abs, '?') {
+		return nil, fmt.Errorf("fence: database path %q must not contain '?'", path)
+	}
+	dsn := abs + "?_txlock=immediate&_busy_timeout=10000&_journal_mode=WAL&_synchronous=FULL"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("fence: open %q: %w", path, err)
+	}
+	// One connection serialises this process's transactions; IMMEDIATE
+	// transactions and busy_timeout serialise against other processes.
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, schema); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("fence: init %q: %w", path, err)
+	}
+	return &Durable{db: db}, nil
+}
+
+// Write implements Resource. A token equal to the mark is accepted; a
+// larger token raises the mark.
+func (d *Durable) Write(ctx context.Context, tok Token, value string) (res Result, err error) {
+	if d.closed.Load() {
+		return Result{}, ErrClosed
+	}
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Result{}, fmt.Errorf("fence: begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	// The read only reports Prev/Mark/Commit; the IMMEDIATE transaction
+	// holds the write lock, so it sees the row the UPDATE will judge.
+	var (
+		prev    string
+		marked  bool
+		mark    Token
+		commits uint64
+	)
+	if err := tx.QueryRowContext(ctx, selectRow).Scan(&prev, &marked, &mark.Domain, &mark.Seq, &commits); err != nil {
+		return Result{}, fmt.Errorf("fence: read: %w", err)
+	}
+	r, err := tx.ExecContext(ctx, fencedUpdate, value, tok.Domain, tok.Seq)
+	if err != nil {
+		return Result{}, fmt.Errorf("fence: write: %w", err)
+	}
+	n, err := r.RowsAffected()
+	if err != nil {
+		return Result{}, fmt.Errorf("fence: write: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return Result{}, fmt.Errorf("fence: commit: %w", err)
+	}
+	res = Result{Accepted: n == 1, Mark: mark, Prev: prev, Commit: commits}
+	if res.Accepted {
+		res.Mark = tok // not below the old mark, so it is the new mark
+		res.Commit++
+	}
+	return res, nil
+}
+
+// Read implements Resource.
+func (d *Durable) Read(ctx context.Context) (string, Token, bool, error) {
+	if d.closed.Load() {
+		return "", Token{}, false, ErrClosed
+	}
+	var (
+		value   string
+		marked  bool
+		mark    Token
+		commits uint64
+	)
+	if err := d.db.QueryRowContext(ctx, selectRow).Scan(&value, &marked, &mark.Domain, &mark.Seq, &commits); err != nil {
+		return "", Token{}, false, fmt.Errorf("fence: read: %w", err)
+	}
+	return value, mark, marked, nil
+}
+
+// Close implements Resource; later calls fail with ErrClosed.
+func (d *Durable) Close() error {
+	if d.closed.Swap(true) {
+		return nil
+	}
+	return d.db.Close()
+}

@@ -1,0 +1,139 @@
+package fence
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// ErrClosed is returned by operations on a closed resource.
+var ErrClosed = errors.New("fence: resource closed")
+
+// Resource is a single-value store guarded by a fencing token.
+type Resource interface {
+	// Write stores value if tok is accepted. A fencing rejection is
+	// reported through Result.Accepted, not as an error; the error is
+	// reserved for I/O problems, cancellation and use after Close.
+	Write(ctx context.Context, tok Token, value string) (Result, error)
+	// Read returns the current value and high-water mark; ok is false
+	// while no write has been accepted yet (no mark is set).
+	Read(ctx context.Context) (value string, mark Token, ok bool, err error)
+	// Close releases the resource.
+	Close() error
+}
+
+// Result describes the outcome of a Write.
+type Result struct {
+	// Accepted reports whether the value was stored.
+	Accepted bool
+	// Mark is the high-water mark after the call.
+	Mark Token
+	// Prev is the value before the call.
+	Prev string
+	// Commit is the number of writes accepted so far, including this
+	// one if it was accepted. It is assigned atomically with the write,
+	// so ordering accepted writes by Commit yields their commit order.
+	Commit uint64
+}
+
+// state is the in-memory representation shared by Memory and Unfenced.
+// Its methods take mu for their whole duration.
+type state struct {
+	mu      sync.Mutex
+	value   string
+	mark    Token
+	marked  bool
+	commits uint64
+	closed  bool
+}
+
+// write applies value if fenced is false or tok is not below the mark,
+// all within one critical section.
+func (s *state) write(ctx context.Context, tok Token, value string, fenced bool) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return Result{}, ErrClosed
+	}
+	res := Result{Prev: s.value}
+	if !fenced || !s.marked || tok.Compare(s.mark) >= 0 {
+		res.Accepted = true
+		s.value = value
+		s.commits++
+		if !s.marked || tok.Compare(s.mark) > 0 {
+			s.mark = tok
+			s.marked = true
+		}
+	}
+	res.Mark = s.mark
+	res.Commit = s.commits
+	return res, nil
+}
+
+func (s *state) read(ctx context.Context) (string, Token, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return "", Token{}, false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return "", Token{}, false, ErrClosed
+	}
+	return s.value, s.mark, s.marked, nil
+}
+
+func (s *state) close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	return nil
+}
+
+// Memory is an in-memory fenced resource. It compares the token with the
+// mark and writes in a single critical section. A token equal to the mark
+// is accepted; a larger token raises the mark. It is safe for concurrent use.
+type Memory struct{ s state }
+
+var _ Resource = (*Memory)(nil)
+
+// NewMemory returns an empty fenced in-memory resource.
+func NewMemory() *Memory { return &Memory{} }
+
+// Write implements Resource.
+func (m *Memory) Write(ctx context.Context, tok Token, value string) (Result, error) {
+	return m.s.write(ctx, tok, value, true)
+}
+
+// Read implements Resource.
+func (m *Memory) Read(ctx context.Context) (string, Token, bool, error) {
+	return m.s.read(ctx)
+}
+
+// Close implements Resource; later calls fail with ErrClosed.
+func (m *Memory) Close() error { return m.s.close() }
+
+// Unfenced is a control resource that accepts every write. It still tracks
+// the largest token seen as its mark, for reporting. It is safe for
+// concurrent use.
+type Unfenced struct{ s state }
+
+var _ Resource = (*Unfenced)(nil)
+
+// NewUnfenced returns an empty unfenced resource.
+func NewUnfenced() *Unfenced { return &Unfenced{} }
+
+// Write implements Resource; every write is accepted.
+func (u *Unfenced) Write(ctx context.Context, tok Token, value string) (Result, error) {
+	return u.s.write(ctx, tok, value, false)
+}
+
+// Read implements Resource.
+func (u *Unfenced) Read(ctx context.Context) (string, Token, bool, error) {
+	return u.s.read(ctx)
+}
+
+// Close implements Resource; later calls fail with ErrClosed.
+func (u *Unfenced) Close() error { return u.s.close() }

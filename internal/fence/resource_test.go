@@ -1,0 +1,526 @@
+package fence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// impl opens a fresh resource of one kind, closed at test cleanup.
+type impl struct {
+	name string
+	open func(t testing.TB) Resource
+}
+
+func openDurable(t testing.TB) Resource {
+	t.Helper()
+	d, err := OpenDurable(context.Background(), filepath.Join(t.TempDir(), "fence.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	return d
+}
+
+var fencedImpls = []impl{
+	{"memory", func(t testing.TB) Resource { r := NewMemory(); t.Cleanup(func() { _ = r.Close() }); return r }},
+	{"durable", openDurable},
+}
+
+type step struct {
+	tok      Token
+	value    string
+	accepted bool
+	mark     Token
+	prev     string
+}
+
+func g(domain, seq int64) Token { return Token{Domain: domain, Seq: seq} }
+
+func TestFencedSemantics(t *testing.T) {
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"first write accepted", []step{
+			{g(1, 5), "a", true, g(1, 5), ""},
+		}},
+		{"first write with zero token accepted", []step{
+			{g(0, 0), "a", true, g(0, 0), ""},
+			{g(0, 0), "b", true, g(0, 0), "a"},
+		}},
+		{"lower rejected after higher", []step{
+			{g(1, 5), "a", true, g(1, 5), ""},
+			{g(1, 4), "stale", false, g(1, 5), "a"},
+			{g(1, 0), "stale", false, g(1, 5), "a"},
+		}},
+		{"equal accepted", []step{
+			{g(1, 5), "a", true, g(1, 5), ""},
+			{g(1, 5), "b", true, g(1, 5), "a"},
+		}},
+		{"higher raises mark", []step{
+			{g(1, 5), "a", true, g(1, 5), ""},
+			{g(1, 6), "b", true, g(1, 6), "a"},
+			{g(1, 5), "stale", false, g(1, 6), "b"},
+		}},
+		{"forged larger token accepted (fencing is not authentication)", []step{
+			{g(1, 5), "a", true, g(1, 5), ""},
+			{g(1, 2147483647), "forged", true, g(1, 2147483647), "a"},
+			{g(1, 6), "honest", false, g(1, 2147483647), "forged"},
+		}},
+		{"domain: newer generation dominates", []step{
+			{g(1, 9), "a", true, g(1, 9), ""},
+			{g(1, 0), "stale", false, g(1, 9), "a"},
+			{g(2, 0), "b", true, g(2, 0), "a"},
+			{g(1, 9), "old domain", false, g(2, 0), "b"},
+			{g(1, 10), "old domain", false, g(2, 0), "b"},
+			{g(2, 1), "c", true, g(2, 1), "b"},
+		}},
+	}
+	for _, im := range fencedImpls {
+		for _, tc := range tests {
+			t.Run(im.name+"/"+tc.name, func(t *testing.T) {
+				ctx := context.Background()
+				r := im.open(t)
+				if v, m, ok, err := r.Read(ctx); err != nil || ok || v != "" || m != (Token{}) {
+					t.Fatalf("fresh Read = %q, %v, %v, %v; want empty, no mark", v, m, ok, err)
+				}
+				var accepted uint64
+				for i, s := range tc.steps {
+					res, err := r.Write(ctx, s.tok, s.value)
+					if err != nil {
+						t.Fatalf("step %d: Write(%v): %v", i, s.tok, err)
+					}
+					if s.accepted {
+						accepted++
+					}
+					want := Result{Accepted: s.accepted, Mark: s.mark, Prev: s.prev, Commit: accepted}
+					if res != want {
+						t.Fatalf("step %d: Write(%v, %q) = %+v; want %+v", i, s.tok, s.value, res, want)
+					}
+				}
+				last := tc.steps[len(tc.steps)-1]
+				wantValue := last.prev
+				if last.accepted {
+					wantValue = last.value
+				}
+				v, m, ok, err := r.Read(ctx)
+				if err != nil || !ok || v != wantValue || m != last.mark {
+					t.Fatalf("Read = %q, %v, %v, %v; want %q, %v, true", v, m, ok, err, wantValue, last.mark)
+				}
+			})
+		}
+	}
+}
+
+func TestUnfencedAcceptsEverything(t *testing.T) {
+	ctx := context.Background()
+	u := NewUnfenced()
+	defer u.Close()
+	steps := []step{
+		{g(1, 5), "a", true, g(1, 5), ""},
+		{g(1, 4), "stale", true, g(1, 5), "a"},
+		{g(2, 0), "b", true, g(2, 0), "stale"},
+		{g(1, 9), "old domain", true, g(2, 0), "b"},
+	}
+	for i, s := range steps {
+		res, err := u.Write(ctx, s.tok, s.value)
+		want := Result{Accepted: true, Mark: s.mark, Prev: s.prev, Commit: uint64(i + 1)}
+		if err != nil || res != want {
+			t.Fatalf("step %d: Write = %+v, %v; want %+v", i, res, err, want)
+		}
+	}
+	if v, m, ok, err := u.Read(ctx); err != nil || !ok || v != "old domain" || m != g(2, 0) {
+		t.Fatalf("Read = %q, %v, %v, %v", v, m, ok, err)
+	}
+}
+
+func TestClosedAndCanceled(t *testing.T) {
+	all := append(slices.Clone(fencedImpls), impl{"unfenced", func(testing.TB) Resource { return NewUnfenced() }})
+	for _, im := range all {
+		t.Run(im.name, func(t *testing.T) {
+			r := im.open(t)
+			canceled, cancel := context.WithCancel(context.Background())
+			cancel()
+			if _, err := r.Write(canceled, g(1, 1), "x"); !errors.Is(err, context.Canceled) {
+				t.Errorf("Write(canceled ctx) err = %v; want context.Canceled", err)
+			}
+			if _, _, _, err := r.Read(canceled); !errors.Is(err, context.Canceled) {
+				t.Errorf("Read(canceled ctx) err = %v; want context.Canceled", err)
+			}
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Write(context.Background(), g(1, 1), "x"); !errors.Is(err, ErrClosed) {
+				t.Errorf("Write after Close err = %v; want ErrClosed", err)
+			}
+			if _, _, _, err := r.Read(context.Background()); !errors.Is(err, ErrClosed) {
+				t.Errorf("Read after Close err = %v; want ErrClosed", err)
+			}
+			if err := r.Close(); err != nil {
+				t.Errorf("second Close: %v", err)
+			}
+		})
+	}
+}
+
+func TestDurablePersists(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "fence.db")
+	d, err := OpenDurable(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, d, g(3, 7), "x", true)
+	mustWrite(t, d, g(3, 6), "stale", false)
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	d, err = OpenDurable(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if v, m, ok, err := d.Read(ctx); err != nil || !ok || v != "x" || m != g(3, 7) {
+		t.Fatalf("Read after reopen = %q, %v, %v, %v; want \"x\", g3/7, true", v, m, ok, err)
+	}
+	mustWrite(t, d, g(3, 6), "stale", false)
+	if res := mustWrite(t, d, g(3, 8), "y", true); res.Commit != 2 || res.Prev != "x" {
+		t.Fatalf("Write after reopen = %+v; want Commit 2, Prev \"x\"", res)
+	}
+}
+
+func TestDurableSharedFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "fence.db")
+	d1, err := OpenDurable(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d1.Close()
+	d2, err := OpenDurable(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d2.Close()
+	mustWrite(t, d1, g(1, 5), "a", true)
+	mustWrite(t, d2, g(1, 4), "stale", false)
+	mustWrite(t, d2, g(1, 6), "b", true)
+	mustWrite(t, d1, g(1, 5), "stale", false)
+	if v, m, _, err := d1.Read(ctx); err != nil || v != "b" || m != g(1, 6) {
+		t.Fatalf("d1.Read = %q, %v, %v; want \"b\", g1/6", v, m, err)
+	}
+}
+
+func TestOpenDurableBadPath(t *testing.T) {
+	ctx := context.Background()
+	for _, p := range []string{"", filepath.Join(t.TempDir(), "what?.db"), filepath.Join(t.TempDir(), "missing", "dir", "x.db")} {
+		if d, err := OpenDurable(ctx, p); err == nil {
+			_ = d.Close()
+			t.Errorf("OpenDurable(%q) succeeded; want error", p)
+		}
+	}
+}
+
+func mustWrite(t *testing.T, r Resource, tok Token, value string, accepted bool) Result {
+	t.Helper()
+	res, err := r.Write(context.Background(), tok, value)
+	if err != nil {
+		t.Fatalf("Write(%v, %q): %v", tok, value, err)
+	}
+	if res.Accepted != accepted {
+		t.Fatalf("Write(%v, %q) = %+v; want Accepted=%v", tok, value, res, accepted)
+	}
+	return res
+}
+
+// writeRec is one completed Write in a concurrent run.
+type writeRec struct {
+	tok   Token
+	value string
+	res   Result
+}
+
+// valueFor encodes the writer's token in the written value.
+func valueFor(w, i int, tok Token) string {
+	return fmt.Sprintf("w%d.%d@%d/%d", w, i, tok.Domain, tok.Seq)
+}
+
+// tokenOf decodes the token valueFor put into a value.
+func tokenOf(value string) (Token, error) {
+	_, rest, ok := strings.Cut(value, "@")
+	d, s, ok2 := strings.Cut(rest, "/")
+	if !ok || !ok2 {
+		return Token{}, fmt.Errorf("malformed value %q", value)
+	}
+	dom, err1 := strconv.ParseInt(d, 10, 64)
+	seq, err2 := strconv.ParseInt(s, 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return Token{}, fmt.Errorf("malformed value %q: %w", value, err)
+	}
+	return Token{Domain: dom, Seq: seq}, nil
+}
+
+// workload runs writers goroutines each doing perWriter writes of mixed
+// tokens against the resources (writer w uses rs[w%len(rs)]), while readers
+// goroutines check that every observed value was written with the observed
+// mark. It returns every write and any reader violation.
+func workload(t *testing.T, rs []Resource, writers, perWriter, readers int, seed uint64) ([]writeRec, []string) {
+	t.Helper()
+	ctx := context.Background()
+	recs := make([][]writeRec, writers)
+	var (
+		wg, rwg   sync.WaitGroup
+		start     = make(chan struct{})
+		done      = make(chan struct{})
+		mu        sync.Mutex
+		readIssue []string
+		errs      = make(chan error, writers+readers)
+		tickets   atomic.Int64
+		half      = int64(writers * perWriter / 2)
+	)
+	for w := range writers {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(seed, uint64(w)))
+			r := rs[w%len(rs)]
+			<-start
+			for i := range perWriter {
+				// A shared ticket counter plays the lock service:
+				// tickets increase, but taking one and writing with it
+				// is not atomic, so writes arrive slightly out of order
+				// and race near the mark. The domain moves from 1 to 2
+				// halfway; some writers are stale holders, either a
+				// few tickets behind or from the old domain.
+				n := tickets.Add(1)
+				tok := Token{Domain: 1, Seq: n}
+				if n > half {
+					tok = Token{Domain: 2, Seq: n - half}
+				}
+				switch rng.IntN(16) {
+				case 0:
+					tok.Seq -= 1 + rng.Int64N(20)
+				case 1:
+					if tok.Domain == 2 {
+						tok = Token{Domain: 1, Seq: half + rng.Int64N(100)}
+					}
+				}
+				v := valueFor(w, i, tok)
+				res, err := r.Write(ctx, tok, v)
+				if err != nil {
+					errs <- fmt.Errorf("writer %d: %w", w, err)
+					return
+				}
+				recs[w] = append(recs[w], writeRec{tok, v, res})
+			}
+		})
+	}
+	for i := range readers {
+		rwg.Go(func() {
+			r := rs[i%len(rs)]
+			<-start
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				v, mark, ok, err := r.Read(ctx)
+				if err != nil {
+					errs <- fmt.Errorf("reader: %w", err)
+					return
+				}
+				if !ok {
+					continue
+				}
+				tok, err := tokenOf(v)
+				if err == nil && tok != mark {
+					err = fmt.Errorf("read value %q written with %v but mark is %v", v, tok, mark)
+				}
+				if err != nil {
+					mu.Lock()
+					readIssue = append(readIssue, err.Error())
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(done)
+	rwg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	return slices.Concat(recs...), readIssue
+}
+
+// violations checks the fencing invariants of a concurrent run and the final
+// state; it returns one line per violation.
+func violations(ctx context.Context, r Resource, writes []writeRec) []string {
+	var out []string
+	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	var acc []writeRec
+	for _, w := range writes {
+		if w.res.Accepted {
+			acc = append(acc, w)
+			if w.res.Mark != w.tok {
+				add("accepted %v but mark after it is %v", w.tok, w.res.Mark)
+			}
+		} else if w.tok.Compare(w.res.Mark) >= 0 {
+			add("rejected %v although mark is %v", w.tok, w.res.Mark)
+		}
+	}
+	slices.SortFunc(acc, func(a, b writeRec) int { return int(a.res.Commit) - int(b.res.Commit) })
+	byCommit := map[uint64]writeRec{}
+	for i, w := range acc {
+		if w.res.Commit != uint64(i+1) {
+			add("accepted writes have commit numbers %d at position %d; want dense 1..n", w.res.Commit, i+1)
+			break
+		}
+		byCommit[w.res.Commit] = w
+	}
+	prevValue := func(c uint64) string {
+		if c == 0 {
+			return ""
+		}
+		return byCommit[c].value
+	}
+	for i, w := range acc {
+		if i > 0 && w.tok.Compare(acc[i-1].tok) < 0 {
+			add("commit %d accepted %v after commit %d accepted %v", w.res.Commit, w.tok, acc[i-1].res.Commit, acc[i-1].tok)
+		}
+		if want := prevValue(w.res.Commit - 1); w.res.Prev != want {
+			add("commit %d saw previous value %q; want %q (commit %d)", w.res.Commit, w.res.Prev, want, w.res.Commit-1)
+		}
+	}
+	for _, w := range writes {
+		if !w.res.Accepted {
+			if want := prevValue(w.res.Commit); w.res.Prev != want {
+				add("rejected %v saw value %q; want %q (commit %d)", w.tok, w.res.Prev, want, w.res.Commit)
+			}
+		}
+	}
+	v, mark, ok, err := r.Read(ctx)
+	switch {
+	case err != nil:
+		add("final Read: %v", err)
+	case len(acc) == 0:
+		add("no write accepted")
+	case !ok:
+		add("final Read has no mark")
+	default:
+		last := acc[len(acc)-1]
+		maxTok := slices.MaxFunc(acc, func(a, b writeRec) int { return a.tok.Compare(b.tok) }).tok
+		if v != last.value {
+			add("final value %q; want last committed %q", v, last.value)
+		}
+		if mark != maxTok {
+			add("final mark %v; want max accepted token %v", mark, maxTok)
+		}
+		if tok, err := tokenOf(v); err != nil || tok != mark {
+			add("final value %q not written with final mark %v", v, mark)
+		}
+	}
+	return out
+}
+
+func TestConcurrentFencing(t *testing.T) {
+	const writers, perWriter, readers = 32, 200, 4
+	shared := func(t testing.TB) []Resource {
+		path := filepath.Join(t.TempDir(), "fence.db")
+		var rs []Resource
+		for range 2 {
+			d, err := OpenDurable(context.Background(), path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = d.Close() })
+			rs = append(rs, d)
+		}
+		return rs
+	}
+	cases := []struct {
+		name string
+		open func(testing.TB) []Resource
+		n    int
+	}{
+		{"memory", func(t testing.TB) []Resource { return []Resource{fencedImpls[0].open(t)} }, perWriter},
+		{"durable", func(t testing.TB) []Resource { return []Resource{openDurable(t)} }, perWriter},
+		{"durable-two-handles", shared, perWriter / 4},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := tc.open(t)
+			writes, readIssues := workload(t, rs, writers, tc.n, readers, 1)
+			issues := append(readIssues, violations(context.Background(), rs[0], writes)...)
+			n := 0
+			for _, w := range writes {
+				if w.res.Accepted {
+					n++
+				}
+			}
+			t.Logf("%d writes, %d accepted", len(writes), n)
+			if n < len(writes)/10 {
+				t.Errorf("only %d writes accepted; workload too weak to exercise races", n)
+			}
+			for i, s := range issues {
+				if i == 20 {
+					t.Errorf("... %d more", len(issues)-i)
+					break
+				}
+				t.Error(s)
+			}
+		})
+	}
+}
+
+// TestConcurrentUnfencedIsCaught shows the checks above have teeth: the
+// unfenced control violates them under the same workload.
+func TestConcurrentUnfencedIsCaught(t *testing.T) {
+	u := NewUnfenced()
+	defer u.Close()
+	writes, readIssues := workload(t, []Resource{u}, 32, 200, 4, 1)
+	issues := append(readIssues, violations(context.Background(), u, writes)...)
+	if len(issues) == 0 {
+		t.Fatal("unfenced resource passed the fencing checks; the checks are too weak")
+	}
+	t.Logf("%d violations, first: %s", len(issues), issues[0])
+}
+
+func benchmarkWrites(b *testing.B, r Resource) {
+	ctx := context.Background()
+	n := int64(0)
+	for b.Loop() {
+		n++
+		if _, err := r.Write(ctx, Token{Domain: 1, Seq: n}, "v"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "writes/s")
+}
+
+func BenchmarkFencedWriteMemory(b *testing.B) {
+	r := NewMemory()
+	defer r.Close()
+	benchmarkWrites(b, r)
+}
+
+func BenchmarkFencedWriteDurable(b *testing.B) {
+	benchmarkWrites(b, openDurable(b))
+}

@@ -1,0 +1,131 @@
+// Package fence implements fencing tokens derived from ZooKeeper lock nodes
+// and resources that reject writes carrying a stale token.
+//
+// A lock holder's token is the sequence suffix of its EPHEMERAL_SEQUENTIAL
+// lock node (for example "<guid>-lock-0000000007"), qualified by a domain
+// generation that identifies the incarnation of the persistent lock parent
+// (for example the parent's czxid). Tokens are totally ordered by (Domain,
+// Seq). A fenced resource keeps a high-water mark, the largest token it has
+// accepted, and atomically rejects any write whose token is below it.
+//
+// Fencing is not authentication: a forged larger token is accepted.
+package fence
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Token is a fencing token. Tokens are ordered by Domain first, then Seq.
+type Token struct {
+	// Domain identifies the generation of the lock domain (the persistent
+	// lock parent), e.g. the parent's czxid. Sequence numbers restart when
+	// the parent is recreated, so a larger Domain dominates any Seq.
+	Domain int64
+	// Seq is the ZooKeeper sequence number of the lock node.
+	Seq int64
+}
+
+// Compare returns -1 if t orders before u, 0 if they are equal and +1 if t
+// orders after u. Domain is compared first, then Seq.
+func (t Token) Compare(u Token) int {
+	switch {
+	case t.Domain < u.Domain:
+		return -1
+	case t.Domain > u.Domain:
+		return +1
+	case t.Seq < u.Seq:
+		return -1
+	case t.Seq > u.Seq:
+		return +1
+	default:
+		return 0
+	}
+}
+
+// String formats the token as "g<Domain>/<Seq>", e.g. "g5/7".
+func (t Token) String() string {
+	return fmt.Sprintf("g%d/%d", t.Domain, t.Seq)
+}
+
+// LockInfix separates the client-chosen prefix of a lock node name from the
+// sequence suffix appended by ZooKeeper.
+const LockInfix = "-lock-"
+
+// seqWidth is the width of ZooKeeper's sequence suffix (Java "%010d").
+const seqWidth = 10
+
+// Errors returned (wrapped, test with errors.Is) by ParseSeq and ParseToken.
+var (
+	// ErrNoSuffix reports a node name without LockInfix or with nothing
+	// after its last occurrence.
+	ErrNoSuffix = errors.New("missing " + LockInfix + " sequence suffix")
+	// ErrNegativeSeq reports a suffix starting with '-', which ZooKeeper
+	// produces after its signed 32-bit counter overflows.
+	ErrNegativeSeq = errors.New("negative sequence suffix")
+	// ErrSeqOverflow reports a suffix longer than 10 digits or above
+	// math.MaxInt32.
+	ErrSeqOverflow = errors.New("sequence suffix overflows int32")
+	// ErrNotNumeric reports a suffix containing anything but ASCII digits
+	// ('+', spaces and non-ASCII digits included).
+	ErrNotNumeric = errors.New("sequence suffix is not numeric")
+	// ErrShortSeq reports an all-digit suffix narrower than the 10 digits
+	// ZooKeeper always produces.
+	ErrShortSeq = errors.New("sequence suffix shorter than 10 digits")
+)
+
+// ParseSeq returns the sequence number encoded in the suffix that follows
+// the last LockInfix in nodeName. The suffix must be exactly 10 ASCII digits
+// with a value in [0, math.MaxInt32]. Checks are applied in this order:
+// missing or empty suffix (ErrNoSuffix), leading '-' (ErrNegativeSeq), any
+// non-ASCII-digit byte (ErrNotNumeric), more than 10 digits or a value above
+// math.MaxInt32 (ErrSeqOverflow), fewer than 10 digits (ErrShortSeq). Errors
+// name the node, e.g. `fence: "a-lock--000000001": negative sequence suffix`.
+func ParseSeq(nodeName string) (int64, error) {
+	i := strings.LastIndex(nodeName, LockInfix)
+	if i < 0 {
+		return 0, parseErr(nodeName, ErrNoSuffix)
+	}
+	s := nodeName[i+len(LockInfix):]
+	if s == "" {
+		return 0, parseErr(nodeName, ErrNoSuffix)
+	}
+	if s[0] == '-' {
+		return 0, parseErr(nodeName, ErrNegativeSeq)
+	}
+	for j := 0; j < len(s); j++ {
+		if s[j] < '0' || s[j] > '9' {
+			return 0, parseErr(nodeName, ErrNotNumeric)
+		}
+	}
+	if len(s) > seqWidth {
+		return 0, parseErr(nodeName, ErrSeqOverflow)
+	}
+	if len(s) < seqWidth {
+		return 0, parseErr(nodeName, ErrShortSeq)
+	}
+	var v int64
+	for j := 0; j < len(s); j++ {
+		v = v*10 + int64(s[j]-'0') // at most 10 digits: cannot overflow int64
+	}
+	if v > math.MaxInt32 {
+		return 0, parseErr(nodeName, ErrSeqOverflow)
+	}
+	return v, nil
+}
+
+// ParseToken parses nodeName with ParseSeq and qualifies the sequence
+// number with domain.
+func ParseToken(domain int64, nodeName string) (Token, error) {
+	seq, err := ParseSeq(nodeName)
+	if err != nil {
+		return Token{}, err
+	}
+	return Token{Domain: domain, Seq: seq}, nil
+}
+
+func parseErr(node string, err error) error {
+	return fmt.Errorf("fence: %q: %w", node, err)
+}

@@ -1,0 +1,112 @@
+package jute
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// decoder reads Jute primitives from a byte slice. The first failure is kept
+// in err and makes every later read a no-op, so callers check err once.
+type decoder struct {
+	p   []byte
+	err error
+}
+
+func (d *decoder) fail(field string, err error) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%s: %w", field, err)
+	}
+}
+
+func (d *decoder) int32(field string) int32 {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.p) < 4 {
+		d.fail(field, ErrTruncated)
+		return 0
+	}
+	v := int32(binary.BigEndian.Uint32(d.p))
+	d.p = d.p[4:]
+	return v
+}
+
+func (d *decoder) int64(field string) int64 {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.p) < 8 {
+		d.fail(field, ErrTruncated)
+		return 0
+	}
+	v := int64(binary.BigEndian.Uint64(d.p))
+	d.p = d.p[8:]
+	return v
+}
+
+// length reads a buffer length or vector count. It returns -1 for nil, and
+// otherwise a count whose elements (each at least minElem bytes) fit in the
+// remaining input.
+func (d *decoder) length(field string, minElem int) int {
+	n := int(d.int32(field))
+	if d.err != nil {
+		return 0
+	}
+	switch {
+	case n == -1:
+		return -1
+	case n < 0:
+		d.fail(field, fmt.Errorf("length %d: %w", n, ErrNegativeLength))
+		return 0
+	case n > len(d.p)/minElem:
+		d.fail(field, fmt.Errorf("length %d with %d bytes left: %w", n, len(d.p), ErrFrameTooLarge))
+		return 0
+	}
+	return n
+}
+
+// buffer reads a Jute buffer; -1 decodes to nil, 0 to an empty non-nil
+// slice. The result is a copy, never an alias of the input.
+func (d *decoder) buffer(field string) []byte {
+	n := d.length(field, 1)
+	if d.err != nil || n < 0 {
+		return nil
+	}
+	b := make([]byte, n)
+	copy(b, d.p)
+	d.p = d.p[n:]
+	return b
+}
+
+// string reads a Jute ustring; -1 (nil) decodes to "".
+func (d *decoder) string(field string) string {
+	n := d.length(field, 1)
+	if d.err != nil || n < 0 {
+		return ""
+	}
+	s := string(d.p[:n])
+	d.p = d.p[n:]
+	return s
+}
+
+func appendInt32(dst []byte, v int32) []byte {
+	return binary.BigEndian.AppendUint32(dst, uint32(v))
+}
+
+func appendInt64(dst []byte, v int64) []byte {
+	return binary.BigEndian.AppendUint64(dst, uint64(v))
+}
+
+// appendBuffer encodes b; a nil slice is written as length -1.
+func appendBuffer(dst, b []byte) []byte {
+	if b == nil {
+		return appendInt32(dst, -1)
+	}
+	dst = appendInt32(dst, int32(len(b)))
+	return append(dst, b...)
+}
+
+func appendString(dst []byte, s string) []byte {
+	dst = appendInt32(dst, int32(len(s)))
+	return append(dst, s...)
+}
