@@ -662,6 +662,8 @@ func runZK1675Window(t zkserver.TB, measureClose bool) windowResult {
 		r.syncErr = err
 		rd.Info()
 		pb.fail("sync: %v", err)
+		m, _ := old.Mode()
+		r.oldLeaderLedAfter = m == "leader"
 		return r
 	}
 	pb.ok("sync")

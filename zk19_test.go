@@ -263,7 +263,10 @@ func TestT3_CzxidIsNotAUniqueToken(t *testing.T) {
 }
 
 // TestE1_ServersListenOnlyOnLoopback: every listener the suite opens is on
-// 127.0.0.1 with an ephemeral port (claim E1, "三个本机场景的证据"). Shown from
+// 127.0.0.1 with a port chosen at run time, never a fixed one (claim E1,
+// "三个本机场景的证据"). Proxies listen on port 0; servers get a free port drawn
+// just below the kernel's ephemeral range, so that no proxy or outgoing
+// connection can take it between the draw and the server's bind. Shown from
 // outside the server (the sockets its process listens on, read from /proc),
 // from the server (conf reports the client port the harness chose) and from
 // the harness (the address it connects to).

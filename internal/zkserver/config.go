@@ -2,7 +2,10 @@ package zkserver
 
 import (
 	"fmt"
+	"math/rand"
 	"net"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -122,24 +125,47 @@ func portOf(hostport string) string {
 var (
 	portMu   sync.Mutex
 	portUsed = map[int]bool{}
+	portRNG  = rand.New(rand.NewSource(time.Now().UnixNano()))
 )
 
-// freePort asks the kernel for an unused loopback port and never hands the
-// same port out twice in one test binary.
+// ephemeralLow is the start of the kernel's ephemeral port range.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil {
+				return n
+			}
+		}
+	}
+	return 32768
+}
+
+// freePort picks an unused loopback port for a server to bind, chosen at
+// random below the kernel's ephemeral range: the kernel never hands such a
+// port to a proxy listening on port 0 or to an outgoing connection, so the
+// port is still free when the server binds it a moment later. It never hands
+// the same port out twice in one test binary.
 func freePort() (int, error) {
 	portMu.Lock()
 	defer portMu.Unlock()
-	for i := 0; i < 50; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, err
-		}
-		p := l.Addr().(*net.TCPAddr).Port
-		_ = l.Close()
-		if !portUsed[p] {
-			portUsed[p] = true
-			return p, nil
-		}
+	high := ephemeralLow()
+	low := max(high-20000, 10000)
+	if high-low < 1000 {
+		low, high = 10000, 32768
 	}
-	return 0, fmt.Errorf("no fresh loopback port after 50 tries")
+	for i := 0; i < 200; i++ {
+		p := low + portRNG.Intn(high-low)
+		if portUsed[p] {
+			continue
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			continue
+		}
+		_ = l.Close()
+		portUsed[p] = true
+		return p, nil
+	}
+	return 0, fmt.Errorf("no free loopback port in [%d, %d) after 200 tries", low, high)
 }

@@ -34,7 +34,8 @@ type TB interface {
 // prefixed line to standard error (so it never mixes with an Example's
 // checked output), and Close runs the cleanups in reverse order.
 type Scope struct {
-	name string
+	name  string
+	quiet bool
 
 	mu       sync.Mutex
 	cleanups []func()
@@ -44,6 +45,9 @@ type Scope struct {
 
 // NewScope returns a Scope whose log lines start with name.
 func NewScope(name string) *Scope { return &Scope{name: name} }
+
+// NewQuietScope returns a Scope that drops its log lines (benchmarks).
+func NewQuietScope(name string) *Scope { return &Scope{name: name, quiet: true} }
 
 // Helper does nothing; it exists to satisfy TB.
 func (s *Scope) Helper() {}
@@ -60,6 +64,9 @@ func (s *Scope) Cleanup(f func()) {
 
 // Logf writes one line to standard error.
 func (s *Scope) Logf(format string, args ...any) {
+	if s.quiet {
+		return
+	}
 	fmt.Fprintf(os.Stderr, "    %s: %s\n", s.name, fmt.Sprintf(format, args...))
 }
 
