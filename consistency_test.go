@@ -26,6 +26,9 @@ const (
 	trioSyncLimit = 10
 	// waitWithin bounds every wait on an event in these scenarios.
 	waitWithin = 5 * time.Second
+	// pollInterval is how often a bounded wait looks again; it guesses no
+	// window: the wait ends on the state it polls for, or fails at its bound.
+	pollInterval = 20 * time.Millisecond
 )
 
 // trio is a 3-server ensemble with a proxy on every server-to-server link.
@@ -158,7 +161,7 @@ func waitFor(t zkserver.TB, within time.Duration, what string, cond func() (bool
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %v waiting for %s; last seen: %s", within, what, last)
 		}
-		time.Sleep(20 * time.Millisecond) // poll interval of a bounded wait
+		time.Sleep(pollInterval)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"regexp"
@@ -310,4 +311,51 @@ func atoi(s string) int {
 		n = n*10 + int(c-'0')
 	}
 	return n
+}
+
+// TestE3_ScenarioLeavesNothingBehind: whatever a scenario starts is gone
+// when it ends: the server process (or container), the proxy's listener,
+// the client's goroutines and the temporary directory (claim E3, evidence).
+// The scenario runs in its own Scope and is checked right after it closes;
+// TestMain repeats the process and goroutine checks for the whole suite.
+func TestE3_ScenarioLeavesNothingBehind(t *testing.T) {
+	zkserver.RequireFaults(t)
+	claim(t, "E3", "evidence", "every scenario leaves nothing behind: clients, proxies, servers, temp dirs, goroutines")
+	keep := goleak.IgnoreCurrent()
+	live := zkserver.Live()
+	sc := zkserver.NewScope("E3-scenario")
+	s := zkserver.Start(sc)
+	pid, err := s.PID()
+	if err != nil {
+		t.Fatalf("pid: %v", err)
+	}
+	dir := sc.TempDir()
+	p := clientProxy(sc, "E3-proxy", s)
+	c := connect(sc, "E3", []string{p.Addr()})
+	if _, err := c.Create("/e3", []byte("x"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	proxyAddr, clientAddr := p.Addr(), s.Client
+	t.Logf("scenario: server pid %d on %s, proxy %s, client session 0x%x, temp dir %s", pid, clientAddr, proxyAddr, c.SessionID(), dir)
+	sc.Close()
+
+	if n := zkserver.Live(); n != live {
+		t.Errorf("E3 violated: %d servers tracked as running after the scenario; want %d", n, live)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("E3 violated: server process %d still exists (kill -0: %v)", pid, err)
+	}
+	for _, a := range []string{proxyAddr, clientAddr} {
+		if conn, err := net.DialTimeout("tcp", a, time.Second); err == nil {
+			conn.Close()
+			t.Errorf("E3 violated: %s still accepts connections", a)
+		}
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("E3 violated: temp dir %s still exists (%v)", dir, err)
+	}
+	if err := goleak.Find(append(zkserver.LeakOptions(), keep)...); err != nil {
+		t.Errorf("E3 violated: goroutines left: %v", err)
+	}
+	t.Logf("after close: process gone, ports closed, temp dir removed, no new goroutines")
 }

@@ -55,6 +55,11 @@ func jvmFlags(level string) []string {
 		// smaller id's dial is replaced by the larger id's): that chatter
 		// is not evidence. The nemesis logs the faults it injects.
 		"-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper.server.quorum.QuorumCnxManager=" + quieter(level),
+		// Start-up notes and the per-connection "old client" warning (the Go
+		// client sends no read-only flag) repeat in every scenario.
+		"-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper.server.quorum.QuorumPeerMain=" + quieter(level),
+		"-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper.server.ServerCnxnFactory=" + quieter(level),
+		"-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper.server.ZooKeeperServer=" + quieter(level),
 	}
 }
 

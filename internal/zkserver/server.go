@@ -35,6 +35,9 @@ type runner interface {
 	close() error // final teardown: stop, and remove what the backend created
 }
 
+// pollInterval is how often a bounded wait asks the server again.
+const pollInterval = 50 * time.Millisecond
+
 // ErrNoControl is returned for lifecycle verbs on an external server.
 var errNoControl = fmt.Errorf("the external backend does not control server lifecycles")
 
@@ -97,6 +100,15 @@ func (s *Server) Word(t TB, word string) string {
 	return a
 }
 
+// PID returns the process id of the running server (for containers, the
+// host's pid of the container's main process).
+func (s *Server) PID() (int, error) {
+	if s.run == nil {
+		return 0, errNoControl
+	}
+	return s.run.pid()
+}
+
 // Mode returns the server's current mode, or "" with the error seen.
 func (s *Server) Mode() (string, error) {
 	st, err := s.Srvr()
@@ -125,7 +137,7 @@ func (s *Server) WaitMode(within time.Duration, modes ...string) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%s not in mode %v after %v; last seen: %s\n%s", s.Label, modes, within, last, s.logTail())
 		}
-		time.Sleep(50 * time.Millisecond) // poll interval of a bounded wait
+		time.Sleep(pollInterval)
 	}
 }
 
@@ -354,7 +366,7 @@ func (e *Ensemble) WaitReady(within time.Duration) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("ensemble not ready after %v; last seen: %s", within, last)
 		}
-		time.Sleep(50 * time.Millisecond) // poll interval of a bounded wait
+		time.Sleep(pollInterval)
 	}
 }
 
@@ -370,7 +382,7 @@ func (e *Ensemble) Leader(within time.Duration) (*Server, error) {
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("no leader after %v; last seen: %s", within, e.describeModes())
 		}
-		time.Sleep(50 * time.Millisecond) // poll interval of a bounded wait
+		time.Sleep(pollInterval)
 	}
 }
 
