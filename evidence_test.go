@@ -9,19 +9,21 @@ package zk19_test
 // from the tests, then doc.go); these tests are the rules it must meet.
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/zk19/zk19/internal/claims"
 )
 
 const claimIndexPath = "testdata/claims.json"
@@ -62,148 +64,40 @@ var metaTests = map[string]bool{
 
 var knownNeeds = map[string]bool{"faults": true, "ensemble-3": true, "ensemble-5": true}
 
-type claimIndex struct {
-	Article  string `json:"article"`
-	Sections []struct {
-		Key   string `json:"key"`
-		Title string `json:"title"`
-	} `json:"sections"`
-	Claims []indexedClaim `json:"claims"`
-}
-
-type indexedClaim struct {
-	ID        string   `json:"id"`
-	Section   string   `json:"section"`
-	Statement string   `json:"statement"`
-	Beyond    bool     `json:"beyond"`
-	Proof     []string `json:"proof"`
-	Needs     []string `json:"needs"`
-}
-
-func loadClaimIndex(t *testing.T) claimIndex {
+// loadClaimIndex reads the claim index or stops the test.
+func loadClaimIndex(t *testing.T) *claims.Index {
 	t.Helper()
-	b, err := os.ReadFile(claimIndexPath)
-	if err != nil {
+	ix, err := claims.Load(claimIndexPath)
+	if _, ok := errors.AsType[*fs.PathError](err); ok {
 		t.Fatalf("the claim index: %v", err)
 	}
-	var ix claimIndex
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&ix); err != nil {
-		t.Fatalf("%s: %v", claimIndexPath, err)
+	if err != nil {
+		t.Fatal(err) // it names the file
 	}
 	return ix
 }
 
-// rootFunc is a Test or Example of the root package and the claims it cites.
-type rootFunc struct {
-	name    string
-	example bool
-	cites   []string
-	pos     token.Position
-}
-
-// The citation rules (cmd/evidence -sync applies the same ones).
-var (
-	// A Test cites the IDs right after "Test": TestS1_x, TestL6R8_x,
-	// TestR3toR6_x (R3 to R6).
-	testNameIDs = regexp.MustCompile(`^Test((?:[SYLRFTEX][0-9]{1,2}(?:to[SYLRFTEX][0-9]{1,2})?)+)(?:_|$|[A-Z])`)
-	// An Example cites the IDs after "claim"/"claims" in its doc comment:
-	// "(claims S1 and S2, §1)", "Claims R3-R6 (...)", "(claim X1)".
-	exampleDocIDs = regexp.MustCompile(`\b[Cc]laims?\s+([SYLRFTEX][0-9]{1,2}(?:\s*(?:,\s*and|,|and|&|/|-|–|—|to|through)\s*[SYLRFTEX][0-9]{1,2})*)`)
-	anID          = regexp.MustCompile(`[SYLRFTEX][0-9]{1,2}`)
-)
-
-// idList reads "S1 and S2", "R3-R6", "R3toR6" or "L6R8".
-func idList(s string) ([]string, error) {
-	locs := anID.FindAllStringIndex(s, -1)
-	var out []string
-	for i := 0; i < len(locs); i++ {
-		id := s[locs[i][0]:locs[i][1]]
-		if i+1 < len(locs) {
-			switch strings.TrimSpace(s[locs[i][1]:locs[i+1][0]]) {
-			case "to", "through", "-", "–", "—":
-				to := s[locs[i+1][0]:locs[i+1][1]]
-				a, _ := strconv.Atoi(id[1:])
-				b, _ := strconv.Atoi(to[1:])
-				if id[0] != to[0] || a > b {
-					return nil, fmt.Errorf("%q is not a range of one letter", id+"-"+to)
-				}
-				for k := a; k <= b; k++ {
-					out = append(out, fmt.Sprintf("%c%d", id[0], k))
-				}
-				i++
-				continue
-			}
-		}
-		out = append(out, id)
-	}
-	return out, nil
-}
-
-// rootTestFiles returns the root package's *_test.go files.
-func rootTestFiles(t *testing.T) []string {
+// rootFuncs returns the root package's Tests and Examples with the claims
+// they cite (cmd/evidence -sync reads them the same way).
+func rootFuncs(t *testing.T) []claims.Proof {
 	t.Helper()
-	files, err := filepath.Glob("*_test.go")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no *_test.go in the root package: %v", err)
+	funcs, err := claims.ScanProofs(".")
+	if err != nil {
+		t.Fatal(err)
 	}
-	sort.Strings(files)
-	return files
-}
-
-// rootFuncs parses the root package's test files (go/parser, no reflection)
-// and returns its Tests and Examples with the claims they cite.
-func rootFuncs(t *testing.T) []rootFunc {
-	t.Helper()
-	fset := token.NewFileSet()
-	var out []rootFunc
-	for _, f := range rootTestFiles(t) {
-		af, err := parser.ParseFile(fset, f, nil, parser.ParseComments|parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatalf("parse %s: %v", f, err)
-		}
-		for _, d := range af.Decls {
-			fd, ok := d.(*ast.FuncDecl)
-			if !ok || fd.Recv != nil {
-				continue
-			}
-			rf := rootFunc{name: fd.Name.Name, pos: fset.Position(fd.Pos())}
-			switch {
-			case goTestName(rf.name, "Test"):
-				if m := testNameIDs.FindStringSubmatch(rf.name); m != nil {
-					rf.cites, err = idList(m[1])
-				}
-			case goTestName(rf.name, "Example"):
-				rf.example = true
-				for _, m := range exampleDocIDs.FindAllStringSubmatch(strings.Join(strings.Fields(fd.Doc.Text()), " "), -1) {
-					ids, e := idList(m[1])
-					if e != nil {
-						err = e
-					}
-					rf.cites = append(rf.cites, ids...)
-				}
-			default:
-				continue
-			}
-			if err != nil {
-				t.Errorf("%s:%d: %s: %v", filepath.Base(rf.pos.Filename), rf.pos.Line, rf.name, err)
-			}
-			out = append(out, rf)
+	if len(funcs) == 0 {
+		t.Fatal("no Test or Example in the root package's *_test.go files")
+	}
+	for _, rf := range funcs {
+		if rf.Err != nil {
+			t.Errorf("%s: %s: %v", where(rf), rf.Name, rf.Err)
 		}
 	}
-	return out
+	return funcs
 }
 
-// goTestName is go test's rule: the prefix, then the end of the name or a
-// character that is not a lower-case letter.
-func goTestName(name, prefix string) bool {
-	rest, ok := strings.CutPrefix(name, prefix)
-	return ok && (rest == "" || rest[0] < 'a' || rest[0] > 'z')
-}
-
-func where(rf rootFunc) string {
-	return fmt.Sprintf("%s:%d", filepath.Base(rf.pos.Filename), rf.pos.Line)
+func where(rf claims.Proof) string {
+	return fmt.Sprintf("%s:%d", filepath.Base(rf.Pos.Filename), rf.Pos.Line)
 }
 
 // TestEveryClaimHasEvidence: the index names exactly the catalogue's 46
@@ -213,14 +107,14 @@ func where(rf rootFunc) string {
 func TestEveryClaimHasEvidence(t *testing.T) {
 	ix := loadClaimIndex(t)
 	funcs := rootFuncs(t)
-	byName := map[string]rootFunc{}
+	byName := map[string]claims.Proof{}
 	for _, rf := range funcs {
-		byName[rf.name] = rf
+		byName[rf.Name] = rf
 	}
 
 	sections := map[string]string{} // section name -> key
 	for _, s := range ix.Sections {
-		sections[s.Key+" "+s.Title] = s.Key
+		sections[s.Name()] = s.Key
 	}
 	var keys []string
 	for _, s := range ix.Sections {
@@ -232,17 +126,17 @@ func TestEveryClaimHasEvidence(t *testing.T) {
 
 	want := catalogueIDs()
 	var got []string
-	claims := map[string]indexedClaim{}
+	indexed := map[string]claims.Claim{}
 	for _, c := range ix.Claims {
-		if _, dup := claims[c.ID]; dup {
+		if _, dup := indexed[c.ID]; dup {
 			t.Errorf("claim %s appears twice in the index", c.ID)
 		}
-		claims[c.ID] = c
+		indexed[c.ID] = c
 		got = append(got, c.ID)
 	}
 	if !reflect.DeepEqual(got, want) {
 		for _, id := range want {
-			if _, ok := claims[id]; !ok {
+			if _, ok := indexed[id]; !ok {
 				t.Errorf("claim %s is missing from the index", id)
 			}
 		}
@@ -290,39 +184,39 @@ func TestEveryClaimHasEvidence(t *testing.T) {
 			switch {
 			case !ok:
 				t.Errorf("claim %s: proof %s is not a Test or Example of the root package", c.ID, name)
-			case !containsString(rf.cites, c.ID) && rf.example:
-				t.Errorf("claim %s: proof %s (%s) does not name %s in its doc comment (cites %v)", c.ID, name, where(rf), c.ID, rf.cites)
-			case !containsString(rf.cites, c.ID):
-				t.Errorf("claim %s: proof %s (%s) does not carry %s in its name (cites %v)", c.ID, name, where(rf), c.ID, rf.cites)
+			case !containsString(rf.Cites, c.ID) && rf.Example:
+				t.Errorf("claim %s: proof %s (%s) does not name %s in its doc comment (cites %v)", c.ID, name, where(rf), c.ID, rf.Cites)
+			case !containsString(rf.Cites, c.ID):
+				t.Errorf("claim %s: proof %s (%s) does not carry %s in its name (cites %v)", c.ID, name, where(rf), c.ID, rf.Cites)
 			}
 		}
 	}
 
 	for _, rf := range funcs {
-		if metaTests[rf.name] {
+		if metaTests[rf.Name] {
 			continue
 		}
-		kind := "Test " + rf.name + " carries no claim ID in its name (TestS1_..., TestL6R8_..., TestR3toR6_...)"
-		if rf.example {
-			kind = "Example " + rf.name + " names no claim in its doc comment (\"(claim X1)\", \"(claims S1 and S2, §1)\")"
+		kind := "Test " + rf.Name + " carries no claim ID in its name (TestS1_..., TestL6R8_..., TestR3toR6_...)"
+		if rf.Example {
+			kind = "Example " + rf.Name + " names no claim in its doc comment (\"(claim X1)\", \"(claims S1 and S2, §1)\")"
 		}
-		if len(rf.cites) == 0 {
+		if len(rf.Cites) == 0 {
 			t.Errorf("%s: %s", where(rf), kind)
 		}
-		for _, id := range rf.cites {
-			c, ok := claims[id]
+		for _, id := range rf.Cites {
+			c, ok := indexed[id]
 			switch {
 			case !ok:
-				t.Errorf("%s: %s cites %s, which is not a claim of the index", where(rf), rf.name, id)
-			case !containsString(c.Proof, rf.name):
-				t.Errorf("%s: %s cites %s, but claim %s's proof list lacks it (run: go run ./cmd/evidence -sync)", where(rf), rf.name, id, id)
+				t.Errorf("%s: %s cites %s, which is not a claim of the index", where(rf), rf.Name, id)
+			case !containsString(c.Proof, rf.Name):
+				t.Errorf("%s: %s cites %s, but claim %s's proof list lacks it (run: go run ./cmd/evidence -sync)", where(rf), rf.Name, id, id)
 			}
 		}
 	}
 	if !t.Failed() {
 		n := 0
 		for _, rf := range funcs {
-			if !metaTests[rf.name] {
+			if !metaTests[rf.Name] {
 				n++
 			}
 		}
@@ -551,7 +445,7 @@ func TestDocTableOfContentsMatchesIndex(t *testing.T) {
 
 	var wantHeadings []string
 	for _, s := range ix.Sections {
-		wantHeadings = append(wantHeadings, s.Key+" "+s.Title)
+		wantHeadings = append(wantHeadings, s.Name())
 	}
 	if !reflect.DeepEqual(headings, wantHeadings) {
 		t.Errorf("doc.go headings %q; want the index's sections %q%s", headings, wantHeadings, regen)

@@ -41,6 +41,28 @@ type fencingStory struct {
 	elapsed            time.Duration
 }
 
+// fencingCast is the cast of the fencing scenarios on a server with a
+// small tickTime: O observes directly, A talks through a proxy that can
+// blackhole it (so its session can expire naturally), B talks directly.
+type fencingCast struct {
+	root    string
+	proxy   *faultproxy.Proxy
+	O, A, B *zkclient.Client
+	pa, pb  actor
+}
+
+func newFencingCast(t zkserver.TB) *fencingCast {
+	t.Helper()
+	s := zkserver.Start(t, zkserver.WithTickTime(fenceTick))
+	fc := &fencingCast{pa: newActor(t, "A"), pb: newActor(t, "B")}
+	fc.O = connect(t, "O", []string{s.Client})
+	fc.root = testRoot(t, fc.O)
+	fc.proxy = clientProxy(t, "A-proxy", s)
+	fc.A = connect(t, "A", []string{fc.proxy.Addr()}, zkclient.WithSessionTimeout(fenceSessionTimeout))
+	fc.B = connect(t, "B", []string{s.Client})
+	return fc
+}
+
 // lockTrace logs a recipe's steps as an actor's record lines.
 func lockTrace(a actor) lock.Hooks {
 	return lock.Hooks{Trace: func(op lock.Op) { a.t.Logf("%s %s", a.name, op) }}
@@ -56,13 +78,8 @@ func runFencingStory(t zkserver.TB, res fence.Resource) fencingStory {
 	ctx := context.Background()
 	start := time.Now()
 	var st fencingStory
-	s := zkserver.Start(t, zkserver.WithTickTime(fenceTick))
-	O := connect(t, "O", []string{s.Client})
-	root := testRoot(t, O)
-	p := clientProxy(t, "A-proxy", s)
-	A := connect(t, "A", []string{p.Addr()}, zkclient.WithSessionTimeout(fenceSessionTimeout))
-	B := connect(t, "B", []string{s.Client})
-	pa, pb := newActor(t, "A"), newActor(t, "B")
+	fc := newFencingCast(t)
+	O, A, B, root, p, pa, pb := fc.O, fc.A, fc.B, fc.root, fc.proxy, fc.pa, fc.pb
 	la, err := lock.New(A.Conn, root, lock.WithHooks(lockTrace(pa)))
 	if err != nil {
 		t.Fatalf("%v", err)
@@ -255,13 +272,8 @@ func TestF5_CheckThenWriteLosesTheRace(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claim(t, "F5", "§5", "check-then-write leaves a window: A's checked write overwrites B's")
 	ctx := context.Background()
-	s := zkserver.Start(t, zkserver.WithTickTime(fenceTick))
-	O := connect(t, "O", []string{s.Client})
-	root := testRoot(t, O)
-	p := clientProxy(t, "A-proxy", s)
-	A := connect(t, "A", []string{p.Addr()}, zkclient.WithSessionTimeout(fenceSessionTimeout))
-	B := connect(t, "B", []string{s.Client})
-	pa, pb := newActor(t, "A"), newActor(t, "B")
+	fc := newFencingCast(t)
+	O, A, B, root, p, pa, pb := fc.O, fc.A, fc.B, fc.root, fc.proxy, fc.pa, fc.pb
 	la, _ := lock.New(A.Conn, root)
 	lb, _ := lock.New(B.Conn, root)
 	res := fence.NewUnfenced()

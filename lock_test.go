@@ -528,27 +528,11 @@ func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 	claim(t, "L3", "临时顺序锁怎样判断资格", "the lowest suffix holds; every other candidate watches only its immediate predecessor (B->A, C->B), seen in the server's wchc/wchp")
 	srv := zkserver.Start(t, zkserver.WithLabel("l3-"))
 	ss := []string{srv.Client}
-	d := connect(t, "D", ss)
-	root := testRoot(t, d)
-	ctx := lkCtx(t)
-	a := lkJoin(t, "A", ss, root, lkOpt{})
-	b := lkJoin(t, "B", ss, root, lkOpt{})
-	c := lkJoin(t, "C", ss, root, lkOpt{})
-	ha, err := a.l.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("A: %v", err)
-	}
-	pb := lkStart(t, b)
-	if err := lkExpectWaiting(t, b, ha.Name); err != nil {
-		t.Fatalf("L3 violated: %v", err)
-	}
-	pc := lkStart(t, c)
-	if err := lkExpectWaiting(t, c, pb.cand.Name); err != nil {
-		t.Fatalf("L3 violated: %v", err)
-	}
+	ch := lkStartChain(t, ss, "L3")
+	_, root, ctx, b, c, ha, pb, pc := ch.d, ch.root, ch.ctx, ch.b, ch.c, ch.ha, ch.pb, ch.pc
 
 	phase(t, "the server's watch tables")
-	sa, sb, scc := a.c.SessionHex(), b.c.SessionHex(), c.c.SessionHex()
+	sa, sb, scc := ch.a.c.SessionHex(), b.c.SessionHex(), c.c.SessionHex()
 	t.Logf("sessions: A=%s B=%s C=%s", sa, sb, scc)
 	wchp := lkWatchTable(t, srv, "wchp", root)
 	t.Logf("wchp under %s: %v", root, wchp)
@@ -584,6 +568,41 @@ func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 	}
 }
 
+// lkChain is the article's A→B→C picture on servers ss: A holds, B waits
+// on A, C waits on B. D is an observer with the test's root.
+type lkChain struct {
+	d       *zkclient.Client
+	root    string
+	ctx     context.Context
+	a, b, c *lkParty
+	ha      *lock.Held
+	pb, pc  *lkPending
+}
+
+func lkStartChain(t *testing.T, ss []string, claimID string) *lkChain {
+	t.Helper()
+	ch := &lkChain{}
+	ch.d = connect(t, "D", ss)
+	ch.root = testRoot(t, ch.d)
+	ch.ctx = lkCtx(t)
+	ch.a = lkJoin(t, "A", ss, ch.root, lkOpt{})
+	ch.b = lkJoin(t, "B", ss, ch.root, lkOpt{})
+	ch.c = lkJoin(t, "C", ss, ch.root, lkOpt{})
+	var err error
+	if ch.ha, err = ch.a.l.Acquire(ch.ctx); err != nil {
+		t.Fatalf("A: %v", err)
+	}
+	ch.pb = lkStart(t, ch.b)
+	if err := lkExpectWaiting(t, ch.b, ch.ha.Name); err != nil {
+		t.Fatalf("%s violated: %v", claimID, err)
+	}
+	ch.pc = lkStart(t, ch.c)
+	if err := lkExpectWaiting(t, ch.c, ch.pb.cand.Name); err != nil {
+		t.Fatalf("%s violated: %v", claimID, err)
+	}
+	return ch
+}
+
 // Claim L4 (section "临时顺序锁怎样判断资格"): deleting the holder's node
 // notifies only the next candidate, which lists again and holds; the one
 // after it gets no event and keeps waiting.
@@ -595,24 +614,8 @@ func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 func TestL4_DeletionWakesOnlyTheNextCandidate(t *testing.T) {
 	s := sharedServer(t)
 	claim(t, "L4", "临时顺序锁怎样判断资格", "when A's node is deleted, B is notified, lists again and acquires; C gets no event and does not acquire")
-	d := connect(t, "D", []string{s.Client})
-	root := testRoot(t, d)
-	ctx := lkCtx(t)
-	a := lkJoin(t, "A", []string{s.Client}, root, lkOpt{})
-	b := lkJoin(t, "B", []string{s.Client}, root, lkOpt{})
-	c := lkJoin(t, "C", []string{s.Client}, root, lkOpt{})
-	ha, err := a.l.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("A: %v", err)
-	}
-	pb := lkStart(t, b)
-	if err := lkExpectWaiting(t, b, ha.Name); err != nil {
-		t.Fatalf("%v", err)
-	}
-	pc := lkStart(t, c)
-	if err := lkExpectWaiting(t, c, pb.cand.Name); err != nil {
-		t.Fatalf("%v", err)
-	}
+	ch := lkStartChain(t, []string{s.Client}, "L4")
+	_, root, ctx, _, c, ha, pb, pc := ch.d, ch.root, ch.ctx, ch.b, ch.c, ch.ha, ch.pb, ch.pc
 
 	phase(t, "A releases")
 	if err := ha.Release(ctx); err != nil {
@@ -659,24 +662,8 @@ func TestL4_DeletionWakesOnlyTheNextCandidate(t *testing.T) {
 func TestL5_WatchEventIsNotSuccess(t *testing.T) {
 	s := sharedServer(t)
 	claim(t, "L5", "临时顺序锁怎样判断资格", "a watch event is never itself success: B gives up while A holds; C is notified, lists again, now watches A and does not acquire")
-	d := connect(t, "D", []string{s.Client})
-	root := testRoot(t, d)
-	ctx := lkCtx(t)
-	a := lkJoin(t, "A", []string{s.Client}, root, lkOpt{})
-	b := lkJoin(t, "B", []string{s.Client}, root, lkOpt{})
-	c := lkJoin(t, "C", []string{s.Client}, root, lkOpt{})
-	ha, err := a.l.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("A: %v", err)
-	}
-	pb := lkStart(t, b)
-	if err := lkExpectWaiting(t, b, ha.Name); err != nil {
-		t.Fatalf("%v", err)
-	}
-	pc := lkStart(t, c)
-	if err := lkExpectWaiting(t, c, pb.cand.Name); err != nil {
-		t.Fatalf("%v", err)
-	}
+	ch := lkStartChain(t, []string{s.Client}, "L5")
+	d, root, ctx, b, c, ha, pb, pc := ch.d, ch.root, ch.ctx, ch.b, ch.c, ch.ha, ch.pb, ch.pc
 
 	phase(t, "B gives up while A holds")
 	b.info("cancel")

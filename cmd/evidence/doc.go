@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"go/format"
 	"strings"
+
+	"github.com/zk19/zk19/internal/claims"
 )
 
 // docWidth is where renderDoc wraps a bullet; gofmt keeps the wrapped lines.
@@ -13,7 +15,7 @@ const docWidth = 76
 // contents, one "# " heading per section and one bullet per claim:
 //
 //	ID (beyond): statement. Proof: TestX, ExampleY
-func renderDoc(ix *Index) ([]byte, error) {
+func renderDoc(ix *claims.Index) ([]byte, error) {
 	var b strings.Builder
 	line := func(s string) {
 		if s == "" {
@@ -33,7 +35,7 @@ func renderDoc(ix *Index) ([]byte, error) {
 		line(s)
 	}
 	for _, sec := range ix.Sections {
-		var cs []Claim
+		var cs []claims.Claim
 		for _, c := range ix.Claims {
 			if c.Section == sec.Name() {
 				cs = append(cs, c)
@@ -60,7 +62,7 @@ func renderDoc(ix *Index) ([]byte, error) {
 }
 
 // bullet is one claim's line of the table of contents.
-func bullet(c Claim) string {
+func bullet(c claims.Claim) string {
 	head := c.ID
 	if c.Beyond {
 		head += " (beyond)"

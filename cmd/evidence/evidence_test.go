@@ -8,11 +8,13 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/zk19/zk19/internal/claims"
 )
 
-func fixture(t *testing.T) (*Index, *Run) {
+func fixture(t *testing.T) (*claims.Index, *Run) {
 	t.Helper()
-	ix, err := loadIndex("testdata/claims.json")
+	ix, err := claims.Load("testdata/claims.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,45 +135,9 @@ func TestCleanStripsPrefixes(t *testing.T) {
 	}
 }
 
-func TestCitations(t *testing.T) {
-	tests := map[string][]string{
-		"TestS1_PlainRead":          {"S1"},
-		"TestL10_Election":          {"L10"},
-		"TestL6R8_SessionExpiry":    {"L6", "R8"},
-		"TestR3toR6_Recover":        {"R3", "R4", "R5", "R6"},
-		"TestF1toF3_Fenced":         {"F1", "F2", "F3"},
-		"TestE2":                    {"E2"},
-		"TestMain":                  nil,
-		"TestEveryClaimHasEvidence": nil,
-		"TestSyncWorks":             nil,
-	}
-	for name, want := range tests {
-		got, err := citesOfTest(name)
-		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Errorf("citesOfTest(%s) = %v, %v; want %v", name, got, err, want)
-		}
-	}
-	examples := map[string][]string{
-		"is the first diagram (claims S1 and S2, §1): A writes":          {"S1", "S2"},
-		"Claims R3-R6 (section \"create\"): after a create":              {"R3", "R4", "R5", "R6"},
-		"handle zero and many\nmatches (claim X1).":                      {"X1"},
-		"Claim L10 (section x): candidates L1 and L2 join; claim L2 too": {"L10", "L2"},
-		"mentions R1/R2 without the word":                                nil,
-	}
-	for doc, want := range examples {
-		got, err := citesOfExample(doc)
-		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Errorf("citesOfExample(%q) = %v, %v; want %v", doc, got, err, want)
-		}
-	}
-	if _, err := citesOfTest("TestR6toR3_x"); err == nil {
-		t.Errorf("citesOfTest(TestR6toR3_x): no error; want a backwards range refused")
-	}
-}
-
 func TestSyncFillsProofsTestsFirst(t *testing.T) {
-	ix := &Index{Claims: []Claim{{ID: "R3"}, {ID: "R4"}, {ID: "E3"}}}
-	warn := syncProofs(ix, []Proof{
+	ix := &claims.Index{Claims: []claims.Claim{{ID: "R3"}, {ID: "R4"}, {ID: "E3"}}}
+	warn := syncProofs(ix, []claims.Proof{
 		{Name: "Example_x", Example: true, Cites: []string{"R3"}},
 		{Name: "TestR3toR6_x", Cites: []string{"R3", "R4", "R5", "R6"}},
 		{Name: "TestR3_x", Cites: []string{"R3"}},

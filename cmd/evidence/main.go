@@ -33,6 +33,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/zk19/zk19/internal/claims"
 )
 
 func main() {
@@ -68,14 +70,20 @@ func run(args []string, stderr io.Writer) int {
 		}
 		return filepath.Join(*dir, p)
 	}
-	ix, err := loadIndex(at(*index))
+	ix, err := claims.Load(at(*index))
 	if err != nil {
 		fmt.Fprintf(stderr, "evidence: %v\n", err)
 		return 1
 	}
 
 	if *syncMode {
-		proofs, err := scanProofs(*dir)
+		proofs, err := claims.ScanProofs(*dir)
+		for _, p := range proofs {
+			if p.Err != nil {
+				err = fmt.Errorf("%s: %s: %w", p.Pos, p.Name, p.Err)
+				break
+			}
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "evidence: %v\n", err)
 			return 1
@@ -83,7 +91,7 @@ func run(args []string, stderr io.Writer) int {
 		for _, w := range syncProofs(ix, proofs) {
 			fmt.Fprintf(stderr, "evidence: %s\n", w)
 		}
-		b, err := ix.marshal()
+		b, err := ix.Marshal()
 		if err == nil {
 			err = os.WriteFile(at(*index), b, 0o644)
 		}

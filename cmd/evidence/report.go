@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/zk19/zk19/internal/claims"
 )
 
 // event is one line of "go test -json" (cmd/test2json).
@@ -167,7 +169,7 @@ const (
 
 // Verdict is the evidence table's row for one claim.
 type Verdict struct {
-	Claim Claim
+	Claim claims.Claim
 	Kind  string
 	Text  string   // the verdict cell
 	Tests []string // "TestX (pass, 1.2s)"
@@ -419,7 +421,7 @@ func contains(xs []int, x int) bool {
 }
 
 // verdicts gives every claim of the index its verdict on run.
-func verdicts(ix *Index, run *Run, h Header) []Verdict {
+func verdicts(ix *claims.Index, run *Run, h Header) []Verdict {
 	version := h.Version
 	if version == "" {
 		version = "an unknown server version"
@@ -559,7 +561,7 @@ type Meta struct {
 }
 
 // renderMarkdown writes EVIDENCE.md.
-func renderMarkdown(w io.Writer, ix *Index, run *Run, h Header, vs []Verdict, m Meta) {
+func renderMarkdown(w io.Writer, ix *claims.Index, run *Run, h Header, vs []Verdict, m Meta) {
 	cell := func(s string) string {
 		s = strings.ReplaceAll(s, "|", `\|`)
 		return strings.ReplaceAll(s, "\n", " ")

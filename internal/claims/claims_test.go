@@ -1,0 +1,154 @@
+package claims
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestCitations(t *testing.T) {
+	tests := map[string][]string{
+		"TestS1_PlainRead":          {"S1"},
+		"TestL10_Election":          {"L10"},
+		"TestL6R8_SessionExpiry":    {"L6", "R8"},
+		"TestR3toR6_Recover":        {"R3", "R4", "R5", "R6"},
+		"TestF1toF3_Fenced":         {"F1", "F2", "F3"},
+		"TestE2":                    {"E2"},
+		"TestMain":                  nil,
+		"TestEveryClaimHasEvidence": nil,
+		"TestSyncWorks":             nil,
+	}
+	for name, want := range tests {
+		got, err := citesOfTest(name)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("citesOfTest(%s) = %v, %v; want %v", name, got, err, want)
+		}
+	}
+	examples := map[string][]string{
+		"is the first diagram (claims S1 and S2, §1): A writes":          {"S1", "S2"},
+		"Claims R3-R6 (section \"create\"): after a create":              {"R3", "R4", "R5", "R6"},
+		"handle zero and many\nmatches (claim X1).":                      {"X1"},
+		"Claim L10 (section x): candidates L1 and L2 join; claim L2 too": {"L10", "L2"},
+		"mentions R1/R2 without the word":                                nil,
+	}
+	for doc, want := range examples {
+		got, err := citesOfExample(doc)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("citesOfExample(%q) = %v, %v; want %v", doc, got, err, want)
+		}
+	}
+	for _, name := range []string{"TestR6toR3_x", "TestR3toL6_x"} {
+		if _, err := citesOfTest(name); err == nil {
+			t.Errorf("citesOfTest(%s): no error; want the range refused", name)
+		}
+	}
+	got, err := citesOfExample("claims R6-R3 and claim X1")
+	if err == nil || !reflect.DeepEqual(got, []string{"X1"}) {
+		t.Errorf("citesOfExample with a backwards range = %v, %v; want X1 and an error", got, err)
+	}
+}
+
+func TestScanProofs(t *testing.T) {
+	dir := t.TempDir()
+	src := `package x_test
+
+import "testing"
+
+func TestS1_x(t *testing.T) {}
+
+func Testhelper(t *testing.T) {}
+
+func TestR6toR3_x(t *testing.T) {}
+
+// Example_y shows it (claims L2 and L3).
+func Example_y() {}
+
+func helper() {}
+`
+	if err := os.WriteFile(filepath.Join(dir, "x_test.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "x.go"), []byte("package x\n\nfunc TestNot() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := ScanProofs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range ps {
+		got = append(got, fmt.Sprintf("%s %s %s:%d", p.Name, strings.Join(p.Cites, ","), filepath.Base(p.Pos.Filename), p.Pos.Line))
+		if (p.Err != nil) != (p.Name == "TestR6toR3_x") {
+			t.Errorf("%s: error %v", p.Name, p.Err)
+		}
+		if p.Example != (p.Name == "Example_y") {
+			t.Errorf("%s: Example is %v", p.Name, p.Example)
+		}
+	}
+	if want := []string{"TestS1_x S1 x_test.go:5", "TestR6toR3_x  x_test.go:9", "Example_y L2,L3 x_test.go:12"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("ScanProofs = %q; want %q", got, want)
+	}
+
+	if err := os.WriteFile(filepath.Join(dir, "bad_test.go"), []byte("package x_test\nfunc {"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ScanProofs(dir); err == nil || !strings.Contains(err.Error(), "bad_test.go") {
+		t.Errorf("ScanProofs with a broken file: %v; want a parse error naming it", err)
+	}
+}
+
+func TestLoadIsStrictAndMarshalRoundTrips(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "claims.json")
+	in := `{"article": "a <b>", "sections": [{"key": "§1", "title": "one"}],
+		"claims": [{"id": "S1", "section": "§1 one", "statement": "s", "beyond": true, "proof": null, "needs": ["faults"]}]}`
+	if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := ix.Claim("S1"); c == nil || c.Section != ix.Sections[0].Name() || ix.Claim("S2") != nil {
+		t.Errorf("Claim(S1) = %+v, Claim(S2) = %+v; want S1 in section %q and no S2", c, ix.Claim("S2"), ix.Sections[0].Name())
+	}
+	b, err := ix.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{
+  "article": "a <b>",
+  "sections": [
+    {
+      "key": "§1",
+      "title": "one"
+    }
+  ],
+  "claims": [
+    {
+      "id": "S1",
+      "section": "§1 one",
+      "statement": "s",
+      "beyond": true,
+      "proof": [],
+      "needs": [
+        "faults"
+      ]
+    }
+  ]
+}
+`
+	if string(b) != want {
+		t.Errorf("Marshal = %s; want %s", b, want)
+	}
+
+	if err := os.WriteFile(path, []byte(`{"article": "a", "extra": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path); err == nil || !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), `unknown field "extra"`) {
+		t.Errorf("Load with an unknown field: %v; want an error naming the file and the field", err)
+	}
+}
