@@ -45,11 +45,7 @@ func runMain(m *testing.M) (code int) {
 			return 1
 		}
 		fmt.Println("# zk19: no ZooKeeper server (-short): server tests and examples skip; run scripts/setup to get one")
-		skip := "^Example"
-		if f := flag.Lookup("test.skip"); f != nil && f.Value.String() != "" {
-			skip = f.Value.String() + "|" + skip
-		}
-		_ = flag.Set("test.skip", skip)
+		skipExamples()
 		return m.Run()
 	}
 	backend = b
@@ -82,6 +78,11 @@ func runMain(m *testing.M) (code int) {
 		}
 	}()
 
+	if !b.CanInjectFaults() {
+		// Examples cannot skip; every fault-free one still runs as a Test.
+		fmt.Println("# zk19: the external backend cannot inject faults: examples are skipped")
+		skipExamples()
+	}
 	if err := startShared(); err != nil {
 		fmt.Fprintf(os.Stderr, "zk19: cannot start the shared server: %v\n", err)
 		return 1
@@ -90,13 +91,23 @@ func runMain(m *testing.M) (code int) {
 	return m.Run()
 }
 
+// skipExamples adds every Example to -test.skip: an Example cannot skip
+// itself when what it needs is missing.
+func skipExamples() {
+	skip := "^Example"
+	if f := flag.Lookup("test.skip"); f != nil && f.Value.String() != "" {
+		skip = f.Value.String() + "|" + skip
+	}
+	_ = flag.Set("test.skip", skip)
+}
+
 func startShared() (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
-	shared = zkserver.Start(mainScope, zkserver.WithLabel("shared"))
+	shared = zkserver.Start(mainScope, zkserver.WithLabel("shared"), zkserver.AllowExternal())
 	version, err = shared.Srvr()
 	return err
 }

@@ -40,6 +40,7 @@ type options struct {
 	extra       []string
 	readyWithin time.Duration
 	label       string
+	external    bool
 }
 
 // Option configures a server or an ensemble.
@@ -64,6 +65,11 @@ func WithConfig(lines ...string) Option {
 
 // WithReadyTimeout bounds the wait for readiness.
 func WithReadyTimeout(d time.Duration) Option { return func(o *options) { o.readyWithin = d } }
+
+// AllowExternal lets the external backend answer with the servers it points
+// at. Without it, a claim that asks for a server of its own (its own config,
+// its own data) skips there.
+func AllowExternal() Option { return func(o *options) { o.external = true } }
 
 // WithLabel names the servers in log prefixes ("zk1", "zk2", ... by default).
 func WithLabel(s string) Option { return func(o *options) { o.label = s } }

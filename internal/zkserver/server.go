@@ -251,6 +251,9 @@ func StartEnsemble(t TB, n int, opts ...Option) *Ensemble {
 	o := buildOptions(opts)
 	e := &Ensemble{Backend: b, t: t, within: o.readyWithin}
 	if b.Kind == External {
+		if !o.external {
+			t.Skipf("skipped: the claim needs a server of its own; the external backend only shares %v", b.Servers)
+		}
 		if n > len(b.Servers) {
 			t.Skipf("skipped: the claim needs %d servers; ZK19_SERVERS names %d", n, len(b.Servers))
 		}
