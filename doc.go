@@ -58,6 +58,7 @@
 //   - L2: Candidates rank by their 10-digit sequence suffix; sorting the full
 //     names gives a different order, shown on names the server made. Proof:
 //     TestL2_SequenceSuffixOrdersCandidates,
+//     TestL2_PeerGoZookeeperLockFailsOnAStrangerAndLeavesItsNode,
 //     Example_sequenceOrderIsNotNameOrder
 //   - L3: The lowest suffix holds and every other candidate watches only the
 //     candidate right before it, as the server's own wchc/wchp watch tables
@@ -73,6 +74,7 @@
 //     by session expiry, fails with an explicit lost-candidacy error and never
 //     reports holding the lock. Proof: TestL6_OwnNodeGoneMeansLostCandidacy,
 //     TestL6_PeerGoZookeeperLockAcquiresWithoutItsNode,
+//     TestL6_PeerGoZookeeperUnlockAfterNodeLossDeadlocks,
 //     TestL6R8_SessionExpiryEndsCandidacyAndNewAcquisitionUsesNewGUID
 //   - L7: Measured herd effect: one release wakes exactly one of N waiters
 //     under the predecessor recipe, but N-1 of them when every waiter watches

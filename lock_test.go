@@ -79,6 +79,9 @@ func (p *lkParty) ok(format string, args ...any) {
 func (p *lkParty) info(format string, args ...any) {
 	p.log("%s info %s", p.name, fmt.Sprintf(format, args...))
 }
+func (p *lkParty) fail(format string, args ...any) {
+	p.log("%s fail %s", p.name, fmt.Sprintf(format, args...))
+}
 
 func lkJoin(t zkserver.TB, name string, servers []string, parent string, o lkOpt) *lkParty {
 	t.Helper()
@@ -1870,4 +1873,128 @@ func BenchmarkLockThroughput(b *testing.B) {
 			return cs[w].Delete(p, -1)
 		})
 	})
+}
+
+// Claim L2 (section "临时顺序锁怎样判断资格"), peer comparison: candidates are
+// the children named like lock nodes, ordered by their parsed suffix; any
+// other child of the parent is not a candidate. go-zookeeper's zk.Lock
+// parses every child and fails on the first one that is not a lock node,
+// and on that failure it leaves its own node behind, in front of every
+// later candidate. Ours ignores the stranger, holds, and after a failure of
+// its own (see TestL2_SequenceSuffixOrdersCandidates) leaves nothing.
+func TestL2_PeerGoZookeeperLockFailsOnAStrangerAndLeavesItsNode(t *testing.T) {
+	s := sharedServer(t)
+	claim(t, "L2", "临时顺序锁怎样判断资格", "peer: a child that is not a lock node breaks go-zookeeper's zk.Lock and strands its node; ours ignores it")
+	d := connect(t, "D", []string{s.Client})
+	da := newActor(t, "D")
+	root := testRoot(t, d)
+	da.invoke("create %s/config (not a lock node)", root)
+	if _, err := d.Create(root+"/config", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	da.ok("")
+
+	phase(t, "peer: go-zookeeper zk.Lock")
+	a := connect(t, "A", []string{s.Client})
+	aa := newActor(t, "A")
+	aa.invoke("zk.Lock %s", root)
+	err := zk.NewLock(a.Conn, root, zk.WorldACL(zk.PermAll)).Lock()
+	aa.fail("%v", err)
+	var stranded []string
+	for _, k := range lkChildren(t, d, root) {
+		if ok, st := lkExists(t, d, root+"/"+k); ok && st.EphemeralOwner == a.SessionID() {
+			stranded = append(stranded, k)
+		}
+	}
+	t.Logf("anchor's bug: zk.Lock failed on the stranger (%v) and left its node %v in the queue", err, stranded)
+	if err == nil || len(stranded) != 1 {
+		t.Errorf("peer observation changed: zk.Lock returned %v and left %v; recorded behaviour was an error and one stranded node", err, stranded)
+	}
+	if len(stranded) == 1 {
+		da.invoke("delete %s/%s (the stranded node)", root, stranded[0])
+		if err := d.Delete(root+"/"+stranded[0], -1); err != nil {
+			t.Fatalf("delete: %v", err)
+		}
+		da.ok("")
+	}
+
+	phase(t, "ours, with the same stranger")
+	b := lkJoin(t, "B", []string{s.Client}, root, lkOpt{})
+	h, err := b.l.Acquire(lkCtx(t))
+	if err != nil {
+		t.Fatalf("L2 violated: ours failed on a child that is not a lock node: %v", err)
+	}
+	b.ok("holds %s; the stranger is not a candidate", h.Name)
+	if err := h.Release(lkCtx(t)); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+}
+
+// Claim L6 (section "临时顺序锁怎样判断资格"), peer comparison: once a holder's
+// node is gone (its session expired, or another client deleted it), the
+// hold is over. go-zookeeper's zk.Lock cannot get out of that state: Unlock
+// fails with ErrNoNode and keeps the stale path, so every later Lock on the
+// same instance returns ErrDeadlock. Ours reports lost candidacy at Release
+// and acquires again with a fresh candidate.
+func TestL6_PeerGoZookeeperUnlockAfterNodeLossDeadlocks(t *testing.T) {
+	s := sharedServer(t)
+	claim(t, "L6", "临时顺序锁怎样判断资格", "peer: after its node is gone, go-zookeeper's zk.Lock is stuck on ErrDeadlock; ours reports lost candidacy and can acquire again")
+	d := connect(t, "D", []string{s.Client})
+	da := newActor(t, "D")
+	root := testRoot(t, d)
+	deleteAll := func(owner int64) {
+		t.Helper()
+		for _, k := range lkChildren(t, d, root) {
+			if ok, st := lkExists(t, d, root+"/"+k); ok && st.EphemeralOwner == owner {
+				da.invoke("delete %s/%s (as the server does at expiry)", root, k)
+				if err := d.Delete(root+"/"+k, -1); err != nil {
+					t.Fatalf("delete: %v", err)
+				}
+				da.ok("")
+			}
+		}
+	}
+
+	phase(t, "peer: go-zookeeper zk.Lock")
+	a := connect(t, "A", []string{s.Client})
+	aa := newActor(t, "A")
+	al := zk.NewLock(a.Conn, root, zk.WorldACL(zk.PermAll))
+	if err := al.Lock(); err != nil {
+		t.Fatalf("zk.Lock: %v", err)
+	}
+	aa.ok("zk.Lock holds")
+	deleteAll(a.SessionID())
+	aa.invoke("zk.Unlock")
+	uerr := al.Unlock()
+	aa.fail("%v", uerr)
+	aa.invoke("zk.Lock again")
+	lerr := al.Lock()
+	aa.fail("%v", lerr)
+	t.Logf("anchor's bug: Unlock after node loss returned %v; the next Lock returned %v", uerr, lerr)
+	if !errors.Is(uerr, zk.ErrNoNode) || !errors.Is(lerr, zk.ErrDeadlock) {
+		t.Errorf("peer observation changed: got Unlock %v, Lock %v; recorded behaviour was ErrNoNode then ErrDeadlock", uerr, lerr)
+	}
+
+	phase(t, "ours")
+	b := lkJoin(t, "B", []string{s.Client}, root, lkOpt{})
+	ctx := lkCtx(t)
+	h, err := b.l.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	deleteAll(b.c.SessionID())
+	rerr := h.Release(ctx)
+	b.fail("release: %v", rerr)
+	if !errors.Is(rerr, lock.ErrLostCandidacy) {
+		t.Errorf("L6 violated: release after node loss returned %v; want ErrLostCandidacy", rerr)
+	}
+	h2, err := b.l.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("L6 violated: ours cannot acquire again after a lost hold: %v", err)
+	}
+	b.ok("holds again with a fresh candidate %s", h2.Name)
+	if h2.GUID == h.GUID {
+		t.Errorf("L6: the new acquisition reused GUID %s; want a fresh one", h.GUID)
+	}
+	_ = h2.Release(ctx)
 }
