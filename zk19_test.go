@@ -157,7 +157,11 @@ func newActor(t zkserver.TB, name string) actor { return actor{name: name, t: t}
 
 func (a actor) log(kind, format string, args ...any) {
 	a.t.Helper()
-	a.t.Logf("%s %s %s", a.name, kind, fmt.Sprintf(format, args...))
+	if msg := fmt.Sprintf(format, args...); msg != "" {
+		a.t.Logf("%s %s %s", a.name, kind, msg)
+	} else {
+		a.t.Logf("%s %s", a.name, kind)
+	}
 }
 
 func (a actor) invoke(format string, args ...any) { a.t.Helper(); a.log("invoke", format, args...) }

@@ -310,6 +310,14 @@ func StartEnsemble(t TB, n int, opts ...Option) *Ensemble {
 		})
 		e.Servers = append(e.Servers, s)
 	}
+	// Registered last, so it runs first: every server's log closes before
+	// any server stops, and one server's shutdown is not logged as the
+	// others' lost leader.
+	t.Cleanup(func() {
+		for _, s := range e.Servers {
+			s.log.close()
+		}
+	})
 	start := time.Now()
 	errs := make(chan error, n)
 	for _, s := range e.Servers {
