@@ -1813,7 +1813,7 @@ func lkMedianMicros(d []time.Duration) float64 {
 func BenchmarkLockThroughput(b *testing.B) {
 	s := sharedServer(b)
 	const workers = 4
-	run := func(b *testing.B, op func(i int) error) {
+	run := func(b *testing.B, workers int, op func(i int) error) {
 		var next atomic.Int64
 		var wg sync.WaitGroup
 		errs := make(chan error, workers)
@@ -1850,7 +1850,7 @@ func BenchmarkLockThroughput(b *testing.B) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		run(b, func(w int) error {
+		run(b, workers, func(w int) error {
 			h, err := ps[w].l.Acquire(ctx)
 			if err != nil {
 				return err
@@ -1858,21 +1858,42 @@ func BenchmarkLockThroughput(b *testing.B) {
 			return h.Release(ctx)
 		})
 	})
-	b.Run("raw", func(b *testing.B) {
+	// go-zookeeper's zk.Lock under the same contention, for comparison.
+	b.Run("zkLock", func(b *testing.B) {
+		d := connect(b, "D", []string{s.Client}, lkQuiet()...)
+		root := testRoot(b, d)
+		var ls []*zk.Lock
+		for w := 0; w < workers; w++ {
+			c := connect(b, fmt.Sprintf("W%d", w), []string{s.Client}, lkQuiet()...)
+			ls = append(ls, zk.NewLock(c.Conn, root, zk.WorldACL(zk.PermAll)))
+		}
+		run(b, workers, func(w int) error {
+			if err := ls[w].Lock(); err != nil {
+				return err
+			}
+			return ls[w].Unlock()
+		})
+	})
+	// Raw create+delete pairs: from as many sessions in parallel, and from
+	// one session (a lock serializes its holders, so one handoff at a time
+	// is its natural baseline).
+	raw := func(b *testing.B, workers int) {
 		d := connect(b, "D", []string{s.Client}, lkQuiet()...)
 		root := testRoot(b, d)
 		var cs []*zkclient.Client
 		for w := 0; w < workers; w++ {
 			cs = append(cs, connect(b, fmt.Sprintf("W%d", w), []string{s.Client}, lkQuiet()...))
 		}
-		run(b, func(w int) error {
+		run(b, workers, func(w int) error {
 			p, err := cs[w].Create(root+"/"+uuid.NewString()+fence.LockInfix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 			if err != nil {
 				return err
 			}
 			return cs[w].Delete(p, -1)
 		})
-	})
+	}
+	b.Run("raw", func(b *testing.B) { raw(b, workers) })
+	b.Run("raw-one-session", func(b *testing.B) { raw(b, 1) })
 }
 
 // Claim L2 (section "临时顺序锁怎样判断资格"), peer comparison: candidates are
