@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"gotest.tools/v3/poll"
 
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/history"
@@ -149,21 +150,22 @@ func (tr *trio) release() {
 	tr.links.Release(tr.leader.ID, tr.lagging.ID)
 }
 
-// waitFor polls cond until it is true, and fails with what it last saw.
+// waitFor polls cond (gotest.tools' poll.WaitOn) every pollInterval until it
+// reports true, and fails naming what it waited for and the last state seen.
 func waitFor(t zkserver.TB, within time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		ok, last := cond()
-		if ok {
-			return
+	poll.WaitOn(pollT{t}, func(poll.LogT) poll.Result {
+		if ok, last := cond(); !ok {
+			return poll.Continue("waiting for %s; last seen: %s", what, last)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s; last seen: %s", within, what, last)
-		}
-		time.Sleep(pollInterval)
-	}
+		return poll.Success()
+	}, poll.WithTimeout(within), poll.WithDelay(pollInterval))
 }
+
+// pollT gives a zkserver.TB the Log method poll.WaitOn wants.
+type pollT struct{ zkserver.TB }
+
+func (p pollT) Log(args ...any) { p.TB.Helper(); p.TB.Logf("%s", fmt.Sprint(args...)) }
 
 // waitLeaderAnswered waits until the lagging follower has forwarded a
 // request to the leader (bytes up beyond up0) and the leader has sent it

@@ -287,27 +287,21 @@ func lkMntr(t zkserver.TB, s *zkserver.Server) map[string]int64 {
 	return m
 }
 
-// lkWaitFor checks every 10ms until check reports done, for at most
-// lkWithin. (gotest.tools' poll is not usable: go.sum lacks go-cmp, which
-// it imports.)
+// lkWaitFor waits, bounded by lkWithin, until check reports done; an error
+// from check fails at once.
 func lkWaitFor(t zkserver.TB, what string, check func() (bool, error)) {
 	t.Helper()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(lkWithin)
-	for {
+	var failed error
+	waitFor(t, lkWithin, what, func() (bool, string) {
 		done, err := check()
 		if err != nil {
-			t.Fatalf("waiting for %s: %v", what, err)
+			failed = err
+			return true, ""
 		}
-		if done {
-			return
-		}
-		select {
-		case <-tick.C:
-		case <-deadline:
-			t.Fatalf("waiting for %s: not within %v", what, lkWithin)
-		}
+		return done, "not yet"
+	})
+	if failed != nil {
+		t.Fatalf("waiting for %s: %v", what, failed)
 	}
 }
 
