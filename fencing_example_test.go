@@ -37,6 +37,8 @@ type fencingStory struct {
 	final              string
 	aSawExpiredAtB     bool // A had seen Expired when B acquired (F10)
 	aExpiredAfterHeal  bool
+	aLostAtB           bool  // A's Held.Lost() had fired when B acquired
+	aLostAfterHeal     error // why A's hold reported itself lost after the heal (nil: it did not)
 	deletionBeforeHeal bool
 	elapsed            time.Duration
 }
@@ -45,6 +47,7 @@ type fencingStory struct {
 // small tickTime: O observes directly, A talks through a proxy that can
 // blackhole it (so its session can expire naturally), B talks directly.
 type fencingCast struct {
+	srv     *zkserver.Server
 	root    string
 	proxy   *faultproxy.Proxy
 	O, A, B *zkclient.Client
@@ -54,7 +57,7 @@ type fencingCast struct {
 func newFencingCast(t zkserver.TB) *fencingCast {
 	t.Helper()
 	s := zkserver.Start(t, zkserver.WithTickTime(fenceTick))
-	fc := &fencingCast{pa: newActor(t, "A"), pb: newActor(t, "B")}
+	fc := &fencingCast{srv: s, pa: newActor(t, "A"), pb: newActor(t, "B")}
 	fc.O = connect(t, "O", []string{s.Client})
 	fc.root = testRoot(t, fc.O)
 	fc.proxy = clientProxy(t, "A-proxy", s)
@@ -103,6 +106,12 @@ func runFencingStory(t zkserver.TB, res fence.Resource) fencingStory {
 		t.Fatalf("A acquire: %v", err)
 	}
 	st.tokenA = hA.Token
+	lostA := hA.Lost()
+	waitFor(t, waitWithin, "A's hold to watch its own node", func() (bool, string) {
+		w := lkWatchTable(t, fc.srv, "wchp", root)[hA.Path]
+		return len(w) == 1 && w[0] == A.SessionHex(), fmt.Sprintf("watchers of A's node: %v", w)
+	})
+	pa.info("hold armed: watching its own node %s", hA.Name)
 	gate := make(chan struct{})
 	late := make(chan fence.Result, 1)
 	lateErr := make(chan error, 1)
@@ -160,6 +169,12 @@ func runFencingStory(t zkserver.TB, res fence.Resource) fencingStory {
 	st.tokenB = b.h.Token
 	pb.ok("holds with token %v after the server deleted A's node", st.tokenB)
 	st.aSawExpiredAtB = A.Seen(zk.StateExpired)
+	select {
+	case <-lostA:
+		st.aLostAtB = true
+	default:
+	}
+	pa.info("A's hold reports itself lost when B acquired: %v", st.aLostAtB)
 	pa.info("A's own view when B acquired: session states %v; expired seen: %v", A.States()[mark:], st.aSawExpiredAtB)
 	ok, _, err := O.Exists(hA.Path)
 	st.deletionBeforeHeal = err == nil && !ok
@@ -205,6 +220,13 @@ func runFencingStory(t zkserver.TB, res fence.Resource) fencingStory {
 	p.Heal()
 	st.aExpiredAfterHeal = A.WaitStateSince(mark, zk.StateExpired, zkclient.ConnectWithin) == nil
 	pa.info("session expired seen after heal: %v", st.aExpiredAfterHeal)
+	select {
+	case <-lostA:
+		st.aLostAfterHeal = hA.Err()
+		pa.info("A's hold reports itself lost after the heal: %v", st.aLostAfterHeal)
+	case <-time.After(zkclient.ConnectWithin):
+		pa.info("A's hold never reported itself lost after the heal")
+	}
 	st.elapsed = time.Since(start)
 	return st
 }
@@ -443,7 +465,9 @@ func TestF9_ForgedLargerTokenIsAccepted(t *testing.T) {
 // TestF10_ServerCleanupAndExpiredEventAreTwoObservations: the server's
 // deletion of A's node (seen by B) and A's own Expired event are separate
 // observations; A sees Expired only when it reaches the server again, after
-// the blackhole heals (claim F10, §5).
+// the blackhole heals (claim F10, §5). A's hold, which watches its own node,
+// likewise reports itself lost only after the heal: until then A's worker
+// has no local signal that its token is stale.
 func TestF10_ServerCleanupAndExpiredEventAreTwoObservations(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claim(t, "F10", "§5", "B sees the server's cleanup first; A sees Expired only after reconnecting")
@@ -454,6 +478,12 @@ func TestF10_ServerCleanupAndExpiredEventAreTwoObservations(t *testing.T) {
 	}
 	if !st.aExpiredAfterHeal {
 		t.Errorf("F10 violated: A never saw Expired after the heal")
+	}
+	if st.aLostAtB {
+		t.Errorf("F10 violated: A's hold reported itself lost while A could not reach the server; want it to learn only after the heal")
+	}
+	if !errors.Is(st.aLostAfterHeal, lock.ErrSessionChanged) {
+		t.Errorf("F10 violated: after the heal A's hold reported %v; want a lost hold because the session expired (ErrSessionChanged)", st.aLostAfterHeal)
 	}
 }
 
