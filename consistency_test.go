@@ -44,7 +44,10 @@ type trio struct {
 	rec                    *history.Recorder
 }
 
-const xPath = "/x"
+const (
+	xPath       = "/x"
+	barrierPath = "/barrier"
+)
 
 func newTrio(t zkserver.TB) *trio {
 	t.Helper()
@@ -65,6 +68,10 @@ func newTrio(t zkserver.TB) *trio {
 	t.Logf("roles: leader %s, A's follower %s, B's follower %s (the lagging one once held)", leader.Label, tr.fresh.Label, tr.lagging.Label)
 	if _, err := tr.A.Create(xPath, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatalf("create %s: %v", xPath, err)
+	}
+	// /barrier is the node B's write barriers update (Y3, Y5, Y6).
+	if _, err := tr.A.Create(barrierPath, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("create %s: %v", barrierPath, err)
 	}
 	// B's follower has /x = "0" before any fault: sync, then read.
 	if _, err := tr.B.Sync(xPath); err != nil {
@@ -362,9 +369,6 @@ func TestY3_WriteBarrierGivesItsProgress(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claim(t, "Y3", "§2", "a successful write barrier in the same session does not return before the follower applies it; the read after it is fresh")
 	tr := newTrio(t)
-	if _, err := tr.A.Create("/barrier", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatalf("create /barrier: %v", err)
-	}
 	tr.holdLeaderStream()
 	tr.set(tr.A, tr.pa, 1, "1")
 	r := tr.blockedUntilRelease("set /barrier (write barrier)", func() error { _, err := tr.B.Set("/barrier", []byte("b"), -1); return err })
@@ -492,9 +496,6 @@ func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claim(t, "Y5", "§2", "a composite read's interval must include its barrier; the inner getData interval alone is not linearizable")
 	tr := newTrio(t)
-	if _, err := tr.A.Create("/barrier", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatalf("create /barrier: %v", err)
-	}
 	tr.set(tr.A, tr.pa, 1, "1")
 	phase(t, "B's composite read: barrier, then getData")
 	barrierStart := tr.rec.Now()
@@ -542,9 +543,6 @@ func TestY6_OneBarrierDoesNotMakeLaterReadsFresh(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claim(t, "Y6", "§2", "one barrier does not make the session's later reads fresh")
 	tr := newTrio(t)
-	if _, err := tr.A.Create("/barrier", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatalf("create /barrier: %v", err)
-	}
 	tr.set(tr.A, tr.pa, 1, "1")
 	tr.pb.invoke("set /barrier")
 	if _, err := tr.B.Set("/barrier", []byte("b"), -1); err != nil {

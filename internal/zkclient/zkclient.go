@@ -75,7 +75,6 @@ func Connect(t zkserver.TB, name string, servers []string, opts ...Option) *Clie
 	if o.quiet {
 		logf = func(string, ...any) {}
 	}
-	var stopLog sync.Once
 	var logMu sync.Mutex
 	logging := true
 	safeLogf := func(format string, args ...any) {
@@ -108,7 +107,9 @@ func Connect(t zkserver.TB, name string, servers []string, opts ...Option) *Clie
 		}
 	}()
 	t.Cleanup(func() {
-		stopLog.Do(func() { logMu.Lock(); logging = false; logMu.Unlock() })
+		logMu.Lock()
+		logging = false // a closed client's last events are not evidence
+		logMu.Unlock()
 		conn.Close()
 		select {
 		case <-c.drained:
