@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 )
 
 // Index is the claim index: the article's sections and, per claim, its
@@ -29,10 +30,28 @@ type Section struct {
 // Name is the string claims use to name the section: Key + " " + Title.
 func (s Section) Name() string { return s.Key + " " + s.Title }
 
+// Marks that open a log line of a claim's record. Tests write them through
+// the root package's evidence and differs helpers; cmd/evidence shows the
+// lines they open as the decisive observations. No other wording of a log
+// line has a meaning to the evidence table.
+const (
+	// EvidenceMark opens the observation that would differ if the claim
+	// were false.
+	EvidenceMark = "evidence: "
+	// DiffersMark opens an observation that differs from the article's
+	// wording although the test's assertions hold (claim Y4's failed
+	// conditional update acting as a barrier).
+	DiffersMark = "differs: "
+)
+
 // Claim is one entry of the index.
 type Claim struct {
-	ID        string   `json:"id"`
-	Section   string   `json:"section"`
+	ID      string `json:"id"`
+	Section string `json:"section"`
+	// Paragraph is the paragraph of the section that makes the claim,
+	// counted from 1 at the section's first paragraph after its heading;
+	// 0 where the index has not placed it yet.
+	Paragraph int      `json:"paragraph,omitempty"`
 	Statement string   `json:"statement"`
 	Beyond    bool     `json:"beyond"`
 	Proof     []string `json:"proof"`
@@ -71,6 +90,16 @@ func (ix *Index) Marshal() ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// Where is the claim's place in the article: its section and, when known,
+// its paragraph ("§3 ¶2").
+func (c Claim) Where() string {
+	key, _, _ := strings.Cut(c.Section, " ")
+	if c.Paragraph > 0 {
+		return fmt.Sprintf("%s ¶%d", key, c.Paragraph)
+	}
+	return key
 }
 
 // Claim returns the claim with the given ID, or nil.
