@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"go.uber.org/goleak"
 
+	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 )
 
@@ -188,54 +191,75 @@ func TestT3_CzxidIsNotAUniqueToken(t *testing.T) {
 	}
 }
 
-// TestE1_ServersListenOnlyOnLoopback: every listener the suite opens is on
-// 127.0.0.1 with a port chosen at run time, never a fixed one (claim E1,
-// "三个本机场景的证据"). Proxies listen on port 0; servers get a free port drawn
-// just below the kernel's ephemeral range, so that no proxy or outgoing
-// connection can take it between the draw and the server's bind. Shown from
-// outside the server (the sockets its process listens on, read from /proc),
-// from the server (conf reports the client port the harness chose) and from
-// the harness (the address it connects to).
+// TestE1_ServersListenOnlyOnLoopback: every socket of the experiment is on
+// 127.0.0.1 with a port chosen at run time (claim E1, section "三个本机场景的证
+// 据"): the shared server, a 3-server ensemble with its election and quorum
+// listeners, the link proxies between its servers, a client proxy, and the
+// clients. It is shown from outside each server (the sockets its process
+// has, read from /proc), from the server (conf reports the client port the
+// harness chose), and for this test process, which runs every proxy and
+// client: each of its TCP sockets, listening or connected, has 127.0.0.1 at
+// both ends.
 func TestE1_ServersListenOnlyOnLoopback(t *testing.T) {
-	s := sharedServer(t)
+	zkserver.RequireFaults(t)
 	claim(t, "E1")
-	if backend.Kind == zkserver.External {
-		t.Skip("skipped: the external backend's listeners are not the suite's")
-	}
+	s := sharedServer(t)
 	conf := zkserver.Fields(s.Word(t, "conf"))
-	host, port, _ := strings.Cut(s.Client, ":")
-	t.Logf("harness connects to %s; server conf says clientPort=%s", s.Client, conf["clientPort"])
-	if host != "127.0.0.1" || port != conf["clientPort"] {
-		t.Errorf("E1 violated: harness connects to %s; server says port %s; want 127.0.0.1 and the same port", s.Client, conf["clientPort"])
+	if _, port, _ := net.SplitHostPort(s.Client); port != conf["clientPort"] {
+		t.Errorf("E1 violated: got the harness connecting to %s and the server saying clientPort=%s; want the same port", s.Client, conf["clientPort"])
 	}
-	ls, err := s.Listeners()
+	c := startCluster(t, 3)
+	p := clientProxy(t, "E1-proxy", s)
+	zkclient.Connect(t, "E1", []string{p.Addr()})
+	for _, srv := range append([]*zkserver.Server{s}, c.Servers...) {
+		ls, err := srv.Listeners()
+		if err != nil {
+			t.Fatalf("listeners of %s: %v", srv.Label, err)
+		}
+		t.Logf("%s listens on %v", srv.Label, ls)
+		want := []string{srv.Client}
+		if srv != s {
+			want = append(want, srv.Election)
+		}
+		for _, w := range want {
+			if !slices.Contains(ls, w) {
+				t.Errorf("E1 check broken: got %s listening on %v; want %s among them", srv.Label, ls, w)
+			}
+		}
+		for _, l := range ls {
+			requireLoopback(t, srv.Label+" listens on", l)
+		}
+	}
+	own, err := zkserver.Sockets(os.Getpid())
 	if err != nil {
-		t.Fatalf("listeners of %s: %v", s.Label, err)
+		t.Fatalf("sockets of this process: %v", err)
 	}
-	t.Logf("server process listens on %v", ls)
-	if len(ls) == 0 {
-		t.Fatalf("E1 check broken: found no listening socket of the server process; want at least the client port")
-	}
-	for _, l := range ls {
-		h, p, _ := strings.Cut(l, ":")
-		if h != "127.0.0.1" {
-			t.Errorf("E1 violated: server listens on %s; want 127.0.0.1 only", l)
+	listening := 0
+	for _, k := range own {
+		requireLoopback(t, "this process's socket at", k.Local)
+		if k.Listening {
+			listening++
+			continue
 		}
-		if n := atoi(p); n < 1024 {
-			t.Errorf("E1 violated: server listens on port %d; want an ephemeral port", n)
-		}
+		requireLoopback(t, "this process's socket to", k.Remote)
 	}
+	evidence(t, "%d servers and this process (%d listening proxies, %d TCP sockets in all): every address is 127.0.0.1 with a port drawn at run time", len(c.Servers)+1, listening, len(own))
 }
 
-func atoi(s string) int {
-	n := 0
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return -1
-		}
-		n = n*10 + int(c-'0')
+// requireLoopback fails E1 unless addr is 127.0.0.1 with a port the harness
+// drew (not a well-known one, nor ZooKeeper's defaults).
+func requireLoopback(t *testing.T, what, addr string) {
+	t.Helper()
+	host, port, err := net.SplitHostPort(addr)
+	n, perr := strconv.Atoi(port)
+	switch {
+	case err != nil || perr != nil:
+		t.Errorf("E1 violated: %s %q: got an address that does not parse (%v %v); want 127.0.0.1:port", what, addr, err, perr)
+	case host != "127.0.0.1":
+		t.Errorf("E1 violated: %s %s; got host %s, want 127.0.0.1", what, addr, host)
+	case n < 1024 || slices.Contains([]int{2181, 2888, 3888, 8080}, n):
+		t.Errorf("E1 violated: %s %s; got port %d, want one drawn at run time", what, addr, n)
 	}
-	return n
 }
 
 // TestE3_ScenarioLeavesNothingBehind: whatever a scenario starts is gone
