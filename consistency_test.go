@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anishathalye/porcupine"
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/internal/faultproxy"
@@ -161,6 +162,9 @@ type staleReadResult struct {
 	heldWhenRead  int64 // bytes the proxy held when B's read returned
 	readAfter     string
 	stale, caught *history.Recorder
+	// recorded is a second round recorded end to end, with no interval
+	// assembled by the test: A writes "2", B reads after catching up.
+	recorded *history.Recorder
 }
 
 func runStaleRead(t zkserver.TB) staleReadResult {
@@ -194,6 +198,11 @@ func runStaleRead(t zkserver.TB) staleReadResult {
 	r.readAfter = tr.get(tr.B, tr.pb, 2)
 	_ = caught.Span(2, history.Input{Op: history.Read}, history.Output{Value: r.readAfter}, call, tr.rec.Now())
 	r.caught = caught
+	r.recorded = history.NewRecorder(r.readAfter)
+	tr.rec = r.recorded
+	tr.set(tr.A, tr.pa, 1, "2")
+	tr.catchUp("2")
+	tr.get(tr.B, tr.pb, 2)
 	return r
 }
 
@@ -242,6 +251,9 @@ func TestS2_StaleHistoryIsNotLinearizable(t *testing.T) {
 	})
 	t.Run("the history with B reading after catch-up is linearizable", func(t *testing.T) {
 		requireHistory(t, "S2", "the history with B reading after catch-up", r.caught, true)
+	})
+	t.Run("a history recorded end to end with B reading after catch-up is linearizable", func(t *testing.T) {
+		requireHistory(t, "S2", "the second round, recorded end to end", r.recorded, true)
 	})
 }
 
@@ -491,7 +503,8 @@ func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 	tr := newTrio(t)
 	tr.set(tr.A, tr.pa, 1, "1")
 	phase(t, "B's composite read: barrier, then getData")
-	barrierStart := tr.rec.Now()
+	composite := tr.rec.Invoke(2, history.Read, "") // recorded live: barrier's call to getData's return
+	barrierStart := composite.Start()
 	tr.pb.invoke("set /barrier (composite read begins)")
 	if _, err := tr.B.Set("/barrier", []byte("b"), -1); err != nil {
 		t.Fatalf("barrier: %v", err)
@@ -513,7 +526,13 @@ func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 	if string(b) != "1" {
 		t.Fatalf("Y5 setup broken: B read %q; want the older \"1\"", b)
 	}
-	base := tr.rec.Operations()
+	composite.Ok(string(b))
+	var base []porcupine.Operation // every operation but the live composite read
+	for _, op := range tr.rec.Operations() {
+		if op.ClientId != 2 || op.Call != barrierStart {
+			base = append(base, op)
+		}
+	}
 	build := func(call int64) *history.Recorder {
 		r := history.NewRecorder("0")
 		for _, op := range base {
@@ -524,6 +543,9 @@ func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 	}
 	t.Run("the composite interval from the barrier's call is linearizable", func(t *testing.T) {
 		requireHistory(t, "Y5", "the history with the composite read from the barrier's call", build(barrierStart), true)
+	})
+	t.Run("the same composite read, recorded live, is linearizable", func(t *testing.T) {
+		requireHistory(t, "Y5", "the history recorded live, with the composite read", tr.rec, true)
 	})
 	t.Run("the inner getData interval alone is not linearizable", func(t *testing.T) {
 		requireHistory(t, "Y5", "the history with only the inner getData interval", build(readStart), false)
