@@ -1,0 +1,41 @@
+// Command evidence turns the zk19 suite's run into EVIDENCE.md, the
+// article's claim–evidence table, and keeps the claim index and the table
+// of contents in doc.go in step with the root package's tests.
+//
+// Usage, from the module root:
+//
+//	go run ./cmd/evidence [-backend process|container|external] [-o EVIDENCE.md] [-save run.json]
+//	go run ./cmd/evidence -json run.json [-cmd 'the command that wrote it'] [-o EVIDENCE.md]
+//	go run ./cmd/evidence -doc
+//	go run ./cmd/evidence -sync
+//
+// The first form runs "go test -count=1 -json ." for the root package
+// (ZK19_BACKEND is passed through, or set by -backend), then, for proofs
+// that name a test of another package of the module
+// ("internal/faultproxy.TestX"), exactly those tests in their packages. The
+// second form reads such a stream from a file. Both write EVIDENCE.md:
+//
+//   - a header: date, backend and server version from the record header,
+//     Go version, the commands;
+//   - a row per claim: its place in the article (§ and ¶), its verdict
+//     (holds; holds, partly not run; refuted on 3.x; observed, differs from
+//     the article's wording; not run; failed), the decisive observation and
+//     its proofs. The decisive observation is the lines the proofs marked
+//     with claims.EvidenceMark or claims.DiffersMark, never a line chosen
+//     by its wording;
+//   - "How other recipes fare": the peer tests (TestPeer…), which prove no
+//     claim and change no verdict;
+//   - "Not verified here" and "Source dependencies", from the index;
+//   - per claim, its marked lines and, as context, its operations.
+//
+// The record claim E4 is judged on the record itself as well: its header
+// must come before the first test and name the backend, the server version
+// and the ensemble sizes the claims need.
+//
+// The command exits 1 when any claim failed or was refuted, and still
+// writes the file.
+//
+// -doc regenerates doc.go from testdata/claims.json. -sync first sets every
+// claim's proof list to the root-package Tests and Examples that cite it,
+// keeping entries for tests of other packages, then regenerates doc.go.
+package main
