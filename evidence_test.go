@@ -1,9 +1,9 @@
 package zk19_test
 
 // The meta tests: they hold the claim index (testdata/claims.json), the root
-// package's Tests and Examples, and the table of contents in doc.go to each
-// other, and check claim E2 on the source. They read files only: no server,
-// no Java, and they pass under -short.
+// package's Tests and Examples, the article and the table of contents in
+// doc.go to each other, and check claim E2 on the source. They read files
+// only: no server, no Java, and they pass under -short.
 //
 // The index is kept in step by "go run ./cmd/evidence -sync" (proof lists
 // from the tests, then doc.go); these tests are the rules it must meet.
@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,13 +36,17 @@ var catalogue = struct {
 	ranges  []struct{ letter, n int }
 	section map[byte]string
 	beyond  map[string]bool
+	// placed are the claims the article makes outside their letter's
+	// section: F10's two observations are stated with the evidence.
+	placed map[string]string
 }{
 	ranges: []struct{ letter, n int }{{'S', 3}, {'Y', 6}, {'L', 10}, {'R', 8}, {'F', 10}, {'T', 3}, {'E', 4}, {'X', 2}},
 	section: map[byte]string{
-		'S': "§1", 'Y': "§2", 'L': "§3", 'R': "§4", 'F': "§5", 'T': "§6", 'E': "evidence", 'X': "exercises",
+		'S': "§1", 'Y': "§2", 'L': "§3", 'R': "§4", 'F': "§5", 'T': "§6", 'E': "§7", 'X': "§8",
 	},
 	beyond: map[string]bool{"S1": true, "S2": true, "S3": true, "Y1": true, "Y2": true, "Y3": true,
 		"Y4": true, "Y5": true, "Y6": true, "F8": true},
+	placed: map[string]string{"F10": "§7"},
 }
 
 func catalogueIDs() []string {
@@ -59,6 +64,7 @@ func catalogueIDs() []string {
 var metaTests = map[string]bool{
 	"TestMain":                           true,
 	"TestEveryClaimHasEvidence":          true,
+	"TestClaimsCiteTheirParagraphs":      true,
 	"TestDocTableOfContentsMatchesIndex": true,
 }
 
@@ -77,16 +83,16 @@ func loadClaimIndex(t *testing.T) *claims.Index {
 	return ix
 }
 
-// rootFuncs returns the root package's Tests and Examples with the claims
-// they cite (cmd/evidence -sync reads them the same way).
-func rootFuncs(t *testing.T) []claims.Proof {
+// scanTests returns the Tests and Examples of the package in dir with the
+// claims they cite (cmd/evidence -sync reads them the same way).
+func scanTests(t *testing.T, dir string) []claims.Proof {
 	t.Helper()
-	funcs, err := claims.ScanProofs(".")
+	funcs, err := claims.ScanProofs(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(funcs) == 0 {
-		t.Fatal("no Test or Example in the root package's *_test.go files")
+		t.Fatalf("no Test or Example in the *_test.go files of %s", dir)
 	}
 	for _, rf := range funcs {
 		if rf.Err != nil {
@@ -101,29 +107,50 @@ func where(rf claims.Proof) string {
 }
 
 // TestEveryClaimHasEvidence: the index names exactly the catalogue's 46
-// claims, each with at least one Test or Example of this package that
-// exists and cites it; and every Test and Example here cites a claim of the
-// index and is listed as its proof.
+// claims, each placed in a section of the index and proved by at least one
+// Test or Example that exists and cites it (a root package test) or is
+// named by the index alone (a test of another package, such as
+// "internal/faultproxy.TestX"); every Test and Example here cites a claim
+// of the index and is listed as its proof, except the peer tests
+// (TestPeer…), which prove nothing and are in no proof list. The index's
+// documentary items and source dependencies name what exists.
 func TestEveryClaimHasEvidence(t *testing.T) {
 	ix := loadClaimIndex(t)
-	funcs := rootFuncs(t)
-	byName := map[string]claims.Proof{}
-	for _, rf := range funcs {
-		byName[rf.Name] = rf
-	}
-
-	sections := map[string]string{} // section name -> key
-	for _, s := range ix.Sections {
-		sections[s.Name()] = s.Key
-	}
+	funcs := scanTests(t, ".")
 	var keys []string
 	for _, s := range ix.Sections {
 		keys = append(keys, s.Key)
 	}
-	if want := []string{"§1", "§2", "§3", "§4", "§5", "§6", "evidence", "exercises"}; !reflect.DeepEqual(keys, want) {
+	if want := []string{"§1", "§2", "§3", "§4", "§5", "§6", "§7", "§8"}; !reflect.DeepEqual(keys, want) {
 		t.Errorf("index sections are %v; want %v", keys, want)
 	}
+	indexed := checkCatalogue(t, ix)
+	for _, c := range ix.Claims {
+		checkClaimEntry(t, ix, c)
+		checkProofList(t, c, funcs)
+	}
+	checkEveryTestCites(t, funcs, indexed)
+	checkDocumentary(t, ix)
+	checkSources(t, ix)
+	if !t.Failed() {
+		n, peers := 0, 0
+		for _, rf := range funcs {
+			switch {
+			case rf.Peer:
+				peers++
+			case !metaTests[rf.Name]:
+				n++
+			}
+		}
+		t.Logf("evidence: %d claims, each proved by at least one of the %d Tests and Examples of the root package or a named test of another; %d peer tests prove none",
+			len(ix.Claims), n, peers)
+	}
+}
 
+// checkCatalogue holds the index's IDs to the catalogue's and returns the
+// claims by ID.
+func checkCatalogue(t *testing.T, ix *claims.Index) map[string]claims.Claim {
+	t.Helper()
 	want := catalogueIDs()
 	var got []string
 	indexed := map[string]claims.Claim{}
@@ -134,69 +161,95 @@ func TestEveryClaimHasEvidence(t *testing.T) {
 		indexed[c.ID] = c
 		got = append(got, c.ID)
 	}
-	if !reflect.DeepEqual(got, want) {
-		for _, id := range want {
-			if _, ok := indexed[id]; !ok {
-				t.Errorf("claim %s is missing from the index", id)
-			}
-		}
-		wanted := map[string]bool{}
-		for _, id := range want {
-			wanted[id] = true
-		}
-		for _, id := range got {
-			if !wanted[id] {
-				t.Errorf("claim %s is in the index but not in the catalogue", id)
-			}
-		}
-		if len(got) == len(want) {
-			t.Errorf("the index lists the claims in the order %v; want the catalogue's %v", got, want)
+	if reflect.DeepEqual(got, want) {
+		return indexed
+	}
+	for _, id := range want {
+		if _, ok := indexed[id]; !ok {
+			t.Errorf("claim %s is missing from the index", id)
 		}
 	}
-
-	for _, c := range ix.Claims {
-		if key, ok := sections[c.Section]; !ok {
-			t.Errorf("claim %s: section %q is not one of the index's sections", c.ID, c.Section)
-		} else if wantKey := catalogue.section[c.ID[0]]; key != wantKey {
-			t.Errorf("claim %s: section %q; want the %s section", c.ID, c.Section, wantKey)
-		}
-		if strings.TrimSpace(c.Statement) == "" || strings.ContainsAny(c.Statement, "\n\r") {
-			t.Errorf("claim %s: statement %q; want one non-empty line", c.ID, c.Statement)
-		}
-		if c.Beyond != catalogue.beyond[c.ID] {
-			t.Errorf("claim %s: beyond is %v; the catalogue says %v", c.ID, c.Beyond, catalogue.beyond[c.ID])
-		}
-		for _, n := range c.Needs {
-			if !knownNeeds[n] {
-				t.Errorf("claim %s: needs %q; want one of faults, ensemble-3, ensemble-5", c.ID, n)
-			}
-		}
-		if len(c.Proof) == 0 {
-			t.Errorf("claim %s: no Test or Example proves it (its proof list is empty)", c.ID)
-		}
-		seen := map[string]bool{}
-		for _, name := range c.Proof {
-			if seen[name] {
-				t.Errorf("claim %s: proof %s is listed twice", c.ID, name)
-			}
-			seen[name] = true
-			rf, ok := byName[name]
-			switch {
-			case !ok:
-				t.Errorf("claim %s: proof %s is not a Test or Example of the root package", c.ID, name)
-			case !containsString(rf.Cites, c.ID) && rf.Example:
-				t.Errorf("claim %s: proof %s (%s) does not name %s in its doc comment (cites %v)", c.ID, name, where(rf), c.ID, rf.Cites)
-			case !containsString(rf.Cites, c.ID):
-				t.Errorf("claim %s: proof %s (%s) does not carry %s in its name (cites %v)", c.ID, name, where(rf), c.ID, rf.Cites)
-			}
+	for _, id := range got {
+		if !slices.Contains(want, id) {
+			t.Errorf("claim %s is in the index but not in the catalogue", id)
 		}
 	}
+	if len(got) == len(want) {
+		t.Errorf("the index lists the claims in the order %v; want the catalogue's %v", got, want)
+	}
+	return indexed
+}
 
-	for _, rf := range funcs {
-		if metaTests[rf.Name] {
+// checkClaimEntry checks one claim's fields other than its proofs.
+func checkClaimEntry(t *testing.T, ix *claims.Index, c claims.Claim) {
+	t.Helper()
+	wantKey := catalogue.section[c.ID[0]]
+	if k, ok := catalogue.placed[c.ID]; ok {
+		wantKey = k
+	}
+	switch {
+	case ix.Section(c.Section) == nil:
+		t.Errorf("claim %s: section %q is not a key of the index's sections", c.ID, c.Section)
+	case c.Section != wantKey:
+		t.Errorf("claim %s: section %q; want %s", c.ID, c.Section, wantKey)
+	}
+	if c.Paragraph < 1 {
+		t.Errorf("claim %s: paragraph %d; want the paragraph of %s that makes it, from 1", c.ID, c.Paragraph, c.Section)
+	}
+	if strings.TrimSpace(c.Statement) == "" || strings.ContainsAny(c.Statement, "\n\r") {
+		t.Errorf("claim %s: statement %q; want one non-empty line", c.ID, c.Statement)
+	}
+	if c.Beyond != catalogue.beyond[c.ID] {
+		t.Errorf("claim %s: beyond is %v; the catalogue says %v", c.ID, c.Beyond, catalogue.beyond[c.ID])
+	}
+	for _, n := range c.Needs {
+		if !knownNeeds[n] {
+			t.Errorf("claim %s: needs %q; want one of faults, ensemble-3, ensemble-5", c.ID, n)
+		}
+	}
+}
+
+// checkProofList checks that each proof of c exists and cites c; a test of
+// another package is found in its directory.
+func checkProofList(t *testing.T, c claims.Claim, funcs []claims.Proof) {
+	t.Helper()
+	if len(c.Proof) == 0 {
+		t.Errorf("claim %s: no Test or Example proves it (its proof list is empty)", c.ID)
+	}
+	for i, name := range c.Proof {
+		if slices.Contains(c.Proof[:i], name) {
+			t.Errorf("claim %s: proof %s is listed twice", c.ID, name)
+		}
+		dir, test := claims.SplitProof(name)
+		if dir != "" {
+			if !slices.ContainsFunc(scanTests(t, dir), func(p claims.Proof) bool { return p.Name == test && !p.Example }) {
+				t.Errorf("claim %s: proof %s: %s has no Test %s", c.ID, name, dir, test)
+			}
 			continue
 		}
-		kind := "Test " + rf.Name + " carries no claim ID in its name (TestS1_..., TestL6R8_..., TestR3toR6_...)"
+		at := slices.IndexFunc(funcs, func(p claims.Proof) bool { return p.Name == name })
+		switch {
+		case at < 0:
+			t.Errorf("claim %s: proof %s is not a Test or Example of the root package", c.ID, name)
+		case funcs[at].Peer:
+			t.Errorf("claim %s: proof %s (%s) is a peer test; a peer proves no claim", c.ID, name, where(funcs[at]))
+		case !slices.Contains(funcs[at].Cites, c.ID) && funcs[at].Example:
+			t.Errorf("claim %s: proof %s (%s) does not name %s in its doc comment (cites %v)", c.ID, name, where(funcs[at]), c.ID, funcs[at].Cites)
+		case !slices.Contains(funcs[at].Cites, c.ID):
+			t.Errorf("claim %s: proof %s (%s) does not carry %s in its name (cites %v)", c.ID, name, where(funcs[at]), c.ID, funcs[at].Cites)
+		}
+	}
+}
+
+// checkEveryTestCites: every root Test and Example but the meta and peer
+// tests cites a claim of the index and is in its proof list.
+func checkEveryTestCites(t *testing.T, funcs []claims.Proof, indexed map[string]claims.Claim) {
+	t.Helper()
+	for _, rf := range funcs {
+		if metaTests[rf.Name] || rf.Peer {
+			continue
+		}
+		kind := "Test " + rf.Name + " carries no claim ID in its name (TestS1_..., TestL6R8_..., TestR3toR6_...) and is no peer test (TestPeer...)"
 		if rf.Example {
 			kind = "Example " + rf.Name + " names no claim in its doc comment (\"(claim X1)\", \"(claims S1 and S2, §1)\")"
 		}
@@ -208,29 +261,108 @@ func TestEveryClaimHasEvidence(t *testing.T) {
 			switch {
 			case !ok:
 				t.Errorf("%s: %s cites %s, which is not a claim of the index", where(rf), rf.Name, id)
-			case !containsString(c.Proof, rf.Name):
+			case !slices.Contains(c.Proof, rf.Name):
 				t.Errorf("%s: %s cites %s, but claim %s's proof list lacks it (run: go run ./cmd/evidence -sync)", where(rf), rf.Name, id, id)
 			}
 		}
 	}
-	if !t.Failed() {
-		n := 0
-		for _, rf := range funcs {
-			if !metaTests[rf.Name] {
-				n++
-			}
+}
+
+var documentaryID = regexp.MustCompile(`^D[0-9]+$`)
+
+// checkDocumentary: each statement the index records as not executable has
+// an ID, a place in the article, a subject and a reason.
+func checkDocumentary(t *testing.T, ix *claims.Index) {
+	t.Helper()
+	if len(ix.Documentary) == 0 {
+		t.Errorf("the index records no documentary statement; want the article's statements that are not executable here")
+	}
+	seen := map[string]bool{}
+	for _, d := range ix.Documentary {
+		if !documentaryID.MatchString(d.ID) || seen[d.ID] {
+			t.Errorf("documentary %q: want a unique ID D1, D2, ...", d.ID)
 		}
-		t.Logf("evidence: %d claims, each proved by at least one of the %d Tests and Examples of the root package", len(ix.Claims), n)
+		seen[d.ID] = true
+		if ix.Section(d.Section) == nil || d.Paragraph < 1 {
+			t.Errorf("documentary %s: at %q; want a section key of the index and a paragraph from 1", d.ID, d.Where())
+		}
+		if strings.TrimSpace(d.Subject) == "" || strings.TrimSpace(d.Reason) == "" {
+			t.Errorf("documentary %s: subject %q, reason %q; want both", d.ID, d.Subject, d.Reason)
+		}
 	}
 }
 
-func containsString(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
+// checkSources: each source dependency names claims of the index, tests
+// that prove them, and where it was read at each version.
+func checkSources(t *testing.T, ix *claims.Index) {
+	t.Helper()
+	if len(ix.Sources) == 0 {
+		t.Errorf("the index lists no source dependency; want the server code the claims rest on")
+	}
+	for _, s := range ix.Sources {
+		var proofs []string
+		for _, id := range s.Claims {
+			c := ix.Claim(id)
+			if c == nil {
+				t.Errorf("source %s: claim %s is not in the index", s.Code, id)
+				continue
+			}
+			proofs = append(proofs, c.Proof...)
+		}
+		for _, name := range s.Tests {
+			if !slices.Contains(proofs, name) {
+				t.Errorf("source %s: test %s proves none of its claims %v", s.Code, name, s.Claims)
+			}
+		}
+		if s.File == "" || s.Role == "" || len(s.Tests) == 0 || len(s.Read) == 0 {
+			t.Errorf("source %s: want a file, a role, tests and where it was read", s.Code)
+		}
+		for _, r := range s.Read {
+			if r.Version == "" || r.Tag == "" || r.Method == "" || r.Line < 1 {
+				t.Errorf("source %s: read at %+v; want a version, a tag, a method and a line", s.Code, r)
+			}
 		}
 	}
-	return false
+}
+
+// TestClaimsCiteTheirParagraphs: every claim and documentary statement of
+// the index points at a paragraph that exists in its section of the
+// article, counted as claims.Paragraphs defines it, and every section's
+// title is a heading of the article. The article is not in the repository;
+// ZK19_ARTICLE names it, else the index's articleFile (relative to the
+// module root) is tried.
+func TestClaimsCiteTheirParagraphs(t *testing.T) {
+	ix := loadClaimIndex(t)
+	path := os.Getenv("ZK19_ARTICLE")
+	if path == "" {
+		path = ix.ArticleFile
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Skipf("skipped: the article is not at %q (%v); set ZK19_ARTICLE to its path to check the paragraphs the index cites", path, err)
+	}
+	counts, err := ix.Paragraphs(string(b))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	check := func(what, section string, paragraph int) {
+		if n, ok := counts[section]; !ok || paragraph < 1 || paragraph > n {
+			t.Errorf("%s cites %s ¶%d; the article's section %s has %d paragraphs", what, section, paragraph, section, n)
+		}
+	}
+	for _, c := range ix.Claims {
+		check("claim "+c.ID, c.Section, c.Paragraph)
+	}
+	for _, c := range ix.Pending {
+		check("pending claim "+c.ID, c.Section, c.Paragraph)
+	}
+	for _, d := range ix.Documentary {
+		check("documentary "+d.ID, d.Section, d.Paragraph)
+	}
+	if !t.Failed() {
+		t.Logf("evidence: %d claims and %d documentary statements cite paragraphs that exist in %s (paragraphs per section: %v)",
+			len(ix.Claims), len(ix.Documentary), filepath.Base(path), counts)
+	}
 }
 
 // allowedSleeps are the named constants a sleep may wait for. A session
@@ -408,41 +540,13 @@ func TestE2_NoSleepGuessesAWindow(t *testing.T) {
 // TestDocTableOfContentsMatchesIndex: doc.go's package comment is the
 // article's table of contents and says what the index says: one "# "
 // heading per section in the index's order, and under its section one
-// bullet per claim, "ID (beyond): statement. Proof: TestX, ExampleY", with
-// the index's statement and proof list. Regenerate with
+// bullet per claim, "ID ¶n (beyond): statement. Proof: TestX, ExampleY",
+// with the index's paragraph, statement and proof list. Regenerate with
 // "go run ./cmd/evidence -doc".
 func TestDocTableOfContentsMatchesIndex(t *testing.T) {
 	ix := loadClaimIndex(t)
-	fset := token.NewFileSet()
-	af, err := parser.ParseFile(fset, "doc.go", nil, parser.ParseComments|parser.PackageClauseOnly)
-	if err != nil {
-		t.Fatalf("parse doc.go: %v", err)
-	}
-	if af.Name.Name != "zk19" || af.Doc == nil {
-		t.Fatalf("doc.go: package %s with doc %v; want package zk19 with a package comment", af.Name.Name, af.Doc != nil)
-	}
+	headings, bullets := readTableOfContents(t)
 	const regen = " (regenerate: go run ./cmd/evidence -doc)"
-
-	// Read headings and bullets; a bullet's wrapped lines are indented four
-	// spaces.
-	type bullet struct {
-		text, heading string
-	}
-	var headings []string
-	var bullets []bullet
-	heading := ""
-	for _, l := range strings.Split(af.Doc.Text(), "\n") {
-		switch {
-		case strings.HasPrefix(l, "# "):
-			heading = strings.TrimPrefix(l, "# ")
-			headings = append(headings, heading)
-		case strings.HasPrefix(l, "  - "):
-			bullets = append(bullets, bullet{strings.TrimPrefix(l, "  - "), heading})
-		case strings.HasPrefix(l, "    ") && len(bullets) > 0:
-			bullets[len(bullets)-1].text += " " + strings.TrimSpace(l)
-		}
-	}
-
 	var wantHeadings []string
 	for _, s := range ix.Sections {
 		wantHeadings = append(wantHeadings, s.Name())
@@ -450,50 +554,61 @@ func TestDocTableOfContentsMatchesIndex(t *testing.T) {
 	if !reflect.DeepEqual(headings, wantHeadings) {
 		t.Errorf("doc.go headings %q; want the index's sections %q%s", headings, wantHeadings, regen)
 	}
-
-	line := regexp.MustCompile(`^([A-Z][0-9]{1,2})( \(beyond\))?: (.*)$`)
+	line := regexp.MustCompile(`^([A-Z][0-9]{1,2}) ¶([0-9]+)( \(beyond\))?: (.*)$`)
 	found := map[string]bool{}
-	for _, c := range ix.Claims {
-		var b *bullet
-		for i := range bullets {
-			if m := line.FindStringSubmatch(bullets[i].text); m != nil && m[1] == c.ID {
-				if b != nil {
-					t.Errorf("doc.go: claim %s has two bullets%s", c.ID, regen)
-				}
-				b = &bullets[i]
-			}
-		}
-		if b == nil {
-			t.Errorf("doc.go: claim %s has no bullet%s", c.ID, regen)
-			continue
-		}
-		found[c.ID] = true
-		m := line.FindStringSubmatch(b.text)
-		if b.heading != c.Section {
-			t.Errorf("doc.go: claim %s is under %q; want %q%s", c.ID, b.heading, c.Section, regen)
-		}
-		if (m[2] != "") != c.Beyond {
-			t.Errorf("doc.go: claim %s beyond marker %v; want %v%s", c.ID, m[2] != "", c.Beyond, regen)
-		}
-		i := strings.LastIndex(m[3], ". Proof: ")
-		if i < 0 {
-			t.Errorf("doc.go: claim %s: bullet %q has no \". Proof: \"%s", c.ID, b.text, regen)
-			continue
-		}
-		if stmt := m[3][:i]; stmt != strings.TrimSuffix(c.Statement, ".") {
-			t.Errorf("doc.go: claim %s says %q; the index says %q%s", c.ID, stmt, c.Statement, regen)
-		}
-		var proof []string
-		if p := m[3][i+len(". Proof: "):]; p != "none yet" {
-			proof = strings.Split(p, ", ")
-		}
-		if !reflect.DeepEqual(proof, c.Proof) && (len(proof) != 0 || len(c.Proof) != 0) {
-			t.Errorf("doc.go: claim %s is proved by %v; the index says %v%s", c.ID, proof, c.Proof, regen)
-		}
-	}
 	for _, b := range bullets {
-		if m := line.FindStringSubmatch(b.text); m == nil || !found[m[1]] {
-			t.Errorf("doc.go: bullet %q names no claim of the index%s", b.text, regen)
+		m := line.FindStringSubmatch(b.text)
+		if m == nil || ix.Claim(m[1]) == nil || found[m[1]] {
+			t.Errorf("doc.go: bullet %q names no claim of the index, or one named before%s", b.text, regen)
+			continue
+		}
+		found[m[1]] = true
+		c := ix.Claim(m[1])
+		if s := ix.Section(c.Section); s == nil || b.heading != s.Name() {
+			t.Errorf("doc.go: claim %s is under %q; want its section %s%s", c.ID, b.heading, c.Section, regen)
+		}
+		if m[2] != strconv.Itoa(c.Paragraph) || (m[3] != "") != c.Beyond {
+			t.Errorf("doc.go: claim %s: ¶%s beyond=%v; the index says ¶%d beyond=%v%s", c.ID, m[2], m[3] != "", c.Paragraph, c.Beyond, regen)
+		}
+		stmt, proof, ok := strings.Cut(m[4], ". Proof: ")
+		if !ok || stmt != strings.TrimSuffix(c.Statement, ".") {
+			t.Errorf("doc.go: claim %s says %q; the index says %q%s", c.ID, m[4], c.Statement, regen)
+		}
+		if want := strings.Join(c.Proof, ", "); proof != want && !(proof == "none yet" && want == "") {
+			t.Errorf("doc.go: claim %s is proved by %q; the index says %q%s", c.ID, proof, want, regen)
 		}
 	}
+	for _, c := range ix.Claims {
+		if !found[c.ID] {
+			t.Errorf("doc.go: claim %s has no bullet%s", c.ID, regen)
+		}
+	}
+}
+
+type tocBullet struct{ text, heading string }
+
+// readTableOfContents reads doc.go's headings and bullets; a bullet's
+// wrapped lines are indented four spaces.
+func readTableOfContents(t *testing.T) (headings []string, bullets []tocBullet) {
+	t.Helper()
+	af, err := parser.ParseFile(token.NewFileSet(), "doc.go", nil, parser.ParseComments|parser.PackageClauseOnly)
+	if err != nil {
+		t.Fatalf("parse doc.go: %v", err)
+	}
+	if af.Name.Name != "zk19" || af.Doc == nil {
+		t.Fatalf("doc.go: package %s with doc %v; want package zk19 with a package comment", af.Name.Name, af.Doc != nil)
+	}
+	heading := ""
+	for _, l := range strings.Split(af.Doc.Text(), "\n") {
+		switch {
+		case strings.HasPrefix(l, "# "):
+			heading = strings.TrimPrefix(l, "# ")
+			headings = append(headings, heading)
+		case strings.HasPrefix(l, "  - "):
+			bullets = append(bullets, tocBullet{strings.TrimPrefix(l, "  - "), heading})
+		case strings.HasPrefix(l, "    ") && len(bullets) > 0:
+			bullets[len(bullets)-1].text += " " + strings.TrimSpace(l)
+		}
+	}
+	return headings, bullets
 }
