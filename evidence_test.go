@@ -365,176 +365,320 @@ func TestClaimsCiteTheirParagraphs(t *testing.T) {
 	}
 }
 
-// allowedSleeps are the named constants a sleep may wait for. A session
-// timeout is what some claims are about (E2); pollInterval is the pause
-// between the checks of a bounded wait (waitFor), which gives up with what it
-// last saw and never guesses that a window is open.
-var allowedSleeps = []*regexp.Regexp{
-	regexp.MustCompile(`SessionTimeout`),
-	regexp.MustCompile(`^pollInterval$`),
-}
+// sessionTimeoutConst is how a constant that a sleep may wait for is named:
+// a session timeout is what some claims are about (E2).
+var sessionTimeoutConst = regexp.MustCompile(`SessionTimeout`)
 
-// TestE2_NoSleepGuessesAWindow: no root test sleeps to guess that a window
-// has opened (claim E2, "三个本机场景的证据"). Every time.Sleep, and every bare
-// "<-time.After(d)" statement (a sleep by another name), must wait for a
-// named constant of this package whose name says what it is: a session
-// timeout, or a bounded wait's pollInterval. time.Sleep used as a value
-// (passed or assigned) is refused too, because its argument cannot be seen.
+// TestE2_NoSleepGuessesAWindow: no root test waits a guessed time for a
+// window to open (claim E2, "三个本机场景的证据"). A wait on time alone
+// (time.Sleep, a bare receive from time.After or a timer's channel, a select
+// whose only cases are timers, a range over a ticker, time.AfterFunc) must
+// be for a named constant of this package that is a session timeout. A
+// bounded wait is a select with a real event beside its timer, or
+// internal/wait and poll, which call no timer here. The check is first shown
+// to refuse such waits in sources written for it.
 func TestE2_NoSleepGuessesAWindow(t *testing.T) {
 	claim(t, "E2", "三个本机场景的证据", "timing comes from hooks, gates and bounded waits; the only sleeps are named session-timeout constants")
-	fset := token.NewFileSet()
-	type parsed struct {
-		name string
-		file *ast.File
-	}
-	var files []parsed
-	// Without type checking, a name counts as a constant when the root
-	// package declares it with const and nowhere as anything else (a var,
-	// a parameter, a := or a range variable that could shadow it).
-	consts, others := map[string]bool{}, map[string]bool{}
-	all, _ := filepath.Glob("*.go")
-	for _, f := range all {
-		af, err := parser.ParseFile(fset, f, nil, parser.ParseComments|parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatalf("parse %s: %v", f, err)
+	t.Run("the check refuses waits on time alone", func(t *testing.T) {
+		for _, tc := range e2Bites {
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, "x_test.go", "package x\nimport \"time\"\nconst aSessionTimeout = time.Second\n"+tc.src, 0)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			_, refused := e2Scan(fset, []*ast.File{f}, []*ast.File{f})
+			if (len(refused) > 0) != tc.refused {
+				t.Errorf("E2 check broken: %s: refused %q; want refused=%v", tc.name, refused, tc.refused)
+			}
 		}
-		ast.Inspect(af, func(n ast.Node) bool {
+	})
+	fset := token.NewFileSet()
+	var all, tests []*ast.File
+	names, _ := filepath.Glob("*.go")
+	for _, name := range names {
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatalf("parse %s: %v", name, err)
+		}
+		all = append(all, f)
+		if strings.HasSuffix(name, "_test.go") {
+			tests = append(tests, f)
+		}
+	}
+	allowed, refused := e2Scan(fset, all, tests)
+	for _, r := range refused {
+		t.Errorf("E2 violated: %s", r)
+	}
+	for _, a := range allowed {
+		t.Logf("%s", a)
+	}
+	if !t.Failed() {
+		t.Logf("evidence: %d waits on time alone in %d root test files, each for a named session-timeout constant; none guesses a window", len(allowed), len(tests))
+	}
+}
+
+// e2Bites are sources the E2 check must refuse, and bounded waits it must
+// let pass.
+var e2Bites = []struct {
+	name, src string
+	refused   bool
+}{
+	{"a guessed sleep", "func f() { time.Sleep(50 * time.Millisecond) }", true},
+	{"a sleep of a session timeout", "func f() { time.Sleep(aSessionTimeout) }", false},
+	{"a select on a timer alone", "func f() { select { case <-time.After(time.Second): } }", true},
+	{"a select on two timers", "func f() { select { case <-time.After(1): case <-time.After(2): } }", true},
+	{"a bare timer receive", "func f() { tm := time.NewTimer(time.Second); <-tm.C }", true},
+	{"a receive from a saved time.After", "func f() { d := time.After(time.Second); <-d }", true},
+	{"a receive from a declared time.After", "func f() { var d = time.After(time.Second); <-d }", true},
+	{"a bare time.After receive", "func f() { <-time.After(time.Second) }", true},
+	{"a range over a ticker", "func f() { for range time.Tick(time.Second) {} }", true},
+	{"a guessed AfterFunc", "func f(g func()) { time.AfterFunc(time.Second, g) }", true},
+	{"time.Sleep as a value", "func f() { s := time.Sleep; s(1) }", true},
+	{"a bounded wait on a real event", "func f(ch chan int) { select { case <-ch: case <-time.After(time.Second): } }", false},
+	{"a bounded wait with a saved timer", "func f(ch chan int) { d := time.After(time.Second); select { case v := <-ch: _ = v; case <-d: } }", false},
+	{"a bounded send", "func f(ch chan int) { select { case ch <- 1: case <-time.After(time.Second): } }", false},
+}
+
+// e2Scan finds the waits on time alone in files: allowed ones (for a named
+// session-timeout constant) and refused ones, each with its place. Names
+// count as constants when decls, of the whole package, declare them with
+// const and nowhere as anything else (a var, a parameter, a := or a range
+// variable that could shadow them): the check has no type information.
+func e2Scan(fset *token.FileSet, decls, files []*ast.File) (allowed, refused []string) {
+	consts := packageConsts(decls)
+	for _, f := range files {
+		s := &e2File{fset: fset, consts: consts, timePkg: timeImport(f), timers: map[string]bool{}, inSelect: map[ast.Expr]bool{}}
+		if s.timePkg == "" {
+			continue
+		}
+		ast.Inspect(f, s.visit)
+		allowed, refused = append(allowed, s.allowed...), append(refused, s.refused...)
+	}
+	return allowed, refused
+}
+
+func packageConsts(files []*ast.File) map[string]bool {
+	consts, others := map[string]bool{}, map[string]bool{}
+	note := func(isConst bool, ids ...*ast.Ident) {
+		for _, id := range ids {
+			if id == nil {
+				continue
+			}
+			if isConst {
+				consts[id.Name] = true
+			} else {
+				others[id.Name] = true
+			}
+		}
+	}
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.GenDecl:
 				for _, s := range n.Specs {
 					if vs, ok := s.(*ast.ValueSpec); ok {
-						for _, id := range vs.Names {
-							if n.Tok == token.CONST {
-								consts[id.Name] = true
-							} else {
-								others[id.Name] = true
-							}
-						}
+						note(n.Tok == token.CONST, vs.Names...)
 					}
 				}
 			case *ast.Field:
-				for _, id := range n.Names {
-					others[id.Name] = true
-				}
+				note(false, n.Names...)
 			case *ast.AssignStmt:
 				if n.Tok == token.DEFINE {
 					for _, e := range n.Lhs {
-						if id, ok := e.(*ast.Ident); ok {
-							others[id.Name] = true
-						}
+						id, _ := e.(*ast.Ident)
+						note(false, id)
 					}
 				}
 			case *ast.RangeStmt:
 				for _, e := range []ast.Expr{n.Key, n.Value} {
-					if id, ok := e.(*ast.Ident); ok {
-						others[id.Name] = true
-					}
+					id, _ := e.(*ast.Ident)
+					note(false, id)
 				}
 			}
 			return true
 		})
-		if strings.HasSuffix(f, "_test.go") {
-			files = append(files, parsed{f, af})
-		}
 	}
+	for name := range others {
+		delete(consts, name)
+	}
+	return consts
+}
 
-	// named reports whether e is an allowed named constant.
-	named := func(e ast.Expr) (string, bool) {
-		id, ok := e.(*ast.Ident)
-		if !ok {
-			return "", false
-		}
-		if !consts[id.Name] || others[id.Name] {
-			return id.Name, false
-		}
-		for _, re := range allowedSleeps {
-			if re.MatchString(id.Name) {
-				return id.Name, true
+// timeImport is the name file f imports package time as, or "".
+func timeImport(f *ast.File) string {
+	for _, im := range f.Imports {
+		if p, _ := strconv.Unquote(im.Path.Value); p == "time" {
+			if im.Name == nil {
+				return "time"
+			}
+			if n := im.Name.Name; n != "_" && n != "." {
+				return n
 			}
 		}
-		return id.Name, false
 	}
-	src := func(n ast.Node) string {
-		p0, p1 := fset.Position(n.Pos()), fset.Position(n.End())
-		b, err := os.ReadFile(p0.Filename)
-		if err != nil || p1.Offset > len(b) {
-			return "?"
-		}
-		return string(b[p0.Offset:p1.Offset])
-	}
+	return ""
+}
 
-	sleeps := 0
-	for _, pf := range files {
-		timePkg := ""
-		for _, im := range pf.file.Imports {
-			if p, _ := strconv.Unquote(im.Path.Value); p == "time" {
-				timePkg = "time"
-				if im.Name != nil {
-					timePkg = im.Name.Name
-				}
-			}
-		}
-		if timePkg == "" || timePkg == "_" || timePkg == "." {
-			continue
-		}
-		isTimeFunc := func(e ast.Expr, fn string) bool {
-			sel, ok := e.(*ast.SelectorExpr)
-			if !ok || sel.Sel.Name != fn {
-				return false
-			}
-			x, ok := sel.X.(*ast.Ident)
-			return ok && x.Name == timePkg
-		}
-		check := func(call *ast.CallExpr, what string) {
-			sleeps++
-			pos := fset.Position(call.Pos())
-			at := fmt.Sprintf("%s:%d", filepath.Base(pos.Filename), pos.Line)
-			if len(call.Args) != 1 {
-				t.Errorf("E2 violated: %s: %s has %d arguments", at, src(call), len(call.Args))
-				return
-			}
-			if name, ok := named(call.Args[0]); ok {
-				t.Logf("%s: %s waits for the named constant %s", at, what, name)
-				return
-			}
-			stmt := src(call)
-			if what == "<-time.After" {
-				stmt = "<-" + stmt
-			}
-			t.Errorf("E2 violated: %s: %s guesses a window; want a named constant: a session timeout (name contains SessionTimeout) or a bounded wait's pollInterval", at, stmt)
-		}
-		calls := map[*ast.SelectorExpr]bool{}
-		inSelect := map[ast.Stmt]bool{} // "case <-time.After(d):" is a bounded wait
-		ast.Inspect(pf.file, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.CommClause:
-				inSelect[n.Comm] = true
-			case *ast.CallExpr:
-				if isTimeFunc(n.Fun, "Sleep") {
-					calls[n.Fun.(*ast.SelectorExpr)] = true
-					check(n, "time.Sleep")
-				}
-			case *ast.ExprStmt:
-				// "<-time.After(d)" on its own is a sleep.
-				if u, ok := n.X.(*ast.UnaryExpr); ok && u.Op == token.ARROW && !inSelect[n] {
-					if call, ok := u.X.(*ast.CallExpr); ok && isTimeFunc(call.Fun, "After") {
-						check(call, "<-time.After")
-					}
-				}
-			}
-			return true
-		})
-		ast.Inspect(pf.file, func(n ast.Node) bool {
-			if sel, ok := n.(*ast.SelectorExpr); ok && isTimeFunc(sel, "Sleep") && !calls[sel] {
-				pos := fset.Position(sel.Pos())
-				t.Errorf("E2 violated: %s:%d: time.Sleep is used as a value, so what it waits for cannot be checked", filepath.Base(pos.Filename), pos.Line)
-			}
-			return true
-		})
+// e2File is the E2 check of one file.
+type e2File struct {
+	fset             *token.FileSet
+	consts           map[string]bool
+	timePkg          string
+	timers           map[string]bool     // variables holding time.After or time.Tick channels
+	inSelect         map[ast.Expr]bool   // receives that are cases of a select with a real event
+	sleepCalls       []*ast.SelectorExpr // time.Sleep called, not used as a value
+	allowed, refused []string
+}
+
+func (s *e2File) at(n ast.Node) string {
+	p := s.fset.Position(n.Pos())
+	return fmt.Sprintf("%s:%d", filepath.Base(p.Filename), p.Line)
+}
+
+func (s *e2File) isTime(e ast.Expr, fn string) bool {
+	sel, ok := e.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != fn {
+		return false
 	}
-	if !t.Failed() {
-		t.Logf("evidence: %d sleeps in %d root test files; each one waits for a named constant, none guesses a window", sleeps, len(files))
+	x, ok := sel.X.(*ast.Ident)
+	return ok && x.Name == s.timePkg
+}
+
+// timerChan reports whether e is a channel that only time fills: a call of
+// time.After or time.Tick, a variable set from one, or a timer's or
+// ticker's C.
+func (s *e2File) timerChan(e ast.Expr) bool {
+	switch e := e.(type) {
+	case *ast.CallExpr:
+		return s.isTime(e.Fun, "After") || s.isTime(e.Fun, "Tick")
+	case *ast.Ident:
+		return s.timers[e.Name]
+	case *ast.SelectorExpr:
+		return e.Sel.Name == "C"
+	case *ast.ParenExpr:
+		return s.timerChan(e.X)
 	}
+	return false
+}
+
+// commRecv returns the channel a select case receives from, or nil for a
+// send or the default case.
+func commRecv(st ast.Stmt) ast.Expr {
+	var e ast.Expr
+	switch st := st.(type) {
+	case *ast.ExprStmt:
+		e = st.X
+	case *ast.AssignStmt:
+		if len(st.Rhs) == 1 {
+			e = st.Rhs[0]
+		}
+	}
+	if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.ARROW {
+		return u
+	}
+	return nil
+}
+
+func (s *e2File) visit(n ast.Node) bool {
+	switch n := n.(type) {
+	case *ast.AssignStmt:
+		for i, r := range n.Rhs {
+			if id, ok := n.Lhs[min(i, len(n.Lhs)-1)].(*ast.Ident); ok && s.timerChan(r) {
+				s.timers[id.Name] = true
+			}
+		}
+	case *ast.ValueSpec:
+		for i, v := range n.Values {
+			if i < len(n.Names) && s.timerChan(v) {
+				s.timers[n.Names[i].Name] = true
+			}
+		}
+	case *ast.SelectStmt:
+		s.selectStmt(n)
+	case *ast.UnaryExpr:
+		if n.Op == token.ARROW && !s.inSelect[n] && s.timerChan(n.X) {
+			s.timeAlone(n, "a receive from a timer outside a select", timerArg(n.X))
+		}
+	case *ast.RangeStmt:
+		if s.timerChan(n.X) {
+			s.refuse(n, "a range over a ticker waits on time alone; use internal/wait")
+		}
+	case *ast.CallExpr:
+		switch {
+		case s.isTime(n.Fun, "Sleep"):
+			s.sleepCalls = append(s.sleepCalls, n.Fun.(*ast.SelectorExpr))
+			s.timeAlone(n, "time.Sleep", n.Args...)
+		case s.isTime(n.Fun, "AfterFunc") && len(n.Args) > 0:
+			s.timeAlone(n, "time.AfterFunc", n.Args[0])
+		}
+	case *ast.SelectorExpr:
+		if s.isTime(n, "Sleep") && !slices.Contains(s.sleepCalls, n) {
+			s.refuse(n, "time.Sleep is used as a value, so what it waits for cannot be checked")
+		}
+	}
+	return true
+}
+
+// selectStmt lets a select's timer cases pass when another case waits for
+// a real event (a send, or a receive from a channel time does not fill);
+// a select on timers alone is a sleep.
+func (s *e2File) selectStmt(n *ast.SelectStmt) {
+	var timers []ast.Expr
+	event := false
+	for _, c := range n.Body.List {
+		cc := c.(*ast.CommClause)
+		switch recv := commRecv(cc.Comm); {
+		case cc.Comm == nil:
+		case recv == nil:
+			event = true // a send
+		case s.timerChan(recv.(*ast.UnaryExpr).X):
+			timers = append(timers, recv)
+		default:
+			event = true
+		}
+	}
+	if len(timers) > 0 && !event {
+		s.refuse(n, "a select whose only cases are timers is a sleep by another name; want a real event beside the timer")
+	}
+	for _, r := range timers {
+		s.inSelect[r] = true // judged with its select
+	}
+}
+
+// timerArg is the duration of a time.After call, or nil where it cannot be
+// seen (a timer's C, a saved channel).
+func timerArg(e ast.Expr) ast.Expr {
+	if call, ok := e.(*ast.CallExpr); ok && len(call.Args) == 1 {
+		return call.Args[0]
+	}
+	return nil
+}
+
+// timeAlone judges a wait on time alone by its duration.
+func (s *e2File) timeAlone(n ast.Node, what string, args ...ast.Expr) {
+	if len(args) != 1 || args[0] == nil {
+		s.refuse(n, what+" waits on time alone for a duration this check cannot see; want a named session-timeout constant")
+		return
+	}
+	if id, ok := args[0].(*ast.Ident); ok && s.consts[id.Name] && sessionTimeoutConst.MatchString(id.Name) {
+		s.allowed = append(s.allowed, fmt.Sprintf("%s: %s waits for the named session timeout %s", s.at(n), what, id.Name))
+		return
+	}
+	s.refuse(n, fmt.Sprintf("%s(%s) guesses a window; want a named constant that is a session timeout (its name contains SessionTimeout)", what, s.src(args[0])))
+}
+
+func (s *e2File) refuse(n ast.Node, why string) {
+	s.refused = append(s.refused, s.at(n)+": "+why)
+}
+
+// src is e as written, for the message.
+func (s *e2File) src(e ast.Expr) string {
+	p0, p1 := s.fset.Position(e.Pos()), s.fset.Position(e.End())
+	b, err := os.ReadFile(p0.Filename)
+	if err != nil || p1.Offset > len(b) {
+		return "…"
+	}
+	return string(b[p0.Offset:p1.Offset])
 }
 
 // TestDocTableOfContentsMatchesIndex: doc.go's package comment is the
