@@ -75,9 +75,9 @@
 //     and never reports holding the lock. Proof:
 //     TestL6_OwnNodeGoneMeansLostCandidacy,
 //     TestL6R8_SessionExpiryEndsCandidacyAndNewAcquisitionUsesNewGUID
-//   - L7 ¶3: Measured herd effect: one release wakes exactly one of N waiters
-//     under the predecessor recipe, but N-1 of them when every waiter watches
-//     the parent. Proof: TestL7_HerdEffect
+//   - L7 ¶3: Measured herd effect in a fault-free run: one release wakes
+//     exactly one of N waiters under the predecessor recipe, but N-1 of them
+//     when every waiter watches the parent. Proof: TestL7_HerdEffect
 //   - L8 ¶4: When the predecessor disappears between getChildren and
 //     exists(watch), exists finds no node and the waiter lists again
 //     immediately; a recipe hook opens this window on every attempt, without

@@ -29,8 +29,9 @@ import (
 
 const claimIndexPath = "testdata/claims.json"
 
-// catalogue is the claim catalogue's list of IDs (S1–S3, Y1–Y6, L1–L10,
-// R1–R8, F1–F10, T1–T3, E1–E4, X1–X2), the article section each letter
+// catalogue is the claim catalogue's list of IDs, first wave (S1–S3,
+// Y1–Y6, L1–L10, R1–R8, F1–F10, T1–T3, E1–E4, X1–X2) and second (S4, Y7,
+// Y8, L11, F11, F12, T4, T5, E5, A1, C1), the article section each letter
 // belongs to, and the claims it marks "(beyond)".
 var catalogue = struct {
 	ranges  []struct{ letter, n int }
@@ -40,13 +41,14 @@ var catalogue = struct {
 	// section: F10's two observations are stated with the evidence.
 	placed map[string]string
 }{
-	ranges: []struct{ letter, n int }{{'S', 3}, {'Y', 6}, {'L', 10}, {'R', 8}, {'F', 10}, {'T', 3}, {'E', 4}, {'X', 2}},
+	ranges: []struct{ letter, n int }{{'S', 4}, {'Y', 8}, {'L', 11}, {'R', 8}, {'F', 12}, {'T', 5}, {'E', 5}, {'X', 2}, {'A', 1}, {'C', 1}},
 	section: map[byte]string{
-		'S': "§1", 'Y': "§2", 'L': "§3", 'R': "§4", 'F': "§5", 'T': "§6", 'E': "§7", 'X': "§8",
+		'S': "§1", 'Y': "§2", 'L': "§3", 'R': "§4", 'F': "§5", 'T': "§6", 'E': "§7", 'X': "§8", 'A': "§7", 'C': "§5",
 	},
 	beyond: map[string]bool{"S1": true, "S2": true, "S3": true, "Y1": true, "Y2": true, "Y3": true,
-		"Y4": true, "Y5": true, "Y6": true, "F8": true},
-	placed: map[string]string{"F10": "§7"},
+		"Y4": true, "Y5": true, "Y6": true, "F8": true, "Y7": true, "T5": true, "E5": true, "A1": true, "C1": true},
+	// E5 is about the proxy's codec, which the article describes in §4.
+	placed: map[string]string{"F10": "§7", "E5": "§4"},
 }
 
 func catalogueIDs() []string {
@@ -68,7 +70,7 @@ var metaTests = map[string]bool{
 	"TestDocTableOfContentsMatchesIndex": true,
 }
 
-var knownNeeds = map[string]bool{"faults": true, "ensemble-3": true, "ensemble-5": true}
+var knownNeeds = map[string]bool{"faults": true, "ensemble-3": true, "ensemble-5": true, "jdk": true}
 
 // loadClaimIndex reads the claim index or stops the test.
 func loadClaimIndex(t *testing.T) *claims.Index {
@@ -106,8 +108,9 @@ func where(rf claims.Proof) string {
 	return fmt.Sprintf("%s:%d", filepath.Base(rf.Pos.Filename), rf.Pos.Line)
 }
 
-// TestEveryClaimHasEvidence: the index names exactly the catalogue's 46
-// claims, each placed in a section of the index and proved by at least one
+// TestEveryClaimHasEvidence: the index names exactly the catalogue's
+// claims, those whose proofs have not landed among its pending ones, each
+// placed in a section of the index and proved by at least one
 // Test or Example that exists and cites it (a root package test) or is
 // named by the index alone (a test of another package, such as
 // "internal/faultproxy.TestX"); every Test and Example here cites a claim
@@ -129,6 +132,9 @@ func TestEveryClaimHasEvidence(t *testing.T) {
 		checkClaimEntry(t, ix, c)
 		checkProofList(t, c, funcs)
 	}
+	for _, c := range ix.Pending {
+		checkClaimEntry(t, ix, c) // its proofs are planned, not there yet
+	}
 	checkEveryTestCites(t, funcs, indexed)
 	checkDocumentary(t, ix)
 	checkSources(t, ix)
@@ -148,10 +154,22 @@ func TestEveryClaimHasEvidence(t *testing.T) {
 }
 
 // checkCatalogue holds the index's IDs to the catalogue's and returns the
-// claims by ID.
+// claims by ID. A catalogue ID missing from the claims must be pending; a
+// pending ID among the claims is a rewording that waits for its proof.
 func checkCatalogue(t *testing.T, ix *claims.Index) map[string]claims.Claim {
 	t.Helper()
-	want := catalogueIDs()
+	var want, pending []string
+	for _, c := range ix.Pending {
+		if !slices.Contains(catalogueIDs(), c.ID) || slices.Contains(pending, c.ID) {
+			t.Errorf("pending claim %s is not in the catalogue, or pending twice", c.ID)
+		}
+		pending = append(pending, c.ID)
+	}
+	for _, id := range catalogueIDs() {
+		if ix.Claim(id) != nil || !slices.Contains(pending, id) {
+			want = append(want, id)
+		}
+	}
 	var got []string
 	indexed := map[string]claims.Claim{}
 	for _, c := range ix.Claims {
