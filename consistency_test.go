@@ -778,14 +778,14 @@ func Example_syncInZK1675Window() {
 	// linearizable: false
 }
 
-// TestY8_BarrierIsNotASnapshotAcrossPaths: a barrier gives B a lower bound
+// TestY8_BarrierIsNoSnapshotAcrossPaths: a barrier gives B a lower bound
 // for its next read, not a snapshot: reading /a and then /b, B can straddle
 // another session's multi that changed both, and B's pair of values is a
 // state the tree never had (claim Y8, article §2, last paragraph). The
 // multi makes both changes one transaction, so the only states of (a, b)
 // are ("0","0") before it and ("1","1") after it; B's pair is checked
 // against them and against the zxids of what it read.
-func TestY8_BarrierIsNotASnapshotAcrossPaths(t *testing.T) {
+func TestY8_BarrierIsNoSnapshotAcrossPaths(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claim(t, "Y8")
 	tr := newTrio(t)
