@@ -172,9 +172,10 @@ type Stats struct {
 	DownBytes      int64 // bytes delivered to clients
 	UpDiscarded    int64 // client bytes discarded (blackhole, cut, closed while held)
 	DownDiscarded  int64 // upstream bytes discarded
-	UpHeld         int64 // client bytes read and not yet delivered
-	DownHeld       int64 // upstream bytes read and not yet delivered
+	UpHeld         int64 // client bytes a Hold keeps now (0 while Up passes)
+	DownHeld       int64 // upstream bytes a Hold keeps now (0 while Down passes)
 	DroppedReplies int   // replies discarded by LoseReply or DropReply
+	Holed          int   // open connections a blackhole discarded bytes of: Heal resets them
 	Reset          int   // connections Heal reset because a blackhole discarded some of their bytes
 }
 
@@ -291,12 +292,14 @@ func (p *Proxy) setMode(d Dir, m mode) {
 	}
 }
 
-// heldBytes sums what the directions in d have queued. Callers hold p.mu.
+// heldBytes sums what a Hold keeps in the directions in d. Bytes queued in
+// a passing direction are in flight, not held, and do not count, so a
+// positive count proves the hold is in force. Callers hold p.mu.
 func (p *Proxy) heldBytes(d Dir) int64 {
 	var n int64
 	for _, c := range p.conns {
 		for i, pp := range c.pipes {
-			if d&dirs[i] != 0 {
+			if d&dirs[i] != 0 && p.modes[i] == hold {
 				n += pp.qBytes
 			}
 		}
@@ -408,25 +411,31 @@ func (p *Proxy) Heal() {
 func (p *Proxy) ConnCount() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.openConns()
+	open, _ := p.openConns()
+	return open
 }
 
-func (p *Proxy) openConns() int {
-	n := 0
+// openConns counts the open connections, and those of them with a hole.
+// Callers hold p.mu.
+func (p *Proxy) openConns() (open, holed int) {
 	for _, c := range p.conns {
 		if c.established && !c.closed {
-			n++
+			open++
+			if c.holed {
+				holed++
+			}
 		}
 	}
-	return n
+	return open, holed
 }
 
-// Stats returns a snapshot of the proxy's counters.
+// Stats returns a snapshot of the proxy's counters, all taken at one
+// moment under the proxy's lock.
 func (p *Proxy) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := p.stats
-	s.Open = p.openConns()
+	s.Open, s.Holed = p.openConns()
 	s.UpBytes, s.DownBytes = p.delivered[0], p.delivered[1]
 	s.UpDiscarded, s.DownDiscarded = p.discarded[0], p.discarded[1]
 	s.UpHeld, s.DownHeld = p.heldBytes(Up), p.heldBytes(Down)

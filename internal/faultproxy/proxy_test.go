@@ -270,6 +270,9 @@ func TestHealResetsBlackholedConnections(t *testing.T) {
 	write(t, lostUp, []byte("ping"))
 	write(t, lostDownServer, []byte("reply"))
 	waitStats(t, p, "bytes lost both ways", func(s Stats) bool { return s.UpDiscarded == 4 && s.DownDiscarded == 5 })
+	if s := p.Stats(); s.Holed != 2 {
+		t.Fatalf("got %d open connections with a hole (%+v); want 2", s.Holed, s)
+	}
 	p.Heal()
 	logs.waitLine(t, "2 blackholed connections reset")
 	for _, c := range []net.Conn{lostUp, lostUpServer, lostDown, lostDownServer} {
@@ -279,8 +282,8 @@ func TestHealResetsBlackholedConnections(t *testing.T) {
 	expectRead(t, intactServer, "still here")
 	write(t, intactServer, []byte("yes"))
 	expectRead(t, intact, "yes")
-	if s := p.Stats(); s.Reset != 2 || s.Open != 1 {
-		t.Fatalf("got %d reset and %d open (%+v); want 2 reset, 1 open", s.Reset, s.Open, s)
+	if s := p.Stats(); s.Reset != 2 || s.Open != 1 || s.Holed != 0 {
+		t.Fatalf("got %d reset, %d open, %d holed (%+v); want 2 reset, 1 open, 0 holed", s.Reset, s.Open, s.Holed, s)
 	}
 }
 
