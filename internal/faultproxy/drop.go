@@ -23,7 +23,7 @@ type DropResult struct {
 	Conn int    // proxied connection number as in log lines; 0 if no request matched
 	Xid  int32  // xid of the matched request
 	Op   int32  // opcode of the matched request
-	Path string // path the matched request named, if its opcode has one (see jute.RequestPath)
+	Path string // path the matched request named, if jute.RequestPath decodes its opcode
 	Zxid int64  // zxid from the reply header, if the reply arrived
 	Err  int32  // err from the reply header, if the reply arrived
 	// Dropped is true if the reply was discarded and the connection closed.
@@ -33,8 +33,8 @@ type DropResult struct {
 
 // Match selects the request whose reply a LoseReply fault loses, and the
 // reply err code that is lost. The proxy reads a request's body only when
-// its opcode is in Ops and Path or Under is set, and then only as far as
-// the path; of a reply it reads the header alone, never the body.
+// its opcode is in Ops, and then only as far as the path; of a reply it
+// reads the header alone, never the body.
 type Match struct {
 	// Ops are the opcodes that match (jute.OpCreate, jute.OpDelete, ...).
 	// At least one is required. go-zookeeper sends create for Create and
@@ -92,14 +92,13 @@ func (m Match) request(h jute.RequestHeader, body []byte) (path string, ok bool)
 	if !slices.Contains(m.Ops, h.Type) {
 		return "", false
 	}
-	if m.Path == "" && m.Under == "" {
-		return "", true
-	}
 	path, err := jute.RequestPath(h.Type, body)
-	if err != nil {
+	switch {
+	case m.Path == "" && m.Under == "":
+		return path, true // the opcode is all m asks for
+	case err != nil:
 		return "", false
-	}
-	if m.Path != "" {
+	case m.Path != "":
 		return path, path == m.Path
 	}
 	return path, strings.HasPrefix(path, strings.TrimSuffix(m.Under, "/")+"/")

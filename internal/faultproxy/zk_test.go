@@ -113,6 +113,7 @@ var matcherCases = []struct {
 	{"exists of", Match{Ops: []int32{jute.OpExists}, Path: "/lock/pred"}, jute.OpExists, "/lock/pred"},
 	{"getData under", Match{Ops: []int32{jute.OpGetData}, Under: "/lock"}, jute.OpGetData, "/lock/x"},
 	{"any getChildren", Match{Ops: []int32{jute.OpGetChildren}}, jute.OpGetChildren, "/anything"},
+	{"any setData, whose body is never read", Match{Ops: []int32{jute.OpSetData}}, jute.OpSetData, ""},
 }
 
 func TestZKFirstFrameIsNeverParsed(t *testing.T) {
@@ -146,11 +147,7 @@ func TestZKFirstFrameIsNeverParsed(t *testing.T) {
 			expectClosed(t, client)
 			expectClosed(t, server)
 			r := expectDone(t, d)
-			wantPath := tc.path
-			if tc.match.Path == "" && tc.match.Under == "" {
-				wantPath = "" // no path needed, none decoded
-			}
-			want := DropResult{Conn: 1, Xid: 7, Op: tc.op, Path: wantPath, Zxid: 0x1a, Err: 0, Dropped: true, Reason: r.Reason}
+			want := DropResult{Conn: 1, Xid: 7, Op: tc.op, Path: tc.path, Zxid: 0x1a, Err: 0, Dropped: true, Reason: r.Reason}
 			if r != want {
 				t.Fatalf("got result %+v; want %+v", r, want)
 			}
