@@ -211,18 +211,21 @@ func (l *Links) PartitionAsym(old, new []int) {
 
 // Heal ends every fault as a real partition ends: held bytes are delivered,
 // connections left open by PartitionAsym are closed, and connections that
-// lost bytes to Blackhole are reset, so the servers reconnect at once
-// rather than after their own timeouts (initLimit or syncLimit ticks).
+// lost bytes to Blackhole are reset, so no server goes on reading a stream
+// with a hole in it; the servers reconnect over new connections.
 func (l *Links) Heal() {
 	l.t.Helper()
 	l.mu.Lock()
+	reset := 0
 	for _, m := range []map[[2]int]*faultproxy.Proxy{l.q, l.e} {
 		for _, p := range m {
+			before := p.Stats().Reset
 			p.Heal()
+			reset += p.Stats().Reset - before
 		}
 	}
 	l.mu.Unlock()
-	l.logf("nemesis heal")
+	l.logf("nemesis heal (%d link connections that lost bytes reset)", reset)
 }
 
 // Held returns how many bytes from server from to server to the links hold
