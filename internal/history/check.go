@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -54,10 +53,6 @@ func NewModel(initial string) porcupine.Model {
 		DescribeState: func(state any) string { return strconv.Quote(state.(string)) },
 	}
 }
-
-// RegisterModel is NewModel(""): a register that initially holds the empty
-// string, like a ZooKeeper node created without data.
-var RegisterModel = NewModel("")
 
 // Verdict is the outcome of Check.
 type Verdict int
@@ -129,23 +124,13 @@ func Check(ctx context.Context, ops []porcupine.Operation, initial string, timeo
 	}
 }
 
-// WriteVisualization writes porcupine's HTML visualization of info, as
-// returned by Check for a register with the given initial value, to path,
-// creating parent directories as needed.
-func WriteVisualization(path, initial string, info porcupine.LinearizationInfo) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("history: visualization: %w", err)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("history: visualization: %w", err)
-	}
+// writeVisualization writes porcupine's HTML visualization of info, as
+// returned by Check for a register with the given initial value, to f, and
+// closes f.
+func writeVisualization(f *os.File, initial string, info porcupine.LinearizationInfo) error {
 	if err := porcupine.Visualize(NewModel(initial), info, f); err != nil {
 		_ = f.Close()
-		return fmt.Errorf("history: visualization %s: %w", path, err)
+		return err
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("history: visualization %s: %w", path, err)
-	}
-	return nil
+	return f.Close()
 }

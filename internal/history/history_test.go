@@ -307,8 +307,8 @@ func TestWriteVisualization(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := build(t, "0", tc.spans...)
 			_, info := check(t, r)
-			path := filepath.Join(t.TempDir(), "sub", "viz.html")
-			if err := WriteVisualization(path, r.Initial(), info); err != nil {
+			path, err := visualize(filepath.Join(t.TempDir(), "sub"), "viz", r.Initial(), info)
+			if err != nil {
 				t.Fatal(err)
 			}
 			data, err := os.ReadFile(path)
@@ -320,7 +320,7 @@ func TestWriteVisualization(t *testing.T) {
 			}
 		})
 	}
-	if err := WriteVisualization(filepath.Join(t.TempDir(), "missing\x00", "x.html"), "", porcupine.LinearizationInfo{}); err == nil {
+	if _, err := visualize(filepath.Join(t.TempDir(), "missing\x00"), "viz", "", porcupine.LinearizationInfo{}); err == nil {
 		t.Error("bad path accepted")
 	}
 }
@@ -391,7 +391,7 @@ func TestRequireHelpers(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = os.Remove(path) })
 			if filepath.Dir(path) != VisualizationDir() || !strings.HasPrefix(filepath.Base(path), claim+"-") {
-				t.Errorf("visualization path %s; want %s/%s-<nanos>.html", path, VisualizationDir(), claim)
+				t.Errorf("visualization path %s; want %s/%s-<random>.html", path, VisualizationDir(), claim)
 			}
 			if st, err := os.Stat(path); err != nil || st.Size() == 0 {
 				t.Errorf("visualization %s: %v", path, err)
@@ -403,16 +403,21 @@ func TestRequireHelpers(t *testing.T) {
 	}
 }
 
-func TestSanitize(t *testing.T) {
-	for in, want := range map[string]string{
-		"S2":                  "S2",
-		"S2: stale read/sync": "S2__stale_read_sync",
-		"../../etc":           "etc",
-		"":                    "claim",
-		"ünïcode":             "n_code",
+func TestVisualizationIsNamedAfterTheClaim(t *testing.T) {
+	dir := t.TempDir()
+	for claim, prefix := range map[string]string{
+		"S2":             "S2-",
+		"S2: stale read": "S2: stale read-",
+		"S2/sync":        "porcupine-",
+		"../../etc/motd": "porcupine-",
 	} {
-		if got := sanitize(in); got != want {
-			t.Errorf("sanitize(%q) = %q; want %q", in, got, want)
+		path, err := visualize(dir, claim, "0", porcupine.LinearizationInfo{})
+		if err != nil {
+			t.Errorf("visualize(%q): %v", claim, err)
+			continue
+		}
+		if filepath.Dir(path) != dir || !strings.HasPrefix(filepath.Base(path), prefix) || !strings.HasSuffix(path, ".html") {
+			t.Errorf("visualize(%q) wrote %s; want %s/%s<random>.html", claim, path, dir, prefix)
 		}
 	}
 }
