@@ -18,13 +18,13 @@ type TB interface {
 	TempDir() string
 }
 
-// RequireTimeout bounds the linearizability check run by the Require
+// requireTimeout bounds the linearizability check run by the Require
 // helpers; a check that times out fails them.
-const RequireTimeout = 2 * time.Minute
+const requireTimeout = 2 * time.Minute
 
-// VisualizationDir is where the Require helpers keep visualizations of
+// visualizationDir is where the Require helpers keep visualizations of
 // failed checks so that they outlive the test: os.TempDir()/zk19-porcupine.
-func VisualizationDir() string { return filepath.Join(os.TempDir(), "zk19-porcupine") }
+func visualizationDir() string { return filepath.Join(os.TempDir(), "zk19-porcupine") }
 
 // RequireLinearizable fails t unless r's history is linearizable; claim
 // names what the check establishes (e.g. "S1").
@@ -42,7 +42,7 @@ func RequireNotLinearizable(t TB, r *Recorder, claim string) {
 
 func require(t TB, r *Recorder, claim string, want Verdict) {
 	t.Helper()
-	got, info, err := Check(context.Background(), r.Operations(), r.Initial(), RequireTimeout)
+	got, info, err := Check(context.Background(), r.Operations(), r.initial, requireTimeout)
 	if err != nil {
 		t.Errorf("%s: linearizability check failed: %v", claim, err)
 		return
@@ -50,17 +50,17 @@ func require(t TB, r *Recorder, claim string, want Verdict) {
 	if got == want {
 		return
 	}
-	path, verr := visualize(VisualizationDir(), claim, r.Initial(), info)
+	path, verr := visualize(visualizationDir(), claim, r.initial, info)
 	if verr != nil {
 		t.Logf("%v; falling back to the test's temporary directory", verr)
-		if path, verr = visualize(t.TempDir(), claim, r.Initial(), info); verr != nil {
+		if path, verr = visualize(t.TempDir(), claim, r.initial, info); verr != nil {
 			t.Logf("%v", verr)
 		}
 	}
 	if verr == nil {
 		t.Logf("%s: porcupine visualization: %s", claim, path)
 	}
-	t.Logf("%s: history (initial %q):\n%s", claim, r.Initial(), r.String())
+	t.Logf("%s: history (initial %q):\n%s", claim, r.initial, r.String())
 	t.Errorf("%s violated: history is %v; want %v", claim, got, want)
 }
 

@@ -13,12 +13,12 @@ import (
 
 var seed = maphash.MakeSeed()
 
-// NewModel returns the porcupine model of a string register whose value is
+// newModel returns the porcupine model of a string register whose value is
 // initially initial. Inputs and outputs must be Input and Output values; an
 // Output with Unknown set is accepted for any operation (a Write with an
 // unknown outcome that porcupine linearizes took effect; one that never took
 // effect is linearized after every other operation, harmlessly).
-func NewModel(initial string) porcupine.Model {
+func newModel(initial string) porcupine.Model {
 	return porcupine.Model{
 		Init: func() any { return initial },
 		Step: func(state, input, output any) (bool, any) {
@@ -103,7 +103,7 @@ func Check(ctx context.Context, ops []porcupine.Operation, initial string, timeo
 	// Once ctx ends every step fails, which makes the search unwind
 	// quickly. Only Illegal can be caused by that, so an Ok result is
 	// still trustworthy.
-	model := NewModel(initial)
+	model := newModel(initial)
 	step := model.Step
 	model.Step = func(state, input, output any) (bool, any) {
 		if ctx.Err() != nil {
@@ -128,7 +128,7 @@ func Check(ctx context.Context, ops []porcupine.Operation, initial string, timeo
 // returned by Check for a register with the given initial value, to f, and
 // closes f.
 func writeVisualization(f *os.File, initial string, info porcupine.LinearizationInfo) error {
-	if err := porcupine.Visualize(NewModel(initial), info, f); err != nil {
+	if err := porcupine.Visualize(newModel(initial), info, f); err != nil {
 		_ = f.Close()
 		return err
 	}
