@@ -124,6 +124,14 @@ func (r *Recorder) Invoke(client int, op Op, value string) *Call {
 	return &Call{r: r, rec: rec}
 }
 
+// Start returns the call's invocation time, e.g. to begin a composite
+// interval recorded later with Span.
+func (c *Call) Start() int64 {
+	c.r.mu.Lock()
+	defer c.r.mu.Unlock()
+	return c.rec.call
+}
+
 // Ok records that the call returned: a Read returned value, a Write
 // succeeded (value is ignored). Only the first Ok or Info takes effect.
 func (c *Call) Ok(value string) {

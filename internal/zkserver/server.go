@@ -135,9 +135,9 @@ func (s *Server) Mode() (string, error) {
 	return st.Mode, err
 }
 
-// waitMode waits until the server reports one of modes, and gives up early
+// WaitMode waits until the server reports one of modes, and gives up early
 // when the server's process or container has exited.
-func (s *Server) waitMode(within time.Duration, modes ...string) error {
+func (s *Server) WaitMode(within time.Duration, modes ...string) error {
 	// Written from the wait's goroutine, which may outlive a timed-out wait.
 	var exited atomic.Pointer[string]
 	err := wait.Until(within, fmt.Sprintf("%s in mode %v", s.Label, modes), func() (bool, string) {
@@ -214,7 +214,7 @@ func (s *Server) TryRestart() error {
 	if err := s.run.start(); err != nil {
 		return err
 	}
-	return s.waitMode(readyWithin, "standalone", "leader", "follower")
+	return s.WaitMode(readyWithin, "standalone", "leader", "follower")
 }
 
 // Ensemble is N servers (N == 1: a standalone server).
@@ -391,7 +391,7 @@ func (e *Ensemble) describeModes() string {
 func (e *Ensemble) waitReady(within time.Duration) error {
 	deadline := time.Now().Add(within)
 	for _, s := range e.Servers {
-		if err := s.waitMode(time.Until(deadline), "standalone", "leader", "follower"); err != nil {
+		if err := s.WaitMode(time.Until(deadline), "standalone", "leader", "follower"); err != nil {
 			return err
 		}
 	}
