@@ -154,11 +154,17 @@ func closeWhileWaiting(t *testing.T, ctx context.Context, a *Kazoo, dir string) 
 		t.Fatalf("%v", err)
 	}
 	a.Close()
+	gone(t, a.Hello.PID)
 	if r, err := call.Wait(ctx); err == nil || !strings.Contains(err.Error(), "exited") {
 		t.Fatalf("A's acquire after Close: got %+v, %v; want an error saying the driver exited", r, err)
 	}
-	if err := syscall.Kill(a.Hello.PID, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Fatalf("driver pid %d after Close: got kill(0) = %v; want ESRCH (no such process)", a.Hello.PID, err)
+}
+
+// gone fails t unless process pid has ended and been reaped.
+func gone(t *testing.T, pid int) {
+	t.Helper()
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Fatalf("driver pid %d after Close: got kill(0) = %v; want ESRCH (no such process)", pid, err)
 	}
 }
 
@@ -261,5 +267,74 @@ sys.stdin.read()
 	defer stop()
 	if _, err := k.State(short); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v; want context.DeadlineExceeded", err)
+	}
+}
+
+func TestCloseEndsADriverThatIgnoresItsInput(t *testing.T) {
+	py := anyPython(t)
+	s := fake(t, `import threading
+print(json.dumps({"event": "hello", "kazoo": "fake", "pid": 0}), flush=True)
+threading.Event().wait()
+`)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	k, err := Start(ctx, Config{Script: s, Python: py, Name: "fake"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := k.AcquireAsync("/x", "", 0)
+	k.Close()
+	gone(t, k.cmd.Process.Pid)
+	if _, err := call.Wait(ctx); err == nil || !strings.Contains(err.Error(), "exited (signal: killed)") {
+		t.Fatalf("got %v; want the pending request to end with the kill", err)
+	}
+}
+
+// TestKazooDriverReportsTimeoutAndCancel has B give up on a lock A holds,
+// once by kazoo's timeout and once by cancel: each reply names kazoo's
+// exception, and kazoo's cleanup leaves only A's node.
+func TestKazooDriverReportsTimeoutAndCancel(t *testing.T) {
+	a, b := driver(t, "kazoo-A"), driver(t, "kazoo-B")
+	srv := zkserver.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sa := connect(t, ctx, a, proxy(t, "kazoo-A", srv))
+	connect(t, ctx, b, proxy(t, "kazoo-B", srv))
+	const dir = "/kazoo-driver"
+	ga, err := a.Acquire(ctx, dir, "A", 10*time.Second)
+	if err != nil || !ga.Acquired {
+		t.Fatalf("A acquire: got %+v, %v; want acquired", ga, err)
+	}
+	onlyA := []Child{{Name: ga.Node, Owner: sa.Session, Data: "A"}}
+
+	const timeout = 300 * time.Millisecond
+	r, err := b.Acquire(ctx, dir, "B", timeout)
+	var kerr *KazooError
+	if !errors.As(err, &kerr) || kerr.Class != "LockTimeout" || r.Elapsed() < timeout {
+		t.Fatalf("B acquire with timeout %v: got %+v, %v; want LockTimeout after at least %v", timeout, r, err, timeout)
+	}
+	if ls := listing(t, ctx, a, dir); !sameChildren(ls, onlyA) {
+		t.Fatalf("lock dir after B's timeout: got %+v; want %+v", ls, onlyA)
+	}
+
+	li, err := b.Lock(ctx, dir, "B")
+	if err != nil || !strings.HasSuffix(li.Prefix, "__lock__") || li.IsAcquired {
+		t.Fatalf("B lock: got %+v, %v; want a prefix ending __lock__, not acquired", li, err)
+	}
+	since := len(b.Events())
+	call := b.AcquireAsync(dir, "B", 0)
+	if _, err := b.WaitEvent(ctx, "B's watch on A's node", since, func(e Event) bool {
+		return e.Kind == "op" && e.Op == "get" && e.Phase == "ok" && e.Path == dir+"/"+ga.Node
+	}); err != nil {
+		t.Fatalf("%v", err)
+	}
+	if err := b.Cancel(ctx, dir); err != nil {
+		t.Fatalf("B cancel: %v", err)
+	}
+	if r, err := call.Wait(ctx); !errors.As(err, &kerr) || kerr.Class != "CancelledError" || !strings.HasPrefix(r.Node, li.Prefix) {
+		t.Fatalf("B acquire after cancel: got %+v, %v; want CancelledError on a node named %s…", r, err, li.Prefix)
+	}
+	if ls := listing(t, ctx, a, dir); !sameChildren(ls, onlyA) {
+		t.Fatalf("lock dir after B's cancel: got %+v; want %+v", ls, onlyA)
 	}
 }

@@ -188,7 +188,7 @@ func (k *Kazoo) reply(id int, b []byte) {
 	if r.OK {
 		k.logf("%s :ok %s %s in %.3fs (#%d)", k.name, cmd, replyFields(b), r.Elapsed, id)
 	} else if r.Error != nil {
-		k.logf("%s :fail %s %s: %s in %.3fs (#%d)", k.name, cmd, r.Error.Class, r.Error.Message, r.Elapsed, id)
+		k.logf("%s :fail %s %s: %s %s in %.3fs (#%d)", k.name, cmd, r.Error.Class, r.Error.Message, replyFields(b), r.Elapsed, id)
 	}
 	if p == nil {
 		k.logf("%s reply #%d matches no request sent", k.name, id)
@@ -240,7 +240,7 @@ func replyFields(b []byte) string {
 	if json.Unmarshal(b, &m) != nil {
 		return string(b)
 	}
-	for _, key := range []string{"id", "cmd", "ok", "elapsed"} {
+	for _, key := range []string{"id", "cmd", "ok", "elapsed", "error"} {
 		delete(m, key)
 	}
 	keys := make([]string, 0, len(m))

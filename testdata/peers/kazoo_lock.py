@@ -112,8 +112,9 @@ class Driver:
         self.guard = threading.Lock()
 
     def session(self):
-        cid = self.client.client_id if self.client else None
-        return hexid(cid[0]) if cid else ""
+        # client_id is None whenever the connection is down; the session the
+        # client holds (and will try to resume) is what a test needs to see.
+        return hexid(getattr(self.client, "_session_id", None)) if self.client else ""
 
     def on_state(self, state):
         # Called on kazoo's connection thread: report and return at once.
@@ -141,6 +142,14 @@ class Driver:
             if path not in self.locks:
                 self.locks[path] = self.client.Lock(path, req.get("identifier"))
             return self.locks[path]
+
+    def lock_snapshot(self, req):
+        """The Lock's fields, also for a reply whose command raised."""
+        with self.guard:
+            lk = self.locks.get(req.get("path"))
+        if lk is None:
+            return {}
+        return {"prefix": lk.prefix, "node": lk.node, "is_acquired": lk.is_acquired}
 
     def cmd_lock(self, req):
         lk = self.lock(req)
@@ -200,7 +209,7 @@ def serve(driver, req):
             raise RuntimeError("not connected: send connect first")
         reply.update(handler(req), ok=True)
     except Exception as exc:
-        reply.update(ok=False, error=error_of(exc))
+        reply.update(driver.lock_snapshot(req), ok=False, error=error_of(exc))
     reply["elapsed"] = round(time.monotonic() - start, 6)
     emit(reply)
 
