@@ -31,9 +31,9 @@ import (
 // kazoo (or there is no interpreter). Tests skip on it with one line.
 var ErrKazooMissing = errors.New("kazoo not installed: run scripts/setup (python3-kazoo)")
 
-// EnvPython names the interpreter to run the driver with, overriding the
+// envPython names the interpreter to run the driver with, overriding the
 // default choice (see Config.Python).
-const EnvPython = "ZK19_PYTHON"
+const envPython = "ZK19_PYTHON"
 
 // debianPython is the interpreter python3-kazoo installs for; a python3 found
 // first on PATH (pyenv, a virtualenv) usually lacks Debian's dist-packages.
@@ -171,7 +171,7 @@ func MustStart(t zkserver.TB, cfg Config) *Kazoo {
 
 func interpreter(configured string) (string, error) {
 	if configured == "" {
-		configured = os.Getenv(EnvPython)
+		configured = os.Getenv(envPython)
 	}
 	if configured != "" {
 		return configured, nil
@@ -181,7 +181,7 @@ func interpreter(configured string) (string, error) {
 	}
 	p, err := exec.LookPath("python3")
 	if err != nil {
-		return "", fmt.Errorf("%w (no %s and no python3 on PATH; or set %s)", ErrKazooMissing, debianPython, EnvPython)
+		return "", fmt.Errorf("%w (no %s and no python3 on PATH; or set %s)", ErrKazooMissing, debianPython, envPython)
 	}
 	return p, nil
 }
@@ -201,7 +201,7 @@ func (k *Kazoo) awaitHello(ctx context.Context, python string, began time.Time) 
 	case h := <-k.hello:
 		if h.KazooMissing {
 			<-k.exited
-			return fmt.Errorf("%w (%s: %s; or set %s)", ErrKazooMissing, h.Executable, h.Error.Message, EnvPython)
+			return fmt.Errorf("%w (%s: %s; or set %s)", ErrKazooMissing, h.Executable, h.Error.Message, envPython)
 		}
 		k.Hello = Hello{Kazoo: h.Kazoo, KazooFile: h.KazooFile, Python: h.Python, Executable: h.Executable,
 			PID: h.PID, Startup: time.Since(began)}
