@@ -97,11 +97,18 @@ def describe(name, result):
     return result
 
 
+_watchers = {}
+_watchers_guard = threading.Lock()
+
+
 def watched(fn):
+    # kazoo keeps a path's watchers in a set, so a watcher passed twice fires
+    # once. One wrapper per watcher (bound methods compare equal) keeps that.
     def fire(ev):
         event("watch", type=str(ev.type), state=str(ev.state), path=ev.path)
         return fn(ev)
-    return fire
+    with _watchers_guard:
+        return _watchers.setdefault(fn, fire)
 
 
 class Driver:
