@@ -39,10 +39,24 @@ type options struct {
 	peerAddr  PeerAddrFunc
 	label     string
 	external  bool
+	loggers   map[string]string // logger name -> level, over the default
 }
 
 // Option configures a server or an ensemble.
 type Option func(*options)
+
+// WithLogger logs the server's logger name (a class, such as
+// "org.apache.zookeeper.server.ZooKeeperServer") at level, whatever
+// ZK19_SERVER_LOG_LEVEL says: for a claim whose evidence is a line of the
+// server's own log.
+func WithLogger(name, level string) Option {
+	return func(o *options) {
+		if o.loggers == nil {
+			o.loggers = map[string]string{}
+		}
+		o.loggers[name] = level
+	}
+}
 
 // WithTickTime sets tickTime. Session timeouts are negotiated within
 // [2, 20] × tickTime, so a small tickTime makes natural expiry fast.

@@ -44,7 +44,7 @@ type containerRunner struct {
 	name  string
 	id    int
 	cfg   string
-	level string
+	flags []string // the JVM's flags (see jvmFlags)
 	out   io.Writer
 
 	mu        sync.Mutex
@@ -60,7 +60,7 @@ var ctrSeq struct {
 
 // newContainer registers a server container under a name of its own; start
 // creates it, so the interrupt path knows the name before docker does.
-func newContainer(b Backend, testName string, id, n int, cfg, level string, out io.Writer) (*containerRunner, error) {
+func newContainer(b Backend, testName string, id, n int, cfg string, flags []string, out io.Writer) (*containerRunner, error) {
 	ctrSeq.Lock()
 	ctrSeq.n++
 	seq := ctrSeq.n
@@ -71,7 +71,7 @@ func newContainer(b Backend, testName string, id, n int, cfg, level string, out 
 	if len(name) > 120 {
 		name = name[:120]
 	}
-	c := &containerRunner{b: b, name: name, id: id, cfg: cfg, level: level, out: out}
+	c := &containerRunner{b: b, name: name, id: id, cfg: cfg, flags: flags, out: out}
 	if err := register(c, "container "+name); err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func (c *containerRunner) request() testcontainers.ContainerRequest {
 		Env: map[string]string{
 			"ZOO_MY_ID":         strconv.Itoa(c.id), // the official image writes /data/myid from it
 			"JVMFLAGS":          "-Xmx256m -XX:+UseSerialGC",
-			"JAVA_TOOL_OPTIONS": strings.Join(jvmFlags(c.level), " "),
+			"JAVA_TOOL_OPTIONS": strings.Join(c.flags, " "),
 		},
 		Files: []testcontainers.ContainerFile{
 			{Reader: strings.NewReader(c.cfg), ContainerFilePath: "/conf/zoo.cfg", FileMode: 0o644},

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -18,8 +20,8 @@ type processRunner struct {
 	b     Backend
 	dir   string
 	id, n int
-	cfg   string // zoo.cfg's content
-	level string
+	cfg   string   // zoo.cfg's content
+	flags []string // the JVM's flags (see jvmFlags)
 	out   io.Writer
 	name  string
 
@@ -30,8 +32,8 @@ type processRunner struct {
 
 // newProcess registers a server process to be run from dir; start makes
 // dir and writes its files, so that nothing exists before it is registered.
-func newProcess(b Backend, dir string, id, n int, cfg, level string, out io.Writer) (*processRunner, error) {
-	p := &processRunner{b: b, dir: dir, id: id, n: n, cfg: cfg, level: level, out: out, name: fmt.Sprintf("process server %d (%s)", id, dir)}
+func newProcess(b Backend, dir string, id, n int, cfg string, flags []string, out io.Writer) (*processRunner, error) {
+	p := &processRunner{b: b, dir: dir, id: id, n: n, cfg: cfg, flags: flags, out: out, name: fmt.Sprintf("process server %d (%s)", id, dir)}
 	if err := register(p, p.name); err != nil {
 		return nil, err
 	}
@@ -52,8 +54,8 @@ func (p *processRunner) writeFiles() error {
 }
 
 // jvmFlags keep a test server small and quick to start.
-func jvmFlags(level string) []string {
-	return []string{
+func jvmFlags(level string, loggers map[string]string) []string {
+	flags := []string{
 		"-Xmx256m", "-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
 		"-Dzookeeper.admin.enableServer=false",
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel=" + level,
@@ -70,6 +72,10 @@ func jvmFlags(level string) []string {
 		"-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper.server.ServerCnxnFactory=" + quieter(level),
 		"-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper.server.ZooKeeperServer=" + quieter(level),
 	}
+	for _, name := range slices.Sorted(maps.Keys(loggers)) {
+		flags = append(flags, "-Dorg.slf4j.simpleLogger.log."+name+"="+loggers[name])
+	}
+	return flags
 }
 
 // quieter returns the level one step above level.
@@ -98,7 +104,7 @@ func (p *processRunner) start() error {
 	if err := p.writeFiles(); err != nil {
 		return fmt.Errorf("%s: %w", p.name, err)
 	}
-	args := append(jvmFlags(p.level), "-cp", p.b.Classpath, "org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(p.dir, "zoo.cfg"))
+	args := append(slices.Clone(p.flags), "-cp", p.b.Classpath, "org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(p.dir, "zoo.cfg"))
 	cmd := exec.Command(p.b.Java, args...)
 	cmd.Dir = p.dir
 	cmd.Stdout, cmd.Stderr = p.out, p.out

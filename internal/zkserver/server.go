@@ -335,12 +335,13 @@ func newServer(t TB, b Backend, id int, all []ports, dir string, o options) (*Se
 	if level == "" {
 		level = "warn"
 	}
+	flags := jvmFlags(level, o.loggers)
 	var err error
 	if b.Kind == Process {
 		sdir := filepath.Join(dir, s.Label)
-		s.run, err = newProcess(b, sdir, id, len(all), renderConfig(id, all, filepath.Join(sdir, "data"), o), level, s.log)
+		s.run, err = newProcess(b, sdir, id, len(all), renderConfig(id, all, filepath.Join(sdir, "data"), o), flags, s.log)
 	} else {
-		s.run, err = newContainer(b, t.Name(), id, len(all), renderConfig(id, all, "/data", o), level, s.log)
+		s.run, err = newContainer(b, t.Name(), id, len(all), renderConfig(id, all, "/data", o), flags, s.log)
 	}
 	if err != nil {
 		return nil, err
@@ -444,4 +445,20 @@ func (e *Ensemble) Followers() []*Server {
 		}
 	}
 	return out
+}
+
+// WatchLog starts looking for text in the server's log, from now on; a
+// claim whose evidence is a line of the server's own log sets it before
+// the step that makes the line, then waits with WaitLog.
+func (s *Server) WatchLog(text string) { s.log.watch(text) }
+
+// WaitLog waits until a line containing text (watched with WatchLog) has
+// appeared in the server's log, and returns that line.
+func (s *Server) WaitLog(within time.Duration, text string) (string, error) {
+	var line string
+	err := wait.Until(within, fmt.Sprintf("%s to log %q", s.Label, text), func() (bool, string) {
+		line = s.log.first(text)
+		return line != "", "not yet; last lines: " + strings.Join(s.log.Tail()[max(0, len(s.log.Tail())-3):], " / ")
+	})
+	return line, err
 }
