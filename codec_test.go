@@ -5,6 +5,7 @@ import (
 	"path"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/jute/official"
@@ -29,7 +30,8 @@ func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
 		t.Skipf("E5 compares with the jar of the server under test, and no backend resolved: %v", noServer)
 	}
 	o := official.Start(t, backend)
-	phase(t, "oracle: %s; ZooKeeper %s on Java %s; javac and JVM start took %v", o.Jar.From, o.About.Version, o.About.Java, o.Start.Round(1e6))
+	phase(t, "oracle: %s; ZooKeeper %s on Java %s; jar %v, javac %v, JVM start %v",
+		o.Jar.From, o.About.Version, o.About.Java, o.JarTime.Round(time.Millisecond), o.JavacTime.Round(time.Millisecond), o.JVMTime.Round(time.Millisecond))
 	juteJar := path.Base(o.About.Sources["org.apache.jute.BinaryInputArchive"])
 	for _, k := range official.Kinds {
 		t.Logf("class %s from %s", k.Class, o.About.Sources[k.Class])
