@@ -9,7 +9,12 @@ import (
 
 // Kinds is every record internal/jute decodes or encodes, paired with the
 // official class of the server's jar. A record added to internal/jute is one
-// line here; its cases, seeds and fuzzing follow from its Go type.
+// line here, such as
+//
+//	body("org.apache.zookeeper.proto.DeleteRequest", jute.DecodeDeleteRequest, bodyOf(opIs(jute.OpDelete))),
+//
+// for a Go type with an Append method; its cases, seeds and fuzzing follow
+// from the type.
 //
 // The proxy reads the RequestHeader of every client frame after the first,
 // a create body (create, create2, createContainer, createTTL) through
@@ -21,7 +26,7 @@ var Kinds = []Kind{
 	header("org.apache.zookeeper.proto.ReplyHeader", jute.DecodeReplyHeader, replyPayload),
 	body("org.apache.zookeeper.proto.CreateRequest", jute.DecodeCreateRequest, bodyOf(isPlainCreate)),
 	// createTTL's body is a CreateRequest followed by a long the proxy skips.
-	body("org.apache.zookeeper.proto.CreateTTLRequest", jute.DecodeCreateRequest, bodyOf(isCreateTTL)).
+	body("org.apache.zookeeper.proto.CreateTTLRequest", jute.DecodeCreateRequest, bodyOf(opIs(jute.OpCreateTTL))).
 		followedBy("ttl", int64(60_000), 8),
 }
 
@@ -115,4 +120,15 @@ func bodyOf(op func(int32) bool) func(Frame) []byte {
 }
 
 func isPlainCreate(op int32) bool { return jute.IsCreate(op) && op != jute.OpCreateTTL }
-func isCreateTTL(op int32) bool   { return op == jute.OpCreateTTL }
+
+// opIs selects the given opcodes.
+func opIs(ops ...int32) func(int32) bool {
+	return func(op int32) bool {
+		for _, o := range ops {
+			if op == o {
+				return true
+			}
+		}
+		return false
+	}
+}

@@ -194,6 +194,7 @@ func (o *Oracle) about() (About, error) {
 		classes = append(classes, k.Class)
 	}
 	classes = append(classes, handshakeClasses...)
+	classes = append(classes, "org.apache.zookeeper.ZooDefs$OpCode", "org.apache.zookeeper.ClientCnxn") // read by consts
 	rest, err := o.call("about " + strings.Join(classes, " "))
 	if err != nil {
 		return About{}, err
