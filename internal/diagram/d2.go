@@ -30,7 +30,7 @@ func renderD2(t *trace) string {
 	}
 	fmt.Fprintf(&b, "trace: %s {\n  shape: sequence_diagram\n", d2Quote([]string{title}))
 	for _, p := range t.parts {
-		fmt.Fprintf(&b, "  %s: %s\n", p.id, d2Quote([]string{p.label}))
+		fmt.Fprintf(&b, "  %s: %s\n", d2ID(p.id), d2Quote([]string{p.label}))
 	}
 	w := d2Writer{t: t, b: &b, indent: "  "}
 	for i, e := range t.events {
@@ -76,7 +76,7 @@ func (w *d2Writer) event(e event) {
 	}
 	text := d2Quote(label(e))
 	if _, arrow := mermaidArrows[e.kind]; arrow {
-		fmt.Fprintf(w.b, "%s%s -> %s: %s%s\n", w.indent, w.t.part(e.from).id, w.t.part(e.to).id, text, style)
+		fmt.Fprintf(w.b, "%s%s -> %s: %s%s\n", w.indent, d2ID(w.t.part(e.from).id), d2ID(w.t.part(e.to).id), text, style)
 		return
 	}
 	over := "ZooKeeper"
@@ -87,10 +87,16 @@ func (w *d2Writer) event(e event) {
 		over = w.t.parts[0].id
 	}
 	w.notes++
-	fmt.Fprintf(w.b, "%s%s.note%d: %s%s\n", w.indent, over, w.notes, text, style)
+	fmt.Fprintf(w.b, "%s%s.note%d: %s%s\n", w.indent, d2ID(over), w.notes, text, style)
 }
 
-var d2Escape = strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+// d2ID quotes an identifier, so that no participant's name is read as one
+// of D2's keywords (label, shape, style...).
+func d2ID(id string) string { return d2Quote([]string{id}) }
+
+// d2Escape keeps a label literal in a double-quoted D2 string, where "$"
+// opens a substitution.
+var d2Escape = strings.NewReplacer(`\`, `\\`, `"`, `\"`, `$`, `\$`)
 
 // d2Quote makes a double-quoted D2 string of lines.
 func d2Quote(lines []string) string {

@@ -75,8 +75,8 @@ var realRuns = []struct {
 		"Note over A,nemesis: evidence: B read \"0\" on zk2",
 		"Note over nemesis: release 3-#62;2", `zk2-->>B: ok "1"`,
 	}, []string{
-		`nemesis.note`, `"hold 3->2 (bytes kept)"`,
-		`zk2 -> B: "ok \"0\""`, `"evidence: B read \"0\" on zk2`, `zk2 -> B: "ok \"1\""`,
+		`"nemesis".note`, `"hold 3->2 (bytes kept)"`,
+		`"zk2" -> "B": "ok \"0\""`, `"evidence: B read \"0\" on zk2`, `"zk2" -> "B": "ok \"1\""`,
 	}},
 	{"run-y2.log", []string{
 		"Note over nemesis: partition old=[5 1] | new=[2 3 4]",
@@ -88,7 +88,7 @@ var realRuns = []struct {
 		"the old leader stepped down 5.098s after the cut",
 		"evidence: porcupine: the history of the window<br/>is linearizable: false",
 	}, []string{
-		`C -> zk4: "set /x \"1\""`, `zk1 -> B: "ok \"0\""`, "5.098s after the cut",
+		`"C" -> "zk4": "set /x \"1\""`, `"zk1" -> "B": "ok \"0\""`, "5.098s after the cut",
 	}},
 	{"run-r1.log", []string{
 		"Note over A: session 0x100001185c20005 HasSession via A-proxy",
@@ -101,9 +101,9 @@ var realRuns = []struct {
 		"Note over A: session 0x100001185c20005 HasSession via A-proxy",
 		"O sees 1 node(s) with the GUID",
 	}, []string{
-		`ZooKeeper -> A_proxy: "reply xid=2 zxid=0x14 err=0"`,
-		`A_proxy.note4: "reply dropped, xid=2; client and upstream\nconnections closed"`,
-		`A_proxy -> A: "info connection lost`, `target-arrowhead.shape: cross`,
+		`"ZooKeeper" -> "A_proxy": "reply xid=2 zxid=0x14 err=0"`,
+		`"A_proxy".note4: "reply dropped, xid=2; client and upstream\nconnections closed"`,
+		`"A_proxy" -> "A": "info connection lost`, `target-arrowhead.shape: cross`,
 	}},
 	{"run-l4.log", []string{
 		"A->>ZooKeeper: delete ~/f54592f7...-lock-0000000000",

@@ -51,10 +51,10 @@ func mermaidSpan(t *trace, e event) string {
 	return first + "," + last
 }
 
-// mermaidEscape replaces what Mermaid's sequence grammar reads as syntax in
-// a message: ";" and "#" end or open statements and entity codes, "<" and
-// ">" open HTML.
-var mermaidEscape = strings.NewReplacer("#", "#35;", ";", "#59;", "<", "#60;", ">", "#62;")
+// mermaidEscape replaces, with Mermaid's entity codes, what its sequence
+// grammar reads as syntax in a message: ";" ends a statement, "#" and "%%"
+// open comments, "<" and ">" open HTML.
+var mermaidEscape = strings.NewReplacer("#", "#35;", ";", "#59;", "%", "#37;", "<", "#60;", ">", "#62;")
 
 func mermaidText(lines []string) string {
 	out := make([]string, len(lines))

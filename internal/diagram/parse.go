@@ -207,11 +207,24 @@ func (p *parser) label(key string, r role, servers int) string {
 
 var nonID = regexp.MustCompile(`[^A-Za-z0-9_]+`)
 
-// uniqueID turns a label into an identifier both Mermaid and D2 accept.
+// mermaidKeywords are the words Mermaid's sequence lexer takes for syntax
+// before it tries a participant's name, whatever their case.
+var mermaidKeywords = map[string]bool{
+	"box": true, "participant": true, "actor": true, "create": true, "destroy": true,
+	"loop": true, "rect": true, "opt": true, "alt": true, "else": true, "par": true,
+	"par_over": true, "and": true, "critical": true, "option": true, "break": true,
+	"end": true, "links": true, "link": true, "properties": true, "details": true,
+	"over": true, "note": true, "activate": true, "deactivate": true, "title": true,
+	"sequencediagram": true, "autonumber": true, "off": true,
+}
+
+// uniqueID turns a label into an identifier Mermaid accepts, unique
+// regardless of case as D2 wants it (D2 source quotes it, so its own
+// keywords are no concern).
 func uniqueID(label string, taken map[string]bool) string {
 	id := strings.Trim(nonID.ReplaceAllString(label, "_"), "_")
-	if id == "" || id[0] >= '0' && id[0] <= '9' {
-		id = "p" + id
+	if id == "" || id[0] >= '0' && id[0] <= '9' || mermaidKeywords[strings.ToLower(id)] {
+		id = "p_" + id
 	}
 	base := id
 	for n := 2; taken[strings.ToLower(id)]; n++ {

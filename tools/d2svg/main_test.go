@@ -22,7 +22,7 @@ func TestKnownDiagramRenders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, want := range []string{"<svg", "reply dropped, xid=7", "0x100000abc0000", "C-proxy", "hold 3-&gt;2"} {
+			for _, want := range []string{"<svg", "reply dropped, xid=7", "0x100000abc0000", "C-proxy", "hold 3-&gt;2", "${budget}", "100% of"} {
 				if !bytes.Contains(svg, []byte(want)) {
 					t.Errorf("got no %q in the SVG; want it", want)
 				}
