@@ -139,6 +139,8 @@ func writeEvidence(o options, ix *claims.Index, stderr io.Writer) int {
 	}
 	h := rn.header()
 	r := report{ix: ix, run: rn, h: h, vs: verdicts(ix, rn, h), peers: peers(rn), m: meta}
+	r.pics = drawPictures(o, r, stderr)
+	r.viz = visualizations(o, r)
 	var md bytes.Buffer
 	renderMarkdown(&md, r)
 	if err := os.WriteFile(o.at(o.out), md.Bytes(), 0o644); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/zk19/zk19/internal/claims"
@@ -26,6 +27,8 @@ type report struct {
 	vs    []Verdict
 	peers []Peer
 	m     Meta
+	pics  []picture       // diagrams drawn from the run's traces
+	viz   []visualization // porcupine's pictures of the verdicts
 }
 
 // verdictOrder is the order the header counts verdicts in.
@@ -35,6 +38,7 @@ var verdictOrder = []string{Holds, Partly, Differs, Refuted, NotRun, Failed}
 func renderMarkdown(w io.Writer, r report) {
 	writeHeader(w, r)
 	writeClaims(w, r)
+	writePictures(w, r)
 	writePeers(w, r)
 	writeNotVerified(w, r.ix)
 	writeSources(w, r)
@@ -266,4 +270,30 @@ func block(w io.Writer, title string, ls []string) {
 		fmt.Fprintln(w, strings.ReplaceAll(trim(l, 400), "```", "'''"))
 	}
 	fmt.Fprintf(w, "```\n")
+}
+
+// writePictures shows the diagrams drawn from the run's traces (Mermaid,
+// which code hosts render, and the SVG beside it) and links porcupine's
+// picture of every linearizability verdict.
+func writePictures(w io.Writer, r report) {
+	if len(r.pics) == 0 && len(r.viz) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n## Pictures of the runs\n\nEach diagram is drawn by `internal/diagram` from the log of the run above "+
+		"(participants, session ids, xids, zxids, tokens and faults as they were recorded), never by hand.\n")
+	for _, p := range r.pics {
+		fmt.Fprintf(w, "\n### %s: `%s`\n\n", strings.Join(p.Claims, ", "), p.Test)
+		if p.SVG != "" {
+			fmt.Fprintf(w, "SVG: [%s](%s)\n\n", filepath.Base(p.SVG), filepath.ToSlash(p.SVG))
+		} else {
+			fmt.Fprintf(w, "SVG: not rendered (%s); the D2 source is %s\n\n", p.Err, code(filepath.ToSlash(p.D2)))
+		}
+		fmt.Fprintf(w, "```mermaid\n%s\n```\n", strings.TrimSpace(p.Mermaid))
+	}
+	if len(r.viz) > 0 {
+		fmt.Fprintf(w, "\n### Linearizability verdicts, as porcupine draws them\n\n")
+		for _, v := range r.viz {
+			fmt.Fprintf(w, "- %s: %s, [%s](%s)\n", v.Claim, v.Verdict, filepath.Base(v.Path), filepath.ToSlash(v.Path))
+		}
+	}
 }

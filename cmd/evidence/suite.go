@@ -21,6 +21,10 @@ func runSuite(o options, ix *claims.Index, backend string, stderr io.Writer) ([]
 	for _, p := range otherPackages(ix) {
 		steps = append(steps, []string{"test", "-count=1", "-json", "-timeout", o.timeout, "-run", p.pattern(), "./" + p.dir})
 	}
+	viz, err := visualizeEnv(o)
+	if err != nil {
+		return nil, nil, err
+	}
 	var all bytes.Buffer
 	var cmds []string
 	for _, args := range steps {
@@ -31,7 +35,7 @@ func runSuite(o options, ix *claims.Index, backend string, stderr io.Writer) ([]
 		fmt.Fprintf(stderr, "evidence: running %s\n", shown)
 		cmd := exec.Command("go", args...)
 		cmd.Dir = o.dir
-		cmd.Env = os.Environ()
+		cmd.Env = append(os.Environ(), viz)
 		if o.backend != "" {
 			cmd.Env = append(cmd.Env, "ZK19_BACKEND="+o.backend)
 		}

@@ -75,6 +75,9 @@ type Claim struct {
 	// proof may log a DiffersMark line, and how far the statement still
 	// holds.
 	Differs string `json:"differs,omitempty"`
+	// Diagram names the proof whose recorded trace the evidence table draws
+	// as a sequence diagram for this claim ("" for none).
+	Diagram string `json:"diagram,omitempty"`
 }
 
 // Where is the claim's place in the article: "§3 ¶2".

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -21,6 +22,41 @@ type TB interface {
 // requireTimeout bounds the linearizability check run by the Require
 // helpers; a check that times out fails them.
 const requireTimeout = 2 * time.Minute
+
+// EnvVisualize names a directory where the Require helpers keep the
+// visualization of every verdict, expected or not, as <claim>-<n>.html (n
+// counts the verdicts of that claim in this process, so a rerun of the same
+// tests writes the same names). cmd/evidence sets it, so the evidence table
+// links each linearizability verdict to its picture.
+const EnvVisualize = "ZK19_PORCUPINE_DIR"
+
+var kept struct {
+	sync.Mutex
+	n map[string]int
+}
+
+// keep writes the visualization of a verdict to EnvVisualize's directory.
+func keep(dir, claim, initial string, info porcupine.LinearizationInfo) (string, error) {
+	kept.Lock()
+	if kept.n == nil {
+		kept.n = map[string]int{}
+	}
+	kept.n[claim]++
+	name := fmt.Sprintf("%s-%d.html", claim, kept.n[claim])
+	kept.Unlock()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("history: visualization: %w", err)
+	}
+	path := filepath.Join(dir, name)
+	f, err := os.Create(path)
+	if err != nil {
+		return "", fmt.Errorf("history: visualization: %w", err)
+	}
+	if err := writeVisualization(f, initial, info); err != nil {
+		return "", fmt.Errorf("history: visualization %s: %w", path, err)
+	}
+	return path, nil
+}
 
 // visualizationDir is where the Require helpers keep visualizations of
 // failed checks so that they outlive the test: os.TempDir()/zk19-porcupine.
@@ -46,6 +82,13 @@ func require(t TB, r *Recorder, claim string, want Verdict) {
 	if err != nil {
 		t.Errorf("%s: linearizability check failed: %v", claim, err)
 		return
+	}
+	if dir := os.Getenv(EnvVisualize); dir != "" {
+		if path, err := keep(dir, claim, r.initial, info); err != nil {
+			t.Logf("%v", err)
+		} else {
+			t.Logf("%s: porcupine visualization of the verdict %v: %s", claim, got, path)
+		}
 	}
 	if got == want {
 		return
