@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"gotest.tools/v3/poll"
 
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/history"
+	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 )
@@ -25,19 +25,14 @@ import (
 const (
 	trioTick      = time.Second
 	trioSyncLimit = 10
-	// waitWithin bounds every wait on an event in these scenarios.
-	waitWithin = 5 * time.Second
-	// pollInterval is how often a bounded wait looks again; it guesses no
-	// window: the wait ends on the state it polls for, or fails at its bound.
-	pollInterval = 20 * time.Millisecond
 )
 
 // trio is a 3-server ensemble with a proxy on every server-to-server link.
 // A is connected to one follower (fresh); B to the other (lagging, once its
 // leader stream is held).
 type trio struct {
-	t                      zkserver.TB
-	links                  *zkserver.Links
+	t zkserver.TB
+	*cluster
 	leader, fresh, lagging *zkserver.Server
 	A, B                   *zkclient.Client
 	pa, pb                 actor
@@ -51,21 +46,16 @@ const (
 
 func newTrio(t zkserver.TB) *trio {
 	t.Helper()
-	e, links := zkserver.StartLinkedEnsemble(t, 3,
-		zkserver.WithTickTime(trioTick), zkserver.WithLimits(10, trioSyncLimit))
-	leader, err := e.Leader(waitWithin)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	fs := e.Followers()
+	c := startCluster(t, 3, zkserver.WithTickTime(trioTick), zkserver.WithLimits(10, trioSyncLimit))
+	fs := c.Followers()
 	if len(fs) != 2 {
 		t.Fatalf("got %d followers; want 2", len(fs))
 	}
-	tr := &trio{t: t, links: links, leader: leader, fresh: fs[0], lagging: fs[1], rec: history.NewRecorder("0")}
-	tr.A = connect(t, "A", []string{tr.fresh.Client})
-	tr.B = connect(t, "B", []string{tr.lagging.Client})
+	tr := &trio{t: t, cluster: c, leader: c.Leader(), fresh: fs[0], lagging: fs[1], rec: history.NewRecorder("0")}
+	tr.A = zkclient.Connect(t, "A", []string{tr.fresh.Client})
+	tr.B = zkclient.Connect(t, "B", []string{tr.lagging.Client})
 	tr.pa, tr.pb = newActor(t, "A"), newActor(t, "B")
-	t.Logf("roles: leader %s, A's follower %s, B's follower %s (the lagging one once held)", leader.Label, tr.fresh.Label, tr.lagging.Label)
+	t.Logf("A is connected to %s; B to %s (the lagging one once held)", tr.fresh.Label, tr.lagging.Label)
 	if _, err := tr.A.Create(xPath, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatalf("create %s: %v", xPath, err)
 	}
@@ -102,7 +92,7 @@ func (tr *trio) lagBehind(v string) {
 func (tr *trio) catchUp(v string) {
 	tr.t.Helper()
 	tr.release()
-	waitFor(tr.t, waitWithin, "B's follower to apply x="+v, func() (bool, string) {
+	wait.For(tr.t, within, "B's follower to apply x="+v, func() (bool, string) {
 		b, _, err := tr.B.Get(xPath)
 		return err == nil && string(b) == v, fmt.Sprintf("%q %v", b, err)
 	})
@@ -138,41 +128,14 @@ func (tr *trio) set(c *zkclient.Client, a actor, id int, v string) {
 	a.ok("")
 }
 
-// quorumLink is the proxy the lagging follower dials to reach the leader:
-// the leader's stream to it flows Down, its forwarded requests flow Up.
-func (tr *trio) quorumLink() *faultproxy.Proxy {
-	return tr.links.Proxy(zkserver.QuorumPort, tr.lagging.ID, tr.leader.ID)
-}
+// quorumLink is the proxy B's follower dials to reach the leader.
+func (tr *trio) quorumLink() *faultproxy.Proxy { return tr.StreamProxy(tr.lagging) }
 
 // holdLeaderStream makes B's follower lag: everything the leader sends it is
-// kept by the proxy. The undo is registered at once.
-func (tr *trio) holdLeaderStream() {
-	tr.t.Helper()
-	tr.links.Hold(tr.leader.ID, tr.lagging.ID)
-	tr.t.Cleanup(func() { tr.links.Heal() })
-}
+// kept by the proxy (the cluster heals at cleanup).
+func (tr *trio) holdLeaderStream() { tr.t.Helper(); tr.HoldStream(tr.lagging) }
 
-func (tr *trio) release() {
-	tr.t.Helper()
-	tr.links.Release(tr.leader.ID, tr.lagging.ID)
-}
-
-// waitFor polls cond (gotest.tools' poll.WaitOn) every pollInterval until it
-// reports true, and fails naming what it waited for and the last state seen.
-func waitFor(t zkserver.TB, within time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	poll.WaitOn(pollT{t}, func(poll.LogT) poll.Result {
-		if ok, last := cond(); !ok {
-			return poll.Continue("waiting for %s; last seen: %s", what, last)
-		}
-		return poll.Success()
-	}, poll.WithTimeout(within), poll.WithDelay(pollInterval))
-}
-
-// pollT gives a zkserver.TB the Log method poll.WaitOn wants.
-type pollT struct{ zkserver.TB }
-
-func (p pollT) Log(args ...any) { p.TB.Helper(); p.TB.Logf("%s", fmt.Sprint(args...)) }
+func (tr *trio) release() { tr.t.Helper(); tr.ReleaseStream(tr.lagging) }
 
 // waitLeaderAnswered waits until the lagging follower has forwarded a
 // request to the leader (bytes up beyond up0) and the leader has sent it
@@ -181,7 +144,7 @@ func (p pollT) Log(args ...any) { p.TB.Helper(); p.TB.Logf("%s", fmt.Sprint(args
 func (tr *trio) waitLeaderAnswered(up0, held0 int64) {
 	tr.t.Helper()
 	p := tr.quorumLink()
-	waitFor(tr.t, waitWithin, "the follower to forward the request and the leader to answer into the hold", func() (bool, string) {
+	wait.For(tr.t, within, "the follower to forward the request and the leader to answer into the hold", func() (bool, string) {
 		s := p.Stats()
 		return s.UpBytes > up0 && s.DownHeld > held0, fmt.Sprintf("up %d bytes (before %d), held down %d bytes (before %d)", s.UpBytes, up0, s.DownHeld, held0)
 	})
@@ -214,7 +177,7 @@ func runStaleRead(t zkserver.TB) staleReadResult {
 	phase(t, "B reads x on its follower while the link is still held")
 	r.readWhileHeld = tr.get(tr.B, tr.pb, 2)
 	r.heldWhenRead = tr.quorumLink().Stats().DownHeld
-	t.Logf("the proxy still holds %d bytes from the leader to %s", r.heldWhenRead, tr.lagging.Label)
+	evidence(t, "B read %q on %s after A's acknowledged write of \"1\"; the proxy still held %d bytes of the leader's stream to it when the read returned", r.readWhileHeld, tr.lagging.Label, r.heldWhenRead)
 	r.stale = tr.rec
 	phase(t, "release; B reads again after its follower caught up")
 	tr.catchUp("1")
@@ -231,6 +194,18 @@ func runStaleRead(t zkserver.TB) staleReadResult {
 	return r
 }
 
+// requireLagAtRead fails the claim unless the follower really lagged while
+// B read: bytes only accumulate in the proxy while the stream is held and
+// leave all at once on release, so bytes still held after the read returned
+// were held during it. Without this, a stream released before the read
+// could let the claim pass by the luck of a slow follower.
+func requireLagAtRead(t zkserver.TB, id string, r staleReadResult) {
+	t.Helper()
+	if r.heldWhenRead <= 0 {
+		t.Fatalf("%s not shown: got %d bytes held from the leader when B's read returned; want > 0 (the follower was not lagging at the read)", id, r.heldWhenRead)
+	}
+}
+
 // TestS1_PlainReadOnLaggingFollowerIsStale: after A's write has succeeded
 // and A has told B so through a channel, B's plain getData on a follower
 // that has not yet received the commit returns the old value (claim S1,
@@ -239,8 +214,9 @@ func runStaleRead(t zkserver.TB) staleReadResult {
 // and the other follower.
 func TestS1_PlainReadOnLaggingFollowerIsStale(t *testing.T) {
 	zkserver.RequireFaults(t)
-	claim(t, "S1", "§1 updates are ordered, plain reads can be stale", "after A's write and A's message, B's plain read on a lagging follower returns the old value")
+	claim(t, "S1")
 	r := runStaleRead(t)
+	requireLagAtRead(t, "S1", r)
 	if r.readWhileHeld != "0" {
 		t.Errorf("S1 refuted: B read %q on the lagging follower after A's write; want the old value \"0\"", r.readWhileHeld)
 	}
@@ -255,13 +231,14 @@ func TestS1_PlainReadOnLaggingFollowerIsStale(t *testing.T) {
 // both verdicts.
 func TestS2_StaleHistoryIsNotLinearizable(t *testing.T) {
 	zkserver.RequireFaults(t)
-	claim(t, "S2", "§1", "the S1 history is not linearizable; with B reading after catch-up it is")
+	claim(t, "S2")
 	r := runStaleRead(t)
+	requireLagAtRead(t, "S2", r)
 	t.Run("the stale history is not linearizable", func(t *testing.T) {
-		history.RequireNotLinearizable(t, r.stale, "S2")
+		requireHistory(t, "S2", "the history with B's stale read", r.stale, false)
 	})
 	t.Run("the history with B reading after catch-up is linearizable", func(t *testing.T) {
-		history.RequireLinearizable(t, r.caught, "S2")
+		requireHistory(t, "S2", "the history with B reading after catch-up", r.caught, true)
 	})
 }
 
@@ -273,7 +250,7 @@ func TestS2_StaleHistoryIsNotLinearizable(t *testing.T) {
 // follower to the leader for it.
 func TestS3_FollowerAnswersReadsFromItsOwnCopy(t *testing.T) {
 	zkserver.RequireFaults(t)
-	claim(t, "S3", "§1", "a follower answers getData from its own copy, without the leader")
+	claim(t, "S3")
 	tr := newTrio(t)
 	tr.holdLeaderStream()
 	tr.set(tr.A, tr.pa, 1, "1")
@@ -281,7 +258,7 @@ func TestS3_FollowerAnswersReadsFromItsOwnCopy(t *testing.T) {
 	before := p.Stats()
 	v := tr.get(tr.B, tr.pb, 2)
 	after := p.Stats()
-	t.Logf("during B's read: %d bytes up to the leader, %d bytes held from it", after.UpBytes-before.UpBytes, after.DownHeld)
+	evidence(t, "B's read returned %q while %d bytes of the leader's stream were held; %d bytes went up to the leader during it", v, after.DownHeld, after.UpBytes-before.UpBytes)
 	if v != "0" {
 		t.Errorf("S3 refuted: B's read returned %q; want the follower's own \"0\"", v)
 	}
@@ -324,8 +301,8 @@ func (tr *trio) blockedUntilRelease(what string, op func() error) barrierResult 
 	if !r.doneBeforeRelease {
 		select {
 		case r.err = <-done:
-		case <-time.After(waitWithin):
-			tr.t.Fatalf("%s did not return within %v after release", what, waitWithin)
+		case <-time.After(within):
+			tr.t.Fatalf("%s did not return within %v after release", what, within)
 		}
 		if r.err != nil {
 			tr.pb.fail("%s: %v", what, r.err)
@@ -345,11 +322,12 @@ func (tr *trio) blockedUntilRelease(what string, op func() error) barrierResult 
 // proxy's buffer, then checks that sync is still pending.
 func TestY1_SyncWaitsForTheLeaderStream(t *testing.T) {
 	zkserver.RequireFaults(t)
-	claim(t, "Y1", "§2 the boundary of sync", "on a lagging follower under a healthy leader, sync returns only after the held stream is released; the read after it is fresh")
+	claim(t, "Y1")
 	tr := newTrio(t)
 	tr.holdLeaderStream()
 	tr.set(tr.A, tr.pa, 1, "1")
 	r := tr.blockedUntilRelease("sync "+xPath, func() error { _, err := tr.B.Sync(xPath); return err })
+	evidence(t, "sync returned before the release: %v; sync error: %v; read after it: %q", r.doneBeforeRelease, r.err, r.readAfter)
 	if r.doneBeforeRelease {
 		t.Errorf("Y1 refuted: sync returned (%v) while the leader's stream was held; want it pending", r.err)
 	}
@@ -367,11 +345,12 @@ func TestY1_SyncWaitsForTheLeaderStream(t *testing.T) {
 // stream, so the read after it sees x=1 (claim Y3, article §2).
 func TestY3_WriteBarrierGivesItsProgress(t *testing.T) {
 	zkserver.RequireFaults(t)
-	claim(t, "Y3", "§2", "a successful write barrier in the same session does not return before the follower applies it; the read after it is fresh")
+	claim(t, "Y3")
 	tr := newTrio(t)
 	tr.holdLeaderStream()
 	tr.set(tr.A, tr.pa, 1, "1")
 	r := tr.blockedUntilRelease("set /barrier (write barrier)", func() error { _, err := tr.B.Set("/barrier", []byte("b"), -1); return err })
+	evidence(t, "the barrier returned before the release: %v; its error: %v; read after it: %q", r.doneBeforeRelease, r.err, r.readAfter)
 	if r.doneBeforeRelease {
 		t.Errorf("Y3 refuted: the barrier returned (%v) while the follower could not have applied it", r.err)
 	}
@@ -419,7 +398,7 @@ func consField(line, name string) string {
 // documented guarantee.
 func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 	zkserver.RequireFaults(t)
-	claim(t, "Y4", "§2", "exists and heartbeats do not advance a lagging follower; a failed conditional set is recorded as observed")
+	claim(t, "Y4")
 	trio := newTrio(t)
 	t.Run("exists does not advance the follower", func(t *testing.T) {
 		tr := trio.in(t)
@@ -430,7 +409,9 @@ func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 			t.Fatalf("exists: %v", err)
 		}
 		tr.pb.ok("%v", ok)
-		if v := tr.get(tr.B, tr.pb, 2); v != "0" {
+		v := tr.get(tr.B, tr.pb, 2)
+		evidence(t, "after exists returned %v, B read %q (A had written \"1\")", ok, v)
+		if v != "0" {
 			t.Errorf("Y4 refuted: after exists B read %q; want \"0\"", v)
 		}
 		tr.catchUp("1")
@@ -444,14 +425,16 @@ func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 		}
 		recv0, _ := strconv.Atoi(consField(line, "recved"))
 		const heartbeats = 2 // one every third of B's session timeout: several of the server's ticks
-		waitFor(t, 2*waitWithin, fmt.Sprintf("%d heartbeats from B at its follower", heartbeats), func() (bool, string) {
+		wait.For(t, 2*within, fmt.Sprintf("%d heartbeats from B at its follower", heartbeats), func() (bool, string) {
 			l, err := consFor(tr.lagging, tr.B.SessionID())
 			n, _ := strconv.Atoi(consField(l, "recved"))
 			return err == nil && n >= recv0+heartbeats && consField(l, "lop") == "PING", fmt.Sprintf("%s %v", l, err)
 		})
 		l, _ := consFor(tr.lagging, tr.B.SessionID())
 		t.Logf("B's follower after the heartbeats: %s", l)
-		if v := tr.get(tr.B, tr.pb, 2); v != "1" {
+		v := tr.get(tr.B, tr.pb, 2)
+		evidence(t, "after %d heartbeats counted at B's follower, B read %q (A had written \"2\")", heartbeats, v)
+		if v != "1" {
 			t.Errorf("Y4 refuted: after %d heartbeats B read %q; want the stale \"1\"", heartbeats, v)
 		}
 		tr.catchUp("2")
@@ -472,9 +455,16 @@ func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 			t.Fatal(err)
 		}
 		consumed := z1.Zxid > z0.Zxid
-		t.Logf("observed on %s: failed set err=%v; leader zxid 0x%x -> 0x%x (consumed a zxid: %v); pending while held: %v; read after: %q",
-			z1.Version, r.err, z0.Zxid, z1.Zxid, consumed, !r.doneBeforeRelease, r.readAfter)
-		t.Logf("note: a failed update passing the commit chain is an implementation fact of this server, not a documented guarantee")
+		observed := fmt.Sprintf("on %s a failed set (err=%v) moved the leader's zxid 0x%x -> 0x%x; pending while held: %v; read after it: %q",
+			z1.Version, r.err, z0.Zxid, z1.Zxid, !r.doneBeforeRelease, r.readAfter)
+		if consumed {
+			// The article says a failed conditional check cannot stand in for
+			// a barrier; here it did act as one. Not a documented guarantee:
+			// the article's sentence holds as "not guaranteed".
+			differs(t, "%s: the failed update passed the commit chain and acted as a barrier", observed)
+		} else {
+			evidence(t, "%s: the failed update did not advance the follower", observed)
+		}
 		if r.err != zk.ErrBadVersion {
 			t.Errorf("Y4: got %v; want zk.ErrBadVersion", r.err)
 		}
@@ -494,7 +484,7 @@ func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 // composite interval is linearizable; the inner getData interval alone is not.
 func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 	zkserver.RequireFaults(t)
-	claim(t, "Y5", "§2", "a composite read's interval must include its barrier; the inner getData interval alone is not linearizable")
+	claim(t, "Y5")
 	tr := newTrio(t)
 	tr.set(tr.A, tr.pa, 1, "1")
 	phase(t, "B's composite read: barrier, then getData")
@@ -516,6 +506,7 @@ func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 	readEnd := tr.rec.Now()
 	tr.pb.ok("%q", b)
 	tr.release()
+	evidence(t, "C's write of \"2\" completed after B's barrier and before B's getData, which returned %q", b)
 	if string(b) != "1" {
 		t.Fatalf("Y5 setup broken: B read %q; want the older \"1\"", b)
 	}
@@ -529,10 +520,10 @@ func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 		return r
 	}
 	t.Run("the composite interval from the barrier's call is linearizable", func(t *testing.T) {
-		history.RequireLinearizable(t, build(barrierStart), "Y5")
+		requireHistory(t, "Y5", "the history with the composite read from the barrier's call", build(barrierStart), true)
 	})
 	t.Run("the inner getData interval alone is not linearizable", func(t *testing.T) {
-		history.RequireNotLinearizable(t, build(readStart), "Y5")
+		requireHistory(t, "Y5", "the history with only the inner getData interval", build(readStart), false)
 	})
 }
 
@@ -541,7 +532,7 @@ func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 // is stale again (claim Y6, article §2).
 func TestY6_OneBarrierDoesNotMakeLaterReadsFresh(t *testing.T) {
 	zkserver.RequireFaults(t)
-	claim(t, "Y6", "§2", "one barrier does not make the session's later reads fresh")
+	claim(t, "Y6")
 	tr := newTrio(t)
 	tr.set(tr.A, tr.pa, 1, "1")
 	tr.pb.invoke("set /barrier")
@@ -556,6 +547,7 @@ func TestY6_OneBarrierDoesNotMakeLaterReadsFresh(t *testing.T) {
 	tr.holdLeaderStream()
 	tr.set(tr.A, tr.pa, 1, "2")
 	v := tr.get(tr.B, tr.pb, 2)
+	evidence(t, "after one barrier had made B fresh, A wrote \"2\"; B's later plain read returned %q", v)
 	tr.release()
 	if v != "1" {
 		t.Errorf("Y6 refuted: B's later plain read returned %q; want the stale \"1\"", v)
@@ -584,11 +576,8 @@ type windowResult struct {
 // measureClose waits for the old leader to step down and reports when.
 func runZK1675Window(t zkserver.TB, measureClose bool) windowResult {
 	t.Helper()
-	e, links := zkserver.StartLinkedEnsemble(t, 5, zkserver.WithTickTime(y2Tick), zkserver.WithLimits(10, y2SyncLimit))
-	old, err := e.Leader(waitWithin)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
+	e := startCluster(t, 5, zkserver.WithTickTime(y2Tick), zkserver.WithLimits(10, y2SyncLimit))
+	old := e.Leader()
 	oldFollower := e.Followers()[0]
 	var newSide []*zkserver.Server
 	for _, s := range e.Servers {
@@ -596,21 +585,14 @@ func runZK1675Window(t zkserver.TB, measureClose bool) windowResult {
 			newSide = append(newSide, s)
 		}
 	}
-	ids := func(ss ...*zkserver.Server) []int {
-		var out []int
-		for _, s := range ss {
-			out = append(out, s.ID)
-		}
-		return out
-	}
 	t.Logf("roles: old leader %s, old follower %s, new side %v", old.Label, oldFollower.Label, ids(newSide...))
 	rec := history.NewRecorder("0")
-	setup := connect(t, "S", []string{old.Client})
+	setup := zkclient.Connect(t, "S", []string{old.Client})
 	if _, err := setup.Create(xPath, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatalf("create %s: %v", xPath, err)
 	}
 	want, _ := old.Srvr()
-	waitFor(t, waitWithin, "every server to apply x=0", func() (bool, string) {
+	wait.For(t, within, "every server to apply x=0", func() (bool, string) {
 		var seen []string
 		ok := true
 		for _, s := range e.Servers {
@@ -620,15 +602,14 @@ func runZK1675Window(t zkserver.TB, measureClose bool) windowResult {
 		}
 		return ok, strings.Join(seen, " ")
 	})
-	B := connect(t, "B", []string{oldFollower.Client})
+	B := zkclient.Connect(t, "B", []string{oldFollower.Client})
 	pb, pc := newActor(t, "B"), newActor(t, "C")
 
 	phase(t, "asymmetric partition: {%s, %s} | %v", old.Label, oldFollower.Label, ids(newSide...))
 	cut := time.Now()
-	links.PartitionAsym(ids(old, oldFollower), ids(newSide...))
-	t.Cleanup(links.Heal)
+	e.links.PartitionAsym(ids(old, oldFollower), ids(newSide...))
 	var newLeader *zkserver.Server
-	waitFor(t, 2*waitWithin, "the new side to elect a leader", func() (bool, string) {
+	wait.For(t, 2*within, "the new side to elect a leader", func() (bool, string) {
 		var seen []string
 		for _, s := range newSide {
 			m, err := s.Mode()
@@ -644,7 +625,7 @@ func runZK1675Window(t zkserver.TB, measureClose bool) windowResult {
 	t.Logf("new leader %s elected %v after the cut", newLeader.Label, r.electedIn.Round(time.Millisecond))
 
 	phase(t, "the new majority commits x=1")
-	C := connect(t, "C", []string{newLeader.Client})
+	C := zkclient.Connect(t, "C", []string{newLeader.Client})
 	pc.invoke("set %s \"1\"", xPath)
 	w := rec.Invoke(3, history.Write, "1")
 	if _, err := C.Set(xPath, []byte("1"), -1); err != nil {
@@ -681,9 +662,10 @@ func runZK1675Window(t zkserver.TB, measureClose bool) windowResult {
 	pb.ok("%q", b)
 	m, err = old.Mode()
 	r.oldLeaderLedAfter = m == "leader"
-	t.Logf("old leader %s reports mode %q (%v) at the stale read, %v after the cut", old.Label, m, errOrEmpty(err), time.Since(cut).Round(time.Millisecond))
+	evidence(t, "B's sync on %s succeeded and B read %q after the new majority committed \"1\"; the old leader %s reported mode %q%s before and at the read, %v after the cut",
+		oldFollower.Label, r.read, old.Label, m, errOrEmpty(err), time.Since(cut).Round(time.Millisecond))
 	if measureClose {
-		waitFor(t, 4*waitWithin, "the old leader to step down", func() (bool, string) {
+		wait.For(t, 4*within, "the old leader to step down", func() (bool, string) {
 			m, err := old.Mode()
 			return m != "leader", fmt.Sprintf("mode %q %v", m, errOrEmpty(err))
 		})
@@ -711,7 +693,7 @@ func errOrEmpty(err error) string {
 // reads x=0. Porcupine: the history is not linearizable.
 func TestY2_SyncInTheZK1675WindowReadsStale(t *testing.T) {
 	zkserver.RequireFaults(t)
-	claim(t, "Y2", "§2", "in the ZOOKEEPER-1675 window a client of the old follower gets a successful sync and then reads the old value")
+	claim(t, "Y2")
 	r := runZK1675Window(t, true)
 	if !r.oldLeaderLedBefore || !r.oldLeaderLedAfter {
 		t.Fatalf("Y2 not shown: the window was not open (old leader reported leader before the read: %v, after it: %v); observed: elected in %v, window open for %v",
@@ -723,21 +705,7 @@ func TestY2_SyncInTheZK1675WindowReadsStale(t *testing.T) {
 	if r.read != "0" {
 		t.Errorf("Y2 refuted on this server: after a successful sync B read %q; want the old \"0\"", r.read)
 	}
-	history.RequireNotLinearizable(t, r.rec, "Y2")
-}
-
-// runExample runs an Example's scenario in a Scope. A failure inside it is
-// printed to the Example's output, so the Example fails with the reason
-// instead of crashing the test binary.
-func runExample(name string, f func(sc *zkserver.Scope)) {
-	sc := zkserver.NewScope(name)
-	defer sc.Close()
-	defer func() {
-		if r := recover(); r != nil {
-			fmt.Printf("FAILED: %v\n", r)
-		}
-	}()
-	f(sc)
+	requireHistory(t, "Y2", "the history of the window", r.rec, false)
 }
 
 // Example_staleReadFromLaggingFollower is the article's first diagram come
@@ -750,12 +718,14 @@ func Example_staleReadFromLaggingFollower() {
 		r := runStaleRead(sc)
 		v, _, _ := history.Check(context.Background(), r.stale.Operations(), "0", 10*time.Second)
 		fmt.Println("A: set x=1 ok; told B")
+		fmt.Println("B's follower lagged at the read:", r.heldWhenRead > 0)
 		fmt.Println("B reads x on its lagging follower:", r.readWhileHeld)
 		fmt.Println("linearizable:", v == history.Linearizable)
 		fmt.Println("B reads x after the follower caught up:", r.readAfter)
 	})
 	// Output:
 	// A: set x=1 ok; told B
+	// B's follower lagged at the read: true
 	// B reads x on its lagging follower: 0
 	// linearizable: false
 	// B reads x after the follower caught up: 1

@@ -26,8 +26,6 @@ import (
 	"github.com/zk19/zk19/internal/claims"
 )
 
-const claimIndexPath = "testdata/claims.json"
-
 // catalogue is the claim catalogue's list of IDs (S1–S3, Y1–Y6, L1–L10,
 // R1–R8, F1–F10, T1–T3, E1–E4, X1–X2), the article section each letter
 // belongs to, and the claims it marks "(beyond)".

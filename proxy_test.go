@@ -17,19 +17,6 @@ import (
 	"github.com/zk19/zk19/internal/zkserver"
 )
 
-// clientProxy puts a ZooKeeper-aware fault proxy between one client and
-// server s. Its decisions are logged as record lines; it is closed at cleanup.
-func clientProxy(t zkserver.TB, name string, s *zkserver.Server) *faultproxy.Proxy {
-	t.Helper()
-	p, err := faultproxy.New(s.Client, faultproxy.WithName(name), faultproxy.WithZooKeeperFrames(),
-		faultproxy.WithLogf(func(format string, args ...any) { t.Logf("nemesis "+format, args...) }))
-	if err != nil {
-		t.Fatalf("proxy: %v", err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	return p
-}
-
 // lostCreate is the article's §4 experiment: A's create of a lock candidate
 // reaches the server, the proxy drops its successful reply and closes A's
 // connection, and A reconnects in the same session.

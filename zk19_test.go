@@ -16,7 +16,6 @@ import (
 	"github.com/go-zookeeper/zk"
 	"go.uber.org/goleak"
 
-	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 )
 
@@ -124,102 +123,13 @@ func recordHeader() string {
 
 func printHeader() { fmt.Println(recordHeader()) }
 
-// sharedServer returns the standalone server TestMain started.
-func sharedServer(t zkserver.TB) *zkserver.Server {
-	t.Helper()
-	if shared == nil {
-		zkserver.MustResolve(t)
-		t.Fatalf("no shared server: %v", noServer)
-	}
-	return shared
-}
-
-// claim writes the first line of a claim's record.
-func claim(t zkserver.TB, id, section, statement string) {
-	t.Helper()
-	t.Logf("claim %s (%s): %s", id, section, statement)
-}
-
-// phase writes a "# heading" line.
-func phase(t zkserver.TB, format string, args ...any) {
-	t.Helper()
-	t.Logf("# "+format, args...)
-}
-
-// actor logs one process's operations in Jepsen's style:
-// "B invoke get /x", then "B ok "0"" or "B fail ..." or "B info ...".
-type actor struct {
-	name string
-	t    zkserver.TB
-}
-
-func newActor(t zkserver.TB, name string) actor { return actor{name: name, t: t} }
-
-func (a actor) log(kind, format string, args ...any) {
-	a.t.Helper()
-	if msg := fmt.Sprintf(format, args...); msg != "" {
-		a.t.Logf("%s %s %s", a.name, kind, msg)
-	} else {
-		a.t.Logf("%s %s", a.name, kind)
-	}
-}
-
-func (a actor) invoke(format string, args ...any) { a.t.Helper(); a.log("invoke", format, args...) }
-func (a actor) ok(format string, args ...any)     { a.t.Helper(); a.log("ok", format, args...) }
-func (a actor) fail(format string, args ...any)   { a.t.Helper(); a.log("fail", format, args...) }
-func (a actor) info(format string, args ...any)   { a.t.Helper(); a.log("info", format, args...) }
-
-// connect opens a named session to servers.
-func connect(t zkserver.TB, name string, servers []string, opts ...zkclient.Option) *zkclient.Client {
-	t.Helper()
-	return zkclient.Connect(t, name, servers, opts...)
-}
-
-var nonPath = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
-
-// testRoot creates a fresh persistent /zk19-<test name> node and removes it
-// with everything below it when the test ends, so a shared server is left
-// as it was found.
-func testRoot(t zkserver.TB, c *zkclient.Client) string {
-	t.Helper()
-	root := "/zk19-" + nonPath.ReplaceAllString(t.Name(), "_")
-	if _, err := c.Create(root, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatalf("create %s: %v", root, err)
-	}
-	addr := c.Server()
-	t.Cleanup(func() {
-		if err := deleteTree(c.Conn, root); err != nil && !errors.Is(err, zk.ErrNoNode) {
-			t.Logf("cleanup %s on %s: %v", root, addr, err)
-		}
-	})
-	return root
-}
-
-// deleteTree removes path and its descendants.
-func deleteTree(c *zk.Conn, path string) error {
-	kids, _, err := c.Children(path)
-	if err != nil {
-		return err
-	}
-	for _, k := range kids {
-		if err := deleteTree(c, path+"/"+k); err != nil && !errors.Is(err, zk.ErrNoNode) {
-			return err
-		}
-	}
-	err = c.Delete(path, -1)
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil
-	}
-	return err
-}
-
 // TestE4_RecordStartsWithServerVersionBackendAndSize checks the header that
 // TestMain printed before any claim ran: it names the backend, the server
 // version read from srvr, and the ensemble sizes (claim E4, section
 // "三个本机场景的证据").
 func TestE4_RecordStartsWithServerVersionBackendAndSize(t *testing.T) {
 	s := sharedServer(t)
-	claim(t, "E4", "evidence", "the record starts with the backend, the server version and the ensemble sizes")
+	claim(t, "E4")
 	h := recordHeader()
 	st, err := s.Srvr()
 	if err != nil {
@@ -243,7 +153,7 @@ func TestE4_RecordStartsWithServerVersionBackendAndSize(t *testing.T) {
 // differs.
 func TestT3_CzxidIsNotAUniqueToken(t *testing.T) {
 	s := sharedServer(t)
-	claim(t, "T3", "§6 token domains", "czxid is not a unique token: two creates in one multi share it")
+	claim(t, "T3")
 	a := connect(t, "A", []string{s.Client})
 	root := testRoot(t, a)
 	pa := newActor(t, "A")
@@ -288,7 +198,7 @@ func TestT3_CzxidIsNotAUniqueToken(t *testing.T) {
 // the harness (the address it connects to).
 func TestE1_ServersListenOnlyOnLoopback(t *testing.T) {
 	s := sharedServer(t)
-	claim(t, "E1", "evidence", "servers, proxies and clients use 127.0.0.1 and ephemeral ports only")
+	claim(t, "E1")
 	if backend.Kind == zkserver.External {
 		t.Skip("skipped: the external backend's listeners are not the suite's")
 	}
@@ -335,7 +245,7 @@ func atoi(s string) int {
 // TestMain repeats the process and goroutine checks for the whole suite.
 func TestE3_ScenarioLeavesNothingBehind(t *testing.T) {
 	zkserver.RequireFaults(t)
-	claim(t, "E3", "evidence", "every scenario leaves nothing behind: clients, proxies, servers, temp dirs, goroutines")
+	claim(t, "E3")
 	keep := goleak.IgnoreCurrent()
 	live := zkserver.Live()
 	sc := zkserver.NewScope("E3-scenario")

@@ -1,0 +1,300 @@
+package zk19_test
+
+// What every claim family shares: how a claim's record opens and marks its
+// evidence, how an actor's operations are logged, how an Example runs, and
+// the fixtures (the shared server, a test's own znode root, a client proxy,
+// an ensemble with its link proxies). Every helper takes zkserver.TB, so an
+// Example's Scope can use it as well as a Test's *testing.T.
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/history"
+	"github.com/zk19/zk19/internal/wait"
+	"github.com/zk19/zk19/internal/zkclient"
+	"github.com/zk19/zk19/internal/zkserver"
+)
+
+// claimIndexPath is the one source of truth for the article's sections and
+// the claims' statements.
+const claimIndexPath = "testdata/claims.json"
+
+// within bounds every wait on an event of a scenario that has no bound of
+// its own (a claim's timing constant).
+const within = 5 * time.Second
+
+var loadIndex = sync.OnceValues(func() (*claims.Index, error) { return claims.Load(claimIndexPath) })
+
+// claim opens a claim's record with its ID, its place in the article and its
+// statement, all read from the claim index. An ID the index lacks fails the
+// test: a proof cannot cite a claim nobody stated.
+func claim(t zkserver.TB, id string, _ ...string) { // TRANSITION: the ignored strings go when every caller cites by ID only
+	t.Helper()
+	ix, err := loadIndex()
+	if err != nil {
+		t.Fatalf("claim index: %v", err)
+	}
+	c := ix.Claim(id)
+	if c == nil {
+		t.Fatalf("claim %s: got no entry in %s; want one", id, claimIndexPath)
+	}
+	t.Logf("claim %s (%s): %s", c.ID, c.Where(), c.Statement)
+}
+
+// evidence logs the observation that would differ if the claim were false.
+// The evidence table shows exactly these lines.
+func evidence(t zkserver.TB, format string, args ...any) {
+	t.Helper()
+	t.Logf(claims.EvidenceMark+format, args...)
+}
+
+// differs logs an observation that differs from the article's wording while
+// the test's assertions hold; the evidence table says so in the verdict.
+func differs(t zkserver.TB, format string, args ...any) {
+	t.Helper()
+	t.Logf(claims.DiffersMark+format, args...)
+}
+
+// phase writes a "# heading" line between the steps of a scenario.
+func phase(t zkserver.TB, format string, args ...any) {
+	t.Helper()
+	t.Logf("# "+format, args...)
+}
+
+// actor logs one process's operations in Jepsen's style: "B invoke get /x",
+// then "B ok "0"", "B fail ..." or "B info ..." (outcome unknown).
+type actor struct {
+	name string
+	t    zkserver.TB
+}
+
+func newActor(t zkserver.TB, name string) actor { return actor{name: name, t: t} }
+
+func (a actor) log(kind, format string, args ...any) {
+	a.t.Helper()
+	if msg := fmt.Sprintf(format, args...); msg != "" {
+		a.t.Logf("%s %s %s", a.name, kind, msg)
+	} else {
+		a.t.Logf("%s %s", a.name, kind)
+	}
+}
+
+func (a actor) invoke(format string, args ...any) { a.t.Helper(); a.log("invoke", format, args...) }
+func (a actor) ok(format string, args ...any)     { a.t.Helper(); a.log("ok", format, args...) }
+func (a actor) fail(format string, args ...any)   { a.t.Helper(); a.log("fail", format, args...) }
+func (a actor) info(format string, args ...any)   { a.t.Helper(); a.log("info", format, args...) }
+
+// runExample runs an Example's scenario in a Scope that closes everything
+// the scenario opened. A failure inside it (the Scope's Fatalf panics) is
+// printed to the Example's output, so the Example fails with the reason and
+// the test binary goes on with the next test.
+func runExample(name string, f func(sc *zkserver.Scope)) {
+	sc := zkserver.NewScope(name)
+	defer sc.Close()
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Printf("FAILED: %v\n", r)
+		}
+	}()
+	f(sc)
+}
+
+// sharedServer returns the standalone server TestMain started.
+func sharedServer(t zkserver.TB) *zkserver.Server {
+	t.Helper()
+	if shared == nil {
+		zkserver.MustResolve(t)
+		t.Fatalf("no shared server: %v", noServer)
+	}
+	return shared
+}
+
+var nonPath = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+// testRoot creates a fresh persistent /zk19-<test name> node and removes it
+// with everything below it when the test ends, so a shared server is left
+// as it was found.
+func testRoot(t zkserver.TB, c *zkclient.Client) string {
+	t.Helper()
+	root := "/zk19-" + nonPath.ReplaceAllString(t.Name(), "_")
+	if _, err := c.Create(root, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("create %s: %v", root, err)
+	}
+	addr := c.Server()
+	t.Cleanup(func() {
+		if err := deleteTree(c.Conn, root); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			t.Logf("cleanup %s on %s: %v", root, addr, err)
+		}
+	})
+	return root
+}
+
+// deleteTree removes path and its descendants.
+func deleteTree(c *zk.Conn, path string) error {
+	kids, _, err := c.Children(path)
+	if err != nil {
+		return err
+	}
+	for _, k := range kids {
+		if err := deleteTree(c, path+"/"+k); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return err
+		}
+	}
+	err = c.Delete(path, -1)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	return err
+}
+
+// clientProxy puts a ZooKeeper-aware fault proxy between one client and
+// server s. Its decisions are logged as "nemesis" lines; it is closed at
+// cleanup.
+func clientProxy(t zkserver.TB, name string, s *zkserver.Server) *faultproxy.Proxy {
+	t.Helper()
+	p, err := faultproxy.New(s.Client, faultproxy.WithName(name), faultproxy.WithZooKeeperFrames(),
+		faultproxy.WithLogf(func(format string, args ...any) { t.Logf("nemesis "+format, args...) }))
+	if err != nil {
+		t.Fatalf("proxy: %v", err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// watchTable parses the server's wchp (path -> sessions) or wchc (session
+// -> paths) into key -> sorted values, keeping only paths under root.
+func watchTable(t zkserver.TB, s *zkserver.Server, word, root string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	key := ""
+	sc := bufio.NewScanner(strings.NewReader(s.Word(t, word)))
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		if !strings.HasPrefix(line, "\t") {
+			key = strings.TrimSpace(line)
+			continue
+		}
+		v := strings.TrimSpace(line)
+		p := key
+		if word == "wchc" {
+			p = v
+		}
+		if strings.HasPrefix(p, root+"/") {
+			out[key] = append(out[key], v)
+		}
+	}
+	for k := range out {
+		slices.Sort(out[k])
+	}
+	return out
+}
+
+// cluster is an ensemble with a fault proxy on every server-to-server link,
+// and the verbs the scenarios use: who leads, who follows, hold and release
+// the leader's stream to one follower, partition, heal.
+type cluster struct {
+	t zkserver.TB
+	*zkserver.Ensemble
+	links *zkserver.Links
+}
+
+// startCluster starts n servers with link proxies and waits for a leader.
+// Every fault set through the cluster is undone at cleanup.
+func startCluster(t zkserver.TB, n int, opts ...zkserver.Option) *cluster {
+	t.Helper()
+	e, links := zkserver.StartLinkedEnsemble(t, n, opts...)
+	c := &cluster{t: t, Ensemble: e, links: links}
+	t.Cleanup(links.Heal)
+	leader := c.Leader()
+	t.Logf("roles: leader %s, followers %v", leader.Label, labels(c.Followers()))
+	return c
+}
+
+// Leader returns the server that reports leading now, waiting for one.
+func (c *cluster) Leader() *zkserver.Server {
+	c.t.Helper()
+	l, err := c.Ensemble.Leader(within)
+	if err != nil {
+		c.t.Fatalf("%v", err)
+	}
+	return l
+}
+
+// HoldStream makes follower f lag: whatever the leader sends it is kept by
+// the link proxy until ReleaseStream (or the cleanup's heal).
+func (c *cluster) HoldStream(f *zkserver.Server) {
+	c.t.Helper()
+	c.links.Hold(c.Leader().ID, f.ID)
+}
+
+// ReleaseStream delivers, in order, what the leader sent f while held.
+func (c *cluster) ReleaseStream(f *zkserver.Server) {
+	c.t.Helper()
+	c.links.Release(c.Leader().ID, f.ID)
+}
+
+// StreamProxy is the proxy follower f dials to reach the leader: the
+// leader's stream to f flows Down, f's forwarded requests flow Up.
+func (c *cluster) StreamProxy(f *zkserver.Server) *faultproxy.Proxy {
+	return c.links.Proxy(zkserver.QuorumPort, f.ID, c.Leader().ID)
+}
+
+func labels(ss []*zkserver.Server) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = s.Label
+	}
+	return out
+}
+
+// ids returns the servers' ids, as the link proxies name them.
+func ids(ss ...*zkserver.Server) []int {
+	out := make([]int, len(ss))
+	for i, s := range ss {
+		out[i] = s.ID
+	}
+	return out
+}
+
+// TRANSITION: the lock, recovery and fencing files still use these names;
+// they go when those files are converted.
+func connect(t zkserver.TB, name string, servers []string, opts ...zkclient.Option) *zkclient.Client {
+	t.Helper()
+	return zkclient.Connect(t, name, servers, opts...)
+}
+
+func waitFor(t zkserver.TB, within time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	wait.For(t, within, what, cond)
+}
+
+const waitWithin = within // TRANSITION
+
+// requireHistory asserts porcupine's verdict on a register history and, when
+// it is the wanted one, marks it as the claim's evidence.
+func requireHistory(t *testing.T, id, what string, rec *history.Recorder, linearizable bool) {
+	t.Helper()
+	if linearizable {
+		history.RequireLinearizable(t, rec, id)
+	} else {
+		history.RequireNotLinearizable(t, rec, id)
+	}
+	if !t.Failed() {
+		evidence(t, "porcupine: %s is linearizable: %v (%d operations)", what, linearizable, len(rec.Operations()))
+	}
+}
