@@ -169,8 +169,10 @@ func (l *Locker) checkSession(pinned int64) error {
 	return nil
 }
 
+func (l *Locker) tracing() bool { return l.probe != nil && l.probe.Trace != nil }
+
 func (l *Locker) trace(typ, op, detail string) {
-	if l.probe != nil && l.probe.Trace != nil {
+	if l.tracing() {
 		l.probe.Trace(typ, op, detail)
 	}
 }
@@ -308,7 +310,9 @@ func (a *attempt) list() ([]entry, error) {
 		l.trace("fail", "children", err.Error())
 		return nil, err
 	}
-	l.trace("ok", "children", renderOrder(ord))
+	if l.tracing() {
+		l.trace("ok", "children", renderOrder(ord))
+	}
 	return ord, nil
 }
 
@@ -362,11 +366,9 @@ func (a *attempt) wait(ctx context.Context, ch <-chan zk.Event) error {
 	if err != nil {
 		return err
 	}
-	detail := ev.Type.String() + " " + ev.Path
-	if ev.Err != nil {
-		detail += " " + ev.Err.Error()
+	if a.l.tracing() {
+		a.l.trace("info", "event", strings.TrimSpace(fmt.Sprint(ev.Type, " ", ev.Path, " ", errText(ev.Err))))
 	}
-	a.l.trace("info", "event", detail)
 	if ev.Type != zk.EventNotWatching {
 		return nil
 	}
@@ -395,6 +397,13 @@ func (a *attempt) fail(err error) error {
 	a.l.trace("info", "abort", err.Error())
 	a.l.deleteWithin(a.path)
 	return err
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 func renderOrder(ord []entry) string {

@@ -114,7 +114,9 @@ func (l *Locker) matches(ctx context.Context, session int64, guid string) (owned
 		l.trace("fail", "children", err.Error())
 		return nil, nil, fmt.Errorf("lock: recover %s: children %s: %w", guid, l.parent, err)
 	}
-	l.trace("ok", "children", fmt.Sprint(kids))
+	if l.tracing() {
+		l.trace("ok", "children", fmt.Sprint(kids))
+	}
 	for _, k := range kids {
 		if !strings.Contains(k, guid) || !isCandidate(k) {
 			continue
@@ -134,7 +136,9 @@ func (l *Locker) matches(ctx context.Context, session int64, guid string) (owned
 			l.trace("ok", "exists", "false")
 			continue
 		}
-		l.trace("ok", "exists", fmt.Sprintf("true ephemeralOwner=0x%x", st.EphemeralOwner))
+		if l.tracing() {
+			l.trace("ok", "exists", fmt.Sprintf("true ephemeralOwner=0x%x", st.EphemeralOwner))
+		}
 		if st.EphemeralOwner == session {
 			owned = append(owned, k)
 		} else {
