@@ -371,7 +371,7 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 					t.Fatalf("F6 violated: commit %d accepted token %v after commit %d had raised the mark to %v", accepted[i].commit, accepted[i].tok, accepted[i-1].commit, accepted[i-1].tok)
 				}
 			}
-			t.Logf("%d writers × %d writes: %d accepted, tokens non-decreasing in commit order", writers, per, len(accepted))
+			evidence(t, "%d writers × %d writes: %d accepted, tokens non-decreasing in commit order", writers, per, len(accepted))
 		})
 	}
 }
@@ -385,6 +385,7 @@ func TestF7_EqualTokenIsAccepted(t *testing.T) {
 	tok := fence.Token{Seq: 1}
 	r1, _ := res.Write(ctx, tok, "first")
 	r2, _ := res.Write(ctx, tok, "second")
+	evidence(t, "two writes with the same token %v: accepted=%v, %v", tok, r1.Accepted, r2.Accepted)
 	if !r1.Accepted || !r2.Accepted {
 		t.Errorf("F7 violated: writes with the same token accepted=%v,%v; want both", r1.Accepted, r2.Accepted)
 	}
@@ -422,7 +423,7 @@ func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("after reopen: value %q mark %v; token %v accepted=%v", v, mark, st.tokenA, r.Accepted)
+	evidence(t, "after reopen: value %q mark %v; token %v accepted=%v", v, mark, st.tokenA, r.Accepted)
 	if v != "new-owner" || mark != st.tokenB || r.Accepted {
 		t.Errorf("F8 violated: after restart value %q mark %v, token 0 accepted=%v; want \"new-owner\", %v, rejected", v, mark, r.Accepted, st.tokenB)
 	}
@@ -437,7 +438,7 @@ func TestF9_ForgedLargerTokenIsAccepted(t *testing.T) {
 	ctx := context.Background()
 	_, _ = res.Write(ctx, fence.Token{Seq: 1}, "new-owner")
 	r, _ := res.Write(ctx, fence.Token{Seq: 999}, "forged")
-	t.Logf("forged token g0/999 accepted=%v: fencing is not authentication", r.Accepted)
+	evidence(t, "forged token g0/999 accepted=%v after the mark g0/1: fencing is not authentication", r.Accepted)
 	if !r.Accepted {
 		t.Errorf("F9 refuted: a forged larger token was rejected; want accepted (the resource cannot tell forgery)")
 	}
@@ -488,7 +489,9 @@ func TestT1_MalformedSuffixesAreRejected(t *testing.T) {
 			t.Errorf("T1 violated: %q gave %v; want %v", name, err, want)
 		}
 	}
-	if v, err := fence.ParseSeq("g-lock-2147483647"); err != nil || v != 2147483647 {
+	v, err := fence.ParseSeq("g-lock-2147483647")
+	evidence(t, "negative, overflowing, non-numeric and missing suffixes rejected with their errors; the largest suffix parses to %d (%v)", v, err)
+	if err != nil || v != 2147483647 {
 		t.Errorf("T1: the largest suffix gave %d, %v; want 2147483647", v, err)
 	}
 }

@@ -331,8 +331,16 @@ func TestR5_NoMatchIsMissingNotANewAcquisition(t *testing.T) {
 	claim(t, "R5")
 	lr := newLostReply(t)
 	ctx := lockCtx(t)
-	var createErr error
-	createErr = lr.loseRequest(t, replyOf{ops: createOps, under: lr.root}, func() error {
+	// A first acquisition checks the parent before its create; it is made
+	// before the fault, so the held traffic is the create alone.
+	h, err := lr.a.l.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("A: %v", err)
+	}
+	if err := h.Release(ctx); err != nil {
+		t.Fatalf("A release: %v", err)
+	}
+	createErr := lr.loseRequest(t, replyOf{ops: createOps, under: lr.root}, func() error {
 		_, err := lr.a.l.Acquire(ctx)
 		return err
 	}, func() {})
@@ -341,7 +349,7 @@ func TestR5_NoMatchIsMissingNotANewAcquisition(t *testing.T) {
 		t.Fatalf("R5: A's create: got %v; want connection loss", createErr)
 	}
 	lr.a.a.invoke("recover guid=%s", ce.GUID)
-	h, err := lr.a.l.Recover(ctx, ce.GUID)
+	h, err = lr.a.l.Recover(ctx, ce.GUID)
 	lr.a.a.fail("%v", err)
 	kids := listChildren(t, lr.O, lr.root)
 	evidence(t, "the create never reached the server; Recover(%s) returned hold=%v err=%v; O sees children %v", ce.GUID, h != nil, err, kids)
