@@ -259,6 +259,14 @@ func startChain(t zkserver.TB, servers []string, o joinOpts) *chain {
 	return ch
 }
 
+// holdOf names a hold for a failure message.
+func holdOf(h *lock.Held) string {
+	if h == nil {
+		return "no hold"
+	}
+	return "a hold of " + path.Base(h.Path)
+}
+
 // lockCtx bounds a scenario's lock calls.
 func lockCtx(t zkserver.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*within)

@@ -843,15 +843,13 @@ func TestL9_ReadYourCreateOnFollower(t *testing.T) {
 		t.Fatalf("got %d followers; want 2", len(fs))
 	}
 	f, other := fs[0], fs[1]
-	if mode, err := f.Mode(); err != nil || mode != "follower" {
-		t.Fatalf("L9 setup: W's server %s reports mode %q (%v); want follower", f.Label, mode, err)
-	}
 	l9 := &l9Round{t: t, c: c, f: f, live: map[string]bool{}}
 	l9.x = zkclient.Connect(t, "X", []string{c.Leader().Client})
 	l9.root = testRoot(t, l9.x)
 	l9.y = zkclient.Connect(t, "Y", []string{other.Client})
 	l9.w = zkclient.Connect(t, "W", []string{f.Client})
 	l9.xa, l9.ya, l9.wa = newActor(t, "X"), newActor(t, "Y"), newActor(t, "W")
+	l9.requireFollower()
 	t.Logf("leader %s, W's follower %s, other follower %s", c.Leader().Label, f.Label, other.Label)
 	phase(t, "two rounds, W's follower in step")
 	for i := 1; i <= 2; i++ {
@@ -874,6 +872,25 @@ type l9Round struct {
 	xa, ya, wa actor
 	live       map[string]bool // candidates that exist now
 	deleted    []string
+}
+
+// requireFollower checks that the server W's session is connected to
+// reports itself a follower: on the leader the claim would hold trivially.
+func (r *l9Round) requireFollower() {
+	r.t.Helper()
+	at := r.w.Server()
+	for _, s := range r.c.Servers {
+		if s.Client != at {
+			continue
+		}
+		mode, err := s.Mode()
+		r.wa.info("connected to %s, which reports mode %s", s.Label, mode)
+		if err != nil || mode != "follower" || s != r.f {
+			r.t.Fatalf("L9 setup: W's server %s reports mode %q (%v); want the follower %s", s.Label, mode, err, r.f.Label)
+		}
+		return
+	}
+	r.t.Fatalf("L9 setup: W is connected to %s, none of the ensemble's servers", at)
 }
 
 func (r *l9Round) create(c *zkclient.Client, a actor) string {

@@ -124,7 +124,7 @@ func TestPeerGoZookeeperLock_AcquiresWithoutItsNode(t *testing.T) {
 	hc, err := pc.result(t)
 	t.Logf("ours: hold=%v err=%v", hc != nil, err)
 	if hc != nil || !errors.Is(err, lock.ErrLostCandidacy) {
-		t.Errorf("ours: got %v, %v; want no hold and lock.ErrLostCandidacy", hc, err)
+		t.Errorf("ours: got %s, %v; want no hold and lock.ErrLostCandidacy", holdOf(hc), err)
 	}
 }
 

@@ -293,7 +293,7 @@ func TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses(t *testing.T) {
 	after := lc.observed(t)
 	evidence(t, "after a blind retry O sees %d nodes with the GUID; Recover returned hold=%v err=%v; O then sees %d", len(before), h != nil, err, len(after))
 	if h != nil || !errors.Is(err, lock.ErrAmbiguous) {
-		t.Errorf("R4 violated: Recover returned %v, %v; want lock.ErrAmbiguous", h, err)
+		t.Errorf("R4 violated: Recover returned %s, %v; want lock.ErrAmbiguous", holdOf(h), err)
 	}
 	for name := range before {
 		if err == nil || !strings.Contains(err.Error(), name) {
@@ -354,7 +354,7 @@ func TestR5_NoMatchIsMissingNotANewAcquisition(t *testing.T) {
 	kids := listChildren(t, lr.O, lr.root)
 	evidence(t, "the create never reached the server; Recover(%s) returned hold=%v err=%v; O sees children %v", ce.GUID, h != nil, err, kids)
 	if h != nil || !errors.Is(err, lock.ErrMissing) {
-		t.Errorf("R5 violated: got %v, %v; want lock.ErrMissing", h, err)
+		t.Errorf("R5 violated: got %s, %v; want lock.ErrMissing", holdOf(h), err)
 	}
 	if len(kids) != 0 {
 		t.Errorf("R5 violated: recovery left children %v; want none created", kids)
@@ -395,7 +395,7 @@ func TestR6_ANodeOfAnotherSessionIsNotAdopted(t *testing.T) {
 	seen := lc.observed(t)
 	evidence(t, "A adopted its own %s, not B's %s; with only B's left, Recover returned hold=%v err=%v; O sees %v", path.Base(h.Path), path.Base(bp), h2 != nil, err, seen)
 	if h2 != nil || !errors.Is(err, lock.ErrMissing) || !strings.Contains(err.Error(), path.Base(bp)) {
-		t.Errorf("R6 violated: got %v, %v; want lock.ErrMissing naming B's node %s as not adopted", h2, err, path.Base(bp))
+		t.Errorf("R6 violated: got %s, %v; want lock.ErrMissing naming B's node %s as not adopted", holdOf(h2), err, path.Base(bp))
 	}
 	if owner, ok := seen[path.Base(bp)]; !ok || owner != b.c.SessionID() {
 		t.Errorf("R6 violated: B's node %s is gone or changed owner (%v)", bp, seen)
@@ -572,24 +572,24 @@ func releaseScene(t *testing.T) (*lostReply, *lock.Held, *contender, *pending) {
 	return lr, ha, b, pb
 }
 
-// releaseOutcome checks a Release that met a lost delete: it succeeded, A's
-// node is gone, and B holds on its own node.
+// releaseOutcome checks a Release that met a lost delete: it succeeded,
+// A's node is gone, and B holds on its own node.
 func releaseOutcome(t *testing.T, lr *lostReply, ha *lock.Held, b *contender, pb *pending, releaseErr error, what string) {
 	t.Helper()
 	aLeft, _ := statOf(t, lr.O, ha.Path)
+	if releaseErr != nil {
+		t.Errorf("R3 violated: Release returned %v; want nil once the own node is known gone", releaseErr)
+	}
+	if aLeft {
+		t.Fatalf("R3 violated: A's node %s is still there after Release returned %v: a phantom holder in front of B", ha.Path, releaseErr)
+	}
 	hb, berr := pb.result(t)
 	var bOwner int64
 	if hb != nil {
 		_, st := statOf(t, lr.O, hb.Path)
 		bOwner = st.EphemeralOwner
 	}
-	evidence(t, "%s; A's Release returned %v in session 0x%x (before 0x%x); A's node exists: %v; B holds: %v (%v), its node owned by 0x%x", what, releaseErr, lr.after, lr.before, aLeft, hb != nil, berr, bOwner)
-	if releaseErr != nil {
-		t.Errorf("R3 violated: Release returned %v; want nil once the own node is known gone", releaseErr)
-	}
-	if aLeft {
-		t.Errorf("R3 violated: A's node %s is still there after Release: a phantom holder", ha.Path)
-	}
+	evidence(t, "%s; A's Release returned %v in session 0x%x (before 0x%x); A's node is gone; B holds: %v (%v), its node owned by 0x%x", what, releaseErr, lr.after, lr.before, hb != nil, berr, bOwner)
 	if berr != nil || bOwner != b.c.SessionID() {
 		t.Errorf("R3 violated: B did not hold on its own node after A's Release: %v, owner 0x%x", berr, bOwner)
 	}
