@@ -3,11 +3,15 @@ package zk19_test
 import (
 	"context"
 	"fmt"
+	"net"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/anishathalye/porcupine"
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/internal/faultproxy"
@@ -158,6 +162,9 @@ type staleReadResult struct {
 	heldWhenRead  int64 // bytes the proxy held when B's read returned
 	readAfter     string
 	stale, caught *history.Recorder
+	// recorded is a second round recorded end to end, with no interval
+	// assembled by the test: A writes "2", B reads after catching up.
+	recorded *history.Recorder
 }
 
 func runStaleRead(t zkserver.TB) staleReadResult {
@@ -191,6 +198,11 @@ func runStaleRead(t zkserver.TB) staleReadResult {
 	r.readAfter = tr.get(tr.B, tr.pb, 2)
 	_ = caught.Span(2, history.Input{Op: history.Read}, history.Output{Value: r.readAfter}, call, tr.rec.Now())
 	r.caught = caught
+	r.recorded = history.NewRecorder(r.readAfter)
+	tr.rec = r.recorded
+	tr.set(tr.A, tr.pa, 1, "2")
+	tr.catchUp("2")
+	tr.get(tr.B, tr.pb, 2)
 	return r
 }
 
@@ -239,6 +251,9 @@ func TestS2_StaleHistoryIsNotLinearizable(t *testing.T) {
 	})
 	t.Run("the history with B reading after catch-up is linearizable", func(t *testing.T) {
 		requireHistory(t, "S2", "the history with B reading after catch-up", r.caught, true)
+	})
+	t.Run("a history recorded end to end with B reading after catch-up is linearizable", func(t *testing.T) {
+		requireHistory(t, "S2", "the second round, recorded end to end", r.recorded, true)
 	})
 }
 
@@ -488,7 +503,8 @@ func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 	tr := newTrio(t)
 	tr.set(tr.A, tr.pa, 1, "1")
 	phase(t, "B's composite read: barrier, then getData")
-	barrierStart := tr.rec.Now()
+	composite := tr.rec.Invoke(2, history.Read, "") // recorded live: barrier's call to getData's return
+	barrierStart := composite.Start()
 	tr.pb.invoke("set /barrier (composite read begins)")
 	if _, err := tr.B.Set("/barrier", []byte("b"), -1); err != nil {
 		t.Fatalf("barrier: %v", err)
@@ -510,7 +526,13 @@ func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 	if string(b) != "1" {
 		t.Fatalf("Y5 setup broken: B read %q; want the older \"1\"", b)
 	}
-	base := tr.rec.Operations()
+	composite.Ok(string(b))
+	var base []porcupine.Operation // every operation but the live composite read
+	for _, op := range tr.rec.Operations() {
+		if op.ClientId != 2 || op.Call != barrierStart {
+			base = append(base, op)
+		}
+	}
 	build := func(call int64) *history.Recorder {
 		r := history.NewRecorder("0")
 		for _, op := range base {
@@ -521,6 +543,9 @@ func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 	}
 	t.Run("the composite interval from the barrier's call is linearizable", func(t *testing.T) {
 		requireHistory(t, "Y5", "the history with the composite read from the barrier's call", build(barrierStart), true)
+	})
+	t.Run("the same composite read, recorded live, is linearizable", func(t *testing.T) {
+		requireHistory(t, "Y5", "the history recorded live, with the composite read", tr.rec, true)
 	})
 	t.Run("the inner getData interval alone is not linearizable", func(t *testing.T) {
 		requireHistory(t, "Y5", "the history with only the inner getData interval", build(readStart), false)
@@ -751,4 +776,357 @@ func Example_syncInZK1675Window() {
 	// sync on the old follower ok: true
 	// read after sync: 0
 	// linearizable: false
+}
+
+// TestY8_BarrierIsNoSnapshotAcrossPaths: a barrier gives B a lower bound
+// for its next read, not a snapshot: reading /a and then /b, B can straddle
+// another session's multi that changed both, and B's pair of values is a
+// state the tree never had (claim Y8, article §2, last paragraph). The
+// multi makes both changes one transaction, so the only states of (a, b)
+// are ("0","0") before it and ("1","1") after it; B's pair is checked
+// against them and against the zxids of what it read.
+func TestY8_BarrierIsNoSnapshotAcrossPaths(t *testing.T) {
+	zkserver.RequireFaults(t)
+	claim(t, "Y8")
+	tr := newTrio(t)
+	for _, p := range []string{"/a", "/b"} {
+		if _, err := tr.A.Create(p, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatalf("create %s: %v", p, err)
+		}
+	}
+	phase(t, "B's barrier, then B reads /a")
+	tr.pb.invoke("set /barrier")
+	if _, err := tr.B.Set(barrierPath, []byte("b"), -1); err != nil {
+		t.Fatalf("barrier: %v", err)
+	}
+	tr.pb.ok("")
+	a, aStat := readAs(t, tr.B, tr.pb, "/a")
+	phase(t, "A changes /a and /b in one multi")
+	tr.pa.invoke("multi [set /a \"1\", set /b \"1\"]")
+	res, err := tr.A.Multi(&zk.SetDataRequest{Path: "/a", Data: []byte("1"), Version: -1}, &zk.SetDataRequest{Path: "/b", Data: []byte("1"), Version: -1})
+	if err != nil {
+		t.Fatalf("multi: %v", err)
+	}
+	multiZxid := res[0].Stat.Mzxid
+	tr.pa.ok("zxid 0x%x", multiZxid)
+	phase(t, "B reads /b (after a sync, so its follower has the multi)")
+	if _, err := tr.B.Sync("/b"); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	b, bStat := readAs(t, tr.B, tr.pb, "/b")
+	evidence(t, "B read (a=%q at mzxid 0x%x, b=%q at mzxid 0x%x) across A's multi of zxid 0x%x; the tree only ever held (\"0\",\"0\") and (\"1\",\"1\")",
+		a, aStat.Mzxid, b, bStat.Mzxid, multiZxid)
+	if existed := a == b; existed {
+		t.Errorf("Y8 refuted: got B's pair (a=%q, b=%q), a state that existed; want a pair that never existed", a, b)
+	}
+	if aStat.Mzxid >= multiZxid || bStat.Mzxid != multiZxid {
+		t.Errorf("Y8 check broken: got a at mzxid 0x%x and b at 0x%x; want a before and b at the multi's 0x%x", aStat.Mzxid, bStat.Mzxid, multiZxid)
+	}
+}
+
+// readAs reads path as the actor and returns the value and its stat.
+func readAs(t zkserver.TB, c *zkclient.Client, a actor, path string) (string, *zk.Stat) {
+	t.Helper()
+	a.invoke("get %s", path)
+	v, st, err := c.Get(path)
+	if err != nil {
+		a.fail("%v", err)
+		t.Fatalf("get %s: %v", path, err)
+	}
+	a.ok("%q", v)
+	return string(v), st
+}
+
+// Timing of Y7: the held acknowledgements must not make the leader drop
+// those followers (syncLimit × tickTime = 10 s) while the test looks.
+const (
+	y7Tick      = time.Second
+	y7SyncLimit = 10
+)
+
+// TestY7_SyncQueuesBehindAnOutstandingProposal: the leader answers a sync at
+// once only when no proposal is outstanding; otherwise it parks the sync
+// behind the last proposal and answers when that commits (claim Y7, article
+// §2, Leader.processSync). On five servers the acknowledgements of three
+// followers are held, so A's write is proposed but cannot reach a quorum of
+// three. First, as a control, B's sync from the fifth server returns while
+// nothing is outstanding. Then A writes, and B syncs again: the leader itself
+// reports the parked sync (mntr zk_pending_syncs), B's sync has not
+// returned, and it returns only after the acknowledgements are released and
+// the write commits; B's read after it sees the write.
+func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
+	zkserver.RequireFaults(t)
+	claim(t, "Y7")
+	c := startCluster(t, 5, zkserver.WithTickTime(y7Tick), zkserver.WithLimits(10, y7SyncLimit))
+	leader, fs := c.Leader(), c.Followers()
+	if len(fs) != 4 {
+		t.Fatalf("got %d followers; want 4", len(fs))
+	}
+	silent, syncer := fs[:3], fs[3]
+	A := zkclient.Connect(t, "A", []string{leader.Client})
+	B := zkclient.Connect(t, "B", []string{syncer.Client})
+	pa, pb := newActor(t, "A"), newActor(t, "B")
+	if _, err := A.Create(xPath, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("create %s: %v", xPath, err)
+	}
+
+	phase(t, "hold the acknowledgements of %v: the leader and %s are two of the five, one short of a quorum", labels(silent), syncer.Label)
+	for _, f := range silent {
+		c.links.Hold(f.ID, leader.ID)
+	}
+	phase(t, "control: nothing is outstanding, so the leader answers B's sync at once")
+	syncAs(t, B, pb, within)
+
+	phase(t, "A's write is proposed and cannot commit")
+	pa.invoke("set %s \"1\"", xPath)
+	written := make(chan error, 1)
+	go func() { _, err := A.Set(xPath, []byte("1"), -1); written <- err }()
+	wait.For(t, within, "the three silent followers to acknowledge into the hold", func() (bool, string) {
+		var held []string
+		ok := true
+		for _, f := range silent {
+			n := c.links.Proxy(zkserver.QuorumPort, f.ID, leader.ID).Stats().UpHeld
+			ok = ok && n > 0
+			held = append(held, fmt.Sprintf("%s=%d", f.Label, n))
+		}
+		return ok, "bytes held up: " + strings.Join(held, " ")
+	})
+
+	phase(t, "B syncs from %s while the write is outstanding", syncer.Label)
+	pb.invoke("sync %s", xPath)
+	synced := make(chan error, 1)
+	go func() { _, err := B.Sync(xPath); synced <- err }()
+	var early error
+	wait.For(t, within, "the leader to park B's sync, or B's sync to return", func() (bool, string) {
+		select {
+		case err := <-synced:
+			early = fmt.Errorf("sync returned (err %v) while the write was outstanding", err)
+			return true, ""
+		default:
+		}
+		n := mntr(t, leader)["zk_pending_syncs"]
+		return n >= 1, fmt.Sprintf("leader zk_pending_syncs=%d", n)
+	})
+	if early != nil {
+		t.Fatalf("Y7 refuted: %v", early)
+	}
+	select {
+	case err := <-written:
+		t.Fatalf("Y7 check broken: A's write returned (%v) without a quorum", err)
+	default:
+	}
+	evidence(t, "with A's write outstanding, leader %s reports zk_pending_syncs=%d and B's sync has not returned", leader.Label, mntr(t, leader)["zk_pending_syncs"])
+	pb.info("sync pending")
+
+	phase(t, "release the acknowledgements: the write commits, then the sync returns")
+	for _, f := range silent {
+		c.links.Release(f.ID, leader.ID)
+	}
+	for name, ch := range map[string]chan error{"A's write": written, "B's sync": synced} {
+		select {
+		case err := <-ch:
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		case <-time.After(within):
+			t.Fatalf("Y7: %s did not return within %v of the release", name, within)
+		}
+	}
+	pa.ok("")
+	pb.ok("sync")
+	v, _ := readAs(t, B, pb, xPath)
+	evidence(t, "after the release B's sync returned and B read %q", v)
+	if v != "1" {
+		t.Errorf("Y7 refuted: the read after the parked sync returned %q; want \"1\"", v)
+	}
+}
+
+// syncAs runs a sync as the actor and fails unless it returns within d.
+func syncAs(t zkserver.TB, c *zkclient.Client, a actor, d time.Duration) {
+	t.Helper()
+	a.invoke("sync %s", xPath)
+	done := make(chan error, 1)
+	go func() { _, err := c.Sync(xPath); done <- err }()
+	select {
+	case err := <-done:
+		if err != nil {
+			a.fail("%v", err)
+			t.Fatalf("sync: %v", err)
+		}
+		a.ok("sync")
+	case <-time.After(d):
+		t.Fatalf("sync did not return within %v", d)
+	}
+}
+
+// TestS4_SessionOrderAndNoGoingBack: ZooKeeper orders one session's requests
+// and never lets the session see the past, although plain reads of two
+// sessions are not ordered in real time (claim S4, article §1, second
+// paragraph).
+//   - On a lagging follower, B's write and then B's read: the write cannot
+//     commit while the leader's stream to B's follower is held, and B's read,
+//     sent after it, waits behind it and returns B's own value, while C's
+//     plain read on the same follower, sent after B's, returns the old one.
+//   - B, having seen zxid z, is moved to a follower whose last zxid is below
+//     z: that server refuses the session (its own log says so) until it has
+//     caught up, so B's read never returns the older state.
+func TestS4_SessionOrderAndNoGoingBack(t *testing.T) {
+	zkserver.RequireFaults(t)
+	claim(t, "S4")
+	tr := newTrio(t)
+	t.Run("a session reads its own write on a lagging follower", func(t *testing.T) {
+		readYourWrite(tr.in(t))
+	})
+	t.Run("a server behind the session's last zxid refuses it", func(t *testing.T) {
+		noGoingBack(tr.in(t))
+	})
+}
+
+// readYourWrite is the first half of S4: B pipelines set and get through its
+// own proxy to the lagging follower; C reads there too.
+func readYourWrite(tr *trio) {
+	t := tr.t
+	t.Helper()
+	p := clientProxy(t, "B-proxy", tr.lagging)
+	B := zkclient.Connect(t, "B2", []string{p.Addr()})
+	C := zkclient.Connect(t, "C", []string{tr.lagging.Client})
+	pb, pc := newActor(t, "B2"), newActor(t, "C")
+	tr.holdLeaderStream()
+	type reply struct {
+		v   string
+		st  *zk.Stat
+		err error
+	}
+	wrote, read := make(chan reply, 1), make(chan reply, 1)
+	u0, q := p.Stats().UpBytes, tr.quorumLink().Stats()
+	pb.invoke("set %s \"7\"", xPath)
+	go func() { st, err := B.Set(xPath, []byte("7"), -1); wrote <- reply{"7", st, err} }()
+	tr.waitLeaderAnswered(q.UpBytes, q.DownHeld)
+	u1 := p.Stats().UpBytes
+	if u1 <= u0 {
+		t.Fatalf("S4 check broken: got %d bytes up through B's proxy after the set; want more than %d", u1, u0)
+	}
+	pb.invoke("get %s", xPath)
+	go func() { v, st, err := B.Get(xPath); read <- reply{string(v), st, err} }()
+	wait.For(t, within, "B's get to reach its follower", func() (bool, string) {
+		n := p.Stats().UpBytes
+		return n > u1, fmt.Sprintf("%d bytes up (after the set: %d)", n, u1)
+	})
+	c, _ := readAs(t, C, pc, xPath)
+	select {
+	case r := <-read:
+		t.Fatalf("S4 refuted: B's read returned %q (%v) before B's own write committed", r.v, r.err)
+	default:
+	}
+	pb.info("set and get pending while C, on the same follower, read %q", c)
+	tr.release()
+	w, r := <-wrote, <-read
+	if w.err != nil || r.err != nil {
+		t.Fatalf("after release: set %v, get %v", w.err, r.err)
+	}
+	pb.ok("set: mzxid 0x%x", w.st.Mzxid)
+	pb.ok("get: %q mzxid 0x%x", r.v, r.st.Mzxid)
+	evidence(t, "on the lagging follower C read %q while B's get, sent after B's set, returned B's own %q at the set's zxid 0x%x", c, r.v, r.st.Mzxid)
+	if c == "7" {
+		t.Fatalf("S4 check broken: C read %q; want the follower's older value", c)
+	}
+	if r.v != "7" || r.st.Mzxid != w.st.Mzxid {
+		t.Fatalf("S4 refuted: got B's read %q at mzxid 0x%x; want its own \"7\" at 0x%x", r.v, r.st.Mzxid, w.st.Mzxid)
+	}
+}
+
+// mover dials whichever server it points at; moveTo closes the connections
+// it gave out, so the client dials again and lands on the new server.
+type mover struct {
+	mu     sync.Mutex
+	target string
+	dials  map[string]int
+	conns  []net.Conn
+}
+
+func (m *mover) dial(network, _ string, timeout time.Duration) (net.Conn, error) {
+	m.mu.Lock()
+	target := m.target
+	m.dials[target]++
+	m.mu.Unlock()
+	c, err := net.DialTimeout(network, target, timeout)
+	if err == nil {
+		m.mu.Lock()
+		m.conns = append(m.conns, c)
+		m.mu.Unlock()
+	}
+	return c, err
+}
+
+func (m *mover) moveTo(addr string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.target = addr
+	for _, c := range m.conns {
+		_ = c.Close()
+	}
+	m.conns = nil
+}
+
+func (m *mover) dialsTo(addr string) int { m.mu.Lock(); defer m.mu.Unlock(); return m.dials[addr] }
+
+// noGoingBack is the second half of S4.
+func noGoingBack(tr *trio) {
+	t := tr.t
+	t.Helper()
+	m := &mover{target: tr.fresh.Client, dials: map[string]int{}}
+	B := zkclient.Connect(t, "B3", []string{tr.fresh.Client}, zkclient.WithDialer(m.dial))
+	pb := newActor(t, "B3")
+	tr.holdLeaderStream()
+	pb.invoke("set %s \"8\" (through %s)", xPath, tr.fresh.Label)
+	st, err := B.Set(xPath, []byte("8"), -1)
+	if err != nil {
+		t.Fatalf("set: %v", err)
+	}
+	pb.ok("zxid 0x%x", st.Mzxid)
+	behind, err := tr.lagging.Srvr()
+	if err != nil {
+		t.Fatalf("srvr %s: %v", tr.lagging.Label, err)
+	}
+	if behind.Zxid >= st.Mzxid {
+		t.Fatalf("S4 check broken: %s is at zxid 0x%x; want it behind B's 0x%x", tr.lagging.Label, behind.Zxid, st.Mzxid)
+	}
+	phase(t, "B, having seen 0x%x, is moved to %s, whose last zxid is 0x%x", st.Mzxid, tr.lagging.Label, behind.Zxid)
+	mark := B.Mark()
+	m.moveTo(tr.lagging.Client)
+	sid := B.SessionID()
+	pb.invoke("get %s (on %s)", xPath, tr.lagging.Label)
+	type reply struct {
+		v   string
+		err error
+	}
+	read := make(chan reply, 1)
+	go func() { v, _, err := B.Get(xPath); read <- reply{string(v), err} }()
+	wait.For(t, 2*within, "B to be turned away by "+tr.lagging.Label+" twice", func() (bool, string) {
+		n := m.dialsTo(tr.lagging.Client)
+		return n >= 2, fmt.Sprintf("%d dials to %s; states since the move %v", n, tr.lagging.Label, B.States()[mark:])
+	})
+	if slices.Contains(B.States()[mark:], zk.StateHasSession) {
+		t.Fatalf("S4 refuted: %s gave B a session although it was behind (states since the move %v)", tr.lagging.Label, B.States()[mark:])
+	}
+	// While refused, B may get an error, never an older value.
+	select {
+	case r := <-read:
+		if r.err == nil {
+			t.Fatalf("S4 refuted: B read %q on %s while it was behind B's zxid", r.v, tr.lagging.Label)
+		}
+		pb.fail("get: %v", r.err)
+	default:
+		pb.info("get pending")
+	}
+	evidence(t, "after %d dials to %s, B has no session there (states since the move %v): the server is behind B's zxid 0x%x", m.dialsTo(tr.lagging.Client), tr.lagging.Label, B.States()[mark:], st.Mzxid)
+	tr.release()
+	if err := B.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); err != nil {
+		t.Fatalf("B after the release: %v", err)
+	}
+	v, _ := readAs(t, B, pb, xPath)
+	evidence(t, "after %s caught up B has its session 0x%x again (was 0x%x) and read %q", tr.lagging.Label, B.SessionID(), sid, v)
+	if B.SessionID() != sid || v != "8" {
+		t.Fatalf("S4 refuted: got session 0x%x reading %q after the move; want the same session 0x%x reading its own \"8\"", B.SessionID(), v, sid)
+	}
 }

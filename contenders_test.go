@@ -7,11 +7,9 @@ package zk19_test
 // zkserver.TB, so the Examples use the same ones as the Tests.
 
 import (
-	"bufio"
 	"context"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -309,23 +307,6 @@ func statOf(t zkserver.TB, c *zkclient.Client, p string) (bool, *zk.Stat) {
 		t.Fatalf("%s: exists %s: %v", c.Name, p, err)
 	}
 	return ok, st
-}
-
-// mntr reads the numeric lines of the server's mntr.
-func mntr(t zkserver.TB, s *zkserver.Server) map[string]int64 {
-	t.Helper()
-	m := map[string]int64{}
-	sc := bufio.NewScanner(strings.NewReader(s.Word(t, "mntr")))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), "\t")
-		if !ok {
-			continue
-		}
-		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
-			m[k] = n
-		}
-	}
-	return m
 }
 
 // waitWatching waits until the server lists session sess among the

@@ -5,192 +5,208 @@
 // each carrying the ID of the claim it proves, and "go test -v" prints the
 // verification record. This comment is the article's table of contents,
 // generated from testdata/claims.json: a heading per section, a bullet per
-// claim, "(beyond)" where a claim goes further than the article, then the
-// Tests and Examples of this package that prove it. "go run ./cmd/evidence"
-// runs them and writes EVIDENCE.md with a verdict per claim.
+// claim with the section's paragraph that makes it (¶), "(beyond)" where a
+// claim goes further than the article, then the Tests and Examples of this
+// package that prove it. "go run ./cmd/evidence" runs them and writes
+// EVIDENCE.md with a verdict per claim.
 //
 // # §1 更新有统一顺序，普通读仍可能陈旧
 //
-//   - S1 (beyond): After A's write succeeds and A tells B out of band, B's
+//   - S1 ¶2 (beyond): After A's write succeeds and A tells B out of band, B's
 //     plain read on a follower that has not yet received the commit still
 //     returns the old value 0. Proof:
 //     TestS1_PlainReadOnLaggingFollowerIsStale,
 //     Example_staleReadFromLaggingFollower
-//   - S2 (beyond): Porcupine rejects that history as a linearizable register
-//     and accepts the same history when B reads only after the follower has
-//     caught up. Proof: TestS2_StaleHistoryIsNotLinearizable,
+//   - S2 ¶2 (beyond): Porcupine rejects that history as a linearizable
+//     register and accepts the same history when B reads only after the
+//     follower has caught up. Proof: TestS2_StaleHistoryIsNotLinearizable,
 //     Example_staleReadFromLaggingFollower
-//   - S3 (beyond): A follower serves getData from its local state: the read
+//   - S3 ¶3 (beyond): A follower serves getData from its local state: the read
 //     completes while the leader's stream to it is still held, with no round
 //     trip to the leader. Proof: TestS3_FollowerAnswersReadsFromItsOwnCopy
+//   - S4 ¶1: A session's requests complete in the order it sent them and it
+//     reads its own writes, also through a lagging follower; a server whose
+//     last zxid is behind what the session has seen refuses the session, as
+//     the client and the server's log both show, so the session never reads
+//     back in time. Proof: TestS4_SessionOrderAndNoGoingBack
 //
 // # §2 sync 的边界不能省略
 //
-//   - Y1 (beyond): With a healthy current leader, sync on a lagging follower
-//     blocks until the held leader link is released, and the read that follows
-//     sees 1. Proof: TestY1_SyncWaitsForTheLeaderStream
-//   - Y2 (beyond): In the ZOOKEEPER-1675 window on five servers, proven open
-//     because the cut-off old leader still reports leading, a client of the
-//     old follower gets a successful sync and then reads 0 although the new
-//     majority committed 1; porcupine finds it not linearizable. Proof:
+//   - Y1 ¶1 (beyond): With a healthy current leader, sync on a lagging
+//     follower blocks until the held leader link is released, and the read
+//     that follows sees 1. Proof: TestY1_SyncWaitsForTheLeaderStream
+//   - Y2 ¶2 (beyond): In the ZOOKEEPER-1675 window on five servers, proven
+//     open because the cut-off old leader still reports leading, a client of
+//     the old follower gets a successful sync and then reads 0 although the
+//     new majority committed 1; porcupine finds it not linearizable. Proof:
 //     TestY2_SyncInTheZK1675WindowReadsStale, Example_syncInZK1675Window
-//   - Y3 (beyond): A successful update by the reading session works as a write
-//     barrier: it returns only after the lagging follower has applied it, and
-//     the next read sees 1. Proof: TestY3_WriteBarrierGivesItsProgress
-//   - Y4 (beyond): exists calls and several ticks of heartbeats leave a
+//   - Y3 ¶4 (beyond): A successful update by the reading session works as a
+//     write barrier: it returns only after the lagging follower has applied
+//     it, and the next read sees 1. Proof: TestY3_WriteBarrierGivesItsProgress
+//   - Y4 ¶4 (beyond): exists calls and several ticks of heartbeats leave a
 //     lagging follower where it was; a failed conditional set is recorded as
 //     the server treats it (it takes a zxid and travels the commit chain),
 //     which is behaviour, not a documented guarantee. Proof:
 //     TestY4_ExistsAndHeartbeatsDoNotAdvance
-//   - Y5 (beyond): A barrier-then-read must be timed from the barrier's call:
-//     when another write completes between barrier and read, that composite
-//     interval is linearizable and the bare read interval is not. Proof:
-//     TestY5_CompositeReadIntervalMustIncludeTheBarrier
-//   - Y6 (beyond): A barrier only brings progress up to itself: hold the link
-//     again, let another write land, and a later plain read is stale once
+//   - Y5 ¶5 (beyond): A barrier-then-read must be timed from the barrier's
+//     call: when another write completes between barrier and read, that
+//     composite interval is linearizable and the bare read interval is not.
+//     Proof: TestY5_CompositeReadIntervalMustIncludeTheBarrier
+//   - Y6 ¶5 (beyond): A barrier only brings progress up to itself: hold the
+//     link again, let another write land, and a later plain read is stale once
 //     more. Proof: TestY6_OneBarrierDoesNotMakeLaterReadsFresh
+//   - Y7 ¶2 (beyond): On five servers, with enough followers' acknowledgements
+//     held that a write stays proposed and uncommitted, a sync from the
+//     remaining follower returns only after the proposal commits, and the read
+//     after it sees the write. Proof:
+//     TestY7_SyncQueuesBehindAnOutstandingProposal
+//   - Y8 ¶5: A barrier is no snapshot across paths: after it, B reads /a and
+//     then /b while another session changes both in one multi between the two
+//     reads, and B's pair of values is a state that never existed. Proof:
+//     TestY8_BarrierIsNoSnapshotAcrossPaths
 //
 // # §3 临时顺序锁怎样判断资格
 //
-//   - L1: Each acquisition generates a new GUID and creates an ephemeral
+//   - L1 ¶1: Each acquisition generates a new GUID and creates an ephemeral
 //     sequential node carrying it, always under the same persistent parent.
 //     Proof: TestL1_FreshGUIDEphemeralSequentialUnderOneParent
-//   - L2: Candidates rank by their 10-digit sequence suffix; sorting the full
-//     names gives a different order, shown on names the server made. Proof:
-//     TestL2_SequenceSuffixOrdersCandidates,
-//     TestL2_PeerGoZookeeperLockFailsOnAStrangerAndLeavesItsNode,
+//   - L2 ¶1: Candidates rank by their 10-digit sequence suffix; sorting the
+//     full names gives a different order, shown on names the server made.
+//     Proof: TestL2_SequenceSuffixOrdersCandidates,
 //     Example_sequenceOrderIsNotNameOrder
-//   - L3: The lowest suffix holds and every other candidate watches only the
-//     candidate right before it, as the server's own wchc/wchp watch tables
-//     confirm. Proof: TestL3_EachWaiterWatchesOnlyItsPredecessor
-//   - L4: Deleting the holder's node notifies only the next candidate, which
-//     lists again and acquires; the candidate after it hears nothing and keeps
-//     waiting. Proof: TestL4_DeletionWakesOnlyTheNextCandidate,
+//   - L3 ¶2: The lowest suffix holds and every other candidate watches only
+//     the candidate right before it, as the server's own wchc/wchp watch
+//     tables confirm. Proof: TestL3_EachWaiterWatchesOnlyItsPredecessor
+//   - L4 ¶3: Deleting the holder's node notifies only the next candidate,
+//     which lists again and acquires; the candidate after it hears nothing and
+//     keeps waiting. Proof: TestL4_DeletionWakesOnlyTheNextCandidate,
 //     Example_predecessorChain
-//   - L5: A watch event only means look again: when a middle waiter gives up
-//     while the holder stays, the next waiter lists again, moves its watch to
-//     the holder and does not acquire. Proof: TestL5_WatchEventIsNotSuccess
-//   - L6: A waiter whose own node is gone, deleted by someone else or removed
-//     by session expiry, fails with an explicit lost-candidacy error and never
-//     reports holding the lock. Proof: TestL6_OwnNodeGoneMeansLostCandidacy,
-//     TestL6_PeerGoZookeeperLockAcquiresWithoutItsNode,
-//     TestL6_PeerGoZookeeperUnlockAfterNodeLossDeadlocks,
+//   - L5 ¶2: A watch event only means look again: when a middle waiter gives
+//     up while the holder stays, the next waiter lists again, moves its watch
+//     to the holder and does not acquire. Proof: TestL5_WatchEventIsNotSuccess
+//   - L6 ¶2: A waiter whose own node is gone, deleted by someone else or
+//     removed by session expiry, fails with an explicit lost-candidacy error
+//     and never reports holding the lock. Proof:
+//     TestL6_OwnNodeGoneMeansLostCandidacy,
 //     TestL6R8_SessionExpiryEndsCandidacyAndNewAcquisitionUsesNewGUID
-//   - L7: Measured herd effect: one release wakes exactly one of N waiters
-//     under the predecessor recipe, but N-1 of them when every waiter watches
-//     the parent. Proof: TestL7_HerdEffect
-//   - L8: When the predecessor disappears between getChildren and
+//   - L7 ¶3: Measured herd effect in a fault-free run: one release wakes
+//     exactly one of N waiters under the predecessor recipe, but N-1 of them
+//     when every waiter watches the parent. Proof: TestL7_HerdEffect
+//   - L8 ¶4: When the predecessor disappears between getChildren and
 //     exists(watch), exists finds no node and the waiter lists again
 //     immediately; a recipe hook opens this window on every attempt, without
 //     sleeping. Proof: TestL8_ListExistsRace, Example_listExistsRace
-//   - L9: Right after its create succeeds, the same session's getChildren,
+//   - L9 ¶5: Right after its create succeeds, the same session's getChildren,
 //     even through a follower, contains its own node and every smaller
 //     candidate that still exists. Proof: TestL9_ReadYourCreateOnFollower
-//   - L10: Used for leader election, the lowest suffix only makes a candidate:
-//     the winner recovers state and then publishes a ready node, and clients
-//     wait for ready. Proof: TestL10_ElectionNeedsReadyAcrossFailover,
-//     Example_electionNeedsReady
+//   - L10 ¶6: Used for leader election, the lowest suffix only makes a
+//     candidate: the winner recovers state and then publishes a ready node,
+//     and clients wait for ready. Proof:
+//     TestL10_ElectionNeedsReadyAcrossFailover, Example_electionNeedsReady
 //
 // # §4 create 回复丢失以后怎样找回节点
 //
-//   - R1: The proxy forwards the create, spots its reply by xid with err=0,
+//   - R1 ¶3: The proxy forwards the create, spots its reply by xid with err=0,
 //     drops it and closes the connection: the caller gets connection loss
 //     while the node exists on the server. Proof:
 //     TestR1_ProxyDropsTheSuccessfulCreateReply
-//   - R2: Reconnecting through the proxy keeps the same session id. Proof:
+//   - R2 ¶3: Reconnecting through the proxy keeps the same session id. Proof:
 //     TestR2_SessionSurvivesTheLostReply
-//   - R3: Recovery with the same session and GUID lists the parent and finds
-//     exactly one child with that GUID owned by this session, the node the
-//     server created, confirmed without any help from the proxy. Proof:
+//   - R3 ¶2: Recovery with the same session and GUID lists the parent and
+//     finds exactly one child with that GUID owned by this session, the node
+//     the server created, confirmed without any help from the proxy. Proof:
 //     TestR3_RecoverFindsExactlyTheServersNode,
 //     TestR3toR6_RecoverByGUIDAndOwner
-//   - R4: Retrying the create blindly makes a second node, after which
+//   - R4 ¶5: Retrying the create blindly makes a second node, after which
 //     recovery fails with an explicit ambiguity error and deletes nothing.
 //     Proof: TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses,
 //     TestR3toR6_RecoverByGUIDAndOwner
-//   - R5: With no node carrying the GUID, recovery reports it missing and
+//   - R5 ¶2: With no node carrying the GUID, recovery reports it missing and
 //     never turns into a fresh acquisition on its own. Proof:
 //     TestR5_NoMatchIsMissingNotANewAcquisition,
 //     TestR3toR6_RecoverByGUIDAndOwner
-//   - R6: A node with the right GUID whose ephemeralOwner is another session
-//     is never adopted. Proof: TestR6_ANodeOfAnotherSessionIsNotAdopted,
+//   - R6 ¶2: A node with the right GUID whose ephemeralOwner is another
+//     session is never adopted. Proof:
+//     TestR6_ANodeOfAnotherSessionIsNotAdopted,
 //     TestR3toR6_RecoverByGUIDAndOwner
-//   - R7: The proxy decodes request and reply headers and the CreateRequest
+//   - R7 ¶4: The proxy decodes request and reply headers and the CreateRequest
 //     only, never the create's response body, and lets each connection's first
 //     (handshake) frame through without reading an xid from it. Proof:
-//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly
-//   - R8: Once the session has expired its old node gives no candidacy, and a
-//     new acquisition uses a fresh GUID. Proof:
+//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly,
+//     internal/faultproxy.TestZKNeverDecodesCreateReplyBody,
+//     internal/faultproxy.TestZKFirstFrameIsNeverParsed
+//   - R8 ¶5: Once the session has expired its old node gives no candidacy, and
+//     a new acquisition uses a fresh GUID. Proof:
 //     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy,
 //     TestL6R8_SessionExpiryEndsCandidacyAndNewAcquisitionUsesNewGUID
 //
 // # §5 资源接受新 token 后拒绝旧写
 //
-//   - F1: A holds token 0 with its worker parked on a gate; A's session
+//   - F1 ¶1: A holds token 0 with its worker parked on a gate; A's session
 //     expires naturally because its traffic is blackholed, and B, told by the
 //     deletion event, checks again and holds token 1. Proof:
 //     TestF1toF3_FencedResourceRejectsTheLateHolder
-//   - F2: After A has expired but before B's token reaches the resource, the
-//     resource still accepts token 0. Proof:
+//   - F2 ¶6: After A has expired but before B's token reaches the resource,
+//     the resource still accepts token 0. Proof:
 //     TestF1toF3_FencedResourceRejectsTheLateHolder
-//   - F3: B's new-owner write with token 1 is accepted, A's late stale-late
+//   - F3 ¶2: B's new-owner write with token 1 is accepted, A's late stale-late
 //     write with token 0 is refused, and the value remains new-owner. Proof:
 //     TestF1toF3_FencedResourceRejectsTheLateHolder
-//   - F4: A resource without fencing takes the same late write, ending with
+//   - F4 ¶4: A resource without fencing takes the same late write, ending with
 //     stale-late. Proof: TestF4_UnfencedResourceTakesTheLateWrite
-//   - F5: Asking ZooKeeper before writing is no fix: A is told it still holds,
-//     pauses, expires, B writes, and A's write to an unfenced resource still
-//     wins. Proof: TestF5_CheckThenWriteLosesTheRace
-//   - F6: The fenced compare-and-write is a single atomic step: many
+//   - F5 ¶3: Asking ZooKeeper before writing is no fix: A is told it still
+//     holds, pauses, expires, B writes, and A's write to an unfenced resource
+//     still wins. Proof: TestF5_CheckThenWriteLosesTheRace
+//   - F6 ¶2: The fenced compare-and-write is a single atomic step: many
 //     concurrent writers with mixed tokens under -race never get a write below
 //     the high-water mark accepted. Proof:
 //     TestF6_CompareAndWriteIsOneAtomicStep
-//   - F7: A token equal to the high-water mark is accepted, so the current
+//   - F7 ¶5: A token equal to the high-water mark is accepted, so the current
 //     holder can keep writing. Proof: TestF7_EqualTokenIsAccepted
-//   - F8 (beyond): A durable resource commits high-water mark and data
+//   - F8 ¶5 (beyond): A durable resource commits high-water mark and data
 //     together in one transaction of an embedded database; after a restart it
 //     still refuses token 0 and still holds new-owner. Proof:
 //     TestF8_DurableResourceKeepsMarkAndValueAcrossRestart
-//   - F9: Fencing is no authentication: whoever forges a larger token gets the
-//     write accepted. Proof: TestF9_ForgedLargerTokenIsAccepted
-//   - F10: B seeing the server's cleanup and A receiving its own Expired event
-//     are two observations; A gets Expired only once it reaches the server
-//     again, and both are recorded in order. Proof:
-//     TestF10_ServerCleanupAndExpiredEventAreTwoObservations
+//   - F9 ¶5: Fencing is no authentication: whoever forges a larger token gets
+//     the write accepted. Proof: TestF9_ForgedLargerTokenIsAccepted
 //
 // # §6 顺序号只在明确的锁域内比较
 //
-//   - T1: The token is the sequence suffix inside one persistent parent; a
+//   - T1 ¶1: The token is the sequence suffix inside one persistent parent; a
 //     name whose suffix is negative, overflows, is not numeric or is absent is
 //     refused with a clear error. Proof: TestT1_MalformedSuffixesAreRejected
-//   - T2: Recreating the parent restarts numbering at 0, so a resource that
+//   - T2 ¶2: Recreating the parent restarts numbering at 0, so a resource that
 //     kept the old domain's high-water mark refuses every new holder;
 //     comparing a domain generation such as the parent's czxid first repairs
 //     it. Proof: TestT2_RecreatedParentRestartsNumbering
-//   - T3: czxid cannot serve as a unique token, because creates inside one
+//   - T3 ¶3: czxid cannot serve as a unique token, because creates inside one
 //     multi share it. Proof: TestT3_CzxidIsNotAUniqueToken
 //
-// # evidence 三个本机场景的证据
+// # §7 三个本机场景的证据
 //
-//   - E1: Every server, proxy and client listens on or dials 127.0.0.1 with
+//   - F10 ¶2: B seeing the server's cleanup and A receiving its own Expired
+//     event are two observations; A gets Expired only once it reaches the
+//     server again, and both are recorded in order. Proof:
+//     TestF10_ServerCleanupAndExpiredEventAreTwoObservations
+//   - E1 ¶1: Every server, proxy and client listens on or dials 127.0.0.1 with
 //     ephemeral ports. Proof: TestE1_ServersListenOnlyOnLoopback
-//   - E2: Hooks, gates and bounded waits set the timing; the only sleeps are
-//     named session-timeout constants that a claim is about, never a guessed
-//     window. Proof: TestE2_NoSleepGuessesAWindow
-//   - E3: Every scenario cleans up whatever happens: clients closed, proxies
-//     stopped, servers or containers stopped, temporary directories removed,
-//     no goroutine leaked. Proof: TestE3_ScenarioLeavesNothingBehind
-//   - E4: The record begins with what it ran against: server version, backend
-//     and ensemble sizes. Proof:
+//   - E2 ¶6: Hooks, gates and bounded waits set the timing; the only sleeps
+//     are named session-timeout constants that a claim is about, never a
+//     guessed window. Proof: TestE2_NoSleepGuessesAWindow
+//   - E3 ¶6: Every scenario cleans up whatever happens: clients closed,
+//     proxies stopped, servers or containers stopped, temporary directories
+//     removed, no goroutine leaked. Proof: TestE3_ScenarioLeavesNothingBehind
+//   - E4 ¶1: The record begins with what it ran against: server version,
+//     backend and ensemble sizes. Proof:
 //     TestE4_RecordStartsWithServerVersionBackendAndSize
 //
-// # exercises 两道练习
+// # §8 两道练习
 //
-//   - X1: Exercise 1: a retry after connection loss gets a larger sequence
+//   - X1 ¶2: Exercise 1: a retry after connection loss gets a larger sequence
 //     number while the first node still exists, so recovery must check session
 //     and ephemeralOwner and handle zero or several matches. Proof:
 //     Example_x1RetryAfterConnectionLoss
-//   - X2: Exercise 2: until token 1 arrives the high-water mark cannot refuse
-//     token 0, and checking with ZooKeeper before writing still leaves a race.
-//     Proof: Example_x2ExpiryIsNotRejection
+//   - X2 ¶4: Exercise 2: until token 1 arrives the high-water mark cannot
+//     refuse token 0, and checking with ZooKeeper before writing still leaves
+//     a race. Proof: Example_x2ExpiryIsNotRejection
 package zk19

@@ -1,9 +1,9 @@
 package zk19_test
 
 // The meta tests: they hold the claim index (testdata/claims.json), the root
-// package's Tests and Examples, and the table of contents in doc.go to each
-// other, and check claim E2 on the source. They read files only: no server,
-// no Java, and they pass under -short.
+// package's Tests and Examples, the article and the table of contents in
+// doc.go to each other, and check claim E2 on the source. They read files
+// only: no server, no Java, and they pass under -short.
 //
 // The index is kept in step by "go run ./cmd/evidence -sync" (proof lists
 // from the tests, then doc.go); these tests are the rules it must meet.
@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,20 +27,26 @@ import (
 	"github.com/zk19/zk19/internal/claims"
 )
 
-// catalogue is the claim catalogue's list of IDs (S1–S3, Y1–Y6, L1–L10,
-// R1–R8, F1–F10, T1–T3, E1–E4, X1–X2), the article section each letter
+// catalogue is the claim catalogue's list of IDs, first wave (S1–S3,
+// Y1–Y6, L1–L10, R1–R8, F1–F10, T1–T3, E1–E4, X1–X2) and second (S4, Y7,
+// Y8, L11, F11, F12, T4, T5, E5, A1, C1), the article section each letter
 // belongs to, and the claims it marks "(beyond)".
 var catalogue = struct {
 	ranges  []struct{ letter, n int }
 	section map[byte]string
 	beyond  map[string]bool
+	// placed are the claims the article makes outside their letter's
+	// section: F10's two observations are stated with the evidence.
+	placed map[string]string
 }{
-	ranges: []struct{ letter, n int }{{'S', 3}, {'Y', 6}, {'L', 10}, {'R', 8}, {'F', 10}, {'T', 3}, {'E', 4}, {'X', 2}},
+	ranges: []struct{ letter, n int }{{'S', 4}, {'Y', 8}, {'L', 11}, {'R', 8}, {'F', 12}, {'T', 5}, {'E', 5}, {'X', 2}, {'A', 1}, {'C', 1}},
 	section: map[byte]string{
-		'S': "§1", 'Y': "§2", 'L': "§3", 'R': "§4", 'F': "§5", 'T': "§6", 'E': "evidence", 'X': "exercises",
+		'S': "§1", 'Y': "§2", 'L': "§3", 'R': "§4", 'F': "§5", 'T': "§6", 'E': "§7", 'X': "§8", 'A': "§7", 'C': "§5",
 	},
 	beyond: map[string]bool{"S1": true, "S2": true, "S3": true, "Y1": true, "Y2": true, "Y3": true,
-		"Y4": true, "Y5": true, "Y6": true, "F8": true},
+		"Y4": true, "Y5": true, "Y6": true, "F8": true, "Y7": true, "T5": true, "E5": true, "A1": true, "C1": true},
+	// E5 is about the proxy's codec, which the article describes in §4.
+	placed: map[string]string{"F10": "§7", "E5": "§4"},
 }
 
 func catalogueIDs() []string {
@@ -57,10 +64,11 @@ func catalogueIDs() []string {
 var metaTests = map[string]bool{
 	"TestMain":                           true,
 	"TestEveryClaimHasEvidence":          true,
+	"TestClaimsCiteTheirParagraphs":      true,
 	"TestDocTableOfContentsMatchesIndex": true,
 }
 
-var knownNeeds = map[string]bool{"faults": true, "ensemble-3": true, "ensemble-5": true}
+var knownNeeds = map[string]bool{"faults": true, "ensemble-3": true, "ensemble-5": true, "jdk": true}
 
 // loadClaimIndex reads the claim index or stops the test.
 func loadClaimIndex(t *testing.T) *claims.Index {
@@ -75,16 +83,16 @@ func loadClaimIndex(t *testing.T) *claims.Index {
 	return ix
 }
 
-// rootFuncs returns the root package's Tests and Examples with the claims
-// they cite (cmd/evidence -sync reads them the same way).
-func rootFuncs(t *testing.T) []claims.Proof {
+// scanTests returns the Tests and Examples of the package in dir with the
+// claims they cite (cmd/evidence -sync reads them the same way).
+func scanTests(t *testing.T, dir string) []claims.Proof {
 	t.Helper()
-	funcs, err := claims.ScanProofs(".")
+	funcs, err := claims.ScanProofs(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(funcs) == 0 {
-		t.Fatal("no Test or Example in the root package's *_test.go files")
+		t.Fatalf("no Test or Example in the *_test.go files of %s", dir)
 	}
 	for _, rf := range funcs {
 		if rf.Err != nil {
@@ -98,31 +106,68 @@ func where(rf claims.Proof) string {
 	return fmt.Sprintf("%s:%d", filepath.Base(rf.Pos.Filename), rf.Pos.Line)
 }
 
-// TestEveryClaimHasEvidence: the index names exactly the catalogue's 46
-// claims, each with at least one Test or Example of this package that
-// exists and cites it; and every Test and Example here cites a claim of the
-// index and is listed as its proof.
+// TestEveryClaimHasEvidence: the index names exactly the catalogue's
+// claims, those whose proofs have not landed among its pending ones, each
+// placed in a section of the index and proved by at least one
+// Test or Example that exists and cites it (a root package test) or is
+// named by the index alone (a test of another package, such as
+// "internal/faultproxy.TestX"); every Test and Example here cites a claim
+// of the index and is listed as its proof, except the peer tests
+// (TestPeer…), which prove nothing and are in no proof list. The index's
+// documentary items and source dependencies name what exists.
 func TestEveryClaimHasEvidence(t *testing.T) {
 	ix := loadClaimIndex(t)
-	funcs := rootFuncs(t)
-	byName := map[string]claims.Proof{}
-	for _, rf := range funcs {
-		byName[rf.Name] = rf
-	}
-
-	sections := map[string]string{} // section name -> key
-	for _, s := range ix.Sections {
-		sections[s.Name()] = s.Key
-	}
+	funcs := scanTests(t, ".")
 	var keys []string
 	for _, s := range ix.Sections {
 		keys = append(keys, s.Key)
 	}
-	if want := []string{"§1", "§2", "§3", "§4", "§5", "§6", "evidence", "exercises"}; !reflect.DeepEqual(keys, want) {
+	if want := []string{"§1", "§2", "§3", "§4", "§5", "§6", "§7", "§8"}; !reflect.DeepEqual(keys, want) {
 		t.Errorf("index sections are %v; want %v", keys, want)
 	}
+	indexed := checkCatalogue(t, ix)
+	for _, c := range ix.Claims {
+		checkClaimEntry(t, ix, c)
+		checkProofList(t, c, funcs)
+	}
+	for _, c := range ix.Pending {
+		checkClaimEntry(t, ix, c) // its proofs are planned, not there yet
+	}
+	checkEveryTestCites(t, funcs, indexed)
+	checkDocumentary(t, ix)
+	checkSources(t, ix)
+	if !t.Failed() {
+		n, peers := 0, 0
+		for _, rf := range funcs {
+			switch {
+			case rf.Peer:
+				peers++
+			case !metaTests[rf.Name]:
+				n++
+			}
+		}
+		t.Logf("evidence: %d claims, each proved by at least one of the %d Tests and Examples of the root package or a named test of another; %d peer tests prove none",
+			len(ix.Claims), n, peers)
+	}
+}
 
-	want := catalogueIDs()
+// checkCatalogue holds the index's IDs to the catalogue's and returns the
+// claims by ID. A catalogue ID missing from the claims must be pending; a
+// pending ID among the claims is a rewording that waits for its proof.
+func checkCatalogue(t *testing.T, ix *claims.Index) map[string]claims.Claim {
+	t.Helper()
+	var want, pending []string
+	for _, c := range ix.Pending {
+		if !slices.Contains(catalogueIDs(), c.ID) || slices.Contains(pending, c.ID) {
+			t.Errorf("pending claim %s is not in the catalogue, or pending twice", c.ID)
+		}
+		pending = append(pending, c.ID)
+	}
+	for _, id := range catalogueIDs() {
+		if ix.Claim(id) != nil || !slices.Contains(pending, id) {
+			want = append(want, id)
+		}
+	}
 	var got []string
 	indexed := map[string]claims.Claim{}
 	for _, c := range ix.Claims {
@@ -132,69 +177,95 @@ func TestEveryClaimHasEvidence(t *testing.T) {
 		indexed[c.ID] = c
 		got = append(got, c.ID)
 	}
-	if !reflect.DeepEqual(got, want) {
-		for _, id := range want {
-			if _, ok := indexed[id]; !ok {
-				t.Errorf("claim %s is missing from the index", id)
-			}
-		}
-		wanted := map[string]bool{}
-		for _, id := range want {
-			wanted[id] = true
-		}
-		for _, id := range got {
-			if !wanted[id] {
-				t.Errorf("claim %s is in the index but not in the catalogue", id)
-			}
-		}
-		if len(got) == len(want) {
-			t.Errorf("the index lists the claims in the order %v; want the catalogue's %v", got, want)
+	if reflect.DeepEqual(got, want) {
+		return indexed
+	}
+	for _, id := range want {
+		if _, ok := indexed[id]; !ok {
+			t.Errorf("claim %s is missing from the index", id)
 		}
 	}
-
-	for _, c := range ix.Claims {
-		if key, ok := sections[c.Section]; !ok {
-			t.Errorf("claim %s: section %q is not one of the index's sections", c.ID, c.Section)
-		} else if wantKey := catalogue.section[c.ID[0]]; key != wantKey {
-			t.Errorf("claim %s: section %q; want the %s section", c.ID, c.Section, wantKey)
-		}
-		if strings.TrimSpace(c.Statement) == "" || strings.ContainsAny(c.Statement, "\n\r") {
-			t.Errorf("claim %s: statement %q; want one non-empty line", c.ID, c.Statement)
-		}
-		if c.Beyond != catalogue.beyond[c.ID] {
-			t.Errorf("claim %s: beyond is %v; the catalogue says %v", c.ID, c.Beyond, catalogue.beyond[c.ID])
-		}
-		for _, n := range c.Needs {
-			if !knownNeeds[n] {
-				t.Errorf("claim %s: needs %q; want one of faults, ensemble-3, ensemble-5", c.ID, n)
-			}
-		}
-		if len(c.Proof) == 0 {
-			t.Errorf("claim %s: no Test or Example proves it (its proof list is empty)", c.ID)
-		}
-		seen := map[string]bool{}
-		for _, name := range c.Proof {
-			if seen[name] {
-				t.Errorf("claim %s: proof %s is listed twice", c.ID, name)
-			}
-			seen[name] = true
-			rf, ok := byName[name]
-			switch {
-			case !ok:
-				t.Errorf("claim %s: proof %s is not a Test or Example of the root package", c.ID, name)
-			case !containsString(rf.Cites, c.ID) && rf.Example:
-				t.Errorf("claim %s: proof %s (%s) does not name %s in its doc comment (cites %v)", c.ID, name, where(rf), c.ID, rf.Cites)
-			case !containsString(rf.Cites, c.ID):
-				t.Errorf("claim %s: proof %s (%s) does not carry %s in its name (cites %v)", c.ID, name, where(rf), c.ID, rf.Cites)
-			}
+	for _, id := range got {
+		if !slices.Contains(want, id) {
+			t.Errorf("claim %s is in the index but not in the catalogue", id)
 		}
 	}
+	if len(got) == len(want) {
+		t.Errorf("the index lists the claims in the order %v; want the catalogue's %v", got, want)
+	}
+	return indexed
+}
 
-	for _, rf := range funcs {
-		if metaTests[rf.Name] {
+// checkClaimEntry checks one claim's fields other than its proofs.
+func checkClaimEntry(t *testing.T, ix *claims.Index, c claims.Claim) {
+	t.Helper()
+	wantKey := catalogue.section[c.ID[0]]
+	if k, ok := catalogue.placed[c.ID]; ok {
+		wantKey = k
+	}
+	switch {
+	case ix.Section(c.Section) == nil:
+		t.Errorf("claim %s: section %q is not a key of the index's sections", c.ID, c.Section)
+	case c.Section != wantKey:
+		t.Errorf("claim %s: section %q; want %s", c.ID, c.Section, wantKey)
+	}
+	if c.Paragraph < 1 {
+		t.Errorf("claim %s: paragraph %d; want the paragraph of %s that makes it, from 1", c.ID, c.Paragraph, c.Section)
+	}
+	if strings.TrimSpace(c.Statement) == "" || strings.ContainsAny(c.Statement, "\n\r") {
+		t.Errorf("claim %s: statement %q; want one non-empty line", c.ID, c.Statement)
+	}
+	if c.Beyond != catalogue.beyond[c.ID] {
+		t.Errorf("claim %s: beyond is %v; the catalogue says %v", c.ID, c.Beyond, catalogue.beyond[c.ID])
+	}
+	for _, n := range c.Needs {
+		if !knownNeeds[n] {
+			t.Errorf("claim %s: needs %q; want one of faults, ensemble-3, ensemble-5", c.ID, n)
+		}
+	}
+}
+
+// checkProofList checks that each proof of c exists and cites c; a test of
+// another package is found in its directory.
+func checkProofList(t *testing.T, c claims.Claim, funcs []claims.Proof) {
+	t.Helper()
+	if len(c.Proof) == 0 {
+		t.Errorf("claim %s: no Test or Example proves it (its proof list is empty)", c.ID)
+	}
+	for i, name := range c.Proof {
+		if slices.Contains(c.Proof[:i], name) {
+			t.Errorf("claim %s: proof %s is listed twice", c.ID, name)
+		}
+		dir, test := claims.SplitProof(name)
+		if dir != "" {
+			if !slices.ContainsFunc(scanTests(t, dir), func(p claims.Proof) bool { return p.Name == test && !p.Example }) {
+				t.Errorf("claim %s: proof %s: %s has no Test %s", c.ID, name, dir, test)
+			}
 			continue
 		}
-		kind := "Test " + rf.Name + " carries no claim ID in its name (TestS1_..., TestL6R8_..., TestR3toR6_...)"
+		at := slices.IndexFunc(funcs, func(p claims.Proof) bool { return p.Name == name })
+		switch {
+		case at < 0:
+			t.Errorf("claim %s: proof %s is not a Test or Example of the root package", c.ID, name)
+		case funcs[at].Peer:
+			t.Errorf("claim %s: proof %s (%s) is a peer test; a peer proves no claim", c.ID, name, where(funcs[at]))
+		case !slices.Contains(funcs[at].Cites, c.ID) && funcs[at].Example:
+			t.Errorf("claim %s: proof %s (%s) does not name %s in its doc comment (cites %v)", c.ID, name, where(funcs[at]), c.ID, funcs[at].Cites)
+		case !slices.Contains(funcs[at].Cites, c.ID):
+			t.Errorf("claim %s: proof %s (%s) does not carry %s in its name (cites %v)", c.ID, name, where(funcs[at]), c.ID, funcs[at].Cites)
+		}
+	}
+}
+
+// checkEveryTestCites: every root Test and Example but the meta and peer
+// tests cites a claim of the index and is in its proof list.
+func checkEveryTestCites(t *testing.T, funcs []claims.Proof, indexed map[string]claims.Claim) {
+	t.Helper()
+	for _, rf := range funcs {
+		if metaTests[rf.Name] || rf.Peer {
+			continue
+		}
+		kind := "Test " + rf.Name + " carries no claim ID in its name (TestS1_..., TestL6R8_..., TestR3toR6_...) and is no peer test (TestPeer...)"
 		if rf.Example {
 			kind = "Example " + rf.Name + " names no claim in its doc comment (\"(claim X1)\", \"(claims S1 and S2, §1)\")"
 		}
@@ -206,241 +277,436 @@ func TestEveryClaimHasEvidence(t *testing.T) {
 			switch {
 			case !ok:
 				t.Errorf("%s: %s cites %s, which is not a claim of the index", where(rf), rf.Name, id)
-			case !containsString(c.Proof, rf.Name):
+			case !slices.Contains(c.Proof, rf.Name):
 				t.Errorf("%s: %s cites %s, but claim %s's proof list lacks it (run: go run ./cmd/evidence -sync)", where(rf), rf.Name, id, id)
 			}
 		}
 	}
-	if !t.Failed() {
-		n := 0
-		for _, rf := range funcs {
-			if !metaTests[rf.Name] {
-				n++
+}
+
+var documentaryID = regexp.MustCompile(`^D[0-9]+$`)
+
+// checkDocumentary: each statement the index records as not executable has
+// an ID, a place in the article, a subject and a reason.
+func checkDocumentary(t *testing.T, ix *claims.Index) {
+	t.Helper()
+	if len(ix.Documentary) == 0 {
+		t.Errorf("the index records no documentary statement; want the article's statements that are not executable here")
+	}
+	seen := map[string]bool{}
+	for _, d := range ix.Documentary {
+		if !documentaryID.MatchString(d.ID) || seen[d.ID] {
+			t.Errorf("documentary %q: want a unique ID D1, D2, ...", d.ID)
+		}
+		seen[d.ID] = true
+		if ix.Section(d.Section) == nil || d.Paragraph < 1 {
+			t.Errorf("documentary %s: at %q; want a section key of the index and a paragraph from 1", d.ID, d.Where())
+		}
+		if strings.TrimSpace(d.Subject) == "" || strings.TrimSpace(d.Reason) == "" {
+			t.Errorf("documentary %s: subject %q, reason %q; want both", d.ID, d.Subject, d.Reason)
+		}
+	}
+}
+
+// checkSources: each source dependency names claims of the index, tests
+// that prove them, and where it was read at each version.
+func checkSources(t *testing.T, ix *claims.Index) {
+	t.Helper()
+	if len(ix.Sources) == 0 {
+		t.Errorf("the index lists no source dependency; want the server code the claims rest on")
+	}
+	for _, s := range ix.Sources {
+		var proofs []string
+		for _, id := range s.Claims {
+			c := ix.Claim(id)
+			if c == nil {
+				t.Errorf("source %s: claim %s is not in the index", s.Code, id)
+				continue
+			}
+			proofs = append(proofs, c.Proof...)
+		}
+		for _, name := range s.Tests {
+			if !slices.Contains(proofs, name) {
+				t.Errorf("source %s: test %s proves none of its claims %v", s.Code, name, s.Claims)
 			}
 		}
-		t.Logf("evidence: %d claims, each proved by at least one of the %d Tests and Examples of the root package", len(ix.Claims), n)
-	}
-}
-
-func containsString(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
+		if s.File == "" || s.Role == "" || len(s.Tests) == 0 || len(s.Read) == 0 {
+			t.Errorf("source %s: want a file, a role, tests and where it was read", s.Code)
+		}
+		for _, r := range s.Read {
+			if r.Version == "" || r.Tag == "" || r.Method == "" || r.Line < 1 {
+				t.Errorf("source %s: read at %+v; want a version, a tag, a method and a line", s.Code, r)
+			}
 		}
 	}
-	return false
 }
 
-// allowedSleeps are the named constants a sleep may wait for. A session
-// timeout is what some claims are about (E2); pollInterval is the pause
-// between the checks of a bounded wait (waitFor), which gives up with what it
-// last saw and never guesses that a window is open.
-var allowedSleeps = []*regexp.Regexp{
-	regexp.MustCompile(`SessionTimeout`),
-	regexp.MustCompile(`^pollInterval$`),
+// TestClaimsCiteTheirParagraphs: every claim and documentary statement of
+// the index points at a paragraph that exists in its section of the
+// article, counted as claims.Paragraphs defines it, and every section's
+// title is a heading of the article. The article is not in the repository;
+// ZK19_ARTICLE names it, else the index's articleFile (relative to the
+// module root) is tried.
+func TestClaimsCiteTheirParagraphs(t *testing.T) {
+	ix := loadClaimIndex(t)
+	path := os.Getenv("ZK19_ARTICLE")
+	if path == "" {
+		path = ix.ArticleFile
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Skipf("skipped: the article is not at %q (%v); set ZK19_ARTICLE to its path to check the paragraphs the index cites", path, err)
+	}
+	counts, err := ix.Paragraphs(string(b))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	check := func(what, section string, paragraph int) {
+		if n, ok := counts[section]; !ok || paragraph < 1 || paragraph > n {
+			t.Errorf("%s cites %s ¶%d; the article's section %s has %d paragraphs", what, section, paragraph, section, n)
+		}
+	}
+	for _, c := range ix.Claims {
+		check("claim "+c.ID, c.Section, c.Paragraph)
+	}
+	for _, c := range ix.Pending {
+		check("pending claim "+c.ID, c.Section, c.Paragraph)
+	}
+	for _, d := range ix.Documentary {
+		check("documentary "+d.ID, d.Section, d.Paragraph)
+	}
+	if !t.Failed() {
+		t.Logf("evidence: %d claims and %d documentary statements cite paragraphs that exist in %s (paragraphs per section: %v)",
+			len(ix.Claims), len(ix.Documentary), filepath.Base(path), counts)
+	}
 }
 
-// TestE2_NoSleepGuessesAWindow: no root test sleeps to guess that a window
-// has opened (claim E2, "三个本机场景的证据"). Every time.Sleep, and every bare
-// "<-time.After(d)" statement (a sleep by another name), must wait for a
-// named constant of this package whose name says what it is: a session
-// timeout, or a bounded wait's pollInterval. time.Sleep used as a value
-// (passed or assigned) is refused too, because its argument cannot be seen.
+// sessionTimeoutConst is how a constant that a sleep may wait for is named:
+// a session timeout is what some claims are about (E2).
+var sessionTimeoutConst = regexp.MustCompile(`SessionTimeout`)
+
+// TestE2_NoSleepGuessesAWindow: no root test waits a guessed time for a
+// window to open (claim E2, "三个本机场景的证据"). A wait on time alone
+// (time.Sleep, a bare receive from time.After or a timer's channel, a select
+// whose only cases are timers, a range over a ticker, time.AfterFunc) must
+// be for a named constant of this package that is a session timeout. A
+// bounded wait is a select with a real event beside its timer, or
+// internal/wait and poll, which call no timer here. The check is first shown
+// to refuse such waits in sources written for it.
 func TestE2_NoSleepGuessesAWindow(t *testing.T) {
-	claim(t, "E2", "三个本机场景的证据", "timing comes from hooks, gates and bounded waits; the only sleeps are named session-timeout constants")
-	fset := token.NewFileSet()
-	type parsed struct {
-		name string
-		file *ast.File
-	}
-	var files []parsed
-	// Without type checking, a name counts as a constant when the root
-	// package declares it with const and nowhere as anything else (a var,
-	// a parameter, a := or a range variable that could shadow it).
-	consts, others := map[string]bool{}, map[string]bool{}
-	all, _ := filepath.Glob("*.go")
-	for _, f := range all {
-		af, err := parser.ParseFile(fset, f, nil, parser.ParseComments|parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatalf("parse %s: %v", f, err)
+	claim(t, "E2")
+	t.Run("the check refuses waits on time alone", func(t *testing.T) {
+		for _, tc := range e2Bites {
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, "x_test.go", "package x\nimport \"time\"\nconst aSessionTimeout = time.Second\n"+tc.src, 0)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			_, refused := e2Scan(fset, []*ast.File{f}, []*ast.File{f})
+			if (len(refused) > 0) != tc.refused {
+				t.Errorf("E2 check broken: %s: refused %q; want refused=%v", tc.name, refused, tc.refused)
+			}
 		}
-		ast.Inspect(af, func(n ast.Node) bool {
+	})
+	fset := token.NewFileSet()
+	var all, tests []*ast.File
+	names, _ := filepath.Glob("*.go")
+	for _, name := range names {
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatalf("parse %s: %v", name, err)
+		}
+		all = append(all, f)
+		if strings.HasSuffix(name, "_test.go") {
+			tests = append(tests, f)
+		}
+	}
+	allowed, refused := e2Scan(fset, all, tests)
+	for _, r := range refused {
+		t.Errorf("E2 violated: %s", r)
+	}
+	for _, a := range allowed {
+		t.Logf("%s", a)
+	}
+	if !t.Failed() {
+		t.Logf("evidence: %d waits on time alone in %d root test files, each for a named session-timeout constant; none guesses a window", len(allowed), len(tests))
+	}
+}
+
+// e2Bites are sources the E2 check must refuse, and bounded waits it must
+// let pass.
+var e2Bites = []struct {
+	name, src string
+	refused   bool
+}{
+	{"a guessed sleep", "func f() { time.Sleep(50 * time.Millisecond) }", true},
+	{"a sleep of a session timeout", "func f() { time.Sleep(aSessionTimeout) }", false},
+	{"a select on a timer alone", "func f() { select { case <-time.After(time.Second): } }", true},
+	{"a select on two timers", "func f() { select { case <-time.After(1): case <-time.After(2): } }", true},
+	{"a bare timer receive", "func f() { tm := time.NewTimer(time.Second); <-tm.C }", true},
+	{"a receive from a saved time.After", "func f() { d := time.After(time.Second); <-d }", true},
+	{"a receive from a declared time.After", "func f() { var d = time.After(time.Second); <-d }", true},
+	{"a bare time.After receive", "func f() { <-time.After(time.Second) }", true},
+	{"a range over a ticker", "func f() { for range time.Tick(time.Second) {} }", true},
+	{"a guessed AfterFunc", "func f(g func()) { time.AfterFunc(time.Second, g) }", true},
+	{"time.Sleep as a value", "func f() { s := time.Sleep; s(1) }", true},
+	{"a bounded wait on a real event", "func f(ch chan int) { select { case <-ch: case <-time.After(time.Second): } }", false},
+	{"a bounded wait with a saved timer", "func f(ch chan int) { d := time.After(time.Second); select { case v := <-ch: _ = v; case <-d: } }", false},
+	{"a bounded send", "func f(ch chan int) { select { case ch <- 1: case <-time.After(time.Second): } }", false},
+}
+
+// e2Scan finds the waits on time alone in files: allowed ones (for a named
+// session-timeout constant) and refused ones, each with its place. Names
+// count as constants when decls, of the whole package, declare them with
+// const and nowhere as anything else (a var, a parameter, a := or a range
+// variable that could shadow them): the check has no type information.
+func e2Scan(fset *token.FileSet, decls, files []*ast.File) (allowed, refused []string) {
+	consts := packageConsts(decls)
+	for _, f := range files {
+		s := &e2File{fset: fset, consts: consts, timePkg: timeImport(f), timers: map[string]bool{}, inSelect: map[ast.Expr]bool{}}
+		if s.timePkg == "" {
+			continue
+		}
+		ast.Inspect(f, s.visit)
+		allowed, refused = append(allowed, s.allowed...), append(refused, s.refused...)
+	}
+	return allowed, refused
+}
+
+func packageConsts(files []*ast.File) map[string]bool {
+	consts, others := map[string]bool{}, map[string]bool{}
+	note := func(isConst bool, ids ...*ast.Ident) {
+		for _, id := range ids {
+			if id == nil {
+				continue
+			}
+			if isConst {
+				consts[id.Name] = true
+			} else {
+				others[id.Name] = true
+			}
+		}
+	}
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.GenDecl:
 				for _, s := range n.Specs {
 					if vs, ok := s.(*ast.ValueSpec); ok {
-						for _, id := range vs.Names {
-							if n.Tok == token.CONST {
-								consts[id.Name] = true
-							} else {
-								others[id.Name] = true
-							}
-						}
+						note(n.Tok == token.CONST, vs.Names...)
 					}
 				}
 			case *ast.Field:
-				for _, id := range n.Names {
-					others[id.Name] = true
-				}
+				note(false, n.Names...)
 			case *ast.AssignStmt:
 				if n.Tok == token.DEFINE {
 					for _, e := range n.Lhs {
-						if id, ok := e.(*ast.Ident); ok {
-							others[id.Name] = true
-						}
+						id, _ := e.(*ast.Ident)
+						note(false, id)
 					}
 				}
 			case *ast.RangeStmt:
 				for _, e := range []ast.Expr{n.Key, n.Value} {
-					if id, ok := e.(*ast.Ident); ok {
-						others[id.Name] = true
-					}
+					id, _ := e.(*ast.Ident)
+					note(false, id)
 				}
 			}
 			return true
 		})
-		if strings.HasSuffix(f, "_test.go") {
-			files = append(files, parsed{f, af})
-		}
 	}
+	for name := range others {
+		delete(consts, name)
+	}
+	return consts
+}
 
-	// named reports whether e is an allowed named constant.
-	named := func(e ast.Expr) (string, bool) {
-		id, ok := e.(*ast.Ident)
-		if !ok {
-			return "", false
-		}
-		if !consts[id.Name] || others[id.Name] {
-			return id.Name, false
-		}
-		for _, re := range allowedSleeps {
-			if re.MatchString(id.Name) {
-				return id.Name, true
+// timeImport is the name file f imports package time as, or "".
+func timeImport(f *ast.File) string {
+	for _, im := range f.Imports {
+		if p, _ := strconv.Unquote(im.Path.Value); p == "time" {
+			if im.Name == nil {
+				return "time"
+			}
+			if n := im.Name.Name; n != "_" && n != "." {
+				return n
 			}
 		}
-		return id.Name, false
 	}
-	src := func(n ast.Node) string {
-		p0, p1 := fset.Position(n.Pos()), fset.Position(n.End())
-		b, err := os.ReadFile(p0.Filename)
-		if err != nil || p1.Offset > len(b) {
-			return "?"
-		}
-		return string(b[p0.Offset:p1.Offset])
-	}
+	return ""
+}
 
-	sleeps := 0
-	for _, pf := range files {
-		timePkg := ""
-		for _, im := range pf.file.Imports {
-			if p, _ := strconv.Unquote(im.Path.Value); p == "time" {
-				timePkg = "time"
-				if im.Name != nil {
-					timePkg = im.Name.Name
-				}
-			}
-		}
-		if timePkg == "" || timePkg == "_" || timePkg == "." {
-			continue
-		}
-		isTimeFunc := func(e ast.Expr, fn string) bool {
-			sel, ok := e.(*ast.SelectorExpr)
-			if !ok || sel.Sel.Name != fn {
-				return false
-			}
-			x, ok := sel.X.(*ast.Ident)
-			return ok && x.Name == timePkg
-		}
-		check := func(call *ast.CallExpr, what string) {
-			sleeps++
-			pos := fset.Position(call.Pos())
-			at := fmt.Sprintf("%s:%d", filepath.Base(pos.Filename), pos.Line)
-			if len(call.Args) != 1 {
-				t.Errorf("E2 violated: %s: %s has %d arguments", at, src(call), len(call.Args))
-				return
-			}
-			if name, ok := named(call.Args[0]); ok {
-				t.Logf("%s: %s waits for the named constant %s", at, what, name)
-				return
-			}
-			stmt := src(call)
-			if what == "<-time.After" {
-				stmt = "<-" + stmt
-			}
-			t.Errorf("E2 violated: %s: %s guesses a window; want a named constant: a session timeout (name contains SessionTimeout) or a bounded wait's pollInterval", at, stmt)
-		}
-		calls := map[*ast.SelectorExpr]bool{}
-		inSelect := map[ast.Stmt]bool{} // "case <-time.After(d):" is a bounded wait
-		ast.Inspect(pf.file, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.CommClause:
-				inSelect[n.Comm] = true
-			case *ast.CallExpr:
-				if isTimeFunc(n.Fun, "Sleep") {
-					calls[n.Fun.(*ast.SelectorExpr)] = true
-					check(n, "time.Sleep")
-				}
-			case *ast.ExprStmt:
-				// "<-time.After(d)" on its own is a sleep.
-				if u, ok := n.X.(*ast.UnaryExpr); ok && u.Op == token.ARROW && !inSelect[n] {
-					if call, ok := u.X.(*ast.CallExpr); ok && isTimeFunc(call.Fun, "After") {
-						check(call, "<-time.After")
-					}
-				}
-			}
-			return true
-		})
-		ast.Inspect(pf.file, func(n ast.Node) bool {
-			if sel, ok := n.(*ast.SelectorExpr); ok && isTimeFunc(sel, "Sleep") && !calls[sel] {
-				pos := fset.Position(sel.Pos())
-				t.Errorf("E2 violated: %s:%d: time.Sleep is used as a value, so what it waits for cannot be checked", filepath.Base(pos.Filename), pos.Line)
-			}
-			return true
-		})
+// e2File is the E2 check of one file.
+type e2File struct {
+	fset             *token.FileSet
+	consts           map[string]bool
+	timePkg          string
+	timers           map[string]bool     // variables holding time.After or time.Tick channels
+	inSelect         map[ast.Expr]bool   // receives that are cases of a select with a real event
+	sleepCalls       []*ast.SelectorExpr // time.Sleep called, not used as a value
+	allowed, refused []string
+}
+
+func (s *e2File) at(n ast.Node) string {
+	p := s.fset.Position(n.Pos())
+	return fmt.Sprintf("%s:%d", filepath.Base(p.Filename), p.Line)
+}
+
+func (s *e2File) isTime(e ast.Expr, fn string) bool {
+	sel, ok := e.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != fn {
+		return false
 	}
-	if !t.Failed() {
-		t.Logf("evidence: %d sleeps in %d root test files; each one waits for a named constant, none guesses a window", sleeps, len(files))
+	x, ok := sel.X.(*ast.Ident)
+	return ok && x.Name == s.timePkg
+}
+
+// timerChan reports whether e is a channel that only time fills: a call of
+// time.After or time.Tick, a variable set from one, or a timer's or
+// ticker's C.
+func (s *e2File) timerChan(e ast.Expr) bool {
+	switch e := e.(type) {
+	case *ast.CallExpr:
+		return s.isTime(e.Fun, "After") || s.isTime(e.Fun, "Tick")
+	case *ast.Ident:
+		return s.timers[e.Name]
+	case *ast.SelectorExpr:
+		return e.Sel.Name == "C"
+	case *ast.ParenExpr:
+		return s.timerChan(e.X)
 	}
+	return false
+}
+
+// commRecv returns the channel a select case receives from, or nil for a
+// send or the default case.
+func commRecv(st ast.Stmt) ast.Expr {
+	var e ast.Expr
+	switch st := st.(type) {
+	case *ast.ExprStmt:
+		e = st.X
+	case *ast.AssignStmt:
+		if len(st.Rhs) == 1 {
+			e = st.Rhs[0]
+		}
+	}
+	if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.ARROW {
+		return u
+	}
+	return nil
+}
+
+func (s *e2File) visit(n ast.Node) bool {
+	switch n := n.(type) {
+	case *ast.AssignStmt:
+		for i, r := range n.Rhs {
+			if id, ok := n.Lhs[min(i, len(n.Lhs)-1)].(*ast.Ident); ok && s.timerChan(r) {
+				s.timers[id.Name] = true
+			}
+		}
+	case *ast.ValueSpec:
+		for i, v := range n.Values {
+			if i < len(n.Names) && s.timerChan(v) {
+				s.timers[n.Names[i].Name] = true
+			}
+		}
+	case *ast.SelectStmt:
+		s.selectStmt(n)
+	case *ast.UnaryExpr:
+		if n.Op == token.ARROW && !s.inSelect[n] && s.timerChan(n.X) {
+			s.timeAlone(n, "a receive from a timer outside a select", timerArg(n.X))
+		}
+	case *ast.RangeStmt:
+		if s.timerChan(n.X) {
+			s.refuse(n, "a range over a ticker waits on time alone; use internal/wait")
+		}
+	case *ast.CallExpr:
+		switch {
+		case s.isTime(n.Fun, "Sleep"):
+			s.sleepCalls = append(s.sleepCalls, n.Fun.(*ast.SelectorExpr))
+			s.timeAlone(n, "time.Sleep", n.Args...)
+		case s.isTime(n.Fun, "AfterFunc") && len(n.Args) > 0:
+			s.timeAlone(n, "time.AfterFunc", n.Args[0])
+		}
+	case *ast.SelectorExpr:
+		if s.isTime(n, "Sleep") && !slices.Contains(s.sleepCalls, n) {
+			s.refuse(n, "time.Sleep is used as a value, so what it waits for cannot be checked")
+		}
+	}
+	return true
+}
+
+// selectStmt lets a select's timer cases pass when another case waits for
+// a real event (a send, or a receive from a channel time does not fill);
+// a select on timers alone is a sleep.
+func (s *e2File) selectStmt(n *ast.SelectStmt) {
+	var timers []ast.Expr
+	event := false
+	for _, c := range n.Body.List {
+		cc := c.(*ast.CommClause)
+		switch recv := commRecv(cc.Comm); {
+		case cc.Comm == nil:
+		case recv == nil:
+			event = true // a send
+		case s.timerChan(recv.(*ast.UnaryExpr).X):
+			timers = append(timers, recv)
+		default:
+			event = true
+		}
+	}
+	if len(timers) > 0 && !event {
+		s.refuse(n, "a select whose only cases are timers is a sleep by another name; want a real event beside the timer")
+	}
+	for _, r := range timers {
+		s.inSelect[r] = true // judged with its select
+	}
+}
+
+// timerArg is the duration of a time.After call, or nil where it cannot be
+// seen (a timer's C, a saved channel).
+func timerArg(e ast.Expr) ast.Expr {
+	if call, ok := e.(*ast.CallExpr); ok && len(call.Args) == 1 {
+		return call.Args[0]
+	}
+	return nil
+}
+
+// timeAlone judges a wait on time alone by its duration.
+func (s *e2File) timeAlone(n ast.Node, what string, args ...ast.Expr) {
+	if len(args) != 1 || args[0] == nil {
+		s.refuse(n, what+" waits on time alone for a duration this check cannot see; want a named session-timeout constant")
+		return
+	}
+	if id, ok := args[0].(*ast.Ident); ok && s.consts[id.Name] && sessionTimeoutConst.MatchString(id.Name) {
+		s.allowed = append(s.allowed, fmt.Sprintf("%s: %s waits for the named session timeout %s", s.at(n), what, id.Name))
+		return
+	}
+	s.refuse(n, fmt.Sprintf("%s(%s) guesses a window; want a named constant that is a session timeout (its name contains SessionTimeout)", what, s.src(args[0])))
+}
+
+func (s *e2File) refuse(n ast.Node, why string) {
+	s.refused = append(s.refused, s.at(n)+": "+why)
+}
+
+// src is e as written, for the message.
+func (s *e2File) src(e ast.Expr) string {
+	p0, p1 := s.fset.Position(e.Pos()), s.fset.Position(e.End())
+	b, err := os.ReadFile(p0.Filename)
+	if err != nil || p1.Offset > len(b) {
+		return "…"
+	}
+	return string(b[p0.Offset:p1.Offset])
 }
 
 // TestDocTableOfContentsMatchesIndex: doc.go's package comment is the
 // article's table of contents and says what the index says: one "# "
 // heading per section in the index's order, and under its section one
-// bullet per claim, "ID (beyond): statement. Proof: TestX, ExampleY", with
-// the index's statement and proof list. Regenerate with
+// bullet per claim, "ID ¶n (beyond): statement. Proof: TestX, ExampleY",
+// with the index's paragraph, statement and proof list. Regenerate with
 // "go run ./cmd/evidence -doc".
 func TestDocTableOfContentsMatchesIndex(t *testing.T) {
 	ix := loadClaimIndex(t)
-	fset := token.NewFileSet()
-	af, err := parser.ParseFile(fset, "doc.go", nil, parser.ParseComments|parser.PackageClauseOnly)
-	if err != nil {
-		t.Fatalf("parse doc.go: %v", err)
-	}
-	if af.Name.Name != "zk19" || af.Doc == nil {
-		t.Fatalf("doc.go: package %s with doc %v; want package zk19 with a package comment", af.Name.Name, af.Doc != nil)
-	}
+	headings, bullets := readTableOfContents(t)
 	const regen = " (regenerate: go run ./cmd/evidence -doc)"
-
-	// Read headings and bullets; a bullet's wrapped lines are indented four
-	// spaces.
-	type bullet struct {
-		text, heading string
-	}
-	var headings []string
-	var bullets []bullet
-	heading := ""
-	for _, l := range strings.Split(af.Doc.Text(), "\n") {
-		switch {
-		case strings.HasPrefix(l, "# "):
-			heading = strings.TrimPrefix(l, "# ")
-			headings = append(headings, heading)
-		case strings.HasPrefix(l, "  - "):
-			bullets = append(bullets, bullet{strings.TrimPrefix(l, "  - "), heading})
-		case strings.HasPrefix(l, "    ") && len(bullets) > 0:
-			bullets[len(bullets)-1].text += " " + strings.TrimSpace(l)
-		}
-	}
-
 	var wantHeadings []string
 	for _, s := range ix.Sections {
 		wantHeadings = append(wantHeadings, s.Name())
@@ -448,50 +714,61 @@ func TestDocTableOfContentsMatchesIndex(t *testing.T) {
 	if !reflect.DeepEqual(headings, wantHeadings) {
 		t.Errorf("doc.go headings %q; want the index's sections %q%s", headings, wantHeadings, regen)
 	}
-
-	line := regexp.MustCompile(`^([A-Z][0-9]{1,2})( \(beyond\))?: (.*)$`)
+	line := regexp.MustCompile(`^([A-Z][0-9]{1,2}) ¶([0-9]+)( \(beyond\))?: (.*)$`)
 	found := map[string]bool{}
-	for _, c := range ix.Claims {
-		var b *bullet
-		for i := range bullets {
-			if m := line.FindStringSubmatch(bullets[i].text); m != nil && m[1] == c.ID {
-				if b != nil {
-					t.Errorf("doc.go: claim %s has two bullets%s", c.ID, regen)
-				}
-				b = &bullets[i]
-			}
-		}
-		if b == nil {
-			t.Errorf("doc.go: claim %s has no bullet%s", c.ID, regen)
-			continue
-		}
-		found[c.ID] = true
-		m := line.FindStringSubmatch(b.text)
-		if b.heading != c.Section {
-			t.Errorf("doc.go: claim %s is under %q; want %q%s", c.ID, b.heading, c.Section, regen)
-		}
-		if (m[2] != "") != c.Beyond {
-			t.Errorf("doc.go: claim %s beyond marker %v; want %v%s", c.ID, m[2] != "", c.Beyond, regen)
-		}
-		i := strings.LastIndex(m[3], ". Proof: ")
-		if i < 0 {
-			t.Errorf("doc.go: claim %s: bullet %q has no \". Proof: \"%s", c.ID, b.text, regen)
-			continue
-		}
-		if stmt := m[3][:i]; stmt != strings.TrimSuffix(c.Statement, ".") {
-			t.Errorf("doc.go: claim %s says %q; the index says %q%s", c.ID, stmt, c.Statement, regen)
-		}
-		var proof []string
-		if p := m[3][i+len(". Proof: "):]; p != "none yet" {
-			proof = strings.Split(p, ", ")
-		}
-		if !reflect.DeepEqual(proof, c.Proof) && (len(proof) != 0 || len(c.Proof) != 0) {
-			t.Errorf("doc.go: claim %s is proved by %v; the index says %v%s", c.ID, proof, c.Proof, regen)
-		}
-	}
 	for _, b := range bullets {
-		if m := line.FindStringSubmatch(b.text); m == nil || !found[m[1]] {
-			t.Errorf("doc.go: bullet %q names no claim of the index%s", b.text, regen)
+		m := line.FindStringSubmatch(b.text)
+		if m == nil || ix.Claim(m[1]) == nil || found[m[1]] {
+			t.Errorf("doc.go: bullet %q names no claim of the index, or one named before%s", b.text, regen)
+			continue
+		}
+		found[m[1]] = true
+		c := ix.Claim(m[1])
+		if s := ix.Section(c.Section); s == nil || b.heading != s.Name() {
+			t.Errorf("doc.go: claim %s is under %q; want its section %s%s", c.ID, b.heading, c.Section, regen)
+		}
+		if m[2] != strconv.Itoa(c.Paragraph) || (m[3] != "") != c.Beyond {
+			t.Errorf("doc.go: claim %s: ¶%s beyond=%v; the index says ¶%d beyond=%v%s", c.ID, m[2], m[3] != "", c.Paragraph, c.Beyond, regen)
+		}
+		stmt, proof, ok := strings.Cut(m[4], ". Proof: ")
+		if !ok || stmt != strings.TrimSuffix(c.Statement, ".") {
+			t.Errorf("doc.go: claim %s says %q; the index says %q%s", c.ID, m[4], c.Statement, regen)
+		}
+		if want := strings.Join(c.Proof, ", "); proof != want && !(proof == "none yet" && want == "") {
+			t.Errorf("doc.go: claim %s is proved by %q; the index says %q%s", c.ID, proof, want, regen)
 		}
 	}
+	for _, c := range ix.Claims {
+		if !found[c.ID] {
+			t.Errorf("doc.go: claim %s has no bullet%s", c.ID, regen)
+		}
+	}
+}
+
+type tocBullet struct{ text, heading string }
+
+// readTableOfContents reads doc.go's headings and bullets; a bullet's
+// wrapped lines are indented four spaces.
+func readTableOfContents(t *testing.T) (headings []string, bullets []tocBullet) {
+	t.Helper()
+	af, err := parser.ParseFile(token.NewFileSet(), "doc.go", nil, parser.ParseComments|parser.PackageClauseOnly)
+	if err != nil {
+		t.Fatalf("parse doc.go: %v", err)
+	}
+	if af.Name.Name != "zk19" || af.Doc == nil {
+		t.Fatalf("doc.go: package %s with doc %v; want package zk19 with a package comment", af.Name.Name, af.Doc != nil)
+	}
+	heading := ""
+	for _, l := range strings.Split(af.Doc.Text(), "\n") {
+		switch {
+		case strings.HasPrefix(l, "# "):
+			heading = strings.TrimPrefix(l, "# ")
+			headings = append(headings, heading)
+		case strings.HasPrefix(l, "  - "):
+			bullets = append(bullets, tocBullet{strings.TrimPrefix(l, "  - "), heading})
+		case strings.HasPrefix(l, "    ") && len(bullets) > 0:
+			bullets[len(bullets)-1].text += " " + strings.TrimSpace(l)
+		}
+	}
+	return headings, bullets
 }

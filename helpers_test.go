@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -297,4 +298,21 @@ func requireHistory(t *testing.T, id, what string, rec *history.Recorder, linear
 	if !t.Failed() {
 		evidence(t, "porcupine: %s is linearizable: %v (%d operations)", what, linearizable, len(rec.Operations()))
 	}
+}
+
+// mntr reads the numeric lines of a server's mntr answer.
+func mntr(t zkserver.TB, s *zkserver.Server) map[string]int64 {
+	t.Helper()
+	m := map[string]int64{}
+	sc := bufio.NewScanner(strings.NewReader(s.Word(t, "mntr")))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), "\t")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+			m[k] = n
+		}
+	}
+	return m
 }

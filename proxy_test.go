@@ -7,11 +7,9 @@ package zk19_test
 // a create (R1–R7), on the delete of a Release, or on any other request.
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"path"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -30,10 +28,10 @@ import (
 
 // lostReply is the article's §4 experiment for any request: A talks to the
 // shared server through a fault proxy, O observes directly. The proxy lets
-// the request a matcher picks take effect and loses its reply (loseReply),
-// or loses the request itself before the server sees it (loseRequest);
-// either way A's connection closes, A's call sees a connection loss, and A
-// reconnects in the same session.
+// the request a faultproxy.Match picks (by opcode and path) take effect and
+// loses its reply (loseReply), or loses the request itself before the
+// server sees it (loseRequest); either way A's connection closes, A's call
+// sees a connection loss, and A reconnects in the same session.
 type lostReply struct {
 	root          string
 	proxy         *faultproxy.Proxy
@@ -54,66 +52,17 @@ func newLostReply(t zkserver.TB) *lostReply {
 	return lr
 }
 
-// replyOf picks the request a fault is about: one of ops, naming path
-// exactly, or lying under under. It mirrors faultproxy.Match, so the
-// fixture moves to Proxy.LoseReply by changing arm alone.
-type replyOf struct {
-	ops   []int32
-	path  string
-	under string
-}
-
+// createOps are the opcodes go-zookeeper's Create may send.
 var createOps = []int32{jute.OpCreate, jute.OpCreate2}
-
-func (m replyOf) String() string {
-	ops := make([]string, len(m.ops))
-	for i, op := range m.ops {
-		ops[i] = jute.OpName(op)
-	}
-	s := strings.Join(ops, "|")
-	if m.path != "" {
-		return s + " of " + m.path
-	}
-	return s + " under " + m.under
-}
-
-// arm arms a one-shot fault on the request m picks. TRANSITION: when
-// faultproxy's LoseReply lands this is
-// lr.proxy.LoseReply(faultproxy.Match{Ops: m.ops, Path: m.path, Under: m.under}).
-func (lr *lostReply) arm(m replyOf) *faultproxy.Drop {
-	return lr.proxy.DropReply(func(h jute.RequestHeader, body []byte) bool {
-		if !slices.Contains(m.ops, h.Type) {
-			return false
-		}
-		p := requestPath(body)
-		if m.path != "" {
-			return p == m.path
-		}
-		return strings.HasPrefix(p, strings.TrimSuffix(m.under, "/")+"/")
-	})
-}
-
-// requestPath reads the path that the body of every request naming a node
-// starts with: a Jute string, a 4-byte big-endian length and the bytes.
-func requestPath(body []byte) string {
-	if len(body) < 4 {
-		return ""
-	}
-	n := int(int32(binary.BigEndian.Uint32(body)))
-	if n < 0 || n > len(body)-4 {
-		return ""
-	}
-	return string(body[4 : 4+n])
-}
 
 // loseReply runs call, one of A's operations, while the proxy loses the
 // reply to the request m picks. It returns what the fault did and call's
 // error. A call that returns no error may have been answered (the fault then
 // is cancelled, and the caller sees Dropped false) or may have resolved the
 // loss itself; a call that returns an error saw the connection close.
-func (lr *lostReply) loseReply(t zkserver.TB, m replyOf, call func() error) (faultproxy.DropResult, error) {
+func (lr *lostReply) loseReply(t zkserver.TB, m faultproxy.Match, call func() error) (faultproxy.DropResult, error) {
 	t.Helper()
-	d := lr.arm(m)
+	d := lr.proxy.LoseReply(m)
 	mark := lr.a.c.Mark()
 	lr.before = lr.a.c.SessionID()
 	lr.a.a.info("the proxy will lose the reply to A's %s", m)
@@ -143,9 +92,9 @@ func (lr *lostReply) loseReply(t zkserver.TB, m replyOf, call func() error) (fau
 // server: the proxy holds A's traffic to the server until the request is
 // among the held bytes, then cuts A's connection (the held bytes go with
 // it), runs cut (A is cut off now), and heals. It returns call's error.
-func (lr *lostReply) loseRequest(t zkserver.TB, m replyOf, call func() error, cut func()) error {
+func (lr *lostReply) loseRequest(t zkserver.TB, m faultproxy.Match, call func() error, cut func()) error {
 	t.Helper()
-	d := lr.arm(m)
+	d := lr.proxy.LoseReply(m)
 	mark := lr.a.c.Mark()
 	lr.before = lr.a.c.SessionID()
 	lr.a.a.info("the proxy will lose A's %s before the server sees it", m)
@@ -188,7 +137,7 @@ func runLostCreate(t zkserver.TB, id string) *lostCreate {
 	lc := &lostCreate{lostReply: newLostReply(t)}
 	phase(t, "the proxy loses the reply to A's create under %s", lc.root)
 	ctx := lockCtx(t)
-	lc.drop, lc.createErr = lc.loseReply(t, replyOf{ops: createOps, under: lc.root}, func() error {
+	lc.drop, lc.createErr = lc.loseReply(t, faultproxy.Match{Ops: createOps, Under: lc.root}, func() error {
 		_, err := lc.a.l.Acquire(ctx)
 		return err
 	})
@@ -340,7 +289,7 @@ func TestR5_NoMatchIsMissingNotANewAcquisition(t *testing.T) {
 	if err := h.Release(ctx); err != nil {
 		t.Fatalf("A release: %v", err)
 	}
-	createErr := lr.loseRequest(t, replyOf{ops: createOps, under: lr.root}, func() error {
+	createErr := lr.loseRequest(t, faultproxy.Match{Ops: createOps, Under: lr.root}, func() error {
 		_, err := lr.a.l.Acquire(ctx)
 		return err
 	}, func() {})
@@ -536,7 +485,7 @@ func TestR3_ReleaseLooksAgainAfterALostDelete(t *testing.T) {
 	claim(t, "R3")
 	t.Run("the delete took effect and its reply was lost", func(t *testing.T) {
 		lr, ha, b, pb := releaseScene(t)
-		res, err := lr.loseReply(t, replyOf{ops: []int32{jute.OpDelete}, path: ha.Path}, func() error { return ha.Release(lockCtx(t)) })
+		res, err := lr.loseReply(t, faultproxy.Match{Ops: []int32{jute.OpDelete}, Path: ha.Path}, func() error { return ha.Release(lockCtx(t)) })
 		if !res.Dropped {
 			t.Fatalf("R3: the proxy did not lose the delete's reply: %+v", res)
 		}
@@ -545,7 +494,7 @@ func TestR3_ReleaseLooksAgainAfterALostDelete(t *testing.T) {
 	t.Run("the delete never reached the server", func(t *testing.T) {
 		lr, ha, b, pb := releaseScene(t)
 		var stillThere bool
-		err := lr.loseRequest(t, replyOf{ops: []int32{jute.OpDelete}, path: ha.Path}, func() error { return ha.Release(lockCtx(t)) }, func() {
+		err := lr.loseRequest(t, faultproxy.Match{Ops: []int32{jute.OpDelete}, Path: ha.Path}, func() error { return ha.Release(lockCtx(t)) }, func() {
 			stillThere, _ = statOf(t, lr.O, ha.Path)
 			lr.po.info("A is cut off; A's node %s exists: %v", path.Base(ha.Path), stillThere)
 		})

@@ -4,10 +4,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/signal"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +19,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"go.uber.org/goleak"
 
+	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 )
 
@@ -86,7 +90,10 @@ func runMain(m *testing.M) (code int) {
 		fmt.Fprintf(os.Stderr, "zk19: cannot start the shared server: %v\n", err)
 		return 1
 	}
-	printHeader()
+	if err := printHeader(); err != nil {
+		fmt.Fprintf(os.Stderr, "zk19: record header: %v\n", err)
+		return 1
+	}
 	return m.Run()
 }
 
@@ -111,89 +118,158 @@ func startShared() (err error) {
 	return err
 }
 
-// recordHeader is the first thing the record says (claim E4).
-func recordHeader() string {
+// printedHeader is the header exactly as TestMain printed it at the top of
+// the record; E4 checks this text, not a copy made again later.
+var printedHeader string
+
+// recordHeader is the first thing the record says (claim E4): the backend,
+// the server version, and the ensemble sizes the claims need, read from the
+// claim index.
+func recordHeader() (string, error) {
+	ix, err := loadIndex()
+	if err != nil {
+		return "", err
+	}
+	bySize := map[string][]string{}
+	for _, c := range ix.Claims {
+		size := "standalone"
+		for _, n := range c.Needs {
+			if k, ok := strings.CutPrefix(n, "ensemble-"); ok {
+				size = k + " servers"
+			}
+		}
+		bySize[size] = append(bySize[size], c.ID)
+	}
+	var sizes []string
+	for _, size := range slices.Sorted(maps.Keys(bySize)) {
+		sizes = append(sizes, fmt.Sprintf("%s (%s)", size, strings.Join(bySize[size], " ")))
+	}
 	return fmt.Sprintf(`# zk19 verification record
 # backend:   %s
 # chosen:    %s
 # server:    ZooKeeper %s (srvr: %q)
-# ensembles: standalone (L, R, F, T, E, X); 3 servers (S, Y1, Y3-Y6, L9); 5 servers (Y2)
-# started:   %s`, backend.Describe(), backend.Why, version.Version, version.Full, time.Now().UTC().Format(time.RFC3339))
+# ensembles: %s
+# started:   %s`, backend.Describe(), backend.Why, version.Version, version.Full, strings.Join(sizes, "; "), time.Now().UTC().Format(time.RFC3339)), nil
 }
 
-func printHeader() { fmt.Println(recordHeader()) }
+func printHeader() error {
+	h, err := recordHeader()
+	if err != nil {
+		return err
+	}
+	printedHeader = h
+	fmt.Println(h)
+	return nil
+}
 
 // TestE4_RecordStartsWithServerVersionBackendAndSize checks the header that
-// TestMain printed before any claim ran: it names the backend, the server
-// version read from srvr, and the ensemble sizes (claim E4, section
-// "三个本机场景的证据").
+// TestMain printed before any claim ran (claim E4, section §7): it names the
+// backend, the version the shared server reports now through srvr, and
+// every ensemble size a claim of the index needs. cmd/evidence checks the
+// same on the record as a reader gets it: the header comes before the first
+// test.
 func TestE4_RecordStartsWithServerVersionBackendAndSize(t *testing.T) {
 	s := sharedServer(t)
 	claim(t, "E4")
-	h := recordHeader()
 	st, err := s.Srvr()
 	if err != nil {
 		t.Fatalf("srvr: %v", err)
 	}
-	for _, want := range []string{"# backend:   " + string(backend.Kind), "ZooKeeper " + st.Version, "3 servers", "5 servers", "standalone"} {
-		if !strings.Contains(h, want) {
-			t.Errorf("E4 violated: header lacks %q:\n%s", want, h)
-		}
-	}
-	if st.Version == "" || !regexp.MustCompile(`^3\.\d+\.\d+$`).MatchString(st.Version) {
+	if !regexp.MustCompile(`^3\.\d+\.\d+$`).MatchString(st.Version) {
 		t.Errorf("E4 violated: got server version %q; want 3.x.y", st.Version)
 	}
-	t.Logf("header:\n%s", h)
-}
-
-// TestE1_ServersListenOnlyOnLoopback: every listener the suite opens is on
-// 127.0.0.1 with a port chosen at run time, never a fixed one (claim E1,
-// "三个本机场景的证据"). Proxies listen on port 0; servers get a free port drawn
-// just below the kernel's ephemeral range, so that no proxy or outgoing
-// connection can take it between the draw and the server's bind. Shown from
-// outside the server (the sockets its process listens on, read from /proc),
-// from the server (conf reports the client port the harness chose) and from
-// the harness (the address it connects to).
-func TestE1_ServersListenOnlyOnLoopback(t *testing.T) {
-	s := sharedServer(t)
-	claim(t, "E1")
-	if backend.Kind == zkserver.External {
-		t.Skip("skipped: the external backend's listeners are not the suite's")
-	}
-	conf := zkserver.Fields(s.Word(t, "conf"))
-	host, port, _ := strings.Cut(s.Client, ":")
-	t.Logf("harness connects to %s; server conf says clientPort=%s", s.Client, conf["clientPort"])
-	if host != "127.0.0.1" || port != conf["clientPort"] {
-		t.Errorf("E1 violated: harness connects to %s; server says port %s; want 127.0.0.1 and the same port", s.Client, conf["clientPort"])
-	}
-	ls, err := s.Listeners()
+	ix, err := loadIndex()
 	if err != nil {
-		t.Fatalf("listeners of %s: %v", s.Label, err)
+		t.Fatal(err)
 	}
-	t.Logf("server process listens on %v", ls)
-	if len(ls) == 0 {
-		t.Fatalf("E1 check broken: found no listening socket of the server process; want at least the client port")
-	}
-	for _, l := range ls {
-		h, p, _ := strings.Cut(l, ":")
-		if h != "127.0.0.1" {
-			t.Errorf("E1 violated: server listens on %s; want 127.0.0.1 only", l)
-		}
-		if n := atoi(p); n < 1024 {
-			t.Errorf("E1 violated: server listens on port %d; want an ephemeral port", n)
+	want := []string{"# zk19 verification record\n", "# backend:   " + string(backend.Kind), "ZooKeeper " + st.Version + " ", "standalone ("}
+	for _, c := range ix.Claims {
+		for _, n := range c.Needs {
+			if k, ok := strings.CutPrefix(n, "ensemble-"); ok {
+				want = append(want, k+" servers (")
+			}
 		}
 	}
+	for _, w := range want {
+		if !strings.Contains(printedHeader, w) {
+			t.Errorf("E4 violated: got a printed header without %q; want it:\n%s", w, printedHeader)
+		}
+	}
+	if !strings.HasPrefix(printedHeader, "# zk19 verification record") {
+		t.Errorf("E4 violated: got a header starting %q; want the record's title first", printedHeader)
+	}
+	evidence(t, "the record began with: %s", strings.ReplaceAll(printedHeader, "\n", " | "))
 }
 
-func atoi(s string) int {
-	n := 0
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return -1
-		}
-		n = n*10 + int(c-'0')
+// TestE1_ServersListenOnlyOnLoopback: every socket of the experiment is on
+// 127.0.0.1 with a port chosen at run time (claim E1, section "三个本机场景的证
+// 据"): the shared server, a 3-server ensemble with its election and quorum
+// listeners, the link proxies between its servers, a client proxy, and the
+// clients. It is shown from outside each server (the sockets its process
+// has, read from /proc), from the server (conf reports the client port the
+// harness chose), and for this test process, which runs every proxy and
+// client: each of its TCP sockets, listening or connected, has 127.0.0.1 at
+// both ends.
+func TestE1_ServersListenOnlyOnLoopback(t *testing.T) {
+	zkserver.RequireFaults(t)
+	claim(t, "E1")
+	s := sharedServer(t)
+	conf := zkserver.Fields(s.Word(t, "conf"))
+	if _, port, _ := net.SplitHostPort(s.Client); port != conf["clientPort"] {
+		t.Errorf("E1 violated: got the harness connecting to %s and the server saying clientPort=%s; want the same port", s.Client, conf["clientPort"])
 	}
-	return n
+	c := startCluster(t, 3)
+	p := clientProxy(t, "E1-proxy", s)
+	zkclient.Connect(t, "E1", []string{p.Addr()})
+	for _, srv := range append([]*zkserver.Server{s}, c.Servers...) {
+		ls, err := srv.Listeners()
+		if err != nil {
+			t.Fatalf("listeners of %s: %v", srv.Label, err)
+		}
+		t.Logf("%s listens on %v", srv.Label, ls)
+		want := []string{srv.Client}
+		if srv != s {
+			want = append(want, srv.Election)
+		}
+		for _, w := range want {
+			if !slices.Contains(ls, w) {
+				t.Errorf("E1 check broken: got %s listening on %v; want %s among them", srv.Label, ls, w)
+			}
+		}
+		for _, l := range ls {
+			requireLoopback(t, srv.Label+" listens on", l)
+		}
+	}
+	own, err := zkserver.Sockets(os.Getpid())
+	if err != nil {
+		t.Fatalf("sockets of this process: %v", err)
+	}
+	listening := 0
+	for _, k := range own {
+		requireLoopback(t, "this process's socket at", k.Local)
+		if k.Listening {
+			listening++
+			continue
+		}
+		requireLoopback(t, "this process's socket to", k.Remote)
+	}
+	evidence(t, "%d servers and this process (%d listening proxies, %d TCP sockets in all): every address is 127.0.0.1 with a port drawn at run time", len(c.Servers)+1, listening, len(own))
+}
+
+// requireLoopback fails E1 unless addr is 127.0.0.1 with a port the harness
+// drew (not a well-known one, nor ZooKeeper's defaults).
+func requireLoopback(t *testing.T, what, addr string) {
+	t.Helper()
+	host, port, err := net.SplitHostPort(addr)
+	n, perr := strconv.Atoi(port)
+	switch {
+	case err != nil || perr != nil:
+		t.Errorf("E1 violated: %s %q: got an address that does not parse (%v %v); want 127.0.0.1:port", what, addr, err, perr)
+	case host != "127.0.0.1":
+		t.Errorf("E1 violated: %s %s; got host %s, want 127.0.0.1", what, addr, host)
+	case n < 1024 || slices.Contains([]int{2181, 2888, 3888, 8080}, n):
+		t.Errorf("E1 violated: %s %s; got port %d, want one drawn at run time", what, addr, n)
+	}
 }
 
 // TestE3_ScenarioLeavesNothingBehind: whatever a scenario starts is gone

@@ -12,65 +12,89 @@ import (
 	"github.com/zk19/zk19/internal/claims"
 )
 
+const fixtureModule = "github.com/zk19/zk19"
+
+// fixture is a known run (testdata/run.json) of a small index
+// (testdata/claims.json): one claim per kind of verdict, a peer test that
+// fails, and a proof in another package.
 func fixture(t *testing.T) (*claims.Index, *Run) {
 	t.Helper()
 	ix, err := claims.Load("testdata/claims.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open("testdata/run.json")
+	b, err := os.ReadFile("testdata/run.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	rn, err := parseRun(f)
+	rn, err := parseRun(bytes.NewReader(b), fixtureModule)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ix, rn
 }
 
+func byID(vs []Verdict) map[string]Verdict {
+	m := map[string]Verdict{}
+	for _, v := range vs {
+		m[v.Claim.ID] = v
+	}
+	return m
+}
+
 func TestHeaderFromTheRecord(t *testing.T) {
 	_, rn := fixture(t)
 	h := rn.header()
-	if h.Version != "3.8.0" || h.BackendKind != "process" || !strings.HasPrefix(h.Server, "ZooKeeper 3.8.0 (srvr:") {
-		t.Errorf("header %+v; want version 3.8.0, backend process, the whole server line", h)
+	if h.Version != "3.8.0" || h.BackendKind != "process" || !strings.HasPrefix(h.Server, "ZooKeeper 3.8.0 (srvr:") || !strings.HasPrefix(h.Ensembles, "standalone") {
+		t.Errorf("header %+v; want version 3.8.0, backend process, the whole server and ensembles lines", h)
 	}
+	// The other package's "ok" and pass come last; they must not stand for
+	// the root package's result.
 	if !rn.PkgFail || !rn.PkgEnded || rn.Elapsed != 12.345 {
-		t.Errorf("package: fail=%v ended=%v elapsed=%v; want a failed, ended run of 12.345s", rn.PkgFail, rn.PkgEnded, rn.Elapsed)
+		t.Errorf("package: fail=%v ended=%v elapsed=%v; want the root package's failed, ended run of 12.345s", rn.PkgFail, rn.PkgEnded, rn.Elapsed)
 	}
 	if got := rn.Start.Format("2006-01-02 15:04:05"); got != "2026-09-20 08:00:01" {
 		t.Errorf("start %s; want the first event's time", got)
 	}
+	if n := len(headerBlock(rn.Preamble)); n != 6 {
+		t.Errorf("the preamble holds a header of %d lines; want the 6 printed before the first test", n)
+	}
 }
 
-func TestSubtestsFoldIntoTheirTest(t *testing.T) {
+func TestSubtestsFoldIntoTheirTestAndPackagesKeepTheirNames(t *testing.T) {
 	_, rn := fixture(t)
 	r := rn.Results["TestR3toR6_RecoverByGUIDAndOwner"]
-	if r == nil || r.Action != "fail" || len(rn.Results) != 10 {
-		t.Fatalf("results %v; want 10 top-level ones, TestR3toR6 failed", rn.Order)
+	if r == nil || r.Action != "fail" || len(rn.Results) != 16 {
+		t.Fatalf("results %v; want 16 top-level ones, TestR3toR6 failed", rn.Order)
 	}
 	joined := strings.Join(r.Lines, "\n")
 	if !strings.Contains(joined, "timed out after 10s") || !strings.Contains(joined, "recovered guid-lock") {
 		t.Errorf("TestR3toR6 lines lack its subtests' output:\n%s", joined)
 	}
+	if r := rn.Results["internal/faultproxy.TestZKNeverDecodesCreateReplyBody"]; r == nil || r.Action != "pass" {
+		t.Errorf("the other package's test: %+v; want it named by its directory, passed", r)
+	}
 }
 
 func TestVerdicts(t *testing.T) {
 	ix, rn := fixture(t)
-	vs := verdicts(ix, rn, rn.header())
+	skip := "skipped: the external backend cannot inject faults (the claim needs the harness to own servers and links)"
 	want := map[string]struct{ kind, text string }{
 		"S1": {Holds, "holds"},
 		"S2": {Refuted, `refuted on 3.8.0: "S2 violated: porcupine says the stale history is linearizable; want not"`},
-		"Y2": {NotRun, "not run: skipped: the external backend cannot inject faults (the claim needs the harness to own servers and links) (needs ensemble-5, faults)"},
+		"Y2": {NotRun, "not run: " + skip + " (needs ensemble-5, faults)"},
+		"Y4": {Differs, "observed, differs from the article's wording (on 3.8.0)"},
 		"L2": {Failed, `failed: Example_sequenceOrderIsNotNameOrder: output differs: got "sequence order: C(0) A(1) B(2)", want "sequence order: C(0) B(1) A(2)"`},
 		"L3": {Failed, "failed: TestL3_EachWaiterWatchesOnlyItsPredecessor: it has no result in the run"},
-		"R1": {Holds, "holds; not run: TestY2_SyncInTheZK1675WindowReadsStale: skipped: the external backend cannot inject faults (the claim needs the harness to own servers and links)"},
+		"R1": {Partly, "holds, partly not run: TestY2_SyncInTheZK1675WindowReadsStale: " + skip},
 		"R6": {Failed, "failed: TestR3toR6_RecoverByGUIDAndOwner: timed out after 10s waiting for D's node; last seen: []"},
+		"R7": {Holds, "holds"},
 		"E2": {Holds, "holds"},
 		"E3": {Refuted, `refuted on 3.8.0: "E3 violated: goroutines leaked: found unexpected goroutines: [Goroutine 7 in state IO wait]"`},
+		"E4": {Holds, "holds"},
 		"X1": {Failed, "failed: no Test or Example in the index proves it"},
 	}
+	vs := verdicts(ix, rn, rn.header())
 	for _, v := range vs {
 		w := want[v.Claim.ID]
 		if v.Kind != w.kind || v.Text != w.text {
@@ -82,39 +106,106 @@ func TestVerdicts(t *testing.T) {
 	}
 }
 
-func TestTellingLinesByRule(t *testing.T) {
+func TestDecisiveLinesAreTheMarkedOnes(t *testing.T) {
 	ix, rn := fixture(t)
-	vs := verdicts(ix, rn, rn.header())
-	got := map[string][]string{}
-	for _, v := range vs {
-		got[v.Claim.ID] = v.Lines
+	got := byID(verdicts(ix, rn, rn.header()))
+	want := map[string][]string{
+		// Only the marked line, not "roles:" or "the proxy still holds".
+		"S1": {`evidence: B read "0" on zk3 while the proxy held 99 bytes from the leader`},
+		"Y4": {`evidence: after exists and 2 heartbeats B still read "1"`,
+			"differs: the failed conditional set took zxid 0x100000007 and waited for the held stream, as a barrier does"},
+		// A failed proof: what it failed with. A failing Example's got/want
+		// blocks are printed output, not log lines.
+		"S2": {"TestS2_StaleHistoryIsNotLinearizable failed: S2 violated: porcupine says the stale history is linearizable; want not"},
+		"L2": {`Example_sequenceOrderIsNotNameOrder failed: output differs: got "sequence order: C(0) A(1) B(2)", want "sequence order: C(0) B(1) A(2)"`},
+		// Of a test with subtests named after claims, only the claim's own.
+		"R6": {"TestR3toR6_RecoverByGUIDAndOwner failed: timed out after 10s waiting for D's node; last seen: []"},
+		"R7": {"evidence: dropped op=1 xid=3; the drop result carries no path",
+			"evidence: the create reply's body was forwarded unread (27 bytes)"},
+		"E3": {"E3 violated: goroutines leaked: found unexpected goroutines: [Goroutine 7 in state IO wait]"},
+		"E4": {"evidence: the record opens, before any test, with backend process, server ZooKeeper 3.8.0, " +
+			"ensembles standalone (L, R, F, T, E, X); 3 servers (S, Y1, Y3-Y6, L9); 5 servers (Y2)"},
+		"Y2": nil,
+		"E2": {"evidence: 1 sleeps in 7 root test files; each one waits for a named constant, none guesses a window"},
 	}
-	// Observations, the test's own statements, one fault; no operations
-	// when those make two or more. file:line prefixes, the claim line,
-	// server logs, session chatter and proxy bookkeeping are gone; in
-	// logged order.
-	if want := []string{"roles: leader zk2, A's follower zk1, B's follower zk3", "nemesis hold zk2->zk3", "the proxy still holds 99 bytes from the leader to zk3"}; !reflect.DeepEqual(got["S1"], want) {
-		t.Errorf("S1 lines %q; want %q", got["S1"], want)
+	for id, w := range want {
+		if !reflect.DeepEqual(got[id].Decisive, w) {
+			t.Errorf("%s decisive %q; want %q", id, got[id].Decisive, w)
+		}
 	}
-	if want := []string{"evidence: dropped reply xid=3 err=0 and closed the connection", "A fail connection loss"}; !reflect.DeepEqual(got["R1"], want) {
-		t.Errorf("R1 lines %q; want %q", got["R1"], want)
+	if w := []string{"nemesis hold zk2->zk3", "A invoke set /x 1", "A ok", "B invoke get /x", `B ok "0"`, "nemesis release zk2->zk3"}; !reflect.DeepEqual(got["S1"].Context, w) {
+		t.Errorf("S1 context %q; want its operations and faults without bookkeeping: %q", got["S1"].Context, w)
 	}
-	// A failing Example's got/want blocks are printed output, not log lines.
-	if len(got["L2"]) != 0 {
-		t.Errorf("L2 lines %q; want none (the verdict quotes the difference)", got["L2"])
+}
+
+// recordRun is a run whose root package prints preamble, then runs TestE4,
+// then prints late.
+func recordRun(t *testing.T, preamble, late []string) *Run {
+	t.Helper()
+	var b strings.Builder
+	out := func(test, s string) {
+		b.WriteString(`{"Action":"output","Package":"` + fixtureModule + `","Test":"` + test + `","Output":"` + s + `\n"}` + "\n")
 	}
-	// A test with subtests named after claims: only the claim's own
-	// subtest counts (R3's "A ok recovered" is not R6's).
-	if want := []string{"timed out after 10s waiting for D's node; last seen: []"}; !reflect.DeepEqual(got["R6"], want) {
-		t.Errorf("R6 lines %q; want %q", got["R6"], want)
+	for _, l := range preamble {
+		out("", l)
 	}
-	// Fewer than two telling lines: operations make up two.
-	if want := []string{"A invoke set /x 1", "S2 violated: porcupine says the stale history is linearizable; want not"}; !reflect.DeepEqual(got["S2"], want) {
-		t.Errorf("S2 lines %q; want %q", got["S2"], want)
+	b.WriteString(`{"Action":"run","Package":"` + fixtureModule + `","Test":"TestE4_X"}` + "\n")
+	b.WriteString(`{"Action":"pass","Package":"` + fixtureModule + `","Test":"TestE4_X"}` + "\n")
+	for _, l := range late {
+		out("", l)
 	}
-	// A skip message is in the verdict, not among the lines.
-	if len(got["Y2"]) != 0 {
-		t.Errorf("Y2 lines %q; want none", got["Y2"])
+	rn, err := parseRun(strings.NewReader(b.String()), fixtureModule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rn
+}
+
+func TestRecordClaimIsJudgedOnThePrintedRecord(t *testing.T) {
+	ix := &claims.Index{Claims: []claims.Claim{
+		{ID: "E4", Proof: []string{"TestE4_X"}},
+		{ID: "Y2", Needs: []string{"ensemble-5"}},
+	}}
+	header := []string{"# zk19 verification record", "# backend:   process (java)", "# server:    ZooKeeper 3.9.3 (srvr: x)",
+		"# ensembles: standalone (L); 5 servers (Y2)", "# started:   now"}
+	cases := []struct {
+		name            string
+		preamble, late  []string
+		kind, decisive0 string
+	}{
+		{"header before the first test", header, nil, Holds, "evidence: the record opens, before any test, with backend process"},
+		{"header after the first test", nil, header, Refuted, "record check: the record header was printed after the first test started"},
+		{"no header", []string{"# something else"}, nil, Refuted, `record check: the record has no header (no "# zk19 verification record" line)`},
+		{"a size the claims need is missing", []string{header[0], header[1], header[2], "# ensembles: standalone (L); 3 servers (S)"}, nil,
+			Refuted, `record check: the record header lacks "5 servers" among the ensembles`},
+	}
+	for _, tc := range cases {
+		rn := recordRun(t, tc.preamble, tc.late)
+		v := byID(verdicts(ix, rn, rn.header()))["E4"]
+		if v.Kind != tc.kind || len(v.Decisive) == 0 || !strings.HasPrefix(v.Decisive[0], tc.decisive0) {
+			t.Errorf("%s: E4 %s %q; want %s, first line %q", tc.name, v.Kind, v.Decisive, tc.kind, tc.decisive0)
+		}
+	}
+}
+
+func TestPeersAreReportedApartAndChangeNoVerdict(t *testing.T) {
+	ix, rn := fixture(t)
+	got := peers(rn)
+	want := []Peer{
+		{Name: "TestPeerGoZookeeperLock_FailsOnAStrangerAndLeavesItsNode", Action: "fail", Elapsed: 0.1, Evidence: []string{
+			"evidence: zk.Lock failed on the stranger and left its node guid-lock-0000000001",
+			"failed: peer observation changed: zk.Lock returned <nil>; recorded behaviour was an error"}},
+		{Name: "TestL6_PeerGoZookeeperLockAcquiresWithoutItsNode", Action: "pass", Elapsed: 0.1, Evidence: []string{
+			"evidence: zk.Lock returned nil although its node was deleted"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("peers %+v;\nwant %+v", got, want)
+	}
+	// The failing peer is in no proof list, so no verdict is failed for it.
+	for _, v := range verdicts(ix, rn, rn.header()) {
+		if strings.Contains(v.Text, "Peer") {
+			t.Errorf("claim %s's verdict names a peer: %s", v.Claim.ID, v.Text)
+		}
 	}
 }
 
@@ -122,12 +213,13 @@ func TestCleanStripsPrefixes(t *testing.T) {
 	for in, want := range map[string]string{
 		"    consistency_test.go:229: B ok \"0\"":                `B ok "0"`,
 		"    Example_staleReadFromLaggingFollower: B invoke get": "B invoke get",
+		"    Example_x: evidence: B read 0":                      "evidence: B read 0",
 		"    TestMain: shared1| 03:33:50 WARN x":                 "",
 		"    server.go:276: l3-1| 03:33:21 WARN y":               "",
-		"=== RUN   TestX":      "",
-		"--- PASS: TestX (1s)": "",
-		"    zk3| 2026 WARN x": "",
-		"        second line":  "second line",
+		"=== RUN   TestX":                                        "",
+		"--- PASS: TestX (1s)":                                   "",
+		"    zk3| 2026 WARN x":                                   "",
+		"        second line":                                    "second line",
 	} {
 		if got := clean(in); got != want {
 			t.Errorf("clean(%q) = %q; want %q", in, got, want)
@@ -135,18 +227,38 @@ func TestCleanStripsPrefixes(t *testing.T) {
 	}
 }
 
-func TestSyncFillsProofsTestsFirst(t *testing.T) {
-	ix := &claims.Index{Claims: []claims.Claim{{ID: "R3"}, {ID: "R4"}, {ID: "E3"}}}
+func TestSyncFillsProofsTestsFirstAndKeepsOtherPackages(t *testing.T) {
+	ix := &claims.Index{Claims: []claims.Claim{
+		{ID: "R3"}, {ID: "R4"}, {ID: "E3"},
+		{ID: "R7", Proof: []string{"TestR7_gone", "internal/faultproxy.TestZK"}},
+	}}
 	warn := syncProofs(ix, []claims.Proof{
 		{Name: "Example_x", Example: true, Cites: []string{"R3"}},
 		{Name: "TestR3toR6_x", Cites: []string{"R3", "R4", "R5", "R6"}},
 		{Name: "TestR3_x", Cites: []string{"R3"}},
+		{Name: "TestR7_x", Cites: []string{"R7"}},
+		{Name: "TestPeerX", Peer: true},
 	})
 	if want := []string{"TestR3_x", "TestR3toR6_x", "Example_x"}; !reflect.DeepEqual(ix.Claims[0].Proof, want) {
 		t.Errorf("R3 proof %v; want %v", ix.Claims[0].Proof, want)
 	}
+	if want := []string{"TestR7_x", "internal/faultproxy.TestZK"}; !reflect.DeepEqual(ix.Claims[3].Proof, want) {
+		t.Errorf("R7 proof %v; want the root test, then the other package's kept", ix.Claims[3].Proof)
+	}
 	if len(ix.Claims[2].Proof) != 0 || len(warn) != 3 { // R5, R6 unknown; E3 without proof
 		t.Errorf("warnings %q; want R5 and R6 unknown, E3 without proof", warn)
+	}
+}
+
+func TestOtherPackagesRunExactlyTheirTests(t *testing.T) {
+	ix := &claims.Index{Claims: []claims.Claim{
+		{ID: "R7", Proof: []string{"TestR7_x", "internal/faultproxy.TestZKB", "internal/faultproxy.TestZKA"}},
+		{ID: "E5", Proof: []string{"internal/jute.TestJ", "internal/faultproxy.TestZKA"}},
+	}}
+	got := otherPackages(ix)
+	want := []pkgTests{{"internal/faultproxy", []string{"TestZKA", "TestZKB"}}, {"internal/jute", []string{"TestJ"}}}
+	if !reflect.DeepEqual(got, want) || got[0].pattern() != "^(TestZKA|TestZKB)$" {
+		t.Errorf("otherPackages = %+v (pattern %q); want %+v", got, got[0].pattern(), want)
 	}
 }
 
@@ -161,7 +273,7 @@ func TestRenderDocIsGofmtClean(t *testing.T) {
 		t.Errorf("renderDoc output is not gofmt-stable: %v", err)
 	}
 	s := string(b)
-	for _, want := range []string{"// # §1 one\n", "// # evidence proof\n", "//   - S1 (beyond): both proofs pass. Proof:", "//   - X1: no proof at all. Proof: none yet\n", "\npackage zk19\n"} {
+	for _, want := range []string{"// # §1 one\n", "// # §7 proof\n", "//   - S1 ¶2 (beyond): both proofs pass. Proof:", "//   - X1 ¶1: no proof at all. Proof: none yet\n", "\npackage zk19\n"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("doc.go lacks %q:\n%s", want, s)
 		}
@@ -172,9 +284,9 @@ func TestRunWritesEvidenceAndFailsOnFailedClaims(t *testing.T) {
 	dir := t.TempDir()
 	var stderr bytes.Buffer
 	out := filepath.Join(dir, "EVIDENCE.md")
-	code := run([]string{"-index", mustAbs(t, "testdata/claims.json"), "-json", "testdata/run.json", "-o", out}, &stderr)
+	code := run([]string{"-C", "../..", "-index", mustAbs(t, "testdata/claims.json"), "-json", mustAbs(t, "testdata/run.json"), "-o", out}, &stderr)
 	if code != 1 {
-		t.Errorf("exit %d; want 1 (L2, L3, R6 and X1 failed)\n%s", code, stderr.String())
+		t.Errorf("exit %d; want 1 (L2, L3, R6 and X1 failed, S2 and E3 refuted)\n%s", code, stderr.String())
 	}
 	b, err := os.ReadFile(out)
 	if err != nil {
@@ -185,9 +297,21 @@ func TestRunWritesEvidenceAndFailsOnFailedClaims(t *testing.T) {
 		"- date: 2026-09-20 08:00:01 UTC\n",
 		"- server: ZooKeeper 3.8.0",
 		"- backend: process (java",
-		"- verdicts: 3 holds, 2 refuted, 1 not run, 4 failed (of 10 claims)",
-		"| S1 (beyond) | holds | `TestS1_PlainReadOnLaggingFollowerIsStale` (pass, 2.5s)<br>`Example_staleReadFromLaggingFollower` (pass, 3.1s) | process | 3.8.0 |",
-		"### S2: refuted on 3.8.0:",
+		"- verdicts (13 claims, on 3.8.0): 4 holds; 1 holds, partly not run; 1 observed, differs from the article's wording; 2 refuted; 1 not run; 4 failed\n" +
+			"- not verified here: 1 statements, documentary\n- peer tests: 2 (1 fail, 1 pass)\n",
+		"| S1 (beyond) | §1 ¶2 | holds | B read \"0\" on zk3 while the proxy held 99 bytes from the leader | `TestS1_PlainReadOnLaggingFollowerIsStale` (pass, 2.5s)<br>`Example_staleReadFromLaggingFollower` (pass, 3.1s) |",
+		"| R7 | §3 ¶4 | holds |",
+		"`internal/faultproxy.TestZKNeverDecodesCreateReplyBody` (pass, 0.0s) |",
+		"## How other recipes fare\n",
+		"| `TestPeerGoZookeeperLock_FailsOnAStrangerAndLeavesItsNode` | fail (0.1s) | evidence: zk.Lock failed",
+		"## Not verified here\n",
+		"| D1 | §1 ¶3 | documentary | a fact of a tracker | no server can show it |",
+		"## Source dependencies\n",
+		"| `Leader.processSync`<br>`zookeeper-server/src/main/java/org/apache/zookeeper/server/quorum/Leader.java` | sync answered at once or queued | " +
+			"3.8.0 (`release-3.8.0-1`): `processSync`, line 1289<br>3.9.3 (`release-3.9.3`): `processSync`, line 1336 | Y2 | `TestY2_SyncInTheZK1675WindowReadsStale` (skip) |",
+		"## Verdict words\n",
+		"### S2 (§1 ¶2): refuted on 3.8.0:",
+		"### Y4 (§1 ¶4): observed, differs from the article's wording (on 3.8.0)\n\nits proof passes and logs a differs line.\n\nThe article's wording: the fixture article says it cannot",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("EVIDENCE.md lacks %q:\n%s", want, md)

@@ -9,10 +9,13 @@ import (
 	"github.com/zk19/zk19/internal/claims"
 )
 
-// syncProofs sets every claim's proof list to the Tests and Examples that
-// cite it: Tests before Examples, a test of fewer claims before one of more,
-// then in file and line order. It returns what a reader should know: claims
-// without proof, citations of IDs that are not in the index.
+// syncProofs sets every claim's proof list to the root package's Tests and
+// Examples that cite it: Tests before Examples, a test of fewer claims
+// before one of more, then in file and line order. Entries naming a test of
+// another package (claims.SplitProof) cite by the index alone and are kept,
+// after the root package's. Peer tests cite nothing. It returns what a
+// reader should know: claims without proof, citations of IDs that are not
+// in the index.
 func syncProofs(ix *claims.Index, proofs []claims.Proof) (warnings []string) {
 	proofs = append([]claims.Proof(nil), proofs...)
 	sort.SliceStable(proofs, func(i, j int) bool {
@@ -36,7 +39,13 @@ func syncProofs(ix *claims.Index, proofs []claims.Proof) (warnings []string) {
 	}
 	for i := range ix.Claims {
 		c := &ix.Claims[i]
-		c.Proof = byID[c.ID]
+		proof := byID[c.ID]
+		for _, name := range c.Proof {
+			if dir, _ := claims.SplitProof(name); dir != "" {
+				proof = append(proof, name)
+			}
+		}
+		c.Proof = proof
 		if c.Proof == nil {
 			c.Proof = []string{}
 			warnings = append(warnings, fmt.Sprintf("claim %s has no Test or Example yet", c.ID))

@@ -2,6 +2,12 @@
 // claim IDs that the root package's Tests and Examples cite. The root
 // package's meta tests and cmd/evidence share it, so both apply the same
 // rules.
+//
+// The index is the one source of truth for a claim: its place in the
+// article (section key and paragraph, see Paragraphs), its statement, its
+// proofs. Beside the claims it holds the article's statements that no test
+// here can prove (Documentary) and the server code the claims rest on
+// (Source), so the evidence table renders data, not prose kept in Go.
 package claims
 
 import (
@@ -12,22 +18,29 @@ import (
 	"strings"
 )
 
-// Index is the claim index: the article's sections and, per claim, its
-// section, a one-line statement, the "(beyond)" marker, the root-package
-// Tests and Examples that prove it, and what a backend must offer to run them.
+// Index is the claim index.
 type Index struct {
-	Article  string    `json:"article"`
-	Sections []Section `json:"sections"`
-	Claims   []Claim   `json:"claims"`
+	Article string `json:"article"`
+	// ArticleFile is where the article's text is found, relative to the
+	// module root; it is not part of the repository.
+	ArticleFile string    `json:"articleFile,omitempty"`
+	Sections    []Section `json:"sections"`
+	Claims      []Claim   `json:"claims"`
+	// Pending are claims written down before their proofs land. They are in
+	// neither the evidence table nor doc.go; one whose ID is also among
+	// Claims replaces that entry when its proof lands.
+	Pending     []Claim       `json:"pending,omitempty"`
+	Documentary []Documentary `json:"documentary,omitempty"`
+	Sources     []Source      `json:"sources,omitempty"`
 }
 
-// Section is one part of the article.
+// Section is one headed part of the article. Claims name it by Key.
 type Section struct {
 	Key   string `json:"key"`
-	Title string `json:"title"`
+	Title string `json:"title"` // the heading line, exactly as the article has it
 }
 
-// Name is the string claims use to name the section: Key + " " + Title.
+// Name is how the table of contents heads the section: Key + " " + Title.
 func (s Section) Name() string { return s.Key + " " + s.Title }
 
 // Marks that open a log line of a claim's record. Tests write them through
@@ -47,15 +60,63 @@ const (
 // Claim is one entry of the index.
 type Claim struct {
 	ID      string `json:"id"`
-	Section string `json:"section"`
-	// Paragraph is the paragraph of the section that makes the claim,
-	// counted from 1 at the section's first paragraph after its heading;
-	// 0 where the index has not placed it yet.
-	Paragraph int      `json:"paragraph,omitempty"`
-	Statement string   `json:"statement"`
-	Beyond    bool     `json:"beyond"`
-	Proof     []string `json:"proof"`
-	Needs     []string `json:"needs,omitempty"`
+	Section string `json:"section"` // a Section's Key
+	// Paragraph is the paragraph of the section that makes the claim, as
+	// Paragraphs counts them.
+	Paragraph int    `json:"paragraph"`
+	Statement string `json:"statement"`
+	Beyond    bool   `json:"beyond"`
+	// Proof names the Tests and Examples that prove the claim: a root
+	// package test by its name, a test of another package of the module by
+	// its directory and name ("internal/faultproxy.TestX", see SplitProof).
+	Proof []string `json:"proof"`
+	Needs []string `json:"needs,omitempty"`
+	// Differs says, in the index's words, what the article states where a
+	// proof may log a DiffersMark line, and how far the statement still
+	// holds.
+	Differs string `json:"differs,omitempty"`
+}
+
+// Where is the claim's place in the article: "§3 ¶2".
+func (c Claim) Where() string { return where(c.Section, c.Paragraph) }
+
+// Documentary is a statement of the article that no test here executes,
+// with the reason.
+type Documentary struct {
+	ID        string `json:"id"`
+	Section   string `json:"section"`
+	Paragraph int    `json:"paragraph"`
+	Subject   string `json:"subject"`
+	Reason    string `json:"reason"`
+}
+
+// Where is the item's place in the article: "§2 ¶3".
+func (d Documentary) Where() string { return where(d.Section, d.Paragraph) }
+
+// Source is a piece of ZooKeeper server code that claims rest on, as read
+// in apache/zookeeper at each release in Read.
+type Source struct {
+	Code   string       `json:"code"` // Class or Class.method
+	File   string       `json:"file"` // path in apache/zookeeper
+	Role   string       `json:"role"` // what the claims rely on it for
+	Claims []string     `json:"claims"`
+	Tests  []string     `json:"tests"` // proofs of Claims that drive this path
+	Read   []SourceRead `json:"read"`
+}
+
+// SourceRead is where a Source was read at one release.
+type SourceRead struct {
+	Version string `json:"version"` // 3.8.0
+	Tag     string `json:"tag"`     // the git tag read, release-3.8.0-1
+	Method  string `json:"method"`
+	Line    int    `json:"line"`
+}
+
+func where(section string, paragraph int) string {
+	if paragraph > 0 {
+		return fmt.Sprintf("%s ¶%d", section, paragraph)
+	}
+	return section
 }
 
 // Load reads the index at path. A field the index types do not know is an
@@ -92,16 +153,6 @@ func (ix *Index) Marshal() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Where is the claim's place in the article: its section and, when known,
-// its paragraph ("§3 ¶2").
-func (c Claim) Where() string {
-	key, _, _ := strings.Cut(c.Section, " ")
-	if c.Paragraph > 0 {
-		return fmt.Sprintf("%s ¶%d", key, c.Paragraph)
-	}
-	return key
-}
-
 // Claim returns the claim with the given ID, or nil.
 func (ix *Index) Claim(id string) *Claim {
 	for i := range ix.Claims {
@@ -110,4 +161,24 @@ func (ix *Index) Claim(id string) *Claim {
 		}
 	}
 	return nil
+}
+
+// Section returns the section with the given key, or nil.
+func (ix *Index) Section(key string) *Section {
+	for i := range ix.Sections {
+		if ix.Sections[i].Key == key {
+			return &ix.Sections[i]
+		}
+	}
+	return nil
+}
+
+// SplitProof splits a proof list entry into the directory of its package,
+// relative to the module root ("" for the root package), and the test's
+// name.
+func SplitProof(name string) (dir, test string) {
+	if i := strings.LastIndex(name, "."); i >= 0 {
+		return name[:i], name[i+1:]
+	}
+	return "", name
 }

@@ -63,6 +63,8 @@ func Testhelper(t *testing.T) {}
 
 func TestR6toR3_x(t *testing.T) {}
 
+func TestPeerGoZookeeperLock_x(t *testing.T) {}
+
 // Example_y shows it (claims L2 and L3).
 func Example_y() {}
 
@@ -87,8 +89,11 @@ func helper() {}
 		if p.Example != (p.Name == "Example_y") {
 			t.Errorf("%s: Example is %v", p.Name, p.Example)
 		}
+		if p.Peer != strings.HasPrefix(p.Name, "TestPeer") {
+			t.Errorf("%s: Peer is %v", p.Name, p.Peer)
+		}
 	}
-	if want := []string{"TestS1_x S1 x_test.go:5", "TestR6toR3_x  x_test.go:9", "Example_y L2,L3 x_test.go:12"}; !reflect.DeepEqual(got, want) {
+	if want := []string{"TestS1_x S1 x_test.go:5", "TestR6toR3_x  x_test.go:9", "TestPeerGoZookeeperLock_x  x_test.go:11", "Example_y L2,L3 x_test.go:14"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("ScanProofs = %q; want %q", got, want)
 	}
 
@@ -104,7 +109,7 @@ func TestLoadIsStrictAndMarshalRoundTrips(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "claims.json")
 	in := `{"article": "a <b>", "sections": [{"key": "§1", "title": "one"}],
-		"claims": [{"id": "S1", "section": "§1 one", "statement": "s", "beyond": true, "proof": null, "needs": ["faults"]}]}`
+		"claims": [{"id": "S1", "section": "§1", "paragraph": 2, "statement": "s", "beyond": true, "proof": null, "needs": ["faults"]}]}`
 	if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -112,8 +117,8 @@ func TestLoadIsStrictAndMarshalRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := ix.Claim("S1"); c == nil || c.Section != ix.Sections[0].Name() || ix.Claim("S2") != nil {
-		t.Errorf("Claim(S1) = %+v, Claim(S2) = %+v; want S1 in section %q and no S2", c, ix.Claim("S2"), ix.Sections[0].Name())
+	if c := ix.Claim("S1"); c == nil || ix.Section(c.Section) != &ix.Sections[0] || c.Where() != "§1 ¶2" || ix.Claim("S2") != nil {
+		t.Errorf("Claim(S1) = %+v, Claim(S2) = %+v; want S1 at §1 ¶2 of section %q and no S2", c, ix.Claim("S2"), ix.Sections[0].Name())
 	}
 	b, err := ix.Marshal()
 	if err != nil {
@@ -130,7 +135,8 @@ func TestLoadIsStrictAndMarshalRoundTrips(t *testing.T) {
   "claims": [
     {
       "id": "S1",
-      "section": "§1 one",
+      "section": "§1",
+      "paragraph": 2,
       "statement": "s",
       "beyond": true,
       "proof": [],
@@ -150,5 +156,79 @@ func TestLoadIsStrictAndMarshalRoundTrips(t *testing.T) {
 	}
 	if _, err := Load(path); err == nil || !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), `unknown field "extra"`) {
 		t.Errorf("Load with an unknown field: %v; want an error naming the file and the field", err)
+	}
+}
+
+func TestPeersCiteNothing(t *testing.T) {
+	for name, want := range map[string]bool{
+		"TestPeerGoZookeeperLock_FailsOnAStranger": true,
+		"TestPeerKazoo": true,
+		"TestPeer":      true,
+		"TestL2_PeerGoZookeeperLockFailsOnAStrangerAndLeavesItsNode": true, // the name before the rename
+		"TestL6R8_PeerX":                         true,
+		"TestPeerless":                           false,
+		"TestL2_SequenceSuffixOrdersCandidates":  false,
+		"TestL2_ThePeerIsNotFirst":               false,
+		"BenchmarkPeerGoZookeeperLockThroughput": false,
+	} {
+		if got := IsPeer(name); got != want {
+			t.Errorf("IsPeer(%s) = %v; want %v", name, got, want)
+		}
+	}
+}
+
+func TestCitationsOfTheSecondWaveLetters(t *testing.T) {
+	for name, want := range map[string][]string{"TestA1_OpenACL": {"A1"}, "TestC1_Chaos": {"C1"}, "TestClaimsX": nil} {
+		if got, err := citesOfTest(name); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("citesOfTest(%s) = %v, %v; want %v", name, got, err, want)
+		}
+	}
+}
+
+func TestSplitProof(t *testing.T) {
+	for in, want := range map[string][2]string{
+		"TestR7_x": {"", "TestR7_x"},
+		"internal/faultproxy.TestZKNeverDecodesCreateReplyBody": {"internal/faultproxy", "TestZKNeverDecodesCreateReplyBody"},
+	} {
+		if dir, test := SplitProof(in); dir != want[0] || test != want[1] {
+			t.Errorf("SplitProof(%s) = %q, %q; want %q", in, dir, test, want)
+		}
+	}
+}
+
+func TestParagraphs(t *testing.T) {
+	ix := &Index{Sections: []Section{{Key: "§1", Title: "One"}, {Key: "§2", Title: "Two"}}}
+	article := strings.Join([]string{
+		"Title of the article",
+		"An introduction, in no section.",
+		"One",
+		"First paragraph.",
+		"",
+		"Second paragraph.",
+		"sequenceDiagram",
+		"participant A as a",
+		"A->>B: x",
+		"Note over A: y",
+		"B-->>A: z and the caption run on",
+		"Fourth paragraph.",
+		"Two",
+		"flowchart TD",
+		"subgraph S[\"s\"]",
+		"A -->|\"x\"| B",
+		"end",
+		"R -.\"y\".-> A a caption",
+		"Second of two.",
+	}, "\n")
+	got, err := ix.Paragraphs(article)
+	if want := map[string]int{"§1": 4, "§2": 2}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("Paragraphs = %v, %v; want %v", got, err, want)
+	}
+	ix.Sections = append(ix.Sections, Section{Key: "§3", Title: "Three"})
+	if _, err := ix.Paragraphs(article); err == nil || !strings.Contains(err.Error(), "§3") {
+		t.Errorf("Paragraphs with a title the article lacks: %v; want an error naming §3", err)
+	}
+	ix.Sections = []Section{{Key: "§2", Title: "Two"}, {Key: "§1", Title: "One"}}
+	if _, err := ix.Paragraphs(article); err == nil {
+		t.Errorf("Paragraphs with the sections out of the article's order: no error")
 	}
 }

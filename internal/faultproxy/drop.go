@@ -1,7 +1,9 @@
 package faultproxy
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/zk19/zk19/internal/jute"
@@ -12,26 +14,109 @@ type dropState int
 const (
 	dropArmed    dropState = iota // waiting for a matching request
 	dropBound                     // request seen; waiting for its reply
-	dropPending                   // err=0 reply queued; drops when it reaches the head
+	dropPending                   // awaited reply queued; drops when it reaches the head
 	dropFinished                  // done; see DropResult
 )
 
-// DropResult describes what a DropReply fault did.
+// DropResult describes what a LoseReply (or DropReply) fault did.
 type DropResult struct {
-	Conn    int    // proxied connection number as in log lines; 0 if no request matched
-	Xid     int32  // xid of the matched request
-	Op      int32  // opcode of the matched request
-	Zxid    int64  // zxid from the reply header, if the reply arrived
-	Err     int32  // err from the reply header, if the reply arrived
-	Dropped bool   // the reply was discarded and the connection closed
+	Conn int    // proxied connection number as in log lines; 0 if no request matched
+	Xid  int32  // xid of the matched request
+	Op   int32  // opcode of the matched request
+	Path string // path the matched request named, if jute.RequestPath decodes its opcode
+	Zxid int64  // zxid from the reply header, if the reply arrived
+	Err  int32  // err from the reply header, if the reply arrived
+	// Dropped is true if the reply was discarded and the connection closed.
+	Dropped bool
 	Reason  string // how the fault ended, for test messages
 }
 
-// Drop is a one-shot fault armed by Proxy.DropReply.
+// Match selects the request whose reply a LoseReply fault loses, and the
+// reply err code that is lost. The proxy reads a request's body only when
+// its opcode is in Ops, and then only as far as the path; of a reply it
+// reads the header alone, never the body.
+type Match struct {
+	// Ops are the opcodes that match (jute.OpCreate, jute.OpDelete, ...).
+	// At least one is required. go-zookeeper sends create for Create and
+	// getChildren2 for Children and ChildrenW.
+	Ops []int32
+	// Path, if set, is the exact path the request must name.
+	Path string
+	// Under, if set, is a node the request's path must lie strictly under.
+	// Path and Under need opcodes that jute.RequestPath decodes.
+	Under string
+	// Err is the err code of the reply to lose; 0, the default, loses a
+	// success. A reply with another err code is forwarded and spends the
+	// fault.
+	Err int32
+}
+
+// String describes m for log lines, such as "delete under /lock, reply err=0".
+func (m Match) String() string {
+	ops := make([]string, len(m.Ops))
+	for i, op := range m.Ops {
+		ops[i] = jute.OpName(op)
+	}
+	s := strings.Join(ops, "|")
+	switch {
+	case m.Path != "":
+		s += " of " + m.Path
+	case m.Under != "":
+		s += " under " + m.Under
+	}
+	return fmt.Sprintf("%s, reply err=%d", s, m.Err)
+}
+
+// check reports why m can never match, or nil.
+func (m Match) check() error {
+	if len(m.Ops) == 0 {
+		return errors.New("no opcode")
+	}
+	if m.Path != "" && m.Under != "" {
+		return errors.New("both Path and Under are set")
+	}
+	if m.Path == "" && m.Under == "" {
+		return nil
+	}
+	for _, op := range m.Ops {
+		if _, err := jute.RequestPath(op, nil); errors.Is(err, errors.ErrUnsupported) {
+			return fmt.Errorf("a path is required but %s has no path decoder", jute.OpName(op))
+		}
+	}
+	return nil
+}
+
+// request reports whether a request matches m, and the path it names when
+// m needed it.
+func (m Match) request(h jute.RequestHeader, body []byte) (path string, ok bool) {
+	if !slices.Contains(m.Ops, h.Type) {
+		return "", false
+	}
+	path, err := jute.RequestPath(h.Type, body)
+	switch {
+	case m.Path == "" && m.Under == "":
+		return path, true // the opcode is all m asks for
+	case err != nil:
+		return "", false
+	case m.Path != "":
+		return path, path == m.Path
+	}
+	return path, strings.HasPrefix(path, strings.TrimSuffix(m.Under, "/")+"/")
+}
+
+// rule is what a Drop waits for: a request it selects, and the reply err
+// code it loses.
+type rule struct {
+	desc    string
+	request func(h jute.RequestHeader, body []byte) (path string, ok bool)
+	err     int32
+}
+
+// Drop is a one-shot fault armed by Proxy.LoseReply or Proxy.DropReply.
 type Drop struct {
-	p     *Proxy
-	match func(jute.RequestHeader, []byte) bool
-	done  chan struct{}
+	p    *Proxy
+	rule rule
+	done chan struct{}
 
 	// Guarded by p.mu.
 	state dropState
@@ -39,23 +124,62 @@ type Drop struct {
 	res   DropResult
 }
 
-// DropReply arms a one-shot fault; it needs WithZooKeeperFrames. The first
-// request (after a connection's handshake, on any connection) for which
-// match(header, body) is true has its xid recorded and is forwarded. When
-// the complete reply frame with that xid arrives on that connection:
-//   - if its err is 0, the proxy discards the frame without decoding its
-//     body, closes the client and upstream sockets of that connection, and
-//     the fault is spent (Result().Dropped is true);
+// LoseReply arms a one-shot fault that loses the reply to one request; it
+// needs WithZooKeeperFrames. The first request (after a connection's
+// handshake, on any connection, outside a blackhole) that m selects has
+// its xid recorded and is forwarded. When the complete reply frame with
+// that xid arrives on that connection:
+//   - if its err is m.Err, the proxy discards the frame without decoding
+//     its body, closes the client and upstream sockets of that connection,
+//     and the fault is spent (Result().Dropped is true): the request took
+//     effect on the server and the client sees a connection loss;
 //   - otherwise the frame is forwarded and the fault is spent too
 //     (Dropped is false, Err is set).
 //
 // The fault also ends, without dropping, if that connection closes first,
-// on Cancel, or on Close. Later connections pass normally. match may be
-// called concurrently from several connections and must not keep body.
-// On a proxy without WithZooKeeperFrames, or a closed one, the returned
-// Drop is already done, with Dropped false.
+// on Cancel, or on Close. Later connections pass normally. On a proxy
+// without WithZooKeeperFrames, a closed one, or with a Match that can never
+// match, the returned Drop is already done, with Dropped false and the
+// reason in Result().Reason.
+func (p *Proxy) LoseReply(m Match) *Drop {
+	if err := m.check(); err != nil {
+		return p.arm(rule{desc: m.String()}, "invalid match: "+err.Error())
+	}
+	return p.arm(rule{desc: m.String(), request: m.request, err: m.Err}, "")
+}
+
+// DropReply is LoseReply with a request predicate instead of a Match; it
+// loses a successful (err=0) reply. match may be called concurrently from
+// several connections and must not keep body.
+//
+// Deprecated: use LoseReply, which names the request by opcode and path.
 func (p *Proxy) DropReply(match func(req jute.RequestHeader, body []byte) bool) *Drop {
-	d := &Drop{p: p, match: match, done: make(chan struct{})}
+	return p.arm(rule{desc: "custom request match, reply err=0", request: func(h jute.RequestHeader, body []byte) (string, bool) {
+		if !match(h, body) {
+			return "", false
+		}
+		path, _ := jute.RequestPath(h.Type, body)
+		return path, true
+	}}, "")
+}
+
+// MatchCreateUnder returns a DropReply predicate for create requests
+// (create, create2, createContainer, createTTL; not creates inside a multi)
+// whose path is strictly under parent.
+//
+// Deprecated: use LoseReply(Match{Ops: the create opcodes, Under: parent}).
+func MatchCreateUnder(parent string) func(jute.RequestHeader, []byte) bool {
+	m := Match{Ops: []int32{jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL}, Under: parent}
+	return func(h jute.RequestHeader, body []byte) bool {
+		_, ok := m.request(h, body)
+		return ok
+	}
+}
+
+// arm registers a Drop for r, or returns it already ended if invalid is
+// set or the proxy cannot run it.
+func (p *Proxy) arm(r rule, invalid string) *Drop {
+	d := &Drop{p: p, rule: r, done: make(chan struct{})}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
@@ -64,9 +188,12 @@ func (p *Proxy) DropReply(match func(req jute.RequestHeader, body []byte) bool) 
 	case !p.cfg.zk:
 		d.end(false, "proxy is not in ZooKeeper frame mode")
 		p.logf("DropReply ignored: not in ZooKeeper frame mode")
+	case invalid != "":
+		d.end(false, invalid)
+		p.logf("DropReply ignored: %s (%s)", invalid, r.desc)
 	default:
 		p.drops = append(p.drops, d)
-		p.logf("DropReply armed")
+		p.logf("DropReply armed: %s", r.desc)
 	}
 	return d
 }
@@ -115,18 +242,21 @@ func (p *Proxy) finishDrop(d *Drop, dropped bool, reason string) {
 	if d.state == dropFinished {
 		return
 	}
-	for i, x := range p.drops {
-		if x == d {
-			p.drops = append(p.drops[:i], p.drops[i+1:]...)
-			break
-		}
+	if i := slices.Index(p.drops, d); i >= 0 {
+		p.drops = slices.Delete(p.drops, i, i+1)
 	}
 	d.end(dropped, reason)
 }
 
-// matchingDrops returns the armed drops whose match accepts the request.
-// It calls match without holding p.mu.
-func (p *Proxy) matchingDrops(h jute.RequestHeader, body []byte) []*Drop {
+// candidate is an armed drop whose rule selected a request.
+type candidate struct {
+	d    *Drop
+	path string
+}
+
+// matchingDrops returns the armed drops whose rule selects the request. It
+// runs the rules without holding p.mu.
+func (p *Proxy) matchingDrops(h jute.RequestHeader, body []byte) []candidate {
 	p.mu.Lock()
 	var armed []*Drop
 	for _, d := range p.drops {
@@ -135,28 +265,33 @@ func (p *Proxy) matchingDrops(h jute.RequestHeader, body []byte) []*Drop {
 		}
 	}
 	p.mu.Unlock()
-	var out []*Drop
+	var out []candidate
 	for _, d := range armed {
-		if d.match(h, body) {
-			out = append(out, d)
+		if path, ok := d.rule.request(h, body); ok {
+			out = append(out, candidate{d, path})
 		}
 	}
 	return out
 }
 
-// bindDrop records that d waits for the reply to request h on c. Callers
-// hold p.mu.
-func (p *Proxy) bindDrop(d *Drop, c *conn, h jute.RequestHeader, body []byte, m mode) {
-	d.state = dropBound
-	d.conn = c
-	d.res.Conn, d.res.Xid, d.res.Op = c.id, h.Xid, h.Type
-	path := ""
-	if jute.IsCreate(h.Type) {
-		if cr, err := jute.DecodeCreateRequest(body); err == nil {
-			path = " path=" + cr.Path
+// bindFirst makes the first candidate still armed wait for the reply to
+// request h on c. Callers hold p.mu.
+func (p *Proxy) bindFirst(cands []candidate, c *conn, h jute.RequestHeader, m mode) {
+	for _, cd := range cands {
+		d := cd.d
+		if d.state != dropArmed {
+			continue
 		}
+		d.state = dropBound
+		d.conn = c
+		d.res.Conn, d.res.Xid, d.res.Op, d.res.Path = c.id, h.Xid, h.Type, cd.path
+		path := ""
+		if cd.path != "" {
+			path = " path=" + cd.path
+		}
+		p.logConn(c, "xid=%d op=%s%s: %s; DropReply will drop its reply", h.Xid, jute.OpName(h.Type), path, verb(m))
+		return
 	}
-	p.logConn(c, "xid=%d op=%s%s: %s; DropReply will drop its reply", h.Xid, jute.OpName(h.Type), path, verb(m))
 }
 
 // boundDrop returns the drop waiting for reply xid on c, if any. Callers
@@ -183,26 +318,11 @@ func (p *Proxy) executeDrop(d *Drop, c *conn) {
 // endDropsOf ends the drops still waiting on c, which has closed. Callers
 // hold p.mu.
 func (p *Proxy) endDropsOf(c *conn) {
-	for _, d := range append([]*Drop(nil), p.drops...) {
+	for _, d := range slices.Clone(p.drops) {
 		if d.conn != c {
 			continue
 		}
 		p.logConn(c, "DropReply for xid=%d ended: connection closed before the reply was dropped", d.res.Xid)
 		p.finishDrop(d, false, fmt.Sprintf("connection closed before the reply was dropped (%s)", c.reason))
-	}
-}
-
-// MatchCreateUnder returns a DropReply matcher for create requests (create,
-// create2, createContainer, createTTL; not creates inside a multi) whose
-// path is strictly under parent, i.e. starts with parent + "/". It decodes
-// the request body only; it never looks at a reply.
-func MatchCreateUnder(parent string) func(jute.RequestHeader, []byte) bool {
-	prefix := strings.TrimSuffix(parent, "/") + "/"
-	return func(h jute.RequestHeader, body []byte) bool {
-		if !jute.IsCreate(h.Type) {
-			return false
-		}
-		cr, err := jute.DecodeCreateRequest(body)
-		return err == nil && strings.HasPrefix(cr.Path, prefix)
 	}
 }

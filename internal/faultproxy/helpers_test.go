@@ -8,20 +8,23 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/zk19/zk19/internal/wait"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// wait bounds every wait in these tests; silence is how long a read must
+// within bounds every wait in these tests; silence is how long a read must
 // stay empty to count as "nothing arrived".
 const (
-	wait    = 5 * time.Second
+	within  = 5 * time.Second
 	silence = 150 * time.Millisecond
 )
 
@@ -79,7 +82,7 @@ func (s *upstreamServer) accept(t testing.TB) net.Conn {
 	select {
 	case c := <-s.conns:
 		return c
-	case <-time.After(wait):
+	case <-time.After(within):
 		t.Fatal("upstream accepted no connection")
 		return nil
 	}
@@ -107,7 +110,7 @@ func (l *logSink) logf(format string, args ...any) {
 // waitLine waits for a log line containing substr.
 func (l *logSink) waitLine(t testing.TB, substr string) string {
 	t.Helper()
-	deadline := time.After(wait)
+	deadline := time.After(within)
 	for {
 		select {
 		case line := <-l.lines:
@@ -140,7 +143,7 @@ func newProxy(t testing.TB, upstream string, opts ...Option) (*Proxy, *logSink) 
 
 func dial(t testing.TB, addr string) net.Conn {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, wait)
+	c, err := net.DialTimeout("tcp", addr, within)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +153,7 @@ func dial(t testing.TB, addr string) net.Conn {
 
 func write(t testing.TB, c net.Conn, b []byte) {
 	t.Helper()
-	c.SetWriteDeadline(time.Now().Add(wait))
+	c.SetWriteDeadline(time.Now().Add(within))
 	if _, err := c.Write(b); err != nil {
 		t.Fatalf("write: %v", err)
 	}
@@ -158,7 +161,7 @@ func write(t testing.TB, c net.Conn, b []byte) {
 
 func readN(t testing.TB, c net.Conn, n int) []byte {
 	t.Helper()
-	c.SetReadDeadline(time.Now().Add(wait))
+	c.SetReadDeadline(time.Now().Add(within))
 	b := make([]byte, n)
 	if _, err := io.ReadFull(c, b); err != nil {
 		t.Fatalf("reading %d bytes: %v", n, err)
@@ -190,7 +193,7 @@ func expectSilence(t testing.TB, c net.Conn) {
 // before the deadline, with no data.
 func expectClosed(t testing.TB, c net.Conn) {
 	t.Helper()
-	c.SetReadDeadline(time.Now().Add(wait))
+	c.SetReadDeadline(time.Now().Add(within))
 	var b [1]byte
 	n, err := c.Read(b[:])
 	if n != 0 || err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
@@ -198,18 +201,26 @@ func expectClosed(t testing.TB, c net.Conn) {
 	}
 }
 
-// waitFor polls cond until it holds or the bounded wait expires.
-func waitFor(t testing.TB, what string, cond func() bool) {
+// expectReset proves that c was reset (RST), not closed cleanly: a read
+// fails with ECONNRESET before the deadline.
+func expectReset(t testing.TB, c net.Conn) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
+	c.SetReadDeadline(time.Now().Add(within))
+	var b [1]byte
+	n, err := c.Read(b[:])
+	if n != 0 || !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("got %d bytes, err %v; want the connection reset (ECONNRESET)", n, err)
 	}
+}
+
+// waitStats waits, with the suite's one bounded wait, until cond holds for
+// the proxy's counters; if it gives up it shows the last counters seen.
+func waitStats(t testing.TB, p *Proxy, what string, cond func(Stats) bool) {
+	t.Helper()
+	wait.For(t, within, what, func() (bool, string) {
+		s := p.Stats()
+		return cond(s), fmt.Sprintf("%+v", s)
+	})
 }
 
 // connect dials the proxy and returns the client socket and the upstream's
@@ -219,7 +230,7 @@ func connect(t testing.TB, p *Proxy, up *upstreamServer) (client, server net.Con
 	before := p.ConnCount()
 	client = dial(t, p.Addr())
 	server = up.accept(t)
-	waitFor(t, "connection to be established", func() bool { return p.ConnCount() > before })
+	waitStats(t, p, "connection to be established", func(s Stats) bool { return s.Open > before })
 	return client, server
 }
 

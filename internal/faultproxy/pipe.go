@@ -24,6 +24,7 @@ type conn struct {
 	closed      bool   // both sockets closed
 	reason      string // why it was closed
 	cut         End    // ends closed by Cut
+	holed       bool   // a blackhole discarded some of its bytes
 	pipes       [2]*pipe
 }
 
@@ -54,6 +55,18 @@ func (p *Proxy) closeConn(c *conn, reason string) {
 	}
 }
 
+// resetConn closes both sockets of c with a reset (RST) rather than a FIN,
+// as a TCP stack does with a connection that cannot go on. Callers hold
+// p.mu.
+func (p *Proxy) resetConn(c *conn, reason string) {
+	for _, s := range []net.Conn{c.client, c.upstream} {
+		if tc, ok := s.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0)
+		}
+	}
+	p.closeConn(c, reason)
+}
+
 // logConn logs one line about connection c.
 func (p *Proxy) logConn(c *conn, format string, args ...any) {
 	p.logf("conn#%d "+format, append([]any{c.id}, args...)...)
@@ -62,7 +75,7 @@ func (p *Proxy) logConn(c *conn, format string, args ...any) {
 // item is one chunk (raw mode) or frame (ZooKeeper mode) waiting in a pipe.
 type item struct {
 	b []byte
-	// drop, if set, is the DropReply fault that wants b (a reply) discarded
+	// drop, if set, is the LoseReply fault that wants b (a reply) discarded
 	// and the connection closed when b reaches the head of the queue, if
 	// the fault is still pending then.
 	drop *Drop
@@ -102,15 +115,20 @@ func (pp *pipe) srcEnd() End {
 
 func (pp *pipe) dstEnd() End { return BothEnds &^ pp.srcEnd() }
 
-// discardQueue drops everything queued. If executeDrops, a pending
-// DropReply found in the queue takes effect. Callers hold p.mu.
-func (pp *pipe) discardQueue(executeDrops bool) {
+// discardQueue drops everything queued. If blackholed, the bytes are lost
+// to a blackhole: a pending LoseReply found in the queue takes effect, and
+// the stream has a hole. Callers hold p.mu.
+func (pp *pipe) discardQueue(blackholed bool) {
 	p := pp.c.p
 	for _, it := range pp.q {
-		if executeDrops && it.drop.pendingOn(pp.c) {
+		if blackholed && it.drop.pendingOn(pp.c) {
 			p.executeDrop(it.drop, pp.c)
 		}
-		p.discarded[pp.idx] += int64(len(it.b))
+		if blackholed {
+			pp.lose(int64(len(it.b)))
+		} else {
+			p.discarded[pp.idx] += int64(len(it.b))
+		}
 	}
 	clear(pp.q)
 	pp.q = pp.q[:0]
@@ -189,32 +207,40 @@ func clone(b []byte) []byte {
 	return append([]byte(nil), b...)
 }
 
-// handle queues or discards b according to the direction's mode and the
-// connection's state, and applies DropReply faults to ZooKeeper frames.
-func (pp *pipe) handle(b []byte, frameNo int) {
-	c, p := pp.c, pp.c.p
-	// Frame 1 is the session handshake: never parsed.
-	parse := p.cfg.zk && frameNo > 1
-	var (
-		req        jute.RequestHeader
-		reqBody    []byte
-		reqOK      bool
-		candidates []*Drop
-		reply      jute.ReplyHeader
-		replyOK    bool
-	)
-	if parse && pp.idx == 0 {
-		var err error
-		req, reqBody, err = jute.DecodeRequestHeader(b[4:])
-		if reqOK = err == nil; reqOK {
-			candidates = p.matchingDrops(req, reqBody)
-		}
-	} else if parse {
-		var err error
-		reply, _, err = jute.DecodeReplyHeader(b[4:])
-		replyOK = err == nil
-	}
+// parsed is what a frame's headers say, read before taking the lock.
+type parsed struct {
+	req     jute.RequestHeader
+	reqOK   bool
+	cands   []candidate // armed drops whose rule selects req
+	reply   jute.ReplyHeader
+	replyOK bool
+}
 
+// parse reads the header of a ZooKeeper frame: a request header going Up,
+// a reply header going Down, never a reply body. Frame 1 of each direction
+// is the session handshake, which has no header and is never parsed.
+func (pp *pipe) parse(b []byte, frameNo int) (f parsed) {
+	p := pp.c.p
+	if !p.cfg.zk || frameNo <= 1 {
+		return f
+	}
+	if pp.idx == 0 {
+		req, body, err := jute.DecodeRequestHeader(b[4:])
+		if f.reqOK = err == nil; f.reqOK {
+			f.req, f.cands = req, p.matchingDrops(req, body)
+		}
+		return f
+	}
+	reply, _, err := jute.DecodeReplyHeader(b[4:])
+	f.reply, f.replyOK = reply, err == nil
+	return f
+}
+
+// handle queues or discards b according to the direction's mode and the
+// connection's state, and applies LoseReply faults to ZooKeeper frames.
+func (pp *pipe) handle(b []byte, frameNo int) {
+	f := pp.parse(b, frameNo)
+	c, p := pp.c, pp.c.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := int64(len(b))
@@ -223,35 +249,18 @@ func (pp *pipe) handle(b []byte, frameNo int) {
 		return
 	}
 	m := p.modes[pp.idx]
-	var drop *Drop
-	if reqOK && m != blackhole {
-		for _, d := range candidates {
-			if d.state == dropArmed {
-				p.bindDrop(d, c, req, reqBody, m)
-				break
-			}
-		}
+	if f.reqOK && m != blackhole {
+		p.bindFirst(f.cands, c, f.req, m)
 	}
-	if replyOK {
-		if d := p.boundDrop(c, reply.Xid); d != nil {
-			d.res.Zxid, d.res.Err = reply.Zxid, reply.Err
-			switch {
-			case reply.Err != 0:
-				p.logConn(c, "reply xid=%d zxid=%#x err=%d: %s; DropReply spent without dropping (error reply)",
-					reply.Xid, reply.Zxid, reply.Err, verb(m))
-				p.finishDrop(d, false, fmt.Sprintf("reply had err=%d and was forwarded", reply.Err))
-			case m == blackhole:
-				p.discarded[pp.idx] += n
-				p.executeDrop(d, c)
-				return
-			default:
-				d.state = dropPending
-				drop = d
-			}
+	var drop *Drop
+	if f.replyOK {
+		var consumed bool
+		if drop, consumed = pp.replyArrived(f.reply, m, n); consumed {
+			return
 		}
 	}
 	if m == blackhole {
-		p.discarded[pp.idx] += n
+		pp.lose(n)
 		return
 	}
 	pp.q = append(pp.q, item{b: b, drop: drop})
@@ -259,6 +268,42 @@ func (pp *pipe) handle(b []byte, frameNo int) {
 	pp.cond.Broadcast()
 	for !c.closed && c.cut == 0 && p.modes[pp.idx] == pass && pp.qBytes >= maxQueued {
 		pp.cond.Wait()
+	}
+}
+
+// replyArrived applies reply header h, read in mode m, to the drop waiting
+// for it on this connection, if any. It returns the drop to queue with the
+// frame, or consumed if the frame is already gone: lost at once because
+// the direction is blackholed. Callers hold p.mu.
+func (pp *pipe) replyArrived(h jute.ReplyHeader, m mode, n int64) (pending *Drop, consumed bool) {
+	c, p := pp.c, pp.c.p
+	d := p.boundDrop(c, h.Xid)
+	if d == nil {
+		return nil, false
+	}
+	d.res.Zxid, d.res.Err = h.Zxid, h.Err
+	switch {
+	case h.Err != d.rule.err:
+		p.logConn(c, "reply xid=%d zxid=%#x err=%d: %s; DropReply spent without dropping (it loses err=%d)",
+			h.Xid, h.Zxid, h.Err, verb(m), d.rule.err)
+		p.finishDrop(d, false, fmt.Sprintf("reply had err=%d and was forwarded", h.Err))
+		return nil, false
+	case m == blackhole:
+		p.discarded[pp.idx] += n
+		p.executeDrop(d, c)
+		return nil, true
+	}
+	d.state = dropPending
+	return d, false
+}
+
+// lose discards n bytes read while the direction is blackholed: the
+// stream now has a hole, which Heal ends by resetting the connection.
+// Callers hold p.mu.
+func (pp *pipe) lose(n int64) {
+	pp.c.p.discarded[pp.idx] += n
+	if n > 0 {
+		pp.c.holed = true
 	}
 }
 
@@ -277,7 +322,7 @@ func verb(m mode) string {
 func (pp *pipe) accept(b []byte, drop *Drop) {
 	p := pp.c.p
 	if p.modes[pp.idx] == blackhole {
-		p.discarded[pp.idx] += int64(len(b))
+		pp.lose(int64(len(b)))
 		return
 	}
 	pp.q = append(pp.q, item{b: b, drop: drop})
@@ -305,46 +350,62 @@ func (pp *pipe) writeLoop() {
 		case p.modes[pp.idx] != pass:
 			// Held (or blackholed, with an empty queue): wait.
 		case len(pp.q) > 0:
-			it := pp.q[0]
-			pp.q[0] = item{}
-			pp.q = pp.q[1:]
-			pp.qBytes -= int64(len(it.b))
-			pp.cond.Broadcast() // the reader may wait for room
-			if it.drop.pendingOn(c) {
-				p.discarded[pp.idx] += int64(len(it.b))
-				p.executeDrop(it.drop, c)
-				continue
-			}
-			p.mu.Unlock()
-			_, err := pp.dst.Write(it.b)
-			p.mu.Lock()
-			if err != nil {
-				p.discarded[pp.idx] += int64(len(it.b))
-				if !c.closed && c.cut == 0 {
-					p.closeConn(c, fmt.Sprintf("write to %s failed: %v", pp.dstEnd(), err))
-				}
-				continue
-			}
-			p.delivered[pp.idx] += int64(len(it.b))
+			pp.deliverHead()
 			continue
 		case pp.srcDone:
-			pp.finished = true
-			if !errors.Is(pp.srcErr, io.EOF) {
-				p.closeConn(c, fmt.Sprintf("read from %s failed: %v", pp.srcEnd(), pp.srcErr))
-				return
-			}
-			if other := c.pipes[1-pp.idx]; other.finished {
-				p.closeConn(c, fmt.Sprintf("%s closed, then %s closed", other.srcEnd(), pp.srcEnd()))
-				return
-			}
-			// Pass the EOF on and let the other direction finish.
-			if cw, ok := pp.dst.(interface{ CloseWrite() error }); ok {
-				cw.CloseWrite()
-			} else {
-				p.closeConn(c, fmt.Sprintf("%s closed", pp.srcEnd()))
-			}
+			pp.finish()
 			return
 		}
 		pp.cond.Wait()
+	}
+}
+
+// deliverHead writes the item at the head of the queue to dst, or drops
+// it if a LoseReply fault is pending on it. It releases p.mu while
+// writing. Callers hold p.mu.
+func (pp *pipe) deliverHead() {
+	c, p := pp.c, pp.c.p
+	it := pp.q[0]
+	pp.q[0] = item{}
+	pp.q = pp.q[1:]
+	pp.qBytes -= int64(len(it.b))
+	pp.cond.Broadcast() // the reader may wait for room
+	if it.drop.pendingOn(c) {
+		p.discarded[pp.idx] += int64(len(it.b))
+		p.executeDrop(it.drop, c)
+		return
+	}
+	p.mu.Unlock()
+	_, err := pp.dst.Write(it.b)
+	p.mu.Lock()
+	if err != nil {
+		p.discarded[pp.idx] += int64(len(it.b))
+		if !c.closed && c.cut == 0 {
+			p.closeConn(c, fmt.Sprintf("write to %s failed: %v", pp.dstEnd(), err))
+		}
+		return
+	}
+	p.delivered[pp.idx] += int64(len(it.b))
+}
+
+// finish passes the end of the source stream on, once everything before it
+// was delivered: a clean EOF half-closes dst (both sockets close when the
+// other direction has finished too); any other read error closes both.
+// Callers hold p.mu.
+func (pp *pipe) finish() {
+	c, p := pp.c, pp.c.p
+	pp.finished = true
+	if !errors.Is(pp.srcErr, io.EOF) {
+		p.closeConn(c, fmt.Sprintf("read from %s failed: %v", pp.srcEnd(), pp.srcErr))
+		return
+	}
+	if other := c.pipes[1-pp.idx]; other.finished {
+		p.closeConn(c, fmt.Sprintf("%s closed, then %s closed", other.srcEnd(), pp.srcEnd()))
+		return
+	}
+	if cw, ok := pp.dst.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	} else {
+		p.closeConn(c, fmt.Sprintf("%s closed", pp.srcEnd()))
 	}
 }

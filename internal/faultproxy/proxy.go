@@ -1,7 +1,8 @@
 // Package faultproxy is a TCP proxy that injects network faults between two
 // endpoints: it can hold, release, blackhole or cut the bytes of every
 // connection it forwards, refuse new connections, and (in ZooKeeper frame
-// mode) drop one chosen reply and close the connection.
+// mode) lose the reply to one chosen request, picked by opcode, path and
+// reply err code, and close the connection.
 //
 // It knows nothing about ZooKeeper roles: the same Proxy serves a client's
 // link to a server and the quorum or election link between two servers. It
@@ -13,6 +14,11 @@
 // hold (keep reading and buffer in memory, deliver in order on Release) or
 // blackhole (read and discard). Bytes that a direction has already begun to
 // write when its mode changes are still delivered.
+//
+// Heal ends a partition as a real one ends: held bytes are delivered, as TCP
+// would retransmit them, and a connection that lost bytes to a blackhole is
+// reset, since no retransmission can bring them back; its peers see the
+// reset and reconnect at once.
 //
 // When one side closes its connection cleanly, the proxy first delivers
 // everything pending toward the other side and then half-closes that side
@@ -148,7 +154,7 @@ func WithFirstBytes(hook func(client io.Reader) ([]byte, error)) Option {
 }
 
 // WithZooKeeperFrames makes the proxy parse ZooKeeper client-protocol
-// frames, which DropReply needs. The first frame in each direction of a
+// frames, which LoseReply needs. The first frame in each direction of a
 // connection (the session handshake) is forwarded untouched and never
 // parsed; later frames are parsed as requests (Up) or replies (Down) and
 // forwarded byte for byte. If a direction's stream is not valid framing (a
@@ -166,9 +172,11 @@ type Stats struct {
 	DownBytes      int64 // bytes delivered to clients
 	UpDiscarded    int64 // client bytes discarded (blackhole, cut, closed while held)
 	DownDiscarded  int64 // upstream bytes discarded
-	UpHeld         int64 // client bytes read and not yet delivered
-	DownHeld       int64 // upstream bytes read and not yet delivered
-	DroppedReplies int   // replies discarded by DropReply
+	UpHeld         int64 // client bytes a Hold keeps now (0 while Up passes)
+	DownHeld       int64 // upstream bytes a Hold keeps now (0 while Down passes)
+	DroppedReplies int   // replies discarded by LoseReply or DropReply
+	Holed          int   // open connections a blackhole discarded bytes of: Heal resets them
+	Reset          int   // connections Heal reset because a blackhole discarded some of their bytes
 }
 
 // Proxy forwards connections accepted on 127.0.0.1 to one upstream address
@@ -188,7 +196,7 @@ type Proxy struct {
 	modes     [2]mode
 	conns     map[int]*conn
 	nextID    int
-	drops     []*Drop // unfinished faults armed by DropReply
+	drops     []*Drop // unfinished faults armed by LoseReply or DropReply
 	stats     Stats
 	discarded [2]int64
 	delivered [2]int64
@@ -230,16 +238,13 @@ func New(upstream string, opts ...Option) (*Proxy, error) {
 // Addr returns the address clients should dial, "127.0.0.1:port".
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
-// Upstream returns the upstream address given to New.
-func (p *Proxy) Upstream() string { return p.upstream }
-
 // logf writes one log line prefixed with "proxy NAME".
 func (p *Proxy) logf(format string, args ...any) {
 	p.cfg.logf("%s", "proxy "+p.cfg.name+" "+fmt.Sprintf(format, args...))
 }
 
 // Close stops the listener, closes every connection, ends every unfinished
-// DropReply fault, and waits for all of the proxy's goroutines to exit. It
+// LoseReply fault, and waits for all of the proxy's goroutines to exit. It
 // is idempotent; every call waits, and later calls return nil.
 func (p *Proxy) Close() error {
 	p.mu.Lock()
@@ -287,12 +292,14 @@ func (p *Proxy) setMode(d Dir, m mode) {
 	}
 }
 
-// heldBytes sums what the directions in d have queued. Callers hold p.mu.
+// heldBytes sums what a Hold keeps in the directions in d. Bytes queued in
+// a passing direction are in flight, not held, and do not count, so a
+// positive count proves the hold is in force. Callers hold p.mu.
 func (p *Proxy) heldBytes(d Dir) int64 {
 	var n int64
 	for _, c := range p.conns {
 		for i, pp := range c.pipes {
-			if d&dirs[i] != 0 {
+			if d&dirs[i] != 0 && p.modes[i] == hold {
 				n += pp.qBytes
 			}
 		}
@@ -311,7 +318,8 @@ func (p *Proxy) Hold(d Dir) {
 }
 
 // Release delivers everything held in d, in order, and then passes bytes
-// in d again. It also ends a Blackhole in d.
+// in d again. It also ends a Blackhole in d, but unlike Heal it resets no
+// connection: one that lost bytes keeps a hole in its stream.
 func (p *Proxy) Release(d Dir) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -321,8 +329,9 @@ func (p *Proxy) Release(d Dir) {
 }
 
 // Blackhole makes d read and discard every byte (including any held ones)
-// on every connection, existing and new; sockets stay open. A pending
-// DropReply whose reply is discarded this way takes effect at once.
+// on every connection, existing and new; sockets stay open until Heal
+// resets the connections that lost bytes. A pending LoseReply whose reply
+// is discarded this way takes effect at once.
 func (p *Proxy) Blackhole(d Dir) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -366,23 +375,34 @@ func (p *Proxy) Cut(e End) {
 	p.logf("cut %s: %d connections cut; refusing new connections", e, n)
 }
 
-// Heal undoes every fault except DropReply: both directions pass again
-// (held bytes are delivered first, in order), new connections are accepted
-// again, and connections left half-open by Cut are closed.
+// Heal undoes every fault except LoseReply, as a real partition ends: both
+// directions pass again (held bytes are delivered first, in order, as TCP
+// would retransmit them), new connections are accepted again, connections
+// left half-open by Cut are closed, and every connection that lost bytes to
+// a Blackhole is reset (RST on both sockets). Without the reset such a
+// connection stays open and silent, and its peers learn nothing until
+// their own timeouts fire: go-zookeeper, waiting for a handshake reply,
+// gives up only after 10 receive timeouts.
 func (p *Proxy) Heal() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	n := p.heldBytes(Both)
 	p.refusing = false
-	cut := 0
+	cut, reset := 0, 0
 	for _, c := range p.conns {
-		if c.cut != 0 && !c.closed {
+		switch {
+		case c.closed:
+		case c.cut != 0:
 			cut++
 			p.closeConn(c, "heal: closing the socket left open by cut")
+		case c.holed:
+			reset++
+			p.resetConn(c, "heal: reset, a blackhole discarded some of its bytes")
 		}
 	}
+	p.stats.Reset += reset
+	n := p.heldBytes(Both) // what the connections that go on will get
 	p.setMode(Both, pass)
-	p.logf("heal: passing both directions (%d held bytes delivered), accepting connections, %d cut connections closed", n, cut)
+	p.logf("heal: passing both directions (%d held bytes delivered), accepting connections, %d cut connections closed, %d blackholed connections reset", n, cut, reset)
 }
 
 // ConnCount returns the number of open proxied connections: those whose
@@ -391,25 +411,31 @@ func (p *Proxy) Heal() {
 func (p *Proxy) ConnCount() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.openConns()
+	open, _ := p.openConns()
+	return open
 }
 
-func (p *Proxy) openConns() int {
-	n := 0
+// openConns counts the open connections, and those of them with a hole.
+// Callers hold p.mu.
+func (p *Proxy) openConns() (open, holed int) {
 	for _, c := range p.conns {
 		if c.established && !c.closed {
-			n++
+			open++
+			if c.holed {
+				holed++
+			}
 		}
 	}
-	return n
+	return open, holed
 }
 
-// Stats returns a snapshot of the proxy's counters.
+// Stats returns a snapshot of the proxy's counters, all taken at one
+// moment under the proxy's lock.
 func (p *Proxy) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := p.stats
-	s.Open = p.openConns()
+	s.Open, s.Holed = p.openConns()
 	s.UpBytes, s.DownBytes = p.delivered[0], p.delivered[1]
 	s.UpDiscarded, s.DownDiscarded = p.discarded[0], p.discarded[1]
 	s.UpHeld, s.DownHeld = p.heldBytes(Up), p.heldBytes(Down)
@@ -465,37 +491,55 @@ func (p *Proxy) serve(c *conn) {
 		}
 		p.mu.Unlock()
 	}()
-
-	var first []byte
-	if p.cfg.firstBytes != nil {
-		b, err := p.cfg.firstBytes(c.client)
-		if err != nil {
-			p.mu.Lock()
-			if !c.closed {
-				p.logConn(c, "first-bytes hook failed: %v; client connection closed", err)
-			}
-			p.closeConn(c, "first-bytes hook failed")
-			p.mu.Unlock()
-			return
-		}
-		first = b
+	first, ok := p.runFirstBytes(c)
+	if !ok || !p.establish(c, first) {
+		return
 	}
+	var wg sync.WaitGroup
+	for _, pp := range c.pipes {
+		wg.Add(2)
+		go func() { defer wg.Done(); pp.readLoop() }()
+		go func() { defer wg.Done(); pp.writeLoop() }()
+	}
+	wg.Wait()
+}
 
+// runFirstBytes runs the WithFirstBytes hook, if any, on c; false means it
+// failed and c is closed.
+func (p *Proxy) runFirstBytes(c *conn) ([]byte, bool) {
+	if p.cfg.firstBytes == nil {
+		return nil, true
+	}
+	b, err := p.cfg.firstBytes(c.client)
+	if err == nil {
+		return b, true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !c.closed {
+		p.logConn(c, "first-bytes hook failed: %v; client connection closed", err)
+	}
+	p.closeConn(c, "first-bytes hook failed")
+	return nil, false
+}
+
+// establish dials c's upstream and queues first toward it; false means the
+// dial failed or c was closed meanwhile, and c is closed.
+func (p *Proxy) establish(c *conn, first []byte) bool {
 	up, err := p.dial(c)
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if err != nil {
 		if !c.closed {
 			p.stats.DialFailures++
 			p.logConn(c, "dial %s failed: %v; client connection closed", p.upstream, err)
 		}
 		p.closeConn(c, "dial failed")
-		p.mu.Unlock()
-		return
+		return false
 	}
 	if c.closed {
-		p.mu.Unlock()
 		up.Close()
-		return
+		return false
 	}
 	c.upstream = up
 	c.established = true
@@ -504,15 +548,7 @@ func (p *Proxy) serve(c *conn) {
 	if len(first) > 0 {
 		c.pipes[0].accept(first, nil)
 	}
-	p.mu.Unlock()
-
-	var wg sync.WaitGroup
-	for _, pp := range c.pipes {
-		wg.Add(2)
-		go func() { defer wg.Done(); pp.readLoop() }()
-		go func() { defer wg.Done(); pp.writeLoop() }()
-	}
-	wg.Wait()
+	return true
 }
 
 // dial connects to the upstream, retrying per WithDialRetry. It gives up

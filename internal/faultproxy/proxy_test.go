@@ -38,7 +38,7 @@ func TestPassThrough(t *testing.T) {
 	client.Close()
 	expectClosed(t, server)
 	server.Close()
-	waitFor(t, "no open connections", func() bool { return p.ConnCount() == 0 })
+	waitStats(t, p, "no open connections", func(s Stats) bool { return s.Open == 0 })
 }
 
 func TestHalfClosePropagates(t *testing.T) {
@@ -56,7 +56,7 @@ func TestHalfClosePropagates(t *testing.T) {
 	expectRead(t, client, "late reply")
 	server.Close()
 	expectClosed(t, client)
-	waitFor(t, "no open connections", func() bool { return p.ConnCount() == 0 })
+	waitStats(t, p, "no open connections", func(s Stats) bool { return s.Open == 0 })
 }
 
 func TestUpstreamCloseClosesClient(t *testing.T) {
@@ -68,7 +68,7 @@ func TestUpstreamCloseClosesClient(t *testing.T) {
 	expectRead(t, client, "bye")
 	expectClosed(t, client)
 	client.Close()
-	waitFor(t, "no open connections", func() bool { return p.ConnCount() == 0 })
+	waitStats(t, p, "no open connections", func(s Stats) bool { return s.Open == 0 })
 }
 
 func TestHoldThenReleaseDeliversInOrder(t *testing.T) {
@@ -85,7 +85,7 @@ func TestHoldThenReleaseDeliversInOrder(t *testing.T) {
 		write(t, client, []byte(s))
 		total += len(s)
 	}
-	waitFor(t, "all bytes held", func() bool { return p.Stats().UpHeld == int64(total) })
+	waitStats(t, p, "all bytes held", func(s Stats) bool { return s.UpHeld == int64(total) })
 	expectSilence(t, server)
 	// The other direction still passes while Up is held.
 	write(t, server, []byte("down-ok"))
@@ -107,7 +107,7 @@ func TestHoldBothAppliesToNewConnections(t *testing.T) {
 	client, server := connect(t, p, up)
 	write(t, client, []byte("up"))
 	write(t, server, []byte("down"))
-	waitFor(t, "bytes held", func() bool { s := p.Stats(); return s.UpHeld == 2 && s.DownHeld == 4 })
+	waitStats(t, p, "bytes held", func(s Stats) bool { return s.UpHeld == 2 && s.DownHeld == 4 })
 	expectSilence(t, server)
 	expectSilence(t, client)
 	p.Release(Down)
@@ -124,7 +124,7 @@ func TestHoldDelaysEOF(t *testing.T) {
 	p.Hold(Up)
 	write(t, client, []byte("last words"))
 	client.Close()
-	waitFor(t, "bytes held", func() bool { return p.Stats().UpHeld == 10 })
+	waitStats(t, p, "bytes held", func(s Stats) bool { return s.UpHeld == 10 })
 	expectSilence(t, server) // neither the bytes nor the EOF
 	p.Release(Up)
 	expectRead(t, server, "last words")
@@ -137,7 +137,7 @@ func TestBlackhole(t *testing.T) {
 	client, server := connect(t, p, up)
 	p.Blackhole(Up)
 	write(t, client, []byte("secret"))
-	waitFor(t, "bytes discarded", func() bool { return p.Stats().UpDiscarded == 6 })
+	waitStats(t, p, "bytes discarded", func(s Stats) bool { return s.UpDiscarded == 6 })
 	expectSilence(t, server)
 	// Sockets stay open: the other direction still passes.
 	write(t, server, []byte("pong"))
@@ -156,7 +156,7 @@ func TestBlackholeDiscardsHeldBytes(t *testing.T) {
 	client, server := connect(t, p, up)
 	p.Hold(Down)
 	write(t, server, []byte("held"))
-	waitFor(t, "bytes held", func() bool { return p.Stats().DownHeld == 4 })
+	waitStats(t, p, "bytes held", func(s Stats) bool { return s.DownHeld == 4 })
 	p.Blackhole(Down)
 	if s := p.Stats(); s.DownHeld != 0 || s.DownDiscarded != 4 {
 		t.Fatalf("stats %+v", s)
@@ -174,7 +174,7 @@ func TestCutClientEnd(t *testing.T) {
 	expectClosed(t, client)
 	// The upstream socket stays open but silent; what it sends is discarded.
 	write(t, server, []byte("into the void"))
-	waitFor(t, "bytes discarded", func() bool { return p.Stats().DownDiscarded == 13 })
+	waitStats(t, p, "bytes discarded", func(s Stats) bool { return s.DownDiscarded == 13 })
 	expectSilence(t, server)
 	if p.ConnCount() != 1 {
 		t.Fatalf("ConnCount = %d, want 1 (upstream socket still open)", p.ConnCount())
@@ -182,7 +182,7 @@ func TestCutClientEnd(t *testing.T) {
 	// New connections are refused.
 	refused := dial(t, p.Addr())
 	expectClosed(t, refused)
-	waitFor(t, "refused count", func() bool { return p.Stats().Refused == 1 })
+	waitStats(t, p, "refused count", func(s Stats) bool { return s.Refused == 1 })
 	select {
 	case c := <-up.conns:
 		t.Fatalf("a refused connection reached the upstream: %v", c.LocalAddr())
@@ -191,7 +191,7 @@ func TestCutClientEnd(t *testing.T) {
 	// Heal closes the silent socket and accepts connections again.
 	p.Heal()
 	expectClosed(t, server)
-	waitFor(t, "no open connections", func() bool { return p.ConnCount() == 0 })
+	waitStats(t, p, "no open connections", func(s Stats) bool { return s.Open == 0 })
 	client2, server2 := connect(t, p, up)
 	write(t, client2, []byte("healed"))
 	expectRead(t, server2, "healed")
@@ -206,11 +206,11 @@ func TestCutUpstreamEnd(t *testing.T) {
 	p.Cut(UpstreamEnd)
 	expectClosed(t, server)
 	write(t, client, []byte("anyone?"))
-	waitFor(t, "bytes discarded", func() bool { return p.Stats().UpDiscarded == 7 })
+	waitStats(t, p, "bytes discarded", func(s Stats) bool { return s.UpDiscarded == 7 })
 	expectSilence(t, client)
 	// When the silent end's peer closes, the connection goes away.
 	client.Close()
-	waitFor(t, "no open connections", func() bool { return p.ConnCount() == 0 })
+	waitStats(t, p, "no open connections", func(s Stats) bool { return s.Open == 0 })
 	refused := dial(t, p.Addr())
 	expectClosed(t, refused)
 	p.Heal()
@@ -225,11 +225,11 @@ func TestCutBothEnds(t *testing.T) {
 	client, server := connect(t, p, up)
 	p.Hold(Up)
 	write(t, client, []byte("held then cut"))
-	waitFor(t, "bytes held", func() bool { return p.Stats().UpHeld == 13 })
+	waitStats(t, p, "bytes held", func(s Stats) bool { return s.UpHeld == 13 })
 	p.Cut(BothEnds)
 	expectClosed(t, client)
 	expectClosed(t, server)
-	waitFor(t, "no open connections", func() bool { return p.ConnCount() == 0 })
+	waitStats(t, p, "no open connections", func(s Stats) bool { return s.Open == 0 })
 	if s := p.Stats(); s.UpHeld != 0 || s.UpDiscarded != 13 {
 		t.Fatalf("stats %+v", s)
 	}
@@ -246,11 +246,62 @@ func TestHealReleasesHeldBytes(t *testing.T) {
 	p.Hold(Both)
 	write(t, client, []byte("a"))
 	write(t, client, []byte("b"))
-	waitFor(t, "bytes held", func() bool { return p.Stats().UpHeld == 2 })
+	waitStats(t, p, "bytes held", func(s Stats) bool { return s.UpHeld == 2 })
 	p.Heal()
 	expectRead(t, server, "ab")
 	write(t, server, []byte("c"))
 	expectRead(t, client, "c")
+	if s := p.Stats(); s.Reset != 0 {
+		t.Fatalf("got %d connections reset; want 0: held bytes are delivered, not lost", s.Reset)
+	}
+}
+
+// TestHealResetsBlackholedConnections: a connection that lost bytes to a
+// blackhole cannot go on (no retransmission brings them back), so Heal
+// resets both its sockets; a connection that lost nothing, even one opened
+// during the blackhole, carries on.
+func TestHealResetsBlackholedConnections(t *testing.T) {
+	up := newUpstream(t)
+	p, logs := newProxy(t, up.addr())
+	lostUp, lostUpServer := connect(t, p, up)
+	lostDown, lostDownServer := connect(t, p, up)
+	p.Blackhole(Both)
+	intact, intactServer := connect(t, p, up)
+	write(t, lostUp, []byte("ping"))
+	write(t, lostDownServer, []byte("reply"))
+	waitStats(t, p, "bytes lost both ways", func(s Stats) bool { return s.UpDiscarded == 4 && s.DownDiscarded == 5 })
+	if s := p.Stats(); s.Holed != 2 {
+		t.Fatalf("got %d open connections with a hole (%+v); want 2", s.Holed, s)
+	}
+	p.Heal()
+	logs.waitLine(t, "2 blackholed connections reset")
+	for _, c := range []net.Conn{lostUp, lostUpServer, lostDown, lostDownServer} {
+		expectReset(t, c)
+	}
+	write(t, intact, []byte("still here"))
+	expectRead(t, intactServer, "still here")
+	write(t, intactServer, []byte("yes"))
+	expectRead(t, intact, "yes")
+	if s := p.Stats(); s.Reset != 2 || s.Open != 1 || s.Holed != 0 {
+		t.Fatalf("got %d reset, %d open, %d holed (%+v); want 2 reset, 1 open, 0 holed", s.Reset, s.Open, s.Holed, s)
+	}
+}
+
+// TestBlackholeThenHoldStillResets: bytes lost once leave a hole for good;
+// a hold that follows the blackhole does not make the stream whole.
+func TestBlackholeThenHoldStillResets(t *testing.T) {
+	up := newUpstream(t)
+	p, _ := newProxy(t, up.addr())
+	client, server := connect(t, p, up)
+	p.Blackhole(Up)
+	write(t, client, []byte("lost"))
+	waitStats(t, p, "bytes lost", func(s Stats) bool { return s.UpDiscarded == 4 })
+	p.Hold(Up)
+	write(t, client, []byte("held"))
+	waitStats(t, p, "bytes held", func(s Stats) bool { return s.UpHeld == 4 })
+	p.Heal()
+	expectReset(t, client)
+	expectReset(t, server)
 }
 
 func TestDialRetryWaitsForLateUpstream(t *testing.T) {
@@ -292,7 +343,7 @@ func TestDialFailureClosesClient(t *testing.T) {
 	client := dial(t, p.Addr())
 	expectClosed(t, client)
 	logs.waitLine(t, "client connection closed")
-	waitFor(t, "dial failure counted", func() bool { return p.Stats().DialFailures == 1 })
+	waitStats(t, p, "dial failure counted", func(s Stats) bool { return s.DialFailures == 1 })
 }
 
 func TestFirstBytesRewrites(t *testing.T) {
@@ -356,7 +407,7 @@ func TestCloseIsIdempotentAndClosesEverything(t *testing.T) {
 	default:
 		t.Fatal("Close left a DropReply fault running")
 	}
-	if c, err := net.DialTimeout("tcp", p.Addr(), wait); err == nil {
+	if c, err := net.DialTimeout("tcp", p.Addr(), within); err == nil {
 		c.Close()
 		t.Fatal("proxy still accepts after Close")
 	}
@@ -415,7 +466,7 @@ func TestModeSwitchingWhileStreaming(t *testing.T) {
 	}()
 	readDone := make(chan []byte, 1)
 	go func() {
-		server.SetReadDeadline(time.Now().Add(4 * wait))
+		server.SetReadDeadline(time.Now().Add(4 * within))
 		got := make([]byte, total)
 		n, _ := io.ReadFull(server, got)
 		readDone <- got[:n]

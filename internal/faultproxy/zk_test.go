@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/zk19/zk19/internal/jute"
 )
@@ -37,7 +38,7 @@ var garbage = []byte{0x7f, 0xff, 0xff, 0xff, 0xde, 0xad}
 
 func readFrame(t testing.TB, c net.Conn) []byte {
 	t.Helper()
-	c.SetReadDeadline(timeNow().Add(wait))
+	c.SetReadDeadline(timeNow().Add(within))
 	b, err := jute.ReadFrameRaw(c, 0)
 	if err != nil {
 		t.Fatalf("reading a frame: %v", err)
@@ -57,7 +58,7 @@ func expectDone(t testing.TB, d *Drop) DropResult {
 	select {
 	case <-d.Done():
 		return d.Result()
-	case <-timeAfter(wait):
+	case <-timeAfter(within):
 		t.Fatalf("DropReply fault did not end; result so far %+v", d.Result())
 		return DropResult{}
 	}
@@ -81,57 +82,241 @@ func handshake(t testing.TB, client, server net.Conn, req, resp []byte) {
 	expectFrame(t, client, resp)
 }
 
+// createOps are the create opcodes, as the old MatchCreateUnder took them.
+var createOps = []int32{jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL}
+
+func createsUnder(parent string) Match { return Match{Ops: createOps, Under: parent} }
+
+// pathBody is the body of a request with opcode op naming path, as a
+// client would send it.
+func pathBody(op int32, path string) []byte {
+	switch {
+	case jute.IsCreate(op):
+		return createBody(path)
+	case op == jute.OpDelete:
+		return jute.DeleteRequest{Path: path, Version: -1}.Append(nil)
+	}
+	return jute.PathWatchRequest{Path: path, Watch: true}.Append(nil)
+}
+
+// matcherCases are the matchers the byte-level tests run: one per request
+// the root claims lose a reply to, with a request each selects.
+var matcherCases = []struct {
+	name  string
+	match Match
+	op    int32
+	path  string
+}{
+	{"create under", createsUnder("/lock"), jute.OpCreate, "/lock/member-"},
+	{"delete under", Match{Ops: []int32{jute.OpDelete}, Under: "/lock"}, jute.OpDelete, "/lock/member-0000000001"},
+	{"getChildren2 of", Match{Ops: []int32{jute.OpGetChildren, jute.OpGetChildren2}, Path: "/lock"}, jute.OpGetChildren2, "/lock"},
+	{"exists of", Match{Ops: []int32{jute.OpExists}, Path: "/lock/pred"}, jute.OpExists, "/lock/pred"},
+	{"getData under", Match{Ops: []int32{jute.OpGetData}, Under: "/lock"}, jute.OpGetData, "/lock/x"},
+	{"any getChildren", Match{Ops: []int32{jute.OpGetChildren}}, jute.OpGetChildren, "/anything"},
+	{"any setData, whose body is never read", Match{Ops: []int32{jute.OpSetData}}, jute.OpSetData, ""},
+}
+
 func TestZKFirstFrameIsNeverParsed(t *testing.T) {
+	for _, tc := range matcherCases {
+		t.Run(tc.name, func(t *testing.T) {
+			up := newUpstream(t)
+			p, _ := newProxy(t, up.addr(), WithZooKeeperFrames())
+			d := p.LoseReply(tc.match)
+			client, server := connect(t, p, up)
+
+			// Both handshake frames would match the fault if parsed: the
+			// selected request with xid 7, and a successful reply with xid 7.
+			fakeConnectReq := request(7, tc.op, pathBody(tc.op, tc.path))
+			fakeConnectResp := reply(7, 0x10, 0, garbage)
+			handshake(t, client, server, fakeConnectReq, fakeConnectResp)
+			expectNotDone(t, d)
+			if r := d.Result(); r.Conn != 0 {
+				t.Fatalf("got the handshake parsed as a request (%+v); want it forwarded unread", r)
+			}
+
+			// The real request with xid 7 is matched and forwarded unchanged.
+			req := request(7, tc.op, pathBody(tc.op, tc.path))
+			write(t, client, req)
+			expectFrame(t, server, req)
+			// A watch event before the reply still reaches the client; the
+			// reply (err=0, body garbage) is dropped and both sockets closed.
+			event := reply(jute.XidNotification, -1, 0, []byte{0, 0, 0, 1})
+			write(t, server, event)
+			write(t, server, reply(7, 0x1a, 0, garbage))
+			expectFrame(t, client, event)
+			expectClosed(t, client)
+			expectClosed(t, server)
+			r := expectDone(t, d)
+			want := DropResult{Conn: 1, Xid: 7, Op: tc.op, Path: tc.path, Zxid: 0x1a, Err: 0, Dropped: true, Reason: r.Reason}
+			if r != want {
+				t.Fatalf("got result %+v; want %+v", r, want)
+			}
+			if s := p.Stats(); s.DroppedReplies != 1 {
+				t.Fatalf("got %d dropped replies (%+v); want 1", s.DroppedReplies, s)
+			}
+
+			// The fault is spent: a later connection passes normally.
+			client2, server2 := connect(t, p, up)
+			handshake(t, client2, server2, frame([]byte("connect")), frame([]byte("session")))
+			write(t, client2, req)
+			expectFrame(t, server2, req)
+			ok := reply(7, 0x1b, 0, garbage)
+			write(t, server2, ok)
+			expectFrame(t, client2, ok)
+		})
+	}
+}
+
+// TestZKLoseReplyMatchesOpAndPath sends, on one connection, requests that
+// miss the matcher by opcode or by path, each answered with success, before
+// the one it selects: only that reply is lost.
+func TestZKLoseReplyMatchesOpAndPath(t *testing.T) {
+	tests := []struct {
+		name   string
+		match  Match
+		misses [][2]any // {op, path}: each must pass
+		op     int32
+		path   string
+	}{
+		{"delete under /lock", Match{Ops: []int32{jute.OpDelete}, Under: "/lock"},
+			[][2]any{{jute.OpGetChildren2, "/lock"}, {jute.OpExists, "/lock/a"}, {jute.OpGetData, "/lock/a"},
+				{jute.OpCreate, "/lock/a"}, {jute.OpDelete, "/other/a"}, {jute.OpDelete, "/lock"}, {jute.OpDelete, "/locks/a"}},
+			jute.OpDelete, "/lock/a"},
+		{"getChildren of /lock", Match{Ops: []int32{jute.OpGetChildren, jute.OpGetChildren2}, Path: "/lock"},
+			[][2]any{{jute.OpGetData, "/lock"}, {jute.OpExists, "/lock"}, {jute.OpDelete, "/lock"},
+				{jute.OpGetChildren2, "/lock/sub"}, {jute.OpGetChildren, "/"}},
+			jute.OpGetChildren2, "/lock"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			up := newUpstream(t)
+			p, _ := newProxy(t, up.addr(), WithZooKeeperFrames())
+			d := p.LoseReply(tc.match)
+			client, server := connect(t, p, up)
+			handshake(t, client, server, frame([]byte("c")), frame([]byte("s")))
+			for i, miss := range tc.misses {
+				op, path := miss[0].(int32), miss[1].(string)
+				xid := int32(i + 1)
+				req := request(xid, op, pathBody(op, path))
+				write(t, client, req)
+				expectFrame(t, server, req)
+				ok := reply(xid, int64(xid), 0, garbage)
+				write(t, server, ok)
+				client.SetReadDeadline(time.Now().Add(within))
+				if got, err := jute.ReadFrameRaw(client, 0); err != nil || !bytes.Equal(got, ok) {
+					t.Fatalf("got %x, %v for the reply to %s %s (fault %+v); want the reply forwarded: %v does not select it",
+						got, err, jute.OpName(op), path, d.Result(), tc.match)
+				}
+			}
+			xid := int32(len(tc.misses) + 1)
+			req := request(xid, tc.op, pathBody(tc.op, tc.path))
+			write(t, client, req)
+			expectFrame(t, server, req)
+			write(t, server, reply(xid, 0x40, 0, garbage))
+			expectClosed(t, client)
+			r := expectDone(t, d)
+			if !r.Dropped || r.Xid != xid || r.Op != tc.op || r.Path != tc.path || r.Zxid != 0x40 {
+				t.Fatalf("got result %+v; want xid=%d op=%s path=%s zxid=0x40 dropped", r, xid, jute.OpName(tc.op), tc.path)
+			}
+		})
+	}
+}
+
+// TestZKLoseReplyByErrCode loses a delete's NoNode reply, not its success.
+func TestZKLoseReplyByErrCode(t *testing.T) {
+	const errNoNode = -101
+	up := newUpstream(t)
+	p, logs := newProxy(t, up.addr(), WithZooKeeperFrames())
+	m := Match{Ops: []int32{jute.OpDelete}, Under: "/lock", Err: errNoNode}
+	client, server := connect(t, p, up)
+	handshake(t, client, server, frame([]byte("c")), frame([]byte("s")))
+
+	// A successful reply is forwarded and spends the fault.
+	d := p.LoseReply(m)
+	del := request(1, jute.OpDelete, pathBody(jute.OpDelete, "/lock/a"))
+	write(t, client, del)
+	expectFrame(t, server, del)
+	ok := reply(1, 2, 0, nil)
+	write(t, server, ok)
+	expectFrame(t, client, ok)
+	if r := expectDone(t, d); r.Dropped || r.Err != 0 {
+		t.Fatalf("got result %+v; want the success forwarded, not dropped", r)
+	}
+	logs.waitLine(t, "DropReply spent without dropping (it loses err=-101)")
+
+	// A NoNode reply is lost.
+	d = p.LoseReply(m)
+	del = request(2, jute.OpDelete, pathBody(jute.OpDelete, "/lock/a"))
+	write(t, client, del)
+	expectFrame(t, server, del)
+	write(t, server, reply(2, 3, errNoNode, nil))
+	expectClosed(t, client)
+	if r := expectDone(t, d); !r.Dropped || r.Err != errNoNode || r.Xid != 2 {
+		t.Fatalf("got result %+v; want xid=2 err=%d dropped", r, errNoNode)
+	}
+}
+
+func TestLoseReplyRefusesAMatchThatCannotMatch(t *testing.T) {
+	up := newUpstream(t)
+	p, _ := newProxy(t, up.addr(), WithZooKeeperFrames())
+	for _, tc := range []struct {
+		m    Match
+		want string
+	}{
+		{Match{Under: "/lock"}, "invalid match: no opcode"},
+		{Match{Ops: []int32{jute.OpDelete}, Path: "/a", Under: "/b"}, "invalid match: both Path and Under are set"},
+		{Match{Ops: []int32{jute.OpDelete, jute.OpSetData}, Under: "/b"}, "invalid match: a path is required but setData has no path decoder"},
+	} {
+		if r := expectDone(t, p.LoseReply(tc.m)); r.Dropped || r.Reason != tc.want {
+			t.Errorf("LoseReply(%v): got %+v; want it ended at once: %q", tc.m, r, tc.want)
+		}
+	}
+}
+
+func TestMatchString(t *testing.T) {
+	for m, want := range map[*Match]string{
+		{Ops: []int32{jute.OpDelete}, Under: "/lock"}:                       "delete under /lock, reply err=0",
+		{Ops: []int32{jute.OpGetChildren, jute.OpGetChildren2}, Path: "/l"}: "getChildren|getChildren2 of /l, reply err=0",
+		{Ops: []int32{jute.OpSync}, Err: -4}:                                "sync, reply err=-4",
+	} {
+		if got := m.String(); got != want {
+			t.Errorf("got %q; want %q", got, want)
+		}
+	}
+}
+
+// TestDropReplyStillWorks keeps the deprecated entry point honest until the
+// root tests use LoseReply.
+func TestDropReplyStillWorks(t *testing.T) {
 	up := newUpstream(t)
 	p, _ := newProxy(t, up.addr(), WithZooKeeperFrames())
 	d := p.DropReply(MatchCreateUnder("/lock"))
 	client, server := connect(t, p, up)
-
-	// Both handshake frames would match the fault if parsed: a create under
-	// /lock with xid 7, and a successful reply with xid 7.
-	fakeConnectReq := request(7, jute.OpCreate, createBody("/lock/handshake-"))
-	fakeConnectResp := reply(7, 0x10, 0, garbage)
-	handshake(t, client, server, fakeConnectReq, fakeConnectResp)
-	expectNotDone(t, d)
-	if r := d.Result(); r.Conn != 0 {
-		t.Fatalf("handshake was parsed as a request: %+v", r)
+	handshake(t, client, server, frame([]byte("c")), frame([]byte("s")))
+	for i, req := range [][]byte{
+		request(1, jute.OpDelete, pathBody(jute.OpDelete, "/lock/a")),
+		request(2, jute.OpCreate, createBody("/lock")),
+	} {
+		write(t, client, req)
+		expectFrame(t, server, req)
+		ok := reply(int32(i+1), 1, 0, nil)
+		write(t, server, ok)
+		expectFrame(t, client, ok)
 	}
-
-	// The real create with xid 7 is matched and forwarded unchanged.
-	create := request(7, jute.OpCreate, createBody("/lock/member-"))
+	create := request(3, jute.OpCreate2, createBody("/lock/x-"))
 	write(t, client, create)
 	expectFrame(t, server, create)
-	// A watch event before the reply still reaches the client; the reply
-	// (err=0, body garbage) is dropped and both sockets closed.
-	event := reply(jute.XidNotification, -1, 0, []byte{0, 0, 0, 1})
-	write(t, server, event)
-	write(t, server, reply(7, 0x1a, 0, garbage))
-	expectFrame(t, client, event)
+	write(t, server, reply(3, 9, 0, garbage))
 	expectClosed(t, client)
-	expectClosed(t, server)
-	r := expectDone(t, d)
-	want := DropResult{Conn: 1, Xid: 7, Op: jute.OpCreate, Zxid: 0x1a, Err: 0, Dropped: true, Reason: r.Reason}
-	if r != want {
-		t.Fatalf("result %+v, want %+v", r, want)
+	if r := expectDone(t, d); !r.Dropped || r.Xid != 3 || r.Op != jute.OpCreate2 || r.Path != "/lock/x-" {
+		t.Fatalf("got result %+v; want xid=3 create2 /lock/x- dropped", r)
 	}
-	if s := p.Stats(); s.DroppedReplies != 1 {
-		t.Fatalf("stats %+v", s)
-	}
-
-	// The fault is spent: a later connection passes normally.
-	client2, server2 := connect(t, p, up)
-	handshake(t, client2, server2, frame([]byte("connect")), frame([]byte("session")))
-	write(t, client2, create)
-	expectFrame(t, server2, create)
-	ok := reply(7, 0x1b, 0, garbage)
-	write(t, server2, ok)
-	expectFrame(t, client2, ok)
 }
 
 func TestZKErrorReplyIsForwarded(t *testing.T) {
 	up := newUpstream(t)
 	p, _ := newProxy(t, up.addr(), WithZooKeeperFrames())
-	d := p.DropReply(MatchCreateUnder("/lock/"))
+	d := p.LoseReply(createsUnder("/lock/"))
 	client, server := connect(t, p, up)
 	handshake(t, client, server, frame([]byte("hello")), frame([]byte("welcome")))
 
@@ -178,7 +363,7 @@ func TestZKCapturedSession(t *testing.T) {
 	}
 	up := newUpstream(t)
 	p, logs := newProxy(t, up.addr(), WithZooKeeperFrames())
-	d := p.DropReply(MatchCreateUnder("/zk19-capture"))
+	d := p.LoseReply(createsUnder("/zk19-capture"))
 	client, server := connect(t, p, up)
 	handshake(t, client, server, seed("handshake-request"), seed("handshake-reply"))
 
@@ -211,7 +396,7 @@ func TestZKCapturedSession(t *testing.T) {
 func TestZKFramesSplitAndCoalesced(t *testing.T) {
 	up := newUpstream(t)
 	p, _ := newProxy(t, up.addr(), WithZooKeeperFrames())
-	d := p.DropReply(MatchCreateUnder("/lock"))
+	d := p.LoseReply(createsUnder("/lock"))
 	client, server := connect(t, p, up)
 	handshake(t, client, server, frame([]byte("c")), frame([]byte("s")))
 	create := request(9, jute.OpCreate, createBody("/lock/split-"))
@@ -263,7 +448,7 @@ func TestZKPartialFrameAtEOFIsForwarded(t *testing.T) {
 func TestZKDropEndsWhenConnectionClosesFirst(t *testing.T) {
 	up := newUpstream(t)
 	p, _ := newProxy(t, up.addr(), WithZooKeeperFrames())
-	d := p.DropReply(MatchCreateUnder("/lock"))
+	d := p.LoseReply(createsUnder("/lock"))
 	client, server := connect(t, p, up)
 	handshake(t, client, server, frame([]byte("c")), frame([]byte("s")))
 	create := request(3, jute.OpCreate, createBody("/lock/a"))
@@ -284,7 +469,7 @@ func TestZKDropEndsWhenConnectionClosesFirst(t *testing.T) {
 func TestZKDropCancel(t *testing.T) {
 	up := newUpstream(t)
 	p, _ := newProxy(t, up.addr(), WithZooKeeperFrames())
-	d := p.DropReply(MatchCreateUnder("/lock"))
+	d := p.LoseReply(createsUnder("/lock"))
 	client, server := connect(t, p, up)
 	handshake(t, client, server, frame([]byte("c")), frame([]byte("s")))
 	create := request(3, jute.OpCreate, createBody("/lock/a"))
@@ -303,7 +488,7 @@ func TestZKDropCancel(t *testing.T) {
 func TestZKDropWaitsForHeldReply(t *testing.T) {
 	up := newUpstream(t)
 	p, _ := newProxy(t, up.addr(), WithZooKeeperFrames())
-	d := p.DropReply(MatchCreateUnder("/lock"))
+	d := p.LoseReply(createsUnder("/lock"))
 	client, server := connect(t, p, up)
 	handshake(t, client, server, frame([]byte("c")), frame([]byte("s")))
 	create := request(3, jute.OpCreate, createBody("/lock/a"))
@@ -313,7 +498,7 @@ func TestZKDropWaitsForHeldReply(t *testing.T) {
 	ping := reply(jute.XidPing, 1, 0, nil)
 	write(t, server, ping)
 	write(t, server, reply(3, 2, 0, garbage))
-	waitFor(t, "reply held", func() bool { return p.Stats().DownHeld == int64(len(ping)+4+16+len(garbage)) })
+	waitStats(t, p, "reply held", func(s Stats) bool { return s.DownHeld == int64(len(ping)+4+16+len(garbage)) })
 	expectNotDone(t, d)
 	expectSilence(t, client)
 	p.Release(Down)
@@ -327,7 +512,7 @@ func TestZKDropWaitsForHeldReply(t *testing.T) {
 func TestDropReplyNeedsZooKeeperFrames(t *testing.T) {
 	up := newUpstream(t)
 	p, _ := newProxy(t, up.addr())
-	d := p.DropReply(MatchCreateUnder("/lock"))
+	d := p.LoseReply(createsUnder("/lock"))
 	if r := expectDone(t, d); r.Dropped || r.Reason == "" {
 		t.Fatalf("result %+v", r)
 	}
@@ -365,45 +550,50 @@ func TestMatchCreateUnder(t *testing.T) {
 	}
 }
 
-// TestZKNeverDecodesCreateReplyBody sends create replies whose bodies are
-// not valid (a created path must be a Jute string): the proxy drops or
-// forwards them by header alone.
+// TestZKNeverDecodesCreateReplyBody sends replies whose bodies are not
+// valid (a created path must be a Jute string; a getChildren2 reply is a
+// vector of strings and a Stat): for creates and for every other request a
+// matcher selects, the proxy drops or forwards a reply by its header alone.
 func TestZKNeverDecodesCreateReplyBody(t *testing.T) {
-	up := newUpstream(t)
-	p, _ := newProxy(t, up.addr(), WithZooKeeperFrames())
-	bodies := [][]byte{nil, garbage, {0xff, 0xff, 0xff, 0xfe}, {0, 0, 0, 9, '/'}}
-	for i, body := range bodies {
-		xid := int32(10 + i)
-		d := p.DropReply(MatchCreateUnder("/lock"))
-		client, server := connect(t, p, up)
-		handshake(t, client, server, frame([]byte("c")), frame([]byte("s")))
-		create := request(xid, jute.OpCreate, createBody("/lock/n-"))
-		write(t, client, create)
-		expectFrame(t, server, create)
-		// An error reply with the same bad body is forwarded byte for byte
-		// on a second request first.
-		if i%2 == 1 {
-			d.Cancel()
-			d = p.DropReply(MatchCreateUnder("/lock"))
-			create2 := request(xid+100, jute.OpCreate, createBody("/lock/m-"))
-			write(t, client, create2)
-			expectFrame(t, server, create2)
-			bad := reply(xid+100, 5, -110, body)
-			write(t, server, bad)
-			expectFrame(t, client, bad)
-			if r := expectDone(t, d); r.Dropped || r.Err != -110 {
-				t.Fatalf("body %x: error reply result %+v", body, r)
+	for _, tc := range matcherCases {
+		t.Run(tc.name, func(t *testing.T) {
+			up := newUpstream(t)
+			p, _ := newProxy(t, up.addr(), WithZooKeeperFrames())
+			bodies := [][]byte{nil, garbage, {0xff, 0xff, 0xff, 0xfe}, {0, 0, 0, 9, '/'}}
+			for i, body := range bodies {
+				lostReplyWithBody(t, p, up, tc.match, tc.op, tc.path, int32(10+i), body, i%2 == 1)
 			}
-			d = p.DropReply(MatchCreateUnder("/lock"))
-			create3 := request(xid+200, jute.OpCreate, createBody("/lock/o-"))
-			write(t, client, create3)
-			expectFrame(t, server, create3)
-			xid += 200
+		})
+	}
+}
+
+// lostReplyWithBody runs one request selected by m on a new connection and
+// loses its err=0 reply, which carries body. If errorFirst, an error reply
+// with the same body to an earlier selected request is forwarded byte for
+// byte first.
+func lostReplyWithBody(t *testing.T, p *Proxy, up *upstreamServer, m Match, op int32, path string, xid int32, body []byte, errorFirst bool) {
+	t.Helper()
+	client, server := connect(t, p, up)
+	handshake(t, client, server, frame([]byte("c")), frame([]byte("s")))
+	if errorFirst {
+		d := p.LoseReply(m)
+		req := request(xid+100, op, pathBody(op, path))
+		write(t, client, req)
+		expectFrame(t, server, req)
+		bad := reply(xid+100, 5, -110, body)
+		write(t, server, bad)
+		expectFrame(t, client, bad)
+		if r := expectDone(t, d); r.Dropped || r.Err != -110 {
+			t.Fatalf("body %x: got error reply result %+v; want forwarded with err=-110", body, r)
 		}
-		write(t, server, reply(xid, 6, 0, body))
-		expectClosed(t, client)
-		if r := expectDone(t, d); !r.Dropped || r.Xid != xid {
-			t.Fatalf("body %x: result %+v", body, r)
-		}
+	}
+	d := p.LoseReply(m)
+	req := request(xid, op, pathBody(op, path))
+	write(t, client, req)
+	expectFrame(t, server, req)
+	write(t, server, reply(xid, 6, 0, body))
+	expectClosed(t, client)
+	if r := expectDone(t, d); !r.Dropped || r.Xid != xid {
+		t.Fatalf("body %x: got result %+v; want xid=%d dropped", body, r, xid)
 	}
 }

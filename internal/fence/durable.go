@@ -35,7 +35,8 @@ const schema = `CREATE TABLE IF NOT EXISTS resource (
 	commits     INTEGER NOT NULL
 );
 INSERT OR IGNORE INTO resource (id, value, marked, mark_domain, mark_seq, commits)
-VALUES (1, '', 0, 0, 0, 0);`
+VALUES (1, '', 0, 0, 0, 0);
+CREATE TABLE IF NOT EXISTS applied (request TEXT PRIMARY KEY);`
 
 // fencedUpdate stores the value and raises the mark in one statement, only
 // if no mark is set yet or the token is not below the mark.
@@ -77,7 +78,22 @@ func OpenDurable(ctx context.Context, path string) (*Durable, error) {
 
 // Write implements Resource. A token equal to the mark is accepted; a
 // larger token raises the mark.
-func (d *Durable) Write(ctx context.Context, tok Token, value string) (res Result, err error) {
+func (d *Durable) Write(ctx context.Context, tok Token, value string) (Result, error) {
+	return d.write(ctx, tok, "", value)
+}
+
+// WriteOnce is Write for a request that may be retried: a request id
+// already applied stores nothing (Result.Duplicate). The id is looked up and
+// recorded in the same transaction as the token check and the value, so a
+// retry after a crash or a lost reply is applied once.
+func (d *Durable) WriteOnce(ctx context.Context, tok Token, id, value string) (Result, error) {
+	if id == "" {
+		return Result{}, errors.New("fence: WriteOnce needs a request id")
+	}
+	return d.write(ctx, tok, id, value)
+}
+
+func (d *Durable) write(ctx context.Context, tok Token, id, value string) (res Result, err error) {
 	if d.closed.Load() {
 		return Result{}, ErrClosed
 	}
@@ -92,14 +108,14 @@ func (d *Durable) Write(ctx context.Context, tok Token, value string) (res Resul
 	}()
 	// The read only reports Prev/Mark/Commit; the IMMEDIATE transaction
 	// holds the write lock, so it sees the row the UPDATE will judge.
-	var (
-		prev    string
-		marked  bool
-		mark    Token
-		commits uint64
-	)
-	if err := tx.QueryRowContext(ctx, selectRow).Scan(&prev, &marked, &mark.Domain, &mark.Seq, &commits); err != nil {
+	var marked bool
+	if err := tx.QueryRowContext(ctx, selectRow).Scan(&res.Prev, &marked, &res.Mark.Domain, &res.Mark.Seq, &res.Commit); err != nil {
 		return Result{}, fmt.Errorf("fence: read: %w", err)
+	}
+	if id != "" {
+		if res.Duplicate, err = applied(ctx, tx, id); err != nil || res.Duplicate {
+			return res, errors.Join(err, tx.Commit())
+		}
 	}
 	r, err := tx.ExecContext(ctx, fencedUpdate, value, tok.Domain, tok.Seq)
 	if err != nil {
@@ -109,15 +125,28 @@ func (d *Durable) Write(ctx context.Context, tok Token, value string) (res Resul
 	if err != nil {
 		return Result{}, fmt.Errorf("fence: write: %w", err)
 	}
+	if res.Accepted = n == 1; res.Accepted && id != "" {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO applied (request) VALUES (?1)`, id); err != nil {
+			return Result{}, fmt.Errorf("fence: record request %s: %w", id, err)
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return Result{}, fmt.Errorf("fence: commit: %w", err)
 	}
-	res = Result{Accepted: n == 1, Mark: mark, Prev: prev, Commit: commits}
 	if res.Accepted {
 		res.Mark = tok // not below the old mark, so it is the new mark
 		res.Commit++
 	}
 	return res, nil
+}
+
+// applied reports whether request id was applied, inside tx.
+func applied(ctx context.Context, tx *sql.Tx, id string) (bool, error) {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM applied WHERE request = ?1`, id).Scan(&n); err != nil {
+		return false, fmt.Errorf("fence: look up request %s: %w", id, err)
+	}
+	return n > 0, nil
 }
 
 // Read implements Resource.

@@ -34,6 +34,9 @@ type Result struct {
 	// one if it was accepted. It is assigned atomically with the write,
 	// so ordering accepted writes by Commit yields their commit order.
 	Commit uint64
+	// Duplicate reports that WriteOnce found its request id already
+	// applied and stored nothing.
+	Duplicate bool
 }
 
 // state is the in-memory representation shared by Memory and Unfenced.
@@ -45,11 +48,13 @@ type state struct {
 	marked  bool
 	commits uint64
 	closed  bool
+	applied map[string]bool // request ids of WriteOnce
 }
 
 // write applies value if fenced is false or tok is not below the mark,
-// all within one critical section.
-func (s *state) write(ctx context.Context, tok Token, value string, fenced bool) (Result, error) {
+// all within one critical section. A non-empty id is applied at most once:
+// it is looked up and recorded in the same critical section.
+func (s *state) write(ctx context.Context, tok Token, id, value string, fenced bool) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
@@ -58,19 +63,36 @@ func (s *state) write(ctx context.Context, tok Token, value string, fenced bool)
 	if s.closed {
 		return Result{}, ErrClosed
 	}
-	res := Result{Prev: s.value}
-	if !fenced || !s.marked || tok.Compare(s.mark) >= 0 {
+	res := Result{Prev: s.value, Duplicate: id != "" && s.applied[id]}
+	if !res.Duplicate && s.admits(tok, fenced) {
 		res.Accepted = true
-		s.value = value
-		s.commits++
-		if !s.marked || tok.Compare(s.mark) > 0 {
-			s.mark = tok
-			s.marked = true
+		s.apply(tok, value)
+		if id != "" {
+			if s.applied == nil {
+				s.applied = map[string]bool{}
+			}
+			s.applied[id] = true
 		}
 	}
 	res.Mark = s.mark
 	res.Commit = s.commits
 	return res, nil
+}
+
+// admits is the fence's rule: no token below the mark. s.mu must be held.
+func (s *state) admits(tok Token, fenced bool) bool {
+	return !fenced || !s.marked || tok.Compare(s.mark) >= 0
+}
+
+// apply stores value and raises the mark to tok if it is larger. s.mu must
+// be held.
+func (s *state) apply(tok Token, value string) {
+	s.value = value
+	s.commits++
+	if !s.marked || tok.Compare(s.mark) > 0 {
+		s.mark = tok
+		s.marked = true
+	}
 }
 
 func (s *state) read(ctx context.Context) (string, Token, bool, error) {
@@ -104,7 +126,28 @@ func NewMemory() *Memory { return &Memory{} }
 
 // Write implements Resource.
 func (m *Memory) Write(ctx context.Context, tok Token, value string) (Result, error) {
-	return m.s.write(ctx, tok, value, true)
+	return m.s.write(ctx, tok, "", value, true)
+}
+
+// WriteOnce is Write for a request that may be retried: a request id
+// already applied stores nothing (Result.Duplicate). The id is checked and
+// recorded in the same critical section as the token and the value. The
+// fence alone does not deduplicate: an equal token is accepted again.
+func (m *Memory) WriteOnce(ctx context.Context, tok Token, id, value string) (Result, error) {
+	if id == "" {
+		return Result{}, errors.New("fence: WriteOnce needs a request id")
+	}
+	return m.s.write(ctx, tok, id, value, true)
+}
+
+// ClearMark forgets the high-water mark, as an operator might after the
+// lock's parent was recreated. It is the wrong rule (claim T4): a late token
+// of the old domain is accepted again. Comparing a domain generation first
+// is the right one.
+func (m *Memory) ClearMark() {
+	m.s.mu.Lock()
+	defer m.s.mu.Unlock()
+	m.s.marked, m.s.mark = false, Token{}
 }
 
 // Read implements Resource.
@@ -127,7 +170,7 @@ func NewUnfenced() *Unfenced { return &Unfenced{} }
 
 // Write implements Resource; every write is accepted.
 func (u *Unfenced) Write(ctx context.Context, tok Token, value string) (Result, error) {
-	return u.s.write(ctx, tok, value, false)
+	return u.s.write(ctx, tok, "", value, false)
 }
 
 // Read implements Resource.
@@ -137,3 +180,49 @@ func (u *Unfenced) Read(ctx context.Context) (string, Token, bool, error) {
 
 // Close implements Resource; later calls fail with ErrClosed.
 func (u *Unfenced) Close() error { return u.s.close() }
+
+// CheckThenWrite is a control resource with the fence's rule but not its
+// atomicity: it compares the token with the mark in one critical section
+// and writes in another, with Between called in the gap. A write that passed
+// the compare is stored even if a larger token was accepted meanwhile
+// (claim F11). It is safe for concurrent use and wrong by design.
+type CheckThenWrite struct {
+	s state
+	// Between, when set, runs after the compare and before the write.
+	Between func(tok Token)
+}
+
+var _ Resource = (*CheckThenWrite)(nil)
+
+// Write implements Resource in two steps.
+func (c *CheckThenWrite) Write(ctx context.Context, tok Token, value string) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	c.s.mu.Lock()
+	closed, ok := c.s.closed, c.s.admits(tok, true)
+	c.s.mu.Unlock()
+	if closed {
+		return Result{}, ErrClosed
+	}
+	if ok && c.Between != nil {
+		c.Between(tok)
+	}
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	res := Result{Prev: c.s.value}
+	if ok {
+		res.Accepted = true
+		c.s.apply(tok, value)
+	}
+	res.Mark, res.Commit = c.s.mark, c.s.commits
+	return res, nil
+}
+
+// Read implements Resource.
+func (c *CheckThenWrite) Read(ctx context.Context) (string, Token, bool, error) {
+	return c.s.read(ctx)
+}
+
+// Close implements Resource; later calls fail with ErrClosed.
+func (c *CheckThenWrite) Close() error { return c.s.close() }

@@ -524,3 +524,73 @@ func BenchmarkFencedWriteMemory(b *testing.B) {
 func BenchmarkFencedWriteDurable(b *testing.B) {
 	benchmarkWrites(b, openDurable(b))
 }
+
+// onceWriter is a fenced resource that can deduplicate requests.
+type onceWriter interface {
+	Resource
+	WriteOnce(ctx context.Context, tok Token, id, value string) (Result, error)
+}
+
+func TestWriteOnceAppliesARetriedRequestOnce(t *testing.T) {
+	ctx := context.Background()
+	for _, im := range fencedImpls {
+		t.Run(im.name, func(t *testing.T) {
+			r := im.open(t).(onceWriter)
+			first, err := r.WriteOnce(ctx, g(1, 3), "req-1", "v")
+			if err != nil || !first.Accepted || first.Commit != 1 {
+				t.Fatalf("first: got %+v, %v; want accepted as commit 1", first, err)
+			}
+			retry, err := r.WriteOnce(ctx, g(1, 3), "req-1", "v")
+			if err != nil || retry.Accepted || !retry.Duplicate || retry.Commit != 1 {
+				t.Fatalf("retry: got %+v, %v; want a duplicate, nothing stored, still 1 commit", retry, err)
+			}
+			plain, err := r.Write(ctx, g(1, 3), "v")
+			if err != nil || !plain.Accepted || plain.Commit != 2 {
+				t.Fatalf("plain retry: got %+v, %v; want accepted again as commit 2 (the fence does not deduplicate)", plain, err)
+			}
+			stale, err := r.WriteOnce(ctx, g(1, 2), "req-2", "old")
+			if err != nil || stale.Accepted || stale.Duplicate {
+				t.Fatalf("stale: got %+v, %v; want rejected by the fence, not a duplicate", stale, err)
+			}
+			again, err := r.WriteOnce(ctx, g(1, 4), "req-2", "new")
+			if err != nil || !again.Accepted {
+				t.Fatalf("a rejected request id is not recorded: got %+v, %v; want accepted with a valid token", again, err)
+			}
+		})
+	}
+}
+
+func TestCheckThenWriteAcceptsAStaleWriteInTheGap(t *testing.T) {
+	ctx := context.Background()
+	r := &CheckThenWrite{}
+	if _, err := r.Write(ctx, g(1, 0), "a"); err != nil {
+		t.Fatal(err)
+	}
+	// Between runs while A's compare has passed: B's larger token goes in.
+	var once bool
+	r.Between = func(tok Token) {
+		if !once && tok == g(1, 0) {
+			once = true
+			if res, err := r.Write(ctx, g(1, 1), "new-owner"); err != nil || !res.Accepted {
+				t.Fatalf("B: got %+v, %v; want accepted", res, err)
+			}
+		}
+	}
+	res, err := r.Write(ctx, g(1, 0), "stale-late")
+	v, mark, _, _ := r.Read(ctx)
+	if err != nil || !res.Accepted || v != "stale-late" || mark != g(1, 1) {
+		t.Fatalf("got %+v, %v, value %q, mark %v; want the stale write accepted over mark 1:1", res, err, v, mark)
+	}
+}
+
+func TestClearMarkLetsAnOldTokenIn(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemory()
+	if _, err := m.Write(ctx, g(0, 5), "a"); err != nil {
+		t.Fatal(err)
+	}
+	m.ClearMark()
+	if res, _ := m.Write(ctx, g(0, 4), "late"); !res.Accepted {
+		t.Fatalf("got %+v; want a token below the forgotten mark accepted", res)
+	}
+}

@@ -44,6 +44,21 @@ func (d *decoder) int64(field string) int64 {
 	return v
 }
 
+// bool reads a Jute boolean: one byte, true unless zero (as Java's
+// DataInput.readBoolean).
+func (d *decoder) bool(field string) bool {
+	if d.err != nil {
+		return false
+	}
+	if len(d.p) < 1 {
+		d.fail(field, ErrTruncated)
+		return false
+	}
+	v := d.p[0] != 0
+	d.p = d.p[1:]
+	return v
+}
+
 // length reads a buffer length or vector count. It returns -1 for nil, and
 // otherwise a count whose elements (each at least minElem bytes) fit in the
 // remaining input.
@@ -95,6 +110,13 @@ func appendInt32(dst []byte, v int32) []byte {
 
 func appendInt64(dst []byte, v int64) []byte {
 	return binary.BigEndian.AppendUint64(dst, uint64(v))
+}
+
+func appendBool(dst []byte, v bool) []byte {
+	if v {
+		return append(dst, 1)
+	}
+	return append(dst, 0)
 }
 
 // appendBuffer encodes b; a nil slice is written as length -1.

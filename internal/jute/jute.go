@@ -1,6 +1,8 @@
 // Package jute is a minimal codec for the parts of ZooKeeper's Jute wire
 // format that the fault-injection proxy and the tests need: client-protocol
-// framing, request and reply headers, and the create request body.
+// framing, request and reply headers, and the bodies of the requests whose
+// path the proxy can match (create, delete, exists, getData, getChildren,
+// getChildren2).
 //
 // Encodings are big-endian: int is int32, long is int64, a buffer or string
 // is an int32 length (-1 means nil) followed by that many bytes, a vector is
@@ -8,8 +10,8 @@
 // byte. Decoders never panic on malformed input, and never allocate more
 // than the input could hold.
 //
-// There is intentionally no decoder for a create reply body: the proxy never
-// needs the path the server returned.
+// There is intentionally no decoder for any reply body: the proxy never
+// needs the path the server returned for a create, nor any other result.
 package jute
 
 import (

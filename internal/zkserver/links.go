@@ -21,7 +21,6 @@ import (
 // between two servers, in the direction the bytes flow.
 type Links struct {
 	t    TB
-	n    int
 	mu   sync.Mutex
 	q, e map[[2]int]*faultproxy.Proxy // [from, to]: the proxy `from` dials to reach `to`
 	real map[[2]int]string            // [server, kind]: the real address
@@ -37,7 +36,7 @@ const electionHandshakeMax = 4096
 func StartLinkedEnsemble(t TB, n int, opts ...Option) (*Ensemble, *Links) {
 	t.Helper()
 	RequireFaults(t)
-	l := &Links{t: t, n: n, q: map[[2]int]*faultproxy.Proxy{}, e: map[[2]int]*faultproxy.Proxy{}, real: map[[2]int]string{}, logf: t.Logf}
+	l := &Links{t: t, q: map[[2]int]*faultproxy.Proxy{}, e: map[[2]int]*faultproxy.Proxy{}, real: map[[2]int]string{}, logf: t.Logf}
 	t.Cleanup(l.close)
 	opts = append(opts, WithPeerAddr(l.peerAddr))
 	e := StartEnsemble(t, n, opts...)
@@ -181,7 +180,8 @@ func (l *Links) Release(from, to int) {
 	l.logf("nemesis release %d->%d", from, to)
 }
 
-// Blackhole discards the bytes from `from` to `to`; sockets stay open.
+// Blackhole discards the bytes from `from` to `to`; sockets stay open
+// until Heal resets the connections that lost bytes.
 func (l *Links) Blackhole(from, to int) {
 	l.t.Helper()
 	l.each(from, to, allKinds, func(p *faultproxy.Proxy, d faultproxy.Dir, _ int) { p.Blackhole(d) })
@@ -209,17 +209,39 @@ func (l *Links) PartitionAsym(old, new []int) {
 	l.logf("nemesis partition old=%v | new=%v (new side's ends closed, old side's ends open and silent, new connections refused)", old, new)
 }
 
-// Heal lets every link pass again.
+// Heal ends every fault as a real partition ends: held bytes are delivered,
+// connections left open by PartitionAsym are closed, and connections that
+// lost bytes to Blackhole are reset, so no server goes on reading a stream
+// with a hole in it; the servers reconnect over new connections.
 func (l *Links) Heal() {
 	l.t.Helper()
 	l.mu.Lock()
+	reset := 0
 	for _, m := range []map[[2]int]*faultproxy.Proxy{l.q, l.e} {
 		for _, p := range m {
+			before := p.Stats().Reset
 			p.Heal()
+			reset += p.Stats().Reset - before
 		}
 	}
 	l.mu.Unlock()
-	l.logf("nemesis heal")
+	l.logf("nemesis heal (%d link connections that lost bytes reset)", reset)
+}
+
+// Held returns how many bytes from server from to server to the links hold
+// now, read under each proxy's lock: a test that reads it right after an
+// event learns whether the hold was still in force then.
+func (l *Links) Held(from, to int) int64 {
+	var n int64
+	l.each(from, to, allKinds, func(p *faultproxy.Proxy, d faultproxy.Dir, _ int) {
+		s := p.Stats()
+		if d == faultproxy.Up {
+			n += s.UpHeld
+		} else {
+			n += s.DownHeld
+		}
+	})
+	return n
 }
 
 // Proxy returns the proxy server from dials to reach server to's port.

@@ -12,8 +12,7 @@ import (
 )
 
 // Listeners returns the addresses the server's process listens on, read from
-// /proc (Linux): the sockets among the process's file descriptors that are in
-// LISTEN state. It is how a test shows from outside the server that nothing
+// /proc (Linux). It is how a test shows from outside the server that nothing
 // is bound beyond loopback (claim E1).
 func (s *Server) Listeners() ([]string, error) {
 	if s.run == nil {
@@ -23,18 +22,41 @@ func (s *Server) Listeners() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	inodes := map[string]bool{}
-	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	socks, err := Sockets(pid)
 	if err != nil {
 		return nil, err
 	}
+	var out []string
+	for _, k := range socks {
+		if k.Listening {
+			out = append(out, k.Local)
+		}
+	}
+	return out, nil
+}
+
+// Socket is one TCP socket of a process, as /proc shows it.
+type Socket struct {
+	Local, Remote string // host:port
+	Listening     bool
+}
+
+// Sockets returns the TCP sockets (IPv4 and IPv6) among process pid's file
+// descriptors, read from /proc (Linux).
+func Sockets(pid int) ([]Socket, error) {
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	fds, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	inodes := map[string]bool{}
 	for _, fd := range fds {
-		link, err := os.Readlink(filepath.Join(fmt.Sprintf("/proc/%d/fd", pid), fd.Name()))
+		link, err := os.Readlink(filepath.Join(dir, fd.Name()))
 		if err == nil && strings.HasPrefix(link, "socket:[") {
 			inodes[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")] = true
 		}
 	}
-	var out []string
+	var out []Socket
 	for _, table := range []string{"net/tcp", "net/tcp6"} {
 		f, err := os.Open(fmt.Sprintf("/proc/%d/%s", pid, table))
 		if err != nil {
@@ -42,13 +64,15 @@ func (s *Server) Listeners() ([]string, error) {
 		}
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {
-			fields := strings.Fields(sc.Text())
 			// sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
-			if len(fields) < 10 || fields[3] != "0A" || !inodes[fields[9]] {
+			fields := strings.Fields(sc.Text())
+			if len(fields) < 10 || !inodes[fields[9]] {
 				continue
 			}
-			if a, err := decodeProcAddr(fields[1]); err == nil {
-				out = append(out, a)
+			local, err1 := decodeProcAddr(fields[1])
+			remote, err2 := decodeProcAddr(fields[2])
+			if err1 == nil && err2 == nil {
+				out = append(out, Socket{Local: local, Remote: remote, Listening: fields[3] == "0A"})
 			}
 		}
 		f.Close()

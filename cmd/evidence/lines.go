@@ -1,0 +1,219 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/zk19/zk19/internal/claims"
+)
+
+var (
+	fileLine  = regexp.MustCompile(`^[\w.-]+\.go:\d+: `)
+	scopeLine = regexp.MustCompile(`^(Example\w*|TestMain): `)
+	framing   = regexp.MustCompile(`^(=== (RUN|PAUSE|CONT|NAME)|--- (PASS|FAIL|SKIP)|PASS$|FAIL$|ok\s|FAIL\s|coverage:|testing: warning)`)
+	serverLog = regexp.MustCompile(`^[\w.-]+\| `)
+	// Context: Jepsen-style operations and faults, shown beside the marked
+	// lines; session and connection bookkeeping is not context.
+	operation   = regexp.MustCompile(`^[A-Z][\w-]* (invoke|ok|fail|info)( |$)|^nemesis `)
+	bookkeeping = regexp.MustCompile(`^nemesis proxy \S+ (listening on|conn#\d+ (open|closed)|closed$)|^[A-Z][\w-]* info (session|wait) | zk-client: `)
+	skipLine    = regexp.MustCompile(`(?i)skip`)
+	brokenLine  = regexp.MustCompile(`refuted|violated|check broken|panic:|timed out|FATAL|FAILED:`)
+)
+
+// clean strips a log line's indentation and its "file.go:123: " or
+// "Example_x: " prefix; framing lines and server logs become "".
+func clean(l string) string {
+	l = strings.TrimSpace(l)
+	if framing.MatchString(l) {
+		return ""
+	}
+	l = fileLine.ReplaceAllString(l, "")
+	l = scopeLine.ReplaceAllString(l, "")
+	if serverLog.MatchString(l) {
+		return ""
+	}
+	return strings.TrimSpace(l)
+}
+
+// cleanAll cleans ls and drops empty and repeated lines.
+func cleanAll(ls []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range ls {
+		if c := clean(l); c != "" && !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// trim shortens a line for the table.
+func trim(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// marked returns the lines of ls that a test opened with one of the marks
+// (claims.EvidenceMark, claims.DiffersMark), in logged order.
+func marked(ls []string, marks ...string) []string {
+	var out []string
+	for _, l := range cleanAll(ls) {
+		for _, m := range marks {
+			if strings.HasPrefix(l, m) {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// operations returns up to max operation and fault lines of ls, in logged
+// order: what the marked lines are observations of.
+func operations(ls []string, max int) []string {
+	var out []string
+	for _, l := range cleanAll(ls) {
+		if len(out) == max {
+			break
+		}
+		if operation.MatchString(l) && !bookkeeping.MatchString(l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// unmark drops a line's mark, for a table cell that says what it is.
+func unmark(l string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(l, claims.EvidenceMark), claims.DiffersMark)
+}
+
+// refutation returns the first line of ls that says id is refuted or
+// violated.
+func refutation(id string, ls []string) string {
+	re := regexp.MustCompile(`(^|[^A-Za-z0-9])` + regexp.QuoteMeta(id) + ` (refuted|violated)`)
+	for _, l := range cleanAll(ls) {
+		if re.MatchString(l) {
+			return l
+		}
+	}
+	return ""
+}
+
+// firstError picks the line that best says why a test failed.
+func firstError(res *result) string {
+	ls := cleanAll(res.Lines)
+	for _, l := range ls {
+		if brokenLine.MatchString(l) {
+			return l
+		}
+	}
+	// An Example whose output differs: quote the first differing line.
+	if got, want, ok := exampleDiff(res.Lines); ok {
+		return fmt.Sprintf("output differs: got %q, want %q", got, want)
+	}
+	for _, l := range ls {
+		if strings.Contains(l, "want") {
+			return l
+		}
+	}
+	// t.Fatalf is the last thing a test says.
+	for i := len(res.Lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(strings.TrimSpace(res.Lines[i]), "--- FAIL") {
+			for j := i - 1; j >= 0; j-- {
+				if c := clean(res.Lines[j]); c != "" {
+					return c
+				}
+			}
+		}
+	}
+	if len(ls) > 0 {
+		return ls[len(ls)-1]
+	}
+	return "no output"
+}
+
+// exampleDiff reads the "got:" and "want:" blocks go test prints for a
+// failing Example and returns the first line where they differ.
+func exampleDiff(lines []string) (got, want string, ok bool) {
+	var g, w []string
+	var cur *[]string
+	for _, l := range lines {
+		switch strings.TrimSpace(l) {
+		case "got:":
+			cur = &g
+			continue
+		case "want:":
+			cur = &w
+			continue
+		}
+		if strings.HasPrefix(strings.TrimSpace(l), "--- ") || strings.HasPrefix(l, "=== ") {
+			cur = nil
+			continue
+		}
+		if cur != nil {
+			*cur = append(*cur, l)
+		}
+	}
+	for i := 0; i < len(g) || i < len(w); i++ {
+		var a, b string
+		if i < len(g) {
+			a = g[i]
+		}
+		if i < len(w) {
+			b = w[i]
+		}
+		if a != b {
+			return a, b, true
+		}
+	}
+	return "", "", false
+}
+
+// withoutDiff drops the "got:"/"want:" blocks of failing Examples: the
+// verdict quotes the first difference, and printed output is no log line.
+func withoutDiff(lines []string) []string {
+	var out []string
+	in := false
+	for _, l := range lines {
+		switch t := strings.TrimSpace(l); {
+		case t == "got:" || t == "want:":
+			in = true
+			continue
+		case strings.HasPrefix(l, "=== ") || strings.HasPrefix(t, "--- "):
+			in = false
+		}
+		if !in {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// skipReason is the last log line before "--- SKIP" that talks of
+// skipping, or the last log line.
+func skipReason(res *result) string {
+	ls := cleanAll(res.Lines)
+	for i := len(ls) - 1; i >= 0; i-- {
+		if skipLine.MatchString(ls[i]) {
+			return ls[i]
+		}
+	}
+	if len(ls) > 0 {
+		return ls[len(ls)-1]
+	}
+	return "skipped"
+}
+
+func lastLine(ls []string) string {
+	for i := len(ls) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(ls[i]); l != "" && !framing.MatchString(l) {
+			return l
+		}
+	}
+	return "no output"
+}

@@ -1,0 +1,252 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/zk19/zk19/internal/claims"
+)
+
+// Verdict kinds: the words of the evidence table (see legend).
+const (
+	Holds       = "holds"
+	Partly      = "holds, partly not run"
+	Refuted     = "refuted"
+	Differs     = "observed, differs from the article's wording"
+	NotRun      = "not run"
+	Failed      = "failed"
+	Documentary = "documentary"
+)
+
+// Verdict is the evidence table's row for one claim.
+type Verdict struct {
+	Claim claims.Claim
+	Kind  string
+	Text  string   // the verdict cell
+	Tests []string // "TestX (pass, 1.2s)"
+	// Decisive holds the lines its proofs marked (claims.EvidenceMark,
+	// claims.DiffersMark), then what a failed proof failed with.
+	Decisive []string
+	Context  []string // its proofs' operations and faults
+}
+
+// proofRun is what the run says about one claim's proofs.
+type proofRun struct {
+	passed, failed, skipped, missing []*result
+	tests                            []string
+	lines                            []string // of the claim (linesFor), in proof order
+}
+
+// verdicts gives every claim of the index its verdict on run.
+func verdicts(ix *claims.Index, run *Run, h Header) []Verdict {
+	version := h.Version
+	if version == "" {
+		version = "an unknown server version"
+	}
+	seen, problem := recordStart(run, ix)
+	var out []Verdict
+	for _, c := range ix.Claims {
+		v := verdictFor(c, run, h, version)
+		if c.ID == recordClaim {
+			v.checkRecord(seen, problem, version)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func verdictFor(c claims.Claim, run *Run, h Header, version string) Verdict {
+	pr := gather(c, run)
+	lines := withoutDiff(pr.lines)
+	v := Verdict{
+		Claim:    c,
+		Tests:    pr.tests,
+		Decisive: marked(lines, claims.EvidenceMark, claims.DiffersMark),
+		Context:  operations(lines, 6),
+	}
+	v.Kind, v.Text = decide(c, pr, run, h, version)
+	if l := refutation(c.ID, run.PkgLines); l != "" {
+		v.Decisive = append(v.Decisive, l)
+	}
+	for _, res := range pr.failed {
+		v.Decisive = append(v.Decisive, fmt.Sprintf("%s failed: %s", res.Name, trim(firstError(res), 240)))
+	}
+	return v
+}
+
+// checkRecord lets what the record really starts with decide the record
+// claim: a header that is missing, late or incomplete refutes it, whatever
+// its Test said.
+func (v *Verdict) checkRecord(seen, problem, version string) {
+	switch {
+	case problem != "":
+		v.Kind, v.Text = Refuted, fmt.Sprintf("refuted on %s: %s", version, problem)
+		v.Decisive = append(v.Decisive, "record check: "+problem)
+	case seen != "" && (v.Kind == Holds || v.Kind == Partly):
+		v.Decisive = append([]string{claims.EvidenceMark + seen}, v.Decisive...)
+	}
+}
+
+func gather(c claims.Claim, run *Run) proofRun {
+	var pr proofRun
+	for _, name := range c.Proof {
+		res := run.Results[name]
+		if res == nil {
+			pr.missing = append(pr.missing, &result{Name: name})
+			pr.tests = append(pr.tests, name+" (no result)")
+			continue
+		}
+		pr.lines = append(pr.lines, linesFor(res, c.ID)...)
+		switch res.Action {
+		case "pass":
+			pr.passed = append(pr.passed, res)
+		case "skip":
+			pr.skipped = append(pr.skipped, res)
+		default:
+			pr.failed = append(pr.failed, res)
+		}
+		status := res.Action
+		if status == "" {
+			status = "did not end"
+		}
+		pr.tests = append(pr.tests, fmt.Sprintf("%s (%s, %.1fs)", name, status, res.Elapsed))
+	}
+	return pr
+}
+
+// decide returns a claim's verdict kind and cell. A refutation printed
+// outside any test (TestMain's E3 checks) counts like one of its proofs'.
+func decide(c claims.Claim, pr proofRun, run *Run, h Header, version string) (kind, text string) {
+	needs := ""
+	if len(c.Needs) > 0 {
+		needs = " (needs " + strings.Join(c.Needs, ", ") + ")"
+	}
+	switch {
+	case len(c.Proof) == 0:
+		return Failed, "failed: no Test or Example in the index proves it"
+	case refutation(c.ID, run.PkgLines) != "":
+		return Refuted, fmt.Sprintf("refuted on %s: %q", version, refutation(c.ID, run.PkgLines))
+	case len(pr.failed) > 0:
+		return failedVerdict(c.ID, pr.failed, version)
+	case len(pr.missing) > 0 && !(h.NoServer != "" && allExamples(pr.missing)):
+		return Failed, fmt.Sprintf("failed: %s: %s", pr.missing[0].Name, whyMissing(run))
+	case len(pr.passed) == 0 && len(pr.skipped) > 0:
+		return NotRun, "not run: " + skipReason(pr.skipped[0]) + needs
+	case len(pr.passed) == 0: // only Examples, left out for want of a server
+		return NotRun, "not run: examples need a server: " + h.NoServer + needs
+	}
+	kind, text = Holds, Holds
+	if len(pr.passed) < len(c.Proof) {
+		var not []string
+		for _, res := range pr.skipped {
+			not = append(not, fmt.Sprintf("%s: %s", res.Name, skipReason(res)))
+		}
+		for _, res := range pr.missing {
+			not = append(not, fmt.Sprintf("%s: %s", res.Name, h.NoServer))
+		}
+		kind, text = Partly, Partly+": "+strings.Join(not, "; ")
+	}
+	var passedLines []string
+	for _, res := range pr.passed {
+		passedLines = append(passedLines, linesFor(res, c.ID)...)
+	}
+	if len(marked(passedLines, claims.DiffersMark)) == 0 {
+		return kind, text
+	}
+	d := fmt.Sprintf("%s (on %s)", Differs, version)
+	if kind == Partly {
+		d += "; " + strings.TrimPrefix(text, Holds+", ")
+	}
+	return Differs, d
+}
+
+// failedVerdict: a failed proof that says the claim is refuted or violated
+// refutes it; any other failure is the proof's.
+func failedVerdict(id string, failed []*result, version string) (kind, text string) {
+	for _, res := range failed {
+		if l := refutation(id, res.Lines); l != "" {
+			return Refuted, fmt.Sprintf("refuted on %s: %q", version, l)
+		}
+	}
+	res := failed[0]
+	return Failed, fmt.Sprintf("failed: %s: %s", res.Name, trim(firstError(res), 240))
+}
+
+func whyMissing(run *Run) string {
+	switch {
+	case !run.PkgEnded:
+		return "the run ended before it finished"
+	case run.PkgFail && len(run.Results) == 0:
+		return "the package did not build or TestMain failed: " + trim(lastLine(run.PkgLines), 200)
+	}
+	return "it has no result in the run"
+}
+
+// linesFor returns the output of res that belongs to claim id: when res
+// has subtests named after claims (TestR3toR6_x/R4_BlindRetry), its own
+// lines and those of id's subtests; otherwise all of it.
+func linesFor(res *result, id string) []string {
+	named := regexp.MustCompile(`^[A-Z][0-9]{1,2}(_|$)`)
+	mine := regexp.MustCompile(`^` + regexp.QuoteMeta(id) + `(_|$)`)
+	var names []string
+	for name := range res.Subs {
+		if named.MatchString(name) {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return res.Lines
+	}
+	sort.Strings(names)
+	out := append([]string(nil), res.Own...)
+	for _, name := range names {
+		if mine.MatchString(name) {
+			out = append(out, res.Subs[name]...)
+		}
+	}
+	return out
+}
+
+func allExamples(rs []*result) bool {
+	for _, r := range rs {
+		if !strings.HasPrefix(r.Name, "Example") {
+			return false
+		}
+	}
+	return true
+}
+
+// Peer is the result of one peer test: another recipe run beside ours. It
+// proves no claim and never changes a verdict.
+type Peer struct {
+	Name     string
+	Action   string
+	Elapsed  float64
+	Evidence []string // its marked lines, then what it failed with
+}
+
+// peers returns the run's peer tests in the order they ran.
+func peers(run *Run) []Peer {
+	var out []Peer
+	for _, name := range run.Order {
+		if _, test := claims.SplitProof(name); !claims.IsPeer(test) {
+			continue
+		}
+		res := run.Results[name]
+		p := Peer{Name: name, Action: res.Action, Elapsed: res.Elapsed,
+			Evidence: marked(withoutDiff(res.Lines), claims.EvidenceMark, claims.DiffersMark)}
+		if p.Action == "" {
+			p.Action = "did not end"
+		}
+		if p.Action != "pass" && p.Action != "skip" {
+			p.Evidence = append(p.Evidence, "failed: "+trim(firstError(res), 240))
+		}
+		if p.Action == "skip" {
+			p.Evidence = append(p.Evidence, skipReason(res))
+		}
+		out = append(out, p)
+	}
+	return out
+}
