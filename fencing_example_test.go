@@ -210,12 +210,11 @@ func storyWrites(t zkserver.TB, res fence.Resource, st *fencingStory, late *late
 
 // TestF1toF3_FencedResourceRejectsTheLateHolder runs the article's fencing
 // story against the in-memory fenced resource and the durable SQLite one
-// (claims F1, F2, F3; §5, the story diagram and the paragraph on the
-// window). F1: A held token 0; its session expired naturally (blackholed,
-// never closed or force-expired); B learned it from the deletion and held
-// token 1. F2: in the window before B's write, token 0 was still accepted.
-// F3: after B wrote "new-owner" with token 1, A's late "stale-late" with
-// token 0 was rejected.
+// (claims F1 §5 ¶1, F2 §5 ¶6, F3 §5 ¶2). F1: A held token 0; its session
+// expired naturally (blackholed, never closed or force-expired); B learned
+// it from the deletion and held token 1. F2: in the window before B's write,
+// token 0 was still accepted. F3: after B wrote "new-owner" with token 1,
+// A's late "stale-late" with token 0 was rejected.
 func TestF1toF3_FencedResourceRejectsTheLateHolder(t *testing.T) {
 	zkserver.RequireFaults(t)
 	for _, id := range []string{"F1", "F2", "F3"} {
@@ -254,9 +253,9 @@ func TestF1toF3_FencedResourceRejectsTheLateHolder(t *testing.T) {
 	}
 }
 
-// TestF4_UnfencedResourceTakesTheLateWrite is the control (claim F4; §5,
-// the story): the same story against a resource that checks nothing ends
-// with A's "stale-late" overwriting B's "new-owner".
+// TestF4_UnfencedResourceTakesTheLateWrite is the control (claim F4, §5 ¶4):
+// the same story against a resource that checks nothing ends with A's
+// "stale-late" overwriting B's "new-owner".
 func TestF4_UnfencedResourceTakesTheLateWrite(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claim(t, "F4")
@@ -268,7 +267,7 @@ func TestF4_UnfencedResourceTakesTheLateWrite(t *testing.T) {
 }
 
 // TestF5_CheckThenWriteLosesTheRace: asking ZooKeeper "do I still hold the
-// lock?" and then writing is not fencing (claim F5; §5): A checks (yes), is
+// lock?" and then writing is not fencing (claim F5, §5 ¶3): A checks (yes), is
 // paused, expires, B acquires and writes, and A's write still lands on an
 // unfenced resource.
 func TestF5_CheckThenWriteLosesTheRace(t *testing.T) {
@@ -321,7 +320,7 @@ func TestF5_CheckThenWriteLosesTheRace(t *testing.T) {
 
 // TestF6_CompareAndWriteIsOneAtomicStep: many goroutines write with mixed
 // tokens; in commit order the accepted tokens never decrease, so no write
-// below the mark at its commit point was accepted (claim F6, §5). Run it
+// below the mark at its commit point was accepted (claim F6, §5 ¶2). Run it
 // under -race.
 func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 	claim(t, "F6")
@@ -377,7 +376,7 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 }
 
 // TestF7_EqualTokenIsAccepted: the current holder may keep writing with its
-// token (claim F7, §5).
+// token (claim F7, §5 ¶5).
 func TestF7_EqualTokenIsAccepted(t *testing.T) {
 	claim(t, "F7")
 	res := fence.NewMemory()
@@ -394,8 +393,8 @@ func TestF7_EqualTokenIsAccepted(t *testing.T) {
 // TestF8_DurableResourceKeepsMarkAndValueAcrossRestart: the SQLite resource
 // keeps the mark and the value in one transaction, so after the fencing
 // story and a close and reopen it still holds "new-owner" and still
-// rejects token 0 (claim F8 (beyond), §5: the article's memory model left
-// durability unverified).
+// rejects token 0 (claim F8, §5 ¶5; beyond the article, whose memory model
+// left durability unverified).
 func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claim(t, "F8")
@@ -431,7 +430,8 @@ func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
 
 // TestF9_ForgedLargerTokenIsAccepted: fencing orders honest holders; it does
 // not authenticate them. Any caller that sends a larger number is accepted
-// (claim F9, §5). This test documents the limit; it is not a bug to fix here.
+// (claim F9, §5 ¶5). This test documents the limit; it is not a bug to fix
+// here.
 func TestF9_ForgedLargerTokenIsAccepted(t *testing.T) {
 	claim(t, "F9")
 	res := fence.NewMemory()
@@ -447,7 +447,7 @@ func TestF9_ForgedLargerTokenIsAccepted(t *testing.T) {
 // TestF10_ServerCleanupAndExpiredEventAreTwoObservations: the server's
 // deletion of A's node (seen by B) and A's own Expired event are separate
 // observations; A sees Expired only when it reaches the server again, after
-// the blackhole heals (claim F10; §5, the paragraph on the window). A's
+// the blackhole heals (claim F10, §7 ¶2). A's
 // hold, which watches its own node, likewise reports itself lost only after
 // the heal, and its Release then says the session changed: until then A's
 // worker has no local signal that its token is stale.
@@ -472,7 +472,7 @@ func TestF10_ServerCleanupAndExpiredEventAreTwoObservations(t *testing.T) {
 
 // TestT1_MalformedSuffixesAreRejected: the token is the sequence suffix of a
 // lock node's name; negative, overflowing, non-numeric and missing suffixes
-// are refused with a clear error (claim T1, §6 "顺序号只在明确的锁域内比较").
+// are refused with a clear error (claim T1, §6 ¶1).
 func TestT1_MalformedSuffixesAreRejected(t *testing.T) {
 	claim(t, "T1")
 	for name, want := range map[string]error{
@@ -499,8 +499,7 @@ func TestT1_MalformedSuffixesAreRejected(t *testing.T) {
 // TestT2_RecreatedParentRestartsNumbering: deleting and recreating the lock
 // parent restarts the sequence at 0, so a resource that kept the old
 // domain's mark rejects every new holder; a token that carries the parent's
-// czxid as its domain, compared first, is accepted (claim T2; §6, second
-// paragraph).
+// czxid as its domain, compared first, is accepted (claim T2, §6 ¶2).
 func TestT2_RecreatedParentRestartsNumbering(t *testing.T) {
 	claim(t, "T2")
 	ctx := context.Background()
@@ -557,7 +556,7 @@ func TestT2_RecreatedParentRestartsNumbering(t *testing.T) {
 
 // TestT3_CzxidIsNotAUniqueToken: a node's creation zxid cannot serve as a
 // unique token, because every create inside one multi transaction gets the
-// same czxid (claim T3; §6, third paragraph). Two creates in one multi,
+// same czxid (claim T3, §6 ¶3). Two creates in one multi,
 // then a third on its own: the first two share czxid, the third differs.
 func TestT3_CzxidIsNotAUniqueToken(t *testing.T) {
 	s := sharedServer(t)
@@ -596,10 +595,10 @@ func TestT3_CzxidIsNotAUniqueToken(t *testing.T) {
 	}
 }
 
-// Example_x2ExpiryIsNotRejection is exercise 2 of the article (claim X2):
-// before B's token 1 reaches the resource, its mark is still A's token 0,
-// so it cannot reject A; and asking ZooKeeper before writing leaves a race
-// (here: A's check passes, A pauses, A expires, and its write still lands).
+// Example_x2ExpiryIsNotRejection is exercise 2 of the article (claim X2,
+// §8 ¶4): before B's token 1 reaches the resource, its mark is still A's
+// token 0, so it cannot reject A; the window is shown on the fencing story,
+// where A's token 0 still writes after B holds and before B writes.
 func Example_x2ExpiryIsNotRejection() {
 	runExample("Example_x2ExpiryIsNotRejection", func(sc *zkserver.Scope) {
 		st := runFencingStory(sc, fence.NewMemory())

@@ -17,8 +17,8 @@ import (
 
 // Example_sequenceOrderIsNotNameOrder: a candidate's place in the queue is
 // the number the server appends, not its name; the GUID in front of the
-// number is random, so sorting whole names scrambles the queue (claim L2;
-// §3, first paragraph).
+// number is random, so sorting whole names scrambles the queue (claim L2, §3
+// ¶1).
 //
 // One session creates three candidates the way the recipe does, in the
 // order C, B, A, with GUIDs chosen so that C's sorts last and A's first (a
@@ -83,7 +83,7 @@ func seqOf(name string) int64 {
 
 // Example_predecessorChain: a release wakes only the candidate right behind
 // it; that one looks again and holds, and the one after it hears nothing
-// and keeps waiting (claim L4; §3, second paragraph and the A→B→C diagram).
+// and keeps waiting (claim L4, §3 ¶3).
 //
 // A holds; B waits on A; C waits on B (each its own session). A releases.
 // B acquires after one watch event. For C, a read on C's own connection
@@ -126,8 +126,7 @@ func Example_predecessorChain() {
 // Example_listExistsRace: between listing the children and setting the
 // watch on the predecessor, the predecessor may already be gone; exists
 // then finds nothing and the waiter must list again at once, because the
-// deletion it would wait for has already happened (claim L8; §3, the
-// paragraph on the race between listing and registering the watch).
+// deletion it would wait for has already happened (claim L8, §3 ¶4).
 //
 // The Probe's BeforeWatch hook runs exactly inside that window and deletes
 // the predecessor, so the race is taken on every attempt, with no sleep.
@@ -188,7 +187,7 @@ func Example_listExistsRace() {
 // Example_electionNeedsReady: the same queue can elect a leader, but being
 // lowest only makes a candidate; before serving it has to recover state,
 // and it says so by publishing a "ready" node. Clients wait for "ready",
-// not for the election result (claim L10; §3, last paragraph).
+// not for the election result (claim L10, §3 ¶6).
 //
 // A client Q checks <root>/ready with a watch before any election: absent.
 // Candidates L1 and L2 join the queue under <root>/election; L1 is lowest,

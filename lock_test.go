@@ -33,8 +33,8 @@ var herd1000 = flag.Bool("zk19.herd1000", false, "L7: also measure N=1000 candid
 
 // TestL1_FreshGUIDEphemeralSequentialUnderOneParent: every logical
 // acquisition names its node with a GUID of its own, and the node is an
-// ephemeral, sequential child of the one persistent lock parent (claim L1;
-// §3, first paragraph).
+// ephemeral, sequential child of the one persistent lock parent (claim L1,
+// §3 ¶1).
 //
 // Session A acquires and releases three times: each hold has a new
 // version-4 UUID and a name <guid>-lock-<10 digits> directly under the
@@ -118,7 +118,7 @@ func TestL1_FreshGUIDEphemeralSequentialUnderOneParent(t *testing.T) {
 
 // TestL2_SequenceSuffixOrdersCandidates: the queue is the order of the
 // parsed number after the last "-lock-"; whole names start with a random
-// GUID and sort in an unrelated order (claim L2; §3, first paragraph).
+// GUID and sort in an unrelated order (claim L2, §3 ¶1).
 //
 // One session starts twelve acquisitions one after another. Each waiter
 // blocks on the candidate created right before it, although the names,
@@ -217,8 +217,7 @@ func nextWait(p *contender) (string, error) {
 
 // TestL3_EachWaiterWatchesOnlyItsPredecessor: the lowest candidate holds and
 // every other one watches only the candidate right before it, and the
-// server's own watch tables say so (claim L3; §3, second paragraph and the
-// A→B→C diagram).
+// server's own watch tables say so (claim L3, §3 ¶2).
 //
 // On a dedicated server (so the server-wide watch count is ours alone): A
 // holds, B waits, C waits. wchp (path -> sessions) lists exactly A's node
@@ -270,8 +269,7 @@ func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 
 // TestL4_DeletionWakesOnlyTheNextCandidate: deleting the holder's node
 // notifies only the candidate right behind it, which lists again and holds;
-// the one after it hears nothing and keeps waiting (claim L4; §3, second
-// paragraph and the A→B→C diagram).
+// the one after it hears nothing and keeps waiting (claim L4, §3 ¶3).
 //
 // A holds, B waits on A, C waits on B. A releases: B acquires after exactly
 // one event and two lists. C's state, settled after a read on C's own
@@ -319,7 +317,7 @@ func TestL4_DeletionWakesOnlyTheNextCandidate(t *testing.T) {
 // TestL5_WatchEventIsNotSuccess: a watch event means "look again", never
 // "you hold it": when the candidate in front gives up while someone further
 // ahead still holds, the waiter wakes, lists, watches its new predecessor
-// and keeps waiting (claim L5; §3, second paragraph).
+// and keeps waiting (claim L5, §3 ¶2).
 //
 // A holds, B waits on A, C waits on B. B gives up (its context is
 // cancelled; it deletes its own node). C gets one event, lists again, now
@@ -369,8 +367,7 @@ func TestL5_WatchEventIsNotSuccess(t *testing.T) {
 
 // TestL6_OwnNodeGoneMeansLostCandidacy: a candidate whose own node has
 // disappeared has no candidacy left; the recipe says so with an error and
-// never reports that it holds the lock (claim L6; §3, second paragraph,
-// last sentence).
+// never reports that it holds the lock (claim L6, §3 ¶2).
 //
 // Waiter: A holds, B waits on A; D deletes B's node. B only finds out at its
 // next round (it watches A, not itself): settled, it still waits with no
@@ -459,8 +456,8 @@ func deleteAs(t zkserver.TB, c *zkclient.Client, a actor, p string) {
 
 // TestL6_LateReleaseDeletesNothingOfTheNextHolder: a holder whose node
 // another client deleted has nothing left to release; its late Release says
-// so and must not touch the node of whoever holds now (claim L6; §3, second
-// paragraph, last sentence; issue 12's first undetected fault).
+// so and must not touch the node of whoever holds now (claim L6, §3 ¶2;
+// issue 12's first undetected fault).
 //
 // E holds, F waits on E. D deletes E's node; F is notified and holds. E,
 // which never asked for Lost, releases late: ErrLostCandidacy, and F's node
@@ -510,7 +507,7 @@ func TestL6_LateReleaseDeletesNothingOfTheNextHolder(t *testing.T) {
 // TestL6_ExpiredWaiterReportsSessionChanged: when a waiter's session
 // expires, its candidacy is over: the client library quietly opens a new
 // session, and the waiter says the session changed instead of ever holding
-// (claim L6; §3, second paragraph; the new session's part is R8's).
+// (claim L6, §3 ¶2; the new session's part is R8's).
 //
 // Dedicated server with a short tick. A holds; B, through a client proxy
 // and with a short session, waits on A. The proxy cuts B off (closes its
@@ -564,10 +561,9 @@ func TestL6_ExpiredWaiterReportsSessionChanged(t *testing.T) {
 }
 
 // TestL7_HerdEffect: watching the predecessor wakes one waiter per release;
-// watching the parent's children wakes every waiter (claim L7; §3, the
-// paragraph after the A→B→C diagram). One wakeup per release holds for a
-// run without faults; the article warns that faults and session events can
-// add callbacks.
+// watching the parent's children wakes every waiter (claim L7, §3 ¶3). One
+// wakeup per release holds for a run without faults; the article warns that
+// faults and session events can add callbacks.
 //
 // Dedicated server (mntr counters are server-wide). N candidates, each its
 // own session: one holds, N-1 wait. Ours, three releases in a row: each
@@ -765,8 +761,7 @@ func lowestBySeq(kids []string) string {
 // TestL8_ListExistsRace: the predecessor can vanish between the list and
 // the exists(pred, watch); exists then finds no node and the waiter must
 // list again at once, since the event it would wait for has already been
-// and gone (claim L8; §3, the paragraph on the race between listing and
-// registering the watch).
+// and gone (claim L8, §3 ¶4).
 //
 // The Probe's BeforeWatch hook deletes the predecessor exactly in that
 // window, twenty times in a row: each time exists answers false, B lists
@@ -824,8 +819,7 @@ func TestL8_ListExistsRace(t *testing.T) {
 // session's getChildren includes its own node and every smaller candidate
 // that still exists, also on a follower that was behind when the create
 // arrived; so a smaller candidate missing from that list really has been
-// deleted (claim L9; §3, the paragraph asking why a possibly stale read can
-// still judge the queue).
+// deleted (claim L9, §3 ¶5).
 //
 // 3-server ensemble with link proxies; W's session is on follower F, and F
 // reports itself a follower. Each lagging round holds the leader's stream
@@ -998,8 +992,7 @@ func (r *l9Round) createBehind(i int, y string) string {
 
 // TestL10_ElectionNeedsReadyAcrossFailover: in an election the lowest
 // candidate is only a candidate; it becomes usable after it has recovered
-// state and published "ready", and clients wait for "ready" (claim L10;
-// §3, last paragraph).
+// state and published "ready", and clients wait for "ready" (claim L10, §3 ¶6).
 //
 // Beyond Example_electionNeedsReady, a failover: L1 leads and has published
 // ready; Q uses it and watches ready. L1's session ends: its candidate and

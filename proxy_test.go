@@ -158,8 +158,7 @@ func (lc *lostCreate) observed(t zkserver.TB) map[string]int64 {
 
 // TestR1_ProxyDropsTheSuccessfulCreateReply: a create can succeed on the
 // server while its client never learns the name the server gave the node
-// (claim R1; §4, first paragraph, and the third on how the experiment
-// loses the reply).
+// (claim R1, §4 ¶3).
 //
 // The proxy records the xid of A's create, lets it through, recognises the
 // reply with that xid and err=0, discards it and closes A's connection. A's
@@ -180,8 +179,7 @@ func TestR1_ProxyDropsTheSuccessfulCreateReply(t *testing.T) {
 }
 
 // TestR2_SessionSurvivesTheLostReply: after the lost reply A reconnects
-// through the proxy and its session id is unchanged (claim R2; §4, third
-// paragraph).
+// through the proxy and its session id is unchanged (claim R2, §4 ¶3).
 func TestR2_SessionSurvivesTheLostReply(t *testing.T) {
 	claim(t, "R2")
 	lc := runLostCreate(t, "R2")
@@ -199,8 +197,7 @@ func TestR2_SessionSurvivesTheLostReply(t *testing.T) {
 // with the same GUID keeps the one child that carries the GUID and is owned
 // by this session; it is the node the server created, as a second client
 // sees it directly, and the proxy never read the reply's path, so the
-// answer cannot come from the fault injector (claim R3; §4, second
-// paragraph and the recovery diagram).
+// answer cannot come from the fault injector (claim R3, §4 ¶2).
 //
 // After the lost create reply, A's Recover with the GUID adopts the node
 // and, as Acquire would, holds it (no one else is queued); O sees exactly
@@ -226,8 +223,7 @@ func TestR3_RecoverFindsExactlyTheServersNode(t *testing.T) {
 // TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses: retrying the same
 // create after the lost reply makes a second node, because sequential
 // creates are not deduplicated by name; recovery then finds two matches in
-// this session and refuses, naming both and deleting neither (claim R4; §4,
-// first paragraph on the retry and the last on the control run).
+// this session and refuses, naming both and deleting neither (claim R4, §4 ¶5).
 func TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses(t *testing.T) {
 	claim(t, "R4")
 	lc := runLostCreate(t, "R4")
@@ -270,7 +266,7 @@ func blindRetry(t zkserver.TB, lc *lostCreate) string {
 
 // TestR5_NoMatchIsMissingNotANewAcquisition: when no node carries the GUID,
 // recovery says the node is missing and creates nothing; it never turns
-// into a new acquisition by itself (claim R5; §4, second paragraph).
+// into a new acquisition by itself (claim R5, §4 ¶2).
 //
 // Through the proxy, A's create is lost before the server sees it (the
 // proxy holds it, then cuts A's connection): A sees the same connection
@@ -311,8 +307,7 @@ func TestR5_NoMatchIsMissingNotANewAcquisition(t *testing.T) {
 }
 
 // TestR6_ANodeOfAnotherSessionIsNotAdopted: a node that carries the GUID
-// but is owned by another session is never recovered (claim R6; §4, second
-// paragraph: check ephemeralOwner, delete nobody else's candidate).
+// but is owned by another session is never recovered (claim R6, §4 ¶2).
 //
 // After the lost create reply, B (another session) creates a node that
 // carries A's GUID. Recover adopts A's own node, not B's. Once A has
@@ -356,7 +351,7 @@ func TestR6_ANodeOfAnotherSessionIsNotAdopted(t *testing.T) {
 // outcome from the reply header (xid, zxid, err); it has no decoder for the
 // create's response body, so recovery cannot learn the path from it. The
 // first frame of each connection, the session handshake, passes unread
-// (claim R7; §4, fourth paragraph). The frame decoders are fuzzed in
+// (claim R7, §4 ¶4). The frame decoders are fuzzed in
 // internal/jute, and internal/faultproxy's TestZKNeverDecodesCreateReplyBody
 // and TestZKFirstFrameIsNeverParsed check both properties byte by byte.
 //
@@ -397,7 +392,7 @@ func TestR7_ProxyReadsHeadersAndTheCreateRequestOnly(t *testing.T) {
 // expired, its node is gone and nothing of the old acquisition counts: the
 // Locker pinned to the old session refuses to release, recover or acquire
 // in the session the client opened by itself, and a new acquisition, on a
-// new Locker, uses a new GUID (claim R8; §4, last paragraph).
+// new Locker, uses a new GUID (claim R8, §4 ¶5).
 //
 // Dedicated server with a short tick; A holds through a client proxy with
 // a short session. The proxy cuts A off until O sees the server delete A's
@@ -470,10 +465,10 @@ func TestR8_AfterExpiryTheOldNodeGivesNoCandidacy(t *testing.T) {
 
 // TestR3_ReleaseLooksAgainAfterALostDelete: the rule of R3 applied to the
 // delete of a Release: after a connection loss the outcome is unknown, and
-// the same session looks again at its own node before deciding (claim R3;
-// §4, second paragraph; issue 13's lost delete reply). Release reports
-// success only once its node is known gone, deletes it again if it is
-// still there, and never touches another session's node.
+// the same session looks again at its own node before deciding (claim R3, §4
+// ¶2; issue 13's lost delete reply). Release reports success only once its
+// node is known gone, deletes it again if it is still there, and never
+// touches another session's node.
 //
 // A holds through the proxy; B waits on A directly. In one run the proxy
 // loses the successful reply to A's delete: A's Release sees a connection
@@ -545,8 +540,8 @@ func releaseOutcome(t *testing.T, lr *lostReply, ha *lock.Held, b *contender, pb
 }
 
 // Example_x1RetryAfterConnectionLoss is exercise 1 of the article (claim
-// X1; §4 and the exercises): after a create whose reply was lost, retrying
-// with the same prefix gets a larger sequence number while the first create
+// X1, §8 ¶2): after a create whose reply was lost, retrying with the same
+// prefix gets a larger sequence number while the first create
 // still exists; recovery has to check the session and ephemeralOwner and
 // handle zero and many matches.
 func Example_x1RetryAfterConnectionLoss() {
