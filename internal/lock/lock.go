@@ -132,8 +132,8 @@ func New(conn *zk.Conn, parent string, opts ...Option) *Locker {
 }
 
 // pin checks the parent and pins the session, once; a failed check is
-// tried again by the next call.
-func (l *Locker) pin() (int64, error) {
+// tried again by the next call. ctx bounds the wait for the check.
+func (l *Locker) pin(ctx context.Context) (int64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.pinned {
@@ -143,7 +143,9 @@ func (l *Locker) pin() (int64, error) {
 	if sid == 0 {
 		return 0, errNoSession
 	}
-	ok, st, err := l.conn.Exists(l.parent)
+	var ok bool
+	var st *zk.Stat
+	err := within(ctx, func() (err error) { ok, st, err = l.conn.Exists(l.parent); return err })
 	switch {
 	case err != nil:
 		return 0, fmt.Errorf("%w: exists %s: %w", ErrParent, l.parent, err)
@@ -190,7 +192,7 @@ func (l *Locker) trace(typ, op, detail string) {
 // an error other than ErrLostCandidacy and ErrSessionChanged it deletes its
 // own node (bounded) before returning.
 func (l *Locker) Acquire(ctx context.Context) (*Held, error) {
-	session, err := l.pin()
+	session, err := l.pin(ctx)
 	if err != nil {
 		return nil, err
 	}

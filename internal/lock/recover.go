@@ -78,7 +78,7 @@ func (l *Locker) Recover(ctx context.Context, guid string) (*Held, error) {
 	if guid == "" || strings.ContainsAny(guid, "/\x00") || strings.Contains(guid, fence.LockInfix) {
 		return nil, fmt.Errorf("%w: %q", errBadGUID, guid)
 	}
-	session, err := l.pin()
+	session, err := l.pin(ctx)
 	if err != nil {
 		return nil, err
 	}
