@@ -48,9 +48,9 @@ const (
 	barrierPath = "/barrier"
 )
 
-func newTrio(t zkserver.TB) *trio {
+func newTrio(t zkserver.TB, opts ...zkserver.Option) *trio {
 	t.Helper()
-	c := startCluster(t, 3, zkserver.WithTickTime(trioTick), zkserver.WithLimits(10, trioSyncLimit))
+	c := startCluster(t, 3, append([]zkserver.Option{zkserver.WithTickTime(trioTick), zkserver.WithLimits(10, trioSyncLimit)}, opts...)...)
 	fs := c.Followers()
 	if len(fs) != 2 {
 		t.Fatalf("got %d followers; want 2", len(fs))
@@ -973,7 +973,8 @@ func syncAs(t zkserver.TB, c *zkclient.Client, a actor, d time.Duration) {
 func TestS4_SessionOrderAndNoGoingBack(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claim(t, "S4")
-	tr := newTrio(t)
+	// The server says why it turns a session away at INFO.
+	tr := newTrio(t, zkserver.WithLogger("org.apache.zookeeper.server.ZooKeeperServer", "info"))
 	t.Run("a session reads its own write on a lagging follower", func(t *testing.T) {
 		readYourWrite(tr.in(t))
 	})
@@ -1092,6 +1093,8 @@ func noGoingBack(tr *trio) {
 		t.Fatalf("S4 check broken: %s is at zxid 0x%x; want it behind B's 0x%x", tr.lagging.Label, behind.Zxid, st.Mzxid)
 	}
 	phase(t, "B, having seen 0x%x, is moved to %s, whose last zxid is 0x%x", st.Mzxid, tr.lagging.Label, behind.Zxid)
+	const refusal = "Refusing session request for client"
+	tr.lagging.WatchLog(refusal)
 	mark := B.Mark()
 	m.moveTo(tr.lagging.Client)
 	sid := B.SessionID()
@@ -1119,7 +1122,14 @@ func noGoingBack(tr *trio) {
 	default:
 		pb.info("get pending")
 	}
-	evidence(t, "after %d dials to %s, B has no session there (states since the move %v): the server is behind B's zxid 0x%x", m.dialsTo(tr.lagging.Client), tr.lagging.Label, B.States()[mark:], st.Mzxid)
+	said, err := tr.lagging.WaitLog(within, refusal)
+	if err != nil {
+		t.Fatalf("S4 refuted: %v", err)
+	}
+	evidence(t, "after %d dials to %s, B has no session there (states since the move %v); the server logged: %s", m.dialsTo(tr.lagging.Client), tr.lagging.Label, B.States()[mark:], said)
+	if want := fmt.Sprintf("seen zxid 0x%x", st.Mzxid); !strings.Contains(said, want) {
+		t.Fatalf("S4 check broken: got the server's line %q; want it to name B's zxid (%q)", said, want)
+	}
 	tr.release()
 	if err := B.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); err != nil {
 		t.Fatalf("B after the release: %v", err)

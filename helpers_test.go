@@ -10,7 +10,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -122,14 +121,12 @@ func sharedServer(t zkserver.TB) *zkserver.Server {
 	return shared
 }
 
-var nonPath = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
-
 // testRoot creates a fresh persistent /zk19-<test name> node and removes it
 // with everything below it when the test ends, so a shared server is left
 // as it was found.
 func testRoot(t zkserver.TB, c *zkclient.Client) string {
 	t.Helper()
-	root := "/zk19-" + nonPath.ReplaceAllString(t.Name(), "_")
+	root := "/zk19-" + zkserver.SafeName(t.Name())
 	if _, err := c.Create(root, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatalf("create %s: %v", root, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net"
 	"os"
+	"os/exec"
 	"os/signal"
 	"regexp"
 	"slices"
@@ -52,6 +53,15 @@ func runMain(m *testing.M) (code int) {
 		return m.Run()
 	}
 	backend = b
+	// Ryuk's job, done here: remove what earlier runs left when they died
+	// without cleaning up.
+	line, err := zkserver.Reap()
+	if line != "" {
+		fmt.Println(line)
+	}
+	if err != nil {
+		fmt.Printf("# zk19: reaping what earlier runs left: %v\n", err)
+	}
 	mainScope = zkserver.NewScope("TestMain")
 	defer func() {
 		mainScope.Close()
@@ -273,13 +283,24 @@ func requireLoopback(t *testing.T, what, addr string) {
 }
 
 // TestE3_ScenarioLeavesNothingBehind: whatever a scenario starts is gone
-// when it ends: the server process (or container), the proxy's listener,
-// the client's goroutines and the temporary directory (claim E3, evidence).
-// The scenario runs in its own Scope and is checked right after it closes;
-// TestMain repeats the process and goroutine checks for the whole suite.
+// when it ends, and also when the run is interrupted (claim E3, section §7).
+//   - A scenario runs in its own Scope and is checked right after it closes:
+//     the server process (or container), the proxy's listener, the client's
+//     goroutines and the temporary directory are gone. TestMain repeats the
+//     process and goroutine checks for the whole suite.
+//   - This test binary is run again as a child that interrupts itself
+//     (SIGINT, through zkserver.EnvInterruptAt) at three points where a
+//     server is being made: the shared server starting, a test's own server
+//     starting, and an ensemble started but not ready. Once the child has
+//     exited, no container, server process or server dir of it is left.
 func TestE3_ScenarioLeavesNothingBehind(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claim(t, "E3")
+	t.Run("a scenario leaves nothing behind when its scope closes", scopeLeavesNothing)
+	t.Run("an interrupted run leaves nothing behind", interruptLeavesNothing)
+}
+
+func scopeLeavesNothing(t *testing.T) {
 	keep := goleak.IgnoreCurrent()
 	live := zkserver.Live()
 	sc := zkserver.NewScope("E3-scenario")
@@ -317,4 +338,54 @@ func TestE3_ScenarioLeavesNothingBehind(t *testing.T) {
 		t.Errorf("E3 violated: goroutines left: %v", err)
 	}
 	t.Logf("after close: process gone, ports closed, temp dir removed, no new goroutines")
+}
+
+// interruptLeavesNothing runs TestY8 in a child test binary that sends
+// itself SIGINT at each point, and checks what the child left.
+func interruptLeavesNothing(t *testing.T) {
+	if os.Getenv(zkserver.EnvInterruptAt) != "" {
+		t.Skip("skipped: this is the interrupted child")
+	}
+	made := "process-start"
+	if backend.Kind == zkserver.Container {
+		made = "container-create"
+	}
+	// The n-th time a point is reached: the shared server of TestMain is
+	// the first server made; TestY8's ensemble is the first ensemble.
+	for _, point := range []string{made + ":1", made + ":2", "ensemble-start:1"} {
+		pid, code, out := runInterruptedChild(t, "TestY8_BarrierIsNoSnapshotAcrossPaths", point)
+		left, err := zkserver.Leftovers(pid)
+		if err != nil {
+			t.Fatalf("leftovers of child %d: %v", pid, err)
+		}
+		evidence(t, "SIGINT at %s: child %d exited %d; left behind: %d things %v", point, pid, code, len(left), left)
+		if code != 130 && code != 1 {
+			t.Errorf("E3 check broken: interrupted at %s the child exited %d; want 130 (interrupted) or 1 (failed first):\n%s", point, code, out)
+		}
+		if !strings.Contains(out, "zk19: interrupt") {
+			t.Errorf("E3 check broken: interrupted at %s the child never saw the interrupt; want its handler to run:\n%s", point, out)
+		}
+		if len(left) > 0 {
+			t.Errorf("E3 violated: interrupted at %s the child left %v; want nothing", point, left)
+		}
+	}
+}
+
+// runInterruptedChild runs one test of this binary in a child that
+// interrupts itself at point, and returns its pid, exit code and output.
+func runInterruptedChild(t *testing.T, test, point string) (int, int, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), zkserver.EnvInterruptAt+"="+point)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start child: %v", err)
+	}
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("child at %s: %v", point, err)
+	}
+	return cmd.Process.Pid, cmd.ProcessState.ExitCode(), out.String()
 }

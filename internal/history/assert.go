@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
+
+	"github.com/anishathalye/porcupine"
 )
 
 // TB is the subset of testing.TB used by the Require helpers.
@@ -17,13 +18,13 @@ type TB interface {
 	TempDir() string
 }
 
-// RequireTimeout bounds the linearizability check run by the Require
+// requireTimeout bounds the linearizability check run by the Require
 // helpers; a check that times out fails them.
-const RequireTimeout = 2 * time.Minute
+const requireTimeout = 2 * time.Minute
 
-// VisualizationDir is where the Require helpers keep visualizations of
+// visualizationDir is where the Require helpers keep visualizations of
 // failed checks so that they outlive the test: os.TempDir()/zk19-porcupine.
-func VisualizationDir() string { return filepath.Join(os.TempDir(), "zk19-porcupine") }
+func visualizationDir() string { return filepath.Join(os.TempDir(), "zk19-porcupine") }
 
 // RequireLinearizable fails t unless r's history is linearizable; claim
 // names what the check establishes (e.g. "S1").
@@ -41,7 +42,7 @@ func RequireNotLinearizable(t TB, r *Recorder, claim string) {
 
 func require(t TB, r *Recorder, claim string, want Verdict) {
 	t.Helper()
-	got, info, err := Check(context.Background(), r.Operations(), r.Initial(), RequireTimeout)
+	got, info, err := Check(context.Background(), r.Operations(), r.initial, requireTimeout)
 	if err != nil {
 		t.Errorf("%s: linearizability check failed: %v", claim, err)
 		return
@@ -49,39 +50,37 @@ func require(t TB, r *Recorder, claim string, want Verdict) {
 	if got == want {
 		return
 	}
-	name := fmt.Sprintf("%s-%d.html", sanitize(claim), time.Now().UnixNano())
-	path := filepath.Join(VisualizationDir(), name)
-	if verr := WriteVisualization(path, r.Initial(), info); verr != nil {
+	path, verr := visualize(visualizationDir(), claim, r.initial, info)
+	if verr != nil {
 		t.Logf("%v; falling back to the test's temporary directory", verr)
-		path = filepath.Join(t.TempDir(), name)
-		if verr := WriteVisualization(path, r.Initial(), info); verr != nil {
+		if path, verr = visualize(t.TempDir(), claim, r.initial, info); verr != nil {
 			t.Logf("%v", verr)
-			path = ""
 		}
 	}
-	if path != "" {
+	if verr == nil {
 		t.Logf("%s: porcupine visualization: %s", claim, path)
 	}
-	t.Logf("%s: history (initial %q):\n%s", claim, r.Initial(), r.String())
+	t.Logf("%s: history (initial %q):\n%s", claim, r.initial, r.String())
 	t.Errorf("%s violated: history is %v; want %v", claim, got, want)
 }
 
-// sanitize turns claim into a file name fragment.
-func sanitize(claim string) string {
-	s := strings.Map(func(c rune) rune {
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.':
-			return c
-		default:
-			return '_'
-		}
-	}, claim)
-	s = strings.Trim(s, "._")
-	if len(s) > 64 {
-		s = s[:64]
+// visualize writes the visualization to a new file in dir named after the
+// claim as the caller spells it ("S2-<random>.html"); a claim that cannot
+// be part of a file name (it holds a "/") gives "porcupine-<random>.html".
+func visualize(dir, claim, initial string, info porcupine.LinearizationInfo) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("history: visualization: %w", err)
 	}
-	if s == "" {
-		s = "claim"
+	f, err := os.CreateTemp(dir, claim+"-*.html")
+	if err != nil {
+		f, err = os.CreateTemp(dir, "porcupine-*.html")
 	}
-	return s
+	if err != nil {
+		return "", fmt.Errorf("history: visualization: %w", err)
+	}
+	path := f.Name()
+	if err := writeVisualization(f, initial, info); err != nil {
+		return "", fmt.Errorf("history: visualization %s: %w", path, err)
+	}
+	return path, nil
 }

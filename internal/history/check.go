@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -14,12 +13,12 @@ import (
 
 var seed = maphash.MakeSeed()
 
-// NewModel returns the porcupine model of a string register whose value is
+// newModel returns the porcupine model of a string register whose value is
 // initially initial. Inputs and outputs must be Input and Output values; an
 // Output with Unknown set is accepted for any operation (a Write with an
 // unknown outcome that porcupine linearizes took effect; one that never took
 // effect is linearized after every other operation, harmlessly).
-func NewModel(initial string) porcupine.Model {
+func newModel(initial string) porcupine.Model {
 	return porcupine.Model{
 		Init: func() any { return initial },
 		Step: func(state, input, output any) (bool, any) {
@@ -54,10 +53,6 @@ func NewModel(initial string) porcupine.Model {
 		DescribeState: func(state any) string { return strconv.Quote(state.(string)) },
 	}
 }
-
-// RegisterModel is NewModel(""): a register that initially holds the empty
-// string, like a ZooKeeper node created without data.
-var RegisterModel = NewModel("")
 
 // Verdict is the outcome of Check.
 type Verdict int
@@ -108,7 +103,7 @@ func Check(ctx context.Context, ops []porcupine.Operation, initial string, timeo
 	// Once ctx ends every step fails, which makes the search unwind
 	// quickly. Only Illegal can be caused by that, so an Ok result is
 	// still trustworthy.
-	model := NewModel(initial)
+	model := newModel(initial)
 	step := model.Step
 	model.Step = func(state, input, output any) (bool, any) {
 		if ctx.Err() != nil {
@@ -129,23 +124,13 @@ func Check(ctx context.Context, ops []porcupine.Operation, initial string, timeo
 	}
 }
 
-// WriteVisualization writes porcupine's HTML visualization of info, as
-// returned by Check for a register with the given initial value, to path,
-// creating parent directories as needed.
-func WriteVisualization(path, initial string, info porcupine.LinearizationInfo) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("history: visualization: %w", err)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("history: visualization: %w", err)
-	}
-	if err := porcupine.Visualize(NewModel(initial), info, f); err != nil {
+// writeVisualization writes porcupine's HTML visualization of info, as
+// returned by Check for a register with the given initial value, to f, and
+// closes f.
+func writeVisualization(f *os.File, initial string, info porcupine.LinearizationInfo) error {
+	if err := porcupine.Visualize(newModel(initial), info, f); err != nil {
 		_ = f.Close()
-		return fmt.Errorf("history: visualization %s: %w", path, err)
+		return err
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("history: visualization %s: %w", path, err)
-	}
-	return nil
+	return f.Close()
 }

@@ -56,8 +56,8 @@ type Output struct {
 	Unknown bool
 }
 
-// Infinity is the return time given to operations with an unknown outcome.
-const Infinity int64 = math.MaxInt64
+// infinity is the return time given to operations with an unknown outcome.
+const infinity int64 = math.MaxInt64
 
 // Recorder records a history. It is safe for concurrent use. Times are
 // nanoseconds on the monotonic clock since the Recorder was created, made
@@ -93,9 +93,6 @@ type Call struct {
 func NewRecorder(initial string) *Recorder {
 	return &Recorder{initial: initial, base: time.Now()}
 }
-
-// Initial returns the register's initial value.
-func (r *Recorder) Initial() string { return r.initial }
 
 // Now returns the current time on the recorder's clock, for use with Span.
 func (r *Recorder) Now() int64 {
@@ -188,7 +185,7 @@ func (r *Recorder) Span(client int, in Input, out Output, call, ret int64) error
 
 // Operations returns the history for porcupine: Input and Output hold Input
 // and Output values; operations with an unknown or not yet known outcome
-// return at Infinity.
+// return at infinity.
 func (r *Recorder) Operations() []porcupine.Operation {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -197,7 +194,7 @@ func (r *Recorder) Operations() []porcupine.Operation {
 		op := porcupine.Operation{ClientId: rec.client, Input: rec.in, Call: rec.call, Output: rec.out, Return: rec.ret}
 		if !rec.done || rec.out.Unknown {
 			op.Output = Output{Unknown: true}
-			op.Return = Infinity
+			op.Return = infinity
 		}
 		ops = append(ops, op)
 	}

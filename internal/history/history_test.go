@@ -42,71 +42,75 @@ func build(t *testing.T, initial string, spans ...span) *Recorder {
 
 func check(t *testing.T, r *Recorder) (Verdict, porcupine.LinearizationInfo) {
 	t.Helper()
-	v, info, err := Check(context.Background(), r.Operations(), r.Initial(), 0)
+	v, info, err := Check(context.Background(), r.Operations(), r.initial, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return v, info
 }
 
+// Clients of the hand-written histories.
+const a, b = 0, 1
+
+// registerHistories are small histories with a known verdict.
+var registerHistories = []struct {
+	name  string
+	spans []span
+	want  Verdict
+}{
+	{"stale read after completed write", []span{
+		{client: a, op: Write, value: "1", call: 0, ret: 10},
+		{client: b, op: Read, value: "0", call: 20, ret: 30},
+	}, NotLinearizable},
+	{"fresh read after completed write", []span{
+		{client: a, op: Write, value: "1", call: 0, ret: 10},
+		{client: b, op: Read, value: "1", call: 20, ret: 30},
+	}, Linearizable},
+	{"concurrent read sees old value", []span{
+		{client: a, op: Write, value: "1", call: 0, ret: 10},
+		{client: b, op: Read, value: "0", call: 5, ret: 15},
+	}, Linearizable},
+	{"concurrent read sees new value", []span{
+		{client: a, op: Write, value: "1", call: 0, ret: 10},
+		{client: b, op: Read, value: "1", call: 5, ret: 15},
+	}, Linearizable},
+	{"touching intervals are concurrent", []span{
+		{client: a, op: Write, value: "1", call: 0, ret: 10},
+		{client: b, op: Read, value: "0", call: 10, ret: 20},
+	}, Linearizable},
+	{"read of a never-written value", []span{
+		{client: b, op: Read, value: "7", call: 0, ret: 10},
+	}, NotLinearizable},
+	{"unknown write, later read sees it", []span{
+		{client: a, op: Write, value: "1", unknown: true, call: 0, ret: 10},
+		{client: b, op: Read, value: "1", call: 20, ret: 30},
+	}, Linearizable},
+	{"unknown write, later read does not see it", []span{
+		{client: a, op: Write, value: "1", unknown: true, call: 0, ret: 10},
+		{client: b, op: Read, value: "0", call: 20, ret: 30},
+	}, Linearizable},
+	{"unknown write takes effect late", []span{
+		{client: a, op: Write, value: "1", unknown: true, call: 0, ret: 10},
+		{client: b, op: Read, value: "0", call: 20, ret: 30},
+		{client: b, op: Read, value: "1", call: 40, ret: 50},
+	}, Linearizable},
+	{"unknown write seen then unseen", []span{
+		{client: a, op: Write, value: "1", unknown: true, call: 0, ret: 10},
+		{client: b, op: Read, value: "1", call: 20, ret: 30},
+		{client: b, op: Read, value: "0", call: 40, ret: 50},
+	}, NotLinearizable},
+	{"unknown write cannot act before its call", []span{
+		{client: b, op: Read, value: "1", call: 0, ret: 10},
+		{client: a, op: Write, value: "1", unknown: true, call: 20, ret: 30},
+	}, NotLinearizable},
+	{"unknown read constrains nothing", []span{
+		{client: a, op: Write, value: "1", call: 0, ret: 10},
+		{client: b, op: Read, unknown: true, call: 20, ret: 30},
+	}, Linearizable},
+}
+
 func TestCheckRegisterHistories(t *testing.T) {
-	const a, b = 0, 1
-	tests := []struct {
-		name  string
-		spans []span
-		want  Verdict
-	}{
-		{"stale read after completed write", []span{
-			{client: a, op: Write, value: "1", call: 0, ret: 10},
-			{client: b, op: Read, value: "0", call: 20, ret: 30},
-		}, NotLinearizable},
-		{"fresh read after completed write", []span{
-			{client: a, op: Write, value: "1", call: 0, ret: 10},
-			{client: b, op: Read, value: "1", call: 20, ret: 30},
-		}, Linearizable},
-		{"concurrent read sees old value", []span{
-			{client: a, op: Write, value: "1", call: 0, ret: 10},
-			{client: b, op: Read, value: "0", call: 5, ret: 15},
-		}, Linearizable},
-		{"concurrent read sees new value", []span{
-			{client: a, op: Write, value: "1", call: 0, ret: 10},
-			{client: b, op: Read, value: "1", call: 5, ret: 15},
-		}, Linearizable},
-		{"touching intervals are concurrent", []span{
-			{client: a, op: Write, value: "1", call: 0, ret: 10},
-			{client: b, op: Read, value: "0", call: 10, ret: 20},
-		}, Linearizable},
-		{"read of a never-written value", []span{
-			{client: b, op: Read, value: "7", call: 0, ret: 10},
-		}, NotLinearizable},
-		{"unknown write, later read sees it", []span{
-			{client: a, op: Write, value: "1", unknown: true, call: 0, ret: 10},
-			{client: b, op: Read, value: "1", call: 20, ret: 30},
-		}, Linearizable},
-		{"unknown write, later read does not see it", []span{
-			{client: a, op: Write, value: "1", unknown: true, call: 0, ret: 10},
-			{client: b, op: Read, value: "0", call: 20, ret: 30},
-		}, Linearizable},
-		{"unknown write takes effect late", []span{
-			{client: a, op: Write, value: "1", unknown: true, call: 0, ret: 10},
-			{client: b, op: Read, value: "0", call: 20, ret: 30},
-			{client: b, op: Read, value: "1", call: 40, ret: 50},
-		}, Linearizable},
-		{"unknown write seen then unseen", []span{
-			{client: a, op: Write, value: "1", unknown: true, call: 0, ret: 10},
-			{client: b, op: Read, value: "1", call: 20, ret: 30},
-			{client: b, op: Read, value: "0", call: 40, ret: 50},
-		}, NotLinearizable},
-		{"unknown write cannot act before its call", []span{
-			{client: b, op: Read, value: "1", call: 0, ret: 10},
-			{client: a, op: Write, value: "1", unknown: true, call: 20, ret: 30},
-		}, NotLinearizable},
-		{"unknown read constrains nothing", []span{
-			{client: a, op: Write, value: "1", call: 0, ret: 10},
-			{client: b, op: Read, unknown: true, call: 20, ret: 30},
-		}, Linearizable},
-	}
-	for _, tc := range tests {
+	for _, tc := range registerHistories {
 		t.Run(tc.name, func(t *testing.T) {
 			r := build(t, "0", tc.spans...)
 			if got, _ := check(t, r); got != tc.want {
@@ -145,10 +149,11 @@ func TestCompositeInterval(t *testing.T) {
 }
 
 // TestCompositeIntervalRecorded builds the same scenario with the real
-// clock: Call.Start of the barrier begins the composite read.
+// clock: the time taken just before the barrier begins the composite read.
 func TestCompositeIntervalRecorded(t *testing.T) {
 	for _, composite := range []bool{true, false} {
 		r := NewRecorder("0")
+		start := r.Now()
 		barrier := r.Invoke(1, Write, "1")
 		barrier.Ok("")
 		w := r.Invoke(0, Write, "2")
@@ -156,7 +161,7 @@ func TestCompositeIntervalRecorded(t *testing.T) {
 		want := NotLinearizable
 		if composite {
 			want = Linearizable
-			if err := r.Span(1, Input{Op: Read}, Output{Value: "1"}, barrier.Start(), r.Now()); err != nil {
+			if err := r.Span(1, Input{Op: Read}, Output{Value: "1"}, start, r.Now()); err != nil {
 				t.Fatal(err)
 			}
 		} else {
@@ -187,8 +192,8 @@ func TestRecorderUnknownOutcomes(t *testing.T) {
 			t.Errorf("verdict %v; want linearizable\n%s", got, r)
 		}
 		ops := r.Operations()
-		if ops[0].Return != Infinity || ops[0].Output != (Output{Unknown: true}) {
-			t.Errorf("pending op = %+v; want unknown output returning at Infinity", ops[0])
+		if ops[0].Return != infinity || ops[0].Output != (Output{Unknown: true}) {
+			t.Errorf("pending op = %+v; want unknown output returning at infinity", ops[0])
 		}
 	})
 	t.Run("first completion wins", func(t *testing.T) {
@@ -196,7 +201,7 @@ func TestRecorderUnknownOutcomes(t *testing.T) {
 		c := r.Invoke(0, Write, "1")
 		c.Info()
 		c.Ok("")
-		if op := r.Operations()[0]; op.Return != Infinity {
+		if op := r.Operations()[0]; op.Return != infinity {
 			t.Errorf("Ok after Info changed the op: %+v", op)
 		}
 	})
@@ -307,8 +312,8 @@ func TestWriteVisualization(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := build(t, "0", tc.spans...)
 			_, info := check(t, r)
-			path := filepath.Join(t.TempDir(), "sub", "viz.html")
-			if err := WriteVisualization(path, r.Initial(), info); err != nil {
+			path, err := visualize(filepath.Join(t.TempDir(), "sub"), "viz", r.initial, info)
+			if err != nil {
 				t.Fatal(err)
 			}
 			data, err := os.ReadFile(path)
@@ -320,7 +325,7 @@ func TestWriteVisualization(t *testing.T) {
 			}
 		})
 	}
-	if err := WriteVisualization(filepath.Join(t.TempDir(), "missing\x00", "x.html"), "", porcupine.LinearizationInfo{}); err == nil {
+	if _, err := visualize(filepath.Join(t.TempDir(), "missing\x00"), "viz", "", porcupine.LinearizationInfo{}); err == nil {
 		t.Error("bad path accepted")
 	}
 }
@@ -390,8 +395,8 @@ func TestRequireHelpers(t *testing.T) {
 				t.Fatalf("no visualization path logged: %q", f.logs)
 			}
 			t.Cleanup(func() { _ = os.Remove(path) })
-			if filepath.Dir(path) != VisualizationDir() || !strings.HasPrefix(filepath.Base(path), claim+"-") {
-				t.Errorf("visualization path %s; want %s/%s-<nanos>.html", path, VisualizationDir(), claim)
+			if filepath.Dir(path) != visualizationDir() || !strings.HasPrefix(filepath.Base(path), claim+"-") {
+				t.Errorf("visualization path %s; want %s/%s-<random>.html", path, visualizationDir(), claim)
 			}
 			if st, err := os.Stat(path); err != nil || st.Size() == 0 {
 				t.Errorf("visualization %s: %v", path, err)
@@ -403,16 +408,21 @@ func TestRequireHelpers(t *testing.T) {
 	}
 }
 
-func TestSanitize(t *testing.T) {
-	for in, want := range map[string]string{
-		"S2":                  "S2",
-		"S2: stale read/sync": "S2__stale_read_sync",
-		"../../etc":           "etc",
-		"":                    "claim",
-		"ünïcode":             "n_code",
+func TestVisualizationIsNamedAfterTheClaim(t *testing.T) {
+	dir := t.TempDir()
+	for claim, prefix := range map[string]string{
+		"S2":             "S2-",
+		"S2: stale read": "S2: stale read-",
+		"S2/sync":        "porcupine-",
+		"../../etc/motd": "porcupine-",
 	} {
-		if got := sanitize(in); got != want {
-			t.Errorf("sanitize(%q) = %q; want %q", in, got, want)
+		path, err := visualize(dir, claim, "0", porcupine.LinearizationInfo{})
+		if err != nil {
+			t.Errorf("visualize(%q): %v", claim, err)
+			continue
+		}
+		if filepath.Dir(path) != dir || !strings.HasPrefix(filepath.Base(path), prefix) || !strings.HasSuffix(path, ".html") {
+			t.Errorf("visualize(%q) wrote %s; want %s/%s<random>.html", claim, path, dir, prefix)
 		}
 	}
 }

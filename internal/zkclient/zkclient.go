@@ -6,6 +6,7 @@ package zkclient
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -19,18 +20,16 @@ type Client struct {
 	*zk.Conn
 	Name string
 
-	t       zkserver.TB
 	mu      sync.Mutex
 	states  []zk.State
 	changed chan struct{} // closed and replaced on every state change
-	drained chan struct{}
+	drained chan struct{} // closed when the library's event stream ends
 }
 
 type options struct {
 	timeout time.Duration
 	dialer  zk.Dialer
 	quiet   bool
-	wait    bool
 }
 
 // Option configures Connect.
@@ -46,11 +45,11 @@ func WithDialer(d zk.Dialer) Option { return func(o *options) { o.dialer = d } }
 // Quiet stops the client from logging its session events.
 func Quiet() Option { return func(o *options) { o.quiet = true } }
 
-// NoWait returns before the session is established.
-func NoWait() Option { return func(o *options) { o.wait = false } }
-
 // ConnectWithin bounds the wait for a session.
 const ConnectWithin = 20 * time.Second
+
+// closeWithin bounds the wait for the library's goroutines after Close.
+const closeWithin = 10 * time.Second
 
 type logger struct {
 	name string
@@ -61,68 +60,97 @@ func (l logger) Printf(format string, args ...any) {
 	l.logf("%s zk-client: %s", l.name, strings.TrimSpace(fmt.Sprintf(format, args...)))
 }
 
+// gatedLog forwards to logf until it is closed: a closed client's last
+// events are not evidence.
+type gatedLog struct {
+	mu     sync.Mutex
+	logf   func(string, ...any)
+	closed bool
+}
+
+func (g *gatedLog) Logf(format string, args ...any) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.closed {
+		g.logf(format, args...)
+	}
+}
+
+func (g *gatedLog) close() { g.mu.Lock(); g.closed = true; g.mu.Unlock() }
+
 // Connect opens a session to servers and waits until it has one. Close is
 // registered as cleanup, and the cleanup waits until the library's event
 // stream has ended.
 func Connect(t zkserver.TB, name string, servers []string, opts ...Option) *Client {
 	t.Helper()
-	o := options{timeout: 10 * time.Second, dialer: net.DialTimeout, wait: true}
+	c, err := TryConnect(t, name, servers, opts...)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return c
+}
+
+// TryConnect is Connect for a goroutine other than the test's: it returns
+// the error instead of failing t. The cleanup is registered on t all the
+// same (Cleanup is safe from any goroutine), also when it fails.
+func TryConnect(t zkserver.TB, name string, servers []string, opts ...Option) (*Client, error) {
+	o := options{timeout: 10 * time.Second, dialer: net.DialTimeout}
 	for _, f := range opts {
 		f(&o)
 	}
-	c := &Client{Name: name, t: t, changed: make(chan struct{}), drained: make(chan struct{})}
-	logf := t.Logf
+	log := &gatedLog{logf: t.Logf}
 	if o.quiet {
-		logf = func(string, ...any) {}
-	}
-	var logMu sync.Mutex
-	logging := true
-	safeLogf := func(format string, args ...any) {
-		logMu.Lock()
-		defer logMu.Unlock()
-		if logging {
-			logf(format, args...)
-		}
+		log.logf = func(string, ...any) {}
 	}
 	conn, events, err := zk.Connect(servers, o.timeout,
-		zk.WithDialer(o.dialer), zk.WithLogInfo(false), zk.WithLogger(logger{name, safeLogf}))
+		zk.WithDialer(o.dialer), zk.WithLogInfo(false), zk.WithLogger(logger{name, log.Logf}))
 	if err != nil {
-		t.Fatalf("%s: connect %v: %v", name, servers, err)
+		return nil, fmt.Errorf("%s: connect %v: %w", name, servers, err)
 	}
-	c.Conn = conn
-	go func() {
-		defer close(c.drained)
-		for ev := range events {
-			if ev.Type != zk.EventSession {
-				continue
-			}
-			c.mu.Lock()
-			c.states = append(c.states, ev.State)
-			close(c.changed)
-			c.changed = make(chan struct{})
-			c.mu.Unlock()
-			if ev.State == zk.StateHasSession || ev.State == zk.StateExpired || ev.State == zk.StateDisconnected {
-				safeLogf("%s info session %s (server %s, session 0x%x)", name, stateName(ev.State), ev.Server, conn.SessionID())
-			}
-		}
-	}()
+	c := &Client{Conn: conn, Name: name, changed: make(chan struct{}), drained: make(chan struct{})}
+	go c.record(events, log.Logf)
 	t.Cleanup(func() {
-		logMu.Lock()
-		logging = false // a closed client's last events are not evidence
-		logMu.Unlock()
-		conn.Close()
-		select {
-		case <-c.drained:
-		case <-time.After(10 * time.Second):
-			t.Logf("%s: event stream still open 10s after Close", name)
+		log.close()
+		if err := c.CloseWait(closeWithin); err != nil {
+			t.Logf("%v", err)
 		}
 	})
-	if o.wait {
-		if err := c.WaitState(zk.StateHasSession, ConnectWithin); err != nil {
-			t.Fatalf("%s: %v", name, err)
+	if err := c.WaitState(zk.StateHasSession, ConnectWithin); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// record keeps the session states the library reports, until its event
+// stream ends.
+func (c *Client) record(events <-chan zk.Event, logf func(string, ...any)) {
+	defer close(c.drained)
+	for ev := range events {
+		if ev.Type != zk.EventSession {
+			continue
+		}
+		c.mu.Lock()
+		c.states = append(c.states, ev.State)
+		close(c.changed)
+		c.changed = make(chan struct{})
+		c.mu.Unlock()
+		if ev.State == zk.StateHasSession || ev.State == zk.StateExpired || ev.State == zk.StateDisconnected {
+			logf("%s info session %s (server %s, session 0x%x)", c.Name, stateName(ev.State), ev.Server, c.SessionID())
 		}
 	}
-	return c
+}
+
+// CloseWait closes the session and waits until the library's goroutines
+// have ended (its event stream is closed then). It may be called more than
+// once; the cleanup Connect registers calls it too.
+func (c *Client) CloseWait(within time.Duration) error {
+	c.Conn.Close()
+	select {
+	case <-c.drained:
+		return nil
+	case <-time.After(within):
+		return fmt.Errorf("%s: event stream still open %v after Close", c.Name, within)
+	}
 }
 
 func stateName(s zk.State) string {
@@ -137,14 +165,7 @@ func (c *Client) States() []zk.State {
 }
 
 // Seen reports whether state has been seen.
-func (c *Client) Seen(state zk.State) bool {
-	for _, s := range c.States() {
-		if s == state {
-			return true
-		}
-	}
-	return false
-}
+func (c *Client) Seen(state zk.State) bool { return slices.Contains(c.States(), state) }
 
 // Mark returns a position in the state history for WaitStateSince.
 func (c *Client) Mark() int {
@@ -160,27 +181,39 @@ func (c *Client) WaitState(state zk.State, within time.Duration) error {
 
 // WaitStateSince waits until state is seen at or after position mark.
 func (c *Client) WaitStateSince(mark int, state zk.State, within time.Duration) error {
+	return c.waitStates(within, stateName(state), func(seen []zk.State) bool {
+		return mark < len(seen) && slices.Contains(seen[mark:], state)
+	})
+}
+
+// WaitConnected waits until the client has a session now: the last state
+// it reported is HasSession. (WaitState(HasSession) also returns for a
+// session seen earlier and since lost.)
+func (c *Client) WaitConnected(within time.Duration) error {
+	return c.waitStates(within, "HasSession as the last state", func(seen []zk.State) bool {
+		return len(seen) > 0 && seen[len(seen)-1] == zk.StateHasSession
+	})
+}
+
+// waitStates waits, woken by every state change, until ok holds for the
+// states seen so far.
+func (c *Client) waitStates(within time.Duration, what string, ok func([]zk.State) bool) error {
 	deadline := time.NewTimer(within)
 	defer deadline.Stop()
 	for {
 		c.mu.Lock()
-		ch := c.changed
-		var seen []zk.State
-		if mark < len(c.states) {
-			seen = append(seen, c.states[mark:]...)
-		}
+		ch, seen := c.changed, c.states
+		done := ok(seen)
 		c.mu.Unlock()
-		for _, s := range seen {
-			if s == state {
-				return nil
-			}
+		if done {
+			return nil
 		}
 		select {
 		case <-ch:
 		case <-c.drained:
-			return fmt.Errorf("%s: event stream ended before %s; states seen: %v", c.Name, stateName(state), seen)
+			return fmt.Errorf("%s: event stream ended before %s; states seen: %v", c.Name, what, seen)
 		case <-deadline.C:
-			return fmt.Errorf("%s: no %s within %v; states seen: %v", c.Name, stateName(state), within, seen)
+			return fmt.Errorf("%s: no %s within %v; states seen: %v", c.Name, what, within, seen)
 		}
 	}
 }

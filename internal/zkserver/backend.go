@@ -24,26 +24,26 @@ const (
 
 // Environment variables read by Resolve.
 const (
-	EnvBackend = "ZK19_BACKEND"          // process | container | external | auto (default)
-	EnvJar     = "ZK19_ZOOKEEPER_JAR"    // a zookeeper.jar (process backend)
-	EnvHome    = "ZK19_ZOOKEEPER_HOME"   // a ZooKeeper distribution with lib/*.jar (process backend)
-	EnvImage   = "ZK19_IMAGE"            // the image (container backend)
-	EnvServers = "ZK19_SERVERS"          // host:port,... (external backend)
-	EnvLog     = "ZK19_SERVER_LOG_LEVEL" // error | warn (default) | info | debug
+	envBackend = "ZK19_BACKEND"          // process | container | external | auto (default)
+	envJar     = "ZK19_ZOOKEEPER_JAR"    // a zookeeper.jar (process backend)
+	envHome    = "ZK19_ZOOKEEPER_HOME"   // a ZooKeeper distribution with lib/*.jar (process backend)
+	envImage   = "ZK19_IMAGE"            // the image (container backend)
+	envServers = "ZK19_SERVERS"          // host:port,... (external backend)
+	envLog     = "ZK19_SERVER_LOG_LEVEL" // error | warn (default) | info | debug
 )
 
 // Images the container backend knows. The official image is the default; the
 // local one is what scripts/setup builds from Debian trixie where nothing can
 // be pulled. The local tag never pretends to be the official one.
 const (
-	OfficialImage = "zookeeper:3.9.6"
-	LocalImage    = "zk19/zookeeper:3.9.3-trixie"
+	officialImage = "zookeeper:3.9.6"
+	localImage    = "zk19/zookeeper:3.9.3-trixie"
 	debianJar     = "/usr/share/java/zookeeper.jar"
 	debianSLF4J   = "/usr/share/java/slf4j-simple.jar"
 )
 
-// HowToGetAServer is the advice printed when no backend is usable.
-const HowToGetAServer = `no ZooKeeper server is available to zk19. Either:
+// howToGetAServer is the advice printed when no backend is usable.
+const howToGetAServer = `no ZooKeeper server is available to zk19. Either:
   - run scripts/setup (installs Debian's openjdk-17-jre-headless, libzookeeper-java and
     libslf4j-java for the process backend, and builds a local image where Docker has no registry), or
   - set ZK19_ZOOKEEPER_JAR=/path/to/zookeeper.jar or ZK19_ZOOKEEPER_HOME=/path/to/apache-zookeeper-x.y.z-bin
@@ -79,8 +79,8 @@ func (b Backend) Describe() string {
 // and addresses, which every fault-injecting claim needs.
 func (b Backend) CanInjectFaults() bool { return b.Kind != External }
 
-// ErrNoServer is returned by Resolve when no backend is usable.
-var ErrNoServer = errors.New(HowToGetAServer)
+// errNoServer is returned by Resolve when no backend is usable.
+var errNoServer = errors.New(howToGetAServer)
 
 var (
 	resolveOnce sync.Once
@@ -91,14 +91,14 @@ var (
 // Resolve picks the backend once per test binary from ZK19_BACKEND:
 // auto (the default) takes the container backend when a Docker engine answers
 // and the image is present or pullable, else the process backend when a
-// ZooKeeper install is found, else it returns ErrNoServer.
+// ZooKeeper install is found, else it returns errNoServer.
 func Resolve() (Backend, error) {
 	resolveOnce.Do(func() { resolved, resolveErr = resolve() })
 	return resolved, resolveErr
 }
 
 func resolve() (Backend, error) {
-	want := Kind(strings.ToLower(strings.TrimSpace(os.Getenv(EnvBackend))))
+	want := Kind(strings.ToLower(strings.TrimSpace(os.Getenv(envBackend))))
 	switch want {
 	case Process:
 		return processBackend("ZK19_BACKEND=process")
@@ -109,7 +109,7 @@ func resolve() (Backend, error) {
 		}
 		return Backend{Kind: Container, Image: img, Why: "ZK19_BACKEND=container; " + why}, nil
 	case External:
-		s := splitServers(os.Getenv(EnvServers))
+		s := splitServers(os.Getenv(envServers))
 		if len(s) == 0 {
 			return Backend{}, fmt.Errorf("ZK19_BACKEND=external needs ZK19_SERVERS=host:port,...")
 		}
@@ -118,7 +118,7 @@ func resolve() (Backend, error) {
 	default:
 		return Backend{}, fmt.Errorf("ZK19_BACKEND=%q: want process, container, external or auto", want)
 	}
-	if s := splitServers(os.Getenv(EnvServers)); len(s) > 0 {
+	if s := splitServers(os.Getenv(envServers)); len(s) > 0 {
 		return Backend{Kind: External, Servers: s, Why: "auto: ZK19_SERVERS is set"}, nil
 	}
 	if img, why, err := containerImage(false); err == nil {
@@ -127,7 +127,7 @@ func resolve() (Backend, error) {
 	if b, err := processBackend("auto: no usable image"); err == nil {
 		return b, nil
 	}
-	return Backend{}, ErrNoServer
+	return Backend{}, errNoServer
 }
 
 func splitServers(s string) []string {
@@ -147,31 +147,31 @@ func processBackend(why string) (Backend, error) {
 	}
 	javaPath, err := exec.LookPath(java)
 	if err != nil {
-		return Backend{}, fmt.Errorf("process backend: no java (%v)\n%s", err, HowToGetAServer)
+		return Backend{}, fmt.Errorf("process backend: no java (%v)\n%s", err, howToGetAServer)
 	}
 	var cp []string
 	switch {
-	case os.Getenv(EnvJar) != "":
-		jar := os.Getenv(EnvJar)
+	case os.Getenv(envJar) != "":
+		jar := os.Getenv(envJar)
 		if _, err := os.Stat(jar); err != nil {
-			return Backend{}, fmt.Errorf("process backend: %s=%s: %v", EnvJar, jar, err)
+			return Backend{}, fmt.Errorf("process backend: %s=%s: %v", envJar, jar, err)
 		}
 		cp = append(cp, jar)
 		if _, err := os.Stat(debianSLF4J); err == nil {
 			cp = append(cp, debianSLF4J)
 		}
-		why += "; " + EnvJar
-	case os.Getenv(EnvHome) != "":
-		home := os.Getenv(EnvHome)
+		why += "; " + envJar
+	case os.Getenv(envHome) != "":
+		home := os.Getenv(envHome)
 		if _, err := os.Stat(filepath.Join(home, "lib")); err != nil {
-			return Backend{}, fmt.Errorf("process backend: %s=%s has no lib/: %v", EnvHome, home, err)
+			return Backend{}, fmt.Errorf("process backend: %s=%s has no lib/: %v", envHome, home, err)
 		}
 		cp = append(cp, filepath.Join(home, "lib", "*"), filepath.Join(home, "conf"))
-		why += "; " + EnvHome
+		why += "; " + envHome
 	default:
 		if _, err := os.Stat(debianJar); err != nil {
 			return Backend{}, fmt.Errorf("process backend: no %s (install libzookeeper-java) and neither %s nor %s is set\n%s",
-				debianJar, EnvJar, EnvHome, HowToGetAServer)
+				debianJar, envJar, envHome, howToGetAServer)
 		}
 		cp = append(cp, debianJar)
 		if _, err := os.Stat(debianSLF4J); err == nil {
@@ -214,7 +214,7 @@ func containerImage(explicit bool) (string, string, error) {
 	if !dockerOK() {
 		return "", "", errors.New("no Docker engine answers `docker info`")
 	}
-	if img := os.Getenv(EnvImage); img != "" {
+	if img := os.Getenv(envImage); img != "" {
 		if imagePresent(img) {
 			return img, "ZK19_IMAGE present", nil
 		}
@@ -223,14 +223,14 @@ func containerImage(explicit bool) (string, string, error) {
 		}
 		return img, "ZK19_IMAGE pulled", nil
 	}
-	if imagePresent(OfficialImage) {
-		return OfficialImage, "official image present", nil
+	if imagePresent(officialImage) {
+		return officialImage, "official image present", nil
 	}
-	if imagePresent(LocalImage) {
-		return LocalImage, "local image present (scripts/setup built it)", nil
+	if imagePresent(localImage) {
+		return localImage, "local image present (scripts/setup built it)", nil
 	}
-	if err := imagePull(OfficialImage); err != nil {
-		return "", "", fmt.Errorf("%v; and no %s (run scripts/setup)", err, LocalImage)
+	if err := imagePull(officialImage); err != nil {
+		return "", "", fmt.Errorf("%v; and no %s (run scripts/setup)", err, localImage)
 	}
-	return OfficialImage, "official image pulled", nil
+	return officialImage, "official image pulled", nil
 }

@@ -33,18 +33,30 @@ func (k PortKind) String() string {
 type PeerAddrFunc func(from, to int, kind PortKind, real string) string
 
 type options struct {
-	tickTime    time.Duration
-	initLimit   int
-	syncLimit   int
-	peerAddr    PeerAddrFunc
-	extra       []string
-	readyWithin time.Duration
-	label       string
-	external    bool
+	tickTime  time.Duration
+	initLimit int
+	syncLimit int
+	peerAddr  PeerAddrFunc
+	label     string
+	external  bool
+	loggers   map[string]string // logger name -> level, over the default
 }
 
 // Option configures a server or an ensemble.
 type Option func(*options)
+
+// WithLogger logs the server's logger name (a class, such as
+// "org.apache.zookeeper.server.ZooKeeperServer") at level, whatever
+// ZK19_SERVER_LOG_LEVEL says: for a claim whose evidence is a line of the
+// server's own log.
+func WithLogger(name, level string) Option {
+	return func(o *options) {
+		if o.loggers == nil {
+			o.loggers = map[string]string{}
+		}
+		o.loggers[name] = level
+	}
+}
 
 // WithTickTime sets tickTime. Session timeouts are negotiated within
 // [2, 20] × tickTime, so a small tickTime makes natural expiry fast.
@@ -58,14 +70,6 @@ func WithLimits(initLimit, syncLimit int) Option {
 // WithPeerAddr installs the link-address hook (see PeerAddrFunc).
 func WithPeerAddr(f PeerAddrFunc) Option { return func(o *options) { o.peerAddr = f } }
 
-// WithConfig appends raw zoo.cfg lines.
-func WithConfig(lines ...string) Option {
-	return func(o *options) { o.extra = append(o.extra, lines...) }
-}
-
-// WithReadyTimeout bounds the wait for readiness.
-func WithReadyTimeout(d time.Duration) Option { return func(o *options) { o.readyWithin = d } }
-
 // AllowExternal lets the external backend answer with the servers it points
 // at. Without it, a claim that asks for a server of its own (its own config,
 // its own data) skips there.
@@ -75,7 +79,7 @@ func AllowExternal() Option { return func(o *options) { o.external = true } }
 func WithLabel(s string) Option { return func(o *options) { o.label = s } }
 
 func buildOptions(opts []Option) options {
-	o := options{tickTime: 2 * time.Second, initLimit: 10, syncLimit: 5, readyWithin: 60 * time.Second, label: "zk"}
+	o := options{tickTime: 2 * time.Second, initLimit: 10, syncLimit: 5, label: "zk"}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -113,9 +117,6 @@ func renderConfig(id int, all []ports, dataDir string, o options) string {
 			}
 			w("server.%d=%s:%s", j, q, portOf(e))
 		}
-	}
-	for _, l := range o.extra {
-		w("%s", l)
 	}
 	return b.String()
 }

@@ -17,8 +17,9 @@ import (
 )
 
 // prepareTestcontainers runs once before the first container: Ryuk, the
-// reaper container, needs an image that may not be pullable; zk19 removes
-// its own containers (Cleanup, and KillAll on SIGINT), so Ryuk is disabled
+// reaper container, needs an image that may not be pullable; zk19 does
+// Ryuk's job itself (Cleanup, KillAll on SIGINT, Reap at the next run), so
+// Ryuk is disabled
 // unless the user set TESTCONTAINERS_RYUK_DISABLED. Testcontainers' own
 // lifecycle chatter is silenced: the harness logs what it does.
 var prepareTestcontainers = sync.OnceValue(func() string {
@@ -30,9 +31,9 @@ var prepareTestcontainers = sync.OnceValue(func() string {
 	return "TESTCONTAINERS_RYUK_DISABLED=" + os.Getenv("TESTCONTAINERS_RYUK_DISABLED")
 })
 
-// ContainerLabel marks every container the harness starts, so that a leak
+// containerLabel marks every container the harness starts, so that a leak
 // is easy to find: docker ps -a --filter label=org.zk19.harness
-const ContainerLabel = "org.zk19.harness"
+const containerLabel = "org.zk19.harness"
 
 // containerRunner runs one server in a container on the host network, with
 // the harness's own zoo.cfg at /conf/zoo.cfg. Host networking keeps the
@@ -43,12 +44,13 @@ type containerRunner struct {
 	name  string
 	id    int
 	cfg   string
-	level string
+	flags []string // the JVM's flags (see jvmFlags)
 	out   io.Writer
 
-	mu  sync.Mutex
-	ctr testcontainers.Container
-	up  bool
+	mu        sync.Mutex
+	ctr       testcontainers.Container
+	up        bool
+	attempted bool // creation began: docker may know the name
 }
 
 var ctrSeq struct {
@@ -56,16 +58,24 @@ var ctrSeq struct {
 	n int
 }
 
-func newContainer(b Backend, testName string, id, n int, cfg, level string, out io.Writer) (*containerRunner, error) {
+// newContainer registers a server container under a name of its own; start
+// creates it, so the interrupt path knows the name before docker does.
+func newContainer(b Backend, testName string, id, n int, cfg string, flags []string, out io.Writer) (*containerRunner, error) {
 	ctrSeq.Lock()
 	ctrSeq.n++
 	seq := ctrSeq.n
 	ctrSeq.Unlock()
-	name := fmt.Sprintf("zk19-%s-%d-%d-%d", strings.ToLower(unsafeName.ReplaceAllString(testName, "-")), id, seq, time.Now().UnixNano()%100000)
+	// The unique part comes first: a long test name is cut, not the owner
+	// or the sequence number.
+	name := fmt.Sprintf("zk19-%s-%d-zk%d-%s", self(), seq, id, SafeName(testName))
 	if len(name) > 120 {
 		name = name[:120]
 	}
-	return &containerRunner{b: b, name: name, id: id, cfg: cfg, level: level, out: out}, nil
+	c := &containerRunner{b: b, name: name, id: id, cfg: cfg, flags: flags, out: out}
+	if err := register(c, "container "+name); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 type logSink struct{ w io.Writer }
@@ -75,6 +85,11 @@ func (l logSink) Accept(g testcontainers.Log) { _, _ = l.w.Write(g.Content) }
 func (c *containerRunner) start() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// Checked under c.mu: KillAll, which sets it, waits for c.mu, so a
+	// creation in flight ends before KillAll removes the container.
+	if isStopping() {
+		return errStopping
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if c.ctr != nil { // restart after stop: same container, same /data
@@ -82,19 +97,33 @@ func (c *containerRunner) start() error {
 			return fmt.Errorf("start container %s: %w", c.name, err)
 		}
 		c.up = true
-		track(c, "container "+c.name)
 		return nil
 	}
 	prepareTestcontainers()
-	jvm := strings.Join(jvmFlags(c.level), " ")
-	req := testcontainers.ContainerRequest{
+	c.attempted = true
+	ctr, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: c.request(), Started: true})
+	if ctr != nil {
+		c.ctr = ctr
+	}
+	if err != nil {
+		return fmt.Errorf("start container %s from %s: %w", c.name, c.b.Image, err)
+	}
+	c.up = true
+	return nil
+}
+
+// request describes the container: labelled with the harness and its owner
+// (this process), so the reaper of a later run can remove it if this
+// process dies without doing so.
+func (c *containerRunner) request() testcontainers.ContainerRequest {
+	return testcontainers.ContainerRequest{
 		Image:  c.b.Image,
 		Name:   c.name,
-		Labels: map[string]string{ContainerLabel: "1"},
+		Labels: map[string]string{containerLabel: "1", ownerLabel: self().String()},
 		Env: map[string]string{
 			"ZOO_MY_ID":         strconv.Itoa(c.id), // the official image writes /data/myid from it
 			"JVMFLAGS":          "-Xmx256m -XX:+UseSerialGC",
-			"JAVA_TOOL_OPTIONS": jvm,
+			"JAVA_TOOL_OPTIONS": strings.Join(c.flags, " "),
 		},
 		Files: []testcontainers.ContainerFile{
 			{Reader: strings.NewReader(c.cfg), ContainerFilePath: "/conf/zoo.cfg", FileMode: 0o644},
@@ -102,17 +131,13 @@ func (c *containerRunner) start() error {
 		},
 		HostConfigModifier: func(hc *container.HostConfig) { hc.NetworkMode = "host" },
 		LogConsumerCfg:     &testcontainers.LogConsumerConfig{Consumers: []testcontainers.LogConsumer{logSink{c.out}}},
+		LifecycleHooks: []testcontainers.ContainerLifecycleHooks{{
+			PostCreates: []testcontainers.ContainerHook{func(context.Context, testcontainers.Container) error {
+				interruptAt(atContainerCreate)
+				return nil
+			}},
+		}},
 	}
-	ctr, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
-	if ctr != nil {
-		c.ctr = ctr
-		track(c, "container "+c.name)
-	}
-	if err != nil {
-		return fmt.Errorf("start container %s from %s: %w", c.name, c.b.Image, err)
-	}
-	c.up = true
-	return nil
 }
 
 func (c *containerRunner) alive() bool {
@@ -147,20 +172,27 @@ func (c *containerRunner) stop(kill bool) error {
 		}
 	}
 	c.up = false
-	untrack(c)
 	return nil
 }
 
-// close removes the container.
+// close removes the container; by name when creation failed before
+// testcontainers handed it back (docker may have made it all the same).
 func (c *containerRunner) close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer unregister(c)
 	if c.ctr == nil {
+		if !c.attempted {
+			return nil
+		}
+		c.attempted = false
+		if _, err := dockerCLI("rm", "-f", c.name); err != nil && !strings.Contains(err.Error(), "No such container") {
+			return err
+		}
 		return nil
 	}
 	err := testcontainers.TerminateContainer(c.ctr, testcontainers.StopTimeout(0))
-	c.ctr, c.up = nil, false
-	untrack(c)
+	c.ctr, c.up, c.attempted = nil, false, false
 	return err
 }
 

@@ -53,8 +53,8 @@ type Srvr struct {
 	Zxid    int64
 }
 
-// ParseSrvr reads the answer to srvr.
-func ParseSrvr(answer string) (Srvr, error) {
+// parseSrvr reads the answer to srvr.
+func parseSrvr(answer string) (Srvr, error) {
 	f := Fields(answer)
 	full, ok := f["Zookeeper version"]
 	if !ok {

@@ -2,6 +2,7 @@ package zkserver
 
 import (
 	"bytes"
+	"strings"
 	"sync"
 )
 
@@ -14,7 +15,8 @@ type prefixWriter struct {
 	logf   func(format string, args ...any)
 	buf    []byte
 	closed bool
-	tail   []string // the last lines, for failure messages
+	tail   []string          // the last lines, for failure messages
+	found  map[string]string // first line containing each watched text
 }
 
 const tailLines = 40
@@ -39,6 +41,11 @@ func (w *prefixWriter) Write(p []byte) (int, error) {
 }
 
 func (w *prefixWriter) line(s string) {
+	for text, first := range w.found {
+		if first == "" && strings.Contains(s, text) {
+			w.found[text] = s
+		}
+	}
 	w.tail = append(w.tail, s)
 	if len(w.tail) > tailLines {
 		w.tail = w.tail[len(w.tail)-tailLines:]
@@ -46,6 +53,25 @@ func (w *prefixWriter) line(s string) {
 	if !w.closed && w.logf != nil {
 		w.logf("%s%s", w.prefix, s)
 	}
+}
+
+// watch starts looking for text in the lines written from now on.
+func (w *prefixWriter) watch(text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.found == nil {
+		w.found = map[string]string{}
+	}
+	if _, ok := w.found[text]; !ok {
+		w.found[text] = ""
+	}
+}
+
+// first returns the first line containing a watched text, or "".
+func (w *prefixWriter) first(text string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.found[text]
 }
 
 // Tail returns the last lines written.

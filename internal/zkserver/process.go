@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -17,8 +19,9 @@ import (
 type processRunner struct {
 	b     Backend
 	dir   string
-	cfg   string
-	level string
+	id, n int
+	cfg   string   // zoo.cfg's content
+	flags []string // the JVM's flags (see jvmFlags)
 	out   io.Writer
 	name  string
 
@@ -27,24 +30,32 @@ type processRunner struct {
 	done chan struct{} // closed when cmd has exited
 }
 
-func newProcess(b Backend, dir string, id, n int, cfg, level string, out io.Writer) (*processRunner, error) {
-	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+// newProcess registers a server process to be run from dir; start makes
+// dir and writes its files, so that nothing exists before it is registered.
+func newProcess(b Backend, dir string, id, n int, cfg string, flags []string, out io.Writer) (*processRunner, error) {
+	p := &processRunner{b: b, dir: dir, id: id, n: n, cfg: cfg, flags: flags, out: out, name: fmt.Sprintf("process server %d (%s)", id, dir)}
+	if err := register(p, p.name); err != nil {
 		return nil, err
 	}
-	if n > 1 {
-		if err := os.WriteFile(filepath.Join(dir, "data", "myid"), []byte(strconv.Itoa(id)+"\n"), 0o644); err != nil {
-			return nil, err
+	return p, nil
+}
+
+// writeFiles writes zoo.cfg and (ensembles) data/myid into p.dir.
+func (p *processRunner) writeFiles() error {
+	if err := os.MkdirAll(filepath.Join(p.dir, "data"), 0o755); err != nil {
+		return err
+	}
+	if p.n > 1 {
+		if err := os.WriteFile(filepath.Join(p.dir, "data", "myid"), []byte(strconv.Itoa(p.id)+"\n"), 0o644); err != nil {
+			return err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "zoo.cfg"), []byte(cfg), 0o644); err != nil {
-		return nil, err
-	}
-	return &processRunner{b: b, dir: dir, cfg: filepath.Join(dir, "zoo.cfg"), level: level, out: out, name: fmt.Sprintf("process server %d (%s)", id, dir)}, nil
+	return os.WriteFile(filepath.Join(p.dir, "zoo.cfg"), []byte(p.cfg), 0o644)
 }
 
 // jvmFlags keep a test server small and quick to start.
-func jvmFlags(level string) []string {
-	return []string{
+func jvmFlags(level string, loggers map[string]string) []string {
+	flags := []string{
 		"-Xmx256m", "-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
 		"-Dzookeeper.admin.enableServer=false",
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel=" + level,
@@ -61,6 +72,10 @@ func jvmFlags(level string) []string {
 		"-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper.server.ServerCnxnFactory=" + quieter(level),
 		"-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper.server.ZooKeeperServer=" + quieter(level),
 	}
+	for _, name := range slices.Sorted(maps.Keys(loggers)) {
+		flags = append(flags, "-Dorg.slf4j.simpleLogger.log."+name+"="+loggers[name])
+	}
+	return flags
 }
 
 // quieter returns the level one step above level.
@@ -81,7 +96,15 @@ func (p *processRunner) start() error {
 	if p.cmd != nil {
 		return fmt.Errorf("%s already runs", p.name)
 	}
-	args := append(jvmFlags(p.level), "-cp", p.b.Classpath, "org.apache.zookeeper.server.quorum.QuorumPeerMain", p.cfg)
+	// Checked under p.mu: KillAll, which sets it, waits for p.mu before it
+	// kills this server and removes its dir.
+	if isStopping() {
+		return errStopping
+	}
+	if err := p.writeFiles(); err != nil {
+		return fmt.Errorf("%s: %w", p.name, err)
+	}
+	args := append(slices.Clone(p.flags), "-cp", p.b.Classpath, "org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(p.dir, "zoo.cfg"))
 	cmd := exec.Command(p.b.Java, args...)
 	cmd.Dir = p.dir
 	cmd.Stdout, cmd.Stderr = p.out, p.out
@@ -93,7 +116,7 @@ func (p *processRunner) start() error {
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
 	p.cmd, p.done = cmd, done
-	track(p, p.name)
+	interruptAt(atProcessStart)
 	return nil
 }
 
@@ -120,7 +143,7 @@ func (p *processRunner) stop(kill bool) error {
 	if p.cmd == nil {
 		return nil
 	}
-	defer func() { p.cmd = nil; untrack(p) }()
+	defer func() { p.cmd = nil }()
 	proc := p.cmd.Process
 	_ = proc.Signal(syscall.SIGCONT) // a paused server cannot handle SIGTERM
 	sig := syscall.SIGTERM
@@ -150,8 +173,12 @@ func (p *processRunner) signal(sig syscall.Signal) error {
 }
 
 // close kills the server: its data dies with the test, so a graceful
-// shutdown would only cost time.
-func (p *processRunner) close() error { return p.stop(true) }
+// shutdown would only cost time. The ensemble removes the dir.
+func (p *processRunner) close() error {
+	err := p.stop(true)
+	unregister(p)
+	return err
+}
 
 func (p *processRunner) pause() error  { return p.signal(syscall.SIGSTOP) }
 func (p *processRunner) resume() error { return p.signal(syscall.SIGCONT) }

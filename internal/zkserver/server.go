@@ -1,12 +1,16 @@
 package zkserver
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/zk19/zk19/internal/wait"
 )
 
 // Server is one running ZooKeeper server.
@@ -17,14 +21,12 @@ type Server struct {
 	Election string // real election address (ensembles)
 	Label    string // log prefix, e.g. "zk2"
 
-	t       TB
-	backend Backend
-	run     runner // nil for external servers
-	log     *prefixWriter
-	within  time.Duration
+	run runner // nil for external servers
+	log *prefixWriter
 }
 
-// runner is what a backend does to one server.
+// runner is what a backend does to one server. A runner is registered (see
+// register) when it is made, before it creates anything.
 type runner interface {
 	start() error
 	stop(kill bool) error
@@ -32,21 +34,39 @@ type runner interface {
 	resume() error
 	alive() bool
 	pid() (int, error)
-	close() error // final teardown: stop, and remove what the backend created
+	close() error // final teardown: stop, remove what the backend created, unregister
 }
 
-// pollInterval is how often a bounded wait asks the server again.
-const pollInterval = 50 * time.Millisecond
+// readyWithin bounds the wait until a started server reports a Mode: a JVM
+// on a loaded 2-core machine, or a container, takes seconds to start.
+const readyWithin = 60 * time.Second
 
-// ErrNoControl is returned for lifecycle verbs on an external server.
-var errNoControl = fmt.Errorf("the external backend does not control server lifecycles")
+// errNoControl is returned for lifecycle verbs on an external server.
+var errNoControl = errors.New("the external backend does not control server lifecycles")
+
+// skipError is why a claim cannot run on the resolved backend; the TB forms
+// skip the test with it.
+type skipError struct{ why string }
+
+func (e skipError) Error() string { return e.why }
 
 // Start starts a standalone server on the resolved backend and waits until
 // srvr reports a Mode. It skips under -short when no backend is usable, and
-// fails with HowToGetAServer otherwise.
+// fails with howToGetAServer otherwise.
 func Start(t TB, opts ...Option) *Server {
 	t.Helper()
 	return StartEnsemble(t, 1, opts...).Servers[0]
+}
+
+// TryStart is Start for a goroutine other than the test's: it returns the
+// error instead of failing or skipping t. Cleanups are still registered on
+// t (Cleanup is safe from any goroutine).
+func TryStart(t TB, opts ...Option) (*Server, error) {
+	e, err := tryStartEnsemble(t, 1, buildOptions(opts))
+	if err != nil {
+		return nil, err
+	}
+	return e.Servers[0], nil
 }
 
 // RequireFaults skips t when the backend cannot inject faults.
@@ -87,7 +107,7 @@ func (s *Server) Srvr() (Srvr, error) {
 	if err != nil {
 		return Srvr{}, err
 	}
-	return ParseSrvr(a)
+	return parseSrvr(a)
 }
 
 // Word sends a four-letter word and fails t on error.
@@ -115,30 +135,33 @@ func (s *Server) Mode() (string, error) {
 	return st.Mode, err
 }
 
-// WaitMode waits until the server reports one of modes.
+// WaitMode waits until the server reports one of modes, and gives up early
+// when the server's process or container has exited.
 func (s *Server) WaitMode(within time.Duration, modes ...string) error {
-	deadline := time.Now().Add(within)
-	var last string
-	for {
+	// Written from the wait's goroutine, which may outlive a timed-out wait.
+	var exited atomic.Pointer[string]
+	err := wait.Until(within, fmt.Sprintf("%s in mode %v", s.Label, modes), func() (bool, string) {
 		st, err := s.Srvr()
-		if err == nil {
-			last = "Mode: " + st.Mode
-			for _, m := range modes {
-				if st.Mode == m {
-					return nil
-				}
-			}
-		} else {
-			last = err.Error()
+		switch {
+		case err == nil && slices.Contains(modes, st.Mode):
+			return true, ""
+		case err == nil:
+			return false, "Mode: " + st.Mode
+		case s.run != nil && !s.run.alive():
+			last := err.Error()
+			exited.Store(&last)
+			return true, last // nothing left to wait for
+		default:
+			return false, err.Error()
 		}
-		if s.run != nil && !s.run.alive() {
-			return fmt.Errorf("%s exited while waiting for mode %v; last seen: %s\n%s", s.Label, modes, last, s.logTail())
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not in mode %v after %v; last seen: %s\n%s", s.Label, modes, within, last, s.logTail())
-		}
-		time.Sleep(pollInterval)
+	})
+	if last := exited.Load(); last != nil {
+		return fmt.Errorf("%s exited while waiting for mode %v; last seen: %s\n%s", s.Label, modes, *last, s.logTail())
 	}
+	if err != nil {
+		return fmt.Errorf("%w\n%s", err, s.logTail())
+	}
+	return nil
 }
 
 func (s *Server) logTail() string {
@@ -152,162 +175,98 @@ func (s *Server) logTail() string {
 	return "last server output:\n  " + strings.Join(tail, "\n  ")
 }
 
-func (s *Server) control(t TB, verb string, f func() error) {
+func (s *Server) control(t TB, verb string, f func(runner) error) {
 	t.Helper()
 	if s.run == nil {
 		t.Fatalf("%s %s: %v", verb, s.Label, errNoControl)
 	}
-	if err := f(); err != nil {
+	if err := f(s.run); err != nil {
 		t.Fatalf("%s %s: %v", verb, s.Label, err)
 	}
 }
 
-// Stop stops the server gracefully (SIGTERM, or docker stop).
-func (s *Server) Stop(t TB) {
-	t.Helper()
-	s.control(t, "stop", func() error { return s.run.stop(false) })
-}
-
-// Kill stops the server at once (SIGKILL).
-func (s *Server) Kill(t TB) {
-	t.Helper()
-	s.control(t, "kill", func() error { return s.run.stop(true) })
-}
-
 // Pause freezes the server (SIGSTOP, or docker pause); Resume thaws it.
-func (s *Server) Pause(t TB) { t.Helper(); s.control(t, "pause", s.run.pause) }
+func (s *Server) Pause(t TB) { t.Helper(); s.control(t, "pause", runner.pause) }
 
 // Resume undoes Pause.
-func (s *Server) Resume(t TB) { t.Helper(); s.control(t, "resume", s.run.resume) }
+func (s *Server) Resume(t TB) { t.Helper(); s.control(t, "resume", runner.resume) }
 
 // Restart stops the server if it runs, starts it with the same config and
 // data, and waits until srvr reports a Mode.
 func (s *Server) Restart(t TB) {
 	t.Helper()
-	s.control(t, "restart", func() error {
-		if s.run.alive() {
-			if err := s.run.stop(false); err != nil {
-				return err
-			}
-		}
-		if err := s.run.start(); err != nil {
+	if err := s.TryRestart(); err != nil {
+		t.Fatalf("restart %s: %v", s.Label, err)
+	}
+}
+
+// TryRestart is Restart for a goroutine other than the test's: it returns
+// the error instead of failing a test.
+func (s *Server) TryRestart() error {
+	if s.run == nil {
+		return errNoControl
+	}
+	if s.run.alive() {
+		if err := s.run.stop(false); err != nil {
 			return err
 		}
-		return s.WaitMode(s.within, "standalone", "leader", "follower")
-	})
+	}
+	if err := s.run.start(); err != nil {
+		return err
+	}
+	return s.WaitMode(readyWithin, "standalone", "leader", "follower")
 }
 
 // Ensemble is N servers (N == 1: a standalone server).
 type Ensemble struct {
 	Servers []*Server
 	Backend Backend
-	t       TB
-	within  time.Duration
 }
-
-// ConnectString lists every client address.
-func (e *Ensemble) ConnectString() []string {
-	var out []string
-	for _, s := range e.Servers {
-		out = append(out, s.Client)
-	}
-	return out
-}
-
-var (
-	liveMu sync.Mutex
-	live   = map[runner]string{}
-)
-
-func track(r runner, what string) { liveMu.Lock(); live[r] = what; liveMu.Unlock() }
-func untrack(r runner)            { liveMu.Lock(); delete(live, r); liveMu.Unlock() }
-
-// KillAll kills every server this binary started and has not stopped yet. It is
-// the best effort made on SIGINT; normal runs stop servers in Cleanup.
-func KillAll() []string {
-	liveMu.Lock()
-	rs := make(map[runner]string, len(live))
-	for r, w := range live {
-		rs[r] = w
-	}
-	liveMu.Unlock()
-	var killed []string
-	for r, w := range rs {
-		_ = r.stop(true)
-		_ = r.close()
-		killed = append(killed, w)
-	}
-	return killed
-}
-
-// Live reports how many servers this binary started and has not stopped.
-func Live() int { liveMu.Lock(); defer liveMu.Unlock(); return len(live) }
 
 // StartEnsemble starts n servers, each with its own zoo.cfg, and waits until
 // every server reports a Mode and (n > 1) exactly one reports leader.
 func StartEnsemble(t TB, n int, opts ...Option) *Ensemble {
 	t.Helper()
-	b := MustResolve(t)
-	o := buildOptions(opts)
-	e := &Ensemble{Backend: b, t: t, within: o.readyWithin}
+	MustResolve(t)
+	e, err := tryStartEnsemble(t, n, buildOptions(opts))
+	var skip skipError
+	if errors.As(err, &skip) {
+		t.Skipf("%v", skip)
+	}
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return e
+}
+
+// tryStartEnsemble is StartEnsemble without failing t; every cleanup it
+// needs is registered on t before the thing it cleans up exists.
+func tryStartEnsemble(t TB, n int, o options) (*Ensemble, error) {
+	b, err := Resolve()
+	if err != nil {
+		return nil, err
+	}
 	if b.Kind == External {
-		if !o.external {
-			t.Skipf("skipped: the claim needs a server of its own; the external backend only shares %v", b.Servers)
-		}
-		if n > len(b.Servers) {
-			t.Skipf("skipped: the claim needs %d servers; ZK19_SERVERS names %d", n, len(b.Servers))
-		}
-		for i := 0; i < n; i++ {
-			e.Servers = append(e.Servers, &Server{ID: i + 1, Client: b.Servers[i], Label: fmt.Sprintf("%s%d", o.label, i+1), t: t, backend: b, within: o.readyWithin})
-		}
-		return e
+		return externalEnsemble(b, n, o)
 	}
-	all := make([]ports, n)
-	for i := range all {
-		for _, p := range []*int{&all[i].client, &all[i].quorum, &all[i].election} {
-			port, err := freePort()
-			if err != nil {
-				t.Fatalf("allocate port: %v", err)
-			}
-			*p = port
+	all, err := allocatePorts(n)
+	if err != nil {
+		return nil, err
+	}
+	var dir string
+	if b.Kind == Process {
+		if dir, err = newDir(t.Name()); err != nil {
+			return nil, fmt.Errorf("server dir: %w", err)
 		}
+		// Registered first, so it runs after every server is gone.
+		t.Cleanup(func() { _ = removeDir(dir) })
 	}
-	level := os.Getenv(EnvLog)
-	if level == "" {
-		level = "warn"
-	}
-	root := t.TempDir()
+	e := &Ensemble{Backend: b}
 	for i := 1; i <= n; i++ {
-		s := &Server{
-			ID: i, Client: addr(all[i-1].client), Quorum: addr(all[i-1].quorum), Election: addr(all[i-1].election),
-			Label: fmt.Sprintf("%s%d", o.label, i), t: t, backend: b, within: o.readyWithin,
-		}
-		s.log = newPrefixWriter(s.Label+"| ", func(format string, args ...any) {
-			line := fmt.Sprintf(format, args...)
-			// Stack frames stay in the tail kept for failure messages.
-			if strings.Contains(line, "|\tat ") || strings.Contains(line, "| \tat ") {
-				return
-			}
-			t.Logf("%s", line)
-		})
-		var err error
-		switch b.Kind {
-		case Process:
-			dir := filepath.Join(root, s.Label)
-			s.run, err = newProcess(b, dir, i, n, renderConfig(i, all, filepath.Join(dir, "data"), o), level, s.log)
-		case Container:
-			s.run, err = newContainer(b, t.Name(), i, n, renderConfig(i, all, "/data", o), level, s.log)
-		}
+		s, err := newServer(t, b, i, all, dir, o)
 		if err != nil {
-			t.Fatalf("prepare %s: %v", s.Label, err)
+			return nil, fmt.Errorf("prepare %s%d: %w", o.label, i, err)
 		}
-		run, log := s.run, s.log
-		t.Cleanup(func() {
-			log.close() // shutdown chatter is not evidence
-			if err := run.close(); err != nil {
-				t.Logf("cleanup: %v", err)
-			}
-		})
 		e.Servers = append(e.Servers, s)
 	}
 	// Registered last, so it runs first: every server's log closes before
@@ -319,20 +278,101 @@ func StartEnsemble(t TB, n int, opts ...Option) *Ensemble {
 		}
 	})
 	start := time.Now()
-	errs := make(chan error, n)
-	for _, s := range e.Servers {
-		go func(s *Server) { errs <- s.run.start() }(s)
+	if err := e.startAll(); err != nil {
+		return nil, err
 	}
-	for range e.Servers {
-		if err := <-errs; err != nil {
-			t.Fatalf("start: %v", err)
-		}
-	}
-	if err := e.WaitReady(o.readyWithin); err != nil {
-		t.Fatalf("%v", err)
+	if err := e.waitReady(readyWithin); err != nil {
+		return nil, err
 	}
 	t.Logf("# %d-server %s ready in %v (%s)", n, b.Kind, time.Since(start).Round(time.Millisecond), e.describeModes())
-	return e
+	return e, nil
+}
+
+// externalEnsemble names n of the servers the external backend points at.
+func externalEnsemble(b Backend, n int, o options) (*Ensemble, error) {
+	if !o.external {
+		return nil, skipError{fmt.Sprintf("skipped: the claim needs a server of its own; the external backend only shares %v", b.Servers)}
+	}
+	if n > len(b.Servers) {
+		return nil, skipError{fmt.Sprintf("skipped: the claim needs %d servers; ZK19_SERVERS names %d", n, len(b.Servers))}
+	}
+	e := &Ensemble{Backend: b}
+	for i := 0; i < n; i++ {
+		e.Servers = append(e.Servers, &Server{ID: i + 1, Client: b.Servers[i], Label: fmt.Sprintf("%s%d", o.label, i+1)})
+	}
+	return e, nil
+}
+
+func allocatePorts(n int) ([]ports, error) {
+	all := make([]ports, n)
+	for i := range all {
+		for _, p := range []*int{&all[i].client, &all[i].quorum, &all[i].election} {
+			port, err := freePort()
+			if err != nil {
+				return nil, fmt.Errorf("allocate port: %w", err)
+			}
+			*p = port
+		}
+	}
+	return all, nil
+}
+
+// newServer makes (registers, creates nothing yet) server id of an
+// ensemble whose members bind all; dir is the ensemble's dir (process
+// backend). Its teardown is registered on t at once.
+func newServer(t TB, b Backend, id int, all []ports, dir string, o options) (*Server, error) {
+	p := all[id-1]
+	s := &Server{ID: id, Client: addr(p.client), Quorum: addr(p.quorum), Election: addr(p.election), Label: fmt.Sprintf("%s%d", o.label, id)}
+	s.log = newPrefixWriter(s.Label+"| ", func(format string, args ...any) {
+		line := fmt.Sprintf(format, args...)
+		// Stack frames stay in the tail kept for failure messages.
+		if strings.Contains(line, "|\tat ") || strings.Contains(line, "| \tat ") {
+			return
+		}
+		t.Logf("%s", line)
+	})
+	level := os.Getenv(envLog)
+	if level == "" {
+		level = "warn"
+	}
+	flags := jvmFlags(level, o.loggers)
+	var err error
+	if b.Kind == Process {
+		sdir := filepath.Join(dir, s.Label)
+		s.run, err = newProcess(b, sdir, id, len(all), renderConfig(id, all, filepath.Join(sdir, "data"), o), flags, s.log)
+	} else {
+		s.run, err = newContainer(b, t.Name(), id, len(all), renderConfig(id, all, "/data", o), flags, s.log)
+	}
+	if err != nil {
+		return nil, err
+	}
+	run, log := s.run, s.log
+	t.Cleanup(func() {
+		log.close() // shutdown chatter is not evidence
+		if err := run.close(); err != nil {
+			t.Logf("cleanup: %v", err)
+		}
+	})
+	return s, nil
+}
+
+// startAll starts every server at once (an ensemble elects only when a
+// quorum runs) and returns the first error.
+func (e *Ensemble) startAll() error {
+	errs := make(chan error, len(e.Servers))
+	for _, s := range e.Servers {
+		go func() { errs <- s.run.start() }()
+	}
+	var first error
+	for range e.Servers {
+		if err := <-errs; err != nil && first == nil {
+			first = fmt.Errorf("start: %w", err)
+		}
+	}
+	if first == nil {
+		interruptAt(atEnsembleStart)
+	}
+	return first
 }
 
 func (e *Ensemble) describeModes() string {
@@ -347,9 +387,9 @@ func (e *Ensemble) describeModes() string {
 	return strings.Join(parts, " ")
 }
 
-// WaitReady waits until every server reports a Mode and, for an ensemble,
+// waitReady waits until every server reports a Mode and, for an ensemble,
 // exactly one is leader and the others follow.
-func (e *Ensemble) WaitReady(within time.Duration) error {
+func (e *Ensemble) waitReady(within time.Duration) error {
 	deadline := time.Now().Add(within)
 	for _, s := range e.Servers {
 		if err := s.WaitMode(time.Until(deadline), "standalone", "leader", "follower"); err != nil {
@@ -359,8 +399,8 @@ func (e *Ensemble) WaitReady(within time.Duration) error {
 	if len(e.Servers) == 1 {
 		return nil
 	}
-	var last string
-	for {
+	what := fmt.Sprintf("one leader and %d followers", len(e.Servers)-1)
+	return wait.Until(time.Until(deadline), what, func() (bool, string) {
 		leaders, followers := 0, 0
 		for _, s := range e.Servers {
 			switch m, _ := s.Mode(); m {
@@ -371,30 +411,29 @@ func (e *Ensemble) WaitReady(within time.Duration) error {
 			}
 		}
 		if leaders == 1 && followers == len(e.Servers)-1 {
-			return nil
+			return true, ""
 		}
-		last = e.describeModes()
-		if time.Now().After(deadline) {
-			return fmt.Errorf("ensemble not ready after %v; last seen: %s", within, last)
-		}
-		time.Sleep(pollInterval)
-	}
+		return false, e.describeModes()
+	})
 }
 
 // Leader returns the server that reports leader, waiting up to within.
 func (e *Ensemble) Leader(within time.Duration) (*Server, error) {
-	deadline := time.Now().Add(within)
-	for {
+	// Written from the wait's goroutine, which may outlive a timed-out wait.
+	var leader atomic.Pointer[Server]
+	err := wait.Until(within, "a leader", func() (bool, string) {
 		for _, s := range e.Servers {
 			if m, _ := s.Mode(); m == "leader" {
-				return s, nil
+				leader.Store(s)
+				return true, ""
 			}
 		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("no leader after %v; last seen: %s", within, e.describeModes())
-		}
-		time.Sleep(pollInterval)
+		return false, e.describeModes()
+	})
+	if err != nil {
+		return nil, err
 	}
+	return leader.Load(), nil
 }
 
 // Followers returns the servers that report follower now.
@@ -406,4 +445,20 @@ func (e *Ensemble) Followers() []*Server {
 		}
 	}
 	return out
+}
+
+// WatchLog starts looking for text in the server's log, from now on; a
+// claim whose evidence is a line of the server's own log sets it before
+// the step that makes the line, then waits with WaitLog.
+func (s *Server) WatchLog(text string) { s.log.watch(text) }
+
+// WaitLog waits until a line containing text (watched with WatchLog) has
+// appeared in the server's log, and returns that line.
+func (s *Server) WaitLog(within time.Duration, text string) (string, error) {
+	var line string
+	err := wait.Until(within, fmt.Sprintf("%s to log %q", s.Label, text), func() (bool, string) {
+		line = s.log.first(text)
+		return line != "", "not yet; last lines: " + strings.Join(s.log.Tail()[max(0, len(s.log.Tail())-3):], " / ")
+	})
+	return line, err
 }

@@ -5,14 +5,22 @@
 //
 // Every constructor takes a TB (a *testing.T, or a Scope for examples and
 // TestMain), calls Helper, registers Cleanup as soon as it holds anything,
-// fails the test itself, and returns ready objects. Every wait is bounded and
-// says what it last saw when it gives up. Every listener is on 127.0.0.1.
+// fails the test itself, and returns ready objects; the Try forms return
+// the error instead, for goroutines other than the test's. Every wait is
+// bounded and says what it last saw when it gives up. Every listener is on
+// 127.0.0.1.
+//
+// Ryuk cannot run here, so the harness does its job. Every server is
+// registered before it is made; server dirs live in one run dir named after
+// the test process (pid and start time); containers carry the same owner
+// label. KillAll, on interrupt, stops everything registered, waiting for
+// creations in flight, and removes the run dir. Reap, at the start of the
+// next run, removes what a process that died without cleaning up left.
 package zkserver
 
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"sync"
 )
@@ -46,8 +54,8 @@ type Scope struct {
 // NewScope returns a Scope whose log lines start with name.
 func NewScope(name string) *Scope { return &Scope{name: name} }
 
-// NewQuietScope returns a Scope that drops its log lines (benchmarks).
-func NewQuietScope(name string) *Scope { return &Scope{name: name, quiet: true} }
+// newQuietScope returns a Scope that drops its log lines (benchmarks).
+func newQuietScope(name string) *Scope { return &Scope{name: name, quiet: true} }
 
 // Helper does nothing; it exists to satisfy TB.
 func (s *Scope) Helper() {}
@@ -87,9 +95,15 @@ func (s *Scope) Skipf(format string, args ...any) { s.Fatalf("cannot skip: "+for
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
-// TempDir returns a new directory removed at Close.
+// SafeName turns a test name (or any label) into one that is safe as a file
+// name, a container name and a znode name: every run of other characters
+// becomes "_".
+func SafeName(name string) string { return unsafeName.ReplaceAllString(name, "_") }
+
+// TempDir returns a new directory removed at Close. It lies in the run dir,
+// so the interrupt path (KillAll) and the next run's Reap remove it too.
 func (s *Scope) TempDir() string {
-	dir, err := os.MkdirTemp("", "zk19-"+unsafeName.ReplaceAllString(s.name, "_")+"-")
+	dir, err := newDir(s.name)
 	if err != nil {
 		s.Fatalf("temp dir: %v", err)
 	}
@@ -115,6 +129,6 @@ func (s *Scope) Close() {
 		fs[i]()
 	}
 	for _, d := range dirs {
-		_ = os.RemoveAll(filepath.Clean(d))
+		_ = removeDir(d)
 	}
 }

@@ -2,9 +2,12 @@ package zkserver
 
 import (
 	"flag"
+	"fmt"
 	"os"
+	"os/signal"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,7 +17,30 @@ import (
 func TestMain(m *testing.M) {
 	flag.Parse()
 	SetShort(testing.Short())
+	line, err := Reap()
+	if line != "" {
+		fmt.Println(line)
+	}
+	if err != nil {
+		fmt.Printf("# zk19: reaping what earlier runs left: %v\n", err)
+	}
+	// As the root TestMain does: an interrupt kills and removes what the
+	// tests made, then exits.
+	sigs, done := make(chan os.Signal, 1), make(chan struct{})
+	if os.Getenv(envNoHandler) == "" {
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	}
+	go func() {
+		select {
+		case s := <-sigs:
+			fmt.Fprintf(os.Stderr, "zkserver: %v: stopping %v\n", s, KillAll())
+			os.Exit(130)
+		case <-done:
+		}
+	}()
 	code := m.Run()
+	signal.Stop(sigs)
+	close(done)
 	if code == 0 {
 		if err := goleak.Find(LeakOptions()...); err != nil {
 			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
@@ -49,11 +75,11 @@ func TestRenderConfigGivesEachServerItsOwnPeerAddresses(t *testing.T) {
 }
 
 func TestParseSrvr(t *testing.T) {
-	s, err := ParseSrvr("Zookeeper version: 3.8.0-5a02a05eddb59aee6ac762f7ea82e92a68eb9c0f, built on 2022-02-25 08:49 UTC\nLatency min/avg/max: 0/0.0/0\nZxid: 0x100000003\nMode: follower\nNode count: 5\n")
+	s, err := parseSrvr("Zookeeper version: 3.8.0-5a02a05eddb59aee6ac762f7ea82e92a68eb9c0f, built on 2022-02-25 08:49 UTC\nLatency min/avg/max: 0/0.0/0\nZxid: 0x100000003\nMode: follower\nNode count: 5\n")
 	if err != nil || s.Version != "3.8.0" || s.Mode != "follower" || s.Zxid != 0x100000003 {
 		t.Fatalf("got %+v, %v; want version 3.8.0, follower, zxid 0x100000003", s, err)
 	}
-	if _, err := ParseSrvr("This ZooKeeper instance is not currently serving requests\n"); err == nil {
+	if _, err := parseSrvr("This ZooKeeper instance is not currently serving requests\n"); err == nil {
 		t.Fatal("got no error for a server that is not serving; want one")
 	}
 }
@@ -92,7 +118,7 @@ func TestEnsembleOfThreeElectsOneLeader(t *testing.T) {
 func benchmarkReady(b *testing.B, start func(TB)) {
 	var took []time.Duration
 	for i := 0; i < b.N; i++ {
-		sc := NewQuietScope("bench")
+		sc := newQuietScope("bench")
 		t0 := time.Now()
 		start(sc)
 		took = append(took, time.Since(t0))

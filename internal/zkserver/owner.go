@@ -1,0 +1,305 @@
+package zkserver
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// owner identifies a test process by its pid and its start time (clock
+// ticks since boot, /proc/<pid>/stat field 22), so that a pid the kernel has
+// since given to another process is not taken for the owner.
+type owner struct {
+	pid   int
+	start uint64
+}
+
+func (o owner) String() string { return fmt.Sprintf("%d-%d", o.pid, o.start) }
+
+// parseOwner reads what String wrote.
+func parseOwner(s string) (owner, bool) {
+	p, st, ok := strings.Cut(s, "-")
+	pid, err1 := strconv.Atoi(p)
+	start, err2 := strconv.ParseUint(st, 10, 64)
+	if !ok || err1 != nil || err2 != nil || pid <= 0 {
+		return owner{}, false
+	}
+	return owner{pid, start}, true
+}
+
+// gone reports whether the owner process no longer runs.
+func (o owner) gone() bool {
+	start, err := startTicks(o.pid)
+	return err != nil || start != o.start
+}
+
+// startTicks reads a process's start time from /proc.
+func startTicks(pid int) (uint64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces and parentheses: count
+	// fields from the last ')'. starttime is field 22, the 20th after it.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields after the command name; want 20 or more", pid, len(f))
+	}
+	return strconv.ParseUint(f[19], 10, 64)
+}
+
+// self is this test process.
+var self = sync.OnceValue(func() owner {
+	start, _ := startTicks(os.Getpid())
+	return owner{os.Getpid(), start}
+})
+
+// ownerLabel carries the owner (pid-start) of every harness container.
+const ownerLabel = "org.zk19.owner"
+
+// leftContainer is one harness container as docker ps lists it.
+type leftContainer struct {
+	id, name, status string
+	owner            owner
+	owned            bool // the owner label parsed
+}
+
+func dockerCLI(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "docker", args...).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("docker %s: %v: %s", args[0], err, strings.TrimSpace(string(out)))
+	}
+	return string(out), nil
+}
+
+// harnessContainers lists every container carrying containerLabel, or none
+// when there is no docker CLI.
+func harnessContainers() ([]leftContainer, error) {
+	if _, err := exec.LookPath("docker"); err != nil {
+		return nil, nil
+	}
+	out, err := dockerCLI("ps", "-a", "--filter", "label="+containerLabel,
+		"--format", `{{.ID}}|{{.Names}}|{{.Status}}|{{.Label "`+ownerLabel+`"}}`)
+	if err != nil {
+		return nil, err
+	}
+	var cs []leftContainer
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Split(line, "|")
+		if len(f) != 4 {
+			continue
+		}
+		o, ok := parseOwner(f[3])
+		cs = append(cs, leftContainer{id: f[0], name: f[1], status: f[2], owner: o, owned: ok})
+	}
+	return cs, nil
+}
+
+// removeContainers force-removes the harness containers whose owner matches,
+// and returns how many it removed. Containers without an owner label (made
+// by an older harness) are left alone: nothing tells whose they are.
+func removeContainers(match func(owner) bool) (int, error) {
+	cs, err := harnessContainers()
+	if err != nil {
+		return 0, err
+	}
+	args := []string{"rm", "-f"}
+	for _, c := range cs {
+		if c.owned && match(c.owner) {
+			args = append(args, c.id)
+		}
+	}
+	if len(args) == 2 {
+		return 0, nil
+	}
+	_, err = dockerCLI(args...)
+	return len(args) - 2, err
+}
+
+// serverProcess is a QuorumPeerMain process whose zoo.cfg lies in a run dir.
+type serverProcess struct {
+	pid   int
+	owner owner
+	args  string
+}
+
+// serverProcesses scans /proc for QuorumPeerMain processes started from a
+// run dir: their zoo.cfg argument names the owner.
+func serverProcesses() []serverProcess {
+	ents, _ := os.ReadDir("/proc")
+	var out []serverProcess
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !bytes.Contains(b, []byte("QuorumPeerMain")) {
+			continue
+		}
+		args := strings.ReplaceAll(string(bytes.TrimRight(b, "\x00")), "\x00", " ")
+		_, rest, ok := strings.Cut(args, string(filepath.Separator)+runDirPrefix)
+		if !ok {
+			continue
+		}
+		name, _, _ := strings.Cut(rest, string(filepath.Separator))
+		if o, ok := parseOwner(name); ok {
+			out = append(out, serverProcess{pid: pid, owner: o, args: args})
+		}
+	}
+	return out
+}
+
+// runDirs lists the run dirs in the temp dir with their owners.
+func runDirs() map[string]owner {
+	paths, _ := filepath.Glob(filepath.Join(os.TempDir(), runDirPrefix+"*"))
+	out := map[string]owner{}
+	for _, p := range paths {
+		if o, ok := parseOwner(strings.TrimPrefix(filepath.Base(p), runDirPrefix)); ok {
+			out[p] = o
+		}
+	}
+	return out
+}
+
+// serverDirs counts the server dirs (those holding a zoo.cfg) under dir.
+func serverDirs(dir string) int {
+	n := 0
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == "zoo.cfg" {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
+// Reap removes what earlier test processes left when they died without
+// cleaning up (SIGKILL, a crash, an interrupt the harness did not see): the
+// harness containers, server processes and run dirs whose owner process is
+// gone. Another live test binary's servers are never touched. It returns
+// one line for the record, or "" when nothing was left.
+func Reap() (string, error) {
+	cs, err := harnessContainers()
+	var r reaped
+	for _, c := range cs {
+		if c.owned && c.owner.gone() {
+			r.containers = append(r.containers, c.id)
+			r.by(c.owner.pid)
+		}
+	}
+	if len(r.containers) > 0 {
+		if _, rmErr := dockerCLI(append([]string{"rm", "-f"}, r.containers...)...); rmErr != nil && err == nil {
+			err = rmErr
+		}
+	}
+	for _, p := range serverProcesses() {
+		if p.owner.gone() && syscall.Kill(p.pid, syscall.SIGKILL) == nil {
+			r.procs++
+			r.by(p.owner.pid)
+		}
+	}
+	for dir, o := range runDirs() {
+		if !o.gone() {
+			continue
+		}
+		n := serverDirs(dir)
+		if rmErr := os.RemoveAll(dir); rmErr != nil && err == nil {
+			err = rmErr
+		}
+		r.dirs, r.serverDirs = r.dirs+1, r.serverDirs+n
+		r.by(o.pid)
+	}
+	return r.String(), err
+}
+
+// reaped counts what Reap removed.
+type reaped struct {
+	containers  []string
+	procs, dirs int
+	serverDirs  int
+	pids        []int
+	seen        map[int]bool
+}
+
+func (r *reaped) by(pid int) {
+	if r.seen == nil {
+		r.seen = map[int]bool{}
+	}
+	if !r.seen[pid] {
+		r.seen[pid] = true
+		r.pids = append(r.pids, pid)
+	}
+}
+
+func (r reaped) String() string {
+	if len(r.pids) == 0 {
+		return ""
+	}
+	var parts []string
+	add := func(n int, one, many string) {
+		if n == 1 {
+			parts = append(parts, "1 "+one)
+		} else if n > 1 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, many))
+		}
+	}
+	add(len(r.containers), "container", "containers")
+	add(r.procs, "server process", "server processes")
+	add(r.serverDirs, "server dir", "server dirs")
+	if r.serverDirs == 0 {
+		add(r.dirs, "run dir", "run dirs")
+	}
+	var pids []string
+	for _, p := range r.pids {
+		pids = append(pids, strconv.Itoa(p))
+	}
+	who := "pid " + pids[0]
+	if len(pids) > 1 {
+		who = "pids " + strings.Join(pids, ", ")
+	}
+	what := parts[len(parts)-1]
+	if len(parts) > 1 {
+		what = strings.Join(parts[:len(parts)-1], ", ") + " and " + what
+	}
+	return fmt.Sprintf("# zk19: removed %s left by %s (gone)", what, who)
+}
+
+// Leftovers lists what a test process with the given pid left behind: its
+// harness containers, its QuorumPeerMain processes and its run dirs. A test
+// that interrupts a child test binary asserts it is empty once the child
+// has exited; it is empty for a process still cleaning up only by luck.
+func Leftovers(pid int) ([]string, error) {
+	cs, err := harnessContainers()
+	var out []string
+	for _, c := range cs {
+		if c.owned && c.owner.pid == pid {
+			out = append(out, fmt.Sprintf("container %s (%s)", c.name, c.status))
+		}
+	}
+	for _, p := range serverProcesses() {
+		if p.owner.pid == pid {
+			out = append(out, fmt.Sprintf("process %d: %s", p.pid, p.args))
+		}
+	}
+	for dir, o := range runDirs() {
+		if o.pid == pid {
+			out = append(out, fmt.Sprintf("dir %s (server dirs in it: %d)", dir, serverDirs(dir)))
+		}
+	}
+	return out, err
+}
