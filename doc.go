@@ -139,6 +139,10 @@
 //     a new acquisition uses a fresh GUID. Proof:
 //     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy,
 //     TestL6R8_SessionExpiryEndsCandidacyAndNewAcquisitionUsesNewGUID
+//   - E5 ¶4 (beyond): The proxy's Go codec agrees with the official Jute
+//     classes in the server's own jar on every record the proxy reads, in both
+//     directions, also under fuzzing; where no JDK is present the proof skips
+//     and says so. Proof: TestE5_ProxyCodecAgreesWithOfficialJute
 //
 // # §5 资源接受新 token 后拒绝旧写
 //

@@ -59,10 +59,10 @@ func (d *decoder) bool(field string) bool {
 	return v
 }
 
-// length reads a buffer length or vector count. It returns -1 for nil, and
-// otherwise a count whose elements (each at least minElem bytes) fit in the
-// remaining input.
-func (d *decoder) length(field string, minElem int) int {
+// length reads a buffer or string length. It returns -1 for nil, and
+// otherwise a length that fits in the remaining input; any other negative
+// length fails, as the official decoder's checkLength does.
+func (d *decoder) length(field string) int {
 	n := int(d.int32(field))
 	if d.err != nil {
 		return 0
@@ -73,7 +73,7 @@ func (d *decoder) length(field string, minElem int) int {
 	case n < 0:
 		d.fail(field, fmt.Errorf("length %d: %w", n, ErrNegativeLength))
 		return 0
-	case n > len(d.p)/minElem:
+	case n > len(d.p):
 		d.fail(field, fmt.Errorf("length %d with %d bytes left: %w", n, len(d.p), ErrFrameTooLarge))
 		return 0
 	}
@@ -83,7 +83,7 @@ func (d *decoder) length(field string, minElem int) int {
 // buffer reads a Jute buffer; -1 decodes to nil, 0 to an empty non-nil
 // slice. The result is a copy, never an alias of the input.
 func (d *decoder) buffer(field string) []byte {
-	n := d.length(field, 1)
+	n := d.length(field)
 	if d.err != nil || n < 0 {
 		return nil
 	}
@@ -95,13 +95,34 @@ func (d *decoder) buffer(field string) []byte {
 
 // string reads a Jute ustring; -1 (nil) decodes to "".
 func (d *decoder) string(field string) string {
-	n := d.length(field, 1)
+	n := d.length(field)
 	if d.err != nil || n < 0 {
 		return ""
 	}
 	s := string(d.p[:n])
 	d.p = d.p[n:]
 	return s
+}
+
+// count reads a vector's element count as the official
+// BinaryInputArchive.startVector does: -1 is nil (returned as -1), and any
+// other negative count is an empty vector, not an error (its index is done
+// at once). A count whose elements (each at least minElem bytes) cannot fit
+// in the remaining input fails.
+func (d *decoder) count(field string, minElem int) int {
+	n := int(d.int32(field))
+	switch {
+	case d.err != nil:
+		return 0
+	case n == -1:
+		return -1
+	case n < 0:
+		return 0
+	case n > len(d.p)/minElem:
+		d.fail(field, fmt.Errorf("count %d with %d bytes left: %w", n, len(d.p), ErrFrameTooLarge))
+		return 0
+	}
+	return n
 }
 
 func appendInt32(dst []byte, v int32) []byte {

@@ -55,11 +55,13 @@ func (h ReplyHeader) Append(dst []byte) []byte {
 }
 
 // ACL is one access-control entry: a permission bit set and an identity
-// (scheme "world" with ID "anyone" grants everyone).
+// (scheme "world" with ID "anyone" grants everyone). The official ACL record
+// holds the identity as a nested Id record; the jute tags name the official
+// fields for the differential test in internal/jute/official.
 type ACL struct {
 	Perms  int32
-	Scheme string
-	ID     string
+	Scheme string `jute:"id.scheme"`
+	ID     string `jute:"id.id"`
 }
 
 // aclMinLen is the smallest encoded ACL: perms plus two empty strings.
@@ -83,7 +85,7 @@ func DecodeCreateRequest(body []byte) (CreateRequest, error) {
 	var r CreateRequest
 	r.Path = d.string("CreateRequest.path")
 	r.Data = d.buffer("CreateRequest.data")
-	if n := d.length("CreateRequest.acl", aclMinLen); n >= 0 && d.err == nil {
+	if n := d.count("CreateRequest.acl", aclMinLen); n >= 0 && d.err == nil {
 		r.ACL = make([]ACL, n)
 		for i := range r.ACL {
 			r.ACL[i].Perms = d.int32("ACL.perms")

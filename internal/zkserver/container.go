@@ -228,3 +228,11 @@ func (c *containerRunner) pid() (int, error) {
 	}
 	return strconv.Atoi(strings.TrimSpace(string(out)))
 }
+
+// LabelArgs are the `docker run` flags that mark a container started outside
+// the harness's runners (for example to copy a jar out of the image) as the
+// harness's and this process's, so a run interrupted while it exists, or
+// the next run's Reap, removes it.
+func LabelArgs() []string {
+	return []string{"--label", containerLabel + "=1", "--label", ownerLabel + "=" + self().String()}
+}
