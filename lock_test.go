@@ -1,16 +1,18 @@
 package zk19_test
 
+// The lock claims (L1–L10, article §3 "临时顺序锁怎样判断资格") run the recipe
+// of internal/lock against real servers. Timing comes from the recipe's
+// Probe and from reads that order notifications, never from sleeping. The
+// go-zookeeper comparison is in peers_test.go, the benchmarks in
+// bench_test.go, the shared helpers in contenders_test.go.
+
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"path"
-	"sort"
-	"strconv"
-	"strings"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,467 +21,156 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
 
+	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/fence"
 	"github.com/zk19/zk19/internal/lock"
+	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 )
 
-// The lock claims (L1-L10) and recovery after a lost create reply (R3-R6,
-// R8) run the recipe in internal/lock against real servers. Timing comes
-// from the recipe's hooks and from reads that order notifications, never
-// from sleeping.
+var herd1000 = flag.Bool("zk19.herd1000", false, "L7: also measure N=1000 candidates (1000 sessions)")
 
-// lkWithin bounds every wait of these tests.
-const lkWithin = 15 * time.Second
-
-var lkHerd1000 = flag.Bool("zk19.herd1000", false, "L7: also measure N=1000 candidates (1000 sessions)")
-
-func lkQuiet() []zkclient.Option { return []zkclient.Option{zkclient.Quiet()} }
-
-// lkOpt configures lkJoin.
-type lkOpt struct {
-	quiet    bool // no session lines, no trace
-	hooks    lock.Hooks
-	client   []zkclient.Option
-	lockOpts []lock.Option
-}
-
-type lkWait struct{ own, pred string }
-
-// lkParty is one lock participant: its own session, a Locker pinned to that
-// session, and a Jepsen-style log fed by the recipe's Trace hook.
-type lkParty struct {
-	name    string
-	c       *zkclient.Client
-	l       *lock.Locker
-	waiting chan lkWait // every Hooks.Waiting call, in order
-	woke    atomic.Int64
-
-	logMu   sync.Mutex
-	logOff  bool
-	logf    func(string, ...any)
-	servers []string
-}
-
-func (p *lkParty) log(format string, args ...any) {
-	p.logMu.Lock()
-	defer p.logMu.Unlock()
-	if !p.logOff {
-		p.logf(format, args...)
-	}
-}
-
-func (p *lkParty) invoke(format string, args ...any) {
-	p.log("%s invoke %s", p.name, fmt.Sprintf(format, args...))
-}
-func (p *lkParty) ok(format string, args ...any) {
-	p.log("%s ok %s", p.name, fmt.Sprintf(format, args...))
-}
-func (p *lkParty) info(format string, args ...any) {
-	p.log("%s info %s", p.name, fmt.Sprintf(format, args...))
-}
-func (p *lkParty) fail(format string, args ...any) {
-	p.log("%s fail %s", p.name, fmt.Sprintf(format, args...))
-}
-
-func lkJoin(t zkserver.TB, name string, servers []string, parent string, o lkOpt) *lkParty {
-	t.Helper()
-	copts := o.client
-	if o.quiet {
-		copts = append(copts, zkclient.Quiet())
-	}
-	c := connect(t, name, servers, copts...)
-	p := &lkParty{name: name, c: c, waiting: make(chan lkWait, 4096), logf: t.Logf, servers: servers}
-	if o.quiet {
-		p.logOff = true
-	}
-	// Registered after the client: runs before the client closes, so no
-	// goroutine of the recipe logs after the test has ended.
-	t.Cleanup(func() { p.logMu.Lock(); p.logOff = true; p.logMu.Unlock() })
-	p.l = lkLocker(t, p, parent, o)
-	return p
-}
-
-// lkLocker makes a Locker on p's current session with p's hooks.
-func lkLocker(t zkserver.TB, p *lkParty, parent string, o lkOpt) *lock.Locker {
-	t.Helper()
-	h := o.hooks
-	waiting, woke, trace := h.Waiting, h.Woke, h.Trace
-	h.Waiting = func(own, pred string) {
-		if waiting != nil {
-			waiting(own, pred)
-		}
-		select {
-		case p.waiting <- lkWait{own, pred}:
-		default:
-		}
-	}
-	h.Woke = func(own string, ev zk.Event) {
-		p.woke.Add(1)
-		if woke != nil {
-			woke(own, ev)
-		}
-	}
-	h.Trace = func(op lock.Op) {
-		if trace != nil {
-			trace(op)
-		}
-		p.log("%s %s", p.name, op)
-	}
-	l, err := lock.New(p.c.Conn, parent, append([]lock.Option{lock.WithHooks(h)}, o.lockOpts...)...)
-	if err != nil {
-		t.Fatalf("%s: lock.New(%s): %v", p.name, parent, err)
-	}
-	return l
-}
-
-// lkPending is an acquisition running in its own goroutine.
-type lkPending struct {
-	p      *lkParty
-	cand   *lock.Candidate
-	cancel context.CancelFunc
-	done   chan struct{}
-	held   *lock.Held
-	err    error
-}
-
-// lkStart creates p's candidate now (so its name is known) and waits for
-// the lock in a goroutine. Cleanup cancels the wait, joins the goroutine
-// and releases a hold.
-func lkStart(t zkserver.TB, p *lkParty) *lkPending {
-	t.Helper()
-	cand, err := p.l.Create(context.Background(), p.l.NewGUID())
-	if err != nil {
-		t.Fatalf("%s: create candidate: %v", p.name, err)
-	}
-	return lkWaitFrom(t, p, p.l, cand)
-}
-
-func lkWaitFrom(t zkserver.TB, p *lkParty, l *lock.Locker, cand *lock.Candidate) *lkPending {
-	ctx, cancel := context.WithCancel(context.Background())
-	w := &lkPending{p: p, cand: cand, cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
-		w.held, w.err = l.AcquireFrom(ctx, cand)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-w.done:
-		case <-time.After(lkWithin):
-			t.Logf("%s: acquisition still running %v after cancel", p.name, lkWithin)
-			return
-		}
-		if w.held != nil {
-			rctx, rcancel := context.WithTimeout(context.Background(), lkWithin)
-			defer rcancel()
-			_ = w.held.Release(rctx)
-		}
-	})
-	return w
-}
-
-// result waits for the acquisition to return.
-func (w *lkPending) result(t zkserver.TB, within time.Duration) (*lock.Held, error) {
-	t.Helper()
-	select {
-	case <-w.done:
-		return w.held, w.err
-	case <-time.After(within):
-		t.Fatalf("%s: acquisition of %s did not return within %v", w.p.name, w.cand.Name, within)
-		return nil, nil
-	}
-}
-
-func (w *lkPending) finished() bool {
-	select {
-	case <-w.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// lkExpectWaiting waits until p reports that it blocks on a watch of pred.
-func lkExpectWaiting(t zkserver.TB, p *lkParty, pred string) error {
-	t.Helper()
-	timeout := time.After(lkWithin)
-	for {
-		select {
-		case w := <-p.waiting:
-			if w.pred == pred {
-				return nil
-			}
-		case <-timeout:
-			return fmt.Errorf("%s did not wait on %s within %v", p.name, pred, lkWithin)
-		}
-	}
-}
-
-// lkSettle returns the state of p's one waiting acquisition, certain about
-// notifications: a read on p's connection returns only after every
-// notification the server queued for p before it has been handed to its
-// watch channel, and Inspect makes the waiter take in what is there.
-func lkSettle(t zkserver.TB, p *lkParty) lock.WaitState {
-	t.Helper()
-	if _, _, err := p.c.Exists("/"); err != nil {
-		t.Fatalf("%s: barrier read: %v", p.name, err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), lkWithin)
-	defer cancel()
-	sts, err := p.l.Inspect(ctx)
-	if err != nil {
-		t.Fatalf("%s: inspect: %v", p.name, err)
-	}
-	if len(sts) != 1 {
-		t.Fatalf("%s: got %d running acquisitions; want 1: %+v", p.name, len(sts), sts)
-	}
-	return sts[0]
-}
-
-// lkWatchTable parses wchp (path -> sessions) or wchc (session -> paths)
-// into key -> values, keeping only entries whose path lies under root.
-func lkWatchTable(t zkserver.TB, s *zkserver.Server, word, root string) map[string][]string {
-	t.Helper()
-	out := map[string][]string{}
-	key := ""
-	sc := bufio.NewScanner(strings.NewReader(s.Word(t, word)))
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		if !strings.HasPrefix(line, "\t") {
-			key = strings.TrimSpace(line)
-			continue
-		}
-		v := strings.TrimSpace(line)
-		p := key
-		if word == "wchc" {
-			p = v
-		}
-		if !strings.HasPrefix(p, root+"/") {
-			continue
-		}
-		out[key] = append(out[key], v)
-	}
-	for k := range out {
-		sort.Strings(out[k])
-	}
-	return out
-}
-
-// lkMntr reads the numeric lines of mntr.
-func lkMntr(t zkserver.TB, s *zkserver.Server) map[string]int64 {
-	t.Helper()
-	m := map[string]int64{}
-	sc := bufio.NewScanner(strings.NewReader(s.Word(t, "mntr")))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), "\t")
-		if !ok {
-			continue
-		}
-		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
-			m[k] = n
-		}
-	}
-	return m
-}
-
-// lkWaitFor waits, bounded by lkWithin, until check reports done; an error
-// from check fails at once.
-func lkWaitFor(t zkserver.TB, what string, check func() (bool, error)) {
-	t.Helper()
-	var failed error
-	waitFor(t, lkWithin, what, func() (bool, string) {
-		done, err := check()
-		if err != nil {
-			failed = err
-			return true, ""
-		}
-		return done, "not yet"
-	})
-	if failed != nil {
-		t.Fatalf("waiting for %s: %v", what, failed)
-	}
-}
-
-func lkHex(id int64) string { return fmt.Sprintf("0x%x", id) }
-
-func lkExists(t *testing.T, c *zkclient.Client, p string) (bool, *zk.Stat) {
-	t.Helper()
-	ok, st, err := c.Exists(p)
-	if err != nil {
-		t.Fatalf("%s: exists %s: %v", c.Name, p, err)
-	}
-	return ok, st
-}
-
-func lkChildren(t *testing.T, c *zkclient.Client, p string) []string {
-	t.Helper()
-	kids, _, err := c.Children(p)
-	if err != nil {
-		t.Fatalf("%s: children %s: %v", c.Name, p, err)
-	}
-	sort.Strings(kids)
-	return kids
-}
-
-func lkCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), lkWithin)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// Claim L1 (section "临时顺序锁怎样判断资格"): each logical acquisition
-// gets a GUID of its own and creates an EPHEMERAL_SEQUENTIAL node carrying
-// it, always under the same persistent parent.
+// TestL1_FreshGUIDEphemeralSequentialUnderOneParent: every logical
+// acquisition names its node with a GUID of its own, and the node is an
+// ephemeral, sequential child of the one persistent lock parent (claim L1,
+// §3 ¶1).
 //
-// One session acquires and releases three times; every hold has a new
-// version-4 UUID, a name <guid>-lock-<10 digits> directly under the parent,
-// and, read by a second session, an ephemeralOwner equal to the holder's
-// session (so the node is ephemeral) and a growing sequence number. A
-// candidate of a session that closes disappears. The recipe refuses a
-// missing or ephemeral parent.
+// Session A acquires and releases three times: each hold has a new
+// version-4 UUID and a name <guid>-lock-<10 digits> directly under the
+// parent; a second session reads A's session as the node's ephemeralOwner
+// and a growing sequence number. A candidate goes when its session closes.
+// The first acquisition refuses a missing or an ephemeral parent (the
+// constructor makes no call, so it cannot check).
 func TestL1_FreshGUIDEphemeralSequentialUnderOneParent(t *testing.T) {
 	s := sharedServer(t)
-	claim(t, "L1", "临时顺序锁怎样判断资格", "every acquisition makes a fresh GUID and creates an EPHEMERAL_SEQUENTIAL node named with it under one fixed persistent parent")
-	d := connect(t, "D", []string{s.Client})
+	claim(t, "L1")
+	d := zkclient.Connect(t, "D", []string{s.Client})
 	da := newActor(t, "D")
 	root := testRoot(t, d)
-	ctx := lkCtx(t)
-	a := lkJoin(t, "A", []string{s.Client}, root, lkOpt{})
+	ctx := lockCtx(t)
+	a := join(t, "A", []string{s.Client}, root, joinOpts{})
 
 	phase(t, "three acquisitions by session A, one after another")
-	seen := map[string]bool{}
+	var guids []string
 	last := int64(-1)
 	for i := 0; i < 3; i++ {
 		h, err := a.l.Acquire(ctx)
 		if err != nil {
 			t.Fatalf("A acquire %d: %v", i, err)
 		}
-		u, err := uuid.Parse(h.GUID)
-		if err != nil || u.Version() != 4 {
+		if u, err := uuid.Parse(h.GUID); err != nil || u.Version() != 4 {
 			t.Errorf("L1 violated: got GUID %q (%v); want a version-4 UUID", h.GUID, err)
 		}
-		if seen[h.GUID] {
+		if slices.Contains(guids, h.GUID) {
 			t.Errorf("L1 violated: GUID %s used by two acquisitions", h.GUID)
 		}
-		seen[h.GUID] = true
-		if want := fmt.Sprintf("%s%s%010d", h.GUID, fence.LockInfix, h.Seq); h.Name != want {
-			t.Errorf("L1 violated: got node name %q; want %q", h.Name, want)
-		}
-		if path.Dir(h.Path) != root {
-			t.Errorf("L1 violated: got parent %s; want %s", path.Dir(h.Path), root)
+		guids = append(guids, h.GUID)
+		if want := fmt.Sprintf("%s/%s%s%010d", root, h.GUID, fence.LockInfix, h.Token.Seq); h.Path != want {
+			t.Errorf("L1 violated: got node %q; want %q", h.Path, want)
 		}
 		da.invoke("exists %s", h.Path)
-		ok, st := lkExists(t, d, h.Path)
-		da.ok("%v ephemeralOwner=%s", ok, lkHex(st.EphemeralOwner))
+		ok, st := statOf(t, d, h.Path)
+		da.ok("%v ephemeralOwner=0x%x", ok, st.EphemeralOwner)
 		if !ok || st.EphemeralOwner != a.c.SessionID() {
-			t.Errorf("L1 violated: got exists=%v ephemeralOwner=%s; want true and A's session %s", ok, lkHex(st.EphemeralOwner), a.c.SessionHex())
+			t.Errorf("L1 violated: got exists=%v ephemeralOwner=0x%x; want true and A's session %s", ok, st.EphemeralOwner, a.c.SessionHex())
 		}
-		if h.Seq <= last {
-			t.Errorf("L1 violated: got sequence %d after %d; want it to grow", h.Seq, last)
+		if h.Token.Seq <= last {
+			t.Errorf("L1 violated: got sequence %d after %d; want it to grow", h.Token.Seq, last)
 		}
-		last = h.Seq
+		last = h.Token.Seq
 		if err := h.Release(ctx); err != nil {
 			t.Fatalf("A release: %v", err)
 		}
 	}
-	da.invoke("exists %s", root)
-	_, rst := lkExists(t, d, root)
-	da.ok("ephemeralOwner=%s", lkHex(rst.EphemeralOwner))
+	_, rst := statOf(t, d, root)
 	if rst.EphemeralOwner != 0 {
-		t.Errorf("L1 violated: got parent ephemeralOwner %s; want 0 (persistent)", lkHex(rst.EphemeralOwner))
+		t.Errorf("L1 violated: got parent ephemeralOwner 0x%x; want 0 (persistent)", rst.EphemeralOwner)
 	}
+	evidence(t, "three acquisitions of A: GUIDs %v, each a node under %s owned by A's session %s, sequences growing to %d", guids, root, a.c.SessionHex(), last)
 
 	phase(t, "a candidate is ephemeral: it goes when its session closes")
-	e := lkJoin(t, "E", []string{s.Client}, root, lkOpt{})
+	e := join(t, "E", []string{s.Client}, root, joinOpts{})
 	he, err := e.l.Acquire(ctx)
 	if err != nil {
 		t.Fatalf("E acquire: %v", err)
 	}
-	e.info("close session %s", e.c.SessionHex())
+	e.a.info("close session %s", e.c.SessionHex())
 	e.c.Close()
-	lkWaitFor(t, "E's node to go after its session closed", func() (bool, error) {
+	wait.For(t, within, "E's node to go after its session closed", func() (bool, string) {
 		ok, _, err := d.Exists(he.Path)
-		return !ok, err
+		return err == nil && !ok, fmt.Sprintf("exists=%v err=%v", ok, err)
 	})
-	da.info("%s gone after E's session closed", he.Name)
+	da.info("%s gone after E's session closed", path.Base(he.Path))
 
 	phase(t, "the parent must exist and be persistent")
-	if _, err := lock.New(d.Conn, root+"/missing"); !errors.Is(err, lock.ErrParent) {
-		t.Errorf("L1 violated: got %v for a missing parent; want lock.ErrParent", err)
-	} else {
-		da.info("lock.New on a missing parent: %v", err)
-	}
 	if _, err := d.Create(root+"/eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatalf("create ephemeral: %v", err)
 	}
-	if _, err := lock.New(d.Conn, root+"/eph"); !errors.Is(err, lock.ErrParent) {
-		t.Errorf("L1 violated: got %v for an ephemeral parent; want lock.ErrParent", err)
-	} else {
-		da.info("lock.New on an ephemeral parent: %v", err)
+	for _, bad := range []string{root + "/missing", root + "/eph"} {
+		h, err := lock.New(d.Conn, bad).Acquire(ctx)
+		if h != nil || !errors.Is(err, lock.ErrParent) {
+			t.Errorf("L1 violated: got %v, %v acquiring under %s; want lock.ErrParent", h, err, bad)
+		}
+		da.info("acquire under %s: %v", path.Base(bad), err)
 	}
 }
 
-// Claim L2 (section "临时顺序锁怎样判断资格"): the queue is ordered by the
-// number after the last "-lock-", parsed; whole names, which start with a
-// random GUID, sort in an unrelated order.
+// TestL2_SequenceSuffixOrdersCandidates: the queue is the order of the
+// parsed number after the last "-lock-"; whole names start with a random
+// GUID and sort in an unrelated order (claim L2, §3 ¶1).
 //
-// Twelve candidates with random GUIDs are created one after another; the
-// server's names, ordered by parsed suffix, give back the creation order,
-// and ordered as strings do not. Children without "-lock-" are ignored; a
-// child with "-lock-" and a malformed suffix makes an acquisition fail with
-// a clear error (and the failed acquisition removes its own node).
+// One session starts twelve acquisitions one after another. Each waiter
+// blocks on the candidate created right before it, although the names,
+// sorted as strings, give another order. Children without "-lock-" are not
+// candidates: an acquisition holds past them. A child with "-lock-" and a
+// malformed suffix makes an acquisition fail with the parse error, and the
+// failed acquisition removes its own node.
 func TestL2_SequenceSuffixOrdersCandidates(t *testing.T) {
 	s := sharedServer(t)
-	claim(t, "L2", "临时顺序锁怎样判断资格", "candidates are ordered by the 10-digit sequence suffix; whole-name order differs from creation order")
-	d := connect(t, "D", []string{s.Client})
+	claim(t, "L2")
+	d := zkclient.Connect(t, "D", []string{s.Client})
 	da := newActor(t, "D")
 	root := testRoot(t, d)
-	ctx := lkCtx(t)
-	a := lkJoin(t, "A", []string{s.Client}, root, lkOpt{quiet: true})
+	ctx := lockCtx(t)
+	a := join(t, "A", []string{s.Client}, root, joinOpts{quiet: true})
 
-	phase(t, "twelve candidates with random GUIDs, created in order")
-	var created []string
-	for i := 0; i < 12; i++ {
-		c, err := a.l.Create(ctx, a.l.NewGUID())
-		if err != nil {
-			t.Fatalf("create: %v", err)
-		}
-		created = append(created, c.Name)
-	}
-	kids := lkChildren(t, d, root)
-	ord, err := lock.Order(kids)
+	phase(t, "twelve acquisitions with random GUIDs, started in order")
+	h0, err := a.l.Acquire(ctx)
 	if err != nil {
-		t.Fatalf("order: %v", err)
+		t.Fatalf("A acquire: %v", err)
 	}
-	var bySeq []string
-	for _, e := range ord {
-		bySeq = append(bySeq, e.Name)
-	}
-	byName := append([]string(nil), kids...)
-	sort.Strings(byName)
-	pos := map[string]int{}
-	for i, n := range created {
-		pos[n] = i
-	}
-	rank := func(names []string) []int {
-		var r []int
-		for _, n := range names {
-			r = append(r, pos[n])
+	created := []string{path.Base(h0.Path)}
+	var ps []*pending
+	for i := 1; i < 12; i++ {
+		w := start(t, a)
+		ps = append(ps, w)
+		got, err := nextWait(a)
+		if err != nil {
+			t.Fatalf("L2: %v", err)
 		}
-		return r
+		if want := created[i-1]; got != want {
+			t.Errorf("L2 violated: candidate %d (%s) waits on %s; want %s, created right before it", i, w.own, got, want)
+		}
+		created = append(created, w.own)
 	}
-	t.Logf("creation index in sequence order: %v", rank(bySeq))
-	t.Logf("creation index in name order:     %v", rank(byName))
-	if strings.Join(bySeq, ",") != strings.Join(created, ",") {
-		t.Errorf("L2 violated: got sequence order %v; want creation order %v", rank(bySeq), rank(created))
+	byName := slices.Sorted(slices.Values(created))
+	rank := make([]int, len(byName))
+	for i, n := range byName {
+		rank[i] = slices.Index(created, n)
 	}
-	if strings.Join(byName, ",") == strings.Join(created, ",") {
+	evidence(t, "each of 11 waiters watched the candidate created right before it; creation index of the candidates in name order: %v", rank)
+	if slices.Equal(byName, created) {
 		t.Errorf("L2 not shown: name order equals creation order (chance 1/12!); rerun")
+	}
+	for _, w := range ps {
+		w.cancel()
+		if _, err := w.result(t); !errors.Is(err, context.Canceled) {
+			t.Fatalf("L2: cancelled waiter %s: got %v; want context.Canceled", w.own, err)
+		}
+	}
+	if err := h0.Release(ctx); err != nil {
+		t.Fatalf("A release: %v", err)
 	}
 
 	phase(t, "a child without %q is not a candidate; one with a malformed suffix is an error", fence.LockInfix)
@@ -488,9 +179,12 @@ func TestL2_SequenceSuffixOrdersCandidates(t *testing.T) {
 			t.Fatalf("create %s: %v", n, err)
 		}
 	}
-	ord2, err := lock.Order(lkChildren(t, d, root))
-	if err != nil || len(ord2) != len(created) {
-		t.Errorf("L2 violated: got %d candidates, %v, with non-lock children present; want %d, nil", len(ord2), err, len(created))
+	h, err := a.l.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("L2 violated: children that are not candidates stopped an acquisition: %v", err)
+	}
+	if err := h.Release(ctx); err != nil {
+		t.Fatalf("A release: %v", err)
 	}
 	bad := root + "/intruder-lock-12"
 	da.invoke("create %s persistent", bad)
@@ -498,53 +192,61 @@ func TestL2_SequenceSuffixOrdersCandidates(t *testing.T) {
 		t.Fatalf("create %s: %v", bad, err)
 	}
 	da.ok("")
-	b := lkJoin(t, "B", []string{s.Client}, root, lkOpt{})
-	h, err := b.l.Acquire(ctx)
-	if h != nil || !errors.Is(err, lock.ErrMalformed) || !errors.Is(err, fence.ErrShortSeq) {
-		t.Errorf("L2 violated: got %v, %v with a malformed candidate present; want no hold and ErrMalformed (short suffix)", h, err)
+	b := join(t, "B", []string{s.Client}, root, joinOpts{})
+	hb, err := b.l.Acquire(ctx)
+	if hb != nil || !errors.Is(err, fence.ErrShortSeq) {
+		t.Errorf("L2 violated: got %v, %v with a malformed candidate present; want no hold and the short-suffix error", hb, err)
 	}
 	t.Logf("B's error: %v", err)
-	for _, k := range lkChildren(t, d, root) {
-		if ok, st := lkExists(t, d, root+"/"+k); ok && st.EphemeralOwner == b.c.SessionID() {
+	for _, k := range listChildren(t, d, root) {
+		if ok, st := statOf(t, d, root+"/"+k); ok && st.EphemeralOwner == b.c.SessionID() {
 			t.Errorf("the failed acquisition left its node %s behind", k)
 		}
 	}
 }
 
-// Claim L3 (section "临时顺序锁怎样判断资格"): the lowest candidate holds
-// and each other one watches only the candidate right before it, which the
-// server's own watch table shows.
+// nextWait returns the predecessor p's next acquisition step blocks on.
+func nextWait(p *contender) (string, error) {
+	select {
+	case got := <-p.waits:
+		return got, nil
+	case <-time.After(within):
+		return "", fmt.Errorf("%s did not start waiting within %v", p.name, within)
+	}
+}
+
+// TestL3_EachWaiterWatchesOnlyItsPredecessor: the lowest candidate holds and
+// every other one watches only the candidate right before it, and the
+// server's own watch tables say so (claim L3, §3 ¶2).
 //
 // On a dedicated server (so the server-wide watch count is ours alone): A
 // holds, B waits, C waits. wchp (path -> sessions) lists exactly A's node
-// watched by B's session and B's node watched by C's session; wchc
-// (session -> paths) agrees; A watches nothing. wchc/wchp list data and
-// exists watches only, so the total watch count from mntr (which includes
-// child watches) must be 2: nobody watches the parent's children.
+// watched by B's session and B's node watched by C's session; wchc (session
+// -> paths) agrees and shows A watching nothing. wchc and wchp list data
+// and exists watches only, so the total from mntr, which counts child
+// watches too, must be 2: nobody watches the parent's children.
 func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
-	claim(t, "L3", "临时顺序锁怎样判断资格", "the lowest suffix holds; every other candidate watches only its immediate predecessor (B->A, C->B), seen in the server's wchc/wchp")
+	claim(t, "L3")
 	srv := zkserver.Start(t, zkserver.WithLabel("l3-"))
-	ss := []string{srv.Client}
-	ch := lkStartChain(t, ss, "L3")
-	_, root, ctx, b, c, ha, pb, pc := ch.d, ch.root, ch.ctx, ch.b, ch.c, ch.ha, ch.pb, ch.pc
+	ch := startChain(t, []string{srv.Client}, joinOpts{})
+	root, ctx, b, c, ha, pb, pc := ch.root, ch.ctx, ch.b, ch.c, ch.ha, ch.pb, ch.pc
+	pbPath := root + "/" + pb.own
 
 	phase(t, "the server's watch tables")
-	sa, sb, scc := ch.a.c.SessionHex(), b.c.SessionHex(), c.c.SessionHex()
-	t.Logf("sessions: A=%s B=%s C=%s", sa, sb, scc)
-	wchp := lkWatchTable(t, srv, "wchp", root)
-	t.Logf("wchp under %s: %v", root, wchp)
-	wantP := map[string][]string{ha.Path: {sb}, pb.cand.Path: {scc}}
+	sb, scc := b.c.SessionHex(), c.c.SessionHex()
+	t.Logf("sessions: A=%s B=%s C=%s", ch.a.c.SessionHex(), sb, scc)
+	wchp := watchTable(t, srv, "wchp", root)
+	wantP := map[string][]string{ha.Path: {sb}, pbPath: {scc}}
 	if fmt.Sprint(wchp) != fmt.Sprint(wantP) {
 		t.Errorf("L3 violated: got wchp %v; want %v (B->A, C->B)", wchp, wantP)
 	}
-	wchc := lkWatchTable(t, srv, "wchc", root)
-	t.Logf("wchc under %s: %v", root, wchc)
-	wantC := map[string][]string{sb: {ha.Path}, scc: {pb.cand.Path}}
+	wchc := watchTable(t, srv, "wchc", root)
+	wantC := map[string][]string{sb: {ha.Path}, scc: {pbPath}}
 	if fmt.Sprint(wchc) != fmt.Sprint(wantC) {
 		t.Errorf("L3 violated: got wchc %v; want %v (A watches nothing)", wchc, wantC)
 	}
-	m := lkMntr(t, srv)
-	t.Logf("mntr zk_watch_count=%d (data, exists and child watches of the whole server)", m["zk_watch_count"])
+	m := mntr(t, srv)
+	evidence(t, "server watch tables under %s: wchp %v, wchc %v; mntr zk_watch_count=%d (data, exists and child watches of the whole server)", root, wchp, wchc, m["zk_watch_count"])
 	if m["zk_watch_count"] != 2 {
 		t.Errorf("L3 violated: got %d watches on the server; want 2 (no child watch on the parent)", m["zk_watch_count"])
 	}
@@ -553,88 +255,53 @@ func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 	if err := ha.Release(ctx); err != nil {
 		t.Fatalf("A release: %v", err)
 	}
-	hb, err := pb.result(t, lkWithin)
+	hb, err := pb.result(t)
 	if err != nil {
 		t.Fatalf("B: %v", err)
 	}
 	if err := hb.Release(ctx); err != nil {
 		t.Fatalf("B release: %v", err)
 	}
-	if _, err := pc.result(t, lkWithin); err != nil {
+	if _, err := pc.result(t); err != nil {
 		t.Fatalf("C: %v", err)
 	}
 }
 
-// lkChain is the article's A→B→C picture on servers ss: A holds, B waits
-// on A, C waits on B. D is an observer with the test's root.
-type lkChain struct {
-	d       *zkclient.Client
-	root    string
-	ctx     context.Context
-	a, b, c *lkParty
-	ha      *lock.Held
-	pb, pc  *lkPending
-}
-
-func lkStartChain(t *testing.T, ss []string, claimID string) *lkChain {
-	t.Helper()
-	ch := &lkChain{}
-	ch.d = connect(t, "D", ss)
-	ch.root = testRoot(t, ch.d)
-	ch.ctx = lkCtx(t)
-	ch.a = lkJoin(t, "A", ss, ch.root, lkOpt{})
-	ch.b = lkJoin(t, "B", ss, ch.root, lkOpt{})
-	ch.c = lkJoin(t, "C", ss, ch.root, lkOpt{})
-	var err error
-	if ch.ha, err = ch.a.l.Acquire(ch.ctx); err != nil {
-		t.Fatalf("A: %v", err)
-	}
-	ch.pb = lkStart(t, ch.b)
-	if err := lkExpectWaiting(t, ch.b, ch.ha.Name); err != nil {
-		t.Fatalf("%s violated: %v", claimID, err)
-	}
-	ch.pc = lkStart(t, ch.c)
-	if err := lkExpectWaiting(t, ch.c, ch.pb.cand.Name); err != nil {
-		t.Fatalf("%s violated: %v", claimID, err)
-	}
-	return ch
-}
-
-// Claim L4 (section "临时顺序锁怎样判断资格"): deleting the holder's node
-// notifies only the next candidate, which lists again and holds; the one
-// after it gets no event and keeps waiting.
+// TestL4_DeletionWakesOnlyTheNextCandidate: deleting the holder's node
+// notifies only the candidate right behind it, which lists again and holds;
+// the one after it hears nothing and keeps waiting (claim L4, §3 ¶3).
 //
 // A holds, B waits on A, C waits on B. A releases: B acquires after exactly
-// one event. C's state, settled after a read on C's own connection: no
-// event, still waiting on B, not holding. The server still lists C's watch
-// on B, untouched.
+// one event and two lists. C's state, settled after a read on C's own
+// connection: no event, still waiting on B, not holding. The server still
+// lists C's watch on B's node, untouched.
 func TestL4_DeletionWakesOnlyTheNextCandidate(t *testing.T) {
 	s := sharedServer(t)
-	claim(t, "L4", "临时顺序锁怎样判断资格", "when A's node is deleted, B is notified, lists again and acquires; C gets no event and does not acquire")
-	ch := lkStartChain(t, []string{s.Client}, "L4")
-	_, root, ctx, _, c, ha, pb, pc := ch.d, ch.root, ch.ctx, ch.b, ch.c, ch.ha, ch.pb, ch.pc
+	claim(t, "L4")
+	ch := startChain(t, []string{s.Client}, joinOpts{})
+	root, ctx, b, c, ha, pb, pc := ch.root, ch.ctx, ch.b, ch.c, ch.ha, ch.pb, ch.pc
 
 	phase(t, "A releases")
 	if err := ha.Release(ctx); err != nil {
 		t.Fatalf("A release: %v", err)
 	}
-	hb, err := pb.result(t, lkWithin)
+	hb, err := pb.result(t)
 	if err != nil {
 		t.Fatalf("L4 violated: B did not acquire after A's deletion: %v", err)
 	}
-	if hb.Stats.Wakeups != 1 || hb.Stats.Rounds != 2 {
-		t.Errorf("L4 violated: got B acquiring after %d events and %d lists; want 1 event and 2 lists", hb.Stats.Wakeups, hb.Stats.Rounds)
+	sb := settle(t, b, pb.own)
+	if sb.Wakeups != 1 || sb.Rounds != 2 {
+		t.Errorf("L4 violated: got B acquiring after %d events and %d lists; want 1 event and 2 lists", sb.Wakeups, sb.Rounds)
 	}
-	st := lkSettle(t, c)
-	c.info("settled: events=%d waiting=%v pred=%s", st.Wakeups, st.Waiting, st.Pred)
-	if st.Wakeups != 0 {
-		t.Errorf("L4 violated: C got %d events after A's deletion; want 0", st.Wakeups)
+	sc := settle(t, c, pc.own)
+	evidence(t, "after A's release B acquired after %d event(s); C, settled by a read on its own connection, got %d events, waiting=%v on %s, acquired=%v", sb.Wakeups, sc.Wakeups, sc.Waiting, sc.Pred, pc.finished())
+	if sc.Wakeups != 0 {
+		t.Errorf("L4 violated: C got %d events after A's deletion; want 0", sc.Wakeups)
 	}
-	if pc.finished() || !st.Waiting || st.Pred != pb.cand.Name {
-		t.Errorf("L4 violated: C acquired after A's deletion or stopped waiting on B (finished=%v waiting=%v pred=%s)", pc.finished(), st.Waiting, st.Pred)
+	if pc.finished() || !sc.Waiting || sc.Pred != pb.own {
+		t.Errorf("L4 violated: C acquired after A's deletion or stopped waiting on B (finished=%v waiting=%v pred=%s)", pc.finished(), sc.Waiting, sc.Pred)
 	}
-	wchp := lkWatchTable(t, s, "wchp", root)
-	if got := wchp[pb.cand.Path]; len(got) != 1 || got[0] != c.c.SessionHex() {
+	if got := watchTable(t, s, "wchp", root)[root+"/"+pb.own]; !slices.Equal(got, []string{c.c.SessionHex()}) {
 		t.Errorf("L4 violated: got watchers of B's node %v; want C's session %s", got, c.c.SessionHex())
 	}
 
@@ -642,15 +309,15 @@ func TestL4_DeletionWakesOnlyTheNextCandidate(t *testing.T) {
 	if err := hb.Release(ctx); err != nil {
 		t.Fatalf("B release: %v", err)
 	}
-	if _, err := pc.result(t, lkWithin); err != nil {
+	if _, err := pc.result(t); err != nil {
 		t.Fatalf("C: %v", err)
 	}
 }
 
-// Claim L5 (section "临时顺序锁怎样判断资格"): a watch event means "look
-// again", never "you hold it": when the candidate in front gives up while
-// someone further ahead still holds, the waiter wakes, lists, watches the
-// new predecessor and keeps waiting.
+// TestL5_WatchEventIsNotSuccess: a watch event means "look again", never
+// "you hold it": when the candidate in front gives up while someone further
+// ahead still holds, the waiter wakes, lists, watches its new predecessor
+// and keeps waiting (claim L5, §3 ¶2).
 //
 // A holds, B waits on A, C waits on B. B gives up (its context is
 // cancelled; it deletes its own node). C gets one event, lists again, now
@@ -658,37 +325,33 @@ func TestL4_DeletionWakesOnlyTheNextCandidate(t *testing.T) {
 // node. When A releases, C holds.
 func TestL5_WatchEventIsNotSuccess(t *testing.T) {
 	s := sharedServer(t)
-	claim(t, "L5", "临时顺序锁怎样判断资格", "a watch event is never itself success: B gives up while A holds; C is notified, lists again, now watches A and does not acquire")
-	ch := lkStartChain(t, []string{s.Client}, "L5")
+	claim(t, "L5")
+	ch := startChain(t, []string{s.Client}, joinOpts{})
 	d, root, ctx, b, c, ha, pb, pc := ch.d, ch.root, ch.ctx, ch.b, ch.c, ch.ha, ch.pb, ch.pc
 
 	phase(t, "B gives up while A holds")
-	b.info("cancel")
+	b.a.info("cancel")
 	pb.cancel()
-	if _, err := pb.result(t, lkWithin); !errors.Is(err, context.Canceled) {
+	if _, err := pb.result(t); !errors.Is(err, context.Canceled) {
 		t.Fatalf("B: got %v; want context.Canceled", err)
 	}
-	if ok, _ := lkExists(t, d, pb.cand.Path); ok {
-		t.Fatalf("B's node %s still exists after B gave up", pb.cand.Name)
+	if ok, _ := statOf(t, d, root+"/"+pb.own); ok {
+		t.Fatalf("B's node %s still exists after B gave up", pb.own)
 	}
-	if err := lkExpectWaiting(t, c, ha.Name); err != nil {
+	if err := expectWaiting(c, path.Base(ha.Path)); err != nil {
 		t.Fatalf("L5 violated: %v", err)
 	}
-	st := lkSettle(t, c)
-	c.info("settled: events=%d lists=%d waiting=%v pred=%s", st.Wakeups, st.Rounds, st.Waiting, st.Pred)
+	st := settle(t, c, pc.own)
+	evidence(t, "after B gave up, C got %d event(s) and listed %d times; it waits=%v on %s and acquired=%v while A holds", st.Wakeups, st.Rounds, st.Waiting, st.Pred, pc.finished())
 	if st.Wakeups != 1 || st.Rounds != 2 {
 		t.Errorf("L5 violated: got C with %d events and %d lists; want 1 event and 2 lists", st.Wakeups, st.Rounds)
 	}
-	if pc.finished() || !st.Waiting || st.Pred != ha.Name {
+	if pc.finished() || !st.Waiting || st.Pred != path.Base(ha.Path) {
 		t.Errorf("L5 violated: C acquired on B's deletion or does not wait on A (finished=%v waiting=%v pred=%s)", pc.finished(), st.Waiting, st.Pred)
 	}
-	wchp := lkWatchTable(t, s, "wchp", root)
+	wchp := watchTable(t, s, "wchp", root)
 	t.Logf("wchp under %s: %v (B's old watch on A stays until A changes or B's session ends)", root, wchp)
-	found := false
-	for _, sess := range wchp[ha.Path] {
-		found = found || sess == c.c.SessionHex()
-	}
-	if !found {
+	if !slices.Contains(wchp[ha.Path], c.c.SessionHex()) {
 		t.Errorf("L5 violated: got watchers of A's node %v; want C's session %s among them", wchp[ha.Path], c.c.SessionHex())
 	}
 
@@ -696,49 +359,43 @@ func TestL5_WatchEventIsNotSuccess(t *testing.T) {
 	if err := ha.Release(ctx); err != nil {
 		t.Fatalf("A release: %v", err)
 	}
-	hc, err := pc.result(t, lkWithin)
-	if err != nil {
+	if _, err := pc.result(t); err != nil {
 		t.Fatalf("C: %v", err)
 	}
-	c.info("holds after %d events", hc.Stats.Wakeups)
+	c.a.info("holds after %d events", settle(t, c, pc.own).Wakeups)
 }
 
-// Claim L6 (section "临时顺序锁怎样判断资格"): a candidate whose own node has
+// TestL6_OwnNodeGoneMeansLostCandidacy: a candidate whose own node has
 // disappeared has no candidacy left; the recipe says so with an error and
-// never reports that it holds the lock.
+// never reports that it holds the lock (claim L6, §3 ¶2).
 //
 // Waiter: A holds, B waits on A; D deletes B's node. B only finds out at its
 // next round (it watches A, not itself): settled, it still waits with no
 // event. A releases; B wakes, lists, does not find itself and returns
 // ErrLostCandidacy. Holder: E holds and asks for Lost(); D deletes E's node;
-// Lost closes with ErrLostCandidacy and Release says the node was already
-// gone.
+// Lost closes, and Release says why: ErrLostCandidacy.
 func TestL6_OwnNodeGoneMeansLostCandidacy(t *testing.T) {
 	s := sharedServer(t)
-	claim(t, "L6", "临时顺序锁怎样判断资格", "if a waiter's own node is gone it reports lost candidacy with a clear error; it never reports acquisition")
-	d := connect(t, "D", []string{s.Client})
+	claim(t, "L6")
+	d := zkclient.Connect(t, "D", []string{s.Client})
 	da := newActor(t, "D")
 	root := testRoot(t, d)
-	ctx := lkCtx(t)
-	a := lkJoin(t, "A", []string{s.Client}, root, lkOpt{})
-	b := lkJoin(t, "B", []string{s.Client}, root, lkOpt{})
+	ctx := lockCtx(t)
+	a := join(t, "A", []string{s.Client}, root, joinOpts{})
+	b := join(t, "B", []string{s.Client}, root, joinOpts{})
 	ha, err := a.l.Acquire(ctx)
 	if err != nil {
 		t.Fatalf("A: %v", err)
 	}
-	pb := lkStart(t, b)
-	if err := lkExpectWaiting(t, b, ha.Name); err != nil {
+	pb := start(t, b)
+	if err := expectWaiting(b, path.Base(ha.Path)); err != nil {
 		t.Fatalf("%v", err)
 	}
 
 	phase(t, "D deletes B's node while B waits on A")
-	da.invoke("delete %s", pb.cand.Path)
-	if err := d.Delete(pb.cand.Path, -1); err != nil {
-		t.Fatalf("D delete: %v", err)
-	}
-	da.ok("")
-	st := lkSettle(t, b)
-	b.info("settled: events=%d waiting=%v pred=%s", st.Wakeups, st.Waiting, st.Pred)
+	deleteAs(t, d, da, root+"/"+pb.own)
+	st := settle(t, b, pb.own)
+	b.a.info("settled: events=%d waiting=%v pred=%s", st.Wakeups, st.Waiting, st.Pred)
 	if pb.finished() {
 		t.Fatalf("B returned before its next round: %v", pb.err)
 	}
@@ -747,326 +404,166 @@ func TestL6_OwnNodeGoneMeansLostCandidacy(t *testing.T) {
 	if err := ha.Release(ctx); err != nil {
 		t.Fatalf("A release: %v", err)
 	}
-	hb, err := pb.result(t, lkWithin)
+	hb, err := pb.result(t)
+	evidence(t, "B, whose node D deleted, returned hold=%v err=%v when A released", hb != nil, err)
 	if hb != nil {
-		t.Errorf("L6 violated: B reported acquisition (%s) without its node", hb.Name)
+		t.Errorf("L6 violated: B reported acquisition (%s) without its node", hb.Path)
 	}
 	if !errors.Is(err, lock.ErrLostCandidacy) {
 		t.Errorf("L6 violated: got %v; want lock.ErrLostCandidacy", err)
 	}
-	t.Logf("B's error: %v", err)
-	if kids := lkChildren(t, d, root); len(kids) != 0 {
+	if kids := listChildren(t, d, root); len(kids) != 0 {
 		t.Errorf("nodes left: %v", kids)
 	}
 
 	phase(t, "a holder: D deletes E's node; Lost closes")
-	e := lkJoin(t, "E", []string{s.Client}, root, lkOpt{})
+	e := join(t, "E", []string{s.Client}, root, joinOpts{})
 	he, err := e.l.Acquire(ctx)
 	if err != nil {
 		t.Fatalf("E: %v", err)
 	}
 	lost := he.Lost()
 	// Lost sets its watch asynchronously; wait until the server has it.
-	lkWaitFor(t, "the server to list E's watch on its own node", func() (bool, error) {
-		w := lkWatchTable(t, s, "wchp", root)[he.Path]
-		return len(w) == 1 && w[0] == e.c.SessionHex(), nil
-	})
+	waitWatching(t, s, root, he.Path, e.c.SessionHex())
 	select {
 	case <-lost:
-		t.Fatalf("Lost closed while E's node exists: %v", he.Err())
+		t.Fatalf("Lost closed while E's node exists")
 	default:
 	}
-	da.invoke("delete %s", he.Path)
-	if err := d.Delete(he.Path, -1); err != nil {
-		t.Fatalf("D delete: %v", err)
-	}
-	da.ok("")
+	deleteAs(t, d, da, he.Path)
 	select {
 	case <-lost:
-	case <-time.After(lkWithin):
-		t.Fatalf("L6 violated: E's Lost not closed %v after its node was deleted", lkWithin)
+	case <-time.After(within):
+		t.Fatalf("L6 violated: E's Lost not closed %v after its node was deleted", within)
 	}
-	if !errors.Is(he.Err(), lock.ErrLostCandidacy) {
-		t.Errorf("L6 violated: got Lost reason %v; want lock.ErrLostCandidacy", he.Err())
+	rerr := he.Release(ctx)
+	e.a.info("Lost closed; Release: %v", rerr)
+	if !errors.Is(rerr, lock.ErrLostCandidacy) {
+		t.Errorf("L6 violated: got Release %v after Lost; want lock.ErrLostCandidacy (node deleted)", rerr)
 	}
-	if err := he.Release(ctx); !errors.Is(err, lock.ErrLostCandidacy) {
-		t.Errorf("L6: got Release %v; want lock.ErrLostCandidacy (node already gone)", err)
-	}
-	e.info("Lost: %v", he.Err())
 }
 
-// Claim L6, the peer (section "临时顺序锁怎样判断资格"): go-zookeeper's own
-// zk.Lock (v1.0.4) does not check that its node still exists, so a waiter
-// whose node was deleted reports that it holds the lock once the nodes in
-// front of it are gone. Ours, in the same scenario, returns
-// ErrLostCandidacy.
+// deleteAs deletes p as client c, logged as actor a's operation.
+func deleteAs(t zkserver.TB, c *zkclient.Client, a actor, p string) {
+	t.Helper()
+	a.invoke("delete %s", p)
+	if err := c.Delete(p, -1); err != nil {
+		a.fail("%v", err)
+		t.Fatalf("%s delete %s: %v", c.Name, p, err)
+	}
+	a.ok("")
+}
+
+// TestL6_LateReleaseDeletesNothingOfTheNextHolder: a holder whose node
+// another client deleted has nothing left to release; its late Release says
+// so and must not touch the node of whoever holds now (claim L6, §3 ¶2;
+// issue 12's first undetected fault).
 //
-// Both runs: A holds with zk.Lock; B waits with the implementation under
-// test (the server shows B's watch on A's node); D deletes B's node; A
-// unlocks. zk.Lock's Lock() then returns nil with no node of B's on the
-// server, and its Unlock fails with "node does not exist".
-func TestL6_PeerGoZookeeperLockAcquiresWithoutItsNode(t *testing.T) {
+// E holds, F waits on E. D deletes E's node; F is notified and holds. E,
+// which never asked for Lost, releases late: ErrLostCandidacy, and F's node
+// still exists, owned by F, with F still holding. A Release that deleted
+// "the lowest child" instead of its own node would delete F's here.
+func TestL6_LateReleaseDeletesNothingOfTheNextHolder(t *testing.T) {
 	s := sharedServer(t)
-	claim(t, "L6", "临时顺序锁怎样判断资格", "peer: go-zookeeper's zk.Lock, waiting while its node is deleted, reports acquisition; ours reports lost candidacy")
-	d := connect(t, "D", []string{s.Client})
+	claim(t, "L6")
+	d := zkclient.Connect(t, "D", []string{s.Client})
 	da := newActor(t, "D")
 	root := testRoot(t, d)
-	acl := zk.WorldACL(zk.PermAll)
-	a := connect(t, "A", []string{s.Client})
-	aa := newActor(t, "A")
-	al := zk.NewLock(a.Conn, root, acl)
-	aa.invoke("zk.Lock %s", root)
-	if err := al.Lock(); err != nil {
-		t.Fatalf("A zk.Lock: %v", err)
+	ctx := lockCtx(t)
+	e := join(t, "E", []string{s.Client}, root, joinOpts{})
+	f := join(t, "F", []string{s.Client}, root, joinOpts{})
+	he, err := e.l.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("E: %v", err)
 	}
-	kids := lkChildren(t, d, root)
-	if len(kids) != 1 {
-		t.Fatalf("got children %v; want A's one node", kids)
-	}
-	aNode := root + "/" + kids[0]
-	aa.ok("%s", kids[0])
-
-	// waitOn waits until the server lists session sess watching A's node.
-	waitOn := func(sess string) {
-		t.Helper()
-		lkWaitFor(t, sess+" to watch A's node", func() (bool, error) {
-			for _, w := range lkWatchTable(t, s, "wchp", root)[aNode] {
-				if w == sess {
-					return true, nil
-				}
-			}
-			return false, nil
-		})
-	}
-	// deleteWaiter deletes the one node that is not A's.
-	deleteWaiter := func() string {
-		t.Helper()
-		for _, k := range lkChildren(t, d, root) {
-			if root+"/"+k != aNode {
-				da.invoke("delete %s/%s", root, k)
-				if err := d.Delete(root+"/"+k, -1); err != nil {
-					t.Fatalf("D delete: %v", err)
-				}
-				da.ok("")
-				return k
-			}
-		}
-		t.Fatalf("no waiter node under %s", root)
-		return ""
-	}
-
-	phase(t, "peer: B waits with go-zookeeper zk.Lock; D deletes B's node; A unlocks")
-	b := connect(t, "B", []string{s.Client})
-	ba := newActor(t, "B")
-	bl := zk.NewLock(b.Conn, root, acl)
-	bDone := make(chan error, 1)
-	ba.invoke("zk.Lock %s", root)
-	go func() { bDone <- bl.Lock() }()
-	waitOn(b.SessionHex())
-	bNode := deleteWaiter()
-	aa.invoke("zk.Unlock")
-	if err := al.Unlock(); err != nil {
-		t.Fatalf("A unlock: %v", err)
-	}
-	aa.ok("")
-	var bErr error
-	select {
-	case bErr = <-bDone:
-	case <-time.After(lkWithin):
-		t.Fatalf("zk.Lock did not return within %v", lkWithin)
-	}
-	left := lkChildren(t, d, root)
-	if bErr == nil {
-		ba.ok("Lock returned nil (acquired); node %s exists: %v", bNode, len(left) != 0)
-		if len(left) != 0 {
-			t.Errorf("peer: got children %v; want none", left)
-		}
-		t.Logf("anchor bug: go-zookeeper v1.0.4 zk.Lock reports acquisition while its node %s does not exist (it never checks its own node after the first list)", bNode)
-		uerr := bl.Unlock()
-		ba.info("zk.Unlock: %v", uerr)
-		if !errors.Is(uerr, zk.ErrNoNode) {
-			t.Errorf("peer: got Unlock %v; want zk.ErrNoNode", uerr)
-		}
-	} else {
-		ba.fail("%v", bErr)
-		t.Errorf("peer record changed: got zk.Lock error %v; the recorded behaviour (v1.0.4) is a nil error without a node", bErr)
-	}
-
-	phase(t, "ours: same scenario")
-	aa.invoke("zk.Lock %s", root)
-	if err := al.Lock(); err != nil {
-		t.Fatalf("A zk.Lock: %v", err)
-	}
-	kids = lkChildren(t, d, root)
-	aNode = root + "/" + kids[0]
-	aa.ok("%s", kids[0])
-	c := lkJoin(t, "C", []string{s.Client}, root, lkOpt{})
-	pc := lkStart(t, c)
-	if err := lkExpectWaiting(t, c, kids[0]); err != nil {
+	pf := start(t, f)
+	if err := expectWaiting(f, path.Base(he.Path)); err != nil {
 		t.Fatalf("%v", err)
 	}
-	waitOn(c.c.SessionHex())
-	deleteWaiter()
-	aa.invoke("zk.Unlock")
-	if err := al.Unlock(); err != nil {
-		t.Fatalf("A unlock: %v", err)
+
+	phase(t, "D deletes E's node; F holds")
+	deleteAs(t, d, da, he.Path)
+	hf, err := pf.result(t)
+	if err != nil {
+		t.Fatalf("F: %v", err)
 	}
-	aa.ok("")
-	hc, err := pc.result(t, lkWithin)
-	if hc != nil || !errors.Is(err, lock.ErrLostCandidacy) {
-		t.Errorf("L6 violated: got %v, %v; want no hold and lock.ErrLostCandidacy", hc, err)
+
+	phase(t, "E releases late")
+	rerr := he.Release(ctx)
+	e.a.info("release: %v", rerr)
+	ok, st := statOf(t, d, hf.Path)
+	evidence(t, "E's late Release returned %v; F's node %s exists=%v with owner 0x%x (F's session %s)", rerr, path.Base(hf.Path), ok, st.EphemeralOwner, f.c.SessionHex())
+	if !errors.Is(rerr, lock.ErrLostCandidacy) {
+		t.Errorf("L6 violated: E's late Release returned %v; want lock.ErrLostCandidacy", rerr)
 	}
-	t.Logf("ours: %v", err)
+	if !ok || st.EphemeralOwner != f.c.SessionID() {
+		t.Errorf("L6 violated: E's late Release removed F's node %s (exists=%v owner=0x%x); want it untouched", hf.Path, ok, st.EphemeralOwner)
+	}
+	if err := hf.Release(ctx); err != nil {
+		t.Errorf("L6 violated: F's Release after E's late one: %v; want nil (F's node was its own to delete)", err)
+	}
 }
 
-// lkFreezer is a dialer for one client that the test can cut off: freeze
-// closes the client's live connection and refuses new ones, so the server
-// stops hearing from the session and expires it by itself; thaw lets the
-// client reach the server again and learn that.
-type lkFreezer struct {
-	mu     sync.Mutex
-	frozen bool
-	conns  []net.Conn
-}
-
-func (f *lkFreezer) dial(network, addr string, timeout time.Duration) (net.Conn, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.frozen {
-		return nil, errors.New("refused by the test (frozen)")
-	}
-	c, err := net.DialTimeout(network, addr, timeout)
-	if err == nil {
-		f.conns = append(f.conns, c)
-	}
-	return c, err
-}
-
-func (f *lkFreezer) freeze() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.frozen = true
-	for _, c := range f.conns {
-		_ = c.Close()
-	}
-	f.conns = nil
-}
-
-func (f *lkFreezer) thaw() { f.mu.Lock(); f.frozen = false; f.mu.Unlock() }
-
-// lkExpiryTick is the dedicated server's tickTime, and lkExpirySession the
-// session timeout B asks for (6 ticks): the sleep-free wait for a natural
-// expiry is bounded by lkWithin.
-const (
-	lkExpiryTick    = 200 * time.Millisecond
-	lkExpirySession = 1200 * time.Millisecond
-)
-
-// Claims L6 and R8 (sections "临时顺序锁怎样判断资格" and "create 回复丢失以后
-// 怎样找回节点"): when a waiter's session expires, its candidacy is over; the
-// client library quietly opens a new session, and nothing of the old
-// candidacy may continue or be recovered in it; a new acquisition uses a
-// new GUID.
+// TestL6_ExpiredWaiterReportsSessionChanged: when a waiter's session
+// expires, its candidacy is over: the client library quietly opens a new
+// session, and the waiter says the session changed instead of ever holding
+// (claim L6, §3 ¶2; the new session's part is R8's).
 //
-// Dedicated server with a 200ms tick. A holds; B (1.2s session) waits on
-// A. The test cuts B off (closes its connection and refuses new ones) until
-// D sees the server delete B's node: the session expired by itself. Let
-// through again, B's client learns of the expiry; B's acquisition returns
-// ErrSessionChanged (wrapping zk.ErrSessionExpired), never a hold. The old
-// Locker refuses Create and Recover in the new session. A new Locker on the
-// new session acquires with a different GUID once A releases.
-func TestL6R8_SessionExpiryEndsCandidacyAndNewAcquisitionUsesNewGUID(t *testing.T) {
-	claim(t, "L6", "临时顺序锁怎样判断资格", "a waiter whose session expired reports lost candidacy (session changed), never acquisition")
-	claim(t, "R8", "create 回复丢失以后怎样找回节点", "after session expiry the old node gives no candidacy; a new acquisition uses a new GUID")
-	srv := zkserver.Start(t, zkserver.WithTickTime(lkExpiryTick), zkserver.WithLabel("l6x-"))
-	ss := []string{srv.Client}
-	d := connect(t, "D", ss)
+// Dedicated server with a short tick. A holds; B, through a client proxy
+// and with a short session, waits on A. The proxy cuts B off (closes its
+// connection and refuses new ones) until D sees the server delete B's
+// node: the session expired by itself. Let through again, B's client learns
+// of the expiry, and B's acquisition returns ErrSessionChanged wrapping
+// zk.ErrSessionExpired, never a hold.
+func TestL6_ExpiredWaiterReportsSessionChanged(t *testing.T) {
+	zkserver.RequireFaults(t)
+	claim(t, "L6")
+	srv := zkserver.Start(t, zkserver.WithTickTime(expiryTick), zkserver.WithLabel("l6x-"))
+	d := zkclient.Connect(t, "D", []string{srv.Client})
 	da := newActor(t, "D")
 	root := testRoot(t, d)
-	ctx := lkCtx(t)
-	a := lkJoin(t, "A", ss, root, lkOpt{})
-	fz := &lkFreezer{}
-	b := lkJoin(t, "B", ss, root, lkOpt{client: []zkclient.Option{zkclient.WithDialer(fz.dial), zkclient.WithSessionTimeout(lkExpirySession)}})
-	oldSession := b.c.SessionID()
+	ctx := lockCtx(t)
+	a := join(t, "A", []string{srv.Client}, root, joinOpts{})
+	p := clientProxy(t, "B-proxy", srv)
+	b := join(t, "B", []string{p.Addr()}, root, joinOpts{client: []zkclient.Option{zkclient.WithSessionTimeout(expirySessionTimeout)}})
+	oldSession := b.c.SessionHex()
 	ha, err := a.l.Acquire(ctx)
 	if err != nil {
 		t.Fatalf("A: %v", err)
 	}
-	pb := lkStart(t, b)
-	oldGUID := pb.cand.GUID
-	if err := lkExpectWaiting(t, b, ha.Name); err != nil {
+	pb := start(t, b)
+	if err := expectWaiting(b, path.Base(ha.Path)); err != nil {
 		t.Fatalf("%v", err)
 	}
 
-	phase(t, "B is cut off until the server expires its session (%v)", lkExpirySession)
+	phase(t, "B is cut off until the server expires its session (%v)", expirySessionTimeout)
 	mark := b.c.Mark()
-	b.info("cut off (connection closed, new connections refused)")
-	fz.freeze()
-	lkWaitFor(t, "the server to delete B's node", func() (bool, error) {
-		ok, _, err := d.Exists(pb.cand.Path)
-		return !ok, err
+	p.Cut(faultproxy.BothEnds)
+	t.Cleanup(p.Heal)
+	wait.For(t, 10*expirySessionTimeout, "the server to delete B's node", func() (bool, string) {
+		ok, _, err := d.Exists(root + "/" + pb.own)
+		return err == nil && !ok, fmt.Sprintf("exists=%v err=%v", ok, err)
 	})
-	da.info("B's node %s deleted by the server: session %s expired", pb.cand.Name, lkHex(oldSession))
-	if pb.finished() {
-		t.Logf("B returned while cut off: %v", pb.err)
-	}
-	b.info("let through again")
-	fz.thaw()
-	hb, err := pb.result(t, lkWithin)
+	da.info("B's node %s deleted by the server: session %s expired", pb.own, oldSession)
+	p.Heal()
+	hb, err := pb.result(t)
+	evidence(t, "B, cut off until its session %s expired, returned hold=%v err=%v", oldSession, hb != nil, err)
 	if hb != nil {
 		t.Errorf("L6 violated: B reported acquisition after its session expired")
 	}
 	if !errors.Is(err, lock.ErrSessionChanged) || !errors.Is(err, zk.ErrSessionExpired) {
 		t.Errorf("L6 violated: got %v; want lock.ErrSessionChanged wrapping zk.ErrSessionExpired", err)
 	}
-	t.Logf("B's error: %v", err)
-	if err := b.c.WaitStateSince(mark, zk.StateHasSession, lkWithin); err != nil {
+	if err := b.c.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); err != nil {
 		t.Fatalf("B: %v", err)
 	}
-	newSession := b.c.SessionID()
-	b.info("new session %s (old %s)", lkHex(newSession), lkHex(oldSession))
-	if newSession == oldSession {
-		t.Fatalf("B's session did not change")
-	}
-
-	phase(t, "the old Locker refuses to work in the new session")
-	if _, err := b.l.Recover(ctx, oldGUID); !errors.Is(err, lock.ErrSessionChanged) {
-		t.Errorf("R8 violated: got Recover %v in a new session; want lock.ErrSessionChanged", err)
-	} else {
-		b.info("Recover(%s): %v", oldGUID, err)
-	}
-	if _, err := b.l.Create(ctx, oldGUID); !errors.Is(err, lock.ErrSessionChanged) {
-		t.Errorf("R8 violated: got Create %v in a new session; want lock.ErrSessionChanged", err)
-	}
-	if ok, _ := lkExists(t, d, pb.cand.Path); ok {
-		t.Errorf("R8 violated: the old node %s exists", pb.cand.Path)
-	}
-
-	phase(t, "a new acquisition in the new session")
-	b.l = lkLocker(t, b, root, lkOpt{})
-	pb2 := lkStart(t, b)
-	if pb2.cand.GUID == oldGUID {
-		t.Errorf("R8 violated: the new acquisition reuses GUID %s", oldGUID)
-	}
-	if err := lkExpectWaiting(t, b, ha.Name); err != nil {
-		t.Fatalf("%v", err)
-	}
-	if err := ha.Release(ctx); err != nil {
-		t.Fatalf("A release: %v", err)
-	}
-	hb2, err := pb2.result(t, lkWithin)
-	if err != nil {
-		t.Fatalf("B new acquisition: %v", err)
-	}
-	b.info("holds %s with GUID %s (old %s), session %s", hb2.Name, hb2.GUID, oldGUID, lkHex(hb2.Session))
-	if hb2.Session != newSession {
-		t.Errorf("R8: got hold in session %s; want %s", lkHex(hb2.Session), lkHex(newSession))
-	}
+	b.a.info("new session %s (old %s)", b.c.SessionHex(), oldSession)
 }
 
-// Claim L7 (section "临时顺序锁怎样判断资格"): watching the predecessor wakes
-// one waiter per release; watching the parent's children wakes every
-// waiter.
+// TestL7_HerdEffect: watching the predecessor wakes one waiter per release;
+// watching the parent's children wakes every waiter (claim L7, §3 ¶3). One
+// wakeup per release holds for a run without faults; the article warns that
+// faults and session events can add callbacks.
 //
 // Dedicated server (mntr counters are server-wide). N candidates, each its
 // own session: one holds, N-1 wait. Ours, three releases in a row: each
@@ -1076,77 +573,86 @@ func TestL6R8_SessionExpiryEndsCandidacyAndNewAcquisitionUsesNewGUID(t *testing.
 // The watch-the-parent foil written below, same sessions, one release:
 // N-1 waiters wake and the server triggered N-1 child watches.
 func TestL7_HerdEffect(t *testing.T) {
-	claim(t, "L7", "临时顺序锁怎样判断资格", "with N candidates one release wakes exactly one waiter under the predecessor recipe and N-1 under a watch-the-parent recipe")
+	claim(t, "L7")
 	srv := zkserver.Start(t, zkserver.WithLabel("l7-"))
 	sizes := []int{10, 100}
-	if *lkHerd1000 {
+	if *herd1000 {
 		sizes = append(sizes, 1000)
 	} else {
 		t.Logf("N=1000 skipped (pass -zk19.herd1000 to run it)")
 	}
 	for _, n := range sizes {
-		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) { lkHerd(t, srv, n) })
+		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) { herd(t, srv, n) })
 	}
 }
 
-func lkHerd(t *testing.T, srv *zkserver.Server, n int) {
+func herd(t *testing.T, srv *zkserver.Server, n int) {
 	ss := []string{srv.Client}
-	d := connect(t, "D", ss)
+	d := zkclient.Connect(t, "D", ss)
 	root := testRoot(t, d)
 	for _, p := range []string{root + "/ours", root + "/foil"} {
 		if _, err := d.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatalf("create %s: %v", p, err)
 		}
 	}
-	ctx := lkCtx(t)
-	parties := make([]*lkParty, n)
-	for i := range parties {
-		parties[i] = lkJoin(t, fmt.Sprintf("P%d", i), ss, root+"/ours", lkOpt{quiet: true})
+	ps := make([]*contender, n)
+	for i := range ps {
+		ps[i] = join(t, fmt.Sprintf("P%d", i), ss, root+"/ours", joinOpts{quiet: true})
 	}
 	phase(t, "N=%d: ours (each waiter watches its predecessor)", n)
-	h0, err := parties[0].l.Acquire(ctx)
+	herdOurs(t, srv, ps)
+	phase(t, "N=%d: foil (every waiter watches the parent's children)", n)
+	woke, fired := herdFoil(t, srv, ps, root+"/foil")
+	evidence(t, "N=%d foil release: %d waiter(s) woke; server triggered %d child watch(es)", n, woke, fired)
+	if woke != int64(n-1) || fired != int64(n-1) {
+		t.Errorf("L7: got foil %d wakeups (server %d); want N-1 = %d", woke, fired, n-1)
+	}
+}
+
+// herdOurs queues ps on the recipe and releases three times, checking that
+// each release wakes exactly one waiter.
+func herdOurs(t *testing.T, srv *zkserver.Server, ps []*contender) {
+	n := len(ps)
+	ctx := lockCtx(t)
+	holder, err := ps[0].l.Acquire(ctx)
 	if err != nil {
 		t.Fatalf("P0: %v", err)
 	}
-	pend := make([]*lkPending, n)
+	pend := make([]*pending, n)
+	prev := path.Base(holder.Path)
 	for i := 1; i < n; i++ {
-		pend[i] = lkStart(t, parties[i])
-	}
-	prev := h0.Name
-	for i := 1; i < n; i++ {
-		if err := lkExpectWaiting(t, parties[i], prev); err != nil {
+		pend[i] = start(t, ps[i])
+		if err := expectWaiting(ps[i], prev); err != nil {
 			t.Fatalf("%v", err)
 		}
-		prev = pend[i].cand.Name
+		prev = pend[i].own
 	}
-	woke := func() int64 {
-		var s int64
-		for _, p := range parties {
-			s += p.woke.Load()
+	events := func() (s int64) {
+		for _, p := range ps {
+			s += p.events.Load()
 		}
 		return s
 	}
-	holder := h0
 	for r := 1; r <= 3 && r < n; r++ {
-		before, wBefore := lkMntr(t, srv), woke()
+		before, wBefore := mntr(t, srv), events()
 		if err := holder.Release(ctx); err != nil {
 			t.Fatalf("release: %v", err)
 		}
-		next, err := pend[r].result(t, lkWithin)
+		next, err := pend[r].result(t)
 		if err != nil {
 			t.Fatalf("P%d: %v", r, err)
 		}
 		for i := r + 1; i < n; i++ {
-			if st := lkSettle(t, parties[i]); st.Wakeups != 0 {
+			if st := settle(t, ps[i], pend[i].own); st.Wakeups != 0 {
 				t.Errorf("L7 violated: P%d, still waiting, has woken %d times; want 0", i, st.Wakeups)
 			}
 		}
-		after, wAfter := lkMntr(t, srv), woke()
+		after, wAfter := mntr(t, srv), events()
 		del := after["zk_sum_node_deleted_watch_count"] - before["zk_sum_node_deleted_watch_count"]
-		ch := after["zk_sum_node_children_watch_count"] - before["zk_sum_node_children_watch_count"]
-		t.Logf("N=%d ours release %d: %d waiter(s) woke; server triggered %d node-deleted watch(es), %d child watch(es)", n, r, wAfter-wBefore, del, ch)
-		if wAfter-wBefore != 1 || del != 1 || ch != 0 {
-			t.Errorf("L7 violated: got %d wakeups (server: %d deleted, %d child watches) for one release; want 1 (1, 0)", wAfter-wBefore, del, ch)
+		chw := after["zk_sum_node_children_watch_count"] - before["zk_sum_node_children_watch_count"]
+		evidence(t, "N=%d ours release %d: %d waiter(s) woke; server triggered %d node-deleted watch(es), %d child watch(es)", n, r, wAfter-wBefore, del, chw)
+		if wAfter-wBefore != 1 || del != 1 || chw != 0 {
+			t.Errorf("L7 violated: got %d wakeups (server: %d deleted, %d child watches) for one release; want 1 (1, 0)", wAfter-wBefore, del, chw)
 		}
 		holder = next
 	}
@@ -1157,13 +663,18 @@ func lkHerd(t *testing.T, srv *zkserver.Server, n int) {
 		pend[i].cancel()
 	}
 	for i := 1; i < n; i++ {
-		_, _ = pend[i].result(t, lkWithin)
+		_, _ = pend[i].result(t)
 	}
+}
 
-	phase(t, "N=%d: foil (every waiter watches the parent's children)", n)
+// herdFoil queues the sessions of ps under parent with a recipe that
+// watches the parent's children, releases once, and returns how many
+// waiters woke and how many child watches the server triggered.
+func herdFoil(t *testing.T, srv *zkserver.Server, ps []*contender, parent string) (woke, fired int64) {
+	n := len(ps)
 	names := make([]string, n)
-	for i, p := range parties {
-		pth, err := p.c.Create(root+"/foil/"+uuid.NewString()+fence.LockInfix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	for i, p := range ps {
+		pth, err := p.c.Create(parent+"/"+uuid.NewString()+fence.LockInfix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 		if err != nil {
 			t.Fatalf("P%d foil create: %v", i, err)
 		}
@@ -1179,42 +690,18 @@ func lkHerd(t *testing.T, srv *zkserver.Server, n int) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			first := true
-			for {
-				kids, _, ch, err := parties[i].c.ChildrenW(root + "/foil")
-				if err != nil {
-					return
-				}
-				ord, err := lock.Order(kids)
-				if err != nil || len(ord) == 0 {
-					return
-				}
-				if ord[0].Name == names[i] {
-					acquired <- i
-					return
-				}
-				if first {
-					registered <- i
-					first = false
-				}
-				select {
-				case <-ch:
-					foilWoke.Add(1)
-				case <-fctx.Done():
-					return
-				}
-			}
+			foilWaiter(fctx, ps[i].c, parent, names[i], func() { foilWoke.Add(1) }, registered, acquired, i)
 		}(i)
 	}
 	for i := 1; i < n; i++ {
 		select {
 		case <-registered:
-		case <-time.After(lkWithin):
-			t.Fatalf("foil waiters not registered within %v", lkWithin)
+		case <-time.After(within):
+			t.Fatalf("foil waiters not registered within %v", within)
 		}
 	}
-	before := lkMntr(t, srv)
-	if err := parties[0].c.Delete(root+"/foil/"+names[0], -1); err != nil {
+	before := mntr(t, srv)
+	if err := ps[0].c.Delete(parent+"/"+names[0], -1); err != nil {
 		t.Fatalf("foil release: %v", err)
 	}
 	select {
@@ -1222,56 +709,88 @@ func lkHerd(t *testing.T, srv *zkserver.Server, n int) {
 		if i != 1 {
 			t.Errorf("foil: P%d acquired; want P1", i)
 		}
-	case <-time.After(lkWithin):
-		t.Fatalf("foil: nobody acquired within %v", lkWithin)
+	case <-time.After(within):
+		t.Fatalf("foil: nobody acquired within %v", within)
 	}
-	lkWaitFor(t, "N-1 foil waiters to wake", func() (bool, error) {
-		return foilWoke.Load() >= int64(n-1), nil
+	wait.For(t, within, "N-1 foil waiters to wake", func() (bool, string) {
+		return foilWoke.Load() >= int64(n-1), fmt.Sprintf("%d woke", foilWoke.Load())
 	})
-	after := lkMntr(t, srv)
-	ch := after["zk_sum_node_children_watch_count"] - before["zk_sum_node_children_watch_count"]
-	t.Logf("N=%d foil release 1: %d waiter(s) woke; server triggered %d child watch(es)", n, foilWoke.Load(), ch)
-	if foilWoke.Load() != int64(n-1) || ch != int64(n-1) {
-		t.Errorf("L7: got foil %d wakeups (server %d); want N-1 = %d", foilWoke.Load(), ch, n-1)
+	after := mntr(t, srv)
+	return foilWoke.Load(), after["zk_sum_node_children_watch_count"] - before["zk_sum_node_children_watch_count"]
+}
+
+// foilWaiter is the watch-the-parent recipe: list with a child watch, hold
+// when the own node has the lowest sequence, otherwise wait for any change
+// of the children.
+func foilWaiter(ctx context.Context, c *zkclient.Client, parent, own string, woke func(), registered, acquired chan<- int, i int) {
+	first := true
+	for {
+		kids, _, ch, err := c.ChildrenW(parent)
+		if err != nil {
+			return
+		}
+		if lowestBySeq(kids) == own {
+			acquired <- i
+			return
+		}
+		if first {
+			registered <- i
+			first = false
+		}
+		select {
+		case <-ch:
+			woke()
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 
-// Claim L8 (section "临时顺序锁怎样判断资格"): the predecessor can vanish
-// between the list and the exists(pred, watch); exists then finds no node
-// and the waiter must list again at once, since the event it would wait for
-// has already been and gone.
+// lowestBySeq returns the lock node among kids with the smallest parsed
+// sequence number.
+func lowestBySeq(kids []string) string {
+	low, lowSeq := "", int64(-1)
+	for _, k := range kids {
+		if seq, err := fence.ParseSeq(k); err == nil && (lowSeq < 0 || seq < lowSeq) {
+			low, lowSeq = k, seq
+		}
+	}
+	return low
+}
+
+// TestL8_ListExistsRace: the predecessor can vanish between the list and
+// the exists(pred, watch); exists then finds no node and the waiter must
+// list again at once, since the event it would wait for has already been
+// and gone (claim L8, §3 ¶4).
 //
-// Hooks.AfterList deletes the predecessor exactly in that window, twenty
-// times in a row: each time exists answers false, B lists again and holds,
-// having received no watch event. No sleep: the hook makes the window every
-// time. The exists on a missing node leaves a creation watch on the server
-// (reported, not a claim).
+// The Probe's BeforeWatch hook deletes the predecessor exactly in that
+// window, twenty times in a row: each time exists answers false, B lists
+// again and holds, having received no watch event. No sleep: the hook makes
+// the window every time. The exists on a missing node leaves a creation
+// watch on the server (reported, not a claim).
 func TestL8_ListExistsRace(t *testing.T) {
 	s := sharedServer(t)
-	claim(t, "L8", "临时顺序锁怎样判断资格", "a hook between getChildren and exists(pred, watch) deletes the predecessor; exists returns no node and the waiter lists again at once")
-	d := connect(t, "D", []string{s.Client})
+	claim(t, "L8")
+	d := zkclient.Connect(t, "D", []string{s.Client})
 	root := testRoot(t, d)
-	ctx := lkCtx(t)
+	ctx := lockCtx(t)
 	var hookErr error
-	var b *lkParty
-	hooks := lock.Hooks{AfterList: func(own string, children []string, pred string) {
-		b.info("hook after list: predecessor %s", pred)
+	var b *contender
+	hook := func(own, pred string) {
+		b.a.info("hook after list: predecessor %s", pred)
 		if err := d.Delete(root+"/"+pred, -1); err != nil {
 			hookErr = err
-			b.info("hook: delete %s: %v", pred, err)
 			return
 		}
-		b.info("hook: %s deleted by D", pred)
-	}}
-	a := lkJoin(t, "A", []string{s.Client}, root, lkOpt{quiet: true})
-	b = lkJoin(t, "B", []string{s.Client}, root, lkOpt{hooks: hooks})
+		b.a.info("hook: %s deleted by D", pred)
+	}
+	a := join(t, "A", []string{s.Client}, root, joinOpts{quiet: true})
+	b = join(t, "B", []string{s.Client}, root, joinOpts{beforeWatch: hook})
 	const runs = 20
 	for i := 0; i < runs; i++ {
 		if i == 1 {
-			b.info("runs 2-%d: same steps, log muted", runs)
-			b.logMu.Lock()
-			b.logOff = true
-			b.logMu.Unlock()
+			b.a.info("runs 2-%d: same steps, log muted", runs)
+			b.mute()
 		}
 		if _, err := a.l.Acquire(ctx); err != nil {
 			t.Fatalf("A: %v", err)
@@ -1283,136 +802,197 @@ func TestL8_ListExistsRace(t *testing.T) {
 		if hookErr != nil {
 			t.Fatalf("run %d: hook: %v", i, hookErr)
 		}
-		if hb.Stats.NoNode != 1 || hb.Stats.Rounds != 2 || hb.Stats.Wakeups != 0 {
-			t.Errorf("L8 violated in run %d: got exists-no-node=%d lists=%d events=%d; want 1, 2, 0", i, hb.Stats.NoNode, hb.Stats.Rounds, hb.Stats.Wakeups)
+		st := settle(t, b, path.Base(hb.Path))
+		if st.NoNode != 1 || st.Rounds != 2 || st.Wakeups != 0 {
+			t.Errorf("L8 violated in run %d: got exists-no-node=%d lists=%d events=%d; want 1, 2, 0", i, st.NoNode, st.Rounds, st.Wakeups)
 		}
 		if err := hb.Release(ctx); err != nil {
 			t.Fatalf("B release: %v", err)
 		}
 	}
-	t.Logf("%d of %d runs: exists found no node, B listed again and held without an event", runs, runs)
-	left := lkWatchTable(t, s, "wchc", root)[b.c.SessionHex()]
+	evidence(t, "%d of %d runs: the hook deleted the predecessor between list and exists; exists found no node, B listed again and held without an event", runs, runs)
+	left := watchTable(t, s, "wchc", root)[b.c.SessionHex()]
 	t.Logf("creation watches B's exists left on deleted names: %d (cleared when B's session ends)", len(left))
 }
 
-// Claim L9 (section "临时顺序锁怎样判断资格", "普通读可能旧..."): after its
-// own successful create, a session's getChildren includes its own node and
-// every smaller candidate that still exists, also on a follower; so a
-// smaller candidate missing from that list really has been deleted.
+// TestL9_ReadYourCreateOnFollower: after its own successful create, a
+// session's getChildren includes its own node and every smaller candidate
+// that still exists, also on a follower that was behind when the create
+// arrived; so a smaller candidate missing from that list really has been
+// deleted (claim L9, §3 ¶5).
 //
-// 3-node ensemble; W's session is connected to a follower F only. Each
-// round, X (on the leader) creates x and Y (on the other follower) creates
-// y, X deletes x, then W creates its candidate and lists: the list holds
-// every y so far and every earlier W candidate, and no x. Where the harness
-// can pause servers, F is paused while X and Y do their round (the other two
-// form the quorum) and resumed right before W's create, so F is behind when
-// W arrives; W's plain list before its create is recorded (it may be stale:
-// that is allowed), the list after it is checked.
+// 3-server ensemble with link proxies; W's session is on follower F, and F
+// reports itself a follower. Each lagging round holds the leader's stream
+// to F; X (on the leader) creates and deletes x, Y (on the other follower)
+// creates y. W's plain list then lacks y: F is behind at the read. W's
+// create is sent while F is still behind, reaches the leader, and does not
+// return while the stream is held; once it is released, W's create returns
+// and W's list holds its own node, every y so far and no x.
 func TestL9_ReadYourCreateOnFollower(t *testing.T) {
-	claim(t, "L9", "临时顺序锁怎样判断资格", "a same-session getChildren after a successful create includes the own node and every smaller live candidate, also on a follower")
-	e := zkserver.StartEnsemble(t, 3, zkserver.WithLabel("l9-"))
-	leader, err := e.Leader(lkWithin)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	fs := e.Followers()
+	zkserver.RequireFaults(t)
+	claim(t, "L9")
+	c := startCluster(t, 3, zkserver.WithTickTime(trioTick), zkserver.WithLimits(10, trioSyncLimit), zkserver.WithLabel("l9-"))
+	fs := c.Followers()
 	if len(fs) != 2 {
 		t.Fatalf("got %d followers; want 2", len(fs))
 	}
 	f, other := fs[0], fs[1]
-	t.Logf("leader %s, W's follower %s, other follower %s", leader.Label, f.Label, other.Label)
-	x := connect(t, "X", []string{leader.Client})
-	xa := newActor(t, "X")
-	root := testRoot(t, x)
-	y := connect(t, "Y", []string{other.Client})
-	ya := newActor(t, "Y")
-	w := lkJoin(t, "W", []string{f.Client}, root, lkOpt{})
-	ctx := lkCtx(t)
-	acl := zk.WorldACL(zk.PermAll)
-	mk := func(c *zkclient.Client, a actor) string {
-		a.invoke("create %s/<guid>-lock- EPHEMERAL_SEQUENTIAL", root)
-		p, err := c.Create(root+"/"+uuid.NewString()+fence.LockInfix, nil, zk.FlagEphemeral|zk.FlagSequence, acl)
-		if err != nil {
-			t.Fatalf("%s create: %v", c.Name, err)
-		}
-		a.ok("%s", path.Base(p))
-		return path.Base(p)
+	l9 := &l9Round{t: t, c: c, f: f, live: map[string]bool{}}
+	l9.x = zkclient.Connect(t, "X", []string{c.Leader().Client})
+	l9.root = testRoot(t, l9.x)
+	l9.y = zkclient.Connect(t, "Y", []string{other.Client})
+	l9.w = zkclient.Connect(t, "W", []string{f.Client})
+	l9.xa, l9.ya, l9.wa = newActor(t, "X"), newActor(t, "Y"), newActor(t, "W")
+	l9.requireFollower()
+	t.Logf("leader %s, W's follower %s, other follower %s", c.Leader().Label, f.Label, other.Label)
+	phase(t, "two rounds, W's follower in step")
+	for i := 1; i <= 2; i++ {
+		l9.round(i, false)
 	}
-	live := map[string]bool{}
-	var deleted []string
-	round := func(i int, lag bool) {
-		if lag {
-			w.info("pause %s (W's follower)", f.Label)
-			f.Pause(t)
-		}
-		xn := mk(x, xa)
-		live[mk(y, ya)] = true
-		xa.invoke("delete %s/%s", root, xn)
-		if err := x.Delete(root+"/"+xn, -1); err != nil {
-			t.Fatalf("X delete: %v", err)
-		}
-		xa.ok("")
-		deleted = append(deleted, xn)
-		if lag {
-			f.Resume(t)
-			w.info("resume %s", f.Label)
-			w.invoke("children %s (plain read, before W's create)", root)
-			pre, _, err := w.c.Children(root)
-			if err != nil {
-				t.Fatalf("W children: %v", err)
-			}
-			stale := len(pre) != len(live)
-			for _, k := range pre {
-				stale = stale || !live[k]
-			}
-			w.ok("%d children; behind the leader: %v (allowed for a plain read)", len(pre), stale)
-		}
-		c, err := w.l.Create(ctx, w.l.NewGUID())
-		if err != nil {
-			t.Fatalf("W create: %v", err)
-		}
-		w.invoke("children %s (after W's create, same session)", root)
-		kids, _, err := w.c.Children(root)
-		if err != nil {
-			t.Fatalf("W children: %v", err)
-		}
-		w.ok("%d children", len(kids))
-		got := map[string]bool{}
-		for _, k := range kids {
-			got[k] = true
-		}
-		if !got[c.Name] {
-			t.Errorf("L9 violated in round %d: W's list lacks its own node %s", i, c.Name)
-		}
-		for n := range live {
-			if !got[n] {
-				t.Errorf("L9 violated in round %d: W's list lacks live smaller candidate %s", i, n)
-			}
-		}
-		for _, n := range deleted {
-			if got[n] {
-				t.Errorf("round %d: W's list has %s, deleted before W's create", i, n)
-			}
-		}
-		live[c.Name] = true
-	}
-	phase(t, "five rounds, W's follower in step")
-	for i := 1; i <= 5; i++ {
-		round(i, false)
-	}
-	if !e.Backend.CanInjectFaults() {
-		t.Logf("the %s backend cannot pause servers: lagging rounds skipped", e.Backend.Kind)
-		return
-	}
-	phase(t, "five rounds, W's follower paused while X and Y change the parent")
-	for i := 6; i <= 10; i++ {
-		round(i, true)
+	phase(t, "three rounds, the leader's stream to W's follower held while X and Y change the parent")
+	for i := 3; i <= 5; i++ {
+		l9.round(i, true)
 	}
 }
 
-// Claim L10 (section "临时顺序锁怎样判断资格", last paragraph): in an election
-// the lowest candidate is only a candidate; it becomes usable after it has
-// recovered state and published "ready", and clients wait for "ready".
+// l9Round is TestL9's scenario state: X on the leader, Y on the other
+// follower, W on follower f.
+type l9Round struct {
+	t          *testing.T
+	c          *cluster
+	f          *zkserver.Server
+	root       string
+	x, y, w    *zkclient.Client
+	xa, ya, wa actor
+	live       map[string]bool // candidates that exist now
+	deleted    []string
+}
+
+// requireFollower checks that the server W's session is connected to
+// reports itself a follower: on the leader the claim would hold trivially.
+func (r *l9Round) requireFollower() {
+	r.t.Helper()
+	at := r.w.Server()
+	for _, s := range r.c.Servers {
+		if s.Client != at {
+			continue
+		}
+		mode, err := s.Mode()
+		r.wa.info("connected to %s, which reports mode %s", s.Label, mode)
+		if err != nil || mode != "follower" || s != r.f {
+			r.t.Fatalf("L9 setup: W's server %s reports mode %q (%v); want the follower %s", s.Label, mode, err, r.f.Label)
+		}
+		return
+	}
+	r.t.Fatalf("L9 setup: W is connected to %s, none of the ensemble's servers", at)
+}
+
+func (r *l9Round) create(c *zkclient.Client, a actor) string {
+	r.t.Helper()
+	a.invoke("create %s/<guid>-lock- EPHEMERAL_SEQUENTIAL", r.root)
+	p, err := c.Create(r.root+"/"+uuid.NewString()+fence.LockInfix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		a.fail("%v", err)
+		r.t.Fatalf("%s create: %v", c.Name, err)
+	}
+	a.ok("%s", path.Base(p))
+	return path.Base(p)
+}
+
+func (r *l9Round) round(i int, lag bool) {
+	t := r.t
+	t.Helper()
+	if lag {
+		r.c.HoldStream(r.f)
+	}
+	xn := r.create(r.x, r.xa)
+	yn := r.create(r.y, r.ya)
+	r.live[yn] = true
+	deleteAs(t, r.x, r.xa, r.root+"/"+xn)
+	r.deleted = append(r.deleted, xn)
+	var own string
+	if lag {
+		own = r.createBehind(i, yn)
+	} else {
+		own = r.create(r.w, r.wa)
+	}
+	r.wa.invoke("children %s (after W's create, same session)", r.root)
+	kids, _, err := r.w.Children(r.root)
+	if err != nil {
+		t.Fatalf("W children: %v", err)
+	}
+	r.wa.ok("%d children", len(kids))
+	if !slices.Contains(kids, own) {
+		t.Errorf("L9 violated in round %d: W's list lacks its own node %s", i, own)
+	}
+	for n := range r.live {
+		if !slices.Contains(kids, n) {
+			t.Errorf("L9 violated in round %d: W's list lacks live smaller candidate %s", i, n)
+		}
+	}
+	for _, n := range r.deleted {
+		if slices.Contains(kids, n) {
+			t.Errorf("L9 violated in round %d: W's list has %s, deleted before W's create", i, n)
+		}
+	}
+	r.live[own] = true
+}
+
+// createBehind shows W's follower behind (its plain list lacks y), sends
+// W's create while it is, and releases the held stream once the leader has
+// answered the create into the hold. It returns W's node.
+func (r *l9Round) createBehind(i int, y string) string {
+	t := r.t
+	t.Helper()
+	r.wa.invoke("children %s (plain read, before W's create)", r.root)
+	pre, _, err := r.w.Children(r.root)
+	if err != nil {
+		t.Fatalf("W children: %v", err)
+	}
+	held := r.c.StreamProxy(r.f).Stats().DownHeld
+	r.wa.ok("%d children", len(pre))
+	evidence(t, "round %d: W's follower %s was behind at W's plain read: it lacked %s, created by Y before the read; the proxy held %d bytes of the leader's stream to it", i, r.f.Label, y, held)
+	if slices.Contains(pre, y) || held == 0 {
+		t.Fatalf("L9 setup: the follower was not behind (y listed: %v, held bytes: %d); the round would prove nothing", slices.Contains(pre, y), held)
+	}
+	sp := r.c.StreamProxy(r.f)
+	up0, held0 := sp.Stats().UpBytes, sp.Stats().DownHeld
+	type created struct {
+		p   string
+		err error
+	}
+	done := make(chan created, 1)
+	r.wa.invoke("create %s/<guid>-lock- EPHEMERAL_SEQUENTIAL (its follower behind)", r.root)
+	go func() {
+		p, err := r.w.Create(r.root+"/"+uuid.NewString()+fence.LockInfix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		done <- created{p, err}
+	}()
+	wait.For(t, within, "the follower to forward W's create and the leader to answer into the hold", func() (bool, string) {
+		s := sp.Stats()
+		return s.UpBytes > up0 && s.DownHeld > held0, fmt.Sprintf("up %d bytes (before %d), held %d (before %d)", s.UpBytes, up0, s.DownHeld, held0)
+	})
+	select {
+	case cr := <-done:
+		t.Fatalf("L9 setup: W's create returned (%v) while its follower's stream was held", cr.err)
+	default:
+	}
+	r.c.ReleaseStream(r.f)
+	var cr created
+	select {
+	case cr = <-done:
+	case <-time.After(within):
+		t.Fatalf("W's create did not return within %v of the release", within)
+	}
+	if cr.err != nil {
+		t.Fatalf("W create: %v", cr.err)
+	}
+	r.wa.ok("%s", path.Base(cr.p))
+	return path.Base(cr.p)
+}
+
+// TestL10_ElectionNeedsReadyAcrossFailover: in an election the lowest
+// candidate is only a candidate; it becomes usable after it has recovered
+// state and published "ready", and clients wait for "ready" (claim L10, §3 ¶6).
 //
 // Beyond Example_electionNeedsReady, a failover: L1 leads and has published
 // ready; Q uses it and watches ready. L1's session ends: its candidate and
@@ -1422,594 +1002,155 @@ func TestL9_ReadYourCreateOnFollower(t *testing.T) {
 // publishes it, then uses L2 and reads epoch 2.
 func TestL10_ElectionNeedsReadyAcrossFailover(t *testing.T) {
 	s := sharedServer(t)
-	claim(t, "L10", "临时顺序锁怎样判断资格", "lowest suffix is only candidacy: the leader recovers state and publishes ready; clients wait for ready before using it")
-	q := connect(t, "Q", []string{s.Client})
-	qa := newActor(t, "Q")
-	root := testRoot(t, q)
-	ctx := lkCtx(t)
-	acl := zk.WorldACL(zk.PermAll)
-	for _, p := range []string{root + "/election", root + "/state"} {
-		if _, err := q.Create(p, []byte("epoch=0"), 0, acl); err != nil {
-			t.Fatalf("create %s: %v", p, err)
-		}
-	}
-	ready := root + "/ready"
-	recoverAndPublish := func(p *lkParty, epoch int) {
-		t.Helper()
-		p.invoke("get %s/state", root)
-		data, st, err := p.c.Get(root + "/state")
-		if err != nil {
-			t.Fatalf("%s get state: %v", p.name, err)
-		}
-		p.ok("%s", data)
-		if want := fmt.Sprintf("epoch=%d", epoch-1); string(data) != want {
-			t.Errorf("%s recovered %q; want %q", p.name, data, want)
-		}
-		p.invoke("set %s/state epoch=%d", root, epoch)
-		if _, err := p.c.Set(root+"/state", []byte(fmt.Sprintf("epoch=%d", epoch)), st.Version); err != nil {
-			t.Fatalf("%s set state: %v", p.name, err)
-		}
-		p.ok("")
-		p.invoke("create %s ephemeral %q", ready, p.name)
-		if _, err := p.c.Create(ready, []byte(p.name), zk.FlagEphemeral, acl); err != nil {
-			t.Fatalf("%s publish ready: %v", p.name, err)
-		}
-		p.ok("")
-	}
-	// use waits for ready, then reads the leader's name and the state,
-	// leaving a watch on ready.
-	use := func(ev <-chan zk.Event) (string, string, <-chan zk.Event) {
-		t.Helper()
-		select {
-		case e := <-ev:
-			qa.info("event %s %s", e.Type, e.Path)
-		case <-time.After(lkWithin):
-			t.Fatalf("L10: Q saw no event on ready within %v", lkWithin)
-		}
-		qa.invoke("get %s watch", ready)
-		name, _, ch, err := q.GetW(ready)
-		if err != nil {
-			t.Fatalf("Q get ready: %v", err)
-		}
-		qa.ok("%s", name)
-		state, _, err := q.Get(root + "/state")
-		if err != nil {
-			t.Fatalf("Q get state: %v", err)
-		}
-		qa.info("uses %s, state %s", name, state)
-		return string(name), string(state), ch
-	}
-	notYet := func(ev <-chan zk.Event, what string) {
-		t.Helper()
-		if _, _, err := q.Exists("/"); err != nil { // orders any notification before it
-			t.Fatalf("Q barrier: %v", err)
-		}
-		select {
-		case e := <-ev:
-			t.Errorf("L10 violated: Q got %s on ready %s", e.Type, what)
-		default:
-		}
-		if ok, _ := lkExists(t, q, ready); ok {
-			t.Errorf("L10 violated: ready exists %s", what)
-		}
-	}
+	claim(t, "L10")
+	el := newElection(t, s)
+	ctx := lockCtx(t)
 
 	phase(t, "L1 is elected, recovers, publishes ready")
-	qa.invoke("exists %s watch", ready)
-	ok, _, ev, err := q.ExistsW(ready)
-	if err != nil || ok {
-		t.Fatalf("Q exists ready: %v %v", ok, err)
-	}
-	qa.ok("false")
-	l1 := lkJoin(t, "L1", []string{s.Client}, root+"/election", lkOpt{})
-	l2 := lkJoin(t, "L2", []string{s.Client}, root+"/election", lkOpt{})
+	ev := el.watchReady()
+	l1 := join(t, "L1", []string{s.Client}, el.root+"/election", joinOpts{})
+	l2 := join(t, "L2", []string{s.Client}, el.root+"/election", joinOpts{})
 	h1, err := l1.l.Acquire(ctx)
 	if err != nil {
 		t.Fatalf("L1: %v", err)
 	}
-	p2 := lkStart(t, l2)
-	if err := lkExpectWaiting(t, l2, h1.Name); err != nil {
+	p2 := start(t, l2)
+	if err := expectWaiting(l2, path.Base(h1.Path)); err != nil {
 		t.Fatalf("%v", err)
 	}
-	notYet(ev, "while L1 is lowest but has not recovered")
-	recoverAndPublish(l1, 1)
-	name, state, ev := use(ev)
+	el.notYet(ev, "while L1 is lowest but has not recovered")
+	el.recoverAndPublish(l1, 1)
+	name, state, ev := el.use(ev)
 	if name != "L1" || state != "epoch=1" {
 		t.Errorf("L10 violated: Q used %s with %s; want L1 with epoch=1", name, state)
 	}
 
 	phase(t, "L1's session ends: ready goes with it")
-	l1.info("close session %s", l1.c.SessionHex())
+	l1.a.info("close session %s", l1.c.SessionHex())
 	l1.c.Close()
 	select {
 	case e := <-ev:
-		qa.info("event %s %s: stop using L1", e.Type, e.Path)
+		el.qa.info("event %s %s: stop using L1", e.Type, e.Path)
 		if e.Type != zk.EventNodeDeleted {
 			t.Errorf("Q: got %s; want EventNodeDeleted", e.Type)
 		}
-	case <-time.After(lkWithin):
-		t.Fatalf("L10: Q saw no deletion of ready within %v", lkWithin)
+	case <-time.After(within):
+		t.Fatalf("L10: Q saw no deletion of ready within %v", within)
 	}
-	qa.invoke("exists %s watch", ready)
-	ok, _, ev, err = q.ExistsW(ready)
-	if err != nil {
-		t.Fatalf("Q exists ready: %v", err)
-	}
-	qa.ok("%v", ok)
-	h2, err := p2.result(t, lkWithin)
+	ev = el.watchReady()
+	h2, err := p2.result(t)
 	if err != nil {
 		t.Fatalf("L2: %v", err)
 	}
-	l2.info("lowest now (%s)", h2.Name)
-	notYet(ev, "while L2 is lowest but has not recovered")
-	recoverAndPublish(l2, 2)
-	name, state, _ = use(ev)
+	l2.a.info("lowest now (%s)", path.Base(h2.Path))
+	el.notYet(ev, "while L2 is lowest but has not recovered")
+	el.recoverAndPublish(l2, 2)
+	name, state, _ = el.use(ev)
+	evidence(t, "Q saw ready only after each leader had recovered: after the failover it used %s with %s", name, state)
 	if name != "L2" || state != "epoch=2" {
 		t.Errorf("L10 violated: Q used %s with %s; want L2 with epoch=2", name, state)
 	}
 }
 
-// Claims R3-R6 (section "create 回复丢失以后怎样找回节点"): after a create
-// whose reply never came, the same session finds its node again by GUID and
-// ephemeralOwner, and says so when it cannot name exactly one.
-//
-// Here the lost reply is simulated without the fault proxy: the test calls
-// Locker.Create and throws the returned name away (the proxy-driven R1/R2
-// run is elsewhere). R3: Recover finds exactly one node, the one a second
-// session sees with the GUID and A's ephemeralOwner, and A can wait on it
-// and hold. R4: a blind second create with the same GUID makes two nodes;
-// Recover fails with ErrAmbiguous naming both and deletes neither. R5: no
-// node: ErrMissing, and no node is created. R6: a node with the GUID owned
-// by another session is not adopted (ErrMissing); when both sessions have
-// one, Recover returns its own.
-func TestR3toR6_RecoverByGUIDAndOwner(t *testing.T) {
-	s := sharedServer(t)
-	setup := func(t *testing.T) (*zkclient.Client, actor, string, *lkParty, context.Context) {
-		d := connect(t, "D", []string{s.Client})
-		root := testRoot(t, d)
-		a := lkJoin(t, "A", []string{s.Client}, root, lkOpt{})
-		return d, newActor(t, "D"), root, a, lkCtx(t)
-	}
-	// view is what a second session sees: children containing guid, with
-	// their owners.
-	view := func(t *testing.T, d *zkclient.Client, da actor, root, guid string) map[string]int64 {
-		t.Helper()
-		da.invoke("children %s", root)
-		out := map[string]int64{}
-		for _, k := range lkChildren(t, d, root) {
-			if strings.Contains(k, guid) {
-				if ok, st := lkExists(t, d, root+"/"+k); ok {
-					out[k] = st.EphemeralOwner
-				}
-			}
-		}
-		da.ok("%d with the GUID: %v", len(out), out)
-		return out
-	}
-
-	t.Run("R3_ExactlyOneOwnedMatchIsTheNode", func(t *testing.T) {
-		claim(t, "R3", "create 回复丢失以后怎样找回节点", "recovery in the same session with the same GUID finds exactly one child containing the GUID owned by this session: the node the server created")
-		d, da, root, a, ctx := setup(t)
-		guid := a.l.NewGUID()
-		if _, err := a.l.Create(ctx, guid); err != nil { // the name is discarded: "the reply was lost"
-			t.Fatalf("A create: %v", err)
-		}
-		a.info("create's reply treated as lost; recover GUID %s", guid)
-		rec, err := a.l.Recover(ctx, guid)
-		if err != nil {
-			t.Fatalf("R3 violated: Recover: %v", err)
-		}
-		v := view(t, d, da, root, guid)
-		if len(v) != 1 || v[rec.Name] != a.c.SessionID() {
-			t.Errorf("R3 violated: got recovered %s; D sees %v; want the same single node owned by %s", rec.Name, v, a.c.SessionHex())
-		}
-		h, err := a.l.AcquireFrom(ctx, rec)
-		if err != nil || h.Name != rec.Name {
-			t.Fatalf("R3: waiting on the recovered candidate: %v", err)
-		}
-		a.info("holds the recovered candidate %s", h.Name)
-	})
-
-	t.Run("R4_BlindRetryIsAmbiguous", func(t *testing.T) {
-		claim(t, "R4", "create 回复丢失以后怎样找回节点", "a blind retry of the same create makes a second node; recovery sees two matches and fails with an ambiguity error, deleting nothing")
-		d, da, root, a, ctx := setup(t)
-		guid := a.l.NewGUID()
-		for i := 0; i < 2; i++ {
-			if _, err := a.l.Create(ctx, guid); err != nil {
-				t.Fatalf("A create %d: %v", i, err)
-			}
-		}
-		_, err := a.l.Recover(ctx, guid)
-		var re *lock.RecoverError
-		if !errors.Is(err, lock.ErrAmbiguous) || !errors.As(err, &re) || len(re.Owned) != 2 {
-			t.Errorf("R4 violated: got %v; want lock.ErrAmbiguous naming 2 nodes", err)
-		}
-		t.Logf("A's error: %v", err)
-		if v := view(t, d, da, root, guid); len(v) != 2 {
-			t.Errorf("R4 violated: got %d nodes after Recover; want 2 (nothing deleted)", len(v))
-		}
-	})
-
-	t.Run("R5_NoMatchIsMissing", func(t *testing.T) {
-		claim(t, "R5", "create 回复丢失以后怎样找回节点", "no match: an explicit missing error; recovery never turns into a new acquisition")
-		d, da, root, a, ctx := setup(t)
-		guid := a.l.NewGUID()
-		_, err := a.l.Recover(ctx, guid)
-		if !errors.Is(err, lock.ErrMissing) {
-			t.Errorf("R5 violated: got %v; want lock.ErrMissing", err)
-		}
-		t.Logf("A's error: %v", err)
-		if kids := lkChildren(t, d, root); len(kids) != 0 {
-			t.Errorf("R5 violated: Recover created %v", kids)
-		}
-		c, err := a.l.Create(ctx, guid)
-		if err != nil {
-			t.Fatalf("create: %v", err)
-		}
-		da.invoke("delete %s", c.Path)
-		if err := d.Delete(c.Path, -1); err != nil {
-			t.Fatalf("D delete: %v", err)
-		}
-		da.ok("")
-		if _, err := a.l.Recover(ctx, guid); !errors.Is(err, lock.ErrMissing) {
-			t.Errorf("R5 violated: got %v for a created-then-deleted node; want lock.ErrMissing", err)
-		}
-		if kids := lkChildren(t, d, root); len(kids) != 0 {
-			t.Errorf("R5 violated: Recover created %v", kids)
-		}
-	})
-
-	t.Run("R6_OtherSessionsMatchIsNotAdopted", func(t *testing.T) {
-		claim(t, "R6", "create 回复丢失以后怎样找回节点", "a node containing the GUID but owned by another session is not adopted")
-		d, da, root, a, ctx := setup(t)
-		b := lkJoin(t, "B", []string{s.Client}, root, lkOpt{})
-		guid := a.l.NewGUID()
-		bc, err := b.l.Create(ctx, guid)
-		if err != nil {
-			t.Fatalf("B create: %v", err)
-		}
-		_, err = a.l.Recover(ctx, guid)
-		var re *lock.RecoverError
-		if !errors.Is(err, lock.ErrMissing) || !errors.As(err, &re) || len(re.Foreign) != 1 {
-			t.Errorf("R6 violated: got %v; want lock.ErrMissing reporting B's node as foreign", err)
-		}
-		t.Logf("A's error: %v", err)
-		if ok, _ := lkExists(t, d, bc.Path); !ok {
-			t.Errorf("R6 violated: B's node was deleted")
-		}
-		ac, err := a.l.Create(ctx, guid)
-		if err != nil {
-			t.Fatalf("A create: %v", err)
-		}
-		view(t, d, da, root, guid)
-		rec, err := a.l.Recover(ctx, guid)
-		if err != nil || rec.Name != ac.Name {
-			t.Errorf("R6 violated: got %v, %v with both sessions holding the GUID; want A's own %s", rec, err, ac.Name)
-		}
-	})
+// election is TestL10's scene: Q, a client of whoever leads, and the nodes
+// the candidates share.
+type election struct {
+	t     *testing.T
+	q     *zkclient.Client
+	qa    actor
+	root  string
+	ready string
 }
 
-// BenchmarkLockHandoff measures the time from the holder's release call to
-// the next holder's return from its acquisition, ours against go-zookeeper's
-// zk.Lock, on the shared server in the same run. Before each release the
-// waiter's watch on the holder's node is confirmed on the server (wchp), for
-// both, so the interval is the handoff alone. Reported: the median.
-func BenchmarkLockHandoff(b *testing.B) {
-	s := sharedServer(b)
-	b.Run("ours", func(b *testing.B) {
-		d := connect(b, "D", []string{s.Client}, lkQuiet()...)
-		root := testRoot(b, d)
-		ps := []*lkParty{
-			lkJoin(b, "X", []string{s.Client}, root, lkOpt{quiet: true}),
-			lkJoin(b, "Y", []string{s.Client}, root, lkOpt{quiet: true}),
+func newElection(t *testing.T, s *zkserver.Server) *election {
+	el := &election{t: t, q: zkclient.Connect(t, "Q", []string{s.Client}), qa: newActor(t, "Q")}
+	el.root = testRoot(t, el.q)
+	el.ready = el.root + "/ready"
+	for _, p := range []string{el.root + "/election", el.root + "/state"} {
+		if _, err := el.q.Create(p, []byte("epoch=0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatalf("create %s: %v", p, err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		h, err := ps[0].l.Acquire(ctx)
-		if err != nil {
-			b.Fatalf("%v", err)
-		}
-		lat := make([]time.Duration, 0, b.N)
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			w := ps[(i+1)%2]
-			type res struct {
-				h  *lock.Held
-				at time.Time
-				e  error
-			}
-			got := make(chan res, 1)
-			go func() { nh, err := w.l.Acquire(ctx); got <- res{nh, time.Now(), err} }()
-			lkWaitWatch(b, s, root, h.Path, w.c.SessionHex())
-			t0 := time.Now()
-			if err := h.Release(ctx); err != nil {
-				b.Fatalf("release: %v", err)
-			}
-			r := <-got
-			if r.e != nil {
-				b.Fatalf("acquire: %v", r.e)
-			}
-			lat = append(lat, r.at.Sub(t0))
-			h = r.h
-		}
-		b.StopTimer()
-		_ = h.Release(ctx)
-		b.ReportMetric(lkMedianMicros(lat), "µs-handoff-p50")
-	})
-	b.Run("zkLock", func(b *testing.B) {
-		d := connect(b, "D", []string{s.Client}, lkQuiet()...)
-		root := testRoot(b, d)
-		cs := []*zkclient.Client{connect(b, "X", []string{s.Client}, lkQuiet()...), connect(b, "Y", []string{s.Client}, lkQuiet()...)}
-		ls := []*zk.Lock{zk.NewLock(cs[0].Conn, root, zk.WorldACL(zk.PermAll)), zk.NewLock(cs[1].Conn, root, zk.WorldACL(zk.PermAll))}
-		if err := ls[0].Lock(); err != nil {
-			b.Fatalf("%v", err)
-		}
-		lat := make([]time.Duration, 0, b.N)
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			hi, wi := i%2, (i+1)%2
-			kids, _, err := d.Children(root)
-			if err != nil || len(kids) != 1 {
-				b.Fatalf("children: %v %v", kids, err)
-			}
-			got := make(chan time.Time, 1)
-			errs := make(chan error, 1)
-			go func() {
-				if err := ls[wi].Lock(); err != nil {
-					errs <- err
-					return
-				}
-				got <- time.Now()
-			}()
-			lkWaitWatch(b, s, root, root+"/"+kids[0], cs[wi].SessionHex())
-			t0 := time.Now()
-			if err := ls[hi].Unlock(); err != nil {
-				b.Fatalf("unlock: %v", err)
-			}
-			select {
-			case at := <-got:
-				lat = append(lat, at.Sub(t0))
-			case err := <-errs:
-				b.Fatalf("lock: %v", err)
-			}
-		}
-		b.StopTimer()
-		_ = ls[b.N%2].Unlock()
-		b.ReportMetric(lkMedianMicros(lat), "µs-handoff-p50")
-	})
+	}
+	return el
 }
 
-// lkWaitWatch waits (bounded) until the server lists session sess as
-// watching p.
-func lkWaitWatch(b *testing.B, s *zkserver.Server, root, p, sess string) {
-	lkWaitFor(b, sess+" to watch "+p, func() (bool, error) {
-		for _, w := range lkWatchTable(b, s, "wchp", root)[p] {
-			if w == sess {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
+// watchReady sets Q's watch on ready, which must be absent.
+func (el *election) watchReady() <-chan zk.Event {
+	el.t.Helper()
+	el.qa.invoke("exists %s watch", el.ready)
+	ok, _, ev, err := el.q.ExistsW(el.ready)
+	if err != nil || ok {
+		el.t.Fatalf("Q exists ready: %v %v", ok, err)
+	}
+	el.qa.ok("false")
+	return ev
 }
 
-func lkMedianMicros(d []time.Duration) float64 {
-	if len(d) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return float64(s[len(s)/2].Nanoseconds()) / 1e3
-}
-
-// BenchmarkLockThroughput: acquire+release pairs per second with 4 sessions
-// contending for one lock, against raw create+delete pairs of 4 sessions
-// (the same two writes with no waiting), in the same run.
-func BenchmarkLockThroughput(b *testing.B) {
-	s := sharedServer(b)
-	const workers = 4
-	run := func(b *testing.B, workers int, op func(i int) error) {
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		errs := make(chan error, workers)
-		b.ResetTimer()
-		start := time.Now()
-		for w := 0; w < workers; w++ {
-			wg.Add(1)
-			go func(w int) {
-				defer wg.Done()
-				for next.Add(1) <= int64(b.N) {
-					if err := op(w); err != nil {
-						errs <- err
-						return
-					}
-				}
-			}(w)
-		}
-		wg.Wait()
-		el := time.Since(start)
-		b.StopTimer()
-		select {
-		case err := <-errs:
-			b.Fatalf("%v", err)
-		default:
-		}
-		b.ReportMetric(float64(b.N)/el.Seconds(), "pairs/s")
-	}
-	b.Run("lock", func(b *testing.B) {
-		d := connect(b, "D", []string{s.Client}, lkQuiet()...)
-		root := testRoot(b, d)
-		var ps []*lkParty
-		for w := 0; w < workers; w++ {
-			ps = append(ps, lkJoin(b, fmt.Sprintf("W%d", w), []string{s.Client}, root, lkOpt{quiet: true}))
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		run(b, workers, func(w int) error {
-			h, err := ps[w].l.Acquire(ctx)
-			if err != nil {
-				return err
-			}
-			return h.Release(ctx)
-		})
-	})
-	// go-zookeeper's zk.Lock under the same contention, for comparison.
-	b.Run("zkLock", func(b *testing.B) {
-		d := connect(b, "D", []string{s.Client}, lkQuiet()...)
-		root := testRoot(b, d)
-		var ls []*zk.Lock
-		for w := 0; w < workers; w++ {
-			c := connect(b, fmt.Sprintf("W%d", w), []string{s.Client}, lkQuiet()...)
-			ls = append(ls, zk.NewLock(c.Conn, root, zk.WorldACL(zk.PermAll)))
-		}
-		run(b, workers, func(w int) error {
-			if err := ls[w].Lock(); err != nil {
-				return err
-			}
-			return ls[w].Unlock()
-		})
-	})
-	// Raw create+delete pairs: from as many sessions in parallel, and from
-	// one session (a lock serializes its holders, so one handoff at a time
-	// is its natural baseline).
-	raw := func(b *testing.B, workers int) {
-		d := connect(b, "D", []string{s.Client}, lkQuiet()...)
-		root := testRoot(b, d)
-		var cs []*zkclient.Client
-		for w := 0; w < workers; w++ {
-			cs = append(cs, connect(b, fmt.Sprintf("W%d", w), []string{s.Client}, lkQuiet()...))
-		}
-		run(b, workers, func(w int) error {
-			p, err := cs[w].Create(root+"/"+uuid.NewString()+fence.LockInfix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
-			if err != nil {
-				return err
-			}
-			return cs[w].Delete(p, -1)
-		})
-	}
-	b.Run("raw", func(b *testing.B) { raw(b, workers) })
-	b.Run("raw-one-session", func(b *testing.B) { raw(b, 1) })
-}
-
-// Claim L2 (section "临时顺序锁怎样判断资格"), peer comparison: candidates are
-// the children named like lock nodes, ordered by their parsed suffix; any
-// other child of the parent is not a candidate. go-zookeeper's zk.Lock
-// parses every child and fails on the first one that is not a lock node,
-// and on that failure it leaves its own node behind, in front of every
-// later candidate. Ours ignores the stranger, holds, and after a failure of
-// its own (see TestL2_SequenceSuffixOrdersCandidates) leaves nothing.
-func TestL2_PeerGoZookeeperLockFailsOnAStrangerAndLeavesItsNode(t *testing.T) {
-	s := sharedServer(t)
-	claim(t, "L2", "临时顺序锁怎样判断资格", "peer: a child that is not a lock node breaks go-zookeeper's zk.Lock and strands its node; ours ignores it")
-	d := connect(t, "D", []string{s.Client})
-	da := newActor(t, "D")
-	root := testRoot(t, d)
-	da.invoke("create %s/config (not a lock node)", root)
-	if _, err := d.Create(root+"/config", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatalf("create: %v", err)
-	}
-	da.ok("")
-
-	phase(t, "peer: go-zookeeper zk.Lock")
-	a := connect(t, "A", []string{s.Client})
-	aa := newActor(t, "A")
-	aa.invoke("zk.Lock %s", root)
-	err := zk.NewLock(a.Conn, root, zk.WorldACL(zk.PermAll)).Lock()
-	aa.fail("%v", err)
-	var stranded []string
-	for _, k := range lkChildren(t, d, root) {
-		if ok, st := lkExists(t, d, root+"/"+k); ok && st.EphemeralOwner == a.SessionID() {
-			stranded = append(stranded, k)
-		}
-	}
-	t.Logf("anchor's bug: zk.Lock failed on the stranger (%v) and left its node %v in the queue", err, stranded)
-	if err == nil || len(stranded) != 1 {
-		t.Errorf("peer observation changed: zk.Lock returned %v and left %v; recorded behaviour was an error and one stranded node", err, stranded)
-	}
-	if len(stranded) == 1 {
-		da.invoke("delete %s/%s (the stranded node)", root, stranded[0])
-		if err := d.Delete(root+"/"+stranded[0], -1); err != nil {
-			t.Fatalf("delete: %v", err)
-		}
-		da.ok("")
-	}
-
-	phase(t, "ours, with the same stranger")
-	b := lkJoin(t, "B", []string{s.Client}, root, lkOpt{})
-	h, err := b.l.Acquire(lkCtx(t))
+// recoverAndPublish is p's work as the new leader: read the state the last
+// one left, write the next epoch, then create ready.
+func (el *election) recoverAndPublish(p *contender, epoch int) {
+	t := el.t
+	t.Helper()
+	p.a.invoke("get %s/state", el.root)
+	data, st, err := p.c.Get(el.root + "/state")
 	if err != nil {
-		t.Fatalf("L2 violated: ours failed on a child that is not a lock node: %v", err)
+		t.Fatalf("%s get state: %v", p.name, err)
 	}
-	b.ok("holds %s; the stranger is not a candidate", h.Name)
-	if err := h.Release(lkCtx(t)); err != nil {
-		t.Fatalf("release: %v", err)
+	p.a.ok("%s", data)
+	if want := fmt.Sprintf("epoch=%d", epoch-1); string(data) != want {
+		t.Errorf("%s recovered %q; want %q", p.name, data, want)
 	}
+	p.a.invoke("set %s/state epoch=%d", el.root, epoch)
+	if _, err := p.c.Set(el.root+"/state", []byte(fmt.Sprintf("epoch=%d", epoch)), st.Version); err != nil {
+		t.Fatalf("%s set state: %v", p.name, err)
+	}
+	p.a.ok("")
+	p.a.invoke("create %s ephemeral %q", el.ready, p.name)
+	if _, err := p.c.Create(el.ready, []byte(p.name), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("%s publish ready: %v", p.name, err)
+	}
+	p.a.ok("")
 }
 
-// Claim L6 (section "临时顺序锁怎样判断资格"), peer comparison: once a holder's
-// node is gone (its session expired, or another client deleted it), the
-// hold is over. go-zookeeper's zk.Lock cannot get out of that state: Unlock
-// fails with ErrNoNode and keeps the stale path, so every later Lock on the
-// same instance returns ErrDeadlock. Ours reports lost candidacy at Release
-// and acquires again with a fresh candidate.
-func TestL6_PeerGoZookeeperUnlockAfterNodeLossDeadlocks(t *testing.T) {
-	s := sharedServer(t)
-	claim(t, "L6", "临时顺序锁怎样判断资格", "peer: after its node is gone, go-zookeeper's zk.Lock is stuck on ErrDeadlock; ours reports lost candidacy and can acquire again")
-	d := connect(t, "D", []string{s.Client})
-	da := newActor(t, "D")
-	root := testRoot(t, d)
-	deleteAll := func(owner int64) {
-		t.Helper()
-		for _, k := range lkChildren(t, d, root) {
-			if ok, st := lkExists(t, d, root+"/"+k); ok && st.EphemeralOwner == owner {
-				da.invoke("delete %s/%s (as the server does at expiry)", root, k)
-				if err := d.Delete(root+"/"+k, -1); err != nil {
-					t.Fatalf("delete: %v", err)
-				}
-				da.ok("")
-			}
-		}
+// use waits for ready, then reads the leader's name and the state, leaving
+// a watch on ready.
+func (el *election) use(ev <-chan zk.Event) (string, string, <-chan zk.Event) {
+	t := el.t
+	t.Helper()
+	select {
+	case e := <-ev:
+		el.qa.info("event %s %s", e.Type, e.Path)
+	case <-time.After(within):
+		t.Fatalf("L10: Q saw no event on ready within %v", within)
 	}
-
-	phase(t, "peer: go-zookeeper zk.Lock")
-	a := connect(t, "A", []string{s.Client})
-	aa := newActor(t, "A")
-	al := zk.NewLock(a.Conn, root, zk.WorldACL(zk.PermAll))
-	if err := al.Lock(); err != nil {
-		t.Fatalf("zk.Lock: %v", err)
-	}
-	aa.ok("zk.Lock holds")
-	deleteAll(a.SessionID())
-	aa.invoke("zk.Unlock")
-	uerr := al.Unlock()
-	aa.fail("%v", uerr)
-	aa.invoke("zk.Lock again")
-	lerr := al.Lock()
-	aa.fail("%v", lerr)
-	t.Logf("anchor's bug: Unlock after node loss returned %v; the next Lock returned %v", uerr, lerr)
-	if !errors.Is(uerr, zk.ErrNoNode) || !errors.Is(lerr, zk.ErrDeadlock) {
-		t.Errorf("peer observation changed: got Unlock %v, Lock %v; recorded behaviour was ErrNoNode then ErrDeadlock", uerr, lerr)
-	}
-
-	phase(t, "ours")
-	b := lkJoin(t, "B", []string{s.Client}, root, lkOpt{})
-	ctx := lkCtx(t)
-	h, err := b.l.Acquire(ctx)
+	el.qa.invoke("get %s watch", el.ready)
+	name, _, ch, err := el.q.GetW(el.ready)
 	if err != nil {
-		t.Fatalf("acquire: %v", err)
+		t.Fatalf("Q get ready: %v", err)
 	}
-	deleteAll(b.c.SessionID())
-	rerr := h.Release(ctx)
-	b.fail("release: %v", rerr)
-	if !errors.Is(rerr, lock.ErrLostCandidacy) {
-		t.Errorf("L6 violated: release after node loss returned %v; want ErrLostCandidacy", rerr)
-	}
-	h2, err := b.l.Acquire(ctx)
+	el.qa.ok("%s", name)
+	state, _, err := el.q.Get(el.root + "/state")
 	if err != nil {
-		t.Fatalf("L6 violated: ours cannot acquire again after a lost hold: %v", err)
+		t.Fatalf("Q get state: %v", err)
 	}
-	b.ok("holds again with a fresh candidate %s", h2.Name)
-	if h2.GUID == h.GUID {
-		t.Errorf("L6: the new acquisition reused GUID %s; want a fresh one", h.GUID)
+	el.qa.info("uses %s, state %s", name, state)
+	return string(name), string(state), ch
+}
+
+// notYet checks that Q got no event on ready and ready is absent; a read on
+// Q's connection first orders any notification before it.
+func (el *election) notYet(ev <-chan zk.Event, what string) {
+	t := el.t
+	t.Helper()
+	if _, _, err := el.q.Exists("/"); err != nil {
+		t.Fatalf("Q barrier: %v", err)
 	}
-	_ = h2.Release(ctx)
+	select {
+	case e := <-ev:
+		t.Errorf("L10 violated: Q got %s on ready %s", e.Type, what)
+	default:
+	}
+	if ok, _ := statOf(t, el.q, el.ready); ok {
+		t.Errorf("L10 violated: ready exists %s", what)
+	}
 }

@@ -1,9 +1,15 @@
 package zk19_test
 
+// The R claims (article §4 "create 回复丢失以后怎样找回节点") and exercise 1
+// (X1): a request takes effect on the server, its reply is lost on the way
+// back, and the client has to find out what happened. The lost-reply
+// fixture picks the request with a matcher, so the same experiment runs on
+// a create (R1–R7), on the delete of a Release, or on any other request.
+
 import (
-	"context"
 	"errors"
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 	"testing"
@@ -12,153 +18,204 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/fence"
+	"github.com/zk19/zk19/internal/jute"
 	"github.com/zk19/zk19/internal/lock"
+	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 )
 
-// lostCreate is the article's §4 experiment: A's create of a lock candidate
-// reaches the server, the proxy drops its successful reply and closes A's
-// connection, and A reconnects in the same session.
-type lostCreate struct {
+// lostReply is the article's §4 experiment for any request: A talks to the
+// shared server through a fault proxy, O observes directly. The proxy lets
+// the request a faultproxy.Match picks (by opcode and path) take effect and
+// loses its reply (loseReply), or loses the request itself before the
+// server sees it (loseRequest); either way A's connection closes, A's call
+// sees a connection loss, and A reconnects in the same session.
+type lostReply struct {
 	root          string
 	proxy         *faultproxy.Proxy
-	A, O          *zkclient.Client // A through the proxy; O, an observer, direct
-	locker        *lock.Locker
-	guid          string
-	createErr     error
-	drop          faultproxy.DropResult
-	before, after int64 // A's session id before the create and after reconnecting
+	a             *contender // A, through the proxy, with its Locker
+	O             *zkclient.Client
+	po            actor
+	before, after int64 // A's session before the fault and after reconnecting
 }
 
-func runLostCreate(t zkserver.TB) *lostCreate {
+func newLostReply(t zkserver.TB) *lostReply {
 	t.Helper()
 	s := sharedServer(t)
-	lc := &lostCreate{}
-	lc.O = connect(t, "O", []string{s.Client})
-	lc.root = testRoot(t, lc.O)
-	lc.proxy = clientProxy(t, "A-proxy", s)
-	lc.A = connect(t, "A", []string{lc.proxy.Addr()})
-	l, err := lock.New(lc.A.Conn, lc.root)
-	if err != nil {
-		t.Fatalf("locker: %v", err)
-	}
-	lc.locker = l
-	pa := newActor(t, "A")
-	lc.before = lc.A.SessionID()
-	lc.guid = l.NewGUID()
+	lr := &lostReply{po: newActor(t, "O")}
+	lr.O = zkclient.Connect(t, "O", []string{s.Client})
+	lr.root = testRoot(t, lr.O)
+	lr.proxy = clientProxy(t, "A-proxy", s)
+	lr.a = join(t, "A", []string{lr.proxy.Addr()}, lr.root, joinOpts{})
+	return lr
+}
 
-	phase(t, "the proxy will drop the successful reply of A's create under %s", lc.root)
-	d := lc.proxy.DropReply(faultproxy.MatchCreateUnder(lc.root))
-	mark := lc.A.Mark()
-	pa.invoke("create %s EPHEMERAL_SEQUENTIAL (session 0x%x)", l.Prefix(lc.guid), lc.before)
-	_, lc.createErr = l.Create(context.Background(), lc.guid)
-	select {
-	case <-d.Done():
-	case <-time.After(waitWithin):
-		t.Fatalf("R1: the proxy's drop did not finish within %v", waitWithin)
-	}
-	lc.drop = d.Result()
-	if lc.createErr != nil {
-		pa.info("connection lost: %v (reply dropped, xid=%d)", lc.createErr, lc.drop.Xid)
+// createOps are the opcodes go-zookeeper's Create may send.
+var createOps = []int32{jute.OpCreate, jute.OpCreate2}
+
+// loseReply runs call, one of A's operations, while the proxy loses the
+// reply to the request m picks. It returns what the fault did and call's
+// error. A call that returns no error may have been answered (the fault then
+// is cancelled, and the caller sees Dropped false) or may have resolved the
+// loss itself; a call that returns an error saw the connection close.
+func (lr *lostReply) loseReply(t zkserver.TB, m faultproxy.Match, call func() error) (faultproxy.DropResult, error) {
+	t.Helper()
+	d := lr.proxy.LoseReply(m)
+	mark := lr.a.c.Mark()
+	lr.before = lr.a.c.SessionID()
+	lr.a.a.info("the proxy will lose the reply to A's %s", m)
+	err := call()
+	if err == nil {
+		d.Cancel() // a no-op once the fault has acted
 	} else {
-		pa.ok("create returned a path although the reply was dropped")
+		select {
+		case <-d.Done():
+		case <-time.After(within):
+			d.Cancel()
+			t.Fatalf("%s: the fault did not end within %v of A's error %v: %+v", m, within, err, d.Result())
+		}
 	}
-	phase(t, "A reconnects through the proxy")
-	if err := lc.A.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); err != nil {
-		t.Fatalf("R2: %v", err)
+	res := d.Result()
+	if res.Dropped {
+		if werr := lr.a.c.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); werr != nil {
+			t.Fatalf("after the lost reply: %v", werr)
+		}
 	}
-	lc.after = lc.A.SessionID()
-	pa.info("reconnected: session 0x%x (before the create 0x%x)", lc.after, lc.before)
+	lr.after = lr.a.c.SessionID()
+	lr.a.a.info("reconnected: session 0x%x (before 0x%x)", lr.after, lr.before)
+	return res, err
+}
+
+// loseRequest runs call while the request m picks never reaches the
+// server: the proxy holds A's traffic to the server until the request is
+// among the held bytes, then cuts A's connection (the held bytes go with
+// it), runs cut (A is cut off now), and heals. It returns call's error.
+func (lr *lostReply) loseRequest(t zkserver.TB, m faultproxy.Match, call func() error, cut func()) error {
+	t.Helper()
+	d := lr.proxy.LoseReply(m)
+	mark := lr.a.c.Mark()
+	lr.before = lr.a.c.SessionID()
+	lr.a.a.info("the proxy will lose A's %s before the server sees it", m)
+	lr.proxy.Hold(faultproxy.Up)
+	res := make(chan error, 1)
+	go func() { res <- call() }()
+	wait.For(t, within, "the proxy to hold A's "+m.String(), func() (bool, string) {
+		r := d.Result()
+		return r.Xid != 0, fmt.Sprintf("%+v", r)
+	})
+	lr.proxy.Cut(faultproxy.BothEnds)
+	cut()
+	lr.proxy.Heal()
+	var err error
+	select {
+	case err = <-res:
+	case <-time.After(within):
+		t.Fatalf("A's call did not return within %v of the heal", within)
+	}
+	if werr := lr.a.c.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); werr != nil {
+		t.Fatalf("after the lost request: %v", werr)
+	}
+	lr.after = lr.a.c.SessionID()
+	return err
+}
+
+// lostCreate is the lost-reply experiment on the create of an acquisition.
+type lostCreate struct {
+	*lostReply
+	guid      string
+	createErr error
+	drop      faultproxy.DropResult
+}
+
+// runLostCreate: A's acquisition creates its candidate, the proxy loses the
+// create's successful reply, and A reconnects. It fails claim id at once
+// if A's create returned anything but a connection loss.
+func runLostCreate(t zkserver.TB, id string) *lostCreate {
+	t.Helper()
+	lc := &lostCreate{lostReply: newLostReply(t)}
+	phase(t, "the proxy loses the reply to A's create under %s", lc.root)
+	ctx := lockCtx(t)
+	lc.drop, lc.createErr = lc.loseReply(t, faultproxy.Match{Ops: createOps, Under: lc.root}, func() error {
+		_, err := lc.a.l.Acquire(ctx)
+		return err
+	})
+	ce, ok := errors.AsType[*lock.CreateError](lc.createErr)
+	if !ok || !errors.Is(ce, zk.ErrConnectionClosed) {
+		t.Fatalf("%s violated: A's create: got %v; want connection loss (fault: %+v)", id, lc.createErr, lc.drop)
+	}
+	lc.guid = ce.GUID
 	return lc
 }
 
-// observed lists, as the observer sees them directly on the server, the
-// children of root that carry guid, with their owners.
+// observed is what O sees directly on the server: the children of the root
+// that carry the GUID, with their owners.
 func (lc *lostCreate) observed(t zkserver.TB) map[string]int64 {
 	t.Helper()
-	kids, _, err := lc.O.Children(lc.root)
-	if err != nil {
-		t.Fatalf("O children: %v", err)
-	}
-	out := map[string]int64{}
-	for _, k := range kids {
-		if !strings.Contains(k, lc.guid) {
-			continue
-		}
-		_, st, err := lc.O.Exists(lc.root + "/" + k)
-		if err == nil && st != nil {
-			out[k] = st.EphemeralOwner
-		}
-	}
-	t.Logf("O sees %d node(s) with the GUID: %v", len(out), out)
-	return out
+	return carrying(t, lc.O, lc.po, lc.root, lc.guid)
 }
 
-// TestR1_ProxyDropsTheSuccessfulCreateReply: the create reaches the server
-// and succeeds; the proxy recognises the reply by xid with err=0, discards it
-// and closes A's connection; A's call returns a connection-loss error while
-// the node exists on the server (claim R1, article §4 "create 回复丢失以后怎样找回节点").
+// TestR1_ProxyDropsTheSuccessfulCreateReply: a create can succeed on the
+// server while its client never learns the name the server gave the node
+// (claim R1, §4 ¶3).
+//
+// The proxy records the xid of A's create, lets it through, recognises the
+// reply with that xid and err=0, discards it and closes A's connection. A's
+// acquisition returns a *lock.CreateError wrapping a connection loss (and
+// fails at once if the create returned anything else); O sees the node on
+// the server.
 func TestR1_ProxyDropsTheSuccessfulCreateReply(t *testing.T) {
-	claim(t, "R1", "§4 a lost create reply", "the create succeeds on the server, its reply is dropped, and the client sees a connection loss")
-	lc := runLostCreate(t)
-	t.Logf("evidence: target xid=%d op=%d zxid=%#x err=%d dropped=%v; client error: %v", lc.drop.Xid, lc.drop.Op, lc.drop.Zxid, lc.drop.Err, lc.drop.Dropped, lc.createErr)
+	claim(t, "R1")
+	lc := runLostCreate(t, "R1")
+	seen := lc.observed(t)
+	evidence(t, "the proxy dropped the reply xid=%d op=%s zxid=%#x err=%d (dropped=%v); A's create returned %v; O sees %d node(s) with A's GUID: %v", lc.drop.Xid, jute.OpName(lc.drop.Op), lc.drop.Zxid, lc.drop.Err, lc.drop.Dropped, lc.createErr, len(seen), seen)
 	if !lc.drop.Dropped || lc.drop.Err != 0 || lc.drop.Xid <= 0 {
 		t.Errorf("R1 violated: got drop result %+v; want a dropped reply with err=0 and a positive xid", lc.drop)
 	}
-	if !errors.Is(lc.createErr, zk.ErrConnectionClosed) {
-		t.Errorf("R1 violated: create returned %v; want a connection-loss error (zk.ErrConnectionClosed)", lc.createErr)
-	}
-	if n := len(lc.observed(t)); n != 1 {
-		t.Errorf("R1 violated: the server holds %d nodes with A's GUID; want 1 (the create succeeded)", n)
+	if len(seen) != 1 {
+		t.Errorf("R1 violated: the server holds %d nodes with A's GUID; want 1 (the create succeeded)", len(seen))
 	}
 }
 
-// TestR2_SessionSurvivesTheLostReply: A reconnects through the proxy and its
-// session id is unchanged (claim R2, article §4).
+// TestR2_SessionSurvivesTheLostReply: after the lost reply A reconnects
+// through the proxy and its session id is unchanged (claim R2, §4 ¶3).
 func TestR2_SessionSurvivesTheLostReply(t *testing.T) {
-	claim(t, "R2", "§4", "the client reconnects and keeps its session id")
-	lc := runLostCreate(t)
-	t.Logf("session before 0x%x, after 0x%x; proxy accepted %d connections", lc.before, lc.after, lc.proxy.Stats().Accepted)
+	claim(t, "R2")
+	lc := runLostCreate(t, "R2")
+	accepted := lc.proxy.Stats().Accepted
+	evidence(t, "A's session before the create 0x%x, after reconnecting 0x%x; the proxy accepted %d connections", lc.before, lc.after, accepted)
 	if lc.after != lc.before || lc.after == 0 {
 		t.Errorf("R2 violated: session 0x%x after reconnecting; want the same 0x%x", lc.after, lc.before)
 	}
-	if got := lc.proxy.Stats().Accepted; got < 2 {
-		t.Errorf("R2 check broken: the proxy accepted %d connections; want a reconnection (>= 2)", got)
+	if accepted < 2 {
+		t.Errorf("R2 check broken: the proxy accepted %d connections; want a reconnection (>= 2)", accepted)
 	}
 }
 
-// TestR3_RecoverFindsExactlyTheServersNode: recovery in the same session with
-// the same GUID lists the parent and keeps the one child that carries the
-// GUID and is owned by this session: it is the node the server created, as a
-// second client sees it directly (claim R3, article §4). The proxy never read
-// the reply's path, so the answer cannot come from the fault injector.
+// TestR3_RecoverFindsExactlyTheServersNode: recovery in the same session
+// with the same GUID keeps the one child that carries the GUID and is owned
+// by this session; it is the node the server created, as a second client
+// sees it directly, and the proxy never read the reply's path, so the
+// answer cannot come from the fault injector (claim R3, §4 ¶2).
+//
+// After the lost create reply, A's Recover with the GUID adopts the node
+// and, as Acquire would, holds it (no one else is queued); O sees exactly
+// that node with A's session as its owner.
 func TestR3_RecoverFindsExactlyTheServersNode(t *testing.T) {
-	claim(t, "R3", "§4", "recovery by GUID and ephemeralOwner finds exactly the node the server created")
-	lc := runLostCreate(t)
-	pa := newActor(t, "A")
-	pa.invoke("recover guid=%s", lc.guid)
-	c, err := lc.locker.Recover(context.Background(), lc.guid)
+	claim(t, "R3")
+	lc := runLostCreate(t, "R3")
+	ctx := lockCtx(t)
+	h, err := lc.a.l.Recover(ctx, lc.guid)
 	if err != nil {
-		pa.fail("%v", err)
-		t.Fatalf("R3 violated: recover: %v", err)
+		t.Fatalf("R3 violated: Recover(%s): %v", lc.guid, err)
 	}
-	pa.ok("%s", c.Name)
 	seen := lc.observed(t)
-	if len(seen) != 1 {
-		t.Fatalf("R3: the observer sees %d nodes with the GUID; want 1", len(seen))
+	evidence(t, "Recover(%s) adopted %s and holds with token %v; O sees %v (owner = A's session 0x%x)", lc.guid, path.Base(h.Path), h.Token, seen, lc.after)
+	if len(seen) != 1 || seen[path.Base(h.Path)] != lc.after {
+		t.Errorf("R3 violated: recovered %s; O sees %v; want the same single node owned by A's session 0x%x", path.Base(h.Path), seen, lc.after)
 	}
-	for name, owner := range seen {
-		if name != c.Name || owner != lc.after {
-			t.Errorf("R3 violated: recovered %s; the server has %s owned by 0x%x; want the same node owned by A's session 0x%x", c.Name, name, owner, lc.after)
-		}
-	}
-	h, err := lc.locker.AcquireFrom(context.Background(), c)
-	if err != nil {
-		t.Fatalf("R3: acquire with the recovered candidate: %v", err)
-	}
-	pa.ok("holds with the recovered candidate, token %v", h.Token)
-	if err := h.Release(context.Background()); err != nil {
+	if err := h.Release(ctx); err != nil {
 		t.Fatalf("release: %v", err)
 	}
 }
@@ -166,88 +223,126 @@ func TestR3_RecoverFindsExactlyTheServersNode(t *testing.T) {
 // TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses: retrying the same
 // create after the lost reply makes a second node, because sequential
 // creates are not deduplicated by name; recovery then finds two matches in
-// this session and fails with an ambiguity error, deleting nothing (claim R4,
-// article §4).
+// this session and refuses, naming both and deleting neither (claim R4, §4 ¶5).
 func TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses(t *testing.T) {
-	claim(t, "R4", "§4", "a blind retry makes a second node; recovery refuses the ambiguity and deletes nothing")
-	lc := runLostCreate(t)
-	pa := newActor(t, "A")
-	pa.invoke("create %s again (blind retry)", lc.locker.Prefix(lc.guid))
-	c2, err := lc.locker.Create(context.Background(), lc.guid)
-	if err != nil {
-		t.Fatalf("retry create: %v", err)
+	claim(t, "R4")
+	lc := runLostCreate(t, "R4")
+	blindRetry(t, lc)
+	before := lc.observed(t)
+	if len(before) != 2 {
+		t.Fatalf("R4 violated: %d nodes carry the GUID after the retry; want 2", len(before))
 	}
-	pa.ok("%s", c2.Name)
-	if n := len(lc.observed(t)); n != 2 {
-		t.Fatalf("R4 violated: %d nodes carry the GUID after the retry; want 2", n)
+	lc.a.a.invoke("recover guid=%s", lc.guid)
+	h, err := lc.a.l.Recover(lockCtx(t), lc.guid)
+	lc.a.a.fail("%v", err)
+	after := lc.observed(t)
+	evidence(t, "after a blind retry O sees %d nodes with the GUID; Recover returned hold=%v err=%v; O then sees %d", len(before), h != nil, err, len(after))
+	if h != nil || !errors.Is(err, lock.ErrAmbiguous) {
+		t.Errorf("R4 violated: Recover returned %s, %v; want lock.ErrAmbiguous", holdOf(h), err)
 	}
-	pa.invoke("recover guid=%s", lc.guid)
-	_, err = lc.locker.Recover(context.Background(), lc.guid)
-	pa.fail("%v", err)
-	var re *lock.RecoverError
-	if !errors.Is(err, lock.ErrAmbiguous) || !errors.As(err, &re) || len(re.Owned) != 2 {
-		t.Errorf("R4 violated: recover returned %v; want ErrAmbiguous listing both nodes", err)
+	for name := range before {
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("R4 violated: the ambiguity error %q does not name %s", err, name)
+		}
 	}
-	if n := len(lc.observed(t)); n != 2 {
-		t.Errorf("R4 violated: recovery left %d nodes; want both still there", n)
+	if len(after) != 2 {
+		t.Errorf("R4 violated: recovery left %d nodes; want both still there", len(after))
 	}
 }
 
-// TestR5_NoMatchIsMissingNotANewAcquisition: with no node carrying the GUID,
-// recovery reports "missing" and creates nothing (claim R5, article §4).
-func TestR5_NoMatchIsMissingNotANewAcquisition(t *testing.T) {
-	claim(t, "R5", "§4", "no match is an explicit missing error; recovery never becomes a new acquisition")
-	s := sharedServer(t)
-	A := connect(t, "A", []string{s.Client})
-	root := testRoot(t, A)
-	l, err := lock.New(A.Conn, root)
+// blindRetry is A's application retrying the create with the same GUID, as
+// the article's control run does.
+func blindRetry(t zkserver.TB, lc *lostCreate) string {
+	t.Helper()
+	prefix := lc.root + "/" + lc.guid + fence.LockInfix
+	lc.a.a.invoke("create %s EPHEMERAL_SEQUENTIAL (blind retry)", prefix)
+	p, err := lc.a.c.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("retry create: %v", err)
 	}
-	guid := l.NewGUID()
-	pa := newActor(t, "A")
-	pa.invoke("recover guid=%s (never created)", guid)
-	_, err = l.Recover(context.Background(), guid)
-	pa.fail("%v", err)
-	if !errors.Is(err, lock.ErrMissing) {
-		t.Errorf("R5 violated: got %v; want ErrMissing", err)
+	lc.a.a.ok("%s", path.Base(p))
+	return path.Base(p)
+}
+
+// TestR5_NoMatchIsMissingNotANewAcquisition: when no node carries the GUID,
+// recovery says the node is missing and creates nothing; it never turns
+// into a new acquisition by itself (claim R5, §4 ¶2).
+//
+// Through the proxy, A's create is lost before the server sees it (the
+// proxy holds it, then cuts A's connection): A sees the same connection
+// loss as with a lost reply, but O sees no node. Recover returns
+// ErrMissing and the parent stays empty.
+func TestR5_NoMatchIsMissingNotANewAcquisition(t *testing.T) {
+	claim(t, "R5")
+	lr := newLostReply(t)
+	ctx := lockCtx(t)
+	// A first acquisition checks the parent before its create; it is made
+	// before the fault, so the held traffic is the create alone.
+	h, err := lr.a.l.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("A: %v", err)
 	}
-	kids, _, _ := A.Children(root)
+	if err := h.Release(ctx); err != nil {
+		t.Fatalf("A release: %v", err)
+	}
+	createErr := lr.loseRequest(t, faultproxy.Match{Ops: createOps, Under: lr.root}, func() error {
+		_, err := lr.a.l.Acquire(ctx)
+		return err
+	}, func() {})
+	ce, ok := errors.AsType[*lock.CreateError](createErr)
+	if !ok || !errors.Is(ce, zk.ErrConnectionClosed) {
+		t.Fatalf("R5: A's create: got %v; want connection loss", createErr)
+	}
+	lr.a.a.invoke("recover guid=%s", ce.GUID)
+	h, err = lr.a.l.Recover(ctx, ce.GUID)
+	lr.a.a.fail("%v", err)
+	kids := listChildren(t, lr.O, lr.root)
+	evidence(t, "the create never reached the server; Recover(%s) returned hold=%v err=%v; O sees children %v", ce.GUID, h != nil, err, kids)
+	if h != nil || !errors.Is(err, lock.ErrMissing) {
+		t.Errorf("R5 violated: got %s, %v; want lock.ErrMissing", holdOf(h), err)
+	}
 	if len(kids) != 0 {
 		t.Errorf("R5 violated: recovery left children %v; want none created", kids)
 	}
 }
 
-// TestR6_ANodeOfAnotherSessionIsNotAdopted: a node that carries the GUID but
-// is owned by another session is not recovered (claim R6, article §4).
+// TestR6_ANodeOfAnotherSessionIsNotAdopted: a node that carries the GUID
+// but is owned by another session is never recovered (claim R6, §4 ¶2).
+//
+// After the lost create reply, B (another session) creates a node that
+// carries A's GUID. Recover adopts A's own node, not B's. Once A has
+// released, only B's node carries the GUID: Recover returns ErrMissing,
+// names B's node as not adopted, and B's node is still there.
 func TestR6_ANodeOfAnotherSessionIsNotAdopted(t *testing.T) {
-	claim(t, "R6", "§4", "a GUID match owned by another session is not adopted")
-	s := sharedServer(t)
-	A := connect(t, "A", []string{s.Client})
-	B := connect(t, "B", []string{s.Client})
-	root := testRoot(t, A)
-	la, err := lock.New(A.Conn, root)
+	claim(t, "R6")
+	lc := runLostCreate(t, "R6")
+	ctx := lockCtx(t)
+	b := join(t, "B", []string{sharedServer(t).Client}, lc.root, joinOpts{})
+	prefix := lc.root + "/" + lc.guid + fence.LockInfix
+	b.a.invoke("create %s EPHEMERAL_SEQUENTIAL (B's session %s, A's GUID)", prefix, b.c.SessionHex())
+	bp, err := b.c.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("B create: %v", err)
 	}
-	lb, err := lock.New(B.Conn, root)
+	b.a.ok("%s", path.Base(bp))
+	h, err := lc.a.l.Recover(ctx, lc.guid)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("R6 violated: Recover with both sessions' nodes present: %v", err)
 	}
-	guid := la.NewGUID()
-	pb, pa := newActor(t, "B"), newActor(t, "A")
-	pb.invoke("create %s (B's session 0x%x, A's GUID)", lb.Prefix(guid), B.SessionID())
-	cb, err := lb.Create(context.Background(), guid)
-	if err != nil {
-		t.Fatal(err)
+	if h.Path == bp {
+		t.Errorf("R6 violated: A adopted B's node %s", bp)
 	}
-	pb.ok("%s", cb.Name)
-	pa.invoke("recover guid=%s (A's session 0x%x)", guid, A.SessionID())
-	got, err := la.Recover(context.Background(), guid)
-	pa.fail("%v", err)
-	var re *lock.RecoverError
-	if got != nil || !errors.Is(err, lock.ErrMissing) || !errors.As(err, &re) || len(re.Foreign) != 1 {
-		t.Errorf("R6 violated: recover returned %v, %v; want ErrMissing with B's node listed as foreign", got, err)
+	if err := h.Release(ctx); err != nil {
+		t.Fatalf("A release: %v", err)
+	}
+	h2, err := lc.a.l.Recover(ctx, lc.guid)
+	seen := lc.observed(t)
+	evidence(t, "A adopted its own %s, not B's %s; with only B's left, Recover returned hold=%v err=%v; O sees %v", path.Base(h.Path), path.Base(bp), h2 != nil, err, seen)
+	if h2 != nil || !errors.Is(err, lock.ErrMissing) || !strings.Contains(err.Error(), path.Base(bp)) {
+		t.Errorf("R6 violated: got %s, %v; want lock.ErrMissing naming B's node %s as not adopted", holdOf(h2), err, path.Base(bp))
+	}
+	if owner, ok := seen[path.Base(bp)]; !ok || owner != b.c.SessionID() {
+		t.Errorf("R6 violated: B's node %s is gone or changed owner (%v)", bp, seen)
 	}
 }
 
@@ -255,133 +350,226 @@ func TestR6_ANodeOfAnotherSessionIsNotAdopted(t *testing.T) {
 // target xid from the request header and the CreateRequest's path, and the
 // outcome from the reply header (xid, zxid, err); it has no decoder for the
 // create's response body, so recovery cannot learn the path from it. The
-// first frame of each connection, the session handshake, passes unread: the
-// drop's xid is the create's, not a value read from a handshake (claim R7,
-// article §4). The frame decoders themselves are fuzzed in internal/jute,
-// and internal/faultproxy's TestZKNeverDecodesCreateReplyBody and
-// TestZKFirstFrameIsNeverParsed check both properties byte by byte.
+// first frame of each connection, the session handshake, passes unread
+// (claim R7, §4 ¶4). The frame decoders are fuzzed in
+// internal/jute, and internal/faultproxy's TestZKNeverDecodesCreateReplyBody
+// and TestZKFirstFrameIsNeverParsed check both properties byte by byte.
+//
+// Here, end to end: the dropped reply belongs to the create, on A's first
+// connection, with a small request xid (a handshake read as a header would
+// have shifted every later frame), and nothing the proxy reports contains
+// the name the server gave the node.
 func TestR7_ProxyReadsHeadersAndTheCreateRequestOnly(t *testing.T) {
-	claim(t, "R7", "§4", "the proxy decodes only headers and the CreateRequest, and passes each connection's handshake unread")
-	lc := runLostCreate(t)
-	if lc.drop.Op != 1 && lc.drop.Op != 15 { // create or create2
-		t.Errorf("R7 violated: the dropped reply belongs to op %d; want a create", lc.drop.Op)
+	claim(t, "R7")
+	lc := runLostCreate(t, "R7")
+	seen := lc.observed(t)
+	if len(seen) != 1 {
+		t.Fatalf("R7: O sees %v; want the one created node", seen)
+	}
+	var created string
+	for name := range seen {
+		created = name
+	}
+	report := fmt.Sprintf("%+v", lc.drop)
+	evidence(t, "the proxy reports %s; the server named the node %s", report, created)
+	if !jute.IsCreate(lc.drop.Op) {
+		t.Errorf("R7 violated: the dropped reply belongs to op %s; want a create", jute.OpName(lc.drop.Op))
 	}
 	if lc.drop.Conn != 1 {
 		t.Errorf("R7: the drop happened on connection #%d; want #1 (the create's own connection)", lc.drop.Conn)
 	}
-	// go-zookeeper numbers requests from 1 per session; the handshake has no
-	// xid. A proxy that read the handshake as a header would have matched
-	// garbage or shifted every later frame.
+	// go-zookeeper numbers requests from 1 per session; the handshake has
+	// no xid.
 	if lc.drop.Xid < 1 || lc.drop.Xid > 10 {
 		t.Errorf("R7 violated: target xid %d; want a small request xid", lc.drop.Xid)
 	}
-	t.Logf("the drop result carries xid=%d op=%d zxid=%#x err=%d and no path", lc.drop.Xid, lc.drop.Op, lc.drop.Zxid, lc.drop.Err)
+	if suffix := created[strings.LastIndex(created, fence.LockInfix):]; strings.Contains(report, suffix) {
+		t.Errorf("R7 violated: the proxy's report %s contains the created node's sequence suffix %s: it read the reply body", report, suffix)
+	}
 }
 
-// testSessionTimeout is the session timeout asked for where a claim is
-// about natural expiry; the server's tickTime lets it be this short.
-const testSessionTimeout = time.Second
-
-// TestR8_AfterExpiryTheOldNodeGivesNoCandidacy: once A's session has expired,
-// its node is gone and the old candidate gives no candidacy: the pinned
-// locker refuses to recover in the new session the client opened by itself,
-// and a new acquisition uses a new GUID (claim R8, article §4).
+// TestR8_AfterExpiryTheOldNodeGivesNoCandidacy: once A's session has
+// expired, its node is gone and nothing of the old acquisition counts: the
+// Locker pinned to the old session refuses to release, recover or acquire
+// in the session the client opened by itself, and a new acquisition, on a
+// new Locker, uses a new GUID (claim R8, §4 ¶5).
+//
+// Dedicated server with a short tick; A holds through a client proxy with
+// a short session. The proxy cuts A off until O sees the server delete A's
+// node, then lets A through: A's client sees Expired and a new session.
 func TestR8_AfterExpiryTheOldNodeGivesNoCandidacy(t *testing.T) {
 	zkserver.RequireFaults(t)
-	claim(t, "R8", "§4", "after session expiry the old node gives no candidacy; a new acquisition uses a new GUID")
-	s := zkserver.Start(t, zkserver.WithTickTime(100*time.Millisecond))
-	O := connect(t, "O", []string{s.Client})
+	claim(t, "R8")
+	s := zkserver.Start(t, zkserver.WithTickTime(expiryTick))
+	O := zkclient.Connect(t, "O", []string{s.Client})
+	po := newActor(t, "O")
 	root := testRoot(t, O)
 	p := clientProxy(t, "A-proxy", s)
-	A := connect(t, "A", []string{p.Addr()}, zkclient.WithSessionTimeout(testSessionTimeout))
-	l, err := lock.New(A.Conn, root)
+	a := join(t, "A", []string{p.Addr()}, root, joinOpts{client: []zkclient.Option{zkclient.WithSessionTimeout(expirySessionTimeout)}})
+	ctx := lockCtx(t)
+	h, err := a.l.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("A: %v", err)
+	}
+	_, _, gone, err := O.ExistsW(h.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pa, po := newActor(t, "A"), newActor(t, "O")
-	guid := l.NewGUID()
-	c, err := l.Create(context.Background(), guid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pa.ok("created %s in session 0x%x", c.Name, A.SessionID())
-	_, _, gone, err := O.ExistsW(c.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	phase(t, "A's traffic is blackholed; its session expires on the server")
-	p.Blackhole(faultproxy.Both)
+	phase(t, "A is cut off; its session expires on the server")
+	old, mark := a.c.SessionID(), a.c.Mark()
+	p.Cut(faultproxy.BothEnds)
 	t.Cleanup(p.Heal)
 	select {
 	case ev := <-gone:
 		po.ok("event %v on %s: A's node deleted by the server", ev.Type, ev.Path)
-	case <-time.After(10 * testSessionTimeout):
-		t.Fatalf("R8: A's node was not deleted within %v", 10*testSessionTimeout)
+	case <-time.After(10 * expirySessionTimeout):
+		t.Fatalf("R8: A's node was not deleted within %v", 10*expirySessionTimeout)
 	}
-	old := A.SessionID()
-	mark := A.Mark()
 	p.Heal()
-	if err := A.WaitStateSince(mark, zk.StateExpired, zkclient.ConnectWithin); err != nil {
-		t.Fatalf("R8: %v", err)
+	for _, st := range []zk.State{zk.StateExpired, zk.StateHasSession} {
+		if err := a.c.WaitStateSince(mark, st, zkclient.ConnectWithin); err != nil {
+			t.Fatalf("R8: %v", err)
+		}
 	}
-	if err := A.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); err != nil {
-		t.Fatalf("R8: %v", err)
+	a.a.info("expired; the client opened session %s by itself (old 0x%x)", a.c.SessionHex(), old)
+
+	phase(t, "the old Locker in the new session")
+	errs := map[string]error{"release": h.Release(ctx)}
+	_, errs["recover"] = a.l.Recover(ctx, h.GUID)
+	_, errs["acquire"] = a.l.Acquire(ctx)
+	for _, what := range []string{"release", "recover", "acquire"} {
+		a.a.fail("%s with the old Locker: %v", what, errs[what])
+		if !errors.Is(errs[what], lock.ErrSessionChanged) {
+			t.Errorf("R8 violated: %s with the old Locker returned %v; want lock.ErrSessionChanged", what, errs[what])
+		}
 	}
-	pa.info("expired; the client opened session 0x%x by itself (old 0x%x)", A.SessionID(), old)
-	_, err = l.Recover(context.Background(), guid)
-	pa.fail("recover in the new session: %v", err)
-	if !errors.Is(err, lock.ErrSessionChanged) {
-		t.Errorf("R8 violated: recover after expiry returned %v; want ErrSessionChanged", err)
-	}
-	if _, err := l.AcquireFrom(context.Background(), c); err == nil {
-		t.Errorf("R8 violated: the expired candidate acquired; want an error")
-	} else {
-		pa.fail("acquire with the old candidate: %v", err)
-	}
-	l2, err := lock.New(A.Conn, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := l2.Acquire(context.Background())
+	phase(t, "a new acquisition on a new Locker")
+	a.relock()
+	h2, err := a.l.Acquire(ctx)
 	if err != nil {
 		t.Fatalf("new acquisition: %v", err)
 	}
-	pa.ok("new acquisition %s", h.Name)
-	if h.GUID == guid {
-		t.Errorf("R8 violated: the new acquisition reused GUID %s; want a new one", guid)
+	ok, st := statOf(t, O, h2.Path)
+	oldLeft, _ := statOf(t, O, h.Path)
+	evidence(t, "after expiry the old Locker refused release/recover/acquire (%v, %v, %v); a new Locker holds %s with GUID %s (old %s), owner 0x%x; the old node exists: %v", errs["release"], errs["recover"], errs["acquire"], path.Base(h2.Path), h2.GUID, h.GUID, st.EphemeralOwner, oldLeft)
+	if h2.GUID == h.GUID {
+		t.Errorf("R8 violated: the new acquisition reused GUID %s; want a new one", h.GUID)
 	}
-	_ = h.Release(context.Background())
+	if !ok || st.EphemeralOwner != a.c.SessionID() || oldLeft {
+		t.Errorf("R8 violated: new node owner 0x%x (want the new session %s); old node exists: %v", st.EphemeralOwner, a.c.SessionHex(), oldLeft)
+	}
+	if err := h2.Release(ctx); err != nil {
+		t.Fatalf("release: %v", err)
+	}
 }
 
-// Example_x1RetryAfterConnectionLoss is exercise 1 of the article: after a
-// create whose reply was lost, retrying with the same prefix gets a larger
-// sequence number, but the first create still exists; recovery must check
-// the session and ephemeralOwner and handle zero and many matches (claim X1).
+// TestR3_ReleaseLooksAgainAfterALostDelete: the rule of R3 applied to the
+// delete of a Release: after a connection loss the outcome is unknown, and
+// the same session looks again at its own node before deciding (claim R3, §4
+// ¶2; issue 13's lost delete reply). Release reports success only once its
+// node is known gone, deletes it again if it is still there, and never
+// touches another session's node.
+//
+// A holds through the proxy; B waits on A directly. In one run the proxy
+// loses the successful reply to A's delete: A's Release sees a connection
+// loss, looks again after the reconnect, finds its node gone and returns
+// nil. In the other the delete never reaches the server (O still sees A's
+// node while A is cut off): Release finds its node still there after the
+// reconnect and deletes it again. Both times B then holds, on its own node.
+func TestR3_ReleaseLooksAgainAfterALostDelete(t *testing.T) {
+	claim(t, "R3")
+	t.Run("the delete took effect and its reply was lost", func(t *testing.T) {
+		lr, ha, b, pb := releaseScene(t)
+		res, err := lr.loseReply(t, faultproxy.Match{Ops: []int32{jute.OpDelete}, Path: ha.Path}, func() error { return ha.Release(lockCtx(t)) })
+		if !res.Dropped {
+			t.Fatalf("R3: the proxy did not lose the delete's reply: %+v", res)
+		}
+		releaseOutcome(t, lr, ha, b, pb, err, fmt.Sprintf("the reply to A's delete (xid=%d, err=%d) was lost", res.Xid, res.Err))
+	})
+	t.Run("the delete never reached the server", func(t *testing.T) {
+		lr, ha, b, pb := releaseScene(t)
+		var stillThere bool
+		err := lr.loseRequest(t, faultproxy.Match{Ops: []int32{jute.OpDelete}, Path: ha.Path}, func() error { return ha.Release(lockCtx(t)) }, func() {
+			stillThere, _ = statOf(t, lr.O, ha.Path)
+			lr.po.info("A is cut off; A's node %s exists: %v", path.Base(ha.Path), stillThere)
+		})
+		if !stillThere {
+			t.Fatalf("R3: A's node was gone while A was cut off; the request was not lost")
+		}
+		releaseOutcome(t, lr, ha, b, pb, err, "A's delete never reached the server (O saw the node while A was cut off)")
+	})
+}
+
+// releaseScene: A holds through the lost-reply proxy, B waits on A directly.
+func releaseScene(t *testing.T) (*lostReply, *lock.Held, *contender, *pending) {
+	t.Helper()
+	lr := newLostReply(t)
+	ha, err := lr.a.l.Acquire(lockCtx(t))
+	if err != nil {
+		t.Fatalf("A: %v", err)
+	}
+	b := join(t, "B", []string{sharedServer(t).Client}, lr.root, joinOpts{})
+	pb := start(t, b)
+	if err := expectWaiting(b, path.Base(ha.Path)); err != nil {
+		t.Fatalf("%v", err)
+	}
+	return lr, ha, b, pb
+}
+
+// releaseOutcome checks a Release that met a lost delete: it succeeded,
+// A's node is gone, and B holds on its own node.
+func releaseOutcome(t *testing.T, lr *lostReply, ha *lock.Held, b *contender, pb *pending, releaseErr error, what string) {
+	t.Helper()
+	aLeft, _ := statOf(t, lr.O, ha.Path)
+	if releaseErr != nil {
+		t.Errorf("R3 violated: Release returned %v; want nil once the own node is known gone", releaseErr)
+	}
+	if aLeft {
+		t.Fatalf("R3 violated: A's node %s is still there after Release returned %v: a phantom holder in front of B", ha.Path, releaseErr)
+	}
+	hb, berr := pb.result(t)
+	var bOwner int64
+	if hb != nil {
+		_, st := statOf(t, lr.O, hb.Path)
+		bOwner = st.EphemeralOwner
+	}
+	evidence(t, "%s; A's Release returned %v in session 0x%x (before 0x%x); A's node is gone; B holds: %v (%v), its node owned by 0x%x", what, releaseErr, lr.after, lr.before, hb != nil, berr, bOwner)
+	if berr != nil || bOwner != b.c.SessionID() {
+		t.Errorf("R3 violated: B did not hold on its own node after A's Release: %v, owner 0x%x", berr, bOwner)
+	}
+}
+
+// Example_x1RetryAfterConnectionLoss is exercise 1 of the article (claim
+// X1, §8 ¶2): after a create whose reply was lost, retrying with the same
+// prefix gets a larger sequence number while the first create
+// still exists; recovery has to check the session and ephemeralOwner and
+// handle zero and many matches.
 func Example_x1RetryAfterConnectionLoss() {
 	runExample("Example_x1RetryAfterConnectionLoss", func(sc *zkserver.Scope) {
-		lc := runLostCreate(sc)
-		first, err := lc.locker.Recover(context.Background(), lc.guid)
+		lc := runLostCreate(sc, "X1")
+		ctx := lockCtx(sc)
 		fmt.Println("create returned connection loss:", errors.Is(lc.createErr, zk.ErrConnectionClosed))
 		fmt.Println("same session after reconnect:", lc.after == lc.before)
-		fmt.Println("recover finds exactly one node:", err == nil && first != nil)
-		second, err := lc.locker.Create(context.Background(), lc.guid)
-		if err != nil {
-			panic(err)
+		var first string
+		for name := range lc.observed(sc) {
+			first = name
 		}
-		fmt.Println("retry gets a larger sequence number:", second.Seq > first.Seq)
+		fmt.Println("the server created the node:", first != "")
+		second := blindRetry(sc, lc)
+		fmt.Println("retry gets a larger sequence number:", seqOf(second) > seqOf(first))
 		fmt.Println("first create still exists:", len(lc.observed(sc)) == 2)
-		_, err = lc.locker.Recover(context.Background(), lc.guid)
-		fmt.Println("recover now refuses as ambiguous:", errors.Is(err, lock.ErrAmbiguous))
-		_, err = lc.locker.Recover(context.Background(), lc.locker.NewGUID())
+		_, err := lc.a.l.Recover(ctx, lc.guid)
+		fmt.Println("recover refuses two matches as ambiguous:", errors.Is(err, lock.ErrAmbiguous))
+		_, err = lc.a.l.Recover(ctx, "00000000-0000-4000-8000-000000000000")
 		fmt.Println("recover of an unknown GUID is missing:", errors.Is(err, lock.ErrMissing))
 	})
 	// Output:
 	// create returned connection loss: true
 	// same session after reconnect: true
-	// recover finds exactly one node: true
+	// the server created the node: true
 	// retry gets a larger sequence number: true
 	// first create still exists: true
-	// recover now refuses as ambiguous: true
+	// recover refuses two matches as ambiguous: true
 	// recover of an unknown GUID is missing: true
 }
 

@@ -211,48 +211,6 @@ func TestE4_RecordStartsWithServerVersionBackendAndSize(t *testing.T) {
 	evidence(t, "the record began with: %s", strings.ReplaceAll(printedHeader, "\n", " | "))
 }
 
-// TestT3_CzxidIsNotAUniqueToken: a node's creation zxid cannot serve as a
-// unique token, because every create inside one multi transaction gets the
-// same czxid (claim T3, article §6 "顺序号只在明确的锁域内比较"). Two creates in
-// one multi, then a third on its own: the first two share czxid, the third
-// differs.
-func TestT3_CzxidIsNotAUniqueToken(t *testing.T) {
-	s := sharedServer(t)
-	claim(t, "T3")
-	a := connect(t, "A", []string{s.Client})
-	root := testRoot(t, a)
-	pa := newActor(t, "A")
-	acl := zk.WorldACL(zk.PermAll)
-	pa.invoke("multi [create %s/one, create %s/two]", root, root)
-	if _, err := a.Multi(
-		&zk.CreateRequest{Path: root + "/one", Acl: acl},
-		&zk.CreateRequest{Path: root + "/two", Acl: acl},
-	); err != nil {
-		t.Fatalf("multi: %v", err)
-	}
-	pa.ok("")
-	pa.invoke("create %s/three", root)
-	if _, err := a.Create(root+"/three", nil, 0, acl); err != nil {
-		t.Fatalf("create: %v", err)
-	}
-	pa.ok("")
-	czxid := map[string]int64{}
-	for _, n := range []string{"one", "two", "three"} {
-		_, st, err := a.Get(root + "/" + n)
-		if err != nil {
-			t.Fatalf("get %s: %v", n, err)
-		}
-		czxid[n] = st.Czxid
-		t.Logf("%s/%s czxid=0x%x", root, n, st.Czxid)
-	}
-	if czxid["one"] != czxid["two"] {
-		t.Errorf("T3 refuted: the two creates of one multi got czxid 0x%x and 0x%x; want equal", czxid["one"], czxid["two"])
-	}
-	if czxid["three"] == czxid["one"] {
-		t.Errorf("T3 check broken: a separate create got the multi's czxid 0x%x; want a new one", czxid["three"])
-	}
-}
-
 // TestE1_ServersListenOnlyOnLoopback: every socket of the experiment is on
 // 127.0.0.1 with a port chosen at run time (claim E1, section "三个本机场景的证
 // 据"): the shared server, a 3-server ensemble with its election and quorum

@@ -10,12 +10,18 @@
 // whenever exists finds no node, it lists the parent again and decides again:
 // a watch event is never success by itself. Every round checks that its own
 // node is still listed (ErrLostCandidacy otherwise) and that the connection
-// still carries the session the Locker was made in (ErrSessionChanged
-// otherwise: go-zookeeper silently opens a new session after expiry, and
-// nothing done in the new session may continue the old one's candidacy).
+// still carries the session the Locker pinned (ErrSessionChanged otherwise:
+// go-zookeeper silently opens a new session after expiry, and nothing done
+// in the new session may continue the old one's candidacy).
 //
-// The package returns errors and takes contexts; it never sleeps. Tests
-// observe and steer it through Hooks and Locker.Inspect.
+// The surface is the one of etcd's concurrency.Mutex: New, Acquire (and
+// Recover after a lost create reply), and a Held with Lost and Release. The
+// package returns errors and takes contexts; it never sleeps. Tests observe
+// and steer it through one seam, a Probe.
+//
+// Files: lock.go acquires and releases; recover.go finds a candidate again
+// after a lost create reply; order.go orders candidates; probe.go is the
+// test seam.
 package lock
 
 import (
@@ -36,644 +42,443 @@ import (
 var (
 	// ErrLostCandidacy: the candidate's own node is no longer among the
 	// parent's children (deleted by someone, or its session ended). The
-	// acquisition is over; it is never reported as acquired.
+	// acquisition or hold is over; it is never reported as acquired.
 	ErrLostCandidacy = errors.New("lock: lost candidacy: own node is gone")
 	// ErrSessionChanged: the connection no longer carries the session the
-	// Locker was made in (it expired and the client opened a new one).
-	// Nothing continues or recovers across sessions.
+	// Locker pinned (it expired and the client opened a new one). Nothing
+	// continues or recovers across sessions.
 	ErrSessionChanged = errors.New("lock: session changed")
-	// ErrNoSession: New was called on a connection without a session.
-	ErrNoSession = errors.New("lock: the connection has no session")
 	// ErrParent: the lock parent is missing or is not persistent.
 	ErrParent = errors.New("lock: unusable lock parent")
-	// ErrMissing: Recover found no child with the GUID owned by this session.
-	ErrMissing = errors.New("lock: recover: no node with this GUID is owned by this session")
-	// ErrAmbiguous: Recover found several children with the GUID owned by
-	// this session (a blind retry of the create made a second node).
-	ErrAmbiguous = errors.New("lock: recover: several nodes with this GUID are owned by this session")
-	// ErrReleased: the hold was released by its owner.
-	ErrReleased = errors.New("lock: released")
-	// ErrBadGUID: a caller-provided GUID cannot name a candidate.
-	ErrBadGUID = errors.New("lock: unusable GUID")
+
+	errNoSession = errors.New("lock: the connection has no session")
+	errReleased  = errors.New("lock: released")
 )
 
-// SessionError reports that the connection's session differs from the one
-// the Locker pinned. It wraps ErrSessionChanged and, when the change was
-// seen as a watch dropped for expiry, zk.ErrSessionExpired.
-type SessionError struct {
-	Pinned, Now int64
-	Cause       error // zk.ErrSessionExpired or nil
+// sessionError reports that the connection's session differs from the
+// pinned one. It wraps ErrSessionChanged and, when the change was seen as a
+// watch dropped for expiry, zk.ErrSessionExpired.
+type sessionError struct {
+	pinned, now int64
+	cause       error
 }
 
-func (e *SessionError) Error() string {
-	s := fmt.Sprintf("lock: session changed: pinned 0x%x, connection now has 0x%x", e.Pinned, e.Now)
-	if e.Cause != nil {
-		s += " (" + e.Cause.Error() + ")"
+func (e *sessionError) Error() string {
+	s := fmt.Sprintf("lock: session changed: pinned 0x%x, connection now has 0x%x", e.pinned, e.now)
+	if e.cause != nil {
+		s += " (" + e.cause.Error() + ")"
 	}
 	return s
 }
 
-// Unwrap returns ErrSessionChanged and the cause.
-func (e *SessionError) Unwrap() []error {
-	if e.Cause != nil {
-		return []error{ErrSessionChanged, e.Cause}
+func (e *sessionError) Unwrap() []error {
+	if e.cause != nil {
+		return []error{ErrSessionChanged, e.cause}
 	}
 	return []error{ErrSessionChanged}
-}
-
-// CreateError reports that the create of a candidate did not return a name
-// (for example zk.ErrConnectionClosed: the reply may have been lost while the
-// server created the node). The caller may call Recover with GUID in the same
-// session; nothing was retried.
-type CreateError struct {
-	GUID string
-	Err  error
-}
-
-func (e *CreateError) Error() string {
-	return fmt.Sprintf("lock: create of candidate %s: %v (the node may exist: Recover with this GUID in the same session)", e.GUID, e.Err)
-}
-
-func (e *CreateError) Unwrap() error { return e.Err }
-
-// RecoverError is what Recover returns when it cannot name exactly one node.
-// It wraps ErrMissing or ErrAmbiguous.
-type RecoverError struct {
-	GUID    string
-	Kind    error    // ErrMissing or ErrAmbiguous
-	Owned   []string // matches owned by this session
-	Foreign []string // matches owned by another session (never adopted)
-}
-
-func (e *RecoverError) Error() string {
-	s := fmt.Sprintf("%v: GUID %s", e.Kind, e.GUID)
-	if len(e.Owned) > 0 {
-		s += fmt.Sprintf("; owned by this session: %s", strings.Join(e.Owned, ", "))
-	}
-	if len(e.Foreign) > 0 {
-		s += fmt.Sprintf("; owned by other sessions (not adopted): %s", strings.Join(e.Foreign, ", "))
-	}
-	return s
-}
-
-func (e *RecoverError) Unwrap() error { return e.Kind }
-
-// Op is one step of an acquisition, reported to Hooks.Trace in the style of
-// a Jepsen history: an "invoke" line, then "ok", "fail" or "info".
-type Op struct {
-	Type  string // "invoke", "ok", "fail", "info"
-	Kind  string // "create", "children", "exists", "wait", "event", "acquired", "lost", "delete", "recover"
-	Own   string // the candidate's node name ("" before it exists)
-	Path  string // the path the call is about
-	Watch bool   // the call leaves a watch
-	Value string // the result, rendered
-	Err   error
-}
-
-// String renders the op without the actor, e.g.
-// "invoke exists /lock/a-lock-0000000000 watch" or "ok false".
-func (o Op) String() string {
-	var b strings.Builder
-	b.WriteString(o.Type)
-	if o.Type == "invoke" || o.Type == "info" {
-		b.WriteString(" " + o.Kind)
-		if o.Path != "" {
-			b.WriteString(" " + o.Path)
-		}
-		if o.Watch {
-			b.WriteString(" watch")
-		}
-	}
-	if o.Value != "" {
-		b.WriteString(" " + o.Value)
-	}
-	if o.Err != nil {
-		b.WriteString(" " + o.Err.Error())
-	}
-	return b.String()
-}
-
-// Hooks let tests observe and steer the recipe at named points. They run on
-// the acquiring goroutine; a hook that blocks blocks the acquisition.
-type Hooks struct {
-	// AfterList runs after getChildren and before exists(pred, watch), with
-	// the children as listed and the chosen predecessor. Deleting pred here
-	// makes the list/exists race happen every time (claim L8).
-	AfterList func(own string, children []string, pred string)
-	// Waiting runs when exists(pred, watch) found pred and the acquisition
-	// is about to block on that watch.
-	Waiting func(own, pred string)
-	// Woke runs for every watch event the acquisition receives (claim L7
-	// counts them), before it lists again.
-	Woke func(own string, ev zk.Event)
-	// Trace receives every step.
-	Trace func(Op)
 }
 
 // Option configures a Locker.
 type Option func(*Locker)
 
-// WithHooks installs hooks.
-func WithHooks(h Hooks) Option { return func(l *Locker) { l.hooks = h } }
-
-// WithACL sets the ACL of candidate nodes (default: world, all permissions).
+// WithACL sets the ACL of candidate nodes (default: world, all permissions),
+// for example creator-only, so that another session cannot delete a holder's
+// node.
 func WithACL(acl []zk.ACL) Option { return func(l *Locker) { l.acl = acl } }
 
-// WithCzxidDomain puts the parent's czxid, read once by New, in every
-// Held.Token.Domain: a recreated parent restarts its sequence numbers but
-// gets a larger czxid.
+// WithCzxidDomain puts the parent's czxid, read at the first acquisition, in
+// every Held.Token.Domain: a recreated parent restarts its sequence numbers
+// but gets a larger czxid.
 func WithCzxidDomain() Option { return func(l *Locker) { l.czxidDomain = true } }
 
-// WithDomain sets Held.Token.Domain to a fixed value.
-func WithDomain(d int64) Option { return func(l *Locker) { l.domain, l.czxidDomain = d, false } }
-
-// WithCleanupTimeout bounds the best-effort delete of the own node after a
-// failed or cancelled acquisition (default 5s).
-func WithCleanupTimeout(d time.Duration) Option { return func(l *Locker) { l.cleanupWithin = d } }
+// WithProbe lets a test observe and steer the Locker's acquisitions.
+func WithProbe(p *Probe) Option { return func(l *Locker) { l.probe = p } }
 
 // maxConnRetries bounds consecutive connection errors on the idempotent
-// reads of one acquisition (getChildren, exists); a create is never retried.
+// calls of one acquisition or release (getChildren, exists, delete); a
+// create is never retried.
 const maxConnRetries = 3
+
+// cleanupWithin bounds the delete of the own node after a failed or
+// cancelled acquisition.
+const cleanupWithin = 5 * time.Second
 
 // Locker acquires locks under one persistent parent for one session.
 type Locker struct {
-	conn          *zk.Conn
-	parent        string
-	acl           []zk.ACL
-	session       int64
-	parentCzxid   int64
-	czxidDomain   bool
-	domain        int64
-	hooks         Hooks
-	cleanupWithin time.Duration
+	conn        *zk.Conn
+	parent      string
+	acl         []zk.ACL
+	czxidDomain bool
+	probe       *Probe
 
 	mu      sync.Mutex
-	waiters map[*waiter]struct{}
+	pinned  bool
+	session int64 // set once, under mu, by pin
+	domain  int64
 }
 
-// New returns a Locker for conn's current session. The parent must exist and
-// be persistent; its stat is read once (for WithCzxidDomain).
-func New(conn *zk.Conn, parent string, opts ...Option) (*Locker, error) {
-	l := &Locker{
-		conn:          conn,
-		parent:        strings.TrimSuffix(parent, "/"),
-		acl:           zk.WorldACL(zk.PermAll),
-		cleanupWithin: 5 * time.Second,
-		waiters:       map[*waiter]struct{}{},
-	}
+// New returns a Locker for parent on conn. It makes no call: a constructor
+// that talks to the server fails whenever the client is reconnecting, and
+// the first acquisition has to talk to it anyway, under a context and with
+// the errors a caller already handles. That first acquisition (or Recover)
+// checks that the parent exists and is persistent and pins the session the
+// connection has then.
+func New(conn *zk.Conn, parent string, opts ...Option) *Locker {
+	l := &Locker{conn: conn, parent: strings.TrimSuffix(parent, "/"), acl: zk.WorldACL(zk.PermAll)}
 	for _, o := range opts {
 		o(l)
 	}
-	l.session = conn.SessionID()
-	if l.session == 0 {
-		return nil, ErrNoSession
+	return l
+}
+
+// pin checks the parent and pins the session, once; a failed check is
+// tried again by the next call. ctx bounds the wait for the check.
+func (l *Locker) pin(ctx context.Context) (int64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pinned {
+		return l.session, nil
 	}
-	ok, st, err := conn.Exists(l.parent)
-	if err != nil {
-		return nil, fmt.Errorf("%w: exists %s: %w", ErrParent, l.parent, err)
+	sid := l.conn.SessionID()
+	if sid == 0 {
+		return 0, errNoSession
 	}
-	if !ok {
-		return nil, fmt.Errorf("%w: %s does not exist", ErrParent, l.parent)
+	var ok bool
+	var st *zk.Stat
+	err := within(ctx, func() (err error) { ok, st, err = l.conn.Exists(l.parent); return err })
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%w: exists %s: %w", ErrParent, l.parent, err)
+	case !ok:
+		return 0, fmt.Errorf("%w: %s does not exist", ErrParent, l.parent)
+	case st.EphemeralOwner != 0:
+		return 0, fmt.Errorf("%w: %s is ephemeral (owner 0x%x); candidates need a persistent parent", ErrParent, l.parent, st.EphemeralOwner)
 	}
-	if st.EphemeralOwner != 0 {
-		return nil, fmt.Errorf("%w: %s is ephemeral (owner 0x%x); candidates need a persistent parent", ErrParent, l.parent, st.EphemeralOwner)
+	if now := l.conn.SessionID(); now != sid {
+		return 0, &sessionError{pinned: sid, now: now}
 	}
-	if err := l.checkSession(); err != nil {
-		return nil, err
-	}
-	l.parentCzxid = st.Czxid
+	l.pinned, l.session = true, sid
 	if l.czxidDomain {
 		l.domain = st.Czxid
 	}
-	return l, nil
+	return sid, nil
 }
 
-// Parent returns the lock parent's path.
-func (l *Locker) Parent() string { return l.parent }
-
-// Session returns the pinned session id.
-func (l *Locker) Session() int64 { return l.session }
-
-// ParentCzxid returns the parent's czxid as New read it.
-func (l *Locker) ParentCzxid() int64 { return l.parentCzxid }
-
-// NewGUID returns a fresh GUID for one logical acquisition.
-func (l *Locker) NewGUID() string { return uuid.NewString() }
-
-// Prefix returns the path a candidate with guid is created at, before the
-// server appends the sequence suffix.
-func (l *Locker) Prefix(guid string) string { return l.parent + "/" + guid + fence.LockInfix }
-
-func (l *Locker) checkSession() error {
-	if now := l.conn.SessionID(); now != l.session {
-		return &SessionError{Pinned: l.session, Now: now}
+func (l *Locker) checkSession(pinned int64) error {
+	if now := l.conn.SessionID(); now != pinned {
+		return &sessionError{pinned: pinned, now: now}
 	}
 	return nil
 }
 
-func (l *Locker) trace(op Op) {
-	if l.hooks.Trace != nil {
-		l.hooks.Trace(op)
-	}
-}
+func (l *Locker) tracing() bool { return l.probe != nil && l.probe.Trace != nil }
 
-// Candidate is a node this Locker's session owns under the parent.
-type Candidate struct {
-	Path    string // full path
-	Name    string // node name: <guid>-lock-<10 digits>
-	GUID    string
-	Seq     int64
-	Session int64 // the owner session
-}
-
-func (l *Locker) candidate(guid, name string) (*Candidate, error) {
-	seq, err := fence.ParseSeq(name)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
-	}
-	return &Candidate{Path: l.parent + "/" + name, Name: name, GUID: guid, Seq: seq, Session: l.session}, nil
-}
-
-// Create creates one EPHEMERAL_SEQUENTIAL candidate <parent>/<guid>-lock-
-// and returns it. It never retries: an error (a *CreateError, wrapping for
-// example zk.ErrConnectionClosed) leaves it open whether the node exists;
-// Recover with the same guid in the same session finds out.
-func (l *Locker) Create(ctx context.Context, guid string) (*Candidate, error) {
-	if guid == "" || strings.ContainsAny(guid, "/\x00") || strings.Contains(guid, fence.LockInfix) {
-		return nil, fmt.Errorf("%w: %q", ErrBadGUID, guid)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := l.checkSession(); err != nil {
-		return nil, err
-	}
-	prefix := l.Prefix(guid)
-	l.trace(Op{Type: "invoke", Kind: "create", Path: prefix, Value: "EPHEMERAL_SEQUENTIAL"})
-	path, err := l.conn.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, l.acl)
-	if err != nil {
-		l.trace(Op{Type: "fail", Kind: "create", Err: err})
-		return nil, &CreateError{GUID: guid, Err: err}
-	}
-	name := path[strings.LastIndexByte(path, '/')+1:]
-	l.trace(Op{Type: "ok", Kind: "create", Own: name, Value: name})
-	if err := l.checkSession(); err != nil {
-		// The create may have run in the new session: remove the node that
-		// bears our GUID so it cannot linger as somebody's candidate.
-		l.bestEffortDelete(path)
-		return nil, err
-	}
-	return l.candidate(guid, name)
-}
-
-// Recover finds the candidate that a create with guid made in this session
-// when its reply was lost: it lists the parent and keeps the children whose
-// name contains guid and whose ephemeralOwner is this session. Exactly one
-// is returned; none is ErrMissing, several are ErrAmbiguous (both as a
-// *RecoverError that lists what was found). Matches owned by another session
-// are never adopted. Recover deletes nothing, never creates, and refuses to
-// run in a session other than the pinned one.
-func (l *Locker) Recover(ctx context.Context, guid string) (*Candidate, error) {
-	if guid == "" {
-		return nil, fmt.Errorf("%w: empty", ErrBadGUID)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := l.checkSession(); err != nil {
-		return nil, err
-	}
-	l.trace(Op{Type: "invoke", Kind: "children", Path: l.parent})
-	kids, _, err := l.conn.Children(l.parent)
-	if err != nil {
-		l.trace(Op{Type: "fail", Kind: "children", Err: err})
-		return nil, fmt.Errorf("lock: recover %s: children %s: %w", guid, l.parent, err)
-	}
-	l.trace(Op{Type: "ok", Kind: "children", Value: fmt.Sprint(kids)})
-	var owned, foreign []string
-	for _, k := range kids {
-		if !strings.Contains(k, guid) || !IsCandidate(k) {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		p := l.parent + "/" + k
-		l.trace(Op{Type: "invoke", Kind: "exists", Path: p})
-		ok, st, err := l.conn.Exists(p)
-		if err != nil {
-			l.trace(Op{Type: "fail", Kind: "exists", Err: err})
-			return nil, fmt.Errorf("lock: recover %s: exists %s: %w", guid, p, err)
-		}
-		if !ok {
-			l.trace(Op{Type: "ok", Kind: "exists", Value: "false"})
-			continue
-		}
-		l.trace(Op{Type: "ok", Kind: "exists", Value: fmt.Sprintf("true ephemeralOwner=0x%x", st.EphemeralOwner)})
-		if st.EphemeralOwner == l.session {
-			owned = append(owned, k)
-		} else {
-			foreign = append(foreign, k)
-		}
-	}
-	if err := l.checkSession(); err != nil {
-		return nil, err
-	}
-	switch len(owned) {
-	case 1:
-		c, err := l.candidate(guid, owned[0])
-		if err != nil {
-			return nil, err
-		}
-		l.trace(Op{Type: "info", Kind: "recovered", Own: c.Name, Path: c.Path})
-		return c, nil
-	case 0:
-		return nil, &RecoverError{GUID: guid, Kind: ErrMissing, Foreign: foreign}
-	default:
-		o, _ := Order(owned) // sorted for the message; parse errors cannot hide matches
-		names := owned
-		if len(o) == len(owned) {
-			names = names[:0:0]
-			for _, e := range o {
-				names = append(names, e.Name)
-			}
-		}
-		return nil, &RecoverError{GUID: guid, Kind: ErrAmbiguous, Owned: names, Foreign: foreign}
+func (l *Locker) trace(typ, op, detail string) {
+	if l.tracing() {
+		l.probe.Trace(typ, op, detail)
 	}
 }
 
 // Acquire makes a fresh GUID, creates a candidate and waits until it is the
-// lowest (see AcquireFrom). A create without a reply returns a *CreateError
-// carrying the GUID, for Recover.
+// lowest, then returns the hold. A create that returns no name (for example
+// zk.ErrConnectionClosed: the reply may have been lost while the server
+// created the node) is not retried: Acquire returns a *CreateError carrying
+// the GUID, for Recover.
+//
+// Each round lists the parent, checks that the own node is still listed and
+// that the session is the pinned one, and either holds (the own node is
+// lowest) or sets a watch on the immediate predecessor with exists. No node
+// there: list again at once. A watch event: list again. On a context end or
+// an error other than ErrLostCandidacy and ErrSessionChanged it deletes its
+// own node (bounded) before returning.
 func (l *Locker) Acquire(ctx context.Context) (*Held, error) {
-	c, err := l.Create(ctx, l.NewGUID())
+	session, err := l.pin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return l.AcquireFrom(ctx, c)
-}
-
-// WaitState is a snapshot of one acquisition, taken by its own goroutine.
-type WaitState struct {
-	Own      string // own node name
-	Pred     string // predecessor watched now or last
-	Waiting  bool   // blocked on the watch of Pred
-	Rounds   int    // getChildren rounds so far
-	Wakeups  int    // watch events received so far
-	NoNode   int    // times exists(pred, watch) found no node
-	Done     bool   // the acquisition has returned
-	Acquired bool   // ... as holder
-	Err      error  // ... with this error
-}
-
-type waiter struct {
-	probe   chan chan WaitState
-	done    chan struct{}
-	final   WaitState
-	pending []chan WaitState
-}
-
-// Inspect returns the state of every acquisition of this Locker that is
-// waiting now. A waiting acquisition first takes in any watch event already
-// delivered to its channel, so after a read on the same connection has
-// returned (which orders every earlier notification before it), Inspect
-// tells for certain whether a notification arrived. An acquisition that is
-// between rounds answers when it next blocks or returns.
-func (l *Locker) Inspect(ctx context.Context) ([]WaitState, error) {
-	l.mu.Lock()
-	ws := make([]*waiter, 0, len(l.waiters))
-	for w := range l.waiters {
-		ws = append(ws, w)
-	}
-	l.mu.Unlock()
-	var out []WaitState
-	for _, w := range ws {
-		reply := make(chan WaitState, 1)
-		select {
-		case w.probe <- reply:
-		case <-w.done:
-			out = append(out, w.final)
-			continue
-		case <-ctx.Done():
-			return out, ctx.Err()
-		}
-		select {
-		case st := <-reply:
-			out = append(out, st)
-		case <-ctx.Done():
-			return out, ctx.Err()
-		}
-	}
-	return out, nil
-}
-
-// AcquireFrom waits until candidate c (made by Create or found by Recover
-// in this session) is the lowest candidate, and returns the hold.
-//
-// Each round lists the parent, checks that c is still listed and that the
-// session is the pinned one, and either holds (c is lowest) or sets a watch
-// on the immediate predecessor with exists. No node there: list again at
-// once. A watch event: list again. On a context end or an error other than
-// ErrLostCandidacy and ErrSessionChanged it deletes c (best effort, bounded
-// by WithCleanupTimeout) before returning.
-func (l *Locker) AcquireFrom(ctx context.Context, c *Candidate) (h *Held, err error) {
-	if c == nil {
-		return nil, errors.New("lock: nil candidate")
-	}
-	if c.Session != l.session {
-		return nil, &SessionError{Pinned: l.session, Now: c.Session}
-	}
-	w := &waiter{probe: make(chan chan WaitState), done: make(chan struct{})}
-	st := WaitState{Own: c.Name}
-	l.mu.Lock()
-	l.waiters[w] = struct{}{}
-	l.mu.Unlock()
-	defer func() {
-		st.Done, st.Waiting, st.Err = true, false, err
-		st.Acquired = err == nil
-		w.final = st
-		l.mu.Lock()
-		delete(l.waiters, w)
-		l.mu.Unlock()
-		close(w.done)
-		for _, r := range w.pending {
-			r <- st
-		}
-	}()
-	fail := func(err error) (*Held, error) {
-		if errors.Is(err, ErrLostCandidacy) || errors.Is(err, ErrSessionChanged) {
-			l.trace(Op{Type: "info", Kind: "lost", Own: c.Name, Err: err})
-			return nil, err
-		}
-		l.trace(Op{Type: "info", Kind: "abort", Own: c.Name, Err: err})
-		l.bestEffortDelete(c.Path)
+	guid := uuid.NewString()
+	path, err := l.create(ctx, session, guid)
+	if err != nil {
 		return nil, err
 	}
-	connErrs := 0
-	transient := func(err error) bool {
-		if errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) {
-			connErrs++
-			return connErrs <= maxConnRetries
-		}
-		return false
+	return l.await(ctx, session, guid, path)
+}
+
+// create makes one candidate; it never retries.
+func (l *Locker) create(ctx context.Context, session int64, guid string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
 	}
+	if err := l.checkSession(session); err != nil {
+		return "", err
+	}
+	prefix := l.parent + "/" + guid + fence.LockInfix
+	l.trace("invoke", "create", prefix+" EPHEMERAL_SEQUENTIAL")
+	path, err := l.conn.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, l.acl)
+	if err != nil {
+		l.trace("fail", "create", err.Error())
+		return "", &CreateError{GUID: guid, Err: err}
+	}
+	l.trace("ok", "create", path[strings.LastIndexByte(path, '/')+1:])
+	if err := l.checkSession(session); err != nil {
+		// The create may have run in the new session: remove the node that
+		// bears our GUID so it cannot linger as somebody's candidate.
+		l.deleteWithin(path)
+		return "", err
+	}
+	return path, nil
+}
+
+// await waits until the candidate at path is the lowest: the loop of list,
+// decide, watch the predecessor, wait.
+func (l *Locker) await(ctx context.Context, session int64, guid, path string) (h *Held, err error) {
+	a := l.begin(session, guid, path)
+	defer func() { a.finish(err) }()
 	for {
 		if err := ctx.Err(); err != nil {
-			return fail(err)
+			return nil, a.fail(err)
 		}
-		if err := l.checkSession(); err != nil {
-			return fail(err)
-		}
-		l.trace(Op{Type: "invoke", Kind: "children", Own: c.Name, Path: l.parent})
-		kids, _, err := l.conn.Children(l.parent)
-		if serr := l.checkSession(); serr != nil {
-			return fail(serr)
-		}
+		ord, err := a.list()
 		if err != nil {
-			l.trace(Op{Type: "fail", Kind: "children", Own: c.Name, Err: err})
-			if transient(err) {
+			if a.retries.again(err) {
 				continue
 			}
-			return fail(fmt.Errorf("lock: children %s: %w", l.parent, err))
+			return nil, a.fail(err)
 		}
-		st.Rounds++
-		ord, err := Order(kids)
+		pred, err := a.decide(ord)
 		if err != nil {
-			l.trace(Op{Type: "fail", Kind: "children", Own: c.Name, Err: err})
-			return fail(err)
+			return nil, a.fail(err)
 		}
-		l.trace(Op{Type: "ok", Kind: "children", Own: c.Name, Value: renderOrder(ord)})
-		i := Position(ord, c.Name)
-		if i < 0 {
-			return fail(fmt.Errorf("%w: %s is not among the %d candidates of %s", ErrLostCandidacy, c.Name, len(ord), l.parent))
+		if pred == "" {
+			return a.hold(), nil
 		}
-		if i == 0 {
-			l.trace(Op{Type: "info", Kind: "acquired", Own: c.Name, Path: c.Path, Value: fmt.Sprintf("lowest of %d", len(ord))})
-			tok := fence.Token{Domain: l.domain, Seq: c.Seq}
-			return &Held{Candidate: *c, Token: tok, Stats: st, l: l, lost: make(chan struct{}), stop: make(chan struct{})}, nil
-		}
-		pred := ord[i-1].Name
-		st.Pred = pred
-		if l.hooks.AfterList != nil {
-			l.hooks.AfterList(c.Name, kids, pred)
-		}
-		pp := l.parent + "/" + pred
-		l.trace(Op{Type: "invoke", Kind: "exists", Own: c.Name, Path: pp, Watch: true})
-		ok, _, ch, err := l.conn.ExistsW(pp)
-		if serr := l.checkSession(); serr != nil {
-			return fail(serr)
-		}
+		ch, err := a.watch(pred)
 		if err != nil {
-			l.trace(Op{Type: "fail", Kind: "exists", Own: c.Name, Err: err})
-			if transient(err) {
+			if a.retries.again(err) {
 				continue
 			}
-			return fail(fmt.Errorf("lock: exists %s: %w", pp, err))
+			return nil, a.fail(err)
 		}
-		connErrs = 0
-		l.trace(Op{Type: "ok", Kind: "exists", Own: c.Name, Value: fmt.Sprint(ok)})
-		if !ok {
-			// The predecessor went away between the list and the exists:
-			// its deletion event will never come. List again now. (The
-			// exists left a creation watch on a name nobody reuses.)
-			st.NoNode++
+		if ch == nil {
 			continue
 		}
-		if l.hooks.Waiting != nil {
-			l.hooks.Waiting(c.Name, pred)
-		}
-		l.trace(Op{Type: "info", Kind: "wait", Own: c.Name, Path: pp})
-		ev, err := w.wait(ctx, ch, &st)
-		if err != nil {
-			return fail(err)
-		}
-		if l.hooks.Woke != nil {
-			l.hooks.Woke(c.Name, ev)
-		}
-		l.trace(Op{Type: "info", Kind: "event", Own: c.Name, Path: ev.Path, Value: ev.Type.String(), Err: ev.Err})
-		if ev.Type == zk.EventNotWatching {
-			if errors.Is(ev.Err, zk.ErrSessionExpired) {
-				return fail(&SessionError{Pinned: l.session, Now: l.conn.SessionID(), Cause: ev.Err})
-			}
-			return fail(fmt.Errorf("lock: watch on %s dropped: %w", pp, ev.Err))
-		}
-		// Any event, a deletion included, only means "look again".
-	}
-}
-
-// wait blocks on the watch channel, answering probes. Before answering, it
-// takes in an event already delivered; the answer then waits for the next
-// blocking point (or the end of the acquisition), so it describes the state
-// after that event was handled.
-func (w *waiter) wait(ctx context.Context, ch <-chan zk.Event, st *WaitState) (zk.Event, error) {
-	st.Waiting = true
-	defer func() { st.Waiting = false }()
-	received := func(ev zk.Event, ok bool) zk.Event {
-		st.Wakeups++
-		if !ok {
-			return zk.Event{Type: zk.EventNotWatching, Err: zk.ErrClosing}
-		}
-		return ev
-	}
-	for {
-		if len(w.pending) > 0 {
-			select {
-			case ev, ok := <-ch:
-				return received(ev, ok), nil
-			default:
-			}
-			for _, r := range w.pending {
-				r <- *st
-			}
-			w.pending = w.pending[:0]
-		}
-		select {
-		case ev, ok := <-ch:
-			return received(ev, ok), nil
-		case <-ctx.Done():
-			return zk.Event{}, ctx.Err()
-		case r := <-w.probe:
-			w.pending = append(w.pending, r)
+		if err := a.wait(ctx, ch); err != nil {
+			return nil, a.fail(err)
 		}
 	}
 }
 
-func renderOrder(ord []Entry) string {
+// attempt is one acquisition of one candidate node, from its first list to
+// its return. Only the acquiring goroutine touches it.
+type attempt struct {
+	l       *Locker
+	session int64
+	guid    string
+	path    string
+	own     string
+	st      Attempt
+	w       *waiter
+	retries connRetries
+}
+
+func (l *Locker) begin(session int64, guid, path string) *attempt {
+	own := path[strings.LastIndexByte(path, '/')+1:]
+	a := &attempt{l: l, session: session, guid: guid, path: path, own: own, st: Attempt{Own: own}}
+	a.w = l.probe.register()
+	return a
+}
+
+func (a *attempt) finish(err error) {
+	a.st.Done, a.st.Waiting, a.st.Err = true, false, err
+	a.st.Acquired = err == nil
+	a.w.finish(a.st)
+}
+
+// list reads the parent's children and orders the candidates among them.
+func (a *attempt) list() ([]entry, error) {
+	l := a.l
+	l.trace("invoke", "children", l.parent)
+	kids, _, err := l.conn.Children(l.parent)
+	if serr := l.checkSession(a.session); serr != nil {
+		return nil, serr
+	}
+	if err != nil {
+		l.trace("fail", "children", err.Error())
+		return nil, fmt.Errorf("lock: children %s: %w", l.parent, err)
+	}
+	a.st.Rounds++
+	ord, err := order(kids)
+	if err != nil {
+		l.trace("fail", "children", err.Error())
+		return nil, err
+	}
+	if l.tracing() {
+		l.trace("ok", "children", renderOrder(ord))
+	}
+	return ord, nil
+}
+
+// decide returns the predecessor to watch, or "" when the own node is the
+// lowest.
+func (a *attempt) decide(ord []entry) (string, error) {
+	i := position(ord, a.own)
+	switch {
+	case i < 0:
+		return "", fmt.Errorf("%w: %s is not among the %d candidates of %s", ErrLostCandidacy, a.own, len(ord), a.l.parent)
+	case i == 0:
+		return "", nil
+	}
+	a.st.Pred = ord[i-1].name
+	return ord[i-1].name, nil
+}
+
+// watch sets a watch on pred with exists. A nil channel and no error mean
+// pred was already gone: its deletion event will never come.
+func (a *attempt) watch(pred string) (<-chan zk.Event, error) {
+	l := a.l
+	if l.probe != nil && l.probe.BeforeWatch != nil {
+		l.probe.BeforeWatch(a.own, pred)
+	}
+	pp := l.parent + "/" + pred
+	l.trace("invoke", "exists", pp+" watch")
+	ok, _, ch, err := l.conn.ExistsW(pp)
+	if serr := l.checkSession(a.session); serr != nil {
+		return nil, serr
+	}
+	if err != nil {
+		l.trace("fail", "exists", err.Error())
+		return nil, fmt.Errorf("lock: exists %s: %w", pp, err)
+	}
+	a.retries = 0
+	l.trace("ok", "exists", fmt.Sprint(ok))
+	if !ok {
+		// List again now. (The exists left a creation watch on a name
+		// nobody reuses: the GUID is in it.)
+		a.st.NoNode++
+		return nil, nil
+	}
+	l.trace("info", "wait", pp)
+	return ch, nil
+}
+
+// wait blocks on the predecessor's watch; any event, a deletion included,
+// only means "look again".
+func (a *attempt) wait(ctx context.Context, ch <-chan zk.Event) error {
+	ev, err := a.w.wait(ctx, ch, &a.st)
+	if err != nil {
+		return err
+	}
+	if a.l.tracing() {
+		a.l.trace("info", "event", strings.TrimSpace(fmt.Sprint(ev.Type, " ", ev.Path, " ", errText(ev.Err))))
+	}
+	if ev.Type != zk.EventNotWatching {
+		return nil
+	}
+	if errors.Is(ev.Err, zk.ErrSessionExpired) {
+		return &sessionError{pinned: a.session, now: a.l.conn.SessionID(), cause: ev.Err}
+	}
+	return fmt.Errorf("lock: watch on %s dropped: %w", a.st.Pred, ev.Err)
+}
+
+func (a *attempt) hold() *Held {
+	a.l.trace("info", "acquired", a.path)
+	seq, _ := fence.ParseSeq(a.own) // order parsed it already
+	return &Held{
+		Path: a.path, GUID: a.guid, Token: fence.Token{Domain: a.l.domain, Seq: seq},
+		l: a.l, session: a.session, lost: make(chan struct{}), stop: make(chan struct{}),
+	}
+}
+
+// fail ends the attempt. A candidacy that is over leaves nothing to delete;
+// any other end deletes the own node, so it cannot block the queue.
+func (a *attempt) fail(err error) error {
+	if errors.Is(err, ErrLostCandidacy) || errors.Is(err, ErrSessionChanged) {
+		a.l.trace("info", "lost", err.Error())
+		return err
+	}
+	a.l.trace("info", "abort", err.Error())
+	a.l.deleteWithin(a.path)
+	return err
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func renderOrder(ord []entry) string {
 	parts := make([]string, len(ord))
 	for i, e := range ord {
-		parts[i] = e.Name
+		parts[i] = e.name
 	}
 	return "[" + strings.Join(parts, " ") + "]"
 }
 
-// bestEffortDelete deletes path, waiting at most cleanupWithin. The call
-// itself is not cancellable; it ends when the client answers or closes.
-func (l *Locker) bestEffortDelete(path string) {
-	l.trace(Op{Type: "invoke", Kind: "delete", Path: path})
+// connRetries is the package's one retry policy: an idempotent call that
+// failed on the connection (the client reconnects by itself) is sent again,
+// at most maxConnRetries times in a row.
+type connRetries int
+
+func (r *connRetries) again(err error) bool {
+	if !connectionError(err) {
+		return false
+	}
+	*r++
+	return *r <= maxConnRetries
+}
+
+// do runs call, an idempotent read, again while the policy allows.
+func (r *connRetries) do(call func() error) error {
+	for {
+		err := call()
+		if err == nil || !r.again(err) {
+			return err
+		}
+	}
+}
+
+func connectionError(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer)
+}
+
+// within runs call, a client call that takes no context, and returns its
+// error, or ctx's error once ctx ends first. The call itself goes on until
+// the client answers or closes; its goroutine ends then.
+func within(ctx context.Context, call func() error) error {
 	done := make(chan error, 1)
-	go func() { done <- l.conn.Delete(path, -1) }()
-	t := time.NewTimer(l.cleanupWithin)
-	defer t.Stop()
+	go func() { done <- call() }()
 	select {
 	case err := <-done:
-		if err != nil {
-			l.trace(Op{Type: "fail", Kind: "delete", Err: err})
-		} else {
-			l.trace(Op{Type: "ok", Kind: "delete"})
-		}
-	case <-t.C:
-		l.trace(Op{Type: "info", Kind: "delete", Path: path, Value: fmt.Sprintf("no answer within %v", l.cleanupWithin)})
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
+}
+
+// deleteWithin deletes path (a node of this Locker's own), waiting at most
+// cleanupWithin.
+func (l *Locker) deleteWithin(path string) {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupWithin)
+	defer cancel()
+	l.trace("invoke", "delete", path)
+	if err := within(ctx, func() error { return l.conn.Delete(path, -1) }); err != nil {
+		l.trace("fail", "delete", err.Error())
+		return
+	}
+	l.trace("ok", "delete", "")
 }
 
 // Held is an acquired lock: this session's candidate was the lowest when
 // last listed.
 type Held struct {
-	Candidate
-	Token fence.Token // Seq = Candidate.Seq; Domain from WithCzxidDomain/WithDomain
-	Stats WaitState   // the acquisition's counters when it acquired
+	Path  string      // the own node
+	GUID  string      // the acquisition's GUID, part of the node's name
+	Token fence.Token // Seq is the node's sequence number; Domain from WithCzxidDomain
 
 	l        *Locker
+	session  int64
 	mu       sync.Mutex
 	armed    bool
 	released bool
@@ -685,9 +490,9 @@ type Held struct {
 
 // Lost returns a channel closed when the hold is known to be over: its node
 // was deleted, its session expired (seen when the client reaches a server
-// again), the client closed, or Release was called. The first call sets a
-// watch on the own node (no watch is kept before, so a holder adds nothing
-// to the herd measured in claim L7). Err tells why.
+// again), the client closed, or Release was called. Release then says why.
+// The first call sets a watch on the own node; none is kept before, so a
+// holder adds nothing to the herd measured in claim L7.
 func (h *Held) Lost() <-chan struct{} {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -698,55 +503,40 @@ func (h *Held) Lost() <-chan struct{} {
 	return h.lost
 }
 
-// Err returns why the hold was lost, or nil while it is not known lost.
-func (h *Held) Err() error {
-	select {
-	case <-h.lost:
-		return h.lostErr
-	default:
-		return nil
-	}
-}
-
 func (h *Held) markLost(err error) {
 	h.lostOnce.Do(func() {
 		h.lostErr = err
 		close(h.lost)
-		if errors.Is(err, ErrReleased) {
-			h.l.trace(Op{Type: "info", Kind: "release", Own: h.Name, Path: h.Path})
+		if errors.Is(err, errReleased) {
+			h.l.trace("info", "release", h.Path)
 		} else {
-			h.l.trace(Op{Type: "info", Kind: "lost", Own: h.Name, Path: h.Path, Err: err})
+			h.l.trace("info", "lost", err.Error())
 		}
 	})
 }
 
 func (h *Held) watchOwn() {
-	connErrs := 0
+	var retries connRetries
 	for {
 		select {
 		case <-h.stop:
 			return
 		default:
 		}
-		if err := h.l.checkSession(); err != nil {
-			h.markLost(err)
+		ok, st, ch, err := h.l.conn.ExistsW(h.Path)
+		if serr := h.l.checkSession(h.session); serr != nil {
+			h.markLost(serr)
 			return
 		}
-		ok, st, ch, err := h.l.conn.ExistsW(h.Path)
 		if err != nil {
-			if (errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer)) && connErrs < maxConnRetries {
-				connErrs++
+			if retries.again(err) {
 				continue
 			}
 			h.markLost(fmt.Errorf("lock: cannot watch own node %s: %w", h.Path, err))
 			return
 		}
-		connErrs = 0
-		if err := h.l.checkSession(); err != nil {
-			h.markLost(err)
-			return
-		}
-		if !ok || st.EphemeralOwner != h.Session {
+		retries = 0
+		if !ok || st.EphemeralOwner != h.session {
 			h.markLost(fmt.Errorf("%w: %s no longer exists", ErrLostCandidacy, h.Path))
 			return
 		}
@@ -754,59 +544,122 @@ func (h *Held) watchOwn() {
 		case <-h.stop:
 			return
 		case ev := <-ch:
-			switch {
-			case ev.Type == zk.EventNodeDeleted:
-				h.markLost(fmt.Errorf("%w: %s was deleted", ErrLostCandidacy, h.Path))
-				return
-			case ev.Type == zk.EventNotWatching && errors.Is(ev.Err, zk.ErrSessionExpired):
-				h.markLost(&SessionError{Pinned: h.Session, Now: h.l.conn.SessionID(), Cause: ev.Err})
-				return
-			case ev.Type == zk.EventNotWatching:
-				h.markLost(fmt.Errorf("lock: watch on own node %s dropped: %w", h.Path, ev.Err))
+			if err := h.ownEvent(ev); err != nil {
+				h.markLost(err)
 				return
 			}
-			// data changed: watch again
 		}
 	}
 }
 
-// Release deletes this hold's own node, and only it. It stops the Lost
-// watch and closes Lost (Err: ErrReleased). If the node was already gone it
-// returns an error wrapping ErrLostCandidacy; in a changed session it
-// deletes nothing and returns ErrSessionChanged. ctx bounds the wait for the
-// delete's answer.
+// ownEvent says what a watch event on the own node means: nil for a data
+// change (watch again), otherwise why the hold is over.
+func (h *Held) ownEvent(ev zk.Event) error {
+	switch {
+	case ev.Type == zk.EventNodeDeleted:
+		return fmt.Errorf("%w: %s was deleted", ErrLostCandidacy, h.Path)
+	case ev.Type == zk.EventNotWatching && errors.Is(ev.Err, zk.ErrSessionExpired):
+		return &sessionError{pinned: h.session, now: h.l.conn.SessionID(), cause: ev.Err}
+	case ev.Type == zk.EventNotWatching:
+		return fmt.Errorf("lock: watch on own node %s dropped: %w", h.Path, ev.Err)
+	}
+	return nil
+}
+
+// Release deletes this hold's own node, and only it, and closes Lost. It
+// returns nil once the node is known gone by this release. Otherwise:
+//   - the hold was over before (its node deleted by someone else, or its
+//     session changed): an error wrapping ErrLostCandidacy or
+//     ErrSessionChanged, and nothing is deleted;
+//   - the delete's answer was lost with the connection: Release looks
+//     again after the reconnect, in the same session; the node gone means
+//     released, the node still there means delete again (never another
+//     session's node). In a changed session the node went with the old
+//     session: ErrSessionChanged;
+//   - ctx ended, or the connection stayed down, before that was known: an
+//     error that says the outcome is unknown. The node then goes at the
+//     latest with the session; closing the session settles it.
 func (h *Held) Release(ctx context.Context) error {
+	if err := h.end(); err != nil {
+		return err
+	}
+	if err := h.l.checkSession(h.session); err != nil {
+		return err
+	}
+	var retries connRetries
+	for {
+		h.l.trace("invoke", "delete", h.Path)
+		err := within(ctx, func() error { return h.l.conn.Delete(h.Path, -1) })
+		switch {
+		case err == nil:
+			h.l.trace("ok", "delete", "")
+			return nil
+		case errors.Is(err, zk.ErrNoNode):
+			h.l.trace("fail", "delete", err.Error())
+			return fmt.Errorf("%w: %s was already gone at release", ErrLostCandidacy, h.Path)
+		case !retries.again(err):
+			h.l.trace("info", "delete", "outcome unknown: "+err.Error())
+			return fmt.Errorf("lock: release %s: outcome unknown: %w", h.Path, err)
+		}
+		h.l.trace("info", "delete", "outcome unknown: "+err.Error())
+		gone, err := h.resolve(ctx, &retries)
+		if gone || err != nil {
+			return err
+		}
+	}
+}
+
+// end marks the hold released. It returns why the hold cannot be released:
+// released already, or known lost for certain.
+func (h *Held) end() error {
 	h.mu.Lock()
 	if h.released {
 		h.mu.Unlock()
-		return fmt.Errorf("lock: %s: %w already", h.Name, ErrReleased)
+		return fmt.Errorf("lock: %s: %w already", h.Path, errReleased)
 	}
 	h.released = true
 	close(h.stop)
 	h.mu.Unlock()
+	select {
+	case <-h.lost:
+		if errors.Is(h.lostErr, ErrLostCandidacy) || errors.Is(h.lostErr, ErrSessionChanged) {
+			return h.lostErr
+		}
+	default:
+	}
 	// The hold ends when its owner decides to release, before the delete
 	// is confirmed. The Lost watcher, if any, exits when its call returns.
-	h.markLost(ErrReleased)
-	if err := h.l.checkSession(); err != nil {
-		return err
-	}
-	h.l.trace(Op{Type: "invoke", Kind: "delete", Own: h.Name, Path: h.Path})
-	done := make(chan error, 1)
-	go func() { done <- h.l.conn.Delete(h.Path, -1) }()
-	select {
-	case err := <-done:
+	h.markLost(errReleased)
+	return nil
+}
+
+// resolve finds out, after a delete whose answer was lost, whether the own
+// node is gone: true when it is, false when it must be deleted again.
+func (h *Held) resolve(ctx context.Context, retries *connRetries) (bool, error) {
+	for {
+		h.l.trace("invoke", "exists", h.Path)
+		var ok bool
+		var st *zk.Stat
+		err := within(ctx, func() (err error) { ok, st, err = h.l.conn.Exists(h.Path); return err })
+		if serr := h.l.checkSession(h.session); serr != nil {
+			h.l.trace("info", "delete", "the node went with the session")
+			return true, fmt.Errorf("lock: release %s: the node went with its session: %w", h.Path, serr)
+		}
 		switch {
 		case err == nil:
-			h.l.trace(Op{Type: "ok", Kind: "delete", Own: h.Name})
-			return nil
-		case errors.Is(err, zk.ErrNoNode):
-			h.l.trace(Op{Type: "fail", Kind: "delete", Own: h.Name, Err: err})
-			return fmt.Errorf("%w: %s was already gone at release", ErrLostCandidacy, h.Path)
+		case retries.again(err):
+			continue
 		default:
-			h.l.trace(Op{Type: "fail", Kind: "delete", Own: h.Name, Err: err})
-			return fmt.Errorf("lock: release %s: %w", h.Path, err)
+			return false, fmt.Errorf("lock: release %s: outcome unknown: %w", h.Path, err)
 		}
-	case <-ctx.Done():
-		return fmt.Errorf("lock: release %s: %w", h.Path, ctx.Err())
+		switch {
+		case !ok:
+			h.l.trace("ok", "exists", "false: released")
+			return true, nil
+		case st.EphemeralOwner != h.session:
+			return false, fmt.Errorf("lock: release %s: the node is owned by session 0x%x, not 0x%x; not deleted", h.Path, st.EphemeralOwner, h.session)
+		}
+		h.l.trace("ok", "exists", "true: delete again")
+		return false, nil
 	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // TestOrderBySequenceNotName: the whole-name order of these candidates is
-// the reverse of their sequence order; Order must follow the sequence
+// the reverse of their sequence order; order must follow the sequence
 // (claim L2), skip children without the infix, and keep 10-digit suffixes
 // that string comparison would also order correctly in line with numbers.
 func TestOrderBySequenceNotName(t *testing.T) {
@@ -22,17 +22,17 @@ func TestOrderBySequenceNotName(t *testing.T) {
 		"config-node",
 		"0000-lock-0000000010",
 	}
-	got, err := Order(kids)
+	got, err := order(kids)
 	if err != nil {
-		t.Fatalf("Order: %v", err)
+		t.Fatalf("order: %v", err)
 	}
-	want := []Entry{{"cccc-lock-0000000000", 0}, {"bbbb-lock-0000000001", 1}, {"aaaa-lock-0000000002", 2}, {"0000-lock-0000000010", 10}}
+	want := []entry{{"cccc-lock-0000000000", 0}, {"bbbb-lock-0000000001", 1}, {"aaaa-lock-0000000002", 2}, {"0000-lock-0000000010", 10}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v; want %v", got, want)
 	}
 	byName := append([]string(nil), kids...)
 	sort.Strings(byName)
-	if byName[0] == want[0].Name {
+	if byName[0] == want[0].name {
 		t.Fatalf("test data: name order should not start with the lowest sequence")
 	}
 }
@@ -49,46 +49,50 @@ func TestOrderRejectsMalformedCandidates(t *testing.T) {
 		{"x-lock-2147483648", fence.ErrSeqOverflow},
 		{"x-lock-12", fence.ErrShortSeq},
 	} {
-		_, err := Order([]string{"ok-lock-0000000000", tc.name})
-		if !errors.Is(err, ErrMalformed) || !errors.Is(err, tc.want) {
-			t.Errorf("Order(%q): got %v; want ErrMalformed and %v", tc.name, err, tc.want)
+		_, err := order([]string{"ok-lock-0000000000", tc.name})
+		if !errors.Is(err, errMalformed) || !errors.Is(err, tc.want) {
+			t.Errorf("order(%q): got %v; want errMalformed and %v", tc.name, err, tc.want)
 		}
 	}
-	_, err := Order([]string{"a-lock-0000000003", "b-lock-0000000003"})
-	if !errors.Is(err, ErrMalformed) {
-		t.Errorf("duplicate sequence: got %v; want ErrMalformed", err)
+	_, err := order([]string{"a-lock-0000000003", "b-lock-0000000003"})
+	if !errors.Is(err, errMalformed) {
+		t.Errorf("duplicate sequence: got %v; want errMalformed", err)
 	}
 }
 
-func TestPredecessor(t *testing.T) {
-	kids := []string{"c-lock-0000000002", "a-lock-0000000000", "b-lock-0000000001"}
+// TestDecideWatchesTheImmediatePredecessor: the lowest holds, every other
+// candidate watches the one right before it by sequence, and a candidate
+// missing from the list has lost its candidacy (claims L3 and L6).
+func TestDecideWatchesTheImmediatePredecessor(t *testing.T) {
+	ord, err := order([]string{"c-lock-0000000002", "a-lock-0000000000", "b-lock-0000000001"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		own, pred string
-		ok        bool
+		lost      bool
 	}{
-		{"a-lock-0000000000", "", true},
-		{"b-lock-0000000001", "a-lock-0000000000", true},
-		{"c-lock-0000000002", "b-lock-0000000001", true},
-		{"d-lock-0000000003", "", false},
+		{"a-lock-0000000000", "", false},
+		{"b-lock-0000000001", "a-lock-0000000000", false},
+		{"c-lock-0000000002", "b-lock-0000000001", false},
+		{"d-lock-0000000003", "", true},
 	} {
-		pred, ok, err := Predecessor(kids, tc.own)
-		if err != nil || pred != tc.pred || ok != tc.ok {
-			t.Errorf("Predecessor(%s): got %q %v %v; want %q %v", tc.own, pred, ok, err, tc.pred, tc.ok)
+		a := &attempt{l: &Locker{parent: "/p"}, own: tc.own}
+		pred, err := a.decide(ord)
+		if pred != tc.pred || errors.Is(err, ErrLostCandidacy) != tc.lost {
+			t.Errorf("decide(%s): got %q, %v; want %q, lost=%v", tc.own, pred, err, tc.pred, tc.lost)
 		}
 	}
 }
 
-func TestOpString(t *testing.T) {
-	for _, tc := range []struct {
-		op   Op
-		want string
-	}{
-		{Op{Type: "invoke", Kind: "exists", Path: "/lock/a-lock-0000000000", Watch: true}, "invoke exists /lock/a-lock-0000000000 watch"},
-		{Op{Type: "ok", Kind: "exists", Value: "false"}, "ok false"},
-		{Op{Type: "info", Kind: "acquired", Path: "/l/x", Value: "lowest of 1"}, "info acquired /l/x lowest of 1"},
-	} {
-		if got := tc.op.String(); got != tc.want {
-			t.Errorf("got %q; want %q", got, tc.want)
-		}
+// TestRecoverErrorListsWhatItFound: the ambiguity and missing errors name
+// every match, in sequence order, and say which were not adopted.
+func TestRecoverErrorListsWhatItFound(t *testing.T) {
+	owned := []string{"g-lock-0000000010", "g-lock-0000000002"}
+	sortBySeq(owned)
+	err := error(&recoverError{guid: "g", kind: ErrAmbiguous, owned: owned, foreign: []string{"g-lock-0000000005"}})
+	want := ErrAmbiguous.Error() + ": GUID g; owned by this session: g-lock-0000000002, g-lock-0000000010; owned by other sessions (not adopted): g-lock-0000000005"
+	if !errors.Is(err, ErrAmbiguous) || err.Error() != want {
+		t.Errorf("got %q; want %q wrapping ErrAmbiguous", err, want)
 	}
 }

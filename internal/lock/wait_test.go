@@ -12,20 +12,20 @@ import (
 // while an event sits in the watch channel; its answer is deferred until
 // the event has been handled (the next blocking point).
 func TestProbeTakesInDeliveredEventFirst(t *testing.T) {
-	w := &waiter{probe: make(chan chan WaitState), done: make(chan struct{})}
-	st := &WaitState{Own: "b"}
+	w := (&Probe{}).register()
+	st := &Attempt{Own: "b"}
 	ch := make(chan zk.Event, 1)
 	res := make(chan zk.Event, 1)
 	go func() { ev, _ := w.wait(context.Background(), ch, st); res <- ev }()
 
-	r1 := make(chan WaitState, 1)
+	r1 := make(chan Attempt, 1)
 	w.probe <- r1
 	if got := <-r1; !got.Waiting || got.Wakeups != 0 {
 		t.Fatalf("idle probe: got %+v; want waiting with 0 wakeups", got)
 	}
 
 	ch <- zk.Event{Type: zk.EventNodeDeleted, Path: "/p/a"}
-	r2 := make(chan WaitState, 1)
+	r2 := make(chan Attempt, 1)
 	accepted := false
 	var ev zk.Event
 	select {

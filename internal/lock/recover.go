@@ -1,0 +1,159 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zk19/zk19/internal/fence"
+)
+
+// Recovery errors (test with errors.Is). The error Recover returns also
+// lists the nodes it found.
+var (
+	// ErrMissing: Recover found no child with the GUID owned by this session.
+	ErrMissing = errors.New("lock: recover: no node with this GUID is owned by this session")
+	// ErrAmbiguous: Recover found several children with the GUID owned by
+	// this session (a blind retry of the create made a second node).
+	ErrAmbiguous = errors.New("lock: recover: several nodes with this GUID are owned by this session")
+
+	errBadGUID = errors.New("lock: unusable GUID")
+)
+
+// CreateError reports that the create of a candidate returned no name (for
+// example zk.ErrConnectionClosed: the reply may have been lost while the
+// server created the node). Nothing was retried. Recover with GUID, on the
+// same Locker and in the same session, finds out whether the node exists.
+type CreateError struct {
+	GUID string
+	Err  error
+}
+
+func (e *CreateError) Error() string {
+	s := fmt.Sprintf("lock: create of candidate %s: %v", e.GUID, e.Err)
+	if connectionError(e.Err) {
+		s += " (the node may exist: Recover with this GUID in the same session)"
+	}
+	return s
+}
+
+func (e *CreateError) Unwrap() error { return e.Err }
+
+// recoverError is what Recover returns when it cannot name exactly one
+// node. It wraps ErrMissing or ErrAmbiguous.
+type recoverError struct {
+	guid    string
+	kind    error
+	owned   []string // matches owned by this session, in sequence order
+	foreign []string // matches owned by another session (never adopted)
+}
+
+func (e *recoverError) Error() string {
+	s := fmt.Sprintf("%v: GUID %s", e.kind, e.guid)
+	if len(e.owned) > 0 {
+		s += "; owned by this session: " + strings.Join(e.owned, ", ")
+	}
+	if len(e.foreign) > 0 {
+		s += "; owned by other sessions (not adopted): " + strings.Join(e.foreign, ", ")
+	}
+	return s
+}
+
+func (e *recoverError) Unwrap() error { return e.kind }
+
+// Recover finds the candidate that a create with guid made in this session
+// when its reply was lost, and then waits for the lock with it exactly as
+// Acquire does. It lists the parent and keeps the children whose name
+// contains guid and whose ephemeralOwner is this session: exactly one is
+// adopted; none is ErrMissing, several are ErrAmbiguous, and the error lists
+// what was found. Matches owned by another session are never adopted.
+// Recover deletes nothing and never creates; it refuses to run in a session
+// other than the one the Locker pinned (on a Locker that has not acquired
+// yet, it pins the connection's current session).
+func (l *Locker) Recover(ctx context.Context, guid string) (*Held, error) {
+	if guid == "" || strings.ContainsAny(guid, "/\x00") || strings.Contains(guid, fence.LockInfix) {
+		return nil, fmt.Errorf("%w: %q", errBadGUID, guid)
+	}
+	session, err := l.pin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.checkSession(session); err != nil {
+		return nil, err
+	}
+	owned, foreign, err := l.matches(ctx, session, guid)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.checkSession(session); err != nil {
+		return nil, err
+	}
+	switch len(owned) {
+	case 0:
+		return nil, &recoverError{guid: guid, kind: ErrMissing, foreign: foreign}
+	case 1:
+		path := l.parent + "/" + owned[0]
+		l.trace("info", "recovered", path)
+		return l.await(ctx, session, guid, path)
+	}
+	sortBySeq(owned)
+	return nil, &recoverError{guid: guid, kind: ErrAmbiguous, owned: owned, foreign: foreign}
+}
+
+// matches lists the parent's candidates that carry guid, split by owner:
+// this session's and the others'.
+func (l *Locker) matches(ctx context.Context, session int64, guid string) (owned, foreign []string, err error) {
+	var retries connRetries
+	var kids []string
+	l.trace("invoke", "children", l.parent)
+	if err := retries.do(func() (err error) { kids, _, err = l.conn.Children(l.parent); return err }); err != nil {
+		l.trace("fail", "children", err.Error())
+		return nil, nil, fmt.Errorf("lock: recover %s: children %s: %w", guid, l.parent, err)
+	}
+	if l.tracing() {
+		l.trace("ok", "children", fmt.Sprint(kids))
+	}
+	for _, k := range kids {
+		if !strings.Contains(k, guid) || !isCandidate(k) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		p := l.parent + "/" + k
+		var ok bool
+		var st *zk.Stat
+		l.trace("invoke", "exists", p)
+		if err := retries.do(func() (err error) { ok, st, err = l.conn.Exists(p); return err }); err != nil {
+			l.trace("fail", "exists", err.Error())
+			return nil, nil, fmt.Errorf("lock: recover %s: exists %s: %w", guid, p, err)
+		}
+		if !ok {
+			l.trace("ok", "exists", "false")
+			continue
+		}
+		if l.tracing() {
+			l.trace("ok", "exists", fmt.Sprintf("true ephemeralOwner=0x%x", st.EphemeralOwner))
+		}
+		if st.EphemeralOwner == session {
+			owned = append(owned, k)
+		} else {
+			foreign = append(foreign, k)
+		}
+	}
+	return owned, foreign, nil
+}
+
+// sortBySeq orders node names by sequence number, for messages; names
+// without one keep their place after those with one.
+func sortBySeq(names []string) {
+	sort.SliceStable(names, func(i, j int) bool {
+		a, errA := fence.ParseSeq(names[i])
+		b, errB := fence.ParseSeq(names[j])
+		return errA == nil && (errB != nil || a < b)
+	})
+}
