@@ -88,7 +88,8 @@
 //     removed by session expiry, fails with an explicit lost-candidacy error
 //     and never reports holding the lock. Proof:
 //     TestL6_OwnNodeGoneMeansLostCandidacy,
-//     TestL6R8_SessionExpiryEndsCandidacyAndNewAcquisitionUsesNewGUID
+//     TestL6_LateReleaseDeletesNothingOfTheNextHolder,
+//     TestL6_ExpiredWaiterReportsSessionChanged
 //   - L7 ¶3: Measured herd effect in a fault-free run: one release wakes
 //     exactly one of N waiters under the predecessor recipe, but N-1 of them
 //     when every waiter watches the parent. Proof: TestL7_HerdEffect
@@ -116,19 +117,16 @@
 //     finds exactly one child with that GUID owned by this session, the node
 //     the server created, confirmed without any help from the proxy. Proof:
 //     TestR3_RecoverFindsExactlyTheServersNode,
-//     TestR3toR6_RecoverByGUIDAndOwner
+//     TestR3_ReleaseLooksAgainAfterALostDelete
 //   - R4 ¶5: Retrying the create blindly makes a second node, after which
 //     recovery fails with an explicit ambiguity error and deletes nothing.
-//     Proof: TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses,
-//     TestR3toR6_RecoverByGUIDAndOwner
+//     Proof: TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses
 //   - R5 ¶2: With no node carrying the GUID, recovery reports it missing and
 //     never turns into a fresh acquisition on its own. Proof:
-//     TestR5_NoMatchIsMissingNotANewAcquisition,
-//     TestR3toR6_RecoverByGUIDAndOwner
+//     TestR5_NoMatchIsMissingNotANewAcquisition
 //   - R6 ¶2: A node with the right GUID whose ephemeralOwner is another
 //     session is never adopted. Proof:
-//     TestR6_ANodeOfAnotherSessionIsNotAdopted,
-//     TestR3toR6_RecoverByGUIDAndOwner
+//     TestR6_ANodeOfAnotherSessionIsNotAdopted
 //   - R7 ¶4: The proxy decodes request and reply headers and the CreateRequest
 //     only, never the create's response body, and lets each connection's first
 //     (handshake) frame through without reading an xid from it. Proof:
@@ -137,8 +135,7 @@
 //     internal/faultproxy.TestZKFirstFrameIsNeverParsed
 //   - R8 ¶5: Once the session has expired its old node gives no candidacy, and
 //     a new acquisition uses a fresh GUID. Proof:
-//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy,
-//     TestL6R8_SessionExpiryEndsCandidacyAndNewAcquisitionUsesNewGUID
+//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy
 //   - E5 ¶4 (beyond): The proxy's Go codec agrees with the official Jute
 //     classes in the server's own jar on every record the proxy reads, in both
 //     directions, also under fuzzing; where no JDK is present the proof skips

@@ -22,7 +22,6 @@ import (
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/history"
-	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 )
@@ -40,7 +39,7 @@ var loadIndex = sync.OnceValues(func() (*claims.Index, error) { return claims.Lo
 // claim opens a claim's record with its ID, its place in the article and its
 // statement, all read from the claim index. An ID the index lacks fails the
 // test: a proof cannot cite a claim nobody stated.
-func claim(t zkserver.TB, id string, _ ...string) { // TRANSITION: the ignored strings go when every caller cites by ID only
+func claim(t zkserver.TB, id string) {
 	t.Helper()
 	ix, err := loadIndex()
 	if err != nil {
@@ -268,20 +267,6 @@ func ids(ss ...*zkserver.Server) []int {
 	}
 	return out
 }
-
-// TRANSITION: the lock, recovery and fencing files still use these names;
-// they go when those files are converted.
-func connect(t zkserver.TB, name string, servers []string, opts ...zkclient.Option) *zkclient.Client {
-	t.Helper()
-	return zkclient.Connect(t, name, servers, opts...)
-}
-
-func waitFor(t zkserver.TB, within time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	wait.For(t, within, what, cond)
-}
-
-const waitWithin = within // TRANSITION
 
 // requireHistory asserts porcupine's verdict on a register history and, when
 // it is the wanted one, marks it as the claim's evidence.

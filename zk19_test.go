@@ -311,7 +311,7 @@ func scopeLeavesNothing(t *testing.T) {
 	}
 	dir := sc.TempDir()
 	p := clientProxy(sc, "E3-proxy", s)
-	c := connect(sc, "E3", []string{p.Addr()})
+	c := zkclient.Connect(sc, "E3", []string{p.Addr()})
 	if _, err := c.Create("/e3", []byte("x"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatalf("create: %v", err)
 	}
