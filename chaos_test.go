@@ -1,0 +1,1013 @@
+package zk19_test
+
+// Claim C1 (issue 13): a seeded chaos run. Workers take the lock, pause with
+// their token and write to two fenced resources and an unfenced control
+// while a nemesis loses replies, freezes a holder until its session expires,
+// cuts connections, restarts servers and fails the leader over. The fenced
+// resources must refuse every stale write that the control takes.
+//
+// The record is Jepsen's: a worker's eventful cycle (a fault touched it, a
+// write was refused, its hold overlapped another) is logged in full when
+// the cycle ends, as the worker's invoke/ok/fail/info lines; uneventful
+// cycles are summarised in one line per run of them. The nemesis logs each
+// fault as it injects it.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/zk19/zk19/internal/chaos"
+	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/fence"
+	"github.com/zk19/zk19/internal/history"
+	"github.com/zk19/zk19/internal/jute"
+	"github.com/zk19/zk19/internal/lock"
+	"github.com/zk19/zk19/internal/wait"
+	"github.com/zk19/zk19/internal/zkclient"
+	"github.com/zk19/zk19/internal/zkserver"
+)
+
+const (
+	// chaosWorkers is how many workers take the lock.
+	chaosWorkers = 5
+	// chaosPauseMax bounds a worker's GC pause between taking its token and
+	// writing. Short pauses keep the lock busy; the long pause of the
+	// stale-late case is the nemesis's freeze, not a drawn one.
+	chaosPauseMax = 25 * time.Millisecond
+
+	chaosFaultWithin    = 10 * time.Second // a fault to find its request or holder
+	chaosProgressWithin = 30 * time.Second // the lock to move on after a fault
+	chaosAcquireWithin  = 30 * time.Second // one acquisition, recovery included
+	chaosServerWithin   = 30 * time.Second // a server to come back, a leader to be elected
+	chaosStopWithin     = 30 * time.Second // the workers to end their cycles
+	chaosTraceLines     = 60               // trace lines kept of one eventful cycle
+)
+
+// chaosSetup is where a chaos run runs. A small tickTime lets a frozen
+// holder's session expire within seconds.
+type chaosSetup struct {
+	name    string
+	servers int
+}
+
+var chaosSetups = []chaosSetup{{"on one server", 1}, {"on three servers", 3}}
+
+// The resources every worker writes to, in this order.
+const (
+	resMemory  = "memory"
+	resDurable = "durable"
+	resControl = "control"
+)
+
+// TestC1_ChaosLeavesNoStaleWriteInAFencedResource runs the seeded chaos of
+// claim C1 (section §5 ¶2, beyond the article) on one server and on three:
+// five workers, each with its own session through its own proxies, acquire
+// the lock, take the token, pause, write to a fenced memory resource, a
+// fenced durable (SQLite) resource and an unfenced control, and release,
+// while a nemesis draws faults from a printed seed (ZK19_CHAOS_SEED replays
+// the schedule; ZK19_CHAOS=10m or =500 makes a soak). The fenced resources
+// accept no token below one they accepted and refuse every stale-late
+// write (a frozen holder's, whose node is gone while a higher token was
+// accepted); the control takes them, or the run proved nothing; porcupine
+// finds both fenced histories linearizable as a register; no lock node,
+// session, goroutine, server process or container is left. Overlapping
+// holds are counted, not failed: they are the article's point.
+func TestC1_ChaosLeavesNoStaleWriteInAFencedResource(t *testing.T) {
+	zkserver.RequireFaults(t)
+	claim(t, "C1")
+	plan, err := chaos.PlanFromEnv()
+	if err != nil {
+		t.Fatalf("C1: %v", err)
+	}
+	from := "drawn from the clock"
+	if plan.Replay {
+		from = "from " + chaos.EnvSeed
+	}
+	t.Logf("chaos seed %d (%s; replay the schedule with %s=%d), %d workers, %s", plan.Seed, from, chaos.EnvSeed, plan.Seed, chaosWorkers, plan.Size)
+	keep := goleak.IgnoreCurrent()
+	live := zkserver.Live()
+	before := leftovers(t)
+	sums := make([]*chaos.Summary, len(chaosSetups))
+	var cols []string
+	for i, setup := range chaosSetups {
+		cols = append(cols, setup.name)
+		t.Run(setup.name, func(t *testing.T) {
+			sums[i] = runChaos(t, plan, i, setup)
+		})
+	}
+	left := nothingLeft(t, keep, live, before)
+	chaosEvidence(t, plan, cols, sums, left)
+}
+
+// leftovers lists the harness containers, server processes and run dirs of
+// this test process.
+func leftovers(t *testing.T) []string {
+	t.Helper()
+	left, err := zkserver.Leftovers(os.Getpid())
+	if err != nil {
+		t.Fatalf("C1: leftovers of this process: %v", err)
+	}
+	return left
+}
+
+// nothingLeft checks, after both setups, that no server, process, container
+// or goroutine of theirs is left, and says so for the record.
+func nothingLeft(t *testing.T, keep goleak.Option, live int, before []string) string {
+	t.Helper()
+	failed := false
+	if n := zkserver.Live(); n != live {
+		failed = true
+		t.Errorf("C1 violated: %d servers tracked as running after the chaos; want %d, as before it", n, live)
+	}
+	var extra []string
+	for _, l := range leftovers(t) {
+		if !slices.Contains(before, l) {
+			extra = append(extra, l)
+		}
+	}
+	if len(extra) > 0 {
+		failed = true
+		t.Errorf("C1 violated: the chaos left %v; want nothing beyond what ran before it", extra)
+	}
+	if err := goleak.Find(append(zkserver.LeakOptions(), keep)...); err != nil {
+		failed = true
+		t.Errorf("C1 violated: goroutines left after the chaos: %v", err)
+	}
+	if failed {
+		return "something was left after the run (see the failures)"
+	}
+	return "after the run no server process, container, server dir or goroutine of it was left"
+}
+
+// chaosEvidence logs the run's decisive line and its summary table.
+func chaosEvidence(t *testing.T, plan chaos.Plan, cols []string, sums []*chaos.Summary, left string) {
+	t.Helper()
+	var stale, overlaps int
+	refused, accepted, below := map[string]int{}, map[string]int{}, map[string]int{}
+	for _, s := range sums {
+		if s == nil {
+			continue
+		}
+		stale += s.Get(chaos.StaleLate)
+		overlaps += s.Get(chaos.Overlaps)
+		for _, r := range []string{resMemory, resDurable, resControl} {
+			a, f := s.StaleLate(r)
+			accepted[r], refused[r], below[r] = accepted[r]+a, refused[r]+f, below[r]+s.BelowMark(r)
+		}
+	}
+	evidence(t, "seed %d, %d workers, %s, %s: %d stale-late writes (a frozen holder's, its node gone while a higher token was accepted): the fenced memory resource refused %d, the fenced durable one %d, the unfenced control accepted %d; writes accepted below the resource's own mark: memory %d, durable %d, control %d; overlapping holds counted, not failed: %d; %s",
+		plan.Seed, chaosWorkers, plan.Size, strings.Join(cols, " and "), stale, refused[resMemory], refused[resDurable], accepted[resControl],
+		below[resMemory], below[resDurable], below[resControl], overlaps, left)
+	for _, row := range chaos.Table(cols, sums) {
+		evidence(t, "%s", row)
+	}
+}
+
+// chaosResource is one resource the workers write to, with what it
+// accepted (in its commit order) and, for a fenced one, its register
+// history.
+type chaosResource struct {
+	name   string
+	r      fence.Resource
+	fenced bool
+	ledger *chaos.Ledger
+	rec    *history.Recorder
+}
+
+// span records a write in the history: an accepted write is a write; a
+// refused one changed nothing and returned the value it saw, so it is a
+// read of that value.
+func (r *chaosResource) span(client int, value string, res fence.Result, call int64) error {
+	in, out := history.Input{Op: history.Write, Value: value}, history.Output{}
+	if !res.Accepted {
+		in, out = history.Input{Op: history.Read}, history.Output{Value: res.Prev}
+	}
+	return r.rec.Span(client, in, out, call, r.rec.Now())
+}
+
+// chaosRun is one setup's run: its servers, observer, resources, workers
+// and nemesis.
+type chaosRun struct {
+	t        *testing.T
+	plan     chaos.Plan
+	index    int
+	setup    chaosSetup
+	servers  []*zkserver.Server
+	cluster  *cluster // nil on one server
+	O        *zkclient.Client
+	root     string
+	res      []*chaosResource
+	sum      *chaos.Summary
+	holders  chaos.Holders
+	workers  []*chaosWorker
+	acquired atomic.Int64
+	nemesis  actor
+
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	stopOnce sync.Once
+
+	mu        sync.Mutex
+	anomalies []string
+}
+
+// anomaly notes something that breaks the run's bookkeeping (a resource's
+// I/O error, an ambiguous recovery); each fails the test at the end.
+func (run *chaosRun) anomaly(format string, args ...any) {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	run.anomalies = append(run.anomalies, fmt.Sprintf(format, args...))
+}
+
+// runChaos runs one setup and returns its summary.
+func runChaos(t *testing.T, plan chaos.Plan, index int, setup chaosSetup) *chaos.Summary {
+	run := &chaosRun{t: t, plan: plan, index: index, setup: setup, nemesis: newActor(t, "nemesis"),
+		sum: chaos.NewSummary(resMemory, resDurable, resControl)}
+	run.ctx, run.cancel = context.WithCancel(context.Background())
+	t.Cleanup(run.cancel)
+	run.startServers()
+	run.O = zkclient.Connect(t, "O", run.clientAddrs())
+	run.root = testRoot(t, run.O)
+	run.openResources()
+	for i := range chaosWorkers {
+		run.workers = append(run.workers, run.newWorker(i))
+	}
+	// Registered after the clients, so it runs before they close.
+	t.Cleanup(run.stop)
+	for _, w := range run.workers {
+		run.wg.Add(1)
+		go w.loop()
+	}
+	run.runNemesis()
+	phase(t, "the schedule is over: stop the workers, close their sessions, check")
+	run.stop()
+	for _, w := range run.workers {
+		w.a.info("%d acquisitions in %d sessions", w.acquisitions, w.sessions)
+		if err := w.c.CloseWait(within); err != nil {
+			t.Errorf("C1 violated: %s's session did not close: %v", w.name, err)
+		}
+	}
+	run.checkNothingLeftOnServer()
+	run.checkFences()
+	return run.sum
+}
+
+func (run *chaosRun) startServers() {
+	t := run.t
+	opts := []zkserver.Option{zkserver.WithTickTime(expiryTick)}
+	if run.setup.servers == 1 {
+		run.servers = []*zkserver.Server{zkserver.Start(t, opts...)}
+		return
+	}
+	// A short syncLimit lets the followers give up on a partitioned leader
+	// within about a second.
+	run.cluster = startCluster(t, run.setup.servers, append(opts, zkserver.WithLimits(50, 10))...)
+	run.servers = run.cluster.Servers
+}
+
+func (run *chaosRun) clientAddrs() []string {
+	var out []string
+	for _, s := range run.servers {
+		out = append(out, s.Client)
+	}
+	return out
+}
+
+func (run *chaosRun) openResources() {
+	t := run.t
+	dur, err := fence.OpenDurable(context.Background(), filepath.Join(t.TempDir(), "resource.db"))
+	if err != nil {
+		t.Fatalf("C1: durable resource: %v", err)
+	}
+	for _, r := range []*chaosResource{
+		{name: resMemory, r: fence.NewMemory(), fenced: true},
+		{name: resDurable, r: dur, fenced: true},
+		{name: resControl, r: fence.NewUnfenced()},
+	} {
+		t.Cleanup(func() { _ = r.r.Close() })
+		r.ledger = &chaos.Ledger{}
+		if r.fenced {
+			r.rec = history.NewRecorder("")
+		}
+		run.res = append(run.res, r)
+	}
+}
+
+// stop ends the workers' loops: acquisitions waiting are cancelled, holders
+// finish their cycle and release, and a frozen one is let go.
+func (run *chaosRun) stop() {
+	run.stopOnce.Do(func() {
+		run.cancel()
+		for _, w := range run.workers {
+			select {
+			case f := <-w.freeze:
+				f.open()
+			default:
+			}
+		}
+		done := make(chan struct{})
+		go func() { run.wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(chaosStopWithin):
+			run.t.Errorf("C1: the workers did not end their cycles within %v of the stop", chaosStopWithin)
+		}
+	})
+}
+
+// checkNothingLeftOnServer: with every worker's session closed, no lock
+// node is left under the root and no session but the observer's is left
+// on the server that tracks them all (the leader, or the one server).
+func (run *chaosRun) checkNothingLeftOnServer() {
+	t := run.t
+	var kids []string
+	err := wait.Until(within, "no lock node under "+run.root, func() (ok bool, _ string) {
+		var err error
+		kids, _, err = run.O.Children(run.root)
+		return err == nil && len(kids) == 0, fmt.Sprintf("%v %v", kids, err)
+	})
+	if err != nil {
+		t.Errorf("C1 violated: lock nodes left after every worker closed: %v", err)
+		run.sum.Note(rowLeft, fmt.Sprintf("lock nodes %v", kids))
+		return
+	}
+	tracker := run.servers[0]
+	if run.cluster != nil {
+		tracker = run.cluster.Leader()
+	}
+	own := fmt.Sprintf("0x%x", run.O.SessionID())
+	var left []string
+	err = wait.Until(10*expirySessionTimeout, "no session but O's on "+tracker.Label, func() (bool, string) {
+		left = slices.DeleteFunc(dumpSessions(t, tracker), func(s string) bool { return s == own })
+		return len(left) == 0, fmt.Sprint(left)
+	})
+	if err != nil {
+		t.Errorf("C1 violated: sessions left on %s after every worker closed: %v (O is %s): %v", tracker.Label, left, own, err)
+		run.sum.Note(rowLeft, fmt.Sprintf("sessions %v", left))
+		return
+	}
+	t.Logf("after the workers closed: no lock node under the root and no session but O's (%s) in %s's dump", own, tracker.Label)
+	run.sum.Note(rowLeft, "none")
+}
+
+// Rows the checks add to the summary table.
+const (
+	rowLeft      = "left on the servers after the workers closed: lock nodes, sessions"
+	rowPorcupine = "porcupine on the fenced histories (refused writes as reads)"
+)
+
+var sessionID = regexp.MustCompile(`^\s*(0x[0-9a-f]+)\s*$`)
+
+// dumpSessions lists the sessions the server's dump names in its session
+// sets (a leader's, or a standalone server's, are every session).
+func dumpSessions(t zkserver.TB, s *zkserver.Server) []string {
+	t.Helper()
+	dump, _, _ := strings.Cut(s.Word(t, "dump"), "ephemeral nodes dump")
+	var out []string
+	for _, l := range strings.Split(dump, "\n") {
+		if m := sessionID.FindStringSubmatch(l); m != nil {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// failWatch is a *testing.T that remembers whether a check failed it.
+type failWatch struct {
+	*testing.T
+	failed bool
+}
+
+func (f *failWatch) Errorf(format string, args ...any) {
+	f.T.Helper()
+	f.failed = true
+	f.T.Errorf(format, args...)
+}
+
+// checkFences: the fenced resources accepted no token below one they had
+// accepted, their histories are linearizable registers, the control did
+// take a stale-late write, and nothing broke the bookkeeping.
+func (run *chaosRun) checkFences() {
+	t := run.t
+	var verdicts []string
+	for _, r := range run.res {
+		regressions := r.ledger.Regressions()
+		run.sum.SetBelowMark(r.name, len(regressions))
+		if !r.fenced {
+			t.Logf("the control accepted %d writes below a token it had accepted before: %v", len(regressions), regressions)
+			continue
+		}
+		if len(regressions) > 0 {
+			t.Errorf("C1 violated: the fenced %s resource accepted %d writes below a token it had accepted before; want none: %v", r.name, len(regressions), regressions)
+		}
+		ft := &failWatch{T: t}
+		history.RequireLinearizable(ft, r.rec, "C1")
+		verdicts = append(verdicts, fmt.Sprintf("%s linearizable=%v (%d ops)", r.name, !ft.failed, len(r.rec.Operations())))
+	}
+	run.sum.Note(rowPorcupine, strings.Join(verdicts, ", "))
+	if c, _ := run.sum.StaleLate(resControl); c == 0 {
+		t.Errorf("C1 proved nothing: no stale-late write reached the control (%s)", run.setup.name)
+	}
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	for _, a := range run.anomalies {
+		t.Errorf("C1 check broken: %s", a)
+	}
+}
+
+// runNemesis draws faults and injects them one at a time until the size
+// says the schedule is over. After each fault it waits until the lock has
+// moved on: a lock that stays stuck fails the run.
+func (run *chaosRun) runNemesis() {
+	t := run.t
+	kinds := chaos.Kinds(run.setup.servers)
+	sc := chaos.NewSchedule(run.plan.Seed, run.index, kinds, chaosWorkers, run.setup.servers)
+	size := run.plan.Size
+	if size.Soak() {
+		size = size.Share(len(chaosSetups))
+	}
+	start, base := time.Now(), run.acquired.Load()
+	// Let every worker in before the first fault.
+	run.awaitProgress("the start", chaosWorkers)
+	for !size.Done(sc, time.Since(start), int(run.acquired.Load()-base)) {
+		f := sc.Next()
+		phase(t, "fault %d: %v", f.N, f.Kind)
+		effective := run.inject(f)
+		run.sum.Fault(f.Kind, effective)
+		if !effective && sc.Again(f.Kind) {
+			run.nemesis.info("%v took no effect; drawn again later", f.Kind)
+		}
+		run.awaitProgress(fmt.Sprintf("fault %d (%v)", f.N, f.Kind), 2)
+	}
+}
+
+// awaitProgress waits until n more acquisitions were made.
+func (run *chaosRun) awaitProgress(after string, n int) {
+	run.t.Helper()
+	target := run.acquired.Load() + int64(n)
+	err := wait.Until(chaosProgressWithin, fmt.Sprintf("%d acquisitions after %s", n, after), func() (bool, string) {
+		got := run.acquired.Load()
+		return got >= target, fmt.Sprintf("%d of %d", got, target)
+	})
+	if err != nil {
+		run.t.Fatalf("C1: the lock stalled: %v", err)
+	}
+}
+
+// inject injects f and reports whether it took effect.
+func (run *chaosRun) inject(f chaos.Fault) bool {
+	switch f.Kind {
+	case chaos.LoseCreate:
+		return run.loseReply(f, faultproxy.Match{Ops: createOps, Under: run.root})
+	case chaos.LoseDelete:
+		return run.loseReply(f, faultproxy.Match{Ops: []int32{jute.OpDelete}, Under: run.root})
+	case chaos.LoseChildren:
+		return run.loseReply(f, faultproxy.Match{Ops: []int32{jute.OpGetChildren2}, Path: run.root})
+	case chaos.FrozenExpiry:
+		return run.frozenExpiry(f)
+	case chaos.ShortCut:
+		return run.shortCut(f)
+	case chaos.Restart:
+		return run.restart(f)
+	case chaos.Failover:
+		return run.failover(f)
+	}
+	run.t.Fatalf("C1: no injection for fault kind %v", f.Kind)
+	return false
+}
+
+// loseReply arms the fault on every proxy of the worker (its client is on
+// one of them) and waits until one reply is lost, or withdraws it.
+func (run *chaosRun) loseReply(f chaos.Fault, m faultproxy.Match) bool {
+	w := run.workers[f.Worker]
+	run.nemesis.invoke("lose the reply to %s's %s", w.name, m)
+	drops := make([]*faultproxy.Drop, len(w.proxies))
+	for i, p := range w.proxies {
+		drops[i] = p.LoseReply(m)
+	}
+	var lost *faultproxy.DropResult
+	err := wait.Until(chaosFaultWithin, "a reply to "+w.name+"'s "+m.String()+" to be lost", func() (bool, string) {
+		done := 0
+		for _, d := range drops {
+			if r := d.Result(); r.Dropped {
+				lost = &r
+				return true, ""
+			}
+			select {
+			case <-d.Done():
+				done++
+			default:
+			}
+		}
+		return done == len(drops), fmt.Sprintf("%+v", drops[0].Result())
+	})
+	for _, d := range drops {
+		d.Cancel()
+	}
+	switch {
+	case lost != nil:
+		run.nemesis.ok("lost the reply to %s's %s %s (xid %d, zxid %#x)", w.name, jute.OpName(lost.Op), lost.Path, lost.Xid, lost.Zxid)
+	case err != nil:
+		run.nemesis.info("%s sent no such request within %v; withdrawn", w.name, chaosFaultWithin)
+	default:
+		run.nemesis.info("%s's request was answered with another err code; spent without loss", w.name)
+	}
+	return lost != nil
+}
+
+// freeze is the nemesis's request that a worker stop, holding its token,
+// before it writes.
+type freeze struct {
+	held  chan *lock.Held     // the worker's hold, once it stops
+	gate  chan struct{}       // closed to let it write
+	stale atomic.Bool         // set before the gate opens: its node is gone, a higher token accepted
+	wrote chan []fence.Result // its writes, in the order of run.res
+	once  sync.Once
+}
+
+func newFreeze() *freeze {
+	return &freeze{held: make(chan *lock.Held, 1), gate: make(chan struct{}), wrote: make(chan []fence.Result, 1)}
+}
+
+func (f *freeze) open() { f.once.Do(func() { close(f.gate) }) }
+
+// frozenExpiry makes the stale-late case: the worker stops once it holds
+// and has its token; its connections are blackholed until the server has
+// expired its session and deleted its node, and another worker has held
+// and written a higher token to both fenced resources; then the partition
+// heals and the frozen worker writes with its old token.
+func (run *chaosRun) frozenExpiry(f chaos.Fault) bool {
+	t, w := run.t, run.workers[f.Worker]
+	fr := newFreeze()
+	defer fr.open()
+	run.nemesis.invoke("freeze %s once it holds with its token; partition it until its session expires", w.name)
+	w.freeze <- fr
+	var h *lock.Held
+	select {
+	case h = <-fr.held:
+	case <-time.After(chaosFaultWithin):
+		select {
+		case <-w.freeze:
+		default:
+		}
+		run.nemesis.info("%s did not hold within %v; the freeze is withdrawn", w.name, chaosFaultWithin)
+		return false
+	}
+	run.nemesis.ok("%s frozen holding %s with token %v", w.name, path.Base(h.Path), h.Token)
+	for _, p := range w.proxies {
+		p.Blackhole(faultproxy.Both)
+	}
+	heal := sync.OnceFunc(func() {
+		for _, p := range w.proxies {
+			p.Heal()
+		}
+	})
+	defer heal()
+	if !run.awaitSuccessor(w, h) {
+		return false
+	}
+	fr.stale.Store(true)
+	heal()
+	run.nemesis.invoke("heal %s's connections and open its gate: it writes with token %v", w.name, h.Token)
+	fr.open()
+	var got []fence.Result
+	select {
+	case got = <-fr.wrote:
+	case <-time.After(chaosFaultWithin):
+		t.Fatalf("C1: %s did not write within %v of its gate opening", w.name, chaosFaultWithin)
+	}
+	run.sum.Add(chaos.StaleLate, 1)
+	run.judgeStaleLate(w, h, got)
+	return true
+}
+
+// awaitSuccessor waits until the frozen holder's node is gone, as the
+// observer sees it, and both fenced resources hold a token above its own.
+func (run *chaosRun) awaitSuccessor(w *chaosWorker, h *lock.Held) bool {
+	marks := make([]fence.Token, len(run.res))
+	err := wait.Until(10*expirySessionTimeout+chaosProgressWithin, w.name+"'s node to go and a higher token to reach the fenced resources", func() (bool, string) {
+		exists, _, err := run.O.Exists(h.Path)
+		ok := err == nil && !exists
+		for i, r := range run.res {
+			if r.fenced {
+				_, marks[i], _, _ = r.r.Read(context.Background())
+				ok = ok && marks[i].Compare(h.Token) > 0
+			}
+		}
+		return ok, fmt.Sprintf("node exists=%v (%v), marks %v", exists, err, marks)
+	})
+	if err != nil {
+		run.nemesis.info("no successor wrote while %s was frozen: %v", w.name, err)
+		return false
+	}
+	run.nemesis.ok("%s's node %s is gone (O sees no node) and the fenced resources hold %v and %v, above its %v", w.name, path.Base(h.Path), marks[0], marks[1], h.Token)
+	return true
+}
+
+// judgeStaleLate: the fenced resources must have refused the stale-late
+// write; the control takes it.
+func (run *chaosRun) judgeStaleLate(w *chaosWorker, h *lock.Held, got []fence.Result) {
+	var parts []string
+	for i, r := range run.res {
+		res := got[i]
+		parts = append(parts, fmt.Sprintf("%s accepted=%v (mark %v)", r.name, res.Accepted, res.Mark))
+		if r.fenced && res.Accepted {
+			run.t.Errorf("C1 violated: the fenced %s resource accepted %s's stale-late write with token %v, whose node was gone while it held a higher token; want it refused", r.name, w.name, h.Token)
+		}
+	}
+	run.nemesis.ok("%s's stale-late write with token %v: %s", w.name, h.Token, strings.Join(parts, ", "))
+}
+
+// shortCut cuts both ends of the chosen workers' connections and heals at
+// once: the clients reconnect in their sessions.
+func (run *chaosRun) shortCut(f chaos.Fault) bool {
+	var names []string
+	open := 0
+	for _, i := range f.Cut {
+		w := run.workers[i]
+		names = append(names, w.name)
+		for _, p := range w.proxies {
+			open += p.ConnCount()
+		}
+	}
+	run.nemesis.invoke("cut the connections of %s, then heal at once", strings.Join(names, " "))
+	for _, i := range f.Cut {
+		for _, p := range run.workers[i].proxies {
+			p.Cut(faultproxy.BothEnds)
+		}
+	}
+	for _, i := range f.Cut {
+		for _, p := range run.workers[i].proxies {
+			p.Heal()
+		}
+	}
+	run.nemesis.ok("%d connections cut", open)
+	return open > 0
+}
+
+// restart stops a server and starts it again with its data; on three
+// servers the ensemble must have a leader again.
+func (run *chaosRun) restart(f chaos.Fault) bool {
+	t := run.t
+	s := run.servers[f.Server]
+	run.nemesis.invoke("restart %s", s.Label)
+	t0 := time.Now()
+	if err := s.TryRestart(); err != nil {
+		t.Fatalf("C1: restart %s: %v", s.Label, err)
+	}
+	if run.cluster != nil {
+		if _, err := run.cluster.Ensemble.Leader(chaosServerWithin); err != nil {
+			t.Fatalf("C1: no leader after restarting %s: %v", s.Label, err)
+		}
+	}
+	mode, _ := s.Mode()
+	run.nemesis.ok("%s is back as %s after %v", s.Label, mode, time.Since(t0).Round(time.Millisecond))
+	return true
+}
+
+// failover blackholes every link between the leader and the other servers
+// until they elect another leader, then heals: the old leader comes back
+// as a follower.
+func (run *chaosRun) failover(chaos.Fault) bool {
+	t, c := run.t, run.cluster
+	old, err := c.Ensemble.Leader(chaosServerWithin)
+	if err != nil {
+		t.Fatalf("C1: no leader before the failover: %v", err)
+	}
+	run.nemesis.invoke("partition the leader %s from the other servers", old.Label)
+	heal := sync.OnceFunc(c.links.Heal)
+	defer heal()
+	for _, s := range c.Servers {
+		if s != old {
+			c.links.Blackhole(old.ID, s.ID)
+			c.links.Blackhole(s.ID, old.ID)
+		}
+	}
+	var next *zkserver.Server
+	err = wait.Until(chaosServerWithin, "another server to lead", func() (bool, string) {
+		var modes []string
+		for _, s := range c.Servers {
+			mode, _ := s.Mode()
+			modes = append(modes, s.Label+"="+mode)
+			if s != old && mode == "leader" {
+				next = s
+			}
+		}
+		return next != nil, strings.Join(modes, " ")
+	})
+	heal()
+	if err != nil {
+		t.Fatalf("C1: %v", err)
+	}
+	if err := old.WaitMode(chaosServerWithin, "follower"); err != nil {
+		t.Fatalf("C1: %s did not come back as a follower: %v", old.Label, err)
+	}
+	run.nemesis.ok("%s leads; %s is back as a follower", next.Label, old.Label)
+	return true
+}
+
+// chaosWorker is one worker: its own session through its own proxies (one
+// per server), a Locker on its current session, and its drawn pauses.
+type chaosWorker struct {
+	run     *chaosRun
+	id      int
+	name    string
+	a       actor
+	c       *zkclient.Client
+	proxies []*faultproxy.Proxy
+	probe   *lock.Probe
+	l       *lock.Locker
+	session int64
+	pause   func() time.Duration
+	freeze  chan *freeze
+
+	cycles, acquisitions, sessions int
+	eventful                       bool
+	routine                        []fence.Token // tokens of the uneventful cycles not yet reported
+
+	mu    sync.Mutex
+	lines [][2]string // the cycle's lines: kind, text
+	cut   int         // lines dropped past chaosTraceLines
+}
+
+func (run *chaosRun) newWorker(i int) *chaosWorker {
+	t := run.t
+	w := &chaosWorker{run: run, id: i, name: fmt.Sprintf("W%d", i+1), freeze: make(chan *freeze, 1),
+		pause: chaos.Pauses(run.plan.Seed, run.index, i, chaosPauseMax)}
+	w.a = newActor(t, w.name)
+	var addrs []string
+	for _, s := range run.servers {
+		p := clientProxy(t, w.name+"-"+s.Label, s)
+		w.proxies = append(w.proxies, p)
+		addrs = append(addrs, p.Addr())
+	}
+	w.c = zkclient.Connect(t, w.name, addrs, zkclient.WithSessionTimeout(expirySessionTimeout), zkclient.Quiet())
+	w.probe = &lock.Probe{Trace: w.trace}
+	return w
+}
+
+// trace keeps the lock's steps of the current cycle; only an eventful
+// cycle logs them.
+func (w *chaosWorker) trace(typ, op, detail string) {
+	switch {
+	case typ == "fail", typ == "info" && slices.Contains([]string{"lost", "abort", "delete", "recovered"}, op):
+		w.mu.Lock()
+		w.eventful = true
+		w.mu.Unlock()
+	}
+	// Names under the root are long enough without it.
+	w.line(typ, "%s", strings.TrimSpace(op+" "+strings.ReplaceAll(detail, w.run.root+"/", "")))
+}
+
+func (w *chaosWorker) line(typ, format string, args ...any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.lines) == chaosTraceLines {
+		w.cut++
+		return
+	}
+	w.lines = append(w.lines, [2]string{typ, fmt.Sprintf(format, args...)})
+}
+
+func (w *chaosWorker) event(typ, format string, args ...any) {
+	w.mu.Lock()
+	w.eventful = true
+	w.mu.Unlock()
+	w.line(typ, format, args...)
+}
+
+func (w *chaosWorker) loop() {
+	defer w.run.wg.Done()
+	for w.run.ctx.Err() == nil {
+		w.cycle()
+	}
+	w.reportRoutine()
+}
+
+// cycle is one turn: acquire, take the token (and stop there if the
+// nemesis froze the worker), pause, write, release.
+func (w *chaosWorker) cycle() {
+	w.cycles++
+	w.mu.Lock()
+	w.lines, w.cut, w.eventful = nil, 0, false
+	w.mu.Unlock()
+	h, err := w.acquire()
+	if h == nil {
+		if w.run.ctx.Err() != nil {
+			return // stopped while waiting: nothing happened worth a line
+		}
+		w.acquireFailed(err)
+		w.report(h)
+		return
+	}
+	w.acquisitions++
+	w.run.acquired.Add(1)
+	w.run.sum.Add(chaos.Acquisitions, 1)
+	w.line("ok", "acquire %s token %v", path.Base(h.Path), h.Token)
+	if others := w.run.holders.Begin(w.name, h.Token); len(others) > 0 {
+		w.run.sum.Add(chaos.Overlaps, 1)
+		w.event("info", "holds while, from the lock's view, %s hold too (an overlap)", strings.Join(others, ", "))
+	}
+	fr := w.takeFreeze(h)
+	// The GC pause is the workload, not a wait for an event: the holder
+	// stops with its token for a drawn time.
+	select {
+	case <-time.After(w.pause()):
+	case <-w.run.ctx.Done():
+	}
+	got := w.writeAll(h.Token, fr != nil && fr.stale.Load())
+	if fr != nil {
+		fr.wrote <- got
+	}
+	w.run.holders.End(w.name)
+	w.release(h)
+	w.report(h)
+}
+
+// acquire acquires, recovering after a create whose reply was lost, on a
+// Locker of the client's current session.
+func (w *chaosWorker) acquire() (*lock.Held, error) {
+	if w.l == nil || w.c.SessionID() != w.session {
+		if err := w.relock(); err != nil {
+			return nil, err
+		}
+	}
+	ctx, cancel := context.WithTimeout(w.run.ctx, chaosAcquireWithin)
+	defer cancel()
+	w.line("invoke", "acquire")
+	h, err := w.l.Acquire(ctx)
+	if ce, ok := errors.AsType[*lock.CreateError](err); ok {
+		w.event("info", "create returned no name (%v): Recover %s", ce.Err, ce.GUID)
+		h, err = w.l.Recover(ctx, ce.GUID)
+		switch {
+		case err == nil:
+			w.run.sum.Add(chaos.Recovered, 1)
+		case errors.Is(err, lock.ErrMissing):
+			w.run.sum.Add(chaos.RecoverMissing, 1)
+		case errors.Is(err, lock.ErrAmbiguous):
+			w.run.anomaly("%s: Recover(%s) found several nodes of one create: %v", w.name, ce.GUID, err)
+		}
+	}
+	return h, err
+}
+
+// relock makes a Locker for the client's current session, once it has one.
+func (w *chaosWorker) relock() error {
+	if err := w.c.WaitConnected(zkclient.ConnectWithin); err != nil {
+		return err
+	}
+	sid := w.c.SessionID()
+	if w.session != 0 && sid != w.session {
+		w.run.sum.Add(chaos.SessionsEnded, 1)
+		w.event("info", "session 0x%x ended; a new Locker on session 0x%x", w.session, sid)
+	}
+	w.session, w.sessions = sid, w.sessions+1
+	w.l = lock.New(w.c.Conn, w.run.root, lock.WithCzxidDomain(), lock.WithProbe(w.probe))
+	return nil
+}
+
+func (w *chaosWorker) acquireFailed(err error) {
+	if errors.Is(err, context.DeadlineExceeded) {
+		w.run.sum.Add(chaos.GaveUp, 1)
+	}
+	w.event("fail", "acquire: %v", err)
+	if err := w.c.WaitConnected(zkclient.ConnectWithin); err != nil {
+		w.event("info", "%v", err)
+	}
+}
+
+// takeFreeze stops the worker, holding, when the nemesis asked for it,
+// until the nemesis opens the gate.
+func (w *chaosWorker) takeFreeze(h *lock.Held) *freeze {
+	select {
+	case fr := <-w.freeze:
+		w.event("info", "frozen with token %v", h.Token)
+		fr.held <- h
+		<-fr.gate
+		w.line("info", "gate open")
+		return fr
+	default:
+		return nil
+	}
+}
+
+// writeAll writes a value of its own with tok to every resource, in order,
+// and reads each fenced one after, all recorded.
+func (w *chaosWorker) writeAll(tok fence.Token, stale bool) []fence.Result {
+	value := fmt.Sprintf("%s#%d %v", w.name, w.cycles, tok)
+	note := ""
+	if stale {
+		note = " (stale-late: its node is gone, a higher token was accepted)"
+	}
+	w.line("invoke", "write %q with token %v%s", value, tok, note)
+	got := make([]fence.Result, len(w.run.res))
+	var parts []string
+	all := true
+	for i, r := range w.run.res {
+		var call int64
+		if r.rec != nil {
+			call = r.rec.Now()
+		}
+		res, err := r.r.Write(context.Background(), tok, value)
+		if err != nil {
+			w.run.anomaly("%s: write to %s: %v", w.name, r.name, err)
+			continue
+		}
+		if r.rec != nil {
+			if err := r.span(w.id, value, res, call); err != nil {
+				w.run.anomaly("%s: history of %s: %v", w.name, r.name, err)
+			}
+		}
+		got[i] = res
+		r.ledger.Record(w.name, tok, res)
+		w.run.sum.Write(r.name, res.Accepted, stale)
+		parts = append(parts, fmt.Sprintf("%s %s (mark %v)", r.name, map[bool]string{true: "accepted", false: "refused"}[res.Accepted], res.Mark))
+		all = all && res.Accepted
+	}
+	if all {
+		w.line("ok", "write: %s", strings.Join(parts, ", "))
+	} else {
+		w.event("fail", "write: %s", strings.Join(parts, ", "))
+	}
+	w.readAll()
+	return got
+}
+
+// readAll reads each fenced resource, for its history.
+func (w *chaosWorker) readAll() {
+	for _, r := range w.run.res {
+		if r.rec == nil {
+			continue
+		}
+		call := r.rec.Now()
+		v, _, _, err := r.r.Read(context.Background())
+		if err != nil {
+			w.run.anomaly("%s: read %s: %v", w.name, r.name, err)
+			continue
+		}
+		if err := r.rec.Span(w.id, history.Input{Op: history.Read}, history.Output{Value: v}, call, r.rec.Now()); err != nil {
+			w.run.anomaly("%s: history of %s: %v", w.name, r.name, err)
+		}
+	}
+}
+
+// release releases with its own bound: a stopping run still releases.
+func (w *chaosWorker) release(h *lock.Held) {
+	ctx, cancel := context.WithTimeout(context.Background(), chaosAcquireWithin)
+	defer cancel()
+	w.line("invoke", "release %s", path.Base(h.Path))
+	err := h.Release(ctx)
+	switch {
+	case err == nil:
+		w.run.sum.Add(chaos.Released, 1)
+		w.line("ok", "release")
+	case errors.Is(err, lock.ErrLostCandidacy), errors.Is(err, lock.ErrSessionChanged):
+		w.run.sum.Add(chaos.ReleaseLost, 1)
+		w.event("fail", "release: %v", err)
+	default:
+		w.run.sum.Add(chaos.ReleaseUnknown, 1)
+		w.event("info", "release: %v", err)
+	}
+}
+
+// report logs an eventful cycle in full, after the uneventful ones before
+// it in one line; an uneventful cycle is only counted.
+func (w *chaosWorker) report(h *lock.Held) {
+	w.mu.Lock()
+	lines, cut, eventful := w.lines, w.cut, w.eventful
+	w.mu.Unlock()
+	if !eventful {
+		if h != nil {
+			w.routine = append(w.routine, h.Token)
+		}
+		return
+	}
+	w.reportRoutine()
+	for _, l := range lines {
+		w.a.log(l[0], "%s", l[1])
+	}
+	if cut > 0 {
+		w.a.info("… %d more lines of this cycle not logged", cut)
+	}
+}
+
+func (w *chaosWorker) reportRoutine() {
+	if n := len(w.routine); n > 0 {
+		w.a.ok("%d uneventful cycles (acquire, pause, write: all accepted, release ok), tokens %v … %v", n, w.routine[0], w.routine[n-1])
+		w.routine = w.routine[:0]
+	}
+}

@@ -1,0 +1,245 @@
+package chaos
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Counter is one count of a setup's summary.
+type Counter int
+
+// The counts of a summary besides faults and writes.
+const (
+	Acquisitions   Counter = iota + 1 // holds returned by Acquire or Recover
+	Recovered                         // lost create replies after which Recover adopted the node
+	RecoverMissing                    // ... after which Recover found no node (the create never ran)
+	SessionsEnded                     // sessions a worker saw end and replaced
+	GaveUp                            // acquisitions abandoned at their bound
+	Released                          // Release returned nil
+	ReleaseLost                       // Release said the hold was over before (node or session gone)
+	ReleaseUnknown                    // Release said the outcome is unknown
+	StaleLate                         // writes by a frozen holder whose node was gone while a higher token was accepted
+	Overlaps                          // holds that began while another was held, from the lock's view
+)
+
+// Summary counts what one setup of a chaos run did. It is safe for
+// concurrent use.
+type Summary struct {
+	mu        sync.Mutex
+	injected  map[Kind]int
+	effective map[Kind]int
+	n         map[Counter]int
+	resources []string
+	accepted  map[string]int
+	rejected  map[string]int
+	stale     map[string][2]int // per resource: stale-late writes accepted, rejected
+	below     map[string]int    // per resource: accepted writes below a token it had accepted
+	notes     map[string]string // further rows: row name -> value
+	noted     []string          // their names, in the order first noted
+}
+
+// NewSummary returns an empty summary of writes to resources, named in the
+// order the table lists them.
+func NewSummary(resources ...string) *Summary {
+	return &Summary{injected: map[Kind]int{}, effective: map[Kind]int{}, n: map[Counter]int{},
+		resources: resources, accepted: map[string]int{}, rejected: map[string]int{},
+		stale: map[string][2]int{}, below: map[string]int{}, notes: map[string]string{}}
+}
+
+// Note sets the value of a further row of the table, such as a check's
+// verdict; rows are listed in the order first noted by any summary.
+func (s *Summary) Note(row, value string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.notes[row]; !ok {
+		s.noted = append(s.noted, row)
+	}
+	s.notes[row] = value
+}
+
+// Fault counts a fault injected; effective says whether it did what it is
+// for (a reply was lost, a holder's session expired, a leader changed).
+func (s *Summary) Fault(k Kind, effective bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.injected[k]++
+	if effective {
+		s.effective[k]++
+	}
+}
+
+// Add adds n to c.
+func (s *Summary) Add(c Counter, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n[c] += n
+}
+
+// Get returns c.
+func (s *Summary) Get(c Counter) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n[c]
+}
+
+// Effective returns how many faults of kind k took effect.
+func (s *Summary) Effective(k Kind) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.effective[k]
+}
+
+// Write counts a write to resource; stale marks a stale-late write.
+func (s *Summary) Write(resource string, accepted, stale bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if accepted {
+		s.accepted[resource]++
+	} else {
+		s.rejected[resource]++
+	}
+	if stale {
+		st := s.stale[resource]
+		if accepted {
+			st[0]++
+		} else {
+			st[1]++
+		}
+		s.stale[resource] = st
+	}
+}
+
+// StaleLate returns how many of resource's stale-late writes it accepted
+// and rejected.
+func (s *Summary) StaleLate(resource string) (accepted, rejected int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stale[resource][0], s.stale[resource][1]
+}
+
+// SetBelowMark sets how many writes resource accepted below a token it had
+// accepted before (Ledger.Regressions).
+func (s *Summary) SetBelowMark(resource string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.below[resource] = n
+}
+
+// BelowMark returns what SetBelowMark set.
+func (s *Summary) BelowMark(resource string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.below[resource]
+}
+
+// Table renders summaries side by side, one column per setup, as the
+// rows of a Markdown table: faults injected by kind, acquisitions, writes
+// accepted and rejected per resource, stale-late writes caught, overlaps.
+// A nil summary (a setup that did not get to the end) shows "—".
+func Table(cols []string, sums []*Summary) []string {
+	rows := [][]string{append([]string{"chaos summary"}, cols...), make([]string, len(cols)+1)}
+	for i := range rows[1] {
+		rows[1][i] = "---"
+	}
+	add := func(name string, f func(s *Summary) string) {
+		row := []string{name}
+		for _, s := range sums {
+			if s == nil {
+				row = append(row, "—")
+				continue
+			}
+			s.mu.Lock()
+			row = append(row, f(s))
+			s.mu.Unlock()
+		}
+		rows = append(rows, row)
+	}
+	faultRows(add)
+	countRows(add)
+	writeRows(add, sums)
+	noteRows(add, sums)
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = "| " + strings.Join(r, " | ") + " |"
+	}
+	return out
+}
+
+type rowFunc func(name string, f func(s *Summary) string)
+
+func faultRows(add rowFunc) {
+	for k := LoseCreate; k <= Failover; k++ {
+		add("fault: "+k.String(), func(s *Summary) string {
+			if s.injected[k] == 0 {
+				return "—"
+			}
+			return fmt.Sprintf("%d injected, %d took effect", s.injected[k], s.effective[k])
+		})
+	}
+}
+
+func countRows(add rowFunc) {
+	add("acquisitions", func(s *Summary) string {
+		return fmt.Sprintf("%d (%d given up at their bound)", s.n[Acquisitions], s.n[GaveUp])
+	})
+	add("lost creates: Recover adopted / found none", func(s *Summary) string {
+		return fmt.Sprintf("%d / %d", s.n[Recovered], s.n[RecoverMissing])
+	})
+	add("sessions ended and replaced", func(s *Summary) string { return fmt.Sprint(s.n[SessionsEnded]) })
+	add("releases: ok / hold already over / outcome unknown", func(s *Summary) string {
+		return fmt.Sprintf("%d / %d / %d", s.n[Released], s.n[ReleaseLost], s.n[ReleaseUnknown])
+	})
+	add("overlapping holds (lock's view)", func(s *Summary) string { return fmt.Sprint(s.n[Overlaps]) })
+}
+
+func writeRows(add rowFunc, sums []*Summary) {
+	var resources []string
+	for _, s := range sums {
+		if s != nil {
+			resources = s.resources
+			break
+		}
+	}
+	for _, r := range resources {
+		add("writes to "+r+": accepted / rejected (accepted below its mark)", func(s *Summary) string {
+			return fmt.Sprintf("%d / %d (%d)", s.accepted[r], s.rejected[r], s.below[r])
+		})
+	}
+	name := "stale-late writes caught"
+	for _, r := range resources {
+		name += " / " + r + " accepted"
+	}
+	add(name, func(s *Summary) string {
+		v := fmt.Sprint(s.n[StaleLate])
+		for _, r := range resources {
+			v += fmt.Sprintf(" / %d", s.stale[r][0])
+		}
+		return v
+	})
+}
+
+func noteRows(add rowFunc, sums []*Summary) {
+	var rows []string
+	for _, s := range sums {
+		if s == nil {
+			continue
+		}
+		s.mu.Lock()
+		for _, r := range s.noted {
+			if !slices.Contains(rows, r) {
+				rows = append(rows, r)
+			}
+		}
+		s.mu.Unlock()
+	}
+	for _, r := range rows {
+		add(r, func(s *Summary) string {
+			if v, ok := s.notes[r]; ok {
+				return v
+			}
+			return "—"
+		})
+	}
+}
