@@ -113,12 +113,18 @@ func TestC1_ChaosLeavesNoStaleWriteInAFencedResource(t *testing.T) {
 }
 
 // leftovers lists the harness containers, server processes and run dirs of
-// this test process.
+// this test process. A container is named without its status, which says
+// for how long it has been up.
 func leftovers(t *testing.T) []string {
 	t.Helper()
 	left, err := zkserver.Leftovers(os.Getpid())
 	if err != nil {
 		t.Fatalf("C1: leftovers of this process: %v", err)
+	}
+	for i, l := range left {
+		if strings.HasPrefix(l, "container ") {
+			left[i], _, _ = strings.Cut(l, " (")
+		}
 	}
 	return left
 }
@@ -235,12 +241,16 @@ func (run *chaosRun) anomaly(format string, args ...any) {
 
 // runChaos runs one setup and returns its summary.
 func runChaos(t *testing.T, plan chaos.Plan, index int, setup chaosSetup) *chaos.Summary {
+	t0 := time.Now()
 	run := &chaosRun{t: t, plan: plan, index: index, setup: setup, nemesis: newActor(t, "nemesis"),
 		sum: chaos.NewSummary(resMemory, resDurable, resControl)}
 	run.ctx, run.cancel = context.WithCancel(context.Background())
 	t.Cleanup(run.cancel)
 	run.startServers()
-	run.O = zkclient.Connect(t, "O", run.clientAddrs())
+	// O's session is as short as the workers': go-zookeeper gives up on a
+	// handshake nobody answers (a server restarting) after ten receive
+	// timeouts, and those follow the session timeout.
+	run.O = zkclient.Connect(t, "O", run.clientAddrs(), zkclient.WithSessionTimeout(expirySessionTimeout))
 	run.root = testRoot(t, run.O)
 	run.openResources()
 	for i := range chaosWorkers {
@@ -253,7 +263,7 @@ func runChaos(t *testing.T, plan chaos.Plan, index int, setup chaosSetup) *chaos
 		go w.loop()
 	}
 	run.runNemesis()
-	phase(t, "the schedule is over: stop the workers, close their sessions, check")
+	phase(t, "the schedule is over after %v: stop the workers, close their sessions, check", time.Since(t0).Round(100*time.Millisecond))
 	run.stop()
 	for _, w := range run.workers {
 		w.a.info("%d acquisitions in %d sessions", w.acquisitions, w.sessions)
@@ -334,6 +344,9 @@ func (run *chaosRun) stop() {
 // on the server that tracks them all (the leader, or the one server).
 func (run *chaosRun) checkNothingLeftOnServer() {
 	t := run.t
+	if err := run.O.WaitConnected(zkclient.ConnectWithin); err != nil {
+		t.Fatalf("C1: the observer has no session to check with: %v", err)
+	}
 	var kids []string
 	err := wait.Until(within, "no lock node under "+run.root, func() (ok bool, _ string) {
 		var err error
@@ -435,8 +448,8 @@ func (run *chaosRun) checkFences() {
 func (run *chaosRun) runNemesis() {
 	t := run.t
 	kinds := chaos.Kinds(run.setup.servers)
-	sc := chaos.NewSchedule(run.plan.Seed, run.index, kinds, chaosWorkers, run.setup.servers)
 	size := run.plan.Size
+	sc := chaos.NewSchedule(run.plan.Seed, run.index, kinds, size.Later(kinds), chaosWorkers, run.setup.servers)
 	if size.Soak() {
 		size = size.Share(len(chaosSetups))
 	}
@@ -445,7 +458,7 @@ func (run *chaosRun) runNemesis() {
 	run.awaitProgress("the start", chaosWorkers)
 	for !size.Done(sc, time.Since(start), int(run.acquired.Load()-base)) {
 		f := sc.Next()
-		phase(t, "fault %d: %v", f.N, f.Kind)
+		phase(t, "fault %d, %v into the schedule: %v", f.N, time.Since(start).Round(100*time.Millisecond), f.Kind)
 		effective := run.inject(f)
 		run.sum.Fault(f.Kind, effective)
 		if !effective && sc.Again(f.Kind) {

@@ -34,13 +34,6 @@ func (l *Ledger) Record(who string, tok fence.Token, r fence.Result) {
 	l.accepted = append(l.accepted, entry{commit: r.Commit, who: who, tok: tok})
 }
 
-// Accepted returns how many writes were recorded.
-func (l *Ledger) Accepted() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.accepted)
-}
-
 // Regressions lists, in commit order, every accepted write whose token is
 // below one the resource had accepted before it: what a fenced resource
 // must never do, and what an unfenced one does with a stale write.
@@ -66,12 +59,11 @@ func (l *Ledger) Regressions() []string {
 // Holders tracks who holds the lock from the lock's own view: from the
 // moment Acquire (or Recover) returns a hold to the moment its worker
 // decides to release it or learns it is lost. Two holds at once are an
-// overlap: the article's point is that they happen, so they are counted,
-// not failed. It is safe for concurrent use.
+// overlap: the article's point is that they happen, so the caller counts
+// them rather than failing. It is safe for concurrent use.
 type Holders struct {
-	mu       sync.Mutex
-	now      map[string]fence.Token
-	overlaps int
+	mu  sync.Mutex
+	now map[string]fence.Token
 }
 
 // Begin notes that who holds with tok, and returns the others holding at
@@ -87,9 +79,6 @@ func (h *Holders) Begin(who string, tok fence.Token) []string {
 		others = append(others, fmt.Sprintf("%s %v", w, t))
 	}
 	slices.Sort(others)
-	if len(others) > 0 {
-		h.overlaps++
-	}
 	h.now[who] = tok
 	return others
 }
@@ -99,11 +88,4 @@ func (h *Holders) End(who string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.now, who)
-}
-
-// Overlaps returns how many holds began while another was held.
-func (h *Holders) Overlaps() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.overlaps
 }

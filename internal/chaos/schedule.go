@@ -70,10 +70,11 @@ type Fault struct {
 
 // Schedule draws a setup's faults from its seed. Its first faults are
 // every kind once, in a drawn order, so that even the smallest run injects
-// each of them; after that each kind is drawn at random.
+// each of them; after that each fault is drawn at random among the later
+// kinds.
 type Schedule struct {
 	rng              *rand.Rand
-	kinds            []Kind
+	later            []Kind
 	round            []Kind
 	workers, servers int
 	n                int
@@ -82,12 +83,13 @@ type Schedule struct {
 }
 
 // NewSchedule returns the schedule of setup number setup (setups drawn from
-// one seed differ) over kinds, for workers workers and servers servers.
-func NewSchedule(seed int64, setup int, kinds []Kind, workers, servers int) *Schedule {
+// one seed differ): a first round of kinds, then draws among later, for
+// workers workers and servers servers.
+func NewSchedule(seed int64, setup int, kinds, later []Kind, workers, servers int) *Schedule {
 	rng := rand.New(rand.NewPCG(uint64(seed), uint64(setup)))
 	round := append([]Kind(nil), kinds...)
 	rng.Shuffle(len(round), func(i, j int) { round[i], round[j] = round[j], round[i] })
-	return &Schedule{rng: rng, kinds: kinds, round: round, workers: workers, servers: servers, again: map[Kind]int{}}
+	return &Schedule{rng: rng, later: later, round: round, workers: workers, servers: servers, again: map[Kind]int{}}
 }
 
 // maxAgain bounds how often one kind is put back into the first round.
@@ -107,8 +109,8 @@ func (s *Schedule) Again(k Kind) bool {
 	return true
 }
 
-// FirstRoundDone reports whether every kind has been drawn once.
-func (s *Schedule) FirstRoundDone() bool { return len(s.round) == 0 }
+// firstRoundDone reports whether every kind has been drawn once.
+func (s *Schedule) firstRoundDone() bool { return len(s.round) == 0 }
 
 // Next draws the next fault.
 func (s *Schedule) Next() Fault {
@@ -117,7 +119,7 @@ func (s *Schedule) Next() Fault {
 	if len(s.round) > 0 {
 		f.Kind, s.round = s.round[0], s.round[1:]
 	} else {
-		f.Kind = s.kinds[s.rng.IntN(len(s.kinds))]
+		f.Kind = s.later[s.rng.IntN(len(s.later))]
 		s.extra++
 	}
 	f.Worker = s.rng.IntN(s.workers)

@@ -18,7 +18,7 @@ const (
 
 // defaultExtra is how many faults the CI-sized run draws after its first
 // round (every kind once).
-const defaultExtra = 2
+const defaultExtra = 1
 
 // Size says when a setup's schedule ends. The zero Size is the CI run: the
 // first round and defaultExtra more faults. A soak goes on drawing faults
@@ -41,7 +41,7 @@ func (s Size) Share(n int) Size {
 // acquisitions made since.
 func (s Size) Done(sc *Schedule, elapsed time.Duration, acquisitions int) bool {
 	switch {
-	case !sc.FirstRoundDone():
+	case !sc.firstRoundDone():
 		return false
 	case s.Duration > 0:
 		return elapsed >= s.Duration
@@ -51,6 +51,24 @@ func (s Size) Done(sc *Schedule, elapsed time.Duration, acquisitions int) bool {
 	return sc.extra >= defaultExtra
 }
 
+// Later returns the kinds a schedule draws after its first round: every
+// kind for a soak; for the CI run only those on a worker's connection, since
+// a server's restart or a failover costs a server's start (seconds, tens of
+// them in a loaded container), which the CI run pays once, in its first
+// round.
+func (s Size) Later(kinds []Kind) []Kind {
+	if s.Soak() {
+		return kinds
+	}
+	var out []Kind
+	for _, k := range kinds {
+		if k != Restart && k != Failover {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 func (s Size) String() string {
 	switch {
 	case s.Duration > 0:
@@ -58,7 +76,7 @@ func (s Size) String() string {
 	case s.Acquisitions > 0:
 		return fmt.Sprintf("soak of %d acquisitions (%s=%d)", s.Acquisitions, EnvSize, s.Acquisitions)
 	}
-	return fmt.Sprintf("CI size: every fault kind once, then %d more (%s unset)", defaultExtra, EnvSize)
+	return fmt.Sprintf("CI size: every fault kind once, then %d more on a worker's connection (%s unset)", defaultExtra, EnvSize)
 }
 
 // parseSize reads EnvSize's value: "" is the CI run.

@@ -84,13 +84,6 @@ func (s *Summary) Get(c Counter) int {
 	return s.n[c]
 }
 
-// Effective returns how many faults of kind k took effect.
-func (s *Summary) Effective(k Kind) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.effective[k]
-}
-
 // Write counts a write to resource; stale marks a stale-late write.
 func (s *Summary) Write(resource string, accepted, stale bool) {
 	s.mu.Lock()
