@@ -170,6 +170,13 @@
 //     TestF8_DurableResourceKeepsMarkAndValueAcrossRestart
 //   - F9 ¶5: Fencing is no authentication: whoever forges a larger token gets
 //     the write accepted. Proof: TestF9_ForgedLargerTokenIsAccepted
+//   - C1 ¶2 (beyond): Under a seeded random schedule of faults (lost create
+//     and delete replies, a partition long enough for natural expiry while a
+//     holder is paused, short cuts, a server restart, a leader failover on
+//     three servers), many workers acquire, write with their token and
+//     release: the fenced resources, memory and durable, accept no stale
+//     write, the unfenced control accepts at least one, and no lock node or
+//     session is left. Proof: TestC1_ChaosLeavesNoStaleWriteInAFencedResource
 //
 // # §6 顺序号只在明确的锁域内比较
 //
