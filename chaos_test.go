@@ -842,7 +842,7 @@ func (w *chaosWorker) cycle() {
 	case <-time.After(w.pause()):
 	case <-w.run.ctx.Done():
 	}
-	got := w.writeAll(h.Token, fr != nil && fr.stale.Load())
+	got := w.writeAll(h.Token, func() bool { return fr != nil && fr.stale.Load() })
 	if fr != nil {
 		fr.wrote <- got
 	}
@@ -919,11 +919,12 @@ func (w *chaosWorker) takeFreeze(h *lock.Held) *freeze {
 }
 
 // writeAll writes a value of its own with tok to every resource, in order,
-// and reads each fenced one after, all recorded.
-func (w *chaosWorker) writeAll(tok fence.Token, stale bool) []fence.Result {
+// and reads each fenced one after, all recorded. stale says whether the
+// write is stale-late, as the nemesis established it.
+func (w *chaosWorker) writeAll(tok fence.Token, stale func() bool) []fence.Result {
 	value := fmt.Sprintf("%s#%d %v", w.name, w.cycles, tok)
 	note := ""
-	if stale {
+	if stale() {
 		note = " (stale-late: its node is gone, a higher token was accepted)"
 	}
 	w.line("invoke", "write %q with token %v%s", value, tok, note)
@@ -947,7 +948,7 @@ func (w *chaosWorker) writeAll(tok fence.Token, stale bool) []fence.Result {
 		}
 		got[i] = res
 		r.ledger.Record(w.name, tok, res)
-		w.run.sum.Write(r.name, res.Accepted, stale)
+		w.run.sum.Write(r.name, res.Accepted, stale())
 		parts = append(parts, fmt.Sprintf("%s %s (mark %v)", r.name, map[bool]string{true: "accepted", false: "refused"}[res.Accepted], res.Mark))
 		all = all && res.Accepted
 	}
