@@ -639,7 +639,7 @@ func (run *chaosRun) judgeStaleLate(w *chaosWorker, h *lock.Held, got []fence.Re
 		res := got[i]
 		parts = append(parts, fmt.Sprintf("%s accepted=%v (mark %v)", r.name, res.Accepted, res.Mark))
 		if r.fenced && res.Accepted {
-			run.t.Errorf("C1 violated: the fenced %s resource accepted %s's stale-late write with token %v, whose node was gone while it held a higher token; want it refused", r.name, w.name, h.Token)
+			run.t.Errorf("C1 violated: the fenced %s resource accepted %s's stale-late write with token %v (its node gone, a higher token accepted before); want it refused", r.name, w.name, h.Token)
 		}
 	}
 	run.nemesis.ok("%s's stale-late write with token %v: %s", w.name, h.Token, strings.Join(parts, ", "))
