@@ -347,15 +347,13 @@ func (run *chaosRun) checkNothingLeftOnServer() {
 	if err := run.O.WaitConnected(zkclient.ConnectWithin); err != nil {
 		t.Fatalf("C1: the observer has no session to check with: %v", err)
 	}
-	var kids []string
-	err := wait.Until(within, "no lock node under "+run.root, func() (ok bool, _ string) {
-		var err error
-		kids, _, err = run.O.Children(run.root)
+	err := wait.Until(within, "no lock node under "+run.root, func() (bool, string) {
+		kids, _, err := run.O.Children(run.root)
 		return err == nil && len(kids) == 0, fmt.Sprintf("%v %v", kids, err)
 	})
 	if err != nil {
 		t.Errorf("C1 violated: lock nodes left after every worker closed: %v", err)
-		run.sum.Note(rowLeft, fmt.Sprintf("lock nodes %v", kids))
+		run.sum.Note(rowLeft, "lock nodes (see the failure)")
 		return
 	}
 	tracker := run.servers[0]
@@ -363,14 +361,14 @@ func (run *chaosRun) checkNothingLeftOnServer() {
 		tracker = run.cluster.Leader()
 	}
 	own := fmt.Sprintf("0x%x", run.O.SessionID())
-	var left []string
-	err = wait.Until(10*expirySessionTimeout, "no session but O's on "+tracker.Label, func() (bool, string) {
-		left = slices.DeleteFunc(dumpSessions(t, tracker), func(s string) bool { return s == own })
-		return len(left) == 0, fmt.Sprint(left)
+	err = wait.Until(10*expirySessionTimeout, "no session but O's ("+own+") in "+tracker.Label+"'s dump", func() (bool, string) {
+		all, err := dumpSessions(tracker)
+		left := slices.DeleteFunc(all, func(s string) bool { return s == own })
+		return err == nil && len(left) == 0, fmt.Sprint(left, err)
 	})
 	if err != nil {
-		t.Errorf("C1 violated: sessions left on %s after every worker closed: %v (O is %s): %v", tracker.Label, left, own, err)
-		run.sum.Note(rowLeft, fmt.Sprintf("sessions %v", left))
+		t.Errorf("C1 violated: sessions left after every worker closed: %v", err)
+		run.sum.Note(rowLeft, "sessions (see the failure)")
 		return
 	}
 	t.Logf("after the workers closed: no lock node under the root and no session but O's (%s) in %s's dump", own, tracker.Label)
@@ -387,16 +385,19 @@ var sessionID = regexp.MustCompile(`^\s*(0x[0-9a-f]+)\s*$`)
 
 // dumpSessions lists the sessions the server's dump names in its session
 // sets (a leader's, or a standalone server's, are every session).
-func dumpSessions(t zkserver.TB, s *zkserver.Server) []string {
-	t.Helper()
-	dump, _, _ := strings.Cut(s.Word(t, "dump"), "ephemeral nodes dump")
+func dumpSessions(s *zkserver.Server) ([]string, error) {
+	answer, err := zkserver.FourLetter(s.Client, "dump", within)
+	if err != nil {
+		return nil, err
+	}
+	dump, _, _ := strings.Cut(answer, "ephemeral nodes dump")
 	var out []string
 	for _, l := range strings.Split(dump, "\n") {
 		if m := sessionID.FindStringSubmatch(l); m != nil {
 			out = append(out, m[1])
 		}
 	}
-	return out
+	return out, nil
 }
 
 // failWatch is a *testing.T that remembers whether a check failed it.
@@ -512,34 +513,49 @@ func (run *chaosRun) loseReply(f chaos.Fault, m faultproxy.Match) bool {
 	for i, p := range w.proxies {
 		drops[i] = p.LoseReply(m)
 	}
-	var lost *faultproxy.DropResult
-	err := wait.Until(chaosFaultWithin, "a reply to "+w.name+"'s "+m.String()+" to be lost", func() (bool, string) {
-		done := 0
-		for _, d := range drops {
-			if r := d.Result(); r.Dropped {
-				lost = &r
-				return true, ""
-			}
-			select {
-			case <-d.Done():
-				done++
-			default:
-			}
-		}
-		return done == len(drops), fmt.Sprintf("%+v", drops[0].Result())
-	})
-	for _, d := range drops {
-		d.Cancel()
-	}
+	lost, timedOut := firstLost(drops)
 	switch {
 	case lost != nil:
 		run.nemesis.ok("lost the reply to %s's %s %s (xid %d, zxid %#x)", w.name, jute.OpName(lost.Op), lost.Path, lost.Xid, lost.Zxid)
-	case err != nil:
+	case timedOut:
 		run.nemesis.info("%s sent no such request within %v; withdrawn", w.name, chaosFaultWithin)
 	default:
 		run.nemesis.info("%s's request was answered with another err code; spent without loss", w.name)
 	}
 	return lost != nil
+}
+
+// firstLost waits until one of drops has lost its reply, or all have ended
+// without, or chaosFaultWithin has passed; then it cancels them all. It
+// waits on the drops' channels, not by polling: a poll that gives up leaves
+// its last check's goroutine behind, and this wait gives up in an ordinary
+// run.
+func firstLost(drops []*faultproxy.Drop) (lost *faultproxy.DropResult, timedOut bool) {
+	ended := make(chan *faultproxy.Drop, len(drops))
+	var wg sync.WaitGroup
+	for _, d := range drops {
+		wg.Add(1)
+		go func() { defer wg.Done(); <-d.Done(); ended <- d }()
+	}
+	bound := time.After(chaosFaultWithin)
+	for range drops {
+		select {
+		case d := <-ended:
+			if r := d.Result(); r.Dropped {
+				lost = &r
+			}
+		case <-bound:
+			timedOut = true
+		}
+		if lost != nil || timedOut {
+			break
+		}
+	}
+	for _, d := range drops {
+		d.Cancel()
+	}
+	wg.Wait()
+	return lost, timedOut
 }
 
 // freeze is the nemesis's request that a worker stop, holding its token,
@@ -590,9 +606,7 @@ func (run *chaosRun) frozenExpiry(f chaos.Fault) bool {
 		}
 	})
 	defer heal()
-	if !run.awaitSuccessor(w, h) {
-		return false
-	}
+	run.awaitSuccessor(w, h)
 	fr.stale.Store(true)
 	heal()
 	run.nemesis.invoke("heal %s's connections and open its gate: it writes with token %v", w.name, h.Token)
@@ -610,7 +624,7 @@ func (run *chaosRun) frozenExpiry(f chaos.Fault) bool {
 
 // awaitSuccessor waits until the frozen holder's node is gone, as the
 // observer sees it, and both fenced resources hold a token above its own.
-func (run *chaosRun) awaitSuccessor(w *chaosWorker, h *lock.Held) bool {
+func (run *chaosRun) awaitSuccessor(w *chaosWorker, h *lock.Held) {
 	marks := make([]fence.Token, len(run.res))
 	err := wait.Until(10*expirySessionTimeout+chaosProgressWithin, w.name+"'s node to go and a higher token to reach the fenced resources", func() (bool, string) {
 		exists, _, err := run.O.Exists(h.Path)
@@ -624,11 +638,9 @@ func (run *chaosRun) awaitSuccessor(w *chaosWorker, h *lock.Held) bool {
 		return ok, fmt.Sprintf("node exists=%v (%v), marks %v", exists, err, marks)
 	})
 	if err != nil {
-		run.nemesis.info("no successor wrote while %s was frozen: %v", w.name, err)
-		return false
+		run.t.Fatalf("C1: the lock stalled: %s stayed frozen and partitioned, and no successor took over: %v", w.name, err)
 	}
 	run.nemesis.ok("%s's node %s is gone (O sees no node) and the fenced resources hold %v and %v, above its %v", w.name, path.Base(h.Path), marks[0], marks[1], h.Token)
-	return true
 }
 
 // judgeStaleLate: the fenced resources must have refused the stale-late
