@@ -56,8 +56,9 @@ const (
 	chaosTraceLines     = 60               // trace lines kept of one eventful cycle
 )
 
-// chaosSetup is where a chaos run runs. A small tickTime lets a frozen
-// holder's session expire within seconds.
+// chaosSetup is where a chaos run runs: one server or an ensemble, both
+// with a small tickTime, so that a frozen holder's session expires within
+// seconds.
 type chaosSetup struct {
 	name    string
 	servers int
@@ -299,7 +300,11 @@ func (run *chaosRun) clientAddrs() []string {
 
 func (run *chaosRun) openResources() {
 	t := run.t
-	dur, err := fence.OpenDurable(context.Background(), filepath.Join(t.TempDir(), "resource.db"))
+	// The database lives in the harness's run dir, which an interrupted run
+	// removes too (t.TempDir would stay behind).
+	sc := zkserver.NewScope(t.Name())
+	t.Cleanup(sc.Close)
+	dur, err := fence.OpenDurable(context.Background(), filepath.Join(sc.TempDir(), "resource.db"))
 	if err != nil {
 		t.Fatalf("C1: durable resource: %v", err)
 	}
