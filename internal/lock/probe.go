@@ -19,8 +19,9 @@ type Probe struct {
 	BeforeWatch func(own, pred string)
 	// Trace receives every step in the style of a Jepsen history: typ is
 	// "invoke", "ok", "fail" or "info"; op names the step ("create",
-	// "children", "exists", "wait", "event", "acquired", "lost", "abort",
-	// "recovered", "delete", "release"); detail is the rest of the line.
+	// "sync", "children", "exists", "wait", "event", "acquired", "lost",
+	// "abort", "recovered", "delete", "release"); detail is the rest of the
+	// line.
 	// "info wait <path>" means the acquisition now blocks on the watch of
 	// <path>.
 	Trace func(typ, op, detail string)

@@ -108,6 +108,17 @@ func (l *Locker) Recover(ctx context.Context, guid string) (*Held, error) {
 // this session's and the others'.
 func (l *Locker) matches(ctx context.Context, session int64, guid string) (owned, foreign []string, err error) {
 	var retries connRetries
+	// The reply was lost, so this session's last zxid does not hold the
+	// server it reconnected to to the create: a follower may still lack the
+	// node and list the parent without it. Sync first (the article's §2):
+	// the server then has every write the leader committed before, and a
+	// create still on its way arrives after the session moved and is refused.
+	l.trace("invoke", "sync", l.parent)
+	if err := retries.do(func() (err error) { _, err = l.conn.Sync(l.parent); return err }); err != nil {
+		l.trace("fail", "sync", err.Error())
+		return nil, nil, fmt.Errorf("lock: recover %s: sync %s: %w", guid, l.parent, err)
+	}
+	l.trace("ok", "sync", "")
 	var kids []string
 	l.trace("invoke", "children", l.parent)
 	if err := retries.do(func() (err error) { kids, _, err = l.conn.Children(l.parent); return err }); err != nil {
