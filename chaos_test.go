@@ -851,7 +851,7 @@ func (w *chaosWorker) cycle() {
 	w.line("ok", "acquire %s token %v", path.Base(h.Path), h.Token)
 	if others := w.run.holders.Begin(w.name, h.Token); len(others) > 0 {
 		w.run.sum.Add(chaos.Overlaps, 1)
-		w.event("info", "holds while, from the lock's view, %s hold too (an overlap)", strings.Join(others, ", "))
+		w.event("info", "overlap: from the lock's view %s still holds", strings.Join(others, " and "))
 	}
 	fr := w.takeFreeze(h)
 	// The GC pause is the workload, not a wait for an event: the holder
