@@ -84,7 +84,10 @@ func runMain(m *testing.M) (code int) {
 	go func() {
 		select {
 		case s := <-sigs:
-			fmt.Fprintf(os.Stderr, "zk19: %v: stopping %v\n", s, zkserver.KillAll())
+			// Said before the work: a test that fails because its server
+			// was stopped may end the binary before this goroutine prints.
+			fmt.Fprintf(os.Stderr, "zk19: %v: stopping every server, container and server dir of this run\n", s)
+			fmt.Fprintf(os.Stderr, "zk19: stopped %v\n", zkserver.KillAll())
 			mainScope.Close()
 			os.Exit(130)
 		case <-stopSignals:
