@@ -37,6 +37,10 @@ type joinOpts struct {
 	client      []zkclient.Option
 	lock        []lock.Option
 	beforeWatch func(own, pred string) // the Probe's L8 hook
+	// onTrace runs on the recipe's goroutine at each of its steps, after
+	// the step is logged: a scenario that must act at one exact step (while
+	// a Release is between its lost delete and its look again) acts here.
+	onTrace func(typ, op, detail string)
 }
 
 // contender is one lock participant: its own session, a Locker on it with
@@ -53,8 +57,9 @@ type contender struct {
 	made   chan string  // own node names the creates returned, in order
 	events atomic.Int64 // watch events the acquisitions received
 
-	mu    sync.Mutex
-	muted bool
+	mu       sync.Mutex
+	muted    bool
+	received []string // each watch event as the recipe traced it: type and path
 }
 
 // join connects a named session to servers and makes its Locker for parent.
@@ -93,13 +98,28 @@ func (p *contender) trace(typ, op, detail string) {
 		default:
 		}
 	case typ == "info" && op == "event":
+		typ, at, _ := strings.Cut(detail, " ")
+		p.mu.Lock()
+		p.received = append(p.received, strings.TrimSpace(typ+" "+path.Base(at)))
+		p.mu.Unlock()
 		p.events.Add(1)
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if !p.muted {
 		p.a.log(typ, "%s", strings.TrimSpace(op+" "+detail))
 	}
+	p.mu.Unlock()
+	if p.o.onTrace != nil {
+		p.o.onTrace(typ, op, detail)
+	}
+}
+
+// eventsReceived returns the watch events p's acquisitions have received so
+// far, oldest first, as "EventNodeDataChanged <node name>".
+func (p *contender) eventsReceived() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.received)
 }
 
 // mute stops p's trace lines.
