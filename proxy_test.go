@@ -41,19 +41,24 @@ type lostReply struct {
 	before, after int64 // A's session before the fault and after reconnecting
 }
 
-func newLostReply(t zkserver.TB) *lostReply {
+// newLostReply sets the experiment up; aOpts configures A.
+func newLostReply(t zkserver.TB, aOpts joinOpts) *lostReply {
 	t.Helper()
 	s := sharedServer(t)
 	lr := &lostReply{po: newActor(t, "O")}
 	lr.O = zkclient.Connect(t, "O", []string{s.Client})
 	lr.root = testRoot(t, lr.O)
 	lr.proxy = clientProxy(t, "A-proxy", s)
-	lr.a = join(t, "A", []string{lr.proxy.Addr()}, lr.root, joinOpts{})
+	lr.a = join(t, "A", []string{lr.proxy.Addr()}, lr.root, aOpts)
 	return lr
 }
 
-// createOps are the opcodes go-zookeeper's Create may send.
-var createOps = []int32{jute.OpCreate, jute.OpCreate2}
+// The opcodes a lost-reply Match names: go-zookeeper's Create may send
+// create or create2; a Release sends delete.
+var (
+	createOps = []int32{jute.OpCreate, jute.OpCreate2}
+	deleteOps = []int32{jute.OpDelete}
+)
 
 // loseReply runs call, one of A's operations, while the proxy loses the
 // reply to the request m picks. It returns what the fault did and call's
@@ -134,13 +139,16 @@ type lostCreate struct {
 // if A's create returned anything but a connection loss.
 func runLostCreate(t zkserver.TB, id string) *lostCreate {
 	t.Helper()
-	lc := &lostCreate{lostReply: newLostReply(t)}
+	lc := &lostCreate{lostReply: newLostReply(t, joinOpts{})}
 	phase(t, "the proxy loses the reply to A's create under %s", lc.root)
 	ctx := lockCtx(t)
 	lc.drop, lc.createErr = lc.loseReply(t, faultproxy.Match{Ops: createOps, Under: lc.root}, func() error {
 		_, err := lc.a.l.Acquire(ctx)
 		return err
 	})
+	if lc.createErr == nil {
+		t.Fatalf("%s violated: A's create: got nil error; want connection loss (the proxy forwarded the reply: %s)", id, lc.drop.Reason)
+	}
 	ce, ok := errors.AsType[*lock.CreateError](lc.createErr)
 	if !ok || !errors.Is(ce, zk.ErrConnectionClosed) {
 		t.Fatalf("%s violated: A's create: got %v; want connection loss (fault: %+v)", id, lc.createErr, lc.drop)
@@ -274,7 +282,7 @@ func blindRetry(t zkserver.TB, lc *lostCreate) string {
 // ErrMissing and the parent stays empty.
 func TestR5_NoMatchIsMissingNotANewAcquisition(t *testing.T) {
 	claim(t, "R5")
-	lr := newLostReply(t)
+	lr := newLostReply(t, joinOpts{})
 	ctx := lockCtx(t)
 	// A first acquisition checks the parent before its create; it is made
 	// before the fault, so the held traffic is the create alone.
@@ -357,8 +365,9 @@ func TestR6_ANodeOfAnotherSessionIsNotAdopted(t *testing.T) {
 //
 // Here, end to end: the dropped reply belongs to the create, on A's first
 // connection, with a small request xid (a handshake read as a header would
-// have shifted every later frame), and nothing the proxy reports contains
-// the name the server gave the node.
+// have shifted every later frame). The path in the proxy's record is the
+// prefix A's create sent, never the name the server gave the node, and
+// nothing else the proxy reports contains that name's sequence suffix.
 func TestR7_ProxyReadsHeadersAndTheCreateRequestOnly(t *testing.T) {
 	claim(t, "R7")
 	lc := runLostCreate(t, "R7")
@@ -371,7 +380,11 @@ func TestR7_ProxyReadsHeadersAndTheCreateRequestOnly(t *testing.T) {
 		created = name
 	}
 	report := fmt.Sprintf("%+v", lc.drop)
-	evidence(t, "the proxy reports %s; the server named the node %s", report, created)
+	sent := lc.root + "/" + lc.guid + fence.LockInfix
+	evidence(t, "the proxy's record names the path %s, the prefix A sent, not the node %s the server made; whole record: %s", path.Base(lc.drop.Path), created, report)
+	if lc.drop.Path != sent {
+		t.Errorf("R7 violated: the proxy's record names path %q; want the prefix A's create sent, %q", lc.drop.Path, sent)
+	}
 	if !jute.IsCreate(lc.drop.Op) {
 		t.Errorf("R7 violated: the dropped reply belongs to op %s; want a create", jute.OpName(lc.drop.Op))
 	}
@@ -391,8 +404,10 @@ func TestR7_ProxyReadsHeadersAndTheCreateRequestOnly(t *testing.T) {
 // TestR8_AfterExpiryTheOldNodeGivesNoCandidacy: once A's session has
 // expired, its node is gone and nothing of the old acquisition counts: the
 // Locker pinned to the old session refuses to release, recover or acquire
-// in the session the client opened by itself, and a new acquisition, on a
-// new Locker, uses a new GUID (claim R8, §4 ¶5).
+// in the session the client opened by itself (lock.ErrSessionChanged, each
+// time); a new Locker in the new session finds no node for the old GUID
+// (lock.ErrMissing); and a new acquisition uses a GUID other than the old
+// one (claim R8, §4 ¶5).
 //
 // Dedicated server with a short tick; A holds through a client proxy with
 // a short session. The proxy cuts A off until O sees the server delete A's
@@ -443,15 +458,21 @@ func TestR8_AfterExpiryTheOldNodeGivesNoCandidacy(t *testing.T) {
 			t.Errorf("R8 violated: %s with the old Locker returned %v; want lock.ErrSessionChanged", what, errs[what])
 		}
 	}
-	phase(t, "a new acquisition on a new Locker")
+	phase(t, "a new Locker in the new session")
 	a.relock()
+	a.a.invoke("recover guid=%s (the old acquisition's GUID)", h.GUID)
+	hr, rerr := a.l.Recover(ctx, h.GUID)
+	a.a.fail("%v", rerr)
+	if hr != nil || !errors.Is(rerr, lock.ErrMissing) {
+		t.Errorf("R8 violated: the new session's Recover of the old GUID returned %s, %v; want lock.ErrMissing (the old node went with its session)", holdOf(hr), rerr)
+	}
 	h2, err := a.l.Acquire(ctx)
 	if err != nil {
 		t.Fatalf("new acquisition: %v", err)
 	}
 	ok, st := statOf(t, O, h2.Path)
 	oldLeft, _ := statOf(t, O, h.Path)
-	evidence(t, "after expiry the old Locker refused release/recover/acquire (%v, %v, %v); a new Locker holds %s with GUID %s (old %s), owner 0x%x; the old node exists: %v", errs["release"], errs["recover"], errs["acquire"], path.Base(h2.Path), h2.GUID, h.GUID, st.EphemeralOwner, oldLeft)
+	evidence(t, "after expiry the old Locker refused release/recover/acquire (%v, %v, %v); in the new session, Recover of the old GUID: %v; a new acquisition holds %s with GUID %s (old %s), owner 0x%x; the old node exists: %v", errs["release"], errs["recover"], errs["acquire"], rerr, path.Base(h2.Path), h2.GUID, h.GUID, st.EphemeralOwner, oldLeft)
 	if h2.GUID == h.GUID {
 		t.Errorf("R8 violated: the new acquisition reused GUID %s; want a new one", h.GUID)
 	}
@@ -465,31 +486,39 @@ func TestR8_AfterExpiryTheOldNodeGivesNoCandidacy(t *testing.T) {
 
 // TestR3_ReleaseLooksAgainAfterALostDelete: the rule of R3 applied to the
 // delete of a Release: after a connection loss the outcome is unknown, and
-// the same session looks again at its own node before deciding (claim R3, §4
-// ¶2; issue 13's lost delete reply). Release reports success only once its
-// node is known gone, deletes it again if it is still there, and never
-// touches another session's node.
+// the same session looks again at its own node before deciding (claim R3,
+// §4 ¶2; issue 13's lost delete reply). Release reports success only once
+// its node is known gone, deletes it again if it is still there, leaves a
+// node of another session alone, and otherwise says that the outcome is
+// unknown, which the caller settles by closing the session.
 //
-// A holds through the proxy; B waits on A directly. In one run the proxy
-// loses the successful reply to A's delete: A's Release sees a connection
-// loss, looks again after the reconnect, finds its node gone and returns
-// nil. In the other the delete never reaches the server (O still sees A's
-// node while A is cut off): Release finds its node still there after the
-// reconnect and deletes it again. Both times B then holds, on its own node.
+// A holds through the proxy; B waits on A directly. Four runs:
+//   - the proxy loses the successful reply to A's delete: A's Release sees
+//     a connection loss, looks again after the reconnect, finds its node
+//     gone and returns nil; B holds on its own node;
+//   - the delete never reaches the server (O still sees A's node while A
+//     is cut off): Release finds its node still there after the reconnect
+//     and deletes it again; B holds on its own node;
+//   - the delete never reaches the server and A stays cut off: Release
+//     returns lock.ErrOutcomeUnknown, and truly so (A's node is still there
+//     and B still waits); A closes its session, and B holds;
+//   - the reply is lost and, before A looks again, X (another session)
+//     creates a node at A's exact path: Release leaves X's node alone and
+//     returns lock.ErrLostCandidacy.
 func TestR3_ReleaseLooksAgainAfterALostDelete(t *testing.T) {
 	claim(t, "R3")
 	t.Run("the delete took effect and its reply was lost", func(t *testing.T) {
-		lr, ha, b, pb := releaseScene(t)
-		res, err := lr.loseReply(t, faultproxy.Match{Ops: []int32{jute.OpDelete}, Path: ha.Path}, func() error { return ha.Release(lockCtx(t)) })
+		lr, ha, b, pb := releaseScene(t, joinOpts{})
+		res, err := lr.loseReply(t, faultproxy.Match{Ops: deleteOps, Path: ha.Path}, func() error { return ha.Release(lockCtx(t)) })
 		if !res.Dropped {
 			t.Fatalf("R3: the proxy did not lose the delete's reply: %+v", res)
 		}
 		releaseOutcome(t, lr, ha, b, pb, err, fmt.Sprintf("the reply to A's delete (xid=%d, err=%d) was lost", res.Xid, res.Err))
 	})
 	t.Run("the delete never reached the server", func(t *testing.T) {
-		lr, ha, b, pb := releaseScene(t)
+		lr, ha, b, pb := releaseScene(t, joinOpts{})
 		var stillThere bool
-		err := lr.loseRequest(t, faultproxy.Match{Ops: []int32{jute.OpDelete}, Path: ha.Path}, func() error { return ha.Release(lockCtx(t)) }, func() {
+		err := lr.loseRequest(t, faultproxy.Match{Ops: deleteOps, Path: ha.Path}, func() error { return ha.Release(lockCtx(t)) }, func() {
 			stillThere, _ = statOf(t, lr.O, ha.Path)
 			lr.po.info("A is cut off; A's node %s exists: %v", path.Base(ha.Path), stillThere)
 		})
@@ -498,12 +527,14 @@ func TestR3_ReleaseLooksAgainAfterALostDelete(t *testing.T) {
 		}
 		releaseOutcome(t, lr, ha, b, pb, err, "A's delete never reached the server (O saw the node while A was cut off)")
 	})
+	t.Run("the outcome stays unknown while A is cut off", releaseOutcomeUnknown)
+	t.Run("another session's node took the path", releaseLeavesAnotherSessionsNode)
 }
 
 // releaseScene: A holds through the lost-reply proxy, B waits on A directly.
-func releaseScene(t *testing.T) (*lostReply, *lock.Held, *contender, *pending) {
+func releaseScene(t *testing.T, aOpts joinOpts) (*lostReply, *lock.Held, *contender, *pending) {
 	t.Helper()
-	lr := newLostReply(t)
+	lr := newLostReply(t, aOpts)
 	ha, err := lr.a.l.Acquire(lockCtx(t))
 	if err != nil {
 		t.Fatalf("A: %v", err)
@@ -536,6 +567,100 @@ func releaseOutcome(t *testing.T, lr *lostReply, ha *lock.Held, b *contender, pb
 	evidence(t, "%s; A's Release returned %v in session 0x%x (before 0x%x); A's node is gone; B holds: %v (%v), its node owned by 0x%x", what, releaseErr, lr.after, lr.before, hb != nil, berr, bOwner)
 	if berr != nil || bOwner != b.c.SessionID() {
 		t.Errorf("R3 violated: B did not hold on its own node after A's Release: %v, owner 0x%x", berr, bOwner)
+	}
+}
+
+// releaseOutcomeUnknown: A's delete never reaches the server, and A stays
+// cut off until its Release gives up. What Release says must match the
+// server: A's node is still there, so success would make it a phantom
+// holder. Closing A's session settles it.
+func releaseOutcomeUnknown(t *testing.T) {
+	lr, ha, b, pb := releaseScene(t, joinOpts{})
+	returned := make(chan error, 1)
+	var releaseErr error
+	var aLeft bool
+	var bWaits lock.Attempt
+	lr.loseRequest(t, faultproxy.Match{Ops: deleteOps, Path: ha.Path}, func() error {
+		err := ha.Release(lockCtx(t))
+		returned <- err
+		return err
+	}, func() {
+		select {
+		case releaseErr = <-returned:
+		case <-time.After(3 * within):
+			t.Fatalf("R3: A's Release did not return within %v while A was cut off", 3*within)
+		}
+		lr.a.a.info("release while cut off: %v", releaseErr)
+		aLeft, _ = statOf(t, lr.O, ha.Path)
+		bWaits = settle(t, b, pb.own)
+		lr.po.info("A's node %s exists: %v; B waiting=%v on %s", path.Base(ha.Path), aLeft, bWaits.Waiting, bWaits.Pred)
+	})
+	if !errors.Is(releaseErr, lock.ErrOutcomeUnknown) {
+		t.Errorf("R3 violated: A's Release, cut off with its delete lost, returned %v; want lock.ErrOutcomeUnknown", releaseErr)
+	}
+	if !aLeft || pb.finished() || !bWaits.Waiting {
+		t.Fatalf("R3 setup: while A was cut off its node exists=%v and B finished=%v; want the node there and B waiting (the delete was lost)", aLeft, pb.finished())
+	}
+
+	phase(t, "A settles the unknown outcome: it closes its session")
+	lr.a.a.info("close session 0x%x", lr.a.c.SessionID())
+	if err := lr.a.c.CloseWait(within); err != nil {
+		t.Fatalf("A close: %v", err)
+	}
+	hb, berr := pb.result(t)
+	gone := true
+	if ok, _ := statOf(t, lr.O, ha.Path); ok {
+		gone = false
+	}
+	var bOwner int64
+	if hb != nil {
+		_, st := statOf(t, lr.O, hb.Path)
+		bOwner = st.EphemeralOwner
+	}
+	evidence(t, "A's delete never reached the server and A stayed cut off: Release returned %v while O saw A's node (exists=%v) and B waiting; after A closed its session A's node is gone=%v and B holds=%v on its own node (owner 0x%x, B 0x%x)", releaseErr, aLeft, gone, hb != nil, bOwner, b.c.SessionID())
+	if berr != nil || !gone || bOwner != b.c.SessionID() {
+		t.Errorf("R3 violated: after A closed its session, A's node gone=%v, B: %v, owner 0x%x; want A's node gone and B holding its own node", gone, berr, bOwner)
+	}
+}
+
+// releaseLeavesAnotherSessionsNode: the reply to A's delete is lost and,
+// while A reconnects, X creates a node at A's exact path (an ephemeral node
+// of X's session, not a candidate anyone made through the recipe). A
+// looking again finds a node at its path: it must tell by the owner that
+// it is not its own and leave it.
+func releaseLeavesAnotherSessionsNode(t *testing.T) {
+	var intrude func()
+	atLook := func(typ, op, detail string) {
+		if typ == "info" && op == "delete" && strings.HasPrefix(detail, "outcome unknown") && intrude != nil {
+			intrude()
+			intrude = nil
+		}
+	}
+	lr, ha, _, _ := releaseScene(t, joinOpts{onTrace: atLook})
+	x := zkclient.Connect(t, "X", []string{sharedServer(t).Client})
+	xa := newActor(t, "X")
+	var xErr error
+	// Runs on A's releasing goroutine, between the lost delete and A's look
+	// again; the Release waits for it.
+	intrude = func() {
+		xa.invoke("create %s EPHEMERAL (A's exact path, X's session %s)", ha.Path, x.SessionHex())
+		if _, xErr = x.Create(ha.Path, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); xErr != nil {
+			xa.fail("%v", xErr)
+			return
+		}
+		xa.ok("")
+	}
+	res, err := lr.loseReply(t, faultproxy.Match{Ops: deleteOps, Path: ha.Path}, func() error { return ha.Release(lockCtx(t)) })
+	if !res.Dropped || xErr != nil || intrude != nil {
+		t.Fatalf("R3 setup: reply dropped=%v, X's create ran=%v (err %v); want both", res.Dropped, intrude == nil, xErr)
+	}
+	ok, st := statOf(t, lr.O, ha.Path)
+	evidence(t, "the reply to A's delete (xid=%d) was lost and X created a node at A's path before A looked again; A's Release returned %v; the node at the path exists=%v with owner 0x%x (X's session %s)", res.Xid, err, ok, st.EphemeralOwner, x.SessionHex())
+	if !ok || st.EphemeralOwner != x.SessionID() {
+		t.Errorf("R3 violated: A's Release removed X's node at %s (exists=%v owner=0x%x); want it left alone", ha.Path, ok, st.EphemeralOwner)
+	}
+	if !errors.Is(err, lock.ErrLostCandidacy) {
+		t.Errorf("R3 violated: A's Release returned %v; want lock.ErrLostCandidacy (A's own node is gone; the path is another session's)", err)
 	}
 }
 
