@@ -219,27 +219,10 @@ func (e *waitError) Error() string {
 }
 
 // settle returns the state of p's acquisition of candidate own, certain
-// about notifications: a read on p's connection returns only after every
-// notification the server queued for p before it has been handed to its
-// watch channel, and Inspect makes the waiter take in what is there.
+// about notifications (see settledAttempt).
 func settle(t zkserver.TB, p *contender, own string) lock.Attempt {
 	t.Helper()
-	if _, _, err := p.c.Exists("/"); err != nil {
-		t.Fatalf("%s: barrier read: %v", p.name, err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), within)
-	defer cancel()
-	all, err := p.probe.Inspect(ctx)
-	if err != nil {
-		t.Fatalf("%s: inspect: %v", p.name, err)
-	}
-	for _, st := range all {
-		if st.Own == own {
-			return st
-		}
-	}
-	t.Fatalf("%s: no acquisition of %s among %d inspected", p.name, own, len(all))
-	return lock.Attempt{}
+	return settledAttempt(t, p.c, p.probe, own)
 }
 
 // chain is the article's A→B→C picture: A holds, B waits on A, C waits on

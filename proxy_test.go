@@ -33,13 +33,19 @@ import (
 // server sees it (loseRequest); either way A's connection closes, A's call
 // sees a connection loss, and A reconnects in the same session.
 type lostReply struct {
-	root          string
-	proxy         *faultproxy.Proxy
-	a             *contender // A, through the proxy, with its Locker
-	O             *zkclient.Client
-	po            actor
-	before, after int64 // A's session before the fault and after reconnecting
+	root                        string
+	proxy                       *faultproxy.Proxy
+	a                           *contender // A, through the proxy, with its Locker
+	O                           *zkclient.Client
+	po                          actor
+	sessionBefore, sessionAfter int64 // A's session before the fault and after reconnecting
 }
+
+// clientA is A's session, which reaches the server through the proxy.
+func (lr *lostReply) clientA() *zkclient.Client { return lr.a.c }
+
+// lockerA is A's Locker, on A's session.
+func (lr *lostReply) lockerA() *lock.Locker { return lr.a.l }
 
 // newLostReply sets the experiment up; aOpts configures A.
 func newLostReply(t zkserver.TB, aOpts joinOpts) *lostReply {
@@ -69,7 +75,7 @@ func (lr *lostReply) loseReply(t zkserver.TB, m faultproxy.Match, call func() er
 	t.Helper()
 	d := lr.proxy.LoseReply(m)
 	mark := lr.a.c.Mark()
-	lr.before = lr.a.c.SessionID()
+	lr.sessionBefore = lr.a.c.SessionID()
 	lr.a.a.info("the proxy will lose the reply to A's %s", m)
 	err := call()
 	if err == nil {
@@ -88,8 +94,8 @@ func (lr *lostReply) loseReply(t zkserver.TB, m faultproxy.Match, call func() er
 			t.Fatalf("after the lost reply: %v", werr)
 		}
 	}
-	lr.after = lr.a.c.SessionID()
-	lr.a.a.info("reconnected: session 0x%x (before 0x%x)", lr.after, lr.before)
+	lr.sessionAfter = lr.a.c.SessionID()
+	lr.a.a.info("reconnected: session 0x%x (before 0x%x)", lr.sessionAfter, lr.sessionBefore)
 	return res, err
 }
 
@@ -101,7 +107,7 @@ func (lr *lostReply) loseRequest(t zkserver.TB, m faultproxy.Match, call func() 
 	t.Helper()
 	d := lr.proxy.LoseReply(m)
 	mark := lr.a.c.Mark()
-	lr.before = lr.a.c.SessionID()
+	lr.sessionBefore = lr.a.c.SessionID()
 	lr.a.a.info("the proxy will lose A's %s before the server sees it", m)
 	lr.proxy.Hold(faultproxy.Up)
 	res := make(chan error, 1)
@@ -122,7 +128,7 @@ func (lr *lostReply) loseRequest(t zkserver.TB, m faultproxy.Match, call func() 
 	if werr := lr.a.c.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); werr != nil {
 		t.Fatalf("after the lost request: %v", werr)
 	}
-	lr.after = lr.a.c.SessionID()
+	lr.sessionAfter = lr.a.c.SessionID()
 	return err
 }
 
@@ -157,9 +163,9 @@ func runLostCreate(t zkserver.TB, id string) *lostCreate {
 	return lc
 }
 
-// observed is what O sees directly on the server: the children of the root
-// that carry the GUID, with their owners.
-func (lc *lostCreate) observed(t zkserver.TB) map[string]int64 {
+// nodesWithGUID is what O sees directly on the server: the children of
+// the root that carry the GUID, with their owners (ephemeralOwner).
+func (lc *lostCreate) nodesWithGUID(t zkserver.TB) map[string]int64 {
 	t.Helper()
 	return carrying(t, lc.O, lc.po, lc.root, lc.guid)
 }
@@ -176,7 +182,7 @@ func (lc *lostCreate) observed(t zkserver.TB) map[string]int64 {
 func TestR1_ProxyDropsTheSuccessfulCreateReply(t *testing.T) {
 	claim(t, "R1")
 	lc := runLostCreate(t, "R1")
-	seen := lc.observed(t)
+	seen := lc.nodesWithGUID(t)
 	evidence(t, "the proxy dropped the reply xid=%d op=%s zxid=%#x err=%d (dropped=%v); A's create returned %v; O sees %d node(s) with A's GUID: %v", lc.drop.Xid, jute.OpName(lc.drop.Op), lc.drop.Zxid, lc.drop.Err, lc.drop.Dropped, lc.createErr, len(seen), seen)
 	if !lc.drop.Dropped || lc.drop.Err != 0 || lc.drop.Xid <= 0 {
 		t.Errorf("R1 violated: got drop result %+v; want a dropped reply with err=0 and a positive xid", lc.drop)
@@ -192,9 +198,9 @@ func TestR2_SessionSurvivesTheLostReply(t *testing.T) {
 	claim(t, "R2")
 	lc := runLostCreate(t, "R2")
 	accepted := lc.proxy.Stats().Accepted
-	evidence(t, "A's session before the create 0x%x, after reconnecting 0x%x; the proxy accepted %d connections", lc.before, lc.after, accepted)
-	if lc.after != lc.before || lc.after == 0 {
-		t.Errorf("R2 violated: session 0x%x after reconnecting; want the same 0x%x", lc.after, lc.before)
+	evidence(t, "A's session before the create 0x%x, after reconnecting 0x%x; the proxy accepted %d connections", lc.sessionBefore, lc.sessionAfter, accepted)
+	if lc.sessionAfter != lc.sessionBefore || lc.sessionAfter == 0 {
+		t.Errorf("R2 violated: session 0x%x after reconnecting; want the same 0x%x", lc.sessionAfter, lc.sessionBefore)
 	}
 	if accepted < 2 {
 		t.Errorf("R2 check broken: the proxy accepted %d connections; want a reconnection (>= 2)", accepted)
@@ -218,10 +224,10 @@ func TestR3_RecoverFindsExactlyTheServersNode(t *testing.T) {
 	if err != nil {
 		t.Fatalf("R3 violated: Recover(%s): %v", lc.guid, err)
 	}
-	seen := lc.observed(t)
-	evidence(t, "Recover(%s) adopted %s and holds with token %v; O sees %v (owner = A's session 0x%x)", lc.guid, path.Base(h.Path), h.Token, seen, lc.after)
-	if len(seen) != 1 || seen[path.Base(h.Path)] != lc.after {
-		t.Errorf("R3 violated: recovered %s; O sees %v; want the same single node owned by A's session 0x%x", path.Base(h.Path), seen, lc.after)
+	seen := lc.nodesWithGUID(t)
+	evidence(t, "Recover(%s) adopted %s and holds with token %v; O sees %v (owner = A's session 0x%x)", lc.guid, path.Base(h.Path), h.Token, seen, lc.sessionAfter)
+	if len(seen) != 1 || seen[path.Base(h.Path)] != lc.sessionAfter {
+		t.Errorf("R3 violated: recovered %s; O sees %v; want the same single node owned by A's session 0x%x", path.Base(h.Path), seen, lc.sessionAfter)
 	}
 	if err := h.Release(ctx); err != nil {
 		t.Fatalf("release: %v", err)
@@ -236,14 +242,14 @@ func TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses(t *testing.T) {
 	claim(t, "R4")
 	lc := runLostCreate(t, "R4")
 	blindRetry(t, lc)
-	before := lc.observed(t)
+	before := lc.nodesWithGUID(t)
 	if len(before) != 2 {
 		t.Fatalf("R4 violated: %d nodes carry the GUID after the retry; want 2", len(before))
 	}
 	lc.a.a.invoke("recover guid=%s", lc.guid)
 	h, err := lc.a.l.Recover(lockCtx(t), lc.guid)
 	lc.a.a.fail("%v", err)
-	after := lc.observed(t)
+	after := lc.nodesWithGUID(t)
 	evidence(t, "after a blind retry O sees %d nodes with the GUID; Recover returned hold=%v err=%v; O then sees %d", len(before), h != nil, err, len(after))
 	if h != nil || !errors.Is(err, lock.ErrAmbiguous) {
 		t.Errorf("R4 violated: Recover returned %s, %v; want lock.ErrAmbiguous", holdOf(h), err)
@@ -344,7 +350,7 @@ func TestR6_ANodeOfAnotherSessionIsNotAdopted(t *testing.T) {
 		t.Fatalf("A release: %v", err)
 	}
 	h2, err := lc.a.l.Recover(ctx, lc.guid)
-	seen := lc.observed(t)
+	seen := lc.nodesWithGUID(t)
 	evidence(t, "A adopted its own %s, not B's %s; with only B's left, Recover returned hold=%v err=%v; O sees %v", path.Base(h.Path), path.Base(bp), h2 != nil, err, seen)
 	if h2 != nil || !errors.Is(err, lock.ErrMissing) || !strings.Contains(err.Error(), path.Base(bp)) {
 		t.Errorf("R6 violated: got %s, %v; want lock.ErrMissing naming B's node %s as not adopted", holdOf(h2), err, path.Base(bp))
@@ -371,7 +377,7 @@ func TestR6_ANodeOfAnotherSessionIsNotAdopted(t *testing.T) {
 func TestR7_ProxyReadsHeadersAndTheCreateRequestOnly(t *testing.T) {
 	claim(t, "R7")
 	lc := runLostCreate(t, "R7")
-	seen := lc.observed(t)
+	seen := lc.nodesWithGUID(t)
 	if len(seen) != 1 {
 		t.Fatalf("R7: O sees %v; want the one created node", seen)
 	}
@@ -564,7 +570,7 @@ func releaseOutcome(t *testing.T, lr *lostReply, ha *lock.Held, b *contender, pb
 		_, st := statOf(t, lr.O, hb.Path)
 		bOwner = st.EphemeralOwner
 	}
-	evidence(t, "%s; A's Release returned %v in session 0x%x (before 0x%x); A's node is gone; B holds: %v (%v), its node owned by 0x%x", what, releaseErr, lr.after, lr.before, hb != nil, berr, bOwner)
+	evidence(t, "%s; A's Release returned %v in session 0x%x (before 0x%x); A's node is gone; B holds: %v (%v), its node owned by 0x%x", what, releaseErr, lr.sessionAfter, lr.sessionBefore, hb != nil, berr, bOwner)
 	if berr != nil || bOwner != b.c.SessionID() {
 		t.Errorf("R3 violated: B did not hold on its own node after A's Release: %v, owner 0x%x", berr, bOwner)
 	}
@@ -666,32 +672,45 @@ func releaseLeavesAnotherSessionsNode(t *testing.T) {
 
 // Example_x1RetryAfterConnectionLoss is exercise 1 of the article (claim
 // X1, §8 ¶2): after a create whose reply was lost, retrying with the same
-// prefix gets a larger sequence number while the first create
-// still exists; recovery has to check the session and ephemeralOwner and
-// handle zero and many matches.
+// prefix gets a larger sequence number while the first create still
+// exists; recovery has to check the session and ephemeralOwner and handle
+// zero and many matches.
+//
+// runLostCreate is the setup: A acquires through a fault proxy that lets
+// A's create take effect on the server, loses its reply and closes A's
+// connection; A reconnects; O lists the server directly.
 func Example_x1RetryAfterConnectionLoss() {
 	runExample("Example_x1RetryAfterConnectionLoss", func(sc *zkserver.Scope) {
-		lc := runLostCreate(sc, "X1")
-		ctx := lockCtx(sc)
-		fmt.Println("create returned connection loss:", errors.Is(lc.createErr, zk.ErrConnectionClosed))
-		fmt.Println("same session after reconnect:", lc.after == lc.before)
+		lost := runLostCreate(sc, "X1")
+		fmt.Println("create returned connection loss:", errors.Is(lost.createErr, zk.ErrConnectionClosed))
+		fmt.Println("same session after reconnect:", lost.sessionAfter == lost.sessionBefore)
+
+		created := lost.nodesWithGUID(sc) // node name -> ephemeralOwner, as O sees them
 		var first string
-		for name := range lc.observed(sc) {
+		for name := range created {
 			first = name
 		}
-		fmt.Println("the server created the node:", first != "")
-		second := blindRetry(sc, lc)
-		fmt.Println("retry gets a larger sequence number:", seqOf(second) > seqOf(first))
-		fmt.Println("first create still exists:", len(lc.observed(sc)) == 2)
-		_, err := lc.a.l.Recover(ctx, lc.guid)
+		fmt.Println("the server created the node, owned by A's session:", len(created) == 1 && created[first] == lost.clientA().SessionID())
+
+		// A's application retries blindly: the same prefix, the same GUID.
+		prefix := lost.root + "/" + lost.guid + fence.LockInfix
+		second, err := lost.clientA().Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		if err != nil {
+			sc.Fatalf("retry create: %v", err)
+		}
+		fmt.Println("retry gets a larger sequence number:", seqOf(path.Base(second)) > seqOf(first))
+		fmt.Println("first create still exists:", len(lost.nodesWithGUID(sc)) == 2)
+
+		ctx := lockCtx(sc)
+		_, err = lost.lockerA().Recover(ctx, lost.guid)
 		fmt.Println("recover refuses two matches as ambiguous:", errors.Is(err, lock.ErrAmbiguous))
-		_, err = lc.a.l.Recover(ctx, "00000000-0000-4000-8000-000000000000")
+		_, err = lost.lockerA().Recover(ctx, "00000000-0000-4000-8000-000000000000")
 		fmt.Println("recover of an unknown GUID is missing:", errors.Is(err, lock.ErrMissing))
 	})
 	// Output:
 	// create returned connection loss: true
 	// same session after reconnect: true
-	// the server created the node: true
+	// the server created the node, owned by A's session: true
 	// retry gets a larger sequence number: true
 	// first create still exists: true
 	// recover refuses two matches as ambiguous: true
