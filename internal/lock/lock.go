@@ -583,6 +583,8 @@ func (h *Held) ownEvent(ev zk.Event) error {
 //     gone): it is left alone, and the error wraps ErrLostCandidacy. In a
 //     changed session the node went with the old session:
 //     ErrSessionChanged;
+//   - the server refused the delete (zk.ErrNoAuth, for example): that
+//     error, and the node is still there;
 //   - ctx ended, or the connection stayed down, before that was known: an
 //     error wrapping ErrOutcomeUnknown. The node then goes at the latest
 //     with the session; closing the session settles it.
