@@ -583,8 +583,6 @@ func (h *Held) ownEvent(ev zk.Event) error {
 //     gone): it is left alone, and the error wraps ErrLostCandidacy. In a
 //     changed session the node went with the old session:
 //     ErrSessionChanged;
-//   - the server refused the delete (zk.ErrNoAuth, for example): that
-//     error, and the node is still there;
 //   - ctx ended, or the connection stayed down, before that was known: an
 //     error wrapping ErrOutcomeUnknown. The node then goes at the latest
 //     with the session; closing the session settles it.
@@ -606,10 +604,6 @@ func (h *Held) Release(ctx context.Context) error {
 		case errors.Is(err, zk.ErrNoNode):
 			h.l.trace("fail", "delete", err.Error())
 			return fmt.Errorf("%w: %s was already gone at release", ErrLostCandidacy, h.Path)
-		case !connectionError(err) && ctx.Err() == nil:
-			// The server answered: the node was not deleted.
-			h.l.trace("fail", "delete", err.Error())
-			return fmt.Errorf("lock: release %s: %w", h.Path, err)
 		case !retries.again(err):
 			h.l.trace("info", "delete", "outcome unknown: "+err.Error())
 			return fmt.Errorf("%w: release %s: %w", ErrOutcomeUnknown, h.Path, err)
