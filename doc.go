@@ -104,6 +104,12 @@
 //     candidate: the winner recovers state and then publishes a ready node,
 //     and clients wait for ready. Proof:
 //     TestL10_ElectionNeedsReadyAcrossFailover, Example_electionNeedsReady
+//   - L11 ¶3: The predecessor chain promises no single callback: a waiter
+//     called back for something other than its predecessor's deletion (a data
+//     change on the predecessor, a reconnect, a callback that comes late)
+//     lists again and acquires only when it is the lowest. Proof:
+//     TestL11_CallbackThatIsNoDeletionListsAgain,
+//     TestL11_LateCallbackAfterReconnectListsAgain
 //
 // # §4 create 回复丢失以后怎样找回节点
 //

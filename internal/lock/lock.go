@@ -50,6 +50,11 @@ var (
 	ErrSessionChanged = errors.New("lock: session changed")
 	// ErrParent: the lock parent is missing or is not persistent.
 	ErrParent = errors.New("lock: unusable lock parent")
+	// ErrOutcomeUnknown: Release could not find out whether its delete took
+	// effect (the connection stayed down, or its context ended first). The
+	// hold is over either way; the node, if it is still there, goes with the
+	// session at the latest, so closing the session settles it.
+	ErrOutcomeUnknown = errors.New("lock: release outcome unknown")
 
 	errNoSession = errors.New("lock: the connection has no session")
 	errReleased  = errors.New("lock: released")
@@ -573,12 +578,14 @@ func (h *Held) ownEvent(ev zk.Event) error {
 //     ErrSessionChanged, and nothing is deleted;
 //   - the delete's answer was lost with the connection: Release looks
 //     again after the reconnect, in the same session; the node gone means
-//     released, the node still there means delete again (never another
-//     session's node). In a changed session the node went with the old
-//     session: ErrSessionChanged;
+//     released, the node still there means delete again. A node found at
+//     the path that another session owns is not this hold's (its own is
+//     gone): it is left alone, and the error wraps ErrLostCandidacy. In a
+//     changed session the node went with the old session:
+//     ErrSessionChanged;
 //   - ctx ended, or the connection stayed down, before that was known: an
-//     error that says the outcome is unknown. The node then goes at the
-//     latest with the session; closing the session settles it.
+//     error wrapping ErrOutcomeUnknown. The node then goes at the latest
+//     with the session; closing the session settles it.
 func (h *Held) Release(ctx context.Context) error {
 	if err := h.end(); err != nil {
 		return err
@@ -599,7 +606,7 @@ func (h *Held) Release(ctx context.Context) error {
 			return fmt.Errorf("%w: %s was already gone at release", ErrLostCandidacy, h.Path)
 		case !retries.again(err):
 			h.l.trace("info", "delete", "outcome unknown: "+err.Error())
-			return fmt.Errorf("lock: release %s: outcome unknown: %w", h.Path, err)
+			return fmt.Errorf("%w: release %s: %w", ErrOutcomeUnknown, h.Path, err)
 		}
 		h.l.trace("info", "delete", "outcome unknown: "+err.Error())
 		gone, err := h.resolve(ctx, &retries)
@@ -650,14 +657,15 @@ func (h *Held) resolve(ctx context.Context, retries *connRetries) (bool, error) 
 		case retries.again(err):
 			continue
 		default:
-			return false, fmt.Errorf("lock: release %s: outcome unknown: %w", h.Path, err)
+			return false, fmt.Errorf("%w: release %s: %w", ErrOutcomeUnknown, h.Path, err)
 		}
 		switch {
 		case !ok:
 			h.l.trace("ok", "exists", "false: released")
 			return true, nil
 		case st.EphemeralOwner != h.session:
-			return false, fmt.Errorf("lock: release %s: the node is owned by session 0x%x, not 0x%x; not deleted", h.Path, st.EphemeralOwner, h.session)
+			h.l.trace("ok", "exists", fmt.Sprintf("true ephemeralOwner=0x%x: not ours, left alone", st.EphemeralOwner))
+			return false, fmt.Errorf("%w: release %s: the node there now is owned by session 0x%x, not 0x%x; not deleted", ErrLostCandidacy, h.Path, st.EphemeralOwner, h.session)
 		}
 		h.l.trace("ok", "exists", "true: delete again")
 		return false, nil
