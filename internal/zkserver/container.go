@@ -90,8 +90,8 @@ func (c *containerRunner) start() error {
 	if isStopping() {
 		return errStopping
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx, started := startContext()
+	defer started()
 	if c.ctr != nil { // restart after stop: same container, same /data
 		if err := c.ctr.Start(ctx); err != nil {
 			return fmt.Errorf("start container %s: %w", c.name, err)
@@ -138,6 +138,17 @@ func (c *containerRunner) request() testcontainers.ContainerRequest {
 			}},
 		}},
 	}
+}
+
+// startContext bounds a container's start by two minutes without ending,
+// when the start returns, the log production that testcontainers derives
+// from the same context (a context cancelled at return stopped it at once,
+// and no server line of a container ever reached the record). The log
+// production ends with the container. Call started when the start returns.
+func startContext() (ctx context.Context, started func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	timer := time.AfterFunc(2*time.Minute, cancel)
+	return ctx, func() { timer.Stop() }
 }
 
 func (c *containerRunner) alive() bool {
