@@ -381,9 +381,12 @@ func (o *oursLock) reconnected(mark int) error {
 // the session and Recover with the GUID. A hold's Lost is armed at once, as
 // a holder that wants to know of a loss does.
 func (o *oursLock) acquire(timeout time.Duration) *peerTry {
-	ctx, cancel := context.WithCancel(context.Background())
+	var ctx context.Context
+	var cancel context.CancelFunc
 	if timeout > 0 {
 		ctx, cancel = context.WithTimeout(context.Background(), timeout)
+	} else {
+		ctx, cancel = context.WithCancel(context.Background())
 	}
 	o.stop = cancel
 	try := newTry(o.who())
