@@ -9,8 +9,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/zk19/zk19/internal/jute"
 )
 
 func TestPassThrough(t *testing.T) {
@@ -354,7 +352,7 @@ func TestCloseIsIdempotentAndClosesEverything(t *testing.T) {
 	}
 	waiting := dial(t, p.Addr())
 	<-hookStarted
-	d := p.DropReply(func(jute.RequestHeader, []byte) bool { return true })
+	d := p.LoseReply(createsUnder("/"))
 	if err := p.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
@@ -365,7 +363,7 @@ func TestCloseIsIdempotentAndClosesEverything(t *testing.T) {
 	select {
 	case <-d.Done():
 	default:
-		t.Fatal("Close left a DropReply fault running")
+		t.Fatal("Close left a LoseReply fault running")
 	}
 	if c, err := net.DialTimeout("tcp", p.Addr(), within); err == nil {
 		c.Close()

@@ -59,7 +59,7 @@ func expectDone(t testing.TB, d *Drop) DropResult {
 	case <-d.Done():
 		return d.Result()
 	case <-time.After(within):
-		t.Fatalf("DropReply fault did not end; result so far %+v", d.Result())
+		t.Fatalf("LoseReply fault did not end; result so far %+v", d.Result())
 		return DropResult{}
 	}
 }
@@ -68,7 +68,7 @@ func expectNotDone(t testing.TB, d *Drop) {
 	t.Helper()
 	select {
 	case <-d.Done():
-		t.Fatalf("DropReply fault ended early: %+v", d.Result())
+		t.Fatalf("LoseReply fault ended early: %+v", d.Result())
 	default:
 	}
 }
@@ -117,7 +117,7 @@ func lose(t testing.TB, client, server net.Conn, req, resp []byte) {
 	expectClosed(t, client)
 }
 
-// createOps are the create opcodes, as the old MatchCreateUnder took them.
+// createOps are the create opcodes (not multi, whose creates are nested).
 var createOps = []int32{jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL}
 
 func createsUnder(parent string) Match { return Match{Ops: createOps, Under: parent} }
@@ -207,6 +207,9 @@ func TestZKLoseReplyMatchesOpAndPath(t *testing.T) {
 		op     int32
 		path   string
 	}{
+		{"create under /lock", createsUnder("/lock"),
+			[][2]any{{jute.OpDelete, "/lock/a"}, {jute.OpCreate, "/lock"}, {jute.OpCreate, "/locks/a"}},
+			jute.OpCreate2, "/lock/x-"},
 		{"delete under /lock", Match{Ops: []int32{jute.OpDelete}, Under: "/lock"},
 			[][2]any{{jute.OpGetChildren2, "/lock"}, {jute.OpExists, "/lock/a"}, {jute.OpGetData, "/lock/a"},
 				{jute.OpCreate, "/lock/a"}, {jute.OpDelete, "/other/a"}, {jute.OpDelete, "/lock"}, {jute.OpDelete, "/locks/a"}},
@@ -291,21 +294,6 @@ func TestMatchString(t *testing.T) {
 		if got := m.String(); got != want {
 			t.Errorf("got %q; want %q", got, want)
 		}
-	}
-}
-
-// TestDropReplyStillWorks keeps the deprecated entry point honest until the
-// root tests use LoseReply.
-func TestDropReplyStillWorks(t *testing.T) {
-	up := newUpstream(t)
-	p, _ := newProxy(t, up.addr(), WithZooKeeperFrames())
-	d := p.DropReply(MatchCreateUnder("/lock"))
-	client, server := session(t, p, up)
-	exchange(t, client, server, request(1, jute.OpDelete, pathBody(jute.OpDelete, "/lock/a")), reply(1, 1, 0, nil))
-	exchange(t, client, server, request(2, jute.OpCreate, createBody("/lock")), reply(2, 1, 0, nil))
-	lose(t, client, server, request(3, jute.OpCreate2, createBody("/lock/x-")), reply(3, 9, 0, garbage))
-	if r := expectDone(t, d); !r.Dropped || r.Xid != 3 || r.Op != jute.OpCreate2 || r.Path != "/lock/x-" {
-		t.Fatalf("got result %+v; want xid=3 create2 /lock/x- dropped", r)
 	}
 }
 
@@ -456,7 +444,7 @@ func TestZKDropWaitsForHeldReply(t *testing.T) {
 	}
 }
 
-func TestDropReplyNeedsZooKeeperFrames(t *testing.T) {
+func TestLoseReplyNeedsZooKeeperFrames(t *testing.T) {
 	up := newUpstream(t)
 	p, _ := newProxy(t, up.addr())
 	d := p.LoseReply(createsUnder("/lock"))
@@ -465,7 +453,9 @@ func TestDropReplyNeedsZooKeeperFrames(t *testing.T) {
 	}
 }
 
-func TestMatchCreateUnder(t *testing.T) {
+// TestMatchCreatesUnder: a create of any create opcode is selected by a
+// parent it is strictly under.
+func TestMatchCreatesUnder(t *testing.T) {
 	tests := []struct {
 		parent string
 		op     int32
@@ -487,12 +477,12 @@ func TestMatchCreateUnder(t *testing.T) {
 		if tc.op == jute.OpCreateTTL {
 			body = append(body, 0, 0, 0, 0, 0, 0, 0x27, 0x10)
 		}
-		got := MatchCreateUnder(tc.parent)(jute.RequestHeader{Xid: 1, Type: tc.op}, body)
+		_, got := createsUnder(tc.parent).request(jute.RequestHeader{Xid: 1, Type: tc.op}, body)
 		if got != tc.want {
-			t.Errorf("MatchCreateUnder(%q)(%s %s) = %v", tc.parent, jute.OpName(tc.op), tc.path, got)
+			t.Errorf("%v selects %s %s: got %v; want %v", createsUnder(tc.parent), jute.OpName(tc.op), tc.path, got, tc.want)
 		}
 	}
-	if MatchCreateUnder("/lock")(jute.RequestHeader{Type: jute.OpCreate}, garbage) {
+	if _, ok := createsUnder("/lock").request(jute.RequestHeader{Type: jute.OpCreate}, garbage); ok {
 		t.Error("matched an undecodable body")
 	}
 }
