@@ -338,20 +338,7 @@ func (tr *trio) blockedUntilRelease(what string, op func() error) barrierResult 
 func TestY1_SyncWaitsForTheLeaderStream(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claim(t, "Y1")
-	tr := newTrio(t)
-	tr.holdLeaderStream()
-	tr.set(tr.A, tr.pa, 1, "1")
-	r := tr.blockedUntilRelease("sync "+xPath, func() error { _, err := tr.B.Sync(xPath); return err })
-	evidence(t, "sync returned before the release: %v; sync error: %v; read after it: %q", r.doneBeforeRelease, r.err, r.readAfter)
-	if r.doneBeforeRelease {
-		t.Errorf("Y1 refuted: sync returned (%v) while the leader's stream was held; want it pending", r.err)
-	}
-	if r.err != nil {
-		t.Errorf("Y1: sync failed: %v", r.err)
-	}
-	if r.readAfter != "1" {
-		t.Errorf("Y1 refuted: read after sync returned %q; want \"1\"", r.readAfter)
-	}
+	requireWaitsForTheStream(t, "Y1", "sync "+xPath, func(tr *trio) error { _, err := tr.B.Sync(xPath); return err })
 }
 
 // TestY3_WriteBarrierGivesItsProgress: a successful real update by B's own
@@ -361,19 +348,31 @@ func TestY1_SyncWaitsForTheLeaderStream(t *testing.T) {
 func TestY3_WriteBarrierGivesItsProgress(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claim(t, "Y3")
+	requireWaitsForTheStream(t, "Y3", "set /barrier (write barrier)", func(tr *trio) error {
+		_, err := tr.B.Set(barrierPath, []byte("b"), -1)
+		return err
+	})
+}
+
+// requireWaitsForTheStream is Y1's and Y3's proof: with the leader's stream
+// to B's follower held and A's write of "1" committed, B's op (sync or a
+// write barrier) stays pending until the release, succeeds, and the read
+// after it sees "1".
+func requireWaitsForTheStream(t *testing.T, id, what string, op func(*trio) error) {
+	t.Helper()
 	tr := newTrio(t)
 	tr.holdLeaderStream()
 	tr.set(tr.A, tr.pa, 1, "1")
-	r := tr.blockedUntilRelease("set /barrier (write barrier)", func() error { _, err := tr.B.Set("/barrier", []byte("b"), -1); return err })
-	evidence(t, "the barrier returned before the release: %v; its error: %v; read after it: %q", r.doneBeforeRelease, r.err, r.readAfter)
+	r := tr.blockedUntilRelease(what, func() error { return op(tr) })
+	evidence(t, "%s returned before the release: %v; its error: %v; read after it: %q", what, r.doneBeforeRelease, r.err, r.readAfter)
 	if r.doneBeforeRelease {
-		t.Errorf("Y3 refuted: the barrier returned (%v) while the follower could not have applied it", r.err)
+		t.Errorf("%s refuted: %s returned (%v) while the leader's stream was held; want it pending", id, what, r.err)
 	}
 	if r.err != nil {
-		t.Errorf("Y3: barrier failed: %v", r.err)
+		t.Errorf("%s: %s failed: %v", id, what, r.err)
 	}
 	if r.readAfter != "1" {
-		t.Errorf("Y3 refuted: read after the barrier returned %q; want \"1\"", r.readAfter)
+		t.Errorf("%s refuted: the read after %s returned %q; want \"1\"", id, what, r.readAfter)
 	}
 }
 
