@@ -303,13 +303,24 @@ func (tr *trio) blockedUntilRelease(what string, op func() error) barrierResult 
 	done := make(chan error, 1)
 	tr.pb.invoke("%s", what)
 	go func() { done <- op() }()
-	tr.waitLeaderAnswered(s0.UpBytes, s0.DownHeld)
 	var r barrierResult
-	select {
-	case r.err = <-done:
-		r.doneBeforeRelease = true
+	// Either the leader has answered into the hold while op is pending, or
+	// op returned first: then the claim is refuted at once, not at the
+	// wait's bound.
+	wait.For(tr.t, within, "the follower to forward "+what+" and the leader to answer into the hold, or "+what+" to return", func() (bool, string) {
+		select {
+		case r.err = <-done:
+			r.doneBeforeRelease = true
+			return true, ""
+		default:
+		}
+		s := p.Stats()
+		return s.UpBytes > s0.UpBytes && s.DownHeld > s0.DownHeld, fmt.Sprintf("up %d bytes (before %d), held down %d bytes (before %d)", s.UpBytes, s0.UpBytes, s.DownHeld, s0.DownHeld)
+	})
+	if r.doneBeforeRelease {
 		tr.pb.ok("%s returned while the leader's stream was held (%v)", what, r.err)
-	default:
+	} else {
+		tr.t.Logf("nemesis observes: %s forwarded to the leader; %d bytes from the leader are held", what, p.Stats().DownHeld)
 		tr.pb.info("%s still pending while the leader's stream is held", what)
 	}
 	tr.release()
