@@ -7,6 +7,7 @@ package zk19_test
 // a create (R1–R7), on the delete of a Release, or on any other request.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path"
@@ -535,6 +536,57 @@ func TestR3_ReleaseLooksAgainAfterALostDelete(t *testing.T) {
 	})
 	t.Run("the outcome stays unknown while A is cut off", releaseOutcomeUnknown)
 	t.Run("another session's node took the path", releaseLeavesAnotherSessionsNode)
+	t.Run("an abandoned candidate's delete never reached the server", abandonedCandidateLooksAgain)
+}
+
+// abandonedCandidateLooksAgain: A gives up waiting behind H (its context
+// ends), and the delete that removes its candidate never reaches the
+// server. The recipe deletes an abandoned candidate as Release deletes a
+// hold: it looks again after the reconnect and deletes again, so no phantom
+// candidate stays in front of the next waiter.
+func abandonedCandidateLooksAgain(t *testing.T) {
+	lr := newLostReply(t, joinOpts{})
+	h := join(t, "H", []string{sharedServer(t).Client}, lr.root, joinOpts{})
+	hh, err := h.l.Acquire(lockCtx(t))
+	if err != nil {
+		t.Fatalf("H: %v", err)
+	}
+	ctx, giveUp := context.WithCancel(lockCtx(t))
+	defer giveUp()
+	acquired := make(chan error, 1)
+	go func() { _, err := lr.a.l.Acquire(ctx); acquired <- err }()
+	if err := expectWaiting(lr.a, path.Base(hh.Path)); err != nil {
+		t.Fatalf("%v", err)
+	}
+	aNode := ""
+	for name, owner := range carrying(t, lr.O, lr.po, lr.root, "") {
+		if owner == lr.a.c.SessionID() {
+			aNode = lr.root + "/" + name
+		}
+	}
+	var stillThere bool
+	err = lr.loseRequest(t, faultproxy.Match{Ops: deleteOps, Under: lr.root}, func() error {
+		lr.a.a.info("gives up waiting")
+		giveUp()
+		return <-acquired
+	}, func() {
+		stillThere, _ = statOf(t, lr.O, aNode)
+		lr.po.info("A is cut off; A's candidate %s exists: %v", path.Base(aNode), stillThere)
+	})
+	if aNode == "" || !stillThere {
+		t.Fatalf("R3: A's candidate %q was gone while A was cut off; the delete was not lost", aNode)
+	}
+	left, _ := statOf(t, lr.O, aNode)
+	evidence(t, "A gave up (%v); its cleanup delete never reached the server; after the reconnect A's candidate %s exists: %v", err, path.Base(aNode), left)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("R3: A's acquisition returned %v; want context.Canceled", err)
+	}
+	if left {
+		t.Errorf("R3 violated: A gave up but its candidate %s is still there: a phantom candidate in front of the next waiter", aNode)
+	}
+	if err := hh.Release(lockCtx(t)); err != nil {
+		t.Errorf("H: %v", err)
+	}
 }
 
 // releaseScene: A holds through the lost-reply proxy, B waits on A directly.

@@ -402,7 +402,9 @@ func (a *attempt) fail(err error) error {
 		return err
 	}
 	a.l.trace("info", "abort", err.Error())
-	a.l.deleteWithin(a.path)
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupWithin)
+	defer cancel()
+	_ = ownNode{a.l, a.path, a.session}.delete(ctx) // traced; the acquisition's error is what the caller needs
 	return err
 }
 
@@ -593,23 +595,40 @@ func (h *Held) Release(ctx context.Context) error {
 	if err := h.l.checkSession(h.session); err != nil {
 		return err
 	}
+	return ownNode{h.l, h.Path, h.session}.delete(ctx)
+}
+
+// ownNode is a node this Locker created in session: a hold's node, or the
+// candidate of an acquisition that gave up. Release and an abandoned
+// acquisition delete it the same way, so neither leaves a phantom candidate
+// when the delete's answer, or the delete itself, is lost.
+type ownNode struct {
+	l       *Locker
+	path    string
+	session int64
+}
+
+// delete deletes the node, and only it. After a delete whose answer was lost
+// with the connection it looks again, in the same session, and deletes
+// again while the node is still there; see Release for what it returns.
+func (n ownNode) delete(ctx context.Context) error {
 	var retries connRetries
 	for {
-		h.l.trace("invoke", "delete", h.Path)
-		err := within(ctx, func() error { return h.l.conn.Delete(h.Path, -1) })
+		n.l.trace("invoke", "delete", n.path)
+		err := within(ctx, func() error { return n.l.conn.Delete(n.path, -1) })
 		switch {
 		case err == nil:
-			h.l.trace("ok", "delete", "")
+			n.l.trace("ok", "delete", "")
 			return nil
 		case errors.Is(err, zk.ErrNoNode):
-			h.l.trace("fail", "delete", err.Error())
-			return fmt.Errorf("%w: %s was already gone at release", ErrLostCandidacy, h.Path)
+			n.l.trace("fail", "delete", err.Error())
+			return fmt.Errorf("%w: %s was already gone at release", ErrLostCandidacy, n.path)
 		case !retries.again(err):
-			h.l.trace("info", "delete", "outcome unknown: "+err.Error())
-			return fmt.Errorf("%w: release %s: %w", ErrOutcomeUnknown, h.Path, err)
+			n.l.trace("info", "delete", "outcome unknown: "+err.Error())
+			return fmt.Errorf("%w: release %s: %w", ErrOutcomeUnknown, n.path, err)
 		}
-		h.l.trace("info", "delete", "outcome unknown: "+err.Error())
-		gone, err := h.resolve(ctx, &retries)
+		n.l.trace("info", "delete", "outcome unknown: "+err.Error())
+		gone, err := n.resolve(ctx, &retries)
 		if gone || err != nil {
 			return err
 		}
@@ -642,32 +661,32 @@ func (h *Held) end() error {
 
 // resolve finds out, after a delete whose answer was lost, whether the own
 // node is gone: true when it is, false when it must be deleted again.
-func (h *Held) resolve(ctx context.Context, retries *connRetries) (bool, error) {
+func (n ownNode) resolve(ctx context.Context, retries *connRetries) (bool, error) {
 	for {
-		h.l.trace("invoke", "exists", h.Path)
+		n.l.trace("invoke", "exists", n.path)
 		var ok bool
 		var st *zk.Stat
-		err := within(ctx, func() (err error) { ok, st, err = h.l.conn.Exists(h.Path); return err })
-		if serr := h.l.checkSession(h.session); serr != nil {
-			h.l.trace("info", "delete", "the node went with the session")
-			return true, fmt.Errorf("lock: release %s: the node went with its session: %w", h.Path, serr)
+		err := within(ctx, func() (err error) { ok, st, err = n.l.conn.Exists(n.path); return err })
+		if serr := n.l.checkSession(n.session); serr != nil {
+			n.l.trace("info", "delete", "the node went with the session")
+			return true, fmt.Errorf("lock: release %s: the node went with its session: %w", n.path, serr)
 		}
 		switch {
 		case err == nil:
 		case retries.again(err):
 			continue
 		default:
-			return false, fmt.Errorf("%w: release %s: %w", ErrOutcomeUnknown, h.Path, err)
+			return false, fmt.Errorf("%w: release %s: %w", ErrOutcomeUnknown, n.path, err)
 		}
 		switch {
 		case !ok:
-			h.l.trace("ok", "exists", "false: released")
+			n.l.trace("ok", "exists", "false: released")
 			return true, nil
-		case st.EphemeralOwner != h.session:
-			h.l.trace("ok", "exists", fmt.Sprintf("true ephemeralOwner=0x%x: not ours, left alone", st.EphemeralOwner))
-			return false, fmt.Errorf("%w: release %s: the node there now is owned by session 0x%x, not 0x%x; not deleted", ErrLostCandidacy, h.Path, st.EphemeralOwner, h.session)
+		case st.EphemeralOwner != n.session:
+			n.l.trace("ok", "exists", fmt.Sprintf("true ephemeralOwner=0x%x: not ours, left alone", st.EphemeralOwner))
+			return false, fmt.Errorf("%w: release %s: the node there now is owned by session 0x%x, not 0x%x; not deleted", ErrLostCandidacy, n.path, st.EphemeralOwner, n.session)
 		}
-		h.l.trace("ok", "exists", "true: delete again")
+		n.l.trace("ok", "exists", "true: delete again")
 		return false, nil
 	}
 }
