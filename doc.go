@@ -218,6 +218,14 @@
 //   - E4 ¶1: The record begins with what it ran against: server version,
 //     backend and ensemble sizes. Proof:
 //     TestE4_RecordStartsWithServerVersionBackendAndSize
+//   - A1 ¶6 (beyond): Open ACLs belong on a private instance only: under an
+//     open ACL another session deletes the holder's node and a second client
+//     holds too, and a creator-only ACL on the candidates alone does not stop
+//     it (a delete is checked against the parent's ACL); with a creator-only
+//     ACL on the lock parent and digest authentication the thief gets NoAuth
+//     and one holder remains. Proof:
+//     TestA1_OpenACLLetsAThiefMakeASecondHolder,
+//     TestA1_CreatorOnlyACLRefusesTheThief
 //
 // # §8 两道练习
 //
