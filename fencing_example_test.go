@@ -1121,8 +1121,8 @@ func Example_x2ExpiryIsNotRejection() {
 
 		holdA := acquireAs(sc, cast.a)
 		writeAs(sc, cast.a.a, res, holdA.Token, "A-first")
-		_, mark, _ := readResource(sc, res)
-		fmt.Printf("A holds token %d and has written with it; the resource's mark is token %d\n", holdA.Token.Seq, mark.Seq)
+		_, first, _ := readResource(sc, res)
+		fmt.Printf("A holds token %d and has written with it; the resource's mark is token %d\n", holdA.Token.Seq, first.Seq)
 
 		worker := startAskingWorker(sc, cast.a, holdA.Path, res, holdA.Token, "A-after-check")
 		fmt.Println("A asks ZooKeeper whether its lock node exists:", worker.asked(sc))
@@ -1130,21 +1130,24 @@ func Example_x2ExpiryIsNotRejection() {
 		cast.expireA(sc, holdA.Path)
 		holdB := acquireAs(sc, cast.b)
 		fmt.Printf("A pauses; its session expires; B holds token %d\n", holdB.Token.Seq)
+		value, mark, _ := readResource(sc, res)
+		fmt.Printf("the resource still holds %q with mark token %d\n", value, mark.Seq)
 
 		late := worker.resume(sc)
-		fmt.Printf("A's write with token %d after B acquired: accepted %v, over %q\n", holdA.Token.Seq, late.Accepted, late.Prev)
+		fmt.Printf("A resumes: its write with token %d is accepted: %v\n", holdA.Token.Seq, late.Accepted)
 
 		b := writeAs(sc, cast.b.a, res, holdB.Token, "new-owner")
 		fmt.Printf("B's write with token %d: accepted %v\n", holdB.Token.Seq, b.Accepted)
 		again := writeAs(sc, cast.a.a, res, holdA.Token, "A-again")
 		fmt.Printf("A's next write with token %d: accepted %v\n", holdA.Token.Seq, again.Accepted)
-		evidence(sc, "mark %v before the expiry; A's check answered that it holds; after B acquired %v, A's write with %v accepted=%v over %q; after B's write accepted=%v, A's token refused: %v", mark, holdB.Token, holdA.Token, late.Accepted, late.Prev, b.Accepted, !again.Accepted)
+		evidence(sc, "mark %v before the expiry; A's check answered that it holds; after B acquired %v the resource still held %q with mark %v, and A's write with %v was accepted=%v over %q; after B's write accepted=%v, A's token refused: %v", first, holdB.Token, value, mark, holdA.Token, late.Accepted, late.Prev, b.Accepted, !again.Accepted)
 	})
 	// Output:
 	// A holds token 0 and has written with it; the resource's mark is token 0
 	// A asks ZooKeeper whether its lock node exists: true
 	// A pauses; its session expires; B holds token 1
-	// A's write with token 0 after B acquired: accepted true, over "A-first"
+	// the resource still holds "A-first" with mark token 0
+	// A resumes: its write with token 0 is accepted: true
 	// B's write with token 1: accepted true
 	// A's next write with token 0: accepted false
 }
