@@ -316,7 +316,8 @@ type askingWorker struct {
 	who    actor
 	tok    fence.Token
 	value  string
-	answer chan error // nil: the node exists
+	self   int64      // the session the worker's hold belongs to
+	answer chan error // nil: the node exists and this session owns it
 	gate   chan struct{}
 	wrote  chan fence.Result
 	failed chan error
@@ -326,13 +327,17 @@ type askingWorker struct {
 // the gate and waits for the worker.
 func startAskingWorker(t zkserver.TB, p *contender, node string, res fence.Resource, tok fence.Token, value string) *askingWorker {
 	t.Helper()
-	w := &askingWorker{who: p.a, tok: tok, value: value, answer: make(chan error, 1), gate: make(chan struct{}), wrote: make(chan fence.Result, 1), failed: make(chan error, 1)}
+	w := &askingWorker{who: p.a, tok: tok, value: value, self: p.c.SessionID(), answer: make(chan error, 1), gate: make(chan struct{}), wrote: make(chan fence.Result, 1), failed: make(chan error, 1)}
 	p.a.invoke("exists %s (do I still hold the lock?)", path.Base(node))
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		ok, _, err := p.c.Exists(node)
-		if err == nil && !ok {
+		ok, st, err := p.c.Exists(node)
+		switch {
+		case err != nil:
+		case !ok:
 			err = fmt.Errorf("%s does not exist", path.Base(node))
+		case st.EphemeralOwner != w.self:
+			err = fmt.Errorf("%s is owned by 0x%x, not by this session 0x%x", path.Base(node), st.EphemeralOwner, w.self)
 		}
 		w.answer <- err
 		<-w.gate
@@ -355,8 +360,8 @@ func (w *askingWorker) open() {
 	}
 }
 
-// asked waits for ZooKeeper's answer and reports whether the node exists;
-// the worker is then parked.
+// asked waits for ZooKeeper's answer and reports whether the node exists
+// and is owned by the worker's session; the worker is then parked.
 func (w *askingWorker) asked(t zkserver.TB) bool {
 	t.Helper()
 	select {
@@ -365,7 +370,7 @@ func (w *askingWorker) asked(t zkserver.TB) bool {
 			w.who.fail("%v", err)
 			return false
 		}
-		w.who.ok("true; the worker pauses before its write")
+		w.who.ok("true, owned by this session 0x%x; the worker pauses before its write", w.self)
 		return true
 	case <-time.After(within):
 		t.Fatalf("%s: no answer to exists within %v", w.who.name, within)
@@ -1125,7 +1130,7 @@ func Example_x2ExpiryIsNotRejection() {
 		fmt.Printf("A holds token %d and has written with it; the resource's mark is token %d\n", holdA.Token.Seq, first.Seq)
 
 		worker := startAskingWorker(sc, cast.a, holdA.Path, res, holdA.Token, "A-after-check")
-		fmt.Println("A asks ZooKeeper whether its lock node exists:", worker.asked(sc))
+		fmt.Println("A asks ZooKeeper whether its lock node exists and is its own:", worker.asked(sc))
 
 		cast.expireA(sc, holdA.Path)
 		holdB := acquireAs(sc, cast.b)
@@ -1144,7 +1149,7 @@ func Example_x2ExpiryIsNotRejection() {
 	})
 	// Output:
 	// A holds token 0 and has written with it; the resource's mark is token 0
-	// A asks ZooKeeper whether its lock node exists: true
+	// A asks ZooKeeper whether its lock node exists and is its own: true
 	// A pauses; its session expires; B holds token 1
 	// the resource still holds "A-first" with mark token 0
 	// A resumes: its write with token 0 is accepted: true
