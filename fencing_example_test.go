@@ -791,14 +791,14 @@ func TestF12_RequestIDInTheSameTransactionAppliesOnce(t *testing.T) {
 		a.invoke("write r-1 with token %v", tok)
 		first, err := res.WriteOnce(ctx, tok, "r-1", "r-1: debit 10")
 		if err != nil {
-			t.Fatalf("write r-1: %v", err)
+			t.Fatalf("F12: write r-1: %v", err)
 		}
 		a.ok("accepted=%v commit %d", first.Accepted, first.Commit)
 		a.info("the answer to r-1 is lost; A sends r-1 again with the same token")
 		a.invoke("write r-1 with token %v", tok)
 		retry, err := res.WriteOnce(ctx, tok, "r-1", "r-1: debit 10")
 		if err != nil {
-			t.Fatalf("retry r-1: %v", err)
+			t.Fatalf("F12: retry r-1: %v", err)
 		}
 		a.ok("accepted=%v duplicate=%v commit %d", retry.Accepted, retry.Duplicate, retry.Commit)
 		evidence(t, "%s resource: request r-1 with token %v sent twice with its id: accepted=%v at commit %d, then duplicate=%v, accepted=%v, still commit %d", kind, tok, first.Accepted, first.Commit, retry.Duplicate, retry.Accepted, retry.Commit)
