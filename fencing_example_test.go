@@ -1027,7 +1027,7 @@ func holdOnFreshServer(t *testing.T, s *zkserver.Server, observer, holder string
 	oa := newActor(t, observer)
 	oa.invoke("create %s", t5Parent)
 	if _, err := o.Create(t5Parent, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatalf("%s: create %s: %v", observer, t5Parent, err)
+		t.Fatalf("T5: %s: create %s: got %v; want it created on a server that starts empty", observer, t5Parent, err)
 	}
 	_, st := statOf(t, o, t5Parent)
 	oa.ok("czxid 0x%x", st.Czxid)
