@@ -87,8 +87,10 @@ func (e *sessionError) Unwrap() []error {
 type Option func(*Locker)
 
 // WithACL sets the ACL of candidate nodes (default: world, all permissions),
-// for example creator-only, so that another session cannot delete a holder's
-// node.
+// for example creator-only, so that another session cannot read or change
+// them. It does not stop a delete: the server checks a delete against the
+// parent's ACL, so only a creator-only parent keeps another session from
+// deleting a holder's node (claim A1).
 func WithACL(acl []zk.ACL) Option { return func(l *Locker) { l.acl = acl } }
 
 // WithCzxidDomain puts the parent's czxid, read at the first acquisition, in

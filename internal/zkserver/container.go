@@ -207,6 +207,25 @@ func (c *containerRunner) close() error {
 	return err
 }
 
+// wipe removes the stopped container, and /data with it: the next start
+// creates a fresh one under the same name, still registered.
+func (c *containerRunner) wipe() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctr == nil {
+		return nil
+	}
+	if c.up {
+		return fmt.Errorf("wipe container %s: it still runs", c.name)
+	}
+	err := testcontainers.TerminateContainer(c.ctr, testcontainers.StopTimeout(0))
+	c.ctr, c.attempted = nil, false
+	if err != nil {
+		return fmt.Errorf("wipe container %s: %w", c.name, err)
+	}
+	return nil
+}
+
 func (c *containerRunner) docker(verb string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
