@@ -978,7 +978,8 @@ func TestT4_ResetMarkLetsTheOldHolderIn(t *testing.T) {
 	oa.ok("")
 	createParent()
 	b := join(t, "B", []string{s.Client}, parent, domainOpts)
-	tokB := acquireAs(t, b).Token
+	hb := acquireAs(t, b)
+	tokB := hb.Token
 	evidence(t, "A held %v under the first parent; B holds %v under the recreated one", tokA, tokB)
 	if tokB.Seq != 0 || tokA.Seq != 2 || tokB.Domain <= tokA.Domain {
 		t.Fatalf("T4 check broken: A %v, B %v; want A sequence 2, B sequence 0 and a larger czxid for B", tokA, tokB)
@@ -1011,6 +1012,15 @@ func TestT4_ResetMarkLetsTheOldHolderIn(t *testing.T) {
 			t.Errorf("T4 violated on the %s resource: B's %v accepted=%v, A's late %v accepted=%v, value %q; want B accepted, A refused, \"new-owner\"", kind, tokB, bw.Accepted, tokA, late.Accepted, v)
 		}
 	})
+	phase(t, "B releases; A's Locker, made under the first parent, acquires under the new one")
+	if err := hb.Release(lockCtx(t)); err != nil {
+		t.Fatalf("B: release: %v", err)
+	}
+	again := acquireAs(t, a).Token
+	evidence(t, "A's Locker, made under the first parent, now holds %v; B held %v", again, tokB)
+	if again.Domain != tokB.Domain {
+		t.Errorf("T4 violated: A's long-lived Locker holds %v under the recreated parent; want the new parent's czxid 0x%x as its domain", again, tokB.Domain)
+	}
 }
 
 // t5Parent is T5's lock parent, the same path in both incarnations.

@@ -93,9 +93,11 @@ type Option func(*Locker)
 // deleting a holder's node (claim A1).
 func WithACL(acl []zk.ACL) Option { return func(l *Locker) { l.acl = acl } }
 
-// WithCzxidDomain puts the parent's czxid, read at the first acquisition, in
-// every Held.Token.Domain: a recreated parent restarts its sequence numbers
-// but gets a larger czxid.
+// WithCzxidDomain puts in Held.Token.Domain the czxid of the parent as the
+// acquisition last listed it (the listing that found the candidate lowest):
+// a recreated parent restarts its sequence numbers but gets a larger czxid,
+// also under a Locker that outlives the old parent. It lasts one ensemble's
+// life (claim T5).
 func WithCzxidDomain() Option { return func(l *Locker) { l.czxidDomain = true } }
 
 // WithProbe lets a test observe and steer the Locker's acquisitions.
@@ -121,7 +123,6 @@ type Locker struct {
 	mu      sync.Mutex
 	pinned  bool
 	session int64 // set once, under mu, by pin
-	domain  int64
 }
 
 // New returns a Locker for parent on conn. It makes no call: a constructor
@@ -165,9 +166,6 @@ func (l *Locker) pin(ctx context.Context) (int64, error) {
 		return 0, &sessionError{pinned: sid, now: now}
 	}
 	l.pinned, l.session = true, sid
-	if l.czxidDomain {
-		l.domain = st.Czxid
-	}
 	return sid, nil
 }
 
@@ -286,6 +284,8 @@ type attempt struct {
 	st      Attempt
 	w       *waiter
 	retries connRetries
+	// parentCzxid is the parent's czxid as the last listing saw it.
+	parentCzxid int64
 }
 
 func (l *Locker) begin(session int64, guid, path string) *attempt {
@@ -305,7 +305,7 @@ func (a *attempt) finish(err error) {
 func (a *attempt) list() ([]entry, error) {
 	l := a.l
 	l.trace("invoke", "children", l.parent)
-	kids, _, err := l.conn.Children(l.parent)
+	kids, st, err := l.conn.Children(l.parent)
 	if serr := l.checkSession(a.session); serr != nil {
 		return nil, serr
 	}
@@ -314,6 +314,7 @@ func (a *attempt) list() ([]entry, error) {
 		return nil, fmt.Errorf("lock: children %s: %w", l.parent, err)
 	}
 	a.st.Rounds++
+	a.parentCzxid = st.Czxid
 	ord, err := order(kids)
 	if err != nil {
 		l.trace("fail", "children", err.Error())
@@ -390,10 +391,14 @@ func (a *attempt) wait(ctx context.Context, ch <-chan zk.Event) error {
 func (a *attempt) hold() *Held {
 	a.l.trace("info", "acquired", a.path)
 	seq, _ := fence.ParseSeq(a.own) // order parsed it already
-	return &Held{
-		Path: a.path, GUID: a.guid, Token: fence.Token{Domain: a.l.domain, Seq: seq},
+	h := &Held{
+		Path: a.path, GUID: a.guid, Token: fence.Token{Seq: seq},
 		l: a.l, session: a.session, lost: make(chan struct{}), stop: make(chan struct{}),
 	}
+	if a.l.czxidDomain {
+		h.Token.Domain = a.parentCzxid
+	}
+	return h
 }
 
 // fail ends the attempt. A candidacy that is over leaves nothing to delete;
