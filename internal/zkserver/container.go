@@ -46,6 +46,7 @@ type containerRunner struct {
 	cfg   string
 	flags []string // the JVM's flags (see jvmFlags)
 	out   io.Writer
+	probe bool // the host-network probe (backend.go): no test's server, so no interrupt point
 
 	mu        sync.Mutex
 	ctr       testcontainers.Container
@@ -133,7 +134,9 @@ func (c *containerRunner) request() testcontainers.ContainerRequest {
 		LogConsumerCfg:     &testcontainers.LogConsumerConfig{Consumers: []testcontainers.LogConsumer{logSink{c.out}}},
 		LifecycleHooks: []testcontainers.ContainerLifecycleHooks{{
 			PostCreates: []testcontainers.ContainerHook{func(context.Context, testcontainers.Container) error {
-				interruptAt(atContainerCreate)
+				if !c.probe {
+					interruptAt(atContainerCreate)
+				}
 				return nil
 			}},
 		}},
