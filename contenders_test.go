@@ -236,6 +236,35 @@ type chain struct {
 	pb, pc  *pending
 }
 
+// waitBehind makes holder acquire and waiter queue right behind it, and
+// returns the hold and the waiting acquisition.
+func waitBehind(t zkserver.TB, ctx context.Context, holder, waiter *contender) (*lock.Held, *pending) {
+	t.Helper()
+	h, err := holder.l.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("%s: %v", holder.name, err)
+	}
+	w := start(t, waiter)
+	if err := expectWaiting(waiter, path.Base(h.Path)); err != nil {
+		t.Fatalf("%v", err)
+	}
+	return h, w
+}
+
+// handOver releases h (the hold of who) and returns the hold that next,
+// waiting right behind it, takes.
+func handOver(t zkserver.TB, ctx context.Context, h *lock.Held, who string, next *pending) *lock.Held {
+	t.Helper()
+	if err := h.Release(ctx); err != nil {
+		t.Fatalf("%s release: %v", who, err)
+	}
+	hn, err := next.result(t)
+	if err != nil {
+		t.Fatalf("%s: %v", next.p.name, err)
+	}
+	return hn
+}
+
 func startChain(t zkserver.TB, servers []string, o joinOpts) *chain {
 	t.Helper()
 	ch := &chain{}

@@ -252,19 +252,8 @@ func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 	}
 
 	phase(t, "the chain unwinds")
-	if err := ha.Release(ctx); err != nil {
-		t.Fatalf("A release: %v", err)
-	}
-	hb, err := pb.result(t)
-	if err != nil {
-		t.Fatalf("B: %v", err)
-	}
-	if err := hb.Release(ctx); err != nil {
-		t.Fatalf("B release: %v", err)
-	}
-	if _, err := pc.result(t); err != nil {
-		t.Fatalf("C: %v", err)
-	}
+	hb := handOver(t, ctx, ha, "A", pb)
+	handOver(t, ctx, hb, "B", pc)
 }
 
 // TestL4_DeletionWakesOnlyTheNextCandidate: deleting the holder's node
@@ -306,12 +295,7 @@ func TestL4_DeletionWakesOnlyTheNextCandidate(t *testing.T) {
 	}
 
 	phase(t, "B releases")
-	if err := hb.Release(ctx); err != nil {
-		t.Fatalf("B release: %v", err)
-	}
-	if _, err := pc.result(t); err != nil {
-		t.Fatalf("C: %v", err)
-	}
+	handOver(t, ctx, hb, "B", pc)
 }
 
 // TestL5_WatchEventIsNotSuccess: a watch event means "look again", never
@@ -356,12 +340,7 @@ func TestL5_WatchEventIsNotSuccess(t *testing.T) {
 	}
 
 	phase(t, "A releases")
-	if err := ha.Release(ctx); err != nil {
-		t.Fatalf("A release: %v", err)
-	}
-	if _, err := pc.result(t); err != nil {
-		t.Fatalf("C: %v", err)
-	}
+	handOver(t, ctx, ha, "A", pc)
 	c.a.info("holds after %d events", settle(t, c, pc.own).Wakeups)
 }
 
@@ -383,14 +362,7 @@ func TestL6_OwnNodeGoneMeansLostCandidacy(t *testing.T) {
 	ctx := lockCtx(t)
 	a := join(t, "A", []string{s.Client}, root, joinOpts{})
 	b := join(t, "B", []string{s.Client}, root, joinOpts{})
-	ha, err := a.l.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("A: %v", err)
-	}
-	pb := start(t, b)
-	if err := expectWaiting(b, path.Base(ha.Path)); err != nil {
-		t.Fatalf("%v", err)
-	}
+	ha, pb := waitBehind(t, ctx, a, b)
 
 	phase(t, "D deletes B's node while B waits on A")
 	deleteAs(t, d, da, root+"/"+pb.own)
@@ -472,14 +444,7 @@ func TestL6_LateReleaseDeletesNothingOfTheNextHolder(t *testing.T) {
 	ctx := lockCtx(t)
 	e := join(t, "E", []string{s.Client}, root, joinOpts{})
 	f := join(t, "F", []string{s.Client}, root, joinOpts{})
-	he, err := e.l.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("E: %v", err)
-	}
-	pf := start(t, f)
-	if err := expectWaiting(f, path.Base(he.Path)); err != nil {
-		t.Fatalf("%v", err)
-	}
+	he, pf := waitBehind(t, ctx, e, f)
 
 	phase(t, "D deletes E's node; F holds")
 	deleteAs(t, d, da, he.Path)
@@ -527,14 +492,7 @@ func TestL6_ExpiredWaiterReportsSessionChanged(t *testing.T) {
 	p := clientProxy(t, "B-proxy", srv)
 	b := join(t, "B", []string{p.Addr()}, root, joinOpts{client: []zkclient.Option{zkclient.WithSessionTimeout(expirySessionTimeout)}})
 	oldSession := b.c.SessionHex()
-	ha, err := a.l.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("A: %v", err)
-	}
-	pb := start(t, b)
-	if err := expectWaiting(b, path.Base(ha.Path)); err != nil {
-		t.Fatalf("%v", err)
-	}
+	_, pb := waitBehind(t, ctx, a, b)
 
 	phase(t, "B is cut off until the server expires its session (%v)", expirySessionTimeout)
 	mark := b.c.Mark()
@@ -1010,14 +968,7 @@ func TestL10_ElectionNeedsReadyAcrossFailover(t *testing.T) {
 	ev := el.watchReady()
 	l1 := join(t, "L1", []string{s.Client}, el.root+"/election", joinOpts{})
 	l2 := join(t, "L2", []string{s.Client}, el.root+"/election", joinOpts{})
-	h1, err := l1.l.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("L1: %v", err)
-	}
-	p2 := start(t, l2)
-	if err := expectWaiting(l2, path.Base(h1.Path)); err != nil {
-		t.Fatalf("%v", err)
-	}
+	_, p2 := waitBehind(t, ctx, l1, l2)
 	el.notYet(ev, "while L1 is lowest but has not recovered")
 	el.recoverAndPublish(l1, 1)
 	name, state, ev := el.use(ev)
@@ -1264,14 +1215,7 @@ func TestL11_LateCallbackAfterReconnectListsAgain(t *testing.T) {
 	a := join(t, "A", []string{s.Client}, root, joinOpts{})
 	p := clientProxy(t, "B-proxy", s)
 	b := join(t, "B", []string{p.Addr()}, root, joinOpts{})
-	ha, err := a.l.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("A: %v", err)
-	}
-	pb := start(t, b)
-	if err := expectWaiting(b, path.Base(ha.Path)); err != nil {
-		t.Fatalf("%v", err)
-	}
+	ha, pb := waitBehind(t, ctx, a, b)
 	session := b.c.SessionID()
 	stillWaiting := func(when string) lock.Attempt {
 		t.Helper()
