@@ -236,6 +236,15 @@ type chain struct {
 	pb, pc  *pending
 }
 
+// lockRoom opens a lock scene: D, an observer session that may change
+// anything, and under it this test's own lock parent; ctx bounds the
+// scene's acquisitions.
+func lockRoom(t zkserver.TB, servers []string) (d *zkclient.Client, da actor, root string, ctx context.Context) {
+	t.Helper()
+	d = zkclient.Connect(t, "D", servers)
+	return d, newActor(t, "D"), testRoot(t, d), lockCtx(t)
+}
+
 // waitBehind makes holder acquire and waiter queue right behind it, and
 // returns the hold and the waiting acquisition.
 func waitBehind(t zkserver.TB, ctx context.Context, holder, waiter *contender) (*lock.Held, *pending) {
