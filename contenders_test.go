@@ -37,6 +37,10 @@ type joinOpts struct {
 	client      []zkclient.Option
 	lock        []lock.Option
 	beforeWatch func(own, pred string) // the Probe's L8 hook
+	// onTrace runs on the recipe's goroutine at each of its steps, after
+	// the step is logged: a scenario that must act at one exact step (while
+	// a Release is between its lost delete and its look again) acts here.
+	onTrace func(typ, op, detail string)
 }
 
 // contender is one lock participant: its own session, a Locker on it with
@@ -53,8 +57,9 @@ type contender struct {
 	made   chan string  // own node names the creates returned, in order
 	events atomic.Int64 // watch events the acquisitions received
 
-	mu    sync.Mutex
-	muted bool
+	mu       sync.Mutex
+	muted    bool
+	received []string // each watch event as the recipe traced it: type and path
 }
 
 // join connects a named session to servers and makes its Locker for parent.
@@ -93,13 +98,28 @@ func (p *contender) trace(typ, op, detail string) {
 		default:
 		}
 	case typ == "info" && op == "event":
+		typ, at, _ := strings.Cut(detail, " ")
+		p.mu.Lock()
+		p.received = append(p.received, strings.TrimSpace(typ+" "+path.Base(at)))
+		p.mu.Unlock()
 		p.events.Add(1)
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if !p.muted {
 		p.a.log(typ, "%s", strings.TrimSpace(op+" "+detail))
 	}
+	p.mu.Unlock()
+	if p.o.onTrace != nil {
+		p.o.onTrace(typ, op, detail)
+	}
+}
+
+// eventsReceived returns the watch events p's acquisitions have received so
+// far, oldest first, as "EventNodeDataChanged <node name>".
+func (p *contender) eventsReceived() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.received)
 }
 
 // mute stops p's trace lines.
@@ -199,27 +219,10 @@ func (e *waitError) Error() string {
 }
 
 // settle returns the state of p's acquisition of candidate own, certain
-// about notifications: a read on p's connection returns only after every
-// notification the server queued for p before it has been handed to its
-// watch channel, and Inspect makes the waiter take in what is there.
+// about notifications (see settledAttempt).
 func settle(t zkserver.TB, p *contender, own string) lock.Attempt {
 	t.Helper()
-	if _, _, err := p.c.Exists("/"); err != nil {
-		t.Fatalf("%s: barrier read: %v", p.name, err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), within)
-	defer cancel()
-	all, err := p.probe.Inspect(ctx)
-	if err != nil {
-		t.Fatalf("%s: inspect: %v", p.name, err)
-	}
-	for _, st := range all {
-		if st.Own == own {
-			return st
-		}
-	}
-	t.Fatalf("%s: no acquisition of %s among %d inspected", p.name, own, len(all))
-	return lock.Attempt{}
+	return settledAttempt(t, p.c, p.probe, own)
 }
 
 // chain is the article's A→B→C picture: A holds, B waits on A, C waits on
@@ -231,6 +234,44 @@ type chain struct {
 	a, b, c *contender
 	ha      *lock.Held
 	pb, pc  *pending
+}
+
+// lockRoom opens a lock scene: D, an observer session that may change
+// anything, and under it this test's own lock parent; ctx bounds the
+// scene's acquisitions.
+func lockRoom(t zkserver.TB, servers []string) (d *zkclient.Client, da actor, root string, ctx context.Context) {
+	t.Helper()
+	d = zkclient.Connect(t, "D", servers)
+	return d, newActor(t, "D"), testRoot(t, d), lockCtx(t)
+}
+
+// waitBehind makes holder acquire and waiter queue right behind it, and
+// returns the hold and the waiting acquisition.
+func waitBehind(t zkserver.TB, ctx context.Context, holder, waiter *contender) (*lock.Held, *pending) {
+	t.Helper()
+	h, err := holder.l.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("%s: %v", holder.name, err)
+	}
+	w := start(t, waiter)
+	if err := expectWaiting(waiter, path.Base(h.Path)); err != nil {
+		t.Fatalf("%v", err)
+	}
+	return h, w
+}
+
+// handOver releases h (the hold of who) and returns the hold that next,
+// waiting right behind it, takes.
+func handOver(t zkserver.TB, ctx context.Context, h *lock.Held, who string, next *pending) *lock.Held {
+	t.Helper()
+	if err := h.Release(ctx); err != nil {
+		t.Fatalf("%s release: %v", who, err)
+	}
+	hn, err := next.result(t)
+	if err != nil {
+		t.Fatalf("%s: %v", next.p.name, err)
+	}
+	return hn
 }
 
 func startChain(t zkserver.TB, servers []string, o joinOpts) *chain {

@@ -104,6 +104,12 @@
 //     candidate: the winner recovers state and then publishes a ready node,
 //     and clients wait for ready. Proof:
 //     TestL10_ElectionNeedsReadyAcrossFailover, Example_electionNeedsReady
+//   - L11 ¶3: The predecessor chain promises no single callback: a waiter
+//     called back for something other than its predecessor's deletion (a data
+//     change on the predecessor, a reconnect, a callback that comes late)
+//     lists again and acquires only when it is the lowest. Proof:
+//     TestL11_CallbackThatIsNoDeletionListsAgain,
+//     TestL11_LateCallbackAfterReconnectListsAgain
 //
 // # §4 create 回复丢失以后怎样找回节点
 //
@@ -148,8 +154,8 @@
 //     deletion event, checks again and holds token 1. Proof:
 //     TestF1toF3_FencedResourceRejectsTheLateHolder
 //   - F2 ¶6: After A has expired but before B's token reaches the resource,
-//     the resource still accepts token 0. Proof:
-//     TestF1toF3_FencedResourceRejectsTheLateHolder
+//     the resource, whose mark is A's own token 0, still accepts token 0.
+//     Proof: TestF1toF3_FencedResourceRejectsTheLateHolder
 //   - F3 ¶2: B's new-owner write with token 1 is accepted, A's late stale-late
 //     write with token 0 is refused, and the value remains new-owner. Proof:
 //     TestF1toF3_FencedResourceRejectsTheLateHolder
@@ -170,6 +176,15 @@
 //     TestF8_DurableResourceKeepsMarkAndValueAcrossRestart
 //   - F9 ¶5: Fencing is no authentication: whoever forges a larger token gets
 //     the write accepted. Proof: TestF9_ForgedLargerTokenIsAccepted
+//   - F11 ¶3: A control resource that compares the token and writes in two
+//     separate steps accepts a stale write when a hook lets the other writer
+//     in between the steps; the atomic resource refuses the same write. Proof:
+//     TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite
+//   - F12 ¶5: Fencing does not deduplicate: an equal token lets a retried
+//     request apply twice, while a request id checked in the same transaction
+//     applies it once, in the memory and in the durable resource. Proof:
+//     TestF12_EqualTokenAppliesARetryTwice,
+//     TestF12_RequestIDInTheSameTransactionAppliesOnce
 //   - C1 ¶2 (beyond): Under a seeded random schedule of faults (lost create
 //     and delete replies, a partition long enough for natural expiry while a
 //     holder is paused, short cuts, a server restart, a leader failover on
@@ -189,6 +204,15 @@
 //     it. Proof: TestT2_RecreatedParentRestartsNumbering
 //   - T3 ¶3: czxid cannot serve as a unique token, because creates inside one
 //     multi share it. Proof: TestT3_CzxidIsNotAUniqueToken
+//   - T4 ¶2: Clearing the high-water mark is no domain rule: after the parent
+//     is recreated, a resource that resets its mark accepts the old holder's
+//     late token again, and one that compares a domain generation first
+//     refuses it. Proof: TestT4_ResetMarkLetsTheOldHolderIn
+//   - T5 ¶3 (beyond): Replacing the ensemble changes the domain: once the
+//     servers' data is wiped and they start again, sequence numbers and zxids
+//     restart, so a domain generation taken from the parent's czxid repeats or
+//     goes back; the record says what a resource that trusts it does and which
+//     rule still holds. Proof: TestT5_WipedEnsembleRestartsNumberingAndZxids
 //
 // # §7 三个本机场景的证据
 //
@@ -207,6 +231,14 @@
 //   - E4 ¶1: The record begins with what it ran against: server version,
 //     backend and ensemble sizes. Proof:
 //     TestE4_RecordStartsWithServerVersionBackendAndSize
+//   - A1 ¶6 (beyond): Open ACLs belong on a private instance only: under an
+//     open ACL another session deletes the holder's node and a second client
+//     holds too, and a creator-only ACL on the candidates alone does not stop
+//     it (a delete is checked against the parent's ACL); with a creator-only
+//     ACL on the lock parent and digest authentication the thief gets NoAuth
+//     and one holder remains. Proof:
+//     TestA1_OpenACLLetsAThiefMakeASecondHolder,
+//     TestA1_CreatorOnlyACLRefusesTheThief
 //
 // # §8 两道练习
 //
@@ -214,7 +246,8 @@
 //     number while the first node still exists, so recovery must check session
 //     and ephemeralOwner and handle zero or several matches. Proof:
 //     Example_x1RetryAfterConnectionLoss
-//   - X2 ¶4: Exercise 2: until token 1 arrives the high-water mark cannot
-//     refuse token 0, and checking with ZooKeeper before writing still leaves
-//     a race. Proof: Example_x2ExpiryIsNotRejection
+//   - X2 ¶4: Exercise 2 as written: the resource's mark is already A's token 0
+//     when A expires, A really asks ZooKeeper before it writes and the race is
+//     shown, and the resource accepts A's late token 0 from that state, not
+//     from an empty resource. Proof: Example_x2ExpiryIsNotRejection
 package zk19

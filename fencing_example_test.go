@@ -1,7 +1,10 @@
 package zk19_test
 
-// The fencing claims (F1–F10, article §5 "资源接受新 token 后拒绝旧写"), the
-// token domains (T1–T3, §6 "顺序号只在明确的锁域内比较") and exercise 2 (X2).
+// The fencing claims (F1–F12, article §5 "资源接受新 token 后拒绝旧写"), the
+// token domains (T1–T5, §6 "顺序号只在明确的锁域内比较") and exercise 2 (X2).
+// Every claim about the resource runs against both fenced resources, the
+// one in memory and the durable one in SQLite, in subtests named for what
+// the claim says of them.
 
 import (
 	"context"
@@ -12,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,10 +28,97 @@ import (
 	"github.com/zk19/zk19/internal/zkserver"
 )
 
+// resourceKinds are the fenced resources every claim about the resource
+// runs against: one in memory, one durable in SQLite (issue 12).
+var resourceKinds = []string{"memory", "durable"}
+
+// fencedResource is a fenced resource with the two calls some claims need
+// beside the fence: a request id checked with the token (F12) and the
+// wrong reset of the mark (T4).
+type fencedResource interface {
+	fence.Resource
+	WriteOnce(ctx context.Context, tok fence.Token, id, value string) (fence.Result, error)
+	ClearMark(ctx context.Context) error
+}
+
+// openResource opens an empty fenced resource of kind, closed at cleanup.
+func openResource(t zkserver.TB, kind string) fencedResource {
+	t.Helper()
+	var res fencedResource
+	switch kind {
+	case "memory":
+		res = fence.NewMemory()
+	case "durable":
+		d, err := fence.OpenDurable(context.Background(), filepath.Join(t.TempDir(), "resource.db"))
+		if err != nil {
+			t.Fatalf("open the durable resource: %v", err)
+		}
+		res = d
+	default:
+		t.Fatalf("no fenced resource of kind %q", kind)
+	}
+	t.Cleanup(func() { _ = res.Close() })
+	return res
+}
+
+// onEachResource runs f once on each fenced resource, in a subtest worded
+// as the claim: "the memory resource " + does.
+func onEachResource(t *testing.T, does string, f func(t *testing.T, kind string, res fencedResource)) {
+	t.Helper()
+	for _, kind := range resourceKinds {
+		t.Run("the "+kind+" resource "+does, func(t *testing.T) { f(t, kind, openResource(t, kind)) })
+	}
+}
+
+// writeAs is one write of who's, logged as its operation. A rejection is
+// a result; an error stops the scenario.
+func writeAs(t zkserver.TB, who actor, res fence.Resource, tok fence.Token, value string) fence.Result {
+	t.Helper()
+	who.invoke("write %q with token %v", value, tok)
+	r, err := res.Write(context.Background(), tok, value)
+	if err != nil {
+		who.fail("%v", err)
+		t.Fatalf("%s: write %q: %v", who.name, value, err)
+	}
+	logWrite(who, tok, r)
+	return r
+}
+
+func logWrite(who actor, tok fence.Token, r fence.Result) {
+	if r.Accepted {
+		who.ok("accepted over %q; mark %v, commit %d", r.Prev, r.Mark, r.Commit)
+	} else {
+		who.fail("rejected: mark %v is above token %v; value stays %q", r.Mark, tok, r.Prev)
+	}
+}
+
+// readResource reads the resource's value and mark or stops the scenario.
+func readResource(t zkserver.TB, res fence.Resource) (value string, mark fence.Token, marked bool) {
+	t.Helper()
+	value, mark, marked, err := res.Read(context.Background())
+	if err != nil {
+		t.Fatalf("read the resource: %v", err)
+	}
+	return value, mark, marked
+}
+
+// acquireAs acquires p's lock or stops the scenario.
+func acquireAs(t zkserver.TB, p *contender) *lock.Held {
+	t.Helper()
+	h, err := p.l.Acquire(lockCtx(t))
+	if err != nil {
+		t.Fatalf("%s: acquire: %v", p.name, err)
+	}
+	return h
+}
+
 // fencingStory is the article's §5 story (claims F1–F4, F8, F10), run
 // against one resource.
 type fencingStory struct {
 	tokenA, tokenB     fence.Token
+	firstWrite         fence.Result // A's write while it held: the resource's mark is A's token
+	markBeforeWindow   fence.Token  // the mark just before A's write in the window (F2)
+	markedBeforeWindow bool
 	windowWrite        fence.Result // A's write after its expiry, before B's write (F2)
 	bWrite, lateWrite  fence.Result // B's "new-owner"; A's "stale-late" after the gate opens
 	final              string
@@ -62,9 +153,32 @@ func newFencingCast(t zkserver.TB) *fencingCast {
 	return fc
 }
 
-// runFencingStory: A holds with token 0 and its worker parks on a gate
-// before writing; A's session expires naturally behind a blackholed proxy;
-// B, waiting on A's node, learns of the deletion and holds with token 1; in
+// expireA cuts A off behind its proxy (a blackhole: no close, no forced
+// expiry) and waits until O sees the server delete A's node: A's session
+// ran out on the server's clock, and A has not been told.
+func (fc *fencingCast) expireA(t zkserver.TB, node string) {
+	t.Helper()
+	_, _, gone, err := fc.O.ExistsW(node)
+	if err != nil {
+		t.Fatalf("O: exists %s: %v", path.Base(node), err)
+	}
+	fc.proxy.Blackhole(faultproxy.Both)
+	t.Cleanup(fc.proxy.Heal)
+	select {
+	case ev := <-gone:
+		if ev.Type != zk.EventNodeDeleted {
+			t.Fatalf("O: got %v on A's node; want its deletion", ev.Type)
+		}
+		t.Logf("O: A's node %s deleted by the server: A's session expired", path.Base(node))
+	case <-time.After(10 * expirySessionTimeout):
+		t.Fatalf("A's session did not expire within %v of the blackhole", 10*expirySessionTimeout)
+	}
+}
+
+// runFencingStory: A holds with token 0 and writes once with it, so the
+// resource's mark is A's token; A's worker then parks on a gate before its
+// next write; A's session expires naturally behind a blackholed proxy; B,
+// waiting on A's node, learns of the deletion and holds with token 1; in
 // that window A's token still writes; B writes "new-owner"; the gate opens
 // and A's worker writes "stale-late" with token 0.
 func runFencingStory(t zkserver.TB, res fence.Resource) fencingStory {
@@ -73,12 +187,13 @@ func runFencingStory(t zkserver.TB, res fence.Resource) fencingStory {
 	start0 := time.Now()
 	var st fencingStory
 	fc := newFencingCast(t)
-	phase(t, "A holds; its worker takes the token and parks on a gate")
+	phase(t, "A holds and writes once with its token; its worker keeps the token and parks on a gate")
 	hA, err := fc.a.l.Acquire(ctx)
 	if err != nil {
 		t.Fatalf("A acquire: %v", err)
 	}
 	st.tokenA = hA.Token
+	st.firstWrite = writeAs(t, fc.a.a, res, st.tokenA, "A-first")
 	lostA := hA.Lost()
 	waitWatching(t, fc.srv, fc.root, hA.Path, fc.a.c.SessionHex())
 	fc.a.a.info("hold armed: watching its own node %s", path.Base(hA.Path))
@@ -145,14 +260,12 @@ type lateWorker struct {
 func parkWorker(t zkserver.TB, res fence.Resource, tok fence.Token) *lateWorker {
 	w := &lateWorker{gate: make(chan struct{}), res: make(chan fence.Result, 1), err: make(chan error, 1)}
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		<-w.gate
 		r, err := res.Write(context.Background(), tok, "stale-late")
 		w.res <- r
 		w.err <- err
-	}()
+	})
 	t.Cleanup(func() {
 		select {
 		case <-w.gate:
@@ -165,29 +278,22 @@ func parkWorker(t zkserver.TB, res fence.Resource, tok fence.Token) *lateWorker 
 	return w
 }
 
-// storyWrites: A's write in the window, B's write, then the gate opens and
-// A's worker writes late.
+// storyWrites: A's write in the window, from the state A's first write
+// left; B's write; then the gate opens and A's worker writes late.
 func storyWrites(t zkserver.TB, res fence.Resource, st *fencingStory, late *lateWorker) {
 	t.Helper()
-	ctx := context.Background()
 	pa, pb := newActor(t, "A"), newActor(t, "B")
-	var err error
 	phase(t, "the window: A has expired and B has not written yet")
-	pa.invoke("write token %v %q", st.tokenA, "A-in-window")
-	if st.windowWrite, err = res.Write(ctx, st.tokenA, "A-in-window"); err != nil {
-		t.Fatalf("write: %v", err)
-	}
-	pa.ok("accepted=%v mark=%v", st.windowWrite.Accepted, st.windowWrite.Mark)
+	var before string
+	before, st.markBeforeWindow, st.markedBeforeWindow = readResource(t, res)
+	t.Logf("resource before A's write in the window: value %q, mark %v (set: %v)", before, st.markBeforeWindow, st.markedBeforeWindow)
+	st.windowWrite = writeAs(t, pa, res, st.tokenA, "A-in-window")
 
 	phase(t, "B writes with its token")
-	pb.invoke("write token %v %q", st.tokenB, "new-owner")
-	if st.bWrite, err = res.Write(ctx, st.tokenB, "new-owner"); err != nil {
-		t.Fatalf("write: %v", err)
-	}
-	pb.ok("accepted=%v mark=%v", st.bWrite.Accepted, st.bWrite.Mark)
+	st.bWrite = writeAs(t, pb, res, st.tokenB, "new-owner")
 
 	phase(t, "the gate opens: A's worker writes with its old token")
-	pa.invoke("write token %v %q (late)", st.tokenA, "stale-late")
+	pa.invoke("write %q with token %v (late)", "stale-late", st.tokenA)
 	close(late.gate)
 	select {
 	case st.lateWrite = <-late.res:
@@ -197,60 +303,136 @@ func storyWrites(t zkserver.TB, res fence.Resource, st *fencingStory, late *late
 	case <-time.After(within):
 		t.Fatalf("A's worker did not write within %v", within)
 	}
-	if st.lateWrite.Accepted {
-		pa.ok("accepted=true mark=%v", st.lateWrite.Mark)
-	} else {
-		pa.fail("rejected: mark %v > token %v", st.lateWrite.Mark, st.tokenA)
-	}
-	if st.final, _, _, err = res.Read(ctx); err != nil {
-		t.Fatalf("read: %v", err)
-	}
+	logWrite(pa, st.tokenA, st.lateWrite)
+	st.final, _, _ = readResource(t, res)
 	t.Logf("resource value: %q", st.final)
 }
 
+// askingWorker is A's worker when it asks ZooKeeper before it writes: it
+// checks that its lock node exists, parks on a gate (the pause between the
+// answer and the write, where a GC pause or a slow disk would be) and then
+// writes with its token, whatever happened meanwhile.
+type askingWorker struct {
+	who    actor
+	tok    fence.Token
+	value  string
+	self   int64      // the session the worker's hold belongs to
+	answer chan error // nil: the node exists and this session owns it
+	gate   chan struct{}
+	wrote  chan fence.Result
+	failed chan error
+}
+
+// startAskingWorker starts p's worker for its hold of node. Cleanup opens
+// the gate and waits for the worker.
+func startAskingWorker(t zkserver.TB, p *contender, node string, res fence.Resource, tok fence.Token, value string) *askingWorker {
+	t.Helper()
+	w := &askingWorker{who: p.a, tok: tok, value: value, self: p.c.SessionID(), answer: make(chan error, 1), gate: make(chan struct{}), wrote: make(chan fence.Result, 1), failed: make(chan error, 1)}
+	p.a.invoke("exists %s (do I still hold the lock?)", path.Base(node))
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		ok, st, err := p.c.Exists(node)
+		switch {
+		case err != nil:
+		case !ok:
+			err = fmt.Errorf("%s does not exist", path.Base(node))
+		case st.EphemeralOwner != w.self:
+			err = fmt.Errorf("%s is owned by 0x%x, not by this session 0x%x", path.Base(node), st.EphemeralOwner, w.self)
+		}
+		w.answer <- err
+		<-w.gate
+		r, err := res.Write(context.Background(), tok, value)
+		if err != nil {
+			w.failed <- err
+			return
+		}
+		w.wrote <- r
+	})
+	t.Cleanup(func() { w.open(); wg.Wait() })
+	return w
+}
+
+func (w *askingWorker) open() {
+	select {
+	case <-w.gate:
+	default:
+		close(w.gate)
+	}
+}
+
+// asked waits for ZooKeeper's answer and reports whether the node exists
+// and is owned by the worker's session; the worker is then parked.
+func (w *askingWorker) asked(t zkserver.TB) bool {
+	t.Helper()
+	select {
+	case err := <-w.answer:
+		if err != nil {
+			w.who.fail("%v", err)
+			return false
+		}
+		w.who.ok("true, owned by this session 0x%x; the worker pauses before its write", w.self)
+		return true
+	case <-time.After(within):
+		t.Fatalf("%s: no answer to exists within %v", w.who.name, within)
+		return false
+	}
+}
+
+// resume opens the gate and waits for the worker's write.
+func (w *askingWorker) resume(t zkserver.TB) fence.Result {
+	t.Helper()
+	w.who.invoke("write %q with token %v (resumed after its check)", w.value, w.tok)
+	w.open()
+	select {
+	case r := <-w.wrote:
+		logWrite(w.who, w.tok, r)
+		return r
+	case err := <-w.failed:
+		t.Fatalf("%s: write %q: %v", w.who.name, w.value, err)
+	case <-time.After(within):
+		t.Fatalf("%s: the worker did not write within %v", w.who.name, within)
+	}
+	return fence.Result{}
+}
+
 // TestF1toF3_FencedResourceRejectsTheLateHolder runs the article's fencing
-// story against the in-memory fenced resource and the durable SQLite one
+// story against the fenced resource in memory and the durable SQLite one
 // (claims F1 §5 ¶1, F2 §5 ¶6, F3 §5 ¶2). F1: A held token 0; its session
 // expired naturally (blackholed, never closed or force-expired); B learned
-// it from the deletion and held token 1. F2: in the window before B's write,
-// token 0 was still accepted. F3: after B wrote "new-owner" with token 1,
-// A's late "stale-late" with token 0 was rejected.
+// it from the deletion and held token 1. F2: A had written once with token
+// 0, so the mark was A's token; in the window before B's write, token 0
+// was still accepted from that state. F3: after B wrote "new-owner" with
+// token 1, A's late "stale-late" with token 0 was rejected.
 func TestF1toF3_FencedResourceRejectsTheLateHolder(t *testing.T) {
 	zkserver.RequireFaults(t)
 	for _, id := range []string{"F1", "F2", "F3"} {
 		claim(t, id)
 	}
-	for _, kind := range []string{"memory", "durable"} {
-		t.Run("on the "+kind+" resource", func(t *testing.T) {
-			var res fence.Resource = fence.NewMemory()
-			if kind == "durable" {
-				d, err := fence.OpenDurable(context.Background(), filepath.Join(t.TempDir(), "resource.db"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				res = d
-			}
-			t.Cleanup(func() { _ = res.Close() })
-			st := runFencingStory(t, res)
-			evidence(t, "%s resource: A token %v, B token %v; A's node deleted before the heal: %v; window write accepted=%v; B's write accepted=%v; late write accepted=%v; value %q", kind, st.tokenA, st.tokenB, st.deletionBeforeHeal, st.windowWrite.Accepted, st.bWrite.Accepted, st.lateWrite.Accepted, st.final)
-			if st.tokenA.Seq != 0 || st.tokenB.Seq != 1 {
-				t.Errorf("F1 violated: tokens A=%v B=%v; want sequence 0 and 1", st.tokenA, st.tokenB)
-			}
-			if !st.deletionBeforeHeal {
-				t.Errorf("F1 violated: A's node was not deleted by the server while A was blackholed")
-			}
-			if !st.windowWrite.Accepted {
-				t.Errorf("F2 violated: in the window A's token %v was rejected (mark %v); want accepted: the mark cannot know of B yet", st.tokenA, st.windowWrite.Mark)
-			}
-			if !st.bWrite.Accepted {
-				t.Errorf("F3 violated: B's write with token %v was rejected", st.tokenB)
-			}
-			if st.lateWrite.Accepted || st.final != "new-owner" {
-				t.Errorf("F3 violated: A's late write accepted=%v, final value %q; want rejected and \"new-owner\"", st.lateWrite.Accepted, st.final)
-			}
-			t.Logf("F1 scenario wall time: %v", st.elapsed.Round(time.Millisecond))
-		})
-	}
+	onEachResource(t, "still takes token 0 until token 1 arrives, then rejects the late holder", func(t *testing.T, kind string, res fencedResource) {
+		st := runFencingStory(t, res)
+		evidence(t, "%s resource: A token %v, B token %v; A's node deleted before the heal: %v", kind, st.tokenA, st.tokenB, st.deletionBeforeHeal)
+		evidence(t, "%s resource: the mark before the window write was %v (A's first write accepted=%v); A's token %v in the window accepted=%v over %q", kind, st.markBeforeWindow, st.firstWrite.Accepted, st.tokenA, st.windowWrite.Accepted, st.windowWrite.Prev)
+		evidence(t, "%s resource: B's write with %v accepted=%v; A's late write with %v accepted=%v; value %q", kind, st.tokenB, st.bWrite.Accepted, st.tokenA, st.lateWrite.Accepted, st.final)
+		if st.tokenA.Seq != 0 || st.tokenB.Seq != 1 {
+			t.Errorf("F1 violated: tokens A=%v B=%v; want sequence 0 and 1", st.tokenA, st.tokenB)
+		}
+		if !st.deletionBeforeHeal {
+			t.Errorf("F1 violated: A's node was not deleted by the server while A was blackholed")
+		}
+		if !st.firstWrite.Accepted || !st.markedBeforeWindow || st.markBeforeWindow != st.tokenA {
+			t.Errorf("F2 check broken: before the window the resource's mark was %v (set: %v); want A's token %v from A's first write", st.markBeforeWindow, st.markedBeforeWindow, st.tokenA)
+		}
+		if !st.windowWrite.Accepted || st.windowWrite.Prev != "A-first" {
+			t.Errorf("F2 violated: in the window A's token %v got accepted=%v over %q (mark %v); want accepted over \"A-first\": the mark is A's own token and cannot know of B yet", st.tokenA, st.windowWrite.Accepted, st.windowWrite.Prev, st.windowWrite.Mark)
+		}
+		if !st.bWrite.Accepted {
+			t.Errorf("F3 violated: B's write with token %v was rejected", st.tokenB)
+		}
+		if st.lateWrite.Accepted || st.final != "new-owner" {
+			t.Errorf("F3 violated: A's late write accepted=%v, final value %q; want rejected and \"new-owner\"", st.lateWrite.Accepted, st.final)
+		}
+		t.Logf("F1 scenario wall time: %v", st.elapsed.Round(time.Millisecond))
+	})
 }
 
 // TestF4_UnfencedResourceTakesTheLateWrite is the control (claim F4, §5 ¶4):
@@ -260,134 +442,203 @@ func TestF4_UnfencedResourceTakesTheLateWrite(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claim(t, "F4")
 	st := runFencingStory(t, fence.NewUnfenced())
-	evidence(t, "unfenced resource: A's late write with token %v accepted=%v; value %q", st.tokenA, st.lateWrite.Accepted, st.final)
+	evidence(t, "unfenced resource: A's late write with token %v accepted=%v over %q; value %q", st.tokenA, st.lateWrite.Accepted, st.lateWrite.Prev, st.final)
 	if !st.lateWrite.Accepted || st.final != "stale-late" {
 		t.Errorf("F4 violated: unfenced late write accepted=%v, final %q; want accepted and \"stale-late\"", st.lateWrite.Accepted, st.final)
 	}
 }
 
 // TestF5_CheckThenWriteLosesTheRace: asking ZooKeeper "do I still hold the
-// lock?" and then writing is not fencing (claim F5, §5 ¶3): A checks (yes), is
-// paused, expires, B acquires and writes, and A's write still lands on an
-// unfenced resource.
+// lock?" and then writing is not fencing (claim F5, §5 ¶3). A's worker asks
+// (its node exists: yes) and is parked on a gate between the answer and
+// its write; A's session expires, B acquires and writes, and only then
+// does the gate open: A's checked write lands on the unfenced resource over
+// B's accepted write.
 func TestF5_CheckThenWriteLosesTheRace(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claim(t, "F5")
-	ctx := context.Background()
 	fc := newFencingCast(t)
 	res := fence.NewUnfenced()
-	hA, err := fc.a.l.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
+	phase(t, "A holds; its worker asks ZooKeeper before it writes and parks after the answer")
+	hA := acquireAs(t, fc.a)
+	worker := startAskingWorker(t, fc.a, hA.Path, res, hA.Token, "A-after-check")
+	if !worker.asked(t) {
+		t.Fatalf("F5: A's check says it does not hold; want its node to exist: A holds")
 	}
-	fc.a.a.invoke("exists %s (do I still hold it?)", hA.Path)
-	still, _, err := fc.a.c.Exists(hA.Path)
-	if err != nil || !still {
-		t.Fatalf("A's check: %v %v", still, err)
+	phase(t, "while A's worker is parked, A's session expires and B acquires and writes")
+	fc.expireA(t, hA.Path)
+	hB := acquireAs(t, fc.b)
+	fc.b.a.ok("holds with token %v", hB.Token)
+	rb := writeAs(t, fc.b.a, res, hB.Token, "new-owner")
+	if !rb.Accepted {
+		t.Fatalf("F5: B's write with token %v was rejected; want accepted", hB.Token)
 	}
-	fc.a.a.ok("true; A is paused before its write")
-	_, _, gone, err := fc.O.ExistsW(hA.Path)
-	if err != nil {
-		t.Fatal(err)
+	phase(t, "the gate opens: A's worker writes after its check")
+	ra := worker.resume(t)
+	v, _, _ := readResource(t, res)
+	evidence(t, "A's check said its node exists; after A's expiry B's write with %v was accepted; then A's checked write with %v accepted=%v over %q; value %q", hB.Token, hA.Token, ra.Accepted, ra.Prev, v)
+	if !ra.Accepted || ra.Prev != "new-owner" || v != "A-after-check" {
+		t.Errorf("F5 violated: A's checked write accepted=%v over %q, final %q; want it accepted over B's \"new-owner\" and the value \"A-after-check\": the check did not protect B", ra.Accepted, ra.Prev, v)
 	}
-	fc.proxy.Blackhole(faultproxy.Both)
-	t.Cleanup(fc.proxy.Heal)
+}
+
+// acceptedWrite is one accepted write of a concurrent run.
+type acceptedWrite struct {
+	commit uint64
+	tok    fence.Token
+}
+
+// writeConcurrently has writers goroutines write per times each with
+// random tokens (seeded per writer) and returns the accepted writes in
+// commit order. onAccept, if set, sees every accepted token.
+func writeConcurrently(t *testing.T, res fence.Resource, writers, per int, onAccept func(fence.Token)) []acceptedWrite {
+	t.Helper()
+	var (
+		mu       sync.Mutex
+		accepted []acceptedWrite
+		wg       sync.WaitGroup
+	)
+	for w := range writers {
+		wg.Go(func() {
+			rng := rand.New(rand.NewSource(int64(w)))
+			for i := range per {
+				tok := fence.Token{Seq: int64(rng.Intn(50))}
+				r, err := res.Write(context.Background(), tok, fmt.Sprintf("w%d-%d", w, i))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if r.Accepted {
+					mu.Lock()
+					accepted = append(accepted, acceptedWrite{r.Commit, tok})
+					mu.Unlock()
+					if onAccept != nil {
+						onAccept(tok)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	sort.Slice(accepted, func(i, j int) bool { return accepted[i].commit < accepted[j].commit })
+	return accepted
+}
+
+// belowTheMark returns the first accepted write whose token is below the
+// mark an earlier commit had set, or "" when there is none: the F6 check.
+func belowTheMark(accepted []acceptedWrite) string {
+	var mark fence.Token
+	for i, w := range accepted {
+		if i > 0 && w.tok.Compare(mark) < 0 {
+			return fmt.Sprintf("commit %d accepted token %v after an earlier commit had raised the mark to %v", w.commit, w.tok, mark)
+		}
+		if w.tok.Compare(mark) > 0 {
+			mark = w.tok
+		}
+	}
+	return ""
+}
+
+// heldGap holds the gap of a compare-then-write control open once: the
+// first write to pass the compare waits between its compare and its write
+// until another writer's larger token has been accepted. No timing decides
+// it.
+type heldGap struct {
+	once, raisedOnce sync.Once
+	held             atomic.Pointer[fence.Token]
+	opened, raised   chan struct{}
+}
+
+func newHeldGap() *heldGap {
+	return &heldGap{opened: make(chan struct{}), raised: make(chan struct{})}
+}
+
+func (g *heldGap) between(tok fence.Token) {
+	first := false
+	g.once.Do(func() { first = true; g.held.Store(&tok); close(g.opened) })
+	if !first {
+		return
+	}
 	select {
-	case <-gone:
-		t.Logf("O: A's node deleted by the server (session expired)")
-	case <-time.After(10 * expirySessionTimeout):
-		t.Fatal("A's session did not expire")
+	case <-g.raised:
+	case <-time.After(within):
 	}
-	hB, err := fc.b.l.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fc.b.a.ok("holds %v", hB.Token)
-	rb, _ := res.Write(ctx, hB.Token, "new-owner")
-	fc.b.a.ok("write new-owner accepted=%v", rb.Accepted)
-	fc.a.a.invoke("write (resumed after its check)")
-	ra, _ := res.Write(ctx, hA.Token, "A-after-check")
-	fc.a.a.ok("accepted=%v", ra.Accepted)
-	v, _, _, _ := res.Read(ctx)
-	evidence(t, "A's check said it held; after its expiry B's write accepted=%v, then A's checked write accepted=%v; value %q", rb.Accepted, ra.Accepted, v)
-	if !rb.Accepted || v != "A-after-check" {
-		t.Errorf("F5 violated: got B's write accepted=%v, final %q; want B's write accepted and then overwritten by A's checked write (\"A-after-check\"): the check did not protect B", rb.Accepted, v)
-	}
-	if err := hB.Release(ctx); err != nil {
-		t.Fatalf("B release: %v", err)
+}
+
+func (g *heldGap) accepted(tok fence.Token) {
+	if h := g.held.Load(); h != nil && tok.Compare(*h) > 0 {
+		g.raisedOnce.Do(func() { close(g.raised) })
 	}
 }
 
 // TestF6_CompareAndWriteIsOneAtomicStep: many goroutines write with mixed
 // tokens; in commit order the accepted tokens never decrease, so no write
-// below the mark at its commit point was accepted (claim F6, §5 ¶2). Run it
-// under -race.
+// below the mark at its commit point was accepted (claim F6, §5 ¶2). CI
+// runs it under -race. The same check catches a control that compares and
+// writes in two steps, once its gap is held open while another writer's
+// larger token goes in.
 func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 	claim(t, "F6")
-	for _, kind := range []string{"memory", "durable"} {
-		t.Run("on the "+kind+" resource", func(t *testing.T) {
-			var res fence.Resource = fence.NewMemory()
-			writers, per := 16, 100
-			if kind == "durable" {
-				d, err := fence.OpenDurable(context.Background(), filepath.Join(t.TempDir(), "f6.db"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				res, per = d, 5 // each durable commit syncs the disk
+	onEachResource(t, "accepts no write below the mark at its commit point", func(t *testing.T, kind string, res fencedResource) {
+		writers, per := 16, 100
+		if kind == "durable" {
+			per = 5 // each durable commit syncs the disk
+		}
+		accepted := writeConcurrently(t, res, writers, per, nil)
+		if bad := belowTheMark(accepted); bad != "" {
+			t.Fatalf("F6 violated on the %s resource: %s", kind, bad)
+		}
+		evidence(t, "%s resource: %d writers × %d writes: %d accepted, tokens non-decreasing in commit order", kind, writers, per, len(accepted))
+	})
+	t.Run("the check catches a control that compares, then writes in a second step", func(t *testing.T) {
+		gap := newHeldGap()
+		res := &fence.CheckThenWrite{Between: gap.between}
+		stale := fence.Token{Seq: 0}
+		first := make(chan fence.Result, 1)
+		go func() {
+			r, err := res.Write(context.Background(), stale, "stale")
+			if err != nil {
+				t.Error(err)
 			}
-			t.Cleanup(func() { _ = res.Close() })
-			type acc struct {
-				commit uint64
-				tok    fence.Token
+			first <- r
+		}()
+		select {
+		case <-gap.opened:
+		case <-time.After(within):
+			t.Fatalf("F6 check broken: the first write did not reach the control's gap within %v", within)
+		}
+		accepted := writeConcurrently(t, res, 16, 100, gap.accepted)
+		select {
+		case r := <-first:
+			if r.Accepted {
+				accepted = append(accepted, acceptedWrite{r.Commit, stale})
+				sort.Slice(accepted, func(i, j int) bool { return accepted[i].commit < accepted[j].commit })
 			}
-			var mu sync.Mutex
-			var accepted []acc
-			var wg sync.WaitGroup
-			for w := 0; w < writers; w++ {
-				wg.Add(1)
-				go func(w int) {
-					defer wg.Done()
-					rng := rand.New(rand.NewSource(int64(w)))
-					for i := 0; i < per; i++ {
-						tok := fence.Token{Seq: int64(rng.Intn(50))}
-						r, err := res.Write(context.Background(), tok, fmt.Sprintf("w%d-%d", w, i))
-						if err != nil {
-							t.Error(err)
-							return
-						}
-						if r.Accepted {
-							mu.Lock()
-							accepted = append(accepted, acc{r.Commit, tok})
-							mu.Unlock()
-						}
-					}
-				}(w)
-			}
-			wg.Wait()
-			sort.Slice(accepted, func(i, j int) bool { return accepted[i].commit < accepted[j].commit })
-			for i := 1; i < len(accepted); i++ {
-				if accepted[i].tok.Compare(accepted[i-1].tok) < 0 {
-					t.Fatalf("F6 violated: commit %d accepted token %v after commit %d had raised the mark to %v", accepted[i].commit, accepted[i].tok, accepted[i-1].commit, accepted[i-1].tok)
-				}
-			}
-			evidence(t, "%d writers × %d writes: %d accepted, tokens non-decreasing in commit order", writers, per, len(accepted))
-		})
-	}
+		case <-time.After(within):
+			t.Fatalf("F6 check broken: the write held in the gap did not return within %v", within)
+		}
+		bad := belowTheMark(accepted)
+		evidence(t, "compare-then-write control, %d accepted, the first write's gap held open until a larger token went in: the check finds %q", len(accepted), bad)
+		if bad == "" {
+			t.Errorf("F6 check broken: the compare-then-write control passed the check; want the write of token %v held in its gap caught below the mark", stale)
+		}
+	})
 }
 
 // TestF7_EqualTokenIsAccepted: the current holder may keep writing with its
 // token (claim F7, §5 ¶5).
 func TestF7_EqualTokenIsAccepted(t *testing.T) {
 	claim(t, "F7")
-	res := fence.NewMemory()
-	ctx := context.Background()
-	tok := fence.Token{Seq: 1}
-	r1, _ := res.Write(ctx, tok, "first")
-	r2, _ := res.Write(ctx, tok, "second")
-	evidence(t, "two writes with the same token %v: accepted=%v, %v", tok, r1.Accepted, r2.Accepted)
-	if !r1.Accepted || !r2.Accepted {
-		t.Errorf("F7 violated: writes with the same token accepted=%v,%v; want both", r1.Accepted, r2.Accepted)
-	}
+	onEachResource(t, "accepts a second write with the token of its mark", func(t *testing.T, kind string, res fencedResource) {
+		a := newActor(t, "A")
+		tok := fence.Token{Seq: 1}
+		r1 := writeAs(t, a, res, tok, "first")
+		r2 := writeAs(t, a, res, tok, "second")
+		evidence(t, "%s resource: two writes with the same token %v: accepted=%v, %v", kind, tok, r1.Accepted, r2.Accepted)
+		if !r1.Accepted || !r2.Accepted {
+			t.Errorf("F7 violated on the %s resource: writes with the same token accepted=%v,%v; want both", kind, r1.Accepted, r2.Accepted)
+		}
+	})
 }
 
 // TestF8_DurableResourceKeepsMarkAndValueAcrossRestart: the SQLite resource
@@ -414,14 +665,8 @@ func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d2.Close()
-	v, mark, _, err := d2.Read(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := d2.Write(ctx, st.tokenA, "stale-after-restart")
-	if err != nil {
-		t.Fatal(err)
-	}
+	v, mark, _ := readResource(t, d2)
+	r := writeAs(t, newActor(t, "A"), d2, st.tokenA, "stale-after-restart")
 	evidence(t, "after reopen: value %q mark %v; token %v accepted=%v", v, mark, st.tokenA, r.Accepted)
 	if v != "new-owner" || mark != st.tokenB || r.Accepted {
 		t.Errorf("F8 violated: after restart value %q mark %v, token 0 accepted=%v; want \"new-owner\", %v, rejected", v, mark, r.Accepted, st.tokenB)
@@ -434,14 +679,14 @@ func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
 // here.
 func TestF9_ForgedLargerTokenIsAccepted(t *testing.T) {
 	claim(t, "F9")
-	res := fence.NewMemory()
-	ctx := context.Background()
-	_, _ = res.Write(ctx, fence.Token{Seq: 1}, "new-owner")
-	r, _ := res.Write(ctx, fence.Token{Seq: 999}, "forged")
-	evidence(t, "forged token g0/999 accepted=%v after the mark g0/1: fencing is not authentication", r.Accepted)
-	if !r.Accepted {
-		t.Errorf("F9 refuted: a forged larger token was rejected; want accepted (the resource cannot tell forgery)")
-	}
+	onEachResource(t, "accepts a forged larger token", func(t *testing.T, kind string, res fencedResource) {
+		writeAs(t, newActor(t, "B"), res, fence.Token{Seq: 1}, "new-owner")
+		r := writeAs(t, newActor(t, "M"), res, fence.Token{Seq: 999}, "forged")
+		evidence(t, "%s resource: forged token g0/999 accepted=%v after the mark g0/1: fencing is not authentication", kind, r.Accepted)
+		if !r.Accepted {
+			t.Errorf("F9 refuted on the %s resource: a forged larger token was rejected; want accepted (the resource cannot tell forgery)", kind)
+		}
+	})
 }
 
 // TestF10_ServerCleanupAndExpiredEventAreTwoObservations: the server's
@@ -468,6 +713,99 @@ func TestF10_ServerCleanupAndExpiredEventAreTwoObservations(t *testing.T) {
 	if !errors.Is(st.aLostAfterHeal, lock.ErrSessionChanged) {
 		t.Errorf("F10 violated: after the heal A's hold gave %v; want a lost hold because the session expired (lock.ErrSessionChanged)", st.aLostAfterHeal)
 	}
+}
+
+// TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite: the compare must be
+// atomic with the write (claim F11, §5 ¶3). A control resource that
+// compares A's token 0 with its mark (A's own token: it passes) and writes
+// in a second step lets B's token 1 in between, through a hook in the gap,
+// and then stores A's stale value over B's: a write below the mark at its
+// commit point. The fenced resources, in memory and durable, compare and
+// write in one step: with B's token 1 accepted before A's write takes
+// effect, they refuse A's token 0.
+func TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite(t *testing.T) {
+	claim(t, "F11")
+	tokA, tokB := fence.Token{Seq: 0}, fence.Token{Seq: 1}
+	t.Run("the control that compares, then writes in a second step, accepts A's stale write", func(t *testing.T) {
+		pa, pb := newActor(t, "A"), newActor(t, "B")
+		res := &fence.CheckThenWrite{}
+		writeAs(t, pa, res, tokA, "A-first")
+		var bWrite fence.Result
+		res.Between = func(tok fence.Token) {
+			if tok != tokA || bWrite.Commit != 0 {
+				return
+			}
+			t.Logf("hook: A's compare passed against mark %v; B writes before A's write step", tokA)
+			bWrite = writeAs(t, pb, res, tokB, "new-owner")
+		}
+		late := writeAs(t, pa, res, tokA, "stale-late")
+		v, mark, _ := readResource(t, res)
+		evidence(t, "compare-then-write control: B's token %v accepted=%v at commit %d inside A's write; A's token %v then accepted=%v at commit %d over %q; value %q, mark %v", tokB, bWrite.Accepted, bWrite.Commit, tokA, late.Accepted, late.Commit, late.Prev, v, mark)
+		if !bWrite.Accepted || !late.Accepted || late.Prev != "new-owner" || v != "stale-late" || mark != tokB {
+			t.Errorf("F11 violated: got B accepted=%v, then A's stale write accepted=%v over %q, value %q, mark %v; want B's write accepted and A's token %v accepted over it below the mark %v", bWrite.Accepted, late.Accepted, late.Prev, v, mark, tokA, tokB)
+		}
+	})
+	onEachResource(t, "compares and writes in one step and refuses A's stale write", func(t *testing.T, kind string, res fencedResource) {
+		pa, pb := newActor(t, "A"), newActor(t, "B")
+		writeAs(t, pa, res, tokA, "A-first")
+		phase(t, "A's write is on its way; B's token 1 is accepted before A's write takes effect")
+		b := writeAs(t, pb, res, tokB, "new-owner")
+		late := writeAs(t, pa, res, tokA, "stale-late")
+		v, mark, _ := readResource(t, res)
+		evidence(t, "%s resource: B's token %v accepted=%v; A's token %v after it accepted=%v; value %q, mark %v", kind, tokB, b.Accepted, tokA, late.Accepted, v, mark)
+		if !b.Accepted || late.Accepted || v != "new-owner" {
+			t.Errorf("F11 violated on the %s resource: B accepted=%v, A's stale write accepted=%v, value %q; want B accepted, A refused, \"new-owner\"", kind, b.Accepted, late.Accepted, v)
+		}
+	})
+}
+
+// TestF12_EqualTokenAppliesARetryTwice: fencing does not deduplicate (claim
+// F12, §5 ¶5). A's request r-1 is applied, its answer is lost, and A sends
+// it again with the same token: an equal token is accepted, so the request
+// is applied a second time, as a second commit.
+func TestF12_EqualTokenAppliesARetryTwice(t *testing.T) {
+	claim(t, "F12")
+	onEachResource(t, "applies a retried request twice when only the token is checked", func(t *testing.T, kind string, res fencedResource) {
+		a := newActor(t, "A")
+		tok := fence.Token{Seq: 3}
+		first := writeAs(t, a, res, tok, "r-1: debit 10")
+		a.info("the answer to r-1 is lost; A sends r-1 again with the same token")
+		retry := writeAs(t, a, res, tok, "r-1: debit 10")
+		evidence(t, "%s resource: request r-1 with token %v sent twice: accepted=%v at commit %d, then accepted=%v at commit %d", kind, tok, first.Accepted, first.Commit, retry.Accepted, retry.Commit)
+		if !first.Accepted || !retry.Accepted || retry.Commit != first.Commit+1 {
+			t.Errorf("F12 violated on the %s resource: r-1 sent twice gave accepted=%v (commit %d), accepted=%v (commit %d); want two commits", kind, first.Accepted, first.Commit, retry.Accepted, retry.Commit)
+		}
+	})
+}
+
+// TestF12_RequestIDInTheSameTransactionAppliesOnce: a request id looked up
+// and recorded in the same transaction as the token check and the value
+// applies a retried request once (claim F12, §5 ¶5), in memory and in the
+// durable resource.
+func TestF12_RequestIDInTheSameTransactionAppliesOnce(t *testing.T) {
+	claim(t, "F12")
+	onEachResource(t, "applies a retried request once when its id is checked in the same transaction", func(t *testing.T, kind string, res fencedResource) {
+		a := newActor(t, "A")
+		tok := fence.Token{Seq: 3}
+		ctx := context.Background()
+		a.invoke("write r-1 with token %v", tok)
+		first, err := res.WriteOnce(ctx, tok, "r-1", "r-1: debit 10")
+		if err != nil {
+			t.Fatalf("F12: write r-1: %v", err)
+		}
+		a.ok("accepted=%v commit %d", first.Accepted, first.Commit)
+		a.info("the answer to r-1 is lost; A sends r-1 again with the same token")
+		a.invoke("write r-1 with token %v", tok)
+		retry, err := res.WriteOnce(ctx, tok, "r-1", "r-1: debit 10")
+		if err != nil {
+			t.Fatalf("F12: retry r-1: %v", err)
+		}
+		a.ok("accepted=%v duplicate=%v commit %d", retry.Accepted, retry.Duplicate, retry.Commit)
+		evidence(t, "%s resource: request r-1 with token %v sent twice with its id: accepted=%v at commit %d, then duplicate=%v, accepted=%v, still commit %d", kind, tok, first.Accepted, first.Commit, retry.Duplicate, retry.Accepted, retry.Commit)
+		if !first.Accepted || retry.Accepted || !retry.Duplicate || retry.Commit != first.Commit {
+			t.Errorf("F12 violated on the %s resource: r-1 sent twice with its id gave accepted=%v (commit %d), then accepted=%v duplicate=%v (commit %d); want one commit and the retry a duplicate", kind, first.Accepted, first.Commit, retry.Accepted, retry.Duplicate, retry.Commit)
+		}
+	})
 }
 
 // TestT1_MalformedSuffixesAreRejected: the token is the sequence suffix of a
@@ -535,24 +873,27 @@ func TestT2_RecreatedParentRestartsNumbering(t *testing.T) {
 	if newDomain[0].Seq != 0 {
 		t.Fatalf("T2 refuted: the recreated parent numbered the first candidate %d; want 0", newDomain[0].Seq)
 	}
-	seqOnly := func(tk fence.Token) fence.Token { return fence.Token{Seq: tk.Seq} }
-	t.Run("a mark from the old domain rejects every new holder when only sequences are compared", func(t *testing.T) {
-		res := fence.NewMemory()
-		_, _ = res.Write(ctx, seqOnly(oldDomain[2]), "old-domain")
-		r, _ := res.Write(ctx, seqOnly(newDomain[0]), "new-domain")
+	oldMark, newHolder := oldDomain[2], newDomain[0]
+	onEachResource(t, "that kept the old domain's mark and compares sequences only rejects every new holder", func(t *testing.T, kind string, res fencedResource) {
+		writeAs(t, newActor(t, "A"), res, seqOnly(oldMark), "old-domain")
+		r := writeAs(t, newActor(t, "B"), res, seqOnly(newHolder), "new-domain")
+		evidence(t, "%s resource, sequences only: new holder seq %d after the old mark seq %d accepted=%v", kind, newHolder.Seq, oldMark.Seq, r.Accepted)
 		if r.Accepted {
-			t.Errorf("T2 violated: new holder seq %d accepted over old mark seq %d; want rejected", newDomain[0].Seq, oldDomain[2].Seq)
+			t.Errorf("T2 violated on the %s resource: new holder seq %d accepted over old mark seq %d; want rejected", kind, newHolder.Seq, oldMark.Seq)
 		}
 	})
-	t.Run("comparing the parent's czxid first accepts the new domain", func(t *testing.T) {
-		res := fence.NewMemory()
-		_, _ = res.Write(ctx, oldDomain[2], "old-domain")
-		r, _ := res.Write(ctx, newDomain[0], "new-domain")
-		if newDomain[0].Domain <= oldDomain[2].Domain || !r.Accepted {
-			t.Errorf("T2 violated: new token %v vs old mark %v accepted=%v; want a larger domain, accepted", newDomain[0], oldDomain[2], r.Accepted)
+	onEachResource(t, "that compares the parent's czxid first accepts the new domain", func(t *testing.T, kind string, res fencedResource) {
+		writeAs(t, newActor(t, "A"), res, oldMark, "old-domain")
+		r := writeAs(t, newActor(t, "B"), res, newHolder, "new-domain")
+		evidence(t, "%s resource, czxid first: new holder %v after the old mark %v accepted=%v", kind, newHolder, oldMark, r.Accepted)
+		if newHolder.Domain <= oldMark.Domain || !r.Accepted {
+			t.Errorf("T2 violated on the %s resource: new token %v vs old mark %v accepted=%v; want a larger domain, accepted", kind, newHolder, oldMark, r.Accepted)
 		}
 	})
 }
+
+// seqOnly is a token as a resource that knows no domain sees it.
+func seqOnly(tok fence.Token) fence.Token { return fence.Token{Seq: tok.Seq} }
 
 // TestT3_CzxidIsNotAUniqueToken: a node's creation zxid cannot serve as a
 // unique token, because every create inside one multi transaction gets the
@@ -595,23 +936,233 @@ func TestT3_CzxidIsNotAUniqueToken(t *testing.T) {
 	}
 }
 
-// Example_x2ExpiryIsNotRejection is exercise 2 of the article (claim X2,
-// §8 ¶4): before B's token 1 reaches the resource, its mark is still A's
-// token 0, so it cannot reject A; the window is shown on the fencing story,
-// where A's token 0 still writes after B holds and before B writes.
+// TestT4_ResetMarkLetsTheOldHolderIn: clearing the high-water mark is not a
+// domain rule (claim T4, §6 ¶2). Real acquisitions on a real server: two
+// holders come and go, A holds with token 2 and writes; A's worker keeps
+// the token. The operator deletes the lock parent (A's node with it) and
+// creates it again; B holds with token 0 of the new parent. A resource
+// that compares sequences only and clears its mark when the parent is
+// recreated accepts B, and then A's late write with token 2 again, over
+// B's. A resource that compares the parent's czxid (lock.WithCzxidDomain)
+// first, and clears nothing, accepts B and refuses A.
+func TestT4_ResetMarkLetsTheOldHolderIn(t *testing.T) {
+	claim(t, "T4")
+	s := sharedServer(t)
+	O := zkclient.Connect(t, "O", []string{s.Client})
+	oa := newActor(t, "O")
+	parent := testRoot(t, O) + "/locks"
+	createParent := func() {
+		oa.invoke("create %s", parent)
+		if _, err := O.Create(parent, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatalf("create %s: %v", parent, err)
+		}
+		_, st := statOf(t, O, parent)
+		oa.ok("czxid 0x%x", st.Czxid)
+	}
+	domainOpts := joinOpts{lock: []lock.Option{lock.WithCzxidDomain()}}
+	phase(t, "the first parent: two holders come and go, then A holds")
+	createParent()
+	a := join(t, "A", []string{s.Client}, parent, domainOpts)
+	for range 2 {
+		if err := acquireAs(t, a).Release(lockCtx(t)); err != nil {
+			t.Fatalf("A: release: %v", err)
+		}
+	}
+	tokA := acquireAs(t, a).Token
+	a.a.info("A's worker keeps token %v and pauses", tokA)
+	phase(t, "the operator deletes the lock parent, A's node with it, and creates it again")
+	oa.invoke("delete %s and everything below it", parent)
+	if err := deleteTree(O.Conn, parent); err != nil {
+		t.Fatalf("delete %s: %v", parent, err)
+	}
+	oa.ok("")
+	createParent()
+	b := join(t, "B", []string{s.Client}, parent, domainOpts)
+	hb := acquireAs(t, b)
+	tokB := hb.Token
+	evidence(t, "A held %v under the first parent; B holds %v under the recreated one", tokA, tokB)
+	if tokB.Seq != 0 || tokA.Seq != 2 || tokB.Domain <= tokA.Domain {
+		t.Fatalf("T4 check broken: A %v, B %v; want A sequence 2, B sequence 0 and a larger czxid for B", tokA, tokB)
+	}
+	onEachResource(t, "that clears its mark when the parent is recreated accepts the old holder's late write again", func(t *testing.T, kind string, res fencedResource) {
+		pa, pb := newActor(t, "A"), newActor(t, "B")
+		writeAs(t, pa, res, seqOnly(tokA), "A-first")
+		oa := newActor(t, "O")
+		oa.invoke("clear the resource's mark: the parent was recreated")
+		if err := res.ClearMark(context.Background()); err != nil {
+			t.Fatalf("clear the mark: %v", err)
+		}
+		oa.ok("")
+		bw := writeAs(t, pb, res, seqOnly(tokB), "new-owner")
+		late := writeAs(t, pa, res, seqOnly(tokA), "stale-late")
+		v, _, _ := readResource(t, res)
+		evidence(t, "%s resource, mark cleared, sequences only: B's seq %d accepted=%v; then A's late seq %d accepted=%v over %q; value %q", kind, tokB.Seq, bw.Accepted, tokA.Seq, late.Accepted, late.Prev, v)
+		if !bw.Accepted || !late.Accepted || v != "stale-late" {
+			t.Errorf("T4 violated on the %s resource: after clearing the mark B accepted=%v, A's late write accepted=%v, value %q; want both accepted and A's \"stale-late\" over B's write", kind, bw.Accepted, late.Accepted, v)
+		}
+	})
+	onEachResource(t, "that compares the parent's czxid first refuses the old holder's late write", func(t *testing.T, kind string, res fencedResource) {
+		pa, pb := newActor(t, "A"), newActor(t, "B")
+		writeAs(t, pa, res, tokA, "A-first")
+		bw := writeAs(t, pb, res, tokB, "new-owner")
+		late := writeAs(t, pa, res, tokA, "stale-late")
+		v, _, _ := readResource(t, res)
+		evidence(t, "%s resource, czxid first, nothing cleared: B's %v accepted=%v; then A's late %v accepted=%v; value %q", kind, tokB, bw.Accepted, tokA, late.Accepted, v)
+		if !bw.Accepted || late.Accepted || v != "new-owner" {
+			t.Errorf("T4 violated on the %s resource: B's %v accepted=%v, A's late %v accepted=%v, value %q; want B accepted, A refused, \"new-owner\"", kind, tokB, bw.Accepted, tokA, late.Accepted, v)
+		}
+	})
+	phase(t, "B releases; A's Locker, made under the first parent, acquires under the new one")
+	if err := hb.Release(lockCtx(t)); err != nil {
+		t.Fatalf("B: release: %v", err)
+	}
+	again := acquireAs(t, a).Token
+	evidence(t, "A's Locker, made under the first parent, now holds %v; B held %v", again, tokB)
+	if again.Domain != tokB.Domain {
+		t.Errorf("T4 violated: A's long-lived Locker holds %v under the recreated parent; want the new parent's czxid 0x%x as its domain", again, tokB.Domain)
+	}
+}
+
+// t5Parent is T5's lock parent, the same path in both incarnations.
+const t5Parent = "/locks"
+
+// holdOnFreshServer is what one incarnation of T5's server goes through,
+// in the same order each time: an observer's session, a holder's session,
+// the lock parent, the holder's acquisition with the parent's czxid as its
+// domain.
+func holdOnFreshServer(t *testing.T, s *zkserver.Server, observer, holder string) (*zkclient.Client, *contender, fence.Token) {
+	t.Helper()
+	o := zkclient.Connect(t, observer, []string{s.Client})
+	p := join(t, holder, []string{s.Client}, t5Parent, joinOpts{lock: []lock.Option{lock.WithCzxidDomain()}})
+	oa := newActor(t, observer)
+	oa.invoke("create %s", t5Parent)
+	if _, err := o.Create(t5Parent, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("T5: %s: create %s: got %v; want it created on a server that starts empty", observer, t5Parent, err)
+	}
+	_, st := statOf(t, o, t5Parent)
+	oa.ok("czxid 0x%x", st.Czxid)
+	tok := acquireAs(t, p).Token
+	p.a.ok("holds with token %v (its domain is the parent's czxid)", tok)
+	return o, p, tok
+}
+
+// serverZxid is the last zxid the server reports.
+func serverZxid(t *testing.T, s *zkserver.Server) int64 {
+	t.Helper()
+	st, err := s.Srvr()
+	if err != nil {
+		t.Fatalf("srvr: %v", err)
+	}
+	return st.Zxid
+}
+
+// TestT5_WipedEnsembleRestartsNumberingAndZxids: replacing the ensemble
+// changes the domain (claim T5, §6 ¶3; beyond the article). A holds under
+// /locks with the parent's czxid as its domain, and its worker keeps the
+// token. The server's data is wiped and it starts again, as a replaced
+// ensemble would; its zxids count from the start, the same steps create
+// /locks again, and B holds there. The parent's czxid repeats or goes
+// back, so a resource that trusts it as the domain cannot order A and B:
+// it refuses B, or it takes A's late write after B's. What survives is a
+// generation outside ZooKeeper's numbering, assigned by the operator and
+// raised at every change of the domain (here: per incarnation), compared
+// first.
+func TestT5_WipedEnsembleRestartsNumberingAndZxids(t *testing.T) {
+	zkserver.RequireFaults(t)
+	claim(t, "T5")
+	s := zkserver.Start(t)
+	phase(t, "the first incarnation: A holds under %s; its worker keeps the token", t5Parent)
+	o1, a, tokA := holdOnFreshServer(t, s, "O1", "A")
+	phase(t, "the old ensemble's clients go with it; the server's data is wiped and it starts again")
+	for _, c := range []*zkclient.Client{a.c, o1} {
+		if err := c.CloseWait(within); err != nil {
+			t.Fatalf("close %s: %v", c.Name, err)
+		}
+	}
+	before := serverZxid(t, s)
+	s.RestartWiped(t)
+	after := serverZxid(t, s)
+	t.Logf("server zxid before the wipe 0x%x, after it 0x%x", before, after)
+	phase(t, "the second incarnation: the same steps, and B holds under %s", t5Parent)
+	_, _, tokB := holdOnFreshServer(t, s, "O2", "B")
+	evidence(t, "server zxid 0x%x before the wipe, 0x%x after it; the parent's czxid 0x%x, then 0x%x; A's token %v, B's token %v", before, after, tokA.Domain, tokB.Domain, tokA, tokB)
+	if after >= before || tokB.Domain > tokA.Domain || tokB.Seq != 0 {
+		t.Fatalf("T5 refuted: zxid 0x%x after the wipe (0x%x before), czxid 0x%x after (0x%x before), B's sequence %d; want zxids from the start, a czxid that repeats or goes back, sequence 0", after, before, tokB.Domain, tokA.Domain, tokB.Seq)
+	}
+	onEachResource(t, "that trusts the parent's czxid as the domain no longer orders the old holder before the new", func(t *testing.T, kind string, res fencedResource) {
+		bw, late, v := t5Writes(t, res, tokA, tokB)
+		evidence(t, "%s resource trusting czxid: B's %v accepted=%v; A's late %v accepted=%v; value %q", kind, tokB, bw.Accepted, tokA, late.Accepted, v)
+		if bw.Accepted && !late.Accepted {
+			t.Errorf("T5 refuted on the %s resource: with czxid 0x%x after the wipe and 0x%x before, B's %v was accepted and A's late %v refused; want the czxid domain to fail one of them", kind, tokB.Domain, tokA.Domain, tokB, tokA)
+		}
+	})
+	onEachResource(t, "that compares a generation the operator assigns per incarnation first refuses the old holder", func(t *testing.T, kind string, res fencedResource) {
+		oldTok, newTok := fence.Token{Domain: 1, Seq: tokA.Seq}, fence.Token{Domain: 2, Seq: tokB.Seq}
+		bw, late, v := t5Writes(t, res, oldTok, newTok)
+		evidence(t, "%s resource, operator's generation first: B's %v accepted=%v; A's late %v accepted=%v; value %q", kind, newTok, bw.Accepted, oldTok, late.Accepted, v)
+		if !bw.Accepted || late.Accepted || v != "new-owner" {
+			t.Errorf("T5 violated on the %s resource: B's %v accepted=%v, A's late %v accepted=%v, value %q; want B accepted, A refused, \"new-owner\"", kind, newTok, bw.Accepted, oldTok, late.Accepted, v)
+		}
+	})
+}
+
+// t5Writes: A writes with its token while it holds, B with its own after
+// the wipe, then A's worker writes late.
+func t5Writes(t *testing.T, res fence.Resource, tokA, tokB fence.Token) (bWrite, late fence.Result, value string) {
+	t.Helper()
+	pa, pb := newActor(t, "A"), newActor(t, "B")
+	writeAs(t, pa, res, tokA, "A-first")
+	bWrite = writeAs(t, pb, res, tokB, "new-owner")
+	late = writeAs(t, pa, res, tokA, "stale-late")
+	value, _, _ = readResource(t, res)
+	return bWrite, late, value
+}
+
+// Example_x2ExpiryIsNotRejection is exercise 2 of the article as it is put
+// (claim X2, §8 ¶4). A holds token 0 and has written with it, so the
+// resource's high-water mark is A's token 0. Before its next write A asks
+// ZooKeeper whether it still holds: its node exists. A's worker then
+// pauses; meanwhile A's session expires and B acquires token 1. A's write
+// arrives before any of B's: the resource, whose mark is still A's token
+// 0, accepts it over A's own earlier value. Only once B's token 1 has been
+// accepted is token 0 refused. Neither the mark alone nor the question to
+// ZooKeeper stopped the late write; the guarantee begins when the resource
+// accepts the new token.
 func Example_x2ExpiryIsNotRejection() {
 	runExample("Example_x2ExpiryIsNotRejection", func(sc *zkserver.Scope) {
-		st := runFencingStory(sc, fence.NewMemory())
-		fmt.Println("A expired, B holds, B has not written:")
-		fmt.Println("  resource accepts A's token 0:", st.windowWrite.Accepted)
-		fmt.Println("after B's token 1 was accepted:")
-		fmt.Println("  resource accepts A's token 0:", st.lateWrite.Accepted)
-		fmt.Println("  value:", st.final)
+		claim(sc, "X2")
+		cast := newFencingCast(sc) // O observes; A talks through a proxy that can cut it off; B talks directly
+		res := fence.NewMemory()
+
+		holdA := acquireAs(sc, cast.a)
+		writeAs(sc, cast.a.a, res, holdA.Token, "A-first")
+		_, first, _ := readResource(sc, res)
+		fmt.Printf("A holds token %d and has written with it; the resource's mark is token %d\n", holdA.Token.Seq, first.Seq)
+
+		worker := startAskingWorker(sc, cast.a, holdA.Path, res, holdA.Token, "A-after-check")
+		fmt.Println("A asks ZooKeeper whether its lock node exists and is its own:", worker.asked(sc))
+
+		cast.expireA(sc, holdA.Path)
+		holdB := acquireAs(sc, cast.b)
+		fmt.Printf("A pauses; its session expires; B holds token %d\n", holdB.Token.Seq)
+		value, mark, _ := readResource(sc, res)
+		fmt.Printf("the resource still holds %q with mark token %d\n", value, mark.Seq)
+
+		late := worker.resume(sc)
+		fmt.Printf("A resumes: its write with token %d is accepted: %v\n", holdA.Token.Seq, late.Accepted)
+
+		b := writeAs(sc, cast.b.a, res, holdB.Token, "new-owner")
+		fmt.Printf("B's write with token %d: accepted %v\n", holdB.Token.Seq, b.Accepted)
+		again := writeAs(sc, cast.a.a, res, holdA.Token, "A-again")
+		fmt.Printf("A's next write with token %d: accepted %v\n", holdA.Token.Seq, again.Accepted)
+		evidence(sc, "mark %v before the expiry; A's check answered that it holds; after B acquired %v the resource still held %q with mark %v, and A's write with %v was accepted=%v over %q; after B's write accepted=%v, A's token refused: %v", first, holdB.Token, value, mark, holdA.Token, late.Accepted, late.Prev, b.Accepted, !again.Accepted)
 	})
 	// Output:
-	// A expired, B holds, B has not written:
-	//   resource accepts A's token 0: true
-	// after B's token 1 was accepted:
-	//   resource accepts A's token 0: false
-	//   value: new-owner
+	// A holds token 0 and has written with it; the resource's mark is token 0
+	// A asks ZooKeeper whether its lock node exists and is its own: true
+	// A pauses; its session expires; B holds token 1
+	// the resource still holds "A-first" with mark token 0
+	// A resumes: its write with token 0 is accepted: true
+	// B's write with token 1: accepted true
+	// A's next write with token 0: accepted false
 }

@@ -156,18 +156,11 @@ func deleteTree(c *zk.Conn, path string) error {
 	return err
 }
 
-// clientProxy puts a ZooKeeper-aware fault proxy between one client and
-// server s. Its decisions are logged as "nemesis" lines; it is closed at
-// cleanup.
+// clientProxy is zkserver.ClientProxy: a ZooKeeper-aware fault proxy of
+// one client's own to server s, logging "nemesis" lines.
 func clientProxy(t zkserver.TB, name string, s *zkserver.Server) *faultproxy.Proxy {
 	t.Helper()
-	p, err := faultproxy.New(s.Client, faultproxy.WithName(name), faultproxy.WithZooKeeperFrames(),
-		faultproxy.WithLogf(func(format string, args ...any) { t.Logf("nemesis "+format, args...) }))
-	if err != nil {
-		t.Fatalf("proxy: %v", err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	return p
+	return zkserver.ClientProxy(t, name, s)
 }
 
 // watchTable parses the server's wchp (path -> sessions) or wchc (session

@@ -11,6 +11,8 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/internal/fence"
+	"github.com/zk19/zk19/internal/lock"
+	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 )
@@ -29,41 +31,43 @@ import (
 // by name C would be last in the queue.
 func Example_sequenceOrderIsNotNameOrder() {
 	runExample("Example_sequenceOrderIsNotNameOrder", func(sc *zkserver.Scope) {
-		s := sharedServer(sc)
-		d := zkclient.Connect(sc, "D", []string{s.Client}, zkclient.Quiet())
-		root := testRoot(sc, d)
-		p := join(sc, "S", []string{s.Client}, root, joinOpts{quiet: true})
+		setup := newLockExample(sc)
+		session := setup.session("S")
 		guids := map[string]string{
 			"C": "cccccccc-0000-4000-8000-000000000000",
 			"B": "bbbbbbbb-0000-4000-8000-000000000000",
 			"A": "aaaaaaaa-0000-4000-8000-000000000000",
 		}
-		label := map[string]string{}
-		for _, lb := range []string{"C", "B", "A"} {
-			pth, err := p.c.Create(root+"/"+guids[lb]+fence.LockInfix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		label := map[string]string{} // node name -> C, B or A
+		for _, name := range []string{"C", "B", "A"} {
+			node, err := session.Create(setup.parent+"/"+guids[name]+fence.LockInfix, nil,
+				zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 			if err != nil {
-				sc.Fatalf("create %s: %v", lb, err)
+				sc.Fatalf("create %s: %v", name, err)
 			}
-			label[path.Base(pth)] = lb
+			label[path.Base(node)] = name
 		}
-		kids := listChildren(sc, d, root) // sorted as strings
-		bySeq := slices.Clone(kids)
-		slices.SortFunc(bySeq, func(a, b string) int { return int(seqOf(a) - seqOf(b)) })
+
+		children, _, err := setup.observer.Children(setup.parent)
+		if err != nil {
+			sc.Fatalf("children: %v", err)
+		}
+		byName := slices.Sorted(slices.Values(children))
+		bySeq := slices.SortedFunc(slices.Values(children), func(a, b string) int { return int(seqOf(a) - seqOf(b)) })
 		var seqOrder, nameOrder []string
-		for i := range kids {
+		for i := range children {
 			seqOrder = append(seqOrder, fmt.Sprintf("%s(%d)", label[bySeq[i]], seqOf(bySeq[i])))
-			nameOrder = append(nameOrder, label[kids[i]])
+			nameOrder = append(nameOrder, label[byName[i]])
 		}
 		fmt.Println("created:       C B A")
 		fmt.Println("sequence order:", strings.Join(seqOrder, " "))
 		fmt.Println("name order:    ", strings.Join(nameOrder, " "))
-		ctx, cancel := context.WithTimeout(context.Background(), within)
-		defer cancel()
-		h, err := p.l.Recover(ctx, guids["C"])
+
+		held, err := lock.New(session.Conn, setup.parent).Recover(setup.ctx, guids["C"])
 		if err != nil {
 			sc.Fatalf("recover C: %v", err)
 		}
-		fmt.Println("holder:", label[path.Base(h.Path)], "token seq:", h.Token.Seq)
+		fmt.Println("holder:", label[path.Base(held.Path)], "token seq:", held.Token.Seq)
 	})
 	// Output:
 	// created:       C B A
@@ -85,34 +89,52 @@ func seqOf(name string) int64 {
 // it; that one looks again and holds, and the one after it hears nothing
 // and keeps waiting (claim L4, §3 ¶3).
 //
-// A holds; B waits on A; C waits on B (each its own session). A releases.
-// B acquires after one watch event. For C, a read on C's own connection
-// after the release orders any notification for it before the read's
-// answer, and the Probe makes C take in whatever was delivered: C had no
-// event and still waits on B. When B releases, C holds after one event.
+// A holds; B waits on A; C waits on B (each its own session, each Locker
+// with a Probe that reports its acquisitions). A releases. B acquires after
+// one watch event. For C, a read on C's own connection after the release
+// orders any notification for it before the read's answer, and the Probe
+// makes C take in whatever was delivered: C had no event and still waits
+// on B. When B releases, C holds after one event.
 func Example_predecessorChain() {
 	runExample("Example_predecessorChain", func(sc *zkserver.Scope) {
-		ch := startChain(sc, []string{sharedServer(sc).Client}, joinOpts{quiet: true})
+		setup := newLockExample(sc)
+		ctx := setup.ctx
+		sessionC := setup.session("C")
+		probeB, probeC := &lock.Probe{}, &lock.Probe{}
+		lockerA := lock.New(setup.session("A").Conn, setup.parent)
+		lockerB := lock.New(setup.session("B").Conn, setup.parent, lock.WithProbe(probeB))
+		lockerC := lock.New(sessionC.Conn, setup.parent, lock.WithProbe(probeC))
+
+		heldByA, err := lockerA.Acquire(ctx)
+		if err != nil {
+			sc.Fatalf("A: %v", err)
+		}
+		acquiringB := acquireInBackground(sc, ctx, lockerB)
+		nodeB := waitUntilWaiting(sc, probeB, path.Base(heldByA.Path)).Own
+		acquiringC := acquireInBackground(sc, ctx, lockerC)
+		nodeC := waitUntilWaiting(sc, probeC, nodeB).Own
 		fmt.Println("A holds; B waits on A; C waits on B")
-		if err := ch.ha.Release(ch.ctx); err != nil {
+
+		if err := heldByA.Release(ctx); err != nil {
 			sc.Fatalf("A release: %v", err)
 		}
 		fmt.Println("A releases")
-		hb, err := ch.pb.result(sc)
+		heldByB, err := acquiringB.result(sc)
 		if err != nil {
 			sc.Fatalf("B: %v", err)
 		}
-		fmt.Printf("B holds after %d watch event(s)\n", settle(sc, ch.b, ch.pb.own).Wakeups)
-		st := settle(sc, ch.c, ch.pc.own)
-		fmt.Printf("C: %d watch event(s), waiting on B: %v, acquired: %v\n", st.Wakeups, st.Waiting && st.Pred == ch.pb.own, ch.pc.finished())
-		if err := hb.Release(ch.ctx); err != nil {
+		fmt.Printf("B holds after %d watch event(s)\n", attemptOf(sc, probeB, path.Base(heldByB.Path)).Wakeups)
+		c := settledAttempt(sc, sessionC, probeC, nodeC)
+		fmt.Printf("C: %d watch event(s), waiting on B: %v, acquired: %v\n", c.Wakeups, c.Waiting && c.Pred == nodeB, c.Acquired)
+
+		if err := heldByB.Release(ctx); err != nil {
 			sc.Fatalf("B release: %v", err)
 		}
 		fmt.Println("B releases")
-		if _, err := ch.pc.result(sc); err != nil {
+		if _, err := acquiringC.result(sc); err != nil {
 			sc.Fatalf("C: %v", err)
 		}
-		fmt.Printf("C holds after %d watch event(s)\n", settle(sc, ch.c, ch.pc.own).Wakeups)
+		fmt.Printf("C holds after %d watch event(s)\n", attemptOf(sc, probeC, nodeC).Wakeups)
 	})
 	// Output:
 	// A holds; B waits on A; C waits on B
@@ -135,46 +157,52 @@ func Example_predecessorChain() {
 // received any watch event.
 func Example_listExistsRace() {
 	runExample("Example_listExistsRace", func(sc *zkserver.Scope) {
-		s := sharedServer(sc)
-		admin := zkclient.Connect(sc, "D", []string{s.Client}, zkclient.Quiet())
-		root := testRoot(sc, admin)
-		ctx := lockCtx(sc)
+		setup := newLockExample(sc)
+		ctx := setup.ctx
 		var hookErr error
 		deleted := 0
-		hook := func(own, pred string) {
-			if err := admin.Delete(root+"/"+pred, -1); err != nil && hookErr == nil {
+		probeB := &lock.Probe{BeforeWatch: func(own, pred string) {
+			// Inside the window: after B's list, before its exists(pred, watch).
+			if err := setup.observer.Delete(setup.parent+"/"+pred, -1); err != nil && hookErr == nil {
 				hookErr = err
 			}
 			deleted++
-		}
-		a := join(sc, "A", []string{s.Client}, root, joinOpts{quiet: true})
-		b := join(sc, "B", []string{s.Client}, root, joinOpts{quiet: true, beforeWatch: hook})
+		}}
+		lockerA := lock.New(setup.session("A").Conn, setup.parent)
+		lockerB := lock.New(setup.session("B").Conn, setup.parent, lock.WithProbe(probeB))
+
 		const runs = 10
-		noNode, relisted, events := 0, 0, 0
 		for i := 0; i < runs; i++ {
-			if _, err := a.l.Acquire(ctx); err != nil {
+			if _, err := lockerA.Acquire(ctx); err != nil {
 				sc.Fatalf("A acquire: %v", err)
 			}
-			hb, err := b.l.Acquire(ctx)
+			heldByB, err := lockerB.Acquire(ctx)
 			if err != nil {
 				sc.Fatalf("B acquire: %v", err)
 			}
-			st := settle(sc, b, path.Base(hb.Path))
-			noNode += st.NoNode
-			if st.Rounds == 2 {
-				relisted++
-			}
-			events += st.Wakeups
-			if err := hb.Release(ctx); err != nil {
+			if err := heldByB.Release(ctx); err != nil {
 				sc.Fatalf("B release: %v", err)
 			}
 		}
 		if hookErr != nil {
 			sc.Fatalf("hook delete: %v", hookErr)
 		}
-		fmt.Printf("attempts: %d, hook deleted the predecessor: %d\n", runs, deleted)
+
+		attempts, err := probeB.Inspect(ctx) // B's ten acquisitions, all finished
+		if err != nil {
+			sc.Fatalf("inspect: %v", err)
+		}
+		noNode, listedTwice, events := 0, 0, 0
+		for _, at := range attempts {
+			noNode += at.NoNode
+			if at.Rounds == 2 {
+				listedTwice++
+			}
+			events += at.Wakeups
+		}
+		fmt.Printf("attempts: %d, hook deleted the predecessor: %d\n", len(attempts), deleted)
 		fmt.Printf("exists found no node: %d of %d\n", noNode, runs)
-		fmt.Printf("listed again and held (2 rounds): %d of %d\n", relisted, runs)
+		fmt.Printf("listed again and held (2 rounds): %d of %d\n", listedTwice, runs)
 		fmt.Printf("watch events received: %d\n", events)
 	})
 	// Output:
@@ -197,10 +225,9 @@ func Example_listExistsRace() {
 // watch fires, Q reads "ready" and then the state, and sees x=42.
 func Example_electionNeedsReady() {
 	runExample("Example_electionNeedsReady", func(sc *zkserver.Scope) {
-		s := sharedServer(sc)
-		q := zkclient.Connect(sc, "Q", []string{s.Client}, zkclient.Quiet())
-		root := testRoot(sc, q)
-		acl := zk.WorldACL(zk.PermAll)
+		setup := newLockExample(sc)
+		ctx := setup.ctx
+		q, root, acl := setup.observer, setup.parent, zk.WorldACL(zk.PermAll)
 		for _, p := range []string{root + "/election", root + "/state"} {
 			if _, err := q.Create(p, nil, 0, acl); err != nil {
 				sc.Fatalf("create %s: %v", p, err)
@@ -210,27 +237,24 @@ func Example_electionNeedsReady() {
 			sc.Fatalf("set state: %v", err)
 		}
 		ready := root + "/ready"
-		ok, _, readyEv, err := q.ExistsW(ready)
+		ok, _, readyEvent, err := q.ExistsW(ready)
 		if err != nil {
 			sc.Fatalf("Q exists ready: %v", err)
 		}
 		fmt.Println("Q: ready exists before the election:", ok)
 
-		ctx := lockCtx(sc)
-		l1 := join(sc, "L1", []string{s.Client}, root+"/election", joinOpts{quiet: true})
-		l2 := join(sc, "L2", []string{s.Client}, root+"/election", joinOpts{quiet: true})
-		h1, err := l1.l.Acquire(ctx)
+		l1 := setup.session("L1")
+		probeL2 := &lock.Probe{}
+		heldByL1, err := lock.New(l1.Conn, root+"/election").Acquire(ctx)
 		if err != nil {
 			sc.Fatalf("L1: %v", err)
 		}
-		p2 := start(sc, l2)
-		if err := expectWaiting(l2, path.Base(h1.Path)); err != nil {
-			sc.Fatalf("L2: %v", err)
-		}
+		acquiringL2 := acquireInBackground(sc, ctx, lock.New(setup.session("L2").Conn, root+"/election", lock.WithProbe(probeL2)))
+		waitUntilWaiting(sc, probeL2, path.Base(heldByL1.Path))
 		ok, _, _ = q.Exists(ready)
 		fmt.Println("lowest suffix: L1; ready exists:", ok)
 		select {
-		case <-readyEv:
+		case <-readyEvent:
 			fmt.Println("Q: unexpected event before ready")
 		default:
 			fmt.Println("Q: no leader to use yet")
@@ -238,21 +262,21 @@ func Example_electionNeedsReady() {
 
 		// L1 recovers: read what the previous leader left, finish it, then
 		// publish ready.
-		st, stat, err := l1.c.Get(root + "/state")
+		state, stat, err := l1.Get(root + "/state")
 		if err != nil {
 			sc.Fatalf("L1 get state: %v", err)
 		}
-		if _, err := l1.c.Set(root+"/state", []byte("x=42"), stat.Version); err != nil {
+		if _, err := l1.Set(root+"/state", []byte("x=42"), stat.Version); err != nil {
 			sc.Fatalf("L1 set state: %v", err)
 		}
-		fmt.Printf("L1 recovered %s, wrote x=42\n", st)
-		if _, err := l1.c.Create(ready, []byte("L1"), zk.FlagEphemeral, acl); err != nil {
+		fmt.Printf("L1 recovered %s, wrote x=42\n", state)
+		if _, err := l1.Create(ready, []byte("L1"), zk.FlagEphemeral, acl); err != nil {
 			sc.Fatalf("L1 publish ready: %v", err)
 		}
 		fmt.Println("L1 published ready")
 
 		select {
-		case ev := <-readyEv:
+		case ev := <-readyEvent:
 			fmt.Println("Q: event", ev.Type)
 		case <-time.After(within):
 			sc.Fatalf("Q: no event on ready within %v", within)
@@ -261,12 +285,12 @@ func Example_electionNeedsReady() {
 		if err != nil {
 			sc.Fatalf("Q get ready: %v", err)
 		}
-		state, _, err := q.Get(root + "/state")
+		state, _, err = q.Get(root + "/state")
 		if err != nil {
 			sc.Fatalf("Q get state: %v", err)
 		}
 		fmt.Printf("Q uses %s, sees %s\n", leader, state)
-		fmt.Println("L2 still a candidate:", !p2.finished())
+		fmt.Println("L2 still a candidate:", !acquiringL2.finished())
 	})
 	// Output:
 	// Q: ready exists before the election: false
@@ -277,4 +301,126 @@ func Example_electionNeedsReady() {
 	// Q: event EventNodeCreated
 	// Q uses L1, sees x=42
 	// L2 still a candidate: true
+}
+
+// lockExample is the setup the lock Examples share: a fresh persistent lock
+// parent on the shared server, an observer session, a bound for the lock
+// calls, and one new session per name. Everything is closed when the
+// Example ends.
+type lockExample struct {
+	scope    *zkserver.Scope
+	server   *zkserver.Server
+	ctx      context.Context
+	parent   string
+	observer *zkclient.Client
+}
+
+func newLockExample(sc *zkserver.Scope) *lockExample {
+	s := sharedServer(sc)
+	observer := zkclient.Connect(sc, "observer", []string{s.Client}, zkclient.Quiet())
+	return &lockExample{scope: sc, server: s, ctx: lockCtx(sc), parent: testRoot(sc, observer), observer: observer}
+}
+
+// session opens a new session on the shared server.
+func (x *lockExample) session(name string) *zkclient.Client {
+	return zkclient.Connect(x.scope, name, []string{x.server.Client}, zkclient.Quiet())
+}
+
+// acquisition is a Locker's Acquire running in its own goroutine.
+type acquisition struct {
+	done chan struct{}
+	held *lock.Held
+	err  error
+}
+
+// acquireInBackground starts l.Acquire; at the end of the Example it is
+// cancelled if still running, and a hold is released.
+func acquireInBackground(t zkserver.TB, ctx context.Context, l *lock.Locker) *acquisition {
+	ctx, cancel := context.WithCancel(ctx)
+	a := &acquisition{done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		a.held, a.err = l.Acquire(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-a.done // Acquire returns once its context ends
+		if a.held != nil {
+			rctx, rcancel := context.WithTimeout(context.Background(), within)
+			defer rcancel()
+			_ = a.held.Release(rctx)
+		}
+	})
+	return a
+}
+
+// result waits for the acquisition to return.
+func (a *acquisition) result(t zkserver.TB) (*lock.Held, error) {
+	t.Helper()
+	select {
+	case <-a.done:
+		return a.held, a.err
+	case <-time.After(within):
+		t.Fatalf("acquisition did not return within %v", within)
+		return nil, nil
+	}
+}
+
+func (a *acquisition) finished() bool {
+	select {
+	case <-a.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitUntilWaiting waits until an acquisition under probe blocks on the
+// watch of node pred, and returns its state (Own is its candidate).
+func waitUntilWaiting(t zkserver.TB, probe *lock.Probe, pred string) lock.Attempt {
+	t.Helper()
+	var found lock.Attempt
+	wait.For(t, within, "an acquisition to wait on "+pred, func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), within)
+		defer cancel()
+		attempts, err := probe.Inspect(ctx)
+		for _, at := range attempts {
+			if at.Waiting && at.Pred == pred {
+				found = at
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("attempts %+v (%v)", attempts, err)
+	})
+	return found
+}
+
+// settledAttempt is the state of the acquisition of candidate own, certain
+// about notifications: a read on the session's connection returns only
+// after every notification queued for it before the read, and Inspect makes
+// a waiting acquisition take in what was delivered.
+func settledAttempt(t zkserver.TB, session *zkclient.Client, probe *lock.Probe, own string) lock.Attempt {
+	t.Helper()
+	if _, _, err := session.Exists("/"); err != nil {
+		t.Fatalf("%s: read: %v", session.Name, err)
+	}
+	return attemptOf(t, probe, own)
+}
+
+// attemptOf is the state of the acquisition of candidate own under probe.
+func attemptOf(t zkserver.TB, probe *lock.Probe, own string) lock.Attempt {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	attempts, err := probe.Inspect(ctx)
+	if err != nil {
+		t.Fatalf("inspect: %v", err)
+	}
+	for _, at := range attempts {
+		if at.Own == own {
+			return at
+		}
+	}
+	t.Fatalf("no acquisition of %s among %d", own, len(attempts))
+	return lock.Attempt{}
 }

@@ -45,10 +45,7 @@ var herd1000 = flag.Bool("zk19.herd1000", false, "L7: also measure N=1000 candid
 func TestL1_FreshGUIDEphemeralSequentialUnderOneParent(t *testing.T) {
 	s := sharedServer(t)
 	claim(t, "L1")
-	d := zkclient.Connect(t, "D", []string{s.Client})
-	da := newActor(t, "D")
-	root := testRoot(t, d)
-	ctx := lockCtx(t)
+	d, da, root, ctx := lockRoom(t, []string{s.Client})
 	a := join(t, "A", []string{s.Client}, root, joinOpts{})
 
 	phase(t, "three acquisitions by session A, one after another")
@@ -129,10 +126,7 @@ func TestL1_FreshGUIDEphemeralSequentialUnderOneParent(t *testing.T) {
 func TestL2_SequenceSuffixOrdersCandidates(t *testing.T) {
 	s := sharedServer(t)
 	claim(t, "L2")
-	d := zkclient.Connect(t, "D", []string{s.Client})
-	da := newActor(t, "D")
-	root := testRoot(t, d)
-	ctx := lockCtx(t)
+	d, da, root, ctx := lockRoom(t, []string{s.Client})
 	a := join(t, "A", []string{s.Client}, root, joinOpts{quiet: true})
 
 	phase(t, "twelve acquisitions with random GUIDs, started in order")
@@ -252,19 +246,8 @@ func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 	}
 
 	phase(t, "the chain unwinds")
-	if err := ha.Release(ctx); err != nil {
-		t.Fatalf("A release: %v", err)
-	}
-	hb, err := pb.result(t)
-	if err != nil {
-		t.Fatalf("B: %v", err)
-	}
-	if err := hb.Release(ctx); err != nil {
-		t.Fatalf("B release: %v", err)
-	}
-	if _, err := pc.result(t); err != nil {
-		t.Fatalf("C: %v", err)
-	}
+	hb := handOver(t, ctx, ha, "A", pb)
+	handOver(t, ctx, hb, "B", pc)
 }
 
 // TestL4_DeletionWakesOnlyTheNextCandidate: deleting the holder's node
@@ -306,12 +289,7 @@ func TestL4_DeletionWakesOnlyTheNextCandidate(t *testing.T) {
 	}
 
 	phase(t, "B releases")
-	if err := hb.Release(ctx); err != nil {
-		t.Fatalf("B release: %v", err)
-	}
-	if _, err := pc.result(t); err != nil {
-		t.Fatalf("C: %v", err)
-	}
+	handOver(t, ctx, hb, "B", pc)
 }
 
 // TestL5_WatchEventIsNotSuccess: a watch event means "look again", never
@@ -356,12 +334,7 @@ func TestL5_WatchEventIsNotSuccess(t *testing.T) {
 	}
 
 	phase(t, "A releases")
-	if err := ha.Release(ctx); err != nil {
-		t.Fatalf("A release: %v", err)
-	}
-	if _, err := pc.result(t); err != nil {
-		t.Fatalf("C: %v", err)
-	}
+	handOver(t, ctx, ha, "A", pc)
 	c.a.info("holds after %d events", settle(t, c, pc.own).Wakeups)
 }
 
@@ -377,20 +350,10 @@ func TestL5_WatchEventIsNotSuccess(t *testing.T) {
 func TestL6_OwnNodeGoneMeansLostCandidacy(t *testing.T) {
 	s := sharedServer(t)
 	claim(t, "L6")
-	d := zkclient.Connect(t, "D", []string{s.Client})
-	da := newActor(t, "D")
-	root := testRoot(t, d)
-	ctx := lockCtx(t)
+	d, da, root, ctx := lockRoom(t, []string{s.Client})
 	a := join(t, "A", []string{s.Client}, root, joinOpts{})
 	b := join(t, "B", []string{s.Client}, root, joinOpts{})
-	ha, err := a.l.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("A: %v", err)
-	}
-	pb := start(t, b)
-	if err := expectWaiting(b, path.Base(ha.Path)); err != nil {
-		t.Fatalf("%v", err)
-	}
+	ha, pb := waitBehind(t, ctx, a, b)
 
 	phase(t, "D deletes B's node while B waits on A")
 	deleteAs(t, d, da, root+"/"+pb.own)
@@ -466,20 +429,10 @@ func deleteAs(t zkserver.TB, c *zkclient.Client, a actor, p string) {
 func TestL6_LateReleaseDeletesNothingOfTheNextHolder(t *testing.T) {
 	s := sharedServer(t)
 	claim(t, "L6")
-	d := zkclient.Connect(t, "D", []string{s.Client})
-	da := newActor(t, "D")
-	root := testRoot(t, d)
-	ctx := lockCtx(t)
+	d, da, root, ctx := lockRoom(t, []string{s.Client})
 	e := join(t, "E", []string{s.Client}, root, joinOpts{})
 	f := join(t, "F", []string{s.Client}, root, joinOpts{})
-	he, err := e.l.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("E: %v", err)
-	}
-	pf := start(t, f)
-	if err := expectWaiting(f, path.Base(he.Path)); err != nil {
-		t.Fatalf("%v", err)
-	}
+	he, pf := waitBehind(t, ctx, e, f)
 
 	phase(t, "D deletes E's node; F holds")
 	deleteAs(t, d, da, he.Path)
@@ -519,22 +472,12 @@ func TestL6_ExpiredWaiterReportsSessionChanged(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claim(t, "L6")
 	srv := zkserver.Start(t, zkserver.WithTickTime(expiryTick), zkserver.WithLabel("l6x-"))
-	d := zkclient.Connect(t, "D", []string{srv.Client})
-	da := newActor(t, "D")
-	root := testRoot(t, d)
-	ctx := lockCtx(t)
+	d, da, root, ctx := lockRoom(t, []string{srv.Client})
 	a := join(t, "A", []string{srv.Client}, root, joinOpts{})
 	p := clientProxy(t, "B-proxy", srv)
 	b := join(t, "B", []string{p.Addr()}, root, joinOpts{client: []zkclient.Option{zkclient.WithSessionTimeout(expirySessionTimeout)}})
 	oldSession := b.c.SessionHex()
-	ha, err := a.l.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("A: %v", err)
-	}
-	pb := start(t, b)
-	if err := expectWaiting(b, path.Base(ha.Path)); err != nil {
-		t.Fatalf("%v", err)
-	}
+	_, pb := waitBehind(t, ctx, a, b)
 
 	phase(t, "B is cut off until the server expires its session (%v)", expirySessionTimeout)
 	mark := b.c.Mark()
@@ -1010,14 +953,7 @@ func TestL10_ElectionNeedsReadyAcrossFailover(t *testing.T) {
 	ev := el.watchReady()
 	l1 := join(t, "L1", []string{s.Client}, el.root+"/election", joinOpts{})
 	l2 := join(t, "L2", []string{s.Client}, el.root+"/election", joinOpts{})
-	h1, err := l1.l.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("L1: %v", err)
-	}
-	p2 := start(t, l2)
-	if err := expectWaiting(l2, path.Base(h1.Path)); err != nil {
-		t.Fatalf("%v", err)
-	}
+	_, p2 := waitBehind(t, ctx, l1, l2)
 	el.notYet(ev, "while L1 is lowest but has not recovered")
 	el.recoverAndPublish(l1, 1)
 	name, state, ev := el.use(ev)
@@ -1153,4 +1089,176 @@ func (el *election) notYet(ev <-chan zk.Event, what string) {
 	if ok, _ := statOf(t, el.q, el.ready); ok {
 		t.Errorf("L10 violated: ready exists %s", what)
 	}
+}
+
+// TestL11_CallbackThatIsNoDeletionListsAgain: the predecessor chain does
+// not promise that a waiter is called back once, and only for its
+// predecessor's deletion. A change of the predecessor's data fires the same
+// watch; the waiter lists again, watches the same predecessor again and
+// keeps waiting, every time, and holds only once it is the lowest (claim
+// L11, §3 ¶3).
+//
+// A holds, B waits on A, C waits on B. D changes the data of A's node three
+// times: each time B gets EventNodeDataChanged, lists again, waits on A
+// again and does not hold, and the server lists B's watch on A's node
+// again; C hears nothing. D changes B's node: C is called back, lists
+// again and keeps waiting on B. When A releases, B holds; when B releases,
+// C holds. A recipe that took any event for success would hold at the
+// first change while A still holds.
+func TestL11_CallbackThatIsNoDeletionListsAgain(t *testing.T) {
+	s := sharedServer(t)
+	claim(t, "L11")
+	ch := startChain(t, []string{s.Client}, joinOpts{})
+	root, ctx, b, c, ha, pb, pc := ch.root, ch.ctx, ch.b, ch.c, ch.ha, ch.pb, ch.pc
+	da := newActor(t, "D")
+	aNode := path.Base(ha.Path)
+
+	const changes = 3
+	phase(t, "D changes the data of A's node %d times while A holds", changes)
+	for i := 1; i <= changes; i++ {
+		setAs(t, ch.d, da, ha.Path, fmt.Sprintf("change %d", i))
+		st := settle(t, b, pb.own)
+		if pb.finished() || !st.Waiting || st.Pred != aNode {
+			t.Fatalf("L11 violated: after change %d of A's node B finished=%v (hold %s, err %v), waiting=%v on %s; want B still waiting on A, which holds", i, pb.finished(), holdOf(pb.held), pb.err, st.Waiting, st.Pred)
+		}
+		if st.Wakeups != i || st.Rounds != i+1 {
+			t.Errorf("L11 violated: after change %d B had %d events and %d lists; want %d and %d (one list per callback)", i, st.Wakeups, st.Rounds, i, i+1)
+		}
+	}
+	stB := settle(t, b, pb.own)
+	got := b.eventsReceived()
+	evidence(t, "D changed A's node %d times while A held: B was called back %d times %v, listed %d times, waits=%v on A and acquired=%v", changes, stB.Wakeups, got, stB.Rounds, stB.Waiting, pb.finished())
+	for _, ev := range got {
+		if ev != "EventNodeDataChanged "+aNode {
+			t.Errorf("L11 check: B received %q; want only EventNodeDataChanged on A's node", ev)
+		}
+	}
+	if w := watchTable(t, s, "wchp", root)[ha.Path]; !slices.Contains(w, b.c.SessionHex()) {
+		t.Errorf("L11 violated: got watchers of A's node %v after the changes; want B's session %s among them (B watches A again)", w, b.c.SessionHex())
+	}
+	if stC := settle(t, c, pc.own); stC.Wakeups != 0 || !stC.Waiting || stC.Pred != pb.own {
+		t.Errorf("L11: C, which watches B, got %d events, waiting=%v on %s; want 0 events, waiting on B", stC.Wakeups, stC.Waiting, stC.Pred)
+	}
+
+	phase(t, "D changes the data of B's node, C's predecessor")
+	setAs(t, ch.d, da, root+"/"+pb.own, "change")
+	stC := settle(t, c, pc.own)
+	evidence(t, "D changed B's node: C was called back %v, listed %d times, waits=%v on B and acquired=%v", c.eventsReceived(), stC.Rounds, stC.Waiting, pc.finished())
+	if pc.finished() || !stC.Waiting || stC.Pred != pb.own || stC.Wakeups != 1 || stC.Rounds != 2 {
+		t.Errorf("L11 violated: after the change of B's node C finished=%v, waiting=%v on %s with %d events and %d lists; want still waiting on B after 1 event and 2 lists", pc.finished(), stC.Waiting, stC.Pred, stC.Wakeups, stC.Rounds)
+	}
+
+	phase(t, "A releases, then B")
+	if err := ha.Release(ctx); err != nil {
+		t.Fatalf("A release: %v", err)
+	}
+	hb, err := pb.result(t)
+	if err != nil {
+		t.Fatalf("L11: B did not hold after A's release: %v", err)
+	}
+	b.a.info("holds after %d events", settle(t, b, pb.own).Wakeups)
+	if err := hb.Release(ctx); err != nil {
+		t.Fatalf("B release: %v", err)
+	}
+	if _, err := pc.result(t); err != nil {
+		t.Fatalf("L11: C did not hold after B's release: %v", err)
+	}
+}
+
+// setAs sets the data of p as client c, logged as actor a's operation.
+func setAs(t zkserver.TB, c *zkclient.Client, a actor, p, data string) {
+	t.Helper()
+	a.invoke("set %s %q", p, data)
+	if _, err := c.Set(p, []byte(data), -1); err != nil {
+		a.fail("%v", err)
+		t.Fatalf("%s set %s: %v", c.Name, p, err)
+	}
+	a.ok("")
+}
+
+// TestL11_LateCallbackAfterReconnectListsAgain: a waiter's connection can
+// drop and come back while it waits; the client library then registers the
+// waiter's watch again, and a change made while it was away reaches it
+// late, after the reconnect. The waiter lists again and keeps waiting; it
+// holds only once it is the lowest (claim L11, §3 ¶3).
+//
+// A holds; B, through a client proxy, waits on A. First a short cut with
+// nothing changed: B's client reconnects in the same session, the server
+// lists B's watch on A's node again, and B still waits on A, every callback
+// (go-zookeeper delivers none for a reconnect) followed by one list. Then a
+// second cut, during which D changes A's node: after the reconnect B is
+// called back with EventNodeDataChanged for a change older than the
+// reconnect, lists again and still waits on A. When A releases, B holds.
+func TestL11_LateCallbackAfterReconnectListsAgain(t *testing.T) {
+	zkserver.RequireFaults(t)
+	s := sharedServer(t)
+	claim(t, "L11")
+	d, da, root, ctx := lockRoom(t, []string{s.Client})
+	a := join(t, "A", []string{s.Client}, root, joinOpts{})
+	p := clientProxy(t, "B-proxy", s)
+	b := join(t, "B", []string{p.Addr()}, root, joinOpts{})
+	ha, pb := waitBehind(t, ctx, a, b)
+	session := b.c.SessionID()
+	stillWaiting := func(when string) lock.Attempt {
+		t.Helper()
+		st := settle(t, b, pb.own)
+		if pb.finished() || !st.Waiting || st.Pred != path.Base(ha.Path) {
+			t.Fatalf("L11 violated: %s B finished=%v (hold %s, err %v), waiting=%v on %s; want B still waiting on A, which holds", when, pb.finished(), holdOf(pb.held), pb.err, st.Waiting, st.Pred)
+		}
+		if st.Rounds != st.Wakeups+1 {
+			t.Errorf("L11 violated: %s B had %d events and %d lists; want one list per callback (%d)", when, st.Wakeups, st.Rounds, st.Wakeups+1)
+		}
+		return st
+	}
+
+	phase(t, "a short cut while B waits; nothing changes")
+	shortCut(t, p, b, func() {})
+	waitWatching(t, s, root, ha.Path, b.c.SessionHex())
+	st := stillWaiting("after a reconnect")
+	plain := st.Wakeups
+	b.a.info("after the reconnect: %d events, %d lists, waiting on %s", st.Wakeups, st.Rounds, st.Pred)
+	before := b.events.Load()
+
+	phase(t, "a second cut; D changes A's node while B is away")
+	shortCut(t, p, b, func() { setAs(t, d, da, ha.Path, "changed while B was cut off") })
+	wait.For(t, within, "B's late callback", func() (bool, string) {
+		return b.events.Load() > before, fmt.Sprintf("B's events: %v", b.eventsReceived())
+	})
+	st = stillWaiting("after the late callback")
+	evs := b.eventsReceived()
+	evidence(t, "B, waiting on A, reconnected twice in session %s: the plain reconnect called B back %d times; D's change of A's node, made while B was cut off, reached B after the second reconnect as %v; B listed %d times, waits=%v on A and acquired=%v while A holds", b.c.SessionHex(), plain, evs, st.Rounds, st.Waiting, pb.finished())
+	if want := "EventNodeDataChanged " + path.Base(ha.Path); len(evs) == 0 || evs[len(evs)-1] != want {
+		t.Errorf("L11 not shown: B's callbacks %v; want the last to be %q", evs, want)
+	}
+	if b.c.SessionID() != session {
+		t.Fatalf("L11 setup: B's session changed from 0x%x to %s; the cuts were meant to be short", session, b.c.SessionHex())
+	}
+
+	phase(t, "A releases")
+	if err := ha.Release(ctx); err != nil {
+		t.Fatalf("A release: %v", err)
+	}
+	if _, err := pb.result(t); err != nil {
+		t.Fatalf("L11: B did not hold after A's release: %v", err)
+	}
+}
+
+// shortCut cuts p's client off (its connection closed, new ones refused)
+// until the client has seen the disconnection, runs during, and lets it in
+// again; it returns once the client has its session back.
+func shortCut(t zkserver.TB, p *faultproxy.Proxy, who *contender, during func()) {
+	t.Helper()
+	mark := who.c.Mark()
+	who.a.info("cut off")
+	p.Cut(faultproxy.BothEnds)
+	if err := who.c.WaitStateSince(mark, zk.StateDisconnected, within); err != nil {
+		p.Heal()
+		t.Fatalf("%s: %v", who.name, err)
+	}
+	during()
+	p.Heal()
+	if err := who.c.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); err != nil {
+		t.Fatalf("%s: %v", who.name, err)
+	}
+	who.a.info("reconnected in session %s", who.c.SessionHex())
 }

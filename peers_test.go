@@ -1,245 +1,757 @@
 package zk19_test
 
-// The go-zookeeper comparison: the same scenarios run with go-zookeeper's
-// own zk.Lock (v1.0.4) and with the recipe of internal/lock. These tests
-// record what the peer did; they are not proofs of a claim, and a change in
-// the peer's behaviour is logged, not failed. What they assert is ours.
+// The recipes people use, measured on the same faults: every scenario runs
+// ours (internal/lock), go-zookeeper's zk.Lock and kazoo's Lock, one after
+// the other on the same server, each contender through its own client
+// proxy, so a fault is the same bytes on the wire for all three. These
+// tests prove no claim. A peer's outcome is recorded as a cell of the table
+// "How other recipes fare" (see peers_recipes_test.go), never failed; a
+// test fails when an observation could not be made, or when ours did not
+// keep a guarantee.
+//
+// Sources cited for a peer are lines of go-zookeeper's module as this
+// module builds it (lock.go, conn.go) and of the kazoo package the driver
+// imported (recipe/lock.py); cite checks that each one holds the code
+// quoted.
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"path"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/fence"
+	"github.com/zk19/zk19/internal/jute"
 	"github.com/zk19/zk19/internal/lock"
-	"github.com/zk19/zk19/internal/zkclient"
+	"github.com/zk19/zk19/internal/peer"
+	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkserver"
 )
 
-// peerNote logs a peer finding. The finding is what go-zookeeper did; its
-// change is news for the README, not a failed claim.
-func peerNote(t zkserver.TB, recorded bool, format string, args ...any) {
-	t.Helper()
-	if recorded {
-		t.Logf("peer: "+format, args...)
-		return
+// peerGiveUp is the acquire timeout of the scenarios about giving up: long
+// enough for a wait to begin, short enough to watch a few of them pass.
+const peerGiveUp = 600 * time.Millisecond
+
+// brief names an error in a few words: the sentinel it wraps, or kazoo's
+// exception class.
+func brief(err error) string {
+	if err == nil {
+		return "no error"
 	}
-	t.Logf("peer behaviour changed since v1.0.4: "+format, args...)
+	if ke, ok := errors.AsType[*peer.KazooError](err); ok {
+		return ke.Class
+	}
+	for _, s := range []struct {
+		err  error
+		name string
+	}{
+		{lock.ErrLostCandidacy, "lock.ErrLostCandidacy"}, {lock.ErrSessionChanged, "lock.ErrSessionChanged"},
+		{lock.ErrMissing, "lock.ErrMissing"}, {lock.ErrAmbiguous, "lock.ErrAmbiguous"},
+		{fence.ErrNegativeSeq, "fence.ErrNegativeSeq"}, {fence.ErrSeqOverflow, "fence.ErrSeqOverflow"},
+		{context.Canceled, "context.Canceled"}, {context.DeadlineExceeded, "context.DeadlineExceeded"},
+	} {
+		if errors.Is(err, s.err) {
+			return s.name
+		}
+	}
+	return err.Error()
 }
 
-// TestPeerGoZookeeperLock_AcquiresWithoutItsNode: go-zookeeper's zk.Lock
-// does not check that its node still exists, so a waiter whose node was
-// deleted reports that it holds the lock once the nodes in front of it are
-// gone. Ours, in the same scenario, returns ErrLostCandidacy (the property
-// of claim L6, proved in lock_test.go).
-//
-// Both runs: A holds with zk.Lock; B waits with the implementation under
-// test (the server shows B's watch on A's node); D deletes B's node; A
-// unlocks. Recorded for v1.0.4: zk.Lock's Lock() returns nil with no node
-// of B's on the server, and its Unlock fails with ErrNoNode.
-func TestPeerGoZookeeperLock_AcquiresWithoutItsNode(t *testing.T) {
-	s := sharedServer(t)
-	d := zkclient.Connect(t, "D", []string{s.Client})
-	da := newActor(t, "D")
-	root := testRoot(t, d)
-	acl := zk.WorldACL(zk.PermAll)
-	a := zkclient.Connect(t, "A", []string{s.Client})
-	aa := newActor(t, "A")
-	al := zk.NewLock(a.Conn, root, acl)
-	// lockA makes A the holder with zk.Lock and returns its node.
-	lockA := func() string {
-		t.Helper()
-		aa.invoke("zk.Lock %s", root)
-		if err := al.Lock(); err != nil {
-			t.Fatalf("A zk.Lock: %v", err)
-		}
-		kids := listChildren(t, d, root)
-		if len(kids) != 1 {
-			t.Fatalf("got children %v; want A's one node", kids)
-		}
-		aa.ok("%s", kids[0])
-		return root + "/" + kids[0]
+// pyBool writes a bool as kazoo's Python prints it.
+func pyBool(b bool) string {
+	if b {
+		return "True"
 	}
-	unlockA := func() {
-		t.Helper()
-		aa.invoke("zk.Unlock")
-		if err := al.Unlock(); err != nil {
-			t.Fatalf("A unlock: %v", err)
-		}
-		aa.ok("")
-	}
-	// deleteWaiter deletes the one node that is not aNode.
-	deleteWaiter := func(aNode string) string {
-		t.Helper()
-		for _, k := range listChildren(t, d, root) {
-			if root+"/"+k != aNode {
-				deleteAs(t, d, da, root+"/"+k)
-				return k
-			}
-		}
-		t.Fatalf("no waiter node under %s", root)
+	return "False"
+}
+
+// errSuffix is ", error: <err>" for a non-nil err.
+func errSuffix(err error) string {
+	if err == nil {
 		return ""
 	}
+	return ", error: " + err.Error()
+}
 
-	phase(t, "peer: B waits with go-zookeeper zk.Lock; D deletes B's node; A unlocks")
-	aNode := lockA()
-	b := zkclient.Connect(t, "B", []string{s.Client})
-	ba := newActor(t, "B")
-	bl := zk.NewLock(b.Conn, root, acl)
-	bDone := make(chan error, 1)
-	ba.invoke("zk.Lock %s", root)
-	go func() { bDone <- bl.Lock() }()
-	waitWatching(t, s, root, aNode, b.SessionHex())
-	bNode := deleteWaiter(aNode)
-	unlockA()
-	var bErr error
+// oursMust turns a cell of ours into broke when its contract's exact
+// outcome (the error it documents) is not what happened.
+func (sc *scene) oursMust(c peerCell, err, want error) peerCell {
+	if sc.r.name == recipeOurs && c.verdict == peerKept && !errors.Is(err, want) {
+		return broke("", "returned %s; want %s", brief(err), brief(want))
+	}
+	return c
+}
+
+// TestPeerStrangerChild: a child that no recipe made (a persistent
+// "config") is in the lock dir before A acquires. A lock must ignore it or
+// refuse cleanly; go-zookeeper's parses every child as a lock node.
+func TestPeerStrangerChild(t *testing.T) {
+	sp := peerScenario{"stranger", "a child that is not a lock node (`config`) sits in the lock dir"}
+	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+		sc.da.invoke("create %s/config (persistent, not a lock node)", sc.dir)
+		if _, err := sc.d.Create(sc.dir+"/config", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			sc.t.Fatalf("create config: %v", err)
+		}
+		sc.da.ok("")
+		a := sc.join("A", 0)
+		try := a.acquire(0)
+		if w := sc.settle(a, try); w != "" {
+			return broke("", "waits on %s", w)
+		}
+		sc.result(try, within)
+		if try.held {
+			sc.releaseNow(a)
+			return kept("held; the stranger is no candidate")
+		}
+		src := ""
+		if sc.r.name == recipeGoZK {
+			src = sc.cite("lock.go:109-113", "s, err := parseSeq(p)")
+		}
+		if left := sc.ownedBy(a.session()); len(left) > 0 {
+			return broke(src, "failed (%s) and left its node in the queue", brief(try.err))
+		}
+		return broke(src, "failed: %s", brief(try.err))
+	})
+}
+
+// TestPeerOwnNodeDeletedWhileWaiting: W waits on H; another client deletes
+// W's node; H releases. A lock must never report a hold without a node of
+// its own (ours: lock.ErrLostCandidacy, claim L6's property).
+func TestPeerOwnNodeDeletedWhileWaiting(t *testing.T) {
+	sp := peerScenario{"own-node-deleted", "the waiter's own node is deleted by another client while it waits"}
+	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+		h := sc.join("H", 0)
+		sc.mustHold(h.acquire(0), "W waits on H")
+		hNode := sc.onlyNode(h)
+		w := sc.join("W", 0)
+		tw := w.acquire(0)
+		if got := sc.settle(w, tw); got != hNode {
+			sc.t.Fatalf("W: got waiting on %q; want waiting on H's %s", got, hNode)
+		}
+		own := sc.onlyNode(w)
+		sc.remove(own)
+		sc.releaseNow(h)
+		sc.result(tw, peerCallWithin)
+		mine := sc.ownedBy(w.session())
+		switch {
+		case tw.held && len(mine) == 1 && mine[0] != own:
+			sc.releaseNow(w)
+			return kept("re-queued with a fresh node, then held")
+		case tw.held && sc.r.name == recipeGoZK:
+			return broke(sc.cite("lock.go:100-126", "if seq == lowestSeq {"), "held with no node of its own")
+		case tw.held:
+			return broke("", "held, its nodes %v (%s was deleted)", mine, own)
+		case len(mine) > 0:
+			return broke("", "failed (%s) and left %v in the queue", brief(tw.err), mine)
+		}
+		return sc.oursMust(kept("refused: %s", brief(tw.err)), tw.err, lock.ErrLostCandidacy)
+	})
+}
+
+// onlyNode is the one node of the dir owned by l's session.
+func (sc *scene) onlyNode(l peerLock) string {
+	sc.t.Helper()
+	mine := sc.ownedBy(l.session())
+	if len(mine) != 1 {
+		sc.t.Fatalf("%s: got nodes %v of its session; want exactly one", l.who(), mine)
+	}
+	return mine[0]
+}
+
+// TestPeerOrderBySuffix: the lowest suffix holds, whatever the names (claim
+// L2's property). D's older node has a name that sorts after every
+// contender's; a recipe that ordered whole names would let W hold beside
+// it.
+func TestPeerOrderBySuffix(t *testing.T) {
+	sp := peerScenario{"suffix-order", "an older node whose name sorts after the waiter's (order by suffix, not by name)"}
+	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+		older := sc.plant(sc.r.prefix(strings.Repeat("f", 32)), true, "older, named to sort after any contender")
+		w := sc.join("W", 0)
+		tw := w.acquire(0)
+		watched := sc.settle(w, tw)
+		if own := sc.ownedBy(w.session()); len(own) == 1 && own[0] > older {
+			sc.t.Fatalf("W's node %s sorts after %s: the names do not tell name order from suffix order", own[0], older)
+		}
+		switch {
+		case watched == older:
+			sc.remove(older)
+			if sc.result(tw, within); !tw.held {
+				return broke("", "waited behind %s, then failed: %s", older, brief(tw.err))
+			}
+			sc.releaseNow(w)
+			return kept("waited behind the older node, held once it went")
+		case watched != "":
+			return broke("", "waited on %s, not on the older %s", watched, older)
+		}
+		sc.result(tw, within)
+		if tw.held {
+			sc.releaseNow(w)
+			return broke("", "held at once beside the older %s: its name sorts first", older)
+		}
+		return broke("", "failed: %s", brief(tw.err))
+	})
+}
+
+// behindOlder judges a scenario where an older node that a lock must not
+// jump is in the dir: waiting behind it, or refusing cleanly with the error
+// ours documents (oursErr), keeps the guarantee; holding beside it, or
+// failing and leaving a node in the queue, breaks it. src cites the peer's
+// code responsible for a broken outcome.
+func (sc *scene) behindOlder(w peerLock, tw *peerTry, older string, src map[string][2]string, oursErr error) peerCell {
+	sc.t.Helper()
+	cite := func() string {
+		if c, ok := src[sc.r.name]; ok {
+			return sc.cite(c[0], c[1])
+		}
+		return ""
+	}
+	switch watched := sc.settle(w, tw); {
+	case watched == older:
+		sc.remove(older)
+		if sc.result(tw, within); tw.held {
+			sc.releaseNow(w)
+		}
+		return kept("waited behind it")
+	case watched != "":
+		return broke(cite(), "waited on %s, not on the older %s", watched, older)
+	}
+	sc.result(tw, within)
+	left := sc.ownedBy(w.session())
+	switch {
+	case tw.held:
+		sc.releaseNow(w)
+		return broke(cite(), "held beside the older node: skipped its name")
+	case len(left) > 0:
+		return broke(cite(), "failed (%s) and left its node in the queue", brief(tw.err))
+	}
+	return sc.oursMust(kept("refused: %s", brief(tw.err)), tw.err, oursErr)
+}
+
+// TestPeerWrappedSuffixOlder: after 2^31 creates under one parent the
+// server's signed counter wraps, and %010d names the nodes "-2147483648"
+// … "-000000001" before it reaches 0 again. D's node, named as the server
+// names the one at -1, is older than W's; W must not hold beside it.
+func TestPeerWrappedSuffixOlder(t *testing.T) {
+	sp := peerScenario{"wrap-older", "an older node named as after the sequence counter wrapped (`…-000000001`)"}
+	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+		older := sc.plant(sc.r.prefix(plantGUID(1))+"-000000001", false, "as the server names the node at counter -1")
+		w := sc.join("W", 0)
+		return sc.behindOlder(w, w.acquire(0), older, map[string][2]string{
+			// zk.Lock takes -1 for the lowest, but looks for a predecessor
+			// above -1 only, finds none and watches "<dir>/".
+			recipeGoZK: {"lock.go:106-135", "prevSeq := -1"},
+			// Ten digits after the infix: "-000000001" has nine.
+			recipeKazoo: {"recipe/lock.py:110-114", `r"(?:{patterns})(-?\d{{10}})$"`},
+		}, fence.ErrNegativeSeq)
+	})
+}
+
+// TestPeerWrappedSuffixNewer: W waits on H; D then makes a node named as
+// the first one after the counter wraps past 2147483647 ("-2147483648"),
+// so it is newer than W's; H goes. W must hold now: a recipe that puts the
+// newer node first would let its owner hold while W's turn has come.
+// Refusing a name it cannot order (ours) keeps the guarantee too.
+func TestPeerWrappedSuffixNewer(t *testing.T) {
+	sp := peerScenario{"wrap-newer", "a newer node named as after the counter wrapped (`…-2147483648`) appears while the waiter waits"}
+	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+		holder := sc.plant(sc.r.prefix(plantGUID(1)), true, "the holder")
+		w := sc.join("W", 0)
+		tw := w.acquire(0)
+		if got := sc.settle(w, tw); got != holder {
+			sc.t.Fatalf("W: got waiting on %q; want waiting on the holder %s", got, holder)
+		}
+		newer := sc.plant(sc.r.prefix(plantGUID(2))+"-2147483648", false, "newer than W's, as the server names the first node after the wrap")
+		sc.remove(holder)
+		src := map[string][2]string{
+			recipeGoZK:  {"lock.go:106-135", "prevSeq := -1"},
+			recipeKazoo: {"recipe/lock.py:316-322", "sorted(contender_matches, key=lambda m: m.groups())"},
+		}
+		switch watched := sc.settle(w, tw); {
+		case watched == newer:
+			c := src[sc.r.name]
+			return broke(sc.cite(c[0], c[1]), "waited behind the newer node: put it first")
+		case watched != "":
+			return broke("", "waited on %s", watched)
+		}
+		sc.result(tw, within)
+		left := sc.ownedBy(w.session())
+		switch {
+		case tw.held:
+			sc.releaseNow(w)
+			return kept("held: the newer node is behind it")
+		case len(left) > 0:
+			c := src[sc.r.name]
+			return broke(sc.cite(c[0], c[1]), "failed (%s) and left its node in the queue", brief(tw.err))
+		}
+		return sc.oursMust(kept("refused: %s (cannot order it)", brief(tw.err)), tw.err, fence.ErrNegativeSeq)
+	})
+}
+
+// TestPeerOverlongSuffix: a node with the recipe's lock infix and an
+// 11-digit suffix (no server makes one: the counter is a 32-bit int in
+// %010d) is older than W's. Parsing it as a number, or refusing it, keeps
+// the guarantee; skipping it lets W hold beside it.
+func TestPeerOverlongSuffix(t *testing.T) {
+	sp := peerScenario{"over-long", "an older lock-named node whose suffix has 11 digits"}
+	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+		older := sc.plant(sc.r.prefix(plantGUID(1))+"0", true, "an 11-digit suffix: a 0, then the server's 10")
+		w := sc.join("W", 0)
+		return sc.behindOlder(w, w.acquire(0), older, map[string][2]string{
+			recipeKazoo: {"recipe/lock.py:110-114", `r"(?:{patterns})(-?\d{{10}})$"`},
+		}, fence.ErrSeqOverflow)
+	})
+}
+
+// loseCreateReply has W's proxy lose the reply to W's create under the
+// dir, starts W's acquisition, and returns once the reply was dropped. With
+// cut, the proxy then cuts W off at once (before the client can redial: a
+// go-zookeeper client waits a second before it redials a lone server, kazoo
+// backs off) and keeps it cut off until Heal; it fails the test if the
+// client got through first.
+func (sc *scene) loseCreateReply(w peerLock, cut bool) (*peerTry, faultproxy.DropResult) {
+	sc.t.Helper()
+	px := w.proxy()
+	accepted := px.Stats().Accepted
+	m := faultproxy.Match{Ops: createOps, Under: sc.dir}
+	d := px.LoseReply(m)
+	newActor(sc.t, w.who()).info("the proxy will lose the reply to W's %s", m)
+	tw := w.acquire(0)
 	select {
-	case bErr = <-bDone:
+	case <-d.Done():
 	case <-time.After(within):
-		t.Fatalf("zk.Lock did not return within %v", within)
+		d.Cancel()
+		sc.t.Fatalf("W's create: no reply to lose within %v: %+v", within, d.Result())
 	}
-	left := listChildren(t, d, root)
-	if bErr == nil {
-		ba.ok("Lock returned nil (acquired); its node %s exists: %v", bNode, len(left) != 0)
-		uerr := bl.Unlock()
-		ba.info("zk.Unlock: %v", uerr)
-		peerNote(t, len(left) == 0 && errors.Is(uerr, zk.ErrNoNode), "zk.Lock reported acquisition while its node %s did not exist (children %v); Unlock then returned %v", bNode, left, uerr)
-	} else {
-		ba.fail("%v", bErr)
-		peerNote(t, false, "zk.Lock returned %v; the recorded behaviour is a nil error without a node", bErr)
+	if cut {
+		px.Cut(faultproxy.BothEnds)
+		sc.t.Cleanup(px.Heal)
 	}
-
-	phase(t, "ours: same scenario")
-	aNode = lockA()
-	c := join(t, "C", []string{s.Client}, root, joinOpts{})
-	pc := start(t, c)
-	if err := expectWaiting(c, path.Base(aNode)); err != nil {
-		t.Fatalf("%v", err)
+	res := d.Result()
+	if !res.Dropped {
+		sc.t.Fatalf("the reply to W's create was not lost: %+v", res)
 	}
-	waitWatching(t, s, root, aNode, c.c.SessionHex())
-	deleteWaiter(aNode)
-	unlockA()
-	hc, err := pc.result(t)
-	t.Logf("ours: hold=%v err=%v", hc != nil, err)
-	if hc != nil || !errors.Is(err, lock.ErrLostCandidacy) {
-		t.Errorf("ours: got %s, %v; want no hold and lock.ErrLostCandidacy", holdOf(hc), err)
+	if cut && px.Stats().Accepted != accepted {
+		sc.t.Fatalf("W's client reconnected before the cut (%d connections accepted; want %d): the scene cannot be made", px.Stats().Accepted, accepted)
 	}
+	return tw, res
 }
 
-// TestPeerGoZookeeperLock_FailsOnAStrangerAndStrandsItsNode: candidates
-// are the children named like lock nodes; any other child of the parent is
-// not a candidate (claim L2's ordering, proved in lock_test.go).
-// go-zookeeper's zk.Lock parses every child and fails on the first one that
-// is not a lock node, and on that failure it leaves its own node behind, in
-// front of every later candidate. Ours ignores the stranger and holds.
-func TestPeerGoZookeeperLock_FailsOnAStrangerAndStrandsItsNode(t *testing.T) {
-	s := sharedServer(t)
-	d := zkclient.Connect(t, "D", []string{s.Client})
-	da := newActor(t, "D")
-	root := testRoot(t, d)
-	da.invoke("create %s/config (not a lock node)", root)
-	if _, err := d.Create(root+"/config", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatalf("create: %v", err)
-	}
-	da.ok("")
-
-	phase(t, "peer: go-zookeeper zk.Lock")
-	a := zkclient.Connect(t, "A", []string{s.Client})
-	aa := newActor(t, "A")
-	aa.invoke("zk.Lock %s", root)
-	err := zk.NewLock(a.Conn, root, zk.WorldACL(zk.PermAll)).Lock()
-	aa.fail("%v", err)
-	stranded := ownedBy(t, d, root, a.SessionID())
-	peerNote(t, err != nil && len(stranded) == 1, "zk.Lock failed on the stranger (%v) and left its node(s) %v in the queue", err, stranded)
-	for _, k := range stranded {
-		deleteAs(t, d, da, root+"/"+k)
-	}
-
-	phase(t, "ours, with the same stranger")
-	b := join(t, "B", []string{s.Client}, root, joinOpts{})
-	ctx := lockCtx(t)
-	h, err := b.l.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("ours failed on a child that is not a lock node: %v", err)
-	}
-	b.a.ok("holds %s; the stranger is not a candidate", path.Base(h.Path))
-	if err := h.Release(ctx); err != nil {
-		t.Fatalf("release: %v", err)
-	}
-}
-
-// ownedBy lists the children of root whose ephemeralOwner is session.
-func ownedBy(t zkserver.TB, c *zkclient.Client, root string, session int64) []string {
-	t.Helper()
-	var out []string
-	for _, k := range listChildren(t, c, root) {
-		if ok, st := statOf(t, c, root+"/"+k); ok && st.EphemeralOwner == session {
-			out = append(out, k)
+// TestPeerLostCreateReply: the server creates W's node but the reply is
+// lost with the connection; the session survives the reconnect. A lock
+// must end up holding exactly its own node, found again by its GUID (ours:
+// Recover, claims R3–R6), or give up without leaving a node behind.
+func TestPeerLostCreateReply(t *testing.T) {
+	sp := peerScenario{"lost-reply", "the create's reply is lost; the session survives the reconnect"}
+	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+		w := sc.join("W", 0)
+		tw, _ := sc.loseCreateReply(w, false)
+		sc.result(tw, peerCallWithin)
+		mine := sc.ownedBy(w.session())
+		slices.Sort(mine)
+		switch {
+		case tw.held && len(mine) == 1 && (tw.node == "" || tw.node == mine[0]):
+			sc.releaseNow(w)
+			if left := sc.ownedBy(w.session()); len(left) > 0 {
+				return broke("", "held, but release left %v", left)
+			}
+			return kept("held its own node, found again by its GUID")
+		case tw.held:
+			return broke("", "held %s with nodes %v of its session", orUnsaid(tw.node), mine)
+		case len(mine) > 0 && sc.r.name == recipeGoZK:
+			return broke(sc.cite("conn.go:1149-1153", "children, _, err := c.Children(rootPath)"),
+				"failed (%s) and left its node in the queue", brief(tw.err))
+		case len(mine) > 0:
+			return broke("", "failed (%s) and left its node in the queue", brief(tw.err))
 		}
-	}
-	return out
+		return sc.oursMust(kept("gave up cleanly: %s", brief(tw.err)), tw.err, errOursHolds)
+	})
 }
 
-// TestPeerGoZookeeperLock_UnlockAfterNodeLossDeadlocks: once a holder's
-// node is gone (its session expired, or another client deleted it), the
-// hold is over (claim L6's property, proved in lock_test.go). go-zookeeper's
-// zk.Lock cannot get out of that state: Unlock fails with ErrNoNode and
-// keeps the stale path, so every later Lock on the same instance returns
-// ErrDeadlock. Ours reports lost candidacy at Release and acquires again
-// with a fresh candidate.
-func TestPeerGoZookeeperLock_UnlockAfterNodeLossDeadlocks(t *testing.T) {
-	s := sharedServer(t)
-	d := zkclient.Connect(t, "D", []string{s.Client})
-	da := newActor(t, "D")
-	root := testRoot(t, d)
-	deleteAll := func(owner int64) {
-		t.Helper()
-		for _, k := range ownedBy(t, d, root, owner) {
-			deleteAs(t, d, da, root+"/"+k)
+// errOursHolds is what ours must do where giving up is not its contract.
+var errOursHolds = errors.New("a hold")
+
+// TestPeerLostCreateReplySessionExpired: W's create takes effect, its reply
+// is lost, and W is cut off until the server expires the session (and
+// deletes the node). Let through again, the client opens a new session.
+// Ours refuses to continue in another session (lock.ErrSessionChanged);
+// a recipe that carries on keeps the guarantee if it holds only a node of
+// the new session, and the cell says whether it reused the lost create's
+// GUID, which the node of TestPeerForeignGUID's row could then carry.
+func TestPeerLostCreateReplySessionExpired(t *testing.T) {
+	zkserver.RequireFaults(t)
+	s := zkserver.Start(t, zkserver.WithTickTime(expiryTick), zkserver.WithLabel("peerx-"))
+	sp := peerScenario{"lost-reply-expired", "the create's reply is lost and the session expires before the client gets back"}
+	runPeers(t, s, sp, func(sc *scene) peerCell {
+		w := sc.join("W", expirySessionTimeout)
+		old := w.session()
+		_, st := statOf(sc.t, sc.d, sc.dir)
+		tw, res := sc.loseCreateReply(w, true)
+		wait.For(sc.t, 10*expirySessionTimeout, "the server to expire W's session and delete the node its create made", func() (bool, string) {
+			_, now := statOf(sc.t, sc.d, sc.dir)
+			return now.NumChildren == 0 && now.Cversion >= st.Cversion+2, fmt.Sprintf("children %d, cversion %d (was %d)", now.NumChildren, now.Cversion, st.Cversion)
+		})
+		sc.da.info("the server deleted the node W's lost create made: session %s expired", old)
+		w.proxy().Heal()
+		sc.result(tw, peerCallWithin)
+		now := w.session()
+		mine := sc.ownedBy(now)
+		lost := path.Base(res.Path)
+		switch {
+		case tw.held && len(mine) == 1 && now != old:
+			reuse := "with a fresh GUID"
+			if strings.HasPrefix(mine[0], lost) {
+				reuse = "same GUID"
+			}
+			sc.releaseNow(w)
+			return kept("carried on in a new session, %s, and held", reuse)
+		case tw.held:
+			return broke("", "held %s in session %s (was %s), its nodes %v", orUnsaid(tw.node), now, old, mine)
+		case len(mine) > 0:
+			return broke("", "failed (%s) and left %v in the queue", brief(tw.err), mine)
 		}
-	}
+		return sc.oursMust(kept("no hold, no node left (%s)", brief(tw.err)), tw.err, lock.ErrSessionChanged)
+	})
+}
 
-	phase(t, "peer: go-zookeeper zk.Lock")
-	a := zkclient.Connect(t, "A", []string{s.Client})
-	aa := newActor(t, "A")
-	al := zk.NewLock(a.Conn, root, zk.WorldACL(zk.PermAll))
-	if err := al.Lock(); err != nil {
-		t.Fatalf("zk.Lock: %v", err)
-	}
-	aa.ok("zk.Lock holds")
-	deleteAll(a.SessionID())
-	aa.invoke("zk.Unlock")
-	uerr := al.Unlock()
-	aa.fail("%v", uerr)
-	aa.invoke("zk.Lock again")
-	lerr := al.Lock()
-	aa.fail("%v", lerr)
-	peerNote(t, errors.Is(uerr, zk.ErrNoNode) && errors.Is(lerr, zk.ErrDeadlock), "Unlock after node loss returned %v; the next Lock returned %v", uerr, lerr)
+// TestPeerForeignGUID: W's create reply is lost; while W is cut off, its
+// node goes and a node with the same GUID appears, owned by another
+// session (D): as a node left by an earlier session that used the GUID
+// would be. A lock must never adopt a node it does not own (ours: Recover
+// keeps only this session's matches, claim R6).
+func TestPeerForeignGUID(t *testing.T) {
+	sp := peerScenario{"foreign-guid", "after a lost create reply, the only node with the waiter's GUID is another session's"}
+	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+		w := sc.join("W", 0)
+		tw, res := sc.loseCreateReply(w, true)
+		prefix := path.Base(res.Path)
+		var own []string
+		for _, k := range listChildren(sc.t, sc.d, sc.dir) {
+			if strings.HasPrefix(k, prefix) {
+				own = append(own, k)
+			}
+		}
+		if len(own) != 1 {
+			sc.t.Fatalf("nodes named %s…: got %v; want the one W's create made", prefix, own)
+		}
+		sc.remove(own[0])
+		foreign := sc.plant(prefix, true, "W's GUID, session D's node")
+		w.proxy().Heal()
+		sc.result(tw, peerCallWithin)
+		return sc.judgeForeign(w, tw, foreign, map[string][2]string{
+			recipeGoZK:  {"conn.go:1149-1159", "if g := pth[len(protectedPrefix) : len(protectedPrefix)+32]; g == guidStr {"},
+			recipeKazoo: {"recipe/lock.py:326-331", "if child.startswith(self.prefix):"},
+		}, lock.ErrMissing)
+	})
+}
 
-	phase(t, "ours")
-	b := join(t, "B", []string{s.Client}, root, joinOpts{})
-	ctx := lockCtx(t)
-	h, err := b.l.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("acquire: %v", err)
+// judgeForeign judges an acquisition that may have adopted foreign, a node
+// of session D carrying the acquisition's GUID or prefix.
+func (sc *scene) judgeForeign(w peerLock, tw *peerTry, foreign string, src map[string][2]string, oursErr error) peerCell {
+	sc.t.Helper()
+	cite := func() string {
+		if c, ok := src[sc.r.name]; ok {
+			return sc.cite(c[0], c[1])
+		}
+		return ""
 	}
-	deleteAll(b.c.SessionID())
-	rerr := h.Release(ctx)
-	b.a.fail("release: %v", rerr)
-	if !errors.Is(rerr, lock.ErrLostCandidacy) {
-		t.Errorf("ours: release after node loss returned %v; want lock.ErrLostCandidacy", rerr)
+	mine := sc.ownedBy(w.session())
+	switch {
+	case tw.held && tw.node == foreign:
+		return broke(cite(), "held on session D's node, adopted by GUID")
+	case tw.held && tw.node == "" && len(mine) == 0:
+		// zk.Lock does not say which node it took: its Unlock deletes it.
+		sc.releaseNow(w)
+		if _, ok := sc.owners()[foreign]; !ok {
+			return broke(cite(), "held on session D's node, adopted by GUID (its Unlock deleted it)")
+		}
+		return broke("", "held with no node of its own")
+	case tw.held && len(mine) == 1:
+		sc.releaseNow(w)
+		return kept("held a node of its own")
+	case tw.held:
+		return broke("", "held %s, its nodes %v", orUnsaid(tw.node), mine)
+	case len(mine) > 0:
+		return broke("", "failed (%s) and left %v in the queue", brief(tw.err), mine)
 	}
-	h2, err := b.l.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("ours cannot acquire again after a lost hold: %v", err)
+	return sc.oursMust(kept("refused (%s); D's node not adopted", brief(tw.err)), tw.err, oursErr)
+}
+
+// TestPeerReacquireAfterForeignPrefix: W acquires and releases; D then
+// creates a node named with the prefix of W's first acquisition; W
+// acquires again on the same lock object. D's node is an older candidate:
+// W must wait behind it, never take it as its own (ours and go-zookeeper
+// make a fresh GUID for every acquisition; kazoo keeps one per Lock
+// object).
+func TestPeerReacquireAfterForeignPrefix(t *testing.T) {
+	sp := peerScenario{"reacquire-foreign", "a second acquisition on the same lock object, with another session's node named like the first"}
+	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+		w := sc.join("W", 0)
+		sc.mustHold(w.acquire(0), "the first acquisition names the prefix")
+		prefix := suffixless(sc.onlyNode(w))
+		sc.releaseNow(w)
+		foreign := sc.plant(prefix, true, "named like W's first node, session D's")
+		t2 := w.acquire(0)
+		switch watched := sc.settle(w, t2); {
+		case watched == foreign:
+			sc.remove(foreign)
+			if sc.result(t2, within); !t2.held {
+				return broke("", "waited behind D's %s, then failed: %s", foreign, brief(t2.err))
+			}
+			sc.releaseNow(w)
+			return kept("fresh GUID; waited behind D's node, held once it went")
+		case watched != "":
+			return broke("", "waited on %s", watched)
+		}
+		sc.result(t2, within)
+		if _, still := sc.owners()[foreign]; still && t2.held && t2.node != foreign && len(sc.ownedBy(w.session())) == 1 {
+			sc.releaseNow(w)
+			return broke("", "held beside D's older node")
+		}
+		if k, ok := w.(*kazooLock); ok && t2.held && t2.node == foreign {
+			// What the recipe believes once D's node goes.
+			sc.remove(foreign)
+			li, err := k.isAcquired()
+			return broke(sc.cite("recipe/lock.py:241-245", "node = self._find_node()"),
+				"held on session D's node (its old prefix); is_acquired still %v after D deleted it%s", pyBool(li.IsAcquired), errSuffix(err))
+		}
+		return sc.judgeForeign(w, t2, foreign, nil, errOursHolds)
+	})
+}
+
+// TestPeerCancelWhileWaiting: W waits on H and is cancelled. A lock must
+// return without a hold and delete its node (ours: the context's error).
+// go-zookeeper's zk.Lock has no cancel: only closing the session ends its
+// wait.
+func TestPeerCancelWhileWaiting(t *testing.T) {
+	sp := peerScenario{"cancel", "the waiter is cancelled while it waits"}
+	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+		holder := sc.plant(sc.r.prefix(plantGUID(1)), true, "the holder")
+		w := sc.join("W", 0)
+		tw := w.acquire(0)
+		if got := sc.settle(w, tw); got != holder {
+			sc.t.Fatalf("W: got waiting on %q; want waiting on the holder %s", got, holder)
+		}
+		a := newActor(sc.t, w.who())
+		a.invoke("cancel")
+		if !w.cancel() {
+			a.fail("zk.Lock has no cancel and no timeout: close the session instead")
+			if err := w.(*gozkLock).c.CloseWait(peerCallWithin); err != nil {
+				sc.t.Fatalf("%v", err)
+			}
+			sc.result(tw, peerCallWithin)
+			return peerCell{verdict: peerNone, source: sc.cite("lock.go:52-55", "func (l *Lock) LockWithData(data []byte) error {"),
+				outcome: fmt.Sprintf("no cancel, no timeout: only closing the session ended the wait (%s)", brief(tw.err))}
+		}
+		a.ok("")
+		sc.result(tw, within)
+		left := sc.ownedBy(w.session())
+		switch {
+		case tw.held:
+			sc.releaseNow(w)
+			return broke("", "held after the cancel")
+		case len(left) > 0:
+			return broke("", "cancelled (%s) but left its node", brief(tw.err))
+		}
+		return sc.oursMust(kept("cancelled (%s); node deleted", brief(tw.err)), tw.err, context.Canceled)
+	})
+}
+
+// noGiveUp is go-zookeeper's cell in the rows about giving up: zk.Lock has
+// neither timeout nor cancel.
+func (sc *scene) noGiveUp() peerCell {
+	return peerCell{verdict: peerNone, outcome: "no timeout, no cancel (see the cancel row)",
+		source: sc.cite("lock.go:52-55", "func (l *Lock) LockWithData(data []byte) error {")}
+}
+
+// TestPeerGiveUpCleanupReplyLost: W waits on H with a timeout and gives
+// up; the reply to the delete of its cleanup is lost with the connection
+// (the delete itself took effect). A lock must not leave its node behind,
+// and the next acquisition must work: W acquires again once H has gone.
+func TestPeerGiveUpCleanupReplyLost(t *testing.T) {
+	sp := peerScenario{"cleanup-reply-lost", "the waiter times out and the reply to its cleanup delete is lost"}
+	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+		if sc.r.name == recipeGoZK {
+			return sc.noGiveUp()
+		}
+		holder := sc.plant(sc.r.prefix(plantGUID(1)), true, "the holder")
+		w := sc.join("W", 0)
+		m := faultproxy.Match{Ops: []int32{jute.OpDelete}, Under: sc.dir}
+		d := w.proxy().LoseReply(m)
+		newActor(sc.t, w.who()).info("the proxy will lose the reply to W's %s", m)
+		mark := w.mark()
+		tw := w.acquire(peerGiveUp)
+		sc.result(tw, peerCallWithin)
+		// Both recipes wait for the answer to their cleanup delete before
+		// they return: a delete the proxy has not seen by now was never sent.
+		if d.Result().Xid == 0 {
+			d.Cancel()
+			if left := sc.ownedBy(w.session()); len(left) > 0 && !tw.held {
+				return broke("", "gave up (%s) and sent no delete: its node stayed", brief(tw.err))
+			}
+			sc.t.Fatalf("W sent no cleanup delete, and left no node: got held=%v, %v", tw.held, tw.err)
+		}
+		select {
+		case <-d.Done():
+		case <-time.After(within):
+			d.Cancel()
+			sc.t.Fatalf("W's cleanup delete: its reply was not lost within %v: %+v", within, d.Result())
+		}
+		if res := d.Result(); !res.Dropped {
+			sc.t.Fatalf("the reply to W's cleanup delete was not lost: %+v", res)
+		}
+		if err := w.reconnected(mark); err != nil {
+			sc.t.Fatalf("W: %v", err)
+		}
+		left := sc.ownedBy(w.session())
+		sc.remove(holder)
+		t2 := w.acquire(0)
+		sc.result(t2, peerCallWithin)
+		switch {
+		case tw.held:
+			return broke("", "held although it timed out")
+		case len(left) > 0:
+			return broke("", "gave up (%s) but its node stayed", brief(tw.err))
+		case !t2.held:
+			return broke("", "gave up (%s); the next acquisition failed: %s", brief(tw.err), brief(t2.err))
+		}
+		sc.releaseNow(w)
+		return sc.oursMust(kept("gave up (%s); no node left; the next acquisition held", brief(tw.err)),
+			tw.err, context.DeadlineExceeded)
+	})
+}
+
+// TestPeerSessionExpiresWhileHolding: W holds; its proxy cuts it off until
+// the server expires the session and deletes W's node; let through again,
+// the client opens a new session. Does the recipe know it no longer holds?
+// Ours: Lost closes and Release says the session changed.
+func TestPeerSessionExpiresWhileHolding(t *testing.T) {
+	zkserver.RequireFaults(t)
+	s := zkserver.Start(t, zkserver.WithTickTime(expiryTick), zkserver.WithLabel("peerh-"))
+	sp := peerScenario{"expiry-holding", "the session expires while the recipe holds: does it know it no longer holds?"}
+	runPeers(t, s, sp, func(sc *scene) peerCell {
+		w := sc.join("W", expirySessionTimeout)
+		sc.mustHold(w.acquire(0), "the hold is what expires")
+		node := sc.onlyNode(w)
+		old := w.session()
+		mark := w.mark()
+		px := w.proxy()
+		px.Cut(faultproxy.BothEnds)
+		sc.t.Cleanup(px.Heal)
+		wait.For(sc.t, 10*expirySessionTimeout, "the server to delete W's node", func() (bool, string) {
+			_, ok := sc.owners()[node]
+			return !ok, "still there"
+		})
+		sc.da.info("W's node %s deleted by the server: session %s expired", node, old)
+		px.Heal()
+		if err := w.reconnected(mark); err != nil {
+			sc.t.Fatalf("W: %v", err)
+		}
+		if now := w.session(); now == old {
+			sc.t.Fatalf("W: got session %s after the expiry; want a new one", now)
+		}
+		return sc.knowsItLost(w)
+	})
+}
+
+// knowsItLost asks the recipe, in its own terms, whether it still holds.
+func (sc *scene) knowsItLost(w peerLock) peerCell {
+	sc.t.Helper()
+	a := newActor(sc.t, w.who())
+	switch l := w.(type) {
+	case *oursLock:
+		select {
+		case <-l.hold().Lost():
+		case <-time.After(within):
+			return broke("", "Lost still open %v after the client got a new session", within)
+		}
+		_, err := l.release()
+		a.info("Lost closed; Release: %v", err)
+		return sc.oursMust(kept("knows: Lost closed, Release returned %s", brief(err)), err, lock.ErrSessionChanged)
+	case *kazooLock:
+		li, err := l.isAcquired()
+		if err != nil || !li.IsAcquired {
+			return kept("knows: is_acquired %v (%v)", li.IsAcquired, err)
+		}
+		said, rerr := l.release()
+		a.info("release: %s%s", said, errSuffix(rerr))
+		return broke(sc.cite("recipe/lock.py:348-359", "self.is_acquired = False"),
+			"does not know: is_acquired stays True with its node gone, and release() returns True")
+	case *gozkLock:
+		a.invoke("zk.Unlock (zk.Lock has no way to ask whether it holds)")
+		uerr := l.l.Unlock()
+		a.info("%v", uerr)
+		a.invoke("zk.Lock again")
+		lerr := l.l.Lock()
+		a.info("%v", lerr)
+		if lerr == nil {
+			sc.releaseNow(w)
+		}
+		return broke(sc.cite("lock.go:150-160", "if err := l.c.Delete(l.lockPath, -1); err != nil {"),
+			"cannot tell (no way to ask); Unlock: %s; every later Lock: %s", brief(uerr), brief(lerr))
 	}
-	b.a.ok("holds again with a fresh candidate %s", path.Base(h2.Path))
-	if h2.GUID == h.GUID {
-		t.Errorf("ours: the new acquisition reused GUID %s; want a fresh one", h.GUID)
+	sc.t.Fatalf("no recipe %T", w)
+	return peerCell{}
+}
+
+// TestPeerTimeoutIsATotalDeadline: W acquires with a timeout behind H and
+// a queue of waiters, who leave one by one: each leaving wakes W, which
+// waits again on the next. A timeout that is a total deadline ends W's
+// acquisition one timeout after it began, however often W woke.
+func TestPeerTimeoutIsATotalDeadline(t *testing.T) {
+	sp := peerScenario{"total-deadline", "the waiter's predecessor keeps changing: is the acquire timeout a total deadline?"}
+	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+		if sc.r.name == recipeGoZK {
+			return sc.noGiveUp()
+		}
+		sc.plant(sc.r.prefix(plantGUID(0)), true, "the holder")
+		var queue []string
+		for i := 1; i <= 100; i++ {
+			queue = append(queue, sc.plant(sc.r.prefix(plantGUID(i)), true, "a waiter ahead of W"))
+		}
+		w := sc.join("W", 0)
+		tw := w.acquire(peerGiveUp)
+		wakeups, late := sc.keepWaking(w, tw, queue)
+		sc.result(tw, peerCallWithin)
+		if late > 0 {
+			return broke(sc.cite("recipe/lock.py:277-283", "self.wake_event.wait(timeout)"),
+				"not total: still waiting at %.2fs of a %.1fs timeout (%d wake-ups); gave up at %.2fs",
+				late.Seconds(), peerGiveUp.Seconds(), wakeups, tw.took.Seconds())
+		}
+		if tw.held {
+			return broke("", "held while the holder held")
+		}
+		return sc.oursMust(kept("total: gave up at %.2fs of a %.1fs timeout (%d wake-ups)", tw.took.Seconds(), peerGiveUp.Seconds(), wakeups),
+			tw.err, context.DeadlineExceeded)
+	})
+}
+
+// keepWaking deletes W's predecessor, from the back of queue, each time W
+// waits on it, until W's acquisition returns or has run twice its timeout.
+// It returns the wake-ups and, when W was still waiting at twice its
+// timeout, how long it had been waiting then.
+func (sc *scene) keepWaking(w peerLock, tw *peerTry, queue []string) (wakeups int, late time.Duration) {
+	sc.t.Helper()
+	for i := len(queue) - 1; i >= 0; i-- {
+		watched := sc.settle(w, tw)
+		if watched == "" {
+			return wakeups, 0
+		}
+		if d := time.Since(tw.began); d > 2*peerGiveUp {
+			return wakeups, d
+		}
+		if watched != queue[i] {
+			sc.t.Fatalf("W: got waiting on %s; want its predecessor %s", watched, queue[i])
+		}
+		sc.remove(queue[i])
+		wakeups++
 	}
-	if err := h2.Release(ctx); err != nil {
-		t.Fatalf("release: %v", err)
-	}
+	sc.t.Fatalf("the queue ran out after %d wake-ups, %v into W's acquisition", wakeups, time.Since(tw.began))
+	return wakeups, 0
 }

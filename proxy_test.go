@@ -7,6 +7,7 @@ package zk19_test
 // a create (R1–R7), on the delete of a Release, or on any other request.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path"
@@ -33,27 +34,38 @@ import (
 // server sees it (loseRequest); either way A's connection closes, A's call
 // sees a connection loss, and A reconnects in the same session.
 type lostReply struct {
-	root          string
-	proxy         *faultproxy.Proxy
-	a             *contender // A, through the proxy, with its Locker
-	O             *zkclient.Client
-	po            actor
-	before, after int64 // A's session before the fault and after reconnecting
+	root                        string
+	proxy                       *faultproxy.Proxy
+	a                           *contender // A, through the proxy, with its Locker
+	O                           *zkclient.Client
+	po                          actor
+	sessionBefore, sessionAfter int64 // A's session before the fault and after reconnecting
 }
 
-func newLostReply(t zkserver.TB) *lostReply {
+// clientA is A's session, which reaches the server through the proxy.
+func (lr *lostReply) clientA() *zkclient.Client { return lr.a.c }
+
+// lockerA is A's Locker, on A's session.
+func (lr *lostReply) lockerA() *lock.Locker { return lr.a.l }
+
+// newLostReply sets the experiment up; aOpts configures A.
+func newLostReply(t zkserver.TB, aOpts joinOpts) *lostReply {
 	t.Helper()
 	s := sharedServer(t)
 	lr := &lostReply{po: newActor(t, "O")}
 	lr.O = zkclient.Connect(t, "O", []string{s.Client})
 	lr.root = testRoot(t, lr.O)
 	lr.proxy = clientProxy(t, "A-proxy", s)
-	lr.a = join(t, "A", []string{lr.proxy.Addr()}, lr.root, joinOpts{})
+	lr.a = join(t, "A", []string{lr.proxy.Addr()}, lr.root, aOpts)
 	return lr
 }
 
-// createOps are the opcodes go-zookeeper's Create may send.
-var createOps = []int32{jute.OpCreate, jute.OpCreate2}
+// The opcodes a lost-reply Match names: go-zookeeper's Create may send
+// create or create2; a Release sends delete.
+var (
+	createOps = []int32{jute.OpCreate, jute.OpCreate2}
+	deleteOps = []int32{jute.OpDelete}
+)
 
 // loseReply runs call, one of A's operations, while the proxy loses the
 // reply to the request m picks. It returns what the fault did and call's
@@ -64,7 +76,7 @@ func (lr *lostReply) loseReply(t zkserver.TB, m faultproxy.Match, call func() er
 	t.Helper()
 	d := lr.proxy.LoseReply(m)
 	mark := lr.a.c.Mark()
-	lr.before = lr.a.c.SessionID()
+	lr.sessionBefore = lr.a.c.SessionID()
 	lr.a.a.info("the proxy will lose the reply to A's %s", m)
 	err := call()
 	if err == nil {
@@ -83,8 +95,8 @@ func (lr *lostReply) loseReply(t zkserver.TB, m faultproxy.Match, call func() er
 			t.Fatalf("after the lost reply: %v", werr)
 		}
 	}
-	lr.after = lr.a.c.SessionID()
-	lr.a.a.info("reconnected: session 0x%x (before 0x%x)", lr.after, lr.before)
+	lr.sessionAfter = lr.a.c.SessionID()
+	lr.a.a.info("reconnected: session 0x%x (before 0x%x)", lr.sessionAfter, lr.sessionBefore)
 	return res, err
 }
 
@@ -96,7 +108,7 @@ func (lr *lostReply) loseRequest(t zkserver.TB, m faultproxy.Match, call func() 
 	t.Helper()
 	d := lr.proxy.LoseReply(m)
 	mark := lr.a.c.Mark()
-	lr.before = lr.a.c.SessionID()
+	lr.sessionBefore = lr.a.c.SessionID()
 	lr.a.a.info("the proxy will lose A's %s before the server sees it", m)
 	lr.proxy.Hold(faultproxy.Up)
 	res := make(chan error, 1)
@@ -117,7 +129,7 @@ func (lr *lostReply) loseRequest(t zkserver.TB, m faultproxy.Match, call func() 
 	if werr := lr.a.c.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); werr != nil {
 		t.Fatalf("after the lost request: %v", werr)
 	}
-	lr.after = lr.a.c.SessionID()
+	lr.sessionAfter = lr.a.c.SessionID()
 	return err
 }
 
@@ -134,13 +146,16 @@ type lostCreate struct {
 // if A's create returned anything but a connection loss.
 func runLostCreate(t zkserver.TB, id string) *lostCreate {
 	t.Helper()
-	lc := &lostCreate{lostReply: newLostReply(t)}
+	lc := &lostCreate{lostReply: newLostReply(t, joinOpts{})}
 	phase(t, "the proxy loses the reply to A's create under %s", lc.root)
 	ctx := lockCtx(t)
 	lc.drop, lc.createErr = lc.loseReply(t, faultproxy.Match{Ops: createOps, Under: lc.root}, func() error {
 		_, err := lc.a.l.Acquire(ctx)
 		return err
 	})
+	if lc.createErr == nil {
+		t.Fatalf("%s violated: A's create: got nil error; want connection loss (the proxy forwarded the reply: %s)", id, lc.drop.Reason)
+	}
 	ce, ok := errors.AsType[*lock.CreateError](lc.createErr)
 	if !ok || !errors.Is(ce, zk.ErrConnectionClosed) {
 		t.Fatalf("%s violated: A's create: got %v; want connection loss (fault: %+v)", id, lc.createErr, lc.drop)
@@ -149,9 +164,9 @@ func runLostCreate(t zkserver.TB, id string) *lostCreate {
 	return lc
 }
 
-// observed is what O sees directly on the server: the children of the root
-// that carry the GUID, with their owners.
-func (lc *lostCreate) observed(t zkserver.TB) map[string]int64 {
+// nodesWithGUID is what O sees directly on the server: the children of
+// the root that carry the GUID, with their owners (ephemeralOwner).
+func (lc *lostCreate) nodesWithGUID(t zkserver.TB) map[string]int64 {
 	t.Helper()
 	return carrying(t, lc.O, lc.po, lc.root, lc.guid)
 }
@@ -168,7 +183,7 @@ func (lc *lostCreate) observed(t zkserver.TB) map[string]int64 {
 func TestR1_ProxyDropsTheSuccessfulCreateReply(t *testing.T) {
 	claim(t, "R1")
 	lc := runLostCreate(t, "R1")
-	seen := lc.observed(t)
+	seen := lc.nodesWithGUID(t)
 	evidence(t, "the proxy dropped the reply xid=%d op=%s zxid=%#x err=%d (dropped=%v); A's create returned %v; O sees %d node(s) with A's GUID: %v", lc.drop.Xid, jute.OpName(lc.drop.Op), lc.drop.Zxid, lc.drop.Err, lc.drop.Dropped, lc.createErr, len(seen), seen)
 	if !lc.drop.Dropped || lc.drop.Err != 0 || lc.drop.Xid <= 0 {
 		t.Errorf("R1 violated: got drop result %+v; want a dropped reply with err=0 and a positive xid", lc.drop)
@@ -184,9 +199,9 @@ func TestR2_SessionSurvivesTheLostReply(t *testing.T) {
 	claim(t, "R2")
 	lc := runLostCreate(t, "R2")
 	accepted := lc.proxy.Stats().Accepted
-	evidence(t, "A's session before the create 0x%x, after reconnecting 0x%x; the proxy accepted %d connections", lc.before, lc.after, accepted)
-	if lc.after != lc.before || lc.after == 0 {
-		t.Errorf("R2 violated: session 0x%x after reconnecting; want the same 0x%x", lc.after, lc.before)
+	evidence(t, "A's session before the create 0x%x, after reconnecting 0x%x; the proxy accepted %d connections", lc.sessionBefore, lc.sessionAfter, accepted)
+	if lc.sessionAfter != lc.sessionBefore || lc.sessionAfter == 0 {
+		t.Errorf("R2 violated: session 0x%x after reconnecting; want the same 0x%x", lc.sessionAfter, lc.sessionBefore)
 	}
 	if accepted < 2 {
 		t.Errorf("R2 check broken: the proxy accepted %d connections; want a reconnection (>= 2)", accepted)
@@ -210,10 +225,10 @@ func TestR3_RecoverFindsExactlyTheServersNode(t *testing.T) {
 	if err != nil {
 		t.Fatalf("R3 violated: Recover(%s): %v", lc.guid, err)
 	}
-	seen := lc.observed(t)
-	evidence(t, "Recover(%s) adopted %s and holds with token %v; O sees %v (owner = A's session 0x%x)", lc.guid, path.Base(h.Path), h.Token, seen, lc.after)
-	if len(seen) != 1 || seen[path.Base(h.Path)] != lc.after {
-		t.Errorf("R3 violated: recovered %s; O sees %v; want the same single node owned by A's session 0x%x", path.Base(h.Path), seen, lc.after)
+	seen := lc.nodesWithGUID(t)
+	evidence(t, "Recover(%s) adopted %s and holds with token %v; O sees %v (owner = A's session 0x%x)", lc.guid, path.Base(h.Path), h.Token, seen, lc.sessionAfter)
+	if len(seen) != 1 || seen[path.Base(h.Path)] != lc.sessionAfter {
+		t.Errorf("R3 violated: recovered %s; O sees %v; want the same single node owned by A's session 0x%x", path.Base(h.Path), seen, lc.sessionAfter)
 	}
 	if err := h.Release(ctx); err != nil {
 		t.Fatalf("release: %v", err)
@@ -228,14 +243,14 @@ func TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses(t *testing.T) {
 	claim(t, "R4")
 	lc := runLostCreate(t, "R4")
 	blindRetry(t, lc)
-	before := lc.observed(t)
+	before := lc.nodesWithGUID(t)
 	if len(before) != 2 {
 		t.Fatalf("R4 violated: %d nodes carry the GUID after the retry; want 2", len(before))
 	}
 	lc.a.a.invoke("recover guid=%s", lc.guid)
 	h, err := lc.a.l.Recover(lockCtx(t), lc.guid)
 	lc.a.a.fail("%v", err)
-	after := lc.observed(t)
+	after := lc.nodesWithGUID(t)
 	evidence(t, "after a blind retry O sees %d nodes with the GUID; Recover returned hold=%v err=%v; O then sees %d", len(before), h != nil, err, len(after))
 	if h != nil || !errors.Is(err, lock.ErrAmbiguous) {
 		t.Errorf("R4 violated: Recover returned %s, %v; want lock.ErrAmbiguous", holdOf(h), err)
@@ -274,7 +289,7 @@ func blindRetry(t zkserver.TB, lc *lostCreate) string {
 // ErrMissing and the parent stays empty.
 func TestR5_NoMatchIsMissingNotANewAcquisition(t *testing.T) {
 	claim(t, "R5")
-	lr := newLostReply(t)
+	lr := newLostReply(t, joinOpts{})
 	ctx := lockCtx(t)
 	// A first acquisition checks the parent before its create; it is made
 	// before the fault, so the held traffic is the create alone.
@@ -336,7 +351,7 @@ func TestR6_ANodeOfAnotherSessionIsNotAdopted(t *testing.T) {
 		t.Fatalf("A release: %v", err)
 	}
 	h2, err := lc.a.l.Recover(ctx, lc.guid)
-	seen := lc.observed(t)
+	seen := lc.nodesWithGUID(t)
 	evidence(t, "A adopted its own %s, not B's %s; with only B's left, Recover returned hold=%v err=%v; O sees %v", path.Base(h.Path), path.Base(bp), h2 != nil, err, seen)
 	if h2 != nil || !errors.Is(err, lock.ErrMissing) || !strings.Contains(err.Error(), path.Base(bp)) {
 		t.Errorf("R6 violated: got %s, %v; want lock.ErrMissing naming B's node %s as not adopted", holdOf(h2), err, path.Base(bp))
@@ -357,12 +372,13 @@ func TestR6_ANodeOfAnotherSessionIsNotAdopted(t *testing.T) {
 //
 // Here, end to end: the dropped reply belongs to the create, on A's first
 // connection, with a small request xid (a handshake read as a header would
-// have shifted every later frame), and nothing the proxy reports contains
-// the name the server gave the node.
+// have shifted every later frame). The path in the proxy's record is the
+// prefix A's create sent, never the name the server gave the node, and
+// nothing else the proxy reports contains that name's sequence suffix.
 func TestR7_ProxyReadsHeadersAndTheCreateRequestOnly(t *testing.T) {
 	claim(t, "R7")
 	lc := runLostCreate(t, "R7")
-	seen := lc.observed(t)
+	seen := lc.nodesWithGUID(t)
 	if len(seen) != 1 {
 		t.Fatalf("R7: O sees %v; want the one created node", seen)
 	}
@@ -371,7 +387,11 @@ func TestR7_ProxyReadsHeadersAndTheCreateRequestOnly(t *testing.T) {
 		created = name
 	}
 	report := fmt.Sprintf("%+v", lc.drop)
-	evidence(t, "the proxy reports %s; the server named the node %s", report, created)
+	sent := lc.root + "/" + lc.guid + fence.LockInfix
+	evidence(t, "the proxy's record names the path %s, the prefix A sent, not the node %s the server made; whole record: %s", path.Base(lc.drop.Path), created, report)
+	if lc.drop.Path != sent {
+		t.Errorf("R7 violated: the proxy's record names path %q; want the prefix A's create sent, %q", lc.drop.Path, sent)
+	}
 	if !jute.IsCreate(lc.drop.Op) {
 		t.Errorf("R7 violated: the dropped reply belongs to op %s; want a create", jute.OpName(lc.drop.Op))
 	}
@@ -391,8 +411,10 @@ func TestR7_ProxyReadsHeadersAndTheCreateRequestOnly(t *testing.T) {
 // TestR8_AfterExpiryTheOldNodeGivesNoCandidacy: once A's session has
 // expired, its node is gone and nothing of the old acquisition counts: the
 // Locker pinned to the old session refuses to release, recover or acquire
-// in the session the client opened by itself, and a new acquisition, on a
-// new Locker, uses a new GUID (claim R8, §4 ¶5).
+// in the session the client opened by itself (lock.ErrSessionChanged, each
+// time); a new Locker in the new session finds no node for the old GUID
+// (lock.ErrMissing); and a new acquisition uses a GUID other than the old
+// one (claim R8, §4 ¶5).
 //
 // Dedicated server with a short tick; A holds through a client proxy with
 // a short session. The proxy cuts A off until O sees the server delete A's
@@ -443,15 +465,21 @@ func TestR8_AfterExpiryTheOldNodeGivesNoCandidacy(t *testing.T) {
 			t.Errorf("R8 violated: %s with the old Locker returned %v; want lock.ErrSessionChanged", what, errs[what])
 		}
 	}
-	phase(t, "a new acquisition on a new Locker")
+	phase(t, "a new Locker in the new session")
 	a.relock()
+	a.a.invoke("recover guid=%s (the old acquisition's GUID)", h.GUID)
+	hr, rerr := a.l.Recover(ctx, h.GUID)
+	a.a.fail("%v", rerr)
+	if hr != nil || !errors.Is(rerr, lock.ErrMissing) {
+		t.Errorf("R8 violated: the new session's Recover of the old GUID returned %s, %v; want lock.ErrMissing (the old node went with its session)", holdOf(hr), rerr)
+	}
 	h2, err := a.l.Acquire(ctx)
 	if err != nil {
 		t.Fatalf("new acquisition: %v", err)
 	}
 	ok, st := statOf(t, O, h2.Path)
 	oldLeft, _ := statOf(t, O, h.Path)
-	evidence(t, "after expiry the old Locker refused release/recover/acquire (%v, %v, %v); a new Locker holds %s with GUID %s (old %s), owner 0x%x; the old node exists: %v", errs["release"], errs["recover"], errs["acquire"], path.Base(h2.Path), h2.GUID, h.GUID, st.EphemeralOwner, oldLeft)
+	evidence(t, "after expiry the old Locker refused release/recover/acquire (%v, %v, %v); in the new session, Recover of the old GUID: %v; a new acquisition holds %s with GUID %s (old %s), owner 0x%x; the old node exists: %v", errs["release"], errs["recover"], errs["acquire"], rerr, path.Base(h2.Path), h2.GUID, h.GUID, st.EphemeralOwner, oldLeft)
 	if h2.GUID == h.GUID {
 		t.Errorf("R8 violated: the new acquisition reused GUID %s; want a new one", h.GUID)
 	}
@@ -465,31 +493,39 @@ func TestR8_AfterExpiryTheOldNodeGivesNoCandidacy(t *testing.T) {
 
 // TestR3_ReleaseLooksAgainAfterALostDelete: the rule of R3 applied to the
 // delete of a Release: after a connection loss the outcome is unknown, and
-// the same session looks again at its own node before deciding (claim R3, §4
-// ¶2; issue 13's lost delete reply). Release reports success only once its
-// node is known gone, deletes it again if it is still there, and never
-// touches another session's node.
+// the same session looks again at its own node before deciding (claim R3,
+// §4 ¶2; issue 13's lost delete reply). Release reports success only once
+// its node is known gone, deletes it again if it is still there, leaves a
+// node of another session alone, and otherwise says that the outcome is
+// unknown, which the caller settles by closing the session.
 //
-// A holds through the proxy; B waits on A directly. In one run the proxy
-// loses the successful reply to A's delete: A's Release sees a connection
-// loss, looks again after the reconnect, finds its node gone and returns
-// nil. In the other the delete never reaches the server (O still sees A's
-// node while A is cut off): Release finds its node still there after the
-// reconnect and deletes it again. Both times B then holds, on its own node.
+// A holds through the proxy; B waits on A directly. Four runs:
+//   - the proxy loses the successful reply to A's delete: A's Release sees
+//     a connection loss, looks again after the reconnect, finds its node
+//     gone and returns nil; B holds on its own node;
+//   - the delete never reaches the server (O still sees A's node while A
+//     is cut off): Release finds its node still there after the reconnect
+//     and deletes it again; B holds on its own node;
+//   - the delete never reaches the server and A stays cut off: Release
+//     returns lock.ErrOutcomeUnknown, and truly so (A's node is still there
+//     and B still waits); A closes its session, and B holds;
+//   - the reply is lost and, before A looks again, X (another session)
+//     creates a node at A's exact path: Release leaves X's node alone and
+//     returns lock.ErrLostCandidacy.
 func TestR3_ReleaseLooksAgainAfterALostDelete(t *testing.T) {
 	claim(t, "R3")
 	t.Run("the delete took effect and its reply was lost", func(t *testing.T) {
-		lr, ha, b, pb := releaseScene(t)
-		res, err := lr.loseReply(t, faultproxy.Match{Ops: []int32{jute.OpDelete}, Path: ha.Path}, func() error { return ha.Release(lockCtx(t)) })
+		lr, ha, b, pb := releaseScene(t, joinOpts{})
+		res, err := lr.loseReply(t, faultproxy.Match{Ops: deleteOps, Path: ha.Path}, func() error { return ha.Release(lockCtx(t)) })
 		if !res.Dropped {
 			t.Fatalf("R3: the proxy did not lose the delete's reply: %+v", res)
 		}
 		releaseOutcome(t, lr, ha, b, pb, err, fmt.Sprintf("the reply to A's delete (xid=%d, err=%d) was lost", res.Xid, res.Err))
 	})
 	t.Run("the delete never reached the server", func(t *testing.T) {
-		lr, ha, b, pb := releaseScene(t)
+		lr, ha, b, pb := releaseScene(t, joinOpts{})
 		var stillThere bool
-		err := lr.loseRequest(t, faultproxy.Match{Ops: []int32{jute.OpDelete}, Path: ha.Path}, func() error { return ha.Release(lockCtx(t)) }, func() {
+		err := lr.loseRequest(t, faultproxy.Match{Ops: deleteOps, Path: ha.Path}, func() error { return ha.Release(lockCtx(t)) }, func() {
 			stillThere, _ = statOf(t, lr.O, ha.Path)
 			lr.po.info("A is cut off; A's node %s exists: %v", path.Base(ha.Path), stillThere)
 		})
@@ -498,12 +534,65 @@ func TestR3_ReleaseLooksAgainAfterALostDelete(t *testing.T) {
 		}
 		releaseOutcome(t, lr, ha, b, pb, err, "A's delete never reached the server (O saw the node while A was cut off)")
 	})
+	t.Run("the outcome stays unknown while A is cut off", releaseOutcomeUnknown)
+	t.Run("another session's node took the path", releaseLeavesAnotherSessionsNode)
+	t.Run("an abandoned candidate's delete never reached the server", abandonedCandidateLooksAgain)
+}
+
+// abandonedCandidateLooksAgain: A gives up waiting behind H (its context
+// ends), and the delete that removes its candidate never reaches the
+// server. The recipe deletes an abandoned candidate as Release deletes a
+// hold: it looks again after the reconnect and deletes again, so no phantom
+// candidate stays in front of the next waiter.
+func abandonedCandidateLooksAgain(t *testing.T) {
+	lr := newLostReply(t, joinOpts{})
+	h := join(t, "H", []string{sharedServer(t).Client}, lr.root, joinOpts{})
+	hh, err := h.l.Acquire(lockCtx(t))
+	if err != nil {
+		t.Fatalf("H: %v", err)
+	}
+	ctx, giveUp := context.WithCancel(lockCtx(t))
+	defer giveUp()
+	acquired := make(chan error, 1)
+	go func() { _, err := lr.a.l.Acquire(ctx); acquired <- err }()
+	if err := expectWaiting(lr.a, path.Base(hh.Path)); err != nil {
+		t.Fatalf("%v", err)
+	}
+	aNode := ""
+	for name, owner := range carrying(t, lr.O, lr.po, lr.root, "") {
+		if owner == lr.a.c.SessionID() {
+			aNode = lr.root + "/" + name
+		}
+	}
+	var stillThere bool
+	err = lr.loseRequest(t, faultproxy.Match{Ops: deleteOps, Under: lr.root}, func() error {
+		lr.a.a.info("gives up waiting")
+		giveUp()
+		return <-acquired
+	}, func() {
+		stillThere, _ = statOf(t, lr.O, aNode)
+		lr.po.info("A is cut off; A's candidate %s exists: %v", path.Base(aNode), stillThere)
+	})
+	if aNode == "" || !stillThere {
+		t.Fatalf("R3: A's candidate %q was gone while A was cut off; the delete was not lost", aNode)
+	}
+	left, _ := statOf(t, lr.O, aNode)
+	evidence(t, "A gave up (%v); its cleanup delete never reached the server; after the reconnect A's candidate %s exists: %v", err, path.Base(aNode), left)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("R3: A's acquisition returned %v; want context.Canceled", err)
+	}
+	if left {
+		t.Errorf("R3 violated: A gave up but its candidate %s is still there: a phantom candidate in front of the next waiter", aNode)
+	}
+	if err := hh.Release(lockCtx(t)); err != nil {
+		t.Errorf("H: %v", err)
+	}
 }
 
 // releaseScene: A holds through the lost-reply proxy, B waits on A directly.
-func releaseScene(t *testing.T) (*lostReply, *lock.Held, *contender, *pending) {
+func releaseScene(t *testing.T, aOpts joinOpts) (*lostReply, *lock.Held, *contender, *pending) {
 	t.Helper()
-	lr := newLostReply(t)
+	lr := newLostReply(t, aOpts)
 	ha, err := lr.a.l.Acquire(lockCtx(t))
 	if err != nil {
 		t.Fatalf("A: %v", err)
@@ -533,40 +622,147 @@ func releaseOutcome(t *testing.T, lr *lostReply, ha *lock.Held, b *contender, pb
 		_, st := statOf(t, lr.O, hb.Path)
 		bOwner = st.EphemeralOwner
 	}
-	evidence(t, "%s; A's Release returned %v in session 0x%x (before 0x%x); A's node is gone; B holds: %v (%v), its node owned by 0x%x", what, releaseErr, lr.after, lr.before, hb != nil, berr, bOwner)
+	evidence(t, "%s; A's Release returned %v in session 0x%x (before 0x%x); A's node is gone; B holds: %v (%v), its node owned by 0x%x", what, releaseErr, lr.sessionAfter, lr.sessionBefore, hb != nil, berr, bOwner)
 	if berr != nil || bOwner != b.c.SessionID() {
 		t.Errorf("R3 violated: B did not hold on its own node after A's Release: %v, owner 0x%x", berr, bOwner)
 	}
 }
 
+// releaseOutcomeUnknown: A's delete never reaches the server, and A stays
+// cut off until its Release gives up. What Release says must match the
+// server: A's node is still there, so success would make it a phantom
+// holder. Closing A's session settles it.
+func releaseOutcomeUnknown(t *testing.T) {
+	lr, ha, b, pb := releaseScene(t, joinOpts{})
+	returned := make(chan error, 1)
+	var releaseErr error
+	var aLeft bool
+	var bWaits lock.Attempt
+	lr.loseRequest(t, faultproxy.Match{Ops: deleteOps, Path: ha.Path}, func() error {
+		err := ha.Release(lockCtx(t))
+		returned <- err
+		return err
+	}, func() {
+		select {
+		case releaseErr = <-returned:
+		case <-time.After(3 * within):
+			t.Fatalf("R3: A's Release did not return within %v while A was cut off", 3*within)
+		}
+		lr.a.a.info("release while cut off: %v", releaseErr)
+		aLeft, _ = statOf(t, lr.O, ha.Path)
+		bWaits = settle(t, b, pb.own)
+		lr.po.info("A's node %s exists: %v; B waiting=%v on %s", path.Base(ha.Path), aLeft, bWaits.Waiting, bWaits.Pred)
+	})
+	if !errors.Is(releaseErr, lock.ErrOutcomeUnknown) {
+		t.Errorf("R3 violated: A's Release, cut off with its delete lost, returned %v; want lock.ErrOutcomeUnknown", releaseErr)
+	}
+	if !aLeft || pb.finished() || !bWaits.Waiting {
+		t.Fatalf("R3 setup: while A was cut off its node exists=%v and B finished=%v; want the node there and B waiting (the delete was lost)", aLeft, pb.finished())
+	}
+
+	phase(t, "A settles the unknown outcome: it closes its session")
+	lr.a.a.info("close session 0x%x", lr.a.c.SessionID())
+	if err := lr.a.c.CloseWait(within); err != nil {
+		t.Fatalf("A close: %v", err)
+	}
+	hb, berr := pb.result(t)
+	gone := true
+	if ok, _ := statOf(t, lr.O, ha.Path); ok {
+		gone = false
+	}
+	var bOwner int64
+	if hb != nil {
+		_, st := statOf(t, lr.O, hb.Path)
+		bOwner = st.EphemeralOwner
+	}
+	evidence(t, "A's delete never reached the server and A stayed cut off: Release returned %v while O saw A's node (exists=%v) and B waiting; after A closed its session A's node is gone=%v and B holds=%v on its own node (owner 0x%x, B 0x%x)", releaseErr, aLeft, gone, hb != nil, bOwner, b.c.SessionID())
+	if berr != nil || !gone || bOwner != b.c.SessionID() {
+		t.Errorf("R3 violated: after A closed its session, A's node gone=%v, B: %v, owner 0x%x; want A's node gone and B holding its own node", gone, berr, bOwner)
+	}
+}
+
+// releaseLeavesAnotherSessionsNode: the reply to A's delete is lost and,
+// while A reconnects, X creates a node at A's exact path (an ephemeral node
+// of X's session, not a candidate anyone made through the recipe). A
+// looking again finds a node at its path: it must tell by the owner that
+// it is not its own and leave it.
+func releaseLeavesAnotherSessionsNode(t *testing.T) {
+	var intrude func()
+	atLook := func(typ, op, detail string) {
+		if typ == "info" && op == "delete" && strings.HasPrefix(detail, "outcome unknown") && intrude != nil {
+			intrude()
+			intrude = nil
+		}
+	}
+	lr, ha, _, _ := releaseScene(t, joinOpts{onTrace: atLook})
+	x := zkclient.Connect(t, "X", []string{sharedServer(t).Client})
+	xa := newActor(t, "X")
+	var xErr error
+	// Runs on A's releasing goroutine, between the lost delete and A's look
+	// again; the Release waits for it.
+	intrude = func() {
+		xa.invoke("create %s EPHEMERAL (A's exact path, X's session %s)", ha.Path, x.SessionHex())
+		if _, xErr = x.Create(ha.Path, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); xErr != nil {
+			xa.fail("%v", xErr)
+			return
+		}
+		xa.ok("")
+	}
+	res, err := lr.loseReply(t, faultproxy.Match{Ops: deleteOps, Path: ha.Path}, func() error { return ha.Release(lockCtx(t)) })
+	if !res.Dropped || xErr != nil || intrude != nil {
+		t.Fatalf("R3 setup: reply dropped=%v, X's create ran=%v (err %v); want both", res.Dropped, intrude == nil, xErr)
+	}
+	ok, st := statOf(t, lr.O, ha.Path)
+	evidence(t, "the reply to A's delete (xid=%d) was lost and X created a node at A's path before A looked again; A's Release returned %v; the node at the path exists=%v with owner 0x%x (X's session %s)", res.Xid, err, ok, st.EphemeralOwner, x.SessionHex())
+	if !ok || st.EphemeralOwner != x.SessionID() {
+		t.Errorf("R3 violated: A's Release removed X's node at %s (exists=%v owner=0x%x); want it left alone", ha.Path, ok, st.EphemeralOwner)
+	}
+	if !errors.Is(err, lock.ErrLostCandidacy) {
+		t.Errorf("R3 violated: A's Release returned %v; want lock.ErrLostCandidacy (A's own node is gone; the path is another session's)", err)
+	}
+}
+
 // Example_x1RetryAfterConnectionLoss is exercise 1 of the article (claim
 // X1, §8 ¶2): after a create whose reply was lost, retrying with the same
-// prefix gets a larger sequence number while the first create
-// still exists; recovery has to check the session and ephemeralOwner and
-// handle zero and many matches.
+// prefix gets a larger sequence number while the first create still
+// exists; recovery has to check the session and ephemeralOwner and handle
+// zero and many matches.
+//
+// runLostCreate is the setup: A acquires through a fault proxy that lets
+// A's create take effect on the server, loses its reply and closes A's
+// connection; A reconnects; O lists the server directly.
 func Example_x1RetryAfterConnectionLoss() {
 	runExample("Example_x1RetryAfterConnectionLoss", func(sc *zkserver.Scope) {
-		lc := runLostCreate(sc, "X1")
-		ctx := lockCtx(sc)
-		fmt.Println("create returned connection loss:", errors.Is(lc.createErr, zk.ErrConnectionClosed))
-		fmt.Println("same session after reconnect:", lc.after == lc.before)
+		lost := runLostCreate(sc, "X1")
+		fmt.Println("create returned connection loss:", errors.Is(lost.createErr, zk.ErrConnectionClosed))
+		fmt.Println("same session after reconnect:", lost.sessionAfter == lost.sessionBefore)
+
+		created := lost.nodesWithGUID(sc) // node name -> ephemeralOwner, as O sees them
 		var first string
-		for name := range lc.observed(sc) {
+		for name := range created {
 			first = name
 		}
-		fmt.Println("the server created the node:", first != "")
-		second := blindRetry(sc, lc)
-		fmt.Println("retry gets a larger sequence number:", seqOf(second) > seqOf(first))
-		fmt.Println("first create still exists:", len(lc.observed(sc)) == 2)
-		_, err := lc.a.l.Recover(ctx, lc.guid)
+		fmt.Println("the server created the node, owned by A's session:", len(created) == 1 && created[first] == lost.clientA().SessionID())
+
+		// A's application retries blindly: the same prefix, the same GUID.
+		prefix := lost.root + "/" + lost.guid + fence.LockInfix
+		second, err := lost.clientA().Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		if err != nil {
+			sc.Fatalf("retry create: %v", err)
+		}
+		fmt.Println("retry gets a larger sequence number:", seqOf(path.Base(second)) > seqOf(first))
+		fmt.Println("first create still exists:", len(lost.nodesWithGUID(sc)) == 2)
+
+		ctx := lockCtx(sc)
+		_, err = lost.lockerA().Recover(ctx, lost.guid)
 		fmt.Println("recover refuses two matches as ambiguous:", errors.Is(err, lock.ErrAmbiguous))
-		_, err = lc.a.l.Recover(ctx, "00000000-0000-4000-8000-000000000000")
+		_, err = lost.lockerA().Recover(ctx, "00000000-0000-4000-8000-000000000000")
 		fmt.Println("recover of an unknown GUID is missing:", errors.Is(err, lock.ErrMissing))
 	})
 	// Output:
 	// create returned connection loss: true
 	// same session after reconnect: true
-	// the server created the node: true
+	// the server created the node, owned by A's session: true
 	// retry gets a larger sequence number: true
 	// first create still exists: true
 	// recover refuses two matches as ambiguous: true

@@ -41,8 +41,14 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) (code int) {
+	// Cleanup comes before anything is created: an interrupt at any point,
+	// the backend's host-network probe included, stops what this binary
+	// started.
+	mainScope = zkserver.NewScope("TestMain")
+	stopInterrupts := handleInterrupts()
 	b, err := zkserver.Resolve()
 	if err != nil {
+		defer stopInterrupts()
 		noServer = err
 		if !testing.Short() {
 			fmt.Fprintf(os.Stderr, "zk19: %v\n", err)
@@ -53,44 +59,8 @@ func runMain(m *testing.M) (code int) {
 		return m.Run()
 	}
 	backend = b
-	// Ryuk's job, done here: remove what earlier runs left when they died
-	// without cleaning up.
-	line, err := zkserver.Reap()
-	if line != "" {
-		fmt.Println(line)
-	}
-	if err != nil {
-		fmt.Printf("# zk19: reaping what earlier runs left: %v\n", err)
-	}
-	mainScope = zkserver.NewScope("TestMain")
-	defer func() {
-		mainScope.Close()
-		if n := zkserver.Live(); n > 0 {
-			fmt.Fprintf(os.Stderr, "E3 violated: %d servers still run after the suite: %v\n", n, zkserver.KillAll())
-			code = 1
-		}
-		if code == 0 {
-			if err := goleak.Find(zkserver.LeakOptions()...); err != nil {
-				fmt.Fprintf(os.Stderr, "E3 violated: goroutines leaked: %v\n", err)
-				code = 1
-			}
-		}
-	}()
-	// SIGINT or SIGTERM: stop every server this binary started, then exit.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	stopSignals := make(chan struct{})
-	defer func() { signal.Stop(sigs); close(stopSignals) }()
-	go func() {
-		select {
-		case s := <-sigs:
-			fmt.Fprintf(os.Stderr, "zk19: %v: stopping %v\n", s, zkserver.KillAll())
-			mainScope.Close()
-			os.Exit(130)
-		case <-stopSignals:
-		}
-	}()
-
+	reapEarlierRuns()
+	defer func() { code = leftBehind(code, stopInterrupts) }()
 	if !b.CanInjectFaults() {
 		// Examples cannot skip; every fault-free one still runs as a Test.
 		fmt.Println("# zk19: the external backend cannot inject faults: examples are skipped")
@@ -105,6 +75,60 @@ func runMain(m *testing.M) (code int) {
 		return 1
 	}
 	return m.Run()
+}
+
+// handleInterrupts stops every server, container and server dir of this
+// run on SIGINT or SIGTERM, then exits 130. It returns the function that
+// stops handling them.
+func handleInterrupts() (stop func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			// Said before the work: a test that fails because its server
+			// was stopped may end the binary before this goroutine prints.
+			fmt.Fprintf(os.Stderr, "zk19: %v: stopping every server, container and server dir of this run\n", s)
+			fmt.Fprintf(os.Stderr, "zk19: stopped %v\n", zkserver.KillAll())
+			mainScope.Close()
+			os.Exit(130)
+		case <-done:
+		}
+	}()
+	return func() { signal.Stop(sigs); close(done) }
+}
+
+// reapEarlierRuns does Ryuk's job: it removes what earlier runs left when
+// they died without cleaning up.
+func reapEarlierRuns() {
+	line, err := zkserver.Reap()
+	if line != "" {
+		fmt.Println(line)
+	}
+	if err != nil {
+		fmt.Printf("# zk19: reaping what earlier runs left: %v\n", err)
+	}
+}
+
+// leftBehind closes what TestMain opened, stops handling interrupts, and
+// turns the suite's exit code into a failure when a server or a goroutine
+// outlived it (claim E3).
+func leftBehind(code int, stopInterrupts func()) int {
+	mainScope.Close()
+	n := zkserver.Live()
+	stopInterrupts()
+	if n > 0 {
+		fmt.Fprintf(os.Stderr, "E3 violated: %d servers still run after the suite: %v\n", n, zkserver.KillAll())
+		return 1
+	}
+	if code == 0 {
+		if err := goleak.Find(zkserver.LeakOptions()...); err != nil {
+			fmt.Fprintf(os.Stderr, "E3 violated: goroutines leaked: %v\n", err)
+			return 1
+		}
+	}
+	return code
 }
 
 // skipExamples adds every Example to -test.skip: an Example cannot skip

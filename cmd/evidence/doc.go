@@ -24,7 +24,10 @@
 //     with claims.EvidenceMark or claims.DiffersMark, never a line chosen
 //     by its wording;
 //   - "How other recipes fare": the peer tests (TestPeer…), which prove no
-//     claim and change no verdict;
+//     claim and change no verdict: a row per scenario and a column per
+//     recipe (ours, go-zookeeper's zk.Lock, kazoo's Lock; Curator's says why
+//     it is absent), each cell read from the one line a peer test logged
+//     for it (see peers.go), then every peer test's result;
 //   - "Not verified here" and "Source dependencies", from the index;
 //   - per claim, its marked lines and, as context, its operations.
 //

@@ -9,10 +9,6 @@ import (
 )
 
 var (
-	fileLine  = regexp.MustCompile(`^[\w.-]+\.go:\d+: `)
-	scopeLine = regexp.MustCompile(`^(Example\w*|TestMain): `)
-	framing   = regexp.MustCompile(`^(=== (RUN|PAUSE|CONT|NAME)|--- (PASS|FAIL|SKIP)|PASS$|FAIL$|ok\s|FAIL\s|coverage:|testing: warning)`)
-	serverLog = regexp.MustCompile(`^[\w.-]+\| `)
 	// Context: Jepsen-style operations and faults, shown beside the marked
 	// lines; session and connection bookkeeping is not context.
 	operation   = regexp.MustCompile(`^[A-Z][\w-]* (invoke|ok|fail|info)( |$)|^nemesis `)
@@ -21,19 +17,13 @@ var (
 	brokenLine  = regexp.MustCompile(`refuted|violated|check broken|panic:|timed out|FATAL|FAILED:`)
 )
 
-// clean strips a log line's indentation and its "file.go:123: " or
-// "Example_x: " prefix; framing lines and server logs become "".
+// clean is what a test said on a record line (claims.LogText); framing
+// lines and server logs become "".
 func clean(l string) string {
-	l = strings.TrimSpace(l)
-	if framing.MatchString(l) {
+	if l = claims.LogText(l); claims.IsServerLog(l) {
 		return ""
 	}
-	l = fileLine.ReplaceAllString(l, "")
-	l = scopeLine.ReplaceAllString(l, "")
-	if serverLog.MatchString(l) {
-		return ""
-	}
-	return strings.TrimSpace(l)
+	return l
 }
 
 // cleanAll cleans ls and drops empty and repeated lines.
@@ -211,7 +201,7 @@ func skipReason(res *result) string {
 
 func lastLine(ls []string) string {
 	for i := len(ls) - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(ls[i]); l != "" && !framing.MatchString(l) {
+		if l := strings.TrimSpace(ls[i]); l != "" && !claims.IsFraming(l) {
 			return l
 		}
 	}

@@ -138,7 +138,7 @@ func writeEvidence(o options, ix *claims.Index, stderr io.Writer) int {
 		return 1
 	}
 	h := rn.header()
-	r := report{ix: ix, run: rn, h: h, vs: verdicts(ix, rn, h), peers: peers(rn), m: meta}
+	r := report{ix: ix, run: rn, h: h, vs: verdicts(ix, rn, h), peers: peers(rn), peerSrc: peerSources(o.dir), m: meta}
 	r.pics = drawPictures(o, r, stderr)
 	r.viz = visualizations(o, r)
 	var md bytes.Buffer

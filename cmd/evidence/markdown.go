@@ -26,9 +26,11 @@ type report struct {
 	h     Header
 	vs    []Verdict
 	peers []Peer
-	m     Meta
-	pics  []picture       // diagrams drawn from the run's traces
-	viz   []visualization // porcupine's pictures of the verdicts
+	// peerSrc links each peer test to its source, for the peer table.
+	peerSrc map[string]string
+	m       Meta
+	pics    []picture       // diagrams drawn from the run's traces
+	viz     []visualization // porcupine's pictures of the verdicts
 }
 
 // verdictOrder is the order the header counts verdicts in.
@@ -177,23 +179,6 @@ func decisiveCell(v Verdict) string {
 		out = append(out, trim(strings.TrimPrefix(l, claims.EvidenceMark), 240))
 	}
 	return strings.Join(out, "<br>")
-}
-
-func writePeers(w io.Writer, r report) {
-	fmt.Fprintf(w, "\n## How other recipes fare\n\nPeer tests (named %s) run another recipe beside ours on the same server. "+
-		"They are findings about that recipe, not proofs of a claim: a peer's failure changes no verdict above.\n\n", code("TestPeer…"))
-	if len(r.peers) == 0 {
-		fmt.Fprintf(w, "No peer test ran.\n")
-		return
-	}
-	fmt.Fprintf(w, "| peer test | result | evidence |\n|---|---|---|\n")
-	for _, p := range r.peers {
-		ev := "no line marked " + code(strings.TrimSpace(claims.EvidenceMark))
-		if len(p.Evidence) > 0 {
-			ev = strings.Join(p.Evidence, "<br>")
-		}
-		fmt.Fprintf(w, "| %s | %s (%.1fs) | %s |\n", code(p.Name), p.Action, p.Elapsed, cell(ev))
-	}
 }
 
 func writeNotVerified(w io.Writer, ix *claims.Index) {

@@ -10,10 +10,6 @@ import (
 )
 
 var (
-	fileLine  = regexp.MustCompile(`^[\w.-]+\.go:\d+: `)
-	scopeLine = regexp.MustCompile(`^(Example\w*|Test\w*): `)
-	framing   = regexp.MustCompile(`^(=== (RUN|PAUSE|CONT|NAME)|--- (PASS|FAIL|SKIP)|PASS$|FAIL$|(ok|FAIL)\s|coverage:|testing: warning)`)
-	serverLog = regexp.MustCompile(`^([\w.-]+)\| `)
 	// A server's own log line that names its client port: how a port gets
 	// the server's label.
 	serverPort = regexp.MustCompile(`^([\w.-]+)\| .*\(plain=\S*?:(\d+)\)`)
@@ -57,7 +53,7 @@ func parse(lines []string) *trace {
 	}
 	cleaned := make([]string, 0, len(lines))
 	for _, l := range lines {
-		l = clean(l)
+		l = claims.LogText(l)
 		cleaned = append(cleaned, l)
 		p.scan(l)
 	}
@@ -68,21 +64,9 @@ func parse(lines []string) *trace {
 	return &p.t
 }
 
-// clean strips a line's indentation and its "file.go:123: " or
-// "Example_x: " prefix; go test's framing becomes "".
-func clean(l string) string {
-	l = strings.TrimSpace(l)
-	if framing.MatchString(l) {
-		return ""
-	}
-	l = fileLine.ReplaceAllString(l, "")
-	l = scopeLine.ReplaceAllString(l, "")
-	return strings.TrimSpace(l)
-}
-
 func (p *parser) line(l string) {
 	switch {
-	case l == "" || serverLog.MatchString(l) || clientLib.MatchString(l):
+	case l == "" || claims.IsServerLog(l) || clientLib.MatchString(l):
 	case claimLine.MatchString(l):
 		if p.t.title == "" {
 			p.t.title = claimLine.FindStringSubmatch(l)[1]

@@ -18,7 +18,7 @@ const (
 	dropFinished                  // done; see DropResult
 )
 
-// DropResult describes what a LoseReply (or DropReply) fault did.
+// DropResult describes what a LoseReply fault did.
 type DropResult struct {
 	Conn int    // proxied connection number as in log lines; 0 if no request matched
 	Xid  int32  // xid of the matched request
@@ -112,7 +112,7 @@ type rule struct {
 	err     int32
 }
 
-// Drop is a one-shot fault armed by Proxy.LoseReply or Proxy.DropReply.
+// Drop is a one-shot fault armed by Proxy.LoseReply.
 type Drop struct {
 	p    *Proxy
 	rule rule
@@ -146,34 +146,6 @@ func (p *Proxy) LoseReply(m Match) *Drop {
 		return p.arm(rule{desc: m.String()}, "invalid match: "+err.Error())
 	}
 	return p.arm(rule{desc: m.String(), request: m.request, err: m.Err}, "")
-}
-
-// DropReply is LoseReply with a request predicate instead of a Match; it
-// loses a successful (err=0) reply. match may be called concurrently from
-// several connections and must not keep body.
-//
-// Deprecated: use LoseReply, which names the request by opcode and path.
-func (p *Proxy) DropReply(match func(req jute.RequestHeader, body []byte) bool) *Drop {
-	return p.arm(rule{desc: "custom request match, reply err=0", request: func(h jute.RequestHeader, body []byte) (string, bool) {
-		if !match(h, body) {
-			return "", false
-		}
-		path, _ := jute.RequestPath(h.Type, body)
-		return path, true
-	}}, "")
-}
-
-// MatchCreateUnder returns a DropReply predicate for create requests
-// (create, create2, createContainer, createTTL; not creates inside a multi)
-// whose path is strictly under parent.
-//
-// Deprecated: use LoseReply(Match{Ops: the create opcodes, Under: parent}).
-func MatchCreateUnder(parent string) func(jute.RequestHeader, []byte) bool {
-	m := Match{Ops: []int32{jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL}, Under: parent}
-	return func(h jute.RequestHeader, body []byte) bool {
-		_, ok := m.request(h, body)
-		return ok
-	}
 }
 
 // arm registers a Drop for r, or returns it already ended if invalid is

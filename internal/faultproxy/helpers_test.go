@@ -176,13 +176,25 @@ func expectRead(t testing.TB, c net.Conn, want string) {
 	}
 }
 
+// passes writes s on from and expects it on to.
+func passes(t testing.TB, from, to net.Conn, s string) {
+	t.Helper()
+	write(t, from, []byte(s))
+	expectRead(t, to, s)
+}
+
+// readOne reads at most one byte from c, giving up after d.
+func readOne(c net.Conn, d time.Duration) (int, error) {
+	c.SetReadDeadline(time.Now().Add(d))
+	var b [1]byte
+	return c.Read(b[:])
+}
+
 // expectSilence proves that nothing arrives on c within a bounded time and
 // that c is still open (the read times out rather than failing).
 func expectSilence(t testing.TB, c net.Conn) {
 	t.Helper()
-	c.SetReadDeadline(time.Now().Add(silence))
-	var b [1]byte
-	n, err := c.Read(b[:])
+	n, err := readOne(c, silence)
 	var ne net.Error
 	if n != 0 || !errors.As(err, &ne) || !ne.Timeout() {
 		t.Fatalf("expected silence on an open socket, got %d bytes, err %v", n, err)
@@ -193,9 +205,7 @@ func expectSilence(t testing.TB, c net.Conn) {
 // before the deadline, with no data.
 func expectClosed(t testing.TB, c net.Conn) {
 	t.Helper()
-	c.SetReadDeadline(time.Now().Add(within))
-	var b [1]byte
-	n, err := c.Read(b[:])
+	n, err := readOne(c, within)
 	if n != 0 || err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("expected the connection to be closed, got %d bytes, err %v", n, err)
 	}
@@ -205,9 +215,7 @@ func expectClosed(t testing.TB, c net.Conn) {
 // fails with ECONNRESET before the deadline.
 func expectReset(t testing.TB, c net.Conn) {
 	t.Helper()
-	c.SetReadDeadline(time.Now().Add(within))
-	var b [1]byte
-	n, err := c.Read(b[:])
+	n, err := readOne(c, within)
 	if n != 0 || !errors.Is(err, syscall.ECONNRESET) {
 		t.Fatalf("got %d bytes, err %v; want the connection reset (ECONNRESET)", n, err)
 	}
@@ -223,6 +231,16 @@ func waitStats(t testing.TB, p *Proxy, what string, cond func(Stats) bool) {
 	})
 }
 
+// linked starts an upstream and a proxy in front of it, and opens one
+// connection through them.
+func linked(t testing.TB, opts ...Option) (p *Proxy, up *upstreamServer, client, server net.Conn) {
+	t.Helper()
+	up = newUpstream(t)
+	p, _ = newProxy(t, up.addr(), opts...)
+	client, server = connect(t, p, up)
+	return p, up, client, server
+}
+
 // connect dials the proxy and returns the client socket and the upstream's
 // side of the same proxied connection.
 func connect(t testing.TB, p *Proxy, up *upstreamServer) (client, server net.Conn) {
@@ -233,8 +251,3 @@ func connect(t testing.TB, p *Proxy, up *upstreamServer) (client, server net.Con
 	waitStats(t, p, "connection to be established", func(s Stats) bool { return s.Open > before })
 	return client, server
 }
-
-var (
-	timeNow   = time.Now
-	timeAfter = time.After
-)

@@ -174,7 +174,7 @@ type Stats struct {
 	DownDiscarded  int64 // upstream bytes discarded
 	UpHeld         int64 // client bytes a Hold keeps now (0 while Up passes)
 	DownHeld       int64 // upstream bytes a Hold keeps now (0 while Down passes)
-	DroppedReplies int   // replies discarded by LoseReply or DropReply
+	DroppedReplies int   // replies discarded by LoseReply
 	Holed          int   // open connections a blackhole discarded bytes of: Heal resets them
 	Reset          int   // connections Heal reset because a blackhole discarded some of their bytes
 }
@@ -196,7 +196,7 @@ type Proxy struct {
 	modes     [2]mode
 	conns     map[int]*conn
 	nextID    int
-	drops     []*Drop // unfinished faults armed by LoseReply or DropReply
+	drops     []*Drop // unfinished faults armed by LoseReply
 	stats     Stats
 	discarded [2]int64
 	delivered [2]int64

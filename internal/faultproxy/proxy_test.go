@@ -9,8 +9,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/zk19/zk19/internal/jute"
 )
 
 func TestPassThrough(t *testing.T) {
@@ -20,10 +18,8 @@ func TestPassThrough(t *testing.T) {
 		t.Fatalf("Addr() = %q, want 127.0.0.1:port", p.Addr())
 	}
 	client, server := connect(t, p, up)
-	write(t, client, []byte("hello"))
-	expectRead(t, server, "hello")
-	write(t, server, []byte("world!"))
-	expectRead(t, client, "world!")
+	passes(t, client, server, "hello")
+	passes(t, server, client, "world!")
 	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
 	go client.Write(big)
 	if got := readN(t, server, len(big)); !bytes.Equal(got, big) {
@@ -42,9 +38,7 @@ func TestPassThrough(t *testing.T) {
 }
 
 func TestHalfClosePropagates(t *testing.T) {
-	up := newUpstream(t)
-	p, _ := newProxy(t, up.addr())
-	client, server := connect(t, p, up)
+	p, _, client, server := linked(t)
 	write(t, client, []byte("request"))
 	if err := client.(*net.TCPConn).CloseWrite(); err != nil {
 		t.Fatal(err)
@@ -52,17 +46,14 @@ func TestHalfClosePropagates(t *testing.T) {
 	expectRead(t, server, "request")
 	expectClosed(t, server) // EOF after the data
 	// The other direction still works after the half-close.
-	write(t, server, []byte("late reply"))
-	expectRead(t, client, "late reply")
+	passes(t, server, client, "late reply")
 	server.Close()
 	expectClosed(t, client)
 	waitStats(t, p, "no open connections", func(s Stats) bool { return s.Open == 0 })
 }
 
 func TestUpstreamCloseClosesClient(t *testing.T) {
-	up := newUpstream(t)
-	p, _ := newProxy(t, up.addr())
-	client, server := connect(t, p, up)
+	p, _, client, server := linked(t)
 	write(t, server, []byte("bye"))
 	server.Close()
 	expectRead(t, client, "bye")
@@ -72,11 +63,8 @@ func TestUpstreamCloseClosesClient(t *testing.T) {
 }
 
 func TestHoldThenReleaseDeliversInOrder(t *testing.T) {
-	up := newUpstream(t)
-	p, _ := newProxy(t, up.addr())
-	client, server := connect(t, p, up)
-	write(t, client, []byte("before-"))
-	expectRead(t, server, "before-")
+	p, _, client, server := linked(t)
+	passes(t, client, server, "before-")
 
 	p.Hold(Up)
 	parts := []string{"one-", "two-", "three-", strings.Repeat("x", 100000)}
@@ -88,13 +76,11 @@ func TestHoldThenReleaseDeliversInOrder(t *testing.T) {
 	waitStats(t, p, "all bytes held", func(s Stats) bool { return s.UpHeld == int64(total) })
 	expectSilence(t, server)
 	// The other direction still passes while Up is held.
-	write(t, server, []byte("down-ok"))
-	expectRead(t, client, "down-ok")
+	passes(t, server, client, "down-ok")
 
 	p.Release(Up)
 	expectRead(t, server, strings.Join(parts, ""))
-	write(t, client, []byte("after"))
-	expectRead(t, server, "after")
+	passes(t, client, server, "after")
 	if s := p.Stats(); s.UpHeld != 0 || s.UpDiscarded != 0 {
 		t.Fatalf("stats after release %+v", s)
 	}
@@ -118,9 +104,7 @@ func TestHoldBothAppliesToNewConnections(t *testing.T) {
 }
 
 func TestHoldDelaysEOF(t *testing.T) {
-	up := newUpstream(t)
-	p, _ := newProxy(t, up.addr())
-	client, server := connect(t, p, up)
+	p, _, client, server := linked(t)
 	p.Hold(Up)
 	write(t, client, []byte("last words"))
 	client.Close()
@@ -132,28 +116,22 @@ func TestHoldDelaysEOF(t *testing.T) {
 }
 
 func TestBlackhole(t *testing.T) {
-	up := newUpstream(t)
-	p, _ := newProxy(t, up.addr())
-	client, server := connect(t, p, up)
+	p, _, client, server := linked(t)
 	p.Blackhole(Up)
 	write(t, client, []byte("secret"))
 	waitStats(t, p, "bytes discarded", func(s Stats) bool { return s.UpDiscarded == 6 })
 	expectSilence(t, server)
 	// Sockets stay open: the other direction still passes.
-	write(t, server, []byte("pong"))
-	expectRead(t, client, "pong")
+	passes(t, server, client, "pong")
 	if p.ConnCount() != 1 {
 		t.Fatalf("ConnCount = %d, want 1", p.ConnCount())
 	}
 	p.Release(Up)
-	write(t, client, []byte("after"))
-	expectRead(t, server, "after")
+	passes(t, client, server, "after")
 }
 
 func TestBlackholeDiscardsHeldBytes(t *testing.T) {
-	up := newUpstream(t)
-	p, _ := newProxy(t, up.addr())
-	client, server := connect(t, p, up)
+	p, _, client, server := linked(t)
 	p.Hold(Down)
 	write(t, server, []byte("held"))
 	waitStats(t, p, "bytes held", func(s Stats) bool { return s.DownHeld == 4 })
@@ -162,14 +140,11 @@ func TestBlackholeDiscardsHeldBytes(t *testing.T) {
 		t.Fatalf("stats %+v", s)
 	}
 	p.Release(Down)
-	write(t, server, []byte("new"))
-	expectRead(t, client, "new")
+	passes(t, server, client, "new")
 }
 
 func TestCutClientEnd(t *testing.T) {
-	up := newUpstream(t)
-	p, _ := newProxy(t, up.addr())
-	client, server := connect(t, p, up)
+	p, up, client, server := linked(t)
 	p.Cut(ClientEnd)
 	expectClosed(t, client)
 	// The upstream socket stays open but silent; what it sends is discarded.
@@ -193,16 +168,12 @@ func TestCutClientEnd(t *testing.T) {
 	expectClosed(t, server)
 	waitStats(t, p, "no open connections", func(s Stats) bool { return s.Open == 0 })
 	client2, server2 := connect(t, p, up)
-	write(t, client2, []byte("healed"))
-	expectRead(t, server2, "healed")
-	write(t, server2, []byte("yes"))
-	expectRead(t, client2, "yes")
+	passes(t, client2, server2, "healed")
+	passes(t, server2, client2, "yes")
 }
 
 func TestCutUpstreamEnd(t *testing.T) {
-	up := newUpstream(t)
-	p, _ := newProxy(t, up.addr())
-	client, server := connect(t, p, up)
+	p, up, client, server := linked(t)
 	p.Cut(UpstreamEnd)
 	expectClosed(t, server)
 	write(t, client, []byte("anyone?"))
@@ -215,14 +186,11 @@ func TestCutUpstreamEnd(t *testing.T) {
 	expectClosed(t, refused)
 	p.Heal()
 	client2, server2 := connect(t, p, up)
-	write(t, client2, []byte("ok"))
-	expectRead(t, server2, "ok")
+	passes(t, client2, server2, "ok")
 }
 
 func TestCutBothEnds(t *testing.T) {
-	up := newUpstream(t)
-	p, _ := newProxy(t, up.addr())
-	client, server := connect(t, p, up)
+	p, up, client, server := linked(t)
 	p.Hold(Up)
 	write(t, client, []byte("held then cut"))
 	waitStats(t, p, "bytes held", func(s Stats) bool { return s.UpHeld == 13 })
@@ -235,22 +203,18 @@ func TestCutBothEnds(t *testing.T) {
 	}
 	p.Heal()
 	client2, server2 := connect(t, p, up)
-	write(t, client2, []byte("fresh"))
-	expectRead(t, server2, "fresh")
+	passes(t, client2, server2, "fresh")
 }
 
 func TestHealReleasesHeldBytes(t *testing.T) {
-	up := newUpstream(t)
-	p, _ := newProxy(t, up.addr())
-	client, server := connect(t, p, up)
+	p, _, client, server := linked(t)
 	p.Hold(Both)
 	write(t, client, []byte("a"))
 	write(t, client, []byte("b"))
 	waitStats(t, p, "bytes held", func(s Stats) bool { return s.UpHeld == 2 })
 	p.Heal()
 	expectRead(t, server, "ab")
-	write(t, server, []byte("c"))
-	expectRead(t, client, "c")
+	passes(t, server, client, "c")
 	if s := p.Stats(); s.Reset != 0 {
 		t.Fatalf("got %d connections reset; want 0: held bytes are delivered, not lost", s.Reset)
 	}
@@ -278,10 +242,8 @@ func TestHealResetsBlackholedConnections(t *testing.T) {
 	for _, c := range []net.Conn{lostUp, lostUpServer, lostDown, lostDownServer} {
 		expectReset(t, c)
 	}
-	write(t, intact, []byte("still here"))
-	expectRead(t, intactServer, "still here")
-	write(t, intactServer, []byte("yes"))
-	expectRead(t, intact, "yes")
+	passes(t, intact, intactServer, "still here")
+	passes(t, intactServer, intact, "yes")
 	if s := p.Stats(); s.Reset != 2 || s.Open != 1 || s.Holed != 0 {
 		t.Fatalf("got %d reset, %d open, %d holed (%+v); want 2 reset, 1 open, 0 holed", s.Reset, s.Open, s.Holed, s)
 	}
@@ -290,9 +252,7 @@ func TestHealResetsBlackholedConnections(t *testing.T) {
 // TestBlackholeThenHoldStillResets: bytes lost once leave a hole for good;
 // a hold that follows the blackhole does not make the stream whole.
 func TestBlackholeThenHoldStillResets(t *testing.T) {
-	up := newUpstream(t)
-	p, _ := newProxy(t, up.addr())
-	client, server := connect(t, p, up)
+	p, _, client, server := linked(t)
 	p.Blackhole(Up)
 	write(t, client, []byte("lost"))
 	waitStats(t, p, "bytes lost", func(s Stats) bool { return s.UpDiscarded == 4 })
@@ -325,8 +285,7 @@ func TestDialRetryWaitsForLateUpstream(t *testing.T) {
 	up := serveUpstream(t, ln)
 	server := up.accept(t)
 	expectRead(t, server, "early bytes")
-	write(t, server, []byte("late but here"))
-	expectRead(t, client, "late but here")
+	passes(t, server, client, "late but here")
 	if s := p.Stats(); s.DialFailures != 0 {
 		t.Fatalf("stats %+v", s)
 	}
@@ -364,8 +323,7 @@ func TestFirstBytesRewrites(t *testing.T) {
 	write(t, client, []byte("rest"))
 	server := up.accept(t)
 	expectRead(t, server, "REWRITTEN:rest")
-	write(t, server, []byte("answer"))
-	expectRead(t, client, "answer")
+	passes(t, server, client, "answer")
 
 	// A failing hook closes the client and never dials.
 	bad := dial(t, p.Addr())
@@ -394,7 +352,7 @@ func TestCloseIsIdempotentAndClosesEverything(t *testing.T) {
 	}
 	waiting := dial(t, p.Addr())
 	<-hookStarted
-	d := p.DropReply(func(jute.RequestHeader, []byte) bool { return true })
+	d := p.LoseReply(createsUnder("/"))
 	if err := p.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
@@ -405,7 +363,7 @@ func TestCloseIsIdempotentAndClosesEverything(t *testing.T) {
 	select {
 	case <-d.Done():
 	default:
-		t.Fatal("Close left a DropReply fault running")
+		t.Fatal("Close left a LoseReply fault running")
 	}
 	if c, err := net.DialTimeout("tcp", p.Addr(), within); err == nil {
 		c.Close()
@@ -448,9 +406,7 @@ func TestCloseWithOpenHeldConnections(t *testing.T) {
 // TestModeSwitchingWhileStreaming flips modes while bytes flow, under the
 // race detector, and checks that every byte arrives once, in order.
 func TestModeSwitchingWhileStreaming(t *testing.T) {
-	up := newUpstream(t)
-	p, _ := newProxy(t, up.addr())
-	client, server := connect(t, p, up)
+	p, _, client, server := linked(t)
 	const total = 2 << 20
 	src := make([]byte, total)
 	for i := range src {

@@ -38,7 +38,7 @@ var garbage = []byte{0x7f, 0xff, 0xff, 0xff, 0xde, 0xad}
 
 func readFrame(t testing.TB, c net.Conn) []byte {
 	t.Helper()
-	c.SetReadDeadline(timeNow().Add(within))
+	c.SetReadDeadline(time.Now().Add(within))
 	b, err := jute.ReadFrameRaw(c, 0)
 	if err != nil {
 		t.Fatalf("reading a frame: %v", err)
@@ -58,8 +58,8 @@ func expectDone(t testing.TB, d *Drop) DropResult {
 	select {
 	case <-d.Done():
 		return d.Result()
-	case <-timeAfter(within):
-		t.Fatalf("DropReply fault did not end; result so far %+v", d.Result())
+	case <-time.After(within):
+		t.Fatalf("LoseReply fault did not end; result so far %+v", d.Result())
 		return DropResult{}
 	}
 }
@@ -68,21 +68,56 @@ func expectNotDone(t testing.TB, d *Drop) {
 	t.Helper()
 	select {
 	case <-d.Done():
-		t.Fatalf("DropReply fault ended early: %+v", d.Result())
+		t.Fatalf("LoseReply fault ended early: %+v", d.Result())
 	default:
 	}
 }
 
-// handshake exchanges the first frame in each direction.
-func handshake(t testing.TB, client, server net.Conn, req, resp []byte) {
+// forward writes f on from and expects it, unchanged, on to.
+func forward(t testing.TB, from, to net.Conn, f []byte) {
 	t.Helper()
-	write(t, client, req)
-	expectFrame(t, server, req)
-	write(t, server, resp)
-	expectFrame(t, client, resp)
+	write(t, from, f)
+	expectFrame(t, to, f)
 }
 
-// createOps are the create opcodes, as the old MatchCreateUnder took them.
+// exchange passes req from client to server and its reply back, unchanged.
+func exchange(t testing.TB, client, server net.Conn, req, resp []byte) {
+	t.Helper()
+	forward(t, client, server, req)
+	forward(t, server, client, resp)
+}
+
+// session opens a connection through p whose first frame, never parsed,
+// has passed each way.
+func session(t testing.TB, p *Proxy, up *upstreamServer) (client, server net.Conn) {
+	t.Helper()
+	client, server = connect(t, p, up)
+	exchange(t, client, server, frame([]byte("c")), frame([]byte("s")))
+	return client, server
+}
+
+// armed starts an upstream and a proxy in ZooKeeper frame mode in front of
+// it, loses the reply m selects, and opens a session: the fault is armed
+// first, so the session's first frames would trip it if they were parsed.
+func armed(t testing.TB, m Match) (p *Proxy, d *Drop, client, server net.Conn) {
+	t.Helper()
+	up := newUpstream(t)
+	p, _ = newProxy(t, up.addr(), WithZooKeeperFrames())
+	d = p.LoseReply(m)
+	client, server = session(t, p, up)
+	return p, d, client, server
+}
+
+// lose passes req from client to server, answers it with resp, and expects
+// the reply lost: the client's connection closes instead.
+func lose(t testing.TB, client, server net.Conn, req, resp []byte) {
+	t.Helper()
+	forward(t, client, server, req)
+	write(t, server, resp)
+	expectClosed(t, client)
+}
+
+// createOps are the create opcodes (not multi, whose creates are nested).
 var createOps = []int32{jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL}
 
 func createsUnder(parent string) Match { return Match{Ops: createOps, Under: parent} }
@@ -128,7 +163,7 @@ func TestZKFirstFrameIsNeverParsed(t *testing.T) {
 			// selected request with xid 7, and a successful reply with xid 7.
 			fakeConnectReq := request(7, tc.op, pathBody(tc.op, tc.path))
 			fakeConnectResp := reply(7, 0x10, 0, garbage)
-			handshake(t, client, server, fakeConnectReq, fakeConnectResp)
+			exchange(t, client, server, fakeConnectReq, fakeConnectResp)
 			expectNotDone(t, d)
 			if r := d.Result(); r.Conn != 0 {
 				t.Fatalf("got the handshake parsed as a request (%+v); want it forwarded unread", r)
@@ -136,8 +171,7 @@ func TestZKFirstFrameIsNeverParsed(t *testing.T) {
 
 			// The real request with xid 7 is matched and forwarded unchanged.
 			req := request(7, tc.op, pathBody(tc.op, tc.path))
-			write(t, client, req)
-			expectFrame(t, server, req)
+			forward(t, client, server, req)
 			// A watch event before the reply still reaches the client; the
 			// reply (err=0, body garbage) is dropped and both sockets closed.
 			event := reply(jute.XidNotification, -1, 0, []byte{0, 0, 0, 1})
@@ -156,13 +190,8 @@ func TestZKFirstFrameIsNeverParsed(t *testing.T) {
 			}
 
 			// The fault is spent: a later connection passes normally.
-			client2, server2 := connect(t, p, up)
-			handshake(t, client2, server2, frame([]byte("connect")), frame([]byte("session")))
-			write(t, client2, req)
-			expectFrame(t, server2, req)
-			ok := reply(7, 0x1b, 0, garbage)
-			write(t, server2, ok)
-			expectFrame(t, client2, ok)
+			client2, server2 := session(t, p, up)
+			exchange(t, client2, server2, req, reply(7, 0x1b, 0, garbage))
 		})
 	}
 }
@@ -178,6 +207,9 @@ func TestZKLoseReplyMatchesOpAndPath(t *testing.T) {
 		op     int32
 		path   string
 	}{
+		{"create under /lock", createsUnder("/lock"),
+			[][2]any{{jute.OpDelete, "/lock/a"}, {jute.OpCreate, "/lock"}, {jute.OpCreate, "/locks/a"}},
+			jute.OpCreate2, "/lock/x-"},
 		{"delete under /lock", Match{Ops: []int32{jute.OpDelete}, Under: "/lock"},
 			[][2]any{{jute.OpGetChildren2, "/lock"}, {jute.OpExists, "/lock/a"}, {jute.OpGetData, "/lock/a"},
 				{jute.OpCreate, "/lock/a"}, {jute.OpDelete, "/other/a"}, {jute.OpDelete, "/lock"}, {jute.OpDelete, "/locks/a"}},
@@ -189,17 +221,11 @@ func TestZKLoseReplyMatchesOpAndPath(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			up := newUpstream(t)
-			p, _ := newProxy(t, up.addr(), WithZooKeeperFrames())
-			d := p.LoseReply(tc.match)
-			client, server := connect(t, p, up)
-			handshake(t, client, server, frame([]byte("c")), frame([]byte("s")))
+			_, d, client, server := armed(t, tc.match)
 			for i, miss := range tc.misses {
 				op, path := miss[0].(int32), miss[1].(string)
 				xid := int32(i + 1)
-				req := request(xid, op, pathBody(op, path))
-				write(t, client, req)
-				expectFrame(t, server, req)
+				forward(t, client, server, request(xid, op, pathBody(op, path)))
 				ok := reply(xid, int64(xid), 0, garbage)
 				write(t, server, ok)
 				client.SetReadDeadline(time.Now().Add(within))
@@ -209,11 +235,7 @@ func TestZKLoseReplyMatchesOpAndPath(t *testing.T) {
 				}
 			}
 			xid := int32(len(tc.misses) + 1)
-			req := request(xid, tc.op, pathBody(tc.op, tc.path))
-			write(t, client, req)
-			expectFrame(t, server, req)
-			write(t, server, reply(xid, 0x40, 0, garbage))
-			expectClosed(t, client)
+			lose(t, client, server, request(xid, tc.op, pathBody(tc.op, tc.path)), reply(xid, 0x40, 0, garbage))
 			r := expectDone(t, d)
 			if !r.Dropped || r.Xid != xid || r.Op != tc.op || r.Path != tc.path || r.Zxid != 0x40 {
 				t.Fatalf("got result %+v; want xid=%d op=%s path=%s zxid=0x40 dropped", r, xid, jute.OpName(tc.op), tc.path)
@@ -228,17 +250,11 @@ func TestZKLoseReplyByErrCode(t *testing.T) {
 	up := newUpstream(t)
 	p, logs := newProxy(t, up.addr(), WithZooKeeperFrames())
 	m := Match{Ops: []int32{jute.OpDelete}, Under: "/lock", Err: errNoNode}
-	client, server := connect(t, p, up)
-	handshake(t, client, server, frame([]byte("c")), frame([]byte("s")))
+	client, server := session(t, p, up)
 
 	// A successful reply is forwarded and spends the fault.
 	d := p.LoseReply(m)
-	del := request(1, jute.OpDelete, pathBody(jute.OpDelete, "/lock/a"))
-	write(t, client, del)
-	expectFrame(t, server, del)
-	ok := reply(1, 2, 0, nil)
-	write(t, server, ok)
-	expectFrame(t, client, ok)
+	exchange(t, client, server, request(1, jute.OpDelete, pathBody(jute.OpDelete, "/lock/a")), reply(1, 2, 0, nil))
 	if r := expectDone(t, d); r.Dropped || r.Err != 0 {
 		t.Fatalf("got result %+v; want the success forwarded, not dropped", r)
 	}
@@ -246,11 +262,7 @@ func TestZKLoseReplyByErrCode(t *testing.T) {
 
 	// A NoNode reply is lost.
 	d = p.LoseReply(m)
-	del = request(2, jute.OpDelete, pathBody(jute.OpDelete, "/lock/a"))
-	write(t, client, del)
-	expectFrame(t, server, del)
-	write(t, server, reply(2, 3, errNoNode, nil))
-	expectClosed(t, client)
+	lose(t, client, server, request(2, jute.OpDelete, pathBody(jute.OpDelete, "/lock/a")), reply(2, 3, errNoNode, nil))
 	if r := expectDone(t, d); !r.Dropped || r.Err != errNoNode || r.Xid != 2 {
 		t.Fatalf("got result %+v; want xid=2 err=%d dropped", r, errNoNode)
 	}
@@ -285,40 +297,8 @@ func TestMatchString(t *testing.T) {
 	}
 }
 
-// TestDropReplyStillWorks keeps the deprecated entry point honest until the
-// root tests use LoseReply.
-func TestDropReplyStillWorks(t *testing.T) {
-	up := newUpstream(t)
-	p, _ := newProxy(t, up.addr(), WithZooKeeperFrames())
-	d := p.DropReply(MatchCreateUnder("/lock"))
-	client, server := connect(t, p, up)
-	handshake(t, client, server, frame([]byte("c")), frame([]byte("s")))
-	for i, req := range [][]byte{
-		request(1, jute.OpDelete, pathBody(jute.OpDelete, "/lock/a")),
-		request(2, jute.OpCreate, createBody("/lock")),
-	} {
-		write(t, client, req)
-		expectFrame(t, server, req)
-		ok := reply(int32(i+1), 1, 0, nil)
-		write(t, server, ok)
-		expectFrame(t, client, ok)
-	}
-	create := request(3, jute.OpCreate2, createBody("/lock/x-"))
-	write(t, client, create)
-	expectFrame(t, server, create)
-	write(t, server, reply(3, 9, 0, garbage))
-	expectClosed(t, client)
-	if r := expectDone(t, d); !r.Dropped || r.Xid != 3 || r.Op != jute.OpCreate2 || r.Path != "/lock/x-" {
-		t.Fatalf("got result %+v; want xid=3 create2 /lock/x- dropped", r)
-	}
-}
-
 func TestZKErrorReplyIsForwarded(t *testing.T) {
-	up := newUpstream(t)
-	p, _ := newProxy(t, up.addr(), WithZooKeeperFrames())
-	d := p.LoseReply(createsUnder("/lock/"))
-	client, server := connect(t, p, up)
-	handshake(t, client, server, frame([]byte("hello")), frame([]byte("welcome")))
+	_, d, client, server := armed(t, createsUnder("/lock/"))
 
 	// Not matched: another parent, and a non-create under /lock.
 	for _, req := range [][]byte{
@@ -326,29 +306,18 @@ func TestZKErrorReplyIsForwarded(t *testing.T) {
 		request(2, jute.OpCreate, createBody("/lock")),
 		request(3, jute.OpGetData, append(jute.CreateRequest{Path: "/lock/x"}.Append(nil)[:11], 0)),
 	} {
-		write(t, client, req)
-		expectFrame(t, server, req)
+		forward(t, client, server, req)
 	}
 	expectNotDone(t, d)
 
-	create := request(4, jute.OpCreate2, createBody("/lock/x-"))
-	write(t, client, create)
-	expectFrame(t, server, create)
-	nodeExists := reply(4, 0x20, -110, garbage)
-	write(t, server, nodeExists)
-	expectFrame(t, client, nodeExists)
+	exchange(t, client, server, request(4, jute.OpCreate2, createBody("/lock/x-")), reply(4, 0x20, -110, garbage))
 	r := expectDone(t, d)
 	if r.Dropped || r.Xid != 4 || r.Op != jute.OpCreate2 || r.Err != -110 || r.Zxid != 0x20 {
 		t.Fatalf("result %+v", r)
 	}
 	// The fault is spent: the connection stays open and the next
 	// successful create reply passes.
-	create5 := request(5, jute.OpCreate, createBody("/lock/y-"))
-	write(t, client, create5)
-	expectFrame(t, server, create5)
-	ok := reply(5, 0x21, 0, garbage)
-	write(t, server, ok)
-	expectFrame(t, client, ok)
+	exchange(t, client, server, request(5, jute.OpCreate, createBody("/lock/y-")), reply(5, 0x21, 0, garbage))
 }
 
 // TestZKCapturedSession replays frames captured from a real ZooKeeper 3.8.0
@@ -365,23 +334,16 @@ func TestZKCapturedSession(t *testing.T) {
 	p, logs := newProxy(t, up.addr(), WithZooKeeperFrames())
 	d := p.LoseReply(createsUnder("/zk19-capture"))
 	client, server := connect(t, p, up)
-	handshake(t, client, server, seed("handshake-request"), seed("handshake-reply"))
+	exchange(t, client, server, seed("handshake-request"), seed("handshake-reply"))
 
 	// create /zk19-capture itself is not under /zk19-capture.
-	write(t, client, seed("create-parent-request"))
-	expectFrame(t, server, seed("create-parent-request"))
-	write(t, server, seed("create-parent-reply"))
-	expectFrame(t, client, seed("create-parent-reply"))
+	exchange(t, client, server, seed("create-parent-request"), seed("create-parent-reply"))
 	// Pings pass both ways.
-	write(t, client, seed("ping-request"))
-	expectFrame(t, server, seed("ping-request"))
-	write(t, server, seed("ping-reply"))
-	expectFrame(t, client, seed("ping-reply"))
+	exchange(t, client, server, seed("ping-request"), seed("ping-reply"))
 	expectNotDone(t, d)
 
 	// The ephemeral-sequential create (xid 2) under it is matched.
-	write(t, client, seed("create-request"))
-	expectFrame(t, server, seed("create-request"))
+	forward(t, client, server, seed("create-request"))
 	logs.waitLine(t, "xid=2 op=create path=/zk19-capture/lock-: forwarded")
 	write(t, server, seed("create-reply"))
 	expectClosed(t, client)
@@ -394,11 +356,7 @@ func TestZKCapturedSession(t *testing.T) {
 }
 
 func TestZKFramesSplitAndCoalesced(t *testing.T) {
-	up := newUpstream(t)
-	p, _ := newProxy(t, up.addr(), WithZooKeeperFrames())
-	d := p.LoseReply(createsUnder("/lock"))
-	client, server := connect(t, p, up)
-	handshake(t, client, server, frame([]byte("c")), frame([]byte("s")))
+	_, d, client, server := armed(t, createsUnder("/lock"))
 	create := request(9, jute.OpCreate, createBody("/lock/split-"))
 	// One frame in three writes, the last one coalesced with a ping.
 	ping := request(jute.XidPing, jute.OpPing, nil)
@@ -423,8 +381,7 @@ func TestZKNonFramedTrafficFallsBackToRaw(t *testing.T) {
 	p, logs := newProxy(t, up.addr(), WithZooKeeperFrames())
 	client, server := connect(t, p, up)
 	// A four-letter word: "ruok" read as a length is far over MaxFrame.
-	write(t, client, []byte("ruok"))
-	expectRead(t, server, "ruok")
+	passes(t, client, server, "ruok")
 	logs.waitLine(t, "not ZooKeeper framing")
 	write(t, server, []byte("imok"))
 	server.Close()
@@ -433,9 +390,7 @@ func TestZKNonFramedTrafficFallsBackToRaw(t *testing.T) {
 }
 
 func TestZKPartialFrameAtEOFIsForwarded(t *testing.T) {
-	up := newUpstream(t)
-	p, _ := newProxy(t, up.addr(), WithZooKeeperFrames())
-	client, server := connect(t, p, up)
+	_, _, client, server := linked(t, WithZooKeeperFrames())
 	write(t, client, []byte{0, 0, 0, 10, 'a', 'b'})
 	client.Close()
 	got := readN(t, server, 6)
@@ -446,14 +401,8 @@ func TestZKPartialFrameAtEOFIsForwarded(t *testing.T) {
 }
 
 func TestZKDropEndsWhenConnectionClosesFirst(t *testing.T) {
-	up := newUpstream(t)
-	p, _ := newProxy(t, up.addr(), WithZooKeeperFrames())
-	d := p.LoseReply(createsUnder("/lock"))
-	client, server := connect(t, p, up)
-	handshake(t, client, server, frame([]byte("c")), frame([]byte("s")))
-	create := request(3, jute.OpCreate, createBody("/lock/a"))
-	write(t, client, create)
-	expectFrame(t, server, create)
+	_, d, client, server := armed(t, createsUnder("/lock"))
+	forward(t, client, server, request(3, jute.OpCreate, createBody("/lock/a")))
 	// The client goes away; the server sees EOF and closes, as ZooKeeper
 	// does, before the reply is sent.
 	client.Close()
@@ -467,33 +416,19 @@ func TestZKDropEndsWhenConnectionClosesFirst(t *testing.T) {
 }
 
 func TestZKDropCancel(t *testing.T) {
-	up := newUpstream(t)
-	p, _ := newProxy(t, up.addr(), WithZooKeeperFrames())
-	d := p.LoseReply(createsUnder("/lock"))
-	client, server := connect(t, p, up)
-	handshake(t, client, server, frame([]byte("c")), frame([]byte("s")))
-	create := request(3, jute.OpCreate, createBody("/lock/a"))
-	write(t, client, create)
-	expectFrame(t, server, create)
+	_, d, client, server := armed(t, createsUnder("/lock"))
+	forward(t, client, server, request(3, jute.OpCreate, createBody("/lock/a")))
 	d.Cancel()
 	d.Cancel()
 	if r := expectDone(t, d); r.Dropped || r.Reason != "canceled" {
 		t.Fatalf("result %+v", r)
 	}
-	ok := reply(3, 1, 0, nil)
-	write(t, server, ok)
-	expectFrame(t, client, ok)
+	forward(t, server, client, reply(3, 1, 0, nil))
 }
 
 func TestZKDropWaitsForHeldReply(t *testing.T) {
-	up := newUpstream(t)
-	p, _ := newProxy(t, up.addr(), WithZooKeeperFrames())
-	d := p.LoseReply(createsUnder("/lock"))
-	client, server := connect(t, p, up)
-	handshake(t, client, server, frame([]byte("c")), frame([]byte("s")))
-	create := request(3, jute.OpCreate, createBody("/lock/a"))
-	write(t, client, create)
-	expectFrame(t, server, create)
+	p, d, client, server := armed(t, createsUnder("/lock"))
+	forward(t, client, server, request(3, jute.OpCreate, createBody("/lock/a")))
 	p.Hold(Down)
 	ping := reply(jute.XidPing, 1, 0, nil)
 	write(t, server, ping)
@@ -509,7 +444,7 @@ func TestZKDropWaitsForHeldReply(t *testing.T) {
 	}
 }
 
-func TestDropReplyNeedsZooKeeperFrames(t *testing.T) {
+func TestLoseReplyNeedsZooKeeperFrames(t *testing.T) {
 	up := newUpstream(t)
 	p, _ := newProxy(t, up.addr())
 	d := p.LoseReply(createsUnder("/lock"))
@@ -518,7 +453,9 @@ func TestDropReplyNeedsZooKeeperFrames(t *testing.T) {
 	}
 }
 
-func TestMatchCreateUnder(t *testing.T) {
+// TestMatchCreatesUnder: a create of any create opcode is selected by a
+// parent it is strictly under.
+func TestMatchCreatesUnder(t *testing.T) {
 	tests := []struct {
 		parent string
 		op     int32
@@ -540,12 +477,12 @@ func TestMatchCreateUnder(t *testing.T) {
 		if tc.op == jute.OpCreateTTL {
 			body = append(body, 0, 0, 0, 0, 0, 0, 0x27, 0x10)
 		}
-		got := MatchCreateUnder(tc.parent)(jute.RequestHeader{Xid: 1, Type: tc.op}, body)
+		_, got := createsUnder(tc.parent).request(jute.RequestHeader{Xid: 1, Type: tc.op}, body)
 		if got != tc.want {
-			t.Errorf("MatchCreateUnder(%q)(%s %s) = %v", tc.parent, jute.OpName(tc.op), tc.path, got)
+			t.Errorf("%v selects %s %s: got %v; want %v", createsUnder(tc.parent), jute.OpName(tc.op), tc.path, got, tc.want)
 		}
 	}
-	if MatchCreateUnder("/lock")(jute.RequestHeader{Type: jute.OpCreate}, garbage) {
+	if _, ok := createsUnder("/lock").request(jute.RequestHeader{Type: jute.OpCreate}, garbage); ok {
 		t.Error("matched an undecodable body")
 	}
 }
@@ -573,26 +510,16 @@ func TestZKNeverDecodesCreateReplyBody(t *testing.T) {
 // byte first.
 func lostReplyWithBody(t *testing.T, p *Proxy, up *upstreamServer, m Match, op int32, path string, xid int32, body []byte, errorFirst bool) {
 	t.Helper()
-	client, server := connect(t, p, up)
-	handshake(t, client, server, frame([]byte("c")), frame([]byte("s")))
+	client, server := session(t, p, up)
 	if errorFirst {
 		d := p.LoseReply(m)
-		req := request(xid+100, op, pathBody(op, path))
-		write(t, client, req)
-		expectFrame(t, server, req)
-		bad := reply(xid+100, 5, -110, body)
-		write(t, server, bad)
-		expectFrame(t, client, bad)
+		exchange(t, client, server, request(xid+100, op, pathBody(op, path)), reply(xid+100, 5, -110, body))
 		if r := expectDone(t, d); r.Dropped || r.Err != -110 {
 			t.Fatalf("body %x: got error reply result %+v; want forwarded with err=-110", body, r)
 		}
 	}
 	d := p.LoseReply(m)
-	req := request(xid, op, pathBody(op, path))
-	write(t, client, req)
-	expectFrame(t, server, req)
-	write(t, server, reply(xid, 6, 0, body))
-	expectClosed(t, client)
+	lose(t, client, server, request(xid, op, pathBody(op, path)), reply(xid, 6, 0, body))
 	if r := expectDone(t, d); !r.Dropped || r.Xid != xid {
 		t.Fatalf("body %x: got result %+v; want xid=%d dropped", body, r, xid)
 	}

@@ -149,6 +149,18 @@ func applied(ctx context.Context, tx *sql.Tx, id string) (bool, error) {
 	return n > 0, nil
 }
 
+// ClearMark forgets the high-water mark and keeps the value, in one
+// transaction. Like Memory.ClearMark it is the wrong rule of claim T4.
+func (d *Durable) ClearMark(ctx context.Context) error {
+	if d.closed.Load() {
+		return ErrClosed
+	}
+	if _, err := d.db.ExecContext(ctx, `UPDATE resource SET marked = 0, mark_domain = 0, mark_seq = 0 WHERE id = 1`); err != nil {
+		return fmt.Errorf("fence: clear mark: %w", err)
+	}
+	return nil
+}
+
 // Read implements Resource.
 func (d *Durable) Read(ctx context.Context) (string, Token, bool, error) {
 	if d.closed.Load() {

@@ -140,14 +140,21 @@ func (m *Memory) WriteOnce(ctx context.Context, tok Token, id, value string) (Re
 	return m.s.write(ctx, tok, id, value, true)
 }
 
-// ClearMark forgets the high-water mark, as an operator might after the
-// lock's parent was recreated. It is the wrong rule (claim T4): a late token
-// of the old domain is accepted again. Comparing a domain generation first
-// is the right one.
-func (m *Memory) ClearMark() {
+// ClearMark forgets the high-water mark and keeps the value, as an operator
+// might after the lock's parent was recreated. It is the wrong rule (claim
+// T4): a late token of the old domain is accepted again. Comparing a domain
+// generation first is the right one.
+func (m *Memory) ClearMark(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	m.s.mu.Lock()
 	defer m.s.mu.Unlock()
+	if m.s.closed {
+		return ErrClosed
+	}
 	m.s.marked, m.s.mark = false, Token{}
+	return nil
 }
 
 // Read implements Resource.

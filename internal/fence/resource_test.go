@@ -585,12 +585,28 @@ func TestCheckThenWriteAcceptsAStaleWriteInTheGap(t *testing.T) {
 
 func TestClearMarkLetsAnOldTokenIn(t *testing.T) {
 	ctx := context.Background()
-	m := NewMemory()
-	if _, err := m.Write(ctx, g(0, 5), "a"); err != nil {
-		t.Fatal(err)
-	}
-	m.ClearMark()
-	if res, _ := m.Write(ctx, g(0, 4), "late"); !res.Accepted {
-		t.Fatalf("got %+v; want a token below the forgotten mark accepted", res)
+	for _, im := range fencedImpls {
+		t.Run(im.name, func(t *testing.T) {
+			r := im.open(t).(interface {
+				Resource
+				ClearMark(context.Context) error
+			})
+			mustWrite(t, r, g(0, 5), "a", true)
+			if err := r.ClearMark(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if v, _, ok, err := r.Read(ctx); err != nil || ok || v != "a" {
+				t.Fatalf("Read after ClearMark = %q, marked %v, %v; want the value kept and no mark", v, ok, err)
+			}
+			if res := mustWrite(t, r, g(0, 4), "late", true); res.Mark != g(0, 4) || res.Prev != "a" {
+				t.Fatalf("got %+v; want a token below the forgotten mark accepted as the new mark", res)
+			}
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.ClearMark(ctx); !errors.Is(err, ErrClosed) {
+				t.Errorf("ClearMark after Close: %v; want ErrClosed", err)
+			}
+		})
 	}
 }

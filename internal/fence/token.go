@@ -22,7 +22,11 @@ import (
 type Token struct {
 	// Domain identifies the generation of the lock domain (the persistent
 	// lock parent), e.g. the parent's czxid. Sequence numbers restart when
-	// the parent is recreated, so a larger Domain dominates any Seq.
+	// the parent is recreated, so a larger Domain dominates any Seq. The
+	// czxid orders parents of one ensemble's lifetime only: an ensemble
+	// whose data is wiped or replaced counts zxids from the start again
+	// (claim T5), so a domain that must outlive it is a generation the
+	// operator assigns and raises, compared first.
 	Domain int64
 	// Seq is the ZooKeeper sequence number of the lock node.
 	Seq int64

@@ -107,6 +107,21 @@ var registerHistories = []struct {
 		{client: a, op: Write, value: "1", call: 0, ret: 10},
 		{client: b, op: Read, unknown: true, call: 20, ret: 30},
 	}, Linearizable},
+	// B's read is preceded by a barrier write of "1" (starting at 0);
+	// another client's write "2" completes in [5,6]; B's read [7,8] returns
+	// "1". Judged by the read's own interval that is a stale read; judged by
+	// the composite interval [0,8] (barrier start to read end) the read may
+	// take effect before the write of "2".
+	{"composite interval [0,8]", []span{
+		{client: b, op: Write, value: "1", call: 0, ret: 4}, // barrier w_b
+		{client: a, op: Write, value: "2", call: 5, ret: 6},
+		{client: b, op: Read, value: "1", call: 0, ret: 8},
+	}, Linearizable},
+	{"read's own interval [7,8]", []span{
+		{client: b, op: Write, value: "1", call: 0, ret: 4},
+		{client: a, op: Write, value: "2", call: 5, ret: 6},
+		{client: b, op: Read, value: "1", call: 7, ret: 8},
+	}, NotLinearizable},
 }
 
 func TestCheckRegisterHistories(t *testing.T) {
@@ -120,36 +135,8 @@ func TestCheckRegisterHistories(t *testing.T) {
 	}
 }
 
-// TestCompositeInterval: B's read is preceded by a barrier write of "1"
-// (starting at 0); another client's write "2" completes in [5,6]; B's read
-// [7,8] returns "1". Judged by the read's own interval that is a stale
-// read; judged by the composite interval [0,8] (barrier start to read end)
-// the read may take effect before the write of "2".
-func TestCompositeInterval(t *testing.T) {
-	const a, b = 0, 1
-	base := []span{
-		{client: b, op: Write, value: "1", call: 0, ret: 4}, // barrier w_b
-		{client: a, op: Write, value: "2", call: 5, ret: 6},
-	}
-	for _, tc := range []struct {
-		name      string
-		call, ret int64
-		want      Verdict
-	}{
-		{"composite [0,8]", 0, 8, Linearizable},
-		{"read only [7,8]", 7, 8, NotLinearizable},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := build(t, "0", append(base, span{client: b, op: Read, value: "1", call: tc.call, ret: tc.ret})...)
-			if got, _ := check(t, r); got != tc.want {
-				t.Errorf("verdict %v; want %v\n%s", got, tc.want, r)
-			}
-		})
-	}
-}
-
-// TestCompositeIntervalRecorded builds the same scenario with the real
-// clock: the time taken just before the barrier begins the composite read.
+// TestCompositeIntervalRecorded builds the composite-interval histories of
+// registerHistories with the real clock: the time taken just before the barrier begins the composite read.
 func TestCompositeIntervalRecorded(t *testing.T) {
 	for _, composite := range []bool{true, false} {
 		r := NewRecorder("0")

@@ -12,51 +12,58 @@ type decoder struct {
 	err error
 }
 
+// decode reads one record from p with read and returns it with the bytes
+// after it; on a failure it returns the zero record and the first error.
+func decode[T any](p []byte, read func(d *decoder) T) (T, []byte, error) {
+	d := decoder{p: p}
+	v := read(&d)
+	if d.err != nil {
+		var zero T
+		return zero, nil, d.err
+	}
+	return v, d.p, nil
+}
+
 func (d *decoder) fail(field string, err error) {
 	if d.err == nil {
 		d.err = fmt.Errorf("%s: %w", field, err)
 	}
 }
 
-func (d *decoder) int32(field string) int32 {
+// next consumes and returns the next n bytes, which alias the input; when
+// fewer are left it fails with ErrTruncated. After a failure it returns nil.
+func (d *decoder) next(field string, n int) []byte {
 	if d.err != nil {
-		return 0
+		return nil
 	}
-	if len(d.p) < 4 {
+	if len(d.p) < n {
 		d.fail(field, ErrTruncated)
-		return 0
+		return nil
 	}
-	v := int32(binary.BigEndian.Uint32(d.p))
-	d.p = d.p[4:]
-	return v
+	b := d.p[:n:n]
+	d.p = d.p[n:]
+	return b
+}
+
+func (d *decoder) int32(field string) int32 {
+	if b := d.next(field, 4); b != nil {
+		return int32(binary.BigEndian.Uint32(b))
+	}
+	return 0
 }
 
 func (d *decoder) int64(field string) int64 {
-	if d.err != nil {
-		return 0
+	if b := d.next(field, 8); b != nil {
+		return int64(binary.BigEndian.Uint64(b))
 	}
-	if len(d.p) < 8 {
-		d.fail(field, ErrTruncated)
-		return 0
-	}
-	v := int64(binary.BigEndian.Uint64(d.p))
-	d.p = d.p[8:]
-	return v
+	return 0
 }
 
 // bool reads a Jute boolean: one byte, true unless zero (as Java's
 // DataInput.readBoolean).
 func (d *decoder) bool(field string) bool {
-	if d.err != nil {
-		return false
-	}
-	if len(d.p) < 1 {
-		d.fail(field, ErrTruncated)
-		return false
-	}
-	v := d.p[0] != 0
-	d.p = d.p[1:]
-	return v
+	b := d.next(field, 1)
+	return b != nil && b[0] != 0
 }
 
 // length reads a buffer or string length. It returns -1 for nil, and
@@ -88,8 +95,7 @@ func (d *decoder) buffer(field string) []byte {
 		return nil
 	}
 	b := make([]byte, n)
-	copy(b, d.p)
-	d.p = d.p[n:]
+	copy(b, d.next(field, n))
 	return b
 }
 
@@ -99,9 +105,7 @@ func (d *decoder) string(field string) string {
 	if d.err != nil || n < 0 {
 		return ""
 	}
-	s := string(d.p[:n])
-	d.p = d.p[n:]
-	return s
+	return string(d.next(field, n))
 }
 
 // count reads a vector's element count as the official

@@ -56,23 +56,43 @@ func FuzzReadFrame(f *testing.F) {
 	})
 }
 
-func FuzzDecodeRequest(f *testing.F) {
-	addSeeds(f, func(name string, raw []byte) []byte {
-		if isRequestSeed(name) || name == "handshake-request" {
+// payloads selects, for addSeeds, the payloads of one side's frames: those
+// is names, and that side's handshake.
+func payloads(is func(name string) bool, handshake string) func(string, []byte) []byte {
+	return func(name string, raw []byte) []byte {
+		if is(name) || name == handshake {
 			return raw[4:]
 		}
 		return nil
-	})
-	f.Fuzz(func(t *testing.T, payload []byte) {
-		h, body, err := DecodeRequestHeader(payload)
-		if err != nil {
-			if !errors.Is(err, ErrTruncated) || len(payload) >= 8 {
-				t.Fatalf("header error %v for %d bytes", err, len(payload))
-			}
-			return
+	}
+}
+
+// headerRoundTrip decodes the header at the start of payload: it may fail
+// only as truncated input shorter than size bytes, and what it decodes
+// re-encodes to the bytes it read. It returns the body, or false if the
+// header did not decode.
+func headerRoundTrip[H interface{ Append([]byte) []byte }](t *testing.T, payload []byte, size int,
+	decode func([]byte) (H, []byte, error)) ([]byte, bool) {
+	t.Helper()
+	h, body, err := decode(payload)
+	if err != nil {
+		if !errors.Is(err, ErrTruncated) || len(payload) >= size {
+			t.Fatalf("header error %v for %d bytes", err, len(payload))
 		}
-		if !bytes.Equal(append(h.Append(nil), body...), payload) {
-			t.Fatalf("header re-encoding differs")
+		return nil, false
+	}
+	if !bytes.Equal(append(h.Append(nil), body...), payload) {
+		t.Fatalf("header re-encoding differs")
+	}
+	return body, true
+}
+
+func FuzzDecodeRequest(f *testing.F) {
+	addSeeds(f, payloads(isRequestSeed, "handshake-request"))
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		body, ok := headerRoundTrip(t, payload, 8, DecodeRequestHeader)
+		if !ok {
+			return
 		}
 		// Decode every body as a create, whatever the opcode: the decoder
 		// must cope with arbitrary bytes.
@@ -101,22 +121,8 @@ func FuzzDecodeRequest(f *testing.F) {
 }
 
 func FuzzDecodeReply(f *testing.F) {
-	addSeeds(f, func(name string, raw []byte) []byte {
-		if isReplySeed(name) || name == "handshake-reply" {
-			return raw[4:]
-		}
-		return nil
-	})
+	addSeeds(f, payloads(isReplySeed, "handshake-reply"))
 	f.Fuzz(func(t *testing.T, payload []byte) {
-		h, body, err := DecodeReplyHeader(payload)
-		if err != nil {
-			if !errors.Is(err, ErrTruncated) || len(payload) >= 16 {
-				t.Fatalf("header error %v for %d bytes", err, len(payload))
-			}
-			return
-		}
-		if !bytes.Equal(append(h.Append(nil), body...), payload) {
-			t.Fatalf("header re-encoding differs")
-		}
+		headerRoundTrip(t, payload, 16, DecodeReplyHeader)
 	})
 }

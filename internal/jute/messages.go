@@ -10,12 +10,9 @@ type RequestHeader struct {
 // payload p and returns it with the rest of the payload (the body), which
 // aliases p.
 func DecodeRequestHeader(p []byte) (RequestHeader, []byte, error) {
-	d := decoder{p: p}
-	h := RequestHeader{Xid: d.int32("RequestHeader.xid"), Type: d.int32("RequestHeader.type")}
-	if d.err != nil {
-		return RequestHeader{}, nil, d.err
-	}
-	return h, d.p, nil
+	return decode(p, func(d *decoder) RequestHeader {
+		return RequestHeader{Xid: d.int32("RequestHeader.xid"), Type: d.int32("RequestHeader.type")}
+	})
 }
 
 // Append appends the encoded header to dst.
@@ -35,16 +32,13 @@ type ReplyHeader struct {
 // payload p and returns it with the rest of the payload (the body), which
 // aliases p.
 func DecodeReplyHeader(p []byte) (ReplyHeader, []byte, error) {
-	d := decoder{p: p}
-	h := ReplyHeader{
-		Xid:  d.int32("ReplyHeader.xid"),
-		Zxid: d.int64("ReplyHeader.zxid"),
-		Err:  d.int32("ReplyHeader.err"),
-	}
-	if d.err != nil {
-		return ReplyHeader{}, nil, d.err
-	}
-	return h, d.p, nil
+	return decode(p, func(d *decoder) ReplyHeader {
+		return ReplyHeader{
+			Xid:  d.int32("ReplyHeader.xid"),
+			Zxid: d.int64("ReplyHeader.zxid"),
+			Err:  d.int32("ReplyHeader.err"),
+		}
+	})
 }
 
 // Append appends the encoded header to dst.
@@ -81,23 +75,21 @@ type CreateRequest struct {
 // RequestHeader). Trailing bytes after the flags are ignored. Data and the
 // strings are copies, not aliases of body.
 func DecodeCreateRequest(body []byte) (CreateRequest, error) {
-	d := decoder{p: body}
-	var r CreateRequest
-	r.Path = d.string("CreateRequest.path")
-	r.Data = d.buffer("CreateRequest.data")
-	if n := d.count("CreateRequest.acl", aclMinLen); n >= 0 && d.err == nil {
-		r.ACL = make([]ACL, n)
-		for i := range r.ACL {
-			r.ACL[i].Perms = d.int32("ACL.perms")
-			r.ACL[i].Scheme = d.string("ACL.id.scheme")
-			r.ACL[i].ID = d.string("ACL.id.id")
+	r, _, err := decode(body, func(d *decoder) (r CreateRequest) {
+		r.Path = d.string("CreateRequest.path")
+		r.Data = d.buffer("CreateRequest.data")
+		if n := d.count("CreateRequest.acl", aclMinLen); n >= 0 && d.err == nil {
+			r.ACL = make([]ACL, n)
+			for i := range r.ACL {
+				r.ACL[i].Perms = d.int32("ACL.perms")
+				r.ACL[i].Scheme = d.string("ACL.id.scheme")
+				r.ACL[i].ID = d.string("ACL.id.id")
+			}
 		}
-	}
-	r.Flags = d.int32("CreateRequest.flags")
-	if d.err != nil {
-		return CreateRequest{}, d.err
-	}
-	return r, nil
+		r.Flags = d.int32("CreateRequest.flags")
+		return r
+	})
+	return r, err
 }
 
 // Append appends the encoded request body to dst.

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/zk19/zk19/internal/jute/official"
-	"github.com/zk19/zk19/internal/zkserver"
 )
 
 // FuzzJuteAgreesWithOfficial hands every input to the Go codec and to the
@@ -14,11 +13,7 @@ import (
 // bytes on both sides (claim E5). It is seeded with the real frames in
 // testdata/jute. Without a JDK it skips, saying what to install.
 func FuzzJuteAgreesWithOfficial(f *testing.F) {
-	b, err := zkserver.Resolve()
-	if err != nil {
-		f.Skipf("E5 compares with the jar of the server under test, and no backend resolves: %v", err)
-	}
-	o := official.Start(f, b)
+	o := official.StartResolved(f)
 	frames, err := official.LoadFrames("../../testdata/jute")
 	if err != nil {
 		f.Fatal(err)

@@ -14,12 +14,10 @@ type DeleteRequest struct {
 // DecodeDeleteRequest decodes a delete request body (the payload after the
 // RequestHeader). Trailing bytes are ignored.
 func DecodeDeleteRequest(body []byte) (DeleteRequest, error) {
-	d := decoder{p: body}
-	r := DeleteRequest{Path: d.string("DeleteRequest.path"), Version: d.int32("DeleteRequest.version")}
-	if d.err != nil {
-		return DeleteRequest{}, d.err
-	}
-	return r, nil
+	r, _, err := decode(body, func(d *decoder) DeleteRequest {
+		return DeleteRequest{Path: d.string("DeleteRequest.path"), Version: d.int32("DeleteRequest.version")}
+	})
+	return r, err
 }
 
 // Append appends the encoded request body to dst.
@@ -40,12 +38,10 @@ type PathWatchRequest struct {
 // DecodePathWatchRequest decodes the body of one of the requests listed at
 // PathWatchRequest. Trailing bytes are ignored.
 func DecodePathWatchRequest(body []byte) (PathWatchRequest, error) {
-	d := decoder{p: body}
-	r := PathWatchRequest{Path: d.string("PathWatchRequest.path"), Watch: d.bool("PathWatchRequest.watch")}
-	if d.err != nil {
-		return PathWatchRequest{}, d.err
-	}
-	return r, nil
+	r, _, err := decode(body, func(d *decoder) PathWatchRequest {
+		return PathWatchRequest{Path: d.string("PathWatchRequest.path"), Watch: d.bool("PathWatchRequest.watch")}
+	})
+	return r, err
 }
 
 // Append appends the encoded request body to dst.

@@ -50,6 +50,11 @@ var (
 	ErrSessionChanged = errors.New("lock: session changed")
 	// ErrParent: the lock parent is missing or is not persistent.
 	ErrParent = errors.New("lock: unusable lock parent")
+	// ErrOutcomeUnknown: Release could not find out whether its delete took
+	// effect (the connection stayed down, or its context ended first). The
+	// hold is over either way; the node, if it is still there, goes with the
+	// session at the latest, so closing the session settles it.
+	ErrOutcomeUnknown = errors.New("lock: release outcome unknown")
 
 	errNoSession = errors.New("lock: the connection has no session")
 	errReleased  = errors.New("lock: released")
@@ -82,13 +87,17 @@ func (e *sessionError) Unwrap() []error {
 type Option func(*Locker)
 
 // WithACL sets the ACL of candidate nodes (default: world, all permissions),
-// for example creator-only, so that another session cannot delete a holder's
-// node.
+// for example creator-only, so that another session cannot read or change
+// them. It does not stop a delete: the server checks a delete against the
+// parent's ACL, so only a creator-only parent keeps another session from
+// deleting a holder's node (claim A1).
 func WithACL(acl []zk.ACL) Option { return func(l *Locker) { l.acl = acl } }
 
-// WithCzxidDomain puts the parent's czxid, read at the first acquisition, in
-// every Held.Token.Domain: a recreated parent restarts its sequence numbers
-// but gets a larger czxid.
+// WithCzxidDomain puts in Held.Token.Domain the czxid of the parent as the
+// acquisition last listed it (the listing that found the candidate lowest):
+// a recreated parent restarts its sequence numbers but gets a larger czxid,
+// also under a Locker that outlives the old parent. It lasts one ensemble's
+// life (claim T5).
 func WithCzxidDomain() Option { return func(l *Locker) { l.czxidDomain = true } }
 
 // WithProbe lets a test observe and steer the Locker's acquisitions.
@@ -114,7 +123,6 @@ type Locker struct {
 	mu      sync.Mutex
 	pinned  bool
 	session int64 // set once, under mu, by pin
-	domain  int64
 }
 
 // New returns a Locker for parent on conn. It makes no call: a constructor
@@ -158,9 +166,6 @@ func (l *Locker) pin(ctx context.Context) (int64, error) {
 		return 0, &sessionError{pinned: sid, now: now}
 	}
 	l.pinned, l.session = true, sid
-	if l.czxidDomain {
-		l.domain = st.Czxid
-	}
 	return sid, nil
 }
 
@@ -279,6 +284,8 @@ type attempt struct {
 	st      Attempt
 	w       *waiter
 	retries connRetries
+	// parentCzxid is the parent's czxid as the last listing saw it.
+	parentCzxid int64
 }
 
 func (l *Locker) begin(session int64, guid, path string) *attempt {
@@ -298,7 +305,7 @@ func (a *attempt) finish(err error) {
 func (a *attempt) list() ([]entry, error) {
 	l := a.l
 	l.trace("invoke", "children", l.parent)
-	kids, _, err := l.conn.Children(l.parent)
+	kids, st, err := l.conn.Children(l.parent)
 	if serr := l.checkSession(a.session); serr != nil {
 		return nil, serr
 	}
@@ -307,6 +314,7 @@ func (a *attempt) list() ([]entry, error) {
 		return nil, fmt.Errorf("lock: children %s: %w", l.parent, err)
 	}
 	a.st.Rounds++
+	a.parentCzxid = st.Czxid
 	ord, err := order(kids)
 	if err != nil {
 		l.trace("fail", "children", err.Error())
@@ -383,10 +391,14 @@ func (a *attempt) wait(ctx context.Context, ch <-chan zk.Event) error {
 func (a *attempt) hold() *Held {
 	a.l.trace("info", "acquired", a.path)
 	seq, _ := fence.ParseSeq(a.own) // order parsed it already
-	return &Held{
-		Path: a.path, GUID: a.guid, Token: fence.Token{Domain: a.l.domain, Seq: seq},
+	h := &Held{
+		Path: a.path, GUID: a.guid, Token: fence.Token{Seq: seq},
 		l: a.l, session: a.session, lost: make(chan struct{}), stop: make(chan struct{}),
 	}
+	if a.l.czxidDomain {
+		h.Token.Domain = a.parentCzxid
+	}
+	return h
 }
 
 // fail ends the attempt. A candidacy that is over leaves nothing to delete;
@@ -397,7 +409,9 @@ func (a *attempt) fail(err error) error {
 		return err
 	}
 	a.l.trace("info", "abort", err.Error())
-	a.l.deleteWithin(a.path)
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupWithin)
+	defer cancel()
+	_ = ownNode{a.l, a.path, a.session}.delete(ctx) // traced; the acquisition's error is what the caller needs
 	return err
 }
 
@@ -573,12 +587,14 @@ func (h *Held) ownEvent(ev zk.Event) error {
 //     ErrSessionChanged, and nothing is deleted;
 //   - the delete's answer was lost with the connection: Release looks
 //     again after the reconnect, in the same session; the node gone means
-//     released, the node still there means delete again (never another
-//     session's node). In a changed session the node went with the old
-//     session: ErrSessionChanged;
+//     released, the node still there means delete again. A node found at
+//     the path that another session owns is not this hold's (its own is
+//     gone): it is left alone, and the error wraps ErrLostCandidacy. In a
+//     changed session the node went with the old session:
+//     ErrSessionChanged;
 //   - ctx ended, or the connection stayed down, before that was known: an
-//     error that says the outcome is unknown. The node then goes at the
-//     latest with the session; closing the session settles it.
+//     error wrapping ErrOutcomeUnknown. The node then goes at the latest
+//     with the session; closing the session settles it.
 func (h *Held) Release(ctx context.Context) error {
 	if err := h.end(); err != nil {
 		return err
@@ -586,23 +602,40 @@ func (h *Held) Release(ctx context.Context) error {
 	if err := h.l.checkSession(h.session); err != nil {
 		return err
 	}
+	return ownNode{h.l, h.Path, h.session}.delete(ctx)
+}
+
+// ownNode is a node this Locker created in session: a hold's node, or the
+// candidate of an acquisition that gave up. Release and an abandoned
+// acquisition delete it the same way, so neither leaves a phantom candidate
+// when the delete's answer, or the delete itself, is lost.
+type ownNode struct {
+	l       *Locker
+	path    string
+	session int64
+}
+
+// delete deletes the node, and only it. After a delete whose answer was lost
+// with the connection it looks again, in the same session, and deletes
+// again while the node is still there; see Release for what it returns.
+func (n ownNode) delete(ctx context.Context) error {
 	var retries connRetries
 	for {
-		h.l.trace("invoke", "delete", h.Path)
-		err := within(ctx, func() error { return h.l.conn.Delete(h.Path, -1) })
+		n.l.trace("invoke", "delete", n.path)
+		err := within(ctx, func() error { return n.l.conn.Delete(n.path, -1) })
 		switch {
 		case err == nil:
-			h.l.trace("ok", "delete", "")
+			n.l.trace("ok", "delete", "")
 			return nil
 		case errors.Is(err, zk.ErrNoNode):
-			h.l.trace("fail", "delete", err.Error())
-			return fmt.Errorf("%w: %s was already gone at release", ErrLostCandidacy, h.Path)
+			n.l.trace("fail", "delete", err.Error())
+			return fmt.Errorf("%w: %s was already gone at release", ErrLostCandidacy, n.path)
 		case !retries.again(err):
-			h.l.trace("info", "delete", "outcome unknown: "+err.Error())
-			return fmt.Errorf("lock: release %s: outcome unknown: %w", h.Path, err)
+			n.l.trace("info", "delete", "outcome unknown: "+err.Error())
+			return fmt.Errorf("%w: release %s: %w", ErrOutcomeUnknown, n.path, err)
 		}
-		h.l.trace("info", "delete", "outcome unknown: "+err.Error())
-		gone, err := h.resolve(ctx, &retries)
+		n.l.trace("info", "delete", "outcome unknown: "+err.Error())
+		gone, err := n.resolve(ctx, &retries)
 		if gone || err != nil {
 			return err
 		}
@@ -635,31 +668,32 @@ func (h *Held) end() error {
 
 // resolve finds out, after a delete whose answer was lost, whether the own
 // node is gone: true when it is, false when it must be deleted again.
-func (h *Held) resolve(ctx context.Context, retries *connRetries) (bool, error) {
+func (n ownNode) resolve(ctx context.Context, retries *connRetries) (bool, error) {
 	for {
-		h.l.trace("invoke", "exists", h.Path)
+		n.l.trace("invoke", "exists", n.path)
 		var ok bool
 		var st *zk.Stat
-		err := within(ctx, func() (err error) { ok, st, err = h.l.conn.Exists(h.Path); return err })
-		if serr := h.l.checkSession(h.session); serr != nil {
-			h.l.trace("info", "delete", "the node went with the session")
-			return true, fmt.Errorf("lock: release %s: the node went with its session: %w", h.Path, serr)
+		err := within(ctx, func() (err error) { ok, st, err = n.l.conn.Exists(n.path); return err })
+		if serr := n.l.checkSession(n.session); serr != nil {
+			n.l.trace("info", "delete", "the node went with the session")
+			return true, fmt.Errorf("lock: release %s: the node went with its session: %w", n.path, serr)
 		}
 		switch {
 		case err == nil:
 		case retries.again(err):
 			continue
 		default:
-			return false, fmt.Errorf("lock: release %s: outcome unknown: %w", h.Path, err)
+			return false, fmt.Errorf("%w: release %s: %w", ErrOutcomeUnknown, n.path, err)
 		}
 		switch {
 		case !ok:
-			h.l.trace("ok", "exists", "false: released")
+			n.l.trace("ok", "exists", "false: released")
 			return true, nil
-		case st.EphemeralOwner != h.session:
-			return false, fmt.Errorf("lock: release %s: the node is owned by session 0x%x, not 0x%x; not deleted", h.Path, st.EphemeralOwner, h.session)
+		case st.EphemeralOwner != n.session:
+			n.l.trace("ok", "exists", fmt.Sprintf("true ephemeralOwner=0x%x: not ours, left alone", st.EphemeralOwner))
+			return false, fmt.Errorf("%w: release %s: the node there now is owned by session 0x%x, not 0x%x; not deleted", ErrLostCandidacy, n.path, st.EphemeralOwner, n.session)
 		}
-		h.l.trace("ok", "exists", "true: delete again")
+		n.l.trace("ok", "exists", "true: delete again")
 		return false, nil
 	}
 }

@@ -46,16 +46,33 @@ func driver(t *testing.T, name string) *Kazoo {
 	return k
 }
 
-// proxy gives a client its own way to s, as every zk19 client has.
-func proxy(t *testing.T, name string, s *zkserver.Server) *faultproxy.Proxy {
+// twoClients starts kazoo drivers A and B, then a server (the drivers
+// first, so a missing kazoo skips before a server starts), and connects
+// each driver to it through a proxy of its own, as every zk19 client
+// has. The context it returns bounds the test from then on.
+func twoClients(t *testing.T) (ctx context.Context, a, b *Kazoo, sa, sb State) {
 	t.Helper()
-	p, err := faultproxy.New(s.Client, faultproxy.WithName(name), faultproxy.WithZooKeeperFrames(),
-		faultproxy.WithLogf(func(format string, args ...any) { t.Logf("nemesis "+format, args...) }))
-	if err != nil {
-		t.Fatalf("proxy: %v", err)
+	a, b = driver(t, "kazoo-A"), driver(t, "kazoo-B")
+	srv := zkserver.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	sa = connect(t, ctx, a, zkserver.ClientProxy(t, "kazoo-A", srv))
+	sb = connect(t, ctx, b, zkserver.ClientProxy(t, "kazoo-B", srv))
+	if sa.Session == sb.Session {
+		t.Fatalf("got one session %s for A and B; want two", sa.Session)
 	}
-	t.Cleanup(func() { _ = p.Close() })
-	return p
+	return ctx, a, b, sa, sb
+}
+
+// waitWatch waits until k's get with a watch on path (on any node for "")
+// has returned, after its first since events: k then waits on that node.
+func waitWatch(t *testing.T, ctx context.Context, k *Kazoo, what string, since int, path string) {
+	t.Helper()
+	if _, err := k.WaitEvent(ctx, what, since, func(e Event) bool {
+		return e.Kind == "op" && e.Op == "get" && e.Phase == "ok" && (path == "" || e.Path == path)
+	}); err != nil {
+		t.Fatalf("%v", err)
+	}
 }
 
 func connect(t *testing.T, ctx context.Context, k *Kazoo, p *faultproxy.Proxy) State {
@@ -76,16 +93,7 @@ func connect(t *testing.T, ctx context.Context, k *Kazoo, p *faultproxy.Proxy) S
 // sessions: A acquires, B waits on A's node, A releases, B acquires. The
 // lock dir lists each contender's node with its owner session.
 func TestKazooDriverHandsTheLockOver(t *testing.T) {
-	// The drivers start first, so a missing kazoo skips before a server starts.
-	a, b := driver(t, "kazoo-A"), driver(t, "kazoo-B")
-	srv := zkserver.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	pa, pb := proxy(t, "kazoo-A", srv), proxy(t, "kazoo-B", srv)
-	sa, sb := connect(t, ctx, a, pa), connect(t, ctx, b, pb)
-	if sa.Session == sb.Session {
-		t.Fatalf("got one session %s for A and B; want two", sa.Session)
-	}
+	ctx, a, b, sa, sb := twoClients(t)
 	const dir = "/kazoo-driver"
 
 	ga, err := a.Acquire(ctx, dir, "A", 10*time.Second)
@@ -94,12 +102,7 @@ func TestKazooDriverHandsTheLockOver(t *testing.T) {
 	}
 	since := len(b.Events())
 	call := b.AcquireAsync(dir, "B", 0)
-	// B waits once its get with a watch on A's node has returned.
-	if _, err := b.WaitEvent(ctx, "B's watch on A's node", since, func(e Event) bool {
-		return e.Kind == "op" && e.Op == "get" && e.Phase == "ok" && e.Path == dir+"/"+ga.Node
-	}); err != nil {
-		t.Fatalf("%v", err)
-	}
+	waitWatch(t, ctx, b, "B's watch on A's node", since, dir+"/"+ga.Node)
 	select {
 	case <-call.Done():
 		r, err := call.Wait(ctx)
@@ -148,11 +151,7 @@ func closeWhileWaiting(t *testing.T, ctx context.Context, a *Kazoo, dir string) 
 	t.Helper()
 	since := len(a.Events())
 	call := a.AcquireAsync(dir, "A", 0)
-	if _, err := a.WaitEvent(ctx, "A's watch on B's node", since, func(e Event) bool {
-		return e.Kind == "op" && e.Op == "get" && e.Phase == "ok"
-	}); err != nil {
-		t.Fatalf("%v", err)
-	}
+	waitWatch(t, ctx, a, "A's watch on B's node", since, "")
 	a.Close()
 	gone(t, a.Hello.PID)
 	if r, err := call.Wait(ctx); err == nil || !strings.Contains(err.Error(), "exited") {
@@ -294,12 +293,7 @@ threading.Event().wait()
 // once by kazoo's timeout and once by cancel: each reply names kazoo's
 // exception, and kazoo's cleanup leaves only A's node.
 func TestKazooDriverReportsTimeoutAndCancel(t *testing.T) {
-	a, b := driver(t, "kazoo-A"), driver(t, "kazoo-B")
-	srv := zkserver.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	sa := connect(t, ctx, a, proxy(t, "kazoo-A", srv))
-	connect(t, ctx, b, proxy(t, "kazoo-B", srv))
+	ctx, a, b, sa, _ := twoClients(t)
 	const dir = "/kazoo-driver"
 	ga, err := a.Acquire(ctx, dir, "A", 10*time.Second)
 	if err != nil || !ga.Acquired {
@@ -323,11 +317,7 @@ func TestKazooDriverReportsTimeoutAndCancel(t *testing.T) {
 	}
 	since := len(b.Events())
 	call := b.AcquireAsync(dir, "B", 0)
-	if _, err := b.WaitEvent(ctx, "B's watch on A's node", since, func(e Event) bool {
-		return e.Kind == "op" && e.Op == "get" && e.Phase == "ok" && e.Path == dir+"/"+ga.Node
-	}); err != nil {
-		t.Fatalf("%v", err)
-	}
+	waitWatch(t, ctx, b, "B's watch on A's node", since, dir+"/"+ga.Node)
 	if err := b.Cancel(ctx, dir); err != nil {
 		t.Fatalf("B cancel: %v", err)
 	}

@@ -4,7 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -243,27 +244,19 @@ func replyFields(b []byte) string {
 	for _, key := range []string{"id", "cmd", "ok", "elapsed", "error"} {
 		delete(m, key)
 	}
-	keys := make([]string, 0, len(m))
-	for key := range m {
-		keys = append(keys, key)
-	}
-	sort.Strings(keys)
-	var parts []string
-	for _, key := range keys {
-		parts = append(parts, key+"="+string(m[key]))
-	}
-	return strings.Join(parts, " ")
+	return fields(m, func(v json.RawMessage) string { return string(v) })
 }
 
 func compact(args map[string]any) string {
-	keys := make([]string, 0, len(args))
-	for key := range args {
-		keys = append(keys, key)
-	}
-	sort.Strings(keys)
+	return fields(args, func(v any) string { return fmt.Sprint(v) })
+}
+
+// fields renders m as "key=value" words, keys sorted, as a log line shows
+// a request or a reply.
+func fields[V any](m map[string]V, show func(V) string) string {
 	var parts []string
-	for _, key := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%v", key, args[key]))
+	for _, key := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, key+"="+show(m[key]))
 	}
 	return strings.Join(parts, " ")
 }

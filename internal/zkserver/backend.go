@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/zk19/zk19/internal/wait"
 )
 
 // Kind names a backend.
@@ -89,9 +93,11 @@ var (
 )
 
 // Resolve picks the backend once per test binary from ZK19_BACKEND:
-// auto (the default) takes the container backend when a Docker engine answers
-// and the image is present or pullable, else the process backend when a
-// ZooKeeper install is found, else it returns errNoServer.
+// auto (the default) takes the container backend when a Docker engine answers,
+// the image is present or pullable and a container on the host network shares
+// 127.0.0.1 with this host (see hostNetProbe), else the process backend when a
+// ZooKeeper install is found. When neither works it returns errNoServer, or,
+// when only the host network is missing, one line saying how to get it.
 func Resolve() (Backend, error) {
 	resolveOnce.Do(func() { resolved, resolveErr = resolve() })
 	return resolved, resolveErr
@@ -104,6 +110,9 @@ func resolve() (Backend, error) {
 		return processBackend("ZK19_BACKEND=process")
 	case Container:
 		img, why, err := containerImage(true)
+		if err == nil {
+			why, err = checkHostNetwork(img, why)
+		}
 		if err != nil {
 			return Backend{}, fmt.Errorf("ZK19_BACKEND=container: %w", err)
 		}
@@ -121,13 +130,21 @@ func resolve() (Backend, error) {
 	if s := splitServers(os.Getenv(envServers)); len(s) > 0 {
 		return Backend{Kind: External, Servers: s, Why: "auto: ZK19_SERVERS is set"}, nil
 	}
-	if img, why, err := containerImage(false); err == nil {
+	img, why, err := containerImage(false)
+	if err != nil {
+		if b, err := processBackend("auto: no usable image"); err == nil {
+			return b, nil
+		}
+		return Backend{}, errNoServer
+	}
+	if why, err = checkHostNetwork(img, why); err == nil {
 		return Backend{Kind: Container, Image: img, Why: "auto: " + why}, nil
 	}
-	if b, err := processBackend("auto: no usable image"); err == nil {
+	// A laptop with Java and a ZooKeeper distribution still runs every claim.
+	if b, perr := processBackend("auto: " + img + ": " + shortReason(err)); perr == nil {
 		return b, nil
 	}
-	return Backend{}, errNoServer
+	return Backend{}, err
 }
 
 func splitServers(s string) []string {
@@ -234,3 +251,173 @@ func containerImage(explicit bool) (string, string, error) {
 	}
 	return officialImage, "official image pulled", nil
 }
+
+// hostNetAdvice ends the one line printed when containers on the host
+// network do not share this host's 127.0.0.1.
+const hostNetAdvice = "turn host networking on (Docker Desktop 4.34+: Settings → Resources → Network → " +
+	"Enable host networking, then Apply and restart), or run ZK19_BACKEND=process with ZK19_ZOOKEEPER_HOME " +
+	"pointing at a ZooKeeper binary distribution (apache-zookeeper-x.y.z-bin) and a java on PATH"
+
+// errHostNet says a probe container and this host do not share 127.0.0.1.
+type errHostNet struct{ image, detail string }
+
+func (e errHostNet) Error() string {
+	return fmt.Sprintf("a container of %s on Docker's host network does not share 127.0.0.1 with this host (%s): %s",
+		e.image, e.detail, hostNetAdvice)
+}
+
+// shortReason is err without the advice, for the record header's backend line.
+func shortReason(err error) string {
+	var h errHostNet
+	if errors.As(err, &h) {
+		return "its containers do not share 127.0.0.1 with this host (" + h.detail + ")"
+	}
+	return err.Error()
+}
+
+// hostNetProbe checks, before the container backend is chosen, what every
+// claim needs of it: clients and link proxies on this host dial servers in
+// containers on 127.0.0.1, and servers dial the link proxies there. Docker
+// Engine on Linux shares the host's network namespace with such containers;
+// Docker Desktop does only with host networking turned on, and otherwise
+// runs them in its VM, where 127.0.0.1 is the VM's own.
+//
+// The probe is the image's own ZooKeeper, as member 1 of a two-member
+// ensemble whose member 2's election port is a listener on this host. The
+// server binds its client port before it opens election connections, so
+// the listener's accept is the readiness signal for the dial back, and the
+// server's "Cannot open channel" warning is the failure signal: no wait
+// guesses how long a JVM takes to start.
+type hostNetProbe struct {
+	within time.Duration
+	// client and peer give the address dialled for a real port: this host
+	// dials client(probe server's client port); the probe server dials
+	// peer(the listener's port). Tests point one at a port nobody listens on.
+	client, peer func(port int) string
+}
+
+// runProbe is the probe Resolve runs; tests of Resolve's choices replace it.
+var runProbe = hostNetProbe{within: readyWithin, client: addr, peer: addr}.run
+
+// checkHostNetwork runs the probe against img and returns why, extended
+// with how long the probe took, or the one-line error.
+func checkHostNetwork(img, why string) (string, error) {
+	t0 := time.Now()
+	if err := runProbe(img); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s; 127.0.0.1 shared with a container both ways (probe %v)", why,
+		time.Since(t0).Round(100*time.Millisecond)), nil
+}
+
+// cannotOpen is the warning of a server that cannot dial a peer's election port.
+const cannotOpen = "Cannot open channel to 2"
+
+func (p hostNetProbe) run(img string) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("host-network probe: %w", err)
+	}
+	accepted, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		if c, err := ln.Accept(); err == nil {
+			_ = c.Close()
+			close(accepted)
+		}
+	}()
+	defer func() { _ = ln.Close(); <-done }()
+	all, err := allocatePorts(2)
+	if err != nil {
+		return fmt.Errorf("host-network probe: %w", err)
+	}
+	hostPort := ln.Addr().(*net.TCPAddr).Port
+	o := buildOptions([]Option{WithPeerAddr(func(_, _ int, k PortKind, real string) string {
+		if k == ElectionPort {
+			return p.peer(hostPort)
+		}
+		return real
+	})})
+	log := newPrefixWriter("", nil)
+	log.watch(cannotOpen)
+	stop, err := startProbe(img, renderConfig(1, all, "/data", o), log)
+	if err != nil {
+		return fmt.Errorf("host-network probe: %w", err)
+	}
+	defer stop()
+	return p.await(img, accepted, log, all[0].client, hostPort)
+}
+
+// startProbe starts the probe container, registered before it exists, and
+// follows its log into log with docker logs: a container's log consumer
+// stops when its start call returns. stop removes both.
+func startProbe(img, cfg string, log *prefixWriter) (stop func(), err error) {
+	// QuorumCnxManager is quieter than warn by default; its warning is the signal.
+	flags := jvmFlags("warn", map[string]string{"org.apache.zookeeper.server.quorum.QuorumCnxManager": "warn"})
+	c, err := newContainer(Backend{Kind: Container, Image: img}, "hostnet-probe", 1, 2, cfg, flags, io.Discard)
+	if err != nil {
+		return nil, err
+	}
+	// The interrupt points count the servers tests make; the probe is none.
+	c.probe = true
+	if err := c.start(); err != nil {
+		_ = c.close()
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	follow := exec.CommandContext(ctx, "docker", "logs", "--follow", c.name)
+	follow.Stdout, follow.Stderr = log, log
+	if err := follow.Start(); err != nil {
+		cancel()
+		_ = c.close()
+		return nil, fmt.Errorf("docker logs %s: %w", c.name, err)
+	}
+	return func() {
+		cancel()
+		_ = follow.Wait()
+		log.close()
+		_ = c.close()
+	}, nil
+}
+
+// await waits for the probe server's dial of this host, then dials it back.
+func (p hostNetProbe) await(img string, accepted <-chan struct{}, log *prefixWriter, client, hostPort int) error {
+	err := wait.Until(p.within, "the probe server to dial this host's "+p.peer(hostPort), func() (bool, string) {
+		select {
+		case <-accepted:
+			return true, ""
+		default:
+		}
+		if log.first(cannotOpen) != "" {
+			return true, ""
+		}
+		return false, lastLogLine(log)
+	})
+	if err != nil {
+		return fmt.Errorf("host-network probe with %s: %w", img, err)
+	}
+	select {
+	case <-accepted:
+	default:
+		return errHostNet{img, "the container cannot dial " + p.peer(hostPort) + " on this host"}
+	}
+	target := p.client(client)
+	answer, err := FourLetter(target, "ruok", 10*time.Second)
+	if err != nil {
+		return errHostNet{img, "this host cannot dial the container's " + target + ": " + oneLine(err.Error())}
+	}
+	if answer != "imok" {
+		return errHostNet{img, fmt.Sprintf("ruok to the container's %s: got %q; want imok", target, answer)}
+	}
+	return nil
+}
+
+func lastLogLine(log *prefixWriter) string {
+	tail := log.Tail()
+	if len(tail) == 0 {
+		return "no output from the container yet"
+	}
+	return tail[len(tail)-1]
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -46,6 +46,7 @@ type containerRunner struct {
 	cfg   string
 	flags []string // the JVM's flags (see jvmFlags)
 	out   io.Writer
+	probe bool // the host-network probe (backend.go): no test's server, so no interrupt point
 
 	mu        sync.Mutex
 	ctr       testcontainers.Container
@@ -90,8 +91,8 @@ func (c *containerRunner) start() error {
 	if isStopping() {
 		return errStopping
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx, started := startContext()
+	defer started()
 	if c.ctr != nil { // restart after stop: same container, same /data
 		if err := c.ctr.Start(ctx); err != nil {
 			return fmt.Errorf("start container %s: %w", c.name, err)
@@ -133,11 +134,24 @@ func (c *containerRunner) request() testcontainers.ContainerRequest {
 		LogConsumerCfg:     &testcontainers.LogConsumerConfig{Consumers: []testcontainers.LogConsumer{logSink{c.out}}},
 		LifecycleHooks: []testcontainers.ContainerLifecycleHooks{{
 			PostCreates: []testcontainers.ContainerHook{func(context.Context, testcontainers.Container) error {
-				interruptAt(atContainerCreate)
+				if !c.probe {
+					interruptAt(atContainerCreate)
+				}
 				return nil
 			}},
 		}},
 	}
+}
+
+// startContext bounds a container's start by two minutes without ending,
+// when the start returns, the log production that testcontainers derives
+// from the same context (a context cancelled at return stopped it at once,
+// and no server line of a container ever reached the record). The log
+// production ends with the container. Call started when the start returns.
+func startContext() (ctx context.Context, started func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	timer := time.AfterFunc(2*time.Minute, cancel)
+	return ctx, func() { timer.Stop() }
 }
 
 func (c *containerRunner) alive() bool {
@@ -194,6 +208,25 @@ func (c *containerRunner) close() error {
 	err := testcontainers.TerminateContainer(c.ctr, testcontainers.StopTimeout(0))
 	c.ctr, c.up, c.attempted = nil, false, false
 	return err
+}
+
+// wipe removes the stopped container, and /data with it: the next start
+// creates a fresh one under the same name, still registered.
+func (c *containerRunner) wipe() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctr == nil {
+		return nil
+	}
+	if c.up {
+		return fmt.Errorf("wipe container %s: it still runs", c.name)
+	}
+	err := testcontainers.TerminateContainer(c.ctr, testcontainers.StopTimeout(0))
+	c.ctr, c.attempted = nil, false
+	if err != nil {
+		return fmt.Errorf("wipe container %s: %w", c.name, err)
+	}
+	return nil
 }
 
 func (c *containerRunner) docker(verb string) error {

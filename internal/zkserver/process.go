@@ -180,6 +180,16 @@ func (p *processRunner) close() error {
 	return err
 }
 
+// wipe removes the data dir; start writes it (and myid) again.
+func (p *processRunner) wipe() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd != nil {
+		return fmt.Errorf("wipe %s: it still runs", p.name)
+	}
+	return os.RemoveAll(filepath.Join(p.dir, "data"))
+}
+
 func (p *processRunner) pause() error  { return p.signal(syscall.SIGSTOP) }
 func (p *processRunner) resume() error { return p.signal(syscall.SIGCONT) }
 

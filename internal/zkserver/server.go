@@ -35,6 +35,7 @@ type runner interface {
 	alive() bool
 	pid() (int, error)
 	close() error // final teardown: stop, remove what the backend created, unregister
+	wipe() error  // remove a stopped server's data; the next start begins empty
 }
 
 // readyWithin bounds the wait until a started server reports a Mode: a JVM
@@ -215,6 +216,26 @@ func (s *Server) TryRestart() error {
 		return err
 	}
 	return s.WaitMode(readyWithin, "standalone", "leader", "follower")
+}
+
+// RestartWiped stops the server, removes its data (snapshots and
+// transaction logs) and starts it again with the same config and ports, as
+// a replaced server would start: its zxids and sequence numbers count from
+// the start again (claim T5). Sessions of the old data are unknown to it.
+func (s *Server) RestartWiped(t TB) {
+	t.Helper()
+	s.control(t, "restart wiped", func(r runner) error {
+		if err := r.stop(false); err != nil {
+			return err
+		}
+		if err := r.wipe(); err != nil {
+			return err
+		}
+		if err := r.start(); err != nil {
+			return err
+		}
+		return s.WaitMode(readyWithin, "standalone", "leader", "follower")
+	})
 }
 
 // Ensemble is N servers (N == 1: a standalone server).

@@ -98,6 +98,10 @@ func TestStandaloneServerStartsAndStops(t *testing.T) {
 	if m, err := s.Mode(); m != "standalone" {
 		t.Fatalf("after restart: got mode %q (%v); want standalone", m, err)
 	}
+	s.RestartWiped(t)
+	if st, err := s.Srvr(); st.Mode != "standalone" || st.Zxid != 0 {
+		t.Fatalf("after a wiped restart: got %+v (%v); want mode standalone and zxid 0", st, err)
+	}
 }
 
 func TestEnsembleOfThreeElectsOneLeader(t *testing.T) {

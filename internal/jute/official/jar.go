@@ -28,7 +28,7 @@ type Jar struct {
 // backend the class path the backend resolved; on the container backend the
 // jars inside the image, copied out. It skips tb on the external backend,
 // which has no jar on this machine.
-func serverJar(tb TB, b zkserver.Backend) Jar {
+func serverJar(tb zkserver.TB, b zkserver.Backend) Jar {
 	tb.Helper()
 	switch b.Kind {
 	case zkserver.Process:

@@ -33,16 +33,6 @@ var oracleSource []byte
 const noJDK = "E5 needs a JDK to compile the official-Jute oracle and found no javac " +
 	"(JAVA_HOME/bin or PATH): install openjdk-17-jdk-headless (scripts/setup does)"
 
-// TB is the part of testing.TB the oracle needs.
-type TB interface {
-	Helper()
-	Cleanup(func())
-	Fatalf(format string, args ...any)
-	Logf(format string, args ...any)
-	Skipf(format string, args ...any)
-	TempDir() string
-}
-
 // Oracle is one running JVM that answers with the official Jute classes.
 type Oracle struct {
 	Jar   Jar
@@ -68,7 +58,7 @@ type About struct {
 // Start finds the jar of the server backend b runs (serverJar), compiles
 // the oracle against it, starts it, and stops it at cleanup. It skips tb,
 // with noJDK, where no javac is installed.
-func Start(tb TB, b zkserver.Backend) *Oracle {
+func Start(tb zkserver.TB, b zkserver.Backend) *Oracle {
 	tb.Helper()
 	javac, java, ok := findJDK()
 	if !ok {
@@ -101,6 +91,17 @@ func Start(tb TB, b zkserver.Backend) *Oracle {
 	}
 	o.JVMTime = time.Since(t0) - jarTime - o.JavacTime
 	return o
+}
+
+// StartResolved is Start with the backend zkserver.Resolve picks, for a
+// test that starts no server of its own; it skips tb where none resolves.
+func StartResolved(tb zkserver.TB) *Oracle {
+	tb.Helper()
+	b, err := zkserver.Resolve()
+	if err != nil {
+		tb.Skipf("E5 compares with the jar of the server under test, and no backend resolves: %v", err)
+	}
+	return Start(tb, b)
 }
 
 // findJDK returns javac and the java beside it, from JAVA_HOME or PATH.

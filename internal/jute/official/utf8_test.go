@@ -6,7 +6,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/zk19/zk19/internal/jute"
-	"github.com/zk19/zk19/internal/zkserver"
 )
 
 // TestJavaStringReadsAsTheJDKDoes sweeps the malformed UTF-8 sequences
@@ -16,11 +15,7 @@ import (
 // reach: each sample is a path on its own (cut short by the end of input)
 // and followed by a byte.
 func TestJavaStringReadsAsTheJDKDoes(t *testing.T) {
-	b, err := zkserver.Resolve()
-	if err != nil {
-		t.Skipf("E5 compares with the jar of the server under test, and no backend resolves: %v", err)
-	}
-	o := Start(t, b)
+	o := StartResolved(t)
 	var k *Kind
 	for i := range Kinds {
 		if Kinds[i].Class == "org.apache.zookeeper.proto.CreateRequest" {

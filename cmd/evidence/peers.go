@@ -1,0 +1,324 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/zk19/zk19/internal/claims"
+)
+
+// The peer table: a peer test (TestPeer…) runs one scenario with every
+// recipe, one subtest per recipe, and logs one marked line per cell:
+//
+//	evidence: peer <scenario> | scenario | <title>
+//	evidence: peer <scenario> | <recipe> [<version>] | <kept|broke|n/a> | <outcome> | <source or ->
+//
+// (peers_recipes_test.go writes them.) The table has a row per scenario, in
+// the order they ran, and a column per recipe.
+
+// peerMark opens a peer table line, after claims.EvidenceMark.
+const peerMark = "peer "
+
+// peerColumns are the recipes the table has a column for, in order; a
+// recipe the run names beyond these gets a column after them.
+var peerColumns = []string{"ours", "go-zookeeper", "kazoo"}
+
+// Cell verdicts, as the peer tests log them.
+const (
+	cellKept  = "kept"
+	cellBroke = "broke"
+	cellNone  = "n/a"
+)
+
+// peerCell is one recipe's outcome in one scenario.
+type peerCell struct {
+	Recipe, Version, Verdict, Outcome, Source string
+}
+
+// peerRow is one scenario: its cells by recipe, and for a recipe without a
+// cell, why (its subtest was skipped, or failed before it could observe).
+type peerRow struct {
+	ID, Title, Test string
+	Cells           map[string]peerCell
+	Missing         map[string]string
+}
+
+// peerTable reads the rows from the run's peer tests, in the order they ran.
+func peerTable(run *Run) []peerRow {
+	var rows []peerRow
+	at := map[string]int{}
+	for _, name := range run.Order {
+		if _, test := claims.SplitProof(name); !claims.IsPeer(test) {
+			continue
+		}
+		res := run.Results[name]
+		for _, l := range marked(res.Lines, claims.EvidenceMark) {
+			id, f, ok := peerFields(l)
+			if !ok {
+				continue
+			}
+			i, seen := at[id]
+			if !seen {
+				i = len(rows)
+				at[id] = i
+				rows = append(rows, peerRow{ID: id, Test: name, Cells: map[string]peerCell{}})
+			}
+			if len(f) == 1 {
+				rows[i].Title = f[0]
+				continue
+			}
+			recipe, version, _ := strings.Cut(f[0], " ")
+			rows[i].Cells[recipe] = peerCell{Recipe: recipe, Version: version, Verdict: f[1], Outcome: f[2], Source: f[3]}
+		}
+	}
+	for i := range rows {
+		rows[i].Missing = missingCells(run.Results[rows[i].Test], rows[i].Cells)
+	}
+	return rows
+}
+
+// peerFields splits a peer table line: the scenario and, after it, either
+// the title alone or recipe, verdict, outcome and source.
+func peerFields(l string) (id string, fields []string, ok bool) {
+	rest, ok := strings.CutPrefix(unmark(l), peerMark)
+	if !ok {
+		return "", nil, false
+	}
+	f := strings.Split(rest, " | ")
+	switch {
+	case len(f) == 3 && f[1] == "scenario":
+		return f[0], f[2:], true
+	case len(f) == 5:
+		if f[4] == "-" {
+			f[4] = ""
+		}
+		return f[0], f[1:], true
+	}
+	return "", nil, false
+}
+
+// missingCells says, for each column without a cell, what its subtest did.
+func missingCells(res *result, cells map[string]peerCell) map[string]string {
+	out := map[string]string{}
+	for _, recipe := range peerColumns {
+		if _, ok := cells[recipe]; ok {
+			continue
+		}
+		ls := res.Subs[recipe]
+		switch {
+		case len(ls) == 0:
+			out[recipe] = "not run"
+		case anyPrefix(ls, "--- SKIP"):
+			out[recipe] = "not run: " + skipReason(&result{Lines: ls})
+		default:
+			out[recipe] = "no observation: " + firstError(&result{Lines: ls})
+		}
+	}
+	return out
+}
+
+func anyPrefix(ls []string, p string) bool {
+	for _, l := range ls {
+		if strings.HasPrefix(strings.TrimSpace(l), p) {
+			return true
+		}
+	}
+	return false
+}
+
+// columns are the recipes of the rows: peerColumns, then any other.
+func columns(rows []peerRow) []string {
+	cols := append([]string(nil), peerColumns...)
+	for _, r := range rows {
+		for recipe := range r.Cells {
+			if !contains(cols, recipe) {
+				cols = append(cols, recipe)
+			}
+		}
+	}
+	return cols
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// columnNames are the recipes' headers: name, version and lock object, as
+// the run reported them.
+var columnNames = map[string]string{
+	"ours":         "ours (`internal/lock`)",
+	"go-zookeeper": "go-zookeeper %s `zk.Lock`",
+	"kazoo":        "kazoo %s `Lock`",
+}
+
+func columnName(recipe string, rows []peerRow) string {
+	version := ""
+	for _, r := range rows {
+		if c, ok := r.Cells[recipe]; ok && c.Version != "" {
+			version = c.Version
+			break
+		}
+	}
+	f, ok := columnNames[recipe]
+	if !ok {
+		return strings.TrimSpace(recipe + " " + version)
+	}
+	if !strings.Contains(f, "%s") {
+		return f
+	}
+	return strings.Join(strings.Fields(fmt.Sprintf(f, version)), " ")
+}
+
+// curatorWhy is the Curator column's one cell, said once.
+const curatorWhy = "Apache Curator's `InterProcessMutex` (Java) is not measured: it comes from Maven Central, and these " +
+	"machines have neither Maven nor a Curator jar. Nothing in its column is guessed from its source."
+
+// writePeers writes the section "How other recipes fare": the scenario
+// table, the headline counts, and every peer test's result.
+func writePeers(w io.Writer, r report) {
+	fmt.Fprintf(w, "\n## How other recipes fare\n\nPeer tests (named %s) run the same scenario with every recipe, one after the other "+
+		"on the same server, each contender through its own client proxy, so every fault is the same bytes on the wire. "+
+		"They are findings about the recipes, not proofs of a claim: a peer's failure changes no verdict above.\n\n", code("TestPeer…"))
+	rows := peerTable(r.run)
+	if len(rows) > 0 {
+		writePeerTable(w, rows, r.peerSrc)
+	}
+	if len(r.peers) == 0 {
+		fmt.Fprintf(w, "No peer test ran.\n")
+		return
+	}
+	fmt.Fprintf(w, "\n| peer test | result | evidence |\n|---|---|---|\n")
+	for _, p := range r.peers {
+		var ev []string
+		for _, l := range p.Evidence {
+			if _, _, ok := peerFields(l); !ok {
+				ev = append(ev, l)
+			}
+		}
+		if len(ev) == 0 {
+			ev = []string{"its cells are in the table above"}
+		}
+		fmt.Fprintf(w, "| %s | %s (%.1fs) | %s |\n", code(p.Name), p.Action, p.Elapsed, cell(strings.Join(ev, "<br>")))
+	}
+}
+
+func writePeerTable(w io.Writer, rows []peerRow, src map[string]string) {
+	cols := columns(rows)
+	fmt.Fprintf(w, "%s\n\n", headline(rows, cols))
+	fmt.Fprintf(w, "A cell says whether the recipe **kept** a lock's guarantees in the scenario (one holder, on a node of its own session, "+
+		"and the truth about whether it holds), **broke** one, or has no such feature (n/a); its words link the test. "+
+		"For a peer, the source line responsible follows: go-zookeeper's at its tag on GitHub, kazoo's in the package the driver imported "+
+		"(Debian's python3-kazoo, %s); the test checked each cited line against the code that ran.\n\n", code("/usr/lib/python3/dist-packages/kazoo"))
+	head := []string{"scenario"}
+	for _, c := range cols {
+		head = append(head, columnName(c, rows))
+	}
+	head = append(head, "Curator `InterProcessMutex`")
+	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
+	for _, row := range rows {
+		out := []string{fmt.Sprintf("**%s**: %s", row.ID, cell(row.Title))}
+		for _, c := range cols {
+			out = append(out, peerCellText(row, c, src[row.Test]))
+		}
+		out = append(out, "not measured¹")
+		fmt.Fprintf(w, "| %s |\n", strings.Join(out, " | "))
+	}
+	fmt.Fprintf(w, "\n¹ %s\n", curatorWhy)
+}
+
+// headline counts each recipe's cells.
+func headline(rows []peerRow, cols []string) string {
+	var parts []string
+	for _, c := range cols {
+		n := map[string]int{}
+		for _, r := range rows {
+			if cl, ok := r.Cells[c]; ok {
+				n[cl.Verdict]++
+			} else {
+				n["no cell"]++
+			}
+		}
+		var counts []string
+		for _, v := range []string{cellKept, cellBroke, cellNone, "no cell"} {
+			if n[v] > 0 {
+				counts = append(counts, fmt.Sprintf("%d %s", n[v], v))
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s", columnName(c, rows), strings.Join(counts, ", ")))
+	}
+	scenarios := "scenarios"
+	if len(rows) == 1 {
+		scenarios = "scenario"
+	}
+	return fmt.Sprintf("In %d %s: %s.", len(rows), scenarios, strings.Join(parts, "; "))
+}
+
+func peerCellText(row peerRow, recipe, testLink string) string {
+	c, ok := row.Cells[recipe]
+	if !ok {
+		return cell(row.Missing[recipe])
+	}
+	words := cell(c.Outcome)
+	if testLink != "" {
+		words = "[" + linkText(words) + "](" + testLink + ")"
+	}
+	verdict := c.Verdict
+	if verdict == cellBroke {
+		verdict = "**broke**"
+	}
+	s := verdict + ": " + words
+	if c.Source != "" {
+		s += " — " + sourceLink(c)
+	}
+	return s
+}
+
+// linkText escapes what would end a link's text early.
+func linkText(s string) string {
+	return strings.NewReplacer("[", `\[`, "]", `\]`).Replace(s)
+}
+
+var lineRange = regexp.MustCompile(`^(.+):(\d+)(?:-(\d+))?$`)
+
+// sourceLink cites a peer's source line: go-zookeeper's on GitHub at the
+// version that ran, anything else by its path in the package.
+func sourceLink(c peerCell) string {
+	m := lineRange.FindStringSubmatch(c.Source)
+	switch {
+	case m == nil:
+		return cell(c.Source)
+	case c.Recipe == "go-zookeeper" && c.Version != "":
+		anchor := "#L" + m[2]
+		if m[3] != "" {
+			anchor += "-L" + m[3]
+		}
+		return fmt.Sprintf("[%s](https://github.com/go-zookeeper/zk/blob/%s/%s%s)", c.Source, c.Version, m[1], anchor)
+	case c.Recipe == "kazoo":
+		return code("kazoo/" + c.Source)
+	}
+	return code(c.Source)
+}
+
+// peerSources finds where each peer test is defined in dir's root test
+// files, as links relative to the evidence file: "peers_test.go#L42".
+func peerSources(dir string) map[string]string {
+	proofs, err := claims.ScanProofs(dir)
+	if err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, p := range proofs {
+		if p.Peer {
+			out[p.Name] = fmt.Sprintf("%s#L%d", filepath.ToSlash(filepath.Base(p.Pos.Filename)), p.Pos.Line)
+		}
+	}
+	return out
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite testdata/peers.golden.md from testdata/peers-run.json")
+
+// peerRun parses a "go test -json" stream of peer tests.
+func peerRun(t *testing.T, stream string) *Run {
+	t.Helper()
+	rn, err := parseRun(strings.NewReader(stream), fixtureModule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rn
+}
+
+// fixedSources links the run's peer tests to made-up lines, so the golden
+// does not move when peers_test.go does.
+func fixedSources(rn *Run) map[string]string {
+	out := map[string]string{}
+	for i, name := range rn.Order {
+		out[name] = fmt.Sprintf("peers_test.go#L%d", 100*(i+1))
+	}
+	return out
+}
+
+// TestKnownRunGivesKnownPeerTable: testdata/peers-run.json is a real run of
+// the root package's peer tests (process backend, ZooKeeper 3.8.0),
+// reduced to the lines the table reads; the section it gives is
+// testdata/peers.golden.md (go test -run TestKnownRunGivesKnownPeerTable
+// -update rewrites it).
+func TestKnownRunGivesKnownPeerTable(t *testing.T) {
+	b, err := os.ReadFile("testdata/peers-run.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rn := peerRun(t, string(b))
+	var got bytes.Buffer
+	writePeers(&got, report{run: rn, peers: peers(rn), peerSrc: fixedSources(rn)})
+	if *updateGolden {
+		if err := os.WriteFile("testdata/peers.golden.md", got.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile("testdata/peers.golden.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("the peer section differs from testdata/peers.golden.md:\n%s", got.String())
+	}
+	rows := peerTable(rn)
+	if len(rows) < 10 {
+		t.Errorf("%d scenarios; want at least 10", len(rows))
+	}
+	for _, r := range rows {
+		for _, c := range peerColumns {
+			if _, ok := r.Cells[c]; !ok {
+				t.Errorf("scenario %s has no cell for %s: %s", r.ID, c, r.Missing[c])
+			}
+		}
+		if c := r.Cells["ours"]; c.Verdict != cellKept {
+			t.Errorf("scenario %s: ours %s (%s); the known run kept every guarantee", r.ID, c.Verdict, c.Outcome)
+		}
+	}
+}
+
+// A stream with one scenario whose kazoo subtest skipped, whose ours
+// subtest failed before it logged a cell, and a line that is not a cell.
+const missingCellsRun = `{"Action":"run","Package":"github.com/zk19/zk19","Test":"TestPeerX"}
+{"Action":"output","Package":"github.com/zk19/zk19","Test":"TestPeerX","Output":"    peers_test.go:9: evidence: peer x | scenario | a scenario\n"}
+{"Action":"output","Package":"github.com/zk19/zk19","Test":"TestPeerX","Output":"    peers_test.go:9: evidence: peer x | kept\n"}
+{"Action":"run","Package":"github.com/zk19/zk19","Test":"TestPeerX/ours"}
+{"Action":"output","Package":"github.com/zk19/zk19","Test":"TestPeerX/ours","Output":"    peers_test.go:12: W: got waiting on \"\"; want waiting on H's n-0000000000\n"}
+{"Action":"output","Package":"github.com/zk19/zk19","Test":"TestPeerX/ours","Output":"    --- FAIL: TestPeerX/ours (0.10s)\n"}
+{"Action":"fail","Package":"github.com/zk19/zk19","Test":"TestPeerX/ours","Elapsed":0.1}
+{"Action":"run","Package":"github.com/zk19/zk19","Test":"TestPeerX/go-zookeeper"}
+{"Action":"output","Package":"github.com/zk19/zk19","Test":"TestPeerX/go-zookeeper","Output":"    peers_recipes_test.go:188: evidence: peer x | go-zookeeper v1.0.4 | broke | held [twice] | lock.go:7\n"}
+{"Action":"pass","Package":"github.com/zk19/zk19","Test":"TestPeerX/go-zookeeper","Elapsed":0.1}
+{"Action":"run","Package":"github.com/zk19/zk19","Test":"TestPeerX/kazoo"}
+{"Action":"output","Package":"github.com/zk19/zk19","Test":"TestPeerX/kazoo","Output":"    kazoo.go:1: skipped: kazoo not installed: run scripts/setup (python3-kazoo)\n"}
+{"Action":"output","Package":"github.com/zk19/zk19","Test":"TestPeerX/kazoo","Output":"    --- SKIP: TestPeerX/kazoo (0.00s)\n"}
+{"Action":"skip","Package":"github.com/zk19/zk19","Test":"TestPeerX/kazoo","Elapsed":0}
+{"Action":"output","Package":"github.com/zk19/zk19","Test":"TestPeerX","Output":"--- FAIL: TestPeerX (0.20s)\n"}
+{"Action":"fail","Package":"github.com/zk19/zk19","Test":"TestPeerX","Elapsed":0.2}
+`
+
+func TestMissingPeerCellsSayWhy(t *testing.T) {
+	rn := peerRun(t, missingCellsRun)
+	rows := peerTable(rn)
+	if len(rows) != 1 || rows[0].ID != "x" || rows[0].Title != "a scenario" || len(rows[0].Cells) != 1 {
+		t.Fatalf("rows %+v; want scenario x with its title and go-zookeeper's cell only", rows)
+	}
+	want := map[string]string{
+		"ours":  `no observation: W: got waiting on ""; want waiting on H's n-0000000000`,
+		"kazoo": "not run: skipped: kazoo not installed: run scripts/setup (python3-kazoo)",
+	}
+	for recipe, why := range want {
+		if got := rows[0].Missing[recipe]; got != why {
+			t.Errorf("%s: got %q; want %q", recipe, got, why)
+		}
+	}
+	var b bytes.Buffer
+	writePeers(&b, report{run: rn, peers: peers(rn), peerSrc: map[string]string{"TestPeerX": "peers_test.go#L9"}})
+	for _, s := range []string{
+		"In 1 scenario: ours (`internal/lock`): 1 no cell; go-zookeeper v1.0.4 `zk.Lock`: 1 broke; kazoo `Lock`: 1 no cell.",
+		"| **x**: a scenario | no observation: W: got waiting on \"\"; want waiting on H's n-0000000000 | " +
+			"**broke**: [held \\[twice\\]](peers_test.go#L9) — [lock.go:7](https://github.com/go-zookeeper/zk/blob/v1.0.4/lock.go#L7) | " +
+			"not run: skipped: kazoo not installed: run scripts/setup (python3-kazoo) | not measured¹ |",
+		// The line that is no cell is shown with the test, not lost.
+		"| `TestPeerX` | fail (0.2s) | evidence: peer x \\| kept<br>failed: W: got waiting on",
+	} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("the section lacks %q:\n%s", s, b.String())
+		}
+	}
+}

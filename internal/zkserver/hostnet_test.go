@@ -1,0 +1,134 @@
+package zkserver
+
+import (
+	"errors"
+	"net"
+	"os"
+	"strings"
+	"testing"
+)
+
+// probeImage is an image the probe can run, or a skip.
+func probeImage(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("skipped: the host-network probe starts a container (-short)")
+	}
+	img, _, err := containerImage(false)
+	if err != nil {
+		t.Skipf("skipped: no image for the host-network probe: %v", err)
+	}
+	return img
+}
+
+// deadAddr is a loopback address nobody listens on.
+func deadAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// assertOneLineAdvice checks the error a user on Docker Desktop without
+// host networking reads at the start of the suite.
+func assertOneLineAdvice(t *testing.T, err error, detail string) {
+	t.Helper()
+	var h errHostNet
+	if !errors.As(err, &h) {
+		t.Fatalf("got %v; want the host-network error", err)
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "\n") {
+		t.Errorf("got a message of %d lines; want one line:\n%s", strings.Count(msg, "\n")+1, msg)
+	}
+	for _, want := range []string{detail, "Enable host networking", "Docker Desktop 4.34+", "ZK19_BACKEND=process", "ZK19_ZOOKEEPER_HOME"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("got %q; want it to say %q", msg, want)
+		}
+	}
+	t.Logf("the one line: %s", msg)
+}
+
+// assertNoProbeLeft checks that the probe removed its container.
+func assertNoProbeLeft(t *testing.T) {
+	t.Helper()
+	left, err := Leftovers(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range left {
+		if strings.Contains(l, "hostnet-probe") {
+			t.Errorf("got %s after the probe; want its container removed", l)
+		}
+	}
+}
+
+func TestHostNetworkProbeSeesTheLoopbackSharedBothWays(t *testing.T) {
+	img := probeImage(t)
+	why, err := checkHostNetwork(img, "image present")
+	if err != nil {
+		t.Fatalf("got %v; want the probe to pass on a host network that works", err)
+	}
+	t.Logf("%s: %s", img, why)
+	assertNoProbeLeft(t)
+}
+
+func TestHostNetworkProbeFailsInOneLine(t *testing.T) {
+	img := probeImage(t)
+	t.Run("this host cannot dial the container", func(t *testing.T) {
+		dead := deadAddr(t)
+		p := hostNetProbe{within: readyWithin, client: func(int) string { return dead }, peer: addr}
+		assertOneLineAdvice(t, p.run(img), "this host cannot dial the container's "+dead)
+		assertNoProbeLeft(t)
+	})
+	t.Run("the container cannot dial this host", func(t *testing.T) {
+		dead := deadAddr(t)
+		p := hostNetProbe{within: readyWithin, client: addr, peer: func(int) string { return dead }}
+		assertOneLineAdvice(t, p.run(img), "the container cannot dial "+dead+" on this host")
+		assertNoProbeLeft(t)
+	})
+}
+
+// TestResolveWhenTheHostNetworkIsMissing checks Resolve's choices with a
+// probe that fails as it does on Docker Desktop without host networking.
+func TestResolveWhenTheHostNetworkIsMissing(t *testing.T) {
+	img := probeImage(t)
+	orig := runProbe
+	t.Cleanup(func() { runProbe = orig })
+	runProbe = func(img string) error { return errHostNet{img, "this host cannot dial the container's 127.0.0.1:1"} }
+	t.Setenv(envServers, "")
+	t.Setenv(envJar, "")
+
+	t.Run("container asked for", func(t *testing.T) {
+		t.Setenv(envBackend, "container")
+		_, err := resolve()
+		assertOneLineAdvice(t, err, "ZK19_BACKEND=container: a container of "+img)
+	})
+	t.Run("auto with no ZooKeeper install", func(t *testing.T) {
+		t.Setenv(envBackend, "auto")
+		t.Setenv(envHome, t.TempDir()) // no lib/: the process backend is unusable
+		b, err := resolve()
+		if err == nil {
+			t.Fatalf("got the %s backend (%s); want the host-network error", b.Kind, b.Why)
+		}
+		assertOneLineAdvice(t, err, "a container of "+img)
+	})
+	t.Run("auto with a ZooKeeper install", func(t *testing.T) {
+		t.Setenv(envBackend, "auto")
+		t.Setenv(envHome, "")
+		if _, err := processBackend(""); err != nil {
+			t.Skipf("skipped: no process backend here: %v", err)
+		}
+		b, err := resolve()
+		if err != nil || b.Kind != Process || !strings.Contains(b.Why, "do not share 127.0.0.1") {
+			t.Fatalf("got %s (%s), %v; want the process backend, saying why not the container one", b.Kind, b.Why, err)
+		}
+		t.Logf("auto chose: %s", b.Why)
+	})
+}

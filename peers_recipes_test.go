@@ -1,0 +1,680 @@
+package zk19_test
+
+// The peer family's machinery: three lock recipes behind one interface
+// (ours, go-zookeeper's zk.Lock, kazoo's Lock), the scene a scenario plays
+// in (a lock dir of its own, an observer D who plants and deletes nodes
+// directly on the server, a client proxy for every contender), and how a
+// cell of the table "How other recipes fare" is judged and logged.
+//
+// A cell is one line, in one fixed shape that cmd/evidence reads:
+//
+//	evidence: peer <scenario> | scenario | <title>
+//	evidence: peer <scenario> | <recipe> [<version>] | <kept|broke|n/a> | <outcome> | <source or ->
+//
+// "kept": the recipe kept a lock's guarantees in the scenario (one holder,
+// on a node of its own session, told the truth about holding). "broke":
+// it did not; the source line is the peer's code responsible. "n/a": the
+// recipe has no such feature. A peer's cell is an observation, never a test
+// failure; ours must keep every guarantee, and its cell also checks the
+// exact outcome its contract names.
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/fence"
+	"github.com/zk19/zk19/internal/lock"
+	"github.com/zk19/zk19/internal/peer"
+	"github.com/zk19/zk19/internal/wait"
+	"github.com/zk19/zk19/internal/zkclient"
+	"github.com/zk19/zk19/internal/zkserver"
+)
+
+// peerScript is kazoo's driver, from the module root.
+const peerScript = "testdata/peers/kazoo_lock.py"
+
+// The table's recipe columns.
+const (
+	recipeOurs  = "ours"
+	recipeGoZK  = "go-zookeeper"
+	recipeKazoo = "kazoo"
+)
+
+// Cell verdicts.
+const (
+	peerKept  = "kept"
+	peerBroke = "broke"
+	peerNone  = "n/a"
+)
+
+// peerCallWithin bounds one recipe call that involves a reconnect:
+// go-zookeeper redials a lone server only after a second, kazoo backs off
+// its reconnects, and a session may have to expire first.
+const peerCallWithin = 4 * within
+
+// peerScenario is one row of the table.
+type peerScenario struct {
+	id    string // short and stable: the row's key in the evidence lines
+	title string // what the row is about
+}
+
+// peerCell is one recipe's outcome in one scenario.
+type peerCell struct {
+	verdict string // peerKept, peerBroke, peerNone
+	outcome string // a few words
+	source  string // the peer's code responsible for a broke or n/a, as cited by cite
+}
+
+func kept(format string, args ...any) peerCell {
+	return peerCell{verdict: peerKept, outcome: fmt.Sprintf(format, args...)}
+}
+
+func broke(source, format string, args ...any) peerCell {
+	return peerCell{verdict: peerBroke, outcome: fmt.Sprintf(format, args...), source: source}
+}
+
+// peerRecipe is a lock recipe and how it names its nodes.
+type peerRecipe struct {
+	name string
+	// prefix is a node's name up to the suffix the server appends, for a
+	// contender GUID: what a plant needs to look like one of the recipe's.
+	prefix func(guid string) string
+	join   func(sc *scene, who string, sessionTimeout time.Duration) peerLock
+}
+
+var peerRecipes = []peerRecipe{
+	{recipeOurs, func(g string) string { return g + fence.LockInfix }, joinOurs},
+	// zk.Lock's names are CreateProtectedEphemeralSequential's: "_c_", the
+	// GUID, "-", then zk.Lock's "lock-".
+	{recipeGoZK, func(g string) string { return "_c_" + g + "-lock-" }, joinGoZK},
+	{recipeKazoo, func(g string) string { return g + "__lock__" }, joinKazoo},
+}
+
+// plantGUID is the GUID of the n-th planted node: 32 hex digits like the
+// peers' own, and unlike any a contender makes.
+func plantGUID(n int) string { return fmt.Sprintf("%032x", 0xd000+n) }
+
+// peerLock is one contender: a session of its own, through its own client
+// proxy, with the recipe's lock object on the scene's dir.
+type peerLock interface {
+	who() string
+	// session is the session the client has now, as the server's watch
+	// tables print it.
+	session() string
+	// acquire starts an acquisition in the background; timeout 0 means
+	// none (the recipe waits until it holds or fails).
+	acquire(timeout time.Duration) *peerTry
+	// release runs the recipe's release and says what it returned.
+	release() (string, error)
+	// cancel cancels the pending acquisition; false when the recipe has no
+	// way to.
+	cancel() bool
+	proxy() *faultproxy.Proxy
+	// mark and reconnected: wait, after a fault, until the client has a
+	// session again (the same one or a new one).
+	mark() int
+	reconnected(mark int) error
+}
+
+// peerTry is an acquisition running in the background.
+type peerTry struct {
+	who   string
+	began time.Time
+	done  chan struct{}
+	// Set before done is closed.
+	held bool
+	node string // the node the recipe says is its own; "" when it does not say
+	err  error
+	took time.Duration
+}
+
+func newTry(who string) *peerTry {
+	return &peerTry{who: who, began: time.Now(), done: make(chan struct{})}
+}
+
+func (p *peerTry) finish(held bool, node string, err error) {
+	p.held, p.node, p.err, p.took = held, node, err, time.Since(p.began)
+	close(p.done)
+}
+
+func (p *peerTry) finished() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// scene is one recipe's run of one scenario.
+type scene struct {
+	t   *testing.T
+	s   *zkserver.Server
+	r   peerRecipe
+	sp  peerScenario
+	ver string // the recipe's version, for the cell
+	d   *zkclient.Client
+	da  actor
+	dir string
+}
+
+// runPeers runs a scenario once per recipe, each as a subtest named after
+// the recipe, on server s, and logs each recipe's cell.
+func runPeers(t *testing.T, s *zkserver.Server, sp peerScenario, body func(sc *scene) peerCell) {
+	t.Helper()
+	evidence(t, "peer %s | scenario | %s", sp.id, sp.title)
+	for _, r := range peerRecipes {
+		t.Run(r.name, func(t *testing.T) {
+			sc := &scene{t: t, s: s, r: r, sp: sp, da: newActor(t, "D")}
+			if r.name == recipeGoZK {
+				sc.ver = goZKModule().version
+			}
+			sc.d = zkclient.Connect(t, "D", []string{s.Client})
+			sc.dir = testRoot(t, sc.d)
+			sc.record(body(sc))
+		})
+	}
+}
+
+// record logs the cell. Ours must keep every guarantee: a cell of ours
+// that did not fails the test.
+func (sc *scene) record(c peerCell) {
+	sc.t.Helper()
+	recipe := strings.TrimSpace(sc.r.name + " " + sc.ver)
+	src := c.source
+	if src == "" {
+		src = "-"
+	}
+	evidence(sc.t, "peer %s | %s | %s | %s | %s", sc.sp.id, recipe, c.verdict, oneField(c.outcome), oneField(src))
+	if sc.r.name == recipeOurs && c.verdict != peerKept {
+		sc.t.Errorf("ours, scenario %s (%s): got %s: %s; want every guarantee kept", sc.sp.id, sc.sp.title, c.verdict, c.outcome)
+	}
+}
+
+// oneField keeps a cell's text on one line and out of the separators.
+func oneField(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	return strings.ReplaceAll(s, "|", "/")
+}
+
+// join makes contender who of the scene's recipe; sessionTimeout 0 is the
+// clients' default.
+func (sc *scene) join(who string, sessionTimeout time.Duration) peerLock {
+	sc.t.Helper()
+	return sc.r.join(sc, who, sessionTimeout)
+}
+
+// plant creates dir/name as D, an ephemeral node of D's session (sequential
+// when seq), and returns its name.
+func (sc *scene) plant(name string, seq bool, why string) string {
+	sc.t.Helper()
+	flags := int32(zk.FlagEphemeral)
+	if seq {
+		flags |= zk.FlagSequence
+	}
+	sc.da.invoke("create %s/%s (%s)", sc.dir, name, why)
+	p, err := sc.d.Create(sc.dir+"/"+name, nil, flags, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		sc.da.fail("%v", err)
+		sc.t.Fatalf("D create %s/%s: %v", sc.dir, name, err)
+	}
+	sc.da.ok("%s", path.Base(p))
+	return path.Base(p)
+}
+
+// remove deletes dir/name as D.
+func (sc *scene) remove(name string) {
+	sc.t.Helper()
+	deleteAs(sc.t, sc.d, sc.da, sc.dir+"/"+name)
+}
+
+// owners lists the dir's children with their owners (ephemeralOwner as the
+// watch tables print sessions), as D sees them.
+func (sc *scene) owners() map[string]string {
+	sc.t.Helper()
+	out := map[string]string{}
+	for _, k := range listChildren(sc.t, sc.d, sc.dir) {
+		if ok, st := statOf(sc.t, sc.d, sc.dir+"/"+k); ok {
+			out[k] = fmt.Sprintf("0x%x", st.EphemeralOwner)
+		}
+	}
+	return out
+}
+
+// ownedBy lists the dir's children whose owner is session sess.
+func (sc *scene) ownedBy(sess string) []string {
+	sc.t.Helper()
+	var out []string
+	for name, owner := range sc.owners() {
+		if owner == sess {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// settle waits until l's acquisition has returned or l waits on the watch
+// of a node of the dir, and returns that node ("" when it returned). What
+// the server's watch table says is the recipe's own account of where it
+// stands, whatever the recipe.
+func (sc *scene) settle(l peerLock, try *peerTry) string {
+	sc.t.Helper()
+	watched := ""
+	wait.For(sc.t, within, l.who()+"'s acquisition to return or to wait on a node", func() (bool, string) {
+		if try.finished() {
+			watched = ""
+			return true, ""
+		}
+		sess := l.session()
+		paths := watchTable(sc.t, sc.s, "wchc", sc.dir)[sess]
+		if len(paths) > 0 {
+			watched = path.Base(paths[0])
+			return true, ""
+		}
+		return false, fmt.Sprintf("session %s watches nothing under %s", sess, sc.dir)
+	})
+	if watched != "" {
+		newActor(sc.t, l.who()).info("waits on %s", watched)
+	}
+	return watched
+}
+
+// result waits, within bound, for the acquisition to return and logs what
+// it returned.
+func (sc *scene) result(try *peerTry, bound time.Duration) *peerTry {
+	sc.t.Helper()
+	select {
+	case <-try.done:
+	case <-time.After(bound):
+		sc.t.Fatalf("%s's acquisition did not return within %v", try.who, bound)
+	}
+	a := newActor(sc.t, try.who)
+	if try.held {
+		a.ok("held %s (after %v)", orUnsaid(try.node), try.took.Round(time.Millisecond))
+	} else {
+		a.fail("%v (after %v)", try.err, try.took.Round(time.Millisecond))
+	}
+	return try
+}
+
+func orUnsaid(node string) string {
+	if node == "" {
+		return "(the recipe does not say which node)"
+	}
+	return node
+}
+
+// mustHold is result for an acquisition the scenario needs to succeed:
+// without it the observation cannot be made.
+func (sc *scene) mustHold(try *peerTry, why string) {
+	sc.t.Helper()
+	if sc.result(try, peerCallWithin); !try.held {
+		sc.t.Fatalf("%s: %s's acquisition: got %v; want a hold (%s)", sc.sp.id, try.who, try.err, why)
+	}
+}
+
+// releaseNow releases l's hold, logging what the recipe said.
+func (sc *scene) releaseNow(l peerLock) {
+	sc.t.Helper()
+	a := newActor(sc.t, l.who())
+	a.invoke("release")
+	said, err := l.release()
+	if err != nil {
+		a.fail("%v", err)
+		return
+	}
+	a.ok("%s", said)
+}
+
+// suffixless cuts the server's 10-character suffix off a node name.
+func suffixless(name string) string {
+	if len(name) < 10 {
+		return name
+	}
+	return name[:len(name)-10]
+}
+
+// --- ours: internal/lock --------------------------------------------------
+
+type oursLock struct {
+	sc   *scene
+	p    *contender
+	px   *faultproxy.Proxy
+	stop context.CancelFunc
+	mu   sync.Mutex
+	held *lock.Held
+}
+
+func joinOurs(sc *scene, who string, sessionTimeout time.Duration) peerLock {
+	px := clientProxy(sc.t, who+"-proxy", sc.s)
+	var copts []zkclient.Option
+	if sessionTimeout > 0 {
+		copts = append(copts, zkclient.WithSessionTimeout(sessionTimeout))
+	}
+	return &oursLock{sc: sc, px: px, p: join(sc.t, who, []string{px.Addr()}, sc.dir, joinOpts{client: copts})}
+}
+
+func (o *oursLock) who() string              { return o.p.name }
+func (o *oursLock) session() string          { return o.p.c.SessionHex() }
+func (o *oursLock) proxy() *faultproxy.Proxy { return o.px }
+func (o *oursLock) mark() int                { return o.p.c.Mark() }
+func (o *oursLock) reconnected(mark int) error {
+	return o.p.c.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin)
+}
+
+// acquire does what the recipe asks of its caller: Acquire, and after a
+// create that returned no name because the connection was lost, wait for
+// the session and Recover with the GUID. A hold's Lost is armed at once, as
+// a holder that wants to know of a loss does.
+func (o *oursLock) acquire(timeout time.Duration) *peerTry {
+	var ctx context.Context
+	var cancel context.CancelFunc
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(context.Background(), timeout)
+	} else {
+		ctx, cancel = context.WithCancel(context.Background())
+	}
+	o.stop = cancel
+	try := newTry(o.who())
+	o.p.a.invoke("Acquire %s (timeout %v)", o.sc.dir, timeout)
+	mark := o.p.c.Mark()
+	go func() {
+		defer cancel()
+		h, err := o.p.l.Acquire(ctx)
+		if ce, ok := errors.AsType[*lock.CreateError](err); ok && (errors.Is(ce, zk.ErrConnectionClosed) || errors.Is(ce, zk.ErrNoServer)) {
+			if werr := o.p.c.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); werr != nil {
+				err = fmt.Errorf("%w; then %w", err, werr)
+			} else {
+				h, err = o.p.l.Recover(ctx, ce.GUID)
+			}
+		}
+		node := ""
+		if h != nil {
+			node = path.Base(h.Path)
+			h.Lost()
+		}
+		o.mu.Lock()
+		o.held = h
+		o.mu.Unlock()
+		try.finish(h != nil, node, err)
+	}()
+	o.sc.t.Cleanup(func() {
+		cancel()
+		select {
+		case <-try.done:
+		case <-time.After(peerCallWithin):
+			o.sc.t.Logf("%s: acquisition still running %v after cancel", o.who(), peerCallWithin)
+		}
+	})
+	return try
+}
+
+func (o *oursLock) hold() *lock.Held {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.held
+}
+
+func (o *oursLock) release() (string, error) {
+	h := o.hold()
+	if h == nil {
+		return "", errors.New("ours: nothing held")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), peerCallWithin)
+	defer cancel()
+	if err := h.Release(ctx); err != nil {
+		return "", err
+	}
+	return "released " + path.Base(h.Path), nil
+}
+
+func (o *oursLock) cancel() bool { o.stop(); return true }
+
+// --- go-zookeeper's zk.Lock ---------------------------------------------------
+
+type gozkLock struct {
+	sc *scene
+	c  *zkclient.Client
+	a  actor
+	l  *zk.Lock
+	px *faultproxy.Proxy
+}
+
+func joinGoZK(sc *scene, who string, sessionTimeout time.Duration) peerLock {
+	px := clientProxy(sc.t, who+"-proxy", sc.s)
+	var copts []zkclient.Option
+	if sessionTimeout > 0 {
+		copts = append(copts, zkclient.WithSessionTimeout(sessionTimeout))
+	}
+	c := zkclient.Connect(sc.t, who, []string{px.Addr()}, copts...)
+	return &gozkLock{sc: sc, c: c, a: newActor(sc.t, who), px: px, l: zk.NewLock(c.Conn, sc.dir, zk.WorldACL(zk.PermAll))}
+}
+
+func (g *gozkLock) who() string              { return g.c.Name }
+func (g *gozkLock) session() string          { return g.c.SessionHex() }
+func (g *gozkLock) proxy() *faultproxy.Proxy { return g.px }
+func (g *gozkLock) mark() int                { return g.c.Mark() }
+func (g *gozkLock) reconnected(mark int) error {
+	return g.c.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin)
+}
+
+// acquire runs zk.Lock, which takes no timeout: a scenario that asks for
+// one is a bug of the test.
+func (g *gozkLock) acquire(timeout time.Duration) *peerTry {
+	if timeout > 0 {
+		g.sc.t.Fatalf("go-zookeeper's zk.Lock takes no timeout; the scenario asked for %v", timeout)
+	}
+	try := newTry(g.who())
+	g.a.invoke("zk.Lock %s", g.sc.dir)
+	go func() {
+		err := g.l.Lock()
+		try.finish(err == nil, "", err)
+	}()
+	// zk.Lock returns only when it holds, fails, or its client closes.
+	g.sc.t.Cleanup(func() {
+		if err := g.c.CloseWait(peerCallWithin); err != nil {
+			g.sc.t.Logf("%v", err)
+		}
+		select {
+		case <-try.done:
+		case <-time.After(peerCallWithin):
+			g.sc.t.Logf("%s: zk.Lock still running %v after its client closed", g.who(), peerCallWithin)
+		}
+	})
+	return try
+}
+
+func (g *gozkLock) release() (string, error) {
+	if err := g.l.Unlock(); err != nil {
+		return "", err
+	}
+	return "Unlock returned nil", nil
+}
+
+func (g *gozkLock) cancel() bool { return false }
+
+// --- kazoo's Lock, through its driver ------------------------------------
+
+type kazooLock struct {
+	sc   *scene
+	name string
+	k    *peer.Kazoo
+	px   *faultproxy.Proxy
+}
+
+func joinKazoo(sc *scene, who string, sessionTimeout time.Duration) peerLock {
+	k := peer.MustStart(sc.t, peer.Config{Script: peerScript, Name: "kazoo-" + who})
+	sc.ver = k.Hello.Kazoo
+	kazooDirMu.Lock()
+	kazooDir = filepath.Dir(k.Hello.KazooFile)
+	kazooDirMu.Unlock()
+	px := clientProxy(sc.t, who+"-proxy", sc.s)
+	if sessionTimeout == 0 {
+		sessionTimeout = 10 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), zkclient.ConnectWithin)
+	defer cancel()
+	st, err := k.Connect(ctx, px.Addr(), sessionTimeout)
+	if err != nil || st.State != "CONNECTED" {
+		sc.t.Fatalf("kazoo-%s connect: got %+v, %v; want CONNECTED", who, st, err)
+	}
+	return &kazooLock{sc: sc, name: who, k: k, px: px}
+}
+
+func (k *kazooLock) who() string              { return k.name }
+func (k *kazooLock) proxy() *faultproxy.Proxy { return k.px }
+func (k *kazooLock) mark() int                { return len(k.k.Events()) }
+
+func (k *kazooLock) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), peerCallWithin)
+}
+
+func (k *kazooLock) session() string {
+	ctx, cancel := k.ctx()
+	defer cancel()
+	st, err := k.k.State(ctx)
+	if err != nil {
+		k.sc.t.Fatalf("kazoo-%s state: %v", k.name, err)
+	}
+	return st.Session
+}
+
+func (k *kazooLock) reconnected(mark int) error {
+	ctx, cancel := k.ctx()
+	defer cancel()
+	_, err := k.k.WaitEvent(ctx, "kazoo connected again", mark, func(e peer.Event) bool {
+		return e.Kind == "state" && e.State == "CONNECTED"
+	})
+	return err
+}
+
+func (k *kazooLock) acquire(timeout time.Duration) *peerTry {
+	try := newTry(k.name)
+	call := k.k.AcquireAsync(k.sc.dir, k.name, timeout)
+	go func() {
+		r, err := call.Wait(context.Background())
+		try.finish(err == nil && r.Acquired, r.Node, acquireErr(r, err))
+	}()
+	// The driver's exit ends the wait of a call nobody answered.
+	k.sc.t.Cleanup(func() {
+		k.k.Close()
+		<-try.done
+	})
+	return try
+}
+
+// acquireErr is kazoo's exception, or what acquire returned when it was
+// False (its retry deadline passed).
+func acquireErr(r peer.Acquired, err error) error {
+	if err == nil && !r.Acquired {
+		return errors.New("acquire returned False")
+	}
+	return err
+}
+
+func (k *kazooLock) isAcquired() (peer.LockInfo, error) {
+	ctx, cancel := k.ctx()
+	defer cancel()
+	return k.k.IsAcquired(ctx, k.sc.dir)
+}
+
+func (k *kazooLock) release() (string, error) {
+	ctx, cancel := k.ctx()
+	defer cancel()
+	r, err := k.k.Release(ctx, k.sc.dir)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("release returned %v, is_acquired %v", r.Released, r.IsAcquired), nil
+}
+
+func (k *kazooLock) cancel() bool {
+	ctx, cancel := k.ctx()
+	defer cancel()
+	if err := k.k.Cancel(ctx, k.sc.dir); err != nil {
+		k.sc.t.Fatalf("kazoo-%s cancel: %v", k.name, err)
+	}
+	return true
+}
+
+// --- citing a peer's source -------------------------------------------------
+
+type goModule struct{ version, dir string }
+
+// goZKModule is go-zookeeper as this module builds it.
+var goZKModule = sync.OnceValue(func() goModule {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}} {{.Dir}}", "github.com/go-zookeeper/zk").Output()
+	if err != nil {
+		return goModule{version: "(version unknown: " + err.Error() + ")"}
+	}
+	v, dir, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
+	return goModule{version: v, dir: dir}
+})
+
+// kazooDir is where the driver imported kazoo from ("" before a driver
+// said hello).
+var (
+	kazooDirMu sync.Mutex
+	kazooDir   string
+)
+
+// cite returns ref, "file:first-last" in the scene's peer (go-zookeeper's
+// module, or the kazoo package a driver imported), after checking that
+// those lines hold snippet: a citation is read from the code that ran,
+// never guessed. A citation that does not hold fails the test.
+func (sc *scene) cite(ref, snippet string) string {
+	sc.t.Helper()
+	root := goZKModule().dir
+	if sc.r.name == recipeKazoo {
+		kazooDirMu.Lock()
+		root = kazooDir
+		kazooDirMu.Unlock()
+	}
+	file, lines, _ := strings.Cut(ref, ":")
+	first, last, _ := strings.Cut(lines, "-")
+	a, errA := strconv.Atoi(first)
+	b, errB := strconv.Atoi(last)
+	if last == "" {
+		b, errB = a, nil
+	}
+	text, err := sourceLines(filepath.Join(root, file), a, b)
+	switch {
+	case root == "" || errA != nil || errB != nil || err != nil:
+		sc.t.Errorf("citation %s of %s: cannot read it (root %q): %v", ref, sc.r.name, root, err)
+	case !strings.Contains(text, snippet):
+		sc.t.Errorf("citation %s of %s: got lines %q; want them to hold %q", ref, sc.r.name, text, snippet)
+	}
+	return ref
+}
+
+// sourceLines returns lines first..last (1-based) of file, joined.
+func sourceLines(file string, first, last int) (string, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	var b strings.Builder
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan() && n <= last; n++ {
+		if n >= first {
+			b.WriteString(sc.Text())
+			b.WriteString("\n")
+		}
+	}
+	return b.String(), sc.Err()
+}
