@@ -907,7 +907,7 @@ func (w *chaosWorker) relock() error {
 		w.event("info", "session 0x%x ended; a new Locker on session 0x%x", w.session, sid)
 	}
 	w.session, w.sessions = sid, w.sessions+1
-	w.l = lock.New(w.c.Conn, w.run.root, lock.WithCzxidDomain(), lock.WithProbe(w.probe))
+	w.l = lock.New(w.c.Conn, w.run.root, lock.WithCzxidDomain(), w.probe)
 	return nil
 }
 

@@ -82,7 +82,7 @@ func join(t zkserver.TB, name string, servers []string, parent string, o joinOpt
 
 // relock gives p a fresh Locker on its client's current session.
 func (p *contender) relock() {
-	p.l = lock.New(p.c.Conn, p.parent, append([]lock.Option{lock.WithProbe(p.probe)}, p.o.lock...)...)
+	p.l = lock.New(p.c.Conn, p.parent, append([]lock.Option{p.probe}, p.o.lock...)...)
 }
 
 func (p *contender) trace(typ, op, detail string) {

@@ -102,8 +102,8 @@ func Example_predecessorChain() {
 		sessionC := setup.session("C")
 		probeB, probeC := &lock.Probe{}, &lock.Probe{}
 		lockerA := lock.New(setup.session("A").Conn, setup.parent)
-		lockerB := lock.New(setup.session("B").Conn, setup.parent, lock.WithProbe(probeB))
-		lockerC := lock.New(sessionC.Conn, setup.parent, lock.WithProbe(probeC))
+		lockerB := lock.New(setup.session("B").Conn, setup.parent, probeB)
+		lockerC := lock.New(sessionC.Conn, setup.parent, probeC)
 
 		heldByA, err := lockerA.Acquire(ctx)
 		if err != nil {
@@ -169,7 +169,7 @@ func Example_listExistsRace() {
 			deleted++
 		}}
 		lockerA := lock.New(setup.session("A").Conn, setup.parent)
-		lockerB := lock.New(setup.session("B").Conn, setup.parent, lock.WithProbe(probeB))
+		lockerB := lock.New(setup.session("B").Conn, setup.parent, probeB)
 
 		const runs = 10
 		for i := 0; i < runs; i++ {
@@ -249,7 +249,7 @@ func Example_electionNeedsReady() {
 		if err != nil {
 			sc.Fatalf("L1: %v", err)
 		}
-		acquiringL2 := acquireInBackground(sc, ctx, lock.New(setup.session("L2").Conn, root+"/election", lock.WithProbe(probeL2)))
+		acquiringL2 := acquireInBackground(sc, ctx, lock.New(setup.session("L2").Conn, root+"/election", probeL2))
 		waitUntilWaiting(sc, probeL2, path.Base(heldByL1.Path))
 		ok, _, _ = q.Exists(ready)
 		fmt.Println("lowest suffix: L1; ready exists:", ok)

@@ -83,25 +83,27 @@ func (e *sessionError) Unwrap() []error {
 	return []error{ErrSessionChanged}
 }
 
-// Option configures a Locker.
-type Option func(*Locker)
+// Option configures a Locker: WithACL, WithCzxidDomain, or a *Probe, which
+// a test passes to observe and steer the acquisitions.
+type Option interface{ apply(*Locker) }
+
+type optionFunc func(*Locker)
+
+func (f optionFunc) apply(l *Locker) { f(l) }
 
 // WithACL sets the ACL of candidate nodes (default: world, all permissions),
 // for example creator-only, so that another session cannot read or change
 // them. It does not stop a delete: the server checks a delete against the
 // parent's ACL, so only a creator-only parent keeps another session from
 // deleting a holder's node (claim A1).
-func WithACL(acl []zk.ACL) Option { return func(l *Locker) { l.acl = acl } }
+func WithACL(acl []zk.ACL) Option { return optionFunc(func(l *Locker) { l.acl = acl }) }
 
 // WithCzxidDomain puts in Held.Token.Domain the czxid of the parent as the
 // acquisition last listed it (the listing that found the candidate lowest):
 // a recreated parent restarts its sequence numbers but gets a larger czxid,
 // also under a Locker that outlives the old parent. It lasts one ensemble's
 // life (claim T5).
-func WithCzxidDomain() Option { return func(l *Locker) { l.czxidDomain = true } }
-
-// WithProbe lets a test observe and steer the Locker's acquisitions.
-func WithProbe(p *Probe) Option { return func(l *Locker) { l.probe = p } }
+func WithCzxidDomain() Option { return optionFunc(func(l *Locker) { l.czxidDomain = true }) }
 
 // maxConnRetries bounds consecutive connection errors on the idempotent
 // calls of one acquisition or release (getChildren, exists, delete); a
@@ -134,7 +136,7 @@ type Locker struct {
 func New(conn *zk.Conn, parent string, opts ...Option) *Locker {
 	l := &Locker{conn: conn, parent: strings.TrimSuffix(parent, "/"), acl: zk.WorldACL(zk.PermAll)}
 	for _, o := range opts {
-		o(l)
+		o.apply(l)
 	}
 	return l
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // Probe is the package's one test seam: a test makes one, hands it to New
-// with WithProbe, and observes and steers the Locker's acquisitions through
+// as an Option, and observes and steers the Locker's acquisitions through
 // it. The hooks run on the acquiring goroutine (Trace also on a hold's Lost
 // watcher); a hook that blocks blocks the acquisition. Production code
 // passes no Probe.
@@ -148,3 +148,6 @@ func (w *waiter) wait(ctx context.Context, ch <-chan zk.Event, st *Attempt) (zk.
 		}
 	}
 }
+
+// apply makes a *Probe an Option: New(conn, parent, probe).
+func (p *Probe) apply(l *Locker) { l.probe = p }
