@@ -130,7 +130,7 @@ type pending struct {
 	p      *contender
 	own    string // the candidate's node name
 	cancel context.CancelFunc
-	done   chan struct{}
+	done   returned
 	held   *lock.Held
 	err    error
 }
@@ -184,15 +184,6 @@ func (w *pending) result(t zkserver.TB) (*lock.Held, error) {
 	case <-time.After(within):
 		t.Fatalf("%s: acquisition of %s did not return within %v", w.p.name, w.own, within)
 		return nil, nil
-	}
-}
-
-func (w *pending) finished() bool {
-	select {
-	case <-w.done:
-		return true
-	default:
-		return false
 	}
 }
 
@@ -359,3 +350,5 @@ func waitWatching(t zkserver.TB, s *zkserver.Server, root, p, sess string) {
 		return slices.Contains(w, sess), "watchers: " + strings.Join(w, " ")
 	})
 }
+
+func (w *pending) finished() bool { return w.done.finished() }

@@ -291,3 +291,16 @@ func mntr(t zkserver.TB, s *zkserver.Server) map[string]int64 {
 	}
 	return m
 }
+
+// returned is closed when a call run in the background has returned.
+type returned chan struct{}
+
+// finished reports, without waiting, whether the call has returned.
+func (r returned) finished() bool {
+	select {
+	case <-r:
+		return true
+	default:
+		return false
+	}
+}

@@ -328,7 +328,7 @@ func (x *lockExample) session(name string) *zkclient.Client {
 
 // acquisition is a Locker's Acquire running in its own goroutine.
 type acquisition struct {
-	done chan struct{}
+	done returned
 	held *lock.Held
 	err  error
 }
@@ -363,15 +363,6 @@ func (a *acquisition) result(t zkserver.TB) (*lock.Held, error) {
 	case <-time.After(within):
 		t.Fatalf("acquisition did not return within %v", within)
 		return nil, nil
-	}
-}
-
-func (a *acquisition) finished() bool {
-	select {
-	case <-a.done:
-		return true
-	default:
-		return false
 	}
 }
 
@@ -424,3 +415,5 @@ func attemptOf(t zkserver.TB, probe *lock.Probe, own string) lock.Attempt {
 	t.Fatalf("no acquisition of %s among %d", own, len(attempts))
 	return lock.Attempt{}
 }
+
+func (a *acquisition) finished() bool { return a.done.finished() }

@@ -134,7 +134,7 @@ type peerLock interface {
 type peerTry struct {
 	who   string
 	began time.Time
-	done  chan struct{}
+	done  returned
 	// Set before done is closed.
 	held bool
 	node string // the node the recipe says is its own; "" when it does not say
@@ -149,15 +149,6 @@ func newTry(who string) *peerTry {
 func (p *peerTry) finish(held bool, node string, err error) {
 	p.held, p.node, p.err, p.took = held, node, err, time.Since(p.began)
 	close(p.done)
-}
-
-func (p *peerTry) finished() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
 }
 
 // scene is one recipe's run of one scenario.
@@ -678,3 +669,5 @@ func sourceLines(file string, first, last int) (string, error) {
 	}
 	return b.String(), sc.Err()
 }
+
+func (p *peerTry) finished() bool { return p.done.finished() }
