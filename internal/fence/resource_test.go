@@ -51,48 +51,52 @@ type step struct {
 
 func g(domain, seq int64) Token { return Token{Domain: domain, Seq: seq} }
 
+// fencedSemanticsCases are write sequences against a fresh fenced resource,
+// each step with the Result it must get. They live apart from the test so
+// the test reads as what it does with them.
+var fencedSemanticsCases = []struct {
+	name  string
+	steps []step
+}{
+	{"first write accepted", []step{
+		{g(1, 5), "a", true, g(1, 5), ""},
+	}},
+	{"first write with zero token accepted", []step{
+		{g(0, 0), "a", true, g(0, 0), ""},
+		{g(0, 0), "b", true, g(0, 0), "a"},
+	}},
+	{"lower rejected after higher", []step{
+		{g(1, 5), "a", true, g(1, 5), ""},
+		{g(1, 4), "stale", false, g(1, 5), "a"},
+		{g(1, 0), "stale", false, g(1, 5), "a"},
+	}},
+	{"equal accepted", []step{
+		{g(1, 5), "a", true, g(1, 5), ""},
+		{g(1, 5), "b", true, g(1, 5), "a"},
+	}},
+	{"higher raises mark", []step{
+		{g(1, 5), "a", true, g(1, 5), ""},
+		{g(1, 6), "b", true, g(1, 6), "a"},
+		{g(1, 5), "stale", false, g(1, 6), "b"},
+	}},
+	{"forged larger token accepted (fencing is not authentication)", []step{
+		{g(1, 5), "a", true, g(1, 5), ""},
+		{g(1, 2147483647), "forged", true, g(1, 2147483647), "a"},
+		{g(1, 6), "honest", false, g(1, 2147483647), "forged"},
+	}},
+	{"domain: newer generation dominates", []step{
+		{g(1, 9), "a", true, g(1, 9), ""},
+		{g(1, 0), "stale", false, g(1, 9), "a"},
+		{g(2, 0), "b", true, g(2, 0), "a"},
+		{g(1, 9), "old domain", false, g(2, 0), "b"},
+		{g(1, 10), "old domain", false, g(2, 0), "b"},
+		{g(2, 1), "c", true, g(2, 1), "b"},
+	}},
+}
+
 func TestFencedSemantics(t *testing.T) {
-	tests := []struct {
-		name  string
-		steps []step
-	}{
-		{"first write accepted", []step{
-			{g(1, 5), "a", true, g(1, 5), ""},
-		}},
-		{"first write with zero token accepted", []step{
-			{g(0, 0), "a", true, g(0, 0), ""},
-			{g(0, 0), "b", true, g(0, 0), "a"},
-		}},
-		{"lower rejected after higher", []step{
-			{g(1, 5), "a", true, g(1, 5), ""},
-			{g(1, 4), "stale", false, g(1, 5), "a"},
-			{g(1, 0), "stale", false, g(1, 5), "a"},
-		}},
-		{"equal accepted", []step{
-			{g(1, 5), "a", true, g(1, 5), ""},
-			{g(1, 5), "b", true, g(1, 5), "a"},
-		}},
-		{"higher raises mark", []step{
-			{g(1, 5), "a", true, g(1, 5), ""},
-			{g(1, 6), "b", true, g(1, 6), "a"},
-			{g(1, 5), "stale", false, g(1, 6), "b"},
-		}},
-		{"forged larger token accepted (fencing is not authentication)", []step{
-			{g(1, 5), "a", true, g(1, 5), ""},
-			{g(1, 2147483647), "forged", true, g(1, 2147483647), "a"},
-			{g(1, 6), "honest", false, g(1, 2147483647), "forged"},
-		}},
-		{"domain: newer generation dominates", []step{
-			{g(1, 9), "a", true, g(1, 9), ""},
-			{g(1, 0), "stale", false, g(1, 9), "a"},
-			{g(2, 0), "b", true, g(2, 0), "a"},
-			{g(1, 9), "old domain", false, g(2, 0), "b"},
-			{g(1, 10), "old domain", false, g(2, 0), "b"},
-			{g(2, 1), "c", true, g(2, 1), "b"},
-		}},
-	}
 	for _, im := range fencedImpls {
-		for _, tc := range tests {
+		for _, tc := range fencedSemanticsCases {
 			t.Run(im.name+"/"+tc.name, func(t *testing.T) {
 				ctx := context.Background()
 				r := im.open(t)
@@ -282,115 +286,168 @@ func tokenOf(value string) (Token, error) {
 // mark. It returns every write and any reader violation.
 func workload(t *testing.T, rs []Resource, writers, perWriter, readers int, seed uint64) ([]writeRec, []string) {
 	t.Helper()
-	ctx := context.Background()
+	ru := &workloadRun{
+		ctx:   context.Background(),
+		start: make(chan struct{}),
+		done:  make(chan struct{}),
+		errs:  make(chan error, writers+readers),
+		half:  int64(writers * perWriter / 2),
+		seed:  seed,
+	}
 	recs := make([][]writeRec, writers)
-	var (
-		wg, rwg   sync.WaitGroup
-		start     = make(chan struct{})
-		done      = make(chan struct{})
-		mu        sync.Mutex
-		readIssue []string
-		errs      = make(chan error, writers+readers)
-		tickets   atomic.Int64
-		half      = int64(writers * perWriter / 2)
-	)
+	var wg, rwg sync.WaitGroup
 	for w := range writers {
-		wg.Go(func() {
-			rng := rand.New(rand.NewPCG(seed, uint64(w)))
-			r := rs[w%len(rs)]
-			<-start
-			for i := range perWriter {
-				// A shared ticket counter plays the lock service:
-				// tickets increase, but taking one and writing with it
-				// is not atomic, so writes arrive slightly out of order
-				// and race near the mark. The domain moves from 1 to 2
-				// halfway; some writers are stale holders, either a
-				// few tickets behind or from the old domain.
-				n := tickets.Add(1)
-				tok := Token{Domain: 1, Seq: n}
-				if n > half {
-					tok = Token{Domain: 2, Seq: n - half}
-				}
-				switch rng.IntN(16) {
-				case 0:
-					tok.Seq -= 1 + rng.Int64N(20)
-				case 1:
-					if tok.Domain == 2 {
-						tok = Token{Domain: 1, Seq: half + rng.Int64N(100)}
-					}
-				}
-				v := valueFor(w, i, tok)
-				res, err := r.Write(ctx, tok, v)
-				if err != nil {
-					errs <- fmt.Errorf("writer %d: %w", w, err)
-					return
-				}
-				recs[w] = append(recs[w], writeRec{tok, v, res})
-			}
-		})
+		wg.Go(func() { recs[w] = ru.writer(rs[w%len(rs)], w, perWriter) })
 	}
 	for i := range readers {
-		rwg.Go(func() {
-			r := rs[i%len(rs)]
-			<-start
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				v, mark, ok, err := r.Read(ctx)
-				if err != nil {
-					errs <- fmt.Errorf("reader: %w", err)
-					return
-				}
-				if !ok {
-					continue
-				}
-				tok, err := tokenOf(v)
-				if err == nil && tok != mark {
-					err = fmt.Errorf("read value %q written with %v but mark is %v", v, tok, mark)
-				}
-				if err != nil {
-					mu.Lock()
-					readIssue = append(readIssue, err.Error())
-					mu.Unlock()
-				}
-			}
-		})
+		rwg.Go(func() { ru.reader(rs[i%len(rs)]) })
 	}
-	close(start)
+	// Readers run until the last writer is done, so they see the whole run.
+	close(ru.start)
 	wg.Wait()
-	close(done)
+	close(ru.done)
 	rwg.Wait()
-	close(errs)
-	for err := range errs {
+	close(ru.errs)
+	for err := range ru.errs {
 		t.Fatal(err)
 	}
-	return slices.Concat(recs...), readIssue
+	return slices.Concat(recs...), ru.readIssue
+}
+
+// workloadRun is what the goroutines of one workload share: the signals
+// that start and stop them, the ticket counter standing in for the lock
+// service, and where they report errors and reader violations.
+type workloadRun struct {
+	ctx         context.Context
+	start, done chan struct{}
+	errs        chan error
+	tickets     atomic.Int64
+	half        int64 // tickets issued in domain 1; later ones are domain 2
+	seed        uint64
+
+	mu        sync.Mutex
+	readIssue []string
+}
+
+// writer is writer w's part of the run: perWriter writes to r, each with the
+// next ticket as token (sometimes a stale one), recorded with their Result.
+// On an error it reports it and returns the writes done so far.
+func (ru *workloadRun) writer(r Resource, w, perWriter int) []writeRec {
+	rng := rand.New(rand.NewPCG(ru.seed, uint64(w)))
+	var recs []writeRec
+	<-ru.start
+	for i := range perWriter {
+		tok := ru.token(rng)
+		v := valueFor(w, i, tok)
+		res, err := r.Write(ru.ctx, tok, v)
+		if err != nil {
+			ru.errs <- fmt.Errorf("writer %d: %w", w, err)
+			return recs
+		}
+		recs = append(recs, writeRec{tok, v, res})
+	}
+	return recs
+}
+
+// token takes the next ticket and turns it into the token of one write.
+func (ru *workloadRun) token(rng *rand.Rand) Token {
+	// A shared ticket counter plays the lock service:
+	// tickets increase, but taking one and writing with it
+	// is not atomic, so writes arrive slightly out of order
+	// and race near the mark. The domain moves from 1 to 2
+	// halfway; some writers are stale holders, either a
+	// few tickets behind or from the old domain.
+	n := ru.tickets.Add(1)
+	tok := Token{Domain: 1, Seq: n}
+	if n > ru.half {
+		tok = Token{Domain: 2, Seq: n - ru.half}
+	}
+	switch rng.IntN(16) {
+	case 0:
+		tok.Seq -= 1 + rng.Int64N(20)
+	case 1:
+		if tok.Domain == 2 {
+			tok = Token{Domain: 1, Seq: ru.half + rng.Int64N(100)}
+		}
+	}
+	return tok
+}
+
+// reader reads r until the writers are done, recording every value that was
+// not written with the mark it was read with.
+func (ru *workloadRun) reader(r Resource) {
+	<-ru.start
+	for {
+		select {
+		case <-ru.done:
+			return
+		default:
+		}
+		v, mark, ok, err := r.Read(ru.ctx)
+		if err != nil {
+			ru.errs <- fmt.Errorf("reader: %w", err)
+			return
+		}
+		if !ok {
+			continue
+		}
+		tok, err := tokenOf(v)
+		if err == nil && tok != mark {
+			err = fmt.Errorf("read value %q written with %v but mark is %v", v, tok, mark)
+		}
+		if err != nil {
+			ru.mu.Lock()
+			ru.readIssue = append(ru.readIssue, err.Error())
+			ru.mu.Unlock()
+		}
+	}
 }
 
 // violations checks the fencing invariants of a concurrent run and the final
 // state; it returns one line per violation.
 func violations(ctx context.Context, r Resource, writes []writeRec) []string {
-	var out []string
-	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	var out issueList
+	acc := checkMarks(writes, &out)
+	// The history and the final state are judged in commit order.
+	slices.SortFunc(acc, func(a, b writeRec) int { return int(a.res.Commit) - int(b.res.Commit) })
+	checkHistory(acc, writes, &out)
+	checkFinalState(ctx, r, acc, &out)
+	return out
+}
+
+// issueList collects one line per violated invariant.
+type issueList []string
+
+func (l *issueList) add(format string, args ...any) {
+	*l = append(*l, fmt.Sprintf(format, args...))
+}
+
+// checkMarks checks each write against the mark it got back: an accepted
+// token becomes the mark, a rejected one is below it. It returns the
+// accepted writes.
+func checkMarks(writes []writeRec, out *issueList) []writeRec {
 	var acc []writeRec
 	for _, w := range writes {
 		if w.res.Accepted {
 			acc = append(acc, w)
 			if w.res.Mark != w.tok {
-				add("accepted %v but mark after it is %v", w.tok, w.res.Mark)
+				out.add("accepted %v but mark after it is %v", w.tok, w.res.Mark)
 			}
 		} else if w.tok.Compare(w.res.Mark) >= 0 {
-			add("rejected %v although mark is %v", w.tok, w.res.Mark)
+			out.add("rejected %v although mark is %v", w.tok, w.res.Mark)
 		}
 	}
-	slices.SortFunc(acc, func(a, b writeRec) int { return int(a.res.Commit) - int(b.res.Commit) })
+	return acc
+}
+
+// checkHistory checks the accepted writes, in commit order, form one
+// history: commits numbered 1..n, tokens never going down, and every write,
+// accepted or rejected, seeing the value of the commit before it.
+func checkHistory(acc, writes []writeRec, out *issueList) {
 	byCommit := map[uint64]writeRec{}
 	for i, w := range acc {
 		if w.res.Commit != uint64(i+1) {
-			add("accepted writes have commit numbers %d at position %d; want dense 1..n", w.res.Commit, i+1)
+			out.add("accepted writes have commit numbers %d at position %d; want dense 1..n", w.res.Commit, i+1)
 			break
 		}
 		byCommit[w.res.Commit] = w
@@ -403,41 +460,46 @@ func violations(ctx context.Context, r Resource, writes []writeRec) []string {
 	}
 	for i, w := range acc {
 		if i > 0 && w.tok.Compare(acc[i-1].tok) < 0 {
-			add("commit %d accepted %v after commit %d accepted %v", w.res.Commit, w.tok, acc[i-1].res.Commit, acc[i-1].tok)
+			out.add("commit %d accepted %v after commit %d accepted %v", w.res.Commit, w.tok, acc[i-1].res.Commit, acc[i-1].tok)
 		}
 		if want := prevValue(w.res.Commit - 1); w.res.Prev != want {
-			add("commit %d saw previous value %q; want %q (commit %d)", w.res.Commit, w.res.Prev, want, w.res.Commit-1)
+			out.add("commit %d saw previous value %q; want %q (commit %d)", w.res.Commit, w.res.Prev, want, w.res.Commit-1)
 		}
 	}
 	for _, w := range writes {
 		if !w.res.Accepted {
 			if want := prevValue(w.res.Commit); w.res.Prev != want {
-				add("rejected %v saw value %q; want %q (commit %d)", w.tok, w.res.Prev, want, w.res.Commit)
+				out.add("rejected %v saw value %q; want %q (commit %d)", w.tok, w.res.Prev, want, w.res.Commit)
 			}
 		}
 	}
+}
+
+// checkFinalState checks what a Read returns after the run: the value of the
+// last commit, the largest accepted token as the mark, and that value
+// written with that mark.
+func checkFinalState(ctx context.Context, r Resource, acc []writeRec, out *issueList) {
 	v, mark, ok, err := r.Read(ctx)
 	switch {
 	case err != nil:
-		add("final Read: %v", err)
+		out.add("final Read: %v", err)
 	case len(acc) == 0:
-		add("no write accepted")
+		out.add("no write accepted")
 	case !ok:
-		add("final Read has no mark")
+		out.add("final Read has no mark")
 	default:
 		last := acc[len(acc)-1]
 		maxTok := slices.MaxFunc(acc, func(a, b writeRec) int { return a.tok.Compare(b.tok) }).tok
 		if v != last.value {
-			add("final value %q; want last committed %q", v, last.value)
+			out.add("final value %q; want last committed %q", v, last.value)
 		}
 		if mark != maxTok {
-			add("final mark %v; want max accepted token %v", mark, maxTok)
+			out.add("final mark %v; want max accepted token %v", mark, maxTok)
 		}
 		if tok, err := tokenOf(v); err != nil || tok != mark {
-			add("final value %q not written with final mark %v", v, mark)
+			out.add("final value %q not written with final mark %v", v, mark)
 		}
 	}
-	return out
 }
 
 func TestConcurrentFencing(t *testing.T) {
