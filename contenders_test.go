@@ -8,6 +8,7 @@ package zk19_test
 
 import (
 	"context"
+	"fmt"
 	"path"
 	"slices"
 	"strings"
@@ -178,13 +179,8 @@ func (w *pending) stop(t zkserver.TB) {
 // result waits for the acquisition to return.
 func (w *pending) result(t zkserver.TB) (*lock.Held, error) {
 	t.Helper()
-	select {
-	case <-w.done:
-		return w.held, w.err
-	case <-time.After(within):
-		t.Fatalf("%s: acquisition of %s did not return within %v", w.p.name, w.own, within)
-		return nil, nil
-	}
+	w.done.await(t, fmt.Sprintf("%s: the acquisition of %s", w.p.name, w.own))
+	return w.held, w.err
 }
 
 // expectWaiting waits until an acquisition of p blocks on the watch of

@@ -357,13 +357,8 @@ func acquireInBackground(t zkserver.TB, ctx context.Context, l *lock.Locker) *ac
 // result waits for the acquisition to return.
 func (a *acquisition) result(t zkserver.TB) (*lock.Held, error) {
 	t.Helper()
-	select {
-	case <-a.done:
-		return a.held, a.err
-	case <-time.After(within):
-		t.Fatalf("acquisition did not return within %v", within)
-		return nil, nil
-	}
+	a.done.await(t, "the acquisition")
+	return a.held, a.err
 }
 
 // waitUntilWaiting waits until an acquisition under probe blocks on the

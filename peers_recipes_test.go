@@ -319,6 +319,17 @@ func (sc *scene) mustHold(try *peerTry, why string) {
 }
 
 // releaseNow releases l's hold, logging what the recipe said.
+// heldOnceGone removes node, which l's try waits behind, and reports kept
+// (held) once l holds, broke if it fails instead.
+func (sc *scene) heldOnceGone(l peerLock, try *peerTry, node, behind, held string) peerCell {
+	sc.remove(node)
+	if sc.result(try, within); !try.held {
+		return broke("", "waited behind %s, then failed: %s", behind, brief(try.err))
+	}
+	sc.releaseNow(l)
+	return kept("%s", held)
+}
+
 func (sc *scene) releaseNow(l peerLock) {
 	sc.t.Helper()
 	a := newActor(sc.t, l.who())

@@ -181,12 +181,7 @@ func TestPeerOrderBySuffix(t *testing.T) {
 		}
 		switch {
 		case watched == older:
-			sc.remove(older)
-			if sc.result(tw, within); !tw.held {
-				return broke("", "waited behind %s, then failed: %s", older, brief(tw.err))
-			}
-			sc.releaseNow(w)
-			return kept("waited behind the older node, held once it went")
+			return sc.heldOnceGone(w, tw, older, older, "waited behind the older node, held once it went")
 		case watched != "":
 			return broke("", "waited on %s, not on the older %s", watched, older)
 		}
@@ -500,12 +495,7 @@ func TestPeerReacquireAfterForeignPrefix(t *testing.T) {
 		t2 := w.acquire(0)
 		switch watched := sc.settle(w, t2); {
 		case watched == foreign:
-			sc.remove(foreign)
-			if sc.result(t2, within); !t2.held {
-				return broke("", "waited behind D's %s, then failed: %s", foreign, brief(t2.err))
-			}
-			sc.releaseNow(w)
-			return kept("fresh GUID; waited behind D's node, held once it went")
+			return sc.heldOnceGone(w, t2, foreign, "D's "+foreign, "fresh GUID; waited behind D's node, held once it went")
 		case watched != "":
 			return broke("", "waited on %s", watched)
 		}
