@@ -25,18 +25,22 @@ type picture struct {
 	Err     string // why the SVG is missing
 }
 
-// picturesDir is where the pictures of the evidence file out go:
+// picturesDir is where the pictures of the evidence file out go, relative
+// to the file's own directory (so its links work wherever it is written):
 // docs/<kind>/<out's name without .md>.
 func picturesDir(kind, out string) string {
 	return filepath.Join("docs", kind, strings.TrimSuffix(filepath.Base(out), ".md"))
 }
+
+// home resolves p, a path relative to the evidence file's directory.
+func (o options) home(p string) string { return filepath.Join(filepath.Dir(o.at(o.out)), p) }
 
 // drawPictures draws the diagram of every claim that names one, writes the
 // D2 sources and renders them to SVG with tools/d2svg, a module of its own
 // so that the root module never builds d2.
 func drawPictures(o options, r report, stderr io.Writer) []picture {
 	dir := picturesDir("diagrams", o.out)
-	if err := resetDir(o.at(dir)); err != nil {
+	if err := resetDir(o.home(dir)); err != nil {
 		fmt.Fprintf(stderr, "evidence: diagrams: %v\n", err)
 		return nil
 	}
@@ -53,7 +57,7 @@ func drawPictures(o options, r report, stderr io.Writer) []picture {
 		}
 		mermaid, d2 := diagram.FromLog("", res.Lines)
 		p := picture{Test: name, Claims: []string{v.Claim.ID}, Mermaid: mermaid, D2: filepath.Join(dir, name+".d2")}
-		if err := os.WriteFile(o.at(p.D2), []byte(d2), 0o644); err != nil {
+		if err := os.WriteFile(o.home(p.D2), []byte(d2), 0o644); err != nil {
 			p.Err = err.Error()
 		}
 		pics = append(pics, p)
@@ -66,7 +70,7 @@ func drawPictures(o options, r report, stderr io.Writer) []picture {
 // (a cold build of d2 takes minutes on a small machine). A picture without
 // its SVG keeps its Mermaid text and says why.
 func renderSVGs(o options, dir string, pics []picture, stderr io.Writer) {
-	absDir, err := filepath.Abs(o.at(dir))
+	absDir, err := filepath.Abs(o.home(dir))
 	var files []string
 	for _, p := range pics {
 		if p.Err == "" {
@@ -83,7 +87,7 @@ func renderSVGs(o options, dir string, pics []picture, stderr io.Writer) {
 	fmt.Fprintf(stderr, "evidence: rendered %d diagrams with tools/d2svg (%v)\n", len(files), errOr(err, "ok"))
 	for i, p := range pics {
 		svg := strings.TrimSuffix(p.D2, ".d2") + ".svg"
-		if _, serr := os.Stat(o.at(svg)); serr == nil && p.Err == "" {
+		if _, serr := os.Stat(o.home(svg)); serr == nil && p.Err == "" {
 			pics[i].SVG = svg
 		} else if pics[i].Err == "" {
 			pics[i].Err = strings.TrimSpace(fmt.Sprintf("tools/d2svg: %v %s", err, lastLine(strings.Split(strings.TrimSpace(string(out)), "\n"))))
@@ -113,9 +117,10 @@ type visualization struct {
 var visualized = regexp.MustCompile(`^(\S+): porcupine visualization of the verdict (.+): (\S+\.html)$`)
 
 // visualizations lists the pictures the run's Require helpers kept (see
-// history.EnvVisualize), by claim, with paths relative to -C.
+// history.EnvVisualize), by claim, with paths relative to the evidence
+// file's directory.
 func visualizations(o options, r report) []visualization {
-	abs, _ := filepath.Abs(o.dir)
+	abs, _ := filepath.Abs(o.home("."))
 	var out []visualization
 	for _, name := range r.run.Order {
 		for _, l := range r.run.Results[name].Lines {
@@ -136,7 +141,7 @@ func visualizations(o options, r report) []visualization {
 // visualizeEnv is the environment entry that makes the suite keep every
 // verdict's picture in the evidence file's porcupine directory.
 func visualizeEnv(o options) (string, error) {
-	dir, err := filepath.Abs(o.at(picturesDir("porcupine", o.out)))
+	dir, err := filepath.Abs(o.home(picturesDir("porcupine", o.out)))
 	if err != nil {
 		return "", err
 	}
