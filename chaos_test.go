@@ -782,7 +782,7 @@ func (run *chaosRun) newWorker(i int) *chaosWorker {
 	w.a = newActor(t, w.name)
 	var addrs []string
 	for _, s := range run.servers {
-		p := clientProxy(t, w.name+"-"+s.Label, s)
+		p := zkserver.ClientProxy(t, w.name+"-"+s.Label, s)
 		w.proxies = append(w.proxies, p)
 		addrs = append(addrs, p.Addr())
 	}

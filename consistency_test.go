@@ -998,7 +998,7 @@ func TestS4_SessionOrderAndNoGoingBack(t *testing.T) {
 func readYourWrite(tr *trio) {
 	t := tr.t
 	t.Helper()
-	p := clientProxy(t, "B-proxy", tr.lagging)
+	p := zkserver.ClientProxy(t, "B-proxy", tr.lagging)
 	B := zkclient.Connect(t, "B2", []string{p.Addr()})
 	C := zkclient.Connect(t, "C", []string{tr.lagging.Client})
 	pb, pc := newActor(t, "B2"), newActor(t, "C")

@@ -147,7 +147,7 @@ func newFencingCast(t zkserver.TB) *fencingCast {
 	fc := &fencingCast{srv: s}
 	fc.O = zkclient.Connect(t, "O", []string{s.Client})
 	fc.root = testRoot(t, fc.O)
-	fc.proxy = clientProxy(t, "A-proxy", s)
+	fc.proxy = zkserver.ClientProxy(t, "A-proxy", s)
 	fc.a = join(t, "A", []string{fc.proxy.Addr()}, fc.root, joinOpts{client: []zkclient.Option{zkclient.WithSessionTimeout(expirySessionTimeout)}})
 	fc.b = join(t, "B", []string{s.Client}, fc.root, joinOpts{})
 	return fc

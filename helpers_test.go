@@ -156,13 +156,6 @@ func deleteTree(c *zk.Conn, path string) error {
 	return err
 }
 
-// clientProxy is zkserver.ClientProxy: a ZooKeeper-aware fault proxy of
-// one client's own to server s, logging "nemesis" lines.
-func clientProxy(t zkserver.TB, name string, s *zkserver.Server) *faultproxy.Proxy {
-	t.Helper()
-	return zkserver.ClientProxy(t, name, s)
-}
-
 // watchTable parses the server's wchp (path -> sessions) or wchc (session
 // -> paths) into key -> sorted values, keeping only paths under root.
 func watchTable(t zkserver.TB, s *zkserver.Server, word, root string) map[string][]string {

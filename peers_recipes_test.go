@@ -362,7 +362,7 @@ type oursLock struct {
 }
 
 func joinOurs(sc *scene, who string, sessionTimeout time.Duration) peerLock {
-	px := clientProxy(sc.t, who+"-proxy", sc.s)
+	px := zkserver.ClientProxy(sc.t, who+"-proxy", sc.s)
 	var copts []zkclient.Option
 	if sessionTimeout > 0 {
 		copts = append(copts, zkclient.WithSessionTimeout(sessionTimeout))
@@ -457,7 +457,7 @@ type gozkLock struct {
 }
 
 func joinGoZK(sc *scene, who string, sessionTimeout time.Duration) peerLock {
-	px := clientProxy(sc.t, who+"-proxy", sc.s)
+	px := zkserver.ClientProxy(sc.t, who+"-proxy", sc.s)
 	var copts []zkclient.Option
 	if sessionTimeout > 0 {
 		copts = append(copts, zkclient.WithSessionTimeout(sessionTimeout))
@@ -524,7 +524,7 @@ func joinKazoo(sc *scene, who string, sessionTimeout time.Duration) peerLock {
 	kazooDirMu.Lock()
 	kazooDir = filepath.Dir(k.Hello.KazooFile)
 	kazooDirMu.Unlock()
-	px := clientProxy(sc.t, who+"-proxy", sc.s)
+	px := zkserver.ClientProxy(sc.t, who+"-proxy", sc.s)
 	if sessionTimeout == 0 {
 		sessionTimeout = 10 * time.Second
 	}

@@ -55,7 +55,7 @@ func newLostReply(t zkserver.TB, aOpts joinOpts) *lostReply {
 	lr := &lostReply{po: newActor(t, "O")}
 	lr.O = zkclient.Connect(t, "O", []string{s.Client})
 	lr.root = testRoot(t, lr.O)
-	lr.proxy = clientProxy(t, "A-proxy", s)
+	lr.proxy = zkserver.ClientProxy(t, "A-proxy", s)
 	lr.a = join(t, "A", []string{lr.proxy.Addr()}, lr.root, aOpts)
 	return lr
 }
@@ -426,7 +426,7 @@ func TestR8_AfterExpiryTheOldNodeGivesNoCandidacy(t *testing.T) {
 	O := zkclient.Connect(t, "O", []string{s.Client})
 	po := newActor(t, "O")
 	root := testRoot(t, O)
-	p := clientProxy(t, "A-proxy", s)
+	p := zkserver.ClientProxy(t, "A-proxy", s)
 	a := join(t, "A", []string{p.Addr()}, root, joinOpts{client: []zkclient.Option{zkclient.WithSessionTimeout(expirySessionTimeout)}})
 	ctx := lockCtx(t)
 	h, err := a.l.Acquire(ctx)

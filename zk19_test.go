@@ -253,7 +253,7 @@ func TestE1_ServersListenOnlyOnLoopback(t *testing.T) {
 		t.Errorf("E1 violated: got the harness connecting to %s and the server saying clientPort=%s; want the same port", s.Client, conf["clientPort"])
 	}
 	c := startCluster(t, 3)
-	p := clientProxy(t, "E1-proxy", s)
+	p := zkserver.ClientProxy(t, "E1-proxy", s)
 	zkclient.Connect(t, "E1", []string{p.Addr()})
 	for _, srv := range append([]*zkserver.Server{s}, c.Servers...) {
 		ls, err := srv.Listeners()
@@ -334,7 +334,7 @@ func scopeLeavesNothing(t *testing.T) {
 		t.Fatalf("pid: %v", err)
 	}
 	dir := sc.TempDir()
-	p := clientProxy(sc, "E3-proxy", s)
+	p := zkserver.ClientProxy(sc, "E3-proxy", s)
 	c := zkclient.Connect(sc, "E3", []string{p.Addr()})
 	if _, err := c.Create("/e3", []byte("x"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatalf("create: %v", err)
