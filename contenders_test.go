@@ -32,6 +32,15 @@ const (
 	expirySessionTimeout = time.Second
 )
 
+// expiryServer starts a server of the test's own whose sessions can run
+// out within seconds (expiryTick). A session runs out when the proxy cuts
+// its client off, so the test needs the fault backend.
+func expiryServer(t zkserver.TB, opts ...zkserver.Option) *zkserver.Server {
+	t.Helper()
+	zkserver.RequireFaults(t)
+	return zkserver.Start(t, append([]zkserver.Option{zkserver.WithTickTime(expiryTick)}, opts...)...)
+}
+
 // joinOpts configures a contender.
 type joinOpts struct {
 	quiet       bool // no session lines, no trace lines
@@ -232,6 +241,29 @@ func lockRoom(t zkserver.TB, servers []string) (d *zkclient.Client, da actor, ro
 	return d, newActor(t, "D"), testRoot(t, d), lockCtx(t)
 }
 
+// queue is a lock room where holder holds and waiter waits right behind.
+type queue struct {
+	d              *zkclient.Client
+	da             actor
+	root           string
+	ctx            context.Context
+	holder, waiter *contender
+	held           *lock.Held // the holder's
+	next           *pending   // the waiter's acquisition
+}
+
+// queueOfTwo opens a lock room on s with two contenders, holder and waiter,
+// clients of s, and queues waiter right behind holder.
+func queueOfTwo(t zkserver.TB, s *zkserver.Server, holder, waiter string) queue {
+	t.Helper()
+	q := queue{}
+	q.d, q.da, q.root, q.ctx = lockRoom(t, []string{s.Client})
+	q.holder = join(t, holder, []string{s.Client}, q.root, joinOpts{})
+	q.waiter = join(t, waiter, []string{s.Client}, q.root, joinOpts{})
+	q.held, q.next = waitBehind(t, q.ctx, q.holder, q.waiter)
+	return q
+}
+
 // waitBehind makes holder acquire and waiter queue right behind it, and
 // returns the hold and the waiting acquisition.
 func waitBehind(t zkserver.TB, ctx context.Context, holder, waiter *contender) (*lock.Held, *pending) {
@@ -248,15 +280,15 @@ func waitBehind(t zkserver.TB, ctx context.Context, holder, waiter *contender) (
 }
 
 // handOver releases h (the hold of who) and returns the hold that next,
-// waiting right behind it, takes.
-func handOver(t zkserver.TB, ctx context.Context, h *lock.Held, who string, next *pending) *lock.Held {
+// waiting right behind it, takes; a failure names claim id.
+func handOver(t zkserver.TB, ctx context.Context, id string, h *lock.Held, who string, next *pending) *lock.Held {
 	t.Helper()
 	if err := h.Release(ctx); err != nil {
-		t.Fatalf("%s release: %v", who, err)
+		t.Fatalf("%s: %s's release: got %v; want nil", id, who, err)
 	}
 	hn, err := next.result(t)
 	if err != nil {
-		t.Fatalf("%s: %v", next.p.name, err)
+		t.Fatalf("%s: %s after %s's release: got %v; want a hold", id, next.p.name, who, err)
 	}
 	return hn
 }

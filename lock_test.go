@@ -246,8 +246,8 @@ func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 	}
 
 	phase(t, "the chain unwinds")
-	hb := handOver(t, ctx, ha, "A", pb)
-	handOver(t, ctx, hb, "B", pc)
+	hb := handOver(t, ctx, "L3", ha, "A", pb)
+	handOver(t, ctx, "L3", hb, "B", pc)
 }
 
 // TestL4_DeletionWakesOnlyTheNextCandidate: deleting the holder's node
@@ -265,13 +265,7 @@ func TestL4_DeletionWakesOnlyTheNextCandidate(t *testing.T) {
 	root, ctx, b, c, ha, pb, pc := ch.root, ch.ctx, ch.b, ch.c, ch.ha, ch.pb, ch.pc
 
 	phase(t, "A releases")
-	if err := ha.Release(ctx); err != nil {
-		t.Fatalf("A release: %v", err)
-	}
-	hb, err := pb.result(t)
-	if err != nil {
-		t.Fatalf("L4 violated: B did not acquire after A's deletion: %v", err)
-	}
+	hb := handOver(t, ctx, "L4 violated", ha, "A", pb)
 	sb := settle(t, b, pb.own)
 	if sb.Wakeups != 1 || sb.Rounds != 2 {
 		t.Errorf("L4 violated: got B acquiring after %d events and %d lists; want 1 event and 2 lists", sb.Wakeups, sb.Rounds)
@@ -289,7 +283,7 @@ func TestL4_DeletionWakesOnlyTheNextCandidate(t *testing.T) {
 	}
 
 	phase(t, "B releases")
-	handOver(t, ctx, hb, "B", pc)
+	handOver(t, ctx, "L4", hb, "B", pc)
 }
 
 // TestL5_WatchEventIsNotSuccess: a watch event means "look again", never
@@ -334,7 +328,7 @@ func TestL5_WatchEventIsNotSuccess(t *testing.T) {
 	}
 
 	phase(t, "A releases")
-	handOver(t, ctx, ha, "A", pc)
+	handOver(t, ctx, "L5", ha, "A", pc)
 	c.a.info("holds after %d events", settle(t, c, pc.own).Wakeups)
 }
 
@@ -350,10 +344,8 @@ func TestL5_WatchEventIsNotSuccess(t *testing.T) {
 func TestL6_OwnNodeGoneMeansLostCandidacy(t *testing.T) {
 	s := sharedServer(t)
 	claim(t, "L6")
-	d, da, root, ctx := lockRoom(t, []string{s.Client})
-	a := join(t, "A", []string{s.Client}, root, joinOpts{})
-	b := join(t, "B", []string{s.Client}, root, joinOpts{})
-	ha, pb := waitBehind(t, ctx, a, b)
+	q := queueOfTwo(t, s, "A", "B")
+	d, da, root, ctx, b, ha, pb := q.d, q.da, q.root, q.ctx, q.waiter, q.held, q.next
 
 	phase(t, "D deletes B's node while B waits on A")
 	deleteAs(t, d, da, root+"/"+pb.own)
@@ -427,32 +419,28 @@ func deleteAs(t zkserver.TB, c *zkclient.Client, a actor, p string) {
 // still exists, owned by F, with F still holding. A Release that deleted
 // "the lowest child" instead of its own node would delete F's here.
 func TestL6_LateReleaseDeletesNothingOfTheNextHolder(t *testing.T) {
-	s := sharedServer(t)
 	claim(t, "L6")
-	d, da, root, ctx := lockRoom(t, []string{s.Client})
-	e := join(t, "E", []string{s.Client}, root, joinOpts{})
-	f := join(t, "F", []string{s.Client}, root, joinOpts{})
-	he, pf := waitBehind(t, ctx, e, f)
+	q := queueOfTwo(t, sharedServer(t), "E", "F")
 
 	phase(t, "D deletes E's node; F holds")
-	deleteAs(t, d, da, he.Path)
-	hf, err := pf.result(t)
+	deleteAs(t, q.d, q.da, q.held.Path)
+	hf, err := q.next.result(t)
 	if err != nil {
 		t.Fatalf("F: %v", err)
 	}
 
 	phase(t, "E releases late")
-	rerr := he.Release(ctx)
-	e.a.info("release: %v", rerr)
-	ok, st := statOf(t, d, hf.Path)
-	evidence(t, "E's late Release returned %v; F's node %s exists=%v with owner 0x%x (F's session %s)", rerr, path.Base(hf.Path), ok, st.EphemeralOwner, f.c.SessionHex())
+	rerr := q.held.Release(q.ctx)
+	q.holder.a.info("release: %v", rerr)
+	ok, st := statOf(t, q.d, hf.Path)
+	evidence(t, "E's late Release returned %v; F's node %s exists=%v with owner 0x%x (F's session %s)", rerr, path.Base(hf.Path), ok, st.EphemeralOwner, q.waiter.c.SessionHex())
 	if !errors.Is(rerr, lock.ErrLostCandidacy) {
 		t.Errorf("L6 violated: E's late Release returned %v; want lock.ErrLostCandidacy", rerr)
 	}
-	if !ok || st.EphemeralOwner != f.c.SessionID() {
+	if !ok || st.EphemeralOwner != q.waiter.c.SessionID() {
 		t.Errorf("L6 violated: E's late Release removed F's node %s (exists=%v owner=0x%x); want it untouched", hf.Path, ok, st.EphemeralOwner)
 	}
-	if err := hf.Release(ctx); err != nil {
+	if err := hf.Release(q.ctx); err != nil {
 		t.Errorf("L6 violated: F's Release after E's late one: %v; want nil (F's node was its own to delete)", err)
 	}
 }
@@ -469,9 +457,8 @@ func TestL6_LateReleaseDeletesNothingOfTheNextHolder(t *testing.T) {
 // of the expiry, and B's acquisition returns ErrSessionChanged wrapping
 // zk.ErrSessionExpired, never a hold.
 func TestL6_ExpiredWaiterReportsSessionChanged(t *testing.T) {
-	zkserver.RequireFaults(t)
 	claim(t, "L6")
-	srv := zkserver.Start(t, zkserver.WithTickTime(expiryTick), zkserver.WithLabel("l6x-"))
+	srv := expiryServer(t, zkserver.WithLabel("l6x-"))
 	d, da, root, ctx := lockRoom(t, []string{srv.Client})
 	a := join(t, "A", []string{srv.Client}, root, joinOpts{})
 	p := zkserver.ClientProxy(t, "B-proxy", srv)
@@ -1149,20 +1136,9 @@ func TestL11_CallbackThatIsNoDeletionListsAgain(t *testing.T) {
 	}
 
 	phase(t, "A releases, then B")
-	if err := ha.Release(ctx); err != nil {
-		t.Fatalf("A release: %v", err)
-	}
-	hb, err := pb.result(t)
-	if err != nil {
-		t.Fatalf("L11: B did not hold after A's release: %v", err)
-	}
+	hb := handOver(t, ctx, "L11", ha, "A", pb)
 	b.a.info("holds after %d events", settle(t, b, pb.own).Wakeups)
-	if err := hb.Release(ctx); err != nil {
-		t.Fatalf("B release: %v", err)
-	}
-	if _, err := pc.result(t); err != nil {
-		t.Fatalf("L11: C did not hold after B's release: %v", err)
-	}
+	handOver(t, ctx, "L11", hb, "B", pc)
 }
 
 // setAs sets the data of p as client c, logged as actor a's operation.

@@ -284,6 +284,25 @@ func (sc *scene) settle(l peerLock, try *peerTry) string {
 	return watched
 }
 
+// mustWaitOn settles l's try and stops the scenario unless l waits on
+// node (what says whose): the scenario's observation needs it waiting there.
+func (sc *scene) mustWaitOn(l peerLock, try *peerTry, node, what string) {
+	sc.t.Helper()
+	if got := sc.settle(l, try); got != node {
+		sc.t.Fatalf("%s: got waiting on %q; want waiting on %s %s", l.who(), got, what, node)
+	}
+}
+
+// waiterBehindHolder plants a holder's node and has W wait on it.
+func (sc *scene) waiterBehindHolder() (holder string, w peerLock, tw *peerTry) {
+	sc.t.Helper()
+	holder = sc.plant(sc.r.prefix(plantGUID(1)), true, "the holder")
+	w = sc.join("W", 0)
+	tw = w.acquire(0)
+	sc.mustWaitOn(w, tw, holder, "the holder")
+	return holder, w, tw
+}
+
 // result waits, within bound, for the acquisition to return and logs what
 // it returned.
 func (sc *scene) result(try *peerTry, bound time.Duration) *peerTry {
@@ -318,7 +337,6 @@ func (sc *scene) mustHold(try *peerTry, why string) {
 	}
 }
 
-// releaseNow releases l's hold, logging what the recipe said.
 // heldOnceGone removes node, which l's try waits behind, and reports kept
 // (held) once l holds, broke if it fails instead.
 func (sc *scene) heldOnceGone(l peerLock, try *peerTry, node, behind, held string) peerCell {
@@ -330,6 +348,7 @@ func (sc *scene) heldOnceGone(l peerLock, try *peerTry, node, behind, held strin
 	return kept("%s", held)
 }
 
+// releaseNow releases l's hold, logging what the recipe said.
 func (sc *scene) releaseNow(l peerLock) {
 	sc.t.Helper()
 	a := newActor(sc.t, l.who())
@@ -350,6 +369,17 @@ func suffixless(name string) string {
 	return name[:len(name)-10]
 }
 
+// behindProxy gives who's client a proxy of its own, and the client
+// options for the session timeout a scenario asks for (0: the default).
+func (sc *scene) behindProxy(who string, sessionTimeout time.Duration) (*faultproxy.Proxy, []zkclient.Option) {
+	px := zkserver.ClientProxy(sc.t, who+"-proxy", sc.s)
+	var copts []zkclient.Option
+	if sessionTimeout > 0 {
+		copts = append(copts, zkclient.WithSessionTimeout(sessionTimeout))
+	}
+	return px, copts
+}
+
 // --- ours: internal/lock --------------------------------------------------
 
 type oursLock struct {
@@ -362,11 +392,7 @@ type oursLock struct {
 }
 
 func joinOurs(sc *scene, who string, sessionTimeout time.Duration) peerLock {
-	px := zkserver.ClientProxy(sc.t, who+"-proxy", sc.s)
-	var copts []zkclient.Option
-	if sessionTimeout > 0 {
-		copts = append(copts, zkclient.WithSessionTimeout(sessionTimeout))
-	}
+	px, copts := sc.behindProxy(who, sessionTimeout)
 	return &oursLock{sc: sc, px: px, p: join(sc.t, who, []string{px.Addr()}, sc.dir, joinOpts{client: copts})}
 }
 
@@ -457,11 +483,7 @@ type gozkLock struct {
 }
 
 func joinGoZK(sc *scene, who string, sessionTimeout time.Duration) peerLock {
-	px := zkserver.ClientProxy(sc.t, who+"-proxy", sc.s)
-	var copts []zkclient.Option
-	if sessionTimeout > 0 {
-		copts = append(copts, zkclient.WithSessionTimeout(sessionTimeout))
-	}
+	px, copts := sc.behindProxy(who, sessionTimeout)
 	c := zkclient.Connect(sc.t, who, []string{px.Addr()}, copts...)
 	return &gozkLock{sc: sc, c: c, a: newActor(sc.t, who), px: px, l: zk.NewLock(c.Conn, sc.dir, zk.WorldACL(zk.PermAll))}
 }
@@ -638,6 +660,15 @@ var (
 // module, or the kazoo package a driver imported), after checking that
 // those lines hold snippet: a citation is read from the code that ran,
 // never guessed. A citation that does not hold fails the test.
+// citeFrom cites the line src gives for this scene's recipe, if any: the
+// peer code responsible for an outcome, by recipe name.
+func (sc *scene) citeFrom(src map[string][2]string) string {
+	if c, ok := src[sc.r.name]; ok {
+		return sc.cite(c[0], c[1])
+	}
+	return ""
+}
+
 func (sc *scene) cite(ref, snippet string) string {
 	sc.t.Helper()
 	root := goZKModule().dir

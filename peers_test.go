@@ -132,9 +132,7 @@ func TestPeerOwnNodeDeletedWhileWaiting(t *testing.T) {
 		hNode := sc.onlyNode(h)
 		w := sc.join("W", 0)
 		tw := w.acquire(0)
-		if got := sc.settle(w, tw); got != hNode {
-			sc.t.Fatalf("W: got waiting on %q; want waiting on H's %s", got, hNode)
-		}
+		sc.mustWaitOn(w, tw, hNode, "H's")
 		own := sc.onlyNode(w)
 		sc.remove(own)
 		sc.releaseNow(h)
@@ -194,19 +192,15 @@ func TestPeerOrderBySuffix(t *testing.T) {
 	})
 }
 
-// behindOlder judges a scenario where an older node that a lock must not
-// jump is in the dir: waiting behind it, or refusing cleanly with the error
+// behindOlder has W acquire with older, a node that a lock must not jump,
+// in the dir, and judges what W does: waiting behind it, or refusing cleanly with the error
 // ours documents (oursErr), keeps the guarantee; holding beside it, or
 // failing and leaving a node in the queue, breaks it. src cites the peer's
 // code responsible for a broken outcome.
-func (sc *scene) behindOlder(w peerLock, tw *peerTry, older string, src map[string][2]string, oursErr error) peerCell {
+func (sc *scene) behindOlder(older string, src map[string][2]string, oursErr error) peerCell {
 	sc.t.Helper()
-	cite := func() string {
-		if c, ok := src[sc.r.name]; ok {
-			return sc.cite(c[0], c[1])
-		}
-		return ""
-	}
+	w := sc.join("W", 0)
+	tw := w.acquire(0)
 	switch watched := sc.settle(w, tw); {
 	case watched == older:
 		sc.remove(older)
@@ -215,18 +209,28 @@ func (sc *scene) behindOlder(w peerLock, tw *peerTry, older string, src map[stri
 		}
 		return kept("waited behind it")
 	case watched != "":
-		return broke(cite(), "waited on %s, not on the older %s", watched, older)
+		return broke(sc.citeFrom(src), "waited on %s, not on the older %s", watched, older)
 	}
+	held := func() peerCell { return broke(sc.citeFrom(src), "held beside the older node: skipped its name") }
+	return sc.judgeReturn(w, tw, src, held, "refused: %s", oursErr)
+}
+
+// judgeReturn judges an acquisition that returned without waiting where the
+// scenario looked: held gives the verdict on a hold; failing and leaving a
+// node in the queue breaks the guarantee; refusing cleanly keeps it
+// (refused formats the error), with the error ours documents (oursErr).
+func (sc *scene) judgeReturn(w peerLock, tw *peerTry, src map[string][2]string, held func() peerCell, refused string, oursErr error) peerCell {
+	sc.t.Helper()
 	sc.result(tw, within)
 	left := sc.ownedBy(w.session())
 	switch {
 	case tw.held:
 		sc.releaseNow(w)
-		return broke(cite(), "held beside the older node: skipped its name")
+		return held()
 	case len(left) > 0:
-		return broke(cite(), "failed (%s) and left its node in the queue", brief(tw.err))
+		return broke(sc.citeFrom(src), "failed (%s) and left its node in the queue", brief(tw.err))
 	}
-	return sc.oursMust(kept("refused: %s", brief(tw.err)), tw.err, oursErr)
+	return sc.oursMust(kept(refused, brief(tw.err)), tw.err, oursErr)
 }
 
 // TestPeerWrappedSuffixOlder: after 2^31 creates under one parent the
@@ -237,8 +241,7 @@ func TestPeerWrappedSuffixOlder(t *testing.T) {
 	sp := peerScenario{"wrap-older", "an older node named as after the sequence counter wrapped (`…-000000001`)"}
 	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
 		older := sc.plant(sc.r.prefix(plantGUID(1))+"-000000001", false, "as the server names the node at counter -1")
-		w := sc.join("W", 0)
-		return sc.behindOlder(w, w.acquire(0), older, map[string][2]string{
+		return sc.behindOlder(older, map[string][2]string{
 			// zk.Lock takes -1 for the lowest, but looks for a predecessor
 			// above -1 only, finds none and watches "<dir>/".
 			recipeGoZK: {"lock.go:106-135", "prevSeq := -1"},
@@ -256,12 +259,7 @@ func TestPeerWrappedSuffixOlder(t *testing.T) {
 func TestPeerWrappedSuffixNewer(t *testing.T) {
 	sp := peerScenario{"wrap-newer", "a newer node named as after the counter wrapped (`…-2147483648`) appears while the waiter waits"}
 	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
-		holder := sc.plant(sc.r.prefix(plantGUID(1)), true, "the holder")
-		w := sc.join("W", 0)
-		tw := w.acquire(0)
-		if got := sc.settle(w, tw); got != holder {
-			sc.t.Fatalf("W: got waiting on %q; want waiting on the holder %s", got, holder)
-		}
+		holder, w, tw := sc.waiterBehindHolder()
 		newer := sc.plant(sc.r.prefix(plantGUID(2))+"-2147483648", false, "newer than W's, as the server names the first node after the wrap")
 		sc.remove(holder)
 		src := map[string][2]string{
@@ -270,22 +268,12 @@ func TestPeerWrappedSuffixNewer(t *testing.T) {
 		}
 		switch watched := sc.settle(w, tw); {
 		case watched == newer:
-			c := src[sc.r.name]
-			return broke(sc.cite(c[0], c[1]), "waited behind the newer node: put it first")
+			return broke(sc.citeFrom(src), "waited behind the newer node: put it first")
 		case watched != "":
 			return broke("", "waited on %s", watched)
 		}
-		sc.result(tw, within)
-		left := sc.ownedBy(w.session())
-		switch {
-		case tw.held:
-			sc.releaseNow(w)
-			return kept("held: the newer node is behind it")
-		case len(left) > 0:
-			c := src[sc.r.name]
-			return broke(sc.cite(c[0], c[1]), "failed (%s) and left its node in the queue", brief(tw.err))
-		}
-		return sc.oursMust(kept("refused: %s (cannot order it)", brief(tw.err)), tw.err, fence.ErrNegativeSeq)
+		held := func() peerCell { return kept("held: the newer node is behind it") }
+		return sc.judgeReturn(w, tw, src, held, "refused: %s (cannot order it)", fence.ErrNegativeSeq)
 	})
 }
 
@@ -297,8 +285,7 @@ func TestPeerOverlongSuffix(t *testing.T) {
 	sp := peerScenario{"over-long", "an older lock-named node whose suffix has 11 digits"}
 	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
 		older := sc.plant(sc.r.prefix(plantGUID(1))+"0", true, "an 11-digit suffix: a 0, then the server's 10")
-		w := sc.join("W", 0)
-		return sc.behindOlder(w, w.acquire(0), older, map[string][2]string{
+		return sc.behindOlder(older, map[string][2]string{
 			recipeKazoo: {"recipe/lock.py:110-114", `r"(?:{patterns})(-?\d{{10}})$"`},
 		}, fence.ErrSeqOverflow)
 	})
@@ -380,8 +367,7 @@ var errOursHolds = errors.New("a hold")
 // the new session, and the cell says whether it reused the lost create's
 // GUID, which the node of TestPeerForeignGUID's row could then carry.
 func TestPeerLostCreateReplySessionExpired(t *testing.T) {
-	zkserver.RequireFaults(t)
-	s := zkserver.Start(t, zkserver.WithTickTime(expiryTick), zkserver.WithLabel("peerx-"))
+	s := expiryServer(t, zkserver.WithLabel("peerx-"))
 	sp := peerScenario{"lost-reply-expired", "the create's reply is lost and the session expires before the client gets back"}
 	runPeers(t, s, sp, func(sc *scene) peerCell {
 		w := sc.join("W", expirySessionTimeout)
@@ -450,21 +436,15 @@ func TestPeerForeignGUID(t *testing.T) {
 // of session D carrying the acquisition's GUID or prefix.
 func (sc *scene) judgeForeign(w peerLock, tw *peerTry, foreign string, src map[string][2]string, oursErr error) peerCell {
 	sc.t.Helper()
-	cite := func() string {
-		if c, ok := src[sc.r.name]; ok {
-			return sc.cite(c[0], c[1])
-		}
-		return ""
-	}
 	mine := sc.ownedBy(w.session())
 	switch {
 	case tw.held && tw.node == foreign:
-		return broke(cite(), "held on session D's node, adopted by GUID")
+		return broke(sc.citeFrom(src), "held on session D's node, adopted by GUID")
 	case tw.held && tw.node == "" && len(mine) == 0:
 		// zk.Lock does not say which node it took: its Unlock deletes it.
 		sc.releaseNow(w)
 		if _, ok := sc.owners()[foreign]; !ok {
-			return broke(cite(), "held on session D's node, adopted by GUID (its Unlock deleted it)")
+			return broke(sc.citeFrom(src), "held on session D's node, adopted by GUID (its Unlock deleted it)")
 		}
 		return broke("", "held with no node of its own")
 	case tw.held && len(mine) == 1:
@@ -522,12 +502,7 @@ func TestPeerReacquireAfterForeignPrefix(t *testing.T) {
 func TestPeerCancelWhileWaiting(t *testing.T) {
 	sp := peerScenario{"cancel", "the waiter is cancelled while it waits"}
 	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
-		holder := sc.plant(sc.r.prefix(plantGUID(1)), true, "the holder")
-		w := sc.join("W", 0)
-		tw := w.acquire(0)
-		if got := sc.settle(w, tw); got != holder {
-			sc.t.Fatalf("W: got waiting on %q; want waiting on the holder %s", got, holder)
-		}
+		_, w, tw := sc.waiterBehindHolder()
 		a := newActor(sc.t, w.who())
 		a.invoke("cancel")
 		if !w.cancel() {
@@ -622,8 +597,7 @@ func TestPeerGiveUpCleanupReplyLost(t *testing.T) {
 // the client opens a new session. Does the recipe know it no longer holds?
 // Ours: Lost closes and Release says the session changed.
 func TestPeerSessionExpiresWhileHolding(t *testing.T) {
-	zkserver.RequireFaults(t)
-	s := zkserver.Start(t, zkserver.WithTickTime(expiryTick), zkserver.WithLabel("peerh-"))
+	s := expiryServer(t, zkserver.WithLabel("peerh-"))
 	sp := peerScenario{"expiry-holding", "the session expires while the recipe holds: does it know it no longer holds?"}
 	runPeers(t, s, sp, func(sc *scene) peerCell {
 		w := sc.join("W", expirySessionTimeout)

@@ -420,9 +420,8 @@ func TestR7_ProxyReadsHeadersAndTheCreateRequestOnly(t *testing.T) {
 // a short session. The proxy cuts A off until O sees the server delete A's
 // node, then lets A through: A's client sees Expired and a new session.
 func TestR8_AfterExpiryTheOldNodeGivesNoCandidacy(t *testing.T) {
-	zkserver.RequireFaults(t)
 	claim(t, "R8")
-	s := zkserver.Start(t, zkserver.WithTickTime(expiryTick))
+	s := expiryServer(t)
 	O := zkclient.Connect(t, "O", []string{s.Client})
 	po := newActor(t, "O")
 	root := testRoot(t, O)

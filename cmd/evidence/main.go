@@ -141,6 +141,10 @@ func writeEvidence(o options, ix *claims.Index, stderr io.Writer) int {
 	r := report{ix: ix, run: rn, h: h, vs: verdicts(ix, rn, h), peers: peers(rn), peerSrc: peerSources(o.dir), m: meta}
 	r.pics = drawPictures(o, r, stderr)
 	r.viz = visualizations(o, r)
+	if err := shareViewer(o, r.viz); err != nil {
+		fmt.Fprintf(stderr, "evidence: porcupine's pages: %v\n", err)
+		return 1
+	}
 	var md bytes.Buffer
 	renderMarkdown(&md, r)
 	if err := os.WriteFile(o.at(o.out), md.Bytes(), 0o644); err != nil {

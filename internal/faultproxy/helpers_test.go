@@ -231,6 +231,41 @@ func waitStats(t testing.TB, p *Proxy, what string, cond func(Stats) bool) {
 	})
 }
 
+// counter is one byte count of Stats, named for a wait.
+type counter struct {
+	name string
+	of   func(Stats) int64
+}
+
+var (
+	upHeld        = counter{"bytes held up", func(s Stats) int64 { return s.UpHeld }}
+	downHeld      = counter{"bytes held down", func(s Stats) int64 { return s.DownHeld }}
+	upDiscarded   = counter{"bytes discarded up", func(s Stats) int64 { return s.UpDiscarded }}
+	downDiscarded = counter{"bytes discarded down", func(s Stats) int64 { return s.DownDiscarded }}
+)
+
+// sendInto writes s on c and waits until the proxy counts its bytes in k:
+// they were held, or discarded, not delivered.
+func sendInto(t testing.TB, p *Proxy, c net.Conn, s string, k counter) {
+	t.Helper()
+	want := k.of(p.Stats()) + int64(len(s))
+	write(t, c, []byte(s))
+	waitStats(t, p, fmt.Sprintf("%d %s", want, k.name), func(st Stats) bool { return k.of(st) == want })
+}
+
+// freeAddr returns a loopback address nothing listens on yet: a port
+// reserved, then given back.
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
 // linked starts an upstream and a proxy in front of it, and opens one
 // connection through them.
 func linked(t testing.TB, opts ...Option) (p *Proxy, up *upstreamServer, client, server net.Conn) {

@@ -11,6 +11,8 @@ import (
 	"time"
 )
 
+// TestPassThrough: with no fault, bytes pass both ways unchanged (1 MiB
+// included), and a close on one side ends the proxied connection.
 func TestPassThrough(t *testing.T) {
 	up := newUpstream(t)
 	p, _ := newProxy(t, up.addr())
@@ -37,6 +39,8 @@ func TestPassThrough(t *testing.T) {
 	waitStats(t, p, "no open connections", func(s Stats) bool { return s.Open == 0 })
 }
 
+// TestHalfClosePropagates: a client's half-close reaches the upstream as
+// EOF after its data, and replies still flow back.
 func TestHalfClosePropagates(t *testing.T) {
 	p, _, client, server := linked(t)
 	write(t, client, []byte("request"))
@@ -52,6 +56,8 @@ func TestHalfClosePropagates(t *testing.T) {
 	waitStats(t, p, "no open connections", func(s Stats) bool { return s.Open == 0 })
 }
 
+// TestUpstreamCloseClosesClient: the upstream's last bytes and its close
+// reach the client.
 func TestUpstreamCloseClosesClient(t *testing.T) {
 	p, _, client, server := linked(t)
 	write(t, server, []byte("bye"))
@@ -62,6 +68,8 @@ func TestUpstreamCloseClosesClient(t *testing.T) {
 	waitStats(t, p, "no open connections", func(s Stats) bool { return s.Open == 0 })
 }
 
+// TestHoldThenReleaseDeliversInOrder: held bytes are kept, in order, and
+// delivered on Release; the other direction passes meanwhile.
 func TestHoldThenReleaseDeliversInOrder(t *testing.T) {
 	p, _, client, server := linked(t)
 	passes(t, client, server, "before-")
@@ -86,6 +94,8 @@ func TestHoldThenReleaseDeliversInOrder(t *testing.T) {
 	}
 }
 
+// TestHoldBothAppliesToNewConnections: a hold set before a connection opens
+// holds its bytes too, and each direction is released on its own.
 func TestHoldBothAppliesToNewConnections(t *testing.T) {
 	up := newUpstream(t)
 	p, _ := newProxy(t, up.addr())
@@ -103,6 +113,7 @@ func TestHoldBothAppliesToNewConnections(t *testing.T) {
 	expectRead(t, server, "up")
 }
 
+// TestHoldDelaysEOF: a hold keeps the client's close behind its bytes.
 func TestHoldDelaysEOF(t *testing.T) {
 	p, _, client, server := linked(t)
 	p.Hold(Up)
@@ -115,11 +126,12 @@ func TestHoldDelaysEOF(t *testing.T) {
 	expectClosed(t, server)
 }
 
+// TestBlackhole: a blackhole discards one direction's bytes and keeps the
+// sockets open.
 func TestBlackhole(t *testing.T) {
 	p, _, client, server := linked(t)
 	p.Blackhole(Up)
-	write(t, client, []byte("secret"))
-	waitStats(t, p, "bytes discarded", func(s Stats) bool { return s.UpDiscarded == 6 })
+	sendInto(t, p, client, "secret", upDiscarded)
 	expectSilence(t, server)
 	// Sockets stay open: the other direction still passes.
 	passes(t, server, client, "pong")
@@ -130,33 +142,67 @@ func TestBlackhole(t *testing.T) {
 	passes(t, client, server, "after")
 }
 
+// TestBlackholeDiscardsHeldBytes: a blackhole after a hold discards what
+// the hold kept.
 func TestBlackholeDiscardsHeldBytes(t *testing.T) {
 	p, _, client, server := linked(t)
-	p.Hold(Down)
-	write(t, server, []byte("held"))
-	waitStats(t, p, "bytes held", func(s Stats) bool { return s.DownHeld == 4 })
-	p.Blackhole(Down)
-	if s := p.Stats(); s.DownHeld != 0 || s.DownDiscarded != 4 {
-		t.Fatalf("stats %+v", s)
-	}
+	discardsHeld(t, p, server, Down, "held", func() { p.Blackhole(Down) })
 	p.Release(Down)
 	passes(t, server, client, "new")
 }
 
+// discardsHeld holds direction d, sends msg from c into the hold, applies
+// fault, and checks that fault discarded the held bytes, none delivered.
+func discardsHeld(t *testing.T, p *Proxy, c net.Conn, d Dir, msg string, fault func()) {
+	t.Helper()
+	held, discarded := upHeld, upDiscarded
+	if d == Down {
+		held, discarded = downHeld, downDiscarded
+	}
+	p.Hold(d)
+	sendInto(t, p, c, msg, held)
+	fault()
+	if s := p.Stats(); held.of(s) != 0 || discarded.of(s) != int64(len(msg)) {
+		t.Fatalf("after the fault: got %d %s and %d %s (%+v); want 0 and %d", held.of(s), held.name, discarded.of(s), discarded.name, s, len(msg))
+	}
+}
+
+// expectRefused dials p and sees the connection closed at once.
+func expectRefused(t *testing.T, p *Proxy) {
+	t.Helper()
+	expectClosed(t, dial(t, p.Addr()))
+}
+
+// healedPasses heals p and sees msg pass on a fresh connection.
+func healedPasses(t *testing.T, p *Proxy, up *upstreamServer, msg string) {
+	t.Helper()
+	p.Heal()
+	client, server := connect(t, p, up)
+	passes(t, client, server, msg)
+}
+
+// cutSilences cuts end: the socket there (cut) closes at once; the other
+// (silent) stays open and silent, and what its peer sends (msg) is
+// discarded, counted in k.
+func cutSilences(t *testing.T, p *Proxy, end End, cut, silent net.Conn, msg string, k counter) {
+	t.Helper()
+	p.Cut(end)
+	expectClosed(t, cut)
+	sendInto(t, p, silent, msg, k)
+	expectSilence(t, silent)
+}
+
+// TestCutClientEnd: cutting the client end closes it; the upstream socket
+// stays open and silent; new connections are refused until Heal.
 func TestCutClientEnd(t *testing.T) {
 	p, up, client, server := linked(t)
-	p.Cut(ClientEnd)
-	expectClosed(t, client)
 	// The upstream socket stays open but silent; what it sends is discarded.
-	write(t, server, []byte("into the void"))
-	waitStats(t, p, "bytes discarded", func(s Stats) bool { return s.DownDiscarded == 13 })
-	expectSilence(t, server)
+	cutSilences(t, p, ClientEnd, client, server, "into the void", downDiscarded)
 	if p.ConnCount() != 1 {
 		t.Fatalf("ConnCount = %d, want 1 (upstream socket still open)", p.ConnCount())
 	}
 	// New connections are refused.
-	refused := dial(t, p.Addr())
-	expectClosed(t, refused)
+	expectRefused(t, p)
 	waitStats(t, p, "refused count", func(s Stats) bool { return s.Refused == 1 })
 	select {
 	case c := <-up.conns:
@@ -172,38 +218,29 @@ func TestCutClientEnd(t *testing.T) {
 	passes(t, server2, client2, "yes")
 }
 
+// TestCutUpstreamEnd: cutting the upstream end closes it; the client stays
+// connected to silence until it closes.
 func TestCutUpstreamEnd(t *testing.T) {
 	p, up, client, server := linked(t)
-	p.Cut(UpstreamEnd)
-	expectClosed(t, server)
-	write(t, client, []byte("anyone?"))
-	waitStats(t, p, "bytes discarded", func(s Stats) bool { return s.UpDiscarded == 7 })
-	expectSilence(t, client)
+	cutSilences(t, p, UpstreamEnd, server, client, "anyone?", upDiscarded)
 	// When the silent end's peer closes, the connection goes away.
 	client.Close()
 	waitStats(t, p, "no open connections", func(s Stats) bool { return s.Open == 0 })
-	refused := dial(t, p.Addr())
-	expectClosed(t, refused)
-	p.Heal()
-	client2, server2 := connect(t, p, up)
-	passes(t, client2, server2, "ok")
+	expectRefused(t, p)
+	healedPasses(t, p, up, "ok")
 }
 
+// TestCutBothEnds: a cut of both ends closes both and discards what was
+// held.
 func TestCutBothEnds(t *testing.T) {
 	p, up, client, server := linked(t)
-	p.Hold(Up)
-	write(t, client, []byte("held then cut"))
-	waitStats(t, p, "bytes held", func(s Stats) bool { return s.UpHeld == 13 })
-	p.Cut(BothEnds)
-	expectClosed(t, client)
-	expectClosed(t, server)
-	waitStats(t, p, "no open connections", func(s Stats) bool { return s.Open == 0 })
-	if s := p.Stats(); s.UpHeld != 0 || s.UpDiscarded != 13 {
-		t.Fatalf("stats %+v", s)
-	}
-	p.Heal()
-	client2, server2 := connect(t, p, up)
-	passes(t, client2, server2, "fresh")
+	discardsHeld(t, p, client, Up, "held then cut", func() {
+		p.Cut(BothEnds)
+		expectClosed(t, client)
+		expectClosed(t, server)
+		waitStats(t, p, "no open connections", func(s Stats) bool { return s.Open == 0 })
+	})
+	healedPasses(t, p, up, "fresh")
 }
 
 func TestHealReleasesHeldBytes(t *testing.T) {
@@ -254,31 +291,24 @@ func TestHealResetsBlackholedConnections(t *testing.T) {
 func TestBlackholeThenHoldStillResets(t *testing.T) {
 	p, _, client, server := linked(t)
 	p.Blackhole(Up)
-	write(t, client, []byte("lost"))
-	waitStats(t, p, "bytes lost", func(s Stats) bool { return s.UpDiscarded == 4 })
+	sendInto(t, p, client, "lost", upDiscarded)
 	p.Hold(Up)
-	write(t, client, []byte("held"))
-	waitStats(t, p, "bytes held", func(s Stats) bool { return s.UpHeld == 4 })
+	sendInto(t, p, client, "held", upHeld)
 	p.Heal()
 	expectReset(t, client)
 	expectReset(t, server)
 }
 
+// TestDialRetryWaitsForLateUpstream: with dial retry, a client's early
+// bytes wait for an upstream that starts listening late.
 func TestDialRetryWaitsForLateUpstream(t *testing.T) {
-	// Reserve a free port, then release it so nothing listens there yet.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-
+	addr := freeAddr(t)
 	p, logs := newProxy(t, addr, WithDialRetry(10*time.Second))
 	client := dial(t, p.Addr())
 	write(t, client, []byte("early bytes"))
 	logs.waitLine(t, "retrying")
 
-	ln, err = net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Skipf("port %s was taken meanwhile: %v", addr, err)
 	}
@@ -291,13 +321,10 @@ func TestDialRetryWaitsForLateUpstream(t *testing.T) {
 	}
 }
 
+// TestDialFailureClosesClient: when the upstream cannot be dialled, the
+// client is closed and the failure counted.
 func TestDialFailureClosesClient(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	p, logs := newProxy(t, addr, WithDialRetry(30*time.Millisecond))
 	client := dial(t, p.Addr())
 	expectClosed(t, client)
@@ -305,6 +332,8 @@ func TestDialFailureClosesClient(t *testing.T) {
 	waitStats(t, p, "dial failure counted", func(s Stats) bool { return s.DialFailures == 1 })
 }
 
+// TestFirstBytesRewrites: the first-bytes hook rewrites a connection's
+// opening; a hook that fails closes the client and never dials.
 func TestFirstBytesRewrites(t *testing.T) {
 	up := newUpstream(t)
 	hook := func(r io.Reader) ([]byte, error) {

@@ -55,7 +55,14 @@ var (
 	// hold is over either way; the node, if it is still there, goes with the
 	// session at the latest, so closing the session settles it.
 	ErrOutcomeUnknown = errors.New("lock: release outcome unknown")
+	// ErrMissing: Recover found no child with the GUID owned by this
+	// session. (The error Recover returns also lists the nodes it found.)
+	ErrMissing = errors.New("lock: recover: no node with this GUID is owned by this session")
+	// ErrAmbiguous: Recover found several children with the GUID owned by
+	// this session (a blind retry of the create made a second node).
+	ErrAmbiguous = errors.New("lock: recover: several nodes with this GUID are owned by this session")
 
+	errBadGUID   = errors.New("lock: unusable GUID")
 	errNoSession = errors.New("lock: the connection has no session")
 	errReleased  = errors.New("lock: released")
 )

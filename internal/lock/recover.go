@@ -2,7 +2,6 @@ package lock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -10,18 +9,6 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/internal/fence"
-)
-
-// Recovery errors (test with errors.Is). The error Recover returns also
-// lists the nodes it found.
-var (
-	// ErrMissing: Recover found no child with the GUID owned by this session.
-	ErrMissing = errors.New("lock: recover: no node with this GUID is owned by this session")
-	// ErrAmbiguous: Recover found several children with the GUID owned by
-	// this session (a blind retry of the create made a second node).
-	ErrAmbiguous = errors.New("lock: recover: several nodes with this GUID are owned by this session")
-
-	errBadGUID = errors.New("lock: unusable GUID")
 )
 
 // CreateError reports that the create of a candidate returned no name (for
