@@ -1115,7 +1115,7 @@ func noGoingBack(tr *trio) {
 	}
 	read := make(chan reply, 1)
 	go func() { v, _, err := B.Get(xPath); read <- reply{string(v), err} }()
-	wait.For(t, 2*within, "B to be turned away by "+tr.lagging.Label+" twice", func() (bool, string) {
+	wait.For(t, 2*within, "S4: B to be turned away by "+tr.lagging.Label+" twice", func() (bool, string) {
 		n := m.dialsTo(tr.lagging.Client)
 		return n >= 2, fmt.Sprintf("%d dials to %s; states since the move %v", n, tr.lagging.Label, B.States()[mark:])
 	})
