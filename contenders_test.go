@@ -280,7 +280,8 @@ func waitBehind(t zkserver.TB, ctx context.Context, holder, waiter *contender) (
 }
 
 // handOver releases h (the hold of who) and returns the hold that next,
-// waiting right behind it, takes; a failure names claim id.
+// waiting right behind it, takes. A failure starts with id: the claim, as
+// "L4 violated" where the hand-over is what the claim says.
 func handOver(t zkserver.TB, ctx context.Context, id string, h *lock.Held, who string, next *pending) *lock.Held {
 	t.Helper()
 	if err := h.Release(ctx); err != nil {

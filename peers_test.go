@@ -193,10 +193,10 @@ func TestPeerOrderBySuffix(t *testing.T) {
 }
 
 // behindOlder has W acquire with older, a node that a lock must not jump,
-// in the dir, and judges what W does: waiting behind it, or refusing cleanly with the error
-// ours documents (oursErr), keeps the guarantee; holding beside it, or
-// failing and leaving a node in the queue, breaks it. src cites the peer's
-// code responsible for a broken outcome.
+// in the dir, and judges what W does: waiting behind it, or refusing
+// cleanly with the error ours documents (oursErr), keeps the guarantee;
+// holding beside it, or failing and leaving a node in the queue, breaks
+// it. src cites the peer's code responsible for a broken outcome.
 func (sc *scene) behindOlder(older string, src map[string][2]string, oursErr error) peerCell {
 	sc.t.Helper()
 	w := sc.join("W", 0)
