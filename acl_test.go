@@ -14,8 +14,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zk19/zk19/internal/lock"
 	"github.com/zk19/zk19/internal/zkclient"
+	"github.com/zk19/zk19/lock"
 )
 
 // lockIdentity is the digest identity (user:password) the lock's

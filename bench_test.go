@@ -1,9 +1,9 @@
 package zk19_test
 
 // The lock benchmarks: handoff latency and contended throughput of the
-// recipe in internal/lock, against go-zookeeper's zk.Lock and against the
+// recipe in package lock, against go-zookeeper's zk.Lock and against the
 // raw ZooKeeper calls they are built from, in the same run. The lockers
-// here have no Probe: they measure what production code runs.
+// here have no Trace: they measure what production code runs.
 
 import (
 	"context"
@@ -18,10 +18,10 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
 
-	"github.com/zk19/zk19/internal/fence"
-	"github.com/zk19/zk19/internal/lock"
+	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/lock"
 )
 
 // benchClients opens n quiet sessions named prefix0, prefix1, ...

@@ -29,15 +29,16 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/chaos"
 	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/fence"
 	"github.com/zk19/zk19/internal/history"
 	"github.com/zk19/zk19/internal/jute"
-	"github.com/zk19/zk19/internal/lock"
+	"github.com/zk19/zk19/internal/sqlite"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/lock"
 )
 
 const (
@@ -305,7 +306,7 @@ func (run *chaosRun) openResources() {
 	// removes too (t.TempDir would stay behind).
 	sc := zkserver.NewScope(t.Name())
 	t.Cleanup(sc.Close)
-	dur, err := fence.OpenDurable(context.Background(), filepath.Join(sc.TempDir(), "resource.db"))
+	dur, err := sqlite.Open(context.Background(), filepath.Join(sc.TempDir(), "resource.db"))
 	if err != nil {
 		t.Fatalf("C1: durable resource: %v", err)
 	}
@@ -760,7 +761,7 @@ type chaosWorker struct {
 	a       actor
 	c       *zkclient.Client
 	proxies []*faultproxy.Proxy
-	probe   *lock.Probe
+	trace   *lock.Trace
 	l       *lock.Locker
 	session int64
 	pause   func() time.Duration
@@ -787,21 +788,35 @@ func (run *chaosRun) newWorker(i int) *chaosWorker {
 		addrs = append(addrs, p.Addr())
 	}
 	w.c = zkclient.Connect(t, w.name, addrs, zkclient.WithSessionTimeout(expirySessionTimeout), zkclient.Quiet())
-	w.probe = &lock.Probe{Trace: w.trace}
+	w.trace = chainTraces(recordTrace(w.step), &lock.Trace{
+		Reply: func(r lock.ReplyInfo) {
+			if r.Err != nil {
+				w.markEventful()
+			}
+		},
+		Recovered: func(lock.NodeInfo) { w.markEventful() },
+		Ended: func(i lock.EndInfo) {
+			if i.End != lock.EndReleased {
+				w.markEventful()
+			}
+		},
+	})
 	return w
 }
 
-// trace keeps the lock's steps of the current cycle; only an eventful
-// cycle logs them.
-func (w *chaosWorker) trace(typ, op, detail string) {
-	switch {
-	case typ == "fail", typ == "info" && slices.Contains([]string{"lost", "abort", "delete", "recovered"}, op):
-		w.mu.Lock()
-		w.eventful = true
-		w.mu.Unlock()
-	}
-	// Names under the root are long enough without it.
-	w.line(typ, "%s", strings.TrimSpace(op+" "+strings.ReplaceAll(detail, w.run.root+"/", "")))
+// step keeps one of the lock's steps of the current cycle; only an
+// eventful cycle logs them. Names under the root are long enough without
+// it.
+func (w *chaosWorker) step(typ, format string, args ...any) {
+	w.line(typ, "%s", strings.ReplaceAll(fmt.Sprintf(format, args...), w.run.root+"/", ""))
+}
+
+// markEventful says the current cycle met a fault: a failed request, a
+// lost or abandoned candidacy, or a recovery.
+func (w *chaosWorker) markEventful() {
+	w.mu.Lock()
+	w.eventful = true
+	w.mu.Unlock()
 }
 
 func (w *chaosWorker) line(typ, format string, args ...any) {
@@ -907,7 +922,7 @@ func (w *chaosWorker) relock() error {
 		w.event("info", "session 0x%x ended; a new Locker on session 0x%x", w.session, sid)
 	}
 	w.session, w.sessions = sid, w.sessions+1
-	w.l = lock.New(w.c.Conn, w.run.root, lock.WithCzxidDomain(), w.probe)
+	w.l = lock.New(w.c.Conn, w.run.root, lock.WithCzxidDomain(), lock.WithTrace(w.trace))
 	return nil
 }
 

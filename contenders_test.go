@@ -18,10 +18,10 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zk19/zk19/internal/lock"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/lock"
 )
 
 // Natural expiry needs a short session: with tickTime 100 ms the server
@@ -43,23 +43,24 @@ func expiryServer(t zkserver.TB, opts ...zkserver.Option) *zkserver.Server {
 
 // joinOpts configures a contender.
 type joinOpts struct {
-	quiet       bool // no session lines, no trace lines
-	client      []zkclient.Option
-	lock        []lock.Option
-	beforeWatch func(own, pred string) // the Probe's L8 hook
-	// onTrace runs on the recipe's goroutine at each of its steps, after
-	// the step is logged: a scenario that must act at one exact step (while
-	// a Release is between its lost delete and its look again) acts here.
-	onTrace func(typ, op, detail string)
+	quiet  bool // no session lines, no trace lines
+	client []zkclient.Option
+	lock   []lock.Option
+	// trace is the scenario's own callbacks, called after the contender's
+	// record lines for the same step: L8 deletes the predecessor in its
+	// Watching; a scenario that must act while a Release is between its
+	// lost delete and its look again acts in its Reply.
+	trace *lock.Trace
 }
 
-// contender is one lock participant: its own session, a Locker on it with
-// a Probe, and the Probe's trace logged as the actor's record lines.
+// contender is one lock participant: its own session, reached through
+// proxies of its own that count what crosses the wire (see witness), and a
+// Locker on it whose Trace writes the actor's record lines.
 type contender struct {
 	name   string
 	c      *zkclient.Client
 	l      *lock.Locker
-	probe  *lock.Probe
+	w      *witness
 	a      actor
 	parent string
 	o      joinOpts
@@ -81,46 +82,55 @@ func join(t zkserver.TB, name string, servers []string, parent string, o joinOpt
 	}
 	p := &contender{name: name, a: newActor(t, name), parent: parent, o: o, muted: o.quiet,
 		waits: make(chan string, 4096), made: make(chan string, 4096)}
-	p.c = zkclient.Connect(t, name, servers, copts...)
+	var addrs []string
+	p.w, addrs = newWitness(t, name, parent, servers)
+	p.c = zkclient.Connect(t, name, addrs, copts...)
 	// Registered after the client, so it runs before the client closes: no
 	// goroutine of the recipe logs after the test has ended.
 	t.Cleanup(p.mute)
-	p.probe = &lock.Probe{BeforeWatch: o.beforeWatch, Trace: p.trace}
 	p.relock()
 	return p
 }
 
 // relock gives p a fresh Locker on its client's current session.
 func (p *contender) relock() {
-	p.l = lock.New(p.c.Conn, p.parent, append([]lock.Option{p.probe}, p.o.lock...)...)
+	tr := chainTraces(p.w.trace(), recordTrace(p.line), p.observe(), p.o.trace)
+	p.l = lock.New(p.c.Conn, p.parent, append([]lock.Option{lock.WithTrace(tr)}, p.o.lock...)...)
 }
 
-func (p *contender) trace(typ, op, detail string) {
-	switch {
-	case typ == "info" && op == "wait":
-		select {
-		case p.waits <- path.Base(detail):
-		default:
-		}
-	case typ == "ok" && op == "create":
-		select {
-		case p.made <- detail:
-		default:
-		}
-	case typ == "info" && op == "event":
-		typ, at, _ := strings.Cut(detail, " ")
-		p.mu.Lock()
-		p.received = append(p.received, strings.TrimSpace(typ+" "+path.Base(at)))
-		p.mu.Unlock()
-		p.events.Add(1)
+// observe feeds the contender's channels: the creates, the waits and the
+// events, in the order the recipe took them.
+func (p *contender) observe() *lock.Trace {
+	return &lock.Trace{
+		Reply: func(r lock.ReplyInfo) {
+			if r.Op == lock.OpCreate && r.Err == nil {
+				select {
+				case p.made <- r.Node:
+				default:
+				}
+			}
+		},
+		Waiting: func(i lock.WatchInfo) {
+			select {
+			case p.waits <- i.Predecessor:
+			default:
+			}
+		},
+		Woke: func(i lock.WokeInfo) {
+			p.mu.Lock()
+			p.received = append(p.received, strings.TrimSpace(i.Event.Type.String()+" "+path.Base(i.Event.Path)))
+			p.mu.Unlock()
+			p.events.Add(1)
+		},
 	}
+}
+
+// line writes one of the recipe's steps as the actor's record line.
+func (p *contender) line(typ, format string, args ...any) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if !p.muted {
-		p.a.log(typ, "%s", strings.TrimSpace(op+" "+detail))
-	}
-	p.mu.Unlock()
-	if p.o.onTrace != nil {
-		p.o.onTrace(typ, op, detail)
+		p.a.log(typ, format, args...)
 	}
 }
 
@@ -215,10 +225,10 @@ func (e *waitError) Error() string {
 }
 
 // settle returns the state of p's acquisition of candidate own, certain
-// about notifications (see settledAttempt).
-func settle(t zkserver.TB, p *contender, own string) lock.Attempt {
+// about notifications (see witness.settle).
+func settle(t zkserver.TB, p *contender, own string) attempt {
 	t.Helper()
-	return settledAttempt(t, p.c, p.probe, own)
+	return p.w.settle(t, func() error { _, _, err := p.c.Exists("/"); return err }, own)
 }
 
 // chain is the article's A→B→C picture: A holds, B waits on A, C waits on

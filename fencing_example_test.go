@@ -21,11 +21,12 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/fence"
-	"github.com/zk19/zk19/internal/lock"
+	"github.com/zk19/zk19/internal/sqlite"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/lock"
 )
 
 // resourceKinds are the fenced resources every claim about the resource
@@ -49,7 +50,7 @@ func openResource(t zkserver.TB, kind string) fencedResource {
 	case "memory":
 		res = fence.NewMemory()
 	case "durable":
-		d, err := fence.OpenDurable(context.Background(), filepath.Join(t.TempDir(), "resource.db"))
+		d, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "resource.db"))
 		if err != nil {
 			t.Fatalf("open the durable resource: %v", err)
 		}
@@ -651,7 +652,7 @@ func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
 	claim(t, "F8")
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "resource.db")
-	d, err := fence.OpenDurable(ctx, path)
+	d, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -660,7 +661,7 @@ func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("resource closed; reopening %s", filepath.Base(path))
-	d2, err := fence.OpenDurable(ctx, path)
+	d2, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,11 +10,10 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zk19/zk19/internal/fence"
-	"github.com/zk19/zk19/internal/lock"
-	"github.com/zk19/zk19/internal/wait"
+	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/lock"
 )
 
 // Example_sequenceOrderIsNotNameOrder: a candidate's place in the queue is
@@ -86,34 +85,37 @@ func seqOf(name string) int64 {
 }
 
 // Example_predecessorChain: a release wakes only the candidate right behind
-// it; that one looks again and holds, and the one after it hears nothing
-// and keeps waiting (claim L4, §3 ¶3).
+// it; that one lists again and holds, and the one after it hears nothing
+// and keeps waiting (claim L4, §3 ¶3, the article's predecessor-chain
+// diagram).
 //
-// A holds; B waits on A; C waits on B (each its own session, each Locker
-// with a Probe that reports its acquisitions). A releases. B acquires after
-// one watch event. For C, a read on C's own connection after the release
-// orders any notification for it before the read's answer, and the Probe
-// makes C take in whatever was delivered: C had no event and still waits
-// on B. When B releases, C holds after one event.
+// A holds; B waits on A's node; C waits on B's. A releases: B gets one
+// notification, lists the parent a second time and holds. C gets none and
+// still waits on B, certain because a read on C's own connection orders
+// every notification before its answer. B releases: C holds. The counts
+// are what each session's own proxy saw on the wire (notifications pushed
+// to it, getChildren requests it sent), not what the recipe says of
+// itself; a recipe that held on the event without listing again would
+// print one listing.
 func Example_predecessorChain() {
 	runExample("Example_predecessorChain", func(sc *zkserver.Scope) {
-		setup := newLockExample(sc)
-		ctx := setup.ctx
-		sessionC := setup.session("C")
-		probeB, probeC := &lock.Probe{}, &lock.Probe{}
-		lockerA := lock.New(setup.session("A").Conn, setup.parent)
-		lockerB := lock.New(setup.session("B").Conn, setup.parent, probeB)
-		lockerC := lock.New(sessionC.Conn, setup.parent, probeC)
+		room := newLockExample(sc)
+		ctx := room.ctx
+		A, B, C := room.contender("A"), room.contender("B"), room.contender("C")
+		nodeOf := map[string]string{} // node name -> who created it
 
-		heldByA, err := lockerA.Acquire(ctx)
+		heldByA, err := A.l.Acquire(ctx)
 		if err != nil {
 			sc.Fatalf("A: %v", err)
 		}
-		acquiringB := acquireInBackground(sc, ctx, lockerB)
-		nodeB := waitUntilWaiting(sc, probeB, path.Base(heldByA.Path)).Own
-		acquiringC := acquireInBackground(sc, ctx, lockerC)
-		nodeC := waitUntilWaiting(sc, probeC, nodeB).Own
-		fmt.Println("A holds; B waits on A; C waits on B")
+		nodeOf[path.Base(heldByA.Path)] = "A"
+		acquiringB := acquireInBackground(sc, ctx, B.l)
+		b := B.w.waitingOn(sc, path.Base(heldByA.Path))
+		nodeOf[b.Own] = "B"
+		acquiringC := acquireInBackground(sc, ctx, C.l)
+		c := C.w.waitingOn(sc, b.Own)
+		nodeOf[c.Own] = "C"
+		fmt.Printf("A holds; B waits on %s; C waits on %s\n", nodeOf[b.Pred], nodeOf[c.Pred])
 
 		if err := heldByA.Release(ctx); err != nil {
 			sc.Fatalf("A release: %v", err)
@@ -123,9 +125,10 @@ func Example_predecessorChain() {
 		if err != nil {
 			sc.Fatalf("B: %v", err)
 		}
-		fmt.Printf("B holds after %d watch event(s)\n", attemptOf(sc, probeB, path.Base(heldByB.Path)).Wakeups)
-		c := settledAttempt(sc, sessionC, probeC, nodeC)
-		fmt.Printf("C: %d watch event(s), waiting on B: %v, acquired: %v\n", c.Wakeups, c.Waiting && c.Pred == nodeB, c.Acquired)
+		b = B.w.await(sc, b.Own)
+		fmt.Printf("B: %d notification(s), %d listing(s), holds: %v\n", b.Wakeups, b.Rounds, b.Acquired)
+		c = settle(sc, C, c.Own)
+		fmt.Printf("C: %d notification(s), %d listing(s), waits on %s: %v\n", c.Wakeups, c.Rounds, nodeOf[c.Pred], c.Waiting)
 
 		if err := heldByB.Release(ctx); err != nil {
 			sc.Fatalf("B release: %v", err)
@@ -134,15 +137,16 @@ func Example_predecessorChain() {
 		if _, err := acquiringC.result(sc); err != nil {
 			sc.Fatalf("C: %v", err)
 		}
-		fmt.Printf("C holds after %d watch event(s)\n", attemptOf(sc, probeC, nodeC).Wakeups)
+		c = C.w.await(sc, c.Own)
+		fmt.Printf("C: %d notification(s), %d listing(s), holds: %v\n", c.Wakeups, c.Rounds, c.Acquired)
 	})
 	// Output:
 	// A holds; B waits on A; C waits on B
 	// A releases
-	// B holds after 1 watch event(s)
-	// C: 0 watch event(s), waiting on B: true, acquired: false
+	// B: 1 notification(s), 2 listing(s), holds: true
+	// C: 0 notification(s), 1 listing(s), waits on B: true
 	// B releases
-	// C holds after 1 watch event(s)
+	// C: 1 notification(s), 2 listing(s), holds: true
 }
 
 // Example_listExistsRace: between listing the children and setting the
@@ -150,7 +154,7 @@ func Example_predecessorChain() {
 // then finds nothing and the waiter must list again at once, because the
 // deletion it would wait for has already happened (claim L8, §3 ¶4).
 //
-// The Probe's BeforeWatch hook runs exactly inside that window and deletes
+// The Trace's Watching callback runs exactly inside that window and deletes
 // the predecessor, so the race is taken on every attempt, with no sleep.
 // Ten times: A holds, B lists and picks A, the hook deletes A's node, B's
 // exists(A, watch) answers false, B lists again and holds, without having
@@ -161,15 +165,15 @@ func Example_listExistsRace() {
 		ctx := setup.ctx
 		var hookErr error
 		deleted := 0
-		probeB := &lock.Probe{BeforeWatch: func(own, pred string) {
+		lockerA := setup.contender("A").l
+		B := setup.contender("B", &lock.Trace{Watching: func(i lock.WatchInfo) {
 			// Inside the window: after B's list, before its exists(pred, watch).
-			if err := setup.observer.Delete(setup.parent+"/"+pred, -1); err != nil && hookErr == nil {
+			if err := setup.observer.Delete(setup.parent+"/"+i.Predecessor, -1); err != nil && hookErr == nil {
 				hookErr = err
 			}
 			deleted++
-		}}
-		lockerA := lock.New(setup.session("A").Conn, setup.parent)
-		lockerB := lock.New(setup.session("B").Conn, setup.parent, probeB)
+		}})
+		lockerB := B.l
 
 		const runs = 10
 		for i := 0; i < runs; i++ {
@@ -188,10 +192,7 @@ func Example_listExistsRace() {
 			sc.Fatalf("hook delete: %v", hookErr)
 		}
 
-		attempts, err := probeB.Inspect(ctx) // B's ten acquisitions, all finished
-		if err != nil {
-			sc.Fatalf("inspect: %v", err)
-		}
+		attempts := B.w.all(sc) // B's ten acquisitions, all finished
 		noNode, listedTwice, events := 0, 0, 0
 		for _, at := range attempts {
 			noNode += at.NoNode
@@ -244,13 +245,13 @@ func Example_electionNeedsReady() {
 		fmt.Println("Q: ready exists before the election:", ok)
 
 		l1 := setup.session("L1")
-		probeL2 := &lock.Probe{}
+		L2 := join(sc, "L2", []string{setup.server.Client}, root+"/election", joinOpts{quiet: true})
 		heldByL1, err := lock.New(l1.Conn, root+"/election").Acquire(ctx)
 		if err != nil {
 			sc.Fatalf("L1: %v", err)
 		}
-		acquiringL2 := acquireInBackground(sc, ctx, lock.New(setup.session("L2").Conn, root+"/election", probeL2))
-		waitUntilWaiting(sc, probeL2, path.Base(heldByL1.Path))
+		acquiringL2 := acquireInBackground(sc, ctx, L2.l)
+		L2.w.waitingOn(sc, path.Base(heldByL1.Path))
 		ok, _, _ = q.Exists(ready)
 		fmt.Println("lowest suffix: L1; ready exists:", ok)
 		select {
@@ -321,6 +322,12 @@ func newLockExample(sc *zkserver.Scope) *lockExample {
 	return &lockExample{scope: sc, server: s, ctx: lockCtx(sc), parent: testRoot(sc, observer), observer: observer}
 }
 
+// contender joins a named session, quiet, to the example's lock parent;
+// trace adds the example's own callbacks.
+func (x *lockExample) contender(name string, trace ...*lock.Trace) *contender {
+	return join(x.scope, name, []string{x.server.Client}, x.parent, joinOpts{quiet: true, trace: chainTraces(trace...)})
+}
+
 // session opens a new session on the shared server.
 func (x *lockExample) session(name string) *zkclient.Client {
 	return zkclient.Connect(x.scope, name, []string{x.server.Client}, zkclient.Quiet())
@@ -359,56 +366,6 @@ func (a *acquisition) result(t zkserver.TB) (*lock.Held, error) {
 	t.Helper()
 	a.done.await(t, "the acquisition")
 	return a.held, a.err
-}
-
-// waitUntilWaiting waits until an acquisition under probe blocks on the
-// watch of node pred, and returns its state (Own is its candidate).
-func waitUntilWaiting(t zkserver.TB, probe *lock.Probe, pred string) lock.Attempt {
-	t.Helper()
-	var found lock.Attempt
-	wait.For(t, within, "an acquisition to wait on "+pred, func() (bool, string) {
-		ctx, cancel := context.WithTimeout(context.Background(), within)
-		defer cancel()
-		attempts, err := probe.Inspect(ctx)
-		for _, at := range attempts {
-			if at.Waiting && at.Pred == pred {
-				found = at
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("attempts %+v (%v)", attempts, err)
-	})
-	return found
-}
-
-// settledAttempt is the state of the acquisition of candidate own, certain
-// about notifications: a read on the session's connection returns only
-// after every notification queued for it before the read, and Inspect makes
-// a waiting acquisition take in what was delivered.
-func settledAttempt(t zkserver.TB, session *zkclient.Client, probe *lock.Probe, own string) lock.Attempt {
-	t.Helper()
-	if _, _, err := session.Exists("/"); err != nil {
-		t.Fatalf("%s: read: %v", session.Name, err)
-	}
-	return attemptOf(t, probe, own)
-}
-
-// attemptOf is the state of the acquisition of candidate own under probe.
-func attemptOf(t zkserver.TB, probe *lock.Probe, own string) lock.Attempt {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), within)
-	defer cancel()
-	attempts, err := probe.Inspect(ctx)
-	if err != nil {
-		t.Fatalf("inspect: %v", err)
-	}
-	for _, at := range attempts {
-		if at.Own == own {
-			return at
-		}
-	}
-	t.Fatalf("no acquisition of %s among %d", own, len(attempts))
-	return lock.Attempt{}
 }
 
 func (a *acquisition) finished() bool { return a.done.finished() }

@@ -1,8 +1,9 @@
 package zk19_test
 
 // The lock claims (L1–L10, article §3 "临时顺序锁怎样判断资格") run the recipe
-// of internal/lock against real servers. Timing comes from the recipe's
-// Probe and from reads that order notifications, never from sleeping. The
+// of package lock against real servers. Timing comes from the recipe's
+// Trace and from reads that order notifications, never from sleeping; the
+// counts the claims rest on come from each session's own proxy (witness). The
 // go-zookeeper comparison is in peers_test.go, the benchmarks in
 // bench_test.go, the shared helpers in contenders_test.go.
 
@@ -21,12 +22,12 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
 
+	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/fence"
-	"github.com/zk19/zk19/internal/lock"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/lock"
 )
 
 var herd1000 = flag.Bool("zk19.herd1000", false, "L7: also measure N=1000 candidates (1000 sessions)")
@@ -693,7 +694,7 @@ func lowestBySeq(kids []string) string {
 // list again at once, since the event it would wait for has already been
 // and gone (claim L8, §3 ¶4).
 //
-// The Probe's BeforeWatch hook deletes the predecessor exactly in that
+// The Trace's Watching callback deletes the predecessor exactly in that
 // window, twenty times in a row: each time exists answers false, B lists
 // again and holds, having received no watch event. No sleep: the hook makes
 // the window every time. The exists on a missing node leaves a creation
@@ -706,7 +707,8 @@ func TestL8_ListExistsRace(t *testing.T) {
 	ctx := lockCtx(t)
 	var hookErr error
 	var b *contender
-	hook := func(own, pred string) {
+	hook := func(i lock.WatchInfo) {
+		pred := i.Predecessor
 		b.a.info("hook after list: predecessor %s", pred)
 		if err := d.Delete(root+"/"+pred, -1); err != nil {
 			hookErr = err
@@ -715,7 +717,7 @@ func TestL8_ListExistsRace(t *testing.T) {
 		b.a.info("hook: %s deleted by D", pred)
 	}
 	a := join(t, "A", []string{s.Client}, root, joinOpts{quiet: true})
-	b = join(t, "B", []string{s.Client}, root, joinOpts{beforeWatch: hook})
+	b = join(t, "B", []string{s.Client}, root, joinOpts{trace: &lock.Trace{Watching: hook}})
 	const runs = 20
 	for i := 0; i < runs; i++ {
 		if i == 1 {
@@ -1175,7 +1177,7 @@ func TestL11_LateCallbackAfterReconnectListsAgain(t *testing.T) {
 	b := join(t, "B", []string{p.Addr()}, root, joinOpts{})
 	ha, pb := waitBehind(t, ctx, a, b)
 	session := b.c.SessionID()
-	stillWaiting := func(when string) lock.Attempt {
+	stillWaiting := func(when string) attempt {
 		t.Helper()
 		st := settle(t, b, pb.own)
 		if pb.finished() || !st.Waiting || st.Pred != path.Base(ha.Path) {

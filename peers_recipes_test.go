@@ -35,13 +35,13 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/fence"
-	"github.com/zk19/zk19/internal/lock"
 	"github.com/zk19/zk19/internal/peer"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/lock"
 )
 
 // peerScript is kazoo's driver, from the module root.
@@ -380,7 +380,7 @@ func (sc *scene) behindProxy(who string, sessionTimeout time.Duration) (*faultpr
 	return px, copts
 }
 
-// --- ours: internal/lock --------------------------------------------------
+// --- ours: package lock ----------------------------------------------------
 
 type oursLock struct {
 	sc   *scene

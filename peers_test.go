@@ -1,7 +1,7 @@
 package zk19_test
 
 // The recipes people use, measured on the same faults: every scenario runs
-// ours (internal/lock), go-zookeeper's zk.Lock and kazoo's Lock, one after
+// ours (package lock), go-zookeeper's zk.Lock and kazoo's Lock, one after
 // the other on the same server, each contender through its own client
 // proxy, so a fault is the same bytes on the wire for all three. These
 // tests prove no claim. A peer's outcome is recorded as a cell of the table
@@ -26,13 +26,13 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/fence"
 	"github.com/zk19/zk19/internal/jute"
-	"github.com/zk19/zk19/internal/lock"
 	"github.com/zk19/zk19/internal/peer"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/lock"
 )
 
 // peerGiveUp is the acquire timeout of the scenarios about giving up: long

@@ -18,13 +18,13 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/fence"
 	"github.com/zk19/zk19/internal/jute"
-	"github.com/zk19/zk19/internal/lock"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/lock"
 )
 
 // lostReply is the article's §4 experiment for any request: A talks to the
@@ -636,7 +636,7 @@ func releaseOutcomeUnknown(t *testing.T) {
 	returned := make(chan error, 1)
 	var releaseErr error
 	var aLeft bool
-	var bWaits lock.Attempt
+	var bWaits attempt
 	lr.loseRequest(t, faultproxy.Match{Ops: deleteOps, Path: ha.Path}, func() error {
 		err := ha.Release(lockCtx(t))
 		returned <- err
@@ -687,13 +687,15 @@ func releaseOutcomeUnknown(t *testing.T) {
 // it is not its own and leave it.
 func releaseLeavesAnotherSessionsNode(t *testing.T) {
 	var intrude func()
-	atLook := func(typ, op, detail string) {
-		if typ == "info" && op == "delete" && strings.HasPrefix(detail, "outcome unknown") && intrude != nil {
+	atLook := func(r lock.ReplyInfo) {
+		// A delete whose answer was lost with the connection: the
+		// Release looks again next.
+		if r.Op == lock.OpDelete && errors.Is(r.Err, zk.ErrConnectionClosed) && intrude != nil {
 			intrude()
 			intrude = nil
 		}
 	}
-	lr, ha, _, _ := releaseScene(t, joinOpts{onTrace: atLook})
+	lr, ha, _, _ := releaseScene(t, joinOpts{trace: &lock.Trace{Reply: atLook}})
 	x := zkclient.Connect(t, "X", []string{sharedServer(t).Client})
 	xa := newActor(t, "X")
 	var xErr error

@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/signal"
 	"regexp"
 	"slices"
 	"strconv"
@@ -45,7 +44,7 @@ func runMain(m *testing.M) (code int) {
 	// the backend's host-network probe included, stops what this binary
 	// started.
 	mainScope = zkserver.NewScope("TestMain")
-	stopInterrupts := handleInterrupts()
+	stopInterrupts := zkserver.HandleInterrupts(func() { mainScope.Close() })
 	b, err := zkserver.Resolve()
 	if err != nil {
 		defer stopInterrupts()
@@ -75,28 +74,6 @@ func runMain(m *testing.M) (code int) {
 		return 1
 	}
 	return m.Run()
-}
-
-// handleInterrupts stops every server, container and server dir of this
-// run on SIGINT or SIGTERM, then exits 130. It returns the function that
-// stops handling them.
-func handleInterrupts() (stop func()) {
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case s := <-sigs:
-			// Said before the work: a test that fails because its server
-			// was stopped may end the binary before this goroutine prints.
-			fmt.Fprintf(os.Stderr, "zk19: %v: stopping every server, container and server dir of this run\n", s)
-			fmt.Fprintf(os.Stderr, "zk19: stopped %v\n", zkserver.KillAll())
-			mainScope.Close()
-			os.Exit(130)
-		case <-done:
-		}
-	}()
-	return func() { signal.Stop(sigs); close(done) }
 }
 
 // reapEarlierRuns does Ryuk's job: it removes what earlier runs left when

@@ -154,7 +154,7 @@ func contains(ss []string, s string) bool {
 // columnNames are the recipes' headers: name, version and lock object, as
 // the run reported them.
 var columnNames = map[string]string{
-	"ours":         "ours (`internal/lock`)",
+	"ours":         "ours (`lock`)",
 	"go-zookeeper": "go-zookeeper %s `zk.Lock`",
 	"kazoo":        "kazoo %s `Lock`",
 }

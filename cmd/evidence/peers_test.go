@@ -110,7 +110,7 @@ func TestMissingPeerCellsSayWhy(t *testing.T) {
 	var b bytes.Buffer
 	writePeers(&b, report{run: rn, peers: peers(rn), peerSrc: map[string]string{"TestPeerX": "peers_test.go#L9"}})
 	for _, s := range []string{
-		"In 1 scenario: ours (`internal/lock`): 1 no cell; go-zookeeper v1.0.4 `zk.Lock`: 1 broke; kazoo `Lock`: 1 no cell.",
+		"In 1 scenario: ours (`lock`): 1 no cell; go-zookeeper v1.0.4 `zk.Lock`: 1 broke; kazoo `Lock`: 1 no cell.",
 		"| **x**: a scenario | no observation: W: got waiting on \"\"; want waiting on H's n-0000000000 | " +
 			"**broke**: [held \\[twice\\]](peers_test.go#L9) — [lock.go:7](https://github.com/go-zookeeper/zk/blob/v1.0.4/lock.go#L7) | " +
 			"not run: skipped: kazoo not installed: run scripts/setup (python3-kazoo) | not measured¹ |",

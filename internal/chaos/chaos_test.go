@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zk19/zk19/internal/fence"
+	"github.com/zk19/zk19/fence"
 )
 
 func draw(sc *Schedule, n int) []Fault {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/zk19/zk19/internal/fence"
+	"github.com/zk19/zk19/fence"
 )
 
 // Ledger keeps the writes one resource accepted, with the commit number the

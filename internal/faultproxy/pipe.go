@@ -79,6 +79,16 @@ type item struct {
 	// and the connection closed when b reaches the head of the queue, if
 	// the fault is still pending then.
 	drop *Drop
+	// seen is what the frame is, counted once it is delivered.
+	seen seen
+}
+
+// seen is what a delivered frame adds to the proxy's counts of ZooKeeper
+// traffic: a request's opcode going Up, a notification's path going Down.
+type seen struct {
+	op   int32 // request opcode (Up); 0 for none
+	note bool  // a watch notification (Down)
+	path string
 }
 
 // pipe is one direction of a conn: a reader goroutine fills q from src, a
@@ -214,6 +224,7 @@ type parsed struct {
 	cands   []candidate // armed drops whose rule selects req
 	reply   jute.ReplyHeader
 	replyOK bool
+	seen    seen
 }
 
 // parse reads the header of a ZooKeeper frame: a request header going Up,
@@ -228,11 +239,17 @@ func (pp *pipe) parse(b []byte, frameNo int) (f parsed) {
 		req, body, err := jute.DecodeRequestHeader(b[4:])
 		if f.reqOK = err == nil; f.reqOK {
 			f.req, f.cands = req, p.matchingDrops(req, body)
+			f.seen.op = req.Type
 		}
 		return f
 	}
-	reply, _, err := jute.DecodeReplyHeader(b[4:])
+	reply, body, err := jute.DecodeReplyHeader(b[4:])
 	f.reply, f.replyOK = reply, err == nil
+	if f.replyOK && reply.Xid == jute.XidNotification {
+		if ev, err := jute.DecodeWatcherEvent(body); err == nil {
+			f.seen = seen{note: true, path: ev.Path}
+		}
+	}
 	return f
 }
 
@@ -263,7 +280,7 @@ func (pp *pipe) handle(b []byte, frameNo int) {
 		pp.lose(n)
 		return
 	}
-	pp.q = append(pp.q, item{b: b, drop: drop})
+	pp.q = append(pp.q, item{b: b, drop: drop, seen: f.seen})
 	pp.qBytes += n
 	pp.cond.Broadcast()
 	for !c.closed && c.cut == 0 && p.modes[pp.idx] == pass && pp.qBytes >= maxQueued {
@@ -375,6 +392,11 @@ func (pp *pipe) deliverHead() {
 		p.executeDrop(it.drop, c)
 		return
 	}
+	if it.seen.op != 0 {
+		// Before the write: the server may answer before this goroutine
+		// takes the lock again, and the count must not lag the reply.
+		p.count(it.seen)
+	}
 	p.mu.Unlock()
 	_, err := pp.dst.Write(it.b)
 	p.mu.Lock()
@@ -386,6 +408,9 @@ func (pp *pipe) deliverHead() {
 		return
 	}
 	p.delivered[pp.idx] += int64(len(it.b))
+	if it.seen.note {
+		p.count(it.seen)
+	}
 }
 
 // finish passes the end of the source stream on, once everything before it

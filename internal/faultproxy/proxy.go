@@ -200,6 +200,50 @@ type Proxy struct {
 	stats     Stats
 	discarded [2]int64
 	delivered [2]int64
+	requests  map[int32]int  // requests delivered upstream, by opcode
+	notes     map[string]int // notifications delivered to clients, by path
+}
+
+// count adds a delivered frame to the traffic counts. Callers hold p.mu.
+func (p *Proxy) count(s seen) {
+	switch {
+	case s.op != 0:
+		if p.requests == nil {
+			p.requests = map[int32]int{}
+		}
+		p.requests[s.op]++
+	case s.note:
+		if p.notes == nil {
+			p.notes = map[string]int{}
+		}
+		p.notes[s.path]++
+	}
+}
+
+// Requests returns how many requests of each opcode (jute.Op*) the proxy
+// has passed to the server (WithZooKeeperFrames only). A request counts
+// as it is written on, before its reply can exist: once a client has the
+// reply to a request, the count includes that request and every one the
+// client sent before it on the connection.
+func (p *Proxy) Requests(ops ...int32) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, op := range ops {
+		n += p.requests[op]
+	}
+	return n
+}
+
+// Notifications returns how many watch notifications for path the proxy
+// has delivered to its clients (WithZooKeeperFrames only). A notification
+// counts before anything after it in the stream is written: once a client
+// has a reply the server sent after the notification, the count includes
+// it. This is a count from the wire, not from the client's account.
+func (p *Proxy) Notifications(path string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.notes[path]
 }
 
 // maxQueued bounds the bytes a passing direction buffers per connection

@@ -108,3 +108,20 @@ func (r CreateRequest) Append(dst []byte) []byte {
 	}
 	return appendInt32(dst, r.Flags)
 }
+
+// WatcherEvent is the body of a notification: the event's type (1 created,
+// 2 deleted, 3 data changed, 4 children changed), the session state, and
+// the path whose watch fired.
+type WatcherEvent struct {
+	Type  int32
+	State int32
+	Path  string
+}
+
+// DecodeWatcherEvent decodes a notification's body.
+func DecodeWatcherEvent(p []byte) (WatcherEvent, error) {
+	ev, _, err := decode(p, func(d *decoder) WatcherEvent {
+		return WatcherEvent{Type: d.int32("WatcherEvent.type"), State: d.int32("WatcherEvent.state"), Path: d.string("WatcherEvent.path")}
+	})
+	return ev, err
+}

@@ -24,7 +24,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/internal/tb"
 )
 
 // ErrKazooMissing is returned by Start when the interpreter cannot import
@@ -151,7 +151,7 @@ func (k *Kazoo) spawn(python, script string) error {
 // MustStart is Start for tests: it skips t with one line when kazoo is
 // missing, fails t on any other error, logs to t unless cfg.Logf is set,
 // and closes the driver in t's cleanup.
-func MustStart(t zkserver.TB, cfg Config) *Kazoo {
+func MustStart(t tb.TB, cfg Config) *Kazoo {
 	t.Helper()
 	if cfg.Logf == nil {
 		cfg.Logf = t.Logf

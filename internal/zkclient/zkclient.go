@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/internal/tb"
 )
 
 // Client is one named ZooKeeper session.
@@ -81,7 +81,7 @@ func (g *gatedLog) close() { g.mu.Lock(); g.closed = true; g.mu.Unlock() }
 // Connect opens a session to servers and waits until it has one. Close is
 // registered as cleanup, and the cleanup waits until the library's event
 // stream has ended.
-func Connect(t zkserver.TB, name string, servers []string, opts ...Option) *Client {
+func Connect(t tb.TB, name string, servers []string, opts ...Option) *Client {
 	t.Helper()
 	c, err := TryConnect(t, name, servers, opts...)
 	if err != nil {
@@ -93,7 +93,7 @@ func Connect(t zkserver.TB, name string, servers []string, opts ...Option) *Clie
 // TryConnect is Connect for a goroutine other than the test's: it returns
 // the error instead of failing t. The cleanup is registered on t all the
 // same (Cleanup is safe from any goroutine), also when it fails.
-func TryConnect(t zkserver.TB, name string, servers []string, opts ...Option) (*Client, error) {
+func TryConnect(t tb.TB, name string, servers []string, opts ...Option) (*Client, error) {
 	o := options{timeout: 10 * time.Second, dialer: net.DialTimeout}
 	for _, f := range opts {
 		f(&o)

@@ -1,7 +1,9 @@
 package zkserver
 
 import (
+	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,4 +59,27 @@ func interruptAt(point string) {
 	}
 	interrupts.fired = true
 	_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
+}
+
+// HandleInterrupts makes SIGINT and SIGTERM stop everything this process
+// registered (KillAll), then run closeScope (a TestMain's scope) and exit
+// with status 130. Call it before anything is created; stop ends the
+// handling.
+func HandleInterrupts(closeScope func()) (stop func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			// Said before the work: a test that fails because its server
+			// was stopped may end the binary before this goroutine prints.
+			fmt.Fprintf(os.Stderr, "zk19: %v: stopping every server, container and server dir of this run\n", s)
+			fmt.Fprintf(os.Stderr, "zk19: stopped %v\n", KillAll())
+			closeScope()
+			os.Exit(130)
+		case <-done:
+		}
+	}()
+	return func() { signal.Stop(sigs); close(done) }
 }

@@ -122,7 +122,7 @@ func TestEnsembleOfThreeElectsOneLeader(t *testing.T) {
 func benchmarkReady(b *testing.B, start func(TB)) {
 	var took []time.Duration
 	for i := 0; i < b.N; i++ {
-		sc := newQuietScope("bench")
+		sc := NewScope("bench").Quiet()
 		t0 := time.Now()
 		start(sc)
 		took = append(took, time.Since(t0))

@@ -1,8 +1,9 @@
-package fence
+package fence_test
 
 import (
 	"errors"
 	"fmt"
+	. "github.com/zk19/zk19/fence"
 	"math"
 	"strings"
 	"testing"

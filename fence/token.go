@@ -1,14 +1,35 @@
-// Package fence implements fencing tokens derived from ZooKeeper lock nodes
-// and resources that reject writes carrying a stale token.
+// Package fence is the resource side of the zk19 article's fencing
+// (sections "资源接受新 token 后拒绝旧写" and "顺序号只在明确的锁域内比较"):
+// tokens taken from ZooKeeper lock nodes, and resources that refuse a write
+// whose token is older than one they have accepted.
 //
 // A lock holder's token is the sequence suffix of its EPHEMERAL_SEQUENTIAL
-// lock node (for example "<guid>-lock-0000000007"), qualified by a domain
-// generation that identifies the incarnation of the persistent lock parent
-// (for example the parent's czxid). Tokens are totally ordered by (Domain,
-// Seq). A fenced resource keeps a high-water mark, the largest token it has
-// accepted, and atomically rejects any write whose token is below it.
+// node ("<guid>-lock-0000000007"), qualified by a domain that names the
+// incarnation of the persistent lock parent (for example its czxid).
+// Tokens are ordered by (Domain, Seq). A fenced resource keeps a high-water
+// mark, the largest token it has accepted, and compares a write's token
+// with the mark and stores the value in one critical section: Memory under
+// a mutex, Durable in one SQLite transaction.
 //
-// Fencing is not authentication: a forged larger token is accepted.
+// What it guarantees: once a resource has accepted token t, it stores no
+// value carrying a token below t, whatever the writers' timing (claims F1,
+// F3, F6). An equal token is accepted again; WriteOnce adds a request id,
+// applied at most once (F12).
+//
+// What it does not:
+//   - Fencing is not authentication: a forged larger token is accepted.
+//   - Tokens compare only within one lock domain. Sequence numbers restart
+//     when the parent is recreated, and czxids when an ensemble's data is
+//     wiped: a domain that must outlive either is a generation the operator
+//     raises (claims T1–T5).
+//   - ZooKeeper's sequence counter is a signed 32-bit integer; ParseSeq
+//     refuses a wrapped (negative) suffix rather than compare it.
+//   - Only writes that pass through the resource are fenced. A write the
+//     old holder made before the new token reached the resource stands,
+//     and the resource cannot tell a holder that is merely slow from one
+//     that lost its lock (F2).
+//   - Unfenced and CheckThenWrite are controls for demonstrations and
+//     tests: they break the guarantee on purpose.
 package fence
 
 import (

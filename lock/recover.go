@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zk19/zk19/internal/fence"
+	"github.com/zk19/zk19/fence"
 )
 
 // CreateError reports that the create of a candidate returned no name (for
@@ -84,7 +84,7 @@ func (l *Locker) Recover(ctx context.Context, guid string) (*Held, error) {
 		return nil, &recoverError{guid: guid, kind: ErrMissing, foreign: foreign}
 	case 1:
 		path := l.parent + "/" + owned[0]
-		l.trace("info", "recovered", path)
+		l.trace.recovered(path)
 		return l.await(ctx, session, guid, path)
 	}
 	sortBySeq(owned)
@@ -100,20 +100,19 @@ func (l *Locker) matches(ctx context.Context, session int64, guid string) (owned
 	// node and list the parent without it. Sync first (the article's §2):
 	// the server then has every write the leader committed before, and a
 	// create still on its way arrives after the session moved and is refused.
-	l.trace("invoke", "sync", l.parent)
-	if err := retries.do(func() (err error) { _, err = l.conn.Sync(l.parent); return err }); err != nil {
-		l.trace("fail", "sync", err.Error())
+	l.trace.request(OpSync, l.parent, false)
+	err = retries.do(func() (err error) { _, err = l.conn.Sync(l.parent); return err })
+	l.trace.reply(ReplyInfo{Op: OpSync, Path: l.parent, Err: err})
+	if err != nil {
 		return nil, nil, fmt.Errorf("lock: recover %s: sync %s: %w", guid, l.parent, err)
 	}
-	l.trace("ok", "sync", "")
 	var kids []string
-	l.trace("invoke", "children", l.parent)
-	if err := retries.do(func() (err error) { kids, _, err = l.conn.Children(l.parent); return err }); err != nil {
-		l.trace("fail", "children", err.Error())
+	var pst *zk.Stat
+	l.trace.request(OpChildren, l.parent, false)
+	err = retries.do(func() (err error) { kids, pst, err = l.conn.Children(l.parent); return err })
+	l.trace.reply(ReplyInfo{Op: OpChildren, Path: l.parent, Err: err, Children: kids, Stat: pst})
+	if err != nil {
 		return nil, nil, fmt.Errorf("lock: recover %s: children %s: %w", guid, l.parent, err)
-	}
-	if l.tracing() {
-		l.trace("ok", "children", fmt.Sprint(kids))
 	}
 	for _, k := range kids {
 		if !strings.Contains(k, guid) || !isCandidate(k) {
@@ -125,17 +124,14 @@ func (l *Locker) matches(ctx context.Context, session int64, guid string) (owned
 		p := l.parent + "/" + k
 		var ok bool
 		var st *zk.Stat
-		l.trace("invoke", "exists", p)
-		if err := retries.do(func() (err error) { ok, st, err = l.conn.Exists(p); return err }); err != nil {
-			l.trace("fail", "exists", err.Error())
+		l.trace.request(OpExists, p, false)
+		err := retries.do(func() (err error) { ok, st, err = l.conn.Exists(p); return err })
+		l.trace.reply(ReplyInfo{Op: OpExists, Path: p, Err: err, Exists: ok, Stat: st})
+		if err != nil {
 			return nil, nil, fmt.Errorf("lock: recover %s: exists %s: %w", guid, p, err)
 		}
 		if !ok {
-			l.trace("ok", "exists", "false")
 			continue
-		}
-		if l.tracing() {
-			l.trace("ok", "exists", fmt.Sprintf("true ephemeralOwner=0x%x", st.EphemeralOwner))
 		}
 		if st.EphemeralOwner == session {
 			owned = append(owned, k)

@@ -39,9 +39,53 @@ type Result struct {
 	Duplicate bool
 }
 
+// Trace is the resources' test seam, in the manner of
+// net/http/httptrace.ClientTrace: optional callbacks at the one point of a
+// write that matters. A service passes none.
+type Trace struct {
+	// Decided runs inside the write's critical section, after the token was
+	// compared with the mark and before anything is written. The critical
+	// section is held while it runs: a Decided that blocks keeps every other
+	// write of the resource out (that is how claim F6's proof shows the
+	// compare and the write are one step). It is not called for a WriteOnce
+	// whose request id was applied already.
+	Decided func(Decision)
+}
+
+// Decision is what a write's compare found.
+type Decision struct {
+	Token    Token // the write's token
+	Mark     Token // the mark it was compared with
+	Marked   bool  // false before the first accepted write
+	Admitted bool  // the value will be stored
+}
+
+func (t *Trace) decided(d Decision) {
+	if t != nil && t.Decided != nil {
+		t.Decided(d)
+	}
+}
+
+// Option configures a resource.
+type Option func(*config)
+
+type config struct{ trace *Trace }
+
+// WithTrace makes the resource call t's callbacks.
+func WithTrace(t *Trace) Option { return func(c *config) { c.trace = t } }
+
+func options(opts []Option) config {
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
 // state is the in-memory representation shared by Memory and Unfenced.
 // Its methods take mu for their whole duration.
 type state struct {
+	trace   *Trace
 	mu      sync.Mutex
 	value   string
 	mark    Token
@@ -64,7 +108,13 @@ func (s *state) write(ctx context.Context, tok Token, id, value string, fenced b
 		return Result{}, ErrClosed
 	}
 	res := Result{Prev: s.value, Duplicate: id != "" && s.applied[id]}
-	if !res.Duplicate && s.admits(tok, fenced) {
+	if res.Duplicate {
+		res.Mark, res.Commit = s.mark, s.commits
+		return res, nil
+	}
+	admitted := s.admits(tok, fenced)
+	s.trace.decided(Decision{Token: tok, Mark: s.mark, Marked: s.marked, Admitted: admitted})
+	if admitted {
 		res.Accepted = true
 		s.apply(tok, value)
 		if id != "" {
@@ -122,7 +172,7 @@ type Memory struct{ s state }
 var _ Resource = (*Memory)(nil)
 
 // NewMemory returns an empty fenced in-memory resource.
-func NewMemory() *Memory { return &Memory{} }
+func NewMemory(opts ...Option) *Memory { return &Memory{s: state{trace: options(opts).trace}} }
 
 // Write implements Resource.
 func (m *Memory) Write(ctx context.Context, tok Token, value string) (Result, error) {
@@ -173,7 +223,7 @@ type Unfenced struct{ s state }
 var _ Resource = (*Unfenced)(nil)
 
 // NewUnfenced returns an empty unfenced resource.
-func NewUnfenced() *Unfenced { return &Unfenced{} }
+func NewUnfenced(opts ...Option) *Unfenced { return &Unfenced{s: state{trace: options(opts).trace}} }
 
 // Write implements Resource; every write is accepted.
 func (u *Unfenced) Write(ctx context.Context, tok Token, value string) (Result, error) {

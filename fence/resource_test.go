@@ -1,9 +1,11 @@
-package fence
+package fence_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	. "github.com/zk19/zk19/fence"
+	"github.com/zk19/zk19/internal/sqlite"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -28,7 +30,7 @@ type impl struct {
 
 func openDurable(t testing.TB) Resource {
 	t.Helper()
-	d, err := OpenDurable(context.Background(), filepath.Join(t.TempDir(), "fence.db"))
+	d, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "fence.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +187,7 @@ func TestClosedAndCanceled(t *testing.T) {
 func TestDurablePersists(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "fence.db")
-	d, err := OpenDurable(ctx, path)
+	d, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +197,7 @@ func TestDurablePersists(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	d, err = OpenDurable(ctx, path)
+	d, err = sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,12 +214,12 @@ func TestDurablePersists(t *testing.T) {
 func TestDurableSharedFile(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "fence.db")
-	d1, err := OpenDurable(ctx, path)
+	d1, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d1.Close()
-	d2, err := OpenDurable(ctx, path)
+	d2, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,13 +233,10 @@ func TestDurableSharedFile(t *testing.T) {
 	}
 }
 
-func TestOpenDurableBadPath(t *testing.T) {
-	ctx := context.Background()
-	for _, p := range []string{"", filepath.Join(t.TempDir(), "what?.db"), filepath.Join(t.TempDir(), "missing", "dir", "x.db")} {
-		if d, err := OpenDurable(ctx, p); err == nil {
-			_ = d.Close()
-			t.Errorf("OpenDurable(%q) succeeded; want error", p)
-		}
+func TestNewDurableNeedsADatabase(t *testing.T) {
+	if d, err := NewDurable(context.Background(), nil); err == nil {
+		_ = d.Close()
+		t.Errorf("NewDurable(nil) succeeded; want error")
 	}
 }
 
@@ -508,7 +507,7 @@ func TestConcurrentFencing(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "fence.db")
 		var rs []Resource
 		for range 2 {
-			d, err := OpenDurable(context.Background(), path)
+			d, err := sqlite.Open(context.Background(), path)
 			if err != nil {
 				t.Fatal(err)
 			}

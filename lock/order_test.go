@@ -6,7 +6,7 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/zk19/zk19/internal/fence"
+	"github.com/zk19/zk19/fence"
 )
 
 // TestOrderBySequenceNotName: the whole-name order of these candidates is

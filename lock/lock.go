@@ -14,13 +14,48 @@
 // go-zookeeper silently opens a new session after expiry, and nothing done
 // in the new session may continue the old one's candidacy).
 //
+// A create whose reply is lost is never retried blindly: Acquire returns a
+// *CreateError with the GUID, and Recover, in the same session, syncs the
+// parent, lists it and adopts the one child that carries the GUID and is
+// owned by this session (ErrMissing for none, ErrAmbiguous for several).
+//
+// # What it guarantees
+//
+//   - Among the Lockers of one parent, at most one acquisition at a time
+//     returns a Held whose node is still the lowest candidate, as seen by
+//     the ensemble's order of writes (claims L1–L5).
+//   - A waiter wakes only for its immediate predecessor, and re-reads the
+//     queue before it holds (L4, L5, L7, L8, L11).
+//   - Nothing of an expired session is continued or recovered; Release
+//     deletes only the hold's own node (L6, R5, R8).
+//   - Held.Token orders holds: a later hold of the same parent has a larger
+//     token. Check it at the resource with package fence.
+//
+// # What it does not
+//
+//   - A Held is not proof of holding now. The session can expire while the
+//     holder pauses (GC, a stalled disk, a partition): ZooKeeper then gives
+//     the lock to the next candidate, and the old holder learns it only
+//     when its client reaches a server again (Lost). Only a resource that
+//     checks the token refuses the old holder's late write (package fence,
+//     claims F1–F4).
+//   - Recovery works only in the session that made the create; across
+//     sessions the node is gone with the old session.
+//   - The parent is fixed and must not be recreated while it is in use:
+//     sequence numbers restart in a new parent (WithCzxidDomain gives a
+//     token that still orders, claims T2 and T4).
+//   - ZooKeeper's sequence counter is a signed 32-bit integer per parent; a
+//     wrapped (negative) suffix is refused, not ordered (claim T1).
+//   - ACLs on the candidates do not stop another session from deleting
+//     them; only the parent's ACL does (claim A1).
+//
 // The surface is the one of etcd's concurrency.Mutex: New, Acquire (and
 // Recover after a lost create reply), and a Held with Lost and Release. The
 // package returns errors and takes contexts; it never sleeps. Tests observe
-// and steer it through one seam, a Probe.
+// and steer it through one seam, a Trace (see WithTrace).
 //
 // Files: lock.go acquires and releases; recover.go finds a candidate again
-// after a lost create reply; order.go orders candidates; probe.go is the
+// after a lost create reply; order.go orders candidates; trace.go is the
 // test seam.
 package lock
 
@@ -35,7 +70,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
 
-	"github.com/zk19/zk19/internal/fence"
+	"github.com/zk19/zk19/fence"
 )
 
 // Errors, wrapped by the package's errors (test with errors.Is).
@@ -90,8 +125,8 @@ func (e *sessionError) Unwrap() []error {
 	return []error{ErrSessionChanged}
 }
 
-// Option configures a Locker: WithACL, WithCzxidDomain, or a *Probe, which
-// a test passes to observe and steer the acquisitions.
+// Option configures a Locker: WithACL, WithCzxidDomain, or WithTrace, which
+// a test passes to observe and steer the recipe.
 type Option interface{ apply(*Locker) }
 
 type optionFunc func(*Locker)
@@ -127,7 +162,7 @@ type Locker struct {
 	parent      string
 	acl         []zk.ACL
 	czxidDomain bool
-	probe       *Probe
+	trace       *Trace
 
 	mu      sync.Mutex
 	pinned  bool
@@ -185,14 +220,6 @@ func (l *Locker) checkSession(pinned int64) error {
 	return nil
 }
 
-func (l *Locker) tracing() bool { return l.probe != nil && l.probe.Trace != nil }
-
-func (l *Locker) trace(typ, op, detail string) {
-	if l.tracing() {
-		l.probe.Trace(typ, op, detail)
-	}
-}
-
 // Acquire makes a fresh GUID, creates a candidate and waits until it is the
 // lowest, then returns the hold. A create that returns no name (for example
 // zk.ErrConnectionClosed: the reply may have been lost while the server
@@ -227,13 +254,13 @@ func (l *Locker) create(ctx context.Context, session int64, guid string) (string
 		return "", err
 	}
 	prefix := l.parent + "/" + guid + fence.LockInfix
-	l.trace("invoke", "create", prefix+" EPHEMERAL_SEQUENTIAL")
+	l.trace.request(OpCreate, prefix, false)
 	path, err := l.conn.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, l.acl)
 	if err != nil {
-		l.trace("fail", "create", err.Error())
+		l.trace.reply(ReplyInfo{Op: OpCreate, Path: prefix, Err: err})
 		return "", &CreateError{GUID: guid, Err: err}
 	}
-	l.trace("ok", "create", path[strings.LastIndexByte(path, '/')+1:])
+	l.trace.reply(ReplyInfo{Op: OpCreate, Path: prefix, Node: path[strings.LastIndexByte(path, '/')+1:]})
 	if err := l.checkSession(session); err != nil {
 		// The create may have run in the new session: remove the node that
 		// bears our GUID so it cannot linger as somebody's candidate.
@@ -247,7 +274,6 @@ func (l *Locker) create(ctx context.Context, session int64, guid string) (string
 // decide, watch the predecessor, wait.
 func (l *Locker) await(ctx context.Context, session int64, guid, path string) (h *Held, err error) {
 	a := l.begin(session, guid, path)
-	defer func() { a.finish(err) }()
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, a.fail(err)
@@ -290,8 +316,7 @@ type attempt struct {
 	guid    string
 	path    string
 	own     string
-	st      Attempt
-	w       *waiter
+	pred    string // the predecessor watched now or last
 	retries connRetries
 	// parentCzxid is the parent's czxid as the last listing saw it.
 	parentCzxid int64
@@ -299,39 +324,28 @@ type attempt struct {
 
 func (l *Locker) begin(session int64, guid, path string) *attempt {
 	own := path[strings.LastIndexByte(path, '/')+1:]
-	a := &attempt{l: l, session: session, guid: guid, path: path, own: own, st: Attempt{Own: own}}
-	a.w = l.probe.register()
-	return a
-}
-
-func (a *attempt) finish(err error) {
-	a.st.Done, a.st.Waiting, a.st.Err = true, false, err
-	a.st.Acquired = err == nil
-	a.w.finish(a.st)
+	return &attempt{l: l, session: session, guid: guid, path: path, own: own}
 }
 
 // list reads the parent's children and orders the candidates among them.
 func (a *attempt) list() ([]entry, error) {
 	l := a.l
-	l.trace("invoke", "children", l.parent)
+	l.trace.request(OpChildren, l.parent, false)
 	kids, st, err := l.conn.Children(l.parent)
 	if serr := l.checkSession(a.session); serr != nil {
+		l.trace.reply(ReplyInfo{Op: OpChildren, Path: l.parent, Err: serr})
 		return nil, serr
 	}
+	l.trace.reply(ReplyInfo{Op: OpChildren, Path: l.parent, Err: err, Children: kids, Stat: st})
 	if err != nil {
-		l.trace("fail", "children", err.Error())
 		return nil, fmt.Errorf("lock: children %s: %w", l.parent, err)
 	}
-	a.st.Rounds++
 	a.parentCzxid = st.Czxid
 	ord, err := order(kids)
 	if err != nil {
-		l.trace("fail", "children", err.Error())
 		return nil, err
 	}
-	if l.tracing() {
-		l.trace("ok", "children", renderOrder(ord))
-	}
+	l.trace.listed(a.own, ord)
 	return ord, nil
 }
 
@@ -345,60 +359,59 @@ func (a *attempt) decide(ord []entry) (string, error) {
 	case i == 0:
 		return "", nil
 	}
-	a.st.Pred = ord[i-1].name
-	return ord[i-1].name, nil
+	a.pred = ord[i-1].name
+	return a.pred, nil
 }
 
 // watch sets a watch on pred with exists. A nil channel and no error mean
 // pred was already gone: its deletion event will never come.
 func (a *attempt) watch(pred string) (<-chan zk.Event, error) {
 	l := a.l
-	if l.probe != nil && l.probe.BeforeWatch != nil {
-		l.probe.BeforeWatch(a.own, pred)
-	}
+	l.trace.watching(a.own, pred)
 	pp := l.parent + "/" + pred
-	l.trace("invoke", "exists", pp+" watch")
-	ok, _, ch, err := l.conn.ExistsW(pp)
+	l.trace.request(OpExists, pp, true)
+	ok, st, ch, err := l.conn.ExistsW(pp)
 	if serr := l.checkSession(a.session); serr != nil {
+		l.trace.reply(ReplyInfo{Op: OpExists, Path: pp, Err: serr})
 		return nil, serr
 	}
+	l.trace.reply(ReplyInfo{Op: OpExists, Path: pp, Err: err, Exists: ok, Stat: st})
 	if err != nil {
-		l.trace("fail", "exists", err.Error())
 		return nil, fmt.Errorf("lock: exists %s: %w", pp, err)
 	}
 	a.retries = 0
-	l.trace("ok", "exists", fmt.Sprint(ok))
 	if !ok {
 		// List again now. (The exists left a creation watch on a name
 		// nobody reuses: the GUID is in it.)
-		a.st.NoNode++
 		return nil, nil
 	}
-	l.trace("info", "wait", pp)
+	l.trace.waiting(a.own, pred)
 	return ch, nil
 }
 
 // wait blocks on the predecessor's watch; any event, a deletion included,
 // only means "look again".
 func (a *attempt) wait(ctx context.Context, ch <-chan zk.Event) error {
-	ev, err := a.w.wait(ctx, ch, &a.st)
-	if err != nil {
-		return err
+	var ev zk.Event
+	select {
+	case e, ok := <-ch:
+		if ev = e; !ok {
+			ev = zk.Event{Type: zk.EventNotWatching, Err: zk.ErrClosing}
+		}
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	if a.l.tracing() {
-		a.l.trace("info", "event", strings.TrimSpace(fmt.Sprint(ev.Type, " ", ev.Path, " ", errText(ev.Err))))
-	}
+	a.l.trace.woke(a.own, a.pred, ev)
 	if ev.Type != zk.EventNotWatching {
 		return nil
 	}
 	if errors.Is(ev.Err, zk.ErrSessionExpired) {
 		return &sessionError{pinned: a.session, now: a.l.conn.SessionID(), cause: ev.Err}
 	}
-	return fmt.Errorf("lock: watch on %s dropped: %w", a.st.Pred, ev.Err)
+	return fmt.Errorf("lock: watch on %s dropped: %w", a.pred, ev.Err)
 }
 
 func (a *attempt) hold() *Held {
-	a.l.trace("info", "acquired", a.path)
 	seq, _ := fence.ParseSeq(a.own) // order parsed it already
 	h := &Held{
 		Path: a.path, GUID: a.guid, Token: fence.Token{Seq: seq},
@@ -407,6 +420,7 @@ func (a *attempt) hold() *Held {
 	if a.l.czxidDomain {
 		h.Token.Domain = a.parentCzxid
 	}
+	a.l.trace.held(a.path, h.Token)
 	return h
 }
 
@@ -414,29 +428,14 @@ func (a *attempt) hold() *Held {
 // any other end deletes the own node, so it cannot block the queue.
 func (a *attempt) fail(err error) error {
 	if errors.Is(err, ErrLostCandidacy) || errors.Is(err, ErrSessionChanged) {
-		a.l.trace("info", "lost", err.Error())
+		a.l.trace.ended(a.path, EndLost, err)
 		return err
 	}
-	a.l.trace("info", "abort", err.Error())
+	a.l.trace.ended(a.path, EndAbandoned, err)
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupWithin)
 	defer cancel()
 	_ = ownNode{a.l, a.path, a.session}.delete(ctx) // traced; the acquisition's error is what the caller needs
 	return err
-}
-
-func errText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
-func renderOrder(ord []entry) string {
-	parts := make([]string, len(ord))
-	for i, e := range ord {
-		parts[i] = e.name
-	}
-	return "[" + strings.Join(parts, " ") + "]"
 }
 
 // connRetries is the package's one retry policy: an idempotent call that
@@ -485,12 +484,9 @@ func within(ctx context.Context, call func() error) error {
 func (l *Locker) deleteWithin(path string) {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupWithin)
 	defer cancel()
-	l.trace("invoke", "delete", path)
-	if err := within(ctx, func() error { return l.conn.Delete(path, -1) }); err != nil {
-		l.trace("fail", "delete", err.Error())
-		return
-	}
-	l.trace("ok", "delete", "")
+	l.trace.request(OpDelete, path, false)
+	err := within(ctx, func() error { return l.conn.Delete(path, -1) })
+	l.trace.reply(ReplyInfo{Op: OpDelete, Path: path, Err: err})
 }
 
 // Held is an acquired lock: this session's candidate was the lowest when
@@ -531,9 +527,9 @@ func (h *Held) markLost(err error) {
 		h.lostErr = err
 		close(h.lost)
 		if errors.Is(err, errReleased) {
-			h.l.trace("info", "release", h.Path)
+			h.l.trace.ended(h.Path, EndReleased, nil)
 		} else {
-			h.l.trace("info", "lost", err.Error())
+			h.l.trace.ended(h.Path, EndLost, err)
 		}
 	})
 }
@@ -630,20 +626,17 @@ type ownNode struct {
 func (n ownNode) delete(ctx context.Context) error {
 	var retries connRetries
 	for {
-		n.l.trace("invoke", "delete", n.path)
+		n.l.trace.request(OpDelete, n.path, false)
 		err := within(ctx, func() error { return n.l.conn.Delete(n.path, -1) })
+		n.l.trace.reply(ReplyInfo{Op: OpDelete, Path: n.path, Err: err})
 		switch {
 		case err == nil:
-			n.l.trace("ok", "delete", "")
 			return nil
 		case errors.Is(err, zk.ErrNoNode):
-			n.l.trace("fail", "delete", err.Error())
 			return fmt.Errorf("%w: %s was already gone at release", ErrLostCandidacy, n.path)
 		case !retries.again(err):
-			n.l.trace("info", "delete", "outcome unknown: "+err.Error())
 			return fmt.Errorf("%w: release %s: %w", ErrOutcomeUnknown, n.path, err)
 		}
-		n.l.trace("info", "delete", "outcome unknown: "+err.Error())
 		gone, err := n.resolve(ctx, &retries)
 		if gone || err != nil {
 			return err
@@ -679,14 +672,15 @@ func (h *Held) end() error {
 // node is gone: true when it is, false when it must be deleted again.
 func (n ownNode) resolve(ctx context.Context, retries *connRetries) (bool, error) {
 	for {
-		n.l.trace("invoke", "exists", n.path)
+		n.l.trace.request(OpExists, n.path, false)
 		var ok bool
 		var st *zk.Stat
 		err := within(ctx, func() (err error) { ok, st, err = n.l.conn.Exists(n.path); return err })
 		if serr := n.l.checkSession(n.session); serr != nil {
-			n.l.trace("info", "delete", "the node went with the session")
+			n.l.trace.reply(ReplyInfo{Op: OpExists, Path: n.path, Err: serr})
 			return true, fmt.Errorf("lock: release %s: the node went with its session: %w", n.path, serr)
 		}
+		n.l.trace.reply(ReplyInfo{Op: OpExists, Path: n.path, Err: err, Exists: ok, Stat: st})
 		switch {
 		case err == nil:
 		case retries.again(err):
@@ -696,13 +690,10 @@ func (n ownNode) resolve(ctx context.Context, retries *connRetries) (bool, error
 		}
 		switch {
 		case !ok:
-			n.l.trace("ok", "exists", "false: released")
 			return true, nil
 		case st.EphemeralOwner != n.session:
-			n.l.trace("ok", "exists", fmt.Sprintf("true ephemeralOwner=0x%x: not ours, left alone", st.EphemeralOwner))
 			return false, fmt.Errorf("%w: release %s: the node there now is owned by session 0x%x, not 0x%x; not deleted", ErrLostCandidacy, n.path, st.EphemeralOwner, n.session)
 		}
-		n.l.trace("ok", "exists", "true: delete again")
 		return false, nil
 	}
 }

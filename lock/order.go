@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/zk19/zk19/internal/fence"
+	"github.com/zk19/zk19/fence"
 )
 
 // errMalformed reports a child of the lock parent that carries

@@ -1,0 +1,68 @@
+// Package sqlite opens the durable fenced resource of the zk19 tests on a
+// SQLite file with modernc's pure-Go driver. The public fence package
+// imports no driver; this room is where the tests bring one.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/zk19/zk19/fence"
+)
+
+// DSN is the data source name for path that fence.Durable's doc asks for:
+// WAL journaling with synchronous=FULL (an accepted write survives a crash)
+// and a busy timeout (writers in several processes wait for each other).
+func DSN(path string) (string, error) {
+	if path == "" {
+		return "", errors.New("sqlite: empty database path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("sqlite: database path %q: %w", path, err)
+	}
+	if strings.ContainsRune(abs, '?') {
+		return "", fmt.Errorf("sqlite: database path %q must not contain '?'", path)
+	}
+	return "file:" + abs + "?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)", nil
+}
+
+// Durable is a fence.Durable that owns its database: Close closes both.
+type Durable struct {
+	*fence.Durable
+	db *sql.DB
+}
+
+// Open opens (creating if needed) the durable resource stored at path.
+// Value and mark persist across Close and Open on the same path.
+func Open(ctx context.Context, path string, opts ...fence.Option) (*Durable, error) {
+	dsn, err := DSN(path)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	// One connection queues this process's writes in database/sql's pool,
+	// in order; the busy timeout is only for other processes. Many
+	// connections would poll SQLite's file lock and starve each other.
+	db.SetMaxOpenConns(1)
+	d, err := fence.NewDurable(ctx, db, opts...)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return &Durable{Durable: d, db: db}, nil
+}
+
+// Close closes the resource, then its database.
+func (d *Durable) Close() error {
+	return errors.Join(d.Durable.Close(), d.db.Close())
+}

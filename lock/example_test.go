@@ -1,0 +1,164 @@
+package lock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+
+	"github.com/zk19/zk19/fence"
+	"github.com/zk19/zk19/lock"
+)
+
+// Two services share one lock parent, each with its own ZooKeeper session.
+// A holds; B's Acquire waits behind A until A releases, then holds with a
+// larger token.
+func ExampleLocker_Acquire() {
+	ctx, cancel := bounded()
+	defer cancel()
+	parent := newParent() // a persistent node, e.g. /services/billing/lock
+
+	a := lock.New(connect("A"), parent)
+	b := lock.New(connect("B"), parent)
+
+	heldByA, err := a.Acquire(ctx)
+	if err != nil {
+		fmt.Println("A:", err)
+		return
+	}
+	fmt.Println("A holds with token", heldByA.Token)
+
+	bHolds := make(chan *lock.Held)
+	go func() {
+		h, err := b.Acquire(ctx) // waits on A's node
+		if err != nil {
+			fmt.Println("B:", err)
+		}
+		bHolds <- h
+	}()
+
+	// ... A does its work, then:
+	if err := heldByA.Release(ctx); err != nil {
+		fmt.Println("A release:", err)
+		return
+	}
+	heldByB := <-bHolds
+	if heldByB == nil {
+		return
+	}
+	defer heldByB.Release(ctx)
+	fmt.Println("B holds with token", heldByB.Token)
+	fmt.Println("B's token orders after A's:", heldByB.Token.Compare(heldByA.Token) > 0)
+	// Output:
+	// A holds with token g0/0
+	// B holds with token g0/1
+	// B's token orders after A's: true
+}
+
+// Lost tells a holder that its hold is over without its doing: here
+// another session deletes the holder's node. The holder must stop writing;
+// Release then says why there was nothing left to release.
+func ExampleHeld_Lost() {
+	ctx, cancel := bounded()
+	defer cancel()
+	parent := newParent()
+
+	held, err := lock.New(connect("A"), parent).Acquire(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	lost := held.Lost() // arms a watch on the holder's own node
+
+	deleteNode(held.Path) // an operator, a buggy client, or a session expiry
+
+	select {
+	case <-lost:
+		fmt.Println("A: lost the lock; stop writing")
+	case <-ctx.Done():
+		fmt.Println("A: still holds?", ctx.Err())
+		return
+	}
+	err = held.Release(ctx)
+	fmt.Println("Release:", errors.Is(err, lock.ErrLostCandidacy))
+	// Output:
+	// A: lost the lock; stop writing
+	// Release: true
+}
+
+// The reply of the create is lost: the server made the node, the client saw
+// only a closed connection. Retrying the create would leave a second node
+// that blocks the queue; instead Recover, in the same session, finds the
+// one node that carries the acquisition's GUID and is owned by this
+// session, and goes on waiting with it.
+func ExampleLocker_Recover() {
+	ctx, cancel := bounded()
+	defer cancel()
+	parent := newParent()
+	conn, loseNextCreateReply := connectLossy("A", parent)
+	l := lock.New(conn, parent)
+
+	loseNextCreateReply()
+	held, err := l.Acquire(ctx)
+	var lostCreate *lock.CreateError
+	if errors.As(err, &lostCreate) {
+		fmt.Println("Acquire: the create's reply was lost; recover GUID", len(lostCreate.GUID) == 36)
+		held, err = l.Recover(ctx, lostCreate.GUID)
+	}
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer held.Release(ctx)
+	fmt.Println("Recover: holds the node the lost create made:", path.Base(held.Path) == lostCreate.GUID+fence.LockInfix+"0000000000")
+	fmt.Println("token", held.Token)
+	// Output:
+	// Acquire: the create's reply was lost; recover GUID true
+	// Recover: holds the node the lost create made: true
+	// token g0/0
+}
+
+// A fenced write: the holder passes its token with every write, and the
+// resource compares it with the largest token it has accepted, in the same
+// critical section as the write. A's hold has passed to B (here A's node was
+// deleted; in production A paused past its session timeout); A's late write
+// is refused because the resource has seen B's larger token.
+func Example_fencedWrite() {
+	ctx, cancel := bounded()
+	defer cancel()
+	parent := newParent()
+	resource := fence.NewMemory() // in a service: the database or storage that takes the writes
+	write := func(who string, h *lock.Held, value string) {
+		r, err := resource.Write(context.Background(), h.Token, value)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("%s writes %q with token %v: accepted=%v\n", who, value, h.Token, r.Accepted)
+	}
+
+	heldByA, err := lock.New(connect("A"), parent).Acquire(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	write("A", heldByA, "from A")
+
+	deleteNode(heldByA.Path) // A's hold ends while A is not looking
+	heldByB, err := lock.New(connect("B"), parent).Acquire(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer heldByB.Release(ctx)
+	write("B", heldByB, "from B")
+	write("A", heldByA, "late, from A")
+
+	v, mark, _, _ := resource.Read(ctx)
+	fmt.Printf("value %q, mark %v\n", v, mark)
+	// Output:
+	// A writes "from A" with token g0/0: accepted=true
+	// B writes "from B" with token g0/1: accepted=true
+	// A writes "late, from A" with token g0/0: accepted=false
+	// value "from B", mark g0/1
+}

@@ -1,0 +1,105 @@
+package lock_test
+
+// The Examples run against a real ZooKeeper server that this file starts
+// once, on first use, with the zk19 harness (process or container backend,
+// as ZK19_BACKEND says), and stops when the tests end, also on Ctrl-C. In a
+// service, the *zk.Conn comes from zk.Connect to your ensemble instead.
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/jute"
+	"github.com/zk19/zk19/internal/zkclient"
+	"github.com/zk19/zk19/internal/zkserver"
+)
+
+var scope *zkserver.Scope
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	zkserver.SetShort(testing.Short())
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	scope = zkserver.NewScope("lock")
+	stop := zkserver.HandleInterrupts(scope.Close)
+	defer stop()
+	defer scope.Close()
+	if _, err := zkserver.Resolve(); err != nil {
+		if !testing.Short() {
+			fmt.Fprintf(os.Stderr, "lock: the Examples need a ZooKeeper server: %v (run scripts/setup)\n", err)
+			return 1
+		}
+		fmt.Println("# lock: no ZooKeeper server (-short): the Examples are skipped")
+		_ = flag.Set("test.skip", "^Example")
+	}
+	return m.Run()
+}
+
+// server is the Examples' standalone server, started on first use.
+var server = sync.OnceValue(func() *zkserver.Server {
+	return zkserver.Start(scope, zkserver.WithLabel("lock-examples"))
+})
+
+// parentSeq numbers the Examples' lock parents.
+var parentSeq struct {
+	sync.Mutex
+	n int
+}
+
+// newParent creates a fresh persistent lock parent for one Example.
+func newParent() string {
+	parentSeq.Lock()
+	parentSeq.n++
+	p := fmt.Sprintf("/lock-example-%d", parentSeq.n)
+	parentSeq.Unlock()
+	c := zkclient.Connect(scope, "setup", []string{server().Client}, zkclient.Quiet())
+	if _, err := c.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		scope.Fatalf("create %s: %v", p, err)
+	}
+	return p
+}
+
+// connect opens a session of its own for a participant of an Example.
+func connect(name string) *zk.Conn {
+	return zkclient.Connect(scope, name, []string{server().Client}, zkclient.Quiet()).Conn
+}
+
+// connectLossy opens a session through a fault proxy and returns, with it,
+// a function that makes the proxy lose the reply of the next successful
+// create under parent: the server creates the node, the client gets
+// zk.ErrConnectionClosed and reconnects in the same session.
+func connectLossy(name, parent string) (*zk.Conn, func()) {
+	p, err := faultproxy.New(server().Client, faultproxy.WithName(name), faultproxy.WithZooKeeperFrames())
+	if err != nil {
+		scope.Fatalf("proxy: %v", err)
+	}
+	scope.Cleanup(func() { _ = p.Close() })
+	c := zkclient.Connect(scope, name, []string{p.Addr()}, zkclient.Quiet())
+	return c.Conn, func() {
+		p.LoseReply(faultproxy.Match{Ops: []int32{jute.OpCreate, jute.OpCreate2}, Under: parent})
+	}
+}
+
+// deleteNode deletes path from a session of its own: somebody else's
+// hand, as an operator's or a buggy client's.
+func deleteNode(path string) {
+	if err := zkclient.Connect(scope, "other", []string{server().Client}, zkclient.Quiet()).Delete(path, -1); err != nil {
+		scope.Fatalf("delete %s: %v", path, err)
+	}
+}
+
+// bounded is the context an Example's lock calls run under.
+func bounded() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 30*time.Second)
+}

@@ -1,0 +1,390 @@
+package zk19_test
+
+// A witness watches one session's lock acquisitions from two sides: the
+// recipe's lock.Trace says what the recipe did and decided, and the
+// session's own fault proxies say what crossed the wire. Counts that a
+// claim rests on (watch notifications, listings) are taken from the wire,
+// never from the recipe's account of itself (issue: "counts from outside
+// the recipe"); the Trace tells where the recipe is.
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zk19/zk19/fence"
+	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/jute"
+	"github.com/zk19/zk19/internal/wait"
+	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/lock"
+)
+
+// attempt is one acquisition as the witness saw it. Rounds and Wakeups
+// are counted on the wire: the getChildren requests the session sent since
+// the candidate existed, and the notifications delivered for the
+// predecessors it watched.
+type attempt struct {
+	Own      string // the candidate's node name
+	Pred     string // the predecessor watched now or last
+	Waiting  bool   // blocked on the watch of Pred (per the Trace)
+	Rounds   int    // getChildren requests on the wire
+	Wakeups  int    // notifications on the wire for the predecessors
+	NoNode   int    // exists(pred, watch) answers "no node" (per the Trace)
+	Done     bool   // the acquisition has returned
+	Acquired bool   // ... as holder
+}
+
+// attemptLog is what the Trace reported of one acquisition.
+type attemptLog struct {
+	own, pred string
+	preds     []string       // parent-qualified paths watched, in order
+	woke      map[string]int // events the recipe took in, by predecessor path
+	waiting   bool
+	noNode    int
+	done, got bool
+	listBase  int // getChildren requests on the wire before the first listing
+	listEnd   int // ... when the acquisition returned (valid once done)
+}
+
+// witness is one session's observer. Its Trace may be combined with a
+// scenario's own callbacks (see trace).
+type witness struct {
+	name    string
+	parent  string
+	proxies []*faultproxy.Proxy
+
+	mu       sync.Mutex
+	attempts []*attemptLog
+	cur      *attemptLog // the acquisition whose step runs now
+}
+
+// newWitness puts a ZooKeeper-aware proxy of its own in front of each of
+// servers and returns the witness and the addresses the session must dial.
+func newWitness(t zkserver.TB, name, parent string, servers []string) (*witness, []string) {
+	t.Helper()
+	w := &witness{name: name, parent: parent}
+	addrs := make([]string, len(servers))
+	for i, s := range servers {
+		p, err := faultproxy.New(s, faultproxy.WithName(name+"-wire"), faultproxy.WithZooKeeperFrames())
+		if err != nil {
+			t.Fatalf("%s: wire proxy: %v", name, err)
+		}
+		t.Cleanup(func() { _ = p.Close() })
+		w.proxies = append(w.proxies, p)
+		addrs[i] = p.Addr()
+	}
+	return w, addrs
+}
+
+// listings is the number of getChildren requests on the wire so far.
+func (w *witness) listings() int {
+	n := 0
+	for _, p := range w.proxies {
+		n += p.Requests(jute.OpGetChildren, jute.OpGetChildren2)
+	}
+	return n
+}
+
+// notifications is the number of notifications for path on the wire.
+func (w *witness) notifications(path string) int {
+	n := 0
+	for _, p := range w.proxies {
+		n += p.Notifications(path)
+	}
+	return n
+}
+
+// begin starts the log of the acquisition of own; the listing requests
+// already on the wire are not its.
+func (w *witness) begin(own string) {
+	base := w.listings()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.cur = &attemptLog{own: own, woke: map[string]int{}, listBase: base}
+	w.attempts = append(w.attempts, w.cur)
+}
+
+// step runs f on the current acquisition's log under the lock.
+func (w *witness) step(f func(a *attemptLog)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cur != nil {
+		f(w.cur)
+	}
+}
+
+// trace returns the Trace that feeds w.
+func (w *witness) trace() *lock.Trace {
+	return &lock.Trace{
+		Reply: func(r lock.ReplyInfo) {
+			switch {
+			case r.Op == lock.OpCreate && r.Err == nil:
+				w.begin(r.Node)
+			case r.Op == lock.OpExists && r.Err == nil && !r.Exists:
+				w.step(func(a *attemptLog) {
+					if a.pred != "" && r.Path == w.parent+"/"+a.pred {
+						a.noNode++
+					}
+				})
+			}
+		},
+		Recovered: func(n lock.NodeInfo) {
+			w.begin(path.Base(n.Path))
+		},
+		Watching: func(i lock.WatchInfo) {
+			w.step(func(a *attemptLog) { a.pred = i.Predecessor })
+		},
+		Waiting: func(i lock.WatchInfo) {
+			w.step(func(a *attemptLog) {
+				a.waiting = true
+				a.preds = append(a.preds, w.parent+"/"+i.Predecessor)
+			})
+		},
+		Woke: func(i lock.WokeInfo) {
+			w.step(func(a *attemptLog) { a.waiting = false; a.woke[w.parent+"/"+i.Predecessor]++ })
+		},
+		Held: func(i lock.HeldInfo) {
+			end := w.listings()
+			w.step(func(a *attemptLog) { a.waiting, a.done, a.got, a.listEnd = false, true, true, end })
+		},
+		Ended: func(i lock.EndInfo) {
+			if i.End != lock.EndReleased {
+				end := w.listings()
+				w.step(func(a *attemptLog) {
+					if path.Base(i.Path) == a.own && !a.done {
+						a.waiting, a.done, a.listEnd = false, true, end
+					}
+				})
+			}
+		},
+	}
+}
+
+// find returns the log of the acquisition of own.
+func (w *witness) find(own string) *attemptLog {
+	for _, a := range w.attempts {
+		if a.own == own {
+			return a
+		}
+	}
+	return nil
+}
+
+// view is an acquisition's state with its counts read from the wire.
+// Callers hold w.mu.
+func (w *witness) view(a *attemptLog) attempt {
+	at := attempt{Own: a.own, Pred: a.pred, Waiting: a.waiting, NoNode: a.noNode, Done: a.done, Acquired: a.got}
+	if a.done {
+		at.Rounds = a.listEnd - a.listBase
+	} else {
+		at.Rounds = w.listings() - a.listBase
+	}
+	for _, p := range slices.Compact(slices.Clone(a.preds)) {
+		at.Wakeups += w.notifications(p)
+	}
+	return at
+}
+
+// settled reports whether the recipe has taken in every notification the
+// wire delivered for a's predecessors and is at a blocking point (waiting
+// on a watch) or has returned. Callers hold w.mu.
+func (w *witness) settled(a *attemptLog) (bool, string) {
+	for _, p := range slices.Compact(slices.Clone(a.preds)) {
+		if got, sent := a.woke[p], w.notifications(p); got < sent {
+			return false, fmt.Sprintf("%s took in %d of the %d notifications for %s on the wire", a.own, got, sent, path.Base(p))
+		}
+	}
+	if !a.waiting && !a.done {
+		return false, fmt.Sprintf("%s is between rounds (neither waiting nor returned)", a.own)
+	}
+	return true, ""
+}
+
+// settle returns the state of the acquisition of own, certain about
+// notifications: read is a read on the session's own connection, whose
+// answer comes after every notification the server sent the session
+// before it, so the wire's counts are final; then it waits until the
+// recipe has taken those in and reached a blocking point or returned.
+func (w *witness) settle(t zkserver.TB, read func() error, own string) attempt {
+	t.Helper()
+	if err := read(); err != nil {
+		t.Fatalf("%s: read to order the notifications: %v", w.name, err)
+	}
+	return w.await(t, own)
+}
+
+// await waits, bounded, until the acquisition of own is settled (see
+// settled), and returns its state.
+func (w *witness) await(t zkserver.TB, own string) attempt {
+	t.Helper()
+	var at attempt
+	wait.For(t, within, w.name+"'s acquisition of "+own+" to settle", func() (bool, string) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		a := w.find(own)
+		if a == nil {
+			return false, fmt.Sprintf("no acquisition of %s among %d", own, len(w.attempts))
+		}
+		ok, why := w.settled(a)
+		at = w.view(a)
+		return ok, why
+	})
+	return at
+}
+
+// waitingOn waits until an acquisition of w's session blocks on the watch
+// of pred, and returns its state.
+func (w *witness) waitingOn(t zkserver.TB, pred string) attempt {
+	t.Helper()
+	var at attempt
+	wait.For(t, within, w.name+" to wait on "+pred, func() (bool, string) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		var seen []string
+		for _, a := range w.attempts {
+			if a.waiting && a.pred == pred {
+				at = w.view(a)
+				return true, ""
+			}
+			seen = append(seen, fmt.Sprintf("%s waiting=%v on %q", a.own, a.waiting, a.pred))
+		}
+		return false, "acquisitions: " + strings.Join(seen, ", ")
+	})
+	return at
+}
+
+// all returns the state of every acquisition, in the order they began;
+// each must be settled.
+func (w *witness) all(t zkserver.TB) []attempt {
+	t.Helper()
+	w.mu.Lock()
+	owns := make([]string, len(w.attempts))
+	for i, a := range w.attempts {
+		owns[i] = a.own
+	}
+	w.mu.Unlock()
+	out := make([]attempt, len(owns))
+	for i, own := range owns {
+		out[i] = w.await(t, own)
+	}
+	return out
+}
+
+// renderReply is a reply as one record line's detail.
+func renderReply(r lock.ReplyInfo) string {
+	switch {
+	case r.Err != nil:
+		return r.Err.Error()
+	case r.Op == lock.OpCreate:
+		return r.Node
+	case r.Op == lock.OpChildren:
+		return "[" + strings.Join(bySeq(r.Children), " ") + "]"
+	case r.Op == lock.OpExists && r.Exists && r.Stat != nil && r.Stat.EphemeralOwner != 0:
+		return fmt.Sprintf("true ephemeralOwner=0x%x", r.Stat.EphemeralOwner)
+	case r.Op == lock.OpExists:
+		return fmt.Sprint(r.Exists)
+	}
+	return ""
+}
+
+// bySeq orders node names by their lock sequence number; others last.
+func bySeq(names []string) []string {
+	out := slices.Clone(names)
+	slices.SortStableFunc(out, func(a, b string) int {
+		x, errA := fence.ParseSeq(a)
+		y, errB := fence.ParseSeq(b)
+		switch {
+		case errA != nil && errB != nil:
+			return 0
+		case errA != nil:
+			return 1
+		case errB != nil:
+			return -1
+		}
+		return int(x - y)
+	})
+	return out
+}
+
+// recordTrace returns a Trace that writes the recipe's steps as record
+// lines through line (typ is invoke, ok, fail or info).
+func recordTrace(line func(typ, format string, args ...any)) *lock.Trace {
+	return &lock.Trace{
+		Request: func(r lock.RequestInfo) {
+			switch {
+			case r.Op == lock.OpCreate:
+				line("invoke", "create %s EPHEMERAL_SEQUENTIAL", r.Path)
+			case r.Watch:
+				line("invoke", "%s %s watch", r.Op, r.Path)
+			default:
+				line("invoke", "%s %s", r.Op, r.Path)
+			}
+		},
+		Reply: func(r lock.ReplyInfo) {
+			typ := "ok"
+			if r.Err != nil {
+				typ = "fail"
+			}
+			line(typ, "%s", strings.TrimSpace(r.Op.String()+" "+renderReply(r)))
+		},
+		Waiting:   func(i lock.WatchInfo) { line("info", "wait %s", i.Predecessor) },
+		Woke:      func(i lock.WokeInfo) { line("info", "%s", eventLine(i.Event)) },
+		Recovered: func(n lock.NodeInfo) { line("info", "recovered %s", n.Path) },
+		Held:      func(i lock.HeldInfo) { line("info", "acquired %s token %v", i.Path, i.Token) },
+		Ended: func(i lock.EndInfo) {
+			if i.Err != nil {
+				line("info", "%s %s: %v", i.End, i.Path, i.Err)
+				return
+			}
+			line("info", "%s %s", i.End, i.Path)
+		},
+	}
+}
+
+// eventLine is a watch event as a record line's detail.
+func eventLine(ev zk.Event) string {
+	s := "event " + ev.Type.String() + " " + ev.Path
+	if ev.Err != nil {
+		s += " " + ev.Err.Error()
+	}
+	return strings.TrimSpace(s)
+}
+
+// chainTraces returns a Trace that calls each callback of ts in turn; nil
+// Traces and nil callbacks are skipped.
+func chainTraces(ts ...*lock.Trace) *lock.Trace {
+	ts = slices.DeleteFunc(slices.Clone(ts), func(t *lock.Trace) bool { return t == nil })
+	return &lock.Trace{
+		Request:   chained(ts, func(t *lock.Trace) func(lock.RequestInfo) { return t.Request }),
+		Reply:     chained(ts, func(t *lock.Trace) func(lock.ReplyInfo) { return t.Reply }),
+		Listed:    chained(ts, func(t *lock.Trace) func(lock.ListedInfo) { return t.Listed }),
+		Watching:  chained(ts, func(t *lock.Trace) func(lock.WatchInfo) { return t.Watching }),
+		Waiting:   chained(ts, func(t *lock.Trace) func(lock.WatchInfo) { return t.Waiting }),
+		Woke:      chained(ts, func(t *lock.Trace) func(lock.WokeInfo) { return t.Woke }),
+		Recovered: chained(ts, func(t *lock.Trace) func(lock.NodeInfo) { return t.Recovered }),
+		Held:      chained(ts, func(t *lock.Trace) func(lock.HeldInfo) { return t.Held }),
+		Ended:     chained(ts, func(t *lock.Trace) func(lock.EndInfo) { return t.Ended }),
+	}
+}
+
+func chained[I any](ts []*lock.Trace, field func(*lock.Trace) func(I)) func(I) {
+	var fs []func(I)
+	for _, t := range ts {
+		if f := field(t); f != nil {
+			fs = append(fs, f)
+		}
+	}
+	if len(fs) == 0 {
+		return nil
+	}
+	return func(i I) {
+		for _, f := range fs {
+			f(i)
+		}
+	}
+}
