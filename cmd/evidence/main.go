@@ -76,14 +76,18 @@ func run(args []string, stderr io.Writer) int {
 		o.doc = true
 	}
 	if o.doc {
-		b, err := renderDoc(ix)
+		at, err := ix.ProofPositions(o.dir)
+		var b []byte
 		if err == nil {
-			err = os.WriteFile(o.at("doc.go"), b, 0o644)
+			b, err = ix.TableOfContents(at)
+		}
+		if err == nil {
+			err = os.WriteFile(o.at(claims.DocFile), b, 0o644)
 		}
 		if err != nil {
-			return fail(fmt.Errorf("doc.go: %w", err))
+			return fail(fmt.Errorf("%s: %w", claims.DocFile, err))
 		}
-		fmt.Fprintf(stderr, "evidence: wrote %s\n", o.at("doc.go"))
+		fmt.Fprintf(stderr, "evidence: wrote %s\n", o.at(claims.DocFile))
 		return 0
 	}
 	return writeEvidence(o, ix, stderr)
