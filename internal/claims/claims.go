@@ -85,6 +85,8 @@ type Claim struct {
 	// proof may log a DiffersMark line, and how far the statement still
 	// holds.
 	Differs string `json:"differs,omitempty"`
+	// DiffersZh is Differs in Chinese, for the Chinese table.
+	DiffersZh string `json:"differsZh,omitempty"`
 	// Diagram names the proof whose recorded trace the evidence table draws
 	// as a sequence diagram for this claim ("" for none).
 	Diagram string `json:"diagram,omitempty"`
@@ -144,6 +146,7 @@ type Source struct {
 	Code   string       `json:"code"` // Class or Class.method
 	File   string       `json:"file"` // path in apache/zookeeper
 	Role   string       `json:"role"` // what the claims rely on it for
+	RoleZh string       `json:"roleZh"` // Role in Chinese, for the Chinese table
 	Claims []string     `json:"claims"`
 	Tests  []string     `json:"tests"` // proofs of Claims that drive this path
 	Read   []SourceRead `json:"read"`

@@ -35,7 +35,11 @@ type zhText struct{ field, text string }
 func (ix *Index) entries() []entry {
 	var out []entry
 	for _, c := range ix.Claims {
-		out = append(out, entry{"claim " + c.ID, c.Locator(), []zhText{{"zh", c.Zh}}})
+		e := entry{"claim " + c.ID, c.Locator(), []zhText{{"zh", c.Zh}}}
+		if c.Differs != "" {
+			e.zh = append(e.zh, zhText{"differsZh", c.DiffersZh})
+		}
+		out = append(out, e)
 	}
 	for _, c := range ix.Pending {
 		out = append(out, entry{"pending claim " + c.ID, c.Locator(), []zhText{{"zh", c.Zh}}})
@@ -51,7 +55,9 @@ func (ix *Index) entries() []entry {
 // without the article: each names a section of the index, a paragraph and
 // a sentence from 1, MinTerms to MaxTerms distinct terms (each at most 20
 // characters and 6 Han characters, with no mark that ends or divides a
-// clause) and its Chinese texts, each holding Han characters.
+// clause) and its Chinese texts (zh; a documentary item's reasonZh, a
+// claim's differsZh where it has differs), each holding Han characters.
+// Every source dependency's roleZh holds Han characters too.
 func (ix *Index) CheckEntries() []error {
 	var errs []error
 	bad := func(e entry, format string, args ...any) {
@@ -79,6 +85,11 @@ func (ix *Index) CheckEntries() []error {
 			if hanCount(z.text) == 0 {
 				bad(e, "%s %q; want the Chinese text", z.field, z.text)
 			}
+		}
+	}
+	for _, src := range ix.Sources {
+		if hanCount(src.RoleZh) == 0 {
+			errs = append(errs, fmt.Errorf("source %s: roleZh %q; want the Chinese text", src.Code, src.RoleZh))
 		}
 	}
 	return errs

@@ -81,11 +81,12 @@ func TestCheckEntries(t *testing.T) {
 	ix := &Index{
 		Sections: []Section{{Key: "§1", Title: "第一节"}},
 		Claims: []Claim{
-			{ID: "S1", Section: "§1", Paragraph: 1, Sentence: 0, Terms: []string{"getData"}, Zh: "普通读"},
+			{ID: "S1", Section: "§1", Paragraph: 1, Sentence: 0, Terms: []string{"getData"}, Zh: "普通读", Differs: "the article says less"},
 			{ID: "S2", Section: "§9", Paragraph: 1, Sentence: 1, Terms: []string{"前驱", "前驱", "一个很长的中文短语", "a，b", " x"}, Zh: "stale"},
 		},
 		Pending:     []Claim{{ID: "L12", Section: "§1", Paragraph: 1, Sentence: 1, Terms: []string{"a", "b"}}},
 		Documentary: []Documentary{{ID: "D1", Section: "§1", Paragraph: 1, Sentence: 1, Terms: []string{"a", "b"}, Zh: "说明"}},
+		Sources:     []Source{{Code: "Leader.processSync", Role: "answers sync"}},
 	}
 	var got []string
 	for _, e := range ix.CheckEntries() {
@@ -94,6 +95,7 @@ func TestCheckEntries(t *testing.T) {
 	want := []string{
 		`claim S1: cites §1 ¶1 句0; want a section of the index, a paragraph and a sentence from 1`,
 		`claim S1: 1 terms ["getData"]; want 2 to 4`,
+		`claim S1: differsZh ""; want the Chinese text`,
 		`claim S2: cites §9 ¶1 句1; want a section of the index, a paragraph and a sentence from 1`,
 		`claim S2: 5 terms ["前驱" "前驱" "一个很长的中文短语" "a，b" " x"]; want 2 to 4`,
 		`claim S2: term "前驱" twice`,
@@ -103,6 +105,7 @@ func TestCheckEntries(t *testing.T) {
 		`claim S2: zh "stale"; want the Chinese text`,
 		`pending claim L12: zh ""; want the Chinese text`,
 		`documentary D1: reasonZh ""; want the Chinese text`,
+		`source Leader.processSync: roleZh ""; want the Chinese text`,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("CheckEntries =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
