@@ -143,9 +143,9 @@ func (l Locator) String() string {
 // Source is a piece of ZooKeeper server code that claims rest on, as read
 // in apache/zookeeper at each release in Read.
 type Source struct {
-	Code   string       `json:"code"` // Class or Class.method
-	File   string       `json:"file"` // path in apache/zookeeper
-	Role   string       `json:"role"` // what the claims rely on it for
+	Code   string       `json:"code"`   // Class or Class.method
+	File   string       `json:"file"`   // path in apache/zookeeper
+	Role   string       `json:"role"`   // what the claims rely on it for
 	RoleZh string       `json:"roleZh"` // Role in Chinese, for the Chinese table
 	Claims []string     `json:"claims"`
 	Tests  []string     `json:"tests"` // proofs of Claims that drive this path
