@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/zk19/zk19/internal/claims"
@@ -80,8 +79,8 @@ func renderMarkdownZh(w io.Writer, r report) {
 	writeClaimsZh(w, r, version)
 	fmt.Fprintf(w, "\n## 验证记录\n")
 	writeRunZh(w, r)
-	writePicturesZh(w, r)
-	writeDetailsZh(w, r, version)
+	writePictures(w, r, zhRecord(version))
+	writeDetails(w, r, zhRecord(version))
 	writeNotVerifiedZh(w, r.ix)
 	writeSourcesZh(w, r)
 }
@@ -155,15 +154,7 @@ func decisiveCellZh(v Verdict) string {
 	case len(v.Decisive) == 0:
 		return "证明没有一行标记为 " + code(strings.TrimSpace(claims.EvidenceMark))
 	}
-	var out []string
-	for i, l := range v.Decisive {
-		if i == 4 {
-			out = append(out, fmt.Sprintf("……另有 %d 行，见“各论断的记录”", len(v.Decisive)-i))
-			break
-		}
-		out = append(out, trim(strings.TrimPrefix(l, claims.EvidenceMark), 240))
-	}
-	return strings.Join(out, "<br>")
+	return decisiveLines(v, "……另有 %d 行，见“各论断的记录”")
 }
 
 func writeRunZh(w io.Writer, r report) {
@@ -197,40 +188,24 @@ func writeRunZh(w io.Writer, r report) {
 	fmt.Fprintf(w, "%s\n", strings.Join(ps, "，"))
 }
 
-// writePicturesZh shows the diagrams drawn from the run and links
-// porcupine's pictures, as writePictures does.
-func writePicturesZh(w io.Writer, r report) {
-	if len(r.pics) == 0 && len(r.viz) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "\n### 运行轨迹图\n\n每张图都由 `internal/diagram` 依据上面这次运行的日志绘制（参与者、session id、xid、zxid、token 与故障均按记录），不是手画的。\n")
-	for _, p := range r.pics {
-		fmt.Fprintf(w, "\n#### %s：%s\n\n", strings.Join(p.Claims, "、"), code(p.Test))
-		if p.SVG != "" {
-			fmt.Fprintf(w, "SVG：[%s](%s)\n\n", filepath.Base(p.SVG), filepath.ToSlash(p.SVG))
-		} else {
-			fmt.Fprintf(w, "SVG：未生成（%s）；D2 源文件为 %s\n\n", p.Err, code(filepath.ToSlash(p.D2)))
-		}
-		fmt.Fprintf(w, "```mermaid\n%s\n```\n", strings.TrimSpace(p.Mermaid))
-	}
-	if len(r.viz) > 0 {
-		fmt.Fprintf(w, "\n#### porcupine 绘制的线性一致性判定\n\n")
-		for _, v := range r.viz {
-			fmt.Fprintf(w, "- %s：%s，[%s](%s)\n", v.Claim, v.Verdict, filepath.Base(v.Path), filepath.ToSlash(v.Path))
-		}
-	}
-}
-
-func writeDetailsZh(w io.Writer, r report, version string) {
-	fmt.Fprintf(w, "\n### 各论断的记录\n\n每条论断：证明标记的行（若测试的子测试以论断命名，只取该论断的子测试），以及失败的证明失败在哪里；"+
-		"然后作为上下文，按记录顺序列出至多六个操作与故障（invoke、ok、fail、info、nemesis）。\n")
-	for _, v := range r.vs {
-		fmt.Fprintf(w, "\n#### %s（%s）：%s\n\n%s\n", v.Claim.ID, v.Claim.Locator(), zhVerdict(v, version), zhOr(v.Claim.Zh, v.Claim.Statement))
-		if v.Kind == Differs && v.Claim.Differs != "" {
-			fmt.Fprintf(w, "\n原文的措辞：%s\n", zhOr(v.Claim.DiffersZh, v.Claim.Differs))
-		}
-		block(w, "", v.Decisive)
-		block(w, "上下文：", v.Context)
+// zhRecord are the record's words in Chinese.
+func zhRecord(version string) recordWords {
+	return recordWords{
+		pictures: "\n### 运行轨迹图\n\n每张图都由 `internal/diagram` 依据上面这次运行的日志绘制" +
+			"（参与者、session id、xid、zxid、token 与故障均按记录），不是手画的。\n",
+		picture: "\n#### %s：`%s`\n\n",
+		svg:     "SVG：[%s](%s)\n\n",
+		noSVG:   "SVG：未生成（%s）；D2 源文件为 %s\n\n",
+		viz:     "\n#### porcupine 绘制的线性一致性判定\n\n",
+		vizLine: "- %s：%s，[%s](%s)\n",
+		listSep: "、",
+		details: "\n### 各论断的记录\n\n每条论断：证明标记的行（若测试的子测试以论断命名，只取该论断的子测试），以及失败的证明失败在哪里；" +
+			"然后作为上下文，按记录顺序列出至多六个操作与故障（invoke、ok、fail、info、nemesis）。\n",
+		claim: func(v Verdict) string {
+			return fmt.Sprintf("\n#### %s（%s）：%s\n\n%s\n", v.Claim.ID, v.Claim.Locator(), zhVerdict(v, version), zhOr(v.Claim.Zh, v.Claim.Statement))
+		},
+		differs: func(c claims.Claim) string { return "\n原文的措辞：" + zhOr(c.DiffersZh, c.Differs) + "\n" },
+		context: "上下文：",
 	}
 }
 
@@ -255,11 +230,7 @@ func writeSourcesZh(w io.Writer, r report) {
 			at = append(at, fmt.Sprintf("%s（%s）：%s，第 %d 行", rd.Version, code(rd.Tag), code(rd.Method), rd.Line))
 		}
 		for _, t := range s.Tests {
-			status := "no result"
-			if res := r.run.Results[t]; res != nil {
-				status = orUnknown(res.Action)
-			}
-			tests = append(tests, zhStatus(fmt.Sprintf("%s (%s)", t, status)))
+			tests = append(tests, zhStatus(fmt.Sprintf("%s (%s)", t, r.status(t))))
 		}
 		fmt.Fprintf(w, "| %s<br>%s | %s | %s | %s | %s |\n", code(s.Code), code(s.File), cell(zhOr(s.RoleZh, s.Role)),
 			strings.Join(at, "<br>"), strings.Join(s.Claims, "、"), strings.Join(tests, "<br>"))
