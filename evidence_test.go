@@ -341,43 +341,42 @@ func checkSources(t *testing.T, ix *claims.Index) {
 	}
 }
 
-// TestClaimsCiteTheirParagraphs: every claim and documentary statement of
-// the index points at a paragraph that exists in its section of the
-// article, counted as claims.Paragraphs defines it, and every section's
-// title is a heading of the article. The article is not in the repository;
-// ZK19_ARTICLE names it, else the index's articleFile (relative to the
-// module root) is tried.
+// TestClaimsCiteTheirParagraphs: every claim, pending claim and
+// documentary item of the index cites one sentence of the article (section,
+// paragraph, sentence, counted as claims.Sentences defines them) with two
+// to four terms that occur in that sentence as written, so a locator moved
+// by one sentence fails; and its Chinese statement restates, sharing no
+// claims.CopiedRun Chinese characters in a row with the article. The
+// article is not in the repository; ZK19_ARTICLE names it, else the index's
+// articleFile (relative to the module root) is read. The test skips only
+// where that file does not exist, and says so; the index's own rules
+// (claims.Index.CheckEntries) are checked first, article or not.
 func TestClaimsCiteTheirParagraphs(t *testing.T) {
 	ix := loadClaimIndex(t)
+	for _, err := range ix.CheckEntries() {
+		t.Error(err)
+	}
 	path := os.Getenv("ZK19_ARTICLE")
 	if path == "" {
 		path = ix.ArticleFile
 	}
 	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Skipf("skipped: the article is not at %q (%v); set ZK19_ARTICLE to its path to check the paragraphs the index cites", path, err)
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skipf("skipped: the article is not at %q (%v); set ZK19_ARTICLE to its path to check the sentences the index cites", path, err)
 	}
-	counts, err := ix.Paragraphs(string(b))
+	if err != nil {
+		t.Fatalf("the article: %v", err)
+	}
+	errs, err := ix.CheckCitations(string(b))
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	check := func(what, section string, paragraph int) {
-		if n, ok := counts[section]; !ok || paragraph < 1 || paragraph > n {
-			t.Errorf("%s cites %s ¶%d; the article's section %s has %d paragraphs", what, section, paragraph, section, n)
-		}
-	}
-	for _, c := range ix.Claims {
-		check("claim "+c.ID, c.Section, c.Paragraph)
-	}
-	for _, c := range ix.Pending {
-		check("pending claim "+c.ID, c.Section, c.Paragraph)
-	}
-	for _, d := range ix.Documentary {
-		check("documentary "+d.ID, d.Section, d.Paragraph)
+	for _, err := range errs {
+		t.Errorf("%s: %v", filepath.Base(path), err)
 	}
 	if !t.Failed() {
-		t.Logf("evidence: %d claims and %d documentary statements cite paragraphs that exist in %s (paragraphs per section: %v)",
-			len(ix.Claims), len(ix.Documentary), filepath.Base(path), counts)
+		t.Logf("evidence: %d claims, %d pending and %d documentary statements cite sentences of %s that hold their terms",
+			len(ix.Claims), len(ix.Pending), len(ix.Documentary), filepath.Base(path))
 	}
 }
 
@@ -698,77 +697,40 @@ func (s *e2File) src(e ast.Expr) string {
 }
 
 // TestDocTableOfContentsMatchesIndex: doc.go's package comment is the
-// article's table of contents and says what the index says: one "# "
-// heading per section in the index's order, and under its section one
-// bullet per claim, "ID ¶n (beyond): statement. Proof: TestX, ExampleY",
-// with the index's paragraph, statement and proof list. Regenerate with
+// article's table of contents, exactly as claims.Index.TableOfContents
+// generates it from the index and the positions of the proofs in the test
+// files today: per section, each claim's sentence, its Chinese and English
+// statements and its proofs with their file and line. A renamed claim, a
+// moved locator or a proof that moved by a line fails it. Regenerate with
 // "go run ./cmd/evidence -doc".
 func TestDocTableOfContentsMatchesIndex(t *testing.T) {
 	ix := loadClaimIndex(t)
-	headings, bullets := readTableOfContents(t)
-	const regen = " (regenerate: go run ./cmd/evidence -doc)"
-	var wantHeadings []string
-	for _, s := range ix.Sections {
-		wantHeadings = append(wantHeadings, s.Name())
-	}
-	if !reflect.DeepEqual(headings, wantHeadings) {
-		t.Errorf("doc.go headings %q; want the index's sections %q%s", headings, wantHeadings, regen)
-	}
-	line := regexp.MustCompile(`^([A-Z][0-9]{1,2}) ¶([0-9]+)( \(beyond\))?: (.*)$`)
-	found := map[string]bool{}
-	for _, b := range bullets {
-		m := line.FindStringSubmatch(b.text)
-		if m == nil || ix.Claim(m[1]) == nil || found[m[1]] {
-			t.Errorf("doc.go: bullet %q names no claim of the index, or one named before%s", b.text, regen)
-			continue
-		}
-		found[m[1]] = true
-		c := ix.Claim(m[1])
-		if s := ix.Section(c.Section); s == nil || b.heading != s.Name() {
-			t.Errorf("doc.go: claim %s is under %q; want its section %s%s", c.ID, b.heading, c.Section, regen)
-		}
-		if m[2] != strconv.Itoa(c.Paragraph) || (m[3] != "") != c.Beyond {
-			t.Errorf("doc.go: claim %s: ¶%s beyond=%v; the index says ¶%d beyond=%v%s", c.ID, m[2], m[3] != "", c.Paragraph, c.Beyond, regen)
-		}
-		stmt, proof, ok := strings.Cut(m[4], ". Proof: ")
-		if !ok || stmt != strings.TrimSuffix(c.Statement, ".") {
-			t.Errorf("doc.go: claim %s says %q; the index says %q%s", c.ID, m[4], c.Statement, regen)
-		}
-		if want := strings.Join(c.Proof, ", "); proof != want && !(proof == "none yet" && want == "") {
-			t.Errorf("doc.go: claim %s is proved by %q; the index says %q%s", c.ID, proof, want, regen)
-		}
-	}
-	for _, c := range ix.Claims {
-		if !found[c.ID] {
-			t.Errorf("doc.go: claim %s has no bullet%s", c.ID, regen)
-		}
-	}
-}
-
-type tocBullet struct{ text, heading string }
-
-// readTableOfContents reads doc.go's headings and bullets; a bullet's
-// wrapped lines are indented four spaces.
-func readTableOfContents(t *testing.T) (headings []string, bullets []tocBullet) {
-	t.Helper()
-	af, err := parser.ParseFile(token.NewFileSet(), "doc.go", nil, parser.ParseComments|parser.PackageClauseOnly)
+	at, err := ix.ProofPositions(".")
 	if err != nil {
-		t.Fatalf("parse doc.go: %v", err)
+		t.Fatal(err)
 	}
-	if af.Name.Name != "zk19" || af.Doc == nil {
-		t.Fatalf("doc.go: package %s with doc %v; want package zk19 with a package comment", af.Name.Name, af.Doc != nil)
+	want, err := ix.TableOfContents(at)
+	if err != nil {
+		t.Fatal(err)
 	}
-	heading := ""
-	for _, l := range strings.Split(af.Doc.Text(), "\n") {
-		switch {
-		case strings.HasPrefix(l, "# "):
-			heading = strings.TrimPrefix(l, "# ")
-			headings = append(headings, heading)
-		case strings.HasPrefix(l, "  - "):
-			bullets = append(bullets, tocBullet{strings.TrimPrefix(l, "  - "), heading})
-		case strings.HasPrefix(l, "    ") && len(bullets) > 0:
-			bullets[len(bullets)-1].text += " " + strings.TrimSpace(l)
+	got, err := os.ReadFile(claims.DocFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) == string(want) {
+		return
+	}
+	gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+	for i := 0; i < max(len(gl), len(wl)); i++ {
+		g, w := "(end of file)", "(end of file)"
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if g != w {
+			t.Fatalf("%s:%d: %q; the index and the tests give %q (regenerate: go run ./cmd/evidence -doc)", claims.DocFile, i+1, g, w)
 		}
 	}
-	return headings, bullets
 }

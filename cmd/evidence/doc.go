@@ -4,8 +4,8 @@
 //
 // Usage, from the module root:
 //
-//	go run ./cmd/evidence [-backend process|container|external] [-o EVIDENCE.md] [-save run.json]
-//	go run ./cmd/evidence -json run.json [-cmd 'the command that wrote it'] [-o EVIDENCE.md]
+//	go run ./cmd/evidence [-backend process|container|external] [-lang en|zh] [-o EVIDENCE.md] [-save run.json]
+//	go run ./cmd/evidence -json run.json [-cmd 'the command that wrote it'] [-lang en|zh] [-o EVIDENCE.md]
 //	go run ./cmd/evidence -doc
 //	go run ./cmd/evidence -sync
 //
@@ -31,6 +31,14 @@
 //   - "Not verified here" and "Source dependencies", from the index;
 //   - per claim, its marked lines and, as context, its operations.
 //
+// With -lang zh (go run ./cmd/evidence -lang zh -o EVIDENCE.zh.md) the
+// file is the article's two attachments in Chinese, from the same verdicts:
+// 论断证据表, a row per claim with its sentence of the article (§ ¶ 句), the
+// index's Chinese statement, the verdict in Chinese, the decisive
+// observation and the proofs; and 验证记录, with the run, the pictures, what
+// each claim's proofs logged, 未验证事项 and 源码依赖. Observations stay as
+// the tests logged them.
+//
 // The record claim E4 is judged on the record itself as well: its header
 // must come before the first test and name the backend, the server version
 // and the ensemble sizes the claims need.
@@ -38,7 +46,11 @@
 // The command exits 1 when any claim failed or was refuted, and still
 // writes the file.
 //
-// -doc regenerates doc.go from testdata/claims.json. -sync first sets every
-// claim's proof list to the root-package Tests and Examples that cite it,
-// keeping entries for tests of other packages, then regenerates doc.go.
+// -doc regenerates doc.go from testdata/claims.json and the positions of
+// the proofs in the test files (claims.Index.TableOfContents): each claim's
+// sentence, its Chinese and English statements, each proof's file:line.
+// -sync first sets every claim's proof list to the root-package Tests and
+// Examples that cite it, keeping entries for tests of other packages, then
+// regenerates doc.go. Run -doc after moving a proof: the root package's
+// TestDocTableOfContentsMatchesIndex compares doc.go byte for byte.
 package main

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"go/format"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -256,24 +255,6 @@ func TestOtherPackagesRunExactlyTheirTests(t *testing.T) {
 	want := []pkgTests{{"internal/faultproxy", []string{"TestZKA", "TestZKB"}}, {"internal/jute", []string{"TestJ"}}}
 	if !reflect.DeepEqual(got, want) || got[0].pattern() != "^(TestZKA|TestZKB)$" {
 		t.Errorf("otherPackages = %+v (pattern %q); want %+v", got, got[0].pattern(), want)
-	}
-}
-
-func TestRenderDocIsGofmtClean(t *testing.T) {
-	ix, _ := fixture(t)
-	b, err := renderDoc(ix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, err := format.Source(b)
-	if err != nil || !bytes.Equal(again, b) {
-		t.Errorf("renderDoc output is not gofmt-stable: %v", err)
-	}
-	s := string(b)
-	for _, want := range []string{"// # §1 one\n", "// # §7 proof\n", "//   - S1 ¶2 (beyond): both proofs pass. Proof:", "//   - X1 ¶1: no proof at all. Proof: none yet\n", "\npackage zk19\n"} {
-		if !strings.Contains(s, want) {
-			t.Errorf("doc.go lacks %q:\n%s", want, s)
-		}
 	}
 }
 

@@ -21,9 +21,9 @@ func main() {
 
 // options are the command line's flags.
 type options struct {
-	dir, index, out, jsonIn, save, backend, timeout, command string
-	doc, sync                                                bool
-	args                                                     []string
+	dir, index, out, jsonIn, save, backend, timeout, command, lang string
+	doc, sync                                                      bool
+	args                                                           []string
 }
 
 // at resolves a path given on the command line against -C.
@@ -46,14 +46,22 @@ func parseFlags(args []string, stderr io.Writer) (options, bool) {
 	fs.StringVar(&o.backend, "backend", "", "ZK19_BACKEND for the run: process, container, external or auto (default: the environment's)")
 	fs.StringVar(&o.timeout, "timeout", "30m", "go test -timeout")
 	fs.StringVar(&o.command, "cmd", "", "with -json: the command that produced the stream, for the header")
+	fs.StringVar(&o.lang, "lang", "en", "the language of the evidence file: en, or zh for the article's two attachments in Chinese (论断证据表, 验证记录)")
 	fs.BoolVar(&o.doc, "doc", false, "regenerate doc.go from the index and exit")
 	fs.BoolVar(&o.sync, "sync", false, "set the index's proof lists from the root package's tests, regenerate doc.go and exit")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: go run ./cmd/evidence [-backend process|container] [-o EVIDENCE.md] [-json file] [-save file]\n"+
+		fmt.Fprintf(stderr, "usage: go run ./cmd/evidence [-backend process|container] [-lang en|zh] [-o EVIDENCE.md] [-json file] [-save file]\n"+
 			"       go run ./cmd/evidence -doc | -sync\n")
 		fs.PrintDefaults()
 	}
-	return o, fs.Parse(args) == nil
+	if fs.Parse(args) != nil {
+		return o, false
+	}
+	if o.lang != "en" && o.lang != "zh" {
+		fmt.Fprintf(stderr, "evidence: -lang %q; want en or zh\n", o.lang)
+		return o, false
+	}
+	return o, true
 }
 
 func run(args []string, stderr io.Writer) int {
@@ -76,14 +84,18 @@ func run(args []string, stderr io.Writer) int {
 		o.doc = true
 	}
 	if o.doc {
-		b, err := renderDoc(ix)
+		at, err := ix.ProofPositions(o.dir)
+		var b []byte
 		if err == nil {
-			err = os.WriteFile(o.at("doc.go"), b, 0o644)
+			b, err = ix.TableOfContents(at)
+		}
+		if err == nil {
+			err = os.WriteFile(o.at(claims.DocFile), b, 0o644)
 		}
 		if err != nil {
-			return fail(fmt.Errorf("doc.go: %w", err))
+			return fail(fmt.Errorf("%s: %w", claims.DocFile, err))
 		}
-		fmt.Fprintf(stderr, "evidence: wrote %s\n", o.at("doc.go"))
+		fmt.Fprintf(stderr, "evidence: wrote %s\n", o.at(claims.DocFile))
 		return 0
 	}
 	return writeEvidence(o, ix, stderr)
@@ -146,7 +158,11 @@ func writeEvidence(o options, ix *claims.Index, stderr io.Writer) int {
 		return 1
 	}
 	var md bytes.Buffer
-	renderMarkdown(&md, r)
+	if o.lang == "zh" {
+		renderMarkdownZh(&md, r)
+	} else {
+		renderMarkdown(&md, r)
+	}
 	if err := os.WriteFile(o.at(o.out), md.Bytes(), 0o644); err != nil {
 		fmt.Fprintf(stderr, "evidence: %v\n", err)
 		return 1

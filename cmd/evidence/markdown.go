@@ -40,12 +40,44 @@ var verdictOrder = []string{Holds, Partly, Differs, Refuted, NotRun, Failed}
 func renderMarkdown(w io.Writer, r report) {
 	writeHeader(w, r)
 	writeClaims(w, r)
-	writePictures(w, r)
+	writePictures(w, r, enRecord)
 	writePeers(w, r)
 	writeNotVerified(w, r.ix)
 	writeSources(w, r)
 	writeLegend(w)
-	writeDetails(w, r)
+	writeDetails(w, r, enRecord)
+}
+
+// recordWords are the words of the parts of the record that both languages
+// lay out alike: the pictures and what the tests logged.
+type recordWords struct {
+	pictures, picture string                 // the part's heading and intro; a picture's heading (claims, test)
+	svg, noSVG        string                 // a picture's SVG link (name, path); why there is none (error, D2 path)
+	viz, vizLine      string                 // porcupine's heading; a verdict's line (claim, verdict, name, path)
+	listSep           string                 // between claim IDs
+	details           string                 // the heading and intro of what the tests logged
+	claim             func(v Verdict) string // a claim's heading and statement
+	differs           func(c claims.Claim) string
+	context           string // the context block's title
+}
+
+var enRecord = recordWords{
+	pictures: "\n## Pictures of the runs\n\nEach diagram is drawn by `internal/diagram` from the log of the run above " +
+		"(participants, session ids, xids, zxids, tokens and faults as they were recorded), never by hand.\n",
+	picture: "\n### %s: `%s`\n\n",
+	svg:     "SVG: [%s](%s)\n\n",
+	noSVG:   "SVG: not rendered (%s); the D2 source is %s\n\n",
+	viz:     "\n### Linearizability verdicts, as porcupine draws them\n\n",
+	vizLine: "- %s: %s, [%s](%s)\n",
+	listSep: ", ",
+	details: "\n## What the tests logged\n\nPer claim: the lines its proofs marked (of a test with subtests named after claims, " +
+		"the claim's own subtests) and what a failed proof failed with; then, as context, up to six operations and faults " +
+		"(invoke, ok, fail, info, nemesis) in the order they were logged.\n",
+	claim: func(v Verdict) string {
+		return fmt.Sprintf("\n### %s (%s): %s\n\n%s.\n", v.Claim.ID, v.Claim.Where(), v.Text, strings.TrimSuffix(v.Claim.Statement, "."))
+	},
+	differs: func(c claims.Claim) string { return "\nThe article's wording: " + c.Differs + "\n" },
+	context: "context:",
 }
 
 func cell(s string) string {
@@ -170,10 +202,16 @@ func decisiveCell(v Verdict) string {
 		}
 		return "no line of its proofs is marked " + code(strings.TrimSpace(claims.EvidenceMark))
 	}
+	return decisiveLines(v, "… %d more under \"What the tests logged\"")
+}
+
+// decisiveLines are a row's first four marked lines, shortened, then how
+// many more there are (more formats the count).
+func decisiveLines(v Verdict, more string) string {
 	var out []string
 	for i, l := range v.Decisive {
 		if i == 4 {
-			out = append(out, fmt.Sprintf("… %d more under \"What the tests logged\"", len(v.Decisive)-i))
+			out = append(out, fmt.Sprintf(more, len(v.Decisive)-i))
 			break
 		}
 		out = append(out, trim(strings.TrimPrefix(l, claims.EvidenceMark), 240))
@@ -202,15 +240,19 @@ func writeSources(w io.Writer, r report) {
 			at = append(at, fmt.Sprintf("%s (%s): %s, line %d", rd.Version, code(rd.Tag), code(rd.Method), rd.Line))
 		}
 		for _, t := range s.Tests {
-			status := "no result"
-			if res := r.run.Results[t]; res != nil {
-				status = orUnknown(res.Action)
-			}
-			tests = append(tests, fmt.Sprintf("%s (%s)", code(t), status))
+			tests = append(tests, fmt.Sprintf("%s (%s)", code(t), r.status(t)))
 		}
 		fmt.Fprintf(w, "| %s<br>%s | %s | %s | %s | %s |\n", code(s.Code), code(s.File), cell(s.Role),
 			strings.Join(at, "<br>"), strings.Join(s.Claims, ", "), strings.Join(tests, "<br>"))
 	}
+}
+
+// status is a test's result in the run: pass, fail, skip, or "no result".
+func (r report) status(test string) string {
+	if res := r.run.Results[test]; res != nil {
+		return orUnknown(res.Action)
+	}
+	return "no result"
 }
 
 func writeLegend(w io.Writer) {
@@ -229,17 +271,15 @@ func writeLegend(w io.Writer) {
 		code(strings.TrimSpace(claims.EvidenceMark)))
 }
 
-func writeDetails(w io.Writer, r report) {
-	fmt.Fprintf(w, "\n## What the tests logged\n\nPer claim: the lines its proofs marked (of a test with subtests named after claims, "+
-		"the claim's own subtests) and what a failed proof failed with; then, as context, up to six operations and faults "+
-		"(invoke, ok, fail, info, nemesis) in the order they were logged.\n")
+func writeDetails(w io.Writer, r report, rw recordWords) {
+	fmt.Fprint(w, rw.details)
 	for _, v := range r.vs {
-		fmt.Fprintf(w, "\n### %s (%s): %s\n\n%s.\n", v.Claim.ID, v.Claim.Where(), v.Text, strings.TrimSuffix(v.Claim.Statement, "."))
+		fmt.Fprint(w, rw.claim(v))
 		if v.Kind == Differs && v.Claim.Differs != "" {
-			fmt.Fprintf(w, "\nThe article's wording: %s\n", v.Claim.Differs)
+			fmt.Fprint(w, rw.differs(v.Claim))
 		}
 		block(w, "", v.Decisive)
-		block(w, "context:", v.Context)
+		block(w, rw.context, v.Context)
 	}
 }
 
@@ -260,25 +300,24 @@ func block(w io.Writer, title string, ls []string) {
 // writePictures shows the diagrams drawn from the run's traces (Mermaid,
 // which code hosts render, and the SVG beside it) and links porcupine's
 // picture of every linearizability verdict.
-func writePictures(w io.Writer, r report) {
+func writePictures(w io.Writer, r report, rw recordWords) {
 	if len(r.pics) == 0 && len(r.viz) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n## Pictures of the runs\n\nEach diagram is drawn by `internal/diagram` from the log of the run above "+
-		"(participants, session ids, xids, zxids, tokens and faults as they were recorded), never by hand.\n")
+	fmt.Fprint(w, rw.pictures)
 	for _, p := range r.pics {
-		fmt.Fprintf(w, "\n### %s: `%s`\n\n", strings.Join(p.Claims, ", "), p.Test)
+		fmt.Fprintf(w, rw.picture, strings.Join(p.Claims, rw.listSep), p.Test)
 		if p.SVG != "" {
-			fmt.Fprintf(w, "SVG: [%s](%s)\n\n", filepath.Base(p.SVG), filepath.ToSlash(p.SVG))
+			fmt.Fprintf(w, rw.svg, filepath.Base(p.SVG), filepath.ToSlash(p.SVG))
 		} else {
-			fmt.Fprintf(w, "SVG: not rendered (%s); the D2 source is %s\n\n", p.Err, code(filepath.ToSlash(p.D2)))
+			fmt.Fprintf(w, rw.noSVG, p.Err, code(filepath.ToSlash(p.D2)))
 		}
 		fmt.Fprintf(w, "```mermaid\n%s\n```\n", strings.TrimSpace(p.Mermaid))
 	}
 	if len(r.viz) > 0 {
-		fmt.Fprintf(w, "\n### Linearizability verdicts, as porcupine draws them\n\n")
+		fmt.Fprint(w, rw.viz)
 		for _, v := range r.viz {
-			fmt.Fprintf(w, "- %s: %s, [%s](%s)\n", v.Claim, v.Verdict, filepath.Base(v.Path), filepath.ToSlash(v.Path))
+			fmt.Fprintf(w, rw.vizLine, v.Claim, v.Verdict, filepath.Base(v.Path), filepath.ToSlash(v.Path))
 		}
 	}
 }

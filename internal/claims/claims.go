@@ -4,8 +4,9 @@
 // rules.
 //
 // The index is the one source of truth for a claim: its place in the
-// article (section key and paragraph, see Paragraphs), its statement, its
-// proofs. Beside the claims it holds the article's statements that no test
+// article (section key, paragraph and sentence, see Sentences, with terms
+// that occur in that sentence), its statement in English and in Chinese,
+// its proofs. Beside the claims it holds the article's statements that no test
 // here can prove (Documentary) and the server code the claims rest on
 // (Source), so the evidence table renders data, not prose kept in Go.
 package claims
@@ -61,11 +62,20 @@ const (
 type Claim struct {
 	ID      string `json:"id"`
 	Section string `json:"section"` // a Section's Key
-	// Paragraph is the paragraph of the section that makes the claim, as
-	// Paragraphs counts them.
-	Paragraph int    `json:"paragraph"`
-	Statement string `json:"statement"`
-	Beyond    bool   `json:"beyond"`
+	// Paragraph is the paragraph of the section that makes the claim, and
+	// Sentence the sentence of that paragraph, as Sentences counts them.
+	Paragraph int `json:"paragraph"`
+	Sentence  int `json:"sentence"`
+	// Terms are two to four terms that occur, as written, in that sentence
+	// (identifiers such as ephemeralOwner, short Chinese terms such as
+	// 前驱), so that a wrong Sentence is caught (CheckCitations). Terms,
+	// not sentences: the index cites the article and never copies it.
+	Terms     []string `json:"terms"`
+	Statement string   `json:"statement"`
+	// Zh is the claim restated in Chinese in the index's own words, for
+	// doc.go and the Chinese evidence table.
+	Zh     string `json:"zh"`
+	Beyond bool   `json:"beyond"`
 	// Proof names the Tests and Examples that prove the claim: a root
 	// package test by its name, a test of another package of the module by
 	// its directory and name ("internal/faultproxy.TestX", see SplitProof).
@@ -75,6 +85,8 @@ type Claim struct {
 	// proof may log a DiffersMark line, and how far the statement still
 	// holds.
 	Differs string `json:"differs,omitempty"`
+	// DiffersZh is Differs in Chinese, for the Chinese table.
+	DiffersZh string `json:"differsZh,omitempty"`
 	// Diagram names the proof whose recorded trace the evidence table draws
 	// as a sequence diagram for this claim ("" for none).
 	Diagram string `json:"diagram,omitempty"`
@@ -83,25 +95,58 @@ type Claim struct {
 // Where is the claim's place in the article: "§3 ¶2".
 func (c Claim) Where() string { return where(c.Section, c.Paragraph) }
 
+// Locator is the claim's sentence of the article and its terms.
+func (c Claim) Locator() Locator {
+	return Locator{Section: c.Section, Paragraph: c.Paragraph, Sentence: c.Sentence, Terms: c.Terms}
+}
+
 // Documentary is a statement of the article that no test here executes,
-// with the reason.
+// with the reason. Where the harness does what the article describes in
+// another way, the reason says how in one line.
 type Documentary struct {
 	ID        string `json:"id"`
 	Section   string `json:"section"`
 	Paragraph int    `json:"paragraph"`
-	Subject   string `json:"subject"`
-	Reason    string `json:"reason"`
+	// Sentence and Terms are as a Claim's.
+	Sentence int      `json:"sentence"`
+	Terms    []string `json:"terms"`
+	Subject  string   `json:"subject"`
+	// Zh is the subject restated in Chinese, as a Claim's Zh.
+	Zh     string `json:"zh"`
+	Reason string `json:"reason"`
+	// ReasonZh is the reason in Chinese, for the Chinese table.
+	ReasonZh string `json:"reasonZh"`
 }
 
 // Where is the item's place in the article: "§2 ¶3".
 func (d Documentary) Where() string { return where(d.Section, d.Paragraph) }
 
+// Locator is the item's sentence of the article and its terms.
+func (d Documentary) Locator() Locator {
+	return Locator{Section: d.Section, Paragraph: d.Paragraph, Sentence: d.Sentence, Terms: d.Terms}
+}
+
+// Locator is one sentence of the article, counted as Sentences counts,
+// and terms that occur in it.
+type Locator struct {
+	Section   string
+	Paragraph int
+	Sentence  int
+	Terms     []string
+}
+
+// String is how doc.go and the Chinese table cite the sentence: "§3 ¶2 句3".
+func (l Locator) String() string {
+	return fmt.Sprintf("%s ¶%d 句%d", l.Section, l.Paragraph, l.Sentence)
+}
+
 // Source is a piece of ZooKeeper server code that claims rest on, as read
 // in apache/zookeeper at each release in Read.
 type Source struct {
-	Code   string       `json:"code"` // Class or Class.method
-	File   string       `json:"file"` // path in apache/zookeeper
-	Role   string       `json:"role"` // what the claims rely on it for
+	Code   string       `json:"code"`   // Class or Class.method
+	File   string       `json:"file"`   // path in apache/zookeeper
+	Role   string       `json:"role"`   // what the claims rely on it for
+	RoleZh string       `json:"roleZh"` // Role in Chinese, for the Chinese table
 	Claims []string     `json:"claims"`
 	Tests  []string     `json:"tests"` // proofs of Claims that drive this path
 	Read   []SourceRead `json:"read"`

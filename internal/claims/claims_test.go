@@ -109,7 +109,7 @@ func TestLoadIsStrictAndMarshalRoundTrips(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "claims.json")
 	in := `{"article": "a <b>", "sections": [{"key": "§1", "title": "one"}],
-		"claims": [{"id": "S1", "section": "§1", "paragraph": 2, "statement": "s", "beyond": true, "proof": null, "needs": ["faults"]}]}`
+		"claims": [{"id": "S1", "section": "§1", "paragraph": 2, "sentence": 3, "terms": ["getData", "前驱"], "statement": "s", "zh": "陈述", "beyond": true, "proof": null, "needs": ["faults"]}]}`
 	if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -117,8 +117,8 @@ func TestLoadIsStrictAndMarshalRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := ix.Claim("S1"); c == nil || ix.Section(c.Section) != &ix.Sections[0] || c.Where() != "§1 ¶2" || ix.Claim("S2") != nil {
-		t.Errorf("Claim(S1) = %+v, Claim(S2) = %+v; want S1 at §1 ¶2 of section %q and no S2", c, ix.Claim("S2"), ix.Sections[0].Name())
+	if c := ix.Claim("S1"); c == nil || ix.Section(c.Section) != &ix.Sections[0] || c.Where() != "§1 ¶2" || c.Locator().String() != "§1 ¶2 句3" || ix.Claim("S2") != nil {
+		t.Errorf("Claim(S1) = %+v, Claim(S2) = %+v; want S1 at §1 ¶2 句3 of section %q and no S2", c, ix.Claim("S2"), ix.Sections[0].Name())
 	}
 	b, err := ix.Marshal()
 	if err != nil {
@@ -137,7 +137,13 @@ func TestLoadIsStrictAndMarshalRoundTrips(t *testing.T) {
       "id": "S1",
       "section": "§1",
       "paragraph": 2,
+      "sentence": 3,
+      "terms": [
+        "getData",
+        "前驱"
+      ],
       "statement": "s",
+      "zh": "陈述",
       "beyond": true,
       "proof": [],
       "needs": [
