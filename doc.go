@@ -118,44 +118,44 @@
 //     GUID 的临时顺序节点。 — Each acquisition generates a new GUID and
 //     creates an ephemeral sequential node carrying it, always under the same
 //     persistent parent. Proof:
-//     TestL1_FreshGUIDEphemeralSequentialUnderOneParent (lock_test.go:45)
+//     TestL1_FreshGUIDEphemeralSequentialUnderOneParent (lock_test.go:46)
 //   - L2 §3 ¶1 句3: 候选按 10 位序号后缀排名；
 //     按整个名字排序得到的是另一种次序，
 //     这一点在服务器实际生成的名字上演示出来。 — Candidates rank by their
 //     10-digit sequence suffix; sorting the full names gives a different
 //     order, shown on names the server made. Proof:
-//     TestL2_SequenceSuffixOrdersCandidates (lock_test.go:126),
-//     Example_sequenceOrderIsNotNameOrder (lock_example_test.go:32)
+//     TestL2_SequenceSuffixOrdersCandidates (lock_test.go:127),
+//     Example_sequenceOrderIsNotNameOrder (lock_example_test.go:31)
 //   - L3 §3 ¶2 句2: 后缀最小的候选持有锁，其他候选各自只 watch
 //     排在自己正前方的那个，服务器自身的 wchc/wchp 监听表可以佐证。 — The
 //     lowest suffix holds and every other candidate watches only the candidate
 //     right before it, as the server's own wchc/wchp watch tables confirm.
-//     Proof: TestL3_EachWaiterWatchesOnlyItsPredecessor (lock_test.go:222)
+//     Proof: TestL3_EachWaiterWatchesOnlyItsPredecessor (lock_test.go:223)
 //   - L5 §3 ¶2 句3: watch 事件的意思只是再看一次：持有者不动、
 //     中间的等待者放弃时，下一个等待者重新列出，把 watch 挪到持有者身上，
 //     并不拿到锁。 — A watch event only means look again: when a middle waiter
 //     gives up while the holder stays, the next waiter lists again, moves its
 //     watch to the holder and does not acquire. Proof:
-//     TestL5_WatchEventIsNotSuccess (lock_test.go:298)
+//     TestL5_WatchEventIsNotSuccess (lock_test.go:299)
 //   - L6 §3 ¶2 句4: 等待者自己的节点不在了（被别人删除或随 session
 //     过期被清掉），它就以明确的丢失候选资格错误失败，永远不会报告自己持有锁。
 //     — A waiter whose own node is gone, deleted by someone else or removed by
 //     session expiry, fails with an explicit lost-candidacy error and never
 //     reports holding the lock. Proof: TestL6_OwnNodeGoneMeansLostCandidacy
-//     (lock_test.go:344), TestL6_LateReleaseDeletesNothingOfTheNextHolder
-//     (lock_test.go:421), TestL6_ExpiredWaiterReportsSessionChanged
-//     (lock_test.go:459)
+//     (lock_test.go:345), TestL6_LateReleaseDeletesNothingOfTheNextHolder
+//     (lock_test.go:422), TestL6_ExpiredWaiterReportsSessionChanged
+//     (lock_test.go:460)
 //   - L4 §3 ¶3 句1: 删掉持有者的节点只会通知下一位候选，
 //     它重新列出孩子后拿到锁；再往后的候选什么也收不到，继续等。 — Deleting
 //     the holder's node notifies only the next candidate, which lists again
 //     and acquires; the candidate after it hears nothing and keeps waiting.
-//     Proof: TestL4_DeletionWakesOnlyTheNextCandidate (lock_test.go:261),
-//     Example_predecessorChain (lock_example_test.go:98)
+//     Proof: TestL4_DeletionWakesOnlyTheNextCandidate (lock_test.go:262),
+//     Example_predecessorChain (lock_example_test.go:100)
 //   - L7 §3 ¶3 句2: 无故障运行中实测羊群效应：用前驱配方，一次释放恰好唤醒 N
 //     个等待者里的一个；若每个等待者都 watch 父节点，则唤醒其中 N-1 个。 —
 //     Measured herd effect in a fault-free run: one release wakes exactly one
 //     of N waiters under the predecessor recipe, but N-1 of them when every
-//     waiter watches the parent. Proof: TestL7_HerdEffect (lock_test.go:505)
+//     waiter watches the parent. Proof: TestL7_HerdEffect (lock_test.go:506)
 //   - L11 §3 ¶3 句3: 前驱链不承诺只有一次回调：
 //     等待者若因前驱被删以外的原因被回调（前驱数据变了、重连、迟来的回调），
 //     会重新列出，只有自己最小时才拿到锁。 — The predecessor chain promises no
@@ -163,26 +163,26 @@
 //     predecessor's deletion (a data change on the predecessor, a reconnect, a
 //     callback that comes late) lists again and acquires only when it is the
 //     lowest. Proof: TestL11_CallbackThatIsNoDeletionListsAgain
-//     (lock_test.go:1095), TestL11_LateCallbackAfterReconnectListsAgain
-//     (lock_test.go:1168)
+//     (lock_test.go:1097), TestL11_LateCallbackAfterReconnectListsAgain
+//     (lock_test.go:1170)
 //   - L8 §3 ¶4 句3: 前驱在 getChildren 与 exists(watch) 之间消失时，exists
 //     找不到节点，等待者马上重新列出；配方里的钩子在每次尝试时都打开这个窗口，
 //     不用 sleep。 — When the predecessor disappears between getChildren and
 //     exists(watch), exists finds no node and the waiter lists again
 //     immediately; a recipe hook opens this window on every attempt, without
-//     sleeping. Proof: TestL8_ListExistsRace (lock_test.go:701),
-//     Example_listExistsRace (lock_example_test.go:158)
+//     sleeping. Proof: TestL8_ListExistsRace (lock_test.go:702),
+//     Example_listExistsRace (lock_example_test.go:162)
 //   - L9 §3 ¶5 句3: create 成功后，同一 session 随即做的 getChildren（哪怕经由
 //     follower）包含它自己的节点，以及每个仍然存在的更小候选。 — Right after
 //     its create succeeds, the same session's getChildren, even through a
 //     follower, contains its own node and every smaller candidate that still
-//     exists. Proof: TestL9_ReadYourCreateOnFollower (lock_test.go:761)
+//     exists. Proof: TestL9_ReadYourCreateOnFollower (lock_test.go:763)
 //   - L10 §3 ¶6 句4: 拿来选主时，最小后缀只意味着成为候选：
 //     胜者先恢复状态再发布 ready 节点，客户端等 ready 出现。 — Used for leader
 //     election, the lowest suffix only makes a candidate: the winner recovers
 //     state and then publishes a ready node, and clients wait for ready.
-//     Proof: TestL10_ElectionNeedsReadyAcrossFailover (lock_test.go:933),
-//     Example_electionNeedsReady (lock_example_test.go:226)
+//     Proof: TestL10_ElectionNeedsReadyAcrossFailover (lock_test.go:935),
+//     Example_electionNeedsReady (lock_example_test.go:227)
 //
 // # §4 create 回复丢失以后怎样找回节点
 //
@@ -256,7 +256,7 @@
 //     because its traffic is blackholed, and B, told by the deletion event,
 //     checks again and holds token 1. Proof:
 //     TestF1toF3_FencedResourceRejectsTheLateHolder
-//     (fencing_example_test.go:406)
+//     (fencing_example_test.go:407)
 //   - C1 §5 ¶2 句1 (beyond): 按带种子的随机故障计划（丢失 create 与 delete
 //     的回复、长到足以让暂停中的持有者自然过期的分区、短暂断连、服务器重启、
 //     三台服务器上的 leader 切换），许多工作者获取锁、带 token 写入再释放：带
@@ -268,19 +268,19 @@
 //     write with their token and release: the fenced resources, memory and
 //     durable, accept no stale write, the unfenced control accepts at least
 //     one, and no lock node or session is left. Proof:
-//     TestC1_ChaosLeavesNoStaleWriteInAFencedResource (chaos_test.go:89)
+//     TestC1_ChaosLeavesNoStaleWriteInAFencedResource (chaos_test.go:90)
 //   - F6 §5 ¶2 句2: 带 fencing 的比较与写入是一个原子步骤：-race
 //     下许多带着不同 token 的并发写者，没有哪个低于高水位的写被接受。 — The
 //     fenced compare-and-write is a single atomic step: many concurrent
 //     writers with mixed tokens under -race never get a write below the
 //     high-water mark accepted. Proof: TestF6_CompareAndWriteIsOneAtomicStep
-//     (fencing_example_test.go:580)
+//     (fencing_example_test.go:581)
 //   - F3 §5 ¶2 句3: B 用 token 1 写 new-owner 被接受，A 迟到的
 //     stale-late（token 0）被拒绝，值仍为 new-owner。 — B's new-owner write
 //     with token 1 is accepted, A's late stale-late write with token 0 is
 //     refused, and the value remains new-owner. Proof:
 //     TestF1toF3_FencedResourceRejectsTheLateHolder
-//     (fencing_example_test.go:406)
+//     (fencing_example_test.go:407)
 //   - D7 §5 ¶2 句4 (not verified here): Chubby 的 sequencer（Burrows，OSDI
 //     2006，§2.4 与 §2.6）解释了为什么迟到的请求要由接收方参与核对。 —
 //     Chubby's sequencer design (Burrows, OSDI 2006, §2.4 and §2.6) explains
@@ -289,48 +289,48 @@
 //     接着暂停、过期，B 写入，A 对无 fencing 资源的写依旧生效。 — Asking
 //     ZooKeeper before writing is no fix: A is told it still holds, pauses,
 //     expires, B writes, and A's write to an unfenced resource still wins.
-//     Proof: TestF5_CheckThenWriteLosesTheRace (fencing_example_test.go:457)
+//     Proof: TestF5_CheckThenWriteLosesTheRace (fencing_example_test.go:458)
 //   - F11 §5 ¶3 句4: 把比较 token 和写入拆成两步的对照资源，
 //     在钩子放另一个写者插进两步之间时接受了陈旧写；原子资源拒绝这同一个写。 —
 //     A control resource that compares the token and writes in two separate
 //     steps accepts a stale write when a hook lets the other writer in between
 //     the steps; the atomic resource refuses the same write. Proof:
 //     TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite
-//     (fencing_example_test.go:726)
+//     (fencing_example_test.go:727)
 //   - F4 §5 ¶4 句2: 不做 fencing 的资源照单全收同一个迟到写，最后的值是
 //     stale-late。 — A resource without fencing takes the same late write,
 //     ending with stale-late. Proof: TestF4_UnfencedResourceTakesTheLateWrite
-//     (fencing_example_test.go:441)
+//     (fencing_example_test.go:442)
 //   - F7 §5 ¶5 句1: 等于高水位的 token 会被接受，因此当前持有者可以接着写。 —
 //     A token equal to the high-water mark is accepted, so the current holder
 //     can keep writing. Proof: TestF7_EqualTokenIsAccepted
-//     (fencing_example_test.go:630)
+//     (fencing_example_test.go:631)
 //   - F12 §5 ¶5 句1: fencing 不负责去重：相同的 token
 //     会让一次重试的请求生效两次；在同一事务里核对请求 id 则只生效一次，
 //     内存资源和持久资源都是如此。 — Fencing does not deduplicate: an equal
 //     token lets a retried request apply twice, while a request id checked in
 //     the same transaction applies it once, in the memory and in the durable
 //     resource. Proof: TestF12_EqualTokenAppliesARetryTwice
-//     (fencing_example_test.go:766),
+//     (fencing_example_test.go:767),
 //     TestF12_RequestIDInTheSameTransactionAppliesOnce
-//     (fencing_example_test.go:785)
+//     (fencing_example_test.go:786)
 //   - F8 §5 ¶5 句2 (beyond):
 //     持久资源在嵌入式数据库的一个事务里同时提交高水位与数据；重启之后它仍拒绝
 //     token 0，仍保有 new-owner。 — A durable resource commits high-water mark
 //     and data together in one transaction of an embedded database; after a
 //     restart it still refuses token 0 and still holds new-owner. Proof:
 //     TestF8_DurableResourceKeepsMarkAndValueAcrossRestart
-//     (fencing_example_test.go:649)
+//     (fencing_example_test.go:650)
 //   - F9 §5 ¶5 句4: fencing 不做认证：谁伪造出更大的 token，谁的写就被接受。 —
 //     Fencing is no authentication: whoever forges a larger token gets the
 //     write accepted. Proof: TestF9_ForgedLargerTokenIsAccepted
-//     (fencing_example_test.go:680)
+//     (fencing_example_test.go:681)
 //   - F2 §5 ¶6 句1: A 已过期、B 的 token 还没到资源时，资源的高水位仍是 A
 //     自己的 token 0，它依旧接受 token 0。 — After A has expired but before
 //     B's token reaches the resource, the resource, whose mark is A's own
 //     token 0, still accepts token 0. Proof:
 //     TestF1toF3_FencedResourceRejectsTheLateHolder
-//     (fencing_example_test.go:406)
+//     (fencing_example_test.go:407)
 //
 // # §6 顺序号只在明确的锁域内比较
 //
@@ -338,7 +338,7 @@
 //     非数字或缺失的名字都以清楚的错误被拒绝。 — The token is the sequence
 //     suffix inside one persistent parent; a name whose suffix is negative,
 //     overflows, is not numeric or is absent is refused with a clear error.
-//     Proof: TestT1_MalformedSuffixesAreRejected (fencing_example_test.go:814)
+//     Proof: TestT1_MalformedSuffixesAreRejected (fencing_example_test.go:815)
 //   - D5 §6 ¶1 句4 (not verified here): 序号计数器回绕：后缀来自有符号 int
 //     计数器；负的或超出范围的后缀被拒绝，大规模回绕没有实际运行。 — The
 //     sequence counter wrapping around: the suffix comes from a signed int
@@ -350,18 +350,18 @@
 //     resource that kept the old domain's high-water mark refuses every new
 //     holder; comparing a domain generation such as the parent's czxid first
 //     repairs it. Proof: TestT2_RecreatedParentRestartsNumbering
-//     (fencing_example_test.go:841)
+//     (fencing_example_test.go:842)
 //   - T4 §6 ¶2 句3: 清零高水位不算域规则：父节点重建后，
 //     把高水位清零的资源会再次接受旧持有者迟到的 token，
 //     先比较域代数的资源则拒绝它。 — Clearing the high-water mark is no domain
 //     rule: after the parent is recreated, a resource that resets its mark
 //     accepts the old holder's late token again, and one that compares a
 //     domain generation first refuses it. Proof:
-//     TestT4_ResetMarkLetsTheOldHolderIn (fencing_example_test.go:948)
+//     TestT4_ResetMarkLetsTheOldHolderIn (fencing_example_test.go:949)
 //   - T3 §6 ¶3 句1: czxid 当不了唯一 token，因为同一个 multi
 //     里的多次创建共用它。 — czxid cannot serve as a unique token, because
 //     creates inside one multi share it. Proof: TestT3_CzxidIsNotAUniqueToken
-//     (fencing_example_test.go:902)
+//     (fencing_example_test.go:903)
 //   - T5 §6 ¶3 句1 (beyond): 换掉 ensemble 就换了域：
 //     服务器数据被清空并重启后，序号和 zxid 都从头开始，所以取自父节点 czxid
 //     的域代数会重复或倒退；记录写明信任它的资源会怎样，以及哪条规则依然成立。
@@ -370,18 +370,18 @@
 //     domain generation taken from the parent's czxid repeats or goes back;
 //     the record says what a resource that trusts it does and which rule still
 //     holds. Proof: TestT5_WipedEnsembleRestartsNumberingAndZxids
-//     (fencing_example_test.go:1070)
+//     (fencing_example_test.go:1071)
 //
 // # §7 三个本机场景的证据
 //
 //   - E4 §7 ¶1 句2: 记录开头先交代运行对象：服务器版本、后端和集群规模。 — The
 //     record begins with what it ran against: server version, backend and
 //     ensemble sizes. Proof:
-//     TestE4_RecordStartsWithServerVersionBackendAndSize (zk19_test.go:205)
+//     TestE4_RecordStartsWithServerVersionBackendAndSize (zk19_test.go:182)
 //   - E1 §7 ¶1 句3: 每个服务器、代理和客户端都只在 127.0.0.1
 //     上用临时端口监听或连接。 — Every server, proxy and client listens on or
 //     dials 127.0.0.1 with ephemeral ports. Proof:
-//     TestE1_ServersListenOnlyOnLoopback (zk19_test.go:247)
+//     TestE1_ServersListenOnlyOnLoopback (zk19_test.go:224)
 //   - D8 §7 ¶1 句4 (not verified here): 文章的运行里，外部写入由同一个 JVM
 //     中单独的 Resource 对象完成，并没有说有独立的数据库进程。 — In the
 //     article's run the external write is performed by a separate Resource
@@ -392,7 +392,7 @@
 //     receiving its own Expired event are two observations; A gets Expired
 //     only once it reaches the server again, and both are recorded in order.
 //     Proof: TestF10_ServerCleanupAndExpiredEventAreTwoObservations
-//     (fencing_example_test.go:699)
+//     (fencing_example_test.go:700)
 //   - D4 §7 ¶3 句1 (not verified here): 文章自己的那次运行：官方 Apache
 //     ZooKeeper 3.9.6 以嵌入式服务器（ZooKeeperServer、NIOServerCnxnFactory）
 //     加 Java 客户端运行，三个场景在 2026-09-20 全部通过。 — The article's own
@@ -416,7 +416,7 @@
 //     服务器或容器，删掉临时目录，不泄漏 goroutine。 — Every scenario cleans
 //     up whatever happens: clients closed, proxies stopped, servers or
 //     containers stopped, temporary directories removed, no goroutine leaked.
-//     Proof: TestE3_ScenarioLeavesNothingBehind (zk19_test.go:320)
+//     Proof: TestE3_ScenarioLeavesNothingBehind (zk19_test.go:297)
 //   - D11 §7 ¶6 句3 (not verified here):
 //     文章在失败时的清理会关闭它建起的客户端、代理的线程和服务；
 //     每次运行只建自己的运行目录，不动其他实验的数据。 — The article's cleanup
@@ -447,7 +447,7 @@
 //     connection loss gets a larger sequence number while the first node still
 //     exists, so recovery must check session and ephemeralOwner and handle
 //     zero or several matches. Proof: Example_x1RetryAfterConnectionLoss
-//     (proxy_test.go:733)
+//     (proxy_test.go:735)
 //   - X2 §8 ¶4 句1: 照题面做练习二：A 过期时资源的高水位已经是 A 的 token 0，A
 //     写之前确实问过 ZooKeeper，竞态也被展示出来，
 //     资源在这个状态下（而不是空资源）接受 A 迟到的 token 0。 — Exercise 2 as
@@ -455,7 +455,7 @@
 //     really asks ZooKeeper before it writes and the race is shown, and the
 //     resource accepts A's late token 0 from that state, not from an empty
 //     resource. Proof: Example_x2ExpiryIsNotRejection
-//     (fencing_example_test.go:1131)
+//     (fencing_example_test.go:1132)
 //   - D13 §8 ¶4 句4 (not verified here): 想要更强、立即生效的授权，
 //     得另加协议。 — Stronger, immediate authorization needs an additional
 //     protocol.
