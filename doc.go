@@ -64,6 +64,13 @@
 //     then /b while another session changes both in one multi between the two
 //     reads, and B's pair of values is a state that never existed. Proof:
 //     TestY8_BarrierIsNoSnapshotAcrossPaths
+//   - Y9 ¶4 (beyond): On three servers a write barrier costs a replicated
+//     write: each set+get advances every server's zxid by one and moves the
+//     forwarded request, its ack, the proposal and the commit over the
+//     follower's link to the leader, where sync+get moves only the forwarded
+//     sync and its answer and a plain get nothing; the median times rise from
+//     get to sync+get to set+get. Proof:
+//     TestY9_WriteBarrierCostsAReplicatedWrite
 //
 // # §3 临时顺序锁怎样判断资格
 //
@@ -110,6 +117,11 @@
 //     lists again and acquires only when it is the lowest. Proof:
 //     TestL11_CallbackThatIsNoDeletionListsAgain,
 //     TestL11_LateCallbackAfterReconnectListsAgain
+//   - L12 ¶5: A waiter whose follower has not yet seen its predecessor's
+//     deletion keeps waiting, though the leader has applied the deletion; once
+//     the follower catches up the waiter lists again and holds only if no
+//     candidate is left ahead of it, never before. Proof:
+//     TestL12_UnseenDeletionOnlyDelaysTheWaiter
 //
 // # §4 create 回复丢失以后怎样找回节点
 //

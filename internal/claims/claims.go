@@ -78,6 +78,12 @@ type Claim struct {
 	// Diagram names the proof whose recorded trace the evidence table draws
 	// as a sequence diagram for this claim ("" for none).
 	Diagram string `json:"diagram,omitempty"`
+	// Sentence is the 1-based sentence of the paragraph that makes the
+	// claim (sentences end in 。, ？ or ；); Terms occur literally in it; Zh
+	// restates the claim in Chinese.
+	Sentence int      `json:"sentence,omitempty"`
+	Terms    []string `json:"terms,omitempty"`
+	Zh       string   `json:"zh,omitempty"`
 }
 
 // Where is the claim's place in the article: "§3 ¶2".
