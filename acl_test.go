@@ -10,6 +10,8 @@ package zk19_test
 import (
 	"errors"
 	"path"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
@@ -30,28 +32,26 @@ const (
 // also clean up behind a creator-only parent), A and B contending, and T,
 // a session with a digest identity of its own.
 type aclScene struct {
-	O, T   *zkclient.Client
-	parent string
-	a, b   *contender
+	O, T    *zkclient.Client
+	oa      actor
+	parent  string
+	nodeACL []zk.ACL // the ACL the contenders' Lockers ask for (lock.WithACL)
+	a, b    *contender
 }
 
 func newACLScene(t *testing.T, parentACL, nodeACL []zk.ACL) *aclScene {
 	t.Helper()
 	servers := []string{sharedServer(t).Client}
-	sc := &aclScene{}
+	sc := &aclScene{oa: newActor(t, "O"), nodeACL: nodeACL}
 	sc.O = zkclient.Connect(t, "O", servers)
 	authenticate(t, sc.O, lockIdentity)
 	sc.parent = testRoot(t, sc.O) + "/locks"
-	oa := newActor(t, "O")
-	oa.invoke("create %s with ACL %v", sc.parent, parentACL)
+	sc.oa.invoke("create %s with ACL %v", sc.parent, parentACL)
 	if _, err := sc.O.Create(sc.parent, nil, 0, parentACL); err != nil {
 		t.Fatalf("create %s: %v", sc.parent, err)
 	}
-	acl, _, err := sc.O.GetACL(sc.parent)
-	if err != nil {
-		t.Fatalf("getACL %s: %v", sc.parent, err)
-	}
-	oa.ok("ACL on the server: %v", acl)
+	sc.oa.ok("")
+	sc.requireACL(t, sc.parent, parentACL)
 	opts := joinOpts{lock: []lock.Option{lock.WithACL(nodeACL)}}
 	sc.a = join(t, "A", servers, sc.parent, opts)
 	authenticate(t, sc.a.c, lockIdentity)
@@ -70,7 +70,8 @@ func authenticate(t *testing.T, c *zkclient.Client, identity string) {
 	}
 }
 
-// holdAndWait: A holds; B waits on A's node.
+// holdAndWait: A holds; B waits on A's node. Both candidates carry the
+// ACL their Lockers asked for, as O reads it back from the server.
 func (sc *aclScene) holdAndWait(t *testing.T) (*lock.Held, *pending) {
 	t.Helper()
 	hA := acquireAs(t, sc.a)
@@ -78,7 +79,43 @@ func (sc *aclScene) holdAndWait(t *testing.T) (*lock.Held, *pending) {
 	if err := expectWaiting(sc.b, path.Base(hA.Path)); err != nil {
 		t.Fatalf("%v", err)
 	}
+	sc.requireACL(t, hA.Path, sc.nodeACL)
+	sc.requireACL(t, sc.parent+"/"+pB.own, sc.nodeACL)
 	return hA, pB
+}
+
+// requireACL reads node's ACL back from the server and stops the test
+// unless it is asked as the server stores it: the experiment is about the
+// ACLs it names, so a node that carries another one shows nothing.
+func (sc *aclScene) requireACL(t *testing.T, node string, asked []zk.ACL) {
+	t.Helper()
+	want := storedACL(asked, lockIdentity)
+	sc.oa.invoke("getACL %s", path.Base(node))
+	got, _, err := sc.O.GetACL(node)
+	if err != nil {
+		sc.oa.fail("%v", err)
+		t.Fatalf("getACL %s: %v", node, err)
+	}
+	sc.oa.ok("%v", got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("A1 not shown: %s carries ACL %v on the server; want %v, the ACL asked for (%v)", path.Base(node), got, want, asked)
+	}
+}
+
+// storedACL is the ACL the server keeps for asked, created by a session
+// authenticated as identity only: the "auth" scheme (creator-only) becomes
+// the creator's digest identity.
+func storedACL(asked []zk.ACL, identity string) []zk.ACL {
+	user, password, _ := strings.Cut(identity, ":")
+	var out []zk.ACL
+	for _, a := range asked {
+		if a.Scheme == "auth" {
+			out = append(out, zk.DigestACL(a.Perms, user, password)...)
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // steal is T's delete of A's node.
@@ -113,7 +150,7 @@ func thiefMakesSecondHolder(t *testing.T, parentACL, nodeACL []zk.ACL) {
 	sc.a.a.info("A never released; its worker still acts on %s", path.Base(hA.Path))
 	late := hA.Release(lockCtx(t))
 	sc.a.a.info("A's Release, when A gets to it: %v", late)
-	evidence(t, "parent ACL %v, node ACL %v: T deleted A's node (err %v); B then held %s while A's hold was never released: two holders; A's later Release reports lost candidacy: %v", parentACL, nodeACL, stolen, path.Base(hB.Path), errors.Is(late, lock.ErrLostCandidacy))
+	evidence(t, "parent ACL %v, node ACL %v (both candidates carry %v on the server): T deleted A's node (err %v); B then held %s while A's hold was never released: two holders; A's later Release reports lost candidacy: %v", parentACL, nodeACL, storedACL(nodeACL, lockIdentity), stolen, path.Base(hB.Path), errors.Is(late, lock.ErrLostCandidacy))
 	if !errors.Is(late, lock.ErrLostCandidacy) {
 		t.Errorf("A1 check broken: A's Release after the theft returned %v; want lock.ErrLostCandidacy", late)
 	}
@@ -146,7 +183,7 @@ func TestA1_CreatorOnlyACLRefusesTheThief(t *testing.T) {
 	stolen := sc.steal(t, hA.Path)
 	exists, _ := statOf(t, sc.O, hA.Path)
 	st := settle(t, sc.b, pB.own)
-	evidence(t, "creator-only ACL on the parent and the candidates: T's delete of A's node got %v; A's node exists: %v; B still waits on A: %v, acquired: %v", stolen, exists, st.Waiting && st.Pred == path.Base(hA.Path), st.Acquired)
+	evidence(t, "creator-only ACL on the parent and the candidates (both carry %v on the server): T's delete of A's node got %v; A's node exists: %v; B still waits on A: %v, acquired: %v", storedACL(zk.AuthACL(zk.PermAll), lockIdentity), stolen, exists, st.Waiting && st.Pred == path.Base(hA.Path), st.Acquired)
 	if !errors.Is(stolen, zk.ErrNoAuth) {
 		t.Errorf("A1 violated: T's delete of A's node got %v; want zk.ErrNoAuth", stolen)
 	}

@@ -1,6 +1,7 @@
 package zk19_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -385,6 +386,147 @@ func requireWaitsForTheStream(t *testing.T, id, what string, op func(*trio) erro
 	if r.readAfter != "1" {
 		t.Errorf("%s refuted: the read after %s returned %q; want \"1\"", id, what, r.readAfter)
 	}
+}
+
+// Y9's measurement: rounds of the three ways for B to read /x on its
+// follower, the three interleaved and their order rotated each round, so
+// that the load of a shared 2-core machine falls on all three alike.
+// Bounded by y9Rounds and by y9Within, whichever ends first; fewer than
+// y9MinRounds rounds show nothing.
+const (
+	y9Rounds    = 100
+	y9MinRounds = 30
+	y9Within    = 60 * time.Second
+)
+
+// y9Kind is one way to read and what each of its runs cost: its time, and
+// the bytes that crossed B's follower's link to the leader while it ran.
+type y9Kind struct {
+	name     string
+	op       func() error
+	took     []time.Duration
+	up, down []int64
+}
+
+// TestY9_WriteBarrierCostsAReplicatedWrite: the progress a write barrier
+// gives (Y3) is paid for with a replicated write (claim Y9, §2 ¶4). On a
+// 3-server ensemble with link proxies and no fault, B, on a follower,
+// reads /x three ways, interleaved: a plain get, sync then get, and a set
+// of /barrier then get. What each cost is measured from outside the
+// client: every server's zxid (srvr) advances by one per set and by none
+// for the syncs and gets; the proxy on B's follower's link to the leader
+// sees no byte during a plain get, the forwarded sync and the leader's
+// answer during sync, and more during set (the forwarded request and the
+// ack up; the proposal and the commit down). The medians of the three
+// times are reported, and ordered: get < sync+get < set+get. A sync that
+// never reached the leader would leave the link silent.
+func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
+	zkserver.RequireFaults(t)
+	claim(t, "Y9")
+	tr := newTrio(t)
+	link := tr.quorumLink()
+	get := func() error { _, _, err := tr.B.Get(xPath); return err }
+	kinds := []*y9Kind{
+		{name: "get", op: get},
+		{name: "sync+get", op: func() error {
+			if _, err := tr.B.Sync(xPath); err != nil {
+				return err
+			}
+			return get()
+		}},
+		{name: "set+get", op: func() error {
+			if _, err := tr.B.Set(barrierPath, []byte("b"), -1); err != nil {
+				return err
+			}
+			return get()
+		}},
+	}
+	base := sameZxid(t, tr.Servers, "every server to report the same zxid before the rounds", 0)
+	phase(t, "B reads /x on %s three ways, interleaved, up to %d rounds within %v", tr.lagging.Label, y9Rounds, y9Within)
+	deadline := time.Now().Add(y9Within)
+	rounds := 0
+	for ; rounds < y9Rounds && time.Now().Before(deadline); rounds++ {
+		if rounds == 1 {
+			tr.pb.info("rounds 2-%d: the same three operations in rotated order, log muted", y9Rounds)
+		}
+		for j := range kinds {
+			k := kinds[(rounds+j)%len(kinds)]
+			if rounds == 0 {
+				tr.pb.invoke("%s", k.name)
+			}
+			s0, t0 := link.Stats(), time.Now()
+			err := k.op()
+			took, s1 := time.Since(t0), link.Stats()
+			if err != nil {
+				tr.pb.fail("%s: %v", k.name, err)
+				t.Fatalf("Y9 not shown: B's %s failed: %v", k.name, err)
+			}
+			k.took, k.up, k.down = append(k.took, took), append(k.up, s1.UpBytes-s0.UpBytes), append(k.down, s1.DownBytes-s0.DownBytes)
+			if rounds == 0 {
+				tr.pb.ok("%s in %v; the follower's link carried %d bytes up, %d down meanwhile", k.name, took, k.up[0], k.down[0])
+			}
+		}
+	}
+	if rounds < y9MinRounds {
+		t.Fatalf("Y9 not shown: %d rounds within %v; want at least %d for medians", rounds, y9Within, y9MinRounds)
+	}
+	after := sameZxid(t, tr.Servers, fmt.Sprintf("every server to apply the %d barriers", rounds), base+int64(rounds))
+	if after != base+int64(rounds) {
+		t.Errorf("Y9 refuted: every server's zxid went from %#x to %#x over %d set barriers, %d syncs and %d gets; want +%d, one replicated write per barrier", base, after, rounds, rounds, 2*rounds, rounds)
+	}
+	get0, sync0, set0 := kinds[0], kinds[1], kinds[2]
+	var parts []string
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%s %.0f µs (link: %d bytes up, %d down)", k.name, medianMicros(k.took), medianOf(k.up), medianOf(k.down)))
+	}
+	evidence(t, "%d rounds on %s: medians %s; every server's zxid went from %#x to %#x: +%d for %d set barriers, none for %d syncs and %d gets", rounds, tr.lagging.Label, strings.Join(parts, ", "), base, after, after-base, rounds, rounds, 2*rounds)
+	if medianOf(get0.up)+medianOf(get0.down) != 0 {
+		t.Errorf("Y9 refuted: a plain get moved %d bytes up, %d down on the follower's link (medians); want none: it is served by the follower", medianOf(get0.up), medianOf(get0.down))
+	}
+	if medianOf(sync0.up) == 0 || medianOf(sync0.down) == 0 {
+		t.Errorf("Y9 refuted: sync+get moved %d bytes up, %d down on the follower's link (medians); want the sync forwarded to the leader and its answer back", medianOf(sync0.up), medianOf(sync0.down))
+	}
+	if medianOf(set0.up) <= medianOf(sync0.up) || medianOf(set0.down) <= medianOf(sync0.down) {
+		t.Errorf("Y9 refuted: set+get moved %d bytes up, %d down (medians); sync+get %d, %d; want more both ways: the request and its ack up, the proposal and its commit down", medianOf(set0.up), medianOf(set0.down), medianOf(sync0.up), medianOf(sync0.down))
+	}
+	if g, sy, se := medianMicros(get0.took), medianMicros(sync0.took), medianMicros(set0.took); !(g < sy && sy < se) {
+		t.Errorf("Y9 refuted: medians get %.0f µs, sync+get %.0f µs, set+get %.0f µs; want them in this order, rising", g, sy, se)
+	}
+}
+
+// sameZxid waits until every server reports the same zxid, at least
+// atLeast, and returns it.
+func sameZxid(t *testing.T, servers []*zkserver.Server, what string, atLeast int64) int64 {
+	t.Helper()
+	var got int64
+	wait.For(t, within, what, func() (bool, string) {
+		var zs []string
+		same := true
+		for i, s := range servers {
+			st, err := s.Srvr()
+			if err != nil {
+				return false, fmt.Sprintf("srvr %s: %v", s.Label, err)
+			}
+			if i == 0 {
+				got = st.Zxid
+			}
+			same = same && st.Zxid == got
+			zs = append(zs, fmt.Sprintf("%s %#x", s.Label, st.Zxid))
+		}
+		return same && got >= atLeast, fmt.Sprintf("%s (want all the same, at least %#x)", strings.Join(zs, ", "), atLeast)
+	})
+	return got
+}
+
+// medianOf is the median of xs (the upper one of an even count).
+func medianOf[T cmp.Ordered](xs []T) T {
+	var zero T
+	if len(xs) == 0 {
+		return zero
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 // consLine returns the lagging follower's cons line for session sid.

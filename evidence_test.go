@@ -29,7 +29,7 @@ import (
 
 // catalogue is the claim catalogue's list of IDs, first wave (S1–S3,
 // Y1–Y6, L1–L10, R1–R8, F1–F10, T1–T3, E1–E4, X1–X2) and second (S4, Y7,
-// Y8, L11, F11, F12, T4, T5, E5, A1, C1), the article section each letter
+// Y8, L11, F11, F12, T4, T5, E5, A1, C1) and third (Y9, L12), the article section each letter
 // belongs to, and the claims it marks "(beyond)".
 var catalogue = struct {
 	ranges  []struct{ letter, n int }
@@ -39,12 +39,12 @@ var catalogue = struct {
 	// section: F10's two observations are stated with the evidence.
 	placed map[string]string
 }{
-	ranges: []struct{ letter, n int }{{'S', 4}, {'Y', 8}, {'L', 11}, {'R', 8}, {'F', 12}, {'T', 5}, {'E', 5}, {'X', 2}, {'A', 1}, {'C', 1}},
+	ranges: []struct{ letter, n int }{{'S', 4}, {'Y', 9}, {'L', 12}, {'R', 8}, {'F', 12}, {'T', 5}, {'E', 5}, {'X', 2}, {'A', 1}, {'C', 1}},
 	section: map[byte]string{
 		'S': "§1", 'Y': "§2", 'L': "§3", 'R': "§4", 'F': "§5", 'T': "§6", 'E': "§7", 'X': "§8", 'A': "§7", 'C': "§5",
 	},
 	beyond: map[string]bool{"S1": true, "S2": true, "S3": true, "Y1": true, "Y2": true, "Y3": true,
-		"Y4": true, "Y5": true, "Y6": true, "F8": true, "Y7": true, "T5": true, "E5": true, "A1": true, "C1": true},
+		"Y4": true, "Y5": true, "Y6": true, "F8": true, "Y7": true, "T5": true, "E5": true, "A1": true, "C1": true, "Y9": true},
 	// E5 is about the proxy's codec, which the article describes in §4.
 	placed: map[string]string{"F10": "§7", "E5": "§4"},
 }

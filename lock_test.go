@@ -922,6 +922,144 @@ func (r *l9Round) createBehind(i int, y string) string {
 	return path.Base(cr.p)
 }
 
+// TestL12_UnseenDeletionOnlyDelaysTheWaiter: a deletion that the waiter's
+// follower has not yet seen only makes the waiter wait longer; it holds once
+// the follower has caught up and no candidate is left ahead, never before
+// (claim L12, §3 ¶5, the first half of the sentence whose second half is
+// L9's).
+//
+// 3-server ensemble with link proxies. H holds and P waits on H, both
+// clients of the leader; W waits on P through follower F. Twice, the
+// leader's stream to F is held while a node W waits on is deleted through
+// the leader:
+//   - P gives up while H still holds. O, on the leader, no longer finds P;
+//     W's own read on F still does, and W is still waiting on P. After the
+//     release W lists again, finds H ahead and waits on H: one holder.
+//   - H releases. O no longer finds H; W's own read on F still does, and
+//     W is still waiting on H. After the release W holds.
+//
+// "Still waiting" is W's acquisition as its Probe reports it once a read on
+// W's own session has returned: the server sends a session's notifications
+// in order with its replies, so any event F had sent is taken in first.
+func TestL12_UnseenDeletionOnlyDelaysTheWaiter(t *testing.T) {
+	zkserver.RequireFaults(t)
+	claim(t, "L12")
+	c := startCluster(t, 3, zkserver.WithTickTime(trioTick), zkserver.WithLimits(10, trioSyncLimit), zkserver.WithLabel("l12-"))
+	leader := c.Leader()
+	sc := &l12Scene{t: t, c: c, f: c.Followers()[0]}
+	sc.o, sc.oa, sc.root, sc.ctx = lockRoom(t, []string{leader.Client})
+	h := join(t, "H", []string{leader.Client}, sc.root, joinOpts{})
+	p := join(t, "P", []string{leader.Client}, sc.root, joinOpts{})
+	sc.w = join(t, "W", []string{sc.f.Client}, sc.root, joinOpts{})
+	if mode, err := sc.f.Mode(); err != nil || mode != "follower" || sc.w.c.Server() != sc.f.Client {
+		t.Fatalf("L12 not shown: W is connected to %s; want the follower %s (mode %q, %v)", sc.w.c.Server(), sc.f.Client, mode, err)
+	}
+	t.Logf("leader %s; H and P are its clients; W's follower is %s", leader.Label, sc.f.Label)
+	hH, pP := waitBehind(t, sc.ctx, h, p)
+	sc.pW = start(t, sc.w)
+	if err := expectWaiting(sc.w, pP.own); err != nil {
+		t.Fatalf("L12 not shown: %v", err)
+	}
+
+	phase(t, "P gives up while H holds; the leader's stream to %s is held", sc.f.Label)
+	sc.unseenDeletion(pP.own, func() {
+		p.a.info("gives up: its acquisition is cancelled")
+		pP.cancel()
+		pP.done.await(t, "P's cancelled acquisition")
+	})
+	phase(t, "released: W must list again, find H ahead and wait on it")
+	sc.waitsOnOrReturns(path.Base(hH.Path), "H still holds")
+
+	phase(t, "H releases; the leader's stream to %s is held again", sc.f.Label)
+	sc.unseenDeletion(path.Base(hH.Path), func() {
+		if err := hH.Release(sc.ctx); err != nil {
+			t.Fatalf("L12 not shown: H's release: %v", err)
+		}
+	})
+	hW, err := sc.pW.result(t)
+	if err != nil {
+		t.Fatalf("L12 violated: W's acquisition returned %v once its follower had caught up and no candidate was ahead; want a hold", err)
+	}
+	sc.w.a.ok("holds %s", path.Base(hW.Path))
+	kids := listChildren(t, sc.o, sc.root)
+	evidence(t, "after the release W held %s, the only candidate left as O sees on the leader: %v", path.Base(hW.Path), kids)
+	if len(kids) != 1 || kids[0] != sc.pW.own {
+		t.Errorf("L12 violated: W holds while the parent holds %v; want W's node alone", kids)
+	}
+}
+
+// l12Scene is TestL12's lock room: O on the leader, W's acquisition
+// through follower f.
+type l12Scene struct {
+	t    *testing.T
+	c    *cluster
+	f    *zkserver.Server
+	o    *zkclient.Client
+	oa   actor
+	root string
+	ctx  context.Context
+	w    *contender
+	pW   *pending
+}
+
+// unseenDeletion holds the leader's stream to f, runs del, which deletes
+// node through the leader, and shows W still waiting on node while f has
+// not seen the deletion; then it releases the stream.
+func (sc *l12Scene) unseenDeletion(node string, del func()) {
+	t := sc.t
+	t.Helper()
+	events := sc.w.events.Load()
+	sc.c.HoldStream(sc.f)
+	del()
+	atLeader, _ := statOf(t, sc.o, sc.root+"/"+node)
+	sc.oa.info("%s exists on the leader: %v", node, atLeader)
+	sc.w.a.invoke("exists %s (its own session, on %s)", node, sc.f.Label)
+	atF, _, err := sc.w.c.Exists(sc.root + "/" + node)
+	if err != nil {
+		t.Fatalf("W exists: %v", err)
+	}
+	sc.w.a.ok("%v", atF)
+	// W's read on its own connection has returned: the wire's counts are
+	// final, and await lets the recipe take in what was delivered.
+	st := sc.w.w.await(t, sc.pW.own)
+	held := sc.c.StreamProxy(sc.f).Stats().DownHeld
+	evidence(t, "%s deleted through the leader (O finds it: %v); W's follower %s still has it (W's own read finds it: %v; %d bytes of the leader's stream held); W waiting on %s: %v, returned: %v, events since the hold: %d", node, atLeader, sc.f.Label, atF, held, st.Pred, st.Waiting, st.Done, sc.w.events.Load()-events)
+	if atLeader || !atF || held == 0 {
+		t.Fatalf("L12 not shown: the leader has %s: %v, W's follower has it: %v, held bytes: %d; want it deleted on the leader, not yet on the follower", node, atLeader, atF, held)
+	}
+	if st.Done || !st.Waiting || st.Pred != node {
+		t.Errorf("L12 violated: while its follower had not seen %s deleted, W's acquisition returned: %v (acquired %v), waiting on %q; want it still waiting on %s", node, st.Done, st.Acquired, st.Pred, node)
+	}
+	if sc.pW.done.finished() {
+		t.Errorf("L12 violated: W's acquisition returned before the follower's stream was released")
+	}
+	sc.c.ReleaseStream(sc.f)
+}
+
+// waitsOnOrReturns waits, once the stream is released, until W's
+// acquisition waits on pred, which is still there (why), or returns: a
+// return here is a second holder.
+func (sc *l12Scene) waitsOnOrReturns(pred, why string) {
+	t := sc.t
+	t.Helper()
+	timeout := time.After(within)
+	for {
+		select {
+		case got := <-sc.w.waits:
+			if got != pred {
+				continue
+			}
+			st := settle(t, sc.w, sc.pW.own)
+			evidence(t, "after the release W waits on %s (%s): waiting %v, returned %v", pred, why, st.Waiting, st.Done)
+			return
+		case <-sc.pW.done:
+			t.Fatalf("L12 violated: once its follower caught up W's acquisition returned (hold: %v, %v) while %s: two holders", sc.pW.held != nil, sc.pW.err, why)
+		case <-timeout:
+			t.Fatalf("L12 not shown: W neither waited on %s nor returned within %v of the release", pred, within)
+		}
+	}
+}
+
 // TestL10_ElectionNeedsReadyAcrossFailover: in an election the lowest
 // candidate is only a candidate; it becomes usable after it has recovered
 // state and published "ready", and clients wait for "ready" (claim L10, §3 ¶6).

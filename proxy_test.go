@@ -90,10 +90,13 @@ func (lr *lostReply) loseReply(t zkserver.TB, m faultproxy.Match, call func() er
 		}
 	}
 	res := d.Result()
-	if res.Dropped {
-		if werr := lr.a.c.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); werr != nil {
-			t.Fatalf("after the lost reply: %v", werr)
-		}
+	if !res.Dropped {
+		lr.sessionAfter = lr.a.c.SessionID()
+		lr.a.a.info("the fault ended without dropping (%s); session 0x%x", res.Reason, lr.sessionAfter)
+		return res, err
+	}
+	if werr := lr.a.c.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); werr != nil {
+		t.Fatalf("after the lost reply: %v", werr)
 	}
 	lr.sessionAfter = lr.a.c.SessionID()
 	lr.a.a.info("reconnected: session 0x%x (before 0x%x)", lr.sessionAfter, lr.sessionBefore)
@@ -179,7 +182,10 @@ func (lc *lostCreate) nodesWithGUID(t zkserver.TB) map[string]int64 {
 // reply with that xid and err=0, discards it and closes A's connection. A's
 // acquisition returns a *lock.CreateError wrapping a connection loss (and
 // fails at once if the create returned anything else); O sees the node on
-// the server.
+// the server. Then the same matcher is armed for two creates of A's that
+// fail (the node exists; its parent is missing): it selects each, and the
+// reply passes with its error on the same connection, so what is lost is
+// the successful reply, not any reply to a create.
 func TestR1_ProxyDropsTheSuccessfulCreateReply(t *testing.T) {
 	claim(t, "R1")
 	lc := runLostCreate(t, "R1")
@@ -191,6 +197,46 @@ func TestR1_ProxyDropsTheSuccessfulCreateReply(t *testing.T) {
 	if len(seen) != 1 {
 		t.Errorf("R1 violated: the server holds %d nodes with A's GUID; want 1 (the create succeeded)", len(seen))
 	}
+	phase(t, "the same matcher on A's creates that fail: their replies carry an error and pass")
+	taken := lc.root + "/taken"
+	createAs(t, lc.O, lc.po, taken)
+	for _, f := range []struct {
+		why, path string
+		want      error
+		code      int32 // the reply header's err, as the server's KeeperException.Code numbers it
+	}{
+		{"the node exists", taken, zk.ErrNodeExists, -110},
+		{"its parent is missing", lc.root + "/missing/child", zk.ErrNoNode, -101},
+	} {
+		accepted := lc.proxy.Stats().Accepted
+		res, err := lc.loseReply(t, faultproxy.Match{Ops: createOps, Under: lc.root}, func() error {
+			lc.a.a.invoke("create %s (%s)", f.path, f.why)
+			_, err := lc.a.c.Create(f.path, nil, 0, zk.WorldACL(zk.PermAll))
+			lc.a.a.fail("%v", err)
+			return err
+		})
+		evidence(t, "A's create of %s (%s) matched the same fault: xid=%d op=%s err=%d dropped=%v (%s); A got %v; the proxy accepted %d connection(s) before, %d after", path.Base(f.path), f.why, res.Xid, jute.OpName(res.Op), res.Err, res.Dropped, res.Reason, err, accepted, lc.proxy.Stats().Accepted)
+		if res.Xid <= 0 || res.Path != f.path {
+			t.Fatalf("R1 not shown: the matcher did not select A's create of %s (drop result %+v); the failing reply was not put to it", f.path, res)
+		}
+		if res.Dropped || res.Err != f.code || !errors.Is(err, f.want) {
+			t.Errorf("R1 violated: A's create of %s (%s): got %v, drop result dropped=%v err=%d; want %v passed through with err=%d (only a successful reply is lost)", f.path, f.why, err, res.Dropped, res.Err, f.want, f.code)
+		}
+		if n := lc.proxy.Stats().Accepted; n != accepted || lc.sessionAfter != lc.sessionBefore {
+			t.Errorf("R1 violated: A's failed create of %s cost a connection: got %d accepted (was %d), session 0x%x (was 0x%x); want the same connection", f.path, n, accepted, lc.sessionAfter, lc.sessionBefore)
+		}
+	}
+}
+
+// createAs creates the persistent node p as actor a.
+func createAs(t zkserver.TB, c *zkclient.Client, a actor, p string) {
+	t.Helper()
+	a.invoke("create %s", p)
+	if _, err := c.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		a.fail("%v", err)
+		t.Fatalf("create %s: %v", p, err)
+	}
+	a.ok("")
 }
 
 // TestR2_SessionSurvivesTheLostReply: after the lost reply A reconnects

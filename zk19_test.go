@@ -1,6 +1,7 @@
 package zk19_test
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -59,7 +60,7 @@ func runMain(m *testing.M) (code int) {
 	}
 	backend = b
 	reapEarlierRuns()
-	defer func() { code = leftBehind(code, stopInterrupts) }()
+	defer func() { code = leftBehind(runMatchesHeader(code), stopInterrupts) }()
 	if !b.CanInjectFaults() {
 		// Examples cannot skip; every fault-free one still runs as a Test.
 		fmt.Println("# zk19: the external backend cannot inject faults: examples are skipped")
@@ -174,12 +175,17 @@ func printHeader() error {
 }
 
 // TestE4_RecordStartsWithServerVersionBackendAndSize checks the header that
-// TestMain printed before any claim ran (claim E4, section §7): it names the
-// backend, the version the shared server reports now through srvr, and
-// every ensemble size a claim of the index needs. cmd/evidence checks the
-// same on the record as a reader gets it: the header comes before the first
-// test.
+// TestMain printed before any claim ran (claim E4, section §7) against what
+// ran: it names the backend of every ensemble started so far, the version
+// the shared server reports now through srvr, and the size of every
+// ensemble this run has started (zkserver.Started). It is a parallel test
+// so that it runs after every other Test of the run (a top-level parallel
+// test waits for the sequential ones) and sees what they started; the
+// Examples run after it, and TestMain repeats the size check over the
+// whole run once they have ended. cmd/evidence checks the record as a
+// reader gets it: the header comes before the first test.
 func TestE4_RecordStartsWithServerVersionBackendAndSize(t *testing.T) {
+	t.Parallel()
 	s := sharedServer(t)
 	claim(t, "E4")
 	st, err := s.Srvr()
@@ -189,18 +195,7 @@ func TestE4_RecordStartsWithServerVersionBackendAndSize(t *testing.T) {
 	if !regexp.MustCompile(`^3\.\d+\.\d+$`).MatchString(st.Version) {
 		t.Errorf("E4 violated: got server version %q; want 3.x.y", st.Version)
 	}
-	ix, err := loadIndex()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"# zk19 verification record\n", "# backend:   " + string(backend.Kind), "ZooKeeper " + st.Version + " ", "standalone ("}
-	for _, c := range ix.Claims {
-		for _, n := range c.Needs {
-			if k, ok := strings.CutPrefix(n, "ensemble-"); ok && !slices.Contains(want, k+" servers (") {
-				want = append(want, k+" servers (")
-			}
-		}
-	}
+	want := []string{"# zk19 verification record\n", "# backend:   " + string(backend.Kind), "ZooKeeper " + st.Version + " "}
 	for _, w := range want {
 		if !strings.Contains(printedHeader, w) {
 			t.Errorf("E4 violated: got a printed header without %q; want it:\n%s", w, printedHeader)
@@ -209,77 +204,232 @@ func TestE4_RecordStartsWithServerVersionBackendAndSize(t *testing.T) {
 	if !strings.HasPrefix(printedHeader, "# zk19 verification record") {
 		t.Errorf("E4 violated: got a header starting %q; want the record's title first", printedHeader)
 	}
-	evidence(t, "the record began with: %s", strings.ReplaceAll(printedHeader, "\n", " | "))
+	ran := zkserver.Started()
+	if backend.Kind != zkserver.External && len(ran) == 0 {
+		t.Fatalf("E4 not shown: the run's record of started ensembles is empty; want at least the shared server")
+	}
+	for _, e := range ran {
+		if e.Backend.Kind != backend.Kind {
+			t.Errorf("E4 violated: an ensemble of %s ran on the %s backend; the header says %s", sizeName(len(e.Servers)), e.Backend.Kind, backend.Kind)
+		}
+	}
+	for _, miss := range unnamedSizes(printedHeader, ran) {
+		t.Errorf("E4 violated: the run started %s, which the header's ensembles line does not name:\n%s", miss, printedHeader)
+	}
+	evidence(t, "the record began with: %s; ensembles the run's Tests started: %s", strings.ReplaceAll(printedHeader, "\n", " | "), startedSizes(ran))
+}
+
+// sizeName is how the header names an ensemble of n servers.
+func sizeName(n int) string {
+	if n == 1 {
+		return "standalone"
+	}
+	return fmt.Sprintf("%d servers", n)
+}
+
+// headerEnsembles is the header's ensembles line.
+var headerEnsembles = regexp.MustCompile(`(?m)^# ensembles: (.*)$`)
+
+// unnamedSizes returns the sizes of started ensembles that the header's
+// ensembles line does not name.
+func unnamedSizes(header string, ran []*zkserver.Ensemble) []string {
+	line := ""
+	if m := headerEnsembles.FindStringSubmatch(header); m != nil {
+		line = "; " + m[1]
+	}
+	var out []string
+	for _, e := range ran {
+		name := sizeName(len(e.Servers))
+		if !strings.Contains(line, "; "+name+" (") && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// startedSizes counts started ensembles by size: "standalone ×3, 3 servers ×2".
+func startedSizes(ran []*zkserver.Ensemble) string {
+	count := map[int]int{}
+	for _, e := range ran {
+		count[len(e.Servers)]++
+	}
+	var parts []string
+	for _, n := range slices.Sorted(maps.Keys(count)) {
+		parts = append(parts, fmt.Sprintf("%s ×%d", sizeName(n), count[n]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// runMatchesHeader ends the record with the ensembles the whole run started
+// and fails the run (claim E4) if the header left one of their sizes out;
+// after a full run (no -run, -skip or -short) that passed, also if the
+// header names a size nothing started.
+func runMatchesHeader(code int) int {
+	if printedHeader == "" {
+		return code
+	}
+	ran := zkserver.Started()
+	fmt.Printf("# zk19: ensembles this run started: %s\n", startedSizes(ran))
+	var wrong []string
+	for _, miss := range unnamedSizes(printedHeader, ran) {
+		wrong = append(wrong, "the run started "+miss+", which the header does not name")
+	}
+	full := backend.CanInjectFaults() && !testing.Short() && flag.Lookup("test.run").Value.String() == "" && flag.Lookup("test.skip").Value.String() == ""
+	if m := headerEnsembles.FindStringSubmatch(printedHeader); m != nil && full && code == 0 {
+		for _, part := range strings.Split(m[1], "; ") {
+			name, _, _ := strings.Cut(part, " (")
+			if !slices.ContainsFunc(ran, func(e *zkserver.Ensemble) bool { return sizeName(len(e.Servers)) == name }) {
+				wrong = append(wrong, "the header names "+name+", which no test started")
+			}
+		}
+	}
+	if len(wrong) > 0 {
+		fmt.Fprintf(os.Stderr, "E4 violated: %s\n", strings.Join(wrong, "; "))
+		return 1
+	}
+	return code
 }
 
 // TestE1_ServersListenOnlyOnLoopback: every socket of the experiment is on
 // 127.0.0.1 with a port chosen at run time (claim E1, section "三个本机场景的证
-// 据"): the shared server, a 3-server ensemble with its election and quorum
-// listeners, the link proxies between its servers, a client proxy, and the
-// clients. It is shown from outside each server (the sockets its process
-// has, read from /proc), from the server (conf reports the client port the
-// harness chose), and for this test process, which runs every proxy and
-// client: each of its TCP sockets, listening or connected, has 127.0.0.1 at
-// both ends.
+// 据"): drawn by the harness for a server (a random free port, never handed
+// out twice in one run) or assigned by the kernel to a listener bound to
+// port 0 (every proxy) or to an outgoing connection. A port written into a
+// config, default or not, is neither.
+//
+// It is shown for the shared server and for a 3- and a 5-server ensemble
+// with link proxies, a client proxy and a client each, while they run: from
+// outside each server (the sockets its process listens on, read from /proc),
+// from the server (every address its conf answer names), and for this test
+// process, which runs every proxy and client (each of its TCP sockets,
+// listening or connected). Then for every server of every ensemble this run
+// has started so far, running or gone (zkserver.Started): each of its ports
+// was drawn at run time, and no two servers got the same one.
 func TestE1_ServersListenOnlyOnLoopback(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claim(t, "E1")
-	s := sharedServer(t)
-	conf := zkserver.Fields(s.Word(t, "conf"))
-	if _, port, _ := net.SplitHostPort(s.Client); port != conf["clientPort"] {
-		t.Errorf("E1 violated: got the harness connecting to %s and the server saying clientPort=%s; want the same port", s.Client, conf["clientPort"])
+	requireServerOnLoopback(t, sharedServer(t), true)
+	for _, n := range []int{3, 5} {
+		t.Run(fmt.Sprintf("%d servers", n), func(t *testing.T) {
+			c := startCluster(t, n)
+			p := zkserver.ClientProxy(t, "E1-proxy", c.Servers[0])
+			zkclient.Connect(t, "E1", []string{p.Addr()})
+			for _, srv := range c.Servers {
+				requireServerOnLoopback(t, srv, false)
+			}
+			requireOwnSocketsOnLoopback(t)
+		})
 	}
-	c := startCluster(t, 3)
-	p := zkserver.ClientProxy(t, "E1-proxy", s)
-	zkclient.Connect(t, "E1", []string{p.Addr()})
-	for _, srv := range append([]*zkserver.Server{s}, c.Servers...) {
-		ls, err := srv.Listeners()
-		if err != nil {
-			t.Fatalf("listeners of %s: %v", srv.Label, err)
-		}
-		t.Logf("%s listens on %v", srv.Label, ls)
-		want := []string{srv.Client}
-		if srv != s {
-			want = append(want, srv.Election)
-		}
-		for _, w := range want {
-			if !slices.Contains(ls, w) {
-				t.Errorf("E1 check broken: got %s listening on %v; want %s among them", srv.Label, ls, w)
+	if t.Failed() {
+		return
+	}
+	ran := zkserver.Started()
+	bySize := map[int]int{}
+	owner := map[string]string{} // address -> the server that got it
+	servers := 0
+	for i, e := range ran {
+		bySize[len(e.Servers)]++
+		for _, srv := range e.Servers {
+			servers++
+			who := fmt.Sprintf("%s of ensemble %d (%d servers)", srv.Label, i+1, len(e.Servers))
+			for _, a := range []string{srv.Client, srv.Quorum, srv.Election} {
+				requireRunTimeAddr(t, who+" was given", a, "drawn")
+				if other, ok := owner[a]; ok {
+					t.Errorf("E1 violated: %s was given %s, which %s was given too; want a port drawn for each server", who, a, other)
+				}
+				owner[a] = who
 			}
 		}
-		for _, l := range ls {
-			requireLoopback(t, srv.Label+" listens on", l)
-		}
 	}
+	if bySize[3] == 0 || bySize[5] == 0 {
+		t.Fatalf("E1 not shown: the run's record of started ensembles holds sizes %v; want the 3- and 5-server ones this test started", bySize)
+	}
+	evidence(t, "while running, the shared server, a 3- and a 5-server ensemble, their proxies and this process listen on and dial only 127.0.0.1; all %d servers of the ensembles this run started so far (%s) were given %d distinct ports, each drawn at run time", servers, startedSizes(ran), len(owner))
+}
+
+// requireServerOnLoopback checks a running server from outside (the
+// sockets its process listens on) and from inside (its conf answer: its own
+// ports, and every address its membership lines name, which for the other
+// servers are the link proxies). A standalone server binds its client port
+// only.
+func requireServerOnLoopback(t *testing.T, srv *zkserver.Server, standalone bool) {
+	t.Helper()
+	ls, err := srv.Listeners()
+	if err != nil {
+		t.Fatalf("E1 not shown: listeners of %s: %v", srv.Label, err)
+	}
+	t.Logf("%s listens on %v", srv.Label, ls)
+	own := map[string]string{"clientPort": srv.Client}
+	if !standalone {
+		own["electionPort"], own["quorumPort"] = srv.Election, srv.Quorum
+	}
+	for _, l := range ls {
+		requireRunTimeAddr(t, srv.Label+" listens on", l, "drawn")
+	}
+	if !slices.Contains(ls, srv.Client) || !standalone && !slices.Contains(ls, srv.Election) {
+		t.Errorf("E1 not shown: got %s listening on %v; want its client and (in an ensemble) election ports %s, %s among them", srv.Label, ls, srv.Client, srv.Election)
+	}
+	conf := zkserver.Fields(srv.Word(t, "conf"))
+	for _, key := range slices.Sorted(maps.Keys(own)) {
+		if _, port, _ := net.SplitHostPort(own[key]); port != conf[key] {
+			t.Errorf("E1 violated: got the harness using %s and %s saying %s=%s; want the same port", own[key], srv.Label, key, conf[key])
+		}
+		requireRunTimeAddr(t, srv.Label+"'s conf has "+key+" at", own[key], "drawn")
+	}
+	var members []string
+	for _, key := range slices.Sorted(maps.Keys(conf)) {
+		m := memberAddr.FindStringSubmatch(key + "=" + conf[key])
+		if m == nil {
+			continue
+		}
+		members = append(members, m[0])
+		requireRunTimeAddr(t, srv.Label+"'s conf has "+key+" at", net.JoinHostPort(m[1], m[2]), "")
+		requireRunTimeAddr(t, srv.Label+"'s conf has "+key+" at", net.JoinHostPort(m[1], m[3]), "")
+	}
+	if !standalone && len(members) == 0 {
+		t.Errorf("E1 not shown: %s's conf names no member (server.N=host:quorum:election); got %v", srv.Label, conf)
+	}
+	t.Logf("%s's conf: clientPort=%s electionPort=%s quorumPort=%s %v", srv.Label, conf["clientPort"], conf["electionPort"], conf["quorumPort"], members)
+}
+
+// memberAddr is a membership line of a conf answer:
+// "server.2=127.0.0.1:40001:40002:participant".
+var memberAddr = regexp.MustCompile(`^server\.\d+=([^:]+):(\d+):(\d+)`)
+
+// requireOwnSocketsOnLoopback checks every TCP socket of this process.
+func requireOwnSocketsOnLoopback(t *testing.T) {
+	t.Helper()
 	own, err := zkserver.Sockets(os.Getpid())
 	if err != nil {
-		t.Fatalf("sockets of this process: %v", err)
+		t.Fatalf("E1 not shown: sockets of this process: %v", err)
 	}
 	listening := 0
 	for _, k := range own {
-		requireLoopback(t, "this process's socket at", k.Local)
+		requireRunTimeAddr(t, "this process's socket at", k.Local, "")
 		if k.Listening {
 			listening++
 			continue
 		}
-		requireLoopback(t, "this process's socket to", k.Remote)
+		requireRunTimeAddr(t, "this process's socket to", k.Remote, "")
 	}
-	evidence(t, "%d servers and this process (%d listening proxies, %d TCP sockets in all): every address is 127.0.0.1 with a port drawn at run time", len(c.Servers)+1, listening, len(own))
+	t.Logf("this process: %d TCP sockets, %d listening, all on 127.0.0.1 with ports chosen at run time", len(own), listening)
 }
 
-// requireLoopback fails E1 unless addr is 127.0.0.1 with a port the harness
-// drew (not a well-known one, nor ZooKeeper's defaults).
-func requireLoopback(t *testing.T, what, addr string) {
+// requireRunTimeAddr fails E1 unless addr is 127.0.0.1 with a port chosen
+// at run time (see zkserver.RunTimePort); how, if set, is the way it must
+// have been chosen.
+func requireRunTimeAddr(t *testing.T, what, addr, how string) {
 	t.Helper()
 	host, port, err := net.SplitHostPort(addr)
 	n, perr := strconv.Atoi(port)
+	got := zkserver.RunTimePort(n)
 	switch {
 	case err != nil || perr != nil:
 		t.Errorf("E1 violated: %s %q: got an address that does not parse (%v %v); want 127.0.0.1:port", what, addr, err, perr)
 	case host != "127.0.0.1":
 		t.Errorf("E1 violated: %s %s; got host %s, want 127.0.0.1", what, addr, host)
-	case n < 1024 || slices.Contains([]int{2181, 2888, 3888, 8080}, n):
-		t.Errorf("E1 violated: %s %s; got port %d, want one drawn at run time", what, addr, n)
+	case got == "" || how != "" && got != how:
+		t.Errorf("E1 violated: %s %s; got port %d, chosen %q; want one chosen at run time (%s)", what, addr, n, got, cmp.Or(how, "drawn by the harness or assigned by the kernel"))
 	}
 }
 

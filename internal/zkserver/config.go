@@ -137,15 +137,43 @@ var (
 
 // ephemeralLow is the start of the kernel's ephemeral port range.
 func ephemeralLow() int {
+	low, _ := ephemeralRange()
+	return low
+}
+
+// ephemeralRange is the kernel's ephemeral port range, both ends included
+// (Linux's default where /proc does not say).
+func ephemeralRange() (low, high int) {
 	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
 	if err == nil {
 		if f := strings.Fields(string(b)); len(f) == 2 {
-			if n, err := strconv.Atoi(f[0]); err == nil {
-				return n
+			l, err1 := strconv.Atoi(f[0])
+			h, err2 := strconv.Atoi(f[1])
+			if err1 == nil && err2 == nil {
+				return l, h
 			}
 		}
 	}
-	return 32768
+	return 32768, 60999
+}
+
+// RunTimePort says how port came to be used in this run: "drawn" if
+// freePort handed it out to a server, "kernel" if it lies in the kernel's
+// ephemeral range (a listener bound to port 0, such as every proxy, or the
+// local end of an outgoing connection); "" for any other port, such as one
+// written into a config by hand (claim E1).
+func RunTimePort(port int) string {
+	portMu.Lock()
+	drawn := portUsed[port]
+	portMu.Unlock()
+	low, high := ephemeralRange()
+	switch {
+	case drawn:
+		return "drawn"
+	case port >= low && port <= high:
+		return "kernel"
+	}
+	return ""
 }
 
 // freePort picks an unused loopback port for a server to bind, chosen at

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 )
 
@@ -18,6 +19,25 @@ var (
 	stopping bool                  // set by KillAll: nothing new is made after it
 	usedCtr  bool                  // a container was asked for: KillAll sweeps by label
 )
+
+// started is every ensemble this binary started (a standalone server is
+// one of size 1), in the order they became ready, kept after they stop: the
+// claims about the run itself check what ran, not what was meant to run
+// (E1: every server's ports; E4: the record's header).
+var (
+	startedMu sync.Mutex
+	started   []*Ensemble
+)
+
+func recordStarted(e *Ensemble) { startedMu.Lock(); started = append(started, e); startedMu.Unlock() }
+
+// Started returns the ensembles this binary has started so far that became
+// ready, running or stopped, in order. External servers are not started.
+func Started() []*Ensemble {
+	startedMu.Lock()
+	defer startedMu.Unlock()
+	return slices.Clone(started)
+}
 
 // errStopping refuses work once KillAll has begun: a server made after the
 // sweep would outlive the binary.

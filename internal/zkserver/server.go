@@ -306,6 +306,7 @@ func tryStartEnsemble(t TB, n int, o options) (*Ensemble, error) {
 		return nil, err
 	}
 	t.Logf("# %d-server %s ready in %v (%s)", n, b.Kind, time.Since(start).Round(time.Millisecond), e.describeModes())
+	recordStarted(e)
 	return e, nil
 }
 
