@@ -1348,9 +1348,9 @@ func Example_criticalSection() {
 			fmt.Printf("%s: B inside; token %v below mark %v? %v\n", r.name, inB.Token, inB.Mark, !inB.Admitted)
 			lateA := section.write(r.res, A.a, heldA.Token, "stale-late")
 			fmt.Printf("%s: A's write meanwhile: %v\n", r.name, lateA.whereabouts(byB))
-			b := byB.finish()
+			b := byB.finish(lateA)
 			fmt.Printf("%s: B's section ends; accepted %v, mark %v\n", r.name, b.Accepted, b.Mark)
-			a := lateA.finish()
+			a := lateA.finish(nil)
 			value, _, _ := readResource(sc, r.res)
 			fmt.Printf("%s: A's token %v below mark %v? %v; accepted %v; value %q\n", r.name, lateA.decision.Token, lateA.decision.Mark, !lateA.decision.Admitted, a.Accepted, value)
 		}

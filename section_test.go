@@ -173,12 +173,32 @@ func (w *gatedWrite) whereabouts(other *gatedWrite) whereabouts {
 }
 
 // finish lets the write go and returns its result; the decision is taken
-// in as well (a write that was parked reaches it after the release).
-func (w *gatedWrite) finish() fence.Result {
+// in as well (a write that was parked reaches it after the release). If
+// other, a write started meanwhile, reaches its decision before this one
+// has returned, other is let go too: it may hold what this write needs to
+// finish (the durable resource's one connection), and its decision says
+// whether it saw this write.
+func (w *gatedWrite) finish(other *gatedWrite) fence.Result {
 	t := w.cs.t
 	t.Helper()
 	w.let()
-	w.done.await(t, w.who.name+"'s write")
+	var early <-chan fence.Decision
+	if other != nil && !other.reached {
+		early = other.decided
+	}
+	timeout := time.After(within)
+	for returned := false; !returned; {
+		select {
+		case <-w.done:
+			returned = true
+		case d := <-early:
+			other.decision, other.reached, early = d, true, nil
+			other.who.info("reached its decision (token %v against mark %v, admitted: %v) before %s's write returned", d.Token, d.Mark, d.Admitted, w.who.name)
+			other.let()
+		case <-timeout:
+			t.Fatalf("%s not shown: %s's write did not return within %v of being let go", w.cs.id, w.who.name, within)
+		}
+	}
 	if w.err != nil {
 		t.Fatalf("%s not shown: %s's write %q: %v", w.cs.id, w.who.name, w.value, w.err)
 	}
@@ -304,8 +324,8 @@ func interleave(cs *criticalSection, res fence.Resource) interleaving {
 	il.bInside = b.entered()
 	a := cs.write(res, A, il.tokA, "stale-late")
 	il.a = a.whereabouts(b)
-	il.b = b.finish()
-	il.late = a.finish()
+	il.b = b.finish(a)
+	il.late = a.finish(nil)
 	il.aDecision = a.decision
 	il.value, il.mark, _ = readResource(t, res)
 	return il
@@ -320,7 +340,7 @@ func (il interleaving) notAtomic() string {
 	case il.a.inside:
 		return fmt.Sprintf("A's write with token %v reached its decision (against mark %v, admitted: %v) while B's with token %v was held between its compare and its write: two writers inside at once", il.tokA, il.a.decision.Mark, il.a.decision.Admitted, il.tokB)
 	case il.aDecision.Mark != il.tokB || il.aDecision.Admitted:
-		return fmt.Sprintf("A's compare, after B's write, found mark %v and admitted: %v; want B's token %v, refused", il.aDecision.Mark, il.aDecision.Admitted, il.tokB)
+		return fmt.Sprintf("A's compare, once B was let go, found mark %v and admitted: %v; want B's token %v, refused: B's compare and its write were not one step", il.aDecision.Mark, il.aDecision.Admitted, il.tokB)
 	case !il.b.Accepted || il.late.Accepted || il.value != "new-owner":
 		return fmt.Sprintf("B accepted: %v, then A's stale write accepted: %v; value %q; want B's accepted, A's refused, \"new-owner\"", il.b.Accepted, il.late.Accepted, il.value)
 	}
