@@ -101,8 +101,9 @@
 //     even through a follower, contains its own node and every smaller
 //     candidate that still exists. Proof: TestL9_ReadYourCreateOnFollower
 //   - L10 ¶6: Used for leader election, the lowest suffix only makes a
-//     candidate: the winner recovers state and then publishes a ready node,
-//     and clients wait for ready. Proof:
+//     candidate: the winner recovers state and then publishes a ready node; a
+//     client that waits for ready never reads a half-recovered state, while
+//     one that takes the lowest candidate for the leader does. Proof:
 //     TestL10_ElectionNeedsReadyAcrossFailover, Example_electionNeedsReady
 //   - L11 ¶3: The predecessor chain promises no single callback: a waiter
 //     called back for something other than its predecessor's deletion (a data
@@ -152,22 +153,27 @@
 //   - F1 ¶1: A holds token 0 with its worker parked on a gate; A's session
 //     expires naturally because its traffic is blackholed, and B, told by the
 //     deletion event, checks again and holds token 1. Proof:
-//     TestF1toF3_FencedResourceRejectsTheLateHolder
+//     TestF1toF3_FencedResourceRejectsTheLateHolder, Example_fencingSequence
 //   - F2 ¶6: After A has expired but before B's token reaches the resource,
 //     the resource, whose mark is A's own token 0, still accepts token 0.
-//     Proof: TestF1toF3_FencedResourceRejectsTheLateHolder
+//     Proof: TestF1toF3_FencedResourceRejectsTheLateHolder,
+//     Example_fencingSequence
 //   - F3 ¶2: B's new-owner write with token 1 is accepted, A's late stale-late
 //     write with token 0 is refused, and the value remains new-owner. Proof:
-//     TestF1toF3_FencedResourceRejectsTheLateHolder
+//     TestF1toF3_FencedResourceRejectsTheLateHolder, Example_fencingSequence
 //   - F4 ¶4: A resource without fencing takes the same late write, ending with
-//     stale-late. Proof: TestF4_UnfencedResourceTakesTheLateWrite
+//     stale-late. Proof: TestF4_UnfencedResourceTakesTheLateWrite,
+//     Example_fencingSequence
 //   - F5 ¶3: Asking ZooKeeper before writing is no fix: A is told it still
 //     holds, pauses, expires, B writes, and A's write to an unfenced resource
 //     still wins. Proof: TestF5_CheckThenWriteLosesTheRace
-//   - F6 ¶2: The fenced compare-and-write is a single atomic step: many
-//     concurrent writers with mixed tokens under -race never get a write below
-//     the high-water mark accepted. Proof:
-//     TestF6_CompareAndWriteIsOneAtomicStep
+//   - F6 ¶2: The fenced compare-and-write is a single atomic step: while one
+//     write is held between its compare and its write, a second writer cannot
+//     reach its own compare (it is found parked in the resource's Write) and
+//     then sees the first one's token as the mark; many concurrent writers
+//     with mixed tokens under -race never get a write below the high-water
+//     mark accepted. Proof: TestF6_CompareAndWriteIsOneAtomicStep,
+//     Example_criticalSection
 //   - F7 ¶5: A token equal to the high-water mark is accepted, so the current
 //     holder can keep writing. Proof: TestF7_EqualTokenIsAccepted
 //   - F8 ¶5 (beyond): A durable resource commits high-water mark and data
@@ -177,9 +183,11 @@
 //   - F9 ¶5: Fencing is no authentication: whoever forges a larger token gets
 //     the write accepted. Proof: TestF9_ForgedLargerTokenIsAccepted
 //   - F11 ¶3: A control resource that compares the token and writes in two
-//     separate steps accepts a stale write when a hook lets the other writer
-//     in between the steps; the atomic resource refuses the same write. Proof:
-//     TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite
+//     separate steps accepts a stale write when the other writer is held
+//     between its steps; the atomic resource, under the same interleaving,
+//     keeps the stale writer out until the other has written and refuses the
+//     same write. Proof: TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite,
+//     Example_criticalSection
 //   - F12 ¶5: Fencing does not deduplicate: an equal token lets a retried
 //     request apply twice, while a request id checked in the same transaction
 //     applies it once, in the memory and in the durable resource. Proof:
