@@ -1245,7 +1245,7 @@ func Example_x2ExpiryIsNotRejection() {
 }
 
 // Example_fencingSequence walks the article's fencing sequence diagram
-// (claims F1, F2, F3 and F4, §5), with a fenced resource and an unfenced
+// (claims F1, F2, F3 and F4, §5; the diagram is ¶3), with a fenced resource and an unfenced
 // one side by side: every write goes to both.
 //
 // A holds token 0 and writes with it; its worker keeps the token and
@@ -1307,7 +1307,7 @@ func Example_fencingSequence() {
 }
 
 // Example_criticalSection walks the article's critical-section flowchart
-// (claims F6 and F11, §5): a write with a token of the lock domain enters
+// (claims F6 and F11, §5; the flowchart is ¶5): a write with a token of the lock domain enters
 // the resource's critical section; there its token is compared with the
 // mark; a token below it is refused and changes nothing; any other is
 // written and raises the mark; then the section ends.

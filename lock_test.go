@@ -925,7 +925,7 @@ func (r *l9Round) createBehind(i int, y string) string {
 // TestL10_ElectionNeedsReadyAcrossFailover: in an election the lowest
 // candidate is only a candidate; it can serve once it has recovered state
 // and published "ready", and clients wait for "ready" (claim L10, §3 ¶6,
-// sentence 3).
+// sentences 3 and 4).
 //
 // Two clients of whoever leads ask for the leader at the same moments.
 // Qready waits for the ready node; Qlowest, the control, takes the lowest

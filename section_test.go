@@ -1,7 +1,7 @@
 package zk19_test
 
 // A window into a resource's critical section (claims F6 and F11, article
-// §5 ¶2, sentence 2, and the critical-section flowchart after ¶4). The
+// §5 ¶2, sentence 2, and the critical-section flowchart, ¶5). The
 // resource's fence.Trace.Decided runs after the compare and before the
 // write; the tests hold a write there and start a second one. Where the
 // second goes is read from the Go runtime, not guessed from time: it either
