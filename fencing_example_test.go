@@ -42,15 +42,16 @@ type fencedResource interface {
 	ClearMark(ctx context.Context) error
 }
 
-// openResource opens an empty fenced resource of kind, closed at cleanup.
-func openResource(t zkserver.TB, kind string) fencedResource {
+// openResource opens an empty fenced resource of kind with opts (a
+// Trace), closed at cleanup.
+func openResource(t zkserver.TB, kind string, opts ...fence.Option) fencedResource {
 	t.Helper()
 	var res fencedResource
 	switch kind {
 	case "memory":
-		res = fence.NewMemory()
+		res = fence.NewMemory(opts...)
 	case "durable":
-		d, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "resource.db"))
+		d, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "resource.db"), opts...)
 		if err != nil {
 			t.Fatalf("open the durable resource: %v", err)
 		}
@@ -114,21 +115,27 @@ func acquireAs(t zkserver.TB, p *contender) *lock.Held {
 }
 
 // fencingStory is the article's §5 story (claims F1–F4, F8, F10), run
-// against one resource.
+// against a fenced resource and, side by side, the unfenced control: every
+// write goes to both.
 type fencingStory struct {
 	tokenA, tokenB     fence.Token
-	firstWrite         fence.Result // A's write while it held: the resource's mark is A's token
-	markBeforeWindow   fence.Token  // the mark just before A's write in the window (F2)
-	markedBeforeWindow bool
-	windowWrite        fence.Result // A's write after its expiry, before B's write (F2)
-	bWrite, lateWrite  fence.Result // B's "new-owner"; A's "stale-late" after the gate opens
-	final              string
+	fenced, unfenced   storySide
 	aSawExpiredAtB     bool  // A had seen Expired when B acquired (F10)
 	aExpiredAfterHeal  bool  // A saw Expired once it could reach the server again
 	aLostAtB           bool  // A's Held.Lost() had fired when B acquired
 	aLostAfterHeal     error // A's Release once its hold reported itself lost after the heal (nil: it did not)
 	deletionBeforeHeal bool
 	elapsed            time.Duration
+}
+
+// storySide is what one resource answered in the story.
+type storySide struct {
+	first              fence.Result // A's write while it held: the mark is A's token
+	markBeforeWindow   fence.Token  // the mark just before A's write in the window (F2)
+	markedBeforeWindow bool
+	window             fence.Result // A's write after its expiry, before B's write (F2)
+	b, late            fence.Result // B's "new-owner"; A's worker's "stale-late" after its gate opens
+	final              string
 }
 
 // fencingCast is the cast of the fencing scenarios on a server with a
@@ -163,8 +170,7 @@ func (fc *fencingCast) expireA(t zkserver.TB, node string) {
 	if err != nil {
 		t.Fatalf("O: exists %s: %v", path.Base(node), err)
 	}
-	fc.proxy.Blackhole(faultproxy.Both)
-	t.Cleanup(fc.proxy.Heal)
+	fc.cutA(t)
 	select {
 	case ev := <-gone:
 		if ev.Type != zk.EventNodeDeleted {
@@ -176,29 +182,66 @@ func (fc *fencingCast) expireA(t zkserver.TB, node string) {
 	}
 }
 
+// cutA blackholes A's connection both ways until the heal (at cleanup at
+// the latest): no close, no forced expiry.
+func (fc *fencingCast) cutA(t zkserver.TB) {
+	fc.proxy.Blackhole(faultproxy.Both)
+	t.Cleanup(fc.proxy.Heal)
+	fc.a.a.info("connection blackholed: no close, no forced expiry")
+}
+
+// heldOnceAExpires cuts A off and returns the hold B's waiting acquisition
+// gets: the server must expire A's session on its own clock and delete A's
+// node, and B learn it from that deletion (claim id fails otherwise).
+func (fc *fencingCast) heldOnceAExpires(t zkserver.TB, id string, waitingB *pending) *lock.Held {
+	t.Helper()
+	fc.cutA(t)
+	select {
+	case <-waitingB.done:
+	case <-time.After(10 * expirySessionTimeout):
+		t.Fatalf("%s: B did not acquire within %v of A's blackhole", id, 10*expirySessionTimeout)
+	}
+	if waitingB.err != nil {
+		t.Fatalf("%s: B acquire: %v", id, waitingB.err)
+	}
+	fc.b.a.ok("holds with token %v after the server deleted A's node", waitingB.held.Token)
+	return waitingB.held
+}
+
+// writeEach is who's write of value with tok to each resource in turn.
+func writeEach(t zkserver.TB, who actor, tok fence.Token, value string, rs ...fence.Resource) []fence.Result {
+	t.Helper()
+	out := make([]fence.Result, len(rs))
+	for i, r := range rs {
+		out[i] = writeAs(t, who, r, tok, value)
+	}
+	return out
+}
+
 // runFencingStory: A holds with token 0 and writes once with it, so the
-// resource's mark is A's token; A's worker then parks on a gate before its
-// next write; A's session expires naturally behind a blackholed proxy; B,
-// waiting on A's node, learns of the deletion and holds with token 1; in
-// that window A's token still writes; B writes "new-owner"; the gate opens
-// and A's worker writes "stale-late" with token 0.
+// fenced resource's mark is A's token; A's worker then parks on a gate
+// before its next write; A's session expires naturally behind a blackholed
+// proxy; B, waiting on A's node, learns of the deletion and holds with
+// token 1; in that window A's token still writes; B writes "new-owner";
+// the gate opens and A's worker writes "stale-late" with token 0. Every
+// write goes to res and to an unfenced control beside it. The steps are
+// Example_fencingSequence's.
 func runFencingStory(t zkserver.TB, res fence.Resource) fencingStory {
 	t.Helper()
 	ctx := context.Background()
 	start0 := time.Now()
 	var st fencingStory
 	fc := newFencingCast(t)
+	unfenced := fence.NewUnfenced()
 	phase(t, "A holds and writes once with its token; its worker keeps the token and parks on a gate")
-	hA, err := fc.a.l.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("A acquire: %v", err)
-	}
+	hA := acquireAs(t, fc.a)
 	st.tokenA = hA.Token
-	st.firstWrite = writeAs(t, fc.a.a, res, st.tokenA, "A-first")
+	first := writeEach(t, fc.a.a, st.tokenA, "A-first", res, unfenced)
+	st.fenced.first, st.unfenced.first = first[0], first[1]
 	lostA := hA.Lost()
 	waitWatching(t, fc.srv, fc.root, hA.Path, fc.a.c.SessionHex())
 	fc.a.a.info("hold armed: watching its own node %s", path.Base(hA.Path))
-	late := parkWorker(t, res, st.tokenA)
+	late := parkWorker(t, st.tokenA, "stale-late", res, unfenced)
 
 	phase(t, "B waits on A's node")
 	pB := start(t, fc.b)
@@ -208,18 +251,7 @@ func runFencingStory(t zkserver.TB, res fence.Resource) fencingStory {
 
 	phase(t, "A's connection is blackholed: no forced expiry, no close; the session runs out")
 	mark := fc.a.c.Mark()
-	fc.proxy.Blackhole(faultproxy.Both)
-	t.Cleanup(fc.proxy.Heal)
-	select {
-	case <-pB.done:
-	case <-time.After(10 * expirySessionTimeout):
-		t.Fatalf("F1: B did not acquire within %v of A's blackhole", 10*expirySessionTimeout)
-	}
-	if pB.err != nil {
-		t.Fatalf("F1: B acquire: %v", pB.err)
-	}
-	st.tokenB = pB.held.Token
-	fc.b.a.ok("holds with token %v after the server deleted A's node", st.tokenB)
+	st.tokenB = fc.heldOnceAExpires(t, "F1", pB).Token
 	st.aSawExpiredAtB = fc.a.c.Seen(zk.StateExpired)
 	select {
 	case <-lostA:
@@ -232,7 +264,21 @@ func runFencingStory(t zkserver.TB, res fence.Resource) fencingStory {
 	st.deletionBeforeHeal = err == nil && !ok
 	t.Logf("O: A's node %s exists: %v (%v)", path.Base(hA.Path), ok, err)
 
-	storyWrites(t, res, &st, late)
+	for i, r := range []fence.Resource{res, unfenced} {
+		side := []*storySide{&st.fenced, &st.unfenced}[i]
+		_, side.markBeforeWindow, side.markedBeforeWindow = readResource(t, r)
+	}
+	phase(t, "the window: A has expired and B has not written yet")
+	window := writeEach(t, fc.a.a, st.tokenA, "A-in-window", res, unfenced)
+	phase(t, "B writes with its token")
+	byB := writeEach(t, fc.b.a, st.tokenB, "new-owner", res, unfenced)
+	phase(t, "the gate opens: A's worker writes with its old token")
+	lateW := late.resume(t)
+	st.fenced.window, st.fenced.b, st.fenced.late = window[0], byB[0], lateW[0]
+	st.unfenced.window, st.unfenced.b, st.unfenced.late = window[1], byB[1], lateW[1]
+	st.fenced.final, _, _ = readResource(t, res)
+	st.unfenced.final, _, _ = readResource(t, unfenced)
+	t.Logf("values: fenced %q, unfenced %q", st.fenced.final, st.unfenced.final)
 
 	phase(t, "heal A's connection: only now can A learn that its session expired")
 	fc.proxy.Heal()
@@ -251,62 +297,65 @@ func runFencingStory(t zkserver.TB, res fence.Resource) fencingStory {
 
 // lateWorker is A's worker parked on a gate with its token.
 type lateWorker struct {
-	gate chan struct{}
-	res  chan fence.Result
-	err  chan error
+	who   actor
+	tok   fence.Token
+	value string
+	gate  chan struct{}
+	res   chan []fence.Result
+	err   chan error
 }
 
-// parkWorker starts A's worker: it waits on a gate, then writes
-// "stale-late" with tok. Cleanup opens the gate and waits for it.
-func parkWorker(t zkserver.TB, res fence.Resource, tok fence.Token) *lateWorker {
-	w := &lateWorker{gate: make(chan struct{}), res: make(chan fence.Result, 1), err: make(chan error, 1)}
+// parkWorker starts A's worker: it waits on a gate, then writes value with
+// tok to each resource in turn. Cleanup opens the gate and waits for it.
+func parkWorker(t zkserver.TB, tok fence.Token, value string, rs ...fence.Resource) *lateWorker {
+	w := &lateWorker{who: newActor(t, "A"), tok: tok, value: value, gate: make(chan struct{}), res: make(chan []fence.Result, 1), err: make(chan error, 1)}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		<-w.gate
-		r, err := res.Write(context.Background(), tok, "stale-late")
-		w.res <- r
-		w.err <- err
+		out := make([]fence.Result, len(rs))
+		for i, r := range rs {
+			var err error
+			if out[i], err = r.Write(context.Background(), tok, value); err != nil {
+				w.err <- err
+				return
+			}
+		}
+		w.res <- out
 	})
 	t.Cleanup(func() {
-		select {
-		case <-w.gate:
-		default:
-			close(w.gate)
-		}
+		w.open()
 		wg.Wait()
 	})
-	newActor(t, "A").info("worker parked with token %v", tok)
+	w.who.info("worker parked with token %v", tok)
 	return w
 }
 
-// storyWrites: A's write in the window, from the state A's first write
-// left; B's write; then the gate opens and A's worker writes late.
-func storyWrites(t zkserver.TB, res fence.Resource, st *fencingStory, late *lateWorker) {
-	t.Helper()
-	pa, pb := newActor(t, "A"), newActor(t, "B")
-	phase(t, "the window: A has expired and B has not written yet")
-	var before string
-	before, st.markBeforeWindow, st.markedBeforeWindow = readResource(t, res)
-	t.Logf("resource before A's write in the window: value %q, mark %v (set: %v)", before, st.markBeforeWindow, st.markedBeforeWindow)
-	st.windowWrite = writeAs(t, pa, res, st.tokenA, "A-in-window")
-
-	phase(t, "B writes with its token")
-	st.bWrite = writeAs(t, pb, res, st.tokenB, "new-owner")
-
-	phase(t, "the gate opens: A's worker writes with its old token")
-	pa.invoke("write %q with token %v (late)", "stale-late", st.tokenA)
-	close(late.gate)
+func (w *lateWorker) open() {
 	select {
-	case st.lateWrite = <-late.res:
-		if err := <-late.err; err != nil {
-			t.Fatalf("late write: %v", err)
+	case <-w.gate:
+	default:
+		close(w.gate)
+	}
+}
+
+// resume opens the gate and returns what each resource answered the
+// worker's write.
+func (w *lateWorker) resume(t zkserver.TB) []fence.Result {
+	t.Helper()
+	w.who.invoke("write %q with token %v (the worker resumes)", w.value, w.tok)
+	w.open()
+	select {
+	case out := <-w.res:
+		for _, r := range out {
+			logWrite(w.who, w.tok, r)
 		}
+		return out
+	case err := <-w.err:
+		t.Fatalf("A's worker: write %q: %v", w.value, err)
 	case <-time.After(within):
 		t.Fatalf("A's worker did not write within %v", within)
 	}
-	logWrite(pa, st.tokenA, st.lateWrite)
-	st.final, _, _ = readResource(t, res)
-	t.Logf("resource value: %q", st.final)
+	return nil
 }
 
 // askingWorker is A's worker when it asks ZooKeeper before it writes: it
@@ -397,13 +446,14 @@ func (w *askingWorker) resume(t zkserver.TB) fence.Result {
 }
 
 // TestF1toF3_FencedResourceRejectsTheLateHolder runs the article's fencing
-// story against the fenced resource in memory and the durable SQLite one
-// (claims F1 §5 ¶1, F2 §5 ¶6, F3 §5 ¶2). F1: A held token 0; its session
-// expired naturally (blackholed, never closed or force-expired); B learned
-// it from the deletion and held token 1. F2: A had written once with token
-// 0, so the mark was A's token; in the window before B's write, token 0
-// was still accepted from that state. F3: after B wrote "new-owner" with
-// token 1, A's late "stale-late" with token 0 was rejected.
+// story (Example_fencingSequence's steps) against the fenced resource in
+// memory and the durable SQLite one (claims F1 §5 ¶1, F2 §5 ¶6, F3 §5 ¶2).
+// F1: A held token 0; its session expired naturally (blackholed, never
+// closed or force-expired); B learned it from the deletion and held token
+// 1. F2: A had written once with token 0, so the mark was A's token; in the
+// window before B's write, token 0 was still accepted from that state. F3:
+// after B wrote "new-owner" with token 1, A's late "stale-late" with token
+// 0 was rejected.
 func TestF1toF3_FencedResourceRejectsTheLateHolder(t *testing.T) {
 	zkserver.RequireFaults(t)
 	for _, id := range []string{"F1", "F2", "F3"} {
@@ -411,41 +461,47 @@ func TestF1toF3_FencedResourceRejectsTheLateHolder(t *testing.T) {
 	}
 	onEachResource(t, "still takes token 0 until token 1 arrives, then rejects the late holder", func(t *testing.T, kind string, res fencedResource) {
 		st := runFencingStory(t, res)
+		f := st.fenced
 		evidence(t, "%s resource: A token %v, B token %v; A's node deleted before the heal: %v", kind, st.tokenA, st.tokenB, st.deletionBeforeHeal)
-		evidence(t, "%s resource: the mark before the window write was %v (A's first write accepted=%v); A's token %v in the window accepted=%v over %q", kind, st.markBeforeWindow, st.firstWrite.Accepted, st.tokenA, st.windowWrite.Accepted, st.windowWrite.Prev)
-		evidence(t, "%s resource: B's write with %v accepted=%v; A's late write with %v accepted=%v; value %q", kind, st.tokenB, st.bWrite.Accepted, st.tokenA, st.lateWrite.Accepted, st.final)
+		evidence(t, "%s resource: the mark before the window write was %v (A's first write accepted=%v); A's token %v in the window accepted=%v over %q", kind, f.markBeforeWindow, f.first.Accepted, st.tokenA, f.window.Accepted, f.window.Prev)
+		evidence(t, "%s resource: B's write with %v accepted=%v; A's late write with %v accepted=%v; value %q", kind, st.tokenB, f.b.Accepted, st.tokenA, f.late.Accepted, f.final)
 		if st.tokenA.Seq != 0 || st.tokenB.Seq != 1 {
 			t.Errorf("F1 violated: tokens A=%v B=%v; want sequence 0 and 1", st.tokenA, st.tokenB)
 		}
 		if !st.deletionBeforeHeal {
 			t.Errorf("F1 violated: A's node was not deleted by the server while A was blackholed")
 		}
-		if !st.firstWrite.Accepted || !st.markedBeforeWindow || st.markBeforeWindow != st.tokenA {
-			t.Errorf("F2 check broken: before the window the resource's mark was %v (set: %v); want A's token %v from A's first write", st.markBeforeWindow, st.markedBeforeWindow, st.tokenA)
+		if !f.first.Accepted || !f.markedBeforeWindow || f.markBeforeWindow != st.tokenA {
+			t.Errorf("F2 check broken: before the window the resource's mark was %v (set: %v); want A's token %v from A's first write", f.markBeforeWindow, f.markedBeforeWindow, st.tokenA)
 		}
-		if !st.windowWrite.Accepted || st.windowWrite.Prev != "A-first" {
-			t.Errorf("F2 violated: in the window A's token %v got accepted=%v over %q (mark %v); want accepted over \"A-first\": the mark is A's own token and cannot know of B yet", st.tokenA, st.windowWrite.Accepted, st.windowWrite.Prev, st.windowWrite.Mark)
+		if !f.window.Accepted || f.window.Prev != "A-first" {
+			t.Errorf("F2 violated: in the window A's token %v got accepted=%v over %q (mark %v); want accepted over \"A-first\": the mark is A's own token and cannot know of B yet", st.tokenA, f.window.Accepted, f.window.Prev, f.window.Mark)
 		}
-		if !st.bWrite.Accepted {
+		if !f.b.Accepted {
 			t.Errorf("F3 violated: B's write with token %v was rejected", st.tokenB)
 		}
-		if st.lateWrite.Accepted || st.final != "new-owner" {
-			t.Errorf("F3 violated: A's late write accepted=%v, final value %q; want rejected and \"new-owner\"", st.lateWrite.Accepted, st.final)
+		if f.late.Accepted || f.final != "new-owner" {
+			t.Errorf("F3 violated: A's late write accepted=%v, final value %q; want rejected and \"new-owner\"", f.late.Accepted, f.final)
 		}
 		t.Logf("F1 scenario wall time: %v", st.elapsed.Round(time.Millisecond))
 	})
 }
 
 // TestF4_UnfencedResourceTakesTheLateWrite is the control (claim F4, §5 ¶4):
-// the same story against a resource that checks nothing ends with A's
-// "stale-late" overwriting B's "new-owner".
+// the same story, whose every write also goes to a resource that checks
+// nothing, ends there with A's "stale-late" over B's "new-owner", while the
+// fenced resource beside it keeps "new-owner".
 func TestF4_UnfencedResourceTakesTheLateWrite(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claim(t, "F4")
-	st := runFencingStory(t, fence.NewUnfenced())
-	evidence(t, "unfenced resource: A's late write with token %v accepted=%v over %q; value %q", st.tokenA, st.lateWrite.Accepted, st.lateWrite.Prev, st.final)
-	if !st.lateWrite.Accepted || st.final != "stale-late" {
-		t.Errorf("F4 violated: unfenced late write accepted=%v, final %q; want accepted and \"stale-late\"", st.lateWrite.Accepted, st.final)
+	st := runFencingStory(t, fence.NewMemory())
+	u := st.unfenced
+	evidence(t, "unfenced resource: B's write with %v accepted=%v; A's late write with token %v accepted=%v over %q; value %q (the fenced one beside it: accepted=%v, value %q)", st.tokenB, u.b.Accepted, st.tokenA, u.late.Accepted, u.late.Prev, u.final, st.fenced.late.Accepted, st.fenced.final)
+	if !u.b.Accepted || !u.late.Accepted || u.late.Prev != "new-owner" || u.final != "stale-late" {
+		t.Errorf("F4 violated: unfenced: B's write accepted=%v, then A's late write accepted=%v over %q, final %q; want both accepted and \"stale-late\" over \"new-owner\"", u.b.Accepted, u.late.Accepted, u.late.Prev, u.final)
+	}
+	if st.fenced.late.Accepted || st.fenced.final != "new-owner" {
+		t.Errorf("F4 check broken: the fenced resource beside the control took A's late write (accepted=%v, value %q); want it refused: the story did not run as the article's", st.fenced.late.Accepted, st.fenced.final)
 	}
 }
 
@@ -554,8 +610,11 @@ func newHeldGap() *heldGap {
 	return &heldGap{opened: make(chan struct{}), raised: make(chan struct{})}
 }
 
-func (g *heldGap) between(tok fence.Token) {
-	first := false
+func (g *heldGap) between(d fence.Decision) {
+	if !d.Admitted {
+		return
+	}
+	tok, first := d.Token, false
 	g.once.Do(func() { first = true; g.held.Store(&tok); close(g.opened) })
 	if !first {
 		return
@@ -572,15 +631,44 @@ func (g *heldGap) accepted(tok fence.Token) {
 	}
 }
 
-// TestF6_CompareAndWriteIsOneAtomicStep: many goroutines write with mixed
-// tokens; in commit order the accepted tokens never decrease, so no write
-// below the mark at its commit point was accepted (claim F6, §5 ¶2). CI
-// runs it under -race. The same check catches a control that compares and
-// writes in two steps, once its gap is held open while another writer's
-// larger token goes in.
+// TestF6_CompareAndWriteIsOneAtomicStep: a fenced resource compares the
+// token with the mark and writes in one critical section (claim F6, §5 ¶2;
+// the critical-section flowchart, walked by Example_criticalSection).
+//
+// Shown deterministically first, on the memory and the durable resource:
+// B's write is held inside at its decision (fence.Trace.Decided, after the
+// compare, before the write) and A's late write starts. A's write must be
+// found parked in the resource's Write (read from the Go runtime's stacks),
+// not at a decision of its own; once B is let go, A's compare must find B's
+// token as the mark and refuse. The same run against the control that
+// compares and writes in two steps finds A inside beside B, every time.
+//
+// Then, as a second, statistical check (CI runs it under -race): many
+// goroutines write with mixed tokens; in commit order the accepted tokens
+// never decrease. The same check catches the control once its gap is held
+// open while another writer's larger token goes in.
 func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 	claim(t, "F6")
-	onEachResource(t, "accepts no write below the mark at its commit point", func(t *testing.T, kind string, res fencedResource) {
+	for _, kind := range resourceKinds {
+		t.Run("the "+kind+" resource keeps a second writer out while one is between its compare and its write", func(t *testing.T) {
+			cs := newCriticalSection(t, "F6")
+			il := interleave(cs, openResource(t, kind, fence.WithTrace(cs.trace())))
+			evidence(t, "%s resource: while B's write with %v was held at its decision (mark %v), A's with %v was %v; A's compare then found mark %v, admitted: %v; value %q", kind, il.tokB, il.bInside.Mark, il.tokA, il.a, il.aDecision.Mark, il.aDecision.Admitted, il.value)
+			if why := il.notAtomic(); why != "" {
+				t.Errorf("F6 violated on the %s resource: %s", kind, why)
+			}
+		})
+	}
+	t.Run("the same run finds two writers inside the control that compares, then writes in a second step", func(t *testing.T) {
+		cs := newCriticalSection(t, "F6")
+		il := interleave(cs, fence.NewCheckThenWrite(fence.WithTrace(cs.trace())))
+		why := il.notAtomic()
+		evidence(t, "compare-then-write control: while B's write was held between its compare and its write, A's was %v; the proof finds: %s", il.a, why)
+		if !il.a.inside || why == "" {
+			t.Errorf("F6 check broken: against the compare-then-write control A's write was %v and the proof found %q; want A inside beside B, caught", il.a, why)
+		}
+	})
+	onEachResource(t, "accepts no write below the mark at its commit point among many writers", func(t *testing.T, kind string, res fencedResource) {
 		writers, per := 16, 100
 		if kind == "durable" {
 			per = 5 // each durable commit syncs the disk
@@ -591,9 +679,9 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		}
 		evidence(t, "%s resource: %d writers × %d writes: %d accepted, tokens non-decreasing in commit order", kind, writers, per, len(accepted))
 	})
-	t.Run("the check catches a control that compares, then writes in a second step", func(t *testing.T) {
+	t.Run("the many-writers check catches the control once its gap is held open", func(t *testing.T) {
 		gap := newHeldGap()
-		res := &fence.CheckThenWrite{Between: gap.between}
+		res := fence.NewCheckThenWrite(fence.WithTrace(&fence.Trace{Decided: gap.between}))
 		stale := fence.Token{Seq: 0}
 		first := make(chan fence.Result, 1)
 		go func() {
@@ -717,47 +805,35 @@ func TestF10_ServerCleanupAndExpiredEventAreTwoObservations(t *testing.T) {
 }
 
 // TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite: the compare must be
-// atomic with the write (claim F11, §5 ¶3). A control resource that
-// compares A's token 0 with its mark (A's own token: it passes) and writes
-// in a second step lets B's token 1 in between, through a hook in the gap,
-// and then stores A's stale value over B's: a write below the mark at its
-// commit point. The fenced resources, in memory and durable, compare and
-// write in one step: with B's token 1 accepted before A's write takes
-// effect, they refuse A's token 0.
+// atomic with the write (claim F11, §5 ¶3). A has written with token 0, so
+// the mark is A's own token. B's write with token 1 is held between its
+// compare and its write (fence.Trace.Decided) and A's late write with token
+// 0 starts. A control resource that compares in one step and writes in a
+// second lets A's compare in beside B's (its mark is still 0: A passes);
+// B writes, then A's stale value lands over B's: a write below the mark at
+// its commit point. The fenced resources, in memory and durable, under the
+// same interleaving, keep A's write parked outside until B's has been
+// written, and then refuse it.
 func TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite(t *testing.T) {
 	claim(t, "F11")
-	tokA, tokB := fence.Token{Seq: 0}, fence.Token{Seq: 1}
 	t.Run("the control that compares, then writes in a second step, accepts A's stale write", func(t *testing.T) {
-		pa, pb := newActor(t, "A"), newActor(t, "B")
-		res := &fence.CheckThenWrite{}
-		writeAs(t, pa, res, tokA, "A-first")
-		var bWrite fence.Result
-		res.Between = func(tok fence.Token) {
-			if tok != tokA || bWrite.Commit != 0 {
-				return
+		cs := newCriticalSection(t, "F11")
+		il := interleave(cs, fence.NewCheckThenWrite(fence.WithTrace(cs.trace())))
+		evidence(t, "compare-then-write control: while B's token %v was held between its compare and its write, A's token %v was %v; B accepted=%v at commit %d; A's then accepted=%v at commit %d over %q; value %q, mark %v", il.tokB, il.tokA, il.a, il.b.Accepted, il.b.Commit, il.late.Accepted, il.late.Commit, il.late.Prev, il.value, il.mark)
+		if !il.a.inside || !il.b.Accepted || !il.late.Accepted || il.late.Prev != "new-owner" || il.value != "stale-late" || il.mark != il.tokB {
+			t.Errorf("F11 violated: A's write was %v; B accepted=%v, then A's stale write accepted=%v over %q, value %q, mark %v; want A inside beside B, B's write accepted and A's token %v accepted over it below the mark %v", il.a, il.b.Accepted, il.late.Accepted, il.late.Prev, il.value, il.mark, il.tokA, il.tokB)
+		}
+	})
+	for _, kind := range resourceKinds {
+		t.Run("the "+kind+" resource, under the same interleaving, refuses A's stale write", func(t *testing.T) {
+			cs := newCriticalSection(t, "F11")
+			il := interleave(cs, openResource(t, kind, fence.WithTrace(cs.trace())))
+			evidence(t, "%s resource: while B's token %v was held at its decision, A's token %v was %v; B accepted=%v; A's then accepted=%v against mark %v; value %q, mark %v", kind, il.tokB, il.tokA, il.a, il.b.Accepted, il.late.Accepted, il.aDecision.Mark, il.value, il.mark)
+			if il.a.inside || !il.b.Accepted || il.late.Accepted || il.value != "new-owner" {
+				t.Errorf("F11 violated on the %s resource: A's write was %v; B accepted=%v, A's stale write accepted=%v, value %q; want A kept out, B accepted, A refused, \"new-owner\"", kind, il.a, il.b.Accepted, il.late.Accepted, il.value)
 			}
-			t.Logf("hook: A's compare passed against mark %v; B writes before A's write step", tokA)
-			bWrite = writeAs(t, pb, res, tokB, "new-owner")
-		}
-		late := writeAs(t, pa, res, tokA, "stale-late")
-		v, mark, _ := readResource(t, res)
-		evidence(t, "compare-then-write control: B's token %v accepted=%v at commit %d inside A's write; A's token %v then accepted=%v at commit %d over %q; value %q, mark %v", tokB, bWrite.Accepted, bWrite.Commit, tokA, late.Accepted, late.Commit, late.Prev, v, mark)
-		if !bWrite.Accepted || !late.Accepted || late.Prev != "new-owner" || v != "stale-late" || mark != tokB {
-			t.Errorf("F11 violated: got B accepted=%v, then A's stale write accepted=%v over %q, value %q, mark %v; want B's write accepted and A's token %v accepted over it below the mark %v", bWrite.Accepted, late.Accepted, late.Prev, v, mark, tokA, tokB)
-		}
-	})
-	onEachResource(t, "compares and writes in one step and refuses A's stale write", func(t *testing.T, kind string, res fencedResource) {
-		pa, pb := newActor(t, "A"), newActor(t, "B")
-		writeAs(t, pa, res, tokA, "A-first")
-		phase(t, "A's write is on its way; B's token 1 is accepted before A's write takes effect")
-		b := writeAs(t, pb, res, tokB, "new-owner")
-		late := writeAs(t, pa, res, tokA, "stale-late")
-		v, mark, _ := readResource(t, res)
-		evidence(t, "%s resource: B's token %v accepted=%v; A's token %v after it accepted=%v; value %q, mark %v", kind, tokB, b.Accepted, tokA, late.Accepted, v, mark)
-		if !b.Accepted || late.Accepted || v != "new-owner" {
-			t.Errorf("F11 violated on the %s resource: B accepted=%v, A's stale write accepted=%v, value %q; want B accepted, A refused, \"new-owner\"", kind, b.Accepted, late.Accepted, v)
-		}
-	})
+		})
+	}
 }
 
 // TestF12_EqualTokenAppliesARetryTwice: fencing does not deduplicate (claim
@@ -1166,4 +1242,127 @@ func Example_x2ExpiryIsNotRejection() {
 	// A resumes: its write with token 0 is accepted: true
 	// B's write with token 1: accepted true
 	// A's next write with token 0: accepted false
+}
+
+// Example_fencingSequence walks the article's fencing sequence diagram
+// (claims F1, F2, F3 and F4, §5; the diagram is ¶3), with a fenced resource and an unfenced
+// one side by side: every write goes to both.
+//
+// A holds token 0 and writes with it; its worker keeps the token and
+// pauses. A's traffic is blackholed, never closed: the server expires A's
+// session on its own clock and deletes A's node; B, waiting on that node,
+// is told, lists again and holds token 1, while A's own client has seen
+// nothing. Until token 1 reaches the resource, the fenced mark is A's own
+// token, and token 0 still writes. B writes "new-owner"; A's worker
+// resumes and writes "stale-late" with token 0: the fenced resource refuses
+// it and keeps "new-owner", the unfenced one takes it.
+// TestF1toF3_FencedResourceRejectsTheLateHolder and
+// TestF4_UnfencedResourceTakesTheLateWrite run the same steps and assert
+// on them.
+func Example_fencingSequence() {
+	runExample("Example_fencingSequence", func(sc *zkserver.Scope) {
+		for _, id := range []string{"F1", "F2", "F3", "F4"} {
+			claim(sc, id)
+		}
+		cast := newFencingCast(sc) // O observes; A reaches the server through a proxy that can cut it off; B directly
+		A, B := cast.a, cast.b
+		fenced, unfenced := fence.NewMemory(), fence.NewUnfenced()
+
+		heldA := acquireAs(sc, A)
+		first := writeEach(sc, A.a, heldA.Token, "A-first", fenced, unfenced)
+		fmt.Printf("A holds token %v; A-first accepted: fenced %v, unfenced %v\n", heldA.Token, first[0].Accepted, first[1].Accepted)
+		worker := parkWorker(sc, heldA.Token, "stale-late", fenced, unfenced)
+
+		waitingB := start(sc, B)
+		if err := expectWaiting(B, path.Base(heldA.Path)); err != nil {
+			sc.Fatalf("%v", err)
+		}
+		heldB := cast.heldOnceAExpires(sc, "F1", waitingB)
+		nodeA, _, err := cast.O.Exists(heldA.Path)
+		if err != nil {
+			sc.Fatalf("O: exists: %v", err)
+		}
+		fmt.Printf("A blackholed: A's node exists %v; A's client saw Expired %v; B holds token %v\n", nodeA, A.c.Seen(zk.StateExpired), heldB.Token)
+
+		_, mark, _ := readResource(sc, fenced)
+		window := writeEach(sc, A.a, heldA.Token, "A-in-window", fenced, unfenced)
+		fmt.Printf("fenced mark %v before B writes: A's token %v accepted %v\n", mark, heldA.Token, window[0].Accepted)
+
+		byB := writeEach(sc, B.a, heldB.Token, "new-owner", fenced, unfenced)
+		fmt.Printf("B writes new-owner with %v: fenced accepted %v (mark %v), unfenced accepted %v\n", heldB.Token, byB[0].Accepted, byB[0].Mark, byB[1].Accepted)
+
+		late := worker.resume(sc)
+		fmt.Printf("A's worker resumes, stale-late with %v: fenced accepted %v, unfenced accepted %v\n", heldA.Token, late[0].Accepted, late[1].Accepted)
+		keptF, _, _ := readResource(sc, fenced)
+		keptU, _, _ := readResource(sc, unfenced)
+		fmt.Printf("values: fenced %q, unfenced %q\n", keptF, keptU)
+	})
+	// Output:
+	// A holds token g0/0; A-first accepted: fenced true, unfenced true
+	// A blackholed: A's node exists false; A's client saw Expired false; B holds token g0/1
+	// fenced mark g0/0 before B writes: A's token g0/0 accepted true
+	// B writes new-owner with g0/1: fenced accepted true (mark g0/1), unfenced accepted true
+	// A's worker resumes, stale-late with g0/0: fenced accepted false, unfenced accepted true
+	// values: fenced "new-owner", unfenced "stale-late"
+}
+
+// Example_criticalSection walks the article's critical-section flowchart
+// (claims F6 and F11, §5; the flowchart is ¶5): a write with a token of the lock domain enters
+// the resource's critical section; there its token is compared with the
+// mark; a token below it is refused and changes nothing; any other is
+// written and raises the mark; then the section ends.
+//
+// A and B take their tokens from the lock: A holds first (token 0), writes
+// and releases; B holds (token 1). B's write is held inside the section at
+// its decision (fence.Trace.Decided) while A's late write with token 0
+// arrives. The fenced resource keeps A parked outside (its goroutine, read
+// from the Go runtime, waits for the section's mutex); B's write ends the
+// section; A's compare then finds B's token and refuses. The control that
+// compares and writes in two steps lets A's compare in beside B's, and A's
+// stale write lands over B's. TestF6_CompareAndWriteIsOneAtomicStep and
+// TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite run the same
+// interleaving on the memory and the durable resource and assert on it.
+func Example_criticalSection() {
+	runExample("Example_criticalSection", func(sc *zkserver.Scope) {
+		claim(sc, "F6")
+		claim(sc, "F11")
+		room := newLockExample(sc) // the shared server, a lock parent, an observer
+		A, B := room.contender("A"), room.contender("B")
+		heldA := acquireAs(sc, A)
+		if err := heldA.Release(room.ctx); err != nil {
+			sc.Fatalf("A: release: %v", err)
+		}
+		heldB := acquireAs(sc, B)
+		fmt.Printf("A held token %v and released; B holds token %v\n", heldA.Token, heldB.Token)
+
+		section := newCriticalSection(sc, "F6")
+		fenced := fence.NewMemory(fence.WithTrace(section.trace()))
+		control := fence.NewCheckThenWrite(fence.WithTrace(section.trace()))
+		for _, r := range []struct {
+			name string
+			res  fence.Resource
+		}{{"fenced", fenced}, {"control", control}} {
+			writeAs(sc, A.a, r.res, heldA.Token, "A-first")
+			byB := section.write(r.res, B.a, heldB.Token, "new-owner")
+			inB := byB.entered()
+			fmt.Printf("%s: B inside; token %v below mark %v? %v\n", r.name, inB.Token, inB.Mark, !inB.Admitted)
+			lateA := section.write(r.res, A.a, heldA.Token, "stale-late")
+			fmt.Printf("%s: A's write meanwhile: %v\n", r.name, lateA.whereabouts(byB))
+			b := byB.finish(lateA)
+			fmt.Printf("%s: B's section ends; accepted %v, mark %v\n", r.name, b.Accepted, b.Mark)
+			a := lateA.finish(nil)
+			value, _, _ := readResource(sc, r.res)
+			fmt.Printf("%s: A's token %v below mark %v? %v; accepted %v; value %q\n", r.name, lateA.decision.Token, lateA.decision.Mark, !lateA.decision.Admitted, a.Accepted, value)
+		}
+	})
+	// Output:
+	// A held token g0/0 and released; B holds token g0/1
+	// fenced: B inside; token g0/1 below mark g0/0? false
+	// fenced: A's write meanwhile: parked in sync.(*Mutex).Lock in fence.(*Memory).Write
+	// fenced: B's section ends; accepted true, mark g0/1
+	// fenced: A's token g0/0 below mark g0/1? true; accepted false; value "new-owner"
+	// control: B inside; token g0/1 below mark g0/0? false
+	// control: A's write meanwhile: inside too: token g0/0 against mark g0/0, admitted: true
+	// control: B's section ends; accepted true, mark g0/1
+	// control: A's token g0/0 below mark g0/0? false; accepted true; value "stale-late"
 }

@@ -215,93 +215,59 @@ func Example_listExistsRace() {
 
 // Example_electionNeedsReady: the same queue can elect a leader, but being
 // lowest only makes a candidate; before serving it has to recover state,
-// and it says so by publishing a "ready" node. Clients wait for "ready",
-// not for the election result (claim L10, §3 ¶6).
+// and it says so by publishing a "ready" node. A client that waits for
+// ready never reads a half-recovered state; one that takes the lowest
+// candidate for the leader does (claim L10, §3 ¶6).
 //
-// A client Q checks <root>/ready with a watch before any election: absent.
-// Candidates L1 and L2 join the queue under <root>/election; L1 is lowest,
-// and at that moment "ready" is still absent, so Q has nothing to use. L1
-// recovers the state left by an earlier leader (x=41, one update pending),
-// writes x=42, and only then creates "ready" (ephemeral, naming itself). Q's
-// watch fires, Q reads "ready" and then the state, and sees x=42.
+// L1 and L2 join the election; L1 is lowest and holds. L1 begins its
+// recovery: the state an earlier leader left ("epoch=0 x=41") now says
+// "recovering". Now both clients ask for the leader. Qlowest lists the
+// candidates, takes the lowest (L1) and reads the half-recovered state.
+// Qready finds no ready node and waits. L1 finishes (x=42, the earlier
+// leader's pending update applied) and publishes ready; only then does
+// Qready use L1, and it reads the recovered state.
+// TestL10_ElectionNeedsReadyAcrossFailover plays this round twice, across
+// a failover, and asserts on it.
 func Example_electionNeedsReady() {
 	runExample("Example_electionNeedsReady", func(sc *zkserver.Scope) {
-		setup := newLockExample(sc)
-		ctx := setup.ctx
-		q, root, acl := setup.observer, setup.parent, zk.WorldACL(zk.PermAll)
-		for _, p := range []string{root + "/election", root + "/state"} {
-			if _, err := q.Create(p, nil, 0, acl); err != nil {
-				sc.Fatalf("create %s: %v", p, err)
-			}
-		}
-		if _, err := q.Set(root+"/state", []byte("x=41"), -1); err != nil {
-			sc.Fatalf("set state: %v", err)
-		}
-		ready := root + "/ready"
-		ok, _, readyEvent, err := q.ExistsW(ready)
-		if err != nil {
-			sc.Fatalf("Q exists ready: %v", err)
-		}
-		fmt.Println("Q: ready exists before the election:", ok)
+		claim(sc, "L10")
+		el := newElection(sc, sharedServer(sc)) // the election parent and the state, on the shared server
+		Qready, Qlowest := el.client("Qready", waitForReady), el.client("Qlowest", lowestCandidate)
+		L1, L2 := el.candidate("L1"), el.candidate("L2")
 
-		l1 := setup.session("L1")
-		L2 := join(sc, "L2", []string{setup.server.Client}, root+"/election", joinOpts{quiet: true})
-		heldByL1, err := lock.New(l1.Conn, root+"/election").Acquire(ctx)
-		if err != nil {
-			sc.Fatalf("L1: %v", err)
-		}
-		acquiringL2 := acquireInBackground(sc, ctx, L2.l)
-		L2.w.waitingOn(sc, path.Base(heldByL1.Path))
-		ok, _, _ = q.Exists(ready)
-		fmt.Println("lowest suffix: L1; ready exists:", ok)
+		heldByL1, waitingL2 := waitBehind(sc, el.ctx, L1.contender, L2.contender)
+		half := L1.beginRecovery()
+		fmt.Printf("L1 holds with token %v; L2 waits: %v; the state says %q\n", heldByL1.Token, !waitingL2.finished(), half)
+
+		control := Qlowest.use()
+		fmt.Printf("Qlowest takes the lowest candidate, %s, and reads %q\n", control.leader, control.state)
+
+		asked := make(returned)
+		var correct usage
+		go func() {
+			defer close(asked)
+			correct = Qready.use()
+		}()
 		select {
-		case <-readyEvent:
-			fmt.Println("Q: unexpected event before ready")
-		default:
-			fmt.Println("Q: no leader to use yet")
-		}
-
-		// L1 recovers: read what the previous leader left, finish it, then
-		// publish ready.
-		state, stat, err := l1.Get(root + "/state")
-		if err != nil {
-			sc.Fatalf("L1 get state: %v", err)
-		}
-		if _, err := l1.Set(root+"/state", []byte("x=42"), stat.Version); err != nil {
-			sc.Fatalf("L1 set state: %v", err)
-		}
-		fmt.Printf("L1 recovered %s, wrote x=42\n", state)
-		if _, err := l1.Create(ready, []byte("L1"), zk.FlagEphemeral, acl); err != nil {
-			sc.Fatalf("L1 publish ready: %v", err)
-		}
-		fmt.Println("L1 published ready")
-
-		select {
-		case ev := <-readyEvent:
-			fmt.Println("Q: event", ev.Type)
+		case <-Qready.waiting:
+			fmt.Printf("Qready finds no ready node and waits; used a leader meanwhile: %v\n", asked.finished())
+		case <-asked:
+			fmt.Printf("Qready used %s and read %q\n", correct.leader, correct.state)
 		case <-time.After(within):
-			sc.Fatalf("Q: no event on ready within %v", within)
+			sc.Fatalf("L10 not shown: Qready neither waited for ready nor returned within %v", within)
 		}
-		leader, _, err := q.Get(ready)
-		if err != nil {
-			sc.Fatalf("Q get ready: %v", err)
-		}
-		state, _, err = q.Get(root + "/state")
-		if err != nil {
-			sc.Fatalf("Q get state: %v", err)
-		}
-		fmt.Printf("Q uses %s, sees %s\n", leader, state)
-		fmt.Println("L2 still a candidate:", !acquiringL2.finished())
+
+		recovered := L1.finishRecovery()
+		fmt.Printf("L1 recovered %q and published ready\n", recovered)
+		asked.await(sc, "Qready's use")
+		fmt.Printf("Qready uses %s and reads %q\n", correct.leader, correct.state)
 	})
 	// Output:
-	// Q: ready exists before the election: false
-	// lowest suffix: L1; ready exists: false
-	// Q: no leader to use yet
-	// L1 recovered x=41, wrote x=42
-	// L1 published ready
-	// Q: event EventNodeCreated
-	// Q uses L1, sees x=42
-	// L2 still a candidate: true
+	// L1 holds with token g0/0; L2 waits: true; the state says "epoch=1 recovering from x=41"
+	// Qlowest takes the lowest candidate, L1, and reads "epoch=1 recovering from x=41"
+	// Qready finds no ready node and waits; used a leader meanwhile: false
+	// L1 recovered "epoch=1 x=42" and published ready
+	// Qready uses L1 and reads "epoch=1 x=42"
 }
 
 // lockExample is the setup the lock Examples share: a fresh persistent lock

@@ -1061,161 +1061,293 @@ func (sc *l12Scene) waitsOnOrReturns(pred, why string) {
 }
 
 // TestL10_ElectionNeedsReadyAcrossFailover: in an election the lowest
-// candidate is only a candidate; it becomes usable after it has recovered
-// state and published "ready", and clients wait for "ready" (claim L10, §3 ¶6).
+// candidate is only a candidate; it can serve once it has recovered state
+// and published "ready", and clients wait for "ready" (claim L10, §3 ¶6,
+// sentences 3 and 4).
 //
-// Beyond Example_electionNeedsReady, a failover: L1 leads and has published
-// ready; Q uses it and watches ready. L1's session ends: its candidate and
-// its ephemeral ready go, Q's watch fires and Q stops using L1. L2 becomes
-// the lowest and holds, but ready is absent until L2 has recovered (read
-// epoch 1, written epoch 2); Q, watching ready, sees nothing until L2
-// publishes it, then uses L2 and reads epoch 2.
+// Two clients of whoever leads ask for the leader at the same moments.
+// Qready waits for the ready node; Qlowest, the control, takes the lowest
+// candidate for the leader. L1 is elected (it holds the lock) and is
+// halfway through its recovery (the state says "recovering") when both
+// ask: Qlowest uses L1 at once and reads the half-recovered state; Qready
+// is found waiting (its exists(ready) answered false; it has read nothing)
+// until L1 has finished and published ready, and then reads L1's complete
+// state. L1's session ends, ready with it; L2 holds, is halfway through
+// its own recovery, and the same happens again. Example_electionNeedsReady
+// is one such round.
 func TestL10_ElectionNeedsReadyAcrossFailover(t *testing.T) {
-	s := sharedServer(t)
 	claim(t, "L10")
-	el := newElection(t, s)
-	ctx := lockCtx(t)
+	el := newElection(t, sharedServer(t))
+	Qready, Qlowest := el.client("Qready", waitForReady), el.client("Qlowest", lowestCandidate)
+	L1, L2 := el.candidate("L1"), el.candidate("L2")
 
-	phase(t, "L1 is elected, recovers, publishes ready")
-	ev := el.watchReady()
-	l1 := join(t, "L1", []string{s.Client}, el.root+"/election", joinOpts{})
-	l2 := join(t, "L2", []string{s.Client}, el.root+"/election", joinOpts{})
-	_, p2 := waitBehind(t, ctx, l1, l2)
-	el.notYet(ev, "while L1 is lowest but has not recovered")
-	el.recoverAndPublish(l1, 1)
-	name, state, ev := el.use(ev)
-	if name != "L1" || state != "epoch=1" {
-		t.Errorf("L10 violated: Q used %s with %s; want L1 with epoch=1", name, state)
-	}
+	phase(t, "L1 is elected and halfway through its recovery; L2 waits behind it")
+	_, waitingL2 := waitBehind(t, el.ctx, L1.contender, L2.contender)
+	checkRound(t, el.round(L1, Qready, Qlowest))
 
-	phase(t, "L1's session ends: ready goes with it")
-	l1.a.info("close session %s", l1.c.SessionHex())
-	l1.c.Close()
-	select {
-	case e := <-ev:
-		el.qa.info("event %s %s: stop using L1", e.Type, e.Path)
-		if e.Type != zk.EventNodeDeleted {
-			t.Errorf("Q: got %s; want EventNodeDeleted", e.Type)
-		}
-	case <-time.After(within):
-		t.Fatalf("L10: Q saw no deletion of ready within %v", within)
+	phase(t, "L1's session ends: its candidate and ready go with it; L2 holds and is halfway through its recovery")
+	L1.a.info("close session %s", L1.c.SessionHex())
+	L1.c.Close()
+	if _, err := waitingL2.result(t); err != nil {
+		t.Fatalf("L10 not shown: L2's acquisition after L1's session ended: got %v; want a hold", err)
 	}
-	ev = el.watchReady()
-	h2, err := p2.result(t)
-	if err != nil {
-		t.Fatalf("L2: %v", err)
+	checkRound(t, el.round(L2, Qready, Qlowest))
+}
+
+// checkRound asserts L10 on one round: the control read the half-recovered
+// state (else the round shows nothing), Qready never did.
+func checkRound(t *testing.T, r electionRound) {
+	t.Helper()
+	evidence(t, "%s elected, state %q: Qlowest used %s and read %q; Qready %s, then used %s and read %q once %s had published ready", r.leader, r.half, r.control.leader, r.control.state, r.whileHalf, r.correct.leader, r.correct.state, r.leader)
+	if r.control.leader != r.leader || r.control.state != r.half {
+		t.Errorf("L10 check broken: Qlowest, the control, used %s and read %q; want %s and its half-recovered %q", r.control.leader, r.control.state, r.leader, r.half)
 	}
-	l2.a.info("lowest now (%s)", path.Base(h2.Path))
-	el.notYet(ev, "while L2 is lowest but has not recovered")
-	el.recoverAndPublish(l2, 2)
-	name, state, _ = el.use(ev)
-	evidence(t, "Q saw ready only after each leader had recovered: after the failover it used %s with %s", name, state)
-	if name != "L2" || state != "epoch=2" {
-		t.Errorf("L10 violated: Q used %s with %s; want L2 with epoch=2", name, state)
+	if r.returnedEarly {
+		t.Errorf("L10 violated: Qready, which waits for ready, used %s and read %q while %s was half recovered (%q)", r.early.leader, r.early.state, r.leader, r.half)
+		return
+	}
+	if r.correct.leader != r.leader || r.correct.state != r.recovered {
+		t.Errorf("L10 violated: once %s published ready Qready used %s and read %q; want %s and %q", r.leader, r.correct.leader, r.correct.state, r.leader, r.recovered)
 	}
 }
 
-// election is TestL10's scene: Q, a client of whoever leads, and the nodes
-// the candidates share.
+// election is L10's scene: O, who set up the election parent and the
+// state the leaders keep, the candidates, and the clients of whoever leads.
 type election struct {
-	t     *testing.T
-	q     *zkclient.Client
-	qa    actor
-	root  string
-	ready string
+	t                    zkserver.TB
+	ctx                  context.Context
+	server               *zkserver.Server
+	parent, state, ready string
+	mu                   sync.Mutex
+	names                map[int64]string // a candidate's session -> its name
 }
 
-func newElection(t *testing.T, s *zkserver.Server) *election {
-	el := &election{t: t, q: zkclient.Connect(t, "Q", []string{s.Client}), qa: newActor(t, "Q")}
-	el.root = testRoot(t, el.q)
-	el.ready = el.root + "/ready"
-	for _, p := range []string{el.root + "/election", el.root + "/state"} {
-		if _, err := el.q.Create(p, []byte("epoch=0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+// newElection makes the election parent and the state ("epoch=0 x=41", as
+// an earlier leader left it) under a fresh root on s.
+func newElection(t zkserver.TB, s *zkserver.Server) *election {
+	t.Helper()
+	o := zkclient.Connect(t, "O", []string{s.Client})
+	root := testRoot(t, o)
+	el := &election{t: t, ctx: lockCtx(t), server: s, parent: root + "/election", state: root + "/state", ready: root + "/ready", names: map[int64]string{}}
+	for p, data := range map[string]string{el.parent: "", el.state: "epoch=0 x=41"} {
+		if _, err := o.Create(p, []byte(data), 0, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatalf("create %s: %v", p, err)
 		}
 	}
 	return el
 }
 
-// watchReady sets Q's watch on ready, which must be absent.
-func (el *election) watchReady() <-chan zk.Event {
-	el.t.Helper()
-	el.qa.invoke("exists %s watch", el.ready)
-	ok, _, ev, err := el.q.ExistsW(el.ready)
-	if err != nil || ok {
-		el.t.Fatalf("Q exists ready: %v %v", ok, err)
-	}
-	el.qa.ok("false")
-	return ev
+// electionCandidate is a contender of the election; once it holds, it
+// recovers the state and publishes ready.
+type electionCandidate struct {
+	*contender
+	el *election
 }
 
-// recoverAndPublish is p's work as the new leader: read the state the last
-// one left, write the next epoch, then create ready.
-func (el *election) recoverAndPublish(p *contender, epoch int) {
-	t := el.t
+func (el *election) candidate(name string) *electionCandidate {
+	p := join(el.t, name, []string{el.server.Client}, el.parent, joinOpts{})
+	el.mu.Lock()
+	el.names[p.c.SessionID()] = name
+	el.mu.Unlock()
+	return &electionCandidate{contender: p, el: el}
+}
+
+// beginRecovery is the first half of p's recovery: it reads the state the
+// last leader left ("epoch=N x=V") and marks it as being recovered into
+// the next epoch. It returns what the state says now.
+func (p *electionCandidate) beginRecovery() string {
+	var epoch, x int
+	version := p.readState("epoch=%d x=%d", &epoch, &x)
+	now := fmt.Sprintf("epoch=%d recovering from x=%d", epoch+1, x)
+	p.writeState(now, version)
+	return now
+}
+
+// finishRecovery is the second half: the recovered state of the new epoch
+// (the earlier leader's pending update applied), then ready, ephemeral,
+// naming p. It returns the recovered state.
+func (p *electionCandidate) finishRecovery() string {
+	t := p.el.t
 	t.Helper()
-	p.a.invoke("get %s/state", el.root)
-	data, st, err := p.c.Get(el.root + "/state")
+	var epoch, x int
+	version := p.readState("epoch=%d recovering from x=%d", &epoch, &x)
+	done := fmt.Sprintf("epoch=%d x=%d", epoch, x+1)
+	p.writeState(done, version)
+	p.a.invoke("create %s ephemeral %q", p.el.ready, p.name)
+	if _, err := p.c.Create(p.el.ready, []byte(p.name), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("%s: publish ready: %v", p.name, err)
+	}
+	p.a.ok("")
+	return done
+}
+
+// readState reads the state, parses it with format and returns its
+// version.
+func (p *electionCandidate) readState(format string, args ...any) int32 {
+	t := p.el.t
+	t.Helper()
+	p.a.invoke("get %s", p.el.state)
+	data, st, err := p.c.Get(p.el.state)
 	if err != nil {
-		t.Fatalf("%s get state: %v", p.name, err)
+		t.Fatalf("%s: get state: %v", p.name, err)
 	}
 	p.a.ok("%s", data)
-	if want := fmt.Sprintf("epoch=%d", epoch-1); string(data) != want {
-		t.Errorf("%s recovered %q; want %q", p.name, data, want)
+	if _, err := fmt.Sscanf(string(data), format, args...); err != nil {
+		t.Fatalf("%s: state %q is not %q: %v", p.name, data, format, err)
 	}
-	p.a.invoke("set %s/state epoch=%d", el.root, epoch)
-	if _, err := p.c.Set(el.root+"/state", []byte(fmt.Sprintf("epoch=%d", epoch)), st.Version); err != nil {
-		t.Fatalf("%s set state: %v", p.name, err)
-	}
-	p.a.ok("")
-	p.a.invoke("create %s ephemeral %q", el.ready, p.name)
-	if _, err := p.c.Create(el.ready, []byte(p.name), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatalf("%s publish ready: %v", p.name, err)
+	return st.Version
+}
+
+func (p *electionCandidate) writeState(data string, version int32) {
+	t := p.el.t
+	t.Helper()
+	p.a.invoke("set %s %q", p.el.state, data)
+	if _, err := p.c.Set(p.el.state, []byte(data), version); err != nil {
+		t.Fatalf("%s: set state: %v", p.name, err)
 	}
 	p.a.ok("")
 }
 
-// use waits for ready, then reads the leader's name and the state, leaving
-// a watch on ready.
-func (el *election) use(ev <-chan zk.Event) (string, string, <-chan zk.Event) {
+// leaderRule is how a client decides whom to use as the leader.
+type leaderRule func(q *electionClient) (leader string, err error)
+
+// electionClient is a client of whoever leads: it finds the leader by its
+// rule, then reads the state the leader serves.
+type electionClient struct {
+	name    string
+	c       *zkclient.Client
+	a       actor
+	el      *election
+	rule    leaderRule
+	waiting chan struct{} // the rule found ready absent and waits
+}
+
+func (el *election) client(name string, rule leaderRule) *electionClient {
+	return &electionClient{name: name, c: zkclient.Connect(el.t, name, []string{el.server.Client}), a: newActor(el.t, name), el: el, rule: rule, waiting: make(chan struct{}, 1)}
+}
+
+// waitForReady is the rule the article asks for: the leader is whoever
+// ready names, and while ready is absent there is none to use.
+func waitForReady(q *electionClient) (string, error) {
+	for {
+		q.a.invoke("exists %s watch", q.el.ready)
+		ok, _, ev, err := q.c.ExistsW(q.el.ready)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			q.a.ok("true")
+			q.a.invoke("get %s", q.el.ready)
+			name, _, err := q.c.Get(q.el.ready)
+			if errors.Is(err, zk.ErrNoNode) {
+				continue // gone again: wait for the next one
+			}
+			q.a.ok("%s", name)
+			return string(name), err
+		}
+		q.a.ok("false: no leader to use yet")
+		select {
+		case q.waiting <- struct{}{}:
+		default:
+		}
+		select {
+		case e := <-ev:
+			q.a.info("event %s %s", e.Type, e.Path)
+		case <-q.el.ctx.Done():
+			return "", q.el.ctx.Err()
+		}
+	}
+}
+
+// lowestCandidate is the control's rule: the candidate with the lowest
+// sequence number is taken for the leader, whatever it has recovered.
+func lowestCandidate(q *electionClient) (string, error) {
+	q.a.invoke("children %s", q.el.parent)
+	kids, _, err := q.c.Children(q.el.parent)
+	if err != nil {
+		return "", err
+	}
+	low := lowestBySeq(kids)
+	ok, st, err := q.c.Exists(q.el.parent + "/" + low)
+	if err != nil || !ok {
+		return "", fmt.Errorf("lowest candidate %q: exists %v, %v", low, ok, err)
+	}
+	q.el.mu.Lock()
+	name := q.el.names[st.EphemeralOwner]
+	q.el.mu.Unlock()
+	q.a.ok("lowest %s, of %s", low, name)
+	return name, nil
+}
+
+// usage is whom a client used and the state it read there.
+type usage struct {
+	leader, state string
+	err           error
+}
+
+// use finds the leader by q's rule and reads the state it serves.
+func (q *electionClient) use() usage {
+	leader, err := q.rule(q)
+	if err != nil {
+		return usage{err: err}
+	}
+	q.a.invoke("get %s (served by %s)", q.el.state, leader)
+	state, _, err := q.c.Get(q.el.state)
+	if err != nil {
+		return usage{leader: leader, err: err}
+	}
+	q.a.ok("%s", state)
+	return usage{leader: leader, state: string(state)}
+}
+
+// electionRound is what one round saw: the leader halfway through its
+// recovery, the control's usage then, where Qready was meanwhile, and
+// Qready's usage once the leader had published ready.
+type electionRound struct {
+	leader, half, recovered string
+	control                 usage
+	whileHalf               string // "waited for ready" or "returned"
+	returnedEarly           bool
+	early                   usage // Qready's usage if it returned while the leader was half recovered
+	correct                 usage // Qready's usage, whenever it returned
+}
+
+// round: p holds the lock and begins its recovery; both clients ask for the
+// leader while the state is half recovered; Qready, started in the
+// background, is awaited until it waits for ready or returns; then p
+// finishes its recovery and publishes ready (also when Qready returned
+// early, so the scene can go on), and Qready's usage is taken.
+func (el *election) round(p *electionCandidate, ready, lowest *electionClient) electionRound {
 	t := el.t
 	t.Helper()
+	r := electionRound{leader: p.name, half: p.beginRecovery()}
+	r.control = lowest.use()
+	if r.control.err != nil {
+		t.Fatalf("L10 not shown: %s: %v", lowest.name, r.control.err)
+	}
+	done := make(returned)
+	var correct usage
+	go func() {
+		defer close(done)
+		correct = ready.use()
+	}()
+	t.Cleanup(func() { done.await(t, ready.name+"'s use") })
 	select {
-	case e := <-ev:
-		el.qa.info("event %s %s", e.Type, e.Path)
+	case <-ready.waiting:
+		r.whileHalf = "waited for ready"
+	case <-done:
+		r.whileHalf, r.returnedEarly, r.early = "returned", true, correct
 	case <-time.After(within):
-		t.Fatalf("L10: Q saw no event on ready within %v", within)
+		t.Fatalf("L10 not shown: %s neither waited for ready nor returned within %v", ready.name, within)
 	}
-	el.qa.invoke("get %s watch", el.ready)
-	name, _, ch, err := el.q.GetW(el.ready)
-	if err != nil {
-		t.Fatalf("Q get ready: %v", err)
+	ready.a.info("while %s is half recovered: %s", p.name, r.whileHalf)
+	r.recovered = p.finishRecovery()
+	done.await(t, ready.name+"'s use")
+	if correct.err != nil {
+		t.Fatalf("L10 not shown: %s: %v", ready.name, correct.err)
 	}
-	el.qa.ok("%s", name)
-	state, _, err := el.q.Get(el.root + "/state")
-	if err != nil {
-		t.Fatalf("Q get state: %v", err)
-	}
-	el.qa.info("uses %s, state %s", name, state)
-	return string(name), string(state), ch
-}
-
-// notYet checks that Q got no event on ready and ready is absent; a read on
-// Q's connection first orders any notification before it.
-func (el *election) notYet(ev <-chan zk.Event, what string) {
-	t := el.t
-	t.Helper()
-	if _, _, err := el.q.Exists("/"); err != nil {
-		t.Fatalf("Q barrier: %v", err)
-	}
-	select {
-	case e := <-ev:
-		t.Errorf("L10 violated: Q got %s on ready %s", e.Type, what)
-	default:
-	}
-	if ok, _ := statOf(t, el.q, el.ready); ok {
-		t.Errorf("L10 violated: ready exists %s", what)
-	}
+	r.correct = correct
+	return r
 }
 
 // TestL11_CallbackThatIsNoDeletionListsAgain: the predecessor chain does

@@ -48,7 +48,8 @@ type Trace struct {
 	// section is held while it runs: a Decided that blocks keeps every other
 	// write of the resource out (that is how claim F6's proof shows the
 	// compare and the write are one step). It is not called for a WriteOnce
-	// whose request id was applied already.
+	// whose request id was applied already. The CheckThenWrite control calls
+	// it between its two steps, with no critical section held.
 	Decided func(Decision)
 }
 
@@ -240,16 +241,19 @@ func (u *Unfenced) Close() error { return u.s.close() }
 
 // CheckThenWrite is a control resource with the fence's rule but not its
 // atomicity: it compares the token with the mark in one critical section
-// and writes in another, with Between called in the gap. A write that passed
-// the compare is stored even if a larger token was accepted meanwhile
-// (claim F11). It is safe for concurrent use and wrong by design.
-type CheckThenWrite struct {
-	s state
-	// Between, when set, runs after the compare and before the write.
-	Between func(tok Token)
-}
+// and writes in another. Its Trace's Decided runs in the gap, outside both,
+// so a test can let another writer in there: a write that passed the
+// compare is then stored even if a larger token was accepted meanwhile
+// (claim F11). It is safe for concurrent use and wrong by design. The zero
+// value is an empty resource without a Trace.
+type CheckThenWrite struct{ s state }
 
 var _ Resource = (*CheckThenWrite)(nil)
+
+// NewCheckThenWrite returns an empty compare-then-write control.
+func NewCheckThenWrite(opts ...Option) *CheckThenWrite {
+	return &CheckThenWrite{s: state{trace: options(opts).trace}}
+}
 
 // Write implements Resource in two steps.
 func (c *CheckThenWrite) Write(ctx context.Context, tok Token, value string) (Result, error) {
@@ -258,13 +262,12 @@ func (c *CheckThenWrite) Write(ctx context.Context, tok Token, value string) (Re
 	}
 	c.s.mu.Lock()
 	closed, ok := c.s.closed, c.s.admits(tok, true)
+	d := Decision{Token: tok, Mark: c.s.mark, Marked: c.s.marked, Admitted: ok}
 	c.s.mu.Unlock()
 	if closed {
 		return Result{}, ErrClosed
 	}
-	if ok && c.Between != nil {
-		c.Between(tok)
-	}
+	c.s.trace.decided(d) // the gap: no critical section is held here
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
 	res := Result{Prev: c.s.value}

@@ -623,19 +623,19 @@ func TestWriteOnceAppliesARetriedRequestOnce(t *testing.T) {
 
 func TestCheckThenWriteAcceptsAStaleWriteInTheGap(t *testing.T) {
 	ctx := context.Background()
-	r := &CheckThenWrite{}
-	if _, err := r.Write(ctx, g(1, 0), "a"); err != nil {
-		t.Fatal(err)
-	}
-	// Between runs while A's compare has passed: B's larger token goes in.
+	var r *CheckThenWrite
+	// Decided runs while A's compare has passed: B's larger token goes in.
 	var once bool
-	r.Between = func(tok Token) {
-		if !once && tok == g(1, 0) {
+	r = NewCheckThenWrite(WithTrace(&Trace{Decided: func(d Decision) {
+		if !once && d.Token == g(1, 0) && d.Marked {
 			once = true
 			if res, err := r.Write(ctx, g(1, 1), "new-owner"); err != nil || !res.Accepted {
-				t.Fatalf("B: got %+v, %v; want accepted", res, err)
+				t.Errorf("B: got %+v, %v; want accepted", res, err)
 			}
 		}
+	}}))
+	if _, err := r.Write(ctx, g(1, 0), "a"); err != nil {
+		t.Fatal(err)
 	}
 	res, err := r.Write(ctx, g(1, 0), "stale-late")
 	v, mark, _, _ := r.Read(ctx)
