@@ -22,16 +22,22 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strings"
 	"sync"
+	"unicode"
+
+	"github.com/zk19/zk19/internal/claims"
 )
 
 // TB is the part of testing.TB the harness needs. *testing.T, *testing.B and
-// *Scope satisfy it.
+// *Scope satisfy it. Attr is how a proof states its evidence and its verdict
+// as data (internal/claims names the keys).
 type TB interface {
 	Helper()
 	Cleanup(func())
 	Fatalf(format string, args ...any)
 	Logf(format string, args ...any)
+	Attr(key, value string)
 	Skipf(format string, args ...any)
 	Name() string
 	TempDir() string
@@ -40,12 +46,14 @@ type TB interface {
 // Scope is a TB for code that has no *testing.T: TestMain and Examples.
 // Fatalf and Skipf panic (an Example has no other way to stop), Logf writes a
 // prefixed line to standard error (so it never mixes with an Example's
-// checked output), and Close runs the cleanups in reverse order.
+// checked output), Attr keeps the attribute for the record (see Attr), and
+// Close runs the cleanups in reverse order.
 type Scope struct {
 	name  string
 	quiet bool
 
 	mu       sync.Mutex
+	attrs    [][2]string
 	cleanups []func()
 	dirs     []string
 	closed   bool
@@ -76,6 +84,36 @@ func (s *Scope) Logf(format string, args ...any) {
 		return
 	}
 	fmt.Fprintf(os.Stderr, "    %s: %s\n", s.name, fmt.Sprintf(format, args...))
+}
+
+// Attr keeps an attribute for the record. An Example has no *testing.T, so
+// "go test -json" has no attribute event for it: the Scope writes the line
+// testing writes for t.Attr under -v ("=== ATTR  <name> <key> <value>",
+// claims.AttrLine) to standard error, where it never mixes with the
+// Example's checked output, and cmd/evidence reads an Example's attributes
+// from those lines. As testing does, a key with white space or a value with
+// a line break is refused, here by Fatalf. A quiet Scope keeps the
+// attribute (Attrs) and prints nothing.
+func (s *Scope) Attr(key, value string) {
+	if strings.ContainsFunc(key, unicode.IsSpace) || key == "" {
+		s.Fatalf("disallowed attribute key %q", key)
+	}
+	if strings.ContainsAny(value, "\r\n") {
+		s.Fatalf("disallowed newline in attribute value %q", value)
+	}
+	s.mu.Lock()
+	s.attrs = append(s.attrs, [2]string{key, value})
+	s.mu.Unlock()
+	if !s.quiet {
+		fmt.Fprintln(os.Stderr, claims.AttrLine(s.name, key, value))
+	}
+}
+
+// Attrs returns the attributes set so far, as key, value pairs in order.
+func (s *Scope) Attrs() [][2]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([][2]string(nil), s.attrs...)
 }
 
 // ScopeFailure is the value a Scope panics with.
