@@ -98,7 +98,7 @@ func (sc *aclScene) requireACL(t *testing.T, node string, asked []zk.ACL) {
 	}
 	sc.oa.ok("%v", got)
 	if !slices.Equal(got, want) {
-		t.Fatalf("A1 not shown: %s carries ACL %v on the server; want %v, the ACL asked for (%v)", path.Base(node), got, want, asked)
+		notShown(t, "A1", "%s carries ACL %v on the server; want %v, the ACL asked for (%v)", path.Base(node), got, want, asked)
 	}
 }
 
@@ -140,11 +140,11 @@ func thiefMakesSecondHolder(t *testing.T, parentACL, nodeACL []zk.ACL) {
 	hA, pB := sc.holdAndWait(t)
 	stolen := sc.steal(t, hA.Path)
 	if stolen != nil {
-		t.Fatalf("A1 violated: T's delete of A's node under parent ACL %v, node ACL %v: got %v; want it to succeed", parentACL, nodeACL, stolen)
+		refutedNow(t, "A1", "T's delete of A's node under parent ACL %v, node ACL %v: got %v; want it to succeed", parentACL, nodeACL, stolen)
 	}
 	hB, err := pB.result(t)
 	if err != nil {
-		t.Fatalf("A1 violated: after the theft B's acquisition returned %v; want a hold", err)
+		refutedNow(t, "A1", "after the theft B's acquisition returned %v; want a hold", err)
 	}
 	sc.b.a.ok("holds %s", path.Base(hB.Path))
 	sc.a.a.info("A never released; its worker still acts on %s", path.Base(hA.Path))
@@ -152,7 +152,7 @@ func thiefMakesSecondHolder(t *testing.T, parentACL, nodeACL []zk.ACL) {
 	sc.a.a.info("A's Release, when A gets to it: %v", late)
 	evidence(t, "parent ACL %v, node ACL %v (both candidates carry %v on the server): T deleted A's node (err %v); B then held %s while A's hold was never released: two holders; A's later Release reports lost candidacy: %v", parentACL, nodeACL, storedACL(nodeACL, lockIdentity), stolen, path.Base(hB.Path), errors.Is(late, lock.ErrLostCandidacy))
 	if !errors.Is(late, lock.ErrLostCandidacy) {
-		t.Errorf("A1 check broken: A's Release after the theft returned %v; want lock.ErrLostCandidacy", late)
+		brokenCheck(t, "A1", "A's Release after the theft returned %v; want lock.ErrLostCandidacy", late)
 	}
 }
 
@@ -185,10 +185,10 @@ func TestA1_CreatorOnlyACLRefusesTheThief(t *testing.T) {
 	st := settle(t, sc.b, pB.own)
 	evidence(t, "creator-only ACL on the parent and the candidates (both carry %v on the server): T's delete of A's node got %v; A's node exists: %v; B still waits on A: %v, acquired: %v", storedACL(zk.AuthACL(zk.PermAll), lockIdentity), stolen, exists, st.Waiting && st.Pred == path.Base(hA.Path), st.Acquired)
 	if !errors.Is(stolen, zk.ErrNoAuth) {
-		t.Errorf("A1 violated: T's delete of A's node got %v; want zk.ErrNoAuth", stolen)
+		refuted(t, "A1", "T's delete of A's node got %v; want zk.ErrNoAuth", stolen)
 	}
 	if !exists || st.Done || !st.Waiting {
-		t.Errorf("A1 violated: after T's attempt A's node exists=%v and B's acquisition done=%v (acquired %v, waiting %v); want A's node kept and B still waiting: one holder", exists, st.Done, st.Acquired, st.Waiting)
+		refuted(t, "A1", "after T's attempt A's node exists=%v and B's acquisition done=%v (acquired %v, waiting %v); want A's node kept and B still waiting: one holder", exists, st.Done, st.Acquired, st.Waiting)
 	}
 	if err := hA.Release(lockCtx(t)); err != nil {
 		t.Fatalf("A: release: %v", err)

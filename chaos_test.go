@@ -92,7 +92,7 @@ func TestC1_ChaosLeavesNoStaleWriteInAFencedResource(t *testing.T) {
 	claim(t, "C1")
 	plan, err := chaos.PlanFromEnv()
 	if err != nil {
-		t.Fatalf("C1: %v", err)
+		notShown(t, "C1", "%v", err)
 	}
 	from := "drawn from the clock"
 	if plan.Replay {
@@ -124,7 +124,7 @@ func leftovers(t *testing.T) []string {
 	t.Helper()
 	left, err := zkserver.Leftovers(os.Getpid())
 	if err != nil {
-		t.Fatalf("C1: leftovers of this process: %v", err)
+		notShown(t, "C1", "leftovers of this process: %v", err)
 	}
 	for i, l := range left {
 		if strings.HasPrefix(l, "container ") {
@@ -141,7 +141,7 @@ func nothingLeft(t *testing.T, keep goleak.Option, live int, before []string) st
 	failed := false
 	if n := zkserver.Live(); n != live {
 		failed = true
-		t.Errorf("C1 violated: %d servers tracked as running after the chaos; want %d, as before it", n, live)
+		brokenCheck(t, "C1", "%d servers tracked as running after the chaos; want %d, as before it", n, live)
 	}
 	var extra []string
 	for _, l := range leftovers(t) {
@@ -151,11 +151,11 @@ func nothingLeft(t *testing.T, keep goleak.Option, live int, before []string) st
 	}
 	if len(extra) > 0 {
 		failed = true
-		t.Errorf("C1 violated: the chaos left %v; want nothing beyond what ran before it", extra)
+		brokenCheck(t, "C1", "the chaos left %v; want nothing beyond what ran before it", extra)
 	}
 	if err := goleak.Find(append(zkserver.LeakOptions(), keep)...); err != nil {
 		failed = true
-		t.Errorf("C1 violated: goroutines left after the chaos: %v", err)
+		brokenCheck(t, "C1", "goroutines left after the chaos: %v", err)
 	}
 	if failed {
 		return "something was left after the run (see the failures)"
@@ -272,7 +272,7 @@ func runChaos(t *testing.T, plan chaos.Plan, index int, setup chaosSetup, sum *c
 	for _, w := range run.workers {
 		w.a.info("%d acquisitions in %d sessions", w.acquisitions, w.sessions)
 		if err := w.c.CloseWait(within); err != nil {
-			t.Errorf("C1 violated: %s's session did not close: %v", w.name, err)
+			brokenCheck(t, "C1", "%s's session did not close: %v", w.name, err)
 		}
 	}
 	run.checkNothingLeftOnServer()
@@ -308,7 +308,7 @@ func (run *chaosRun) openResources() {
 	t.Cleanup(sc.Close)
 	dur, err := sqlite.Open(context.Background(), filepath.Join(sc.TempDir(), "resource.db"))
 	if err != nil {
-		t.Fatalf("C1: durable resource: %v", err)
+		notShown(t, "C1", "durable resource: %v", err)
 	}
 	for _, r := range []*chaosResource{
 		{name: resMemory, r: fence.NewMemory(), fenced: true},
@@ -341,7 +341,7 @@ func (run *chaosRun) stop() {
 		select {
 		case <-done:
 		case <-time.After(chaosStopWithin):
-			run.t.Errorf("C1: the workers did not end their cycles within %v of the stop", chaosStopWithin)
+			brokenCheck(run.t, "C1", "the workers did not end their cycles within %v of the stop", chaosStopWithin)
 		}
 	})
 }
@@ -352,14 +352,14 @@ func (run *chaosRun) stop() {
 func (run *chaosRun) checkNothingLeftOnServer() {
 	t := run.t
 	if err := run.O.WaitConnected(zkclient.ConnectWithin); err != nil {
-		t.Fatalf("C1: the observer has no session to check with: %v", err)
+		notShown(t, "C1", "the observer has no session to check with: %v", err)
 	}
 	err := wait.Until(within, "no lock node under "+run.root, func() (bool, string) {
 		kids, _, err := run.O.Children(run.root)
 		return err == nil && len(kids) == 0, fmt.Sprintf("%v %v", kids, err)
 	})
 	if err != nil {
-		t.Errorf("C1 violated: lock nodes left after every worker closed: %v", err)
+		refuted(t, "C1", "lock nodes left after every worker closed: %v", err)
 		run.sum.Note(rowLeft, "lock nodes (see the failure)")
 		return
 	}
@@ -374,7 +374,7 @@ func (run *chaosRun) checkNothingLeftOnServer() {
 		return err == nil && len(left) == 0, fmt.Sprint(left, err)
 	})
 	if err != nil {
-		t.Errorf("C1 violated: sessions left after every worker closed: %v", err)
+		refuted(t, "C1", "sessions left after every worker closed: %v", err)
 		run.sum.Note(rowLeft, "sessions (see the failure)")
 		return
 	}
@@ -433,7 +433,7 @@ func (run *chaosRun) checkFences() {
 			continue
 		}
 		if len(regressions) > 0 {
-			t.Errorf("C1 violated: the fenced %s resource accepted %d writes below a token it had accepted before; want none: %v", r.name, len(regressions), regressions)
+			refuted(t, "C1", "the fenced %s resource accepted %d writes below a token it had accepted before; want none: %v", r.name, len(regressions), regressions)
 		}
 		ft := &failWatch{T: t}
 		history.RequireLinearizable(ft, r.rec, "C1")
@@ -441,12 +441,12 @@ func (run *chaosRun) checkFences() {
 	}
 	run.sum.Note(rowPorcupine, strings.Join(verdicts, ", "))
 	if c, _ := run.sum.StaleLate(resControl); c == 0 {
-		t.Errorf("C1 proved nothing: no stale-late write reached the control (%s)", run.setup.name)
+		brokenCheck(t, "C1", "the run proved nothing: no stale-late write reached the control (%s)", run.setup.name)
 	}
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	for _, a := range run.anomalies {
-		t.Errorf("C1 check broken: %s", a)
+		brokenCheck(t, "C1", "%s", a)
 	}
 }
 
@@ -485,7 +485,7 @@ func (run *chaosRun) awaitProgress(after string, n int) {
 		return got >= target, fmt.Sprintf("%d of %d", got, target)
 	})
 	if err != nil {
-		run.t.Fatalf("C1: the lock stalled: %v", err)
+		notShown(run.t, "C1", "the lock stalled: %v", err)
 	}
 }
 
@@ -507,7 +507,7 @@ func (run *chaosRun) inject(f chaos.Fault) bool {
 	case chaos.Failover:
 		return run.failover(f)
 	}
-	run.t.Fatalf("C1: no injection for fault kind %v", f.Kind)
+	notShown(run.t, "C1", "no injection for fault kind %v", f.Kind)
 	return false
 }
 
@@ -622,7 +622,7 @@ func (run *chaosRun) frozenExpiry(f chaos.Fault) bool {
 	select {
 	case got = <-fr.wrote:
 	case <-time.After(chaosFaultWithin):
-		t.Fatalf("C1: %s did not write within %v of its gate opening", w.name, chaosFaultWithin)
+		notShown(t, "C1", "%s did not write within %v of its gate opening", w.name, chaosFaultWithin)
 	}
 	run.sum.Add(chaos.StaleLate, 1)
 	run.judgeStaleLate(w, h, got)
@@ -645,7 +645,7 @@ func (run *chaosRun) awaitSuccessor(w *chaosWorker, h *lock.Held) {
 		return ok, fmt.Sprintf("node exists=%v (%v), marks %v", exists, err, marks)
 	})
 	if err != nil {
-		run.t.Fatalf("C1: the lock stalled: %s stayed frozen and partitioned, and no successor took over: %v", w.name, err)
+		notShown(run.t, "C1", "the lock stalled: %s stayed frozen and partitioned, and no successor took over: %v", w.name, err)
 	}
 	run.nemesis.ok("%s's node %s is gone (O sees no node) and the fenced resources hold %v and %v, above its %v", w.name, path.Base(h.Path), marks[0], marks[1], h.Token)
 }
@@ -658,7 +658,7 @@ func (run *chaosRun) judgeStaleLate(w *chaosWorker, h *lock.Held, got []fence.Re
 		res := got[i]
 		parts = append(parts, fmt.Sprintf("%s accepted=%v (mark %v)", r.name, res.Accepted, res.Mark))
 		if r.fenced && res.Accepted {
-			run.t.Errorf("C1 violated: the fenced %s resource accepted %s's stale-late write with token %v (its node gone, a higher token accepted before); want it refused", r.name, w.name, h.Token)
+			refuted(run.t, "C1", "the fenced %s resource accepted %s's stale-late write with token %v (its node gone, a higher token accepted before); want it refused", r.name, w.name, h.Token)
 		}
 	}
 	run.nemesis.ok("%s's stale-late write with token %v: %s", w.name, h.Token, strings.Join(parts, ", "))
@@ -699,11 +699,11 @@ func (run *chaosRun) restart(f chaos.Fault) bool {
 	run.nemesis.invoke("restart %s", s.Label)
 	t0 := time.Now()
 	if err := s.TryRestart(); err != nil {
-		t.Fatalf("C1: restart %s: %v", s.Label, err)
+		notShown(t, "C1", "restart %s: %v", s.Label, err)
 	}
 	if run.cluster != nil {
 		if _, err := run.cluster.Ensemble.Leader(chaosServerWithin); err != nil {
-			t.Fatalf("C1: no leader after restarting %s: %v", s.Label, err)
+			notShown(t, "C1", "no leader after restarting %s: %v", s.Label, err)
 		}
 	}
 	mode, _ := s.Mode()
@@ -718,7 +718,7 @@ func (run *chaosRun) failover(chaos.Fault) bool {
 	t, c := run.t, run.cluster
 	old, err := c.Ensemble.Leader(chaosServerWithin)
 	if err != nil {
-		t.Fatalf("C1: no leader before the failover: %v", err)
+		notShown(t, "C1", "no leader before the failover: %v", err)
 	}
 	run.nemesis.invoke("partition the leader %s from the other servers", old.Label)
 	heal := sync.OnceFunc(c.links.Heal)
@@ -743,10 +743,10 @@ func (run *chaosRun) failover(chaos.Fault) bool {
 	})
 	heal()
 	if err != nil {
-		t.Fatalf("C1: %v", err)
+		notShown(t, "C1", "%v", err)
 	}
 	if err := old.WaitMode(chaosServerWithin, "follower"); err != nil {
-		t.Fatalf("C1: %s did not come back as a follower: %v", old.Label, err)
+		notShown(t, "C1", "%s did not come back as a follower: %v", old.Label, err)
 	}
 	run.nemesis.ok("%s leads; %s is back as a follower", next.Label, old.Label)
 	return true

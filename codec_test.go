@@ -35,7 +35,7 @@ func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
 		t.Logf("class %s from %s", k.Class, o.About.Sources[k.Class])
 	}
 	if jarVersion(o) != version.Version {
-		t.Fatalf("E5: the jar is ZooKeeper %q; the server under test answers srvr with %q; want the server's own jar", o.About.Version, version.Version)
+		notShown(t, "E5", "the jar is ZooKeeper %q; the server under test answers srvr with %q; want the server's own jar", o.About.Version, version.Version)
 	}
 
 	phase(t, "Go records, both ways: official encode -> Go decode, Go encode -> official decode, encodings equal")

@@ -24,21 +24,21 @@
 //     a server whose last zxid is behind what the session has seen refuses the
 //     session, as the client and the server's log both show, so the session
 //     never reads back in time. Proof: TestS4_SessionOrderAndNoGoingBack
-//     (consistency_test.go:1125)
+//     (consistency_test.go:1131)
 //   - S1 §1 ¶2 句1 (beyond): A 写入成功并经带外渠道告诉 B 之后，B
 //     在还没收到这次提交的 follower 上做普通读，拿到的仍是旧值 0。 — After A's
 //     write succeeds and A tells B out of band, B's plain read on a follower
 //     that has not yet received the commit still returns the old value 0.
 //     Proof: TestS1_PlainReadOnLaggingFollowerIsStale
 //     (consistency_test.go:228), Example_staleReadFromLaggingFollower
-//     (consistency_test.go:893)
+//     (consistency_test.go:895)
 //   - S2 §1 ¶2 句3 (beyond): porcupine
 //     把这段历史当作线性化寄存器来检查时予以拒绝；同样的操作若等 follower
 //     追上后 B 再读，则被接受。 — Porcupine rejects that history as a
 //     linearizable register and accepts the same history when B reads only
 //     after the follower has caught up. Proof:
 //     TestS2_StaleHistoryIsNotLinearizable (consistency_test.go:245),
-//     Example_staleReadFromLaggingFollower (consistency_test.go:893)
+//     Example_staleReadFromLaggingFollower (consistency_test.go:895)
 //   - S3 §1 ¶3 句2 (beyond): follower 以自己的本地状态回答 getData：leader
 //     发往它的数据流仍被扣着，读取照样完成，不需要与 leader 往返。 — A
 //     follower serves getData from its local state: the read completes while
@@ -55,7 +55,7 @@
 //     会阻塞，直到被扣住的 leader 链路放开，随后的读看到 1。 — With a healthy
 //     current leader, sync on a lagging follower blocks until the held leader
 //     link is released, and the read that follows sees 1. Proof:
-//     TestY1_SyncWaitsForTheLeaderStream (consistency_test.go:350)
+//     TestY1_SyncWaitsForTheLeaderStream (consistency_test.go:352)
 //   - Y2 §2 ¶2 句1 (beyond): 五台服务器上复现 ZOOKEEPER-1675
 //     的窗口（先确认被隔开的旧 leader 仍报告自己在领导）：旧 follower 的客户端
 //     sync 成功后读到 0，而新多数早已提交 1；porcupine
@@ -64,15 +64,15 @@
 //     client of the old follower gets a successful sync and then reads 0
 //     although the new majority committed 1; porcupine finds it not
 //     linearizable. Proof: TestY2_SyncInTheZK1675WindowReadsStale
-//     (consistency_test.go:871), Example_syncInZK1675Window
-//     (consistency_test.go:915)
+//     (consistency_test.go:873), Example_syncInZK1675Window
+//     (consistency_test.go:917)
 //   - Y7 §2 ¶2 句3 (beyond): 五台服务器上扣住足够多 follower 的确认，
 //     让一个写停在已提议、未提交的状态；剩下那台 follower 上的 sync
 //     要等这个提议提交后才返回，之后的读能看到这个写。 — On five servers, with
 //     enough followers' acknowledgements held that a write stays proposed and
 //     uncommitted, a sync from the remaining follower returns only after the
 //     proposal commits, and the read after it sees the write. Proof:
-//     TestY7_SyncQueuesBehindAnOutstandingProposal (consistency_test.go:1009)
+//     TestY7_SyncQueuesBehindAnOutstandingProposal (consistency_test.go:1013)
 //   - D1 §2 ¶3 句2 (not verified here): 文章核对时，ZOOKEEPER-1675 在 Apache
 //     的问题追踪里仍未解决，也没有修复版本；
 //     它旧的受影响版本标签本身说明不了整个 3.9.6 的行为。 — The status of
@@ -83,7 +83,7 @@
 //     它要等落后的 follower 应用之后才返回，紧接着的读看到 1。 — A successful
 //     update by the reading session works as a write barrier: it returns only
 //     after the lagging follower has applied it, and the next read sees 1.
-//     Proof: TestY3_WriteBarrierGivesItsProgress (consistency_test.go:360)
+//     Proof: TestY3_WriteBarrierGivesItsProgress (consistency_test.go:362)
 //   - Y4 §2 ¶4 句3 (beyond): exists 调用和好几轮心跳都不能让落后的 follower
 //     前进；失败的条件 set 按服务器的实际处理记录下来（它占用一个 zxid、
 //     走提交链），这属于实现行为，并非文档承诺。 — exists calls and several
@@ -91,7 +91,7 @@
 //     conditional set is recorded as the server treats it (it takes a zxid and
 //     travels the commit chain), which is behaviour, not a documented
 //     guarantee. Proof: TestY4_ExistsAndHeartbeatsDoNotAdvance
-//     (consistency_test.go:566)
+//     (consistency_test.go:568)
 //   - Y9 §2 ¶4 句4 (beyond): 在三节点集群上，写屏障的代价是一次复制写：每次
 //     set 加读取都让每台服务器的 zxid 前进一，并让转发的请求、ACK、
 //     提案和提交经过 follower 到 leader 的链路；sync 加读取只经过一次转发的
@@ -102,26 +102,26 @@
 //     the follower's link to the leader, where sync+get moves only the
 //     forwarded sync and its answer and a plain get nothing; the median times
 //     rise from get to sync+get to set+get. Proof:
-//     TestY9_WriteBarrierCostsAReplicatedWrite (consistency_test.go:423)
+//     TestY9_WriteBarrierCostsAReplicatedWrite (consistency_test.go:425)
 //   - Y5 §2 ¶5 句2 (beyond): 屏障加读取的调用区间要从屏障发出时算起：
 //     若另一个写在两者之间完成，整个复合区间仍可线性化，
 //     只取读取本身的区间则不行。 — A barrier-then-read must be timed from the
 //     barrier's call: when another write completes between barrier and read,
 //     that composite interval is linearizable and the bare read interval is
 //     not. Proof: TestY5_CompositeReadIntervalMustIncludeTheBarrier
-//     (consistency_test.go:652)
+//     (consistency_test.go:654)
 //   - Y6 §2 ¶5 句3 (beyond): 屏障只把进度带到它自己那一刻：再扣住链路、
 //     让另一个写落地，之后的普通读又会是旧值。 — A barrier only brings
 //     progress up to itself: hold the link again, let another write land, and
 //     a later plain read is stale once more. Proof:
-//     TestY6_OneBarrierDoesNotMakeLaterReadsFresh (consistency_test.go:710)
+//     TestY6_OneBarrierDoesNotMakeLaterReadsFresh (consistency_test.go:712)
 //   - Y8 §2 ¶5 句3: 屏障不是跨路径的快照：B 先读 /a 再读 /b，其间另一个
 //     session 用一个 multi 同时改了两者，B
 //     拿到的这对值是从未同时存在过的状态。 — A barrier is no snapshot across
 //     paths: after it, B reads /a and then /b while another session changes
 //     both in one multi between the two reads, and B's pair of values is a
 //     state that never existed. Proof: TestY8_BarrierIsNoSnapshotAcrossPaths
-//     (consistency_test.go:940)
+//     (consistency_test.go:942)
 //
 // # §3 临时顺序锁怎样判断资格
 //
@@ -211,29 +211,29 @@
 //   - R6 §4 ¶2 句1: GUID 对得上、ephemeralOwner 却是别的 session 的节点，
 //     绝不会被认作自己的。 — A node with the right GUID whose ephemeralOwner
 //     is another session is never adopted. Proof:
-//     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:377)
+//     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:384)
 //   - R3 §4 ¶2 句2: 用同一 session 与 GUID 恢复：列出父节点，
 //     正好找到一个带这个 GUID、属于本 session 的孩子，
 //     也就是服务器建的那个节点，确认时不借助代理提供的任何信息。 — Recovery
 //     with the same session and GUID lists the parent and finds exactly one
 //     child with that GUID owned by this session, the node the server created,
 //     confirmed without any help from the proxy. Proof:
-//     TestR3_RecoverFindsExactlyTheServersNode (proxy_test.go:266),
-//     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:560)
+//     TestR3_RecoverFindsExactlyTheServersNode (proxy_test.go:273),
+//     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:567)
 //   - R5 §4 ¶2 句3: 没有节点带着这个 GUID 时，恢复报告节点缺失，
 //     绝不自作主张变成一次新的获取。 — With no node carrying the GUID,
 //     recovery reports it missing and never turns into a fresh acquisition on
 //     its own. Proof: TestR5_NoMatchIsMissingNotANewAcquisition
-//     (proxy_test.go:336)
+//     (proxy_test.go:343)
 //   - R1 §4 ¶3 句2: 代理转发 create，凭 xid 认出 err=0 的那条回复，
 //     把它丢掉并关闭连接：调用方得到连接丢失，而节点已经在服务器上了。 — The
 //     proxy forwards the create, spots its reply by xid with err=0, drops it
 //     and closes the connection: the caller gets connection loss while the
 //     node exists on the server. Proof:
-//     TestR1_ProxyDropsTheSuccessfulCreateReply (proxy_test.go:189)
+//     TestR1_ProxyDropsTheSuccessfulCreateReply (proxy_test.go:191)
 //   - R2 §4 ¶3 句4: 经代理重新连上后，session id 保持不变。 — Reconnecting
 //     through the proxy keeps the same session id. Proof:
-//     TestR2_SessionSurvivesTheLostReply (proxy_test.go:244)
+//     TestR2_SessionSurvivesTheLostReply (proxy_test.go:249)
 //   - E5 §4 ¶4 句1 (beyond): 代理的 Go
 //     编解码器在它读取的每种记录上都与服务器自带 jar 中的官方 Jute 类一致，
 //     两个方向都是，模糊测试下也是；没有 JDK 的机器上这项证明会跳过并说明。 —
@@ -246,7 +246,7 @@
 //     The proxy decodes request and reply headers and the CreateRequest only,
 //     never the create's response body, and lets each connection's first
 //     (handshake) frame through without reading an xid from it. Proof:
-//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:424),
+//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:431),
 //     internal/faultproxy.TestZKNeverDecodesCreateReplyBody
 //     (internal/faultproxy/zk_test.go:494),
 //     internal/faultproxy.TestZKFirstFrameIsNeverParsed
@@ -259,7 +259,7 @@
 //     此后恢复以明确的歧义错误失败，并且什么也不删。 — Retrying the create
 //     blindly makes a second node, after which recovery fails with an explicit
 //     ambiguity error and deletes nothing. Proof:
-//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:288)
+//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:295)
 //   - D2 §4 ¶5 句3 (not verified here): GUID 只是一次逻辑获取的查找键：它不让
 //     create 变成恰好一次，也代替不了持久的客户端状态或客户端重启后的恢复。 —
 //     The GUID is the lookup key of one logical acquisition. It does not make
@@ -268,7 +268,7 @@
 //   - R8 §4 ¶5 句4: session 过期后，旧节点不再带来候选资格，新的获取换用新的
 //     GUID。 — Once the session has expired its old node gives no candidacy,
 //     and a new acquisition uses a fresh GUID. Proof:
-//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:468)
+//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:475)
 //
 // # §5 资源接受新 token 后拒绝旧写
 //
@@ -412,11 +412,11 @@
 //   - E4 §7 ¶1 句2: 记录开头先交代运行对象：服务器版本、后端和集群规模。 — The
 //     record begins with what it ran against: server version, backend and
 //     ensemble sizes. Proof:
-//     TestE4_RecordStartsWithServerVersionBackendAndSize (zk19_test.go:187)
+//     TestE4_RecordStartsWithServerVersionBackendAndSize (zk19_test.go:197)
 //   - E1 §7 ¶1 句3: 每个服务器、代理和客户端都只在 127.0.0.1
 //     上用临时端口监听或连接。 — Every server, proxy and client listens on or
 //     dials 127.0.0.1 with ephemeral ports. Proof:
-//     TestE1_ServersListenOnlyOnLoopback (zk19_test.go:308)
+//     TestE1_ServersListenOnlyOnLoopback (zk19_test.go:318)
 //   - D8 §7 ¶1 句4 (not verified here): 文章的运行里，外部写入由同一个 JVM
 //     中单独的 Resource 对象完成，并没有说有独立的数据库进程。 — In the
 //     article's run the external write is performed by a separate Resource
@@ -451,7 +451,7 @@
 //     服务器或容器，删掉临时目录，不泄漏 goroutine。 — Every scenario cleans
 //     up whatever happens: clients closed, proxies stopped, servers or
 //     containers stopped, temporary directories removed, no goroutine leaked.
-//     Proof: TestE3_ScenarioLeavesNothingBehind (zk19_test.go:447)
+//     Proof: TestE3_ScenarioLeavesNothingBehind (zk19_test.go:457)
 //   - D11 §7 ¶6 句3 (not verified here):
 //     文章在失败时的清理会关闭它建起的客户端、代理的线程和服务；
 //     每次运行只建自己的运行目录，不动其他实验的数据。 — The article's cleanup
@@ -482,7 +482,7 @@
 //     connection loss gets a larger sequence number while the first node still
 //     exists, so recovery must check session and ephemeralOwner and handle
 //     zero or several matches. Proof: Example_x1RetryAfterConnectionLoss
-//     (proxy_test.go:781)
+//     (proxy_test.go:790)
 //   - X2 §8 ¶4 句1: 照题面做练习二：A 过期时资源的高水位已经是 A 的 token 0，A
 //     写之前确实问过 ZooKeeper，竞态也被展示出来，
 //     资源在这个状态下（而不是空资源）接受 A 迟到的 token 0。 — Exercise 2 as

@@ -146,7 +146,7 @@ func TestEveryClaimHasEvidence(t *testing.T) {
 				n++
 			}
 		}
-		t.Logf("evidence: %d claims, each proved by at least one of the %d Tests and Examples of the root package or a named test of another; %d peer tests prove none",
+		evidence(t, "%d claims, each proved by at least one of the %d Tests and Examples of the root package or a named test of another; %d peer tests prove none",
 			len(ix.Claims), n, peers)
 	}
 }
@@ -403,7 +403,7 @@ func TestE2_NoSleepGuessesAWindow(t *testing.T) {
 			}
 			_, refused := e2Scan(fset, []*ast.File{f}, []*ast.File{f})
 			if (len(refused) > 0) != tc.refused {
-				t.Errorf("E2 check broken: %s: refused %q; want refused=%v", tc.name, refused, tc.refused)
+				brokenCheck(t, "E2", "%s: refused %q; want refused=%v", tc.name, refused, tc.refused)
 			}
 		}
 	})
@@ -422,13 +422,13 @@ func TestE2_NoSleepGuessesAWindow(t *testing.T) {
 	}
 	allowed, refused := e2Scan(fset, all, tests)
 	for _, r := range refused {
-		t.Errorf("E2 violated: %s", r)
+		refuted(t, "E2", "%s", r)
 	}
 	for _, a := range allowed {
 		t.Logf("%s", a)
 	}
 	if !t.Failed() {
-		t.Logf("evidence: %d waits on time alone in %d root test files, each for a named session-timeout constant; none guesses a window", len(allowed), len(tests))
+		evidence(t, "%d waits on time alone in %d root test files, each for a named session-timeout constant; none guesses a window", len(allowed), len(tests))
 	}
 }
 

@@ -466,22 +466,22 @@ func TestF1toF3_FencedResourceRejectsTheLateHolder(t *testing.T) {
 		evidence(t, "%s resource: the mark before the window write was %v (A's first write accepted=%v); A's token %v in the window accepted=%v over %q", kind, f.markBeforeWindow, f.first.Accepted, st.tokenA, f.window.Accepted, f.window.Prev)
 		evidence(t, "%s resource: B's write with %v accepted=%v; A's late write with %v accepted=%v; value %q", kind, st.tokenB, f.b.Accepted, st.tokenA, f.late.Accepted, f.final)
 		if st.tokenA.Seq != 0 || st.tokenB.Seq != 1 {
-			t.Errorf("F1 violated: tokens A=%v B=%v; want sequence 0 and 1", st.tokenA, st.tokenB)
+			refuted(t, "F1", "tokens A=%v B=%v; want sequence 0 and 1", st.tokenA, st.tokenB)
 		}
 		if !st.deletionBeforeHeal {
-			t.Errorf("F1 violated: A's node was not deleted by the server while A was blackholed")
+			refuted(t, "F1", "A's node was not deleted by the server while A was blackholed")
 		}
 		if !f.first.Accepted || !f.markedBeforeWindow || f.markBeforeWindow != st.tokenA {
-			t.Errorf("F2 check broken: before the window the resource's mark was %v (set: %v); want A's token %v from A's first write", f.markBeforeWindow, f.markedBeforeWindow, st.tokenA)
+			brokenCheck(t, "F2", "before the window the resource's mark was %v (set: %v); want A's token %v from A's first write", f.markBeforeWindow, f.markedBeforeWindow, st.tokenA)
 		}
 		if !f.window.Accepted || f.window.Prev != "A-first" {
-			t.Errorf("F2 violated: in the window A's token %v got accepted=%v over %q (mark %v); want accepted over \"A-first\": the mark is A's own token and cannot know of B yet", st.tokenA, f.window.Accepted, f.window.Prev, f.window.Mark)
+			refuted(t, "F2", "in the window A's token %v got accepted=%v over %q (mark %v); want accepted over \"A-first\": the mark is A's own token and cannot know of B yet", st.tokenA, f.window.Accepted, f.window.Prev, f.window.Mark)
 		}
 		if !f.b.Accepted {
-			t.Errorf("F3 violated: B's write with token %v was rejected", st.tokenB)
+			refuted(t, "F3", "B's write with token %v was rejected", st.tokenB)
 		}
 		if f.late.Accepted || f.final != "new-owner" {
-			t.Errorf("F3 violated: A's late write accepted=%v, final value %q; want rejected and \"new-owner\"", f.late.Accepted, f.final)
+			refuted(t, "F3", "A's late write accepted=%v, final value %q; want rejected and \"new-owner\"", f.late.Accepted, f.final)
 		}
 		t.Logf("F1 scenario wall time: %v", st.elapsed.Round(time.Millisecond))
 	})
@@ -498,10 +498,10 @@ func TestF4_UnfencedResourceTakesTheLateWrite(t *testing.T) {
 	u := st.unfenced
 	evidence(t, "unfenced resource: B's write with %v accepted=%v; A's late write with token %v accepted=%v over %q; value %q (the fenced one beside it: accepted=%v, value %q)", st.tokenB, u.b.Accepted, st.tokenA, u.late.Accepted, u.late.Prev, u.final, st.fenced.late.Accepted, st.fenced.final)
 	if !u.b.Accepted || !u.late.Accepted || u.late.Prev != "new-owner" || u.final != "stale-late" {
-		t.Errorf("F4 violated: unfenced: B's write accepted=%v, then A's late write accepted=%v over %q, final %q; want both accepted and \"stale-late\" over \"new-owner\"", u.b.Accepted, u.late.Accepted, u.late.Prev, u.final)
+		refuted(t, "F4", "unfenced: B's write accepted=%v, then A's late write accepted=%v over %q, final %q; want both accepted and \"stale-late\" over \"new-owner\"", u.b.Accepted, u.late.Accepted, u.late.Prev, u.final)
 	}
 	if st.fenced.late.Accepted || st.fenced.final != "new-owner" {
-		t.Errorf("F4 check broken: the fenced resource beside the control took A's late write (accepted=%v, value %q); want it refused: the story did not run as the article's", st.fenced.late.Accepted, st.fenced.final)
+		brokenCheck(t, "F4", "the fenced resource beside the control took A's late write (accepted=%v, value %q); want it refused: the story did not run as the article's", st.fenced.late.Accepted, st.fenced.final)
 	}
 }
 
@@ -520,7 +520,7 @@ func TestF5_CheckThenWriteLosesTheRace(t *testing.T) {
 	hA := acquireAs(t, fc.a)
 	worker := startAskingWorker(t, fc.a, hA.Path, res, hA.Token, "A-after-check")
 	if !worker.asked(t) {
-		t.Fatalf("F5: A's check says it does not hold; want its node to exist: A holds")
+		notShown(t, "F5", "A's check says it does not hold; want its node to exist: A holds")
 	}
 	phase(t, "while A's worker is parked, A's session expires and B acquires and writes")
 	fc.expireA(t, hA.Path)
@@ -528,14 +528,14 @@ func TestF5_CheckThenWriteLosesTheRace(t *testing.T) {
 	fc.b.a.ok("holds with token %v", hB.Token)
 	rb := writeAs(t, fc.b.a, res, hB.Token, "new-owner")
 	if !rb.Accepted {
-		t.Fatalf("F5: B's write with token %v was rejected; want accepted", hB.Token)
+		notShown(t, "F5", "B's write with token %v was rejected; want accepted", hB.Token)
 	}
 	phase(t, "the gate opens: A's worker writes after its check")
 	ra := worker.resume(t)
 	v, _, _ := readResource(t, res)
 	evidence(t, "A's check said its node exists; after A's expiry B's write with %v was accepted; then A's checked write with %v accepted=%v over %q; value %q", hB.Token, hA.Token, ra.Accepted, ra.Prev, v)
 	if !ra.Accepted || ra.Prev != "new-owner" || v != "A-after-check" {
-		t.Errorf("F5 violated: A's checked write accepted=%v over %q, final %q; want it accepted over B's \"new-owner\" and the value \"A-after-check\": the check did not protect B", ra.Accepted, ra.Prev, v)
+		refuted(t, "F5", "A's checked write accepted=%v over %q, final %q; want it accepted over B's \"new-owner\" and the value \"A-after-check\": the check did not protect B", ra.Accepted, ra.Prev, v)
 	}
 }
 
@@ -655,7 +655,7 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 			il := interleave(cs, openResource(t, kind, fence.WithTrace(cs.trace())))
 			evidence(t, "%s resource: while B's write with %v was held at its decision (mark %v), A's with %v was %v; A's compare then found mark %v, admitted: %v; value %q", kind, il.tokB, il.bInside.Mark, il.tokA, il.a, il.aDecision.Mark, il.aDecision.Admitted, il.value)
 			if why := il.notAtomic(); why != "" {
-				t.Errorf("F6 violated on the %s resource: %s", kind, why)
+				refuted(t, "F6", "on the %s resource: %s", kind, why)
 			}
 		})
 	}
@@ -665,7 +665,7 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		why := il.notAtomic()
 		evidence(t, "compare-then-write control: while B's write was held between its compare and its write, A's was %v; the proof finds: %s", il.a, why)
 		if !il.a.inside || why == "" {
-			t.Errorf("F6 check broken: against the compare-then-write control A's write was %v and the proof found %q; want A inside beside B, caught", il.a, why)
+			brokenCheck(t, "F6", "against the compare-then-write control A's write was %v and the proof found %q; want A inside beside B, caught", il.a, why)
 		}
 	})
 	onEachResource(t, "accepts no write below the mark at its commit point among many writers", func(t *testing.T, kind string, res fencedResource) {
@@ -675,7 +675,7 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		}
 		accepted := writeConcurrently(t, res, writers, per, nil)
 		if bad := belowTheMark(accepted); bad != "" {
-			t.Fatalf("F6 violated on the %s resource: %s", kind, bad)
+			refutedNow(t, "F6", "the %s resource: %s", kind, bad)
 		}
 		evidence(t, "%s resource: %d writers × %d writes: %d accepted, tokens non-decreasing in commit order", kind, writers, per, len(accepted))
 	})
@@ -694,7 +694,7 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		select {
 		case <-gap.opened:
 		case <-time.After(within):
-			t.Fatalf("F6 check broken: the first write did not reach the control's gap within %v", within)
+			notShown(t, "F6", "the first write did not reach the control's gap within %v", within)
 		}
 		accepted := writeConcurrently(t, res, 16, 100, gap.accepted)
 		select {
@@ -704,12 +704,12 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 				sort.Slice(accepted, func(i, j int) bool { return accepted[i].commit < accepted[j].commit })
 			}
 		case <-time.After(within):
-			t.Fatalf("F6 check broken: the write held in the gap did not return within %v", within)
+			notShown(t, "F6", "the write held in the gap did not return within %v", within)
 		}
 		bad := belowTheMark(accepted)
 		evidence(t, "compare-then-write control, %d accepted, the first write's gap held open until a larger token went in: the check finds %q", len(accepted), bad)
 		if bad == "" {
-			t.Errorf("F6 check broken: the compare-then-write control passed the check; want the write of token %v held in its gap caught below the mark", stale)
+			brokenCheck(t, "F6", "the compare-then-write control passed the check; want the write of token %v held in its gap caught below the mark", stale)
 		}
 	})
 }
@@ -725,7 +725,7 @@ func TestF7_EqualTokenIsAccepted(t *testing.T) {
 		r2 := writeAs(t, a, res, tok, "second")
 		evidence(t, "%s resource: two writes with the same token %v: accepted=%v, %v", kind, tok, r1.Accepted, r2.Accepted)
 		if !r1.Accepted || !r2.Accepted {
-			t.Errorf("F7 violated on the %s resource: writes with the same token accepted=%v,%v; want both", kind, r1.Accepted, r2.Accepted)
+			refuted(t, "F7", "the %s resource: writes with the same token accepted=%v,%v; want both", kind, r1.Accepted, r2.Accepted)
 		}
 	})
 }
@@ -758,7 +758,7 @@ func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
 	r := writeAs(t, newActor(t, "A"), d2, st.tokenA, "stale-after-restart")
 	evidence(t, "after reopen: value %q mark %v; token %v accepted=%v", v, mark, st.tokenA, r.Accepted)
 	if v != "new-owner" || mark != st.tokenB || r.Accepted {
-		t.Errorf("F8 violated: after restart value %q mark %v, token 0 accepted=%v; want \"new-owner\", %v, rejected", v, mark, r.Accepted, st.tokenB)
+		refuted(t, "F8", "after restart value %q mark %v, token 0 accepted=%v; want \"new-owner\", %v, rejected", v, mark, r.Accepted, st.tokenB)
 	}
 }
 
@@ -773,7 +773,7 @@ func TestF9_ForgedLargerTokenIsAccepted(t *testing.T) {
 		r := writeAs(t, newActor(t, "M"), res, fence.Token{Seq: 999}, "forged")
 		evidence(t, "%s resource: forged token g0/999 accepted=%v after the mark g0/1: fencing is not authentication", kind, r.Accepted)
 		if !r.Accepted {
-			t.Errorf("F9 refuted on the %s resource: a forged larger token was rejected; want accepted (the resource cannot tell forgery)", kind)
+			refuted(t, "F9", "the %s resource: a forged larger token was rejected; want accepted (the resource cannot tell forgery)", kind)
 		}
 	})
 }
@@ -791,16 +791,16 @@ func TestF10_ServerCleanupAndExpiredEventAreTwoObservations(t *testing.T) {
 	st := runFencingStory(t, fence.NewMemory())
 	evidence(t, "B acquired after the server deleted A's node; A had seen Expired then: %v, its hold lost then: %v; after the heal A saw Expired: %v and its Release returned %v", st.aSawExpiredAtB, st.aLostAtB, st.aExpiredAfterHeal, st.aLostAfterHeal)
 	if st.aSawExpiredAtB {
-		t.Errorf("F10 violated: A had already seen Expired when B acquired; want it only after the heal")
+		refuted(t, "F10", "A had already seen Expired when B acquired; want it only after the heal")
 	}
 	if !st.aExpiredAfterHeal {
-		t.Errorf("F10 violated: A never saw Expired after the heal")
+		refuted(t, "F10", "A never saw Expired after the heal")
 	}
 	if st.aLostAtB {
-		t.Errorf("F10 violated: A's hold reported itself lost while A could not reach the server; want it to learn only after the heal")
+		refuted(t, "F10", "A's hold reported itself lost while A could not reach the server; want it to learn only after the heal")
 	}
 	if !errors.Is(st.aLostAfterHeal, lock.ErrSessionChanged) {
-		t.Errorf("F10 violated: after the heal A's hold gave %v; want a lost hold because the session expired (lock.ErrSessionChanged)", st.aLostAfterHeal)
+		refuted(t, "F10", "after the heal A's hold gave %v; want a lost hold because the session expired (lock.ErrSessionChanged)", st.aLostAfterHeal)
 	}
 }
 
@@ -821,7 +821,7 @@ func TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite(t *testing.T) {
 		il := interleave(cs, fence.NewCheckThenWrite(fence.WithTrace(cs.trace())))
 		evidence(t, "compare-then-write control: while B's token %v was held between its compare and its write, A's token %v was %v; B accepted=%v at commit %d; A's then accepted=%v at commit %d over %q; value %q, mark %v", il.tokB, il.tokA, il.a, il.b.Accepted, il.b.Commit, il.late.Accepted, il.late.Commit, il.late.Prev, il.value, il.mark)
 		if !il.a.inside || !il.b.Accepted || !il.late.Accepted || il.late.Prev != "new-owner" || il.value != "stale-late" || il.mark != il.tokB {
-			t.Errorf("F11 violated: A's write was %v; B accepted=%v, then A's stale write accepted=%v over %q, value %q, mark %v; want A inside beside B, B's write accepted and A's token %v accepted over it below the mark %v", il.a, il.b.Accepted, il.late.Accepted, il.late.Prev, il.value, il.mark, il.tokA, il.tokB)
+			refuted(t, "F11", "A's write was %v; B accepted=%v, then A's stale write accepted=%v over %q, value %q, mark %v; want A inside beside B, B's write accepted and A's token %v accepted over it below the mark %v", il.a, il.b.Accepted, il.late.Accepted, il.late.Prev, il.value, il.mark, il.tokA, il.tokB)
 		}
 	})
 	for _, kind := range resourceKinds {
@@ -830,7 +830,7 @@ func TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite(t *testing.T) {
 			il := interleave(cs, openResource(t, kind, fence.WithTrace(cs.trace())))
 			evidence(t, "%s resource: while B's token %v was held at its decision, A's token %v was %v; B accepted=%v; A's then accepted=%v against mark %v; value %q, mark %v", kind, il.tokB, il.tokA, il.a, il.b.Accepted, il.late.Accepted, il.aDecision.Mark, il.value, il.mark)
 			if il.a.inside || !il.b.Accepted || il.late.Accepted || il.value != "new-owner" {
-				t.Errorf("F11 violated on the %s resource: A's write was %v; B accepted=%v, A's stale write accepted=%v, value %q; want A kept out, B accepted, A refused, \"new-owner\"", kind, il.a, il.b.Accepted, il.late.Accepted, il.value)
+				refuted(t, "F11", "on the %s resource: A's write was %v; B accepted=%v, A's stale write accepted=%v, value %q; want A kept out, B accepted, A refused, \"new-owner\"", kind, il.a, il.b.Accepted, il.late.Accepted, il.value)
 			}
 		})
 	}
@@ -850,7 +850,7 @@ func TestF12_EqualTokenAppliesARetryTwice(t *testing.T) {
 		retry := writeAs(t, a, res, tok, "r-1: debit 10")
 		evidence(t, "%s resource: request r-1 with token %v sent twice: accepted=%v at commit %d, then accepted=%v at commit %d", kind, tok, first.Accepted, first.Commit, retry.Accepted, retry.Commit)
 		if !first.Accepted || !retry.Accepted || retry.Commit != first.Commit+1 {
-			t.Errorf("F12 violated on the %s resource: r-1 sent twice gave accepted=%v (commit %d), accepted=%v (commit %d); want two commits", kind, first.Accepted, first.Commit, retry.Accepted, retry.Commit)
+			refuted(t, "F12", "the %s resource: r-1 sent twice gave accepted=%v (commit %d), accepted=%v (commit %d); want two commits", kind, first.Accepted, first.Commit, retry.Accepted, retry.Commit)
 		}
 	})
 }
@@ -868,19 +868,19 @@ func TestF12_RequestIDInTheSameTransactionAppliesOnce(t *testing.T) {
 		a.invoke("write r-1 with token %v", tok)
 		first, err := res.WriteOnce(ctx, tok, "r-1", "r-1: debit 10")
 		if err != nil {
-			t.Fatalf("F12: write r-1: %v", err)
+			notShown(t, "F12", "write r-1: %v", err)
 		}
 		a.ok("accepted=%v commit %d", first.Accepted, first.Commit)
 		a.info("the answer to r-1 is lost; A sends r-1 again with the same token")
 		a.invoke("write r-1 with token %v", tok)
 		retry, err := res.WriteOnce(ctx, tok, "r-1", "r-1: debit 10")
 		if err != nil {
-			t.Fatalf("F12: retry r-1: %v", err)
+			notShown(t, "F12", "retry r-1: %v", err)
 		}
 		a.ok("accepted=%v duplicate=%v commit %d", retry.Accepted, retry.Duplicate, retry.Commit)
 		evidence(t, "%s resource: request r-1 with token %v sent twice with its id: accepted=%v at commit %d, then duplicate=%v, accepted=%v, still commit %d", kind, tok, first.Accepted, first.Commit, retry.Duplicate, retry.Accepted, retry.Commit)
 		if !first.Accepted || retry.Accepted || !retry.Duplicate || retry.Commit != first.Commit {
-			t.Errorf("F12 violated on the %s resource: r-1 sent twice with its id gave accepted=%v (commit %d), then accepted=%v duplicate=%v (commit %d); want one commit and the retry a duplicate", kind, first.Accepted, first.Commit, retry.Accepted, retry.Duplicate, retry.Commit)
+			refuted(t, "F12", "the %s resource: r-1 sent twice with its id gave accepted=%v (commit %d), then accepted=%v duplicate=%v (commit %d); want one commit and the retry a duplicate", kind, first.Accepted, first.Commit, retry.Accepted, retry.Duplicate, retry.Commit)
 		}
 	})
 }
@@ -901,13 +901,13 @@ func TestT1_MalformedSuffixesAreRejected(t *testing.T) {
 		_, err := fence.ParseSeq(name)
 		t.Logf("%-20q -> %v", name, err)
 		if !errors.Is(err, want) {
-			t.Errorf("T1 violated: %q gave %v; want %v", name, err, want)
+			refuted(t, "T1", "%q gave %v; want %v", name, err, want)
 		}
 	}
 	v, err := fence.ParseSeq("g-lock-2147483647")
 	evidence(t, "negative, overflowing, non-numeric and missing suffixes rejected with their errors; the largest suffix parses to %d (%v)", v, err)
 	if err != nil || v != 2147483647 {
-		t.Errorf("T1: the largest suffix gave %d, %v; want 2147483647", v, err)
+		refuted(t, "T1", "the largest suffix gave %d, %v; want 2147483647", v, err)
 	}
 }
 
@@ -948,7 +948,7 @@ func TestT2_RecreatedParentRestartsNumbering(t *testing.T) {
 	newDomain := acquireSeqs(1)
 	evidence(t, "tokens before the parent was recreated: %v; after: %v", oldDomain, newDomain)
 	if newDomain[0].Seq != 0 {
-		t.Fatalf("T2 refuted: the recreated parent numbered the first candidate %d; want 0", newDomain[0].Seq)
+		refutedNow(t, "T2", "the recreated parent numbered the first candidate %d; want 0", newDomain[0].Seq)
 	}
 	oldMark, newHolder := oldDomain[2], newDomain[0]
 	onEachResource(t, "that kept the old domain's mark and compares sequences only rejects every new holder", func(t *testing.T, kind string, res fencedResource) {
@@ -956,7 +956,7 @@ func TestT2_RecreatedParentRestartsNumbering(t *testing.T) {
 		r := writeAs(t, newActor(t, "B"), res, seqOnly(newHolder), "new-domain")
 		evidence(t, "%s resource, sequences only: new holder seq %d after the old mark seq %d accepted=%v", kind, newHolder.Seq, oldMark.Seq, r.Accepted)
 		if r.Accepted {
-			t.Errorf("T2 violated on the %s resource: new holder seq %d accepted over old mark seq %d; want rejected", kind, newHolder.Seq, oldMark.Seq)
+			refuted(t, "T2", "the %s resource: new holder seq %d accepted over old mark seq %d; want rejected", kind, newHolder.Seq, oldMark.Seq)
 		}
 	})
 	onEachResource(t, "that compares the parent's czxid first accepts the new domain", func(t *testing.T, kind string, res fencedResource) {
@@ -964,7 +964,7 @@ func TestT2_RecreatedParentRestartsNumbering(t *testing.T) {
 		r := writeAs(t, newActor(t, "B"), res, newHolder, "new-domain")
 		evidence(t, "%s resource, czxid first: new holder %v after the old mark %v accepted=%v", kind, newHolder, oldMark, r.Accepted)
 		if newHolder.Domain <= oldMark.Domain || !r.Accepted {
-			t.Errorf("T2 violated on the %s resource: new token %v vs old mark %v accepted=%v; want a larger domain, accepted", kind, newHolder, oldMark, r.Accepted)
+			refuted(t, "T2", "the %s resource: new token %v vs old mark %v accepted=%v; want a larger domain, accepted", kind, newHolder, oldMark, r.Accepted)
 		}
 	})
 }
@@ -1006,10 +1006,10 @@ func TestT3_CzxidIsNotAUniqueToken(t *testing.T) {
 	}
 	evidence(t, "czxid of the two creates in one multi: 0x%x and 0x%x; of the create on its own: 0x%x", czxid["one"], czxid["two"], czxid["three"])
 	if czxid["one"] != czxid["two"] {
-		t.Errorf("T3 refuted: the two creates of one multi got czxid 0x%x and 0x%x; want equal", czxid["one"], czxid["two"])
+		refuted(t, "T3", "the two creates of one multi got czxid 0x%x and 0x%x; want equal", czxid["one"], czxid["two"])
 	}
 	if czxid["three"] == czxid["one"] {
-		t.Errorf("T3 check broken: a separate create got the multi's czxid 0x%x; want a new one", czxid["three"])
+		brokenCheck(t, "T3", "a separate create got the multi's czxid 0x%x; want a new one", czxid["three"])
 	}
 }
 
@@ -1059,7 +1059,7 @@ func TestT4_ResetMarkLetsTheOldHolderIn(t *testing.T) {
 	tokB := hb.Token
 	evidence(t, "A held %v under the first parent; B holds %v under the recreated one", tokA, tokB)
 	if tokB.Seq != 0 || tokA.Seq != 2 || tokB.Domain <= tokA.Domain {
-		t.Fatalf("T4 check broken: A %v, B %v; want A sequence 2, B sequence 0 and a larger czxid for B", tokA, tokB)
+		notShown(t, "T4", "A %v, B %v; want A sequence 2, B sequence 0 and a larger czxid for B", tokA, tokB)
 	}
 	onEachResource(t, "that clears its mark when the parent is recreated accepts the old holder's late write again", func(t *testing.T, kind string, res fencedResource) {
 		pa, pb := newActor(t, "A"), newActor(t, "B")
@@ -1075,7 +1075,7 @@ func TestT4_ResetMarkLetsTheOldHolderIn(t *testing.T) {
 		v, _, _ := readResource(t, res)
 		evidence(t, "%s resource, mark cleared, sequences only: B's seq %d accepted=%v; then A's late seq %d accepted=%v over %q; value %q", kind, tokB.Seq, bw.Accepted, tokA.Seq, late.Accepted, late.Prev, v)
 		if !bw.Accepted || !late.Accepted || v != "stale-late" {
-			t.Errorf("T4 violated on the %s resource: after clearing the mark B accepted=%v, A's late write accepted=%v, value %q; want both accepted and A's \"stale-late\" over B's write", kind, bw.Accepted, late.Accepted, v)
+			refuted(t, "T4", "the %s resource: after clearing the mark B accepted=%v, A's late write accepted=%v, value %q; want both accepted and A's \"stale-late\" over B's write", kind, bw.Accepted, late.Accepted, v)
 		}
 	})
 	onEachResource(t, "that compares the parent's czxid first refuses the old holder's late write", func(t *testing.T, kind string, res fencedResource) {
@@ -1086,7 +1086,7 @@ func TestT4_ResetMarkLetsTheOldHolderIn(t *testing.T) {
 		v, _, _ := readResource(t, res)
 		evidence(t, "%s resource, czxid first, nothing cleared: B's %v accepted=%v; then A's late %v accepted=%v; value %q", kind, tokB, bw.Accepted, tokA, late.Accepted, v)
 		if !bw.Accepted || late.Accepted || v != "new-owner" {
-			t.Errorf("T4 violated on the %s resource: B's %v accepted=%v, A's late %v accepted=%v, value %q; want B accepted, A refused, \"new-owner\"", kind, tokB, bw.Accepted, tokA, late.Accepted, v)
+			refuted(t, "T4", "the %s resource: B's %v accepted=%v, A's late %v accepted=%v, value %q; want B accepted, A refused, \"new-owner\"", kind, tokB, bw.Accepted, tokA, late.Accepted, v)
 		}
 	})
 	phase(t, "B releases; A's Locker, made under the first parent, acquires under the new one")
@@ -1096,7 +1096,7 @@ func TestT4_ResetMarkLetsTheOldHolderIn(t *testing.T) {
 	again := acquireAs(t, a).Token
 	evidence(t, "A's Locker, made under the first parent, now holds %v; B held %v", again, tokB)
 	if again.Domain != tokB.Domain {
-		t.Errorf("T4 violated: A's long-lived Locker holds %v under the recreated parent; want the new parent's czxid 0x%x as its domain", again, tokB.Domain)
+		refuted(t, "T4", "A's long-lived Locker holds %v under the recreated parent; want the new parent's czxid 0x%x as its domain", again, tokB.Domain)
 	}
 }
 
@@ -1114,7 +1114,7 @@ func holdOnFreshServer(t *testing.T, s *zkserver.Server, observer, holder string
 	oa := newActor(t, observer)
 	oa.invoke("create %s", t5Parent)
 	if _, err := o.Create(t5Parent, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatalf("T5: %s: create %s: got %v; want it created on a server that starts empty", observer, t5Parent, err)
+		notShown(t, "T5", "%s: create %s: got %v; want it created on a server that starts empty", observer, t5Parent, err)
 	}
 	_, st := statOf(t, o, t5Parent)
 	oa.ok("czxid 0x%x", st.Czxid)
@@ -1164,13 +1164,13 @@ func TestT5_WipedEnsembleRestartsNumberingAndZxids(t *testing.T) {
 	_, _, tokB := holdOnFreshServer(t, s, "O2", "B")
 	evidence(t, "server zxid 0x%x before the wipe, 0x%x after it; the parent's czxid 0x%x, then 0x%x; A's token %v, B's token %v", before, after, tokA.Domain, tokB.Domain, tokA, tokB)
 	if after >= before || tokB.Domain > tokA.Domain || tokB.Seq != 0 {
-		t.Fatalf("T5 refuted: zxid 0x%x after the wipe (0x%x before), czxid 0x%x after (0x%x before), B's sequence %d; want zxids from the start, a czxid that repeats or goes back, sequence 0", after, before, tokB.Domain, tokA.Domain, tokB.Seq)
+		refutedNow(t, "T5", "zxid 0x%x after the wipe (0x%x before), czxid 0x%x after (0x%x before), B's sequence %d; want zxids from the start, a czxid that repeats or goes back, sequence 0", after, before, tokB.Domain, tokA.Domain, tokB.Seq)
 	}
 	onEachResource(t, "that trusts the parent's czxid as the domain no longer orders the old holder before the new", func(t *testing.T, kind string, res fencedResource) {
 		bw, late, v := t5Writes(t, res, tokA, tokB)
 		evidence(t, "%s resource trusting czxid: B's %v accepted=%v; A's late %v accepted=%v; value %q", kind, tokB, bw.Accepted, tokA, late.Accepted, v)
 		if bw.Accepted && !late.Accepted {
-			t.Errorf("T5 refuted on the %s resource: with czxid 0x%x after the wipe and 0x%x before, B's %v was accepted and A's late %v refused; want the czxid domain to fail one of them", kind, tokB.Domain, tokA.Domain, tokB, tokA)
+			refuted(t, "T5", "the %s resource: with czxid 0x%x after the wipe and 0x%x before, B's %v was accepted and A's late %v refused; want the czxid domain to fail one of them", kind, tokB.Domain, tokA.Domain, tokB, tokA)
 		}
 	})
 	onEachResource(t, "that compares a generation the operator assigns per incarnation first refuses the old holder", func(t *testing.T, kind string, res fencedResource) {
@@ -1178,7 +1178,7 @@ func TestT5_WipedEnsembleRestartsNumberingAndZxids(t *testing.T) {
 		bw, late, v := t5Writes(t, res, oldTok, newTok)
 		evidence(t, "%s resource, operator's generation first: B's %v accepted=%v; A's late %v accepted=%v; value %q", kind, newTok, bw.Accepted, oldTok, late.Accepted, v)
 		if !bw.Accepted || late.Accepted || v != "new-owner" {
-			t.Errorf("T5 violated on the %s resource: B's %v accepted=%v, A's late %v accepted=%v, value %q; want B accepted, A refused, \"new-owner\"", kind, newTok, bw.Accepted, oldTok, late.Accepted, v)
+			refuted(t, "T5", "the %s resource: B's %v accepted=%v, A's late %v accepted=%v, value %q; want B accepted, A refused, \"new-owner\"", kind, newTok, bw.Accepted, oldTok, late.Accepted, v)
 		}
 	})
 }

@@ -1,7 +1,7 @@
 package zk19_test
 
-// What every claim family shares: how a claim's record opens and marks its
-// evidence, how an actor's operations are logged, how an Example runs, and
+// What every claim family shares: how a claim's record opens, states its
+// evidence and labels a failure (refuted, or not shown), how an actor's operations are logged, how an Example runs, and
 // the fixtures (the shared server, a test's own znode root, a client proxy,
 // an ensemble with its link proxies). Every helper takes zkserver.TB, so an
 // Example's Scope can use it as well as a Test's *testing.T.
@@ -52,18 +52,65 @@ func claim(t zkserver.TB, id string) {
 	t.Logf("claim %s (%s): %s", c.ID, c.Where(), c.Statement)
 }
 
-// evidence logs the observation that would differ if the claim were false.
-// The evidence table shows exactly these lines.
+// evidence states the observation that would differ if the claim were
+// false, as the attribute claims.AttrEvidence: the evidence table shows
+// exactly these (go test -v prints them as "=== ATTR" lines).
 func evidence(t zkserver.TB, format string, args ...any) {
 	t.Helper()
-	t.Logf(claims.EvidenceMark+format, args...)
+	t.Attr(claims.AttrEvidence, claims.OneLine(fmt.Sprintf(format, args...)))
 }
 
-// differs logs an observation that differs from the article's wording while
-// the test's assertions hold; the evidence table says so in the verdict.
+// differs states an observation that differs from the article's wording
+// while the test's assertions hold (claims.AttrDiffers); the evidence
+// table says so in the verdict.
 func differs(t zkserver.TB, format string, args ...any) {
 	t.Helper()
-	t.Logf(claims.DiffersMark+format, args...)
+	t.Attr(claims.AttrDiffers, claims.OneLine(fmt.Sprintf(format, args...)))
+}
+
+// failer is a TB that can fail without stopping: a *testing.T.
+type failer interface {
+	zkserver.TB
+	Errorf(format string, args ...any)
+}
+
+// refuted fails t because claim id's own observation contradicts it: it
+// states the verdict claims.VerdictRefuted on id, then says why, starting
+// with id, in the values observed ("got X; want Y"). Only the observation
+// the claim is about may say refuted; a fault of the harness or the proxy,
+// or a setup step that timed out, is notShown. The test goes on.
+func refuted(t failer, id, format string, args ...any) {
+	t.Helper()
+	t.Attr(claims.VerdictKey(id), claims.VerdictRefuted)
+	t.Errorf("%s refuted: %s", id, fmt.Sprintf(format, args...))
+}
+
+// refutedNow is refuted for an observation the rest of the test cannot go
+// on without: it stops the test.
+func refutedNow(t zkserver.TB, id, format string, args ...any) {
+	t.Helper()
+	t.Attr(claims.VerdictKey(id), claims.VerdictRefuted)
+	t.Fatalf("%s refuted: %s", id, fmt.Sprintf(format, args...))
+}
+
+// notShown stops t because the proof did not get as far as claim id's
+// observation: the harness or the fault proxy failed, or a setup step
+// timed out. It states the verdict claims.VerdictNotShown on id, then the
+// reason, starting with id. The run then says nothing about the claim.
+func notShown(t zkserver.TB, id, format string, args ...any) {
+	t.Helper()
+	t.Attr(claims.VerdictKey(id), claims.VerdictNotShown)
+	t.Fatalf("%s not shown: %s", id, fmt.Sprintf(format, args...))
+}
+
+// brokenCheck is notShown for a check of the scenario itself that the test
+// can go on past, to log what else it saw: a proxy that held nothing, a
+// control that did not break. A refutation after it does not count: the
+// first verdict a proof states on a claim is its verdict.
+func brokenCheck(t failer, id, format string, args ...any) {
+	t.Helper()
+	t.Attr(claims.VerdictKey(id), claims.VerdictNotShown)
+	t.Errorf("%s not shown: %s", id, fmt.Sprintf(format, args...))
 }
 
 // phase writes a "# heading" line between the steps of a scenario.

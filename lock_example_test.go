@@ -254,7 +254,7 @@ func Example_electionNeedsReady() {
 		case <-asked:
 			fmt.Printf("Qready used %s and read %q\n", correct.leader, correct.state)
 		case <-time.After(within):
-			sc.Fatalf("L10 not shown: Qready neither waited for ready nor returned within %v", within)
+			notShown(sc, "L10", "Qready neither waited for ready nor returned within %v", within)
 		}
 
 		recovered := L1.finishRecovery()

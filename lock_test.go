@@ -58,23 +58,23 @@ func TestL1_FreshGUIDEphemeralSequentialUnderOneParent(t *testing.T) {
 			t.Fatalf("A acquire %d: %v", i, err)
 		}
 		if u, err := uuid.Parse(h.GUID); err != nil || u.Version() != 4 {
-			t.Errorf("L1 violated: got GUID %q (%v); want a version-4 UUID", h.GUID, err)
+			refuted(t, "L1", "got GUID %q (%v); want a version-4 UUID", h.GUID, err)
 		}
 		if slices.Contains(guids, h.GUID) {
-			t.Errorf("L1 violated: GUID %s used by two acquisitions", h.GUID)
+			refuted(t, "L1", "GUID %s used by two acquisitions", h.GUID)
 		}
 		guids = append(guids, h.GUID)
 		if want := fmt.Sprintf("%s/%s%s%010d", root, h.GUID, fence.LockInfix, h.Token.Seq); h.Path != want {
-			t.Errorf("L1 violated: got node %q; want %q", h.Path, want)
+			refuted(t, "L1", "got node %q; want %q", h.Path, want)
 		}
 		da.invoke("exists %s", h.Path)
 		ok, st := statOf(t, d, h.Path)
 		da.ok("%v ephemeralOwner=0x%x", ok, st.EphemeralOwner)
 		if !ok || st.EphemeralOwner != a.c.SessionID() {
-			t.Errorf("L1 violated: got exists=%v ephemeralOwner=0x%x; want true and A's session %s", ok, st.EphemeralOwner, a.c.SessionHex())
+			refuted(t, "L1", "got exists=%v ephemeralOwner=0x%x; want true and A's session %s", ok, st.EphemeralOwner, a.c.SessionHex())
 		}
 		if h.Token.Seq <= last {
-			t.Errorf("L1 violated: got sequence %d after %d; want it to grow", h.Token.Seq, last)
+			refuted(t, "L1", "got sequence %d after %d; want it to grow", h.Token.Seq, last)
 		}
 		last = h.Token.Seq
 		if err := h.Release(ctx); err != nil {
@@ -83,7 +83,7 @@ func TestL1_FreshGUIDEphemeralSequentialUnderOneParent(t *testing.T) {
 	}
 	_, rst := statOf(t, d, root)
 	if rst.EphemeralOwner != 0 {
-		t.Errorf("L1 violated: got parent ephemeralOwner 0x%x; want 0 (persistent)", rst.EphemeralOwner)
+		refuted(t, "L1", "got parent ephemeralOwner 0x%x; want 0 (persistent)", rst.EphemeralOwner)
 	}
 	evidence(t, "three acquisitions of A: GUIDs %v, each a node under %s owned by A's session %s, sequences growing to %d", guids, root, a.c.SessionHex(), last)
 
@@ -108,7 +108,7 @@ func TestL1_FreshGUIDEphemeralSequentialUnderOneParent(t *testing.T) {
 	for _, bad := range []string{root + "/missing", root + "/eph"} {
 		h, err := lock.New(d.Conn, bad).Acquire(ctx)
 		if h != nil || !errors.Is(err, lock.ErrParent) {
-			t.Errorf("L1 violated: got %v, %v acquiring under %s; want lock.ErrParent", h, err, bad)
+			refuted(t, "L1", "got %v, %v acquiring under %s; want lock.ErrParent", h, err, bad)
 		}
 		da.info("acquire under %s: %v", path.Base(bad), err)
 	}
@@ -142,10 +142,10 @@ func TestL2_SequenceSuffixOrdersCandidates(t *testing.T) {
 		ps = append(ps, w)
 		got, err := nextWait(a)
 		if err != nil {
-			t.Fatalf("L2: %v", err)
+			notShown(t, "L2", "%v", err)
 		}
 		if want := created[i-1]; got != want {
-			t.Errorf("L2 violated: candidate %d (%s) waits on %s; want %s, created right before it", i, w.own, got, want)
+			refuted(t, "L2", "candidate %d (%s) waits on %s; want %s, created right before it", i, w.own, got, want)
 		}
 		created = append(created, w.own)
 	}
@@ -156,7 +156,7 @@ func TestL2_SequenceSuffixOrdersCandidates(t *testing.T) {
 	}
 	evidence(t, "each of 11 waiters watched the candidate created right before it; creation index of the candidates in name order: %v", rank)
 	if slices.Equal(byName, created) {
-		t.Errorf("L2 not shown: name order equals creation order (chance 1/12!); rerun")
+		brokenCheck(t, "L2", "name order equals creation order (chance 1/12!); rerun")
 	}
 	for _, w := range ps {
 		w.cancel()
@@ -176,7 +176,7 @@ func TestL2_SequenceSuffixOrdersCandidates(t *testing.T) {
 	}
 	h, err := a.l.Acquire(ctx)
 	if err != nil {
-		t.Fatalf("L2 violated: children that are not candidates stopped an acquisition: %v", err)
+		refutedNow(t, "L2", "children that are not candidates stopped an acquisition: %v", err)
 	}
 	if err := h.Release(ctx); err != nil {
 		t.Fatalf("A release: %v", err)
@@ -190,7 +190,7 @@ func TestL2_SequenceSuffixOrdersCandidates(t *testing.T) {
 	b := join(t, "B", []string{s.Client}, root, joinOpts{})
 	hb, err := b.l.Acquire(ctx)
 	if hb != nil || !errors.Is(err, fence.ErrShortSeq) {
-		t.Errorf("L2 violated: got %v, %v with a malformed candidate present; want no hold and the short-suffix error", hb, err)
+		refuted(t, "L2", "got %v, %v with a malformed candidate present; want no hold and the short-suffix error", hb, err)
 	}
 	t.Logf("B's error: %v", err)
 	for _, k := range listChildren(t, d, root) {
@@ -233,17 +233,17 @@ func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 	wchp := watchTable(t, srv, "wchp", root)
 	wantP := map[string][]string{ha.Path: {sb}, pbPath: {scc}}
 	if fmt.Sprint(wchp) != fmt.Sprint(wantP) {
-		t.Errorf("L3 violated: got wchp %v; want %v (B->A, C->B)", wchp, wantP)
+		refuted(t, "L3", "got wchp %v; want %v (B->A, C->B)", wchp, wantP)
 	}
 	wchc := watchTable(t, srv, "wchc", root)
 	wantC := map[string][]string{sb: {ha.Path}, scc: {pbPath}}
 	if fmt.Sprint(wchc) != fmt.Sprint(wantC) {
-		t.Errorf("L3 violated: got wchc %v; want %v (A watches nothing)", wchc, wantC)
+		refuted(t, "L3", "got wchc %v; want %v (A watches nothing)", wchc, wantC)
 	}
 	m := mntr(t, srv)
 	evidence(t, "server watch tables under %s: wchp %v, wchc %v; mntr zk_watch_count=%d (data, exists and child watches of the whole server)", root, wchp, wchc, m["zk_watch_count"])
 	if m["zk_watch_count"] != 2 {
-		t.Errorf("L3 violated: got %d watches on the server; want 2 (no child watch on the parent)", m["zk_watch_count"])
+		refuted(t, "L3", "got %d watches on the server; want 2 (no child watch on the parent)", m["zk_watch_count"])
 	}
 
 	phase(t, "the chain unwinds")
@@ -266,21 +266,21 @@ func TestL4_DeletionWakesOnlyTheNextCandidate(t *testing.T) {
 	root, ctx, b, c, ha, pb, pc := ch.root, ch.ctx, ch.b, ch.c, ch.ha, ch.pb, ch.pc
 
 	phase(t, "A releases")
-	hb := handOver(t, ctx, "L4 violated", ha, "A", pb)
+	hb := handOver(t, ctx, "L4", ha, "A", pb)
 	sb := settle(t, b, pb.own)
 	if sb.Wakeups != 1 || sb.Rounds != 2 {
-		t.Errorf("L4 violated: got B acquiring after %d events and %d lists; want 1 event and 2 lists", sb.Wakeups, sb.Rounds)
+		refuted(t, "L4", "got B acquiring after %d events and %d lists; want 1 event and 2 lists", sb.Wakeups, sb.Rounds)
 	}
 	sc := settle(t, c, pc.own)
 	evidence(t, "after A's release B acquired after %d event(s); C, settled by a read on its own connection, got %d events, waiting=%v on %s, acquired=%v", sb.Wakeups, sc.Wakeups, sc.Waiting, sc.Pred, pc.finished())
 	if sc.Wakeups != 0 {
-		t.Errorf("L4 violated: C got %d events after A's deletion; want 0", sc.Wakeups)
+		refuted(t, "L4", "C got %d events after A's deletion; want 0", sc.Wakeups)
 	}
 	if pc.finished() || !sc.Waiting || sc.Pred != pb.own {
-		t.Errorf("L4 violated: C acquired after A's deletion or stopped waiting on B (finished=%v waiting=%v pred=%s)", pc.finished(), sc.Waiting, sc.Pred)
+		refuted(t, "L4", "C acquired after A's deletion or stopped waiting on B (finished=%v waiting=%v pred=%s)", pc.finished(), sc.Waiting, sc.Pred)
 	}
 	if got := watchTable(t, s, "wchp", root)[root+"/"+pb.own]; !slices.Equal(got, []string{c.c.SessionHex()}) {
-		t.Errorf("L4 violated: got watchers of B's node %v; want C's session %s", got, c.c.SessionHex())
+		refuted(t, "L4", "got watchers of B's node %v; want C's session %s", got, c.c.SessionHex())
 	}
 
 	phase(t, "B releases")
@@ -312,20 +312,20 @@ func TestL5_WatchEventIsNotSuccess(t *testing.T) {
 		t.Fatalf("B's node %s still exists after B gave up", pb.own)
 	}
 	if err := expectWaiting(c, path.Base(ha.Path)); err != nil {
-		t.Fatalf("L5 violated: %v", err)
+		refutedNow(t, "L5", "%v", err)
 	}
 	st := settle(t, c, pc.own)
 	evidence(t, "after B gave up, C got %d event(s) and listed %d times; it waits=%v on %s and acquired=%v while A holds", st.Wakeups, st.Rounds, st.Waiting, st.Pred, pc.finished())
 	if st.Wakeups != 1 || st.Rounds != 2 {
-		t.Errorf("L5 violated: got C with %d events and %d lists; want 1 event and 2 lists", st.Wakeups, st.Rounds)
+		refuted(t, "L5", "got C with %d events and %d lists; want 1 event and 2 lists", st.Wakeups, st.Rounds)
 	}
 	if pc.finished() || !st.Waiting || st.Pred != path.Base(ha.Path) {
-		t.Errorf("L5 violated: C acquired on B's deletion or does not wait on A (finished=%v waiting=%v pred=%s)", pc.finished(), st.Waiting, st.Pred)
+		refuted(t, "L5", "C acquired on B's deletion or does not wait on A (finished=%v waiting=%v pred=%s)", pc.finished(), st.Waiting, st.Pred)
 	}
 	wchp := watchTable(t, s, "wchp", root)
 	t.Logf("wchp under %s: %v (B's old watch on A stays until A changes or B's session ends)", root, wchp)
 	if !slices.Contains(wchp[ha.Path], c.c.SessionHex()) {
-		t.Errorf("L5 violated: got watchers of A's node %v; want C's session %s among them", wchp[ha.Path], c.c.SessionHex())
+		refuted(t, "L5", "got watchers of A's node %v; want C's session %s among them", wchp[ha.Path], c.c.SessionHex())
 	}
 
 	phase(t, "A releases")
@@ -363,10 +363,10 @@ func TestL6_OwnNodeGoneMeansLostCandidacy(t *testing.T) {
 	hb, err := pb.result(t)
 	evidence(t, "B, whose node D deleted, returned hold=%v err=%v when A released", hb != nil, err)
 	if hb != nil {
-		t.Errorf("L6 violated: B reported acquisition (%s) without its node", hb.Path)
+		refuted(t, "L6", "B reported acquisition (%s) without its node", hb.Path)
 	}
 	if !errors.Is(err, lock.ErrLostCandidacy) {
-		t.Errorf("L6 violated: got %v; want lock.ErrLostCandidacy", err)
+		refuted(t, "L6", "got %v; want lock.ErrLostCandidacy", err)
 	}
 	if kids := listChildren(t, d, root); len(kids) != 0 {
 		t.Errorf("nodes left: %v", kids)
@@ -390,12 +390,12 @@ func TestL6_OwnNodeGoneMeansLostCandidacy(t *testing.T) {
 	select {
 	case <-lost:
 	case <-time.After(within):
-		t.Fatalf("L6 violated: E's Lost not closed %v after its node was deleted", within)
+		refutedNow(t, "L6", "E's Lost not closed %v after its node was deleted", within)
 	}
 	rerr := he.Release(ctx)
 	e.a.info("Lost closed; Release: %v", rerr)
 	if !errors.Is(rerr, lock.ErrLostCandidacy) {
-		t.Errorf("L6 violated: got Release %v after Lost; want lock.ErrLostCandidacy (node deleted)", rerr)
+		refuted(t, "L6", "got Release %v after Lost; want lock.ErrLostCandidacy (node deleted)", rerr)
 	}
 }
 
@@ -436,13 +436,13 @@ func TestL6_LateReleaseDeletesNothingOfTheNextHolder(t *testing.T) {
 	ok, st := statOf(t, q.d, hf.Path)
 	evidence(t, "E's late Release returned %v; F's node %s exists=%v with owner 0x%x (F's session %s)", rerr, path.Base(hf.Path), ok, st.EphemeralOwner, q.waiter.c.SessionHex())
 	if !errors.Is(rerr, lock.ErrLostCandidacy) {
-		t.Errorf("L6 violated: E's late Release returned %v; want lock.ErrLostCandidacy", rerr)
+		refuted(t, "L6", "E's late Release returned %v; want lock.ErrLostCandidacy", rerr)
 	}
 	if !ok || st.EphemeralOwner != q.waiter.c.SessionID() {
-		t.Errorf("L6 violated: E's late Release removed F's node %s (exists=%v owner=0x%x); want it untouched", hf.Path, ok, st.EphemeralOwner)
+		refuted(t, "L6", "E's late Release removed F's node %s (exists=%v owner=0x%x); want it untouched", hf.Path, ok, st.EphemeralOwner)
 	}
 	if err := hf.Release(q.ctx); err != nil {
-		t.Errorf("L6 violated: F's Release after E's late one: %v; want nil (F's node was its own to delete)", err)
+		refuted(t, "L6", "F's Release after E's late one: %v; want nil (F's node was its own to delete)", err)
 	}
 }
 
@@ -480,10 +480,10 @@ func TestL6_ExpiredWaiterReportsSessionChanged(t *testing.T) {
 	hb, err := pb.result(t)
 	evidence(t, "B, cut off until its session %s expired, returned hold=%v err=%v", oldSession, hb != nil, err)
 	if hb != nil {
-		t.Errorf("L6 violated: B reported acquisition after its session expired")
+		refuted(t, "L6", "B reported acquisition after its session expired")
 	}
 	if !errors.Is(err, lock.ErrSessionChanged) || !errors.Is(err, zk.ErrSessionExpired) {
-		t.Errorf("L6 violated: got %v; want lock.ErrSessionChanged wrapping zk.ErrSessionExpired", err)
+		refuted(t, "L6", "got %v; want lock.ErrSessionChanged wrapping zk.ErrSessionExpired", err)
 	}
 	if err := b.c.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); err != nil {
 		t.Fatalf("B: %v", err)
@@ -536,7 +536,7 @@ func herd(t *testing.T, srv *zkserver.Server, n int) {
 	woke, fired := herdFoil(t, srv, ps, root+"/foil")
 	evidence(t, "N=%d foil release: %d waiter(s) woke; server triggered %d child watch(es)", n, woke, fired)
 	if woke != int64(n-1) || fired != int64(n-1) {
-		t.Errorf("L7: got foil %d wakeups (server %d); want N-1 = %d", woke, fired, n-1)
+		brokenCheck(t, "L7", "got foil %d wakeups (server %d); want N-1 = %d: the control did not herd", woke, fired, n-1)
 	}
 }
 
@@ -575,7 +575,7 @@ func herdOurs(t *testing.T, srv *zkserver.Server, ps []*contender) {
 		}
 		for i := r + 1; i < n; i++ {
 			if st := settle(t, ps[i], pend[i].own); st.Wakeups != 0 {
-				t.Errorf("L7 violated: P%d, still waiting, has woken %d times; want 0", i, st.Wakeups)
+				refuted(t, "L7", "P%d, still waiting, has woken %d times; want 0", i, st.Wakeups)
 			}
 		}
 		after, wAfter := mntr(t, srv), events()
@@ -583,7 +583,7 @@ func herdOurs(t *testing.T, srv *zkserver.Server, ps []*contender) {
 		chw := after["zk_sum_node_children_watch_count"] - before["zk_sum_node_children_watch_count"]
 		evidence(t, "N=%d ours release %d: %d waiter(s) woke; server triggered %d node-deleted watch(es), %d child watch(es)", n, r, wAfter-wBefore, del, chw)
 		if wAfter-wBefore != 1 || del != 1 || chw != 0 {
-			t.Errorf("L7 violated: got %d wakeups (server: %d deleted, %d child watches) for one release; want 1 (1, 0)", wAfter-wBefore, del, chw)
+			refuted(t, "L7", "got %d wakeups (server: %d deleted, %d child watches) for one release; want 1 (1, 0)", wAfter-wBefore, del, chw)
 		}
 		holder = next
 	}
@@ -736,7 +736,7 @@ func TestL8_ListExistsRace(t *testing.T) {
 		}
 		st := settle(t, b, path.Base(hb.Path))
 		if st.NoNode != 1 || st.Rounds != 2 || st.Wakeups != 0 {
-			t.Errorf("L8 violated in run %d: got exists-no-node=%d lists=%d events=%d; want 1, 2, 0", i, st.NoNode, st.Rounds, st.Wakeups)
+			refuted(t, "L8", "run %d: got exists-no-node=%d lists=%d events=%d; want 1, 2, 0", i, st.NoNode, st.Rounds, st.Wakeups)
 		}
 		if err := hb.Release(ctx); err != nil {
 			t.Fatalf("B release: %v", err)
@@ -812,11 +812,11 @@ func (r *l9Round) requireFollower() {
 		mode, err := s.Mode()
 		r.wa.info("connected to %s, which reports mode %s", s.Label, mode)
 		if err != nil || mode != "follower" || s != r.f {
-			r.t.Fatalf("L9 setup: W's server %s reports mode %q (%v); want the follower %s", s.Label, mode, err, r.f.Label)
+			notShown(r.t, "L9", "W's server %s reports mode %q (%v); want the follower %s", s.Label, mode, err, r.f.Label)
 		}
 		return
 	}
-	r.t.Fatalf("L9 setup: W is connected to %s, none of the ensemble's servers", at)
+	notShown(r.t, "L9", "W is connected to %s, none of the ensemble's servers", at)
 }
 
 func (r *l9Round) create(c *zkclient.Client, a actor) string {
@@ -855,16 +855,16 @@ func (r *l9Round) round(i int, lag bool) {
 	}
 	r.wa.ok("%d children", len(kids))
 	if !slices.Contains(kids, own) {
-		t.Errorf("L9 violated in round %d: W's list lacks its own node %s", i, own)
+		refuted(t, "L9", "round %d: W's list lacks its own node %s", i, own)
 	}
 	for n := range r.live {
 		if !slices.Contains(kids, n) {
-			t.Errorf("L9 violated in round %d: W's list lacks live smaller candidate %s", i, n)
+			refuted(t, "L9", "round %d: W's list lacks live smaller candidate %s", i, n)
 		}
 	}
 	for _, n := range r.deleted {
 		if slices.Contains(kids, n) {
-			t.Errorf("L9 violated in round %d: W's list has %s, deleted before W's create", i, n)
+			refuted(t, "L9", "round %d: W's list has %s, deleted before W's create", i, n)
 		}
 	}
 	r.live[own] = true
@@ -885,7 +885,7 @@ func (r *l9Round) createBehind(i int, y string) string {
 	r.wa.ok("%d children", len(pre))
 	evidence(t, "round %d: W's follower %s was behind at W's plain read: it lacked %s, created by Y before the read; the proxy held %d bytes of the leader's stream to it", i, r.f.Label, y, held)
 	if slices.Contains(pre, y) || held == 0 {
-		t.Fatalf("L9 setup: the follower was not behind (y listed: %v, held bytes: %d); the round would prove nothing", slices.Contains(pre, y), held)
+		notShown(t, "L9", "the follower was not behind (y listed: %v, held bytes: %d); the round would prove nothing", slices.Contains(pre, y), held)
 	}
 	sp := r.c.StreamProxy(r.f)
 	up0, held0 := sp.Stats().UpBytes, sp.Stats().DownHeld
@@ -905,7 +905,7 @@ func (r *l9Round) createBehind(i int, y string) string {
 	})
 	select {
 	case cr := <-done:
-		t.Fatalf("L9 setup: W's create returned (%v) while its follower's stream was held", cr.err)
+		notShown(t, "L9", "W's create returned (%v) while its follower's stream was held", cr.err)
 	default:
 	}
 	r.c.ReleaseStream(r.f)
@@ -952,13 +952,13 @@ func TestL12_UnseenDeletionOnlyDelaysTheWaiter(t *testing.T) {
 	p := join(t, "P", []string{leader.Client}, sc.root, joinOpts{})
 	sc.w = join(t, "W", []string{sc.f.Client}, sc.root, joinOpts{})
 	if mode, err := sc.f.Mode(); err != nil || mode != "follower" || sc.w.c.Server() != sc.f.Client {
-		t.Fatalf("L12 not shown: W is connected to %s; want the follower %s (mode %q, %v)", sc.w.c.Server(), sc.f.Client, mode, err)
+		notShown(t, "L12", "W is connected to %s; want the follower %s (mode %q, %v)", sc.w.c.Server(), sc.f.Client, mode, err)
 	}
 	t.Logf("leader %s; H and P are its clients; W's follower is %s", leader.Label, sc.f.Label)
 	hH, pP := waitBehind(t, sc.ctx, h, p)
 	sc.pW = start(t, sc.w)
 	if err := expectWaiting(sc.w, pP.own); err != nil {
-		t.Fatalf("L12 not shown: %v", err)
+		notShown(t, "L12", "%v", err)
 	}
 
 	phase(t, "P gives up while H holds; the leader's stream to %s is held", sc.f.Label)
@@ -973,18 +973,18 @@ func TestL12_UnseenDeletionOnlyDelaysTheWaiter(t *testing.T) {
 	phase(t, "H releases; the leader's stream to %s is held again", sc.f.Label)
 	sc.unseenDeletion(path.Base(hH.Path), func() {
 		if err := hH.Release(sc.ctx); err != nil {
-			t.Fatalf("L12 not shown: H's release: %v", err)
+			notShown(t, "L12", "H's release: %v", err)
 		}
 	})
 	hW, err := sc.pW.result(t)
 	if err != nil {
-		t.Fatalf("L12 violated: W's acquisition returned %v once its follower had caught up and no candidate was ahead; want a hold", err)
+		refutedNow(t, "L12", "W's acquisition returned %v once its follower had caught up and no candidate was ahead; want a hold", err)
 	}
 	sc.w.a.ok("holds %s", path.Base(hW.Path))
 	kids := listChildren(t, sc.o, sc.root)
 	evidence(t, "after the release W held %s, the only candidate left as O sees on the leader: %v", path.Base(hW.Path), kids)
 	if len(kids) != 1 || kids[0] != sc.pW.own {
-		t.Errorf("L12 violated: W holds while the parent holds %v; want W's node alone", kids)
+		refuted(t, "L12", "W holds while the parent holds %v; want W's node alone", kids)
 	}
 }
 
@@ -1025,13 +1025,13 @@ func (sc *l12Scene) unseenDeletion(node string, del func()) {
 	held := sc.c.StreamProxy(sc.f).Stats().DownHeld
 	evidence(t, "%s deleted through the leader (O finds it: %v); W's follower %s still has it (W's own read finds it: %v; %d bytes of the leader's stream held); W waiting on %s: %v, returned: %v, events since the hold: %d", node, atLeader, sc.f.Label, atF, held, st.Pred, st.Waiting, st.Done, sc.w.events.Load()-events)
 	if atLeader || !atF || held == 0 {
-		t.Fatalf("L12 not shown: the leader has %s: %v, W's follower has it: %v, held bytes: %d; want it deleted on the leader, not yet on the follower", node, atLeader, atF, held)
+		notShown(t, "L12", "the leader has %s: %v, W's follower has it: %v, held bytes: %d; want it deleted on the leader, not yet on the follower", node, atLeader, atF, held)
 	}
 	if st.Done || !st.Waiting || st.Pred != node {
-		t.Errorf("L12 violated: while its follower had not seen %s deleted, W's acquisition returned: %v (acquired %v), waiting on %q; want it still waiting on %s", node, st.Done, st.Acquired, st.Pred, node)
+		refuted(t, "L12", "while its follower had not seen %s deleted, W's acquisition returned: %v (acquired %v), waiting on %q; want it still waiting on %s", node, st.Done, st.Acquired, st.Pred, node)
 	}
 	if sc.pW.done.finished() {
-		t.Errorf("L12 violated: W's acquisition returned before the follower's stream was released")
+		refuted(t, "L12", "W's acquisition returned before the follower's stream was released")
 	}
 	sc.c.ReleaseStream(sc.f)
 }
@@ -1053,9 +1053,9 @@ func (sc *l12Scene) waitsOnOrReturns(pred, why string) {
 			evidence(t, "after the release W waits on %s (%s): waiting %v, returned %v", pred, why, st.Waiting, st.Done)
 			return
 		case <-sc.pW.done:
-			t.Fatalf("L12 violated: once its follower caught up W's acquisition returned (hold: %v, %v) while %s: two holders", sc.pW.held != nil, sc.pW.err, why)
+			refutedNow(t, "L12", "once its follower caught up W's acquisition returned (hold: %v, %v) while %s: two holders", sc.pW.held != nil, sc.pW.err, why)
 		case <-timeout:
-			t.Fatalf("L12 not shown: W neither waited on %s nor returned within %v of the release", pred, within)
+			notShown(t, "L12", "W neither waited on %s nor returned within %v of the release", pred, within)
 		}
 	}
 }
@@ -1089,7 +1089,7 @@ func TestL10_ElectionNeedsReadyAcrossFailover(t *testing.T) {
 	L1.a.info("close session %s", L1.c.SessionHex())
 	L1.c.Close()
 	if _, err := waitingL2.result(t); err != nil {
-		t.Fatalf("L10 not shown: L2's acquisition after L1's session ended: got %v; want a hold", err)
+		notShown(t, "L10", "L2's acquisition after L1's session ended: got %v; want a hold", err)
 	}
 	checkRound(t, el.round(L2, Qready, Qlowest))
 }
@@ -1100,14 +1100,14 @@ func checkRound(t *testing.T, r electionRound) {
 	t.Helper()
 	evidence(t, "%s elected, state %q: Qlowest used %s and read %q; Qready %s, then used %s and read %q once %s had published ready", r.leader, r.half, r.control.leader, r.control.state, r.whileHalf, r.correct.leader, r.correct.state, r.leader)
 	if r.control.leader != r.leader || r.control.state != r.half {
-		t.Errorf("L10 check broken: Qlowest, the control, used %s and read %q; want %s and its half-recovered %q", r.control.leader, r.control.state, r.leader, r.half)
+		brokenCheck(t, "L10", "Qlowest, the control, used %s and read %q; want %s and its half-recovered %q", r.control.leader, r.control.state, r.leader, r.half)
 	}
 	if r.returnedEarly {
-		t.Errorf("L10 violated: Qready, which waits for ready, used %s and read %q while %s was half recovered (%q)", r.early.leader, r.early.state, r.leader, r.half)
+		refuted(t, "L10", "Qready, which waits for ready, used %s and read %q while %s was half recovered (%q)", r.early.leader, r.early.state, r.leader, r.half)
 		return
 	}
 	if r.correct.leader != r.leader || r.correct.state != r.recovered {
-		t.Errorf("L10 violated: once %s published ready Qready used %s and read %q; want %s and %q", r.leader, r.correct.leader, r.correct.state, r.leader, r.recovered)
+		refuted(t, "L10", "once %s published ready Qready used %s and read %q; want %s and %q", r.leader, r.correct.leader, r.correct.state, r.leader, r.recovered)
 	}
 }
 
@@ -1323,7 +1323,7 @@ func (el *election) round(p *electionCandidate, ready, lowest *electionClient) e
 	r := electionRound{leader: p.name, half: p.beginRecovery()}
 	r.control = lowest.use()
 	if r.control.err != nil {
-		t.Fatalf("L10 not shown: %s: %v", lowest.name, r.control.err)
+		notShown(t, "L10", "%s: %v", lowest.name, r.control.err)
 	}
 	done := make(returned)
 	var correct usage
@@ -1338,13 +1338,13 @@ func (el *election) round(p *electionCandidate, ready, lowest *electionClient) e
 	case <-done:
 		r.whileHalf, r.returnedEarly, r.early = "returned", true, correct
 	case <-time.After(within):
-		t.Fatalf("L10 not shown: %s neither waited for ready nor returned within %v", ready.name, within)
+		notShown(t, "L10", "%s neither waited for ready nor returned within %v", ready.name, within)
 	}
 	ready.a.info("while %s is half recovered: %s", p.name, r.whileHalf)
 	r.recovered = p.finishRecovery()
 	done.await(t, ready.name+"'s use")
 	if correct.err != nil {
-		t.Fatalf("L10 not shown: %s: %v", ready.name, correct.err)
+		notShown(t, "L10", "%s: %v", ready.name, correct.err)
 	}
 	r.correct = correct
 	return r
@@ -1378,10 +1378,10 @@ func TestL11_CallbackThatIsNoDeletionListsAgain(t *testing.T) {
 		setAs(t, ch.d, da, ha.Path, fmt.Sprintf("change %d", i))
 		st := settle(t, b, pb.own)
 		if pb.finished() || !st.Waiting || st.Pred != aNode {
-			t.Fatalf("L11 violated: after change %d of A's node B finished=%v (hold %s, err %v), waiting=%v on %s; want B still waiting on A, which holds", i, pb.finished(), holdOf(pb.held), pb.err, st.Waiting, st.Pred)
+			refutedNow(t, "L11", "after change %d of A's node B finished=%v (hold %s, err %v), waiting=%v on %s; want B still waiting on A, which holds", i, pb.finished(), holdOf(pb.held), pb.err, st.Waiting, st.Pred)
 		}
 		if st.Wakeups != i || st.Rounds != i+1 {
-			t.Errorf("L11 violated: after change %d B had %d events and %d lists; want %d and %d (one list per callback)", i, st.Wakeups, st.Rounds, i, i+1)
+			refuted(t, "L11", "after change %d B had %d events and %d lists; want %d and %d (one list per callback)", i, st.Wakeups, st.Rounds, i, i+1)
 		}
 	}
 	stB := settle(t, b, pb.own)
@@ -1389,11 +1389,11 @@ func TestL11_CallbackThatIsNoDeletionListsAgain(t *testing.T) {
 	evidence(t, "D changed A's node %d times while A held: B was called back %d times %v, listed %d times, waits=%v on A and acquired=%v", changes, stB.Wakeups, got, stB.Rounds, stB.Waiting, pb.finished())
 	for _, ev := range got {
 		if ev != "EventNodeDataChanged "+aNode {
-			t.Errorf("L11 check: B received %q; want only EventNodeDataChanged on A's node", ev)
+			brokenCheck(t, "L11", "B received %q; want only EventNodeDataChanged on A's node", ev)
 		}
 	}
 	if w := watchTable(t, s, "wchp", root)[ha.Path]; !slices.Contains(w, b.c.SessionHex()) {
-		t.Errorf("L11 violated: got watchers of A's node %v after the changes; want B's session %s among them (B watches A again)", w, b.c.SessionHex())
+		refuted(t, "L11", "got watchers of A's node %v after the changes; want B's session %s among them (B watches A again)", w, b.c.SessionHex())
 	}
 	if stC := settle(t, c, pc.own); stC.Wakeups != 0 || !stC.Waiting || stC.Pred != pb.own {
 		t.Errorf("L11: C, which watches B, got %d events, waiting=%v on %s; want 0 events, waiting on B", stC.Wakeups, stC.Waiting, stC.Pred)
@@ -1404,7 +1404,7 @@ func TestL11_CallbackThatIsNoDeletionListsAgain(t *testing.T) {
 	stC := settle(t, c, pc.own)
 	evidence(t, "D changed B's node: C was called back %v, listed %d times, waits=%v on B and acquired=%v", c.eventsReceived(), stC.Rounds, stC.Waiting, pc.finished())
 	if pc.finished() || !stC.Waiting || stC.Pred != pb.own || stC.Wakeups != 1 || stC.Rounds != 2 {
-		t.Errorf("L11 violated: after the change of B's node C finished=%v, waiting=%v on %s with %d events and %d lists; want still waiting on B after 1 event and 2 lists", pc.finished(), stC.Waiting, stC.Pred, stC.Wakeups, stC.Rounds)
+		refuted(t, "L11", "after the change of B's node C finished=%v, waiting=%v on %s with %d events and %d lists; want still waiting on B after 1 event and 2 lists", pc.finished(), stC.Waiting, stC.Pred, stC.Wakeups, stC.Rounds)
 	}
 
 	phase(t, "A releases, then B")
@@ -1451,10 +1451,10 @@ func TestL11_LateCallbackAfterReconnectListsAgain(t *testing.T) {
 		t.Helper()
 		st := settle(t, b, pb.own)
 		if pb.finished() || !st.Waiting || st.Pred != path.Base(ha.Path) {
-			t.Fatalf("L11 violated: %s B finished=%v (hold %s, err %v), waiting=%v on %s; want B still waiting on A, which holds", when, pb.finished(), holdOf(pb.held), pb.err, st.Waiting, st.Pred)
+			refutedNow(t, "L11", "%s B finished=%v (hold %s, err %v), waiting=%v on %s; want B still waiting on A, which holds", when, pb.finished(), holdOf(pb.held), pb.err, st.Waiting, st.Pred)
 		}
 		if st.Rounds != st.Wakeups+1 {
-			t.Errorf("L11 violated: %s B had %d events and %d lists; want one list per callback (%d)", when, st.Wakeups, st.Rounds, st.Wakeups+1)
+			refuted(t, "L11", "%s B had %d events and %d lists; want one list per callback (%d)", when, st.Wakeups, st.Rounds, st.Wakeups+1)
 		}
 		return st
 	}
@@ -1476,10 +1476,10 @@ func TestL11_LateCallbackAfterReconnectListsAgain(t *testing.T) {
 	evs := b.eventsReceived()
 	evidence(t, "B, waiting on A, reconnected twice in session %s: the plain reconnect called B back %d times; D's change of A's node, made while B was cut off, reached B after the second reconnect as %v; B listed %d times, waits=%v on A and acquired=%v while A holds", b.c.SessionHex(), plain, evs, st.Rounds, st.Waiting, pb.finished())
 	if want := "EventNodeDataChanged " + path.Base(ha.Path); len(evs) == 0 || evs[len(evs)-1] != want {
-		t.Errorf("L11 not shown: B's callbacks %v; want the last to be %q", evs, want)
+		brokenCheck(t, "L11", "B's callbacks %v; want the last to be %q", evs, want)
 	}
 	if b.c.SessionID() != session {
-		t.Fatalf("L11 setup: B's session changed from 0x%x to %s; the cuts were meant to be short", session, b.c.SessionHex())
+		notShown(t, "L11", "B's session changed from 0x%x to %s; the cuts were meant to be short", session, b.c.SessionHex())
 	}
 
 	phase(t, "A releases")
@@ -1487,7 +1487,7 @@ func TestL11_LateCallbackAfterReconnectListsAgain(t *testing.T) {
 		t.Fatalf("A release: %v", err)
 	}
 	if _, err := pb.result(t); err != nil {
-		t.Fatalf("L11: B did not hold after A's release: %v", err)
+		notShown(t, "L11", "B did not hold after A's release: %v", err)
 	}
 }
 

@@ -19,17 +19,22 @@
 //     Go version, the commands;
 //   - a row per claim: its place in the article (§ and ¶), its verdict
 //     (holds; holds, partly not run; refuted on 3.x; observed, differs from
-//     the article's wording; not run; failed), the decisive observation and
-//     its proofs. The decisive observation is the lines the proofs marked
-//     with claims.EvidenceMark or claims.DiffersMark, never a line chosen
-//     by its wording;
+//     the article's wording; not run; not shown), the decisive observation
+//     and its proofs. Verdicts and observations are read from the test
+//     attributes the proofs set (internal/claims: zk19.evidence,
+//     zk19.differs, and zk19.verdict.<claim> with "refuted" or
+//     "not-shown"), which go test -json reports as "attr" events; an
+//     Example's, which has no *testing.T, from the "=== ATTR" lines its
+//     zkserver.Scope prints. A failed proof refutes a claim only when its
+//     verdict on that claim says "refuted"; any other failure is "not
+//     shown", with the reason. No wording of a log line decides anything;
 //   - "How other recipes fare": the peer tests (TestPeer…), which prove no
 //     claim and change no verdict: a row per scenario and a column per
 //     recipe (ours, go-zookeeper's zk.Lock, kazoo's Lock; Curator's says why
-//     it is absent), each cell read from the one line a peer test logged
-//     for it (see peers.go), then every peer test's result;
+//     it is absent), each cell read from the one observation a peer test
+//     stated for it (see peers.go), then every peer test's result;
 //   - "Not verified here" and "Source dependencies", from the index;
-//   - per claim, its marked lines and, as context, its operations.
+//   - per claim, its proofs' observations and, as context, its operations.
 //
 // With -lang zh (go run ./cmd/evidence -lang zh -o EVIDENCE.zh.md) the
 // file is the article's two attachments in Chinese, from the same verdicts:
@@ -43,7 +48,7 @@
 // must come before the first test and name the backend, the server version
 // and the ensemble sizes the claims need.
 //
-// The command exits 1 when any claim failed or was refuted, and still
+// The command exits 1 when any claim was not shown or was refuted, and still
 // writes the file.
 //
 // -doc regenerates doc.go from testdata/claims.json and the positions of

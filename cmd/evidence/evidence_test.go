@@ -80,18 +80,18 @@ func TestVerdicts(t *testing.T) {
 	skip := "skipped: the external backend cannot inject faults (the claim needs the harness to own servers and links)"
 	want := map[string]struct{ kind, text string }{
 		"S1": {Holds, "holds"},
-		"S2": {Refuted, `refuted on 3.8.0: "S2 violated: porcupine says the stale history is linearizable; want not"`},
+		"S2": {Refuted, `refuted on 3.8.0: "S2 refuted: porcupine says the stale history is linearizable; want not"`},
 		"Y2": {NotRun, "not run: " + skip + " (needs ensemble-5, faults)"},
 		"Y4": {Differs, "observed, differs from the article's wording (on 3.8.0)"},
-		"L2": {Failed, `failed: Example_sequenceOrderIsNotNameOrder: output differs: got "sequence order: C(0) A(1) B(2)", want "sequence order: C(0) B(1) A(2)"`},
-		"L3": {Failed, "failed: TestL3_EachWaiterWatchesOnlyItsPredecessor: it has no result in the run"},
+		"L2": {NotShown, `not shown: Example_sequenceOrderIsNotNameOrder: output differs: got "sequence order: C(0) A(1) B(2)", want "sequence order: C(0) B(1) A(2)"`},
+		"L3": {NotShown, "not shown: TestL3_EachWaiterWatchesOnlyItsPredecessor: it has no result in the run"},
 		"R1": {Partly, "holds, partly not run: TestY2_SyncInTheZK1675WindowReadsStale: " + skip},
-		"R6": {Failed, "failed: TestR3toR6_RecoverByGUIDAndOwner: timed out after 10s waiting for D's node; last seen: []"},
+		"R6": {NotShown, "not shown: TestR3toR6_RecoverByGUIDAndOwner: timed out after 10s waiting for D's node; last seen: []"},
 		"R7": {Holds, "holds"},
 		"E2": {Holds, "holds"},
-		"E3": {Refuted, `refuted on 3.8.0: "E3 violated: goroutines leaked: found unexpected goroutines: [Goroutine 7 in state IO wait]"`},
+		"E3": {Refuted, `refuted on 3.8.0: "E3 refuted: goroutines leaked: found unexpected goroutines: [Goroutine 7 in state IO wait]"`},
 		"E4": {Holds, "holds"},
-		"X1": {Failed, "failed: no Test or Example in the index proves it"},
+		"X1": {NotShown, "not shown: no Test or Example in the index proves it"},
 	}
 	vs := verdicts(ix, rn, rn.header())
 	for _, v := range vs {
@@ -105,27 +105,27 @@ func TestVerdicts(t *testing.T) {
 	}
 }
 
-func TestDecisiveLinesAreTheMarkedOnes(t *testing.T) {
+func TestDecisiveLinesAreTheStatedObservations(t *testing.T) {
 	ix, rn := fixture(t)
 	got := byID(verdicts(ix, rn, rn.header()))
 	want := map[string][]string{
-		// Only the marked line, not "roles:" or "the proxy still holds".
-		"S1": {`evidence: B read "0" on zk3 while the proxy held 99 bytes from the leader`},
-		"Y4": {`evidence: after exists and 2 heartbeats B still read "1"`,
+		// Only the evidence attribute, not "roles:" or "the proxy still holds".
+		"S1": {`B read "0" on zk3 while the proxy held 99 bytes from the leader`},
+		"Y4": {`after exists and 2 heartbeats B still read "1"`,
 			"differs: the failed conditional set took zxid 0x100000007 and waited for the held stream, as a barrier does"},
 		// A failed proof: what it failed with. A failing Example's got/want
 		// blocks are printed output, not log lines.
-		"S2": {"TestS2_StaleHistoryIsNotLinearizable failed: S2 violated: porcupine says the stale history is linearizable; want not"},
+		"S2": {"TestS2_StaleHistoryIsNotLinearizable failed: S2 refuted: porcupine says the stale history is linearizable; want not"},
 		"L2": {`Example_sequenceOrderIsNotNameOrder failed: output differs: got "sequence order: C(0) A(1) B(2)", want "sequence order: C(0) B(1) A(2)"`},
 		// Of a test with subtests named after claims, only the claim's own.
 		"R6": {"TestR3toR6_RecoverByGUIDAndOwner failed: timed out after 10s waiting for D's node; last seen: []"},
-		"R7": {"evidence: dropped op=1 xid=3; the drop result carries no path",
-			"evidence: the create reply's body was forwarded unread (27 bytes)"},
-		"E3": {"E3 violated: goroutines leaked: found unexpected goroutines: [Goroutine 7 in state IO wait]"},
-		"E4": {"evidence: the record opens, before any test, with backend process, server ZooKeeper 3.8.0, " +
+		"R7": {"dropped op=1 xid=3; the drop result carries no path",
+			"the create reply's body was forwarded unread (27 bytes)"},
+		"E3": {"E3 refuted: goroutines leaked: found unexpected goroutines: [Goroutine 7 in state IO wait]"},
+		"E4": {"the record opens, before any test, with backend process, server ZooKeeper 3.8.0, " +
 			"ensembles standalone (L, R, F, T, E, X); 3 servers (S, Y1, Y3-Y6, L9); 5 servers (Y2)"},
 		"Y2": nil,
-		"E2": {"evidence: 1 sleeps in 7 root test files; each one waits for a named constant, none guesses a window"},
+		"E2": {"1 sleeps in 7 root test files; each one waits for a named constant, none guesses a window"},
 	}
 	for id, w := range want {
 		if !reflect.DeepEqual(got[id].Decisive, w) {
@@ -172,7 +172,7 @@ func TestRecordClaimIsJudgedOnThePrintedRecord(t *testing.T) {
 		preamble, late  []string
 		kind, decisive0 string
 	}{
-		{"header before the first test", header, nil, Holds, "evidence: the record opens, before any test, with backend process"},
+		{"header before the first test", header, nil, Holds, "the record opens, before any test, with backend process"},
 		{"header after the first test", nil, header, Refuted, "record check: the record header was printed after the first test started"},
 		{"no header", []string{"# something else"}, nil, Refuted, `record check: the record has no header (no "# zk19 verification record" line)`},
 		{"a size the claims need is missing", []string{header[0], header[1], header[2], "# ensembles: standalone (L); 3 servers (S)"}, nil,
@@ -192,10 +192,10 @@ func TestPeersAreReportedApartAndChangeNoVerdict(t *testing.T) {
 	got := peers(rn)
 	want := []Peer{
 		{Name: "TestPeerGoZookeeperLock_FailsOnAStrangerAndLeavesItsNode", Action: "fail", Elapsed: 0.1, Evidence: []string{
-			"evidence: zk.Lock failed on the stranger and left its node guid-lock-0000000001",
+			"zk.Lock failed on the stranger and left its node guid-lock-0000000001",
 			"failed: peer observation changed: zk.Lock returned <nil>; recorded behaviour was an error"}},
 		{Name: "TestL6_PeerGoZookeeperLockAcquiresWithoutItsNode", Action: "pass", Elapsed: 0.1, Evidence: []string{
-			"evidence: zk.Lock returned nil although its node was deleted"}},
+			"zk.Lock returned nil although its node was deleted"}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("peers %+v;\nwant %+v", got, want)
@@ -212,10 +212,11 @@ func TestPeersAreReportedApartAndChangeNoVerdict(t *testing.T) {
 // (claims.TestRecordLines), except that a server's own log line is none.
 func TestCleanDropsServerLogs(t *testing.T) {
 	for in, want := range map[string]string{
-		"    Example_x: evidence: B read 0":        "evidence: B read 0",
-		"    TestMain: shared1| 03:33:50 WARN x":   "",
-		"    server.go:276: l3-1| 03:33:21 WARN y": "",
-		"    zk3| 2026 WARN x":                     "",
+		"    Example_x: B ok \"0\"":                  `B ok "0"`,
+		"=== ATTR  Example_x zk19.evidence B read 0": "",
+		"    TestMain: shared1| 03:33:50 WARN x":     "",
+		"    server.go:276: l3-1| 03:33:21 WARN y":   "",
+		"    zk3| 2026 WARN x":                       "",
 	} {
 		if got := clean(in); got != want {
 			t.Errorf("clean(%q) = %q; want %q", in, got, want)
@@ -264,7 +265,7 @@ func TestRunWritesEvidenceAndFailsOnFailedClaims(t *testing.T) {
 	out := filepath.Join(dir, "EVIDENCE.md")
 	code := run([]string{"-C", "../..", "-index", mustAbs(t, "testdata/claims.json"), "-json", mustAbs(t, "testdata/run.json"), "-o", out}, &stderr)
 	if code != 1 {
-		t.Errorf("exit %d; want 1 (L2, L3, R6 and X1 failed, S2 and E3 refuted)\n%s", code, stderr.String())
+		t.Errorf("exit %d; want 1 (L2, L3, R6 and X1 not shown, S2 and E3 refuted)\n%s", code, stderr.String())
 	}
 	b, err := os.ReadFile(out)
 	if err != nil {
@@ -275,13 +276,13 @@ func TestRunWritesEvidenceAndFailsOnFailedClaims(t *testing.T) {
 		"- date: 2026-09-20 08:00:01 UTC\n",
 		"- server: ZooKeeper 3.8.0",
 		"- backend: process (java",
-		"- verdicts (13 claims, on 3.8.0): 4 holds; 1 holds, partly not run; 1 observed, differs from the article's wording; 2 refuted; 1 not run; 4 failed\n" +
+		"- verdicts (13 claims, on 3.8.0): 4 holds; 1 holds, partly not run; 1 observed, differs from the article's wording; 2 refuted; 1 not run; 4 not shown\n" +
 			"- not verified here: 1 statements, documentary\n- peer tests: 2 (1 fail, 1 pass)\n",
 		"| S1 (beyond) | §1 ¶2 | holds | B read \"0\" on zk3 while the proxy held 99 bytes from the leader | `TestS1_PlainReadOnLaggingFollowerIsStale` (pass, 2.5s)<br>`Example_staleReadFromLaggingFollower` (pass, 3.1s) |",
 		"| R7 | §3 ¶4 | holds |",
 		"`internal/faultproxy.TestZKNeverDecodesCreateReplyBody` (pass, 0.0s) |",
 		"## How other recipes fare\n",
-		"| `TestPeerGoZookeeperLock_FailsOnAStrangerAndLeavesItsNode` | fail (0.1s) | evidence: zk.Lock failed",
+		"| `TestPeerGoZookeeperLock_FailsOnAStrangerAndLeavesItsNode` | fail (0.1s) | zk.Lock failed",
 		"## Not verified here\n",
 		"| D1 | §1 ¶3 | documentary | a fact of a tracker | no server can show it |",
 		"## Source dependencies\n",

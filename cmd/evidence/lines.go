@@ -9,12 +9,15 @@ import (
 )
 
 var (
-	// Context: Jepsen-style operations and faults, shown beside the marked
-	// lines; session and connection bookkeeping is not context.
+	// Context: Jepsen-style operations and faults, shown beside the
+	// decisive observations; session and connection bookkeeping is not
+	// context.
 	operation   = regexp.MustCompile(`^[A-Z][\w-]* (invoke|ok|fail|info)( |$)|^nemesis `)
 	bookkeeping = regexp.MustCompile(`^nemesis proxy \S+ (listening on|conn#\d+ (open|closed)|closed$)|^[A-Z][\w-]* info (session|wait) | zk-client: `)
 	skipLine    = regexp.MustCompile(`(?i)skip`)
-	brokenLine  = regexp.MustCompile(`refuted|violated|check broken|panic:|timed out|FATAL|FAILED:`)
+	// A failure without a verdict attribute is quoted by the line that best
+	// says why; which line is quoted changes no verdict.
+	brokenLine = regexp.MustCompile(`panic:|timed out|FATAL|FAILED:`)
 )
 
 // clean is what a test said on a record line (claims.LogText); framing
@@ -47,23 +50,8 @@ func trim(s string, n int) string {
 	return s
 }
 
-// marked returns the lines of ls that a test opened with one of the marks
-// (claims.EvidenceMark, claims.DiffersMark), in logged order.
-func marked(ls []string, marks ...string) []string {
-	var out []string
-	for _, l := range cleanAll(ls) {
-		for _, m := range marks {
-			if strings.HasPrefix(l, m) {
-				out = append(out, l)
-				break
-			}
-		}
-	}
-	return out
-}
-
 // operations returns up to max operation and fault lines of ls, in logged
-// order: what the marked lines are observations of.
+// order: what the decisive observations are observations of.
 func operations(ls []string, max int) []string {
 	var out []string
 	for _, l := range cleanAll(ls) {
@@ -77,24 +65,8 @@ func operations(ls []string, max int) []string {
 	return out
 }
 
-// unmark drops a line's mark, for a table cell that says what it is.
-func unmark(l string) string {
-	return strings.TrimPrefix(strings.TrimPrefix(l, claims.EvidenceMark), claims.DiffersMark)
-}
-
-// refutation returns the first line of ls that says id is refuted or
-// violated.
-func refutation(id string, ls []string) string {
-	re := regexp.MustCompile(`(^|[^A-Za-z0-9])` + regexp.QuoteMeta(id) + ` (refuted|violated)`)
-	for _, l := range cleanAll(ls) {
-		if re.MatchString(l) {
-			return l
-		}
-	}
-	return ""
-}
-
-// firstError picks the line that best says why a test failed.
+// firstError picks the line that best says why a test failed, for a
+// failure that carries no verdict attribute (whyFailed).
 func firstError(res *result) string {
 	ls := cleanAll(res.Lines)
 	for _, l := range ls {

@@ -128,7 +128,7 @@ func syncIndex(o options, ix *claims.Index, stderr io.Writer) error {
 }
 
 // writeEvidence runs the suite (or reads its stream) and writes the
-// evidence file. It returns 1 when a claim failed or was refuted.
+// evidence file. It returns 1 when a claim was not shown or was refuted.
 func writeEvidence(o options, ix *claims.Index, stderr io.Writer) int {
 	meta := Meta{
 		Generator: strings.TrimSpace("go run ./cmd/evidence " + shellJoin(o.args)),
@@ -168,7 +168,7 @@ func writeEvidence(o options, ix *claims.Index, stderr io.Writer) int {
 		return 1
 	}
 	for _, v := range r.vs {
-		if v.Kind == Failed || v.Kind == Refuted {
+		if v.Kind == NotShown || v.Kind == Refuted {
 			fmt.Fprintf(stderr, "evidence: %s %s\n", v.Claim.ID, v.Text)
 			status = 1
 		}

@@ -34,7 +34,7 @@ type report struct {
 }
 
 // verdictOrder is the order the header counts verdicts in.
-var verdictOrder = []string{Holds, Partly, Differs, Refuted, NotRun, Failed}
+var verdictOrder = []string{Holds, Partly, Differs, Refuted, NotRun, NotShown}
 
 // renderMarkdown writes EVIDENCE.md.
 func renderMarkdown(w io.Writer, r report) {
@@ -70,7 +70,7 @@ var enRecord = recordWords{
 	viz:     "\n### Linearizability verdicts, as porcupine draws them\n\n",
 	vizLine: "- %s: %s, [%s](%s)\n",
 	listSep: ", ",
-	details: "\n## What the tests logged\n\nPer claim: the lines its proofs marked (of a test with subtests named after claims, " +
+	details: "\n## What the tests logged\n\nPer claim: the observations its proofs stated (of a test with subtests named after claims, " +
 		"the claim's own subtests) and what a failed proof failed with; then, as context, up to six operations and faults " +
 		"(invoke, ok, fail, info, nemesis) in the order they were logged.\n",
 	claim: func(v Verdict) string {
@@ -193,14 +193,14 @@ func writeClaims(w io.Writer, r report) {
 	}
 }
 
-// decisiveCell is the row's observation: the marked lines, then what a
-// failed proof failed with.
+// decisiveCell is the row's observation: the observations its proofs
+// stated, then what a failed proof failed with.
 func decisiveCell(v Verdict) string {
 	if len(v.Decisive) == 0 {
 		if v.Kind == NotRun {
 			return "—"
 		}
-		return "no line of its proofs is marked " + code(strings.TrimSpace(claims.EvidenceMark))
+		return "no proof of it states an observation (" + code(claims.AttrEvidence) + ")"
 	}
 	return decisiveLines(v, "… %d more under \"What the tests logged\"")
 }
@@ -214,7 +214,7 @@ func decisiveLines(v Verdict, more string) string {
 			out = append(out, fmt.Sprintf(more, len(v.Decisive)-i))
 			break
 		}
-		out = append(out, trim(strings.TrimPrefix(l, claims.EvidenceMark), 240))
+		out = append(out, trim(l, 240))
 	}
 	return strings.Join(out, "<br>")
 }
@@ -259,16 +259,21 @@ func writeLegend(w io.Writer) {
 	fmt.Fprintf(w, "\n## Verdict words\n\n"+
 		"- **%s**: every proof of the claim ran and passed.\n"+
 		"- **%s**: the proofs that ran passed; the others were skipped, each with its reason.\n"+
-		"- **refuted on 3.x**: a proof found the claim false on that server version; the cell quotes the observed values.\n"+
-		"- **%s**: the proofs passed, and one logged a line marked %s: what the server did goes beyond what the article says. "+
+		"- **refuted on 3.x**: the claim is false on that server version: its own observation contradicted it, and the failed proof "+
+		"says so with the test attribute %s; the cell quotes the observed values.\n"+
+		"- **%s**: the proofs passed, and one stated an observation as %s: what the server did goes beyond what the article says. "+
 		"The details below give the article's wording and how far it holds.\n"+
 		"- **%s**: no proof ran (skipped, with the reason).\n"+
-		"- **%s**: a proof broke or has no result; the cell says how.\n"+
+		"- **%s**: a proof did not get as far as its observation (the harness or the fault proxy failed, a setup step timed out: "+
+		"%s, or a failure without a verdict attribute), or it has no result; the cell says why. The run says nothing about the claim.\n"+
 		"- **%s**: a statement no test here can execute; see \"Not verified here\".\n\n"+
-		"The decisive observation is the line a proof marked with %s: the one that would differ if the claim were false. "+
-		"No other wording of a log line counts.\n",
-		Holds, Partly, Differs, code(strings.TrimSpace(claims.DiffersMark)), NotRun, Failed, Documentary,
-		code(strings.TrimSpace(claims.EvidenceMark)))
+		"Verdicts and observations are data: the test attributes (%s) the proofs set, which %s reports as events. "+
+		"The decisive observation is what a proof stated as %s: the one that would differ if the claim were false. "+
+		"No wording of a log line counts.\n",
+		code(claims.VerdictKey("<claim>")+" "+claims.VerdictRefuted),
+		Holds, Partly, Differs, code(claims.AttrDiffers), NotRun, NotShown,
+		code(claims.VerdictKey("<claim>")+" "+claims.VerdictNotShown), Documentary,
+		code("t.Attr"), code("go test -json"), code(claims.AttrEvidence))
 }
 
 func writeDetails(w io.Writer, r report, rw recordWords) {

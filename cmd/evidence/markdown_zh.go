@@ -23,7 +23,7 @@ var zhKinds = map[string]string{
 	Refuted:     "被否定",
 	Differs:     "已观察到，与原文措辞不同",
 	NotRun:      "未运行",
-	Failed:      "证明未完成",
+	NotShown:    "未能证明",
 	Documentary: "仅作说明",
 }
 
@@ -129,14 +129,16 @@ func writeClaimsZh(w io.Writer, r report, version string) {
 	fmt.Fprintf(w, "\n结论用语：\n\n"+
 		"- **%s**：该论断的每个证明都运行并通过。\n"+
 		"- **%s**：运行了的证明都通过，其余跳过，各附原因。\n"+
-		"- **在 3.x 上%s**：某个证明在该服务器版本上发现论断不成立，单元格引用观察到的值。\n"+
-		"- **%s**：证明通过，且有一行标记为 %s：服务器的行为超出原文所说，验证记录给出原文的措辞及它在多大程度上成立。\n"+
+		"- **在 3.x 上%s**：论断在该服务器版本上不成立：它自己的观察与之相反，失败的证明用测试属性 %s 说明；单元格引用观察到的值。\n"+
+		"- **%s**：证明通过，且有一个证明以 %s 陈述了观察：服务器的行为超出原文所说，验证记录给出原文的措辞及它在多大程度上成立。\n"+
 		"- **%s**：没有证明运行（跳过，附原因）。\n"+
-		"- **%s**：某个证明出错或没有结果，单元格说明原因；这不是论断被否定。\n"+
+		"- **%s**：证明没走到它的观察（测试装置或故障代理出错、某个准备步骤超时：%s，或失败时没有结论属性），或没有结果；单元格说明原因。这次运行对论断什么也没说明，这不是论断被否定。\n"+
 		"- **%s**：这里没有测试能执行的陈述，见“未验证事项”。\n\n"+
-		"关键观察是证明用 %s 标记的行：论断若不成立，这一行就会不同。其他措辞的日志行都不算数。\n",
-		zhKinds[Holds], zhKinds[Partly], zhKinds[Refuted], zhKinds[Differs], code(strings.TrimSpace(claims.DiffersMark)),
-		zhKinds[NotRun], zhKinds[Failed], zhKinds[Documentary], code(strings.TrimSpace(claims.EvidenceMark)))
+		"结论和观察都是数据：证明设置的测试属性（%s），%s 把它们作为事件报告。关键观察是证明以 %s 陈述的观察：论断若不成立，它就会不同。日志行的措辞都不算数。\n",
+		zhKinds[Holds], zhKinds[Partly], zhKinds[Refuted], code(claims.VerdictKey("<claim>")+" "+claims.VerdictRefuted),
+		zhKinds[Differs], code(claims.AttrDiffers),
+		zhKinds[NotRun], zhKinds[NotShown], code(claims.VerdictKey("<claim>")+" "+claims.VerdictNotShown), zhKinds[Documentary],
+		code("t.Attr"), code("go test -json"), code(claims.AttrEvidence))
 }
 
 func zhOr(zh, en string) string {
@@ -152,7 +154,7 @@ func decisiveCellZh(v Verdict) string {
 	case len(v.Decisive) == 0 && v.Kind == NotRun:
 		return "—"
 	case len(v.Decisive) == 0:
-		return "证明没有一行标记为 " + code(strings.TrimSpace(claims.EvidenceMark))
+		return "没有证明陈述观察（" + code(claims.AttrEvidence) + "）"
 	}
 	return decisiveLines(v, "……另有 %d 行，见“各论断的记录”")
 }
@@ -199,7 +201,7 @@ func zhRecord(version string) recordWords {
 		viz:     "\n#### porcupine 绘制的线性一致性判定\n\n",
 		vizLine: "- %s：%s，[%s](%s)\n",
 		listSep: "、",
-		details: "\n### 各论断的记录\n\n每条论断：证明标记的行（若测试的子测试以论断命名，只取该论断的子测试），以及失败的证明失败在哪里；" +
+		details: "\n### 各论断的记录\n\n每条论断：证明陈述的观察（若测试的子测试以论断命名，只取该论断的子测试），以及失败的证明失败在哪里；" +
 			"然后作为上下文，按记录顺序列出至多六个操作与故障（invoke、ok、fail、info、nemesis）。\n",
 		claim: func(v Verdict) string {
 			return fmt.Sprintf("\n#### %s（%s）：%s\n\n%s\n", v.Claim.ID, v.Claim.Locator(), zhVerdict(v, version), zhOr(v.Claim.Zh, v.Claim.Statement))

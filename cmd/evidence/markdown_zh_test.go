@@ -76,12 +76,12 @@ func TestChineseVerdictWords(t *testing.T) {
 	md, rows := zhRows(t, ix)
 	for id, want := range map[string]string{
 		"S1": "成立",
-		"S2": `在 3.8.0 上被否定："S2 violated: porcupine says`,
+		"S2": `在 3.8.0 上被否定："S2 refuted: porcupine says`,
 		"Y2": "未运行：skipped: the external backend",
 		"Y4": "已观察到，与原文措辞不同（3.8.0）",
-		"L3": "证明未完成：TestL3_EachWaiterWatchesOnlyItsPredecessor: it has no result",
+		"L3": "未能证明：TestL3_EachWaiterWatchesOnlyItsPredecessor: it has no result",
 		"R1": "成立，部分未运行：TestY2_SyncInTheZK1675WindowReadsStale: skipped",
-		"X1": "证明未完成：no Test or Example",
+		"X1": "未能证明：no Test or Example",
 	} {
 		if r := rows[id]; len(r) != 6 || !strings.HasPrefix(r[3], want) || r[2] != "中文"+id {
 			t.Errorf("claim %s: row %q; want its verdict to begin %q", id, r, want)
@@ -90,7 +90,7 @@ func TestChineseVerdictWords(t *testing.T) {
 	if w := "`TestS1_PlainReadOnLaggingFollowerIsStale`（通过，2.5s）"; !strings.Contains(rows["S1"][5], w) {
 		t.Errorf("S1's proofs %q; want %s", rows["S1"][5], w)
 	}
-	if w := "- 结论（共 13 条论断，服务器 3.8.0）：成立 4 条；成立，部分未运行 1 条；已观察到，与原文措辞不同 1 条；被否定 2 条；未运行 1 条；证明未完成 4 条\n"; !strings.Contains(md, w) {
+	if w := "- 结论（共 13 条论断，服务器 3.8.0）：成立 4 条；成立，部分未运行 1 条；已观察到，与原文措辞不同 1 条；被否定 2 条；未运行 1 条；未能证明 4 条\n"; !strings.Contains(md, w) {
 		t.Errorf("the counts are not %q:\n%s", w, md)
 	}
 	if w := "\n原文的措辞：the fixture article says it cannot"; !strings.Contains(md, w) {

@@ -11,15 +11,16 @@ import (
 )
 
 // The peer table: a peer test (TestPeer…) runs one scenario with every
-// recipe, one subtest per recipe, and logs one marked line per cell:
+// recipe, one subtest per recipe, and states one evidence attribute
+// (claims.AttrEvidence) per cell:
 //
-//	evidence: peer <scenario> | scenario | <title>
-//	evidence: peer <scenario> | <recipe> [<version>] | <kept|broke|n/a> | <outcome> | <source or ->
+//	peer <scenario> | scenario | <title>
+//	peer <scenario> | <recipe> [<version>] | <kept|broke|n/a> | <outcome> | <source or ->
 //
 // (peers_recipes_test.go writes them.) The table has a row per scenario, in
 // the order they ran, and a column per recipe.
 
-// peerMark opens a peer table line, after claims.EvidenceMark.
+// peerMark opens the value of a peer table cell.
 const peerMark = "peer "
 
 // peerColumns are the recipes the table has a column for, in order; a
@@ -55,7 +56,7 @@ func peerTable(run *Run) []peerRow {
 			continue
 		}
 		res := run.Results[name]
-		for _, l := range marked(res.Lines, claims.EvidenceMark) {
+		for _, l := range observations(res.Attrs) {
 			id, f, ok := peerFields(l)
 			if !ok {
 				continue
@@ -83,7 +84,7 @@ func peerTable(run *Run) []peerRow {
 // peerFields splits a peer table line: the scenario and, after it, either
 // the title alone or recipe, verdict, outcome and source.
 func peerFields(l string) (id string, fields []string, ok bool) {
-	rest, ok := strings.CutPrefix(unmark(l), peerMark)
+	rest, ok := strings.CutPrefix(l, peerMark)
 	if !ok {
 		return "", nil, false
 	}

@@ -75,14 +75,17 @@ func TestKnownRunGivesKnownPeerTable(t *testing.T) {
 // A stream with one scenario whose kazoo subtest skipped, whose ours
 // subtest failed before it logged a cell, and a line that is not a cell.
 const missingCellsRun = `{"Action":"run","Package":"github.com/zk19/zk19","Test":"TestPeerX"}
-{"Action":"output","Package":"github.com/zk19/zk19","Test":"TestPeerX","Output":"    peers_test.go:9: evidence: peer x | scenario | a scenario\n"}
-{"Action":"output","Package":"github.com/zk19/zk19","Test":"TestPeerX","Output":"    peers_test.go:9: evidence: peer x | kept\n"}
+{"Action":"attr","Package":"github.com/zk19/zk19","Test":"TestPeerX","Key":"zk19.evidence","Value":"peer x | scenario | a scenario"}
+{"Action":"output","Package":"github.com/zk19/zk19","Test":"TestPeerX","Output":"=== ATTR  TestPeerX zk19.evidence peer x | scenario | a scenario\n"}
+{"Action":"attr","Package":"github.com/zk19/zk19","Test":"TestPeerX","Key":"zk19.evidence","Value":"peer x | kept"}
+{"Action":"output","Package":"github.com/zk19/zk19","Test":"TestPeerX","Output":"=== ATTR  TestPeerX zk19.evidence peer x | kept\n"}
 {"Action":"run","Package":"github.com/zk19/zk19","Test":"TestPeerX/ours"}
 {"Action":"output","Package":"github.com/zk19/zk19","Test":"TestPeerX/ours","Output":"    peers_test.go:12: W: got waiting on \"\"; want waiting on H's n-0000000000\n"}
 {"Action":"output","Package":"github.com/zk19/zk19","Test":"TestPeerX/ours","Output":"    --- FAIL: TestPeerX/ours (0.10s)\n"}
 {"Action":"fail","Package":"github.com/zk19/zk19","Test":"TestPeerX/ours","Elapsed":0.1}
 {"Action":"run","Package":"github.com/zk19/zk19","Test":"TestPeerX/go-zookeeper"}
-{"Action":"output","Package":"github.com/zk19/zk19","Test":"TestPeerX/go-zookeeper","Output":"    peers_recipes_test.go:188: evidence: peer x | go-zookeeper v1.0.4 | broke | held [twice] | lock.go:7\n"}
+{"Action":"attr","Package":"github.com/zk19/zk19","Test":"TestPeerX/go-zookeeper","Key":"zk19.evidence","Value":"peer x | go-zookeeper v1.0.4 | broke | held [twice] | lock.go:7"}
+{"Action":"output","Package":"github.com/zk19/zk19","Test":"TestPeerX/go-zookeeper","Output":"=== ATTR  TestPeerX/go-zookeeper zk19.evidence peer x | go-zookeeper v1.0.4 | broke | held [twice] | lock.go:7\n"}
 {"Action":"pass","Package":"github.com/zk19/zk19","Test":"TestPeerX/go-zookeeper","Elapsed":0.1}
 {"Action":"run","Package":"github.com/zk19/zk19","Test":"TestPeerX/kazoo"}
 {"Action":"output","Package":"github.com/zk19/zk19","Test":"TestPeerX/kazoo","Output":"    kazoo.go:1: skipped: kazoo not installed: run scripts/setup (python3-kazoo)\n"}
@@ -115,7 +118,7 @@ func TestMissingPeerCellsSayWhy(t *testing.T) {
 			"**broke**: [held \\[twice\\]](peers_test.go#L9) — [lock.go:7](https://github.com/go-zookeeper/zk/blob/v1.0.4/lock.go#L7) | " +
 			"not run: skipped: kazoo not installed: run scripts/setup (python3-kazoo) | not measured¹ |",
 		// The line that is no cell is shown with the test, not lost.
-		"| `TestPeerX` | fail (0.2s) | evidence: peer x \\| kept<br>failed: W: got waiting on",
+		"| `TestPeerX` | fail (0.2s) | peer x \\| kept<br>failed: W: got waiting on",
 	} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("the section lacks %q:\n%s", s, b.String())

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/zk19/zk19/internal/claims"
 )
 
 // event is one line of "go test -json" (cmd/test2json).
@@ -17,6 +19,20 @@ type event struct {
 	Test    string    `json:"Test"`
 	Output  string    `json:"Output"`
 	Elapsed float64   `json:"Elapsed"`
+	// Key and Value are an attribute's (Action "attr"): testing.T.Attr.
+	Key   string `json:"Key"`
+	Value string `json:"Value"`
+}
+
+// attr is one attribute a test set (internal/claims names the keys).
+type attr struct {
+	Sub        string // the first-level subtest that set it; "" for the test itself
+	Key, Value string
+	// Reason is what the test logged right after a verdict attribute: why
+	// it failed, in its own words, for the table to quote.
+	Reason string
+	at     int    // its line in the record (Lines), -1 when it has none
+	line   string // its record line (claims.AttrLine)
 }
 
 // result is what the run says about one top-level Test or Example, its
@@ -31,6 +47,11 @@ type result struct {
 	Own     []string // the lines of the test itself, without its subtests
 	subs    map[string]*strings.Builder
 	Subs    map[string][]string // first-level subtest name -> its lines
+	// Attrs are the attributes the test and its subtests set, in order:
+	// its attribute events, then those only its record carries (see
+	// readAttrs).
+	Attrs  []attr
+	events []attr
 }
 
 // Run is a parsed "go test -json" stream: the root package's run, and the
@@ -45,6 +66,9 @@ type Run struct {
 	// Preamble is the part of PkgLines printed before the root package's
 	// first test started: where the record header must be (claim E4).
 	Preamble []string
+	// PkgAttrs are the attributes TestMain's Scope set (claim E3's checks
+	// after the last test), read from PkgLines.
+	PkgAttrs []attr
 	PkgFail  bool
 	PkgEnded bool
 	Elapsed  float64
@@ -84,8 +108,10 @@ func parseRun(r io.Reader, root string) (*Run, error) {
 		for name, b := range res.subs {
 			res.Subs[name] = splitLines(b.String())
 		}
+		res.Attrs = readAttrs(res.events, res.Lines)
 	}
 	run.PkgLines = splitLines(run.pkgOut.String())
+	run.PkgAttrs = readAttrs(nil, run.PkgLines)
 	run.Preamble = splitLines(run.preamble.String())
 	return run, nil
 }
@@ -111,6 +137,10 @@ func (run *Run) add(ev event) {
 		run.Order = append(run.Order, key)
 	}
 	switch ev.Action {
+	case "attr":
+		name, _, _ := strings.Cut(rest, "/")
+		res.events = append(res.events, attr{Sub: name, Key: ev.Key, Value: ev.Value,
+			at: -1, line: claims.AttrLine(ev.Test, ev.Key, ev.Value)})
 	case "output":
 		res.out.WriteString(ev.Output)
 		if !sub {
@@ -156,6 +186,52 @@ func (run *Run) pkgOutput(s string) {
 	if !run.started {
 		run.preamble.WriteString(s)
 	}
+}
+
+// readAttrs returns a test's attributes: its attribute events, each with
+// the place of its line in the record, then the attribute lines of the
+// record that no event stands for. Those are an Example's or TestMain's:
+// a zkserver.Scope has no *testing.T, and prints the line testing prints
+// for t.Attr (claims.AttrLine); a line too long for test2json to read as
+// framing (4 KiB) lands there as well. A verdict's Reason is the first log
+// line after its attribute line.
+func readAttrs(events []attr, lines []string) []attr {
+	out := append([]attr(nil), events...)
+	pending := map[string][]int{} // an event's line -> its events without a place yet
+	for i, a := range out {
+		pending[a.line] = append(pending[a.line], i)
+	}
+	for i, l := range lines {
+		test, key, value, ok := claims.ParseAttr(l)
+		if !ok {
+			continue
+		}
+		line := strings.TrimSpace(l)
+		if q := pending[line]; len(q) > 0 {
+			out[q[0]].at = i
+			pending[line] = q[1:]
+			continue
+		}
+		_, rest, _ := strings.Cut(test, "/")
+		sub, _, _ := strings.Cut(rest, "/")
+		out = append(out, attr{Sub: sub, Key: key, Value: value, at: i, line: line})
+	}
+	for i := range out {
+		if _, ok := claims.VerdictClaim(out[i].Key); ok && out[i].at >= 0 {
+			out[i].Reason = logLineAfter(lines, out[i].at)
+		}
+	}
+	return out
+}
+
+// logLineAfter is the first line after lines[i] that a test logged.
+func logLineAfter(lines []string, i int) string {
+	for _, l := range lines[i+1:] {
+		if c := clean(l); c != "" {
+			return c
+		}
+	}
+	return ""
 }
 
 func splitLines(s string) []string {

@@ -9,14 +9,17 @@ import (
 	"github.com/zk19/zk19/internal/claims"
 )
 
-// Verdict kinds: the words of the evidence table (see legend).
+// Verdict kinds: the words of the evidence table (see legend). Refuted and
+// NotShown are what a failed proof's verdict attribute says
+// (claims.VerdictRefuted, claims.VerdictNotShown); a failed proof without
+// one, or a proof without a result, is NotShown.
 const (
 	Holds       = "holds"
 	Partly      = "holds, partly not run"
 	Refuted     = "refuted"
 	Differs     = "observed, differs from the article's wording"
 	NotRun      = "not run"
-	Failed      = "failed"
+	NotShown    = "not shown"
 	Documentary = "documentary"
 )
 
@@ -26,8 +29,9 @@ type Verdict struct {
 	Kind  string
 	Text  string   // the verdict cell
 	Tests []string // "TestX (pass, 1.2s)"
-	// Decisive holds the lines its proofs marked (claims.EvidenceMark,
-	// claims.DiffersMark), then what a failed proof failed with.
+	// Decisive holds the observations its proofs stated as attributes
+	// (claims.AttrEvidence; claims.AttrDiffers as "differs: ..."), then
+	// what a failed proof failed with.
 	Decisive []string
 	Context  []string // its proofs' operations and faults
 }
@@ -37,6 +41,7 @@ type proofRun struct {
 	passed, failed, skipped, missing []*result
 	tests                            []string
 	lines                            []string // of the claim (linesFor), in proof order
+	attrs                            []attr   // of the claim (attrsFor), in proof order
 }
 
 // verdicts gives every claim of the index its verdict on run.
@@ -59,21 +64,75 @@ func verdicts(ix *claims.Index, run *Run, h Header) []Verdict {
 
 func verdictFor(c claims.Claim, run *Run, h Header, version string) Verdict {
 	pr := gather(c, run)
-	lines := withoutDiff(pr.lines)
 	v := Verdict{
 		Claim:    c,
 		Tests:    pr.tests,
-		Decisive: marked(lines, claims.EvidenceMark, claims.DiffersMark),
-		Context:  operations(lines, 6),
+		Decisive: observations(pr.attrs),
+		Context:  operations(withoutDiff(pr.lines), 6),
 	}
 	v.Kind, v.Text = decide(c, pr, run, h, version)
-	if l := refutation(c.ID, run.PkgLines); l != "" {
-		v.Decisive = append(v.Decisive, l)
+	if word, reason := verdictOn(run.PkgAttrs, c.ID); word != "" {
+		v.Decisive = append(v.Decisive, reason)
 	}
 	for _, res := range pr.failed {
-		v.Decisive = append(v.Decisive, fmt.Sprintf("%s failed: %s", res.Name, trim(firstError(res), 240)))
+		v.Decisive = append(v.Decisive, fmt.Sprintf("%s failed: %s", res.Name, trim(whyFailed(res, c.ID), 240)))
 	}
 	return v
+}
+
+// observations are the values of the evidence and differs attributes of
+// as, in order: the decisive observations.
+func observations(as []attr) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, a := range as {
+		var l string
+		switch a.Key {
+		case claims.AttrEvidence:
+			l = a.Value
+		case claims.AttrDiffers:
+			l = differsLabel + a.Value
+		default:
+			continue
+		}
+		if !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// differsLabel opens a differs note among the decisive observations.
+const differsLabel = "differs: "
+
+// verdictOn returns the verdict the attributes as give claim id, "" for
+// none, with the reason the test logged after it. The first verdict on id
+// decides: a proof that found its own scenario broken (not-shown) and went
+// on has no observation to refute the claim with afterwards, and a proof
+// that refuted the claim stays refuted whatever broke after it.
+func verdictOn(as []attr, id string) (word, reason string) {
+	for _, a := range as {
+		if c, ok := claims.VerdictClaim(a.Key); ok && c == id {
+			return a.Value, a.Reason
+		}
+	}
+	return "", ""
+}
+
+// whyFailed says why res failed, for claim id: the reason logged with its
+// verdict on id, else with any verdict it carries, else the line that best
+// says it (firstError).
+func whyFailed(res *result, id string) string {
+	if _, reason := verdictOn(res.Attrs, id); reason != "" {
+		return reason
+	}
+	for _, a := range res.Attrs {
+		if _, ok := claims.VerdictClaim(a.Key); ok && a.Reason != "" {
+			return a.Reason
+		}
+	}
+	return firstError(res)
 }
 
 // checkRecord lets what the record really starts with decide the record
@@ -85,7 +144,7 @@ func (v *Verdict) checkRecord(seen, problem, version string) {
 		v.Kind, v.Text = Refuted, fmt.Sprintf("refuted on %s: %s", version, problem)
 		v.Decisive = append(v.Decisive, "record check: "+problem)
 	case seen != "" && (v.Kind == Holds || v.Kind == Partly):
-		v.Decisive = append([]string{claims.EvidenceMark + seen}, v.Decisive...)
+		v.Decisive = append([]string{seen}, v.Decisive...)
 	}
 }
 
@@ -99,6 +158,7 @@ func gather(c claims.Claim, run *Run) proofRun {
 			continue
 		}
 		pr.lines = append(pr.lines, linesFor(res, c.ID)...)
+		pr.attrs = append(pr.attrs, attrsFor(res, c.ID)...)
 		switch res.Action {
 		case "pass":
 			pr.passed = append(pr.passed, res)
@@ -116,22 +176,25 @@ func gather(c claims.Claim, run *Run) proofRun {
 	return pr
 }
 
-// decide returns a claim's verdict kind and cell. A refutation printed
-// outside any test (TestMain's E3 checks) counts like one of its proofs'.
+// decide returns a claim's verdict kind and cell. A verdict set outside any
+// test (TestMain's E3 checks, run.PkgAttrs) counts like one of its proofs'.
 func decide(c claims.Claim, pr proofRun, run *Run, h Header, version string) (kind, text string) {
 	needs := ""
 	if len(c.Needs) > 0 {
 		needs = " (needs " + strings.Join(c.Needs, ", ") + ")"
 	}
+	pkgWord, pkgReason := verdictOn(run.PkgAttrs, c.ID)
 	switch {
 	case len(c.Proof) == 0:
-		return Failed, "failed: no Test or Example in the index proves it"
-	case refutation(c.ID, run.PkgLines) != "":
-		return Refuted, fmt.Sprintf("refuted on %s: %q", version, refutation(c.ID, run.PkgLines))
+		return NotShown, "not shown: no Test or Example in the index proves it"
+	case pkgWord == claims.VerdictRefuted:
+		return Refuted, fmt.Sprintf("refuted on %s: %q", version, pkgReason)
 	case len(pr.failed) > 0:
 		return failedVerdict(c.ID, pr.failed, version)
+	case pkgWord == claims.VerdictNotShown:
+		return NotShown, "not shown: " + pkgReason
 	case len(pr.missing) > 0 && !(h.NoServer != "" && allExamples(pr.missing)):
-		return Failed, fmt.Sprintf("failed: %s: %s", pr.missing[0].Name, whyMissing(run))
+		return NotShown, fmt.Sprintf("not shown: %s: %s", pr.missing[0].Name, whyMissing(run))
 	case len(pr.passed) == 0 && len(pr.skipped) > 0:
 		return NotRun, "not run: " + skipReason(pr.skipped[0]) + needs
 	case len(pr.passed) == 0: // only Examples, left out for want of a server
@@ -148,11 +211,7 @@ func decide(c claims.Claim, pr proofRun, run *Run, h Header, version string) (ki
 		}
 		kind, text = Partly, Partly+": "+strings.Join(not, "; ")
 	}
-	var passedLines []string
-	for _, res := range pr.passed {
-		passedLines = append(passedLines, linesFor(res, c.ID)...)
-	}
-	if len(marked(passedLines, claims.DiffersMark)) == 0 {
+	if !anyDiffers(pr.passed, c.ID) {
 		return kind, text
 	}
 	d := fmt.Sprintf("%s (on %s)", Differs, version)
@@ -162,16 +221,30 @@ func decide(c claims.Claim, pr proofRun, run *Run, h Header, version string) (ki
 	return Differs, d
 }
 
-// failedVerdict: a failed proof that says the claim is refuted or violated
-// refutes it; any other failure is the proof's.
+// anyDiffers reports whether a passed proof of claim id noted a difference
+// from the article's wording (claims.AttrDiffers).
+func anyDiffers(passed []*result, id string) bool {
+	for _, res := range passed {
+		for _, a := range attrsFor(res, id) {
+			if a.Key == claims.AttrDiffers {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// failedVerdict: a failed proof whose verdict attribute on the claim says
+// refuted refutes it; any other failure (a verdict of not-shown, or none)
+// means the proof did not get as far as its observation.
 func failedVerdict(id string, failed []*result, version string) (kind, text string) {
 	for _, res := range failed {
-		if l := refutation(id, res.Lines); l != "" {
-			return Refuted, fmt.Sprintf("refuted on %s: %q", version, l)
+		if word, reason := verdictOn(res.Attrs, id); word == claims.VerdictRefuted {
+			return Refuted, fmt.Sprintf("refuted on %s: %q", version, reason)
 		}
 	}
 	res := failed[0]
-	return Failed, fmt.Sprintf("failed: %s: %s", res.Name, trim(firstError(res), 240))
+	return NotShown, fmt.Sprintf("not shown: %s: %s", res.Name, trim(whyFailed(res, id), 240))
 }
 
 func whyMissing(run *Run) string {
@@ -209,6 +282,32 @@ func linesFor(res *result, id string) []string {
 	return out
 }
 
+// attrsFor returns the attributes of res that belong to claim id, chosen
+// as linesFor chooses lines.
+func attrsFor(res *result, id string) []attr {
+	named := regexp.MustCompile(`^[A-Z][0-9]{1,2}(_|$)`)
+	mine := regexp.MustCompile(`^` + regexp.QuoteMeta(id) + `(_|$)`)
+	if !hasNamedSubs(res, named) {
+		return res.Attrs
+	}
+	var out []attr
+	for _, a := range res.Attrs {
+		if a.Sub == "" || named.MatchString(a.Sub) && mine.MatchString(a.Sub) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func hasNamedSubs(res *result, named *regexp.Regexp) bool {
+	for name := range res.Subs {
+		if named.MatchString(name) {
+			return true
+		}
+	}
+	return false
+}
+
 func allExamples(rs []*result) bool {
 	for _, r := range rs {
 		if !strings.HasPrefix(r.Name, "Example") {
@@ -235,13 +334,12 @@ func peers(run *Run) []Peer {
 			continue
 		}
 		res := run.Results[name]
-		p := Peer{Name: name, Action: res.Action, Elapsed: res.Elapsed,
-			Evidence: marked(withoutDiff(res.Lines), claims.EvidenceMark, claims.DiffersMark)}
+		p := Peer{Name: name, Action: res.Action, Elapsed: res.Elapsed, Evidence: observations(res.Attrs)}
 		if p.Action == "" {
 			p.Action = "did not end"
 		}
 		if p.Action != "pass" && p.Action != "skip" {
-			p.Evidence = append(p.Evidence, "failed: "+trim(firstError(res), 240))
+			p.Evidence = append(p.Evidence, "failed: "+trim(whyFailed(res, ""), 240))
 		}
 		if p.Action == "skip" {
 			p.Evidence = append(p.Evidence, skipReason(res))

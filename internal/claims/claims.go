@@ -9,6 +9,11 @@
 // its proofs. Beside the claims it holds the article's statements that no test
 // here can prove (Documentary) and the server code the claims rest on
 // (Source), so the evidence table renders data, not prose kept in Go.
+//
+// A run's evidence is data too: the test attributes a proof sets
+// (AttrEvidence, AttrDiffers, and AttrVerdict with VerdictRefuted or
+// VerdictNotShown), the one list of keys and verdict words that
+// cmd/evidence and internal/diagram read.
 package claims
 
 import (
@@ -44,20 +49,6 @@ type Section struct {
 // Name is how the table of contents heads the section: Key + " " + Title.
 func (s Section) Name() string { return s.Key + " " + s.Title }
 
-// Marks that open a log line of a claim's record. Tests write them through
-// the root package's evidence and differs helpers; cmd/evidence shows the
-// lines they open as the decisive observations. No other wording of a log
-// line has a meaning to the evidence table.
-const (
-	// EvidenceMark opens the observation that would differ if the claim
-	// were false.
-	EvidenceMark = "evidence: "
-	// DiffersMark opens an observation that differs from the article's
-	// wording although the test's assertions hold (claim Y4's failed
-	// conditional update acting as a barrier).
-	DiffersMark = "differs: "
-)
-
 // Claim is one entry of the index.
 type Claim struct {
 	ID      string `json:"id"`
@@ -82,8 +73,8 @@ type Claim struct {
 	Proof []string `json:"proof"`
 	Needs []string `json:"needs,omitempty"`
 	// Differs says, in the index's words, what the article states where a
-	// proof may log a DiffersMark line, and how far the statement still
-	// holds.
+	// proof may set an AttrDiffers attribute, and how far the statement
+	// still holds.
 	Differs string `json:"differs,omitempty"`
 	// DiffersZh is Differs in Chinese, for the Chinese table.
 	DiffersZh string `json:"differsZh,omitempty"`

@@ -15,7 +15,7 @@ var (
 	// A zkserver.Scope's line starts with its name: an Example run through
 	// the root package's runExample, or TestMain.
 	scopeLine = regexp.MustCompile(`^(Example\w*|TestMain): `)
-	framing   = regexp.MustCompile(`^(=== (RUN|PAUSE|CONT|NAME)|--- (PASS|FAIL|SKIP)|PASS$|FAIL$|(ok|FAIL)\s|coverage:|testing: warning)`)
+	framing   = regexp.MustCompile(`^(=== (RUN|PAUSE|CONT|NAME|ATTR)|--- (PASS|FAIL|SKIP)|PASS$|FAIL$|(ok|FAIL)\s|coverage:|testing: warning)`)
 	// zkserver relays a server's own log lines as "<label>| <line>".
 	serverLog = regexp.MustCompile(`^[\w.-]+\| `)
 )
@@ -24,7 +24,7 @@ var (
 // indentation and the prefix of the *testing.T or Scope that logged it;
 // for a framing line (IsFraming) it returns "".
 func LogText(l string) string {
-	l = strings.TrimSpace(l)
+	l = strings.TrimLeft(strings.TrimSpace(l), "\x16")
 	if framing.MatchString(l) {
 		return ""
 	}
@@ -35,7 +35,9 @@ func LogText(l string) string {
 
 // IsFraming reports whether l, without its indentation, is a line go test
 // prints itself ("=== RUN", "--- PASS", "ok", ...), not one a test logged.
-func IsFraming(l string) bool { return framing.MatchString(l) }
+// An attribute's line ("=== ATTR", see ParseAttr) is framing: it is data,
+// read as such, never as a log line.
+func IsFraming(l string) bool { return framing.MatchString(strings.TrimLeft(l, "\x16")) }
 
 // IsServerLog reports whether text, a line's LogText, is a ZooKeeper
 // server's own log line, not something a test said.

@@ -21,6 +21,8 @@ func TestRecordLines(t *testing.T) {
 		{"        second line", "second line", false},
 		{"=== RUN   TestX", "", false},
 		{"=== NAME  TestX", "", false},
+		{"=== ATTR  TestX zk19.evidence B read 0", "", false},
+		{"\x16=== ATTR  TestX zk19.evidence B read 0", "", false},
 		{"--- PASS: TestX (1s)", "", false},
 		{"--- FAIL: TestX (1s)", "", false},
 		{"ok  \tgithub.com/zk19/zk19\t12.3s", "", false},

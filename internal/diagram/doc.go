@@ -14,8 +14,10 @@
 //	nemesis hold 3->2 (bytes kept)  a fault on the ensemble's links
 //	nemesis proxy P ...             a client proxy's decisions (xid, zxid, err)
 //	# phase                         a step of the scenario
-//	evidence: ...                   the decisive observation
-//	differs: ...                    where the run differs from the article
+//	=== ATTR  T zk19.evidence ...   the decisive observation, drawn as
+//	                                "evidence: ..."
+//	=== ATTR  T zk19.differs ...    where the run differs from the article,
+//	                                drawn as "differs: ..."
 //
 // Any other line is kept as a remark, over the actor it starts with when it
 // starts with one. The participants come from the lines as well: the actors,

@@ -16,7 +16,7 @@ func TestLongTraceIsCutAndSaysHowMuch(t *testing.T) {
 			lines = append(lines, "nemesis kill zk1")
 		}
 	}
-	lines = append(lines, "evidence: A read 49 last")
+	lines = append(lines, "=== ATTR  TestX zk19.evidence A read 49 last")
 	mermaid, _ := FromLog("long", lines)
 	// "->>" counts the requests and, inside "-->>", their results.
 	if got := strings.Count(mermaid, "->>"); got > maxMessages {

@@ -53,7 +53,7 @@ func parse(lines []string) *trace {
 	}
 	cleaned := make([]string, 0, len(lines))
 	for _, l := range lines {
-		l = claims.LogText(l)
+		l = text(l)
 		cleaned = append(cleaned, l)
 		p.scan(l)
 	}
@@ -62,6 +62,29 @@ func parse(lines []string) *trace {
 	}
 	p.t.parts = p.participants()
 	return &p.t
+}
+
+// How the diagram labels a proof's decisive observation and a differs
+// note, the attributes claims.AttrEvidence and claims.AttrDiffers.
+const (
+	evidenceLabel = "evidence: "
+	differsLabel  = "differs: "
+)
+
+// text is what line l of a record says: the text a test logged
+// (claims.LogText), or for the attribute of an observation its label and
+// value; "" for any other framing line.
+func text(l string) string {
+	if _, key, value, ok := claims.ParseAttr(l); ok {
+		switch key {
+		case claims.AttrEvidence:
+			return evidenceLabel + value
+		case claims.AttrDiffers:
+			return differsLabel + value
+		}
+		return ""
+	}
+	return claims.LogText(l)
 }
 
 func (p *parser) line(l string) {
@@ -73,7 +96,7 @@ func (p *parser) line(l string) {
 		}
 	case strings.HasPrefix(l, "# "):
 		p.add(event{kind: phase, text: strings.TrimPrefix(l, "# ")})
-	case strings.HasPrefix(l, claims.EvidenceMark), strings.HasPrefix(l, claims.DiffersMark):
+	case strings.HasPrefix(l, evidenceLabel), strings.HasPrefix(l, differsLabel):
 		p.add(event{kind: proof, text: l})
 	case proxyLine.MatchString(l):
 		m := proxyLine.FindStringSubmatch(l)

@@ -9,13 +9,17 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/zk19/zk19/internal/claims"
 )
 
-// TB is the subset of testing.TB used by the Require helpers.
+// TB is the subset of testing.TB used by the Require helpers. Attr labels
+// a failure: the verdict on the claim as a test attribute (internal/claims).
 type TB interface {
 	Helper()
 	Logf(format string, args ...any)
 	Errorf(format string, args ...any)
+	Attr(key, value string)
 	TempDir() string
 }
 
@@ -80,7 +84,10 @@ func require(t TB, r *Recorder, claim string, want Verdict) {
 	t.Helper()
 	got, info, err := Check(context.Background(), r.Operations(), r.initial, requireTimeout)
 	if err != nil {
-		t.Errorf("%s: linearizability check failed: %v", claim, err)
+		// The checker gave no verdict (it timed out): the claim is not
+		// shown, not refuted.
+		t.Attr(claims.VerdictKey(claim), claims.VerdictNotShown)
+		t.Errorf("%s not shown: linearizability check failed: %v", claim, err)
 		return
 	}
 	if dir := os.Getenv(EnvVisualize); dir != "" {
@@ -104,7 +111,10 @@ func require(t TB, r *Recorder, claim string, want Verdict) {
 		t.Logf("%s: porcupine visualization: %s", claim, path)
 	}
 	t.Logf("%s: history (initial %q):\n%s", claim, r.initial, r.String())
-	t.Errorf("%s violated: history is %v; want %v", claim, got, want)
+	// porcupine's verdict on the recorded history is the claim's own
+	// observation.
+	t.Attr(claims.VerdictKey(claim), claims.VerdictRefuted)
+	t.Errorf("%s refuted: history is %v; want %v", claim, got, want)
 }
 
 // visualize writes the visualization to a new file in dir named after the

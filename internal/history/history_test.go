@@ -322,6 +322,7 @@ type fakeTB struct {
 	t      *testing.T
 	logs   []string
 	errors []string
+	attrs  []string
 }
 
 func (f *fakeTB) Helper() {}
@@ -332,6 +333,9 @@ func (f *fakeTB) Errorf(format string, args ...any) {
 	f.errors = append(f.errors, fmt.Sprintf(format, args...))
 }
 func (f *fakeTB) TempDir() string { return f.t.TempDir() }
+func (f *fakeTB) Attr(key, value string) {
+	f.attrs = append(f.attrs, key+" "+value)
+}
 
 var _ TB = (*testing.T)(nil)
 
@@ -353,8 +357,8 @@ func TestRequireHelpers(t *testing.T) {
 	}{
 		{"linearizable ok", RequireLinearizable, fresh, ""},
 		{"not linearizable ok", RequireNotLinearizable, stale, ""},
-		{"linearizable fails", RequireLinearizable, stale, "S1 violated: history is not linearizable; want linearizable"},
-		{"not linearizable fails", RequireNotLinearizable, fresh, "S2 violated: history is linearizable; want not linearizable"},
+		{"linearizable fails", RequireLinearizable, stale, "S1 refuted: history is not linearizable; want linearizable"},
+		{"not linearizable fails", RequireNotLinearizable, fresh, "S2 refuted: history is linearizable; want not linearizable"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeTB{t: t}
@@ -364,13 +368,16 @@ func TestRequireHelpers(t *testing.T) {
 			}
 			tc.require(f, tc.r, claim)
 			if tc.wantErr == "" {
-				if len(f.errors)+len(f.logs) != 0 {
-					t.Fatalf("unexpected output: %q %q", f.errors, f.logs)
+				if len(f.errors)+len(f.logs)+len(f.attrs) != 0 {
+					t.Fatalf("unexpected output: %q %q %q", f.errors, f.logs, f.attrs)
 				}
 				return
 			}
 			if len(f.errors) != 1 || f.errors[0] != tc.wantErr {
 				t.Fatalf("errors = %q; want [%q]", f.errors, tc.wantErr)
+			}
+			if want := "zk19.verdict." + claim + " refuted"; len(f.attrs) != 1 || f.attrs[0] != want {
+				t.Errorf("attributes %q; want [%q]: porcupine's verdict is the claim's own observation", f.attrs, want)
 			}
 			var path string
 			for _, l := range f.logs {

@@ -8,16 +8,20 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strings"
 	"sync"
+	"unicode"
 )
 
 // TB is the part of testing.TB the harness needs. *testing.T, *testing.B and
-// *Scope satisfy it.
+// *Scope satisfy it. Attr is how a proof states its evidence and its verdict
+// as data (internal/claims names the keys).
 type TB interface {
 	Helper()
 	Cleanup(func())
 	Fatalf(format string, args ...any)
 	Logf(format string, args ...any)
+	Attr(key, value string)
 	Skipf(format string, args ...any)
 	Name() string
 	TempDir() string
@@ -34,6 +38,7 @@ type Scope struct {
 
 	mu       sync.Mutex
 	cleanups []func()
+	attrs    [][2]string
 	made     []string
 	closed   bool
 }
@@ -91,6 +96,36 @@ func (s *Scope) Logf(format string, args ...any) {
 		return
 	}
 	fmt.Fprintf(os.Stderr, "    %s: %s\n", s.name, fmt.Sprintf(format, args...))
+}
+
+// Attr keeps an attribute for the record. An Example has no *testing.T, so
+// go test -json reports no event for it: the Scope writes the line that
+// testing writes for t.Attr under -v ("=== ATTR  <name> <key> <value>") to
+// standard error, where it never mixes with the Example's checked output,
+// and cmd/evidence reads it from the record. A key with white space or a
+// value with a line break is refused, here by Fatalf. A quiet Scope keeps
+// the attribute (Attrs) and prints nothing.
+func (s *Scope) Attr(key, value string) {
+	if strings.ContainsFunc(key, unicode.IsSpace) || key == "" {
+		s.Fatalf("disallowed attribute key %q", key)
+	}
+	if strings.ContainsAny(value, "\r\n") {
+		s.Fatalf("disallowed newline in attribute value %q", value)
+	}
+	s.mu.Lock()
+	s.attrs = append(s.attrs, [2]string{key, value})
+	quiet := s.quiet
+	s.mu.Unlock()
+	if !quiet {
+		fmt.Fprintln(os.Stderr, "=== ATTR  "+s.name+" "+key+" "+value)
+	}
+}
+
+// Attrs returns the attributes set so far, as key, value pairs in order.
+func (s *Scope) Attrs() [][2]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([][2]string(nil), s.attrs...)
 }
 
 // ScopeFailure is the value a Scope panics with.

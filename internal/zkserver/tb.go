@@ -1,3 +1,21 @@
+// Package zkserver starts real ZooKeeper servers and ensembles for the zk19
+// evidence suite: as local java processes (the process backend), as Docker
+// containers through testcontainers-go (the container backend), or by pointing
+// at servers that already run (the external backend).
+//
+// Every constructor takes a TB (a *testing.T, or a Scope for examples and
+// TestMain), calls Helper, registers Cleanup as soon as it holds anything,
+// fails the test itself, and returns ready objects; the Try forms return
+// the error instead, for goroutines other than the test's. Every wait is
+// bounded and says what it last saw when it gives up. Every listener is on
+// 127.0.0.1.
+//
+// Ryuk cannot run here, so the harness does its job. Every server is
+// registered before it is made; server dirs live in one run dir named after
+// the test process (pid and start time); containers carry the same owner
+// label. KillAll, on interrupt, stops everything registered, waiting for
+// creations in flight, and removes the run dir. Reap, at the start of the
+// next run, removes what a process that died without cleaning up left.
 package zkserver
 
 import "github.com/zk19/zk19/internal/tb"
