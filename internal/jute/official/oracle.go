@@ -60,7 +60,7 @@ type About struct {
 // with noJDK, where no javac is installed.
 func Start(tb zkserver.TB, b zkserver.Backend) *Oracle {
 	tb.Helper()
-	javac, java, ok := findJDK()
+	javac, java, ok := FindJDK()
 	if !ok {
 		tb.Skipf("%s", noJDK)
 	}
@@ -104,8 +104,9 @@ func StartResolved(tb zkserver.TB) *Oracle {
 	return Start(tb, b)
 }
 
-// findJDK returns javac and the java beside it, from JAVA_HOME or PATH.
-func findJDK() (javac, java string, ok bool) {
+// FindJDK returns javac and the java beside it, from JAVA_HOME or PATH
+// (internal/peer compiles the Curator driver with it too).
+func FindJDK() (javac, java string, ok bool) {
 	if h := os.Getenv("JAVA_HOME"); h != "" {
 		javac = filepath.Join(h, "bin", "javac")
 		if _, err := os.Stat(javac); err == nil {
