@@ -33,11 +33,6 @@ const (
 	curatorSource = "testdata/peers/CuratorLock.java"
 )
 
-// envPeers names more drivers, each a column: "name=command", several
-// separated by ";". The command is run by /bin/sh from the module root,
-// once per contender, and must speak testdata/peers/PROTOCOL.md.
-const envPeers = "ZK19_PEERS"
-
 // curatorConnect is how the Curator driver builds its client, beside the
 // session timeout each scenario asks for: an ExponentialBackoffRetry, as
 // Curator's documentation has every client built with, short enough that a
@@ -60,9 +55,13 @@ var curatorRecipe = driverRecipe(recipeCurator, "_c_{uuid}-lock-", func(name str
 // ZK19_PEERS fails the test.
 func peerRecipes(t *testing.T) []peerRecipe {
 	t.Helper()
-	extra, err := envRecipes(os.Getenv(envPeers))
+	env, err := peer.ParseEnv(os.Getenv(peer.EnvPeers))
 	if err != nil {
-		t.Fatalf("%s: %v", envPeers, err)
+		t.Fatalf("%v", err)
+	}
+	var extra []peerRecipe
+	for _, d := range env {
+		extra = append(extra, driverRecipe(d.Name, "", func(who string) (peer.Config, error) { return d.Config(who), nil }, peer.ConnectOptions{}))
 	}
 	rs := append(append([]peerRecipe(nil), builtinRecipes...), extra...)
 	for _, g := range peer.Registered() {
@@ -76,26 +75,6 @@ func peerRecipes(t *testing.T) []peerRecipe {
 		seen[r.name] = true
 	}
 	return rs
-}
-
-// envRecipes parses ZK19_PEERS.
-func envRecipes(v string) ([]peerRecipe, error) {
-	var rs []peerRecipe
-	for _, entry := range strings.Split(v, ";") {
-		if strings.TrimSpace(entry) == "" {
-			continue
-		}
-		name, command, ok := strings.Cut(entry, "=")
-		name, command = strings.TrimSpace(name), strings.TrimSpace(command)
-		if !ok || name == "" || command == "" || strings.ContainsAny(name, " |") {
-			return nil, fmt.Errorf("got %q; want name=command (a name without spaces or '|'), several separated by ';'", entry)
-		}
-		rs = append(rs, driverRecipe(name, "", func(who string) (peer.Config, error) {
-			return peer.Config{Command: []string{"/bin/sh", "-c", "exec " + command}, Name: who,
-				Install: fmt.Sprintf("see %s=%s", name, command)}, nil
-		}, peer.ConnectOptions{}))
-	}
-	return rs, nil
 }
 
 // driverRecipe is a column whose contenders are driver processes. nodeName
