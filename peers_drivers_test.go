@@ -234,8 +234,10 @@ func (k *driverLock) isAcquired() (peer.LockInfo, error) {
 	return k.k.IsAcquired(ctx, k.sc.dir)
 }
 
+// release waits for the recipe's release as long as a release with its
+// client cut off may run (releaseCut), and then as long as any call.
 func (k *driverLock) release() (string, error) {
-	ctx, cancel := k.ctx()
+	ctx, cancel := context.WithTimeout(context.Background(), releaseCut+peerCallWithin)
 	defer cancel()
 	r, err := k.k.Release(ctx, k.sc.dir)
 	if err != nil {

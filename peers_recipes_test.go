@@ -160,6 +160,8 @@ type scene struct {
 	d   *zkclient.Client
 	da  actor
 	dir string
+	// pendingRelease is a release left running by releaseCutOff.
+	pendingRelease chan error
 }
 
 // runPeers runs a scenario once per recipe, each as a subtest named after
@@ -408,8 +410,9 @@ func (o *oursLock) reconnected(mark int) error {
 
 // acquire does what the recipe asks of its caller: Acquire, and after a
 // create that returned no name because the connection was lost, wait for
-// the session and Recover with the GUID. A hold's Lost is armed at once, as
-// a holder that wants to know of a loss does.
+// the session and Recover with the GUID, again while Recover itself loses
+// the connection. A hold's Lost is armed at once, as a holder that wants to
+// know of a loss does.
 func (o *oursLock) acquire(timeout time.Duration) *peerTry {
 	var ctx context.Context
 	var cancel context.CancelFunc
@@ -425,12 +428,17 @@ func (o *oursLock) acquire(timeout time.Duration) *peerTry {
 	go func() {
 		defer cancel()
 		h, err := o.p.l.Acquire(ctx)
-		if ce, ok := errors.AsType[*lock.CreateError](err); ok && (errors.Is(ce, zk.ErrConnectionClosed) || errors.Is(ce, zk.ErrNoServer)) {
+		guid := ""
+		if ce, ok := errors.AsType[*lock.CreateError](err); ok {
+			guid = ce.GUID
+		}
+		for guid != "" && (errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer)) {
 			if werr := o.p.c.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); werr != nil {
 				err = fmt.Errorf("%w; then %w", err, werr)
-			} else {
-				h, err = o.p.l.Recover(ctx, ce.GUID)
+				break
 			}
+			mark = o.p.c.Mark()
+			h, err = o.p.l.Recover(ctx, guid)
 		}
 		node := ""
 		if h != nil {

@@ -573,56 +573,87 @@ func (sc *scene) noGiveUp() peerCell {
 func TestPeerGiveUpCleanupReplyLost(t *testing.T) {
 	sp := peerScenario{"cleanup-reply-lost", "the waiter times out and the reply to its cleanup delete is lost"}
 	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
-		if sc.r.name == recipeGoZK {
-			return sc.noGiveUp()
-		}
-		holder := sc.plant(sc.r.prefix(plantGUID(1)), true, "the holder")
-		w := sc.join("W", 0)
-		m := faultproxy.Match{Ops: []int32{jute.OpDelete}, Under: sc.dir}
-		d := w.proxy().LoseReply(m)
-		newActor(sc.t, w.who()).info("the proxy will lose the reply to W's %s", m)
-		mark := w.mark()
-		tw := w.acquire(peerGiveUp)
-		sc.result(tw, peerCallWithin)
-		// Both recipes wait for the answer to their cleanup delete before
-		// they return: a delete the proxy has not seen by now was never sent.
-		if d.Result().Xid == 0 {
-			d.Cancel()
-			if left := sc.ownedBy(w.session()); len(left) > 0 && !tw.held {
-				return broke("", "gave up (%s) and sent no delete: its node stayed", brief(tw.err))
-			}
-			sc.t.Fatalf("W sent no cleanup delete, and left no node: got held=%v, %v", tw.held, tw.err)
-		}
-		select {
-		case <-d.Done():
-		case <-time.After(within):
-			d.Cancel()
-			sc.t.Fatalf("W's cleanup delete: its reply was not lost within %v: %+v", within, d.Result())
-		}
-		if res := d.Result(); !res.Dropped {
-			sc.t.Fatalf("the reply to W's cleanup delete was not lost: %+v", res)
-		}
-		if err := w.reconnected(mark); err != nil {
-			sc.t.Fatalf("W: %v", err)
-		}
-		left := sc.ownedBy(w.session())
-		sc.remove(holder)
-		t2 := w.acquire(0)
-		sc.result(t2, peerCallWithin)
-		switch {
-		case tw.held:
-			return broke("", "held although it timed out")
-		case len(left) > 0:
-			return broke("", "gave up (%s) but its node stayed", brief(tw.err))
-		case !t2.held:
-			return broke("", "gave up (%s); the next acquisition failed: %s", brief(tw.err), brief(t2.err))
-		}
-		sc.releaseNow(w)
-		// Curator: a guaranteed delete, retried after the connection loss,
-		// and its NoNode taken for done.
-		return sc.curatorBecause(sc.oursMust(kept("gave up (%s); no node left; the next acquisition held", brief(tw.err)),
-			tw.err, context.DeadlineExceeded), curatorLocks+"LockInternals.java:345-352", "client.delete().guaranteed().forPath(ourPath);")
+		return sc.giveUpLosingCleanup((*faultproxy.Proxy).LoseReply, "the reply to", nil)
 	})
+}
+
+// giveUpLosingCleanup has W give up waiting on H by its timeout while
+// lose, armed on W's proxy, loses W's cleanup delete or its reply (what
+// says which, for the log). W's node must not outlive the reconnect (a
+// recipe may delete it once it is back: the wait for that is bounded), and
+// W's next acquisition must hold once H has gone. src cites a peer's code
+// for a node left behind.
+func (sc *scene) giveUpLosingCleanup(lose func(*faultproxy.Proxy, faultproxy.Match) *faultproxy.Drop, what string, src map[string][2]string) peerCell {
+	sc.t.Helper()
+	if sc.r.name == recipeGoZK {
+		return sc.noGiveUp()
+	}
+	holder := sc.plant(sc.r.prefix(plantGUID(1)), true, "the holder")
+	w := sc.join("W", 0)
+	m := faultproxy.Match{Ops: []int32{jute.OpDelete}, Under: sc.dir}
+	d := lose(w.proxy(), m)
+	newActor(sc.t, w.who()).info("the proxy will lose %s W's %s", what, m)
+	mark := w.mark()
+	tw := w.acquire(peerGiveUp)
+	sc.result(tw, peerCallWithin)
+	// Every recipe here sends its cleanup delete before it returns: a
+	// delete the proxy has not seen by now was never sent.
+	if d.Result().Xid == 0 {
+		d.Cancel()
+		if left := sc.ownedBy(w.session()); len(left) > 0 && !tw.held {
+			return broke(sc.citeFrom(src), "gave up (%s) and sent no delete: its node stayed", brief(tw.err))
+		}
+		sc.t.Fatalf("W sent no cleanup delete, and left no node: got held=%v, %v", tw.held, tw.err)
+	}
+	select {
+	case <-d.Done():
+	case <-time.After(within):
+		d.Cancel()
+		sc.t.Fatalf("W's cleanup delete: %s it was not lost within %v: %+v", what, within, d.Result())
+	}
+	if res := d.Result(); !res.Dropped {
+		sc.t.Fatalf("%s W's cleanup delete was not lost: %+v", what, res)
+	}
+	if err := w.reconnected(mark); err != nil {
+		sc.t.Fatalf("W: %v", err)
+	}
+	left := sc.outlives(w, w.session(), within)
+	switch {
+	case tw.held:
+		return broke("", "held although it timed out")
+	case len(left) > 0:
+		return broke(sc.citeFrom(src), "gave up (%s) but its node stayed %v after the reconnect: an orphan of a live session, ahead of every later contender",
+			brief(tw.err), within)
+	}
+	sc.remove(holder)
+	t2 := w.acquire(0)
+	sc.result(t2, peerCallWithin)
+	switch {
+	case !t2.held:
+		return broke("", "gave up (%s); the next acquisition failed: %s", brief(tw.err), brief(t2.err))
+	}
+	sc.releaseNow(w)
+	// Curator: a guaranteed delete, retried after the connection loss,
+	// and its NoNode taken for done.
+	return sc.curatorBecause(sc.oursMust(kept("gave up (%s); no node left; the next acquisition held", brief(tw.err)),
+		tw.err, context.DeadlineExceeded), curatorLocks+"LockInternals.java:345-352", "client.delete().guaranteed().forPath(ourPath);")
+}
+
+// outlives returns the nodes of session sess (w's) still in the dir once
+// they are all gone or bound has passed: what a recipe left behind, given
+// the time to clean up after a reconnect.
+func (sc *scene) outlives(w peerLock, sess string, bound time.Duration) []string {
+	sc.t.Helper()
+	var left []string
+	deadline := time.Now().Add(bound)
+	wait.For(sc.t, bound+within, w.who()+"'s nodes to go, or "+bound.String()+" to pass", func() (bool, string) {
+		left = sc.ownedBy(sess)
+		return len(left) == 0 || time.Now().After(deadline), fmt.Sprintf("nodes %v of session %s", left, sess)
+	})
+	if len(left) > 0 {
+		newActor(sc.t, w.who()).info("its nodes %v are still there %v after the reconnect", left, bound)
+	}
+	return left
 }
 
 // TestPeerSessionExpiresWhileHolding: W holds; its proxy cuts it off until
