@@ -19,8 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/peer"
 	"github.com/zk19/zk19/internal/zkclient"
@@ -291,28 +289,18 @@ func (k *driverLock) knowsItLost(sc *scene, src map[string][2]string) peerCell {
 // --- a Go recipe registered with peer.Register --------------------------------
 
 type goLock struct {
+	goClient
 	sc   *scene
-	c    *zkclient.Client
 	a    actor
 	l    peer.GoLock
-	px   *faultproxy.Proxy
 	stop context.CancelFunc
 }
 
 func goRecipe(g peer.Registration) peerRecipe {
 	return peerRecipe{name: g.Name, prefix: g.Recipe.NodeName, join: func(sc *scene, who string, sessionTimeout time.Duration) peerLock {
-		px, copts := sc.behindProxy(who, sessionTimeout)
-		c := zkclient.Connect(sc.t, who, []string{px.Addr()}, copts...)
-		return &goLock{sc: sc, c: c, a: newActor(sc.t, who), px: px, l: g.Recipe.NewLock(c.Conn, sc.dir)}
+		gc := sc.goClient(who, sessionTimeout)
+		return &goLock{goClient: gc, sc: sc, a: newActor(sc.t, who), l: g.Recipe.NewLock(gc.c.Conn, sc.dir)}
 	}}
-}
-
-func (g *goLock) who() string              { return g.c.Name }
-func (g *goLock) session() string          { return g.c.SessionHex() }
-func (g *goLock) proxy() *faultproxy.Proxy { return g.px }
-func (g *goLock) mark() int                { return g.c.Mark() }
-func (g *goLock) reconnected(mark int) error {
-	return g.c.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin)
 }
 
 func (g *goLock) acquire(timeout time.Duration) *peerTry {

@@ -485,24 +485,34 @@ func (o *oursLock) cancel() bool { o.stop(); return true }
 // --- go-zookeeper's zk.Lock ---------------------------------------------------
 
 type gozkLock struct {
+	goClient
 	sc *scene
-	c  *zkclient.Client
 	a  actor
 	l  *zk.Lock
-	px *faultproxy.Proxy
 }
 
 func joinGoZK(sc *scene, who string, sessionTimeout time.Duration) peerLock {
-	px, copts := sc.behindProxy(who, sessionTimeout)
-	c := zkclient.Connect(sc.t, who, []string{px.Addr()}, copts...)
-	return &gozkLock{sc: sc, c: c, a: newActor(sc.t, who), px: px, l: zk.NewLock(c.Conn, sc.dir, zk.WorldACL(zk.PermAll))}
+	gc := sc.goClient(who, sessionTimeout)
+	return &gozkLock{goClient: gc, sc: sc, a: newActor(sc.t, who), l: zk.NewLock(gc.c.Conn, sc.dir, zk.WorldACL(zk.PermAll))}
 }
 
-func (g *gozkLock) who() string              { return g.c.Name }
-func (g *gozkLock) session() string          { return g.c.SessionHex() }
-func (g *gozkLock) proxy() *faultproxy.Proxy { return g.px }
-func (g *gozkLock) mark() int                { return g.c.Mark() }
-func (g *gozkLock) reconnected(mark int) error {
+// goClient is a contender's go-zookeeper session through its own proxy,
+// for a recipe written in Go: who it is, its session, its proxy.
+type goClient struct {
+	c  *zkclient.Client
+	px *faultproxy.Proxy
+}
+
+func (sc *scene) goClient(who string, sessionTimeout time.Duration) goClient {
+	px, copts := sc.behindProxy(who, sessionTimeout)
+	return goClient{c: zkclient.Connect(sc.t, who, []string{px.Addr()}, copts...), px: px}
+}
+
+func (g goClient) who() string              { return g.c.Name }
+func (g goClient) session() string          { return g.c.SessionHex() }
+func (g goClient) proxy() *faultproxy.Proxy { return g.px }
+func (g goClient) mark() int                { return g.c.Mark() }
+func (g goClient) reconnected(mark int) error {
 	return g.c.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin)
 }
 

@@ -664,14 +664,8 @@ func TestPeerSessionExpiresWhileHolding(t *testing.T) {
 	s := expiryServer(t, zkserver.WithLabel("peerh-"))
 	sp := peerScenario{"expiry-holding", "the session expires while the recipe holds: does it know it no longer holds?"}
 	runPeers(t, s, sp, func(sc *scene) peerCell {
-		w := sc.join("W", expirySessionTimeout)
-		sc.mustHold(w.acquire(0), "the hold is what expires")
-		node := sc.onlyNode(w)
-		old := w.session()
-		mark := w.mark()
+		w, node, old, mark := sc.holdThenCut(expirySessionTimeout, "the hold is what expires")
 		px := w.proxy()
-		px.Cut(faultproxy.BothEnds)
-		sc.t.Cleanup(px.Heal)
 		wait.For(sc.t, 10*expirySessionTimeout, "the server to delete W's node", func() (bool, string) {
 			_, ok := sc.owners()[node]
 			return !ok, "still there"
@@ -686,6 +680,22 @@ func TestPeerSessionExpiresWhileHolding(t *testing.T) {
 		}
 		return sc.knowsItLost(w)
 	})
+}
+
+// holdThenCut has W, with its session timeout, hold (why says what the
+// scenario needs the hold for), then cuts W off: its proxy closes its
+// connection and refuses new ones until Heal (registered at cleanup too).
+// It returns W, W's node and session, and the mark to wait for W's
+// reconnect from.
+func (sc *scene) holdThenCut(sessionTimeout time.Duration, why string) (w peerLock, node, sess string, mark int) {
+	sc.t.Helper()
+	w = sc.join("W", sessionTimeout)
+	sc.mustHold(w.acquire(0), why)
+	node, sess, mark = sc.onlyNode(w), w.session(), w.mark()
+	px := w.proxy()
+	px.Cut(faultproxy.BothEnds)
+	sc.t.Cleanup(px.Heal)
+	return w, node, sess, mark
 }
 
 // knowsItLost asks the recipe, in its own terms, whether it still holds.

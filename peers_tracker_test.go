@@ -136,14 +136,8 @@ const (
 func TestPeerReleaseWhileCutOff(t *testing.T) {
 	sp := peerScenario{"release-cut-off", "the holder releases while cut off: its delete cannot reach the server (CURATOR-678)"}
 	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
-		w := sc.join("W", releaseSessionTimeout)
-		sc.mustHold(w.acquire(0), "the hold is what W releases")
-		node := sc.onlyNode(w)
-		sess := w.session()
-		mark := w.mark()
+		w, node, sess, mark := sc.holdThenCut(releaseSessionTimeout, "the hold is what W releases")
 		px := w.proxy()
-		px.Cut(faultproxy.BothEnds)
-		sc.t.Cleanup(px.Heal)
 		returned, rerr := sc.releaseCutOff(w)
 		believes := sc.holdsNow(w)
 		_, stayed := sc.owners()[node]
@@ -438,13 +432,11 @@ func sessionOf(t *testing.T, px *faultproxy.Proxy, id string) faultproxy.Session
 func (sc *scene) staleWindow(w peerLock, k *faultproxy.Keeper) {
 	sc.t.Helper()
 	wait.For(sc.t, 10*expirySessionTimeout, "nine keeper pings while W is cut off", func() (bool, string) {
-		select {
-		case <-k.Ended():
-			sc.t.Fatalf("the keeper lost W's session while W was cut off: %s", k.Why())
-		default:
-		}
-		return k.Pings() >= 9, fmt.Sprintf("%d pings", k.Pings())
+		return k.Pings() >= 9 || k.Why() != "", fmt.Sprintf("%d pings", k.Pings())
 	})
+	if why := k.Why(); why != "" {
+		sc.t.Fatalf("the keeper lost W's session while W was cut off (%d pings): %s", k.Pings(), why)
+	}
 	if d, ok := w.(*driverLock); ok && d.k.Hello.Recipe == recipeCurator {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*expirySessionTimeout)
 		defer cancel()

@@ -174,14 +174,16 @@ func buildKey(src []byte, classpath, javac string) (string, error) {
 }
 
 // cacheRoot is $ZK19_CACHE/peers, or zk19/peers under the user's cache
-// directory, or under the temp dir where there is none.
+// directory, or under the temp dir where there is none (named so that the
+// check for run dirs left behind, zk19-*, does not take it for one: a
+// cache is meant to stay).
 func cacheRoot() (string, error) {
 	base := os.Getenv("ZK19_CACHE")
 	if base == "" {
 		if d, err := os.UserCacheDir(); err == nil {
 			base = filepath.Join(d, "zk19")
 		} else {
-			base = filepath.Join(os.TempDir(), fmt.Sprintf("zk19-cache-%d", os.Getuid()))
+			base = filepath.Join(os.TempDir(), fmt.Sprintf("cache-zk19-%d", os.Getuid()))
 		}
 	}
 	root := filepath.Join(base, "peers")
