@@ -111,8 +111,15 @@ func driverRecipe(name, nodeName string, config func(who string) (peer.Config, e
 		join: func(sc *scene, who string, sessionTimeout time.Duration) peerLock {
 			return joinDriver(sc, who, sessionTimeout, config, opts)
 		},
+		// A driver that cannot run here skips before the scene plants
+		// anything: its command cannot be built (Curator's jars or javac
+		// missing), or its hello says its library is missing.
 		ready: func(t *testing.T) {
-			if _, err := template(); errors.Is(err, peer.ErrMissing) {
+			_, err := config(name + "-check")
+			if err == nil {
+				_, err = template()
+			}
+			if errors.Is(err, peer.ErrMissing) {
 				t.Skipf("skipped: %v", err)
 			} else if err != nil {
 				t.Fatalf("%v", err)
