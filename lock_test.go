@@ -951,8 +951,8 @@ func TestL12_UnseenDeletionOnlyDelaysTheWaiter(t *testing.T) {
 	h := join(t, "H", []string{leader.Client}, sc.root, joinOpts{})
 	p := join(t, "P", []string{leader.Client}, sc.root, joinOpts{})
 	sc.w = join(t, "W", []string{sc.f.Client}, sc.root, joinOpts{})
-	if mode, err := sc.f.Mode(); err != nil || mode != "follower" || sc.w.c.Server() != sc.f.Client {
-		notShown(t, "L12", "W is connected to %s; want the follower %s (mode %q, %v)", sc.w.c.Server(), sc.f.Client, mode, err)
+	if mode, err := sc.f.Mode(); err != nil || mode != "follower" || sc.w.w.server(sc.w.c.Server()) != sc.f.Client {
+		notShown(t, "L12", "W is connected to %s; want the follower %s (mode %q, %v)", sc.w.w.server(sc.w.c.Server()), sc.f.Client, mode, err)
 	}
 	t.Logf("leader %s; H and P are its clients; W's follower is %s", leader.Label, sc.f.Label)
 	hH, pP := waitBehind(t, sc.ctx, h, p)

@@ -1,8 +1,9 @@
 package zk19_test
 
-// The peer family's machinery: three lock recipes behind one interface
-// (ours, go-zookeeper's zk.Lock, kazoo's Lock), the scene a scenario plays
-// in (a lock dir of its own, an observer D who plants and deletes nodes
+// The peer family's machinery: the lock recipes behind one interface
+// (ours and go-zookeeper's zk.Lock here; kazoo's Lock, Curator's
+// InterProcessMutex and anyone's in peers_drivers_test.go), the scene a
+// scenario plays in (a lock dir of its own, an observer D who plants and deletes nodes
 // directly on the server, a client proxy for every contender), and how a
 // cell of the table "How other recipes fare" is judged and logged.
 //
@@ -19,15 +20,10 @@ package zk19_test
 // exact outcome its contract names.
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"path"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -37,21 +33,18 @@ import (
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/peer"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 	"github.com/zk19/zk19/lock"
 )
 
-// peerScript is kazoo's driver, from the module root.
-const peerScript = "testdata/peers/kazoo_lock.py"
-
 // The table's recipe columns.
 const (
-	recipeOurs  = "ours"
-	recipeGoZK  = "go-zookeeper"
-	recipeKazoo = "kazoo"
+	recipeOurs    = "ours"
+	recipeGoZK    = "go-zookeeper"
+	recipeKazoo   = "kazoo"
+	recipeCurator = "curator"
 )
 
 // Cell verdicts.
@@ -94,14 +87,20 @@ type peerRecipe struct {
 	// contender GUID: what a plant needs to look like one of the recipe's.
 	prefix func(guid string) string
 	join   func(sc *scene, who string, sessionTimeout time.Duration) peerLock
+	// ready, if set, skips the recipe's subtest when it cannot run here
+	// (its library is not installed) before the scenario plants anything.
+	ready func(t *testing.T)
 }
 
-var peerRecipes = []peerRecipe{
-	{recipeOurs, func(g string) string { return g + fence.LockInfix }, joinOurs},
+// builtinRecipes are the columns every run has; peerRecipes adds the
+// drivers of ZK19_PEERS and the Go recipes a test file registered.
+var builtinRecipes = []peerRecipe{
+	{name: recipeOurs, prefix: func(g string) string { return g + fence.LockInfix }, join: joinOurs},
 	// zk.Lock's names are CreateProtectedEphemeralSequential's: "_c_", the
 	// GUID, "-", then zk.Lock's "lock-".
-	{recipeGoZK, func(g string) string { return "_c_" + g + "-lock-" }, joinGoZK},
-	{recipeKazoo, func(g string) string { return g + "__lock__" }, joinKazoo},
+	{name: recipeGoZK, prefix: func(g string) string { return "_c_" + g + "-lock-" }, join: joinGoZK},
+	kazooRecipe,
+	curatorRecipe,
 }
 
 // plantGUID is the GUID of the n-th planted node: 32 hex digits like the
@@ -161,6 +160,8 @@ type scene struct {
 	d   *zkclient.Client
 	da  actor
 	dir string
+	// pendingRelease is a release left running by releaseCutOff.
+	pendingRelease chan error
 }
 
 // runPeers runs a scenario once per recipe, each as a subtest named after
@@ -168,8 +169,11 @@ type scene struct {
 func runPeers(t *testing.T, s *zkserver.Server, sp peerScenario, body func(sc *scene) peerCell) {
 	t.Helper()
 	evidence(t, "peer %s | scenario | %s", sp.id, sp.title)
-	for _, r := range peerRecipes {
+	for _, r := range peerRecipes(t) {
 		t.Run(r.name, func(t *testing.T) {
+			if r.ready != nil {
+				r.ready(t)
+			}
 			sc := &scene{t: t, s: s, r: r, sp: sp, da: newActor(t, "D")}
 			if r.name == recipeGoZK {
 				sc.ver = goZKModule().version
@@ -406,8 +410,9 @@ func (o *oursLock) reconnected(mark int) error {
 
 // acquire does what the recipe asks of its caller: Acquire, and after a
 // create that returned no name because the connection was lost, wait for
-// the session and Recover with the GUID. A hold's Lost is armed at once, as
-// a holder that wants to know of a loss does.
+// the session and Recover with the GUID, again while Recover itself loses
+// the connection. A hold's Lost is armed at once, as a holder that wants to
+// know of a loss does.
 func (o *oursLock) acquire(timeout time.Duration) *peerTry {
 	var ctx context.Context
 	var cancel context.CancelFunc
@@ -423,12 +428,17 @@ func (o *oursLock) acquire(timeout time.Duration) *peerTry {
 	go func() {
 		defer cancel()
 		h, err := o.p.l.Acquire(ctx)
-		if ce, ok := errors.AsType[*lock.CreateError](err); ok && (errors.Is(ce, zk.ErrConnectionClosed) || errors.Is(ce, zk.ErrNoServer)) {
+		guid := ""
+		if ce, ok := errors.AsType[*lock.CreateError](err); ok {
+			guid = ce.GUID
+		}
+		for guid != "" && (errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer)) {
 			if werr := o.p.c.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); werr != nil {
 				err = fmt.Errorf("%w; then %w", err, werr)
-			} else {
-				h, err = o.p.l.Recover(ctx, ce.GUID)
+				break
 			}
+			mark = o.p.c.Mark()
+			h, err = o.p.l.Recover(ctx, guid)
 		}
 		node := ""
 		if h != nil {
@@ -475,24 +485,34 @@ func (o *oursLock) cancel() bool { o.stop(); return true }
 // --- go-zookeeper's zk.Lock ---------------------------------------------------
 
 type gozkLock struct {
+	goClient
 	sc *scene
-	c  *zkclient.Client
 	a  actor
 	l  *zk.Lock
-	px *faultproxy.Proxy
 }
 
 func joinGoZK(sc *scene, who string, sessionTimeout time.Duration) peerLock {
-	px, copts := sc.behindProxy(who, sessionTimeout)
-	c := zkclient.Connect(sc.t, who, []string{px.Addr()}, copts...)
-	return &gozkLock{sc: sc, c: c, a: newActor(sc.t, who), px: px, l: zk.NewLock(c.Conn, sc.dir, zk.WorldACL(zk.PermAll))}
+	gc := sc.goClient(who, sessionTimeout)
+	return &gozkLock{goClient: gc, sc: sc, a: newActor(sc.t, who), l: zk.NewLock(gc.c.Conn, sc.dir, zk.WorldACL(zk.PermAll))}
 }
 
-func (g *gozkLock) who() string              { return g.c.Name }
-func (g *gozkLock) session() string          { return g.c.SessionHex() }
-func (g *gozkLock) proxy() *faultproxy.Proxy { return g.px }
-func (g *gozkLock) mark() int                { return g.c.Mark() }
-func (g *gozkLock) reconnected(mark int) error {
+// goClient is a contender's go-zookeeper session through its own proxy,
+// for a recipe written in Go: who it is, its session, its proxy.
+type goClient struct {
+	c  *zkclient.Client
+	px *faultproxy.Proxy
+}
+
+func (sc *scene) goClient(who string, sessionTimeout time.Duration) goClient {
+	px, copts := sc.behindProxy(who, sessionTimeout)
+	return goClient{c: zkclient.Connect(sc.t, who, []string{px.Addr()}, copts...), px: px}
+}
+
+func (g goClient) who() string              { return g.c.Name }
+func (g goClient) session() string          { return g.c.SessionHex() }
+func (g goClient) proxy() *faultproxy.Proxy { return g.px }
+func (g goClient) mark() int                { return g.c.Mark() }
+func (g goClient) reconnected(mark int) error {
 	return g.c.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin)
 }
 
@@ -530,186 +550,5 @@ func (g *gozkLock) release() (string, error) {
 }
 
 func (g *gozkLock) cancel() bool { return false }
-
-// --- kazoo's Lock, through its driver ------------------------------------
-
-type kazooLock struct {
-	sc   *scene
-	name string
-	k    *peer.Kazoo
-	px   *faultproxy.Proxy
-}
-
-func joinKazoo(sc *scene, who string, sessionTimeout time.Duration) peerLock {
-	k := peer.MustStart(sc.t, peer.Config{Script: peerScript, Name: "kazoo-" + who})
-	sc.ver = k.Hello.Kazoo
-	kazooDirMu.Lock()
-	kazooDir = filepath.Dir(k.Hello.KazooFile)
-	kazooDirMu.Unlock()
-	px := zkserver.ClientProxy(sc.t, who+"-proxy", sc.s)
-	if sessionTimeout == 0 {
-		sessionTimeout = 10 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), zkclient.ConnectWithin)
-	defer cancel()
-	st, err := k.Connect(ctx, px.Addr(), sessionTimeout)
-	if err != nil || st.State != "CONNECTED" {
-		sc.t.Fatalf("kazoo-%s connect: got %+v, %v; want CONNECTED", who, st, err)
-	}
-	return &kazooLock{sc: sc, name: who, k: k, px: px}
-}
-
-func (k *kazooLock) who() string              { return k.name }
-func (k *kazooLock) proxy() *faultproxy.Proxy { return k.px }
-func (k *kazooLock) mark() int                { return len(k.k.Events()) }
-
-func (k *kazooLock) ctx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), peerCallWithin)
-}
-
-func (k *kazooLock) session() string {
-	ctx, cancel := k.ctx()
-	defer cancel()
-	st, err := k.k.State(ctx)
-	if err != nil {
-		k.sc.t.Fatalf("kazoo-%s state: %v", k.name, err)
-	}
-	return st.Session
-}
-
-func (k *kazooLock) reconnected(mark int) error {
-	ctx, cancel := k.ctx()
-	defer cancel()
-	_, err := k.k.WaitEvent(ctx, "kazoo connected again", mark, func(e peer.Event) bool {
-		return e.Kind == "state" && e.State == "CONNECTED"
-	})
-	return err
-}
-
-func (k *kazooLock) acquire(timeout time.Duration) *peerTry {
-	try := newTry(k.name)
-	call := k.k.AcquireAsync(k.sc.dir, k.name, timeout)
-	go func() {
-		r, err := call.Wait(context.Background())
-		try.finish(err == nil && r.Acquired, r.Node, acquireErr(r, err))
-	}()
-	// The driver's exit ends the wait of a call nobody answered.
-	k.sc.t.Cleanup(func() {
-		k.k.Close()
-		<-try.done
-	})
-	return try
-}
-
-// acquireErr is kazoo's exception, or what acquire returned when it was
-// False (its retry deadline passed).
-func acquireErr(r peer.Acquired, err error) error {
-	if err == nil && !r.Acquired {
-		return errors.New("acquire returned False")
-	}
-	return err
-}
-
-func (k *kazooLock) isAcquired() (peer.LockInfo, error) {
-	ctx, cancel := k.ctx()
-	defer cancel()
-	return k.k.IsAcquired(ctx, k.sc.dir)
-}
-
-func (k *kazooLock) release() (string, error) {
-	ctx, cancel := k.ctx()
-	defer cancel()
-	r, err := k.k.Release(ctx, k.sc.dir)
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("release returned %v, is_acquired %v", r.Released, r.IsAcquired), nil
-}
-
-func (k *kazooLock) cancel() bool {
-	ctx, cancel := k.ctx()
-	defer cancel()
-	if err := k.k.Cancel(ctx, k.sc.dir); err != nil {
-		k.sc.t.Fatalf("kazoo-%s cancel: %v", k.name, err)
-	}
-	return true
-}
-
-// --- citing a peer's source -------------------------------------------------
-
-type goModule struct{ version, dir string }
-
-// goZKModule is go-zookeeper as this module builds it.
-var goZKModule = sync.OnceValue(func() goModule {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}} {{.Dir}}", "github.com/go-zookeeper/zk").Output()
-	if err != nil {
-		return goModule{version: "(version unknown: " + err.Error() + ")"}
-	}
-	v, dir, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
-	return goModule{version: v, dir: dir}
-})
-
-// kazooDir is where the driver imported kazoo from ("" before a driver
-// said hello).
-var (
-	kazooDirMu sync.Mutex
-	kazooDir   string
-)
-
-// cite returns ref, "file:first-last" in the scene's peer (go-zookeeper's
-// module, or the kazoo package a driver imported), after checking that
-// those lines hold snippet: a citation is read from the code that ran,
-// never guessed. A citation that does not hold fails the test.
-// citeFrom cites the line src gives for this scene's recipe, if any: the
-// peer code responsible for an outcome, by recipe name.
-func (sc *scene) citeFrom(src map[string][2]string) string {
-	if c, ok := src[sc.r.name]; ok {
-		return sc.cite(c[0], c[1])
-	}
-	return ""
-}
-
-func (sc *scene) cite(ref, snippet string) string {
-	sc.t.Helper()
-	root := goZKModule().dir
-	if sc.r.name == recipeKazoo {
-		kazooDirMu.Lock()
-		root = kazooDir
-		kazooDirMu.Unlock()
-	}
-	file, lines, _ := strings.Cut(ref, ":")
-	first, last, _ := strings.Cut(lines, "-")
-	a, errA := strconv.Atoi(first)
-	b, errB := strconv.Atoi(last)
-	if last == "" {
-		b, errB = a, nil
-	}
-	text, err := sourceLines(filepath.Join(root, file), a, b)
-	switch {
-	case root == "" || errA != nil || errB != nil || err != nil:
-		sc.t.Errorf("citation %s of %s: cannot read it (root %q): %v", ref, sc.r.name, root, err)
-	case !strings.Contains(text, snippet):
-		sc.t.Errorf("citation %s of %s: got lines %q; want them to hold %q", ref, sc.r.name, text, snippet)
-	}
-	return ref
-}
-
-// sourceLines returns lines first..last (1-based) of file, joined.
-func sourceLines(file string, first, last int) (string, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	var b strings.Builder
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan() && n <= last; n++ {
-		if n >= first {
-			b.WriteString(sc.Text())
-			b.WriteString("\n")
-		}
-	}
-	return b.String(), sc.Err()
-}
 
 func (p *peerTry) finished() bool { return p.done.finished() }

@@ -54,9 +54,10 @@ type attemptLog struct {
 // witness is one session's observer. Its Trace may be combined with a
 // scenario's own callbacks (see trace).
 type witness struct {
-	name    string
-	parent  string
-	proxies []*faultproxy.Proxy
+	name     string
+	parent   string
+	proxies  []*faultproxy.Proxy
+	upstream map[string]string // a proxy's address -> the server behind it
 
 	mu       sync.Mutex
 	attempts []*attemptLog
@@ -67,7 +68,7 @@ type witness struct {
 // servers and returns the witness and the addresses the session must dial.
 func newWitness(t zkserver.TB, name, parent string, servers []string) (*witness, []string) {
 	t.Helper()
-	w := &witness{name: name, parent: parent}
+	w := &witness{name: name, parent: parent, upstream: map[string]string{}}
 	addrs := make([]string, len(servers))
 	for i, s := range servers {
 		p, err := faultproxy.New(s, faultproxy.WithName(name+"-wire"), faultproxy.WithZooKeeperFrames())
@@ -77,9 +78,13 @@ func newWitness(t zkserver.TB, name, parent string, servers []string) (*witness,
 		t.Cleanup(func() { _ = p.Close() })
 		w.proxies = append(w.proxies, p)
 		addrs[i] = p.Addr()
+		w.upstream[p.Addr()] = s
 	}
 	return w, addrs
 }
+
+// server is the server behind addr, the address the session dialled.
+func (w *witness) server(addr string) string { return w.upstream[addr] }
 
 // listings is the number of getChildren requests on the wire so far.
 func (w *witness) listings() int {

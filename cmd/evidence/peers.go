@@ -3,8 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/zk19/zk19/internal/claims"
@@ -24,8 +27,9 @@ import (
 const peerMark = "peer "
 
 // peerColumns are the recipes the table has a column for, in order; a
-// recipe the run names beyond these gets a column after them.
-var peerColumns = []string{"ours", "go-zookeeper", "kazoo"}
+// recipe the run names beyond these (a driver of ZK19_PEERS, a registered Go
+// recipe) gets a column after them.
+var peerColumns = []string{"ours", "go-zookeeper", "kazoo", "curator"}
 
 // Cell verdicts, as the peer tests log them.
 const (
@@ -101,10 +105,17 @@ func peerFields(l string) (id string, fields []string, ok bool) {
 	return "", nil, false
 }
 
-// missingCells says, for each column without a cell, what its subtest did.
+// missingCells says, for each column without a cell, what its subtest did:
+// the table's columns, and any recipe the scenario ran a subtest for.
 func missingCells(res *result, cells map[string]peerCell) map[string]string {
 	out := map[string]string{}
-	for _, recipe := range peerColumns {
+	recipes := append([]string(nil), peerColumns...)
+	for _, sub := range sortedKeys(res.Subs) {
+		if !contains(recipes, sub) {
+			recipes = append(recipes, sub)
+		}
+	}
+	for _, recipe := range recipes {
 		if _, ok := cells[recipe]; ok {
 			continue
 		}
@@ -130,17 +141,27 @@ func anyPrefix(ls []string, p string) bool {
 	return false
 }
 
-// columns are the recipes of the rows: peerColumns, then any other.
+// columns are the recipes of the rows: peerColumns, then any other, in
+// the order the run first names them.
 func columns(rows []peerRow) []string {
 	cols := append([]string(nil), peerColumns...)
 	for _, r := range rows {
-		for recipe := range r.Cells {
+		for _, recipe := range sortedKeys(r.Cells) {
+			if !contains(cols, recipe) {
+				cols = append(cols, recipe)
+			}
+		}
+		for _, recipe := range sortedKeys(r.Missing) {
 			if !contains(cols, recipe) {
 				cols = append(cols, recipe)
 			}
 		}
 	}
 	return cols
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
 }
 
 func contains(ss []string, s string) bool {
@@ -158,6 +179,7 @@ var columnNames = map[string]string{
 	"ours":         "ours (`lock`)",
 	"go-zookeeper": "go-zookeeper %s `zk.Lock`",
 	"kazoo":        "kazoo %s `Lock`",
+	"curator":      "Curator %s `InterProcessMutex`",
 }
 
 func columnName(recipe string, rows []peerRow) string {
@@ -177,10 +199,6 @@ func columnName(recipe string, rows []peerRow) string {
 	}
 	return strings.Join(strings.Fields(fmt.Sprintf(f, version)), " ")
 }
-
-// curatorWhy is the Curator column's one cell, said once.
-const curatorWhy = "Apache Curator's `InterProcessMutex` (Java) is not measured: it comes from Maven Central, and these " +
-	"machines have neither Maven nor a Curator jar. Nothing in its column is guessed from its source."
 
 // writePeers writes the section "How other recipes fare": the scenario
 // table, the headline counts, and every peer test's result.
@@ -217,22 +235,25 @@ func writePeerTable(w io.Writer, rows []peerRow, src map[string]string) {
 	fmt.Fprintf(w, "A cell says whether the recipe **kept** a lock's guarantees in the scenario (one holder, on a node of its own session, "+
 		"and the truth about whether it holds), **broke** one, or has no such feature (n/a); its words link the test. "+
 		"For a peer, the source line responsible follows: go-zookeeper's at its tag on GitHub, kazoo's in the package the driver imported "+
-		"(Debian's python3-kazoo, %s); the test checked each cited line against the code that ran.\n\n", code("/usr/lib/python3/dist-packages/kazoo"))
+		"(Debian's python3-kazoo, %s), Curator's at the tag %s on GitHub (Debian's libcurator-recipes-java 5.4.0 is built from it); "+
+		"the test checked each cited line against the code that ran (for Curator: the line tables of the classes the driver loaded, "+
+		"and the text at the tag where a clone was given in %s). "+
+		"Curator's driver counts two notions of \"knows it no longer holds\" and the cells name both: the lock object's own state "+
+		"(%s, %s, asked on the thread that acquired) decides the verdict; a %s that saw %s is written beside it.\n\n",
+		code("/usr/lib/python3/dist-packages/kazoo"), code(curatorTag), code("ZK19_CURATOR_SRC"),
+		code("isAcquiredInThisProcess()"), code("isOwnedByCurrentThread()"), code("ConnectionStateListener"), code("LOST"))
 	head := []string{"scenario"}
 	for _, c := range cols {
 		head = append(head, columnName(c, rows))
 	}
-	head = append(head, "Curator `InterProcessMutex`")
 	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
 	for _, row := range rows {
 		out := []string{fmt.Sprintf("**%s**: %s", row.ID, cell(row.Title))}
 		for _, c := range cols {
 			out = append(out, peerCellText(row, c, src[row.Test]))
 		}
-		out = append(out, "not measured¹")
 		fmt.Fprintf(w, "| %s |\n", strings.Join(out, " | "))
 	}
-	fmt.Fprintf(w, "\n¹ %s\n", curatorWhy)
 }
 
 // headline counts each recipe's cells.
@@ -289,8 +310,12 @@ func linkText(s string) string {
 
 var lineRange = regexp.MustCompile(`^(.+):(\d+)(?:-(\d+))?$`)
 
+// curatorTag is the tag of Curator's repository its citations are read at.
+const curatorTag = "apache-curator-5.4.0"
+
 // sourceLink cites a peer's source line: go-zookeeper's on GitHub at the
-// version that ran, anything else by its path in the package.
+// version that ran, Curator's on GitHub at curatorTag (shown by file name,
+// as its paths are long), anything else by its path in the package.
 func sourceLink(c peerCell) string {
 	m := lineRange.FindStringSubmatch(c.Source)
 	switch {
@@ -304,6 +329,12 @@ func sourceLink(c peerCell) string {
 		return fmt.Sprintf("[%s](https://github.com/go-zookeeper/zk/blob/%s/%s%s)", c.Source, c.Version, m[1], anchor)
 	case c.Recipe == "kazoo":
 		return code("kazoo/" + c.Source)
+	case c.Recipe == "curator":
+		anchor := "#L" + m[2]
+		if m[3] != "" {
+			anchor += "-L" + m[3]
+		}
+		return fmt.Sprintf("[%s](https://github.com/apache/curator/blob/%s/%s%s)", path.Base(c.Source), curatorTag, m[1], anchor)
 	}
 	return code(c.Source)
 }

@@ -57,8 +57,8 @@ func TestKnownRunGivesKnownPeerTable(t *testing.T) {
 		t.Errorf("the peer section differs from testdata/peers.golden.md:\n%s", got.String())
 	}
 	rows := peerTable(rn)
-	if len(rows) < 10 {
-		t.Errorf("%d scenarios; want at least 10", len(rows))
+	if len(rows) < 17 {
+		t.Errorf("%d scenarios; want at least 17 (14, and the bug trackers' of issue 22)", len(rows))
 	}
 	for _, r := range rows {
 		for _, c := range peerColumns {
@@ -73,7 +73,9 @@ func TestKnownRunGivesKnownPeerTable(t *testing.T) {
 }
 
 // A stream with one scenario whose kazoo subtest skipped, whose ours
-// subtest failed before it logged a cell, and a line that is not a cell.
+// subtest failed before it logged a cell, a line that is not a cell, no
+// Curator subtest, and a column no built-in recipe has (a driver of
+// ZK19_PEERS named "mine").
 const missingCellsRun = `{"Action":"run","Package":"github.com/zk19/zk19","Test":"TestPeerX"}
 {"Action":"attr","Package":"github.com/zk19/zk19","Test":"TestPeerX","Key":"zk19.evidence","Value":"peer x | scenario | a scenario"}
 {"Action":"output","Package":"github.com/zk19/zk19","Test":"TestPeerX","Output":"=== ATTR  TestPeerX zk19.evidence peer x | scenario | a scenario\n"}
@@ -91,6 +93,9 @@ const missingCellsRun = `{"Action":"run","Package":"github.com/zk19/zk19","Test"
 {"Action":"output","Package":"github.com/zk19/zk19","Test":"TestPeerX/kazoo","Output":"    kazoo.go:1: skipped: kazoo not installed: run scripts/setup (python3-kazoo)\n"}
 {"Action":"output","Package":"github.com/zk19/zk19","Test":"TestPeerX/kazoo","Output":"    --- SKIP: TestPeerX/kazoo (0.00s)\n"}
 {"Action":"skip","Package":"github.com/zk19/zk19","Test":"TestPeerX/kazoo","Elapsed":0}
+{"Action":"run","Package":"github.com/zk19/zk19","Test":"TestPeerX/mine"}
+{"Action":"attr","Package":"github.com/zk19/zk19","Test":"TestPeerX/mine","Key":"zk19.evidence","Value":"peer x | mine 0.1 | kept | fine | -"}
+{"Action":"pass","Package":"github.com/zk19/zk19","Test":"TestPeerX/mine","Elapsed":0.1}
 {"Action":"output","Package":"github.com/zk19/zk19","Test":"TestPeerX","Output":"--- FAIL: TestPeerX (0.20s)\n"}
 {"Action":"fail","Package":"github.com/zk19/zk19","Test":"TestPeerX","Elapsed":0.2}
 `
@@ -98,12 +103,13 @@ const missingCellsRun = `{"Action":"run","Package":"github.com/zk19/zk19","Test"
 func TestMissingPeerCellsSayWhy(t *testing.T) {
 	rn := peerRun(t, missingCellsRun)
 	rows := peerTable(rn)
-	if len(rows) != 1 || rows[0].ID != "x" || rows[0].Title != "a scenario" || len(rows[0].Cells) != 1 {
-		t.Fatalf("rows %+v; want scenario x with its title and go-zookeeper's cell only", rows)
+	if len(rows) != 1 || rows[0].ID != "x" || rows[0].Title != "a scenario" || len(rows[0].Cells) != 2 {
+		t.Fatalf("rows %+v; want scenario x with its title and the cells of go-zookeeper and mine only", rows)
 	}
 	want := map[string]string{
-		"ours":  `no observation: W: got waiting on ""; want waiting on H's n-0000000000`,
-		"kazoo": "not run: skipped: kazoo not installed: run scripts/setup (python3-kazoo)",
+		"ours":    `no observation: W: got waiting on ""; want waiting on H's n-0000000000`,
+		"kazoo":   "not run: skipped: kazoo not installed: run scripts/setup (python3-kazoo)",
+		"curator": "not run",
 	}
 	for recipe, why := range want {
 		if got := rows[0].Missing[recipe]; got != why {
@@ -113,10 +119,11 @@ func TestMissingPeerCellsSayWhy(t *testing.T) {
 	var b bytes.Buffer
 	writePeers(&b, report{run: rn, peers: peers(rn), peerSrc: map[string]string{"TestPeerX": "peers_test.go#L9"}})
 	for _, s := range []string{
-		"In 1 scenario: ours (`lock`): 1 no cell; go-zookeeper v1.0.4 `zk.Lock`: 1 broke; kazoo `Lock`: 1 no cell.",
+		"In 1 scenario: ours (`lock`): 1 no cell; go-zookeeper v1.0.4 `zk.Lock`: 1 broke; kazoo `Lock`: 1 no cell; " +
+			"Curator `InterProcessMutex`: 1 no cell; mine 0.1: 1 kept.",
 		"| **x**: a scenario | no observation: W: got waiting on \"\"; want waiting on H's n-0000000000 | " +
 			"**broke**: [held \\[twice\\]](peers_test.go#L9) — [lock.go:7](https://github.com/go-zookeeper/zk/blob/v1.0.4/lock.go#L7) | " +
-			"not run: skipped: kazoo not installed: run scripts/setup (python3-kazoo) | not measured¹ |",
+			"not run: skipped: kazoo not installed: run scripts/setup (python3-kazoo) | not run | kept: [fine](peers_test.go#L9) |",
 		// The line that is no cell is shown with the test, not lost.
 		"| `TestPeerX` | fail (0.2s) | peer x \\| kept<br>failed: W: got waiting on",
 	} {

@@ -105,11 +105,12 @@ func (m Match) request(h jute.RequestHeader, body []byte) (path string, ok bool)
 }
 
 // rule is what a Drop waits for: a request it selects, and the reply err
-// code it loses.
+// code it loses; or, for LoseRequest, the request itself.
 type rule struct {
-	desc    string
-	request func(h jute.RequestHeader, body []byte) (path string, ok bool)
-	err     int32
+	desc        string
+	request     func(h jute.RequestHeader, body []byte) (path string, ok bool)
+	err         int32
+	loseRequest bool
 }
 
 // Drop is a one-shot fault armed by Proxy.LoseReply.
@@ -148,10 +149,31 @@ func (p *Proxy) LoseReply(m Match) *Drop {
 	return p.arm(rule{desc: m.String(), request: m.request, err: m.Err}, "")
 }
 
+// LoseRequest arms a one-shot fault that loses one request on its way to
+// the server; it needs WithZooKeeperFrames. The first request (after a
+// connection's handshake, on any connection, outside a blackhole) that m
+// selects (m.Err is not used) is discarded, never forwarded, and the
+// proxy closes the client and upstream sockets of that connection at once:
+// the request never took effect, and the client sees a connection loss
+// (Result().Dropped is true). The fault also ends, without dropping, on
+// Cancel or Close. Later connections pass normally. Like LoseReply, it is
+// done at once where it cannot run.
+func (p *Proxy) LoseRequest(m Match) *Drop {
+	desc := strings.TrimSuffix(m.String(), fmt.Sprintf(", reply err=%d", m.Err)) + ", the request itself"
+	if err := m.check(); err != nil {
+		return p.arm(rule{desc: desc, loseRequest: true}, "invalid match: "+err.Error())
+	}
+	return p.arm(rule{desc: desc, request: m.request, loseRequest: true}, "")
+}
+
 // arm registers a Drop for r, or returns it already ended if invalid is
 // set or the proxy cannot run it.
 func (p *Proxy) arm(r rule, invalid string) *Drop {
 	d := &Drop{p: p, rule: r, done: make(chan struct{})}
+	name := "DropReply"
+	if r.loseRequest {
+		name = "DropRequest"
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
@@ -159,13 +181,13 @@ func (p *Proxy) arm(r rule, invalid string) *Drop {
 		d.end(false, "proxy closed")
 	case !p.cfg.zk:
 		d.end(false, "proxy is not in ZooKeeper frame mode")
-		p.logf("DropReply ignored: not in ZooKeeper frame mode")
+		p.logf("%s ignored: not in ZooKeeper frame mode", name)
 	case invalid != "":
 		d.end(false, invalid)
-		p.logf("DropReply ignored: %s (%s)", invalid, r.desc)
+		p.logf("%s ignored: %s (%s)", name, invalid, r.desc)
 	default:
 		p.drops = append(p.drops, d)
-		p.logf("DropReply armed: %s", r.desc)
+		p.logf("%s armed: %s", name, r.desc)
 	}
 	return d
 }
@@ -247,23 +269,32 @@ func (p *Proxy) matchingDrops(h jute.RequestHeader, body []byte) []candidate {
 }
 
 // bindFirst makes the first candidate still armed wait for the reply to
-// request h on c. Callers hold p.mu.
-func (p *Proxy) bindFirst(cands []candidate, c *conn, h jute.RequestHeader, m mode) {
+// request h on c; or, if it loses requests, loses this one at once, closing
+// c, and reports the request consumed. Callers hold p.mu.
+func (p *Proxy) bindFirst(cands []candidate, c *conn, h jute.RequestHeader, m mode) (consumed bool) {
 	for _, cd := range cands {
 		d := cd.d
 		if d.state != dropArmed {
 			continue
 		}
-		d.state = dropBound
 		d.conn = c
 		d.res.Conn, d.res.Xid, d.res.Op, d.res.Path = c.id, h.Xid, h.Type, cd.path
 		path := ""
 		if cd.path != "" {
 			path = " path=" + cd.path
 		}
+		if d.rule.loseRequest {
+			p.closeConn(c, "request dropped")
+			p.stats.DroppedRequests++
+			p.logConn(c, "xid=%d op=%s%s: request dropped; client and upstream connections closed", h.Xid, jute.OpName(h.Type), path)
+			p.finishDrop(d, true, "request dropped; connection closed")
+			return true
+		}
+		d.state = dropBound
 		p.logConn(c, "xid=%d op=%s%s: %s; DropReply will drop its reply", h.Xid, jute.OpName(h.Type), path, verb(m))
-		return
+		return false
 	}
+	return false
 }
 
 // boundDrop returns the drop waiting for reply xid on c, if any. Callers

@@ -225,13 +225,21 @@ type parsed struct {
 	reply   jute.ReplyHeader
 	replyOK bool
 	seen    seen
+	session *Session // the server's handshake reply, read for Sessions
 }
 
 // parse reads the header of a ZooKeeper frame: a request header going Up,
 // a reply header going Down, never a reply body. Frame 1 of each direction
-// is the session handshake, which has no header and is never parsed.
+// is the session handshake, which has no header: the server's reply is
+// read for the session it grants (Sessions), the client's never.
 func (pp *pipe) parse(b []byte, frameNo int) (f parsed) {
 	p := pp.c.p
+	if p.cfg.zk && frameNo == 1 && pp.idx == 1 {
+		if s, err := decodeConnectResponse(b[4:]); err == nil {
+			s.Conn = pp.c.id
+			f.session = &s
+		}
+	}
 	if !p.cfg.zk || frameNo <= 1 {
 		return f
 	}
@@ -261,13 +269,17 @@ func (pp *pipe) handle(b []byte, frameNo int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := int64(len(b))
+	if f.session != nil {
+		p.sessions = append(p.sessions, *f.session)
+	}
 	if c.closed || c.cut != 0 {
 		p.discarded[pp.idx] += n
 		return
 	}
 	m := p.modes[pp.idx]
-	if f.reqOK && m != blackhole {
-		p.bindFirst(f.cands, c, f.req, m)
+	if f.reqOK && m != blackhole && p.bindFirst(f.cands, c, f.req, m) {
+		p.discarded[pp.idx] += n
+		return
 	}
 	var drop *Drop
 	if f.replyOK {

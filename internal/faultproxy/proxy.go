@@ -164,19 +164,20 @@ func WithZooKeeperFrames() Option { return func(c *config) { c.zk = true } }
 
 // Stats counts what a Proxy has done since New.
 type Stats struct {
-	Accepted       int   // connections accepted for proxying
-	Refused        int   // connections accepted and closed at once after Cut
-	DialFailures   int   // connections closed because the upstream dial failed
-	Open           int   // connections open now, as ConnCount
-	UpBytes        int64 // bytes delivered to the upstream
-	DownBytes      int64 // bytes delivered to clients
-	UpDiscarded    int64 // client bytes discarded (blackhole, cut, closed while held)
-	DownDiscarded  int64 // upstream bytes discarded
-	UpHeld         int64 // client bytes a Hold keeps now (0 while Up passes)
-	DownHeld       int64 // upstream bytes a Hold keeps now (0 while Down passes)
-	DroppedReplies int   // replies discarded by LoseReply
-	Holed          int   // open connections a blackhole discarded bytes of: Heal resets them
-	Reset          int   // connections Heal reset because a blackhole discarded some of their bytes
+	Accepted        int   // connections accepted for proxying
+	Refused         int   // connections accepted and closed at once after Cut
+	DialFailures    int   // connections closed because the upstream dial failed
+	Open            int   // connections open now, as ConnCount
+	UpBytes         int64 // bytes delivered to the upstream
+	DownBytes       int64 // bytes delivered to clients
+	UpDiscarded     int64 // client bytes discarded (blackhole, cut, closed while held)
+	DownDiscarded   int64 // upstream bytes discarded
+	UpHeld          int64 // client bytes a Hold keeps now (0 while Up passes)
+	DownHeld        int64 // upstream bytes a Hold keeps now (0 while Down passes)
+	DroppedReplies  int   // replies discarded by LoseReply
+	DroppedRequests int   // requests discarded by LoseRequest
+	Holed           int   // open connections a blackhole discarded bytes of: Heal resets them
+	Reset           int   // connections Heal reset because a blackhole discarded some of their bytes
 }
 
 // Proxy forwards connections accepted on 127.0.0.1 to one upstream address
@@ -197,6 +198,7 @@ type Proxy struct {
 	conns     map[int]*conn
 	nextID    int
 	drops     []*Drop // unfinished faults armed by LoseReply
+	sessions  []Session
 	stats     Stats
 	discarded [2]int64
 	delivered [2]int64

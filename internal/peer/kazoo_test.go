@@ -39,10 +39,17 @@ func TestMain(m *testing.M) {
 }
 
 // driver starts a kazoo driver, logging its start-up time.
-func driver(t *testing.T, name string) *Kazoo {
+func driver(t *testing.T, name string) *Driver {
 	t.Helper()
-	k := MustStart(t, Config{Script: script, Name: name})
-	t.Logf("%s: driver start-up %v (kazoo %s, python %s)", name, k.Hello.Startup.Round(time.Millisecond), k.Hello.Kazoo, k.Hello.Python)
+	cfg, err := KazooConfig(script, "", name)
+	if errors.Is(err, ErrMissing) {
+		t.Skipf("skipped: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := MustStart(t, cfg)
+	t.Logf("%s: driver start-up %v (kazoo %s, %s)", name, k.Hello.Startup.Round(time.Millisecond), k.Hello.Version, k.Hello.Runtime)
 	return k
 }
 
@@ -50,39 +57,41 @@ func driver(t *testing.T, name string) *Kazoo {
 // first, so a missing kazoo skips before a server starts), and connects
 // each driver to it through a proxy of its own, as every zk19 client
 // has. The context it returns bounds the test from then on.
-func twoClients(t *testing.T) (ctx context.Context, a, b *Kazoo, sa, sb State) {
+func twoClients(t *testing.T, start func(*testing.T, string) *Driver, prefix string) (ctx context.Context, a, b *Driver, sa, sb State) {
 	t.Helper()
-	a, b = driver(t, "kazoo-A"), driver(t, "kazoo-B")
+	a, b = start(t, prefix+"-A"), start(t, prefix+"-B")
 	srv := zkserver.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	sa = connect(t, ctx, a, zkserver.ClientProxy(t, "kazoo-A", srv))
-	sb = connect(t, ctx, b, zkserver.ClientProxy(t, "kazoo-B", srv))
+	sa = connect(t, ctx, a, zkserver.ClientProxy(t, prefix+"-A", srv))
+	sb = connect(t, ctx, b, zkserver.ClientProxy(t, prefix+"-B", srv))
 	if sa.Session == sb.Session {
 		t.Fatalf("got one session %s for A and B; want two", sa.Session)
 	}
 	return ctx, a, b, sa, sb
 }
 
-// waitWatch waits until k's get with a watch on path (on any node for "")
+// waitWatch waits until k's read with a watch on path (on any node for "")
 // has returned, after its first since events: k then waits on that node.
-func waitWatch(t *testing.T, ctx context.Context, k *Kazoo, what string, since int, path string) {
+// The read is kazoo's get, or Curator's getData as its tracer names it.
+func waitWatch(t *testing.T, ctx context.Context, k *Driver, what string, since int, path string) {
 	t.Helper()
 	if _, err := k.WaitEvent(ctx, what, since, func(e Event) bool {
-		return e.Kind == "op" && e.Op == "get" && e.Phase == "ok" && (path == "" || e.Path == path)
+		read := e.Op == "get" || (e.Op == "GetDataBuilderImpl-Foreground" && e.Watch)
+		return e.Kind == "op" && read && e.Phase == "ok" && (path == "" || e.Path == path)
 	}); err != nil {
 		t.Fatalf("%v", err)
 	}
 }
 
-func connect(t *testing.T, ctx context.Context, k *Kazoo, p *faultproxy.Proxy) State {
+func connect(t *testing.T, ctx context.Context, k *Driver, p *faultproxy.Proxy) State {
 	t.Helper()
 	began := time.Now()
-	st, err := k.Connect(ctx, p.Addr(), 10*time.Second)
+	st, err := k.Connect(ctx, p.Addr(), ConnectOptions{SessionTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatalf("%s connect: %v", k.name, err)
 	}
-	if st.State != "CONNECTED" || st.Session == "" || st.Session == "0x0" {
+	if st.State != "CONNECTED" || !st.Connected || st.Session == "" || st.Session == "0x0" {
 		t.Fatalf("%s connect: got state %q session %q; want CONNECTED with a session", k.name, st.State, st.Session)
 	}
 	t.Logf("%s: connected in %v (session %s)", k.name, time.Since(began).Round(time.Millisecond), st.Session)
@@ -93,7 +102,7 @@ func connect(t *testing.T, ctx context.Context, k *Kazoo, p *faultproxy.Proxy) S
 // sessions: A acquires, B waits on A's node, A releases, B acquires. The
 // lock dir lists each contender's node with its owner session.
 func TestKazooDriverHandsTheLockOver(t *testing.T) {
-	ctx, a, b, sa, sb := twoClients(t)
+	ctx, a, b, sa, sb := twoClients(t, driver, "kazoo")
 	const dir = "/kazoo-driver"
 
 	ga, err := a.Acquire(ctx, dir, "A", 10*time.Second)
@@ -147,7 +156,7 @@ func TestKazooDriverHandsTheLockOver(t *testing.T) {
 
 // closeWhileWaiting leaves A blocked in an acquire and closes it: the
 // request ends with the driver's exit and the process is gone.
-func closeWhileWaiting(t *testing.T, ctx context.Context, a *Kazoo, dir string) {
+func closeWhileWaiting(t *testing.T, ctx context.Context, a *Driver, dir string) {
 	t.Helper()
 	since := len(a.Events())
 	call := a.AcquireAsync(dir, "A", 0)
@@ -185,7 +194,7 @@ func sameChildren(got, want []Child) bool {
 	return true
 }
 
-func listing(t *testing.T, ctx context.Context, k *Kazoo, dir string) []Child {
+func listing(t *testing.T, ctx context.Context, k *Driver, dir string) []Child {
 	t.Helper()
 	c, err := k.Children(ctx, dir)
 	if err != nil {
@@ -213,17 +222,17 @@ func anyPython(t *testing.T) string {
 	return p
 }
 
-func TestStartReportsAMissingKazooAsTheSentinel(t *testing.T) {
+func TestStartReportsAMissingRecipeAsTheSentinel(t *testing.T) {
 	py := anyPython(t)
-	s := fake(t, `print(json.dumps({"event": "hello", "kazoo_missing": True, "executable": sys.executable,
+	s := fake(t, `print(json.dumps({"event": "hello", "missing": True, "executable": sys.executable,
     "error": {"class": "ModuleNotFoundError", "message": "No module named 'kazoo'"}}))
 sys.exit(3)
 `)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	k, err := Start(ctx, Config{Script: s, Python: py, Name: "fake"})
-	if !errors.Is(err, ErrKazooMissing) || !strings.Contains(err.Error(), "No module named 'kazoo'") {
-		t.Fatalf("got %v, %v; want ErrKazooMissing naming the import error", k, err)
+	k, err := Start(ctx, Config{Command: []string{py, s}, Install: KazooInstall, Name: "fake"})
+	if !errors.Is(err, ErrMissing) || !strings.Contains(err.Error(), "No module named 'kazoo'") || !strings.Contains(err.Error(), "python3-kazoo") {
+		t.Fatalf("got %v, %v; want ErrMissing naming the import error and how to install kazoo", k, err)
 	}
 }
 
@@ -236,7 +245,7 @@ sys.exit(1)
 `)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	k, err := Start(ctx, Config{Script: s, Python: py, Name: "fake", Logf: t.Logf})
+	k, err := Start(ctx, Config{Command: []string{py, s}, Name: "fake", Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +266,7 @@ sys.stdin.read()
 `)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	k, err := Start(ctx, Config{Script: s, Python: py, Name: "fake"})
+	k, err := Start(ctx, Config{Command: []string{py, s}, Name: "fake"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +286,7 @@ threading.Event().wait()
 `)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	k, err := Start(ctx, Config{Script: s, Python: py, Name: "fake"})
+	k, err := Start(ctx, Config{Command: []string{py, s}, Name: "fake"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +302,7 @@ threading.Event().wait()
 // once by kazoo's timeout and once by cancel: each reply names kazoo's
 // exception, and kazoo's cleanup leaves only A's node.
 func TestKazooDriverReportsTimeoutAndCancel(t *testing.T) {
-	ctx, a, b, sa, _ := twoClients(t)
+	ctx, a, b, sa, _ := twoClients(t, driver, "kazoo")
 	const dir = "/kazoo-driver"
 	ga, err := a.Acquire(ctx, dir, "A", 10*time.Second)
 	if err != nil || !ga.Acquired {
@@ -303,7 +312,7 @@ func TestKazooDriverReportsTimeoutAndCancel(t *testing.T) {
 
 	const timeout = 300 * time.Millisecond
 	r, err := b.Acquire(ctx, dir, "B", timeout)
-	var kerr *KazooError
+	var kerr *RecipeError
 	if !errors.As(err, &kerr) || kerr.Class != "LockTimeout" || r.Elapsed() < timeout {
 		t.Fatalf("B acquire with timeout %v: got %+v, %v; want LockTimeout after at least %v", timeout, r, err, timeout)
 	}

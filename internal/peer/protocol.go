@@ -10,17 +10,19 @@ import (
 	"time"
 )
 
-// KazooError is a request that kazoo (or the driver around it) answered by
-// raising: Class is the exception's class, e.g. LockTimeout,
-// CancelledError, ConnectionLoss, NoNodeError.
-type KazooError struct {
+// RecipeError is a request that the recipe (or the driver around it)
+// answered by raising: Class is the exception's class, e.g. kazoo's
+// LockTimeout, CancelledError, ConnectionLoss, NoNodeError, or Java's
+// InterruptedException, ConnectionLossException.
+type RecipeError struct {
+	Driver  string `json:"-"` // the driver's name, e.g. kazoo-W
 	Cmd     string `json:"-"`
 	Class   string `json:"class"`
 	Message string `json:"message"`
 }
 
-func (e *KazooError) Error() string {
-	return fmt.Sprintf("kazoo %s raised %s: %s", e.Cmd, e.Class, e.Message)
+func (e *RecipeError) Error() string {
+	return fmt.Sprintf("%s %s raised %s: %s", e.Driver, e.Cmd, e.Class, e.Message)
 }
 
 // Event is a line the driver printed between replies.
@@ -28,15 +30,16 @@ type Event struct {
 	Kind string  `json:"event"` // state, op, watch (and hello, kept out of Events)
 	T    float64 `json:"t"`     // seconds since the driver started
 
-	State   string `json:"state"`   // state: kazoo's KazooState; watch: the KeeperState
-	Session string `json:"session"` // state: the session id as hex ("" when none)
+	State     string `json:"state"`     // state: the library's word (kazoo's KazooState, Curator's ConnectionState); watch: the KeeperState
+	Connected *bool  `json:"connected"` // state: whether the client has a session now, where the driver says
+	Session   string `json:"session"`   // state: the session id as hex ("" when none)
 
 	Op     string          `json:"op"`     // op: the client method the recipe called
 	Path   string          `json:"path"`   // op, watch: the path
 	Phase  string          `json:"phase"`  // op: invoke, ok or fail
 	Watch  bool            `json:"watch"`  // op invoke: the call leaves a watch
 	Result json.RawMessage `json:"result"` // op ok: what the call returned
-	Error  *KazooError     `json:"error"`  // op fail: what it raised
+	Error  *RecipeError    `json:"error"`  // op fail: what it raised
 
 	Type string `json:"type"` // watch: the EventType, e.g. DELETED
 }
@@ -64,7 +67,7 @@ func (e Event) String() string {
 	return fmt.Sprintf("%s %s", at, e.Kind)
 }
 
-func (k *Kazoo) event(b []byte) {
+func (k *Driver) event(b []byte) {
 	var e Event
 	if err := json.Unmarshal(b, &e); err != nil {
 		k.logf("%s unparsable event (%v): %s", k.name, err, b)
@@ -80,7 +83,7 @@ func (k *Kazoo) event(b []byte) {
 
 // Events returns every event so far, oldest first. Its length is the since
 // to give WaitEvent for events that have not happened yet.
-func (k *Kazoo) Events() []Event {
+func (k *Driver) Events() []Event {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return append([]Event(nil), k.events...)
@@ -88,7 +91,7 @@ func (k *Kazoo) Events() []Event {
 
 // WaitEvent returns the first event at index since or later of Events that
 // match accepts, waiting for it within ctx; what names it in the error.
-func (k *Kazoo) WaitEvent(ctx context.Context, what string, since int, match func(Event) bool) (Event, error) {
+func (k *Driver) WaitEvent(ctx context.Context, what string, since int, match func(Event) bool) (Event, error) {
 	for {
 		k.mu.Lock()
 		for i := since; i < len(k.events); i++ {
@@ -128,7 +131,7 @@ func (p *pending) deliver(line []byte, err error) {
 
 // send registers a request and writes it; a failure to write is delivered
 // as the request's outcome.
-func (k *Kazoo) send(cmd string, args map[string]any) *pending {
+func (k *Driver) send(cmd string, args map[string]any) *pending {
 	k.mu.Lock()
 	k.nextID++
 	p := &pending{id: k.nextID, cmd: cmd, done: make(chan struct{})}
@@ -160,7 +163,7 @@ func (k *Kazoo) send(cmd string, args map[string]any) *pending {
 	return p
 }
 
-func (k *Kazoo) abandon(p *pending, err error) {
+func (k *Driver) abandon(p *pending, err error) {
 	k.mu.Lock()
 	_, ours := k.pending[p.id]
 	delete(k.pending, p.id)
@@ -171,11 +174,11 @@ func (k *Kazoo) abandon(p *pending, err error) {
 }
 
 // reply logs a reply line when it arrives and hands it to its request.
-func (k *Kazoo) reply(id int, b []byte) {
+func (k *Driver) reply(id int, b []byte) {
 	var r struct {
-		OK      bool        `json:"ok"`
-		Error   *KazooError `json:"error"`
-		Elapsed float64     `json:"elapsed"`
+		OK      bool         `json:"ok"`
+		Error   *RecipeError `json:"error"`
+		Elapsed float64      `json:"elapsed"`
 	}
 	_ = json.Unmarshal(b, &r)
 	k.mu.Lock()
@@ -198,9 +201,9 @@ func (k *Kazoo) reply(id int, b []byte) {
 	p.deliver(append([]byte(nil), b...), nil)
 }
 
-// wait decodes p's reply into out. The error is a *KazooError when kazoo
+// wait decodes p's reply into out. The error is a *RecipeError when the recipe
 // raised; out is decoded then too, so its Elapsed is the time to the raise.
-func (k *Kazoo) wait(ctx context.Context, p *pending, out any) error {
+func (k *Driver) wait(ctx context.Context, p *pending, out any) error {
 	select {
 	case <-p.done:
 	case <-ctx.Done():
@@ -210,8 +213,8 @@ func (k *Kazoo) wait(ctx context.Context, p *pending, out any) error {
 		return p.err
 	}
 	var r struct {
-		OK    bool        `json:"ok"`
-		Error *KazooError `json:"error"`
+		OK    bool         `json:"ok"`
+		Error *RecipeError `json:"error"`
 	}
 	if err := json.Unmarshal(p.line, &r); err != nil {
 		return fmt.Errorf("%s %s (#%d): unparsable reply %s: %w", k.name, p.cmd, p.id, p.line, err)
@@ -225,13 +228,13 @@ func (k *Kazoo) wait(ctx context.Context, p *pending, out any) error {
 		if r.Error == nil {
 			return fmt.Errorf("%s %s (#%d): got a failed reply without an error: %s", k.name, p.cmd, p.id, p.line)
 		}
-		r.Error.Cmd = p.cmd
+		r.Error.Driver, r.Error.Cmd = k.name, p.cmd
 		return r.Error
 	}
 	return nil
 }
 
-func (k *Kazoo) call(ctx context.Context, cmd string, args map[string]any, out any) error {
+func (k *Driver) call(ctx context.Context, cmd string, args map[string]any, out any) error {
 	return k.wait(ctx, k.send(cmd, args), out)
 }
 

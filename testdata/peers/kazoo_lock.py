@@ -8,7 +8,8 @@ thread, so a blocking acquire leaves cancel, state and children answerable.
 Lines tagged "event" report what happened in between: kazoo's connection
 state changes, every ZooKeeper call the recipe makes (invoke, then ok or
 fail), and every watch that fires. The first line is the "hello" event; when
-kazoo cannot be imported it says so and the driver exits with status 3.
+kazoo cannot be imported it says so ("missing") and the driver exits with
+status 3. The protocol is testdata/peers/PROTOCOL.md.
 
 The recipe is kazoo's own: the driver only observes the calls it makes, by
 wrapping the client's methods, and never changes what they do.
@@ -45,9 +46,10 @@ try:
     import kazoo
     from kazoo.client import KazooClient
     from kazoo.exceptions import NoNodeError
+    from kazoo.protocol.states import KazooState
     from kazoo.version import __version__ as KAZOO_VERSION
 except ImportError as exc:
-    event("hello", kazoo_missing=True, python=sys.version.split()[0],
+    event("hello", missing=True, recipe="kazoo", runtime="python " + sys.version.split()[0],
           executable=sys.executable, error=error_of(exc))
     sys.exit(3)
 
@@ -117,6 +119,7 @@ class Driver:
         self.raw = {}
         self.locks = {}
         self.guard = threading.Lock()
+        self.lost_seen = False
 
     def session(self):
         # client_id is None whenever the connection is down; the session the
@@ -125,7 +128,9 @@ class Driver:
 
     def on_state(self, state):
         # Called on kazoo's connection thread: report and return at once.
-        event("state", state=str(state), session=self.session())
+        if state == KazooState.LOST:
+            self.lost_seen = True
+        event("state", state=str(state), connected=state == KazooState.CONNECTED, session=self.session())
 
     def cmd_connect(self, req):
         if self.client is not None:
@@ -182,9 +187,9 @@ class Driver:
 
     def cmd_state(self, req):
         if self.client is None:
-            return {"state": "", "keeper_state": "", "session": ""}
+            return {"state": "", "keeper_state": "", "session": "", "connected": False, "lost_seen": False}
         return {"state": str(self.client.state), "keeper_state": str(self.client.client_state),
-                "session": self.session()}
+                "session": self.session(), "connected": self.client.connected, "lost_seen": self.lost_seen}
 
     def cmd_children(self, req):
         out = []
@@ -224,8 +229,9 @@ def serve(driver, req):
 def main():
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
-    event("hello", kazoo=KAZOO_VERSION, kazoo_file=kazoo.__file__,
-          python=sys.version.split()[0], executable=sys.executable, pid=os.getpid())
+    event("hello", recipe="kazoo", version=KAZOO_VERSION, library=os.path.dirname(kazoo.__file__),
+          lock_object="Lock", runtime="python " + sys.version.split()[0], executable=sys.executable,
+          pid=os.getpid(), node_name="{guid}__lock__", timeout=True, cancel=True)
     driver = Driver()
     for line in sys.stdin:
         if not line.strip():

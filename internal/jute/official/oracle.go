@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zk19/zk19/internal/jdk"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkserver"
 )
@@ -60,7 +61,7 @@ type About struct {
 // with noJDK, where no javac is installed.
 func Start(tb zkserver.TB, b zkserver.Backend) *Oracle {
 	tb.Helper()
-	javac, java, ok := findJDK()
+	javac, java, ok := jdk.Find()
 	if !ok {
 		tb.Skipf("%s", noJDK)
 	}
@@ -102,24 +103,6 @@ func StartResolved(tb zkserver.TB) *Oracle {
 		tb.Skipf("E5 compares with the jar of the server under test, and no backend resolves: %v", err)
 	}
 	return Start(tb, b)
-}
-
-// findJDK returns javac and the java beside it, from JAVA_HOME or PATH.
-func findJDK() (javac, java string, ok bool) {
-	if h := os.Getenv("JAVA_HOME"); h != "" {
-		javac = filepath.Join(h, "bin", "javac")
-		if _, err := os.Stat(javac); err == nil {
-			return javac, filepath.Join(h, "bin", "java"), true
-		}
-	}
-	javac, err := exec.LookPath("javac")
-	if err != nil {
-		return "", "", false
-	}
-	if real, err := filepath.EvalSymlinks(javac); err == nil {
-		javac = real
-	}
-	return javac, filepath.Join(filepath.Dir(javac), "java"), true
 }
 
 func (o *Oracle) run(java, classpath string) error {

@@ -1,0 +1,223 @@
+package peer
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zk19/zk19/internal/jdk"
+)
+
+// CuratorInstall says how to get Curator and the JDK that compiles its
+// driver.
+const CuratorInstall = "run scripts/setup (libcurator-recipes-java libcurator-framework-java libcurator-client-java, " +
+	"openjdk-17-jdk-headless), or set " + envCuratorClasspath + " to a class path with Curator 5, ZooKeeper, guava, slf4j and jackson"
+
+// envCuratorClasspath overrides the class path the Curator driver is
+// compiled against and run with.
+const envCuratorClasspath = "ZK19_CURATOR_CLASSPATH"
+
+// javaLib is where Debian installs jars (a variable for the test of a
+// machine without them).
+var javaLib = "/usr/share/java"
+
+// curatorJars are the jars the driver needs, in Debian's names: Curator's
+// three (libcurator-*-java), the ZooKeeper client and its Jute classes
+// (libzookeeper-java), and what Curator and the driver use beside them.
+var curatorJars = []string{
+	"curator-recipes.jar", "curator-framework.jar", "curator-client.jar",
+	"zookeeper.jar", "zookeeper-jute.jar", "guava.jar", "slf4j-api.jar",
+	"jackson-databind.jar", "jackson-core.jar", "jackson-annotations.jar",
+}
+
+// curatorLogging is added to the class path at run time: warnings of
+// Curator and of the ZooKeeper client reach the driver's standard error,
+// which the test logs.
+const curatorLogging = "slf4j-simple.jar"
+
+// built is the driver compiled once per process and source; the class files
+// are cached on disk by content (see CuratorConfig).
+var built sync.Map // source path -> *curatorBuild
+
+type curatorBuild struct {
+	once      sync.Once
+	dir       string // the class files
+	classpath string
+	java      string
+	err       error
+	note      string // how it was obtained, for the log
+}
+
+// CuratorConfig is the Config of Curator's driver, source
+// (testdata/peers/CuratorLock.java, as a path from the caller's working
+// directory), compiled with the JDK's javac against Debian's jars in
+// /usr/share/java, or $ZK19_CURATOR_CLASSPATH. The class files are cached
+// by content under the user's cache directory: a key is the SHA-256 of the
+// source, of every jar on the class path and of javac's path, so a changed
+// source or an upgraded jar builds anew and nothing else does. Missing jars
+// or a missing javac are an error wrapping ErrMissing.
+func CuratorConfig(source, name string) (Config, error) {
+	v, _ := built.LoadOrStore(source, &curatorBuild{})
+	b := v.(*curatorBuild)
+	b.once.Do(func() { b.build(source) })
+	if b.err != nil {
+		return Config{}, b.err
+	}
+	// C1 only, a serial GC and a small heap: one JVM per contender on a
+	// small shared machine.
+	return Config{
+		Command: []string{b.java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx128m", "-Xss512k",
+			"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dorg.slf4j.simpleLogger.logFile=System.err",
+			"-cp", b.dir + string(os.PathListSeparator) + b.classpath, "CuratorLock"},
+		Install: CuratorInstall, Name: name,
+	}, nil
+}
+
+// CuratorBuildNote says how the driver's classes were obtained (compiled
+// now, or found in the cache), once CuratorConfig ran for source.
+func CuratorBuildNote(source string) string {
+	if v, ok := built.Load(source); ok {
+		return v.(*curatorBuild).note
+	}
+	return ""
+}
+
+func (b *curatorBuild) build(source string) {
+	javac, java, ok := jdk.Find()
+	if !ok {
+		b.err = fmt.Errorf("%w: Curator's driver is compiled with javac and found none (JAVA_HOME/bin or PATH); %s", ErrMissing, CuratorInstall)
+		return
+	}
+	b.java = java
+	cp, err := curatorClasspath()
+	if err != nil {
+		b.err = err
+		return
+	}
+	b.classpath = cp
+	src, err := os.ReadFile(source)
+	if err != nil {
+		b.err = fmt.Errorf("curator driver source: %w", err)
+		return
+	}
+	key, err := buildKey(src, cp, javac)
+	if err != nil {
+		b.err = err
+		return
+	}
+	root, err := cacheRoot()
+	if err != nil {
+		b.err = err
+		return
+	}
+	b.dir = filepath.Join(root, "CuratorLock-"+key[:16])
+	if _, err := os.Stat(filepath.Join(b.dir, "CuratorLock.class")); err == nil {
+		b.note = "classes cached by content in " + b.dir
+		return
+	}
+	began := time.Now()
+	if err := compileInto(b.dir, javac, cp, source); err != nil {
+		b.err = err
+		return
+	}
+	b.note = fmt.Sprintf("compiled with %s in %v into %s", javac, time.Since(began).Round(time.Millisecond), b.dir)
+}
+
+// curatorClasspath is $ZK19_CURATOR_CLASSPATH, or Debian's jars, each
+// checked to be there.
+func curatorClasspath() (string, error) {
+	if cp := os.Getenv(envCuratorClasspath); cp != "" {
+		return cp, nil
+	}
+	var paths, missing []string
+	for _, j := range append(append([]string(nil), curatorJars...), curatorLogging) {
+		p := filepath.Join(javaLib, j)
+		if _, err := os.Stat(p); err != nil {
+			missing = append(missing, p)
+			continue
+		}
+		paths = append(paths, p)
+	}
+	if len(missing) > 0 {
+		return "", fmt.Errorf("%w: Curator's driver needs %s; %s", ErrMissing, strings.Join(missing, ", "), CuratorInstall)
+	}
+	return strings.Join(paths, string(os.PathListSeparator)), nil
+}
+
+// buildKey hashes what the class files depend on.
+func buildKey(src []byte, classpath, javac string) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "source %d\n", len(src))
+	h.Write(src)
+	fmt.Fprintf(h, "javac %s\n", javac)
+	for _, p := range filepath.SplitList(classpath) {
+		fmt.Fprintf(h, "jar %s\n", filepath.Base(p))
+		f, err := os.Open(p)
+		if err != nil {
+			return "", fmt.Errorf("curator driver class path: %w", err)
+		}
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return "", fmt.Errorf("curator driver class path: %w", err)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// cacheRoot is $ZK19_CACHE/peers, or zk19/peers under the user's cache
+// directory, or under the temp dir where there is none (named so that the
+// check for run dirs left behind, zk19-*, does not take it for one: a
+// cache is meant to stay).
+func cacheRoot() (string, error) {
+	base := os.Getenv("ZK19_CACHE")
+	if base == "" {
+		if d, err := os.UserCacheDir(); err == nil {
+			base = filepath.Join(d, "zk19")
+		} else {
+			base = filepath.Join(os.TempDir(), fmt.Sprintf("cache-zk19-%d", os.Getuid()))
+		}
+	}
+	root := filepath.Join(base, "peers")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", fmt.Errorf("curator driver cache: %w", err)
+	}
+	return root, nil
+}
+
+// compileInto compiles source into dir: into a fresh directory beside it
+// first, renamed into place once javac succeeded, so that a build that died
+// half-way is never taken for a cached one, and two test binaries building
+// at once both end up with complete classes.
+func compileInto(dir, javac, classpath, source string) error {
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".tmp-")
+	if err != nil {
+		return fmt.Errorf("curator driver cache: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// --release 11: the driver needs nothing newer. -implicit:none and
+	// -proc:none: compile the driver alone, not sources or annotation
+	// processors found in the jars.
+	out, err := exec.CommandContext(ctx, javac, "-J-XX:TieredStopAtLevel=1", "-J-XX:+UseSerialGC",
+		"--release", "11", "-nowarn", "-proc:none", "-implicit:none", "-cp", classpath, "-d", tmp, source).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("curator driver: javac against %s: %v\n%s", classpath, err, out)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(filepath.Join(dir, "CuratorLock.class")); serr == nil {
+			return nil // another process built the same classes first
+		}
+		return fmt.Errorf("curator driver cache: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,450 @@
+package zk19_test
+
+// Peer scenarios taken from the recipes' own bug trackers. Each one builds
+// what its thread describes with a proxy fault instead of luck, and runs it
+// on every recipe, judged as the other scenarios are: one holder, on a node
+// of its own session, and the truth about whether it holds.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/jute"
+	"github.com/zk19/zk19/internal/peer"
+	"github.com/zk19/zk19/internal/wait"
+	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/lock"
+)
+
+// TestPeerForeignChildSortsFirst (CURATOR-43, "Acquire gets stuck in
+// InterProcessMutex if there are sub-nodes in lock path"): another lock
+// whose path is inside this lock's dir, as the thread's test does with
+// LOCK_PATH + "/0", leaves a persistent child "0" there. It is no
+// candidate: a lock must hold past it, or refuse cleanly; waiting on it is
+// waiting for ever, since nothing will delete it.
+func TestPeerForeignChildSortsFirst(t *testing.T) {
+	sp := peerScenario{"foreign-child-first", "another lock's dir (`0`, a persistent child whose name sorts before every candidate) sits in the lock dir (CURATOR-43)"}
+	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+		sc.da.invoke("create %s/0 (persistent: the dir of a lock on %s/0)", sc.dir, sc.dir)
+		if _, err := sc.d.Create(sc.dir+"/0", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			sc.t.Fatalf("create %s/0: %v", sc.dir, err)
+		}
+		sc.da.ok("")
+		w := sc.join("W", 0)
+		tw := w.acquire(0)
+		src := map[string][2]string{
+			// parseSeq takes "0" for sequence 0: the lowest.
+			recipeGoZK: {"lock.go:109-113", "s, err := parseSeq(p)"},
+			// A name without "lock-" is ordered by the whole name: "0"
+			// before "0000000000".
+			recipeCurator: {curatorLocks + "StandardLockInternalsDriver.java:66-74", "return str;"},
+		}
+		if watched := sc.settle(w, tw); watched != "" {
+			if watched == "0" {
+				return broke(sc.citeFrom(src), "waits on the persistent `0`, which nothing will delete: stuck")
+			}
+			return broke("", "waits on %s", watched)
+		}
+		held := func() peerCell { return kept("held past the foreign child") }
+		return sc.judgeReturn(w, tw, src, held, "refused: %s", errOursHolds)
+	})
+}
+
+// TestPeerLostLookupAfterLostCreate (go-zookeeper, samuel/go-zookeeper#229,
+// "clients contending for distributed lock get into deadlock state during
+// network partition failure"): W's create takes effect and its reply is
+// lost; W is cut off; when it is back, the reply to the look-up that would
+// find the node again (getChildren of the dir) is lost too. The session
+// survives both. A lock must end up holding its own node, or give up
+// without leaving it: a node of a live session that nobody will delete
+// blocks the lock for every contender.
+func TestPeerLostLookupAfterLostCreate(t *testing.T) {
+	sp := peerScenario{"lost-lookup", "the create's reply is lost, then the reply to the look-up that would find the node again (go-zookeeper #229)"}
+	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+		w := sc.join("W", 0)
+		tw, _ := sc.loseCreateReply(w, true)
+		m := faultproxy.Match{Ops: []int32{jute.OpGetChildren, jute.OpGetChildren2}, Path: sc.dir}
+		lookup := w.proxy().LoseReply(m)
+		newActor(sc.t, w.who()).info("the proxy will lose the reply to W's %s", m)
+		w.proxy().Heal()
+		sc.result(tw, peerCallWithin)
+		lookup.Cancel()
+		res := lookup.Result()
+		if !res.Dropped {
+			sc.t.Fatalf("W's look-up: got %+v; want the reply to its getChildren of %s lost (the scene cannot be made without it)", res, sc.dir)
+		}
+		mine := sc.outlives(w, w.session(), within)
+		switch {
+		case tw.held && len(mine) == 1 && (tw.node == "" || tw.node == mine[0]):
+			sc.releaseNow(w)
+			// Curator: the look-up is itself a retried call.
+			return sc.curatorBecause(kept("held its own node, found again by a look-up retried"),
+				curatorImps+"CreateBuilderImpl.java:1289-1303", "foundNode = findNode(children, pathAndNode.getPath(), protectedMode.protectedId());")
+		case tw.held:
+			return broke("", "held %s with nodes %v of its session", orUnsaid(tw.node), mine)
+		case len(mine) > 0:
+			return broke(sc.citeFrom(map[string][2]string{
+				recipeGoZK: {"conn.go:1149-1153", "children, _, err := c.Children(rootPath)"},
+			}), "failed (%s) and left its node %v in the queue, owned by its live session: the lock is stuck for everyone", brief(tw.err), mine)
+		}
+		return sc.oursMust(kept("gave up cleanly: %s", brief(tw.err)), tw.err, errOursHolds)
+	})
+}
+
+// TestPeerGiveUpCleanupRequestLost (kazoo, python-zk/kazoo#732,
+// "Non-blocking lock acquisition failure can leak the ephemeral lock node",
+// and its fix in #760): W gives up waiting on H by its timeout, and its
+// cleanup delete never reaches the server: the proxy loses the request and
+// the connection with it. The session survives. W's node must not outlive
+// the reconnect: a recipe that swallows the failed delete leaves a node of
+// a live session, an orphan that blocks the lock once H goes.
+func TestPeerGiveUpCleanupRequestLost(t *testing.T) {
+	sp := peerScenario{"cleanup-request-lost", "the waiter times out and its cleanup delete never reaches the server (kazoo #732)"}
+	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+		return sc.giveUpLosingCleanup((*faultproxy.Proxy).LoseRequest, "the request of", map[string][2]string{
+			// The cleanup's failure is swallowed.
+			recipeKazoo: {"recipe/lock.py:336-342", "except KazooException:  # pragma: nocover"},
+		})
+	})
+}
+
+// releaseCut is how long W's release may run with W cut off: longer than
+// Curator's RetryLoop takes to give up on a delete (four tries of its 2 s
+// connection timeout, with backoff between them), shorter than the session.
+const (
+	releaseCut            = 15 * time.Second
+	releaseSessionTimeout = 30 * time.Second
+)
+
+// TestPeerReleaseWhileCutOff (CURATOR-678, "InterProcessMutex#release
+// caused inconsistency between zk node and local cache if encountering zk
+// connection lost"): W holds and is cut off before it releases, so its
+// delete cannot reach the server; the session (30 s) outlives the cut. A
+// failed release must not leave a lock that nobody holds and nobody frees:
+// once W is back, the node must go, by the recipe itself or by what its
+// failure lets the caller do (release again while the lock object still
+// holds; close the session where the error says so). A lock object that
+// forgets the hold, with no way left to delete its node short of the
+// session's end, breaks it: every later acquisition waits behind the node.
+func TestPeerReleaseWhileCutOff(t *testing.T) {
+	sp := peerScenario{"release-cut-off", "the holder releases while cut off: its delete cannot reach the server (CURATOR-678)"}
+	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+		w, node, sess, mark := sc.holdThenCut(releaseSessionTimeout, "the hold is what W releases")
+		px := w.proxy()
+		returned, rerr := sc.releaseCutOff(w)
+		believes := sc.holdsNow(w)
+		_, stayed := sc.owners()[node]
+		sc.da.info("after the release: W's node %s still there: %v; the lock object says it holds: %s", node, stayed, believes)
+		px.Heal()
+		if !returned {
+			rerr = sc.releaseReturns(w)
+		}
+		if err := w.reconnected(mark); err != nil {
+			sc.t.Fatalf("W: %v", err)
+		}
+		outcome := fmt.Sprintf("release %s; then the lock object says it holds: %s", releaseSaid(returned, rerr), believes)
+		if left := sc.outlives(w, sess, within); len(left) == 0 {
+			return sc.nextAcquisition(w, outcome+"; its node was gone once it was back", stayed, believes)
+		}
+		did, closed := sc.followUpRelease(w, rerr, believes)
+		if did == "" {
+			return broke(sc.citeFrom(map[string][2]string{
+				// The thread's entry goes in a finally, whatever the delete did.
+				recipeCurator: {curatorLocks + "InterProcessMutex.java:152-159", "threadData.remove(currentThread);"},
+			}), "%s; its node stayed %v after the reconnect, and the lock object left no way to delete it: a lock nobody holds and nobody frees", outcome, within)
+		}
+		if left := sc.outlives(w, sess, within); len(left) > 0 {
+			return broke("", "%s; %s, and its node still stayed: a lock nobody frees", outcome, did)
+		}
+		if closed {
+			return kept("%s; %s, and the node went with it", outcome, did)
+		}
+		return sc.nextAcquisition(w, fmt.Sprintf("%s; %s, and the node went", outcome, did), stayed, believes)
+	})
+}
+
+// releaseCutOff runs w's release while w is cut off and waits for it for
+// releaseCut at most: it reports whether it returned, and its error.
+func (sc *scene) releaseCutOff(w peerLock) (returned bool, err error) {
+	sc.t.Helper()
+	a := newActor(sc.t, w.who())
+	a.invoke("release (cut off)")
+	rel := make(chan error, 1)
+	go func() {
+		said, err := w.release()
+		a.info("release said %q%s", said, errSuffix(err))
+		rel <- err
+	}()
+	sc.pendingRelease = rel
+	select {
+	case err = <-rel:
+		return true, err
+	case <-time.After(releaseCut):
+		a.info("release still running after %v cut off", releaseCut)
+		return false, nil
+	}
+}
+
+// releaseReturns waits for the release releaseCutOff left running.
+func (sc *scene) releaseReturns(w peerLock) error {
+	sc.t.Helper()
+	select {
+	case err := <-sc.pendingRelease:
+		return err
+	case <-time.After(peerCallWithin):
+		sc.t.Fatalf("%s's release did not return %v after the heal", w.who(), peerCallWithin)
+		return nil
+	}
+}
+
+// followUpRelease does what a failed release lets the caller do about a
+// node that stayed: release again where the lock object still holds (or,
+// for zk.Lock, which cannot be asked, keeps its path), close the session
+// where the error says that settles it (ours: lock.ErrOutcomeUnknown). It
+// says what it did ("" for nothing possible) and whether the session is
+// closed.
+func (sc *scene) followUpRelease(w peerLock, rerr error, believes string) (did string, closed bool) {
+	sc.t.Helper()
+	a := newActor(sc.t, w.who())
+	switch l := w.(type) {
+	case *oursLock:
+		if !errors.Is(rerr, lock.ErrOutcomeUnknown) {
+			return "", false
+		}
+		a.invoke("close the session (lock.ErrOutcomeUnknown: closing the session settles it)")
+		if err := l.p.c.CloseWait(peerCallWithin); err != nil {
+			sc.t.Fatalf("%s: %v", w.who(), err)
+		}
+		a.ok("")
+		return "as lock.ErrOutcomeUnknown says, the caller closed the session", true
+	case *gozkLock:
+		if rerr == nil {
+			return "", false
+		}
+	default:
+		if !strings.HasPrefix(believes, "yes") {
+			return "", false
+		}
+	}
+	a.invoke("release again")
+	said, err := w.release()
+	a.info("%q%s", said, errSuffix(err))
+	return fmt.Sprintf("a second release: %s", releaseSaid(true, err)), false
+}
+
+// nextAcquisition has w acquire again, once its node has gone: it must
+// hold. The cell names Curator's guaranteed delete where that is what
+// removed the node.
+func (sc *scene) nextAcquisition(w peerLock, outcome string, stayed bool, believes string) peerCell {
+	sc.t.Helper()
+	t2 := w.acquire(0)
+	if sc.result(t2, peerCallWithin); !t2.held {
+		return broke("", "%s, but the next acquisition failed: %s", outcome, brief(t2.err))
+	}
+	sc.releaseNow(w)
+	c := kept("%s, and the next acquisition held", outcome)
+	if stayed && !strings.HasPrefix(believes, "yes") {
+		// Curator forgot at once; the failed delete, a guaranteed one,
+		// was queued and removed the node after the reconnect.
+		c = sc.curatorBecause(c, curatorImps+"DeleteBuilderImpl.java:345-352", "client.getFailedDeleteManager().addFailedOperation(unfixedPath);")
+	}
+	return c
+}
+
+// releaseSaid words a release's outcome for a cell.
+func releaseSaid(returned bool, err error) string {
+	switch {
+	case err != nil:
+		return "raised " + brief(err)
+	case !returned:
+		return "waited for the connection, then returned"
+	}
+	return "returned"
+}
+
+// holdsNow is the lock object's own account of whether it holds, in the
+// recipe's terms: "yes …" or "no …".
+func (sc *scene) holdsNow(w peerLock) string {
+	sc.t.Helper()
+	switch l := w.(type) {
+	case *oursLock:
+		h := l.hold()
+		if h == nil {
+			return "no (nothing held)"
+		}
+		select {
+		case <-h.Lost():
+			return "no (Lost closed)"
+		default:
+			return "yes (Lost open)"
+		}
+	case *driverLock:
+		li, err := l.isAcquired()
+		if err != nil {
+			return "unknown (" + brief(err) + ")"
+		}
+		if li.Owned != nil {
+			if li.IsAcquired || *li.Owned {
+				return fmt.Sprintf("yes (isAcquiredInThisProcess %v, isOwnedByCurrentThread %v)", li.IsAcquired, *li.Owned)
+			}
+			return "no (isAcquiredInThisProcess false, isOwnedByCurrentThread false)"
+		}
+		if li.IsAcquired {
+			return "yes (is_acquired true)"
+		}
+		return "no (is_acquired false)"
+	case *goLock:
+		if l.l.Held() {
+			return "yes (Held)"
+		}
+		return "no (Held false)"
+	case *gozkLock:
+		return "unknown (zk.Lock has no way to ask)"
+	}
+	return "unknown"
+}
+
+// TestPeerStaleSessionNode (CURATOR-604, "Double locking issue while using
+// InterProcessMutex lock code"): W waits behind H; W is cut off, and its
+// client, after a session timeout of silence, may give the session up and
+// open a new one, while the server still keeps the old session and W's
+// node (the proxy resumes the old session on a connection of its own and
+// pings it: the window before the server cleans up, held open). Let
+// through, W goes on; H goes. A lock that takes the old session's node for
+// its own now holds on a node that the old session's expiry deletes: then
+// a second holder, B, gets in. Clients that resume their old session (the
+// server still has it) hold on a node of their own live session.
+func TestPeerStaleSessionNode(t *testing.T) {
+	s := expiryServer(t, zkserver.WithLabel("peers-"))
+	sp := peerScenario{"stale-session-node", "a new session's waiter finds its previous session's node, about to be deleted, first in line (CURATOR-604)"}
+	runPeers(t, s, sp, func(sc *scene) peerCell {
+		holder, w, tw := sc.waiterBehindHolderFor(expirySessionTimeout)
+		own := sc.onlyNode(w)
+		old := w.session()
+		mark := w.mark()
+		px := w.proxy()
+		sess := sessionOf(sc.t, px, old)
+		px.Cut(faultproxy.BothEnds)
+		sc.t.Cleanup(px.Heal)
+		k, err := px.KeepSession(sess)
+		if err != nil {
+			sc.t.Fatalf("keeping W's session %s: %v", old, err)
+		}
+		sc.t.Cleanup(k.Stop)
+		sc.da.info("W cut off; the proxy keeps W's session %s (and its node %s) alive on the server", old, own)
+		sc.staleWindow(w, k)
+		px.Heal()
+		if err := w.reconnected(mark); err != nil {
+			sc.t.Fatalf("W: %v", err)
+		}
+		now := w.session()
+		sc.da.info("W is back in session %s (was %s); the keeper: %s", now, old, orOpen(k.Why()))
+		sc.remove(holder)
+		sc.result(tw, peerCallWithin)
+		if !tw.held {
+			if left := sc.ownedBy(now); len(left) > 0 {
+				return broke("", "failed (%s) and left %v in the queue", brief(tw.err), left)
+			}
+			return sc.oursMust(kept("no hold (%s)", brief(tw.err)), tw.err, errOursHolds)
+		}
+		owner := sc.owners()[own]
+		if owner == now {
+			sc.releaseNow(w)
+			return kept("held on its node, in its resumed session %s", now)
+		}
+		// W holds on a node its client's session does not own: let the old
+		// session go, and see whether another contender gets in.
+		k.Stop()
+		wait.For(sc.t, 10*expirySessionTimeout, "the server to expire W's previous session and delete "+own, func() (bool, string) {
+			_, there := sc.owners()[own]
+			return !there, "still there"
+		})
+		sc.da.info("W's previous session %s expired: its node %s deleted", old, own)
+		b := sc.join("B", expirySessionTimeout)
+		tb := b.acquire(0)
+		if watched := sc.settle(b, tb); watched != "" {
+			return broke("", "held on its previous session's node %s (owner %s, its session now %s); B waits on %s", own, owner, now, watched)
+		}
+		sc.result(tb, within)
+		believes := sc.holdsNow(w)
+		if tb.held && !strings.HasPrefix(believes, "no") {
+			sc.releaseNow(b)
+			return broke(sc.citeFrom(map[string][2]string{
+				// Its own name is looked up in the listing; its owner never.
+				recipeCurator: {curatorLocks + "LockInternals.java:284-288", "PredicateResults    predicateResults = driver.getsTheLock(client, children, sequenceNodeName, maxLeases);"},
+			}), "two holders: W held on its previous session's node %s (owner %s, its session now %s), the expiry deleted it, B then held, and W's lock object still says it holds: %s",
+				own, owner, now, believes)
+		}
+		return broke("", "held on its previous session's node %s (owner %s, its session now %s); B: %s; W says it holds: %s", own, owner, now, heldOrErr(tb), believes)
+	})
+}
+
+// orOpen is why the keeper's connection ended, or that it is open.
+func orOpen(why string) string {
+	if why == "" {
+		return "still holding the session"
+	}
+	return why
+}
+
+// heldOrErr says how an acquisition ended.
+func heldOrErr(try *peerTry) string {
+	if try.held {
+		return "held " + orUnsaid(try.node)
+	}
+	return brief(try.err)
+}
+
+// waiterBehindHolderFor is waiterBehindHolder with W's session timeout.
+func (sc *scene) waiterBehindHolderFor(sessionTimeout time.Duration) (holder string, w peerLock, tw *peerTry) {
+	sc.t.Helper()
+	holder = sc.plant(sc.r.prefix(plantGUID(1)), true, "the holder")
+	w = sc.join("W", sessionTimeout)
+	tw = w.acquire(0)
+	sc.mustWaitOn(w, tw, holder, "the holder")
+	return holder, w, tw
+}
+
+// sessionOf is the session the proxy saw the server grant, by its id as the
+// watch tables print it.
+func sessionOf(t *testing.T, px *faultproxy.Proxy, id string) faultproxy.Session {
+	t.Helper()
+	for _, s := range px.Sessions() {
+		if fmt.Sprintf("0x%x", s.ID) == id {
+			return s
+		}
+	}
+	t.Fatalf("the proxy saw no handshake granting session %s: %+v", id, px.Sessions())
+	return faultproxy.Session{}
+}
+
+// staleWindow keeps W cut off while the keeper holds W's old session: for
+// nine of the keeper's pings (three session timeouts, so a client that
+// gives a session up after one timeout of silence has done so), and, for a
+// client that reports it, until it says the session is lost.
+func (sc *scene) staleWindow(w peerLock, k *faultproxy.Keeper) {
+	sc.t.Helper()
+	wait.For(sc.t, 10*expirySessionTimeout, "nine keeper pings while W is cut off", func() (bool, string) {
+		return k.Pings() >= 9 || k.Why() != "", fmt.Sprintf("%d pings", k.Pings())
+	})
+	if why := k.Why(); why != "" {
+		sc.t.Fatalf("the keeper lost W's session while W was cut off (%d pings): %s", k.Pings(), why)
+	}
+	if d, ok := w.(*driverLock); ok && d.k.Hello.Recipe == recipeCurator {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*expirySessionTimeout)
+		defer cancel()
+		if _, err := d.k.WaitEvent(ctx, "Curator's LOST", 0, func(e peer.Event) bool {
+			return e.Kind == "state" && e.State == "LOST"
+		}); err != nil {
+			sc.t.Fatalf("W: %v", err)
+		}
+		newActor(sc.t, w.who()).info("Curator said LOST: it gave its session up while the server keeps it")
+	}
+}
