@@ -71,14 +71,10 @@ func authenticate(t *testing.T, c *zkclient.Client, identity string) {
 }
 
 // holdAndWait: A holds; B waits on A's node.
-func (sc *aclScene) holdAndWait(t *testing.T) (*lock.Held, *pending) {
+func (sc *aclScene) holdAndWait(t *testing.T) (*lock.Held, *acquisition) {
 	t.Helper()
-	hA := acquireAs(t, sc.a)
-	pB := start(t, sc.b)
-	if err := expectWaiting(sc.b, path.Base(hA.Path)); err != nil {
-		t.Fatalf("%v", err)
-	}
-	return hA, pB
+	hA := sc.a.acquire()
+	return hA, sc.b.acquireInBackground().waitsOn(nodeOf(hA))
 }
 
 // steal is T's delete of A's node.
@@ -105,7 +101,7 @@ func thiefMakesSecondHolder(t *testing.T, parentACL, nodeACL []zk.ACL) {
 	if stolen != nil {
 		t.Fatalf("A1 violated: T's delete of A's node under parent ACL %v, node ACL %v: got %v; want it to succeed", parentACL, nodeACL, stolen)
 	}
-	hB, err := pB.result(t)
+	hB, err := pB.result()
 	if err != nil {
 		t.Fatalf("A1 violated: after the theft B's acquisition returned %v; want a hold", err)
 	}
@@ -145,7 +141,7 @@ func TestA1_CreatorOnlyACLRefusesTheThief(t *testing.T) {
 	hA, pB := sc.holdAndWait(t)
 	stolen := sc.steal(t, hA.Path)
 	exists, _ := statOf(t, sc.O, hA.Path)
-	st := settle(t, sc.b, pB.own)
+	st := pB.settled()
 	evidence(t, "creator-only ACL on the parent and the candidates: T's delete of A's node got %v; A's node exists: %v; B still waits on A: %v, acquired: %v", stolen, exists, st.Waiting && st.Pred == path.Base(hA.Path), st.Acquired)
 	if !errors.Is(stolen, zk.ErrNoAuth) {
 		t.Errorf("A1 violated: T's delete of A's node got %v; want zk.ErrNoAuth", stolen)
@@ -156,7 +152,7 @@ func TestA1_CreatorOnlyACLRefusesTheThief(t *testing.T) {
 	if err := hA.Release(lockCtx(t)); err != nil {
 		t.Fatalf("A: release: %v", err)
 	}
-	if _, err := pB.result(t); err != nil {
+	if _, err := pB.result(); err != nil {
 		t.Fatalf("B after A's release: %v", err)
 	}
 	sc.b.a.ok("holds after A released")

@@ -438,11 +438,7 @@ func (tr *trio) blockedUntilRelease(what string, op func() error) barrierResult 
 	}
 	tr.release()
 	if !r.doneBeforeRelease {
-		select {
-		case r.err = <-done:
-		case <-time.After(within):
-			tr.t.Fatalf("%s did not return within %v after release", what, within)
-		}
+		r.err = wait.Receive(tr.t, within, "the return of "+what+" after the release", done)
 		if r.err != nil {
 			tr.B.a.fail("%s: %v", what, r.err)
 		} else {
@@ -1085,13 +1081,8 @@ func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 		c.links.Release(f.ID, leader.ID)
 	}
 	for name, ch := range map[string]chan error{"A's write": written, "B's sync": synced} {
-		select {
-		case err := <-ch:
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-		case <-time.After(within):
-			t.Fatalf("Y7: %s did not return within %v of the release", name, within)
+		if err := wait.Receive(t, within, "Y7: the return of "+name+" after the release", ch); err != nil {
+			t.Fatalf("%s: %v", name, err)
 		}
 	}
 	pa.ok("")
@@ -1109,16 +1100,11 @@ func syncAs(t zkserver.TB, c *zkclient.Client, a actor, d time.Duration) {
 	a.invoke("sync %s", xPath)
 	done := make(chan error, 1)
 	go func() { _, err := c.Sync(xPath); done <- err }()
-	select {
-	case err := <-done:
-		if err != nil {
-			a.fail("%v", err)
-			t.Fatalf("sync: %v", err)
-		}
-		a.ok("sync")
-	case <-time.After(d):
-		t.Fatalf("sync did not return within %v", d)
+	if err := wait.Receive(t, d, "the return of "+a.name+"'s sync", done); err != nil {
+		a.fail("%v", err)
+		t.Fatalf("sync: %v", err)
 	}
+	a.ok("sync")
 }
 
 // TestS4_SessionOrderAndNoGoingBack: ZooKeeper orders one session's requests

@@ -116,17 +116,18 @@
 //   - R1 ¶3: The proxy forwards the create, spots its reply by xid with err=0,
 //     drops it and closes the connection: the caller gets connection loss
 //     while the node exists on the server. Proof:
-//     TestR1_ProxyDropsTheSuccessfulCreateReply
+//     TestR1_ProxyDropsTheSuccessfulCreateReply, Example_lostCreateReply
 //   - R2 ¶3: Reconnecting through the proxy keeps the same session id. Proof:
-//     TestR2_SessionSurvivesTheLostReply
+//     TestR2_SessionSurvivesTheLostReply, Example_lostCreateReply
 //   - R3 ¶2: Recovery with the same session and GUID lists the parent and
 //     finds exactly one child with that GUID owned by this session, the node
 //     the server created, confirmed without any help from the proxy. Proof:
 //     TestR3_RecoverFindsExactlyTheServersNode,
-//     TestR3_ReleaseLooksAgainAfterALostDelete
+//     TestR3_ReleaseLooksAgainAfterALostDelete, Example_lostCreateReply
 //   - R4 ¶5: Retrying the create blindly makes a second node, after which
 //     recovery fails with an explicit ambiguity error and deletes nothing.
-//     Proof: TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses
+//     Proof: TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses,
+//     Example_lostCreateReply
 //   - R5 ¶2: With no node carrying the GUID, recovery reports it missing and
 //     never turns into a fresh acquisition on its own. Proof:
 //     TestR5_NoMatchIsMissingNotANewAcquisition

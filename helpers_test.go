@@ -285,19 +285,9 @@ func mntr(t zkserver.TB, s *zkserver.Server) map[string]int64 {
 	return m
 }
 
-// returned is closed when a call run in the background has returned.
+// returned is closed when a call run in the background has returned
+// (wait.Receive waits for it).
 type returned chan struct{}
-
-// await waits for the call to return, and fails t naming what did not
-// return within the scenarios' bound.
-func (r returned) await(t zkserver.TB, what string) {
-	t.Helper()
-	select {
-	case <-r:
-	case <-time.After(within):
-		t.Fatalf("%s did not return within %v", what, within)
-	}
-}
 
 // finished reports, without waiting, whether the call has returned.
 func (r returned) finished() bool {
