@@ -684,19 +684,22 @@ func releaseLeavesAnotherSessionsNode(t *testing.T) {
 // sends its ephemeral sequential create; the server creates the node and
 // names it; the fault proxy drops the successful reply and closes A's
 // connection; A's call gets connection loss; A reconnects in the same
-// session, lists the parent by the GUID and checks ephemeralOwner: exactly
-// one match, so it recovers the node the server made. Then the article's
-// control run: A's application blindly creates again, two nodes carry the
-// GUID, and recovery refuses the ambiguity, deleting neither; a GUID that
-// no node carries is reported missing. Either way, no recovery is faked.
+// session, lists the parent by the GUID and checks ephemeralOwner (O has
+// made a node with the same GUID in its own session, so the check has
+// something to refuse): exactly one match is A's, and A recovers the node
+// the server made for it. Then the article's control run: A's application
+// blindly creates again, two of A's nodes carry the GUID, and recovery
+// refuses the ambiguity, deleting nothing; a GUID that no node carries is
+// reported missing. Either way, no recovery is faked.
 //
-// A uses the public lock package through its own session; O lists the
-// server directly. Every printed line is what the run observed; TestR1 to
-// TestR4 assert on the same observations.
+// A uses the public lock package on its own session; O lists the server
+// directly. Every printed line is what the run observed; TestR1 to TestR4
+// (and TestR6, for a node of another session) assert on the same
+// observations.
 func Example_lostCreateReply() {
 	runExample("Example_lostCreateReply", func(sc *zkserver.Scope) {
 		lr := newLostReply(sc, joinOpts{quiet: true}) // the shared server; A through a fault proxy, O directly
-		A, session, mark := lr.a, lr.a.c.SessionID(), lr.a.c.Mark()
+		A, O, session, mark := lr.a, lr.O, lr.a.c.SessionID(), lr.a.c.Mark()
 		drop := lr.proxy.LoseReply(faultproxy.Match{Ops: createOps, Under: lr.parent})
 
 		_, err := A.l.Acquire(lr.ctx) // a fresh GUID, then create <parent>/<GUID>-lock- EPHEMERAL_SEQUENTIAL
@@ -704,43 +707,47 @@ func Example_lostCreateReply() {
 		fmt.Println("A: acquire -> connection loss:", errors.Is(err, zk.ErrConnectionClosed), "| GUID returned:", lost != nil && lost.GUID != "")
 		wait.Receive(sc, within, "the end of the proxy's fault", drop.Done())
 		dropped := drop.Result()
-		fmt.Println("proxy: dropped the create's reply:", dropped.Dropped && jute.IsCreate(dropped.Op), "| its err:", dropped.Err)
-		seen := carrying(sc, lr.O, lr.o, lr.parent, lost.GUID)
-		fmt.Println("O: nodes carrying the GUID:", len(seen), "| owned by A's session:", slices.Equal(slices.Collect(maps.Values(seen)), []int64{session}))
-
+		fmt.Println("proxy: dropped the reply to the create:", dropped.Dropped && jute.IsCreate(dropped.Op), "| its err:", dropped.Err)
+		made := carrying(sc, O, lr.o, lr.parent, lost.GUID) // node name -> ephemeralOwner
+		fmt.Println("O: nodes carrying the GUID:", len(made), "| owned by A's session:", slices.Equal(slices.Collect(maps.Values(made)), []int64{session}))
 		if err := A.c.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); err != nil {
 			sc.Fatalf("A reconnect: %v", err)
 		}
 		fmt.Println("A: reconnected in the same session:", A.c.SessionID() == session)
-		held, err := A.l.Recover(lr.ctx, lost.GUID) // list by GUID, keep the one whose ephemeralOwner is this session
+
+		prefix := lr.parent + "/" + lost.GUID + fence.LockInfix
+		if _, err := O.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
+			sc.Fatalf("O create: %v", err)
+		}
+		fmt.Println("O: made a node with A's GUID in its own session; nodes carrying the GUID:", len(carrying(sc, O, lr.o, lr.parent, lost.GUID)))
+		held, err := A.l.Recover(lr.ctx, lost.GUID) // the children carrying the GUID whose ephemeralOwner is A's session
 		if err != nil {
 			sc.Fatalf("A recover: %v", err)
 		}
-		_, sawIt := seen[nodeOf(held)]
-		fmt.Println("A: recover -> holds the node O saw:", sawIt, "| token", held.Token.Seq)
+		_, serverMadeIt := made[nodeOf(held)]
+		fmt.Println("A: recover -> holds the node the server made for A:", serverMadeIt, "| token", held.Token.Seq)
 
-		second, err := A.c.Create(lr.parent+"/"+lost.GUID+fence.LockInfix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		second, err := A.c.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 		if err != nil {
 			sc.Fatalf("A blind retry: %v", err)
 		}
 		fmt.Println("A: blind retry of the create -> a node with sequence", seqOf(path.Base(second)))
-		fmt.Println("O: nodes carrying the GUID:", len(carrying(sc, lr.O, lr.o, lr.parent, lost.GUID)))
 		_, err = A.l.Recover(lr.ctx, lost.GUID)
 		fmt.Println("A: recover -> ambiguous:", errors.Is(err, lock.ErrAmbiguous))
-		fmt.Println("O: nodes carrying the GUID:", len(carrying(sc, lr.O, lr.o, lr.parent, lost.GUID)))
+		fmt.Println("O: nodes carrying the GUID:", len(carrying(sc, O, lr.o, lr.parent, lost.GUID)))
 		_, err = A.l.Recover(lr.ctx, uuid.NewString())
 		fmt.Println("A: recover of a GUID no node carries -> missing:", errors.Is(err, lock.ErrMissing))
 	})
 	// Output:
 	// A: acquire -> connection loss: true | GUID returned: true
-	// proxy: dropped the create's reply: true | its err: 0
+	// proxy: dropped the reply to the create: true | its err: 0
 	// O: nodes carrying the GUID: 1 | owned by A's session: true
 	// A: reconnected in the same session: true
-	// A: recover -> holds the node O saw: true | token 0
-	// A: blind retry of the create -> a node with sequence 1
-	// O: nodes carrying the GUID: 2
+	// O: made a node with A's GUID in its own session; nodes carrying the GUID: 2
+	// A: recover -> holds the node the server made for A: true | token 0
+	// A: blind retry of the create -> a node with sequence 2
 	// A: recover -> ambiguous: true
-	// O: nodes carrying the GUID: 2
+	// O: nodes carrying the GUID: 3
 	// A: recover of a GUID no node carries -> missing: true
 }
 
