@@ -305,12 +305,7 @@ func (sc *scene) loseCreateReply(w peerLock, cut bool) (*peerTry, faultproxy.Dro
 	d := px.LoseReply(m)
 	newActor(sc.t, w.who()).info("the proxy will lose the reply to W's %s", m)
 	tw := w.acquire(0)
-	select {
-	case <-d.Done():
-	case <-time.After(within):
-		d.Cancel()
-		sc.t.Fatalf("W's create: no reply to lose within %v: %+v", within, d.Result())
-	}
+	faultEnded(sc.t, d, "the end of the fault on W's create")
 	if cut {
 		px.Cut(faultproxy.BothEnds)
 		sc.t.Cleanup(px.Heal)
@@ -562,13 +557,7 @@ func TestPeerGiveUpCleanupReplyLost(t *testing.T) {
 			}
 			sc.t.Fatalf("W sent no cleanup delete, and left no node: got held=%v, %v", tw.held, tw.err)
 		}
-		select {
-		case <-d.Done():
-		case <-time.After(within):
-			d.Cancel()
-			sc.t.Fatalf("W's cleanup delete: its reply was not lost within %v: %+v", within, d.Result())
-		}
-		if res := d.Result(); !res.Dropped {
+		if res := faultEnded(sc.t, d, "the end of the fault on W's cleanup delete"); !res.Dropped {
 			sc.t.Fatalf("the reply to W's cleanup delete was not lost: %+v", res)
 		}
 		if err := w.reconnected(mark); err != nil {

@@ -77,12 +77,7 @@ func (lr *lostReply) loseReply(t zkserver.TB, m faultproxy.Match, call func() er
 	if err == nil {
 		d.Cancel() // a no-op once the fault has acted
 	} else {
-		select {
-		case <-d.Done():
-		case <-time.After(within):
-			d.Cancel()
-			t.Fatalf("%s: the fault did not end within %v of A's error %v: %+v", m, within, err, d.Result())
-		}
+		faultEnded(t, d, fmt.Sprintf("the end of the fault on A's %s after A's error %v", m, err))
 	}
 	res := d.Result()
 	if res.Dropped {
@@ -93,6 +88,23 @@ func (lr *lostReply) loseReply(t zkserver.TB, m faultproxy.Match, call func() er
 	lr.sessionAfter = lr.a.c.SessionID()
 	lr.a.a.info("reconnected: session 0x%x (before 0x%x)", lr.sessionAfter, lr.sessionBefore)
 	return res, err
+}
+
+// faultEnded waits until the lost-reply fault d has acted (or given up),
+// and fails t naming what it waited for and the fault's state otherwise.
+// A fault that never acted is cancelled: it must not outlive the wait.
+func faultEnded(t zkserver.TB, d *faultproxy.Drop, what string) faultproxy.DropResult {
+	t.Helper()
+	defer d.Cancel() // a no-op once the fault has acted
+	wait.For(t, within, what, func() (bool, string) {
+		select {
+		case <-d.Done():
+			return true, ""
+		default:
+			return false, fmt.Sprintf("%+v", d.Result())
+		}
+	})
+	return d.Result()
 }
 
 // loseRequest runs call while the request m picks never reaches the
@@ -705,8 +717,7 @@ func Example_lostCreateReply() {
 		_, err := A.l.Acquire(lr.ctx) // a fresh GUID, then create <parent>/<GUID>-lock- EPHEMERAL_SEQUENTIAL
 		lost, _ := errors.AsType[*lock.CreateError](err)
 		fmt.Println("A: acquire -> connection loss:", errors.Is(err, zk.ErrConnectionClosed), "| GUID returned:", lost != nil && lost.GUID != "")
-		wait.Receive(sc, within, "the end of the proxy's fault", drop.Done())
-		dropped := drop.Result()
+		dropped := faultEnded(sc, drop, "the end of the fault on A's create")
 		fmt.Println("proxy: dropped the reply to the create:", dropped.Dropped && jute.IsCreate(dropped.Op), "| its err:", dropped.Err)
 		made := carrying(sc, O, lr.o, lr.parent, lost.GUID) // node name -> ephemeralOwner
 		fmt.Println("O: nodes carrying the GUID:", len(made), "| owned by A's session:", slices.Equal(slices.Collect(maps.Values(made)), []int64{session}))
