@@ -72,13 +72,10 @@ func authenticate(t *testing.T, c *zkclient.Client, identity string) {
 
 // holdAndWait: A holds; B waits on A's node. Both candidates carry the
 // ACL their Lockers asked for, as O reads it back from the server.
-func (sc *aclScene) holdAndWait(t *testing.T) (*lock.Held, *pending) {
+func (sc *aclScene) holdAndWait(t *testing.T) (*lock.Held, *acquisition) {
 	t.Helper()
-	hA := acquireAs(t, sc.a)
-	pB := start(t, sc.b)
-	if err := expectWaiting(sc.b, path.Base(hA.Path)); err != nil {
-		t.Fatalf("%v", err)
-	}
+	hA := sc.a.acquire()
+	pB := sc.b.acquireInBackground().waitsOn(nodeOf(hA))
 	sc.requireACL(t, hA.Path, sc.nodeACL)
 	sc.requireACL(t, sc.parent+"/"+pB.own, sc.nodeACL)
 	return hA, pB
@@ -142,7 +139,7 @@ func thiefMakesSecondHolder(t *testing.T, parentACL, nodeACL []zk.ACL) {
 	if stolen != nil {
 		refutedNow(t, "A1", "T's delete of A's node under parent ACL %v, node ACL %v: got %v; want it to succeed", parentACL, nodeACL, stolen)
 	}
-	hB, err := pB.result(t)
+	hB, err := pB.result()
 	if err != nil {
 		refutedNow(t, "A1", "after the theft B's acquisition returned %v; want a hold", err)
 	}
@@ -182,7 +179,7 @@ func TestA1_CreatorOnlyACLRefusesTheThief(t *testing.T) {
 	hA, pB := sc.holdAndWait(t)
 	stolen := sc.steal(t, hA.Path)
 	exists, _ := statOf(t, sc.O, hA.Path)
-	st := settle(t, sc.b, pB.own)
+	st := pB.settled()
 	evidence(t, "creator-only ACL on the parent and the candidates (both carry %v on the server): T's delete of A's node got %v; A's node exists: %v; B still waits on A: %v, acquired: %v", storedACL(zk.AuthACL(zk.PermAll), lockIdentity), stolen, exists, st.Waiting && st.Pred == path.Base(hA.Path), st.Acquired)
 	if !errors.Is(stolen, zk.ErrNoAuth) {
 		refuted(t, "A1", "T's delete of A's node got %v; want zk.ErrNoAuth", stolen)
@@ -193,7 +190,7 @@ func TestA1_CreatorOnlyACLRefusesTheThief(t *testing.T) {
 	if err := hA.Release(lockCtx(t)); err != nil {
 		t.Fatalf("A: release: %v", err)
 	}
-	if _, err := pB.result(t); err != nil {
+	if _, err := pB.result(); err != nil {
 		t.Fatalf("B after A's release: %v", err)
 	}
 	sc.b.a.ok("holds after A released")

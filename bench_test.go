@@ -55,7 +55,7 @@ type handoffKind struct {
 // next holder. Reported: the median of each, and the ratios.
 func BenchmarkLockHandoff(b *testing.B) {
 	s := sharedServer(b)
-	d := benchClients(b, s, "D", 1)[0]
+	d := benchClients(b, s, "O", 1)[0]
 	root := testRoot(b, d)
 	kinds := []handoffKind{oursHandoff(b, s, subRoot(b, d, root, "ours")), zkLockHandoff(b, s, d, subRoot(b, d, root, "zkLock")), floorHandoff(b, s, subRoot(b, d, root, "floor"))}
 	lat := make([][]time.Duration, len(kinds))
@@ -209,7 +209,7 @@ type pairKind struct {
 // block of pairs each, b.N pairs in all for each.
 func BenchmarkLockThroughput(b *testing.B) {
 	s := sharedServer(b)
-	d := benchClients(b, s, "D", 1)[0]
+	d := benchClients(b, s, "O", 1)[0]
 	root := testRoot(b, d)
 	const workers = 4
 	kinds := []pairKind{

@@ -618,12 +618,7 @@ func (run *chaosRun) frozenExpiry(f chaos.Fault) bool {
 	heal()
 	run.nemesis.invoke("heal %s's connections and open its gate: it writes with token %v", w.name, h.Token)
 	fr.open()
-	var got []fence.Result
-	select {
-	case got = <-fr.wrote:
-	case <-time.After(chaosFaultWithin):
-		notShown(t, "C1", "%s did not write within %v of its gate opening", w.name, chaosFaultWithin)
-	}
+	got := wait.Receive(t, chaosFaultWithin, "C1: "+w.name+"'s write after its gate opened", fr.wrote)
 	run.sum.Add(chaos.StaleLate, 1)
 	run.judgeStaleLate(w, h, got)
 	return true

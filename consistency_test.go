@@ -39,9 +39,8 @@ type trio struct {
 	t zkserver.TB
 	*cluster
 	leader, fresh, lagging *zkserver.Server
-	A, B                   *zkclient.Client
-	pa, pb                 actor
-	rec                    *history.Recorder
+	A, B                   *xClient
+	h                      *xHistory
 }
 
 const (
@@ -56,10 +55,9 @@ func newTrio(t zkserver.TB, opts ...zkserver.Option) *trio {
 	if len(fs) != 2 {
 		t.Fatalf("got %d followers; want 2", len(fs))
 	}
-	tr := &trio{t: t, cluster: c, leader: c.Leader(), fresh: fs[0], lagging: fs[1], rec: history.NewRecorder("0")}
-	tr.A = zkclient.Connect(t, "A", []string{tr.fresh.Client})
-	tr.B = zkclient.Connect(t, "B", []string{tr.lagging.Client})
-	tr.pa, tr.pb = newActor(t, "A"), newActor(t, "B")
+	tr := &trio{t: t, cluster: c, leader: c.Leader(), fresh: fs[0], lagging: fs[1], h: newXHistory("0")}
+	tr.A = tr.h.join(t, "A", 1, tr.fresh)
+	tr.B = tr.h.join(t, "B", 2, tr.lagging)
 	t.Logf("A is connected to %s; B to %s (the lagging one once held)", tr.fresh.Label, tr.lagging.Label)
 	if _, err := tr.A.Create(xPath, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatalf("create %s: %v", xPath, err)
@@ -69,10 +67,10 @@ func newTrio(t zkserver.TB, opts ...zkserver.Option) *trio {
 		t.Fatalf("create %s: %v", barrierPath, err)
 	}
 	// B's follower has /x = "0" before any fault: sync, then read.
-	if _, err := tr.B.Sync(xPath); err != nil {
+	if _, err := tr.B.Conn.Sync(xPath); err != nil {
 		t.Fatalf("B sync: %v", err)
 	}
-	if v := tr.get(tr.B, tr.pb, 2); v != "0" {
+	if v := tr.B.Get(); v != "0" {
 		t.Fatalf("setup: B read %q; want \"0\"", v)
 	}
 	return tr
@@ -81,7 +79,7 @@ func newTrio(t zkserver.TB, opts ...zkserver.Option) *trio {
 // in returns the trio with t as the test that logs and fails (for subtests).
 func (tr *trio) in(t zkserver.TB) *trio {
 	c := *tr
-	c.t, c.pa, c.pb = t, newActor(t, "A"), newActor(t, "B")
+	c.t, c.A, c.B = t, tr.A.in(t), tr.B.in(t)
 	return &c
 }
 
@@ -90,7 +88,7 @@ func (tr *trio) in(t zkserver.TB) *trio {
 func (tr *trio) lagBehind(v string) {
 	tr.t.Helper()
 	tr.holdLeaderStream()
-	tr.set(tr.A, tr.pa, 1, v)
+	tr.A.Set(v)
 }
 
 // catchUp releases the stream and waits until B reads v.
@@ -98,47 +96,141 @@ func (tr *trio) catchUp(v string) {
 	tr.t.Helper()
 	tr.release()
 	wait.For(tr.t, within, "B's follower to apply x="+v, func() (bool, string) {
-		b, _, err := tr.B.Get(xPath)
+		b, _, err := tr.B.Conn.Get(xPath)
 		return err == nil && string(b) == v, fmt.Sprintf("%q %v", b, err)
 	})
 }
 
-// get reads /x as client id (1 = A, 2 = B, 3 = C) and records the read.
-func (tr *trio) get(c *zkclient.Client, a actor, id int) string {
-	tr.t.Helper()
-	a.invoke("get %s", xPath)
-	call := tr.rec.Invoke(id, history.Read, "")
-	b, _, err := c.Get(xPath)
+// xHistory is the history of the register /x that a scenario's
+// participants record into, for porcupine.
+type xHistory struct{ rec *history.Recorder }
+
+func newXHistory(initial string) *xHistory { return &xHistory{rec: history.NewRecorder(initial)} }
+
+// start begins a new history, of a register whose value is now initial.
+func (h *xHistory) start(initial string) { h.rec = history.NewRecorder(initial) }
+
+// verdict is porcupine's verdict on the history so far.
+func (h *xHistory) verdict() history.Verdict {
+	v, _, err := history.Check(context.Background(), h.rec.Operations(), h.rec.Initial(), 10*time.Second)
+	if err != nil {
+		return history.Unknown
+	}
+	return v
+}
+
+// join connects participant name, porcupine's client id, to server s.
+func (h *xHistory) join(t zkserver.TB, name string, id int, s *zkserver.Server) *xClient {
+	t.Helper()
+	return h.client(t, name, id, zkclient.Connect(t, name, []string{s.Client}))
+}
+
+// client makes session c participant name, porcupine's client id.
+func (h *xHistory) client(t zkserver.TB, name string, id int, c *zkclient.Client) *xClient {
+	return &xClient{Client: c, a: newActor(t, name), id: id, h: h, inbox: make(chan string, 16)}
+}
+
+// xClient is a participant of the register scenarios: a named session
+// whose calls on /x are logged as its actor's lines (Jepsen style) and
+// recorded in the scenario's history. Set, Get and Sync shadow the
+// connection's own; the raw calls stay at c.Conn.
+type xClient struct {
+	*zkclient.Client
+	a     actor
+	id    int // porcupine's client id
+	h     *xHistory
+	inbox chan string   // what others told c out of band
+	read  *history.Call // a composite read that Sync began and Get ends
+}
+
+// in returns c logging and failing as t (for subtests).
+func (c *xClient) in(t zkserver.TB) *xClient {
+	d := *c
+	d.a = newActor(t, c.Name)
+	return &d
+}
+
+// Set writes v to /x and returns the node's data version after the write.
+func (c *xClient) Set(v string) int32 {
+	c.a.t.Helper()
+	c.a.invoke("set %s %q", xPath, v)
+	call := c.h.rec.Invoke(c.id, history.Write, v)
+	st, err := c.Conn.Set(xPath, []byte(v), -1)
 	if err != nil {
 		call.Info()
-		a.fail("get: %v", err)
-		tr.t.Fatalf("get %s: %v", xPath, err)
+		c.a.info("set: %v (outcome unknown)", err)
+		c.a.t.Fatalf("%s: set %s: %v", c.Name, xPath, err)
+	}
+	call.Ok(v)
+	c.a.ok("version %d", st.Version)
+	return st.Version
+}
+
+// Get reads /x on c's server. After a Sync the read is recorded from the
+// sync's call: sync-then-read is one composite read.
+func (c *xClient) Get() string {
+	c.a.t.Helper()
+	c.a.invoke("get %s", xPath)
+	call := c.read
+	c.read = nil
+	if call == nil {
+		call = c.h.rec.Invoke(c.id, history.Read, "")
+	}
+	b, _, err := c.Conn.Get(xPath)
+	if err != nil {
+		call.Info()
+		c.a.fail("get: %v", err)
+		c.a.t.Fatalf("%s: get %s: %v", c.Name, xPath, err)
 	}
 	call.Ok(string(b))
-	a.ok("%q", b)
+	c.a.ok("%q", b)
 	return string(b)
 }
 
-// set writes /x and records the write.
-func (tr *trio) set(c *zkclient.Client, a actor, id int, v string) {
-	tr.t.Helper()
-	a.invoke("set %s %q", xPath, v)
-	call := tr.rec.Invoke(id, history.Write, v)
-	if _, err := c.Set(xPath, []byte(v), -1); err != nil {
-		call.Info()
-		a.info("set: %v (outcome unknown)", err)
-		tr.t.Fatalf("set %s: %v", xPath, err)
+// Sync asks c's server to catch up with its leader on /x, and begins the
+// composite read that the next Get ends.
+func (c *xClient) Sync() error {
+	c.a.t.Helper()
+	c.a.invoke("sync %s", xPath)
+	c.read = c.h.rec.Invoke(c.id, history.Read, "")
+	if _, err := c.Conn.Sync(xPath); err != nil {
+		c.read.Info()
+		c.read = nil
+		c.a.fail("sync: %v", err)
+		return err
 	}
-	call.Ok(v)
-	a.ok("")
+	c.a.ok("sync")
+	return nil
+}
+
+// Tell sends msg to another participant out of band: through a channel,
+// not through ZooKeeper.
+func (c *xClient) Tell(to *xClient, msg string) {
+	c.a.t.Helper()
+	c.a.invoke("tell %s %q (out of band)", to.Name, msg)
+	to.inbox <- msg
+	c.a.ok("")
+}
+
+// Told returns the next message another participant told c.
+func (c *xClient) Told() string {
+	c.a.t.Helper()
+	msg := wait.Receive(c.a.t, within, c.Name+"'s message", c.inbox)
+	c.a.info("told %q", msg)
+	return msg
 }
 
 // quorumLink is the proxy B's follower dials to reach the leader.
 func (tr *trio) quorumLink() *faultproxy.Proxy { return tr.StreamProxy(tr.lagging) }
 
 // holdLeaderStream makes B's follower lag: everything the leader sends it is
-// kept by the proxy (the cluster heals at cleanup).
-func (tr *trio) holdLeaderStream() { tr.t.Helper(); tr.HoldStream(tr.lagging) }
+// kept by the proxy (the cluster heals at cleanup). It returns that proxy,
+// whose held bytes show the lag.
+func (tr *trio) holdLeaderStream() *faultproxy.Proxy {
+	tr.t.Helper()
+	tr.HoldStream(tr.lagging)
+	return tr.quorumLink()
+}
 
 func (tr *trio) release() { tr.t.Helper(); tr.ReleaseStream(tr.lagging) }
 
@@ -157,53 +249,65 @@ func (tr *trio) waitLeaderAnswered(up0, held0 int64) {
 	tr.t.Logf("nemesis observes: follower forwarded %d bytes to the leader; %d bytes from the leader are held", s.UpBytes-up0, s.DownHeld)
 }
 
-// staleRead is the S1 scenario, shared by the Test and the Example.
+// staleReadResult is what the S1 scenario observed: the article's first
+// diagram, then a control round with the same steps in which B reads only
+// after its follower caught up (Example_staleReadFromLaggingFollower walks
+// the same steps and prints these observations).
 type staleReadResult struct {
+	version       int32  // /x's version after A's write of "1"
+	told          string // what A told B out of band
 	readWhileHeld string
-	heldWhenRead  int64 // bytes the proxy held when B's read returned
-	readAfter     string
-	stale, caught *history.Recorder
-	// recorded is a second round recorded end to end, with no interval
-	// assembled by the test: A writes "2", B reads after catching up.
-	recorded *history.Recorder
+	heldWhenRead  int64             // bytes the proxy held when B's read returned
+	stale         *history.Recorder // A's write and B's read while held
+	readAfter     string            // B's read once its follower had "1"
+	// caught is the stale history with B's read taken after catch-up
+	// instead, assembled from the recorded intervals.
+	caught *history.Recorder
+	// The control round, recorded end to end: A writes "2", tells B, the
+	// stream is released, and B reads after its follower caught up.
+	controlRead string
+	controlHeld int64 // bytes held when B's control read returned
+	recorded    *history.Recorder
 }
 
 func runStaleRead(t zkserver.TB) staleReadResult {
 	t.Helper()
 	tr := newTrio(t)
+	A, B := tr.A, tr.B
 	var r staleReadResult
 	phase(t, "the leader's stream to B's follower is held")
-	tr.holdLeaderStream()
+	stream := tr.holdLeaderStream()
 	phase(t, "A writes x=1 through the other follower; the write commits without B's follower")
-	tr.set(tr.A, tr.pa, 1, "1")
-	notify := make(chan string, 1)
-	tr.pa.invoke("tell B over a channel: x=1 is written")
-	notify <- "x=1 written"
-	tr.pa.ok("")
-	msg := <-notify
-	tr.pb.info("received %q", msg)
+	r.version = A.Set("1")
+	A.Tell(B, "x=1 is written")
+	r.told = B.Told()
 	phase(t, "B reads x on its follower while the link is still held")
-	r.readWhileHeld = tr.get(tr.B, tr.pb, 2)
-	r.heldWhenRead = tr.quorumLink().Stats().DownHeld
+	r.readWhileHeld = B.Get()
+	r.heldWhenRead = stream.Stats().DownHeld
 	evidence(t, "B read %q on %s after A's acknowledged write of \"1\"; the proxy still held %d bytes of the leader's stream to it when the read returned", r.readWhileHeld, tr.lagging.Label, r.heldWhenRead)
-	r.stale = tr.rec
+	r.stale = tr.h.rec
 	phase(t, "release; B reads again after its follower caught up")
 	tr.catchUp("1")
-	caught := history.NewRecorder("0")
-	for _, op := range tr.rec.Operations() {
-		if op.ClientId == 1 { // A's write; B's stale read is left out
-			_ = caught.Span(op.ClientId, op.Input.(history.Input), op.Output.(history.Output), op.Call, op.Return)
+	tr.h.start("1") // B's next read stays out of the stale history
+	r.caught = history.NewRecorder(r.stale.Initial())
+	for _, op := range r.stale.Operations() {
+		if op.ClientId == A.id { // A's write; B's stale read is left out
+			_ = r.caught.Span(op.ClientId, op.Input.(history.Input), op.Output.(history.Output), op.Call, op.Return)
 		}
 	}
-	call := tr.rec.Now()
-	r.readAfter = tr.get(tr.B, tr.pb, 2)
-	_ = caught.Span(2, history.Input{Op: history.Read}, history.Output{Value: r.readAfter}, call, tr.rec.Now())
-	r.caught = caught
-	r.recorded = history.NewRecorder(r.readAfter)
-	tr.rec = r.recorded
-	tr.set(tr.A, tr.pa, 1, "2")
+	call := r.stale.Now()
+	r.readAfter = B.Get()
+	_ = r.caught.Span(B.id, history.Input{Op: history.Read}, history.Output{Value: r.readAfter}, call, r.stale.Now())
+	phase(t, "control: the same steps, but B reads after its follower caught up")
+	tr.h.start(r.readAfter)
+	r.recorded = tr.h.rec
+	stream = tr.holdLeaderStream()
+	A.Set("2")
+	A.Tell(B, "x=2 is written")
+	B.Told()
 	tr.catchUp("2")
-	tr.get(tr.B, tr.pb, 2)
+	r.controlRead = B.Get()
+	r.controlHeld = stream.Stats().DownHeld
 	return r
 }
 
@@ -222,13 +326,17 @@ func requireLagAtRead(t zkserver.TB, id string, r staleReadResult) {
 // TestS1_PlainReadOnLaggingFollowerIsStale: after A's write has succeeded
 // and A has told B so through a channel, B's plain getData on a follower
 // that has not yet received the commit returns the old value (claim S1,
-// article §1 "更新有统一顺序，普通读仍可能陈旧"). The follower lags because the
+// article §1 ¶2, the sequence diagram). The follower lags because the
 // proxy holds the leader's stream to it; the write commits with the leader
-// and the other follower.
+// and the other follower. The observations are the ones
+// Example_staleReadFromLaggingFollower prints.
 func TestS1_PlainReadOnLaggingFollowerIsStale(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claim(t, "S1")
 	r := runStaleRead(t)
+	if r.version != 1 || r.told != "x=1 is written" {
+		notShown(t, "S1", "got A's write at version %d and B told %q; want version 1 and the message A sent", r.version, r.told)
+	}
 	requireLagAtRead(t, "S1", r)
 	if r.readWhileHeld != "0" {
 		refuted(t, "S1", "B read %q on the lagging follower after A's write; want the old value \"0\"", r.readWhileHeld)
@@ -240,8 +348,10 @@ func TestS1_PlainReadOnLaggingFollowerIsStale(t *testing.T) {
 
 // TestS2_StaleHistoryIsNotLinearizable: as a single read/write register, the
 // S1 history is not linearizable, and the same history with B's read taken
-// after the follower caught up is (claim S2, article §1). Porcupine gives
-// both verdicts.
+// after the follower caught up is (claim S2, article §1 ¶2). Porcupine
+// gives the verdicts: on the stale history, on it with B's read moved after
+// the catch-up, and on the control round recorded end to end, in which the
+// stream was released before B read.
 func TestS2_StaleHistoryIsNotLinearizable(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claim(t, "S2")
@@ -254,7 +364,10 @@ func TestS2_StaleHistoryIsNotLinearizable(t *testing.T) {
 		requireHistory(t, "S2", "the history with B reading after catch-up", r.caught, true)
 	})
 	t.Run("a history recorded end to end with B reading after catch-up is linearizable", func(t *testing.T) {
-		requireHistory(t, "S2", "the second round, recorded end to end", r.recorded, true)
+		if r.controlRead != "2" || r.controlHeld != 0 {
+			notShown(t, "S2", "in the control round B read %q with %d bytes held; want \"2\" with the stream released", r.controlRead, r.controlHeld)
+		}
+		requireHistory(t, "S2", "the control round, recorded end to end", r.recorded, true)
 	})
 }
 
@@ -269,10 +382,10 @@ func TestS3_FollowerAnswersReadsFromItsOwnCopy(t *testing.T) {
 	claim(t, "S3")
 	tr := newTrio(t)
 	tr.holdLeaderStream()
-	tr.set(tr.A, tr.pa, 1, "1")
+	tr.A.Set("1")
 	p := tr.quorumLink()
 	before := p.Stats()
-	v := tr.get(tr.B, tr.pb, 2)
+	v := tr.B.Get()
 	after := p.Stats()
 	evidence(t, "B's read returned %q while %d bytes of the leader's stream were held; %d bytes went up to the leader during it", v, after.DownHeld, after.UpBytes-before.UpBytes)
 	// A proxy that held nothing made no lag: checked first, so that run
@@ -304,7 +417,7 @@ func (tr *trio) blockedUntilRelease(what string, op func() error) barrierResult 
 	p := tr.quorumLink()
 	s0 := p.Stats()
 	done := make(chan error, 1)
-	tr.pb.invoke("%s", what)
+	tr.B.a.invoke("%s", what)
 	go func() { done <- op() }()
 	var r barrierResult
 	// Either the leader has answered into the hold while op is pending, or
@@ -321,25 +434,21 @@ func (tr *trio) blockedUntilRelease(what string, op func() error) barrierResult 
 		return s.UpBytes > s0.UpBytes && s.DownHeld > s0.DownHeld, fmt.Sprintf("up %d bytes (before %d), held down %d bytes (before %d)", s.UpBytes, s0.UpBytes, s.DownHeld, s0.DownHeld)
 	})
 	if r.doneBeforeRelease {
-		tr.pb.ok("%s returned while the leader's stream was held (%v)", what, r.err)
+		tr.B.a.ok("%s returned while the leader's stream was held (%v)", what, r.err)
 	} else {
 		tr.t.Logf("nemesis observes: %s forwarded to the leader; %d bytes from the leader are held", what, p.Stats().DownHeld)
-		tr.pb.info("%s still pending while the leader's stream is held", what)
+		tr.B.a.info("%s still pending while the leader's stream is held", what)
 	}
 	tr.release()
 	if !r.doneBeforeRelease {
-		select {
-		case r.err = <-done:
-		case <-time.After(within):
-			tr.t.Fatalf("%s did not return within %v after release", what, within)
-		}
+		r.err = wait.Receive(tr.t, within, "the return of "+what+" after the release", done)
 		if r.err != nil {
-			tr.pb.fail("%s: %v", what, r.err)
+			tr.B.a.fail("%s: %v", what, r.err)
 		} else {
-			tr.pb.ok("%s returned after release", what)
+			tr.B.a.ok("%s returned after release", what)
 		}
 	}
-	r.readAfter = tr.get(tr.B, tr.pb, 2)
+	r.readAfter = tr.B.Get()
 	return r
 }
 
@@ -352,7 +461,7 @@ func (tr *trio) blockedUntilRelease(what string, op func() error) barrierResult 
 func TestY1_SyncWaitsForTheLeaderStream(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claim(t, "Y1")
-	requireWaitsForTheStream(t, "Y1", "sync "+xPath, func(tr *trio) error { _, err := tr.B.Sync(xPath); return err })
+	requireWaitsForTheStream(t, "Y1", "sync "+xPath, func(tr *trio) error { _, err := tr.B.Conn.Sync(xPath); return err })
 }
 
 // TestY3_WriteBarrierGivesItsProgress: a successful real update by B's own
@@ -363,7 +472,7 @@ func TestY3_WriteBarrierGivesItsProgress(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claim(t, "Y3")
 	requireWaitsForTheStream(t, "Y3", "set /barrier (write barrier)", func(tr *trio) error {
-		_, err := tr.B.Set(barrierPath, []byte("b"), -1)
+		_, err := tr.B.Conn.Set(barrierPath, []byte("b"), -1)
 		return err
 	})
 }
@@ -376,7 +485,7 @@ func requireWaitsForTheStream(t *testing.T, id, what string, op func(*trio) erro
 	t.Helper()
 	tr := newTrio(t)
 	tr.holdLeaderStream()
-	tr.set(tr.A, tr.pa, 1, "1")
+	tr.A.Set("1")
 	r := tr.blockedUntilRelease(what, func() error { return op(tr) })
 	evidence(t, "%s returned before the release: %v; its error: %v; read after it: %q", what, r.doneBeforeRelease, r.err, r.readAfter)
 	if r.doneBeforeRelease {
@@ -427,17 +536,17 @@ func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
 	claim(t, "Y9")
 	tr := newTrio(t)
 	link := tr.quorumLink()
-	get := func() error { _, _, err := tr.B.Get(xPath); return err }
+	get := func() error { _, _, err := tr.B.Client.Get(xPath); return err }
 	kinds := []*y9Kind{
 		{name: "get", op: get},
 		{name: "sync+get", op: func() error {
-			if _, err := tr.B.Sync(xPath); err != nil {
+			if _, err := tr.B.Client.Sync(xPath); err != nil {
 				return err
 			}
 			return get()
 		}},
 		{name: "set+get", op: func() error {
-			if _, err := tr.B.Set(barrierPath, []byte("b"), -1); err != nil {
+			if _, err := tr.B.Client.Set(barrierPath, []byte("b"), -1); err != nil {
 				return err
 			}
 			return get()
@@ -449,23 +558,23 @@ func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
 	rounds := 0
 	for ; rounds < y9Rounds && time.Now().Before(deadline); rounds++ {
 		if rounds == 1 {
-			tr.pb.info("rounds 2-%d: the same three operations in rotated order, log muted", y9Rounds)
+			tr.B.a.info("rounds 2-%d: the same three operations in rotated order, log muted", y9Rounds)
 		}
 		for j := range kinds {
 			k := kinds[(rounds+j)%len(kinds)]
 			if rounds == 0 {
-				tr.pb.invoke("%s", k.name)
+				tr.B.a.invoke("%s", k.name)
 			}
 			s0, t0 := link.Stats(), time.Now()
 			err := k.op()
 			took, s1 := time.Since(t0), link.Stats()
 			if err != nil {
-				tr.pb.fail("%s: %v", k.name, err)
+				tr.B.a.fail("%s: %v", k.name, err)
 				notShown(t, "Y9", "B's %s failed: %v", k.name, err)
 			}
 			k.took, k.up, k.down = append(k.took, took), append(k.up, s1.UpBytes-s0.UpBytes), append(k.down, s1.DownBytes-s0.DownBytes)
 			if rounds == 0 {
-				tr.pb.ok("%s in %v; the follower's link carried %d bytes up, %d down meanwhile", k.name, took, k.up[0], k.down[0])
+				tr.B.a.ok("%s in %v; the follower's link carried %d bytes up, %d down meanwhile", k.name, took, k.up[0], k.down[0])
 			}
 		}
 	}
@@ -572,13 +681,13 @@ func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 	t.Run("exists does not advance the follower", func(t *testing.T) {
 		tr := trio.in(t)
 		tr.lagBehind("1")
-		tr.pb.invoke("exists %s", xPath)
+		tr.B.a.invoke("exists %s", xPath)
 		ok, _, err := tr.B.Exists(xPath)
 		if err != nil {
 			t.Fatalf("exists: %v", err)
 		}
-		tr.pb.ok("%v", ok)
-		v := tr.get(tr.B, tr.pb, 2)
+		tr.B.a.ok("%v", ok)
+		v := tr.B.Get()
 		evidence(t, "after exists returned %v, B read %q (A had written \"1\")", ok, v)
 		if v != "0" {
 			refuted(t, "Y4", "after exists B read %q; want \"0\"", v)
@@ -601,7 +710,7 @@ func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 		})
 		l, _ := consFor(tr.lagging, tr.B.SessionID())
 		t.Logf("B's follower after the heartbeats: %s", l)
-		v := tr.get(tr.B, tr.pb, 2)
+		v := tr.B.Get()
 		evidence(t, "after %d heartbeats counted at B's follower, B read %q (A had written \"2\")", heartbeats, v)
 		if v != "1" {
 			refuted(t, "Y4", "after %d heartbeats B read %q; want the stale \"1\"", heartbeats, v)
@@ -616,7 +725,7 @@ func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := tr.blockedUntilRelease("set /x \"9\" version 99 (wrong version)", func() error {
-			_, err := tr.B.Set(xPath, []byte("9"), 99)
+			_, err := tr.B.Conn.Set(xPath, []byte("9"), 99)
 			return err
 		})
 		z1, err := tr.leader.Srvr()
@@ -655,26 +764,26 @@ func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claim(t, "Y5")
 	tr := newTrio(t)
-	tr.set(tr.A, tr.pa, 1, "1")
+	tr.A.Set("1")
 	phase(t, "B's composite read: barrier, then getData")
-	composite := tr.rec.Invoke(2, history.Read, "") // recorded live: barrier's call to getData's return
+	composite := tr.h.rec.Invoke(2, history.Read, "") // recorded live: barrier's call to getData's return
 	barrierStart := composite.Start()
-	tr.pb.invoke("set /barrier (composite read begins)")
-	if _, err := tr.B.Set("/barrier", []byte("b"), -1); err != nil {
+	tr.B.a.invoke("set /barrier (composite read begins)")
+	if _, err := tr.B.Conn.Set("/barrier", []byte("b"), -1); err != nil {
 		t.Fatalf("barrier: %v", err)
 	}
-	tr.pb.ok("barrier")
+	tr.B.a.ok("barrier")
 	phase(t, "after B's barrier and before B's getData, C's write x=2 completes")
 	tr.holdLeaderStream()
-	tr.set(tr.A, newActor(t, "C"), 3, "2")
-	readStart := tr.rec.Now()
-	tr.pb.invoke("get %s", xPath)
-	b, _, err := tr.B.Get(xPath)
+	tr.h.client(t, "C", 3, tr.A.Client).Set("2")
+	readStart := tr.h.rec.Now()
+	tr.B.a.invoke("get %s", xPath)
+	b, _, err := tr.B.Conn.Get(xPath)
 	if err != nil {
 		t.Fatalf("get: %v", err)
 	}
-	readEnd := tr.rec.Now()
-	tr.pb.ok("%q", b)
+	readEnd := tr.h.rec.Now()
+	tr.B.a.ok("%q", b)
 	tr.release()
 	evidence(t, "C's write of \"2\" completed after B's barrier and before B's getData, which returned %q", b)
 	if string(b) != "1" {
@@ -682,7 +791,7 @@ func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 	}
 	composite.Ok(string(b))
 	var base []porcupine.Operation // every operation but the live composite read
-	for _, op := range tr.rec.Operations() {
+	for _, op := range tr.h.rec.Operations() {
 		if op.ClientId != 2 || op.Call != barrierStart {
 			base = append(base, op)
 		}
@@ -699,7 +808,7 @@ func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 		requireHistory(t, "Y5", "the history with the composite read from the barrier's call", build(barrierStart), true)
 	})
 	t.Run("the same composite read, recorded live, is linearizable", func(t *testing.T) {
-		requireHistory(t, "Y5", "the history recorded live, with the composite read", tr.rec, true)
+		requireHistory(t, "Y5", "the history recorded live, with the composite read", tr.h.rec, true)
 	})
 	t.Run("the inner getData interval alone is not linearizable", func(t *testing.T) {
 		requireHistory(t, "Y5", "the history with only the inner getData interval", build(readStart), false)
@@ -713,19 +822,19 @@ func TestY6_OneBarrierDoesNotMakeLaterReadsFresh(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claim(t, "Y6")
 	tr := newTrio(t)
-	tr.set(tr.A, tr.pa, 1, "1")
-	tr.pb.invoke("set /barrier")
-	if _, err := tr.B.Set("/barrier", []byte("b"), -1); err != nil {
+	tr.A.Set("1")
+	tr.B.a.invoke("set /barrier")
+	if _, err := tr.B.Conn.Set("/barrier", []byte("b"), -1); err != nil {
 		t.Fatalf("barrier: %v", err)
 	}
-	tr.pb.ok("")
-	if v := tr.get(tr.B, tr.pb, 2); v != "1" {
+	tr.B.a.ok("")
+	if v := tr.B.Get(); v != "1" {
 		notShown(t, "Y6", "after the barrier B read %q; want \"1\"", v)
 	}
 	phase(t, "hold again; A writes x=2")
 	tr.holdLeaderStream()
-	tr.set(tr.A, tr.pa, 1, "2")
-	v := tr.get(tr.B, tr.pb, 2)
+	tr.A.Set("2")
+	v := tr.B.Get()
 	evidence(t, "after one barrier had made B fresh, A wrote \"2\"; B's later plain read returned %q", v)
 	tr.release()
 	if v != "1" {
@@ -741,36 +850,35 @@ const (
 	y2SyncLimit = 5
 )
 
-type windowResult struct {
-	oldLeaderLedBefore bool   // the old leader reported leader after the new one committed x=1
-	syncErr            error  // B's sync on the old follower
-	read               string // B's read after sync
-	oldLeaderLedAfter  bool   // the old leader still reported leader after B's read
-	electedIn          time.Duration
-	openFor            time.Duration // from the cut until the old leader stepped down (0 if not measured)
-	rec                *history.Recorder
+// zk1675 is the Y2 scene: five servers with a proxy on every link and x=0
+// applied on all of them. old leads; oldFollower is one of its followers,
+// and B, a participant, is its client; the other three servers are the
+// side that elects a new leader once cut off.
+type zk1675 struct {
+	t zkserver.TB
+	*cluster
+	old, oldFollower *zkserver.Server
+	newSide          []*zkserver.Server
+	B                *xClient
+	h                *xHistory
+	cutAt            time.Time
 }
 
-// runZK1675Window is the Y2 scenario, shared by the Test and the Example.
-// measureClose waits for the old leader to step down and reports when.
-func runZK1675Window(t zkserver.TB, measureClose bool) windowResult {
+func newZK1675(t zkserver.TB) *zk1675 {
 	t.Helper()
 	e := startCluster(t, 5, zkserver.WithTickTime(y2Tick), zkserver.WithLimits(10, y2SyncLimit))
-	old := e.Leader()
-	oldFollower := e.Followers()[0]
-	var newSide []*zkserver.Server
+	w := &zk1675{t: t, cluster: e, old: e.Leader(), oldFollower: e.Followers()[0], h: newXHistory("0")}
 	for _, s := range e.Servers {
-		if s != old && s != oldFollower {
-			newSide = append(newSide, s)
+		if s != w.old && s != w.oldFollower {
+			w.newSide = append(w.newSide, s)
 		}
 	}
-	t.Logf("roles: old leader %s, old follower %s, new side %v", old.Label, oldFollower.Label, ids(newSide...))
-	rec := history.NewRecorder("0")
-	setup := zkclient.Connect(t, "S", []string{old.Client})
+	t.Logf("roles: old leader %s, old follower %s, new side %v", w.old.Label, w.oldFollower.Label, ids(w.newSide...))
+	setup := zkclient.Connect(t, "S", []string{w.old.Client})
 	if _, err := setup.Create(xPath, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatalf("create %s: %v", xPath, err)
 	}
-	want, _ := old.Srvr()
+	want, _ := w.old.Srvr()
 	wait.For(t, within, "every server to apply x=0", func() (bool, string) {
 		var seen []string
 		ok := true
@@ -781,78 +889,52 @@ func runZK1675Window(t zkserver.TB, measureClose bool) windowResult {
 		}
 		return ok, strings.Join(seen, " ")
 	})
-	B := zkclient.Connect(t, "B", []string{oldFollower.Client})
-	pb, pc := newActor(t, "B"), newActor(t, "C")
+	w.B = w.h.join(t, "B", 2, w.oldFollower)
+	return w
+}
 
-	phase(t, "asymmetric partition: {%s, %s} | %v", old.Label, oldFollower.Label, ids(newSide...))
-	cut := time.Now()
-	e.links.PartitionAsym(ids(old, oldFollower), ids(newSide...))
-	var newLeader *zkserver.Server
-	wait.For(t, 2*within, "the new side to elect a leader", func() (bool, string) {
+// cut partitions {old leader, old follower} from the new side,
+// asymmetrically: the three see their connections close and elect at once,
+// while the old leader's ends stay open and silent, so it goes on leading
+// for about syncLimit × tickTime.
+func (w *zk1675) cut() {
+	w.t.Helper()
+	phase(w.t, "asymmetric partition: {%s, %s} | %v", w.old.Label, w.oldFollower.Label, ids(w.newSide...))
+	w.cutAt = time.Now()
+	w.links.PartitionAsym(ids(w.old, w.oldFollower), ids(w.newSide...))
+}
+
+// newLeader waits until the new side has elected a leader and returns it.
+func (w *zk1675) newLeader() *zkserver.Server {
+	w.t.Helper()
+	var leader *zkserver.Server
+	wait.For(w.t, 2*within, "the new side to elect a leader", func() (bool, string) {
 		var seen []string
-		for _, s := range newSide {
+		for _, s := range w.newSide {
 			m, err := s.Mode()
 			if m == "leader" {
-				newLeader = s
+				leader = s
 				return true, ""
 			}
 			seen = append(seen, fmt.Sprintf("%s=%s%v", s.Label, m, errOrEmpty(err)))
 		}
 		return false, strings.Join(seen, " ")
 	})
-	r := windowResult{electedIn: time.Since(cut), rec: rec}
-	t.Logf("new leader %s elected %v after the cut", newLeader.Label, r.electedIn.Round(time.Millisecond))
-
-	phase(t, "the new majority commits x=1")
-	C := zkclient.Connect(t, "C", []string{newLeader.Client})
-	pc.invoke("set %s \"1\"", xPath)
-	w := rec.Invoke(3, history.Write, "1")
-	if _, err := C.Set(xPath, []byte("1"), -1); err != nil {
-		w.Info()
-		t.Fatalf("C set: %v", err)
-	}
-	w.Ok("1")
-	pc.ok("")
-
-	m, err := old.Mode()
-	r.oldLeaderLedBefore = m == "leader"
-	t.Logf("old leader %s reports mode %q (%v) %v after the cut: the window is %s", old.Label, m, errOrEmpty(err), time.Since(cut).Round(time.Millisecond), map[bool]string{true: "open", false: "closed"}[r.oldLeaderLedBefore])
-
-	phase(t, "B, on the old follower, calls sync and then reads")
-	pb.invoke("sync %s", xPath)
-	rd := rec.Invoke(2, history.Read, "") // the composite read starts at sync's call
-	if _, err := B.Sync(xPath); err != nil {
-		r.syncErr = err
-		rd.Info()
-		pb.fail("sync: %v", err)
-		m, _ := old.Mode()
-		r.oldLeaderLedAfter = m == "leader"
-		return r
-	}
-	pb.ok("sync")
-	pb.invoke("get %s", xPath)
-	b, _, err := B.Get(xPath)
-	if err != nil {
-		rd.Info()
-		t.Fatalf("B get: %v", err)
-	}
-	rd.Ok(string(b))
-	r.read = string(b)
-	pb.ok("%q", b)
-	m, err = old.Mode()
-	r.oldLeaderLedAfter = m == "leader"
-	evidence(t, "B's sync on %s succeeded and B read %q after the new majority committed \"1\"; the old leader %s reported mode %q%s before and at the read, %v after the cut",
-		oldFollower.Label, r.read, old.Label, m, errOrEmpty(err), time.Since(cut).Round(time.Millisecond))
-	if measureClose {
-		wait.For(t, 4*within, "the old leader to step down", func() (bool, string) {
-			m, err := old.Mode()
-			return m != "leader", fmt.Sprintf("mode %q %v", m, errOrEmpty(err))
-		})
-		r.openFor = time.Since(cut)
-		t.Logf("the old leader stepped down %v after the cut (syncLimit × tickTime = %v)", r.openFor.Round(time.Millisecond), y2SyncLimit*y2Tick)
-	}
-	return r
+	w.t.Logf("new leader %s elected %v after the cut", leader.Label, w.sinceCut())
+	return leader
 }
+
+// mode is what s says it is now (srvr's Mode), or why it did not say.
+func (w *zk1675) mode(s *zkserver.Server) string {
+	m, err := s.Mode()
+	if err != nil {
+		m = "unknown:" + errOrEmpty(err)
+	}
+	w.t.Logf("%s reports mode %s, %v after the cut", s.Label, m, w.sinceCut())
+	return m
+}
+
+func (w *zk1675) sinceCut() time.Duration { return time.Since(w.cutAt).Round(time.Millisecond) }
 
 func errOrEmpty(err error) string {
 	if err == nil {
@@ -862,74 +944,140 @@ func errOrEmpty(err error) string {
 }
 
 // TestY2_SyncInTheZK1675WindowReadsStale reproduces ZOOKEEPER-1675 on five
-// real servers (claim Y2, article §2 "sync 的边界不能省略"). The old leader and
-// one follower are cut off from the other three, asymmetrically: the three
-// see their connections close and elect a new leader at once, while the old
-// leader's ends stay open and silent, so it keeps leading for about
-// syncLimit × tickTime. The new majority commits x=1. The test first checks
-// that the old leader still reports leader (the window is proven open, not
-// guessed); then B, a client of the old follower, gets a successful sync and
-// reads x=0. Porcupine: the history is not linearizable.
+// real servers (claim Y2, article §2 ¶2, the 1675 flowchart). The old
+// leader and one follower are cut off from the other three, asymmetrically
+// (see cut), and the new side elects a leader. C, on it, writes x=1. The
+// test first checks that the old leader still reports leader (the window is
+// proven open, not guessed); then B, a client of the old follower, gets a
+// successful sync and reads x=0, with the old leader still leading.
+// Porcupine: the history, with sync and read as one composite read, is not
+// linearizable. The observations are the ones Example_syncInZK1675Window
+// prints; then the test measures how long the window stayed open.
 func TestY2_SyncInTheZK1675WindowReadsStale(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claim(t, "Y2")
-	r := runZK1675Window(t, true)
-	if !r.oldLeaderLedBefore || !r.oldLeaderLedAfter {
-		notShown(t, "Y2", "the window was not open (old leader reported leader before the read: %v, after it: %v); observed: elected in %v, window open for %v",
-			r.oldLeaderLedBefore, r.oldLeaderLedAfter, r.electedIn, r.openFor)
+	w := newZK1675(t)
+	B := w.B
+	if m := w.mode(w.oldFollower); m != "follower" {
+		notShown(t, "Y2", "B's server %s reports %s; want follower", w.oldFollower.Label, m)
 	}
-	if r.syncErr != nil {
-		refutedNow(t, "Y2", "sync on the old follower failed inside the window: %v", r.syncErr)
+	w.cut()
+	N := w.newLeader()
+	C := w.h.join(t, "C", 3, N)
+	if v := C.Set("1"); v != 1 {
+		notShown(t, "Y2", "C's write of x=1 gave version %d; want 1", v)
 	}
-	if r.read != "0" {
-		refuted(t, "Y2", "after a successful sync B read %q; want the old \"0\"", r.read)
+	before := w.mode(w.old)
+	if err := B.Sync(); err != nil {
+		if before != "leader" {
+			notShown(t, "Y2", "the window was not open (old leader reported %q before B's sync, which failed: %v); want leader", before, err)
+		}
+		refutedNow(t, "Y2", "sync on the old follower failed inside the window: %v", err)
 	}
-	requireHistory(t, "Y2", "the history of the window", r.rec, false)
+	read := B.Get()
+	after := w.mode(w.old)
+	evidence(t, "B's sync on %s succeeded and B read %q after the new majority committed \"1\"; the old leader %s reported mode %q before and %q after the read, %v after the cut",
+		w.oldFollower.Label, read, w.old.Label, before, after, w.sinceCut())
+	if before != "leader" || after != "leader" {
+		notShown(t, "Y2", "the window was not open (old leader reported %q before B's sync and %q after B's read); want leader both times", before, after)
+	}
+	if read != "0" {
+		refuted(t, "Y2", "after a successful sync B read %q; want the old \"0\"", read)
+	}
+	requireHistory(t, "Y2", "the history of the window", w.h.rec, false)
+	wait.For(t, 4*within, "the old leader to step down", func() (bool, string) {
+		m, err := w.old.Mode()
+		return m != "leader", fmt.Sprintf("mode %q %v", m, errOrEmpty(err))
+	})
+	t.Logf("the old leader stepped down %v after the cut (syncLimit × tickTime = %v)", w.sinceCut(), y2SyncLimit*y2Tick)
 }
 
-// Example_staleReadFromLaggingFollower is the article's first diagram come
-// true on a 3-server ensemble (claims S1 and S2, §1): A's write succeeds, A
-// tells B, and B's plain read on a lagging follower still returns the old
-// value; as a register history that is not linearizable. The operations and
-// faults are logged to standard error.
+// Example_staleReadFromLaggingFollower is the article's first diagram, the
+// stale-read sequence, on three real servers (claims S1 and S2, §1 ¶2): A
+// writes x=1 and the update succeeds; A tells B out of band; B's plain
+// getData on its follower, whose stream from the leader the proxy holds,
+// still returns x=0. As a register history that is not linearizable. The
+// control round takes the same steps but releases the stream before B
+// reads: B reads the new value and porcupine accepts the history.
+//
+// Every printed line is what the run observed; each call and fault is
+// logged to standard error. TestS1 and TestS2 assert on the same
+// observations.
 func Example_staleReadFromLaggingFollower() {
 	runExample("Example_staleReadFromLaggingFollower", func(sc *zkserver.Scope) {
-		r := runStaleRead(sc)
-		v, _, _ := history.Check(context.Background(), r.stale.Operations(), "0", 10*time.Second)
-		fmt.Println("A: set x=1 ok; told B")
-		fmt.Println("B's follower lagged at the read:", r.heldWhenRead > 0)
-		fmt.Println("B reads x on its lagging follower:", r.readWhileHeld)
-		fmt.Println("linearizable:", v == history.Linearizable)
-		fmt.Println("B reads x after the follower caught up:", r.readAfter)
+		tr := newTrio(sc) // three servers, a proxy on every link; A on one follower, B on the other; x=0
+		A, B := tr.A, tr.B
+
+		stream := tr.holdLeaderStream() // the leader's stream to B's follower is held from here
+		fmt.Println("A: set x=1, version", A.Set("1"))
+		A.Tell(B, "x=1 is written")
+		fmt.Println("B: told", B.Told())
+		fmt.Println("B: get x on its follower ->", B.Get())
+		fmt.Println("stream to B's follower held at the read:", stream.Stats().DownHeld > 0)
+		fmt.Println("porcupine:", tr.h.verdict())
+
+		// Control: the same steps, but the stream is released before B reads.
+		tr.catchUp("1")
+		tr.h.start("1")
+		stream = tr.holdLeaderStream()
+		fmt.Println("A: set x=2, version", A.Set("2"))
+		A.Tell(B, "x=2 is written")
+		fmt.Println("B: told", B.Told())
+		tr.catchUp("2")
+		fmt.Println("B: get x on its follower ->", B.Get())
+		fmt.Println("stream to B's follower held at the read:", stream.Stats().DownHeld > 0)
+		fmt.Println("porcupine:", tr.h.verdict())
 	})
 	// Output:
-	// A: set x=1 ok; told B
-	// B's follower lagged at the read: true
-	// B reads x on its lagging follower: 0
-	// linearizable: false
-	// B reads x after the follower caught up: 1
+	// A: set x=1, version 1
+	// B: told x=1 is written
+	// B: get x on its follower -> 0
+	// stream to B's follower held at the read: true
+	// porcupine: not linearizable
+	// A: set x=2, version 2
+	// B: told x=2 is written
+	// B: get x on its follower -> 2
+	// stream to B's follower held at the read: false
+	// porcupine: linearizable
 }
 
-// Example_syncInZK1675Window is the article's ZOOKEEPER-1675 diagram come
-// true on five servers (claim Y2, §2): while the old leader still leads its
-// side of an asymmetric partition, sync on the old follower succeeds and the
-// read after it misses the new majority's write.
+// Example_syncInZK1675Window is the article's ZOOKEEPER-1675 flowchart on
+// five real servers (claim Y2, §2 ¶2): the old leader and one old follower
+// are cut off from the other three, which elect a new leader and commit
+// x=1 while the old leader still reports leading. B, on the old follower,
+// calls sync: the old leader answers it at once, and B's read after it
+// returns x=0. Porcupine rejects the history, with sync and read as one
+// composite read.
+//
+// Every printed line is what the run observed; each call and fault is
+// logged to standard error. TestY2 asserts on the same observations.
 func Example_syncInZK1675Window() {
 	runExample("Example_syncInZK1675Window", func(sc *zkserver.Scope) {
-		r := runZK1675Window(sc, false)
-		v, _, _ := history.Check(context.Background(), r.rec.Operations(), "0", 10*time.Second)
-		fmt.Println("new majority: set x=1 ok")
-		fmt.Println("old leader still leads:", r.oldLeaderLedBefore && r.oldLeaderLedAfter)
-		fmt.Println("sync on the old follower ok:", r.syncErr == nil)
-		fmt.Println("read after sync:", r.read)
-		fmt.Println("linearizable:", v == history.Linearizable)
+		w := newZK1675(sc) // five servers, a proxy on every link, x=0 everywhere; B on a follower of the leader
+		old, B := w.old, w.B
+		fmt.Println("before the cut: old leader is", w.mode(old), "| B's server is", w.mode(w.oldFollower))
+
+		w.cut() // {old leader, B's server} | the other three
+		N := w.newLeader()
+		fmt.Println("the other three elected a server that is", w.mode(N))
+		C := w.h.join(sc, "C", 3, N)
+		fmt.Println("C: set x=1 on the new side, version", C.Set("1"))
+
+		fmt.Println("the old leader still reports", w.mode(old))
+		fmt.Println("B: sync on the old follower, error:", B.Sync())
+		fmt.Println("B: get x ->", B.Get())
+		fmt.Println("the old leader still reports", w.mode(old))
+		fmt.Println("porcupine:", w.h.verdict())
 	})
 	// Output:
-	// new majority: set x=1 ok
-	// old leader still leads: true
-	// sync on the old follower ok: true
-	// read after sync: 0
-	// linearizable: false
+	// before the cut: old leader is leader | B's server is follower
+	// the other three elected a server that is leader
+	// C: set x=1 on the new side, version 1
+	// the old leader still reports leader
+	// B: sync on the old follower, error: <nil>
+	// B: get x -> 0
+	// the old leader still reports leader
+	// porcupine: not linearizable
 }
 
 // TestY8_BarrierIsNoSnapshotAcrossPaths: a barrier gives B a lower bound
@@ -949,25 +1097,25 @@ func TestY8_BarrierIsNoSnapshotAcrossPaths(t *testing.T) {
 		}
 	}
 	phase(t, "B's barrier, then B reads /a")
-	tr.pb.invoke("set /barrier")
-	if _, err := tr.B.Set(barrierPath, []byte("b"), -1); err != nil {
+	tr.B.a.invoke("set /barrier")
+	if _, err := tr.B.Conn.Set(barrierPath, []byte("b"), -1); err != nil {
 		t.Fatalf("barrier: %v", err)
 	}
-	tr.pb.ok("")
-	a, aStat := readAs(t, tr.B, tr.pb, "/a")
+	tr.B.a.ok("")
+	a, aStat := readAs(t, tr.B.Client, tr.B.a, "/a")
 	phase(t, "A changes /a and /b in one multi")
-	tr.pa.invoke("multi [set /a \"1\", set /b \"1\"]")
+	tr.A.a.invoke("multi [set /a \"1\", set /b \"1\"]")
 	res, err := tr.A.Multi(&zk.SetDataRequest{Path: "/a", Data: []byte("1"), Version: -1}, &zk.SetDataRequest{Path: "/b", Data: []byte("1"), Version: -1})
 	if err != nil {
 		t.Fatalf("multi: %v", err)
 	}
 	multiZxid := res[0].Stat.Mzxid
-	tr.pa.ok("zxid 0x%x", multiZxid)
+	tr.A.a.ok("zxid 0x%x", multiZxid)
 	phase(t, "B reads /b (after a sync, so its follower has the multi)")
-	if _, err := tr.B.Sync("/b"); err != nil {
+	if _, err := tr.B.Conn.Sync("/b"); err != nil {
 		t.Fatalf("sync: %v", err)
 	}
-	b, bStat := readAs(t, tr.B, tr.pb, "/b")
+	b, bStat := readAs(t, tr.B.Client, tr.B.a, "/b")
 	evidence(t, "B read (a=%q at mzxid 0x%x, b=%q at mzxid 0x%x) across A's multi of zxid 0x%x; the tree only ever held (\"0\",\"0\") and (\"1\",\"1\")",
 		a, aStat.Mzxid, b, bStat.Mzxid, multiZxid)
 	// The reads must straddle the multi for the pair to say anything:
@@ -1081,13 +1229,8 @@ func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 		c.links.Release(f.ID, leader.ID)
 	}
 	for name, ch := range map[string]chan error{"A's write": written, "B's sync": synced} {
-		select {
-		case err := <-ch:
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-		case <-time.After(within):
-			notShown(t, "Y7", "%s did not return within %v of the release", name, within)
+		if err := wait.Receive(t, within, "Y7: the return of "+name+" after the release", ch); err != nil {
+			t.Fatalf("%s: %v", name, err)
 		}
 	}
 	pa.ok("")
@@ -1105,16 +1248,11 @@ func syncAs(t zkserver.TB, c *zkclient.Client, a actor, d time.Duration) {
 	a.invoke("sync %s", xPath)
 	done := make(chan error, 1)
 	go func() { _, err := c.Sync(xPath); done <- err }()
-	select {
-	case err := <-done:
-		if err != nil {
-			a.fail("%v", err)
-			t.Fatalf("sync: %v", err)
-		}
-		a.ok("sync")
-	case <-time.After(d):
-		t.Fatalf("sync did not return within %v", d)
+	if err := wait.Receive(t, d, "the return of "+a.name+"'s sync", done); err != nil {
+		a.fail("%v", err)
+		t.Fatalf("sync: %v", err)
 	}
+	a.ok("sync")
 }
 
 // TestS4_SessionOrderAndNoGoingBack: ZooKeeper orders one session's requests

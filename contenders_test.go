@@ -1,10 +1,21 @@
 package zk19_test
 
-// What the lock, recovery and fencing families share: contenders (a session
-// with a Locker whose steps are logged as an actor's lines), acquisitions
-// running in the background, the article's A→B→C chain, and what an
-// observer sees of the nodes that carry a GUID. Every helper takes
-// zkserver.TB, so the Examples use the same ones as the Tests.
+// The lock scenes' one vocabulary, in the manner of hashicorp/raft's test
+// cluster: a room (an observer session O and this test's own lock parent)
+// and contenders (a session with a Locker whose steps are logged as an
+// actor's lines, reached through proxies that count the wire), with verbs:
+//
+//	r := newRoom(t, servers)                            // O, a fresh lock parent, the scene's bound
+//	A, B := r.join("A", joinOpts{}), r.join("B", joinOpts{})
+//	heldByA := A.acquire()                              // holds now, or the test fails
+//	b := B.acquireInBackground().waitsOn(nodeOf(heldByA))
+//	st := b.settled()                                   // certain about notifications (witness_test.go)
+//	heldByB := r.handOver("L4", heldByA, b)             // A releases; B holds
+//
+// Every wait is bounded: wait.For for a state, wait.Receive for a result.
+// The R and F families, and the peer table's driver for ours, use the same
+// contenders. Every helper fails the test it was given, so the Examples
+// (a zkserver.Scope) use the same ones as the Tests.
 
 import (
 	"context"
@@ -43,7 +54,8 @@ func expiryServer(t zkserver.TB, opts ...zkserver.Option) *zkserver.Server {
 
 // joinOpts configures a contender.
 type joinOpts struct {
-	quiet  bool // no session lines, no trace lines
+	quiet  bool     // no session lines, no trace lines
+	via    []string // the addresses to dial instead of the room's servers (a fault proxy)
 	client []zkclient.Option
 	lock   []lock.Option
 	// trace is the scenario's own callbacks, called after the contender's
@@ -53,18 +65,88 @@ type joinOpts struct {
 	trace *lock.Trace
 }
 
+// room is a lock scene: O, an observer session that may change anything,
+// this test's own lock parent under it, and ctx, the bound of the scene's
+// lock calls.
+type room struct {
+	t       zkserver.TB
+	servers []string
+	O       *zkclient.Client
+	o       actor // O's record lines
+	parent  string
+	ctx     context.Context
+	quiet   bool // contenders join quiet (the Examples)
+}
+
+// newRoom opens a lock room on servers; opts configure O's client.
+func newRoom(t zkserver.TB, servers []string, opts ...zkclient.Option) *room {
+	t.Helper()
+	r := &room{t: t, servers: servers, o: newActor(t, "O"), ctx: lockCtx(t)}
+	r.O = zkclient.Connect(t, "O", servers, opts...)
+	r.parent = testRoot(t, r.O)
+	return r
+}
+
+// exampleRoom is the room of the lock Examples: on the shared server, with
+// O and the contenders quiet (an Example's standard error is not read).
+func exampleRoom(sc *zkserver.Scope) *room {
+	r := newRoom(sc, []string{sharedServer(sc).Client}, zkclient.Quiet())
+	r.quiet = true
+	return r
+}
+
+// join connects contender name to the room (or through o.via) and makes
+// its Locker for the room's parent; its lock calls share the room's bound.
+func (r *room) join(name string, o joinOpts) *contender {
+	r.t.Helper()
+	servers := r.servers
+	if o.via != nil {
+		servers = o.via
+	}
+	o.quiet = o.quiet || r.quiet
+	p := join(r.t, name, servers, r.parent, o)
+	p.ctx = r.ctx
+	return p
+}
+
+// session opens a plain session on the room's servers (no Locker).
+func (r *room) session(name string) *zkclient.Client {
+	r.t.Helper()
+	return zkclient.Connect(r.t, name, r.servers, zkclient.Quiet())
+}
+
+// handOver releases h and returns the hold that next, waiting right
+// behind it, takes. A release or an acquisition that fails here is the
+// scene's, not claim id's own observation (what the claim counts is checked
+// by its test): the proof of id stops, not shown.
+func (r *room) handOver(id string, h *lock.Held, next *acquisition) *lock.Held {
+	r.t.Helper()
+	if err := h.Release(r.ctx); err != nil {
+		notShown(r.t, id, "the release of %s: got %v; want nil", nodeOf(h), err)
+	}
+	hn, err := next.result()
+	if err != nil {
+		notShown(r.t, id, "%s after the release of %s: got %v; want a hold", next.p.name, nodeOf(h), err)
+	}
+	return hn
+}
+
+// nodeOf is a hold's node name, as a predecessor is named.
+func nodeOf(h *lock.Held) string { return path.Base(h.Path) }
+
 // contender is one lock participant: its own session, reached through
 // proxies of its own that count what crosses the wire (see witness), and a
 // Locker on it whose Trace writes the actor's record lines.
 type contender struct {
+	t      zkserver.TB
 	name   string
 	c      *zkclient.Client
 	l      *lock.Locker
 	w      *witness
 	a      actor
 	parent string
+	ctx    context.Context // bounds acquire
 	o      joinOpts
-	waits  chan string  // predecessors an acquisition blocked on, in order
 	made   chan string  // own node names the creates returned, in order
 	events atomic.Int64 // watch events the acquisitions received
 
@@ -73,15 +155,16 @@ type contender struct {
 	received []string // each watch event as the recipe traced it: type and path
 }
 
-// join connects a named session to servers and makes its Locker for parent.
+// join connects a named session to servers and makes its Locker for
+// parent: a contender outside a room (an election, the peer table).
 func join(t zkserver.TB, name string, servers []string, parent string, o joinOpts) *contender {
 	t.Helper()
 	copts := o.client
 	if o.quiet {
 		copts = append(slices.Clip(copts), zkclient.Quiet())
 	}
-	p := &contender{name: name, a: newActor(t, name), parent: parent, o: o, muted: o.quiet,
-		waits: make(chan string, 4096), made: make(chan string, 4096)}
+	p := &contender{t: t, name: name, a: newActor(t, name), parent: parent, o: o, muted: o.quiet,
+		ctx: lockCtx(t), made: make(chan string, 4096)}
 	var addrs []string
 	p.w, addrs = newWitness(t, name, parent, servers)
 	p.c = zkclient.Connect(t, name, addrs, copts...)
@@ -98,8 +181,8 @@ func (p *contender) relock() {
 	p.l = lock.New(p.c.Conn, p.parent, append([]lock.Option{lock.WithTrace(tr)}, p.o.lock...)...)
 }
 
-// observe feeds the contender's channels: the creates, the waits and the
-// events, in the order the recipe took them.
+// observe feeds the contender's records: the creates and the events, in
+// the order the recipe took them.
 func (p *contender) observe() *lock.Trace {
 	return &lock.Trace{
 		Reply: func(r lock.ReplyInfo) {
@@ -108,12 +191,6 @@ func (p *contender) observe() *lock.Trace {
 				case p.made <- r.Node:
 				default:
 				}
-			}
-		},
-		Waiting: func(i lock.WatchInfo) {
-			select {
-			case p.waits <- i.Predecessor:
-			default:
 			}
 		},
 		Woke: func(i lock.WokeInfo) {
@@ -145,188 +222,114 @@ func (p *contender) eventsReceived() []string {
 // mute stops p's trace lines.
 func (p *contender) mute() { p.mu.Lock(); p.muted = true; p.mu.Unlock() }
 
-// pending is an acquisition running in its own goroutine.
-type pending struct {
-	p      *contender
-	own    string // the candidate's node name
+// acquire takes the lock now, within the scene's bound, or fails the test.
+func (p *contender) acquire() *lock.Held {
+	p.t.Helper()
+	h, err := p.l.Acquire(p.ctx)
+	if err != nil {
+		p.t.Fatalf("%s: acquire: %v", p.name, err)
+	}
+	return h
+}
+
+// settled returns the state of p's acquisition of candidate own, certain
+// about notifications: a read on p's own connection first (see
+// witness.settle).
+func (p *contender) settled(own string) attempt {
+	p.t.Helper()
+	return p.w.settle(p.t, func() error { _, _, err := p.c.Exists("/"); return err }, own)
+}
+
+// acquisition is an Acquire running in its own goroutine.
+type acquisition struct {
+	t      zkserver.TB
+	p      *contender // nil when started on a bare Locker
+	own    string     // the candidate's node name, when p is known
 	cancel context.CancelFunc
 	done   returned
-	held   *lock.Held
+	held   *lock.Held // set before done is closed
 	err    error
 }
 
-// start begins an acquisition of p's in the background and returns once
-// its candidate exists, so its name is known. An acquisition of p must not
-// be running. Cleanup cancels it, waits for it and releases a hold.
-func start(t zkserver.TB, p *contender) *pending {
-	t.Helper()
+// acquireInBackground starts l.Acquire(ctx) in its own goroutine. Cleanup
+// cancels it if still running, waits for it and releases a hold.
+func acquireInBackground(t zkserver.TB, ctx context.Context, l *lock.Locker) *acquisition {
+	ctx, cancel := context.WithCancel(ctx)
+	acq := &acquisition{t: t, cancel: cancel, done: make(returned)}
+	go func() {
+		defer close(acq.done)
+		acq.held, acq.err = l.Acquire(ctx)
+	}()
+	t.Cleanup(acq.stop)
+	return acq
+}
+
+// acquireInBackground starts an acquisition of p's and returns once its
+// candidate exists, so its name is known. p's acquisitions start one at a
+// time; each runs until it holds, fails or is cancelled.
+func (p *contender) acquireInBackground() *acquisition {
+	p.t.Helper()
 	for len(p.made) > 0 {
 		<-p.made // names of earlier acquisitions
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	w := &pending{p: p, cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
-		w.held, w.err = p.l.Acquire(ctx)
-	}()
-	t.Cleanup(func() { w.stop(t) })
+	acq := acquireInBackground(p.t, context.Background(), p.l)
+	acq.p = p
 	select {
-	case w.own = <-p.made:
-	case <-w.done:
-		t.Fatalf("%s: acquisition returned before its candidate was created: %v", p.name, w.err)
+	case acq.own = <-p.made:
+	case <-acq.done:
+		p.t.Fatalf("%s: acquisition returned before its candidate was created: %v", p.name, acq.err)
 	case <-time.After(within):
-		t.Fatalf("%s: no candidate created within %v", p.name, within)
+		p.t.Fatalf("%s: no candidate created within %v", p.name, within)
 	}
-	return w
+	return acq
 }
 
-func (w *pending) stop(t zkserver.TB) {
-	w.cancel()
-	select {
-	case <-w.done:
-	case <-time.After(within):
-		t.Logf("%s: acquisition still running %v after cancel", w.p.name, within)
+// stop cancels the acquisition, waits for it and releases a hold.
+func (acq *acquisition) stop() {
+	acq.cancel()
+	if err := wait.Until(within, "the cancelled acquisition to return", func() (bool, string) { return acq.finished(), "running" }); err != nil {
+		acq.t.Logf("%v", err)
 		return
 	}
-	if w.held != nil {
+	if acq.held != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), within)
 		defer cancel()
-		_ = w.held.Release(ctx)
+		_ = acq.held.Release(ctx)
 	}
 }
 
 // result waits for the acquisition to return.
-func (w *pending) result(t zkserver.TB) (*lock.Held, error) {
-	t.Helper()
-	w.done.await(t, fmt.Sprintf("%s: the acquisition of %s", w.p.name, w.own))
-	return w.held, w.err
+func (acq *acquisition) result() (*lock.Held, error) {
+	acq.t.Helper()
+	wait.Receive(acq.t, within, acq.what(), acq.done)
+	return acq.held, acq.err
 }
 
-// expectWaiting waits until an acquisition of p blocks on the watch of
-// pred.
-func expectWaiting(p *contender, pred string) error {
-	timeout := time.After(within)
-	for {
-		select {
-		case got := <-p.waits:
-			if got == pred {
-				return nil
-			}
-		case <-timeout:
-			return &waitError{p.name, pred}
-		}
+func (acq *acquisition) what() string {
+	if acq.p == nil {
+		return "the acquisition's return"
 	}
+	return fmt.Sprintf("the return of %s's acquisition of %s", acq.p.name, acq.own)
 }
 
-type waitError struct{ who, pred string }
+// finished reports, without waiting, whether the acquisition has returned.
+func (acq *acquisition) finished() bool { return acq.done.finished() }
 
-func (e *waitError) Error() string {
-	return e.who + " did not wait on " + e.pred + " within " + within.String()
-}
-
-// settle returns the state of p's acquisition of candidate own, certain
-// about notifications (see witness.settle).
-func settle(t zkserver.TB, p *contender, own string) attempt {
-	t.Helper()
-	return p.w.settle(t, func() error { _, _, err := p.c.Exists("/"); return err }, own)
-}
-
-// chain is the article's A→B→C picture: A holds, B waits on A, C waits on
-// B, each in its own session. D observes, with the test's root.
-type chain struct {
-	d       *zkclient.Client
-	root    string
-	ctx     context.Context
-	a, b, c *contender
-	ha      *lock.Held
-	pb, pc  *pending
-}
-
-// lockRoom opens a lock scene: D, an observer session that may change
-// anything, and under it this test's own lock parent; ctx bounds the
-// scene's acquisitions.
-func lockRoom(t zkserver.TB, servers []string) (d *zkclient.Client, da actor, root string, ctx context.Context) {
-	t.Helper()
-	d = zkclient.Connect(t, "D", servers)
-	return d, newActor(t, "D"), testRoot(t, d), lockCtx(t)
-}
-
-// queue is a lock room where holder holds and waiter waits right behind.
-type queue struct {
-	d              *zkclient.Client
-	da             actor
-	root           string
-	ctx            context.Context
-	holder, waiter *contender
-	held           *lock.Held // the holder's
-	next           *pending   // the waiter's acquisition
-}
-
-// queueOfTwo opens a lock room on s with two contenders, holder and waiter,
-// clients of s, and queues waiter right behind holder.
-func queueOfTwo(t zkserver.TB, s *zkserver.Server, holder, waiter string) queue {
-	t.Helper()
-	q := queue{}
-	q.d, q.da, q.root, q.ctx = lockRoom(t, []string{s.Client})
-	q.holder = join(t, holder, []string{s.Client}, q.root, joinOpts{})
-	q.waiter = join(t, waiter, []string{s.Client}, q.root, joinOpts{})
-	q.held, q.next = waitBehind(t, q.ctx, q.holder, q.waiter)
-	return q
-}
-
-// waitBehind makes holder acquire and waiter queue right behind it, and
-// returns the hold and the waiting acquisition.
-func waitBehind(t zkserver.TB, ctx context.Context, holder, waiter *contender) (*lock.Held, *pending) {
-	t.Helper()
-	h, err := holder.l.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("%s: %v", holder.name, err)
+// waitsOn waits until the acquisition blocks on the watch of pred, and
+// returns it.
+func (acq *acquisition) waitsOn(pred string) *acquisition {
+	acq.t.Helper()
+	if at := acq.p.w.waitingOn(acq.t, pred); at.Own != acq.own {
+		acq.t.Fatalf("%s: got its acquisition of %s waiting on %s; want the one of %s", acq.p.name, at.Own, pred, acq.own)
 	}
-	w := start(t, waiter)
-	if err := expectWaiting(waiter, path.Base(h.Path)); err != nil {
-		t.Fatalf("%v", err)
-	}
-	return h, w
+	return acq
 }
 
-// handOver releases h (the hold of who) and returns the hold that next,
-// waiting right behind it, takes. A release or an acquisition that fails
-// here is the scene's, not claim id's own observation (what the claim
-// counts is checked by its test): the proof of id stops, not shown.
-func handOver(t zkserver.TB, ctx context.Context, id string, h *lock.Held, who string, next *pending) *lock.Held {
-	t.Helper()
-	if err := h.Release(ctx); err != nil {
-		notShown(t, id, "%s's release: got %v; want nil", who, err)
-	}
-	hn, err := next.result(t)
-	if err != nil {
-		notShown(t, id, "%s after %s's release: got %v; want a hold", next.p.name, who, err)
-	}
-	return hn
-}
-
-func startChain(t zkserver.TB, servers []string, o joinOpts) *chain {
-	t.Helper()
-	ch := &chain{}
-	ch.d = zkclient.Connect(t, "D", servers, o.client...)
-	ch.root = testRoot(t, ch.d)
-	ch.ctx = lockCtx(t)
-	ch.a = join(t, "A", servers, ch.root, o)
-	ch.b = join(t, "B", servers, ch.root, o)
-	ch.c = join(t, "C", servers, ch.root, o)
-	var err error
-	if ch.ha, err = ch.a.l.Acquire(ch.ctx); err != nil {
-		t.Fatalf("A: %v", err)
-	}
-	ch.pb = start(t, ch.b)
-	if err := expectWaiting(ch.b, path.Base(ch.ha.Path)); err != nil {
-		t.Fatalf("%v", err)
-	}
-	ch.pc = start(t, ch.c)
-	if err := expectWaiting(ch.c, ch.pb.own); err != nil {
-		t.Fatalf("%v", err)
-	}
-	return ch
+// settled is the acquisition's state, certain about notifications (see
+// contender.settled).
+func (acq *acquisition) settled() attempt {
+	acq.t.Helper()
+	return acq.p.settled(acq.own)
 }
 
 // holdOf names a hold for a failure message.
@@ -390,5 +393,3 @@ func waitWatching(t zkserver.TB, s *zkserver.Server, root, p, sess string) {
 		return slices.Contains(w, sess), "watchers: " + strings.Join(w, " ")
 	})
 }
-
-func (w *pending) finished() bool { return w.done.finished() }

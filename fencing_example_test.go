@@ -24,6 +24,7 @@ import (
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/sqlite"
+	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 	"github.com/zk19/zk19/lock"
@@ -102,16 +103,6 @@ func readResource(t zkserver.TB, res fence.Resource) (value string, mark fence.T
 		t.Fatalf("read the resource: %v", err)
 	}
 	return value, mark, marked
-}
-
-// acquireAs acquires p's lock or stops the scenario.
-func acquireAs(t zkserver.TB, p *contender) *lock.Held {
-	t.Helper()
-	h, err := p.l.Acquire(lockCtx(t))
-	if err != nil {
-		t.Fatalf("%s: acquire: %v", p.name, err)
-	}
-	return h
 }
 
 // fencingStory is the article's §5 story (claims F1–F4, F8, F10), run
@@ -193,16 +184,12 @@ func (fc *fencingCast) cutA(t zkserver.TB) {
 // heldOnceAExpires cuts A off and returns the hold B's waiting acquisition
 // gets: the server must expire A's session on its own clock and delete A's
 // node, and B learn it from that deletion (claim id fails otherwise).
-func (fc *fencingCast) heldOnceAExpires(t zkserver.TB, id string, waitingB *pending) *lock.Held {
+func (fc *fencingCast) heldOnceAExpires(t zkserver.TB, id string, waitingB *acquisition) *lock.Held {
 	t.Helper()
 	fc.cutA(t)
-	select {
-	case <-waitingB.done:
-	case <-time.After(10 * expirySessionTimeout):
-		t.Fatalf("%s: B did not acquire within %v of A's blackhole", id, 10*expirySessionTimeout)
-	}
+	wait.Receive(t, 10*expirySessionTimeout, id+": the return of B's acquisition after A's blackhole", waitingB.done)
 	if waitingB.err != nil {
-		t.Fatalf("%s: B acquire: %v", id, waitingB.err)
+		notShown(t, id, "B acquire: %v", waitingB.err)
 	}
 	fc.b.a.ok("holds with token %v after the server deleted A's node", waitingB.held.Token)
 	return waitingB.held
@@ -234,7 +221,7 @@ func runFencingStory(t zkserver.TB, res fence.Resource) fencingStory {
 	fc := newFencingCast(t)
 	unfenced := fence.NewUnfenced()
 	phase(t, "A holds and writes once with its token; its worker keeps the token and parks on a gate")
-	hA := acquireAs(t, fc.a)
+	hA := fc.a.acquire()
 	st.tokenA = hA.Token
 	first := writeEach(t, fc.a.a, st.tokenA, "A-first", res, unfenced)
 	st.fenced.first, st.unfenced.first = first[0], first[1]
@@ -244,10 +231,7 @@ func runFencingStory(t zkserver.TB, res fence.Resource) fencingStory {
 	late := parkWorker(t, st.tokenA, "stale-late", res, unfenced)
 
 	phase(t, "B waits on A's node")
-	pB := start(t, fc.b)
-	if err := expectWaiting(fc.b, path.Base(hA.Path)); err != nil {
-		t.Fatalf("%v", err)
-	}
+	pB := fc.b.acquireInBackground().waitsOn(nodeOf(hA))
 
 	phase(t, "A's connection is blackholed: no forced expiry, no close; the session runs out")
 	mark := fc.a.c.Mark()
@@ -517,14 +501,14 @@ func TestF5_CheckThenWriteLosesTheRace(t *testing.T) {
 	fc := newFencingCast(t)
 	res := fence.NewUnfenced()
 	phase(t, "A holds; its worker asks ZooKeeper before it writes and parks after the answer")
-	hA := acquireAs(t, fc.a)
+	hA := fc.a.acquire()
 	worker := startAskingWorker(t, fc.a, hA.Path, res, hA.Token, "A-after-check")
 	if !worker.asked(t) {
 		notShown(t, "F5", "A's check says it does not hold; want its node to exist: A holds")
 	}
 	phase(t, "while A's worker is parked, A's session expires and B acquires and writes")
 	fc.expireA(t, hA.Path)
-	hB := acquireAs(t, fc.b)
+	hB := fc.b.acquire()
 	fc.b.a.ok("holds with token %v", hB.Token)
 	rb := writeAs(t, fc.b.a, res, hB.Token, "new-owner")
 	if !rb.Accepted {
@@ -1041,11 +1025,11 @@ func TestT4_ResetMarkLetsTheOldHolderIn(t *testing.T) {
 	createParent()
 	a := join(t, "A", []string{s.Client}, parent, domainOpts)
 	for range 2 {
-		if err := acquireAs(t, a).Release(lockCtx(t)); err != nil {
+		if err := a.acquire().Release(lockCtx(t)); err != nil {
 			t.Fatalf("A: release: %v", err)
 		}
 	}
-	tokA := acquireAs(t, a).Token
+	tokA := a.acquire().Token
 	a.a.info("A's worker keeps token %v and pauses", tokA)
 	phase(t, "the operator deletes the lock parent, A's node with it, and creates it again")
 	oa.invoke("delete %s and everything below it", parent)
@@ -1055,7 +1039,7 @@ func TestT4_ResetMarkLetsTheOldHolderIn(t *testing.T) {
 	oa.ok("")
 	createParent()
 	b := join(t, "B", []string{s.Client}, parent, domainOpts)
-	hb := acquireAs(t, b)
+	hb := b.acquire()
 	tokB := hb.Token
 	evidence(t, "A held %v under the first parent; B holds %v under the recreated one", tokA, tokB)
 	if tokB.Seq != 0 || tokA.Seq != 2 || tokB.Domain <= tokA.Domain {
@@ -1093,7 +1077,7 @@ func TestT4_ResetMarkLetsTheOldHolderIn(t *testing.T) {
 	if err := hb.Release(lockCtx(t)); err != nil {
 		t.Fatalf("B: release: %v", err)
 	}
-	again := acquireAs(t, a).Token
+	again := a.acquire().Token
 	evidence(t, "A's Locker, made under the first parent, now holds %v; B held %v", again, tokB)
 	if again.Domain != tokB.Domain {
 		refuted(t, "T4", "A's long-lived Locker holds %v under the recreated parent; want the new parent's czxid 0x%x as its domain", again, tokB.Domain)
@@ -1118,7 +1102,7 @@ func holdOnFreshServer(t *testing.T, s *zkserver.Server, observer, holder string
 	}
 	_, st := statOf(t, o, t5Parent)
 	oa.ok("czxid 0x%x", st.Czxid)
-	tok := acquireAs(t, p).Token
+	tok := p.acquire().Token
 	p.a.ok("holds with token %v (its domain is the parent's czxid)", tok)
 	return o, p, tok
 }
@@ -1211,7 +1195,7 @@ func Example_x2ExpiryIsNotRejection() {
 		cast := newFencingCast(sc) // O observes; A talks through a proxy that can cut it off; B talks directly
 		res := fence.NewMemory()
 
-		holdA := acquireAs(sc, cast.a)
+		holdA := cast.a.acquire()
 		writeAs(sc, cast.a.a, res, holdA.Token, "A-first")
 		_, first, _ := readResource(sc, res)
 		fmt.Printf("A holds token %d and has written with it; the resource's mark is token %d\n", holdA.Token.Seq, first.Seq)
@@ -1220,7 +1204,7 @@ func Example_x2ExpiryIsNotRejection() {
 		fmt.Println("A asks ZooKeeper whether its lock node exists and is its own:", worker.asked(sc))
 
 		cast.expireA(sc, holdA.Path)
-		holdB := acquireAs(sc, cast.b)
+		holdB := cast.b.acquire()
 		fmt.Printf("A pauses; its session expires; B holds token %d\n", holdB.Token.Seq)
 		value, mark, _ := readResource(sc, res)
 		fmt.Printf("the resource still holds %q with mark token %d\n", value, mark.Seq)
@@ -1268,15 +1252,12 @@ func Example_fencingSequence() {
 		A, B := cast.a, cast.b
 		fenced, unfenced := fence.NewMemory(), fence.NewUnfenced()
 
-		heldA := acquireAs(sc, A)
+		heldA := A.acquire()
 		first := writeEach(sc, A.a, heldA.Token, "A-first", fenced, unfenced)
 		fmt.Printf("A holds token %v; A-first accepted: fenced %v, unfenced %v\n", heldA.Token, first[0].Accepted, first[1].Accepted)
 		worker := parkWorker(sc, heldA.Token, "stale-late", fenced, unfenced)
 
-		waitingB := start(sc, B)
-		if err := expectWaiting(B, path.Base(heldA.Path)); err != nil {
-			sc.Fatalf("%v", err)
-		}
+		waitingB := B.acquireInBackground().waitsOn(nodeOf(heldA))
 		heldB := cast.heldOnceAExpires(sc, "F1", waitingB)
 		nodeA, _, err := cast.O.Exists(heldA.Path)
 		if err != nil {
@@ -1326,13 +1307,13 @@ func Example_criticalSection() {
 	runExample("Example_criticalSection", func(sc *zkserver.Scope) {
 		claim(sc, "F6")
 		claim(sc, "F11")
-		room := newLockExample(sc) // the shared server, a lock parent, an observer
-		A, B := room.contender("A"), room.contender("B")
-		heldA := acquireAs(sc, A)
+		room := exampleRoom(sc) // the shared server, a lock parent, an observer
+		A, B := room.join("A", joinOpts{}), room.join("B", joinOpts{})
+		heldA := A.acquire()
 		if err := heldA.Release(room.ctx); err != nil {
 			sc.Fatalf("A: release: %v", err)
 		}
-		heldB := acquireAs(sc, B)
+		heldB := B.acquire()
 		fmt.Printf("A held token %v and released; B holds token %v\n", heldA.Token, heldB.Token)
 
 		section := newCriticalSection(sc, "F6")

@@ -22,6 +22,7 @@ import (
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/history"
+	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 )
@@ -332,18 +333,14 @@ func mntr(t zkserver.TB, s *zkserver.Server) map[string]int64 {
 	return m
 }
 
-// returned is closed when a call run in the background has returned.
+// returned is closed when a call run in the background has returned
+// (wait.Receive waits for it).
 type returned chan struct{}
 
-// await waits for the call to return, and fails t naming what did not
-// return within the scenarios' bound.
+// await waits, bounded, for the call to return (wait.Receive).
 func (r returned) await(t zkserver.TB, what string) {
 	t.Helper()
-	select {
-	case <-r:
-	case <-time.After(within):
-		t.Fatalf("%s did not return within %v", what, within)
-	}
+	wait.Receive(t, within, what, r)
 }
 
 // finished reports, without waiting, whether the call has returned.

@@ -1,7 +1,6 @@
 package zk19_test
 
 import (
-	"context"
 	"fmt"
 	"path"
 	"slices"
@@ -11,7 +10,6 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/fence"
-	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 	"github.com/zk19/zk19/lock"
 )
@@ -30,8 +28,8 @@ import (
 // by name C would be last in the queue.
 func Example_sequenceOrderIsNotNameOrder() {
 	runExample("Example_sequenceOrderIsNotNameOrder", func(sc *zkserver.Scope) {
-		setup := newLockExample(sc)
-		session := setup.session("S")
+		r := exampleRoom(sc)
+		session := r.session("S")
 		guids := map[string]string{
 			"C": "cccccccc-0000-4000-8000-000000000000",
 			"B": "bbbbbbbb-0000-4000-8000-000000000000",
@@ -39,7 +37,7 @@ func Example_sequenceOrderIsNotNameOrder() {
 		}
 		label := map[string]string{} // node name -> C, B or A
 		for _, name := range []string{"C", "B", "A"} {
-			node, err := session.Create(setup.parent+"/"+guids[name]+fence.LockInfix, nil,
+			node, err := session.Create(r.parent+"/"+guids[name]+fence.LockInfix, nil,
 				zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 			if err != nil {
 				sc.Fatalf("create %s: %v", name, err)
@@ -47,7 +45,7 @@ func Example_sequenceOrderIsNotNameOrder() {
 			label[path.Base(node)] = name
 		}
 
-		children, _, err := setup.observer.Children(setup.parent)
+		children, _, err := r.O.Children(r.parent)
 		if err != nil {
 			sc.Fatalf("children: %v", err)
 		}
@@ -62,7 +60,7 @@ func Example_sequenceOrderIsNotNameOrder() {
 		fmt.Println("sequence order:", strings.Join(seqOrder, " "))
 		fmt.Println("name order:    ", strings.Join(nameOrder, " "))
 
-		held, err := lock.New(session.Conn, setup.parent).Recover(setup.ctx, guids["C"])
+		held, err := lock.New(session.Conn, r.parent).Recover(r.ctx, guids["C"])
 		if err != nil {
 			sc.Fatalf("recover C: %v", err)
 		}
@@ -84,69 +82,63 @@ func seqOf(name string) int64 {
 	return seq
 }
 
-// Example_predecessorChain: a release wakes only the candidate right behind
-// it; that one lists again and holds, and the one after it hears nothing
-// and keeps waiting (claim L4, §3 ¶3, the article's predecessor-chain
-// diagram).
+// Example_predecessorChain is the article's predecessor-chain diagram (claim
+// L4, §3 ¶3): A, the lowest candidate, holds; B watches only A; C watches
+// only B. A's node is deleted: B is notified, lists the parent again and
+// holds; C hears nothing and still waits on B, not holding because A went.
+// Then B releases and C holds.
 //
-// A holds; B waits on A's node; C waits on B's. A releases: B gets one
-// notification, lists the parent a second time and holds. C gets none and
-// still waits on B, certain because a read on C's own connection orders
-// every notification before its answer. B releases: C holds. The counts
-// are what each session's own proxy saw on the wire (notifications pushed
-// to it, getChildren requests it sent), not what the recipe says of
-// itself; a recipe that held on the event without listing again would
-// print one listing.
+// A sequence is the number the server appended to a candidate's node. The
+// counts are what each session's own proxy saw on the wire (notifications
+// pushed to it, getChildren requests it sent), not what the recipe says
+// of itself, and settled() reads on the session's own connection first, so
+// every notification the server sent is counted. A recipe that held on the
+// event without listing again would print one listing; one that woke every
+// waiter would print a notification for C. TestL4 asserts on the same
+// observations.
 func Example_predecessorChain() {
 	runExample("Example_predecessorChain", func(sc *zkserver.Scope) {
-		room := newLockExample(sc)
-		ctx := room.ctx
-		A, B, C := room.contender("A"), room.contender("B"), room.contender("C")
-		nodeOf := map[string]string{} // node name -> who created it
+		r := exampleRoom(sc) // the shared server, an observer O, a fresh lock parent
+		A, B, C := r.join("A", joinOpts{}), r.join("B", joinOpts{}), r.join("C", joinOpts{})
 
-		heldByA, err := A.l.Acquire(ctx)
-		if err != nil {
-			sc.Fatalf("A: %v", err)
-		}
-		nodeOf[path.Base(heldByA.Path)] = "A"
-		acquiringB := acquireInBackground(sc, ctx, B.l)
-		b := B.w.waitingOn(sc, path.Base(heldByA.Path))
-		nodeOf[b.Own] = "B"
-		acquiringC := acquireInBackground(sc, ctx, C.l)
-		c := C.w.waitingOn(sc, b.Own)
-		nodeOf[c.Own] = "C"
-		fmt.Printf("A holds; B waits on %s; C waits on %s\n", nodeOf[b.Pred], nodeOf[c.Pred])
+		heldByA := A.acquire()
+		fmt.Println("A: sequence", heldByA.Token.Seq, "holds")
+		b := B.acquireInBackground().waitsOn(nodeOf(heldByA))
+		fmt.Println("B: sequence", seqOf(b.own), "watches", seqOf(b.settled().Pred))
+		c := C.acquireInBackground().waitsOn(b.own)
+		fmt.Println("C: sequence", seqOf(c.own), "watches", seqOf(c.settled().Pred))
 
-		if err := heldByA.Release(ctx); err != nil {
+		if err := heldByA.Release(r.ctx); err != nil {
 			sc.Fatalf("A release: %v", err)
 		}
-		fmt.Println("A releases")
-		heldByB, err := acquiringB.result(sc)
+		exists, _, _ := r.O.Exists(heldByA.Path)
+		fmt.Println("A released; its node exists:", exists)
+		heldByB, err := b.result()
 		if err != nil {
 			sc.Fatalf("B: %v", err)
 		}
-		b = B.w.await(sc, b.Own)
-		fmt.Printf("B: %d notification(s), %d listing(s), holds: %v\n", b.Wakeups, b.Rounds, b.Acquired)
-		c = settle(sc, C, c.Own)
-		fmt.Printf("C: %d notification(s), %d listing(s), waits on %s: %v\n", c.Wakeups, c.Rounds, nodeOf[c.Pred], c.Waiting)
+		atB, atC := b.settled(), c.settled()
+		fmt.Println("B:", atB.Wakeups, "notification(s),", atB.Rounds, "listing(s), holds with sequence", heldByB.Token.Seq)
+		fmt.Println("C:", atC.Wakeups, "notification(s),", atC.Rounds, "listing(s), still waits on", seqOf(atC.Pred), atC.Waiting)
 
-		if err := heldByB.Release(ctx); err != nil {
+		if err := heldByB.Release(r.ctx); err != nil {
 			sc.Fatalf("B release: %v", err)
 		}
-		fmt.Println("B releases")
-		if _, err := acquiringC.result(sc); err != nil {
+		heldByC, err := c.result()
+		if err != nil {
 			sc.Fatalf("C: %v", err)
 		}
-		c = C.w.await(sc, c.Own)
-		fmt.Printf("C: %d notification(s), %d listing(s), holds: %v\n", c.Wakeups, c.Rounds, c.Acquired)
+		atC = c.settled()
+		fmt.Println("B released; C:", atC.Wakeups, "notification(s),", atC.Rounds, "listing(s), holds with sequence", heldByC.Token.Seq)
 	})
 	// Output:
-	// A holds; B waits on A; C waits on B
-	// A releases
-	// B: 1 notification(s), 2 listing(s), holds: true
-	// C: 0 notification(s), 1 listing(s), waits on B: true
-	// B releases
-	// C: 1 notification(s), 2 listing(s), holds: true
+	// A: sequence 0 holds
+	// B: sequence 1 watches 0
+	// C: sequence 2 watches 1
+	// A released; its node exists: false
+	// B: 1 notification(s), 2 listing(s), holds with sequence 1
+	// C: 0 notification(s), 1 listing(s), still waits on 1 true
+	// B released; C: 1 notification(s), 2 listing(s), holds with sequence 2
 }
 
 // Example_listExistsRace: between listing the children and setting the
@@ -161,18 +153,18 @@ func Example_predecessorChain() {
 // received any watch event.
 func Example_listExistsRace() {
 	runExample("Example_listExistsRace", func(sc *zkserver.Scope) {
-		setup := newLockExample(sc)
-		ctx := setup.ctx
+		r := exampleRoom(sc)
+		ctx := r.ctx
 		var hookErr error
 		deleted := 0
-		lockerA := setup.contender("A").l
-		B := setup.contender("B", &lock.Trace{Watching: func(i lock.WatchInfo) {
+		lockerA := r.join("A", joinOpts{}).l
+		B := r.join("B", joinOpts{trace: &lock.Trace{Watching: func(i lock.WatchInfo) {
 			// Inside the window: after B's list, before its exists(pred, watch).
-			if err := setup.observer.Delete(setup.parent+"/"+i.Predecessor, -1); err != nil && hookErr == nil {
+			if err := r.O.Delete(r.parent+"/"+i.Predecessor, -1); err != nil && hookErr == nil {
 				hookErr = err
 			}
 			deleted++
-		}})
+		}}})
 		lockerB := B.l
 
 		const runs = 10
@@ -235,7 +227,8 @@ func Example_electionNeedsReady() {
 		Qready, Qlowest := el.client("Qready", waitForReady), el.client("Qlowest", lowestCandidate)
 		L1, L2 := el.candidate("L1"), el.candidate("L2")
 
-		heldByL1, waitingL2 := waitBehind(sc, el.ctx, L1.contender, L2.contender)
+		heldByL1 := L1.acquire()
+		waitingL2 := L2.acquireInBackground().waitsOn(nodeOf(heldByL1))
 		half := L1.beginRecovery()
 		fmt.Printf("L1 holds with token %v; L2 waits: %v; the state says %q\n", heldByL1.Token, !waitingL2.finished(), half)
 
@@ -269,69 +262,3 @@ func Example_electionNeedsReady() {
 	// L1 recovered "epoch=1 x=42" and published ready
 	// Qready uses L1 and reads "epoch=1 x=42"
 }
-
-// lockExample is the setup the lock Examples share: a fresh persistent lock
-// parent on the shared server, an observer session, a bound for the lock
-// calls, and one new session per name. Everything is closed when the
-// Example ends.
-type lockExample struct {
-	scope    *zkserver.Scope
-	server   *zkserver.Server
-	ctx      context.Context
-	parent   string
-	observer *zkclient.Client
-}
-
-func newLockExample(sc *zkserver.Scope) *lockExample {
-	s := sharedServer(sc)
-	observer := zkclient.Connect(sc, "observer", []string{s.Client}, zkclient.Quiet())
-	return &lockExample{scope: sc, server: s, ctx: lockCtx(sc), parent: testRoot(sc, observer), observer: observer}
-}
-
-// contender joins a named session, quiet, to the example's lock parent;
-// trace adds the example's own callbacks.
-func (x *lockExample) contender(name string, trace ...*lock.Trace) *contender {
-	return join(x.scope, name, []string{x.server.Client}, x.parent, joinOpts{quiet: true, trace: chainTraces(trace...)})
-}
-
-// session opens a new session on the shared server.
-func (x *lockExample) session(name string) *zkclient.Client {
-	return zkclient.Connect(x.scope, name, []string{x.server.Client}, zkclient.Quiet())
-}
-
-// acquisition is a Locker's Acquire running in its own goroutine.
-type acquisition struct {
-	done returned
-	held *lock.Held
-	err  error
-}
-
-// acquireInBackground starts l.Acquire; at the end of the Example it is
-// cancelled if still running, and a hold is released.
-func acquireInBackground(t zkserver.TB, ctx context.Context, l *lock.Locker) *acquisition {
-	ctx, cancel := context.WithCancel(ctx)
-	a := &acquisition{done: make(chan struct{})}
-	go func() {
-		defer close(a.done)
-		a.held, a.err = l.Acquire(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-a.done // Acquire returns once its context ends
-		if a.held != nil {
-			rctx, rcancel := context.WithTimeout(context.Background(), within)
-			defer rcancel()
-			_ = a.held.Release(rctx)
-		}
-	})
-	return a
-}
-
-// result waits for the acquisition to return.
-func (a *acquisition) result(t zkserver.TB) (*lock.Held, error) {
-	t.Helper()
-	a.done.await(t, "the acquisition")
-	return a.held, a.err
-}
-
-func (a *acquisition) finished() bool { return a.done.finished() }

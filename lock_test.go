@@ -46,8 +46,9 @@ var herd1000 = flag.Bool("zk19.herd1000", false, "L7: also measure N=1000 candid
 func TestL1_FreshGUIDEphemeralSequentialUnderOneParent(t *testing.T) {
 	s := sharedServer(t)
 	claim(t, "L1")
-	d, da, root, ctx := lockRoom(t, []string{s.Client})
-	a := join(t, "A", []string{s.Client}, root, joinOpts{})
+	r := newRoom(t, []string{s.Client})
+	O, root, ctx := r.O, r.parent, r.ctx
+	a := r.join("A", joinOpts{})
 
 	phase(t, "three acquisitions by session A, one after another")
 	var guids []string
@@ -67,9 +68,9 @@ func TestL1_FreshGUIDEphemeralSequentialUnderOneParent(t *testing.T) {
 		if want := fmt.Sprintf("%s/%s%s%010d", root, h.GUID, fence.LockInfix, h.Token.Seq); h.Path != want {
 			refuted(t, "L1", "got node %q; want %q", h.Path, want)
 		}
-		da.invoke("exists %s", h.Path)
-		ok, st := statOf(t, d, h.Path)
-		da.ok("%v ephemeralOwner=0x%x", ok, st.EphemeralOwner)
+		r.o.invoke("exists %s", h.Path)
+		ok, st := statOf(t, O, h.Path)
+		r.o.ok("%v ephemeralOwner=0x%x", ok, st.EphemeralOwner)
 		if !ok || st.EphemeralOwner != a.c.SessionID() {
 			refuted(t, "L1", "got exists=%v ephemeralOwner=0x%x; want true and A's session %s", ok, st.EphemeralOwner, a.c.SessionHex())
 		}
@@ -81,36 +82,33 @@ func TestL1_FreshGUIDEphemeralSequentialUnderOneParent(t *testing.T) {
 			t.Fatalf("A release: %v", err)
 		}
 	}
-	_, rst := statOf(t, d, root)
+	_, rst := statOf(t, O, root)
 	if rst.EphemeralOwner != 0 {
 		refuted(t, "L1", "got parent ephemeralOwner 0x%x; want 0 (persistent)", rst.EphemeralOwner)
 	}
 	evidence(t, "three acquisitions of A: GUIDs %v, each a node under %s owned by A's session %s, sequences growing to %d", guids, root, a.c.SessionHex(), last)
 
 	phase(t, "a candidate is ephemeral: it goes when its session closes")
-	e := join(t, "E", []string{s.Client}, root, joinOpts{})
-	he, err := e.l.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("E acquire: %v", err)
-	}
+	e := r.join("E", joinOpts{})
+	he := e.acquire()
 	e.a.info("close session %s", e.c.SessionHex())
 	e.c.Close()
 	wait.For(t, within, "E's node to go after its session closed", func() (bool, string) {
-		ok, _, err := d.Exists(he.Path)
+		ok, _, err := O.Exists(he.Path)
 		return err == nil && !ok, fmt.Sprintf("exists=%v err=%v", ok, err)
 	})
-	da.info("%s gone after E's session closed", path.Base(he.Path))
+	r.o.info("%s gone after E's session closed", path.Base(he.Path))
 
 	phase(t, "the parent must exist and be persistent")
-	if _, err := d.Create(root+"/eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := O.Create(root+"/eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatalf("create ephemeral: %v", err)
 	}
 	for _, bad := range []string{root + "/missing", root + "/eph"} {
-		h, err := lock.New(d.Conn, bad).Acquire(ctx)
+		h, err := lock.New(O.Conn, bad).Acquire(ctx)
 		if h != nil || !errors.Is(err, lock.ErrParent) {
 			refuted(t, "L1", "got %v, %v acquiring under %s; want lock.ErrParent", h, err, bad)
 		}
-		da.info("acquire under %s: %v", path.Base(bad), err)
+		r.o.info("acquire under %s: %v", path.Base(bad), err)
 	}
 }
 
@@ -127,23 +125,18 @@ func TestL1_FreshGUIDEphemeralSequentialUnderOneParent(t *testing.T) {
 func TestL2_SequenceSuffixOrdersCandidates(t *testing.T) {
 	s := sharedServer(t)
 	claim(t, "L2")
-	d, da, root, ctx := lockRoom(t, []string{s.Client})
-	a := join(t, "A", []string{s.Client}, root, joinOpts{quiet: true})
+	r := newRoom(t, []string{s.Client})
+	O, root, ctx := r.O, r.parent, r.ctx
+	a := r.join("A", joinOpts{quiet: true})
 
 	phase(t, "twelve acquisitions with random GUIDs, started in order")
-	h0, err := a.l.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("A acquire: %v", err)
-	}
-	created := []string{path.Base(h0.Path)}
-	var ps []*pending
+	h0 := a.acquire()
+	created := []string{nodeOf(h0)}
+	var ps []*acquisition
 	for i := 1; i < 12; i++ {
-		w := start(t, a)
+		w := a.acquireInBackground()
 		ps = append(ps, w)
-		got, err := nextWait(a)
-		if err != nil {
-			notShown(t, "L2", "%v", err)
-		}
+		got := w.settled().Pred
 		if want := created[i-1]; got != want {
 			refuted(t, "L2", "candidate %d (%s) waits on %s; want %s, created right before it", i, w.own, got, want)
 		}
@@ -160,7 +153,7 @@ func TestL2_SequenceSuffixOrdersCandidates(t *testing.T) {
 	}
 	for _, w := range ps {
 		w.cancel()
-		if _, err := w.result(t); !errors.Is(err, context.Canceled) {
+		if _, err := w.result(); !errors.Is(err, context.Canceled) {
 			t.Fatalf("L2: cancelled waiter %s: got %v; want context.Canceled", w.own, err)
 		}
 	}
@@ -170,7 +163,7 @@ func TestL2_SequenceSuffixOrdersCandidates(t *testing.T) {
 
 	phase(t, "a child without %q is not a candidate; one with a malformed suffix is an error", fence.LockInfix)
 	for _, n := range []string{"ready", "config"} {
-		if _, err := d.Create(root+"/"+n, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		if _, err := O.Create(root+"/"+n, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatalf("create %s: %v", n, err)
 		}
 	}
@@ -182,31 +175,21 @@ func TestL2_SequenceSuffixOrdersCandidates(t *testing.T) {
 		t.Fatalf("A release: %v", err)
 	}
 	bad := root + "/intruder-lock-12"
-	da.invoke("create %s persistent", bad)
-	if _, err := d.Create(bad, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+	r.o.invoke("create %s persistent", bad)
+	if _, err := O.Create(bad, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatalf("create %s: %v", bad, err)
 	}
-	da.ok("")
-	b := join(t, "B", []string{s.Client}, root, joinOpts{})
+	r.o.ok("")
+	b := r.join("B", joinOpts{})
 	hb, err := b.l.Acquire(ctx)
 	if hb != nil || !errors.Is(err, fence.ErrShortSeq) {
 		refuted(t, "L2", "got %v, %v with a malformed candidate present; want no hold and the short-suffix error", hb, err)
 	}
 	t.Logf("B's error: %v", err)
-	for _, k := range listChildren(t, d, root) {
-		if ok, st := statOf(t, d, root+"/"+k); ok && st.EphemeralOwner == b.c.SessionID() {
+	for _, k := range listChildren(t, O, root) {
+		if ok, st := statOf(t, O, root+"/"+k); ok && st.EphemeralOwner == b.c.SessionID() {
 			t.Errorf("the failed acquisition left its node %s behind", k)
 		}
-	}
-}
-
-// nextWait returns the predecessor p's next acquisition step blocks on.
-func nextWait(p *contender) (string, error) {
-	select {
-	case got := <-p.waits:
-		return got, nil
-	case <-time.After(within):
-		return "", fmt.Errorf("%s did not start waiting within %v", p.name, within)
 	}
 }
 
@@ -223,13 +206,17 @@ func nextWait(p *contender) (string, error) {
 func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 	claim(t, "L3")
 	srv := zkserver.Start(t, zkserver.WithLabel("l3-"))
-	ch := startChain(t, []string{srv.Client}, joinOpts{})
-	root, ctx, b, c, ha, pb, pc := ch.root, ch.ctx, ch.b, ch.c, ch.ha, ch.pb, ch.pc
-	pbPath := root + "/" + pb.own
+	r := newRoom(t, []string{srv.Client})
+	A, B, C := r.join("A", joinOpts{}), r.join("B", joinOpts{}), r.join("C", joinOpts{})
+	heldByA := A.acquire()
+	b := B.acquireInBackground().waitsOn(nodeOf(heldByA))
+	c := C.acquireInBackground().waitsOn(b.own)
+	root, ha := r.parent, heldByA
+	pbPath := root + "/" + b.own
 
 	phase(t, "the server's watch tables")
-	sb, scc := b.c.SessionHex(), c.c.SessionHex()
-	t.Logf("sessions: A=%s B=%s C=%s", ch.a.c.SessionHex(), sb, scc)
+	sb, scc := B.c.SessionHex(), C.c.SessionHex()
+	t.Logf("sessions: A=%s B=%s C=%s", A.c.SessionHex(), sb, scc)
 	wchp := watchTable(t, srv, "wchp", root)
 	wantP := map[string][]string{ha.Path: {sb}, pbPath: {scc}}
 	if fmt.Sprint(wchp) != fmt.Sprint(wantP) {
@@ -247,44 +234,60 @@ func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 	}
 
 	phase(t, "the chain unwinds")
-	hb := handOver(t, ctx, "L3", ha, "A", pb)
-	handOver(t, ctx, "L3", hb, "B", pc)
+	heldByB := r.handOver("L3", heldByA, b)
+	r.handOver("L3", heldByB, c)
 }
 
 // TestL4_DeletionWakesOnlyTheNextCandidate: deleting the holder's node
 // notifies only the candidate right behind it, which lists again and holds;
-// the one after it hears nothing and keeps waiting (claim L4, §3 ¶3).
+// the one after it hears nothing and keeps waiting (claim L4, §3 ¶3, the
+// predecessor-chain diagram; Example_predecessorChain prints the same
+// observations).
 //
-// A holds, B waits on A, C waits on B. A releases: B acquires after exactly
-// one event and two lists. C's state, settled after a read on C's own
-// connection: no event, still waiting on B, not holding. The server still
-// lists C's watch on B's node, untouched.
+// A holds with sequence 0, B (1) waits on A, C (2) waits on B. A releases:
+// A's node is gone, and B acquires after exactly one notification and two
+// listings, counted on B's wire. C's state, settled after a read on C's
+// own connection: no notification, one listing, still waiting on B, not
+// holding. The server still lists C's watch on B's node, untouched. B
+// releases: C holds after one notification and two listings.
 func TestL4_DeletionWakesOnlyTheNextCandidate(t *testing.T) {
 	s := sharedServer(t)
 	claim(t, "L4")
-	ch := startChain(t, []string{s.Client}, joinOpts{})
-	root, ctx, b, c, ha, pb, pc := ch.root, ch.ctx, ch.b, ch.c, ch.ha, ch.pb, ch.pc
+	r := newRoom(t, []string{s.Client})
+	A, B, C := r.join("A", joinOpts{}), r.join("B", joinOpts{}), r.join("C", joinOpts{})
+	heldByA := A.acquire()
+	b := B.acquireInBackground().waitsOn(nodeOf(heldByA))
+	c := C.acquireInBackground().waitsOn(b.own)
+	if got := []int64{heldByA.Token.Seq, seqOf(b.own), seqOf(c.own)}; !slices.Equal(got, []int64{0, 1, 2}) {
+		notShown(t, "L4", "got sequences %v for A, B, C under a fresh parent; want [0 1 2]", got)
+	}
 
 	phase(t, "A releases")
-	hb := handOver(t, ctx, "L4", ha, "A", pb)
-	sb := settle(t, b, pb.own)
-	if sb.Wakeups != 1 || sb.Rounds != 2 {
-		refuted(t, "L4", "got B acquiring after %d events and %d lists; want 1 event and 2 lists", sb.Wakeups, sb.Rounds)
+	heldByB := r.handOver("L4", heldByA, b)
+	if ok, _ := statOf(t, r.O, heldByA.Path); ok {
+		brokenCheck(t, "L4", "A's node %s still exists after A's release", nodeOf(heldByA))
 	}
-	sc := settle(t, c, pc.own)
-	evidence(t, "after A's release B acquired after %d event(s); C, settled by a read on its own connection, got %d events, waiting=%v on %s, acquired=%v", sb.Wakeups, sc.Wakeups, sc.Waiting, sc.Pred, pc.finished())
-	if sc.Wakeups != 0 {
-		refuted(t, "L4", "C got %d events after A's deletion; want 0", sc.Wakeups)
+	atB := b.settled()
+	if atB.Wakeups != 1 || atB.Rounds != 2 {
+		refuted(t, "L4", "got B acquiring after %d notifications and %d listings; want 1 and 2", atB.Wakeups, atB.Rounds)
 	}
-	if pc.finished() || !sc.Waiting || sc.Pred != pb.own {
-		refuted(t, "L4", "C acquired after A's deletion or stopped waiting on B (finished=%v waiting=%v pred=%s)", pc.finished(), sc.Waiting, sc.Pred)
+	atC := c.settled()
+	evidence(t, "after A's release B acquired after %d notification(s) and %d listing(s); C, settled by a read on its own connection, got %d notifications and %d listing(s), waiting=%v on %s, acquired=%v", atB.Wakeups, atB.Rounds, atC.Wakeups, atC.Rounds, atC.Waiting, atC.Pred, c.finished())
+	if atC.Wakeups != 0 || atC.Rounds != 1 {
+		refuted(t, "L4", "C got %d notifications and listed %d times after A's deletion; want 0 and 1", atC.Wakeups, atC.Rounds)
 	}
-	if got := watchTable(t, s, "wchp", root)[root+"/"+pb.own]; !slices.Equal(got, []string{c.c.SessionHex()}) {
-		refuted(t, "L4", "got watchers of B's node %v; want C's session %s", got, c.c.SessionHex())
+	if c.finished() || !atC.Waiting || atC.Pred != b.own {
+		refuted(t, "L4", "C acquired after A's deletion or stopped waiting on B (finished=%v waiting=%v pred=%s)", c.finished(), atC.Waiting, atC.Pred)
+	}
+	if got := watchTable(t, s, "wchp", r.parent)[r.parent+"/"+b.own]; !slices.Equal(got, []string{C.c.SessionHex()}) {
+		refuted(t, "L4", "got watchers of B's node %v; want C's session %s", got, C.c.SessionHex())
 	}
 
 	phase(t, "B releases")
-	handOver(t, ctx, "L4", hb, "B", pc)
+	r.handOver("L4", heldByB, c)
+	if atC = c.settled(); atC.Wakeups != 1 || atC.Rounds != 2 {
+		refuted(t, "L4", "got C holding after %d notifications and %d listings; want 1 and 2", atC.Wakeups, atC.Rounds)
+	}
 }
 
 // TestL5_WatchEventIsNotSuccess: a watch event means "look again", never
@@ -299,100 +302,97 @@ func TestL4_DeletionWakesOnlyTheNextCandidate(t *testing.T) {
 func TestL5_WatchEventIsNotSuccess(t *testing.T) {
 	s := sharedServer(t)
 	claim(t, "L5")
-	ch := startChain(t, []string{s.Client}, joinOpts{})
-	d, root, ctx, b, c, ha, pb, pc := ch.d, ch.root, ch.ctx, ch.b, ch.c, ch.ha, ch.pb, ch.pc
+	r := newRoom(t, []string{s.Client})
+	A, B, C := r.join("A", joinOpts{}), r.join("B", joinOpts{}), r.join("C", joinOpts{})
+	heldByA := A.acquire()
+	b := B.acquireInBackground().waitsOn(nodeOf(heldByA))
+	c := C.acquireInBackground().waitsOn(b.own)
+	root := r.parent
 
 	phase(t, "B gives up while A holds")
-	b.a.info("cancel")
-	pb.cancel()
-	if _, err := pb.result(t); !errors.Is(err, context.Canceled) {
+	B.a.info("cancel")
+	b.cancel()
+	if _, err := b.result(); !errors.Is(err, context.Canceled) {
 		t.Fatalf("B: got %v; want context.Canceled", err)
 	}
-	if ok, _ := statOf(t, d, root+"/"+pb.own); ok {
-		t.Fatalf("B's node %s still exists after B gave up", pb.own)
+	if ok, _ := statOf(t, r.O, root+"/"+b.own); ok {
+		t.Fatalf("B's node %s still exists after B gave up", b.own)
 	}
-	if err := expectWaiting(c, path.Base(ha.Path)); err != nil {
-		refutedNow(t, "L5", "%v", err)
-	}
-	st := settle(t, c, pc.own)
-	evidence(t, "after B gave up, C got %d event(s) and listed %d times; it waits=%v on %s and acquired=%v while A holds", st.Wakeups, st.Rounds, st.Waiting, st.Pred, pc.finished())
+	c.waitsOn(nodeOf(heldByA))
+	st := c.settled()
+	evidence(t, "after B gave up, C got %d event(s) and listed %d times; it waits=%v on %s and acquired=%v while A holds", st.Wakeups, st.Rounds, st.Waiting, st.Pred, c.finished())
 	if st.Wakeups != 1 || st.Rounds != 2 {
 		refuted(t, "L5", "got C with %d events and %d lists; want 1 event and 2 lists", st.Wakeups, st.Rounds)
 	}
-	if pc.finished() || !st.Waiting || st.Pred != path.Base(ha.Path) {
-		refuted(t, "L5", "C acquired on B's deletion or does not wait on A (finished=%v waiting=%v pred=%s)", pc.finished(), st.Waiting, st.Pred)
+	if c.finished() || !st.Waiting || st.Pred != nodeOf(heldByA) {
+		refuted(t, "L5", "C acquired on B's deletion or does not wait on A (finished=%v waiting=%v pred=%s)", c.finished(), st.Waiting, st.Pred)
 	}
 	wchp := watchTable(t, s, "wchp", root)
 	t.Logf("wchp under %s: %v (B's old watch on A stays until A changes or B's session ends)", root, wchp)
-	if !slices.Contains(wchp[ha.Path], c.c.SessionHex()) {
-		refuted(t, "L5", "got watchers of A's node %v; want C's session %s among them", wchp[ha.Path], c.c.SessionHex())
+	if !slices.Contains(wchp[heldByA.Path], C.c.SessionHex()) {
+		refuted(t, "L5", "got watchers of A's node %v; want C's session %s among them", wchp[heldByA.Path], C.c.SessionHex())
 	}
 
 	phase(t, "A releases")
-	handOver(t, ctx, "L5", ha, "A", pc)
-	c.a.info("holds after %d events", settle(t, c, pc.own).Wakeups)
+	r.handOver("L5", heldByA, c)
+	C.a.info("holds after %d events", c.settled().Wakeups)
 }
 
 // TestL6_OwnNodeGoneMeansLostCandidacy: a candidate whose own node has
 // disappeared has no candidacy left; the recipe says so with an error and
 // never reports that it holds the lock (claim L6, §3 ¶2).
 //
-// Waiter: A holds, B waits on A; D deletes B's node. B only finds out at its
+// Waiter: A holds, B waits on A; O deletes B's node. B only finds out at its
 // next round (it watches A, not itself): settled, it still waits with no
 // event. A releases; B wakes, lists, does not find itself and returns
-// ErrLostCandidacy. Holder: E holds and asks for Lost(); D deletes E's node;
+// ErrLostCandidacy. Holder: E holds and asks for Lost(); O deletes E's node;
 // Lost closes, and Release says why: ErrLostCandidacy.
 func TestL6_OwnNodeGoneMeansLostCandidacy(t *testing.T) {
 	s := sharedServer(t)
 	claim(t, "L6")
-	q := queueOfTwo(t, s, "A", "B")
-	d, da, root, ctx, b, ha, pb := q.d, q.da, q.root, q.ctx, q.waiter, q.held, q.next
+	r := newRoom(t, []string{s.Client})
+	A, B := r.join("A", joinOpts{}), r.join("B", joinOpts{})
+	heldByA := A.acquire()
+	b := B.acquireInBackground().waitsOn(nodeOf(heldByA))
 
-	phase(t, "D deletes B's node while B waits on A")
-	deleteAs(t, d, da, root+"/"+pb.own)
-	st := settle(t, b, pb.own)
-	b.a.info("settled: events=%d waiting=%v pred=%s", st.Wakeups, st.Waiting, st.Pred)
-	if pb.finished() {
-		t.Fatalf("B returned before its next round: %v", pb.err)
+	phase(t, "O deletes B's node while B waits on A")
+	deleteAs(t, r.O, r.o, r.parent+"/"+b.own)
+	st := b.settled()
+	B.a.info("settled: events=%d waiting=%v pred=%s", st.Wakeups, st.Waiting, st.Pred)
+	if b.finished() {
+		t.Fatalf("B returned before its next round: %v", b.err)
 	}
 
 	phase(t, "A releases; B looks again")
-	if err := ha.Release(ctx); err != nil {
+	if err := heldByA.Release(r.ctx); err != nil {
 		t.Fatalf("A release: %v", err)
 	}
-	hb, err := pb.result(t)
-	evidence(t, "B, whose node D deleted, returned hold=%v err=%v when A released", hb != nil, err)
+	hb, err := b.result()
+	evidence(t, "B, whose node O deleted, returned hold=%v err=%v when A released", hb != nil, err)
 	if hb != nil {
 		refuted(t, "L6", "B reported acquisition (%s) without its node", hb.Path)
 	}
 	if !errors.Is(err, lock.ErrLostCandidacy) {
 		refuted(t, "L6", "got %v; want lock.ErrLostCandidacy", err)
 	}
-	if kids := listChildren(t, d, root); len(kids) != 0 {
+	if kids := listChildren(t, r.O, r.parent); len(kids) != 0 {
 		t.Errorf("nodes left: %v", kids)
 	}
 
-	phase(t, "a holder: D deletes E's node; Lost closes")
-	e := join(t, "E", []string{s.Client}, root, joinOpts{})
-	he, err := e.l.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("E: %v", err)
-	}
+	phase(t, "a holder: O deletes E's node; Lost closes")
+	e := r.join("E", joinOpts{})
+	he := e.acquire()
 	lost := he.Lost()
 	// Lost sets its watch asynchronously; wait until the server has it.
-	waitWatching(t, s, root, he.Path, e.c.SessionHex())
+	waitWatching(t, s, r.parent, he.Path, e.c.SessionHex())
 	select {
 	case <-lost:
 		t.Fatalf("Lost closed while E's node exists")
 	default:
 	}
-	deleteAs(t, d, da, he.Path)
-	select {
-	case <-lost:
-	case <-time.After(within):
-		refutedNow(t, "L6", "E's Lost not closed %v after its node was deleted", within)
-	}
-	rerr := he.Release(ctx)
+	deleteAs(t, r.O, r.o, he.Path)
+	wait.Receive(t, within, "L6 violated: the close of E's Lost after its node was deleted", lost)
+	rerr := he.Release(r.ctx)
 	e.a.info("Lost closed; Release: %v", rerr)
 	if !errors.Is(rerr, lock.ErrLostCandidacy) {
 		refuted(t, "L6", "got Release %v after Lost; want lock.ErrLostCandidacy (node deleted)", rerr)
@@ -415,33 +415,36 @@ func deleteAs(t zkserver.TB, c *zkclient.Client, a actor, p string) {
 // so and must not touch the node of whoever holds now (claim L6, §3 ¶2;
 // issue 12's first undetected fault).
 //
-// E holds, F waits on E. D deletes E's node; F is notified and holds. E,
+// E holds, F waits on E. O deletes E's node; F is notified and holds. E,
 // which never asked for Lost, releases late: ErrLostCandidacy, and F's node
 // still exists, owned by F, with F still holding. A Release that deleted
 // "the lowest child" instead of its own node would delete F's here.
 func TestL6_LateReleaseDeletesNothingOfTheNextHolder(t *testing.T) {
 	claim(t, "L6")
-	q := queueOfTwo(t, sharedServer(t), "E", "F")
+	r := newRoom(t, []string{sharedServer(t).Client})
+	E, F := r.join("E", joinOpts{}), r.join("F", joinOpts{})
+	heldByE := E.acquire()
+	f := F.acquireInBackground().waitsOn(nodeOf(heldByE))
 
-	phase(t, "D deletes E's node; F holds")
-	deleteAs(t, q.d, q.da, q.held.Path)
-	hf, err := q.next.result(t)
+	phase(t, "O deletes E's node; F holds")
+	deleteAs(t, r.O, r.o, heldByE.Path)
+	hf, err := f.result()
 	if err != nil {
 		t.Fatalf("F: %v", err)
 	}
 
 	phase(t, "E releases late")
-	rerr := q.held.Release(q.ctx)
-	q.holder.a.info("release: %v", rerr)
-	ok, st := statOf(t, q.d, hf.Path)
-	evidence(t, "E's late Release returned %v; F's node %s exists=%v with owner 0x%x (F's session %s)", rerr, path.Base(hf.Path), ok, st.EphemeralOwner, q.waiter.c.SessionHex())
+	rerr := heldByE.Release(r.ctx)
+	E.a.info("release: %v", rerr)
+	ok, st := statOf(t, r.O, hf.Path)
+	evidence(t, "E's late Release returned %v; F's node %s exists=%v with owner 0x%x (F's session %s)", rerr, path.Base(hf.Path), ok, st.EphemeralOwner, F.c.SessionHex())
 	if !errors.Is(rerr, lock.ErrLostCandidacy) {
 		refuted(t, "L6", "E's late Release returned %v; want lock.ErrLostCandidacy", rerr)
 	}
-	if !ok || st.EphemeralOwner != q.waiter.c.SessionID() {
+	if !ok || st.EphemeralOwner != F.c.SessionID() {
 		refuted(t, "L6", "E's late Release removed F's node %s (exists=%v owner=0x%x); want it untouched", hf.Path, ok, st.EphemeralOwner)
 	}
-	if err := hf.Release(q.ctx); err != nil {
+	if err := hf.Release(r.ctx); err != nil {
 		refuted(t, "L6", "F's Release after E's late one: %v; want nil (F's node was its own to delete)", err)
 	}
 }
@@ -453,31 +456,32 @@ func TestL6_LateReleaseDeletesNothingOfTheNextHolder(t *testing.T) {
 //
 // Dedicated server with a short tick. A holds; B, through a client proxy
 // and with a short session, waits on A. The proxy cuts B off (closes its
-// connection and refuses new ones) until D sees the server delete B's
+// connection and refuses new ones) until O sees the server delete B's
 // node: the session expired by itself. Let through again, B's client learns
 // of the expiry, and B's acquisition returns ErrSessionChanged wrapping
 // zk.ErrSessionExpired, never a hold.
 func TestL6_ExpiredWaiterReportsSessionChanged(t *testing.T) {
 	claim(t, "L6")
 	srv := expiryServer(t, zkserver.WithLabel("l6x-"))
-	d, da, root, ctx := lockRoom(t, []string{srv.Client})
-	a := join(t, "A", []string{srv.Client}, root, joinOpts{})
+	r := newRoom(t, []string{srv.Client})
+	A := r.join("A", joinOpts{})
 	p := zkserver.ClientProxy(t, "B-proxy", srv)
-	b := join(t, "B", []string{p.Addr()}, root, joinOpts{client: []zkclient.Option{zkclient.WithSessionTimeout(expirySessionTimeout)}})
+	b := r.join("B", joinOpts{via: []string{p.Addr()}, client: []zkclient.Option{zkclient.WithSessionTimeout(expirySessionTimeout)}})
 	oldSession := b.c.SessionHex()
-	_, pb := waitBehind(t, ctx, a, b)
+	heldByA := A.acquire()
+	pb := b.acquireInBackground().waitsOn(nodeOf(heldByA))
 
 	phase(t, "B is cut off until the server expires its session (%v)", expirySessionTimeout)
 	mark := b.c.Mark()
 	p.Cut(faultproxy.BothEnds)
 	t.Cleanup(p.Heal)
 	wait.For(t, 10*expirySessionTimeout, "the server to delete B's node", func() (bool, string) {
-		ok, _, err := d.Exists(root + "/" + pb.own)
+		ok, _, err := r.O.Exists(r.parent + "/" + pb.own)
 		return err == nil && !ok, fmt.Sprintf("exists=%v err=%v", ok, err)
 	})
-	da.info("B's node %s deleted by the server: session %s expired", pb.own, oldSession)
+	r.o.info("B's node %s deleted by the server: session %s expired", pb.own, oldSession)
 	p.Heal()
-	hb, err := pb.result(t)
+	hb, err := pb.result()
 	evidence(t, "B, cut off until its session %s expired, returned hold=%v err=%v", oldSession, hb != nil, err)
 	if hb != nil {
 		refuted(t, "L6", "B reported acquisition after its session expired")
@@ -519,10 +523,10 @@ func TestL7_HerdEffect(t *testing.T) {
 
 func herd(t *testing.T, srv *zkserver.Server, n int) {
 	ss := []string{srv.Client}
-	d := zkclient.Connect(t, "D", ss)
-	root := testRoot(t, d)
+	r := newRoom(t, ss)
+	root := r.parent
 	for _, p := range []string{root + "/ours", root + "/foil"} {
-		if _, err := d.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		if _, err := r.O.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatalf("create %s: %v", p, err)
 		}
 	}
@@ -549,13 +553,10 @@ func herdOurs(t *testing.T, srv *zkserver.Server, ps []*contender) {
 	if err != nil {
 		t.Fatalf("P0: %v", err)
 	}
-	pend := make([]*pending, n)
-	prev := path.Base(holder.Path)
+	pend := make([]*acquisition, n)
+	prev := nodeOf(holder)
 	for i := 1; i < n; i++ {
-		pend[i] = start(t, ps[i])
-		if err := expectWaiting(ps[i], prev); err != nil {
-			t.Fatalf("%v", err)
-		}
+		pend[i] = ps[i].acquireInBackground().waitsOn(prev)
 		prev = pend[i].own
 	}
 	events := func() (s int64) {
@@ -569,12 +570,12 @@ func herdOurs(t *testing.T, srv *zkserver.Server, ps []*contender) {
 		if err := holder.Release(ctx); err != nil {
 			t.Fatalf("release: %v", err)
 		}
-		next, err := pend[r].result(t)
+		next, err := pend[r].result()
 		if err != nil {
 			t.Fatalf("P%d: %v", r, err)
 		}
 		for i := r + 1; i < n; i++ {
-			if st := settle(t, ps[i], pend[i].own); st.Wakeups != 0 {
+			if st := pend[i].settled(); st.Wakeups != 0 {
 				refuted(t, "L7", "P%d, still waiting, has woken %d times; want 0", i, st.Wakeups)
 			}
 		}
@@ -594,7 +595,7 @@ func herdOurs(t *testing.T, srv *zkserver.Server, ps []*contender) {
 		pend[i].cancel()
 	}
 	for i := 1; i < n; i++ {
-		_, _ = pend[i].result(t)
+		_, _ = pend[i].result()
 	}
 }
 
@@ -625,23 +626,14 @@ func herdFoil(t *testing.T, srv *zkserver.Server, ps []*contender, parent string
 		}(i)
 	}
 	for i := 1; i < n; i++ {
-		select {
-		case <-registered:
-		case <-time.After(within):
-			t.Fatalf("foil waiters not registered within %v", within)
-		}
+		wait.Receive(t, within, fmt.Sprintf("foil waiter %d of %d registered", i, n-1), registered)
 	}
 	before := mntr(t, srv)
 	if err := ps[0].c.Delete(parent+"/"+names[0], -1); err != nil {
 		t.Fatalf("foil release: %v", err)
 	}
-	select {
-	case i := <-acquired:
-		if i != 1 {
-			t.Errorf("foil: P%d acquired; want P1", i)
-		}
-	case <-time.After(within):
-		t.Fatalf("foil: nobody acquired within %v", within)
+	if i := wait.Receive(t, within, "foil: a holder", acquired); i != 1 {
+		t.Errorf("foil: P%d acquired; want P1", i)
 	}
 	wait.For(t, within, "N-1 foil waiters to wake", func() (bool, string) {
 		return foilWoke.Load() >= int64(n-1), fmt.Sprintf("%d woke", foilWoke.Load())
@@ -702,22 +694,21 @@ func lowestBySeq(kids []string) string {
 func TestL8_ListExistsRace(t *testing.T) {
 	s := sharedServer(t)
 	claim(t, "L8")
-	d := zkclient.Connect(t, "D", []string{s.Client})
-	root := testRoot(t, d)
-	ctx := lockCtx(t)
+	r := newRoom(t, []string{s.Client})
+	root, ctx := r.parent, r.ctx
 	var hookErr error
 	var b *contender
 	hook := func(i lock.WatchInfo) {
 		pred := i.Predecessor
 		b.a.info("hook after list: predecessor %s", pred)
-		if err := d.Delete(root+"/"+pred, -1); err != nil {
+		if err := r.O.Delete(root+"/"+pred, -1); err != nil {
 			hookErr = err
 			return
 		}
-		b.a.info("hook: %s deleted by D", pred)
+		b.a.info("hook: %s deleted by O", pred)
 	}
-	a := join(t, "A", []string{s.Client}, root, joinOpts{quiet: true})
-	b = join(t, "B", []string{s.Client}, root, joinOpts{trace: &lock.Trace{Watching: hook}})
+	a := r.join("A", joinOpts{quiet: true})
+	b = r.join("B", joinOpts{trace: &lock.Trace{Watching: hook}})
 	const runs = 20
 	for i := 0; i < runs; i++ {
 		if i == 1 {
@@ -734,7 +725,7 @@ func TestL8_ListExistsRace(t *testing.T) {
 		if hookErr != nil {
 			t.Fatalf("run %d: hook: %v", i, hookErr)
 		}
-		st := settle(t, b, path.Base(hb.Path))
+		st := b.settled(nodeOf(hb))
 		if st.NoNode != 1 || st.Rounds != 2 || st.Wakeups != 0 {
 			refuted(t, "L8", "run %d: got exists-no-node=%d lists=%d events=%d; want 1, 2, 0", i, st.NoNode, st.Rounds, st.Wakeups)
 		}
@@ -909,12 +900,7 @@ func (r *l9Round) createBehind(i int, y string) string {
 	default:
 	}
 	r.c.ReleaseStream(r.f)
-	var cr created
-	select {
-	case cr = <-done:
-	case <-time.After(within):
-		t.Fatalf("W's create did not return within %v of the release", within)
-	}
+	cr := wait.Receive(t, within, "the return of W's create after the release", done)
 	if cr.err != nil {
 		t.Fatalf("W create: %v", cr.err)
 	}
@@ -946,42 +932,39 @@ func TestL12_UnseenDeletionOnlyDelaysTheWaiter(t *testing.T) {
 	claim(t, "L12")
 	c := startCluster(t, 3, zkserver.WithTickTime(trioTick), zkserver.WithLimits(10, trioSyncLimit), zkserver.WithLabel("l12-"))
 	leader := c.Leader()
-	sc := &l12Scene{t: t, c: c, f: c.Followers()[0]}
-	sc.o, sc.oa, sc.root, sc.ctx = lockRoom(t, []string{leader.Client})
-	h := join(t, "H", []string{leader.Client}, sc.root, joinOpts{})
-	p := join(t, "P", []string{leader.Client}, sc.root, joinOpts{})
-	sc.w = join(t, "W", []string{sc.f.Client}, sc.root, joinOpts{})
+	sc := &l12Scene{t: t, c: c, f: c.Followers()[0], r: newRoom(t, []string{leader.Client})}
+	h := sc.r.join("H", joinOpts{})
+	p := sc.r.join("P", joinOpts{})
+	sc.w = sc.r.join("W", joinOpts{via: []string{sc.f.Client}})
 	if mode, err := sc.f.Mode(); err != nil || mode != "follower" || sc.w.w.server(sc.w.c.Server()) != sc.f.Client {
 		notShown(t, "L12", "W is connected to %s; want the follower %s (mode %q, %v)", sc.w.w.server(sc.w.c.Server()), sc.f.Client, mode, err)
 	}
 	t.Logf("leader %s; H and P are its clients; W's follower is %s", leader.Label, sc.f.Label)
-	hH, pP := waitBehind(t, sc.ctx, h, p)
-	sc.pW = start(t, sc.w)
-	if err := expectWaiting(sc.w, pP.own); err != nil {
-		notShown(t, "L12", "%v", err)
-	}
+	hH := h.acquire()
+	pP := p.acquireInBackground().waitsOn(nodeOf(hH))
+	sc.pW = sc.w.acquireInBackground().waitsOn(pP.own)
 
 	phase(t, "P gives up while H holds; the leader's stream to %s is held", sc.f.Label)
 	sc.unseenDeletion(pP.own, func() {
 		p.a.info("gives up: its acquisition is cancelled")
 		pP.cancel()
-		pP.done.await(t, "P's cancelled acquisition")
+		wait.Receive(t, within, "the return of P's cancelled acquisition", pP.done)
 	})
 	phase(t, "released: W must list again, find H ahead and wait on it")
 	sc.waitsOnOrReturns(path.Base(hH.Path), "H still holds")
 
 	phase(t, "H releases; the leader's stream to %s is held again", sc.f.Label)
 	sc.unseenDeletion(path.Base(hH.Path), func() {
-		if err := hH.Release(sc.ctx); err != nil {
+		if err := hH.Release(sc.r.ctx); err != nil {
 			notShown(t, "L12", "H's release: %v", err)
 		}
 	})
-	hW, err := sc.pW.result(t)
+	hW, err := sc.pW.result()
 	if err != nil {
 		refutedNow(t, "L12", "W's acquisition returned %v once its follower had caught up and no candidate was ahead; want a hold", err)
 	}
 	sc.w.a.ok("holds %s", path.Base(hW.Path))
-	kids := listChildren(t, sc.o, sc.root)
+	kids := listChildren(t, sc.r.O, sc.r.parent)
 	evidence(t, "after the release W held %s, the only candidate left as O sees on the leader: %v", path.Base(hW.Path), kids)
 	if len(kids) != 1 || kids[0] != sc.pW.own {
 		refuted(t, "L12", "W holds while the parent holds %v; want W's node alone", kids)
@@ -991,15 +974,12 @@ func TestL12_UnseenDeletionOnlyDelaysTheWaiter(t *testing.T) {
 // l12Scene is TestL12's lock room: O on the leader, W's acquisition
 // through follower f.
 type l12Scene struct {
-	t    *testing.T
-	c    *cluster
-	f    *zkserver.Server
-	o    *zkclient.Client
-	oa   actor
-	root string
-	ctx  context.Context
-	w    *contender
-	pW   *pending
+	t  *testing.T
+	c  *cluster
+	f  *zkserver.Server
+	r  *room
+	w  *contender
+	pW *acquisition
 }
 
 // unseenDeletion holds the leader's stream to f, runs del, which deletes
@@ -1011,10 +991,10 @@ func (sc *l12Scene) unseenDeletion(node string, del func()) {
 	events := sc.w.events.Load()
 	sc.c.HoldStream(sc.f)
 	del()
-	atLeader, _ := statOf(t, sc.o, sc.root+"/"+node)
-	sc.oa.info("%s exists on the leader: %v", node, atLeader)
+	atLeader, _ := statOf(t, sc.r.O, sc.r.parent+"/"+node)
+	sc.r.o.info("%s exists on the leader: %v", node, atLeader)
 	sc.w.a.invoke("exists %s (its own session, on %s)", node, sc.f.Label)
-	atF, _, err := sc.w.c.Exists(sc.root + "/" + node)
+	atF, _, err := sc.w.c.Exists(sc.r.parent + "/" + node)
 	if err != nil {
 		t.Fatalf("W exists: %v", err)
 	}
@@ -1030,7 +1010,7 @@ func (sc *l12Scene) unseenDeletion(node string, del func()) {
 	if st.Done || !st.Waiting || st.Pred != node {
 		refuted(t, "L12", "while its follower had not seen %s deleted, W's acquisition returned: %v (acquired %v), waiting on %q; want it still waiting on %s", node, st.Done, st.Acquired, st.Pred, node)
 	}
-	if sc.pW.done.finished() {
+	if sc.pW.finished() {
 		refuted(t, "L12", "W's acquisition returned before the follower's stream was released")
 	}
 	sc.c.ReleaseStream(sc.f)
@@ -1042,22 +1022,15 @@ func (sc *l12Scene) unseenDeletion(node string, del func()) {
 func (sc *l12Scene) waitsOnOrReturns(pred, why string) {
 	t := sc.t
 	t.Helper()
-	timeout := time.After(within)
-	for {
-		select {
-		case got := <-sc.w.waits:
-			if got != pred {
-				continue
-			}
-			st := settle(t, sc.w, sc.pW.own)
-			evidence(t, "after the release W waits on %s (%s): waiting %v, returned %v", pred, why, st.Waiting, st.Done)
-			return
-		case <-sc.pW.done:
-			refutedNow(t, "L12", "once its follower caught up W's acquisition returned (hold: %v, %v) while %s: two holders", sc.pW.held != nil, sc.pW.err, why)
-		case <-timeout:
-			notShown(t, "L12", "W neither waited on %s nor returned within %v of the release", pred, within)
-		}
+	wait.For(t, within, "W to wait on "+pred+" or return", func() (bool, string) {
+		at, _ := sc.w.w.now(sc.pW.own)
+		return sc.pW.finished() || at.Waiting && at.Pred == pred, fmt.Sprintf("W waiting=%v on %q, returned %v", at.Waiting, at.Pred, sc.pW.finished())
+	})
+	if sc.pW.finished() {
+		refutedNow(t, "L12", "once its follower caught up W's acquisition returned (hold: %v, %v) while %s: two holders", sc.pW.held != nil, sc.pW.err, why)
 	}
+	st := sc.pW.settled()
+	evidence(t, "after the release W waits on %s (%s): waiting %v, returned %v", pred, why, st.Waiting, st.Done)
 }
 
 // TestL10_ElectionNeedsReadyAcrossFailover: in an election the lowest
@@ -1082,13 +1055,14 @@ func TestL10_ElectionNeedsReadyAcrossFailover(t *testing.T) {
 	L1, L2 := el.candidate("L1"), el.candidate("L2")
 
 	phase(t, "L1 is elected and halfway through its recovery; L2 waits behind it")
-	_, waitingL2 := waitBehind(t, el.ctx, L1.contender, L2.contender)
+	heldByL1 := L1.acquire()
+	waitingL2 := L2.acquireInBackground().waitsOn(nodeOf(heldByL1))
 	checkRound(t, el.round(L1, Qready, Qlowest))
 
 	phase(t, "L1's session ends: its candidate and ready go with it; L2 holds and is halfway through its recovery")
 	L1.a.info("close session %s", L1.c.SessionHex())
 	L1.c.Close()
-	if _, err := waitingL2.result(t); err != nil {
+	if _, err := waitingL2.result(); err != nil {
 		notShown(t, "L10", "L2's acquisition after L1's session ended: got %v; want a hold", err)
 	}
 	checkRound(t, el.round(L2, Qready, Qlowest))
@@ -1357,26 +1331,29 @@ func (el *election) round(p *electionCandidate, ready, lowest *electionClient) e
 // keeps waiting, every time, and holds only once it is the lowest (claim
 // L11, §3 ¶3).
 //
-// A holds, B waits on A, C waits on B. D changes the data of A's node three
+// A holds, B waits on A, C waits on B. O changes the data of A's node three
 // times: each time B gets EventNodeDataChanged, lists again, waits on A
 // again and does not hold, and the server lists B's watch on A's node
-// again; C hears nothing. D changes B's node: C is called back, lists
+// again; C hears nothing. O changes B's node: C is called back, lists
 // again and keeps waiting on B. When A releases, B holds; when B releases,
 // C holds. A recipe that took any event for success would hold at the
 // first change while A still holds.
 func TestL11_CallbackThatIsNoDeletionListsAgain(t *testing.T) {
 	s := sharedServer(t)
 	claim(t, "L11")
-	ch := startChain(t, []string{s.Client}, joinOpts{})
-	root, ctx, b, c, ha, pb, pc := ch.root, ch.ctx, ch.b, ch.c, ch.ha, ch.pb, ch.pc
-	da := newActor(t, "D")
-	aNode := path.Base(ha.Path)
+	r := newRoom(t, []string{s.Client})
+	A, B, C := r.join("A", joinOpts{}), r.join("B", joinOpts{}), r.join("C", joinOpts{})
+	heldByA := A.acquire()
+	pb := B.acquireInBackground().waitsOn(nodeOf(heldByA))
+	pc := C.acquireInBackground().waitsOn(pb.own)
+	root, ha, b, c := r.parent, heldByA, B, C
+	aNode := nodeOf(ha)
 
 	const changes = 3
-	phase(t, "D changes the data of A's node %d times while A holds", changes)
+	phase(t, "O changes the data of A's node %d times while A holds", changes)
 	for i := 1; i <= changes; i++ {
-		setAs(t, ch.d, da, ha.Path, fmt.Sprintf("change %d", i))
-		st := settle(t, b, pb.own)
+		setAs(t, r.O, r.o, ha.Path, fmt.Sprintf("change %d", i))
+		st := pb.settled()
 		if pb.finished() || !st.Waiting || st.Pred != aNode {
 			refutedNow(t, "L11", "after change %d of A's node B finished=%v (hold %s, err %v), waiting=%v on %s; want B still waiting on A, which holds", i, pb.finished(), holdOf(pb.held), pb.err, st.Waiting, st.Pred)
 		}
@@ -1384,9 +1361,9 @@ func TestL11_CallbackThatIsNoDeletionListsAgain(t *testing.T) {
 			refuted(t, "L11", "after change %d B had %d events and %d lists; want %d and %d (one list per callback)", i, st.Wakeups, st.Rounds, i, i+1)
 		}
 	}
-	stB := settle(t, b, pb.own)
+	stB := pb.settled()
 	got := b.eventsReceived()
-	evidence(t, "D changed A's node %d times while A held: B was called back %d times %v, listed %d times, waits=%v on A and acquired=%v", changes, stB.Wakeups, got, stB.Rounds, stB.Waiting, pb.finished())
+	evidence(t, "O changed A's node %d times while A held: B was called back %d times %v, listed %d times, waits=%v on A and acquired=%v", changes, stB.Wakeups, got, stB.Rounds, stB.Waiting, pb.finished())
 	for _, ev := range got {
 		if ev != "EventNodeDataChanged "+aNode {
 			brokenCheck(t, "L11", "B received %q; want only EventNodeDataChanged on A's node", ev)
@@ -1395,22 +1372,22 @@ func TestL11_CallbackThatIsNoDeletionListsAgain(t *testing.T) {
 	if w := watchTable(t, s, "wchp", root)[ha.Path]; !slices.Contains(w, b.c.SessionHex()) {
 		refuted(t, "L11", "got watchers of A's node %v after the changes; want B's session %s among them (B watches A again)", w, b.c.SessionHex())
 	}
-	if stC := settle(t, c, pc.own); stC.Wakeups != 0 || !stC.Waiting || stC.Pred != pb.own {
+	if stC := pc.settled(); stC.Wakeups != 0 || !stC.Waiting || stC.Pred != pb.own {
 		t.Errorf("L11: C, which watches B, got %d events, waiting=%v on %s; want 0 events, waiting on B", stC.Wakeups, stC.Waiting, stC.Pred)
 	}
 
-	phase(t, "D changes the data of B's node, C's predecessor")
-	setAs(t, ch.d, da, root+"/"+pb.own, "change")
-	stC := settle(t, c, pc.own)
-	evidence(t, "D changed B's node: C was called back %v, listed %d times, waits=%v on B and acquired=%v", c.eventsReceived(), stC.Rounds, stC.Waiting, pc.finished())
+	phase(t, "O changes the data of B's node, C's predecessor")
+	setAs(t, r.O, r.o, root+"/"+pb.own, "change")
+	stC := pc.settled()
+	evidence(t, "O changed B's node: C was called back %v, listed %d times, waits=%v on B and acquired=%v", c.eventsReceived(), stC.Rounds, stC.Waiting, pc.finished())
 	if pc.finished() || !stC.Waiting || stC.Pred != pb.own || stC.Wakeups != 1 || stC.Rounds != 2 {
 		refuted(t, "L11", "after the change of B's node C finished=%v, waiting=%v on %s with %d events and %d lists; want still waiting on B after 1 event and 2 lists", pc.finished(), stC.Waiting, stC.Pred, stC.Wakeups, stC.Rounds)
 	}
 
 	phase(t, "A releases, then B")
-	hb := handOver(t, ctx, "L11", ha, "A", pb)
-	b.a.info("holds after %d events", settle(t, b, pb.own).Wakeups)
-	handOver(t, ctx, "L11", hb, "B", pc)
+	hb := r.handOver("L11", ha, pb)
+	b.a.info("holds after %d events", pb.settled().Wakeups)
+	r.handOver("L11", hb, pc)
 }
 
 // setAs sets the data of p as client c, logged as actor a's operation.
@@ -1434,22 +1411,24 @@ func setAs(t zkserver.TB, c *zkclient.Client, a actor, p, data string) {
 // nothing changed: B's client reconnects in the same session, the server
 // lists B's watch on A's node again, and B still waits on A, every callback
 // (go-zookeeper delivers none for a reconnect) followed by one list. Then a
-// second cut, during which D changes A's node: after the reconnect B is
+// second cut, during which O changes A's node: after the reconnect B is
 // called back with EventNodeDataChanged for a change older than the
 // reconnect, lists again and still waits on A. When A releases, B holds.
 func TestL11_LateCallbackAfterReconnectListsAgain(t *testing.T) {
 	zkserver.RequireFaults(t)
 	s := sharedServer(t)
 	claim(t, "L11")
-	d, da, root, ctx := lockRoom(t, []string{s.Client})
-	a := join(t, "A", []string{s.Client}, root, joinOpts{})
+	r := newRoom(t, []string{s.Client})
+	a := r.join("A", joinOpts{})
 	p := zkserver.ClientProxy(t, "B-proxy", s)
-	b := join(t, "B", []string{p.Addr()}, root, joinOpts{})
-	ha, pb := waitBehind(t, ctx, a, b)
+	b := r.join("B", joinOpts{via: []string{p.Addr()}})
+	ha := a.acquire()
+	pb := b.acquireInBackground().waitsOn(nodeOf(ha))
+	root, ctx := r.parent, r.ctx
 	session := b.c.SessionID()
 	stillWaiting := func(when string) attempt {
 		t.Helper()
-		st := settle(t, b, pb.own)
+		st := pb.settled()
 		if pb.finished() || !st.Waiting || st.Pred != path.Base(ha.Path) {
 			refutedNow(t, "L11", "%s B finished=%v (hold %s, err %v), waiting=%v on %s; want B still waiting on A, which holds", when, pb.finished(), holdOf(pb.held), pb.err, st.Waiting, st.Pred)
 		}
@@ -1467,14 +1446,14 @@ func TestL11_LateCallbackAfterReconnectListsAgain(t *testing.T) {
 	b.a.info("after the reconnect: %d events, %d lists, waiting on %s", st.Wakeups, st.Rounds, st.Pred)
 	before := b.events.Load()
 
-	phase(t, "a second cut; D changes A's node while B is away")
-	shortCut(t, p, b, func() { setAs(t, d, da, ha.Path, "changed while B was cut off") })
+	phase(t, "a second cut; O changes A's node while B is away")
+	shortCut(t, p, b, func() { setAs(t, r.O, r.o, ha.Path, "changed while B was cut off") })
 	wait.For(t, within, "B's late callback", func() (bool, string) {
 		return b.events.Load() > before, fmt.Sprintf("B's events: %v", b.eventsReceived())
 	})
 	st = stillWaiting("after the late callback")
 	evs := b.eventsReceived()
-	evidence(t, "B, waiting on A, reconnected twice in session %s: the plain reconnect called B back %d times; D's change of A's node, made while B was cut off, reached B after the second reconnect as %v; B listed %d times, waits=%v on A and acquired=%v while A holds", b.c.SessionHex(), plain, evs, st.Rounds, st.Waiting, pb.finished())
+	evidence(t, "B, waiting on A, reconnected twice in session %s: the plain reconnect called B back %d times; O's change of A's node, made while B was cut off, reached B after the second reconnect as %v; B listed %d times, waits=%v on A and acquired=%v while A holds", b.c.SessionHex(), plain, evs, st.Rounds, st.Waiting, pb.finished())
 	if want := "EventNodeDataChanged " + path.Base(ha.Path); len(evs) == 0 || evs[len(evs)-1] != want {
 		brokenCheck(t, "L11", "B's callbacks %v; want the last to be %q", evs, want)
 	}
@@ -1486,7 +1465,7 @@ func TestL11_LateCallbackAfterReconnectListsAgain(t *testing.T) {
 	if err := ha.Release(ctx); err != nil {
 		t.Fatalf("A release: %v", err)
 	}
-	if _, err := pb.result(t); err != nil {
+	if _, err := pb.result(); err != nil {
 		notShown(t, "L11", "B did not hold after A's release: %v", err)
 	}
 }

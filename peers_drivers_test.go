@@ -156,7 +156,7 @@ func joinDriver(sc *scene, who string, sessionTimeout time.Duration, config func
 		sc.t.Fatalf("%v", err)
 	}
 	if sc.r.name == recipeCurator {
-		sc.da.info("Curator driver %s", peer.CuratorBuildNote(curatorSource))
+		sc.o.info("Curator driver %s", peer.CuratorBuildNote(curatorSource))
 	}
 	k := peer.MustStart(sc.t, cfg)
 	sc.ver = k.Hello.Version

@@ -3,7 +3,7 @@ package zk19_test
 // The peer family's machinery: the lock recipes behind one interface
 // (ours and go-zookeeper's zk.Lock here; kazoo's Lock, Curator's
 // InterProcessMutex and anyone's in peers_drivers_test.go), the scene a
-// scenario plays in (a lock dir of its own, an observer D who plants and deletes nodes
+// scenario plays in (a lock dir of its own, an observer O who plants and deletes nodes
 // directly on the server, a client proxy for every contender), and how a
 // cell of the table "How other recipes fare" is judged and logged.
 //
@@ -156,9 +156,9 @@ type scene struct {
 	s   *zkserver.Server
 	r   peerRecipe
 	sp  peerScenario
-	ver string // the recipe's version, for the cell
-	d   *zkclient.Client
-	da  actor
+	ver string           // the recipe's version, for the cell
+	O   *zkclient.Client // the observer: plants and deletes nodes
+	o   actor
 	dir string
 	// pendingRelease is a release left running by releaseCutOff.
 	pendingRelease chan error
@@ -174,12 +174,12 @@ func runPeers(t *testing.T, s *zkserver.Server, sp peerScenario, body func(sc *s
 			if r.ready != nil {
 				r.ready(t)
 			}
-			sc := &scene{t: t, s: s, r: r, sp: sp, da: newActor(t, "D")}
+			sc := &scene{t: t, s: s, r: r, sp: sp, o: newActor(t, "O")}
 			if r.name == recipeGoZK {
 				sc.ver = goZKModule().version
 			}
-			sc.d = zkclient.Connect(t, "D", []string{s.Client})
-			sc.dir = testRoot(t, sc.d)
+			sc.O = zkclient.Connect(t, "O", []string{s.Client})
+			sc.dir = testRoot(t, sc.O)
 			sc.record(body(sc))
 		})
 	}
@@ -213,7 +213,7 @@ func (sc *scene) join(who string, sessionTimeout time.Duration) peerLock {
 	return sc.r.join(sc, who, sessionTimeout)
 }
 
-// plant creates dir/name as D, an ephemeral node of D's session (sequential
+// plant creates dir/name as O, an ephemeral node of O's session (sequential
 // when seq), and returns its name.
 func (sc *scene) plant(name string, seq bool, why string) string {
 	sc.t.Helper()
@@ -221,29 +221,29 @@ func (sc *scene) plant(name string, seq bool, why string) string {
 	if seq {
 		flags |= zk.FlagSequence
 	}
-	sc.da.invoke("create %s/%s (%s)", sc.dir, name, why)
-	p, err := sc.d.Create(sc.dir+"/"+name, nil, flags, zk.WorldACL(zk.PermAll))
+	sc.o.invoke("create %s/%s (%s)", sc.dir, name, why)
+	p, err := sc.O.Create(sc.dir+"/"+name, nil, flags, zk.WorldACL(zk.PermAll))
 	if err != nil {
-		sc.da.fail("%v", err)
-		sc.t.Fatalf("D create %s/%s: %v", sc.dir, name, err)
+		sc.o.fail("%v", err)
+		sc.t.Fatalf("O create %s/%s: %v", sc.dir, name, err)
 	}
-	sc.da.ok("%s", path.Base(p))
+	sc.o.ok("%s", path.Base(p))
 	return path.Base(p)
 }
 
-// remove deletes dir/name as D.
+// remove deletes dir/name as O.
 func (sc *scene) remove(name string) {
 	sc.t.Helper()
-	deleteAs(sc.t, sc.d, sc.da, sc.dir+"/"+name)
+	deleteAs(sc.t, sc.O, sc.o, sc.dir+"/"+name)
 }
 
 // owners lists the dir's children with their owners (ephemeralOwner as the
-// watch tables print sessions), as D sees them.
+// watch tables print sessions), as O sees them.
 func (sc *scene) owners() map[string]string {
 	sc.t.Helper()
 	out := map[string]string{}
-	for _, k := range listChildren(sc.t, sc.d, sc.dir) {
-		if ok, st := statOf(sc.t, sc.d, sc.dir+"/"+k); ok {
+	for _, k := range listChildren(sc.t, sc.O, sc.dir) {
+		if ok, st := statOf(sc.t, sc.O, sc.dir+"/"+k); ok {
 			out[k] = fmt.Sprintf("0x%x", st.EphemeralOwner)
 		}
 	}
@@ -311,11 +311,7 @@ func (sc *scene) waiterBehindHolder() (holder string, w peerLock, tw *peerTry) {
 // it returned.
 func (sc *scene) result(try *peerTry, bound time.Duration) *peerTry {
 	sc.t.Helper()
-	select {
-	case <-try.done:
-	case <-time.After(bound):
-		sc.t.Fatalf("%s's acquisition did not return within %v", try.who, bound)
-	}
+	wait.Receive(sc.t, bound, "the return of "+try.who+"'s acquisition", try.done)
 	a := newActor(sc.t, try.who)
 	if try.held {
 		a.ok("held %s (after %v)", orUnsaid(try.node), try.took.Round(time.Millisecond))

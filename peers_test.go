@@ -95,11 +95,11 @@ func (sc *scene) oursMust(c peerCell, err, want error) peerCell {
 func TestPeerStrangerChild(t *testing.T) {
 	sp := peerScenario{"stranger", "a child that is not a lock node (`config`) sits in the lock dir"}
 	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
-		sc.da.invoke("create %s/config (persistent, not a lock node)", sc.dir)
-		if _, err := sc.d.Create(sc.dir+"/config", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		sc.o.invoke("create %s/config (persistent, not a lock node)", sc.dir)
+		if _, err := sc.O.Create(sc.dir+"/config", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 			sc.t.Fatalf("create config: %v", err)
 		}
-		sc.da.ok("")
+		sc.o.ok("")
 		a := sc.join("A", 0)
 		try := a.acquire(0)
 		if w := sc.settle(a, try); w != "" {
@@ -172,7 +172,7 @@ func (sc *scene) onlyNode(l peerLock) string {
 }
 
 // TestPeerOrderBySuffix: the lowest suffix holds, whatever the names (claim
-// L2's property). D's older node has a name that sorts after every
+// L2's property). O's older node has a name that sorts after every
 // contender's; a recipe that ordered whole names would let W hold beside
 // it.
 func TestPeerOrderBySuffix(t *testing.T) {
@@ -245,7 +245,7 @@ func (sc *scene) judgeReturn(w peerLock, tw *peerTry, src map[string][2]string, 
 
 // TestPeerWrappedSuffixOlder: after 2^31 creates under one parent the
 // server's signed counter wraps, and %010d names the nodes "-2147483648"
-// … "-000000001" before it reaches 0 again. D's node, named as the server
+// … "-000000001" before it reaches 0 again. O's node, named as the server
 // names the one at -1, is older than W's; W must not hold beside it.
 func TestPeerWrappedSuffixOlder(t *testing.T) {
 	sp := peerScenario{"wrap-older", "an older node named as after the sequence counter wrapped (`…-000000001`)"}
@@ -262,7 +262,7 @@ func TestPeerWrappedSuffixOlder(t *testing.T) {
 	})
 }
 
-// TestPeerWrappedSuffixNewer: W waits on H; D then makes a node named as
+// TestPeerWrappedSuffixNewer: W waits on H; O then makes a node named as
 // the first one after the counter wraps past 2147483647 ("-2147483648"),
 // so it is newer than W's; H goes. W must hold now: a recipe that puts the
 // newer node first would let its owner hold while W's turn has come.
@@ -321,12 +321,7 @@ func (sc *scene) loseCreateReply(w peerLock, cut bool) (*peerTry, faultproxy.Dro
 	d := px.LoseReply(m)
 	newActor(sc.t, w.who()).info("the proxy will lose the reply to W's %s", m)
 	tw := w.acquire(0)
-	select {
-	case <-d.Done():
-	case <-time.After(within):
-		d.Cancel()
-		sc.t.Fatalf("W's create: no reply to lose within %v: %+v", within, d.Result())
-	}
+	faultEnded(sc.t, d, "the end of the fault on W's create")
 	if cut {
 		px.Cut(faultproxy.BothEnds)
 		sc.t.Cleanup(px.Heal)
@@ -391,13 +386,13 @@ func TestPeerLostCreateReplySessionExpired(t *testing.T) {
 	runPeers(t, s, sp, func(sc *scene) peerCell {
 		w := sc.join("W", expirySessionTimeout)
 		old := w.session()
-		_, st := statOf(sc.t, sc.d, sc.dir)
+		_, st := statOf(sc.t, sc.O, sc.dir)
 		tw, res := sc.loseCreateReply(w, true)
 		wait.For(sc.t, 10*expirySessionTimeout, "the server to expire W's session and delete the node its create made", func() (bool, string) {
-			_, now := statOf(sc.t, sc.d, sc.dir)
+			_, now := statOf(sc.t, sc.O, sc.dir)
 			return now.NumChildren == 0 && now.Cversion >= st.Cversion+2, fmt.Sprintf("children %d, cversion %d (was %d)", now.NumChildren, now.Cversion, st.Cversion)
 		})
-		sc.da.info("the server deleted the node W's lost create made: session %s expired", old)
+		sc.o.info("the server deleted the node W's lost create made: session %s expired", old)
 		w.proxy().Heal()
 		sc.result(tw, peerCallWithin)
 		now := w.session()
@@ -425,7 +420,7 @@ func TestPeerLostCreateReplySessionExpired(t *testing.T) {
 
 // TestPeerForeignGUID: W's create reply is lost; while W is cut off, its
 // node goes and a node with the same GUID appears, owned by another
-// session (D): as a node left by an earlier session that used the GUID
+// session (O): as a node left by an earlier session that used the GUID
 // would be. A lock must never adopt a node it does not own (ours: Recover
 // keeps only this session's matches, claim R6).
 func TestPeerForeignGUID(t *testing.T) {
@@ -435,7 +430,7 @@ func TestPeerForeignGUID(t *testing.T) {
 		tw, res := sc.loseCreateReply(w, true)
 		prefix := path.Base(res.Path)
 		var own []string
-		for _, k := range listChildren(sc.t, sc.d, sc.dir) {
+		for _, k := range listChildren(sc.t, sc.O, sc.dir) {
 			if strings.HasPrefix(k, prefix) {
 				own = append(own, k)
 			}
@@ -444,7 +439,7 @@ func TestPeerForeignGUID(t *testing.T) {
 			sc.t.Fatalf("nodes named %s…: got %v; want the one W's create made", prefix, own)
 		}
 		sc.remove(own[0])
-		foreign := sc.plant(prefix, true, "W's GUID, session D's node")
+		foreign := sc.plant(prefix, true, "W's GUID, session O's node")
 		w.proxy().Heal()
 		sc.result(tw, peerCallWithin)
 		return sc.judgeForeign(w, tw, foreign, map[string][2]string{
@@ -458,18 +453,18 @@ func TestPeerForeignGUID(t *testing.T) {
 }
 
 // judgeForeign judges an acquisition that may have adopted foreign, a node
-// of session D carrying the acquisition's GUID or prefix.
+// of session O carrying the acquisition's GUID or prefix.
 func (sc *scene) judgeForeign(w peerLock, tw *peerTry, foreign string, src map[string][2]string, oursErr error) peerCell {
 	sc.t.Helper()
 	mine := sc.ownedBy(w.session())
 	switch {
 	case tw.held && tw.node == foreign:
-		return broke(sc.citeFrom(src), "held on session D's node, adopted by GUID")
+		return broke(sc.citeFrom(src), "held on session O's node, adopted by GUID")
 	case tw.held && tw.node == "" && len(mine) == 0:
 		// zk.Lock does not say which node it took: its Unlock deletes it.
 		sc.releaseNow(w)
 		if _, ok := sc.owners()[foreign]; !ok {
-			return broke(sc.citeFrom(src), "held on session D's node, adopted by GUID (its Unlock deleted it)")
+			return broke(sc.citeFrom(src), "held on session O's node, adopted by GUID (its Unlock deleted it)")
 		}
 		return broke("", "held with no node of its own")
 	case tw.held && len(mine) == 1:
@@ -480,12 +475,12 @@ func (sc *scene) judgeForeign(w peerLock, tw *peerTry, foreign string, src map[s
 	case len(mine) > 0:
 		return broke("", "failed (%s) and left %v in the queue", brief(tw.err), mine)
 	}
-	return sc.oursMust(kept("refused (%s); D's node not adopted", brief(tw.err)), tw.err, oursErr)
+	return sc.oursMust(kept("refused (%s); O's node not adopted", brief(tw.err)), tw.err, oursErr)
 }
 
-// TestPeerReacquireAfterForeignPrefix: W acquires and releases; D then
+// TestPeerReacquireAfterForeignPrefix: W acquires and releases; O then
 // creates a node named with the prefix of W's first acquisition; W
-// acquires again on the same lock object. D's node is an older candidate:
+// acquires again on the same lock object. O's node is an older candidate:
 // W must wait behind it, never take it as its own (ours and go-zookeeper
 // make a fresh GUID for every acquisition; kazoo keeps one per Lock
 // object).
@@ -496,13 +491,13 @@ func TestPeerReacquireAfterForeignPrefix(t *testing.T) {
 		sc.mustHold(w.acquire(0), "the first acquisition names the prefix")
 		prefix := suffixless(sc.onlyNode(w))
 		sc.releaseNow(w)
-		foreign := sc.plant(prefix, true, "named like W's first node, session D's")
+		foreign := sc.plant(prefix, true, "named like W's first node, session O's")
 		t2 := w.acquire(0)
 		switch watched := sc.settle(w, t2); {
 		case watched == foreign:
 			// Curator: every create is a new builder withProtection(), so a
 			// new UUID.
-			return sc.curatorBecause(sc.heldOnceGone(w, t2, foreign, "D's "+foreign, "fresh GUID; waited behind D's node, held once it went"),
+			return sc.curatorBecause(sc.heldOnceGone(w, t2, foreign, "O's "+foreign, "fresh GUID; waited behind O's node, held once it went"),
 				curatorLocks+"StandardLockInternalsDriver.java:50-54", "withProtection()")
 		case watched != "":
 			return broke("", "waited on %s", watched)
@@ -510,14 +505,14 @@ func TestPeerReacquireAfterForeignPrefix(t *testing.T) {
 		sc.result(t2, within)
 		if _, still := sc.owners()[foreign]; still && t2.held && t2.node != foreign && len(sc.ownedBy(w.session())) == 1 {
 			sc.releaseNow(w)
-			return broke("", "held beside D's older node")
+			return broke("", "held beside O's older node")
 		}
 		if k, ok := w.(*driverLock); ok && sc.r.name == recipeKazoo && t2.held && t2.node == foreign {
-			// What the recipe believes once D's node goes.
+			// What the recipe believes once O's node goes.
 			sc.remove(foreign)
 			li, err := k.isAcquired()
 			return broke(sc.cite("recipe/lock.py:241-245", "node = self._find_node()"),
-				"held on session D's node (its old prefix); is_acquired still %v after D deleted it%s", pyBool(li.IsAcquired), errSuffix(err))
+				"held on session O's node (its old prefix); is_acquired still %v after O deleted it%s", pyBool(li.IsAcquired), errSuffix(err))
 		}
 		return sc.judgeForeign(w, t2, foreign, nil, errOursHolds)
 	})
@@ -670,7 +665,7 @@ func TestPeerSessionExpiresWhileHolding(t *testing.T) {
 			_, ok := sc.owners()[node]
 			return !ok, "still there"
 		})
-		sc.da.info("W's node %s deleted by the server: session %s expired", node, old)
+		sc.o.info("W's node %s deleted by the server: session %s expired", node, old)
 		px.Heal()
 		if err := w.reconnected(mark); err != nil {
 			sc.t.Fatalf("W: %v", err)

@@ -32,11 +32,11 @@ import (
 func TestPeerForeignChildSortsFirst(t *testing.T) {
 	sp := peerScenario{"foreign-child-first", "another lock's dir (`0`, a persistent child whose name sorts before every candidate) sits in the lock dir (CURATOR-43)"}
 	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
-		sc.da.invoke("create %s/0 (persistent: the dir of a lock on %s/0)", sc.dir, sc.dir)
-		if _, err := sc.d.Create(sc.dir+"/0", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		sc.o.invoke("create %s/0 (persistent: the dir of a lock on %s/0)", sc.dir, sc.dir)
+		if _, err := sc.O.Create(sc.dir+"/0", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 			sc.t.Fatalf("create %s/0: %v", sc.dir, err)
 		}
-		sc.da.ok("")
+		sc.o.ok("")
 		w := sc.join("W", 0)
 		tw := w.acquire(0)
 		src := map[string][2]string{
@@ -141,7 +141,7 @@ func TestPeerReleaseWhileCutOff(t *testing.T) {
 		returned, rerr := sc.releaseCutOff(w)
 		believes := sc.holdsNow(w)
 		_, stayed := sc.owners()[node]
-		sc.da.info("after the release: W's node %s still there: %v; the lock object says it holds: %s", node, stayed, believes)
+		sc.o.info("after the release: W's node %s still there: %v; the lock object says it holds: %s", node, stayed, believes)
 		px.Heal()
 		if !returned {
 			rerr = sc.releaseReturns(w)
@@ -338,14 +338,14 @@ func TestPeerStaleSessionNode(t *testing.T) {
 			sc.t.Fatalf("keeping W's session %s: %v", old, err)
 		}
 		sc.t.Cleanup(k.Stop)
-		sc.da.info("W cut off; the proxy keeps W's session %s (and its node %s) alive on the server", old, own)
+		sc.o.info("W cut off; the proxy keeps W's session %s (and its node %s) alive on the server", old, own)
 		sc.staleWindow(w, k)
 		px.Heal()
 		if err := w.reconnected(mark); err != nil {
 			sc.t.Fatalf("W: %v", err)
 		}
 		now := w.session()
-		sc.da.info("W is back in session %s (was %s); the keeper: %s", now, old, orOpen(k.Why()))
+		sc.o.info("W is back in session %s (was %s); the keeper: %s", now, old, orOpen(k.Why()))
 		sc.remove(holder)
 		sc.result(tw, peerCallWithin)
 		if !tw.held {
@@ -366,7 +366,7 @@ func TestPeerStaleSessionNode(t *testing.T) {
 			_, there := sc.owners()[own]
 			return !there, "still there"
 		})
-		sc.da.info("W's previous session %s expired: its node %s deleted", old, own)
+		sc.o.info("W's previous session %s expired: its node %s deleted", old, own)
 		b := sc.join("B", expirySessionTimeout)
 		tb := b.acquire(0)
 		if watched := sc.settle(b, tb); watched != "" {

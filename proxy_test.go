@@ -10,13 +10,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/google/uuid"
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/faultproxy"
@@ -27,36 +30,28 @@ import (
 	"github.com/zk19/zk19/lock"
 )
 
-// lostReply is the article's §4 experiment for any request: A talks to the
-// shared server through a fault proxy, O observes directly. The proxy lets
-// the request a faultproxy.Match picks (by opcode and path) take effect and
-// loses its reply (loseReply), or loses the request itself before the
-// server sees it (loseRequest); either way A's connection closes, A's call
-// sees a connection loss, and A reconnects in the same session.
+// lostReply is the article's §4 experiment for any request, in a lock
+// room on the shared server: A talks to the server through a fault proxy,
+// O observes directly. The proxy lets the request a faultproxy.Match picks
+// (by opcode and path) take effect and loses its reply (loseReply), or
+// loses the request itself before the server sees it (loseRequest); either
+// way A's connection closes, A's call sees a connection loss, and A
+// reconnects in the same session.
 type lostReply struct {
-	root                        string
+	*room
 	proxy                       *faultproxy.Proxy
 	a                           *contender // A, through the proxy, with its Locker
-	O                           *zkclient.Client
-	po                          actor
-	sessionBefore, sessionAfter int64 // A's session before the fault and after reconnecting
+	sessionBefore, sessionAfter int64      // A's session before the fault and after reconnecting
 }
-
-// clientA is A's session, which reaches the server through the proxy.
-func (lr *lostReply) clientA() *zkclient.Client { return lr.a.c }
-
-// lockerA is A's Locker, on A's session.
-func (lr *lostReply) lockerA() *lock.Locker { return lr.a.l }
 
 // newLostReply sets the experiment up; aOpts configures A.
 func newLostReply(t zkserver.TB, aOpts joinOpts) *lostReply {
 	t.Helper()
 	s := sharedServer(t)
-	lr := &lostReply{po: newActor(t, "O")}
-	lr.O = zkclient.Connect(t, "O", []string{s.Client})
-	lr.root = testRoot(t, lr.O)
+	lr := &lostReply{room: newRoom(t, []string{s.Client})}
 	lr.proxy = zkserver.ClientProxy(t, "A-proxy", s)
-	lr.a = join(t, "A", []string{lr.proxy.Addr()}, lr.root, aOpts)
+	aOpts.via = []string{lr.proxy.Addr()}
+	lr.a = lr.join("A", aOpts)
 	return lr
 }
 
@@ -82,12 +77,7 @@ func (lr *lostReply) loseReply(t zkserver.TB, m faultproxy.Match, call func() er
 	if err == nil {
 		d.Cancel() // a no-op once the fault has acted
 	} else {
-		select {
-		case <-d.Done():
-		case <-time.After(within):
-			d.Cancel()
-			t.Fatalf("%s: the fault did not end within %v of A's error %v: %+v", m, within, err, d.Result())
-		}
+		faultEnded(t, d, fmt.Sprintf("the end of the fault on A's %s after A's error %v", m, err))
 	}
 	res := d.Result()
 	if !res.Dropped {
@@ -101,6 +91,23 @@ func (lr *lostReply) loseReply(t zkserver.TB, m faultproxy.Match, call func() er
 	lr.sessionAfter = lr.a.c.SessionID()
 	lr.a.a.info("reconnected: session 0x%x (before 0x%x)", lr.sessionAfter, lr.sessionBefore)
 	return res, err
+}
+
+// faultEnded waits until the lost-reply fault d has acted (or given up),
+// and fails t naming what it waited for and the fault's state otherwise.
+// A fault that never acted is cancelled: it must not outlive the wait.
+func faultEnded(t zkserver.TB, d *faultproxy.Drop, what string) faultproxy.DropResult {
+	t.Helper()
+	defer d.Cancel() // a no-op once the fault has acted
+	wait.For(t, within, what, func() (bool, string) {
+		select {
+		case <-d.Done():
+			return true, ""
+		default:
+			return false, fmt.Sprintf("%+v", d.Result())
+		}
+	})
+	return d.Result()
 }
 
 // loseRequest runs call while the request m picks never reaches the
@@ -123,12 +130,7 @@ func (lr *lostReply) loseRequest(t zkserver.TB, m faultproxy.Match, call func() 
 	lr.proxy.Cut(faultproxy.BothEnds)
 	cut()
 	lr.proxy.Heal()
-	var err error
-	select {
-	case err = <-res:
-	case <-time.After(within):
-		t.Fatalf("A's call did not return within %v of the heal", within)
-	}
+	err := wait.Receive(t, within, "the return of A's call after the heal", res)
 	if werr := lr.a.c.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); werr != nil {
 		t.Fatalf("after the lost request: %v", werr)
 	}
@@ -152,9 +154,9 @@ type lostCreate struct {
 func runLostCreate(t zkserver.TB, id string) *lostCreate {
 	t.Helper()
 	lc := &lostCreate{lostReply: newLostReply(t, joinOpts{})}
-	phase(t, "the proxy loses the reply to A's create under %s", lc.root)
+	phase(t, "the proxy loses the reply to A's create under %s", lc.parent)
 	ctx := lockCtx(t)
-	lc.drop, lc.createErr = lc.loseReply(t, faultproxy.Match{Ops: createOps, Under: lc.root}, func() error {
+	lc.drop, lc.createErr = lc.loseReply(t, faultproxy.Match{Ops: createOps, Under: lc.parent}, func() error {
 		_, err := lc.a.l.Acquire(ctx)
 		return err
 	})
@@ -173,7 +175,7 @@ func runLostCreate(t zkserver.TB, id string) *lostCreate {
 // the root that carry the GUID, with their owners (ephemeralOwner).
 func (lc *lostCreate) nodesWithGUID(t zkserver.TB) map[string]int64 {
 	t.Helper()
-	return carrying(t, lc.O, lc.po, lc.root, lc.guid)
+	return carrying(t, lc.O, lc.o, lc.parent, lc.guid)
 }
 
 // TestR1_ProxyDropsTheSuccessfulCreateReply: a create can succeed on the
@@ -203,18 +205,18 @@ func TestR1_ProxyDropsTheSuccessfulCreateReply(t *testing.T) {
 		refuted(t, "R1", "the server holds %d nodes with A's GUID; want 1 (the create succeeded)", len(seen))
 	}
 	phase(t, "the same matcher on A's creates that fail: their replies carry an error and pass")
-	taken := lc.root + "/taken"
-	createAs(t, lc.O, lc.po, taken)
+	taken := lc.parent + "/taken"
+	createAs(t, lc.O, lc.o, taken)
 	for _, f := range []struct {
 		why, path string
 		want      error
 		code      int32 // the reply header's err, as the server's KeeperException.Code numbers it
 	}{
 		{"the node exists", taken, zk.ErrNodeExists, -110},
-		{"its parent is missing", lc.root + "/missing/child", zk.ErrNoNode, -101},
+		{"its parent is missing", lc.parent + "/missing/child", zk.ErrNoNode, -101},
 	} {
 		accepted := lc.proxy.Stats().Accepted
-		res, err := lc.loseReply(t, faultproxy.Match{Ops: createOps, Under: lc.root}, func() error {
+		res, err := lc.loseReply(t, faultproxy.Match{Ops: createOps, Under: lc.parent}, func() error {
 			lc.a.a.invoke("create %s (%s)", f.path, f.why)
 			_, err := lc.a.c.Create(f.path, nil, 0, zk.WorldACL(zk.PermAll))
 			lc.a.a.fail("%v", err)
@@ -322,7 +324,7 @@ func TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses(t *testing.T) {
 // the article's control run does.
 func blindRetry(t zkserver.TB, lc *lostCreate) string {
 	t.Helper()
-	prefix := lc.root + "/" + lc.guid + fence.LockInfix
+	prefix := lc.parent + "/" + lc.guid + fence.LockInfix
 	lc.a.a.invoke("create %s EPHEMERAL_SEQUENTIAL (blind retry)", prefix)
 	p, err := lc.a.c.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 	if err != nil {
@@ -353,7 +355,7 @@ func TestR5_NoMatchIsMissingNotANewAcquisition(t *testing.T) {
 	if err := h.Release(ctx); err != nil {
 		t.Fatalf("A release: %v", err)
 	}
-	createErr := lr.loseRequest(t, faultproxy.Match{Ops: createOps, Under: lr.root}, func() error {
+	createErr := lr.loseRequest(t, faultproxy.Match{Ops: createOps, Under: lr.parent}, func() error {
 		_, err := lr.a.l.Acquire(ctx)
 		return err
 	}, func() {})
@@ -364,7 +366,7 @@ func TestR5_NoMatchIsMissingNotANewAcquisition(t *testing.T) {
 	lr.a.a.invoke("recover guid=%s", ce.GUID)
 	h, err = lr.a.l.Recover(ctx, ce.GUID)
 	lr.a.a.fail("%v", err)
-	kids := listChildren(t, lr.O, lr.root)
+	kids := listChildren(t, lr.O, lr.parent)
 	evidence(t, "the create never reached the server; Recover(%s) returned hold=%v err=%v; O sees children %v", ce.GUID, h != nil, err, kids)
 	if h != nil || !errors.Is(err, lock.ErrMissing) {
 		refuted(t, "R5", "got %s, %v; want lock.ErrMissing", holdOf(h), err)
@@ -385,8 +387,8 @@ func TestR6_ANodeOfAnotherSessionIsNotAdopted(t *testing.T) {
 	claim(t, "R6")
 	lc := runLostCreate(t, "R6")
 	ctx := lockCtx(t)
-	b := join(t, "B", []string{sharedServer(t).Client}, lc.root, joinOpts{})
-	prefix := lc.root + "/" + lc.guid + fence.LockInfix
+	b := lc.join("B", joinOpts{})
+	prefix := lc.parent + "/" + lc.guid + fence.LockInfix
 	b.a.invoke("create %s EPHEMERAL_SEQUENTIAL (B's session %s, A's GUID)", prefix, b.c.SessionHex())
 	bp, err := b.c.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 	if err != nil {
@@ -440,7 +442,7 @@ func TestR7_ProxyReadsHeadersAndTheCreateRequestOnly(t *testing.T) {
 		created = name
 	}
 	report := fmt.Sprintf("%+v", lc.drop)
-	sent := lc.root + "/" + lc.guid + fence.LockInfix
+	sent := lc.parent + "/" + lc.guid + fence.LockInfix
 	evidence(t, "the proxy's record names the path %s, the prefix A sent, not the node %s the server made; whole record: %s", path.Base(lc.drop.Path), created, report)
 	if lc.drop.Path != sent {
 		refuted(t, "R7", "the proxy's record names path %q; want the prefix A's create sent, %q", lc.drop.Path, sent)
@@ -475,16 +477,11 @@ func TestR7_ProxyReadsHeadersAndTheCreateRequestOnly(t *testing.T) {
 func TestR8_AfterExpiryTheOldNodeGivesNoCandidacy(t *testing.T) {
 	claim(t, "R8")
 	s := expiryServer(t)
-	O := zkclient.Connect(t, "O", []string{s.Client})
-	po := newActor(t, "O")
-	root := testRoot(t, O)
+	r := newRoom(t, []string{s.Client})
+	O, ctx := r.O, r.ctx
 	p := zkserver.ClientProxy(t, "A-proxy", s)
-	a := join(t, "A", []string{p.Addr()}, root, joinOpts{client: []zkclient.Option{zkclient.WithSessionTimeout(expirySessionTimeout)}})
-	ctx := lockCtx(t)
-	h, err := a.l.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("A: %v", err)
-	}
+	a := r.join("A", joinOpts{via: []string{p.Addr()}, client: []zkclient.Option{zkclient.WithSessionTimeout(expirySessionTimeout)}})
+	h := a.acquire()
 	_, _, gone, err := O.ExistsW(h.Path)
 	if err != nil {
 		t.Fatal(err)
@@ -493,12 +490,8 @@ func TestR8_AfterExpiryTheOldNodeGivesNoCandidacy(t *testing.T) {
 	old, mark := a.c.SessionID(), a.c.Mark()
 	p.Cut(faultproxy.BothEnds)
 	t.Cleanup(p.Heal)
-	select {
-	case ev := <-gone:
-		po.ok("event %v on %s: A's node deleted by the server", ev.Type, ev.Path)
-	case <-time.After(10 * expirySessionTimeout):
-		notShown(t, "R8", "A's node was not deleted within %v", 10*expirySessionTimeout)
-	}
+	ev := wait.Receive(t, 10*expirySessionTimeout, "R8: the deletion of A's node", gone)
+	r.o.ok("event %v on %s: A's node deleted by the server", ev.Type, ev.Path)
 	p.Heal()
 	for _, st := range []zk.State{zk.StateExpired, zk.StateHasSession} {
 		if err := a.c.WaitStateSince(mark, st, zkclient.ConnectWithin); err != nil {
@@ -579,7 +572,7 @@ func TestR3_ReleaseLooksAgainAfterALostDelete(t *testing.T) {
 		var stillThere bool
 		err := lr.loseRequest(t, faultproxy.Match{Ops: deleteOps, Path: ha.Path}, func() error { return ha.Release(lockCtx(t)) }, func() {
 			stillThere, _ = statOf(t, lr.O, ha.Path)
-			lr.po.info("A is cut off; A's node %s exists: %v", path.Base(ha.Path), stillThere)
+			lr.o.info("A is cut off; A's node %s exists: %v", path.Base(ha.Path), stillThere)
 		})
 		if !stillThere {
 			notShown(t, "R3", "A's node was gone while A was cut off; the request was not lost")
@@ -598,34 +591,20 @@ func TestR3_ReleaseLooksAgainAfterALostDelete(t *testing.T) {
 // candidate stays in front of the next waiter.
 func abandonedCandidateLooksAgain(t *testing.T) {
 	lr := newLostReply(t, joinOpts{})
-	h := join(t, "H", []string{sharedServer(t).Client}, lr.root, joinOpts{})
-	hh, err := h.l.Acquire(lockCtx(t))
-	if err != nil {
-		t.Fatalf("H: %v", err)
-	}
-	ctx, giveUp := context.WithCancel(lockCtx(t))
-	defer giveUp()
-	acquired := make(chan error, 1)
-	go func() { _, err := lr.a.l.Acquire(ctx); acquired <- err }()
-	if err := expectWaiting(lr.a, path.Base(hh.Path)); err != nil {
-		t.Fatalf("%v", err)
-	}
-	aNode := ""
-	for name, owner := range carrying(t, lr.O, lr.po, lr.root, "") {
-		if owner == lr.a.c.SessionID() {
-			aNode = lr.root + "/" + name
-		}
-	}
+	hh := lr.join("H", joinOpts{}).acquire()
+	acq := lr.a.acquireInBackground().waitsOn(nodeOf(hh))
+	aNode := lr.parent + "/" + acq.own
 	var stillThere bool
-	err = lr.loseRequest(t, faultproxy.Match{Ops: deleteOps, Under: lr.root}, func() error {
+	err := lr.loseRequest(t, faultproxy.Match{Ops: deleteOps, Under: lr.parent}, func() error {
 		lr.a.a.info("gives up waiting")
-		giveUp()
-		return <-acquired
+		acq.cancel()
+		<-acq.done // loseRequest bounds this call
+		return acq.err
 	}, func() {
 		stillThere, _ = statOf(t, lr.O, aNode)
-		lr.po.info("A is cut off; A's candidate %s exists: %v", path.Base(aNode), stillThere)
+		lr.o.info("A is cut off; A's candidate %s exists: %v", path.Base(aNode), stillThere)
 	})
-	if aNode == "" || !stillThere {
+	if !stillThere {
 		notShown(t, "R3", "A's candidate %q was gone while A was cut off; the delete was not lost", aNode)
 	}
 	left, _ := statOf(t, lr.O, aNode)
@@ -636,30 +615,23 @@ func abandonedCandidateLooksAgain(t *testing.T) {
 	if left {
 		refuted(t, "R3", "A gave up but its candidate %s is still there: a phantom candidate in front of the next waiter", aNode)
 	}
-	if err := hh.Release(lockCtx(t)); err != nil {
+	if err := hh.Release(lr.ctx); err != nil {
 		t.Errorf("H: %v", err)
 	}
 }
 
 // releaseScene: A holds through the lost-reply proxy, B waits on A directly.
-func releaseScene(t *testing.T, aOpts joinOpts) (*lostReply, *lock.Held, *contender, *pending) {
+func releaseScene(t *testing.T, aOpts joinOpts) (*lostReply, *lock.Held, *contender, *acquisition) {
 	t.Helper()
 	lr := newLostReply(t, aOpts)
-	ha, err := lr.a.l.Acquire(lockCtx(t))
-	if err != nil {
-		t.Fatalf("A: %v", err)
-	}
-	b := join(t, "B", []string{sharedServer(t).Client}, lr.root, joinOpts{})
-	pb := start(t, b)
-	if err := expectWaiting(b, path.Base(ha.Path)); err != nil {
-		t.Fatalf("%v", err)
-	}
-	return lr, ha, b, pb
+	ha := lr.a.acquire()
+	b := lr.join("B", joinOpts{})
+	return lr, ha, b, b.acquireInBackground().waitsOn(nodeOf(ha))
 }
 
 // releaseOutcome checks a Release that met a lost delete: it succeeded,
 // A's node is gone, and B holds on its own node.
-func releaseOutcome(t *testing.T, lr *lostReply, ha *lock.Held, b *contender, pb *pending, releaseErr error, what string) {
+func releaseOutcome(t *testing.T, lr *lostReply, ha *lock.Held, b *contender, pb *acquisition, releaseErr error, what string) {
 	t.Helper()
 	aLeft, _ := statOf(t, lr.O, ha.Path)
 	if releaseErr != nil {
@@ -668,7 +640,7 @@ func releaseOutcome(t *testing.T, lr *lostReply, ha *lock.Held, b *contender, pb
 	if aLeft {
 		refutedNow(t, "R3", "A's node %s is still there after Release returned %v: a phantom holder in front of B", ha.Path, releaseErr)
 	}
-	hb, berr := pb.result(t)
+	hb, berr := pb.result()
 	var bOwner int64
 	if hb != nil {
 		_, st := statOf(t, lr.O, hb.Path)
@@ -695,15 +667,11 @@ func releaseOutcomeUnknown(t *testing.T) {
 		returned <- err
 		return err
 	}, func() {
-		select {
-		case releaseErr = <-returned:
-		case <-time.After(3 * within):
-			notShown(t, "R3", "A's Release did not return within %v while A was cut off", 3*within)
-		}
+		releaseErr = wait.Receive(t, 3*within, "R3: the return of A's Release while A was cut off", returned)
 		lr.a.a.info("release while cut off: %v", releaseErr)
 		aLeft, _ = statOf(t, lr.O, ha.Path)
-		bWaits = settle(t, b, pb.own)
-		lr.po.info("A's node %s exists: %v; B waiting=%v on %s", path.Base(ha.Path), aLeft, bWaits.Waiting, bWaits.Pred)
+		bWaits = pb.settled()
+		lr.o.info("A's node %s exists: %v; B waiting=%v on %s", path.Base(ha.Path), aLeft, bWaits.Waiting, bWaits.Pred)
 	})
 	// The lost delete is the scenario: without it Release's answer says
 	// nothing about R3, so it is checked first.
@@ -719,7 +687,7 @@ func releaseOutcomeUnknown(t *testing.T) {
 	if err := lr.a.c.CloseWait(within); err != nil {
 		t.Fatalf("A close: %v", err)
 	}
-	hb, berr := pb.result(t)
+	hb, berr := pb.result()
 	gone := true
 	if ok, _ := statOf(t, lr.O, ha.Path); ok {
 		gone = false
@@ -778,13 +746,85 @@ func releaseLeavesAnotherSessionsNode(t *testing.T) {
 	}
 }
 
+// Example_lostCreateReply is the article's lost-create flowchart (claims
+// R1, R2, R3 and R4, §4 ¶2–5): A's acquisition makes a fresh GUID and
+// sends its ephemeral sequential create; the server creates the node and
+// names it; the fault proxy drops the successful reply and closes A's
+// connection; A's call gets connection loss; A reconnects in the same
+// session, lists the parent by the GUID and checks ephemeralOwner (O has
+// made a node with the same GUID in its own session, so the check has
+// something to refuse): exactly one match is A's, and A recovers the node
+// the server made for it. Then the article's control run: A's application
+// blindly creates again, two of A's nodes carry the GUID, and recovery
+// refuses the ambiguity, deleting nothing; a GUID that no node carries is
+// reported missing. Either way, no recovery is faked.
+//
+// A uses the public lock package on its own session; O lists the server
+// directly. Every printed line is what the run observed; TestR1 to TestR4
+// (and TestR6, for a node of another session) assert on the same
+// observations.
+func Example_lostCreateReply() {
+	runExample("Example_lostCreateReply", func(sc *zkserver.Scope) {
+		lr := newLostReply(sc, joinOpts{quiet: true}) // the shared server; A through a fault proxy, O directly
+		A, O, session, mark := lr.a, lr.O, lr.a.c.SessionID(), lr.a.c.Mark()
+		drop := lr.proxy.LoseReply(faultproxy.Match{Ops: createOps, Under: lr.parent})
+
+		_, err := A.l.Acquire(lr.ctx) // a fresh GUID, then create <parent>/<GUID>-lock- EPHEMERAL_SEQUENTIAL
+		lost, _ := errors.AsType[*lock.CreateError](err)
+		fmt.Println("A: acquire -> connection loss:", errors.Is(err, zk.ErrConnectionClosed), "| GUID returned:", lost != nil && lost.GUID != "")
+		dropped := faultEnded(sc, drop, "the end of the fault on A's create")
+		fmt.Println("proxy: dropped the reply to the create:", dropped.Dropped && jute.IsCreate(dropped.Op), "| its err:", dropped.Err)
+		made := carrying(sc, O, lr.o, lr.parent, lost.GUID) // node name -> ephemeralOwner
+		fmt.Println("O: nodes carrying the GUID:", len(made), "| owned by A's session:", slices.Equal(slices.Collect(maps.Values(made)), []int64{session}))
+		if err := A.c.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); err != nil {
+			sc.Fatalf("A reconnect: %v", err)
+		}
+		fmt.Println("A: reconnected in the same session:", A.c.SessionID() == session)
+
+		prefix := lr.parent + "/" + lost.GUID + fence.LockInfix
+		if _, err := O.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
+			sc.Fatalf("O create: %v", err)
+		}
+		fmt.Println("O: made a node with A's GUID in its own session; nodes carrying the GUID:", len(carrying(sc, O, lr.o, lr.parent, lost.GUID)))
+		held, err := A.l.Recover(lr.ctx, lost.GUID) // the children carrying the GUID whose ephemeralOwner is A's session
+		if err != nil {
+			sc.Fatalf("A recover: %v", err)
+		}
+		_, serverMadeIt := made[nodeOf(held)]
+		fmt.Println("A: recover -> holds the node the server made for A:", serverMadeIt, "| token", held.Token.Seq)
+
+		second, err := A.c.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		if err != nil {
+			sc.Fatalf("A blind retry: %v", err)
+		}
+		fmt.Println("A: blind retry of the create -> a node with sequence", seqOf(path.Base(second)))
+		_, err = A.l.Recover(lr.ctx, lost.GUID)
+		fmt.Println("A: recover -> ambiguous:", errors.Is(err, lock.ErrAmbiguous))
+		fmt.Println("O: nodes carrying the GUID:", len(carrying(sc, O, lr.o, lr.parent, lost.GUID)))
+		_, err = A.l.Recover(lr.ctx, uuid.NewString())
+		fmt.Println("A: recover of a GUID no node carries -> missing:", errors.Is(err, lock.ErrMissing))
+	})
+	// Output:
+	// A: acquire -> connection loss: true | GUID returned: true
+	// proxy: dropped the reply to the create: true | its err: 0
+	// O: nodes carrying the GUID: 1 | owned by A's session: true
+	// A: reconnected in the same session: true
+	// O: made a node with A's GUID in its own session; nodes carrying the GUID: 2
+	// A: recover -> holds the node the server made for A: true | token 0
+	// A: blind retry of the create -> a node with sequence 2
+	// A: recover -> ambiguous: true
+	// O: nodes carrying the GUID: 3
+	// A: recover of a GUID no node carries -> missing: true
+}
+
 // Example_x1RetryAfterConnectionLoss is exercise 1 of the article (claim
 // X1, §8 ¶2): after a create whose reply was lost, retrying with the same
 // prefix gets a larger sequence number while the first create still
 // exists; recovery has to check the session and ephemeralOwner and handle
 // zero and many matches.
 //
-// runLostCreate is the setup: A acquires through a fault proxy that lets
+// runLostCreate is the setup (Example_lostCreateReply walks it step by
+// step): A acquires through a fault proxy that lets
 // A's create take effect on the server, loses its reply and closes A's
 // connection; A reconnects; O lists the server directly.
 func Example_x1RetryAfterConnectionLoss() {
@@ -798,21 +838,21 @@ func Example_x1RetryAfterConnectionLoss() {
 		for name := range created {
 			first = name
 		}
-		fmt.Println("the server created the node, owned by A's session:", len(created) == 1 && created[first] == lost.clientA().SessionID())
+		fmt.Println("the server created the node, owned by A's session:", len(created) == 1 && created[first] == lost.a.c.SessionID())
 
 		// A's application retries blindly: the same prefix, the same GUID.
-		prefix := lost.root + "/" + lost.guid + fence.LockInfix
-		second, err := lost.clientA().Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		prefix := lost.parent + "/" + lost.guid + fence.LockInfix
+		second, err := lost.a.c.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 		if err != nil {
 			sc.Fatalf("retry create: %v", err)
 		}
 		fmt.Println("retry gets a larger sequence number:", seqOf(path.Base(second)) > seqOf(first))
 		fmt.Println("first create still exists:", len(lost.nodesWithGUID(sc)) == 2)
 
-		ctx := lockCtx(sc)
-		_, err = lost.lockerA().Recover(ctx, lost.guid)
+		ctx := lost.ctx
+		_, err = lost.a.l.Recover(ctx, lost.guid)
 		fmt.Println("recover refuses two matches as ambiguous:", errors.Is(err, lock.ErrAmbiguous))
-		_, err = lost.lockerA().Recover(ctx, "00000000-0000-4000-8000-000000000000")
+		_, err = lost.a.l.Recover(ctx, "00000000-0000-4000-8000-000000000000")
 		fmt.Println("recover of an unknown GUID is missing:", errors.Is(err, lock.ErrMissing))
 	})
 	// Output:

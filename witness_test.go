@@ -195,6 +195,17 @@ func (w *witness) view(a *attemptLog) attempt {
 	return at
 }
 
+// now returns the state of the acquisition of own as it is, not waiting
+// for anything; ok is false when there is none.
+func (w *witness) now(own string) (at attempt, ok bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if a := w.find(own); a != nil {
+		return w.view(a), true
+	}
+	return attempt{}, false
+}
+
 // settled reports whether the recipe has taken in every notification the
 // wire delivered for a's predecessors and is at a blocking point (waiting
 // on a watch) or has returned. Callers hold w.mu.

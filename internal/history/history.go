@@ -94,6 +94,9 @@ func NewRecorder(initial string) *Recorder {
 	return &Recorder{initial: initial, base: time.Now()}
 }
 
+// Initial is the register's value before the history's first operation.
+func (r *Recorder) Initial() string { return r.initial }
+
 // Now returns the current time on the recorder's clock, for use with Span.
 func (r *Recorder) Now() int64 {
 	r.mu.Lock()

@@ -1,8 +1,9 @@
 // Package wait is the harness's one bounded-wait primitive: gotest.tools'
 // poll.WaitOn at one interval, failing with what was awaited and the last
-// state seen. Every wait of the suite that is not a channel receive goes
-// through here, so a reader learns one rule: a condition is checked every
-// Interval until it holds or the bound passes, and the failure names both.
+// state seen, and its twin for a channel, Receive. Every wait of the suite
+// goes through one of them, so a reader learns one rule: a condition is
+// checked every Interval (or a channel waited on) until it holds or the
+// bound passes, and the failure names what was awaited.
 package wait
 
 import (
@@ -32,6 +33,24 @@ type Cond func() (ok bool, last string)
 func For(t TB, within time.Duration, what string, cond Cond) {
 	t.Helper()
 	poll.WaitOn(pollT{t}, check(what, cond), poll.WithTimeout(within), poll.WithDelay(Interval))
+}
+
+// Receive waits for a value from ch, or for ch to be closed (then it
+// returns the zero value), and fails t after within, naming what did not
+// arrive: the one bounded receive of the suite, where a result comes back
+// on a channel.
+func Receive[T any](t TB, within time.Duration, what string, ch <-chan T) T {
+	t.Helper()
+	timer := time.NewTimer(within)
+	defer timer.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-timer.C:
+		t.Fatalf("%s did not arrive within %v", what, within)
+	}
+	var zero T // Fatalf ends the goroutine; a TB whose Fatalf returns gets the zero value
+	return zero
 }
 
 // Until is For for code that returns errors instead of failing a test: it
