@@ -159,7 +159,7 @@ func (tr *trio) waitLeaderAnswered(up0, held0 int64) {
 // staleRead is the S1 scenario, shared by the Test and the Example.
 type staleReadResult struct {
 	readWhileHeld string
-	heldWhenRead  int64 // bytes the proxy held when B's read returned
+	heldWhenRead  int64 // bytes the proxy held after B's read returned, before any release
 	readAfter     string
 	stale, caught *history.Recorder
 	// recorded is a second round recorded end to end, with no interval
@@ -183,8 +183,8 @@ func runStaleRead(t zkserver.TB) staleReadResult {
 	tr.pb.info("received %q", msg)
 	phase(t, "B reads x on its follower while the link is still held")
 	r.readWhileHeld = tr.get(tr.B, tr.pb, 2)
-	r.heldWhenRead = tr.quorumLink().Stats().DownHeld
-	evidence(t, "B read %q on %s after A's acknowledged write of \"1\"; the proxy still held %d bytes of the leader's stream to it when the read returned", r.readWhileHeld, tr.lagging.Label, r.heldWhenRead)
+	r.heldWhenRead = heldDown(tr.quorumLink())
+	evidence(t, "B read %q on %s after A's acknowledged write of \"1\"; the proxy still held %d bytes of the leader's stream to it after the read returned", r.readWhileHeld, tr.lagging.Label, r.heldWhenRead)
 	r.stale = tr.rec
 	phase(t, "release; B reads again after its follower caught up")
 	tr.catchUp("1")
@@ -208,13 +208,13 @@ func runStaleRead(t zkserver.TB) staleReadResult {
 
 // requireLagAtRead fails the claim unless the follower really lagged while
 // B read: bytes only accumulate in the proxy while the stream is held and
-// leave all at once on release, so bytes still held after the read returned
-// were held during it. Without this, a stream released before the read
+// leave all at once on release, so bytes held after the read returned, and
+// before any release, were not delivered during it. Without this, a stream released before the read
 // could let the claim pass by the luck of a slow follower.
 func requireLagAtRead(t zkserver.TB, id string, r staleReadResult) {
 	t.Helper()
 	if r.heldWhenRead <= 0 {
-		t.Fatalf("%s not shown: got %d bytes held from the leader when B's read returned; want > 0 (the follower was not lagging at the read)", id, r.heldWhenRead)
+		t.Fatalf("%s not shown: got %d bytes held from the leader within %v of B's read; want > 0 (the follower was not lagging at the read)", id, r.heldWhenRead, within)
 	}
 }
 
@@ -273,12 +273,13 @@ func TestS3_FollowerAnswersReadsFromItsOwnCopy(t *testing.T) {
 	before := p.Stats()
 	v := tr.get(tr.B, tr.pb, 2)
 	after := p.Stats()
-	evidence(t, "B's read returned %q while %d bytes of the leader's stream were held; %d bytes went up to the leader during it", v, after.DownHeld, after.UpBytes-before.UpBytes)
+	held := heldDown(p)
+	evidence(t, "B's read returned %q while %d bytes of the leader's stream were held; %d bytes went up to the leader during it", v, held, after.UpBytes-before.UpBytes)
 	if v != "0" {
 		t.Errorf("S3 refuted: B's read returned %q; want the follower's own \"0\"", v)
 	}
-	if after.DownHeld == 0 {
-		t.Errorf("S3 check broken: the proxy held nothing from the leader; want the write's proposal held")
+	if held == 0 {
+		t.Errorf("S3 check broken: the proxy held nothing from the leader within %v; want the write's proposal held", within)
 	}
 	if after.UpBytes != before.UpBytes {
 		t.Errorf("S3 refuted: B's follower sent %d bytes to the leader during a plain read; want 0", after.UpBytes-before.UpBytes)
@@ -1013,10 +1014,13 @@ func readYourWrite(tr *trio) {
 	pb.invoke("set %s \"7\"", xPath)
 	go func() { st, err := B.Set(xPath, []byte("7"), -1); wrote <- reply{"7", st, err} }()
 	tr.waitLeaderAnswered(q.UpBytes, q.DownHeld)
+	// The proxy counts the set's bytes after writing them, so the follower
+	// can forward the set before they are counted.
+	wait.For(t, within, "S4 check: B's set counted through B's proxy", func() (bool, string) {
+		n := p.Stats().UpBytes
+		return n > u0, fmt.Sprintf("%d bytes up (before the set: %d)", n, u0)
+	})
 	u1 := p.Stats().UpBytes
-	if u1 <= u0 {
-		t.Fatalf("S4 check broken: got %d bytes up through B's proxy after the set; want more than %d", u1, u0)
-	}
 	pb.invoke("get %s", xPath)
 	go func() { v, st, err := B.Get(xPath); read <- reply{string(v), st, err} }()
 	wait.For(t, within, "B's get to reach its follower", func() (bool, string) {

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/history"
+	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 )
@@ -235,6 +237,21 @@ func (c *cluster) ReleaseStream(f *zkserver.Server) {
 // leader's stream to f flows Down, f's forwarded requests flow Up.
 func (c *cluster) StreamProxy(f *zkserver.Server) *faultproxy.Proxy {
 	return c.links.Proxy(zkserver.QuorumPort, f.ID, c.Leader().ID)
+}
+
+// heldDown waits until p holds bytes in its Down direction and returns how
+// many, or 0 if it holds none within the bound. A proxy counts bytes when it
+// has read them, which can be after the sender's write was acknowledged
+// elsewhere, so a count read at once can be short. Held bytes only
+// accumulate and leave all at once on release, so a positive count read
+// before the caller releases shows the hold in force since it began.
+func heldDown(p *faultproxy.Proxy) int64 {
+	var n atomic.Int64 // written by the wait's goroutine
+	_ = wait.Until(within, "the proxy to hold bytes", func() (bool, string) {
+		n.Store(p.Stats().DownHeld)
+		return n.Load() > 0, fmt.Sprintf("%d bytes held", n.Load())
+	})
+	return n.Load()
 }
 
 func labels(ss []*zkserver.Server) []string {

@@ -879,8 +879,8 @@ func (r *l9Round) createBehind(i int, y string) string {
 	if err != nil {
 		t.Fatalf("W children: %v", err)
 	}
-	held := r.c.StreamProxy(r.f).Stats().DownHeld
 	r.wa.ok("%d children", len(pre))
+	held := heldDown(r.c.StreamProxy(r.f))
 	evidence(t, "round %d: W's follower %s was behind at W's plain read: it lacked %s, created by Y before the read; the proxy held %d bytes of the leader's stream to it", i, r.f.Label, y, held)
 	if slices.Contains(pre, y) || held == 0 {
 		t.Fatalf("L9 setup: the follower was not behind (y listed: %v, held bytes: %d); the round would prove nothing", slices.Contains(pre, y), held)
