@@ -147,7 +147,11 @@ func startShared() (err error) {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
-	shared = zkserver.Start(mainScope, zkserver.WithLabel("shared"), zkserver.AllowExternal())
+	sc, err := sharedServerScope()
+	if err != nil {
+		return err
+	}
+	shared = zkserver.Start(sc, zkserver.WithLabel("shared"), zkserver.AllowExternal())
 	version, err = shared.Srvr()
 	return err
 }
