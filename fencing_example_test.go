@@ -143,7 +143,7 @@ type fencingCast struct {
 
 func newFencingCast(t zkserver.TB) *fencingCast {
 	t.Helper()
-	s := zkserver.Start(t, zkserver.WithTickTime(expiryTick))
+	s := expiryServer(t)
 	fc := &fencingCast{srv: s}
 	fc.O = zkclient.Connect(t, "O", []string{s.Client})
 	fc.root = testRoot(t, fc.O)
@@ -404,7 +404,6 @@ func (w *askingWorker) resume(t zkserver.TB) fence.Result {
 // was still accepted from that state. F3: after B wrote "new-owner" with
 // token 1, A's late "stale-late" with token 0 was rejected.
 func TestF1toF3_FencedResourceRejectsTheLateHolder(t *testing.T) {
-	zkserver.RequireFaults(t)
 	for _, id := range []string{"F1", "F2", "F3"} {
 		claim(t, id)
 	}
@@ -439,7 +438,6 @@ func TestF1toF3_FencedResourceRejectsTheLateHolder(t *testing.T) {
 // the same story against a resource that checks nothing ends with A's
 // "stale-late" overwriting B's "new-owner".
 func TestF4_UnfencedResourceTakesTheLateWrite(t *testing.T) {
-	zkserver.RequireFaults(t)
 	claim(t, "F4")
 	st := runFencingStory(t, fence.NewUnfenced())
 	evidence(t, "unfenced resource: A's late write with token %v accepted=%v over %q; value %q", st.tokenA, st.lateWrite.Accepted, st.lateWrite.Prev, st.final)
@@ -455,7 +453,6 @@ func TestF4_UnfencedResourceTakesTheLateWrite(t *testing.T) {
 // does the gate open: A's checked write lands on the unfenced resource over
 // B's accepted write.
 func TestF5_CheckThenWriteLosesTheRace(t *testing.T) {
-	zkserver.RequireFaults(t)
 	claim(t, "F5")
 	fc := newFencingCast(t)
 	res := fence.NewUnfenced()
@@ -647,7 +644,6 @@ func TestF7_EqualTokenIsAccepted(t *testing.T) {
 // rejects token 0 (claim F8, §5 ¶5; beyond the article, whose memory model
 // left durability unverified).
 func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
-	zkserver.RequireFaults(t)
 	claim(t, "F8")
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "resource.db")
@@ -697,7 +693,6 @@ func TestF9_ForgedLargerTokenIsAccepted(t *testing.T) {
 // the heal, and its Release then says the session changed: until then A's
 // worker has no local signal that its token is stale.
 func TestF10_ServerCleanupAndExpiredEventAreTwoObservations(t *testing.T) {
-	zkserver.RequireFaults(t)
 	claim(t, "F10")
 	st := runFencingStory(t, fence.NewMemory())
 	evidence(t, "B acquired after the server deleted A's node; A had seen Expired then: %v, its hold lost then: %v; after the heal A saw Expired: %v and its Release returned %v", st.aSawExpiredAtB, st.aLostAtB, st.aExpiredAfterHeal, st.aLostAfterHeal)
