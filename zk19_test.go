@@ -88,6 +88,10 @@ func handleInterrupts() (stop func()) {
 			// Said before the work: a test that fails because its server
 			// was stopped may end the binary before this goroutine prints.
 			fmt.Fprintf(os.Stderr, "zk19: %v: stopping every server, container and server dir of this run\n", s)
+			if b, err := zkserver.Resolve(); err == nil && b.Kind == zkserver.External {
+				left := removeRoots(b.Servers)
+				fmt.Fprintf(os.Stderr, "zk19: removed the test parents made on %v; left: %v\n", b.Servers, left)
+			}
 			fmt.Fprintf(os.Stderr, "zk19: stopped %v\n", zkserver.KillAll())
 			mainScope.Close()
 			os.Exit(130)
