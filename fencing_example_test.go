@@ -651,6 +651,7 @@ func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = d.Close() }) // also when the story skips; Close is idempotent
 	st := runFencingStory(t, d)
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
