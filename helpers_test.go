@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -170,24 +171,72 @@ func sharedServer(t zkserver.TB) *zkserver.Server {
 
 // testRoot creates a fresh persistent /zk19-<test name> node and removes it
 // with everything below it when the test ends, so a shared server is left
-// as it was found.
+// as it was found. An existing node of that name is not the test's: it
+// fails the test and is left alone.
 func testRoot(t zkserver.TB, c *zkclient.Client) string {
 	t.Helper()
-	root := "/zk19-" + zkserver.SafeName(t.Name())
+	root := rootPrefix + zkserver.SafeName(t.Name())
 	if _, err := c.Create(root, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatalf("create %s: %v", root, err)
 	}
+	madeRoots.Store(root, true)
 	addr := c.Server()
 	t.Cleanup(func() {
 		if err := deleteTree(c.Conn, root); err != nil && !errors.Is(err, zk.ErrNoNode) {
 			t.Logf("cleanup %s on %s: %v", root, addr, err)
+			return
 		}
+		madeRoots.Delete(root)
 	})
 	return root
 }
 
-// deleteTree removes path and its descendants.
+// rootPrefix starts the name of every parent testRoot makes: the suite
+// deletes nothing whose path does not start with it.
+const rootPrefix = "/zk19-"
+
+// madeRoots holds the parents testRoot made and has not removed yet, for
+// an interrupted run to remove (removeRoots).
+var madeRoots sync.Map
+
+// removeRoots removes, on the external backend's servers, every parent a
+// test made and did not remove: an interrupted run (TestMain's signal
+// handler) leaves the user's ensemble as it found it. It returns what it
+// could not remove.
+func removeRoots(servers []string) []string {
+	var roots []string
+	madeRoots.Range(func(k, _ any) bool { roots = append(roots, k.(string)); return true })
+	if len(roots) == 0 {
+		return nil
+	}
+	conn, _, err := zk.Connect(servers, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(discardLog{}))
+	if err != nil {
+		return roots
+	}
+	defer conn.Close()
+	var left []string
+	for _, root := range roots {
+		err := wait.Until(within, "remove "+root, func() (bool, string) {
+			err := deleteTree(conn, root) // a test still running may add a node meanwhile
+			return err == nil || errors.Is(err, zk.ErrNoNode), fmt.Sprint(err)
+		})
+		if err != nil {
+			left = append(left, root)
+		}
+	}
+	return left
+}
+
+type discardLog struct{}
+
+func (discardLog) Printf(string, ...any) {}
+
+// deleteTree removes path and its descendants; it refuses a path outside
+// the parents testRoot makes.
 func deleteTree(c *zk.Conn, path string) error {
+	if !strings.HasPrefix(path, rootPrefix) {
+		return fmt.Errorf("delete %s: refused, the suite deletes only below its own parents (%s*)", path, rootPrefix)
+	}
 	kids, _, err := c.Children(path)
 	if err != nil {
 		return err
@@ -283,6 +332,21 @@ func (c *cluster) ReleaseStream(f *zkserver.Server) {
 // leader's stream to f flows Down, f's forwarded requests flow Up.
 func (c *cluster) StreamProxy(f *zkserver.Server) *faultproxy.Proxy {
 	return c.links.Proxy(zkserver.QuorumPort, f.ID, c.Leader().ID)
+}
+
+// heldDown waits until p holds bytes in its Down direction and returns how
+// many, or 0 if it holds none within the bound. A proxy counts bytes when it
+// has read them, which can be after the sender's write was acknowledged
+// elsewhere, so a count read at once can be short. Held bytes only
+// accumulate and leave all at once on release, so a positive count read
+// before the caller releases shows the hold in force since it began.
+func heldDown(p *faultproxy.Proxy) int64 {
+	var n atomic.Int64 // written by the wait's goroutine
+	_ = wait.Until(within, "the proxy to hold bytes", func() (bool, string) {
+		n.Store(p.Stats().DownHeld)
+		return n.Load() > 0, fmt.Sprintf("%d bytes held", n.Load())
+	})
+	return n.Load()
 }
 
 func labels(ss []*zkserver.Server) []string {

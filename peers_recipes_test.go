@@ -268,6 +268,7 @@ func (sc *scene) ownedBy(sess string) []string {
 // stands, whatever the recipe.
 func (sc *scene) settle(l peerLock, try *peerTry) string {
 	sc.t.Helper()
+	sc.s.RequireWords(sc.t, "wchc") // here: the wait asks from its own goroutine
 	watched := ""
 	wait.For(sc.t, within, l.who()+"'s acquisition to return or to wait on a node", func() (bool, string) {
 		if try.finished() {

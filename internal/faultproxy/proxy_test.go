@@ -27,10 +27,12 @@ func TestPassThrough(t *testing.T) {
 	if got := readN(t, server, len(big)); !bytes.Equal(got, big) {
 		t.Fatal("1 MiB payload corrupted")
 	}
-	s := p.Stats()
-	if s.Accepted != 1 || s.Open != 1 || s.UpBytes != int64(5+len(big)) || s.DownBytes != 6 {
-		t.Fatalf("stats %+v", s)
-	}
+	// The pipe counts bytes after its write returns, so the server can
+	// have read them before they are counted: wait for the count.
+	upBytes := int64(5 + len(big))
+	waitStats(t, p, fmt.Sprintf("1 connection accepted and open, %d bytes delivered up and 6 down", upBytes), func(s Stats) bool {
+		return s.Accepted == 1 && s.Open == 1 && s.UpBytes == upBytes && s.DownBytes == 6
+	})
 	// The client closes: the upstream sees EOF, closes too, and the
 	// proxied connection goes away.
 	client.Close()

@@ -23,7 +23,7 @@ type Kind string
 const (
 	Process   Kind = "process"   // a local java QuorumPeerMain per server
 	Container Kind = "container" // a Docker container per server (testcontainers-go), host network
-	External  Kind = "external"  // servers that already run (ZK19_SERVERS); no fault injection
+	External  Kind = "external"  // servers that already run (ZK19_SERVERS); client proxies only
 )
 
 // Environment variables read by Resolve.
@@ -80,7 +80,9 @@ func (b Backend) Describe() string {
 }
 
 // CanInjectFaults reports whether the harness controls the servers' lifecycle
-// and addresses, which every fault-injecting claim needs.
+// and addresses, which every claim that restarts, pauses or wipes a server
+// or holds a server-to-server link needs. Client-side faults (a client
+// proxy in front of a server) work on every backend.
 func (b Backend) CanInjectFaults() bool { return b.Kind != External }
 
 // errNoServer is returned by Resolve when no backend is usable.
@@ -156,6 +158,13 @@ func splitServers(s string) []string {
 	}
 	return out
 }
+
+// LocalInstall finds a ZooKeeper install on this machine as the process
+// backend would (ZK19_ZOOKEEPER_JAR, ZK19_ZOOKEEPER_HOME, Debian's
+// libzookeeper-java), whatever backend runs the servers: the external
+// backend's servers keep their jars elsewhere, and a claim that reads the
+// official classes can use a local jar of the version they report.
+func LocalInstall() (Backend, error) { return processBackend("a local install") }
 
 func processBackend(why string) (Backend, error) {
 	java := "java"

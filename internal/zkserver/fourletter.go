@@ -27,7 +27,22 @@ func FourLetter(addr, word string, timeout time.Duration) (string, error) {
 	if err != nil {
 		return string(b), fmt.Errorf("%s from %s: %w", word, addr, err)
 	}
+	if strings.Contains(string(b), notAllowedAnswer) {
+		return string(b), &NotAllowedError{Word: word, Addr: addr}
+	}
 	return string(b), nil
+}
+
+// notAllowedAnswer is how a server (3.5.3 and later) answers a four-letter
+// word its 4lw.commands.whitelist leaves out; the default list has srvr
+// only. The harness's own servers allow every word.
+const notAllowedAnswer = "is not executed because it is not in the whitelist"
+
+// NotAllowedError is a four-letter word the server refuses to run.
+type NotAllowedError struct{ Word, Addr string }
+
+func (e *NotAllowedError) Error() string {
+	return fmt.Sprintf("the server at %s does not run %s: add it to 4lw.commands.whitelist", e.Addr, e.Word)
 }
 
 // Fields parses "Key: value" and "key=value" lines of a four-letter answer.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -70,12 +71,19 @@ func TryStart(t TB, opts ...Option) (*Server, error) {
 	return e.Servers[0], nil
 }
 
-// RequireFaults skips t when the backend cannot inject faults.
-func RequireFaults(t TB) Backend {
+// RequireFaults skips t when the backend cannot inject the server-side
+// faults the claim needs: on the external backend the harness puts client
+// proxies in front of the user's servers, but owns no server and no
+// server-to-server link. why says what the claim does that needs them.
+func RequireFaults(t TB, why ...string) Backend {
 	t.Helper()
 	b := MustResolve(t)
 	if !b.CanInjectFaults() {
-		t.Skipf("skipped: the %s backend cannot inject faults (the claim needs the harness to own servers and links)", b.Kind)
+		need := "servers of its own and proxies on their server-to-server links"
+		if len(why) > 0 {
+			need = strings.Join(why, "; ")
+		}
+		t.Skipf("skipped: the %s backend only puts client proxies in front of servers it does not own; the claim needs %s", b.Kind, need)
 	}
 	return b
 }
@@ -111,14 +119,57 @@ func (s *Server) Srvr() (Srvr, error) {
 	return parseSrvr(a)
 }
 
-// Word sends a four-letter word and fails t on error.
+// Word sends a four-letter word and fails t on error. A word the server's
+// 4lw.commands.whitelist leaves out (only an external server's can) skips
+// t and names the setting. Call it from the test's goroutine; a wait that
+// sends words calls RequireWords first.
 func (s *Server) Word(t TB, word string) string {
 	t.Helper()
 	a, err := FourLetter(s.Client, word, 5*time.Second)
+	var na *NotAllowedError
+	if errors.As(err, &na) {
+		t.Skipf("skipped: the claim asks the server for %s; %v", word, na)
+	}
 	if err != nil {
 		t.Fatalf("%s: %s: %v", s.Label, word, err)
 	}
 	return a
+}
+
+// RequireWords skips t unless the server runs every word (see Word).
+func (s *Server) RequireWords(t TB, words ...string) {
+	t.Helper()
+	for _, w := range words {
+		s.Word(t, w)
+	}
+}
+
+// External reports whether the server is one the external backend points
+// at: shared with others, its config not the harness's.
+func (s *Server) External() bool { return s.run == nil }
+
+// SessionExpiry returns the longest a session that asked for timeout lives
+// on s after its client falls silent, read from the server's conf: the
+// timeout the server grants (within minSessionTimeout and
+// maxSessionTimeout) plus one tickTime, since the server expires sessions
+// in buckets one tick wide. A server that does not run conf gives a
+// *NotAllowedError.
+func (s *Server) SessionExpiry(timeout time.Duration) (time.Duration, error) {
+	a, err := FourLetter(s.Client, "conf", 5*time.Second)
+	if err != nil {
+		return 0, err
+	}
+	conf := Fields(a)
+	var ms [3]time.Duration
+	for i, k := range []string{"tickTime", "minSessionTimeout", "maxSessionTimeout"} {
+		n, err := strconv.Atoi(conf[k])
+		if err != nil {
+			return 0, fmt.Errorf("%s: conf: %s=%q: %v", s.Label, k, conf[k], err)
+		}
+		ms[i] = time.Duration(n) * time.Millisecond
+	}
+	tick, lo, hi := ms[0], ms[1], ms[2]
+	return min(max(timeout, lo), hi) + tick, nil
 }
 
 // PID returns the process id of the running server (for containers, the

@@ -26,8 +26,10 @@ type Jar struct {
 
 // serverJar finds the jar of the server the backend runs: on the process
 // backend the class path the backend resolved; on the container backend the
-// jars inside the image, copied out. It skips tb on the external backend,
-// which has no jar on this machine.
+// jars inside the image, copied out. The external backend's servers keep
+// theirs elsewhere: it takes a local install (zkserver.LocalInstall), whose
+// version the caller compares with the one the server reports, and skips
+// tb when there is none.
 func serverJar(tb zkserver.TB, b zkserver.Backend) Jar {
 	tb.Helper()
 	switch b.Kind {
@@ -40,6 +42,12 @@ func serverJar(tb zkserver.TB, b zkserver.Backend) Jar {
 			tb.Fatalf("E5: copying the ZooKeeper jars out of %s: %v", b.Image, err)
 		}
 		return Jar{Classpath: cp, Dirs: []string{dir}, From: "image " + b.Image + ", copied out"}
+	case zkserver.External:
+		l, err := zkserver.LocalInstall()
+		if err != nil {
+			tb.Skipf("skipped: E5 compares with the jar of the server under test; the external server's is not on this machine, and no local install of its version was found: %v", err)
+		}
+		return Jar{Classpath: l.Classpath, Dirs: classpathDirs(l.Classpath), From: "a local install standing in for the external server's jar (" + l.Why + "), class path " + l.Classpath}
 	}
 	tb.Skipf("E5 compares with the jar of the server under test; the %q backend has none on this machine "+
 		"(use ZK19_BACKEND=process or container)", b.Kind)
