@@ -1,6 +1,7 @@
 package zk19_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -1046,8 +1047,10 @@ func readYourWrite(tr *trio) {
 	}
 }
 
-// mover dials whichever server it points at; moveTo closes the connections
-// it gave out, so the client dials again and lands on the new server.
+// mover dials whichever server it points at (with no target, the address
+// the client asked for); moveTo closes the connections it gave out, so the
+// client dials again and lands on the new server, and redirect leaves them
+// open, so only the client's next dial lands there.
 type mover struct {
 	mu     sync.Mutex
 	target string
@@ -1055,9 +1058,9 @@ type mover struct {
 	conns  []net.Conn
 }
 
-func (m *mover) dial(network, _ string, timeout time.Duration) (net.Conn, error) {
+func (m *mover) dial(network, addr string, timeout time.Duration) (net.Conn, error) {
 	m.mu.Lock()
-	target := m.target
+	target := cmp.Or(m.target, addr)
 	m.dials[target]++
 	m.mu.Unlock()
 	c, err := net.DialTimeout(network, target, timeout)
@@ -1077,6 +1080,12 @@ func (m *mover) moveTo(addr string) {
 		_ = c.Close()
 	}
 	m.conns = nil
+}
+
+func (m *mover) redirect(addr string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.target = addr
 }
 
 func (m *mover) dialsTo(addr string) int { m.mu.Lock(); defer m.mu.Unlock(); return m.dials[addr] }
