@@ -332,8 +332,8 @@ func TestR3_RecoverSyncsBeforeListing(t *testing.T) {
 	})
 	if early != nil {
 		lc.a.a.fail("%s, %v", holdOf(early.h), early.err)
-		t.Fatalf("R3 violated: Recover returned %s, %v on %s while the COMMIT of the node O sees (%s) was held there (held: %s): it listed what the follower had without waiting for the leader's commits",
-			holdOf(early.h), early.err, lagging.Label, path.Base(created.Path), faultproxy.Kinds(hold.Result().Held))
+		t.Fatalf("R3 violated: Recover returned %s, %v (missing: %v) on %s while the COMMIT of the node O sees (%s) was held there (held: %s): it listed what the follower had without waiting for the leader's commits",
+			holdOf(early.h), early.err, errors.Is(early.err, lock.ErrMissing), lagging.Label, path.Base(created.Path), faultproxy.Kinds(hold.Result().Held))
 	}
 	waiting := hold.Result()
 	lc.a.a.info("recover pending: the leader's SYNC for it is held behind the COMMIT (held: %s)", faultproxy.Kinds(waiting.Held))

@@ -99,9 +99,10 @@ type pipe struct {
 	finished bool   // the writer has delivered the end of the stream
 
 	// Owned by the reader goroutine.
-	br     *bufio.Reader // ZooKeeper mode
-	raw    bool          // ZooKeeper mode fell back to raw copying
-	frames int           // frames read so far
+	br          *bufio.Reader // ZooKeeper or quorum mode
+	raw         bool          // ZooKeeper or quorum mode fell back to raw copying
+	frames      int           // frames or quorum packets read so far
+	snapshotDue bool          // quorum mode: a SNAP was read, its snapshot comes next
 }
 
 func (pp *pipe) dir() Dir { return dirs[pp.idx] }
@@ -282,7 +283,7 @@ func (pp *pipe) handle(b []byte, frameNo int, pkt *jute.QuorumPacket) {
 		pp.lose(n)
 		return
 	}
-	if pkt != nil && len(p.holds) > 0 && pp.holdPacket(pkt, t, b) {
+	if pp.idx == 1 && p.cfg.quorum && len(p.holds) > 0 && pp.holdPacket(pkt, t, b) {
 		return
 	}
 	pp.q = append(pp.q, item{b: b, drop: drop})

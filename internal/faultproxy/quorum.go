@@ -14,17 +14,22 @@ import (
 // WithQuorumPackets makes the proxy read its Down direction (upstream to
 // client) as the stream of quorum packets a ZooKeeper leader sends a
 // learner, which HoldCommit needs: use it on a proxy that a follower dials
-// to reach a server's quorum port. Packets are forwarded byte for byte; Up
-// is copied raw. After a SNAP packet (the snapshot that follows is not
-// written as packets), or bytes that are not a packet of a known type, the
-// direction copies raw bytes for the rest of the connection, and says so in
-// one log line.
+// to reach a server's quorum port. Packets, and the snapshot a SNAP packet
+// announces, are forwarded byte for byte; Up is copied raw. After bytes
+// that are neither a packet of a known type nor the snapshot where one is
+// due, the direction copies raw bytes for the rest of the connection, and
+// says so in one log line.
 func WithQuorumPackets() Option { return func(c *config) { c.quorum = true } }
 
 // quorumLimit bounds a packet's data buffer: the learner's reader refuses
 // more than jute.maxbuffer (1 MiB by default) plus a little, so this only
-// tells a desynchronised stream from a real one.
-const quorumLimit = 16 << 20
+// tells a desynchronised stream from a real one. snapshotLimit bounds the
+// snapshot after a SNAP, which the proxy keeps whole until it has read the
+// signature at its end.
+const (
+	quorumLimit   = 16 << 20
+	snapshotLimit = 256 << 20
+)
 
 // nextPacket returns the next quorum packet read from src and reports it in
 // pkt; after the stream has fallen back to raw, or for the bytes of a
@@ -34,6 +39,9 @@ func (pp *pipe) nextPacket(buf []byte) (b []byte, pkt *jute.QuorumPacket, err er
 		n, err := pp.br.Read(buf)
 		return clone(buf[:n]), nil, err
 	}
+	if pp.snapshotDue {
+		return pp.nextSnapshot()
+	}
 	raw, q, err := jute.ReadQuorumPacket(pp.br, quorumLimit)
 	why := ""
 	switch {
@@ -41,12 +49,14 @@ func (pp *pipe) nextPacket(buf []byte) (b []byte, pkt *jute.QuorumPacket, err er
 		return nil, nil, err
 	case errors.Is(err, jute.ErrTruncated):
 		return raw, nil, io.EOF // a clean end of stream, even inside a packet
-	case err != nil:
+	case malformed(err):
 		why = err.Error()
+	case err != nil: // the socket failed
+		return raw, nil, err
 	case !jute.IsQuorumType(q.Type):
 		why = "unknown packet type " + jute.QuorumName(q.Type)
 	case q.Type == jute.QuorumSnap:
-		why = "SNAP: the snapshot that follows is not written as packets"
+		pp.snapshotDue = true
 	}
 	if why != "" {
 		pp.raw = true
@@ -60,6 +70,35 @@ func (pp *pipe) nextPacket(buf []byte) (b []byte, pkt *jute.QuorumPacket, err er
 	}
 	pp.frames++
 	return raw, &q, nil
+}
+
+// nextSnapshot reads the snapshot after a SNAP packet up to its signature
+// and returns it as one item.
+func (pp *pipe) nextSnapshot() ([]byte, *jute.QuorumPacket, error) {
+	pp.snapshotDue = false
+	raw, sessions, nodes, err := jute.ReadLearnerSnapshot(pp.br, snapshotLimit)
+	if err == io.EOF || errors.Is(err, jute.ErrTruncated) {
+		return raw, nil, io.EOF
+	}
+	if err != nil && !malformed(err) {
+		return raw, nil, err
+	}
+	p := pp.c.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil {
+		pp.raw = true
+		p.logConn(pp.c, "%s: the snapshot after SNAP: %v; copying raw bytes from now on", pp.dir(), err)
+		return raw, nil, nil
+	}
+	p.logConn(pp.c, "%s: SNAP: read the snapshot through (%d bytes, %d sessions, %d nodes); packets follow", pp.dir(), len(raw), sessions, nodes)
+	return raw, nil, nil
+}
+
+// malformed reports whether err says the bytes are not what the reader
+// expected, rather than that the socket failed.
+func malformed(err error) bool {
+	return errors.Is(err, jute.ErrNegativeLength) || errors.Is(err, jute.ErrFrameTooLarge) || errors.Is(err, jute.ErrSignature)
 }
 
 // TxnMatch selects the proposal whose COMMIT a HoldCommit holds.
@@ -298,12 +337,19 @@ func (p *Proxy) forgetHold(h *CommitHold) {
 	}
 }
 
-// holdPacket applies the armed holds to a packet read on Down, and
-// reports whether a hold took it. Callers hold p.mu.
+// holdPacket applies the armed holds to what was read on Down: a packet,
+// or (q nil) bytes that are not one, which a hold in force keeps in order
+// like any packet it does not let past. It reports whether a hold took b.
+// Callers hold p.mu.
 func (pp *pipe) holdPacket(q *jute.QuorumPacket, t txn, b []byte) bool {
 	c, p := pp.c, pp.c.p
 	for _, h := range p.holds {
 		switch {
+		case q == nil:
+			if h.conn == c && h.state == holdHolding {
+				pp.keep(h, q, b)
+				return true
+			}
 		case h.state == holdArmed && h.m.matches(t):
 			h.state, h.conn = holdProposed, c
 			h.res.Conn, h.res.Zxid, h.res.Session, h.res.Type, h.res.Path = c.id, q.Zxid, t.hdr.ClientID, t.hdr.Type, t.path
@@ -327,7 +373,9 @@ func (pp *pipe) holdPacket(q *jute.QuorumPacket, t txn, b []byte) bool {
 
 func (pp *pipe) keep(h *CommitHold, q *jute.QuorumPacket, b []byte) {
 	pp.held = append(pp.held, item{b: b})
-	h.res.Held[q.Type]++
+	if q != nil {
+		h.res.Held[q.Type]++
+	}
 	h.res.HeldNow = len(pp.held)
 }
 

@@ -172,17 +172,47 @@ func TestQuorumEndOfStreamWaitsBehindTheHold(t *testing.T) {
 	expectClosed(t, follower)
 }
 
-// After a SNAP the snapshot is not packets: the proxy copies the rest raw
-// and holds nothing.
-func TestQuorumSnapFallsBackToRawBytes(t *testing.T) {
+// snapshot is a database as a leader writes it after SNAP: no session, no
+// ACL, the root node alone, the end marker "/", the signature.
+func snapshot(signature string) []byte {
+	str := func(b []byte, s string) []byte { return append(binary.BigEndian.AppendUint32(b, uint32(len(s))), s...) }
+	b := make([]byte, 8) // sessions 0, ACL cache 0
+	b = str(b, "")       // the root's path
+	b = append(b, 0xff, 0xff, 0xff, 0xff)
+	b = append(b, make([]byte, 8+60)...) // ACL key, StatPersisted
+	return str(str(b, "/"), signature)
+}
+
+// The snapshot after a SNAP is not packets: the proxy reads it through to
+// its signature, and holds by packet on the stream after it.
+func TestQuorumSnapshotIsReadThrough(t *testing.T) {
 	up := newUpstream(t)
 	p, sink := newProxy(t, up.addr(), WithQuorumPackets())
 	follower, leader := connect(t, p, up)
 	h := p.HoldCommit(TxnMatch{Types: []int32{jute.OpCreate}})
-	snapshot := []byte{0, 0, 0, 1, 0xde, 0xad, 0xbe, 0xef, 0, 0, 0, 0x1e, 0, 0, 0, 0xa}
-	leaderSends(t, leader, follower, packet(jute.QuorumLeaderInfo, 1, nil), packet(jute.QuorumSnap, 1, nil), snapshot,
+	leaderSends(t, leader, follower, packet(jute.QuorumLeaderInfo, 1, nil), packet(jute.QuorumSnap, 1, nil), snapshot(jute.SnapshotSignature),
+		packet(jute.QuorumNewLeader, 1, nil), packet(jute.QuorumUpToDate, -1, nil), proposal(ourSession, 5, "/r/n"))
+	sink.waitLine(t, "SNAP: read the snapshot through (103 bytes, 0 sessions, 1 nodes); packets follow")
+	write(t, leader, packet(jute.QuorumCommit, 5, nil))
+	select {
+	case <-h.Holding():
+	case <-time.After(within):
+		t.Fatalf("the COMMIT after a snapshot was not held: %+v", h.Result())
+	}
+	expectSilence(t, follower)
+	h.Release()
+}
+
+// A snapshot without its signature is not one: the rest is copied raw, and
+// nothing after it is held.
+func TestQuorumBadSnapshotFallsBackToRawBytes(t *testing.T) {
+	up := newUpstream(t)
+	p, sink := newProxy(t, up.addr(), WithQuorumPackets())
+	follower, leader := connect(t, p, up)
+	h := p.HoldCommit(TxnMatch{Types: []int32{jute.OpCreate}})
+	leaderSends(t, leader, follower, packet(jute.QuorumSnap, 1, nil), snapshot("BenWasNotHere"),
 		proposal(ourSession, 5, "/r/n"), packet(jute.QuorumCommit, 5, nil))
-	sink.waitLine(t, "SNAP: the snapshot that follows is not written as packets; copying raw bytes")
+	sink.waitLine(t, `the snapshot after SNAP: signature: got "BenWasNotHere"; want "BenWasHere": jute: not the snapshot signature; copying raw bytes from now on`)
 	if r := h.Result(); r.Conn != 0 || r.Holding {
 		t.Fatalf("got %+v; want nothing matched on a raw stream", r)
 	}

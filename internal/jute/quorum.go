@@ -144,7 +144,7 @@ func ReadQuorumPacket(r io.Reader, limit int) (raw []byte, q QuorumPacket, err e
 	case n > limit/idMinLen:
 		s.fail("QuorumPacket.authinfo", fmt.Errorf("count %d over limit %d: %w", n, limit, ErrFrameTooLarge))
 	default:
-		for range n {
+		for i := 0; i < n && s.err == nil; i++ {
 			s.bytes("Id.scheme", s.length("Id.scheme", limit))
 			s.bytes("Id.id", s.length("Id.id", limit))
 		}
@@ -159,9 +159,10 @@ func ReadQuorumPacket(r io.Reader, limit int) (raw []byte, q QuorumPacket, err e
 // streamReader reads Jute fields from a stream and keeps every byte it
 // consumed. The first failure is kept in err and makes later reads no-ops.
 type streamReader struct {
-	r   io.Reader
-	raw []byte
-	err error
+	r     io.Reader
+	raw   []byte
+	err   error
+	limit int // if positive, how many bytes it reads at most
 }
 
 func (s *streamReader) fail(field string, err error) {
@@ -173,6 +174,10 @@ func (s *streamReader) fail(field string, err error) {
 // fixed reads n bytes (n is small) and returns them.
 func (s *streamReader) fixed(field string, n int) []byte {
 	if s.err != nil {
+		return nil
+	}
+	if s.limit > 0 && len(s.raw)+n > s.limit {
+		s.fail(field, fmt.Errorf("%d bytes read, %d more over limit %d: %w", len(s.raw), n, s.limit, ErrFrameTooLarge))
 		return nil
 	}
 	start := len(s.raw)
@@ -217,6 +222,17 @@ func (s *streamReader) length(field string, limit int) int {
 	return n
 }
 
+// str reads a ustring; nil reads as "".
+func (s *streamReader) str(field string, limit int) string {
+	n := s.length(field, limit)
+	start := len(s.raw)
+	s.bytes(field, n)
+	if s.err != nil {
+		return ""
+	}
+	return string(s.raw[start:])
+}
+
 // bytes reads n bytes, growing the buffer by at most readChunk at a time,
 // so a stream that claims a large buffer and ends early costs little.
 func (s *streamReader) bytes(field string, n int) {
@@ -226,6 +242,73 @@ func (s *streamReader) bytes(field string, n int) {
 		n -= k
 	}
 }
+
+// SnapshotSignature is the string a leader writes after the snapshot that
+// follows a SNAP packet (LearnerHandler.run); the learner refuses the sync
+// without it.
+const SnapshotSignature = "BenWasHere"
+
+// ErrSignature means a snapshot did not end with SnapshotSignature.
+var ErrSignature = errors.New("jute: not the snapshot signature")
+
+// ReadLearnerSnapshot reads what a leader writes after a SNAP packet, the
+// database as ZKDatabase.serializeSnapshot lays it out and then the
+// signature, and returns its bytes as they were read, with the number of
+// sessions and nodes it held. The layout (the same in 3.8.0 and 3.9.3):
+// the sessions (a count, then each id and timeout), the ACL cache (a count,
+// then each key and its vector of ACLs), the nodes (each a path, then its
+// data, ACL key and StatPersisted) up to the path "/", then the signature
+// string. Every buffer, string and vector must fit in limit bytes, and so
+// must the whole (a non-positive limit means MaxFrame). As ReadQuorumPacket
+// does, it returns io.EOF only at EOF before the first byte, and otherwise
+// every byte it consumed with its error; a signature other than
+// SnapshotSignature is an error wrapping ErrSignature.
+func ReadLearnerSnapshot(r io.Reader, limit int) (raw []byte, sessions, nodes int, err error) {
+	if limit <= 0 {
+		limit = MaxFrame
+	}
+	s := streamReader{r: r, limit: limit}
+	sessions = max(0, int(s.int32("snapshot.count"))) // as the official loop, a negative count is none
+	if s.err != nil && len(s.raw) == 0 && errors.Is(s.err, io.EOF) {
+		return nil, 0, 0, io.EOF
+	}
+	for i := 0; i < sessions && s.err == nil; i++ {
+		s.fixed("snapshot.session", 12) // id, timeout
+	}
+	acls := int(s.int32("acl cache.map"))
+	for i := 0; i < acls && s.err == nil; i++ {
+		s.fixed("acl cache.long", 8)
+		n := int(s.int32("acl cache.acls"))
+		switch {
+		case n == -1:
+			s.fail("acl cache.acls", fmt.Errorf("count -1 (nil), which the official reader refuses: %w", ErrNegativeLength))
+		case n > limit/aclMinLen:
+			s.fail("acl cache.acls", fmt.Errorf("count %d over limit %d: %w", n, limit, ErrFrameTooLarge))
+		}
+		for j := 0; j < n && s.err == nil; j++ {
+			s.fixed("ACL.perms", 4)
+			s.bytes("ACL.id.scheme", s.length("ACL.id.scheme", limit))
+			s.bytes("ACL.id.id", s.length("ACL.id.id", limit))
+		}
+	}
+	for s.err == nil {
+		if s.str("node.path", limit) == "/" {
+			break
+		}
+		s.bytes("node.data", s.length("node.data", limit))
+		s.fixed("node.acl+statpersisted", 8+statPersistedLen)
+		nodes++
+	}
+	if sig := s.str("signature", limit); s.err == nil && sig != SnapshotSignature {
+		s.fail("signature", fmt.Errorf("got %q; want %q: %w", sig, SnapshotSignature, ErrSignature))
+	}
+	return s.raw, sessions, nodes, s.err
+}
+
+// statPersistedLen is the encoded StatPersisted: czxid, mzxid, ctime and
+// mtime (longs), version, cversion and aversion (ints), ephemeralOwner and
+// pzxid (longs).
+const statPersistedLen = 4*8 + 3*4 + 2*8
 
 // TxnHeader starts the data of a PROPOSAL: who asked for the transaction
 // and what it is (the official org.apache.zookeeper.txn.TxnHeader).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"strings"
 	"testing"
 	"testing/iotest"
 )
@@ -180,6 +181,87 @@ func FuzzReadQuorumPacket(f *testing.F) {
 			if err != nil || len(rest) != 0 || !reflect.DeepEqual(again, q) {
 				t.Fatalf("DecodeQuorumPacket(raw): %+v rest %d %v; want %+v and nothing left", again, len(rest), err, q)
 			}
+		}
+	})
+}
+
+// learnerSnapshot lays out a database as ZKDatabase.serializeSnapshot and
+// LearnerHandler write it after SNAP: two sessions, an ACL cache of two
+// entries (one with no ACL), the root "" and three nodes, the end marker
+// "/", the signature.
+func learnerSnapshot(signature string) []byte {
+	var b []byte
+	b = appendInt32(b, 2)
+	for _, id := range []int64{0x1000a, 0x2000b} {
+		b = appendInt32(appendInt64(b, id), 10_000)
+	}
+	b = appendInt32(b, 2)
+	b = appendInt32(appendInt64(b, 1), 1)
+	b = appendString(appendString(appendInt32(b, 31), "world"), "anyone")
+	b = appendInt32(appendInt64(b, 2), 0)
+	for _, n := range []struct {
+		path string
+		data []byte
+	}{{"", nil}, {"/zookeeper", []byte{}}, {"/zookeeper/config", []byte("version=0")}, {"/zk19", []byte("x")}} {
+		b = appendString(b, n.path)
+		b = appendBuffer(b, n.data)
+		b = appendInt64(b, 1)
+		b = append(b, make([]byte, statPersistedLen)...)
+	}
+	b = appendString(b, "/")
+	return appendString(b, signature)
+}
+
+func TestReadLearnerSnapshotReadsToTheSignature(t *testing.T) {
+	snap := learnerSnapshot(SnapshotSignature)
+	next := QuorumPacket{Type: QuorumNewLeader, Zxid: 0x1_00000000}.Append(nil)
+	r := iotest.OneByteReader(bytes.NewReader(append(append([]byte(nil), snap...), next...)))
+	raw, sessions, nodes, err := ReadLearnerSnapshot(r, 0)
+	if err != nil || !bytes.Equal(raw, snap) || sessions != 2 || nodes != 4 {
+		t.Fatalf("got %d bytes, %d sessions, %d nodes, %v; want the %d-byte snapshot, 2 sessions, 4 nodes", len(raw), sessions, nodes, err, len(snap))
+	}
+	// The packets go on right after it.
+	if _, q, err := ReadQuorumPacket(r, 0); err != nil || q.Type != QuorumNewLeader {
+		t.Fatalf("after the snapshot: %+v, %v; want NEWLEADER", q, err)
+	}
+	if raw, _, _, err := ReadLearnerSnapshot(bytes.NewReader(nil), 0); err != io.EOF || raw != nil {
+		t.Fatalf("empty stream: got %x, %v; want io.EOF", raw, err)
+	}
+	for n := 1; n < len(snap); n++ {
+		raw, _, _, err := ReadLearnerSnapshot(bytes.NewReader(snap[:n]), 0)
+		if !errors.Is(err, ErrTruncated) || !bytes.Equal(raw, snap[:n]) {
+			t.Fatalf("cut at %d of %d: got %d bytes, %v; want all of them and ErrTruncated", n, len(snap), len(raw), err)
+		}
+	}
+}
+
+func TestReadLearnerSnapshotRefusesAWrongSignatureAndTheLimit(t *testing.T) {
+	bad := learnerSnapshot("BenWasNotHere")
+	if raw, _, _, err := ReadLearnerSnapshot(bytes.NewReader(bad), 0); !errors.Is(err, ErrSignature) || !strings.Contains(err.Error(), "BenWasNotHere") || !bytes.Equal(raw, bad) {
+		t.Fatalf("wrong signature: got %d bytes, %v; want an error naming it and every byte back", len(raw), err)
+	}
+	snap := learnerSnapshot(SnapshotSignature)
+	if _, _, _, err := ReadLearnerSnapshot(bytes.NewReader(snap), len(snap)-1); !errors.Is(err, ErrFrameTooLarge) {
+		t.Fatalf("a snapshot one byte over the limit: got %v; want ErrFrameTooLarge", err)
+	}
+	if _, _, _, err := ReadLearnerSnapshot(bytes.NewReader(snap), len(snap)); err != nil {
+		t.Fatalf("a snapshot of exactly the limit: %v", err)
+	}
+}
+
+func FuzzReadLearnerSnapshot(f *testing.F) {
+	f.Add(learnerSnapshot(SnapshotSignature))
+	f.Add(learnerSnapshot("x"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		raw, _, _, err := ReadLearnerSnapshot(bytes.NewReader(in), 256)
+		if !bytes.Equal(raw, in[:len(raw)]) {
+			t.Fatalf("the bytes handed back are not a prefix of the input")
+		}
+		if errors.Is(err, ErrTruncated) && len(raw) != len(in) {
+			t.Fatalf("truncated after %d of %d bytes", len(raw), len(in))
+		}
+		if len(raw) > 256 {
+			t.Fatalf("read %d bytes over the limit 256", len(raw))
 		}
 	})
 }
