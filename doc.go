@@ -123,6 +123,7 @@
 //     finds exactly one child with that GUID owned by this session, the node
 //     the server created, confirmed without any help from the proxy. Proof:
 //     TestR3_RecoverFindsExactlyTheServersNode,
+//     TestR3_RecoverSyncsBeforeListing,
 //     TestR3_ReleaseLooksAgainAfterALostDelete
 //   - R4 ¶5: Retrying the create blindly makes a second node, after which
 //     recovery fails with an explicit ambiguity error and deletes nothing.

@@ -280,7 +280,6 @@ func TestR3_RecoverSyncsBeforeListing(t *testing.T) {
 	lr := newLostReplyAt(t, fresh, leader, joinOpts{client: []zkclient.Option{zkclient.WithDialer(route.dial)}})
 	t.Logf("A creates through a proxy in front of %s and reconnects to %s; O reads on the leader %s", fresh.Label, lagging.Label, leader.Label)
 	hold := c.links.HoldCommit(leader.ID, lagging.ID, faultproxy.TxnMatch{Types: createOps, Under: lr.root, Session: lr.a.c.SessionID()})
-	t.Cleanup(hold.Release)
 	route.redirect(lagging.Client)
 	lc := loseCreate(t, "R3", lr)
 	select {

@@ -186,7 +186,8 @@ func (l *Links) Release(from, to int) {
 // and nothing else: the first proposal m selects reaches it, and from that
 // proposal's COMMIT on, the proxy keeps the leader's packets in order,
 // letting PINGs and REVALIDATEs past (see faultproxy.HoldCommit). Release
-// the returned hold to deliver them; Heal releases it too.
+// the returned hold to deliver them; Heal, and the test's cleanup, release
+// it too.
 func (l *Links) HoldCommit(from, to int, m faultproxy.TxnMatch) *faultproxy.CommitHold {
 	l.t.Helper()
 	p := l.Proxy(QuorumPort, to, from)
@@ -194,6 +195,7 @@ func (l *Links) HoldCommit(from, to int, m faultproxy.TxnMatch) *faultproxy.Comm
 		l.t.Fatalf("no quorum link proxy %d->%d", to, from)
 	}
 	h := p.HoldCommit(m)
+	l.t.Cleanup(h.Release)
 	l.logf("nemesis hold-commit %d->%d (the COMMIT of the first proposal of %s, and what follows it but PING and REVALIDATE)", from, to, m)
 	return h
 }
