@@ -16,9 +16,9 @@ import (
 // writes (official.Kinds: the request header, the create body, createTTL's
 // body read as a create, the reply header, and on the server-to-server
 // links the leader's QuorumPacket and a proposal's TxnHeader) is checked on
-// edge cases built from its Go type, both ways: the official classes encode and Go decodes
-// the same fields; Go encodes and the official classes decode the same
-// fields; the two encodings are equal byte for byte. The real frames of
+// edge cases built from its Go type, both ways: the official classes encode
+// and Go decodes the same fields; Go encodes and the official classes
+// decode the same fields; the two encodings are equal byte for byte. The real frames of
 // testdata/jute then go to both decoders as they are, and the handshake
 // frames, which the proxy forwards unread, must be exactly what the
 // official ConnectRequest and ConnectResponse read. FuzzJuteAgreesWithOfficial

@@ -117,11 +117,7 @@ type TxnMatch struct {
 
 // String describes m for log lines, such as "create under /r of session 0x1000a".
 func (m TxnMatch) String() string {
-	ts := make([]string, len(m.Types))
-	for i, t := range m.Types {
-		ts[i] = jute.OpName(t)
-	}
-	s := strings.Join(ts, "|")
+	s := opNames(m.Types)
 	if m.Under != "" {
 		s += " under " + m.Under
 	}
@@ -173,7 +169,7 @@ func (m TxnMatch) matches(t txn) bool {
 	case m.Session != 0 && t.hdr.ClientID != m.Session:
 		return false
 	case m.Under != "":
-		return strings.HasPrefix(t.path, strings.TrimSuffix(m.Under, "/")+"/")
+		return under(t.path, m.Under)
 	}
 	return true
 }

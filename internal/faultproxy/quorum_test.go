@@ -120,13 +120,27 @@ func TestQuorumHoldCommitKeepsTheCommitAndWhatFollowsButPingAndRevalidate(t *tes
 	}
 }
 
-func TestQuorumHoldCommitEndsWhenItsConnectionIsCut(t *testing.T) {
-	p, _, follower, leader := linked(t, WithQuorumPackets())
+// holdingCommit is a follower's link with a hold in force: the leader sent
+// a create's proposal and its COMMIT, which is held.
+func holdingCommit(t *testing.T) (p *Proxy, h *CommitHold, follower, leader net.Conn, commit []byte) {
+	t.Helper()
+	p, _, follower, leader = linked(t, WithQuorumPackets())
 	leaderSends(t, leader, follower, syncStart())
-	h := p.HoldCommit(TxnMatch{Types: []int32{jute.OpCreate}})
+	h = p.HoldCommit(TxnMatch{Types: []int32{jute.OpCreate}})
 	leaderSends(t, leader, follower, proposal(ourSession, 5, "/r/n"))
-	write(t, leader, packet(jute.QuorumCommit, 5, nil))
-	<-h.Holding()
+	commit = packet(jute.QuorumCommit, 5, nil)
+	write(t, leader, commit)
+	select {
+	case <-h.Holding():
+	case <-time.After(within):
+		t.Fatalf("the COMMIT was not held: %+v", h.Result())
+	}
+	expectSilence(t, follower)
+	return p, h, follower, leader, commit
+}
+
+func TestQuorumHoldCommitEndsWhenItsConnectionIsCut(t *testing.T) {
+	p, h, _, _, _ := holdingCommit(t)
 	p.Cut(BothEnds)
 	select {
 	case <-h.Done():
@@ -140,14 +154,7 @@ func TestQuorumHoldCommitEndsWhenItsConnectionIsCut(t *testing.T) {
 }
 
 func TestQuorumHealReleasesTheHold(t *testing.T) {
-	p, _, follower, leader := linked(t, WithQuorumPackets())
-	leaderSends(t, leader, follower, syncStart())
-	h := p.HoldCommit(TxnMatch{Types: []int32{jute.OpCreate}})
-	leaderSends(t, leader, follower, proposal(ourSession, 5, "/r/n"))
-	commit := packet(jute.QuorumCommit, 5, nil)
-	write(t, leader, commit)
-	<-h.Holding()
-	expectSilence(t, follower)
+	p, h, follower, _, commit := holdingCommit(t)
 	p.Heal()
 	expectRead(t, follower, string(commit))
 	if r := h.Result(); !r.Released || r.Reason != "heal" {
@@ -158,13 +165,7 @@ func TestQuorumHealReleasesTheHold(t *testing.T) {
 // The end of the leader's stream waits behind the held packets, as it
 // does behind a Hold.
 func TestQuorumEndOfStreamWaitsBehindTheHold(t *testing.T) {
-	p, _, follower, leader := linked(t, WithQuorumPackets())
-	leaderSends(t, leader, follower, syncStart())
-	h := p.HoldCommit(TxnMatch{Types: []int32{jute.OpCreate}})
-	leaderSends(t, leader, follower, proposal(ourSession, 5, "/r/n"))
-	commit := packet(jute.QuorumCommit, 5, nil)
-	write(t, leader, commit)
-	<-h.Holding()
+	_, h, follower, leader, commit := holdingCommit(t)
 	leader.(*net.TCPConn).CloseWrite()
 	expectSilence(t, follower)
 	h.Release()
