@@ -15,10 +15,11 @@ import (
 // (internal/jute) agrees with the official Jute classes of the server's own
 // jar, which the article's proxy used. Every record the proxy reads or
 // writes (official.Kinds: the request header, the create body, createTTL's
-// body read as a create, the reply header) is checked on edge cases built
-// from its Go type, both ways: the official classes encode and Go decodes
-// the same fields; Go encodes and the official classes decode the same
-// fields; the two encodings are equal byte for byte. The real frames of
+// body read as a create, the reply header, and on the server-to-server
+// links the leader's QuorumPacket and a proposal's TxnHeader) is checked on
+// edge cases built from its Go type, both ways: the official classes encode
+// and Go decodes the same fields; Go encodes and the official classes
+// decode the same fields; the two encodings are equal byte for byte. The real frames of
 // testdata/jute then go to both decoders as they are, and the handshake
 // frames, which the proxy forwards unread, must be exactly what the
 // official ConnectRequest and ConnectResponse read. FuzzJuteAgreesWithOfficial

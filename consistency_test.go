@@ -1338,8 +1338,10 @@ func readYourWrite(tr *trio) {
 	}
 }
 
-// mover dials whichever server it points at; moveTo closes the connections
-// it gave out, so the client dials again and lands on the new server.
+// mover dials whichever server it points at (with no target, the address
+// the client asked for); moveTo closes the connections it gave out, so the
+// client dials again and lands on the new server, and redirect leaves them
+// open, so only the client's next dial lands there.
 type mover struct {
 	mu     sync.Mutex
 	target string
@@ -1347,9 +1349,9 @@ type mover struct {
 	conns  []net.Conn
 }
 
-func (m *mover) dial(network, _ string, timeout time.Duration) (net.Conn, error) {
+func (m *mover) dial(network, addr string, timeout time.Duration) (net.Conn, error) {
 	m.mu.Lock()
-	target := m.target
+	target := cmp.Or(m.target, addr)
 	m.dials[target]++
 	m.mu.Unlock()
 	c, err := net.DialTimeout(network, target, timeout)
@@ -1369,6 +1371,12 @@ func (m *mover) moveTo(addr string) {
 		_ = c.Close()
 	}
 	m.conns = nil
+}
+
+func (m *mover) redirect(addr string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.target = addr
 }
 
 func (m *mover) dialsTo(addr string) int { m.mu.Lock(); defer m.mu.Unlock(); return m.dials[addr] }

@@ -211,45 +211,46 @@
 //   - R6 §4 ¶2 句1: GUID 对得上、ephemeralOwner 却是别的 session 的节点，
 //     绝不会被认作自己的。 — A node with the right GUID whose ephemeralOwner
 //     is another session is never adopted. Proof:
-//     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:386)
+//     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:513)
 //   - R3 §4 ¶2 句2: 用同一 session 与 GUID 恢复：列出父节点，
 //     正好找到一个带这个 GUID、属于本 session 的孩子，
 //     也就是服务器建的那个节点，确认时不借助代理提供的任何信息。 — Recovery
 //     with the same session and GUID lists the parent and finds exactly one
 //     child with that GUID owned by this session, the node the server created,
 //     confirmed without any help from the proxy. Proof:
-//     TestR3_RecoverFindsExactlyTheServersNode (proxy_test.go:275),
-//     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:560),
-//     Example_lostCreateReply (proxy_test.go:766)
+//     TestR3_RecoverFindsExactlyTheServersNode (proxy_test.go:289),
+//     TestR3_RecoverSyncsBeforeListing (proxy_test.go:327),
+//     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:687),
+//     Example_lostCreateReply (proxy_test.go:893)
 //   - R5 §4 ¶2 句3: 没有节点带着这个 GUID 时，恢复报告节点缺失，
 //     绝不自作主张变成一次新的获取。 — With no node carrying the GUID,
 //     recovery reports it missing and never turns into a fresh acquisition on
 //     its own. Proof: TestR5_NoMatchIsMissingNotANewAcquisition
-//     (proxy_test.go:345)
+//     (proxy_test.go:472)
 //   - R1 §4 ¶3 句2: 代理转发 create，凭 xid 认出 err=0 的那条回复，
 //     把它丢掉并关闭连接：调用方得到连接丢失，而节点已经在服务器上了。 — The
 //     proxy forwards the create, spots its reply by xid with err=0, drops it
 //     and closes the connection: the caller gets connection loss while the
 //     node exists on the server. Proof:
-//     TestR1_ProxyDropsTheSuccessfulCreateReply (proxy_test.go:193),
-//     Example_lostCreateReply (proxy_test.go:766)
+//     TestR1_ProxyDropsTheSuccessfulCreateReply (proxy_test.go:207),
+//     Example_lostCreateReply (proxy_test.go:893)
 //   - R2 §4 ¶3 句4: 经代理重新连上后，session id 保持不变。 — Reconnecting
 //     through the proxy keeps the same session id. Proof:
-//     TestR2_SessionSurvivesTheLostReply (proxy_test.go:251),
-//     Example_lostCreateReply (proxy_test.go:766)
+//     TestR2_SessionSurvivesTheLostReply (proxy_test.go:265),
+//     Example_lostCreateReply (proxy_test.go:893)
 //   - E5 §4 ¶4 句1 (beyond): 代理的 Go
 //     编解码器在它读取的每种记录上都与服务器自带 jar 中的官方 Jute 类一致，
 //     两个方向都是，模糊测试下也是；没有 JDK 的机器上这项证明会跳过并说明。 —
 //     The proxy's Go codec agrees with the official Jute classes in the
 //     server's own jar on every record the proxy reads, in both directions,
 //     also under fuzzing; where no JDK is present the proof skips and says so.
-//     Proof: TestE5_ProxyCodecAgreesWithOfficialJute (codec_test.go:26)
+//     Proof: TestE5_ProxyCodecAgreesWithOfficialJute (codec_test.go:27)
 //   - R7 §4 ¶4 句2: 代理只解码请求的头部、回复的头部和 CreateRequest，从不解码
 //     create 回复的正文；每条连接的第一帧（握手）原样放过，不从里面读 xid。 —
 //     The proxy decodes request and reply headers and the CreateRequest only,
 //     never the create's response body, and lets each connection's first
 //     (handshake) frame through without reading an xid from it. Proof:
-//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:433),
+//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:560),
 //     internal/faultproxy.TestZKNeverDecodesCreateReplyBody
 //     (internal/faultproxy/zk_test.go:494),
 //     internal/faultproxy.TestZKFirstFrameIsNeverParsed
@@ -262,8 +263,8 @@
 //     此后恢复以明确的歧义错误失败，并且什么也不删。 — Retrying the create
 //     blindly makes a second node, after which recovery fails with an explicit
 //     ambiguity error and deletes nothing. Proof:
-//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:297),
-//     Example_lostCreateReply (proxy_test.go:766)
+//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:424),
+//     Example_lostCreateReply (proxy_test.go:893)
 //   - D2 §4 ¶5 句3 (not verified here): GUID 只是一次逻辑获取的查找键：它不让
 //     create 变成恰好一次，也代替不了持久的客户端状态或客户端重启后的恢复。 —
 //     The GUID is the lookup key of one logical acquisition. It does not make
@@ -272,7 +273,7 @@
 //   - R8 §4 ¶5 句4: session 过期后，旧节点不再带来候选资格，新的获取换用新的
 //     GUID。 — Once the session has expired its old node gives no candidacy,
 //     and a new acquisition uses a fresh GUID. Proof:
-//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:477)
+//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:604)
 //
 // # §5 资源接受新 token 后拒绝旧写
 //
@@ -486,7 +487,7 @@
 //     connection loss gets a larger sequence number while the first node still
 //     exists, so recovery must check session and ephemeralOwner and handle
 //     zero or several matches. Proof: Example_x1RetryAfterConnectionLoss
-//     (proxy_test.go:830)
+//     (proxy_test.go:957)
 //   - X2 §8 ¶4 句1: 照题面做练习二：A 过期时资源的高水位已经是 A 的 token 0，A
 //     写之前确实问过 ZooKeeper，竞态也被展示出来，
 //     资源在这个状态下（而不是空资源）接受 A 迟到的 token 0。 — Exercise 2 as

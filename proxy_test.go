@@ -44,12 +44,20 @@ type lostReply struct {
 	sessionBefore, sessionAfter int64      // A's session before the fault and after reconnecting
 }
 
-// newLostReply sets the experiment up; aOpts configures A.
+// newLostReply sets the experiment up on the shared server; aOpts
+// configures A.
 func newLostReply(t zkserver.TB, aOpts joinOpts) *lostReply {
 	t.Helper()
 	s := sharedServer(t)
-	lr := &lostReply{room: newRoom(t, []string{s.Client})}
-	lr.proxy = zkserver.ClientProxy(t, "A-proxy", s)
+	return newLostReplyAt(t, s, s, aOpts)
+}
+
+// newLostReplyAt sets the experiment up with A's proxy in front of server
+// a and O connected to server o.
+func newLostReplyAt(t zkserver.TB, a, o *zkserver.Server, aOpts joinOpts) *lostReply {
+	t.Helper()
+	lr := &lostReply{room: newRoom(t, []string{o.Client})}
+	lr.proxy = zkserver.ClientProxy(t, "A-proxy", a)
 	aOpts.via = []string{lr.proxy.Addr()}
 	lr.a = lr.join("A", aOpts)
 	return lr
@@ -153,7 +161,13 @@ type lostCreate struct {
 // get as far as its observation: it stops, not shown.
 func runLostCreate(t zkserver.TB, id string) *lostCreate {
 	t.Helper()
-	lc := &lostCreate{lostReply: newLostReply(t, joinOpts{})}
+	return loseCreate(t, id, newLostReply(t, joinOpts{}))
+}
+
+// loseCreate is runLostCreate on an experiment already set up.
+func loseCreate(t zkserver.TB, id string, lr *lostReply) *lostCreate {
+	t.Helper()
+	lc := &lostCreate{lostReply: lr}
 	phase(t, "the proxy loses the reply to A's create under %s", lc.parent)
 	ctx := lockCtx(t)
 	lc.drop, lc.createErr = lc.loseReply(t, faultproxy.Match{Ops: createOps, Under: lc.parent}, func() error {
@@ -286,6 +300,119 @@ func TestR3_RecoverFindsExactlyTheServersNode(t *testing.T) {
 		refuted(t, "R3", "recovered %s; O sees %v; want the same single node owned by A's session 0x%x", path.Base(h.Path), seen, lc.sessionAfter)
 	}
 	if err := h.Release(ctx); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+}
+
+// TestR3_RecoverSyncsBeforeListing: R3 on three servers, where the server
+// A reconnects to after the lost reply may not have applied the create yet
+// (claim R3, §4 ¶2; the sync of §2 ¶1). The reply was lost, so A's session
+// has not seen the create's zxid and a follower that lacks the node takes
+// the session all the same; a listing there misses the node, and Recover
+// would report it missing while it exists. Recover syncs first: the
+// leader's answer to the sync follows the create's COMMIT on the
+// follower's stream, so the listing after it has the node.
+//
+// A creates through a proxy in front of one follower (fresh), which loses
+// the successful reply; A's next dial lands on the other follower
+// (lagging). The link proxy from the leader to the lagging follower lets
+// the create's proposal through and holds its COMMIT and every later
+// packet but PINGs and REVALIDATEs (faultproxy.HoldCommit), so the lagging
+// follower has logged the create, has not applied it, and revalidates A's
+// session with the leader. The window is shown open first: A's own plain
+// listing there lacks the node that O sees on the leader. Then Recover
+// must not return while the COMMIT is held, its sync's answer (the
+// leader's SYNC) is seen held behind the COMMIT, and after the release
+// Recover adopts the node O sees.
+func TestR3_RecoverSyncsBeforeListing(t *testing.T) {
+	zkserver.RequireFaults(t)
+	claim(t, "R3")
+	c := startCluster(t, 3, zkserver.WithTickTime(trioTick), zkserver.WithLimits(10, trioSyncLimit))
+	leader, fs := c.Leader(), c.Followers()
+	fresh, lagging := fs[0], fs[1]
+	route := &mover{dials: map[string]int{}}
+	lr := newLostReplyAt(t, fresh, leader, joinOpts{client: []zkclient.Option{zkclient.WithDialer(route.dial)}})
+	t.Logf("A creates through a proxy in front of %s and reconnects to %s; O reads on the leader %s", fresh.Label, lagging.Label, leader.Label)
+	hold := c.links.HoldCommit(leader.ID, lagging.ID, faultproxy.TxnMatch{Types: createOps, Under: lr.parent, Session: lr.a.c.SessionID()})
+	route.redirect(lagging.Client)
+	lc := loseCreate(t, "R3", lr)
+	select {
+	case <-hold.Holding():
+	case <-time.After(within):
+		notShown(t, "R3", "the COMMIT of A's create was not held on its way to %s within %v: %+v", lagging.Label, within, hold.Result())
+	}
+	created := hold.Result()
+	t.Logf("nemesis observes: %s got the proposal of %s at zxid %#x; its COMMIT is held", lagging.Label, path.Base(created.Path), created.Zxid)
+
+	phase(t, "the window: %s has A's session and lacks A's node", lagging.Label)
+	lc.a.a.info("its dialer sent %d connection(s) to %s since the reply was lost", route.dialsTo(lagging.Client), lagging.Label)
+	st, err := lagging.Srvr()
+	if err != nil {
+		t.Fatalf("srvr %s: %v", lagging.Label, err)
+	}
+	seen := lc.nodesWithGUID(t)
+	lc.a.a.invoke("children %s (plain, on %s)", lc.parent, lagging.Label)
+	plain, _, err := lc.a.c.Children(lc.parent)
+	if err != nil {
+		t.Fatalf("A children: %v", err)
+	}
+	lc.a.a.ok("%v", plain)
+	if route.dialsTo(lagging.Client) == 0 || lc.sessionAfter != lc.sessionBefore || seen[path.Base(created.Path)] != lc.sessionAfter ||
+		slices.Contains(plain, path.Base(created.Path)) || st.Zxid >= created.Zxid {
+		notShown(t, "R3", "the window is not open: A's dials to %s %d, session 0x%x (before 0x%x); O sees %v; A's plain listing there %v; its zxid %#x (the create's %#x); want A on %s in its session, lacking the node O sees",
+			lagging.Label, route.dialsTo(lagging.Client), lc.sessionAfter, lc.sessionBefore, seen, plain, st.Zxid, created.Zxid, lagging.Label)
+	}
+
+	phase(t, "A recovers on %s while the COMMIT is held", lagging.Label)
+	type outcome struct {
+		h   *lock.Held
+		err error
+	}
+	ctx := lockCtx(t)
+	res := make(chan outcome, 1)
+	lc.a.a.invoke("recover guid=%s", lc.guid)
+	go func() { h, err := lc.a.l.Recover(ctx, lc.guid); res <- outcome{h, err} }()
+	var early *outcome
+	wait.For(t, within, "A's Recover to return, or the leader's SYNC to be held behind the COMMIT", func() (bool, string) {
+		select {
+		case o := <-res:
+			early = &o
+			return true, ""
+		default:
+		}
+		r := hold.Result()
+		return r.Held[jute.QuorumSync] > 0, "held: " + faultproxy.Kinds(r.Held)
+	})
+	if early != nil {
+		lc.a.a.fail("%s, %v", holdOf(early.h), early.err)
+		refutedNow(t, "R3", "Recover returned %s, %v (missing: %v) on %s while the COMMIT of the node O sees (%s) was held there (held: %s): it listed what the follower had without waiting for the leader's commits",
+			holdOf(early.h), early.err, errors.Is(early.err, lock.ErrMissing), lagging.Label, path.Base(created.Path), faultproxy.Kinds(hold.Result().Held))
+	}
+	waiting := hold.Result()
+	lc.a.a.info("recover pending: the leader's SYNC for it is held behind the COMMIT (held: %s)", faultproxy.Kinds(waiting.Held))
+
+	phase(t, "the COMMIT and what followed it reach %s", lagging.Label)
+	hold.Release()
+	t.Logf("nemesis release-commit %d->%d: %s delivered in order", leader.ID, lagging.ID, faultproxy.Kinds(hold.Result().Held))
+	var o outcome
+	select {
+	case o = <-res:
+	case <-time.After(within):
+		refutedNow(t, "R3", "Recover did not return within %v of the release", within)
+	}
+	if o.err != nil {
+		lc.a.a.fail("%v", o.err)
+		refutedNow(t, "R3", "Recover after the release: %v; want the node %s", o.err, path.Base(created.Path))
+	}
+	lc.a.a.ok("%s", path.Base(o.h.Path))
+	after := lc.nodesWithGUID(t)
+	evidence(t, "after the lost create reply A reconnected in its session 0x%x to %s, which had logged the create at zxid %#x but not applied it (its zxid %#x; A's plain listing there: %v; let past the hold: %s); "+
+		"Recover did not return while the COMMIT was held, its sync's answer was held behind it (%s), and after the release Recover adopted %s; O sees %v",
+		lc.sessionAfter, lagging.Label, created.Zxid, st.Zxid, plain, faultproxy.Kinds(waiting.Passed), faultproxy.Kinds(waiting.Held), path.Base(o.h.Path), after)
+	if path.Base(o.h.Path) != path.Base(created.Path) || after[path.Base(o.h.Path)] != lc.sessionAfter {
+		refuted(t, "R3", "Recover adopted %s; want %s, the node O sees owned by A's session 0x%x (O sees %v)", path.Base(o.h.Path), path.Base(created.Path), lc.sessionAfter, after)
+	}
+	if err := o.h.Release(ctx); err != nil {
 		t.Fatalf("release: %v", err)
 	}
 }

@@ -53,11 +53,7 @@ type Match struct {
 
 // String describes m for log lines, such as "delete under /lock, reply err=0".
 func (m Match) String() string {
-	ops := make([]string, len(m.Ops))
-	for i, op := range m.Ops {
-		ops[i] = jute.OpName(op)
-	}
-	s := strings.Join(ops, "|")
+	s := opNames(m.Ops)
 	switch {
 	case m.Path != "":
 		s += " of " + m.Path
@@ -101,7 +97,21 @@ func (m Match) request(h jute.RequestHeader, body []byte) (path string, ok bool)
 	case m.Path != "":
 		return path, path == m.Path
 	}
-	return path, strings.HasPrefix(path, strings.TrimSuffix(m.Under, "/")+"/")
+	return path, under(path, m.Under)
+}
+
+// opNames names opcodes for log lines, such as "create|create2".
+func opNames(ops []int32) string {
+	names := make([]string, len(ops))
+	for i, op := range ops {
+		names[i] = jute.OpName(op)
+	}
+	return strings.Join(names, "|")
+}
+
+// under reports whether path lies strictly under node parent.
+func under(path, parent string) bool {
+	return strings.HasPrefix(path, strings.TrimSuffix(parent, "/")+"/")
 }
 
 // rule is what a Drop waits for: a request it selects, and the reply err

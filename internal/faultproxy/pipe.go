@@ -103,14 +103,16 @@ type pipe struct {
 	// Guarded by p.mu.
 	q        []item
 	qBytes   int64
-	srcDone  bool  // the reader has stopped
-	srcErr   error // why: io.EOF for a clean close
-	finished bool  // the writer has delivered the end of the stream
+	held     []item // kept by a HoldCommit (Down only), in order, not yet in q
+	srcDone  bool   // the reader has stopped
+	srcErr   error  // why: io.EOF for a clean close
+	finished bool   // the writer has delivered the end of the stream
 
 	// Owned by the reader goroutine.
-	br     *bufio.Reader // ZooKeeper mode
-	raw    bool          // ZooKeeper mode fell back to raw copying
-	frames int           // frames read so far
+	br          *bufio.Reader // ZooKeeper or quorum mode
+	raw         bool          // ZooKeeper or quorum mode fell back to raw copying
+	frames      int           // frames or quorum packets read so far
+	snapshotDue bool          // quorum mode: a SNAP was read, its snapshot comes next
 }
 
 func (pp *pipe) dir() Dir { return dirs[pp.idx] }
@@ -143,19 +145,35 @@ func (pp *pipe) discardQueue(blackholed bool) {
 	clear(pp.q)
 	pp.q = pp.q[:0]
 	pp.qBytes = 0
+	if pp.idx == 1 && len(p.holds) > 0 {
+		why := "the connection closed or was cut"
+		if blackholed {
+			why = "blackholed"
+		}
+		pp.loseHeld(why)
+	}
 }
 
 // readLoop reads chunks or frames from src until it fails.
 func (pp *pipe) readLoop() {
 	c, p := pp.c, pp.c.p
-	if p.cfg.zk {
+	quorum := p.cfg.quorum && pp.idx == 1
+	if p.cfg.zk || quorum {
 		pp.br = bufio.NewReaderSize(pp.src, 64<<10)
 	}
 	buf := make([]byte, 32<<10)
 	for {
-		b, frameNo, err := pp.next(buf)
+		var b []byte
+		var frameNo int
+		var pkt *jute.QuorumPacket
+		var err error
+		if quorum {
+			b, pkt, err = pp.nextPacket(buf)
+		} else {
+			b, frameNo, err = pp.next(buf)
+		}
 		if len(b) > 0 {
-			pp.handle(b, frameNo)
+			pp.handle(b, frameNo, pkt)
 		}
 		if err != nil {
 			p.mu.Lock()
@@ -262,9 +280,11 @@ func (pp *pipe) parse(b []byte, frameNo int) (f parsed) {
 }
 
 // handle queues or discards b according to the direction's mode and the
-// connection's state, and applies LoseReply faults to ZooKeeper frames.
-func (pp *pipe) handle(b []byte, frameNo int) {
+// connection's state, applies LoseReply faults to ZooKeeper frames, and
+// HoldCommit faults to quorum packets (pkt, when b is one).
+func (pp *pipe) handle(b []byte, frameNo int, pkt *jute.QuorumPacket) {
 	f := pp.parse(b, frameNo)
+	t := readTxn(pkt)
 	c, p := pp.c, pp.c.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -290,6 +310,9 @@ func (pp *pipe) handle(b []byte, frameNo int) {
 	}
 	if m == blackhole {
 		pp.lose(n)
+		return
+	}
+	if pp.idx == 1 && p.cfg.quorum && len(p.holds) > 0 && pp.holdPacket(pkt, t, b) {
 		return
 	}
 	pp.q = append(pp.q, item{b: b, drop: drop, seen: f.seen})
@@ -381,7 +404,7 @@ func (pp *pipe) writeLoop() {
 		case len(pp.q) > 0:
 			pp.deliverHead()
 			continue
-		case pp.srcDone:
+		case pp.srcDone && len(pp.held) == 0: // the end waits behind held packets too
 			pp.finish()
 			return
 		}

@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"time"
 )
@@ -121,6 +122,7 @@ type config struct {
 	dialRetry  time.Duration
 	firstBytes func(client io.Reader) ([]byte, error)
 	zk         bool
+	quorum     bool
 }
 
 // WithName sets the name used in log lines (default: the upstream address).
@@ -197,7 +199,8 @@ type Proxy struct {
 	modes     [2]mode
 	conns     map[int]*conn
 	nextID    int
-	drops     []*Drop // unfinished faults armed by LoseReply
+	drops     []*Drop       // unfinished faults armed by LoseReply
+	holds     []*CommitHold // unfinished faults armed by HoldCommit
 	sessions  []Session
 	stats     Stats
 	discarded [2]int64
@@ -305,6 +308,10 @@ func (p *Proxy) Close() error {
 		for len(p.drops) > 0 {
 			p.finishDrop(p.drops[0], false, "proxy closed")
 		}
+		for _, h := range p.holds {
+			h.end("proxy closed")
+		}
+		p.holds = nil
 		p.logf("closed")
 	}
 	p.mu.Unlock()
@@ -423,7 +430,8 @@ func (p *Proxy) Cut(e End) {
 
 // Heal undoes every fault except LoseReply, as a real partition ends: both
 // directions pass again (held bytes are delivered first, in order, as TCP
-// would retransmit them), new connections are accepted again, connections
+// would retransmit them, and so are the packets a HoldCommit keeps; one
+// still waiting for its COMMIT is cancelled), new connections are accepted again, connections
 // left half-open by Cut are closed, and every connection that lost bytes to
 // a Blackhole is reset (RST on both sockets). Without the reset such a
 // connection stays open and silent, and its peers learn nothing until
@@ -448,6 +456,9 @@ func (p *Proxy) Heal() {
 	p.stats.Reset += reset
 	n := p.heldBytes(Both) // what the connections that go on will get
 	p.setMode(Both, pass)
+	for _, h := range slices.Clone(p.holds) {
+		p.releaseHold(h, "heal")
+	}
 	p.logf("heal: passing both directions (%d held bytes delivered), accepting connections, %d cut connections closed, %d blackholed connections reset", n, cut, reset)
 }
 

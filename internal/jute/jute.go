@@ -2,7 +2,8 @@
 // format that the fault-injection proxy and the tests need: client-protocol
 // framing, request and reply headers, and the bodies of the requests whose
 // path the proxy can match (create, delete, exists, getData, getChildren,
-// getChildren2).
+// getChildren2); and on the server-to-server links, the quorum packets a
+// leader sends its followers and the header of a proposal's transaction.
 //
 // Encodings are big-endian: int is int32, long is int64, a buffer or string
 // is an int32 length (-1 means nil) followed by that many bytes, a vector is

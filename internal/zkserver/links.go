@@ -62,7 +62,9 @@ func (l *Links) peerAddr(from, to int, kind PortKind, real string) string {
 	popts := []faultproxy.Option{faultproxy.WithName(name), faultproxy.WithLogf(l.proxyLog)}
 	if kind == QuorumPort {
 		// A new leader reports LEADING before it binds its quorum port.
-		popts = append(popts, faultproxy.WithDialRetry(10*time.Second))
+		// What flows Down is the leader's stream to `from`, read as
+		// packets for HoldCommit.
+		popts = append(popts, faultproxy.WithDialRetry(10*time.Second), faultproxy.WithQuorumPackets())
 	} else {
 		popts = append(popts, faultproxy.WithFirstBytes(l.rewriteElection(from, to)))
 	}
@@ -178,6 +180,24 @@ func (l *Links) Release(from, to int) {
 	l.t.Helper()
 	l.each(from, to, allKinds, func(p *faultproxy.Proxy, d faultproxy.Dir, _ int) { p.Release(d) })
 	l.logf("nemesis release %d->%d", from, to)
+}
+
+// HoldCommit makes follower `to` lag behind one write of leader `from`
+// and nothing else: the first proposal m selects reaches it, and from that
+// proposal's COMMIT on, the proxy keeps the leader's packets in order,
+// letting PINGs and REVALIDATEs past (see faultproxy.HoldCommit). Release
+// the returned hold to deliver them; Heal, and the test's cleanup, release
+// it too.
+func (l *Links) HoldCommit(from, to int, m faultproxy.TxnMatch) *faultproxy.CommitHold {
+	l.t.Helper()
+	p := l.Proxy(QuorumPort, to, from)
+	if p == nil {
+		l.t.Fatalf("no quorum link proxy %d->%d", to, from)
+	}
+	h := p.HoldCommit(m)
+	l.t.Cleanup(h.Release)
+	l.logf("nemesis hold-commit %d->%d (the COMMIT of the first proposal of %s, and what follows it but PING and REVALIDATE)", from, to, m)
+	return h
 }
 
 // Blackhole discards the bytes from `from` to `to`; sockets stay open

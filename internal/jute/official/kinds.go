@@ -28,6 +28,10 @@ var Kinds = []Kind{
 	// createTTL's body is a CreateRequest followed by a long the proxy skips.
 	body("org.apache.zookeeper.proto.CreateTTLRequest", jute.DecodeCreateRequest, bodyOf(opIs(jute.OpCreateTTL))).
 		followedBy("ttl", int64(60_000), 8),
+	// The link proxies read the leader's quorum stream (packets back to
+	// back) and a PROPOSAL's TxnHeader; no client frame carries them.
+	header("org.apache.zookeeper.server.quorum.QuorumPacket", jute.DecodeQuorumPacket, notInClientFrames),
+	header("org.apache.zookeeper.txn.TxnHeader", jute.DecodeTxnHeader, notInClientFrames),
 }
 
 // handshakeClasses are the first frames' records, which the proxy forwards
@@ -92,6 +96,8 @@ func (k Kind) followedBy(tag string, v any, n int) Kind {
 // Carried returns the part of a captured frame that holds this record, or
 // nil.
 func (k *Kind) Carried(f Frame) []byte { return k.carried(f) }
+
+func notInClientFrames(Frame) []byte { return nil }
 
 func requestPayload(f Frame) []byte {
 	if f.FromClient && !f.First {
