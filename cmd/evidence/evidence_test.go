@@ -305,3 +305,37 @@ func mustAbs(t *testing.T, p string) string {
 	}
 	return a
 }
+
+// TestZhFromTheSameRun: -zh writes the Chinese attachments from the run
+// that wrote -o, so the two files cannot disagree: every claim of the
+// English table has a row in the Chinese one, and the Chinese file links
+// the English file's pictures instead of drawing its own.
+func TestZhFromTheSameRun(t *testing.T) {
+	dir := t.TempDir()
+	var stderr bytes.Buffer
+	out, zh := filepath.Join(dir, "EVIDENCE.md"), filepath.Join(dir, "EVIDENCE.zh.md")
+	run([]string{"-C", "../..", "-index", mustAbs(t, "testdata/claims.json"), "-json", mustAbs(t, "testdata/run.json"), "-o", out, "-zh", zh}, &stderr)
+	en, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	b, err := os.ReadFile(zh)
+	if err != nil {
+		t.Fatalf("-zh wrote no file: %v\n%s", err, stderr.String())
+	}
+	for _, want := range []string{"论断证据表", "验证记录", "| S2（超出原文） |", "| X1 |"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("EVIDENCE.zh.md lacks %q", want)
+		}
+	}
+	if !strings.Contains(string(en), "| S2 (beyond) |") {
+		t.Errorf("EVIDENCE.md lacks S2's row")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "docs", "diagrams", "EVIDENCE.zh")); err == nil {
+		t.Errorf("-zh drew pictures of its own under docs/diagrams/EVIDENCE.zh; want the English file's linked")
+	}
+	var bad bytes.Buffer
+	if code := run([]string{"-lang", "zh", "-zh", zh, "-o", out}, &bad); code != 2 {
+		t.Errorf("-lang zh with -zh: exit %d; want 2 (usage)", code)
+	}
+}

@@ -21,7 +21,7 @@ func main() {
 
 // options are the command line's flags.
 type options struct {
-	dir, index, out, jsonIn, save, backend, timeout, command, lang string
+	dir, index, out, jsonIn, save, backend, timeout, command, lang, zh string
 	doc, sync                                                      bool
 	args                                                           []string
 }
@@ -47,10 +47,11 @@ func parseFlags(args []string, stderr io.Writer) (options, bool) {
 	fs.StringVar(&o.timeout, "timeout", "30m", "go test -timeout")
 	fs.StringVar(&o.command, "cmd", "", "with -json: the command that produced the stream, for the header")
 	fs.StringVar(&o.lang, "lang", "en", "the language of the evidence file: en, or zh for the article's two attachments in Chinese (论断证据表, 验证记录)")
+	fs.StringVar(&o.zh, "zh", "", "also write, from the same run, the article's attachments in Chinese to this file (with -lang en), next to -o: it links the same pictures")
 	fs.BoolVar(&o.doc, "doc", false, "regenerate doc.go from the index and exit")
 	fs.BoolVar(&o.sync, "sync", false, "set the index's proof lists from the root package's tests, regenerate doc.go and exit")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: go run ./cmd/evidence [-backend process|container] [-lang en|zh] [-o EVIDENCE.md] [-json file] [-save file]\n"+
+		fmt.Fprintf(stderr, "usage: go run ./cmd/evidence [-backend process|container] [-lang en|zh] [-o EVIDENCE.md] [-zh EVIDENCE.zh.md] [-json file] [-save file]\n"+
 			"       go run ./cmd/evidence -doc | -sync\n")
 		fs.PrintDefaults()
 	}
@@ -59,6 +60,10 @@ func parseFlags(args []string, stderr io.Writer) (options, bool) {
 	}
 	if o.lang != "en" && o.lang != "zh" {
 		fmt.Fprintf(stderr, "evidence: -lang %q; want en or zh\n", o.lang)
+		return o, false
+	}
+	if o.zh != "" && (o.lang != "en" || filepath.Dir(o.zh) != filepath.Dir(o.out)) {
+		fmt.Fprintf(stderr, "evidence: -zh %q goes with -lang en and next to -o %q (it links the same pictures)\n", o.zh, o.out)
 		return o, false
 	}
 	return o, true
@@ -166,6 +171,15 @@ func writeEvidence(o options, ix *claims.Index, stderr io.Writer) int {
 	if err := os.WriteFile(o.at(o.out), md.Bytes(), 0o644); err != nil {
 		fmt.Fprintf(stderr, "evidence: %v\n", err)
 		return 1
+	}
+	if o.zh != "" {
+		var zh bytes.Buffer
+		renderMarkdownZh(&zh, r)
+		if err := os.WriteFile(o.at(o.zh), zh.Bytes(), 0o644); err != nil {
+			fmt.Fprintf(stderr, "evidence: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "evidence: wrote %s\n", o.at(o.zh))
 	}
 	for _, v := range r.vs {
 		if v.Kind == NotShown || v.Kind == Refuted {
