@@ -22,8 +22,8 @@ func main() {
 // options are the command line's flags.
 type options struct {
 	dir, index, out, jsonIn, save, backend, timeout, command, lang, zh string
-	doc, sync                                                      bool
-	args                                                           []string
+	doc, sync                                                          bool
+	args                                                               []string
 }
 
 // at resolves a path given on the command line against -C.
