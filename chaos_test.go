@@ -86,7 +86,10 @@ const (
 // accepted); the control takes them, or the run proved nothing; porcupine
 // finds both fenced histories linearizable as a register; no lock node,
 // session, goroutine, server process or container is left. Overlapping
-// holds are counted, not failed: they are the article's point.
+// holds are counted, not failed: they are the article's point. It runs
+// sequentially (not parallel): what is left is counted for the whole test
+// process (zkserver.Live, goleak, zkserver.Leftovers), which a test running
+// beside it would change.
 func TestC1_ChaosLeavesNoStaleWriteInAFencedResource(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claim(t, "C1")

@@ -331,6 +331,7 @@ func requireLagAtRead(t zkserver.TB, id string, r staleReadResult) {
 // and the other follower. The observations are the ones
 // Example_staleReadFromLaggingFollower prints.
 func TestS1_PlainReadOnLaggingFollowerIsStale(t *testing.T) {
+	parallel(t)
 	zkserver.RequireFaults(t)
 	claim(t, "S1")
 	r := runStaleRead(t)
@@ -353,6 +354,7 @@ func TestS1_PlainReadOnLaggingFollowerIsStale(t *testing.T) {
 // the catch-up, and on the control round recorded end to end, in which the
 // stream was released before B read.
 func TestS2_StaleHistoryIsNotLinearizable(t *testing.T) {
+	parallel(t)
 	zkserver.RequireFaults(t)
 	claim(t, "S2")
 	r := runStaleRead(t)
@@ -378,6 +380,7 @@ func TestS2_StaleHistoryIsNotLinearizable(t *testing.T) {
 // the proxy still held the leader's bytes, and no byte went up from B's
 // follower to the leader for it.
 func TestS3_FollowerAnswersReadsFromItsOwnCopy(t *testing.T) {
+	parallel(t)
 	zkserver.RequireFaults(t)
 	claim(t, "S3")
 	tr := newTrio(t)
@@ -460,6 +463,7 @@ func (tr *trio) blockedUntilRelease(what string, op func() error) barrierResult 
 // follower has forwarded the sync and the leader has answered into the
 // proxy's buffer, then checks that sync is still pending.
 func TestY1_SyncWaitsForTheLeaderStream(t *testing.T) {
+	parallel(t)
 	zkserver.RequireFaults(t)
 	claim(t, "Y1")
 	requireWaitsForTheStream(t, "Y1", "sync "+xPath, func(tr *trio) error { _, err := tr.B.Conn.Sync(xPath); return err })
@@ -470,6 +474,7 @@ func TestY1_SyncWaitsForTheLeaderStream(t *testing.T) {
 // follower has applied it, and it comes after A's write in the leader's
 // stream, so the read after it sees x=1 (claim Y3, article §2).
 func TestY3_WriteBarrierGivesItsProgress(t *testing.T) {
+	parallel(t)
 	zkserver.RequireFaults(t)
 	claim(t, "Y3")
 	requireWaitsForTheStream(t, "Y3", "set /barrier (write barrier)", func(tr *trio) error {
@@ -676,6 +681,7 @@ func consField(line, name string) string {
 // barrier, waits for the held stream. That is an implementation fact, not a
 // documented guarantee.
 func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
+	parallel(t)
 	zkserver.RequireFaults(t)
 	claim(t, "Y4")
 	trio := newTrio(t)
@@ -762,6 +768,7 @@ func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 // getData, which then returns the older value (claim Y5, article §2). The
 // composite interval is linearizable; the inner getData interval alone is not.
 func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
+	parallel(t)
 	zkserver.RequireFaults(t)
 	claim(t, "Y5")
 	tr := newTrio(t)
@@ -820,6 +827,7 @@ func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 // up to itself; hold the stream again, let A write, and B's next plain read
 // is stale again (claim Y6, article §2).
 func TestY6_OneBarrierDoesNotMakeLaterReadsFresh(t *testing.T) {
+	parallel(t)
 	zkserver.RequireFaults(t)
 	claim(t, "Y6")
 	tr := newTrio(t)
@@ -955,6 +963,7 @@ func errOrEmpty(err error) string {
 // linearizable. The observations are the ones Example_syncInZK1675Window
 // prints; then the test measures how long the window stayed open.
 func TestY2_SyncInTheZK1675WindowReadsStale(t *testing.T) {
+	parallel(t)
 	zkserver.RequireFaults(t)
 	claim(t, "Y2")
 	w := newZK1675(t)
@@ -1089,6 +1098,7 @@ func Example_syncInZK1675Window() {
 // are ("0","0") before it and ("1","1") after it; B's pair is checked
 // against them and against the zxids of what it read.
 func TestY8_BarrierIsNoSnapshotAcrossPaths(t *testing.T) {
+	parallel(t)
 	zkserver.RequireFaults(t)
 	claim(t, "Y8")
 	tr := newTrio(t)
@@ -1160,6 +1170,7 @@ const (
 // returned, and it returns only after the acknowledgements are released and
 // the write commits; B's read after it sees the write.
 func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
+	parallel(t)
 	zkserver.RequireFaults(t)
 	claim(t, "Y7")
 	c := startCluster(t, 5, zkserver.WithTickTime(y7Tick), zkserver.WithLimits(10, y7SyncLimit))
@@ -1268,6 +1279,7 @@ func syncAs(t zkserver.TB, c *zkclient.Client, a actor, d time.Duration) {
 //     z: that server refuses the session (its own log says so) until it has
 //     caught up, so B's read never returns the older state.
 func TestS4_SessionOrderAndNoGoingBack(t *testing.T) {
+	parallel(t)
 	zkserver.RequireFaults(t)
 	claim(t, "S4")
 	// The server says why it turns a session away at INFO.

@@ -24,27 +24,27 @@
 //     a server whose last zxid is behind what the session has seen refuses the
 //     session, as the client and the server's log both show, so the session
 //     never reads back in time. Proof: TestS4_SessionOrderAndNoGoingBack
-//     (consistency_test.go:1270)
+//     (consistency_test.go:1281)
 //   - S1 §1 ¶2 句1 (beyond): A 写入成功并经带外渠道告诉 B 之后，B
 //     在还没收到这次提交的 follower 上做普通读，拿到的仍是旧值 0。 — After A's
 //     write succeeds and A tells B out of band, B's plain read on a follower
 //     that has not yet received the commit still returns the old value 0.
 //     Proof: TestS1_PlainReadOnLaggingFollowerIsStale
 //     (consistency_test.go:333), Example_staleReadFromLaggingFollower
-//     (consistency_test.go:1007)
+//     (consistency_test.go:1016)
 //   - S2 §1 ¶2 句3 (beyond): porcupine
 //     把这段历史当作线性化寄存器来检查时予以拒绝；同样的操作若等 follower
 //     追上后 B 再读，则被接受。 — Porcupine rejects that history as a
 //     linearizable register and accepts the same history when B reads only
 //     after the follower has caught up. Proof:
-//     TestS2_StaleHistoryIsNotLinearizable (consistency_test.go:355),
-//     Example_staleReadFromLaggingFollower (consistency_test.go:1007)
+//     TestS2_StaleHistoryIsNotLinearizable (consistency_test.go:356),
+//     Example_staleReadFromLaggingFollower (consistency_test.go:1016)
 //   - S3 §1 ¶3 句2 (beyond): follower 以自己的本地状态回答 getData：leader
 //     发往它的数据流仍被扣着，读取照样完成，不需要与 leader 往返。 — A
 //     follower serves getData from its local state: the read completes while
 //     the leader's stream to it is still held, with no round trip to the
 //     leader. Proof: TestS3_FollowerAnswersReadsFromItsOwnCopy
-//     (consistency_test.go:380)
+//     (consistency_test.go:382)
 //
 // # §2 sync 的边界不能省略
 //
@@ -55,7 +55,7 @@
 //     会阻塞，直到被扣住的 leader 链路放开，随后的读看到 1。 — With a healthy
 //     current leader, sync on a lagging follower blocks until the held leader
 //     link is released, and the read that follows sees 1. Proof:
-//     TestY1_SyncWaitsForTheLeaderStream (consistency_test.go:462)
+//     TestY1_SyncWaitsForTheLeaderStream (consistency_test.go:465)
 //   - Y2 §2 ¶2 句1 (beyond): 五台服务器上复现 ZOOKEEPER-1675
 //     的窗口（先确认被隔开的旧 leader 仍报告自己在领导）：旧 follower 的客户端
 //     sync 成功后读到 0，而新多数早已提交 1；porcupine
@@ -64,15 +64,15 @@
 //     client of the old follower gets a successful sync and then reads 0
 //     although the new majority committed 1; porcupine finds it not
 //     linearizable. Proof: TestY2_SyncInTheZK1675WindowReadsStale
-//     (consistency_test.go:957), Example_syncInZK1675Window
-//     (consistency_test.go:1055)
+//     (consistency_test.go:965), Example_syncInZK1675Window
+//     (consistency_test.go:1064)
 //   - Y7 §2 ¶2 句3 (beyond): 五台服务器上扣住足够多 follower 的确认，
 //     让一个写停在已提议、未提交的状态；剩下那台 follower 上的 sync
 //     要等这个提议提交后才返回，之后的读能看到这个写。 — On five servers, with
 //     enough followers' acknowledgements held that a write stays proposed and
 //     uncommitted, a sync from the remaining follower returns only after the
 //     proposal commits, and the read after it sees the write. Proof:
-//     TestY7_SyncQueuesBehindAnOutstandingProposal (consistency_test.go:1162)
+//     TestY7_SyncQueuesBehindAnOutstandingProposal (consistency_test.go:1172)
 //   - D1 §2 ¶3 句2 (not verified here): 文章核对时，ZOOKEEPER-1675 在 Apache
 //     的问题追踪里仍未解决，也没有修复版本；
 //     它旧的受影响版本标签本身说明不了整个 3.9.6 的行为。 — The status of
@@ -83,7 +83,7 @@
 //     它要等落后的 follower 应用之后才返回，紧接着的读看到 1。 — A successful
 //     update by the reading session works as a write barrier: it returns only
 //     after the lagging follower has applied it, and the next read sees 1.
-//     Proof: TestY3_WriteBarrierGivesItsProgress (consistency_test.go:472)
+//     Proof: TestY3_WriteBarrierGivesItsProgress (consistency_test.go:476)
 //   - Y4 §2 ¶4 句3 (beyond): exists 调用和好几轮心跳都不能让落后的 follower
 //     前进；失败的条件 set 按服务器的实际处理记录下来（它占用一个 zxid、
 //     走提交链），这属于实现行为，并非文档承诺。 — exists calls and several
@@ -91,7 +91,7 @@
 //     conditional set is recorded as the server treats it (it takes a zxid and
 //     travels the commit chain), which is behaviour, not a documented
 //     guarantee. Proof: TestY4_ExistsAndHeartbeatsDoNotAdvance
-//     (consistency_test.go:678)
+//     (consistency_test.go:683)
 //   - Y9 §2 ¶4 句4 (beyond): 在三节点集群上，写屏障的代价是一次复制写：每次
 //     set 加读取都让每台服务器的 zxid 前进一，并让转发的请求、ACK、
 //     提案和提交经过 follower 到 leader 的链路；sync 加读取只经过一次转发的
@@ -102,26 +102,26 @@
 //     the follower's link to the leader, where sync+get moves only the
 //     forwarded sync and its answer and a plain get nothing; the median times
 //     rise from get to sync+get to set+get. Proof:
-//     TestY9_WriteBarrierCostsAReplicatedWrite (consistency_test.go:535)
+//     TestY9_WriteBarrierCostsAReplicatedWrite (consistency_test.go:540)
 //   - Y5 §2 ¶5 句2 (beyond): 屏障加读取的调用区间要从屏障发出时算起：
 //     若另一个写在两者之间完成，整个复合区间仍可线性化，
 //     只取读取本身的区间则不行。 — A barrier-then-read must be timed from the
 //     barrier's call: when another write completes between barrier and read,
 //     that composite interval is linearizable and the bare read interval is
 //     not. Proof: TestY5_CompositeReadIntervalMustIncludeTheBarrier
-//     (consistency_test.go:764)
+//     (consistency_test.go:770)
 //   - Y6 §2 ¶5 句3 (beyond): 屏障只把进度带到它自己那一刻：再扣住链路、
 //     让另一个写落地，之后的普通读又会是旧值。 — A barrier only brings
 //     progress up to itself: hold the link again, let another write land, and
 //     a later plain read is stale once more. Proof:
-//     TestY6_OneBarrierDoesNotMakeLaterReadsFresh (consistency_test.go:822)
+//     TestY6_OneBarrierDoesNotMakeLaterReadsFresh (consistency_test.go:829)
 //   - Y8 §2 ¶5 句3: 屏障不是跨路径的快照：B 先读 /a 再读 /b，其间另一个
 //     session 用一个 multi 同时改了两者，B
 //     拿到的这对值是从未同时存在过的状态。 — A barrier is no snapshot across
 //     paths: after it, B reads /a and then /b while another session changes
 //     both in one multi between the two reads, and B's pair of values is a
 //     state that never existed. Proof: TestY8_BarrierIsNoSnapshotAcrossPaths
-//     (consistency_test.go:1091)
+//     (consistency_test.go:1100)
 //
 // # §3 临时顺序锁怎样判断资格
 //
@@ -147,26 +147,26 @@
 //     并不拿到锁。 — A watch event only means look again: when a middle waiter
 //     gives up while the holder stays, the next waiter lists again, moves its
 //     watch to the holder and does not acquire. Proof:
-//     TestL5_WatchEventIsNotSuccess (lock_test.go:310)
+//     TestL5_WatchEventIsNotSuccess (lock_test.go:311)
 //   - L6 §3 ¶2 句4: 等待者自己的节点不在了（被别人删除或随 session
 //     过期被清掉），它就以明确的丢失候选资格错误失败，永远不会报告自己持有锁。
 //     — A waiter whose own node is gone, deleted by someone else or removed by
 //     session expiry, fails with an explicit lost-candidacy error and never
 //     reports holding the lock. Proof: TestL6_OwnNodeGoneMeansLostCandidacy
-//     (lock_test.go:358), TestL6_LateReleaseDeletesNothingOfTheNextHolder
-//     (lock_test.go:430), TestL6_ExpiredWaiterReportsSessionChanged
-//     (lock_test.go:471)
+//     (lock_test.go:359), TestL6_LateReleaseDeletesNothingOfTheNextHolder
+//     (lock_test.go:431), TestL6_ExpiredWaiterReportsSessionChanged
+//     (lock_test.go:472)
 //   - L4 §3 ¶3 句1: 删掉持有者的节点只会通知下一位候选，
 //     它重新列出孩子后拿到锁；再往后的候选什么也收不到，继续等。 — Deleting
 //     the holder's node notifies only the next candidate, which lists again
 //     and acquires; the candidate after it hears nothing and keeps waiting.
-//     Proof: TestL4_DeletionWakesOnlyTheNextCandidate (lock_test.go:261),
+//     Proof: TestL4_DeletionWakesOnlyTheNextCandidate (lock_test.go:262),
 //     Example_predecessorChain (lock_example_test.go:99)
 //   - L7 §3 ¶3 句2: 无故障运行中实测羊群效应：用前驱配方，一次释放恰好唤醒 N
 //     个等待者里的一个；若每个等待者都 watch 父节点，则唤醒其中 N-1 个。 —
 //     Measured herd effect in a fault-free run: one release wakes exactly one
 //     of N waiters under the predecessor recipe, but N-1 of them when every
-//     waiter watches the parent. Proof: TestL7_HerdEffect (lock_test.go:522)
+//     waiter watches the parent. Proof: TestL7_HerdEffect (lock_test.go:524)
 //   - L11 §3 ¶3 句3: 前驱链不承诺只有一次回调：
 //     等待者若因前驱被删以外的原因被回调（前驱数据变了、重连、迟来的回调），
 //     会重新列出，只有自己最小时才拿到锁。 — The predecessor chain promises no
@@ -174,20 +174,20 @@
 //     predecessor's deletion (a data change on the predecessor, a reconnect, a
 //     callback that comes late) lists again and acquires only when it is the
 //     lowest. Proof: TestL11_CallbackThatIsNoDeletionListsAgain
-//     (lock_test.go:1421), TestL11_LateCallbackAfterReconnectListsAgain
-//     (lock_test.go:1497)
+//     (lock_test.go:1426), TestL11_LateCallbackAfterReconnectListsAgain
+//     (lock_test.go:1502)
 //   - L8 §3 ¶4 句3: 前驱在 getChildren 与 exists(watch) 之间消失时，exists
 //     找不到节点，等待者马上重新列出；配方里的钩子在每次尝试时都打开这个窗口，
 //     不用 sleep。 — When the predecessor disappears between getChildren and
 //     exists(watch), exists finds no node and the waiter lists again
 //     immediately; a recipe hook opens this window on every attempt, without
-//     sleeping. Proof: TestL8_ListExistsRace (lock_test.go:774),
+//     sleeping. Proof: TestL8_ListExistsRace (lock_test.go:777),
 //     Example_listExistsRace (lock_example_test.go:154)
 //   - L9 §3 ¶5 句3: create 成功后，同一 session 随即做的 getChildren（哪怕经由
 //     follower）包含它自己的节点，以及每个仍然存在的更小候选。 — Right after
 //     its create succeeds, the same session's getChildren, even through a
 //     follower, contains its own node and every smaller candidate that still
-//     exists. Proof: TestL9_ReadYourCreateOnFollower (lock_test.go:834)
+//     exists. Proof: TestL9_ReadYourCreateOnFollower (lock_test.go:837)
 //   - L12 §3 ¶5 句5: 等待者所连的 follower 还没看到前驱被删除时，即使 leader
 //     已经应用了这次删除，等待者也继续等待；follower 追上以后，
 //     它重新列出孩子，只有前面不再有候选时才持有锁，绝不会更早。 — A waiter
@@ -195,7 +195,7 @@
 //     waiting, though the leader has applied the deletion; once the follower
 //     catches up the waiter lists again and holds only if no candidate is left
 //     ahead of it, never before. Proof:
-//     TestL12_UnseenDeletionOnlyDelaysTheWaiter (lock_test.go:1010)
+//     TestL12_UnseenDeletionOnlyDelaysTheWaiter (lock_test.go:1014)
 //   - L10 §3 ¶6 句4: 拿来选主时，最小后缀只意味着成为候选：
 //     胜者先恢复状态再发布 ready 节点；等 ready
 //     的客户端永远读不到恢复到一半的状态，而把最小候选当作 leader
@@ -203,7 +203,7 @@
 //     makes a candidate: the winner recovers state and then publishes a ready
 //     node; a client that waits for ready never reads a half-recovered state,
 //     while one that takes the lowest candidate for the leader does. Proof:
-//     TestL10_ElectionNeedsReadyAcrossFailover (lock_test.go:1131),
+//     TestL10_ElectionNeedsReadyAcrossFailover (lock_test.go:1136),
 //     Example_electionNeedsReady (lock_example_test.go:223)
 //
 // # §4 create 回复丢失以后怎样找回节点
@@ -211,7 +211,7 @@
 //   - R6 §4 ¶2 句1: GUID 对得上、ephemeralOwner 却是别的 session 的节点，
 //     绝不会被认作自己的。 — A node with the right GUID whose ephemeralOwner
 //     is another session is never adopted. Proof:
-//     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:513)
+//     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:514)
 //   - R3 §4 ¶2 句2: 用同一 session 与 GUID 恢复：列出父节点，
 //     正好找到一个带这个 GUID、属于本 session 的孩子，
 //     也就是服务器建的那个节点，确认时不借助代理提供的任何信息。 — Recovery
@@ -220,24 +220,24 @@
 //     confirmed without any help from the proxy. Proof:
 //     TestR3_RecoverFindsExactlyTheServersNode (proxy_test.go:289),
 //     TestR3_RecoverSyncsBeforeListing (proxy_test.go:327),
-//     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:687),
-//     Example_lostCreateReply (proxy_test.go:893)
+//     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:689),
+//     Example_lostCreateReply (proxy_test.go:895)
 //   - R5 §4 ¶2 句3: 没有节点带着这个 GUID 时，恢复报告节点缺失，
 //     绝不自作主张变成一次新的获取。 — With no node carrying the GUID,
 //     recovery reports it missing and never turns into a fresh acquisition on
 //     its own. Proof: TestR5_NoMatchIsMissingNotANewAcquisition
-//     (proxy_test.go:472)
+//     (proxy_test.go:473)
 //   - R1 §4 ¶3 句2: 代理转发 create，凭 xid 认出 err=0 的那条回复，
 //     把它丢掉并关闭连接：调用方得到连接丢失，而节点已经在服务器上了。 — The
 //     proxy forwards the create, spots its reply by xid with err=0, drops it
 //     and closes the connection: the caller gets connection loss while the
 //     node exists on the server. Proof:
 //     TestR1_ProxyDropsTheSuccessfulCreateReply (proxy_test.go:207),
-//     Example_lostCreateReply (proxy_test.go:893)
+//     Example_lostCreateReply (proxy_test.go:895)
 //   - R2 §4 ¶3 句4: 经代理重新连上后，session id 保持不变。 — Reconnecting
 //     through the proxy keeps the same session id. Proof:
 //     TestR2_SessionSurvivesTheLostReply (proxy_test.go:265),
-//     Example_lostCreateReply (proxy_test.go:893)
+//     Example_lostCreateReply (proxy_test.go:895)
 //   - E5 §4 ¶4 句1 (beyond): 代理的 Go
 //     编解码器在它读取的每种记录上都与服务器自带 jar 中的官方 Jute 类一致，
 //     两个方向都是，模糊测试下也是；没有 JDK 的机器上这项证明会跳过并说明。 —
@@ -250,7 +250,7 @@
 //     The proxy decodes request and reply headers and the CreateRequest only,
 //     never the create's response body, and lets each connection's first
 //     (handshake) frame through without reading an xid from it. Proof:
-//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:560),
+//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:561),
 //     internal/faultproxy.TestZKNeverDecodesCreateReplyBody
 //     (internal/faultproxy/zk_test.go:494),
 //     internal/faultproxy.TestZKFirstFrameIsNeverParsed
@@ -263,8 +263,8 @@
 //     此后恢复以明确的歧义错误失败，并且什么也不删。 — Retrying the create
 //     blindly makes a second node, after which recovery fails with an explicit
 //     ambiguity error and deletes nothing. Proof:
-//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:424),
-//     Example_lostCreateReply (proxy_test.go:893)
+//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:425),
+//     Example_lostCreateReply (proxy_test.go:895)
 //   - D2 §4 ¶5 句3 (not verified here): GUID 只是一次逻辑获取的查找键：它不让
 //     create 变成恰好一次，也代替不了持久的客户端状态或客户端重启后的恢复。 —
 //     The GUID is the lookup key of one logical acquisition. It does not make
@@ -273,7 +273,7 @@
 //   - R8 §4 ¶5 句4: session 过期后，旧节点不再带来候选资格，新的获取换用新的
 //     GUID。 — Once the session has expired its old node gives no candidacy,
 //     and a new acquisition uses a fresh GUID. Proof:
-//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:604)
+//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:605)
 //
 // # §5 资源接受新 token 后拒绝旧写
 //
@@ -284,7 +284,7 @@
 //     checks again and holds token 1. Proof:
 //     TestF1toF3_FencedResourceRejectsTheLateHolder
 //     (fencing_example_test.go:441), Example_fencingSequence
-//     (fencing_example_test.go:1242)
+//     (fencing_example_test.go:1248)
 //   - C1 §5 ¶2 句1 (beyond): 按带种子的随机故障计划（丢失 create 与 delete
 //     的回复、长到足以让暂停中的持有者自然过期的分区、短暂断连、服务器重启、
 //     三台服务器上的 leader 切换），许多工作者获取锁、带 token 写入再释放：带
@@ -296,7 +296,7 @@
 //     write with their token and release: the fenced resources, memory and
 //     durable, accept no stale write, the unfenced control accepts at least
 //     one, and no lock node or session is left. Proof:
-//     TestC1_ChaosLeavesNoStaleWriteInAFencedResource (chaos_test.go:90)
+//     TestC1_ChaosLeavesNoStaleWriteInAFencedResource (chaos_test.go:93)
 //   - F6 §5 ¶2 句2: 带 fencing 的比较与写入是一个原子步骤：
 //     一个写停在比较与写入之间时，
 //     第二个写者到不了自己的比较（它被发现停在资源的 Write 里），
@@ -307,15 +307,15 @@
 //     compare (it is found parked in the resource's Write) and then sees the
 //     first one's token as the mark; many concurrent writers with mixed tokens
 //     under -race never get a write below the high-water mark accepted. Proof:
-//     TestF6_CompareAndWriteIsOneAtomicStep (fencing_example_test.go:631),
-//     Example_criticalSection (fencing_example_test.go:1302)
+//     TestF6_CompareAndWriteIsOneAtomicStep (fencing_example_test.go:634),
+//     Example_criticalSection (fencing_example_test.go:1308)
 //   - F3 §5 ¶2 句3: B 用 token 1 写 new-owner 被接受，A 迟到的
 //     stale-late（token 0）被拒绝，值仍为 new-owner。 — B's new-owner write
 //     with token 1 is accepted, A's late stale-late write with token 0 is
 //     refused, and the value remains new-owner. Proof:
 //     TestF1toF3_FencedResourceRejectsTheLateHolder
 //     (fencing_example_test.go:441), Example_fencingSequence
-//     (fencing_example_test.go:1242)
+//     (fencing_example_test.go:1248)
 //   - D7 §5 ¶2 句4 (not verified here): Chubby 的 sequencer（Burrows，OSDI
 //     2006，§2.4 与 §2.6）解释了为什么迟到的请求要由接收方参与核对。 —
 //     Chubby's sequencer design (Burrows, OSDI 2006, §2.4 and §2.6) explains
@@ -324,7 +324,7 @@
 //     接着暂停、过期，B 写入，A 对无 fencing 资源的写依旧生效。 — Asking
 //     ZooKeeper before writing is no fix: A is told it still holds, pauses,
 //     expires, B writes, and A's write to an unfenced resource still wins.
-//     Proof: TestF5_CheckThenWriteLosesTheRace (fencing_example_test.go:496)
+//     Proof: TestF5_CheckThenWriteLosesTheRace (fencing_example_test.go:498)
 //   - F11 §5 ¶3 句4: 把比较 token 和写入拆成两步的对照资源，
 //     在另一个写者停在两步之间时接受了陈旧写；同样的交错下，
 //     原子资源把陈旧写者挡在外面，等另一个写完，再拒绝这同一个写。 — A control
@@ -333,44 +333,44 @@
 //     the atomic resource, under the same interleaving, keeps the stale writer
 //     out until the other has written and refuses the same write. Proof:
 //     TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite
-//     (fencing_example_test.go:797), Example_criticalSection
-//     (fencing_example_test.go:1302)
+//     (fencing_example_test.go:802), Example_criticalSection
+//     (fencing_example_test.go:1308)
 //   - F4 §5 ¶4 句2: 不做 fencing 的资源照单全收同一个迟到写，最后的值是
 //     stale-late。 — A resource without fencing takes the same late write,
 //     ending with stale-late. Proof: TestF4_UnfencedResourceTakesTheLateWrite
-//     (fencing_example_test.go:477), Example_fencingSequence
-//     (fencing_example_test.go:1242)
+//     (fencing_example_test.go:478), Example_fencingSequence
+//     (fencing_example_test.go:1248)
 //   - F7 §5 ¶5 句1: 等于高水位的 token 会被接受，因此当前持有者可以接着写。 —
 //     A token equal to the high-water mark is accepted, so the current holder
 //     can keep writing. Proof: TestF7_EqualTokenIsAccepted
-//     (fencing_example_test.go:700)
+//     (fencing_example_test.go:703)
 //   - F12 §5 ¶5 句1: fencing 不负责去重：相同的 token
 //     会让一次重试的请求生效两次；在同一事务里核对请求 id 则只生效一次，
 //     内存资源和持久资源都是如此。 — Fencing does not deduplicate: an equal
 //     token lets a retried request apply twice, while a request id checked in
 //     the same transaction applies it once, in the memory and in the durable
 //     resource. Proof: TestF12_EqualTokenAppliesARetryTwice
-//     (fencing_example_test.go:823),
+//     (fencing_example_test.go:828),
 //     TestF12_RequestIDInTheSameTransactionAppliesOnce
-//     (fencing_example_test.go:842)
+//     (fencing_example_test.go:847)
 //   - F8 §5 ¶5 句2 (beyond):
 //     持久资源在嵌入式数据库的一个事务里同时提交高水位与数据；重启之后它仍拒绝
 //     token 0，仍保有 new-owner。 — A durable resource commits high-water mark
 //     and data together in one transaction of an embedded database; after a
 //     restart it still refuses token 0 and still holds new-owner. Proof:
 //     TestF8_DurableResourceKeepsMarkAndValueAcrossRestart
-//     (fencing_example_test.go:719)
+//     (fencing_example_test.go:722)
 //   - F9 §5 ¶5 句4: fencing 不做认证：谁伪造出更大的 token，谁的写就被接受。 —
 //     Fencing is no authentication: whoever forges a larger token gets the
 //     write accepted. Proof: TestF9_ForgedLargerTokenIsAccepted
-//     (fencing_example_test.go:750)
+//     (fencing_example_test.go:754)
 //   - F2 §5 ¶6 句1: A 已过期、B 的 token 还没到资源时，资源的高水位仍是 A
 //     自己的 token 0，它依旧接受 token 0。 — After A has expired but before
 //     B's token reaches the resource, the resource, whose mark is A's own
 //     token 0, still accepts token 0. Proof:
 //     TestF1toF3_FencedResourceRejectsTheLateHolder
 //     (fencing_example_test.go:441), Example_fencingSequence
-//     (fencing_example_test.go:1242)
+//     (fencing_example_test.go:1248)
 //
 // # §6 顺序号只在明确的锁域内比较
 //
@@ -378,7 +378,7 @@
 //     非数字或缺失的名字都以清楚的错误被拒绝。 — The token is the sequence
 //     suffix inside one persistent parent; a name whose suffix is negative,
 //     overflows, is not numeric or is absent is refused with a clear error.
-//     Proof: TestT1_MalformedSuffixesAreRejected (fencing_example_test.go:871)
+//     Proof: TestT1_MalformedSuffixesAreRejected (fencing_example_test.go:876)
 //   - D5 §6 ¶1 句4 (not verified here): 序号计数器回绕：后缀来自有符号 int
 //     计数器；负的或超出范围的后缀被拒绝，大规模回绕没有实际运行。 — The
 //     sequence counter wrapping around: the suffix comes from a signed int
@@ -390,18 +390,18 @@
 //     resource that kept the old domain's high-water mark refuses every new
 //     holder; comparing a domain generation such as the parent's czxid first
 //     repairs it. Proof: TestT2_RecreatedParentRestartsNumbering
-//     (fencing_example_test.go:898)
+//     (fencing_example_test.go:903)
 //   - T4 §6 ¶2 句3: 清零高水位不算域规则：父节点重建后，
 //     把高水位清零的资源会再次接受旧持有者迟到的 token，
 //     先比较域代数的资源则拒绝它。 — Clearing the high-water mark is no domain
 //     rule: after the parent is recreated, a resource that resets its mark
 //     accepts the old holder's late token again, and one that compares a
 //     domain generation first refuses it. Proof:
-//     TestT4_ResetMarkLetsTheOldHolderIn (fencing_example_test.go:1005)
+//     TestT4_ResetMarkLetsTheOldHolderIn (fencing_example_test.go:1010)
 //   - T3 §6 ¶3 句1: czxid 当不了唯一 token，因为同一个 multi
 //     里的多次创建共用它。 — czxid cannot serve as a unique token, because
 //     creates inside one multi share it. Proof: TestT3_CzxidIsNotAUniqueToken
-//     (fencing_example_test.go:959)
+//     (fencing_example_test.go:964)
 //   - T5 §6 ¶3 句1 (beyond): 换掉 ensemble 就换了域：
 //     服务器数据被清空并重启后，序号和 zxid 都从头开始，所以取自父节点 czxid
 //     的域代数会重复或倒退；记录写明信任它的资源会怎样，以及哪条规则依然成立。
@@ -410,18 +410,18 @@
 //     domain generation taken from the parent's czxid repeats or goes back;
 //     the record says what a resource that trusts it does and which rule still
 //     holds. Proof: TestT5_WipedEnsembleRestartsNumberingAndZxids
-//     (fencing_example_test.go:1127)
+//     (fencing_example_test.go:1132)
 //
 // # §7 三个本机场景的证据
 //
 //   - E4 §7 ¶1 句2: 记录开头先交代运行对象：服务器版本、后端和集群规模。 — The
 //     record begins with what it ran against: server version, backend and
 //     ensemble sizes. Proof:
-//     TestE4_RecordStartsWithServerVersionBackendAndSize (zk19_test.go:235)
+//     TestE4_RecordStartsWithServerVersionBackendAndSize (zk19_test.go:238)
 //   - E1 §7 ¶1 句3: 每个服务器、代理和客户端都只在 127.0.0.1
 //     上用临时端口监听或连接。 — Every server, proxy and client listens on or
 //     dials 127.0.0.1 with ephemeral ports. Proof:
-//     TestE1_ServersListenOnlyOnLoopback (zk19_test.go:359)
+//     TestE1_ServersListenOnlyOnLoopback (zk19_test.go:382)
 //   - D8 §7 ¶1 句4 (not verified here): 文章的运行里，外部写入由同一个 JVM
 //     中单独的 Resource 对象完成，并没有说有独立的数据库进程。 — In the
 //     article's run the external write is performed by a separate Resource
@@ -432,7 +432,7 @@
 //     receiving its own Expired event are two observations; A gets Expired
 //     only once it reaches the server again, and both are recorded in order.
 //     Proof: TestF10_ServerCleanupAndExpiredEventAreTwoObservations
-//     (fencing_example_test.go:769)
+//     (fencing_example_test.go:773)
 //   - D4 §7 ¶3 句1 (not verified here): 文章自己的那次运行：官方 Apache
 //     ZooKeeper 3.9.6 以嵌入式服务器（ZooKeeperServer、NIOServerCnxnFactory）
 //     加 Java 客户端运行，三个场景在 2026-09-20 全部通过。 — The article's own
@@ -456,7 +456,7 @@
 //     服务器或容器，删掉临时目录，不泄漏 goroutine。 — Every scenario cleans
 //     up whatever happens: clients closed, proxies stopped, servers or
 //     containers stopped, temporary directories removed, no goroutine leaked.
-//     Proof: TestE3_ScenarioLeavesNothingBehind (zk19_test.go:498)
+//     Proof: TestE3_ScenarioLeavesNothingBehind (zk19_test.go:521)
 //   - D11 §7 ¶6 句3 (not verified here):
 //     文章在失败时的清理会关闭它建起的客户端、代理的线程和服务；
 //     每次运行只建自己的运行目录，不动其他实验的数据。 — The article's cleanup
@@ -487,7 +487,7 @@
 //     connection loss gets a larger sequence number while the first node still
 //     exists, so recovery must check session and ephemeralOwner and handle
 //     zero or several matches. Proof: Example_x1RetryAfterConnectionLoss
-//     (proxy_test.go:957)
+//     (proxy_test.go:959)
 //   - X2 §8 ¶4 句1: 照题面做练习二：A 过期时资源的高水位已经是 A 的 token 0，A
 //     写之前确实问过 ZooKeeper，竞态也被展示出来，
 //     资源在这个状态下（而不是空资源）接受 A 迟到的 token 0。 — Exercise 2 as
@@ -495,7 +495,7 @@
 //     really asks ZooKeeper before it writes and the race is shown, and the
 //     resource accepts A's late token 0 from that state, not from an empty
 //     resource. Proof: Example_x2ExpiryIsNotRejection
-//     (fencing_example_test.go:1188)
+//     (fencing_example_test.go:1194)
 //   - D13 §8 ¶4 句4 (not verified here): 想要更强、立即生效的授权，
 //     得另加协议。 — Stronger, immediate authorization needs an additional
 //     protocol.

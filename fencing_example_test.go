@@ -439,6 +439,7 @@ func (w *askingWorker) resume(t zkserver.TB) fence.Result {
 // after B wrote "new-owner" with token 1, A's late "stale-late" with token
 // 0 was rejected.
 func TestF1toF3_FencedResourceRejectsTheLateHolder(t *testing.T) {
+	parallel(t)
 	for _, id := range []string{"F1", "F2", "F3"} {
 		claim(t, id)
 	}
@@ -475,6 +476,7 @@ func TestF1toF3_FencedResourceRejectsTheLateHolder(t *testing.T) {
 // nothing, ends there with A's "stale-late" over B's "new-owner", while the
 // fenced resource beside it keeps "new-owner".
 func TestF4_UnfencedResourceTakesTheLateWrite(t *testing.T) {
+	parallel(t)
 	claim(t, "F4")
 	st := runFencingStory(t, fence.NewMemory())
 	u := st.unfenced
@@ -494,6 +496,7 @@ func TestF4_UnfencedResourceTakesTheLateWrite(t *testing.T) {
 // does the gate open: A's checked write lands on the unfenced resource over
 // B's accepted write.
 func TestF5_CheckThenWriteLosesTheRace(t *testing.T) {
+	parallel(t)
 	claim(t, "F5")
 	fc := newFencingCast(t)
 	res := fence.NewUnfenced()
@@ -717,6 +720,7 @@ func TestF7_EqualTokenIsAccepted(t *testing.T) {
 // rejects token 0 (claim F8, §5 ¶5; beyond the article, whose memory model
 // left durability unverified).
 func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
+	parallel(t)
 	claim(t, "F8")
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "resource.db")
@@ -767,6 +771,7 @@ func TestF9_ForgedLargerTokenIsAccepted(t *testing.T) {
 // the heal, and its Release then says the session changed: until then A's
 // worker has no local signal that its token is stale.
 func TestF10_ServerCleanupAndExpiredEventAreTwoObservations(t *testing.T) {
+	parallel(t)
 	claim(t, "F10")
 	st := runFencingStory(t, fence.NewMemory())
 	evidence(t, "B acquired after the server deleted A's node; A had seen Expired then: %v, its hold lost then: %v; after the heal A saw Expired: %v and its Release returned %v", st.aSawExpiredAtB, st.aLostAtB, st.aExpiredAfterHeal, st.aLostAfterHeal)
@@ -1125,6 +1130,7 @@ func serverZxid(t *testing.T, s *zkserver.Server) int64 {
 // raised at every change of the domain (here: per incarnation), compared
 // first.
 func TestT5_WipedEnsembleRestartsNumberingAndZxids(t *testing.T) {
+	parallel(t)
 	zkserver.RequireFaults(t)
 	claim(t, "T5")
 	s := zkserver.Start(t)

@@ -9,6 +9,7 @@ package zk19_test
 import (
 	"bufio"
 	"errors"
+	"flag"
 	"fmt"
 	"slices"
 	"strconv"
@@ -414,5 +415,44 @@ func (r returned) finished() bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// sideBySide counts the tests that called parallel and have not ended. A
+// top-level test runs its body up to t.Parallel while the sequential tests
+// run, one after another, so every parallel test of the run is counted
+// before the first of them is released: E4 waits for the count to reach
+// zero to see every ensemble the run's Tests started.
+var sideBySide sync.WaitGroup
+
+// parallel runs t beside the other parallel tests once every sequential
+// test has ended (testing runs those first, alone). It is for a test that
+// mostly waits (on an expiry, an election, a window, a peer's scene) on
+// servers of its own, or on the shared server below its own parent
+// (testRoot) without reading anything server-wide there (mntr, cons, an
+// unfiltered wchc or wchp) and without asserting how long something took:
+// those stay sequential. How many run at once is -test.parallel
+// (defaultParallel unless given).
+func parallel(t *testing.T) {
+	t.Helper()
+	sideBySide.Add(1)
+	t.Cleanup(sideBySide.Done)
+	t.Parallel()
+}
+
+// defaultParallel is how many parallel tests run at once when -parallel
+// is not given (go test's default is GOMAXPROCS, 2 on the smallest machine
+// the suite runs on). The parallel tests spend most of their time waiting
+// on servers, not computing, so a few more than the cores keep the
+// machine busy; more would start too many server JVMs at once.
+const defaultParallel = 4
+
+// setDefaultParallel sets -test.parallel to defaultParallel unless the
+// command line gave it.
+func setDefaultParallel() {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(defaultParallel))
 	}
 }

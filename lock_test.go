@@ -206,6 +206,7 @@ func TestL2_SequenceSuffixOrdersCandidates(t *testing.T) {
 // watches too, must be 2: nobody watches the parent's children. On the
 // external backend's shared server that total is everyone's: not checked.
 func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
+	parallel(t)
 	claim(t, "L3")
 	srv := zkserver.Start(t, zkserver.WithLabel("l3-"), zkserver.AllowExternal())
 	r := newRoom(t, []string{srv.Client})
@@ -469,6 +470,7 @@ func TestL6_LateReleaseDeletesNothingOfTheNextHolder(t *testing.T) {
 // of the expiry, and B's acquisition returns ErrSessionChanged wrapping
 // zk.ErrSessionExpired, never a hold.
 func TestL6_ExpiredWaiterReportsSessionChanged(t *testing.T) {
+	parallel(t)
 	claim(t, "L6")
 	srv := expiryServer(t, zkserver.WithLabel("l6x-"))
 	r := newRoom(t, []string{srv.Client})
@@ -520,6 +522,7 @@ func TestL6_ExpiredWaiterReportsSessionChanged(t *testing.T) {
 // server triggered N-1 child watches (no four-letter word lists child
 // watches, so a shared server cannot show them).
 func TestL7_HerdEffect(t *testing.T) {
+	parallel(t)
 	claim(t, "L7")
 	srv := zkserver.Start(t, zkserver.WithLabel("l7-"), zkserver.AllowExternal())
 	sizes := []int{10, 100}
@@ -832,6 +835,7 @@ func TestL8_ListExistsRace(t *testing.T) {
 // return while the stream is held; once it is released, W's create returns
 // and W's list holds its own node, every y so far and no x.
 func TestL9_ReadYourCreateOnFollower(t *testing.T) {
+	parallel(t)
 	zkserver.RequireFaults(t)
 	claim(t, "L9")
 	c := startCluster(t, 3, zkserver.WithTickTime(trioTick), zkserver.WithLimits(10, trioSyncLimit), zkserver.WithLabel("l9-"))
@@ -1008,6 +1012,7 @@ func (r *l9Round) createBehind(i int, y string) string {
 // W's own session has returned: the server sends a session's notifications
 // in order with its replies, so any event F had sent is taken in first.
 func TestL12_UnseenDeletionOnlyDelaysTheWaiter(t *testing.T) {
+	parallel(t)
 	zkserver.RequireFaults(t)
 	claim(t, "L12")
 	c := startCluster(t, 3, zkserver.WithTickTime(trioTick), zkserver.WithLimits(10, trioSyncLimit), zkserver.WithLabel("l12-"))
@@ -1495,6 +1500,7 @@ func setAs(t zkserver.TB, c *zkclient.Client, a actor, p, data string) {
 // called back with EventNodeDataChanged for a change older than the
 // reconnect, lists again and still waits on A. When A releases, B holds.
 func TestL11_LateCallbackAfterReconnectListsAgain(t *testing.T) {
+	parallel(t)
 	s := sharedServer(t)
 	claim(t, "L11")
 	r := newRoom(t, []string{s.Client})

@@ -93,6 +93,7 @@ func (sc *scene) oursMust(c peerCell, err, want error) peerCell {
 // "config") is in the lock dir before A acquires. A lock must ignore it or
 // refuse cleanly; go-zookeeper's parses every child as a lock node.
 func TestPeerStrangerChild(t *testing.T) {
+	parallel(t)
 	sp := peerScenario{"stranger", "a child that is not a lock node (`config`) sits in the lock dir"}
 	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
 		sc.o.invoke("create %s/config (persistent, not a lock node)", sc.dir)
@@ -129,6 +130,7 @@ func TestPeerStrangerChild(t *testing.T) {
 // W's node; H releases. A lock must never report a hold without a node of
 // its own (ours: lock.ErrLostCandidacy, claim L6's property).
 func TestPeerOwnNodeDeletedWhileWaiting(t *testing.T) {
+	parallel(t)
 	sp := peerScenario{"own-node-deleted", "the waiter's own node is deleted by another client while it waits"}
 	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
 		h := sc.join("H", 0)
@@ -176,6 +178,7 @@ func (sc *scene) onlyNode(l peerLock) string {
 // contender's; a recipe that ordered whole names would let W hold beside
 // it.
 func TestPeerOrderBySuffix(t *testing.T) {
+	parallel(t)
 	sp := peerScenario{"suffix-order", "an older node whose name sorts after the waiter's (order by suffix, not by name)"}
 	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
 		older := sc.plant(sc.r.prefix(strings.Repeat("f", 32)), true, "older, named to sort after any contender")
@@ -248,6 +251,7 @@ func (sc *scene) judgeReturn(w peerLock, tw *peerTry, src map[string][2]string, 
 // … "-000000001" before it reaches 0 again. O's node, named as the server
 // names the one at -1, is older than W's; W must not hold beside it.
 func TestPeerWrappedSuffixOlder(t *testing.T) {
+	parallel(t)
 	sp := peerScenario{"wrap-older", "an older node named as after the sequence counter wrapped (`…-000000001`)"}
 	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
 		older := sc.plant(sc.r.prefix(plantGUID(1))+"-000000001", false, "as the server names the node at counter -1")
@@ -268,6 +272,7 @@ func TestPeerWrappedSuffixOlder(t *testing.T) {
 // newer node first would let its owner hold while W's turn has come.
 // Refusing a name it cannot order (ours) keeps the guarantee too.
 func TestPeerWrappedSuffixNewer(t *testing.T) {
+	parallel(t)
 	sp := peerScenario{"wrap-newer", "a newer node named as after the counter wrapped (`…-2147483648`) appears while the waiter waits"}
 	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
 		holder, w, tw := sc.waiterBehindHolder()
@@ -297,6 +302,7 @@ func TestPeerWrappedSuffixNewer(t *testing.T) {
 // %010d) is older than W's. Parsing it as a number, or refusing it, keeps
 // the guarantee; skipping it lets W hold beside it.
 func TestPeerOverlongSuffix(t *testing.T) {
+	parallel(t)
 	sp := peerScenario{"over-long", "an older lock-named node whose suffix has 11 digits"}
 	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
 		older := sc.plant(sc.r.prefix(plantGUID(1))+"0", true, "an 11-digit suffix: a 0, then the server's 10")
@@ -341,6 +347,7 @@ func (sc *scene) loseCreateReply(w peerLock, cut bool) (*peerTry, faultproxy.Dro
 // must end up holding exactly its own node, found again by its GUID (ours:
 // Recover, claims R3–R6), or give up without leaving a node behind.
 func TestPeerLostCreateReply(t *testing.T) {
+	parallel(t)
 	sp := peerScenario{"lost-reply", "the create's reply is lost; the session survives the reconnect"}
 	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
 		w := sc.join("W", 0)
@@ -381,6 +388,7 @@ var errOursHolds = errors.New("a hold")
 // the new session, and the cell says whether it reused the lost create's
 // GUID, which the node of TestPeerForeignGUID's row could then carry.
 func TestPeerLostCreateReplySessionExpired(t *testing.T) {
+	parallel(t)
 	s := expiryServer(t, zkserver.WithLabel("peerx-"))
 	sp := peerScenario{"lost-reply-expired", "the create's reply is lost and the session expires before the client gets back"}
 	runPeers(t, s, sp, func(sc *scene) peerCell {
@@ -424,6 +432,7 @@ func TestPeerLostCreateReplySessionExpired(t *testing.T) {
 // would be. A lock must never adopt a node it does not own (ours: Recover
 // keeps only this session's matches, claim R6).
 func TestPeerForeignGUID(t *testing.T) {
+	parallel(t)
 	sp := peerScenario{"foreign-guid", "after a lost create reply, the only node with the waiter's GUID is another session's"}
 	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
 		w := sc.join("W", 0)
@@ -485,6 +494,7 @@ func (sc *scene) judgeForeign(w peerLock, tw *peerTry, foreign string, src map[s
 // make a fresh GUID for every acquisition; kazoo keeps one per Lock
 // object).
 func TestPeerReacquireAfterForeignPrefix(t *testing.T) {
+	parallel(t)
 	sp := peerScenario{"reacquire-foreign", "a second acquisition on the same lock object, with another session's node named like the first"}
 	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
 		w := sc.join("W", 0)
@@ -523,6 +533,7 @@ func TestPeerReacquireAfterForeignPrefix(t *testing.T) {
 // go-zookeeper's zk.Lock has no cancel: only closing the session ends its
 // wait.
 func TestPeerCancelWhileWaiting(t *testing.T) {
+	parallel(t)
 	sp := peerScenario{"cancel", "the waiter is cancelled while it waits"}
 	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
 		_, w, tw := sc.waiterBehindHolder()
@@ -566,6 +577,7 @@ func (sc *scene) noGiveUp() peerCell {
 // (the delete itself took effect). A lock must not leave its node behind,
 // and the next acquisition must work: W acquires again once H has gone.
 func TestPeerGiveUpCleanupReplyLost(t *testing.T) {
+	parallel(t)
 	sp := peerScenario{"cleanup-reply-lost", "the waiter times out and the reply to its cleanup delete is lost"}
 	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
 		return sc.giveUpLosingCleanup((*faultproxy.Proxy).LoseReply, "the reply to", nil)
@@ -656,6 +668,7 @@ func (sc *scene) outlives(w peerLock, sess string, bound time.Duration) []string
 // the client opens a new session. Does the recipe know it no longer holds?
 // Ours: Lost closes and Release says the session changed.
 func TestPeerSessionExpiresWhileHolding(t *testing.T) {
+	parallel(t)
 	s := expiryServer(t, zkserver.WithLabel("peerh-"))
 	sp := peerScenario{"expiry-holding", "the session expires while the recipe holds: does it know it no longer holds?"}
 	runPeers(t, s, sp, func(sc *scene) peerCell {

@@ -30,6 +30,7 @@ import (
 // candidate: a lock must hold past it, or refuse cleanly; waiting on it is
 // waiting for ever, since nothing will delete it.
 func TestPeerForeignChildSortsFirst(t *testing.T) {
+	parallel(t)
 	sp := peerScenario{"foreign-child-first", "another lock's dir (`0`, a persistent child whose name sorts before every candidate) sits in the lock dir (CURATOR-43)"}
 	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
 		sc.o.invoke("create %s/0 (persistent: the dir of a lock on %s/0)", sc.dir, sc.dir)
@@ -66,6 +67,7 @@ func TestPeerForeignChildSortsFirst(t *testing.T) {
 // without leaving it: a node of a live session that nobody will delete
 // blocks the lock for every contender.
 func TestPeerLostLookupAfterLostCreate(t *testing.T) {
+	parallel(t)
 	sp := peerScenario{"lost-lookup", "the create's reply is lost, then the reply to the look-up that would find the node again (go-zookeeper #229)"}
 	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
 		w := sc.join("W", 0)
@@ -106,6 +108,7 @@ func TestPeerLostLookupAfterLostCreate(t *testing.T) {
 // the reconnect: a recipe that swallows the failed delete leaves a node of
 // a live session, an orphan that blocks the lock once H goes.
 func TestPeerGiveUpCleanupRequestLost(t *testing.T) {
+	parallel(t)
 	sp := peerScenario{"cleanup-request-lost", "the waiter times out and its cleanup delete never reaches the server (kazoo #732)"}
 	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
 		return sc.giveUpLosingCleanup((*faultproxy.Proxy).LoseRequest, "the request of", map[string][2]string{
@@ -134,6 +137,7 @@ const (
 // forgets the hold, with no way left to delete its node short of the
 // session's end, breaks it: every later acquisition waits behind the node.
 func TestPeerReleaseWhileCutOff(t *testing.T) {
+	parallel(t)
 	sp := peerScenario{"release-cut-off", "the holder releases while cut off: its delete cannot reach the server (CURATOR-678)"}
 	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
 		w, node, sess, mark := sc.holdThenCut(releaseSessionTimeout, "the hold is what W releases")
@@ -322,6 +326,7 @@ func (sc *scene) holdsNow(w peerLock) string {
 // a second holder, B, gets in. Clients that resume their old session (the
 // server still has it) hold on a node of their own live session.
 func TestPeerStaleSessionNode(t *testing.T) {
+	parallel(t)
 	s := expiryServer(t, zkserver.WithLabel("peers-"))
 	sp := peerScenario{"stale-session-node", "a new session's waiter finds its previous session's node, about to be deleted, first in line (CURATOR-604)"}
 	runPeers(t, s, sp, func(sc *scene) peerCell {

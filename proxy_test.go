@@ -325,6 +325,7 @@ func TestR3_RecoverFindsExactlyTheServersNode(t *testing.T) {
 // leader's SYNC) is seen held behind the COMMIT, and after the release
 // Recover adopts the node O sees.
 func TestR3_RecoverSyncsBeforeListing(t *testing.T) {
+	parallel(t)
 	zkserver.RequireFaults(t)
 	claim(t, "R3")
 	c := startCluster(t, 3, zkserver.WithTickTime(trioTick), zkserver.WithLimits(10, trioSyncLimit))
@@ -602,6 +603,7 @@ func TestR7_ProxyReadsHeadersAndTheCreateRequestOnly(t *testing.T) {
 // a short session. The proxy cuts A off until O sees the server delete A's
 // node, then lets A through: A's client sees Expired and a new session.
 func TestR8_AfterExpiryTheOldNodeGivesNoCandidacy(t *testing.T) {
+	parallel(t)
 	claim(t, "R8")
 	s := expiryServer(t)
 	r := newRoom(t, []string{s.Client})

@@ -21,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 )
@@ -37,6 +38,7 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	setDefaultParallel()
 	zkserver.SetShort(testing.Short())
 	os.Exit(runMain(m))
 }
@@ -226,16 +228,18 @@ func printHeader() error {
 // TestMain printed before any claim ran (claim E4, section §7) against what
 // ran: it names the backend of every ensemble started so far, the version
 // the shared server reports now through srvr, and the size of every
-// ensemble this run has started (zkserver.Started). It is a parallel test
-// so that it runs after every other Test of the run (a top-level parallel
-// test waits for the sequential ones) and sees what they started; the
-// Examples run after it, and TestMain repeats the size check over the
-// whole run once they have ended. cmd/evidence checks the record as a
-// reader gets it: the header comes before the first test.
+// ensemble this run has started (zkserver.Started). It checks after every
+// other Test of the run and sees what they started: as a parallel test it
+// begins once the sequential ones have ended, and then waits for the other
+// parallel tests to end (sideBySide); the Examples run after it, and
+// TestMain repeats the size check over the whole run once they have ended.
+// cmd/evidence checks the record as a reader gets it: the header comes
+// before the first test.
 func TestE4_RecordStartsWithServerVersionBackendAndSize(t *testing.T) {
 	t.Parallel()
 	s := sharedServer(t)
 	claim(t, "E4")
+	afterTheOtherTests(t)
 	if versionErr != nil {
 		t.Skipf("skipped: the header names the server's version, read with srvr; %v", versionErr)
 	}
@@ -268,6 +272,25 @@ func TestE4_RecordStartsWithServerVersionBackendAndSize(t *testing.T) {
 		refuted(t, "E4", "the run started %s, which the header's ensembles line does not name:\n%s", miss, printedHeader)
 	}
 	evidence(t, "the record began with: %s; ensembles the run's Tests started: %s", strings.ReplaceAll(printedHeader, "\n", " | "), startedSizes(ran))
+}
+
+// afterTheOtherTests waits, bounded by the run's -timeout, until every
+// other parallel test has ended. With -parallel 1 it cannot: the test
+// holds the only slot, so it says so and goes on with what has ended.
+func afterTheOtherTests(t *testing.T) {
+	t.Helper()
+	if f := flag.Lookup("test.parallel"); f != nil && f.Value.String() == "1" {
+		t.Logf("-parallel 1: the parallel tests still to run are not waited for; the ensembles they start are checked by TestMain after the run")
+		return
+	}
+	ended := make(returned)
+	go func() { sideBySide.Wait(); close(ended) }()
+	bound := 30 * time.Minute
+	if d, ok := t.Deadline(); ok {
+		bound = time.Until(d) - 10*time.Second
+	}
+	wait.Receive(t, bound, "the other parallel tests to end", ended)
+	t.Logf("the other tests have ended")
 }
 
 // sizeName is how the header names an ensemble of n servers.
