@@ -49,6 +49,7 @@ type attemptLog struct {
 	done, got bool
 	listBase  int // getChildren requests on the wire before the first listing
 	listEnd   int // ... when the acquisition returned (valid once done)
+	wakeEnd   int // notifications on the wire for its predecessors then
 }
 
 // witness is one session's observer. Its Trace may be combined with a
@@ -155,14 +156,16 @@ func (w *witness) trace() *lock.Trace {
 		},
 		Held: func(i lock.HeldInfo) {
 			end := w.listings()
-			w.step(func(a *attemptLog) { a.waiting, a.done, a.got, a.listEnd = false, true, true, end })
+			w.step(func(a *attemptLog) {
+				a.waiting, a.done, a.got, a.listEnd, a.wakeEnd = false, true, true, end, w.wakeups(a)
+			})
 		},
 		Ended: func(i lock.EndInfo) {
 			if i.End != lock.EndReleased {
 				end := w.listings()
 				w.step(func(a *attemptLog) {
 					if path.Base(i.Path) == a.own && !a.done {
-						a.waiting, a.done, a.listEnd = false, true, end
+						a.waiting, a.done, a.listEnd, a.wakeEnd = false, true, end, w.wakeups(a)
 					}
 				})
 			}
@@ -185,14 +188,23 @@ func (w *witness) find(own string) *attemptLog {
 func (w *witness) view(a *attemptLog) attempt {
 	at := attempt{Own: a.own, Pred: a.pred, Waiting: a.waiting, NoNode: a.noNode, Done: a.done, Acquired: a.got}
 	if a.done {
-		at.Rounds = a.listEnd - a.listBase
+		// Frozen when it returned: a watch it left behind may still fire
+		// (a cancelled waiter's), and that is no wake-up of this one.
+		at.Rounds, at.Wakeups = a.listEnd-a.listBase, a.wakeEnd
 	} else {
-		at.Rounds = w.listings() - a.listBase
-	}
-	for _, p := range slices.Compact(slices.Clone(a.preds)) {
-		at.Wakeups += w.notifications(p)
+		at.Rounds, at.Wakeups = w.listings()-a.listBase, w.wakeups(a)
 	}
 	return at
+}
+
+// wakeups is the number of notifications on the wire for the
+// predecessors a watched. Callers hold w.mu.
+func (w *witness) wakeups(a *attemptLog) int {
+	n := 0
+	for _, p := range slices.Compact(slices.Clone(a.preds)) {
+		n += w.notifications(p)
+	}
+	return n
 }
 
 // now returns the state of the acquisition of own as it is, not waiting
@@ -210,6 +222,9 @@ func (w *witness) now(own string) (at attempt, ok bool) {
 // wire delivered for a's predecessors and is at a blocking point (waiting
 // on a watch) or has returned. Callers hold w.mu.
 func (w *witness) settled(a *attemptLog) (bool, string) {
+	if a.done {
+		return true, "" // its counts were frozen when it returned
+	}
 	for _, p := range slices.Compact(slices.Clone(a.preds)) {
 		if got, sent := a.woke[p], w.notifications(p); got < sent {
 			return false, fmt.Sprintf("%s took in %d of the %d notifications for %s on the wire", a.own, got, sent, path.Base(p))
