@@ -136,7 +136,7 @@
 //     10-digit sequence suffix; sorting the full names gives a different
 //     order, shown on names the server made. Proof:
 //     TestL2_SequenceSuffixOrdersCandidates (lock_test.go:126),
-//     Example_sequenceOrderIsNotNameOrder (lock_example_test.go:29)
+//     Example_sequenceOrderIsNotNameOrder (lock_example_test.go:30)
 //   - L3 §3 ¶2 句2: 后缀最小的候选持有锁，其他候选各自只 watch
 //     排在自己正前方的那个，服务器自身的 wchc/wchp 监听表可以佐证。 — The
 //     lowest suffix holds and every other candidate watches only the candidate
@@ -161,7 +161,7 @@
 //     the holder's node notifies only the next candidate, which lists again
 //     and acquires; the candidate after it hears nothing and keeps waiting.
 //     Proof: TestL4_DeletionWakesOnlyTheNextCandidate (lock_test.go:262),
-//     Example_predecessorChain (lock_example_test.go:99)
+//     Example_predecessorChain (lock_example_test.go:100)
 //   - L7 §3 ¶3 句2: 无故障运行中实测羊群效应：用前驱配方，一次释放恰好唤醒 N
 //     个等待者里的一个；若每个等待者都 watch 父节点，则唤醒其中 N-1 个。 —
 //     Measured herd effect in a fault-free run: one release wakes exactly one
@@ -182,7 +182,7 @@
 //     exists(watch), exists finds no node and the waiter lists again
 //     immediately; a recipe hook opens this window on every attempt, without
 //     sleeping. Proof: TestL8_ListExistsRace (lock_test.go:777),
-//     Example_listExistsRace (lock_example_test.go:154)
+//     Example_listExistsRace (lock_example_test.go:155)
 //   - L9 §3 ¶5 句3: create 成功后，同一 session 随即做的 getChildren（哪怕经由
 //     follower）包含它自己的节点，以及每个仍然存在的更小候选。 — Right after
 //     its create succeeds, the same session's getChildren, even through a
@@ -204,7 +204,7 @@
 //     node; a client that waits for ready never reads a half-recovered state,
 //     while one that takes the lowest candidate for the leader does. Proof:
 //     TestL10_ElectionNeedsReadyAcrossFailover (lock_test.go:1136),
-//     Example_electionNeedsReady (lock_example_test.go:223)
+//     Example_electionNeedsReady (lock_example_test.go:224)
 //
 // # §4 create 回复丢失以后怎样找回节点
 //

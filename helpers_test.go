@@ -402,12 +402,6 @@ func mntr(t zkserver.TB, s *zkserver.Server) map[string]int64 {
 // (wait.Receive waits for it).
 type returned chan struct{}
 
-// await waits, bounded, for the call to return (wait.Receive).
-func (r returned) await(t zkserver.TB, what string) {
-	t.Helper()
-	wait.Receive(t, within, what, r)
-}
-
 // finished reports, without waiting, whether the call has returned.
 func (r returned) finished() bool {
 	select {

@@ -10,6 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/fence"
+	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkserver"
 	"github.com/zk19/zk19/lock"
 )
@@ -252,7 +253,7 @@ func Example_electionNeedsReady() {
 
 		recovered := L1.finishRecovery()
 		fmt.Printf("L1 recovered %q and published ready\n", recovered)
-		asked.await(sc, "Qready's use")
+		wait.Receive(sc, within, "Qready's use", asked)
 		fmt.Printf("Qready uses %s and reads %q\n", correct.leader, correct.state)
 	})
 	// Output:

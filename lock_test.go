@@ -1390,7 +1390,7 @@ func (el *election) round(p *electionCandidate, ready, lowest *electionClient) e
 		defer close(done)
 		correct = ready.use()
 	}()
-	t.Cleanup(func() { done.await(t, ready.name+"'s use") })
+	t.Cleanup(func() { wait.Receive(t, within, ready.name+"'s use", done) })
 	select {
 	case <-ready.waiting:
 		r.whileHalf = "waited for ready"
@@ -1401,7 +1401,7 @@ func (el *election) round(p *electionCandidate, ready, lowest *electionClient) e
 	}
 	ready.a.info("while %s is half recovered: %s", p.name, r.whileHalf)
 	r.recovered = p.finishRecovery()
-	done.await(t, ready.name+"'s use")
+	wait.Receive(t, within, ready.name+"'s use", done)
 	if correct.err != nil {
 		notShown(t, "L10", "%s: %v", ready.name, correct.err)
 	}

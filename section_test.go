@@ -88,7 +88,7 @@ func (cs *criticalSection) write(res fence.Resource, who actor, tok fence.Token,
 		gid <- goroutineID()
 		w.res, w.err = res.Write(context.Background(), tok, value)
 	}()
-	t.Cleanup(func() { w.let(); w.done.await(t, who.name+"'s write") })
+	t.Cleanup(func() { w.let(); wait.Receive(t, within, who.name+"'s write", w.done) })
 	select {
 	case w.gid = <-gid:
 	case <-time.After(within):
