@@ -179,6 +179,7 @@ type contender struct {
 
 	mu       sync.Mutex
 	muted    bool
+	stopped  atomic.Bool // the test's cleanup has begun: the referee only records
 	received []string // each watch event as the recipe traced it: type and path
 }
 
@@ -204,7 +205,7 @@ func join(t zkserver.TB, name string, servers []string, parent string, o joinOpt
 
 // relock gives p a fresh Locker on its client's current session.
 func (p *contender) relock() {
-	tr := chainTraces(p.w.trace(), recordTrace(p.line), p.observe(), p.o.trace)
+	tr := chainTraces(p.w.trace(), recordTrace(p.line), p.observe(), p.referee(), p.o.trace)
 	p.l = lock.New(p.c.Conn, p.parent, append([]lock.Option{lock.WithTrace(tr)}, p.o.lock...)...)
 }
 
@@ -247,7 +248,7 @@ func (p *contender) eventsReceived() []string {
 }
 
 // mute stops p's trace lines.
-func (p *contender) mute() { p.mu.Lock(); p.muted = true; p.mu.Unlock() }
+func (p *contender) mute() { p.mu.Lock(); p.muted = true; p.mu.Unlock(); p.stopped.Store(true) }
 
 // acquire takes the lock now, within the scene's bound, or fails the test.
 func (p *contender) acquire() *lock.Held {

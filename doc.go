@@ -211,33 +211,33 @@
 //   - R6 §4 ¶2 句1: GUID 对得上、ephemeralOwner 却是别的 session 的节点，
 //     绝不会被认作自己的。 — A node with the right GUID whose ephemeralOwner
 //     is another session is never adopted. Proof:
-//     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:514)
+//     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:519)
 //   - R3 §4 ¶2 句2: 用同一 session 与 GUID 恢复：列出父节点，
 //     正好找到一个带这个 GUID、属于本 session 的孩子，
 //     也就是服务器建的那个节点，确认时不借助代理提供的任何信息。 — Recovery
 //     with the same session and GUID lists the parent and finds exactly one
 //     child with that GUID owned by this session, the node the server created,
 //     confirmed without any help from the proxy. Proof:
-//     TestR3_RecoverFindsExactlyTheServersNode (proxy_test.go:289),
-//     TestR3_RecoverSyncsBeforeListing (proxy_test.go:327),
-//     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:689),
-//     Example_lostCreateReply (proxy_test.go:895)
+//     TestR3_RecoverFindsExactlyTheServersNode (proxy_test.go:291),
+//     TestR3_RecoverSyncsBeforeListing (proxy_test.go:330),
+//     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:696),
+//     Example_lostCreateReply (proxy_test.go:903)
 //   - R5 §4 ¶2 句3: 没有节点带着这个 GUID 时，恢复报告节点缺失，
 //     绝不自作主张变成一次新的获取。 — With no node carrying the GUID,
 //     recovery reports it missing and never turns into a fresh acquisition on
 //     its own. Proof: TestR5_NoMatchIsMissingNotANewAcquisition
-//     (proxy_test.go:473)
+//     (proxy_test.go:477)
 //   - R1 §4 ¶3 句2: 代理转发 create，凭 xid 认出 err=0 的那条回复，
 //     把它丢掉并关闭连接：调用方得到连接丢失，而节点已经在服务器上了。 — The
 //     proxy forwards the create, spots its reply by xid with err=0, drops it
 //     and closes the connection: the caller gets connection loss while the
 //     node exists on the server. Proof:
 //     TestR1_ProxyDropsTheSuccessfulCreateReply (proxy_test.go:207),
-//     Example_lostCreateReply (proxy_test.go:895)
+//     Example_lostCreateReply (proxy_test.go:903)
 //   - R2 §4 ¶3 句4: 经代理重新连上后，session id 保持不变。 — Reconnecting
 //     through the proxy keeps the same session id. Proof:
-//     TestR2_SessionSurvivesTheLostReply (proxy_test.go:265),
-//     Example_lostCreateReply (proxy_test.go:895)
+//     TestR2_SessionSurvivesTheLostReply (proxy_test.go:266),
+//     Example_lostCreateReply (proxy_test.go:903)
 //   - E5 §4 ¶4 句1 (beyond): 代理的 Go
 //     编解码器在它读取的每种记录上都与服务器自带 jar 中的官方 Jute 类一致，
 //     两个方向都是，模糊测试下也是；没有 JDK 的机器上这项证明会跳过并说明。 —
@@ -250,7 +250,7 @@
 //     The proxy decodes request and reply headers and the CreateRequest only,
 //     never the create's response body, and lets each connection's first
 //     (handshake) frame through without reading an xid from it. Proof:
-//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:561),
+//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:567),
 //     internal/faultproxy.TestZKNeverDecodesCreateReplyBody
 //     (internal/faultproxy/zk_test.go:494),
 //     internal/faultproxy.TestZKFirstFrameIsNeverParsed
@@ -263,8 +263,8 @@
 //     此后恢复以明确的歧义错误失败，并且什么也不删。 — Retrying the create
 //     blindly makes a second node, after which recovery fails with an explicit
 //     ambiguity error and deletes nothing. Proof:
-//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:425),
-//     Example_lostCreateReply (proxy_test.go:895)
+//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:428),
+//     Example_lostCreateReply (proxy_test.go:903)
 //   - D2 §4 ¶5 句3 (not verified here): GUID 只是一次逻辑获取的查找键：它不让
 //     create 变成恰好一次，也代替不了持久的客户端状态或客户端重启后的恢复。 —
 //     The GUID is the lookup key of one logical acquisition. It does not make
@@ -273,7 +273,7 @@
 //   - R8 §4 ¶5 句4: session 过期后，旧节点不再带来候选资格，新的获取换用新的
 //     GUID。 — Once the session has expired its old node gives no candidacy,
 //     and a new acquisition uses a fresh GUID. Proof:
-//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:605)
+//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:612)
 //
 // # §5 资源接受新 token 后拒绝旧写
 //
@@ -456,7 +456,7 @@
 //     服务器或容器，删掉临时目录，不泄漏 goroutine。 — Every scenario cleans
 //     up whatever happens: clients closed, proxies stopped, servers or
 //     containers stopped, temporary directories removed, no goroutine leaked.
-//     Proof: TestE3_ScenarioLeavesNothingBehind (zk19_test.go:521)
+//     Proof: TestE3_ScenarioLeavesNothingBehind (zk19_test.go:522)
 //   - D11 §7 ¶6 句3 (not verified here):
 //     文章在失败时的清理会关闭它建起的客户端、代理的线程和服务；
 //     每次运行只建自己的运行目录，不动其他实验的数据。 — The article's cleanup
@@ -487,7 +487,7 @@
 //     connection loss gets a larger sequence number while the first node still
 //     exists, so recovery must check session and ephemeralOwner and handle
 //     zero or several matches. Proof: Example_x1RetryAfterConnectionLoss
-//     (proxy_test.go:959)
+//     (proxy_test.go:967)
 //   - X2 §8 ¶4 句1: 照题面做练习二：A 过期时资源的高水位已经是 A 的 token 0，A
 //     写之前确实问过 ZooKeeper，竞态也被展示出来，
 //     资源在这个状态下（而不是空资源）接受 A 迟到的 token 0。 — Exercise 2 as

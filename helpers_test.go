@@ -429,10 +429,18 @@ var sideBySide sync.WaitGroup
 // (defaultParallel unless given).
 func parallel(t *testing.T) {
 	t.Helper()
+	parallelTests.Store(t.Name(), true)
 	sideBySide.Add(1)
 	t.Cleanup(sideBySide.Done)
 	t.Parallel()
 }
+
+// parallelTests holds the names of the tests that called parallel.
+var parallelTests sync.Map
+
+// inParallel reports whether t runs beside other tests (called parallel):
+// its subtests may then run beside each other too.
+func inParallel(t *testing.T) bool { _, ok := parallelTests.Load(t.Name()); return ok }
 
 // defaultParallel is how many parallel tests run at once when -parallel
 // is not given (go test's default is GOMAXPROCS, 2 on the smallest machine

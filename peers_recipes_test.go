@@ -165,12 +165,19 @@ type scene struct {
 }
 
 // runPeers runs a scenario once per recipe, each as a subtest named after
-// the recipe, on server s, and logs each recipe's cell.
+// the recipe, on server s, and logs each recipe's cell. The recipes run
+// side by side, each under its own parent, when the scenario does (most
+// of a scene is waiting for an expiry or a peer's driver); a scenario that
+// asserts how long something took runs them one after another.
 func runPeers(t *testing.T, s *zkserver.Server, sp peerScenario, body func(sc *scene) peerCell) {
 	t.Helper()
 	evidence(t, "peer %s | scenario | %s", sp.id, sp.title)
+	sideBySide := inParallel(t)
 	for _, r := range peerRecipes(t) {
 		t.Run(r.name, func(t *testing.T) {
+			if sideBySide {
+				t.Parallel()
+			}
 			if r.ready != nil {
 				r.ready(t)
 			}

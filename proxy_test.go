@@ -205,6 +205,7 @@ func (lc *lostCreate) nodesWithGUID(t zkserver.TB) map[string]int64 {
 // reply passes with its error on the same connection, so what is lost is
 // the successful reply, not any reply to a create.
 func TestR1_ProxyDropsTheSuccessfulCreateReply(t *testing.T) {
+	parallel(t)
 	claim(t, "R1")
 	lc := runLostCreate(t, "R1")
 	seen := lc.nodesWithGUID(t)
@@ -263,6 +264,7 @@ func createAs(t zkserver.TB, c *zkclient.Client, a actor, p string) {
 // TestR2_SessionSurvivesTheLostReply: after the lost reply A reconnects
 // through the proxy and its session id is unchanged (claim R2, §4 ¶3).
 func TestR2_SessionSurvivesTheLostReply(t *testing.T) {
+	parallel(t)
 	claim(t, "R2")
 	lc := runLostCreate(t, "R2")
 	accepted := lc.proxy.Stats().Accepted
@@ -287,6 +289,7 @@ func TestR2_SessionSurvivesTheLostReply(t *testing.T) {
 // and, as Acquire would, holds it (no one else is queued); O sees exactly
 // that node with A's session as its owner.
 func TestR3_RecoverFindsExactlyTheServersNode(t *testing.T) {
+	parallel(t)
 	claim(t, "R3")
 	lc := runLostCreate(t, "R3")
 	ctx := lockCtx(t)
@@ -423,6 +426,7 @@ func TestR3_RecoverSyncsBeforeListing(t *testing.T) {
 // creates are not deduplicated by name; recovery then finds two matches in
 // this session and refuses, naming both and deleting neither (claim R4, §4 ¶5).
 func TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses(t *testing.T) {
+	parallel(t)
 	claim(t, "R4")
 	lc := runLostCreate(t, "R4")
 	blindRetry(t, lc)
@@ -471,6 +475,7 @@ func blindRetry(t zkserver.TB, lc *lostCreate) string {
 // loss as with a lost reply, but O sees no node. Recover returns
 // ErrMissing and the parent stays empty.
 func TestR5_NoMatchIsMissingNotANewAcquisition(t *testing.T) {
+	parallel(t)
 	claim(t, "R5")
 	lr := newLostReply(t, joinOpts{})
 	ctx := lockCtx(t)
@@ -512,6 +517,7 @@ func TestR5_NoMatchIsMissingNotANewAcquisition(t *testing.T) {
 // released, only B's node carries the GUID: Recover returns ErrMissing,
 // names B's node as not adopted, and B's node is still there.
 func TestR6_ANodeOfAnotherSessionIsNotAdopted(t *testing.T) {
+	parallel(t)
 	claim(t, "R6")
 	lc := runLostCreate(t, "R6")
 	ctx := lockCtx(t)
@@ -559,6 +565,7 @@ func TestR6_ANodeOfAnotherSessionIsNotAdopted(t *testing.T) {
 // prefix A's create sent, never the name the server gave the node, and
 // nothing else the proxy reports contains that name's sequence suffix.
 func TestR7_ProxyReadsHeadersAndTheCreateRequestOnly(t *testing.T) {
+	parallel(t)
 	claim(t, "R7")
 	lc := runLostCreate(t, "R7")
 	seen := lc.nodesWithGUID(t)
@@ -687,6 +694,7 @@ func TestR8_AfterExpiryTheOldNodeGivesNoCandidacy(t *testing.T) {
 //     creates a node at A's exact path: Release leaves X's node alone and
 //     returns lock.ErrLostCandidacy.
 func TestR3_ReleaseLooksAgainAfterALostDelete(t *testing.T) {
+	parallel(t)
 	claim(t, "R3")
 	t.Run("the delete took effect and its reply was lost", func(t *testing.T) {
 		lr, ha, b, pb := releaseScene(t, joinOpts{})

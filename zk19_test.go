@@ -380,6 +380,7 @@ func runMatchesHeader(code int) int {
 // has started so far, running or gone (zkserver.Started): each of its ports
 // was drawn at run time, and no two servers got the same one.
 func TestE1_ServersListenOnlyOnLoopback(t *testing.T) {
+	parallel(t)
 	zkserver.RequireFaults(t)
 	claim(t, "E1")
 	requireServerOnLoopback(t, sharedServer(t), true)
