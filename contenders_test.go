@@ -180,7 +180,7 @@ type contender struct {
 	mu       sync.Mutex
 	muted    bool
 	stopped  atomic.Bool // the test's cleanup has begun: the referee only records
-	received []string // each watch event as the recipe traced it: type and path
+	received []string    // each watch event as the recipe traced it: type and path
 }
 
 // join connects a named session to servers and makes its Locker for

@@ -131,4 +131,3 @@ func (p *contender) twoHolders(r *referee, msg string) {
 	}
 	p.t.Logf("%s", msg) // an Example: its output differs as well
 }
-
