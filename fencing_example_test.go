@@ -11,8 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -627,6 +629,15 @@ func (g *heldGap) accepted(tok fence.Token) {
 // token as the mark and refuse. The same run against the control that
 // compares and writes in two steps finds A inside beside B, every time.
 //
+// A gap a resource opens after its decision and closes at once (it lets
+// its section go and takes it back for the write) lasts nanoseconds, and
+// the writer that let go takes the section straight back (Go's mutex and
+// SQLite's write lock both favour it over a waiter): no held run sees
+// another writer in it. So the resources' source is read as well: the
+// memory resource's compare and write sit in one lock section, the durable
+// one's decision and UPDATE in one transaction. The same reading catches
+// the control and a copy of the durable resource split after its decision.
+//
 // Then, as a second, statistical check (CI runs it under -race): many
 // goroutines write with mixed tokens; in commit order the accepted tokens
 // never decrease. The same check catches the control once its gap is held
@@ -643,6 +654,36 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 			}
 		})
 	}
+	t.Run("the memory resource's source compares and writes in one lock section, where the control's does not", func(t *testing.T) {
+		why, err := sectionInSource(filepath.Join("fence", "resource.go"), "*state", "write")
+		if err != nil {
+			notShown(t, "F6", "reading the memory resource's source: %v", err)
+		}
+		control, err := sectionInSource(filepath.Join("fence", "resource.go"), "*CheckThenWrite", "Write")
+		if err != nil {
+			notShown(t, "F6", "reading the control's source: %v", err)
+		}
+		sourceVerdict(t, "memory", "lock section", why, "the compare-then-write control's", control)
+	})
+	t.Run("the durable resource's source compares and writes in one transaction, where a split copy does not", func(t *testing.T) {
+		src, err := os.ReadFile(filepath.Join("fence", "durable.go"))
+		if err != nil {
+			notShown(t, "F6", "reading the durable resource's source: %v", err)
+		}
+		why, err := transactionInSource(string(src))
+		if err != nil {
+			notShown(t, "F6", "reading the durable resource's source: %v", err)
+		}
+		// The control: the same source with its transaction ended and begun
+		// again right after the decision.
+		decided := regexp.MustCompile(`(?m)^(\s*)d\.trace\.decided\(.*\)$`)
+		split := decided.ReplaceAllString(string(src), "$0\n${1}_, _ = conn.ExecContext(ctx, \"COMMIT\")\n${1}_, _ = conn.ExecContext(ctx, \"BEGIN IMMEDIATE\")")
+		control, err := transactionInSource(split)
+		if err != nil || split == string(src) {
+			notShown(t, "F6", "the split copy of the durable resource's source: %v (changed: %v)", err, split != string(src))
+		}
+		sourceVerdict(t, "durable", "transaction", why, "a copy split after the decision", control)
+	})
 	t.Run("the same run finds two writers inside the control that compares, then writes in a second step", func(t *testing.T) {
 		cs := newCriticalSection(t, "F6")
 		il := interleave(cs, fence.NewCheckThenWrite(fence.WithTrace(cs.trace())))
@@ -696,6 +737,24 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 			brokenCheck(t, "F6", "the compare-then-write control passed the check; want the write of token %v held in its gap caught below the mark", stale)
 		}
 	})
+}
+
+// sourceVerdict records what F6's source check found in the resource of
+// kind (why, "" for one section) and in its control, which must be caught,
+// and states the verdict.
+func sourceVerdict(t *testing.T, kind, section, why, controlName, control string) {
+	t.Helper()
+	found := why
+	if why == "" {
+		found = "compare and write in one " + section
+	}
+	evidence(t, "%s resource's source: %s; %s: %s", kind, found, controlName, control)
+	if control == "" {
+		brokenCheck(t, "F6", "the source check passed %s; want its gap found", controlName)
+	}
+	if why != "" {
+		refuted(t, "F6", "on the %s resource: %s", kind, why)
+	}
 }
 
 // TestF7_EqualTokenIsAccepted: the current holder may keep writing with its

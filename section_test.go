@@ -12,7 +12,13 @@ package zk19_test
 import (
 	"context"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,18 +36,18 @@ type criticalSection struct {
 	t       zkserver.TB
 	id      string
 	mu      sync.Mutex
-	writers map[fence.Token]*gatedWrite
+	writers map[int64]*gatedWrite // by the goroutine that writes
 }
 
 func newCriticalSection(t zkserver.TB, id string) *criticalSection {
-	return &criticalSection{t: t, id: id, writers: map[fence.Token]*gatedWrite{}}
+	return &criticalSection{t: t, id: id, writers: map[int64]*gatedWrite{}}
 }
 
 // trace is the Trace to open the resource under test with.
 func (cs *criticalSection) trace() *fence.Trace {
 	return &fence.Trace{Decided: func(d fence.Decision) {
 		cs.mu.Lock()
-		w := cs.writers[d.Token]
+		w := cs.writers[goroutineID()] // the resource decides on the writer's goroutine
 		cs.mu.Unlock()
 		if w == nil {
 			return
@@ -71,21 +77,23 @@ type gatedWrite struct {
 }
 
 // write starts who's write of value with tok on res, a resource opened with
-// cs.trace(). Tokens identify the writes: one held write per token.
-// Cleanup lets the write go and waits for it.
+// cs.trace(). The write's goroutine identifies it at its decision, so two
+// writes with the same token are held apart. Cleanup lets the write go and
+// waits for it.
 func (cs *criticalSection) write(res fence.Resource, who actor, tok fence.Token, value string) *gatedWrite {
 	t := cs.t
 	t.Helper()
 	w := &gatedWrite{cs: cs, who: who, tok: tok, value: value,
 		decided: make(chan fence.Decision, 1), release: make(chan struct{}), done: make(chan struct{})}
-	cs.mu.Lock()
-	cs.writers[tok] = w
-	cs.mu.Unlock()
 	gid := make(chan int64, 1)
 	who.invoke("write %q with token %v", value, tok)
 	go func() {
 		defer close(w.done)
-		gid <- goroutineID()
+		id := goroutineID()
+		cs.mu.Lock()
+		cs.writers[id] = w // before the write can reach its decision
+		cs.mu.Unlock()
+		gid <- id
 		w.res, w.err = res.Write(context.Background(), tok, value)
 	}()
 	t.Cleanup(func() { w.let(); wait.Receive(t, within, who.name+"'s write", w.done) })
@@ -206,7 +214,7 @@ func (w *gatedWrite) finish(other *gatedWrite) fence.Result {
 		t.Fatalf("%s not shown: %s's write returned without reaching its decision", w.cs.id, w.who.name)
 	}
 	w.cs.mu.Lock()
-	delete(w.cs.writers, w.tok) // the token may write again, unheld
+	delete(w.cs.writers, w.gid)
 	w.cs.mu.Unlock()
 	logWrite(w.who, w.tok, w.res)
 	return w.res
@@ -324,6 +332,13 @@ func interleave(cs *criticalSection, res fence.Resource) interleaving {
 	il.bInside = b.entered()
 	a := cs.write(res, A, il.tokA, "stale-late")
 	il.a = a.whereabouts(b)
+	return il.end(res, b, a)
+}
+
+// end lets B's write go, then A's, and reads the outcome.
+func (il interleaving) end(res fence.Resource, b, a *gatedWrite) interleaving {
+	t := b.cs.t
+	t.Helper()
 	il.b = b.finish(a)
 	il.late = a.finish(nil)
 	il.aDecision = a.decision
@@ -345,4 +360,152 @@ func (il interleaving) notAtomic() string {
 		return fmt.Sprintf("B accepted: %v, then A's stale write accepted: %v; value %q; want B's accepted, A's refused, \"new-owner\"", il.b.Accepted, il.late.Accepted, il.value)
 	}
 	return ""
+}
+
+// sectionInSource reads, from the source of function fn in file (package
+// fence), the order of its lock calls (on a field named mu), its compare
+// (admits) and its write (apply), and returns why the compare and the
+// write are not in one lock section, or "". It is the proof for the gap
+// that a run cannot open: a write that lets its section go after its
+// decision and takes it again for the write leaves a gap of nanoseconds,
+// which Go's mutex gives back to the goroutine that let go (it barges
+// ahead of a woken waiter), so no held interleaving sees another writer
+// in it. Reading the source sees it.
+func sectionInSource(file, recv, fn string) (string, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
+	if err != nil {
+		return "", err
+	}
+	var body *ast.BlockStmt
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Name.Name == fn && fd.Recv != nil && types.ExprString(fd.Recv.List[0].Type) == recv {
+			body = fd.Body
+		}
+	}
+	if body == nil {
+		return "", fmt.Errorf("no func (%s) %s in %s", recv, fn, file)
+	}
+	var steps []string // "lock", "unlock", "compare", "write", in source order
+	deferred := map[*ast.CallExpr]bool{}
+	ast.Inspect(body, func(n ast.Node) bool {
+		if d, ok := n.(*ast.DeferStmt); ok {
+			deferred[d.Call] = true
+		}
+		c, ok := n.(*ast.CallExpr)
+		if !ok || deferred[c] {
+			return true
+		}
+		sel, ok := c.Fun.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		onMu := strings.HasSuffix(types.ExprString(sel.X), "mu")
+		switch {
+		case onMu && sel.Sel.Name == "Lock":
+			steps = append(steps, "lock")
+		case onMu && sel.Sel.Name == "Unlock":
+			steps = append(steps, "unlock")
+		case sel.Sel.Name == "admits":
+			steps = append(steps, "compare")
+		case sel.Sel.Name == "apply":
+			steps = append(steps, "write")
+		}
+		return true
+	})
+	at := fmt.Sprintf("(%s).%s in %s: %s", recv, fn, filepath.Base(file), strings.Join(steps, ", "))
+	compare, write := slices.Index(steps, "compare"), slices.Index(steps, "write")
+	if compare < 0 || write < compare {
+		return "", fmt.Errorf("%s: no compare followed by a write", at)
+	}
+	if slices.Index(steps[:compare], "lock") < 0 {
+		return "compare outside the section: " + at, nil
+	}
+	if between := steps[compare:write]; slices.Contains(between, "unlock") {
+		return "the section is let go between the compare and the write: " + at, nil
+	}
+	return "", nil
+}
+
+// transactionInSource reads the durable resource's source (src, the text
+// of fence/durable.go) and returns why its compare and its write are not
+// in one transaction, or "": between the decision (Trace.Decided, after
+// the row is read and compared) and the UPDATE that writes (fencedUpdate)
+// in decideAndWrite, no statement may end or begin a transaction and the
+// connection may not be let go; and write runs decideAndWrite inside one
+// immediate transaction. As with the memory resource, a run cannot open
+// such a gap: the writer that lets go takes the write lock straight back.
+func transactionInSource(src string) (string, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "durable.go", src, parser.SkipObjectResolution)
+	if err != nil {
+		return "", err
+	}
+	funcs := map[string]*ast.BlockStmt{}
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil && types.ExprString(fd.Recv.List[0].Type) == "*Durable" {
+			funcs[fd.Name.Name] = fd.Body
+		}
+	}
+	if funcs["write"] == nil || funcs["decideAndWrite"] == nil {
+		return "", fmt.Errorf("no (*Durable).write and decideAndWrite in fence/durable.go")
+	}
+	if n := countCalls(funcs["write"], "immediate"); n != 1 {
+		return fmt.Sprintf("(*Durable).write runs %d immediate transactions; want its read, compare and write in one", n), nil
+	}
+	var steps []string // "decided", "update", and what ends a transaction or the connection
+	ast.Inspect(funcs["decideAndWrite"], func(n ast.Node) bool {
+		c, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		sel, ok := c.Fun.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		switch name := sel.Sel.Name; {
+		case name == "decided":
+			steps = append(steps, "decided")
+		case name == "Close" || name == "Conn" || name == "Commit" || name == "BeginTx":
+			steps = append(steps, name)
+		case (name == "ExecContext" || name == "QueryRowContext" || name == "QueryContext") && len(c.Args) > 1:
+			switch a := c.Args[1].(type) {
+			case *ast.Ident:
+				if a.Name == "fencedUpdate" {
+					steps = append(steps, "update")
+				}
+			case *ast.BasicLit:
+				stmt := strings.ToUpper(strings.Trim(a.Value, "`\""))
+				for _, tx := range []string{"COMMIT", "END", "BEGIN", "ROLLBACK", "SAVEPOINT", "RELEASE"} {
+					if strings.HasPrefix(stmt, tx) {
+						steps = append(steps, stmt)
+					}
+				}
+			}
+		}
+		return true
+	})
+	at := "(*Durable).decideAndWrite: " + strings.Join(steps, ", ")
+	decided, update := slices.Index(steps, "decided"), slices.Index(steps, "update")
+	if decided < 0 || update < decided {
+		return "", fmt.Errorf("%s: no decision followed by the UPDATE", at)
+	}
+	if update-decided > 1 {
+		return "the transaction or the connection is let go between the compare and the write: " + at, nil
+	}
+	return "", nil
+}
+
+// countCalls counts the calls of methods or functions named name in body.
+func countCalls(body *ast.BlockStmt, name string) int {
+	n := 0
+	ast.Inspect(body, func(x ast.Node) bool {
+		if c, ok := x.(*ast.CallExpr); ok {
+			if sel, ok := c.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == name {
+				n++
+			}
+		}
+		return true
+	})
+	return n
 }
