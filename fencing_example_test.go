@@ -631,9 +631,9 @@ func (g *heldGap) accepted(tok fence.Token) {
 //
 // A gap a resource opens after its decision and closes at once (it lets
 // its section go and takes it back for the write) lasts nanoseconds, and
-// the writer that let go takes the section straight back (Go's mutex and
-// SQLite's write lock both favour it over a waiter): no held run sees
-// another writer in it. So the resources' source is read as well: the
+// the writer that let go takes the section straight back (Go's mutex
+// favours it over a woken waiter; the durable writer keeps its connection):
+// no held run sees another writer in it. So the resources' source is read as well: the
 // memory resource's compare and write sit in one lock section, the durable
 // one's decision and UPDATE in one transaction. The same reading catches
 // the control and a copy of the durable resource split after its decision.

@@ -434,7 +434,8 @@ func sectionInSource(file, recv, fn string) (string, error) {
 // in decideAndWrite, no statement may end or begin a transaction and the
 // connection may not be let go; and write runs decideAndWrite inside one
 // immediate transaction. As with the memory resource, a run cannot open
-// such a gap: the writer that lets go takes the write lock straight back.
+// such a gap: the writer that ends its transaction keeps its connection and
+// begins the next at once.
 func transactionInSource(src string) (string, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "durable.go", src, parser.SkipObjectResolution)
