@@ -172,10 +172,10 @@ type scene struct {
 func runPeers(t *testing.T, s *zkserver.Server, sp peerScenario, body func(sc *scene) peerCell) {
 	t.Helper()
 	evidence(t, "peer %s | scenario | %s", sp.id, sp.title)
-	sideBySide := inParallel(t)
+	recipesSideBySide := inParallel(t)
 	for _, r := range peerRecipes(t) {
 		t.Run(r.name, func(t *testing.T) {
-			if sideBySide {
+			if recipesSideBySide {
 				t.Parallel()
 			}
 			if r.ready != nil {

@@ -36,18 +36,18 @@ type criticalSection struct {
 	t       zkserver.TB
 	id      string
 	mu      sync.Mutex
-	writers map[int64]*gatedWrite // by the goroutine that writes
+	writers map[fence.Token]*gatedWrite
 }
 
 func newCriticalSection(t zkserver.TB, id string) *criticalSection {
-	return &criticalSection{t: t, id: id, writers: map[int64]*gatedWrite{}}
+	return &criticalSection{t: t, id: id, writers: map[fence.Token]*gatedWrite{}}
 }
 
 // trace is the Trace to open the resource under test with.
 func (cs *criticalSection) trace() *fence.Trace {
 	return &fence.Trace{Decided: func(d fence.Decision) {
 		cs.mu.Lock()
-		w := cs.writers[goroutineID()] // the resource decides on the writer's goroutine
+		w := cs.writers[d.Token]
 		cs.mu.Unlock()
 		if w == nil {
 			return
@@ -77,23 +77,21 @@ type gatedWrite struct {
 }
 
 // write starts who's write of value with tok on res, a resource opened with
-// cs.trace(). The write's goroutine identifies it at its decision, so two
-// writes with the same token are held apart. Cleanup lets the write go and
-// waits for it.
+// cs.trace(). Tokens identify the writes: one held write per token.
+// Cleanup lets the write go and waits for it.
 func (cs *criticalSection) write(res fence.Resource, who actor, tok fence.Token, value string) *gatedWrite {
 	t := cs.t
 	t.Helper()
 	w := &gatedWrite{cs: cs, who: who, tok: tok, value: value,
 		decided: make(chan fence.Decision, 1), release: make(chan struct{}), done: make(chan struct{})}
+	cs.mu.Lock()
+	cs.writers[tok] = w
+	cs.mu.Unlock()
 	gid := make(chan int64, 1)
 	who.invoke("write %q with token %v", value, tok)
 	go func() {
 		defer close(w.done)
-		id := goroutineID()
-		cs.mu.Lock()
-		cs.writers[id] = w // before the write can reach its decision
-		cs.mu.Unlock()
-		gid <- id
+		gid <- goroutineID()
 		w.res, w.err = res.Write(context.Background(), tok, value)
 	}()
 	t.Cleanup(func() { w.let(); wait.Receive(t, within, who.name+"'s write", w.done) })
@@ -214,7 +212,7 @@ func (w *gatedWrite) finish(other *gatedWrite) fence.Result {
 		t.Fatalf("%s not shown: %s's write returned without reaching its decision", w.cs.id, w.who.name)
 	}
 	w.cs.mu.Lock()
-	delete(w.cs.writers, w.gid)
+	delete(w.cs.writers, w.tok) // the token may write again, unheld
 	w.cs.mu.Unlock()
 	logWrite(w.who, w.tok, w.res)
 	return w.res
@@ -332,13 +330,6 @@ func interleave(cs *criticalSection, res fence.Resource) interleaving {
 	il.bInside = b.entered()
 	a := cs.write(res, A, il.tokA, "stale-late")
 	il.a = a.whereabouts(b)
-	return il.end(res, b, a)
-}
-
-// end lets B's write go, then A's, and reads the outcome.
-func (il interleaving) end(res fence.Resource, b, a *gatedWrite) interleaving {
-	t := b.cs.t
-	t.Helper()
 	il.b = b.finish(a)
 	il.late = a.finish(nil)
 	il.aDecision = a.decision
@@ -372,17 +363,11 @@ func (il interleaving) notAtomic() string {
 // ahead of a woken waiter), so no held interleaving sees another writer
 // in it. Reading the source sees it.
 func sectionInSource(file, recv, fn string) (string, error) {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
+	methods, err := methodsOf(file, nil, recv)
 	if err != nil {
 		return "", err
 	}
-	var body *ast.BlockStmt
-	for _, d := range f.Decls {
-		if fd, ok := d.(*ast.FuncDecl); ok && fd.Name.Name == fn && fd.Recv != nil && types.ExprString(fd.Recv.List[0].Type) == recv {
-			body = fd.Body
-		}
-	}
+	body := methods[fn]
 	if body == nil {
 		return "", fmt.Errorf("no func (%s) %s in %s", recv, fn, file)
 	}
@@ -437,16 +422,9 @@ func sectionInSource(file, recv, fn string) (string, error) {
 // such a gap: the writer that ends its transaction keeps its connection and
 // begins the next at once.
 func transactionInSource(src string) (string, error) {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "durable.go", src, parser.SkipObjectResolution)
+	funcs, err := methodsOf("durable.go", src, "*Durable")
 	if err != nil {
 		return "", err
-	}
-	funcs := map[string]*ast.BlockStmt{}
-	for _, d := range f.Decls {
-		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil && types.ExprString(fd.Recv.List[0].Type) == "*Durable" {
-			funcs[fd.Name.Name] = fd.Body
-		}
 	}
 	if funcs["write"] == nil || funcs["decideAndWrite"] == nil {
 		return "", fmt.Errorf("no (*Durable).write and decideAndWrite in fence/durable.go")
@@ -495,6 +473,22 @@ func transactionInSource(src string) (string, error) {
 		return "the transaction or the connection is let go between the compare and the write: " + at, nil
 	}
 	return "", nil
+}
+
+// methodsOf parses file (or src, when not nil, named file) and returns the
+// bodies of the methods of receiver type recv ("*Durable"), by name.
+func methodsOf(file string, src any, recv string) (map[string]*ast.BlockStmt, error) {
+	f, err := parser.ParseFile(token.NewFileSet(), file, src, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*ast.BlockStmt{}
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil && types.ExprString(fd.Recv.List[0].Type) == recv {
+			out[fd.Name.Name] = fd.Body
+		}
+	}
+	return out, nil
 }
 
 // countCalls counts the calls of methods or functions named name in body.

@@ -255,10 +255,7 @@ func (w *witness) settle(t zkserver.TB, read func() error, own string) attempt {
 func (w *witness) await(t zkserver.TB, own string) attempt {
 	t.Helper()
 	var at attempt
-	wait.For(t, within, w.name+"'s acquisition of "+own+" to settle", func() (bool, string) {
-		if w.ref.twoHolders() != "" {
-			return true, ""
-		}
+	w.waitFor(t, w.name+"'s acquisition of "+own+" to settle", w.name+"'s acquisition of "+own+" settled", func() (bool, string) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		a := w.find(own)
@@ -269,7 +266,6 @@ func (w *witness) await(t zkserver.TB, own string) attempt {
 		at = w.view(a)
 		return ok, why
 	})
-	w.stopOnTwoHolders(t, w.name+"'s acquisition of "+own+" settled")
 	return at
 }
 
@@ -278,10 +274,7 @@ func (w *witness) await(t zkserver.TB, own string) attempt {
 func (w *witness) waitingOn(t zkserver.TB, pred string) attempt {
 	t.Helper()
 	var at attempt
-	wait.For(t, within, w.name+" to wait on "+pred, func() (bool, string) {
-		if w.ref.twoHolders() != "" {
-			return true, ""
-		}
+	w.waitFor(t, w.name+" to wait on "+pred, w.name+" waiting on "+pred, func() (bool, string) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		var seen []string
@@ -294,15 +287,21 @@ func (w *witness) waitingOn(t zkserver.TB, pred string) attempt {
 		}
 		return false, "acquisitions: " + strings.Join(seen, ", ")
 	})
-	w.stopOnTwoHolders(t, w.name+" waiting on "+pred)
 	return at
 }
 
-// stopOnTwoHolders fails the test at once if the referee has seen two
-// holders under w's parent: what the scene waits for cannot come true as
-// its claim describes it, and the cause is named, not a timeout.
-func (w *witness) stopOnTwoHolders(t zkserver.TB, want string) {
+// waitFor waits, bounded, until cond holds, as wait.For does, but fails
+// the test at once if the referee sees two holders under w's parent
+// meanwhile: what the scene waits for (want) cannot come true as its
+// claim describes it, and the cause is named, not a timeout.
+func (w *witness) waitFor(t zkserver.TB, what, want string, cond wait.Cond) {
 	t.Helper()
+	wait.For(t, within, what, func() (bool, string) {
+		if w.ref.twoHolders() != "" {
+			return true, ""
+		}
+		return cond()
+	})
 	if msg := w.ref.twoHolders(); msg != "" {
 		t.Fatalf("%s; want %s", msg, want)
 	}
