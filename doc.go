@@ -24,27 +24,27 @@
 //     a server whose last zxid is behind what the session has seen refuses the
 //     session, as the client and the server's log both show, so the session
 //     never reads back in time. Proof: TestS4_SessionOrderAndNoGoingBack
-//     (consistency_test.go:1281)
+//     (consistency_test.go:1285)
 //   - S1 §1 ¶2 句1 (beyond): A 写入成功并经带外渠道告诉 B 之后，B
 //     在还没收到这次提交的 follower 上做普通读，拿到的仍是旧值 0。 — After A's
 //     write succeeds and A tells B out of band, B's plain read on a follower
 //     that has not yet received the commit still returns the old value 0.
 //     Proof: TestS1_PlainReadOnLaggingFollowerIsStale
-//     (consistency_test.go:333), Example_staleReadFromLaggingFollower
-//     (consistency_test.go:1016)
+//     (consistency_test.go:338), Example_staleReadFromLaggingFollower
+//     (consistency_test.go:1021)
 //   - S2 §1 ¶2 句3 (beyond): porcupine
 //     把这段历史当作线性化寄存器来检查时予以拒绝；同样的操作若等 follower
 //     追上后 B 再读，则被接受。 — Porcupine rejects that history as a
 //     linearizable register and accepts the same history when B reads only
 //     after the follower has caught up. Proof:
-//     TestS2_StaleHistoryIsNotLinearizable (consistency_test.go:356),
-//     Example_staleReadFromLaggingFollower (consistency_test.go:1016)
+//     TestS2_StaleHistoryIsNotLinearizable (consistency_test.go:361),
+//     Example_staleReadFromLaggingFollower (consistency_test.go:1021)
 //   - S3 §1 ¶3 句2 (beyond): follower 以自己的本地状态回答 getData：leader
 //     发往它的数据流仍被扣着，读取照样完成，不需要与 leader 往返。 — A
 //     follower serves getData from its local state: the read completes while
 //     the leader's stream to it is still held, with no round trip to the
 //     leader. Proof: TestS3_FollowerAnswersReadsFromItsOwnCopy
-//     (consistency_test.go:382)
+//     (consistency_test.go:387)
 //
 // # §2 sync 的边界不能省略
 //
@@ -55,7 +55,7 @@
 //     会阻塞，直到被扣住的 leader 链路放开，随后的读看到 1。 — With a healthy
 //     current leader, sync on a lagging follower blocks until the held leader
 //     link is released, and the read that follows sees 1. Proof:
-//     TestY1_SyncWaitsForTheLeaderStream (consistency_test.go:465)
+//     TestY1_SyncWaitsForTheLeaderStream (consistency_test.go:470)
 //   - Y2 §2 ¶2 句1 (beyond): 五台服务器上复现 ZOOKEEPER-1675
 //     的窗口（先确认被隔开的旧 leader 仍报告自己在领导）：旧 follower 的客户端
 //     sync 成功后读到 0，而新多数早已提交 1；porcupine
@@ -64,15 +64,15 @@
 //     client of the old follower gets a successful sync and then reads 0
 //     although the new majority committed 1; porcupine finds it not
 //     linearizable. Proof: TestY2_SyncInTheZK1675WindowReadsStale
-//     (consistency_test.go:965), Example_syncInZK1675Window
-//     (consistency_test.go:1064)
+//     (consistency_test.go:970), Example_syncInZK1675Window
+//     (consistency_test.go:1069)
 //   - Y7 §2 ¶2 句3 (beyond): 五台服务器上扣住足够多 follower 的确认，
 //     让一个写停在已提议、未提交的状态；剩下那台 follower 上的 sync
 //     要等这个提议提交后才返回，之后的读能看到这个写。 — On five servers, with
 //     enough followers' acknowledgements held that a write stays proposed and
 //     uncommitted, a sync from the remaining follower returns only after the
 //     proposal commits, and the read after it sees the write. Proof:
-//     TestY7_SyncQueuesBehindAnOutstandingProposal (consistency_test.go:1172)
+//     TestY7_SyncQueuesBehindAnOutstandingProposal (consistency_test.go:1177)
 //   - D1 §2 ¶3 句2 (not verified here): 文章核对时，ZOOKEEPER-1675 在 Apache
 //     的问题追踪里仍未解决，也没有修复版本；
 //     它旧的受影响版本标签本身说明不了整个 3.9.6 的行为。 — The status of
@@ -83,7 +83,7 @@
 //     它要等落后的 follower 应用之后才返回，紧接着的读看到 1。 — A successful
 //     update by the reading session works as a write barrier: it returns only
 //     after the lagging follower has applied it, and the next read sees 1.
-//     Proof: TestY3_WriteBarrierGivesItsProgress (consistency_test.go:476)
+//     Proof: TestY3_WriteBarrierGivesItsProgress (consistency_test.go:481)
 //   - Y4 §2 ¶4 句3 (beyond): exists 调用和好几轮心跳都不能让落后的 follower
 //     前进；失败的条件 set 按服务器的实际处理记录下来（它占用一个 zxid、
 //     走提交链），这属于实现行为，并非文档承诺。 — exists calls and several
@@ -91,7 +91,7 @@
 //     conditional set is recorded as the server treats it (it takes a zxid and
 //     travels the commit chain), which is behaviour, not a documented
 //     guarantee. Proof: TestY4_ExistsAndHeartbeatsDoNotAdvance
-//     (consistency_test.go:683)
+//     (consistency_test.go:688)
 //   - Y9 §2 ¶4 句4 (beyond): 在三节点集群上，写屏障的代价是一次复制写：每次
 //     set 加读取都让每台服务器的 zxid 前进一，并让转发的请求、ACK、
 //     提案和提交经过 follower 到 leader 的链路；sync 加读取只经过一次转发的
@@ -102,26 +102,26 @@
 //     the follower's link to the leader, where sync+get moves only the
 //     forwarded sync and its answer and a plain get nothing; the median times
 //     rise from get to sync+get to set+get. Proof:
-//     TestY9_WriteBarrierCostsAReplicatedWrite (consistency_test.go:540)
+//     TestY9_WriteBarrierCostsAReplicatedWrite (consistency_test.go:545)
 //   - Y5 §2 ¶5 句2 (beyond): 屏障加读取的调用区间要从屏障发出时算起：
 //     若另一个写在两者之间完成，整个复合区间仍可线性化，
 //     只取读取本身的区间则不行。 — A barrier-then-read must be timed from the
 //     barrier's call: when another write completes between barrier and read,
 //     that composite interval is linearizable and the bare read interval is
 //     not. Proof: TestY5_CompositeReadIntervalMustIncludeTheBarrier
-//     (consistency_test.go:770)
+//     (consistency_test.go:775)
 //   - Y6 §2 ¶5 句3 (beyond): 屏障只把进度带到它自己那一刻：再扣住链路、
 //     让另一个写落地，之后的普通读又会是旧值。 — A barrier only brings
 //     progress up to itself: hold the link again, let another write land, and
 //     a later plain read is stale once more. Proof:
-//     TestY6_OneBarrierDoesNotMakeLaterReadsFresh (consistency_test.go:829)
+//     TestY6_OneBarrierDoesNotMakeLaterReadsFresh (consistency_test.go:834)
 //   - Y8 §2 ¶5 句3: 屏障不是跨路径的快照：B 先读 /a 再读 /b，其间另一个
 //     session 用一个 multi 同时改了两者，B
 //     拿到的这对值是从未同时存在过的状态。 — A barrier is no snapshot across
 //     paths: after it, B reads /a and then /b while another session changes
 //     both in one multi between the two reads, and B's pair of values is a
 //     state that never existed. Proof: TestY8_BarrierIsNoSnapshotAcrossPaths
-//     (consistency_test.go:1100)
+//     (consistency_test.go:1105)
 //
 // # §3 临时顺序锁怎样判断资格
 //

@@ -384,8 +384,13 @@ func requireHistory(t *testing.T, id, what string, rec *history.Recorder, linear
 // mntr reads the numeric lines of a server's mntr answer.
 func mntr(t zkserver.TB, s *zkserver.Server) map[string]int64 {
 	t.Helper()
+	return parseMntr(s.Word(t, "mntr"))
+}
+
+// parseMntr reads the numeric lines of an mntr answer.
+func parseMntr(answer string) map[string]int64 {
 	m := map[string]int64{}
-	sc := bufio.NewScanner(strings.NewReader(s.Word(t, "mntr")))
+	sc := bufio.NewScanner(strings.NewReader(answer))
 	for sc.Scan() {
 		k, v, ok := strings.Cut(sc.Text(), "\t")
 		if !ok {

@@ -838,7 +838,7 @@ func TestL9_ReadYourCreateOnFollower(t *testing.T) {
 	parallel(t)
 	zkserver.RequireFaults(t)
 	claim(t, "L9")
-	c := startCluster(t, 3, zkserver.WithTickTime(trioTick), zkserver.WithLimits(10, trioSyncLimit), zkserver.WithLabel("l9-"))
+	c := leaseTrio(t)
 	fs := c.Followers()
 	if len(fs) != 2 {
 		t.Fatalf("got %d followers; want 2", len(fs))
@@ -1015,7 +1015,7 @@ func TestL12_UnseenDeletionOnlyDelaysTheWaiter(t *testing.T) {
 	parallel(t)
 	zkserver.RequireFaults(t)
 	claim(t, "L12")
-	c := startCluster(t, 3, zkserver.WithTickTime(trioTick), zkserver.WithLimits(10, trioSyncLimit), zkserver.WithLabel("l12-"))
+	c := leaseTrio(t)
 	leader := c.Leader()
 	sc := &l12Scene{t: t, c: c, f: c.Followers()[0], r: newRoom(t, []string{leader.Client})}
 	h := sc.r.join("H", joinOpts{})

@@ -331,7 +331,7 @@ func TestR3_RecoverSyncsBeforeListing(t *testing.T) {
 	parallel(t)
 	zkserver.RequireFaults(t)
 	claim(t, "R3")
-	c := startCluster(t, 3, zkserver.WithTickTime(trioTick), zkserver.WithLimits(10, trioSyncLimit))
+	c := leaseTrio(t)
 	leader, fs := c.Leader(), c.Followers()
 	fresh, lagging := fs[0], fs[1]
 	route := &mover{dials: map[string]int{}}

@@ -1,0 +1,346 @@
+package zk19_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zk19/zk19/internal/wait"
+	"github.com/zk19/zk19/internal/zkclient"
+	"github.com/zk19/zk19/internal/zkserver"
+)
+
+// The trio pool lends 3-server ensembles (trioTick, trioSyncLimit, a proxy
+// on every server-to-server link) to the claims that need one and change
+// nothing on it but their own data and link faults: S1–S3, Y1, Y3–Y6, Y8,
+// Y9, L9, L12, R3 and the stale-read Example. Starting a trio costs three
+// JVMs (and, on the container backend, three containers): it was a third of
+// the servers a run started.
+//
+// A test holds its trio alone, from leaseTrio until its cleanups end, and
+// gets it in the state of a fresh one as far as any claim can see: every
+// link healed, one leader and two followers at the same zxid, no session on
+// the leader, nothing in the tree but /zookeeper. What differs from a
+// freshly started trio is only the zxid it starts from and the servers'
+// uptime; no claim that leases one reads an absolute zxid. A trio whose
+// test failed, or that does not settle into that state within
+// trioSettleWithin, is stopped, not lent again. A claim whose servers are
+// configured otherwise (S4's logger, the 5-server claims) starts its own.
+var trios trioPool
+
+// trioSettleWithin bounds the wait, after a test, for its trio to settle:
+// its sessions closed (a session whose close did not get through expires
+// within its timeout, at most 20 × trioTick) and every server at one zxid.
+const trioSettleWithin = 25 * trioTick
+
+type trioPool struct {
+	mu      sync.Mutex
+	idle    []*pooledTrio
+	started int
+	closing sync.Once
+	all     []*pooledTrio
+}
+
+// pooledTrio is one trio, owned by a Scope of its own; lender forwards what
+// its servers and links log to the test that holds it now.
+type pooledTrio struct {
+	name   string
+	scope  *zkserver.Scope
+	lender *lender
+	e      *zkserver.Ensemble
+	links  *zkserver.Links
+	leases int
+}
+
+// leaseTrio lends t a trio from the pool, or starts one, for the rest of t;
+// the trio goes back to the pool after t's other cleanups.
+func leaseTrio(t zkserver.TB) *cluster {
+	t.Helper()
+	zkserver.RequireFaults(t)
+	p := trios.take()
+	if p == nil {
+		p = trios.start(t)
+	} else {
+		p.lender.lend(t)
+		t.Logf("# %s lent again (lease %d): links healed, %s", p.name, p.leases+1, p.describe())
+	}
+	p.leases++
+	// Registered before the test's own cleanups, so it runs after them:
+	// its clients are closed and its faults healed by then.
+	t.Cleanup(func() { trios.giveBack(t, p) })
+	c := &cluster{t: t, Ensemble: p.e, links: p.links}
+	t.Cleanup(p.links.Heal)
+	leader := c.Leader()
+	t.Logf("roles: leader %s, followers %v", leader.Label, labels(c.Followers()))
+	return c
+}
+
+// take returns an idle trio, or nil.
+func (tp *trioPool) take() *pooledTrio {
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	if len(tp.idle) == 0 {
+		return nil
+	}
+	p := tp.idle[len(tp.idle)-1]
+	tp.idle = tp.idle[:len(tp.idle)-1]
+	return p
+}
+
+// start makes a new trio lent to t; the pool's trios stop when TestMain's
+// scope closes (at the end of the run, or on interrupt).
+func (tp *trioPool) start(t zkserver.TB) *pooledTrio {
+	t.Helper()
+	tp.mu.Lock()
+	tp.started++
+	name := fmt.Sprintf("trio%d", tp.started)
+	tp.mu.Unlock()
+	tp.closing.Do(func() { mainScope.Cleanup(tp.closeAll) })
+	p := &pooledTrio{name: name, scope: zkserver.NewScope(name)}
+	p.lender = &lender{Scope: p.scope}
+	p.lender.lend(t)
+	p.lender.making = true
+	made := false
+	t.Cleanup(func() {
+		if !made {
+			p.lender.lend(nil)
+			p.scope.Close()
+		}
+	})
+	p.e, p.links = zkserver.StartLinkedEnsemble(p.lender, 3, zkserver.WithTickTime(trioTick), zkserver.WithLimits(10, trioSyncLimit))
+	p.lender.mu.Lock()
+	p.lender.making = false
+	p.lender.mu.Unlock()
+	made = true
+	tp.mu.Lock()
+	tp.all = append(tp.all, p)
+	tp.mu.Unlock()
+	return p
+}
+
+// giveBack settles the trio t held and puts it back in the pool, or stops
+// it, saying which in t's log.
+func (tp *trioPool) giveBack(t zkserver.TB, p *pooledTrio) {
+	why := ""
+	if f, ok := t.(interface{ Failed() bool }); ok && f.Failed() {
+		why = "its test failed"
+	} else if err := p.settle(); err != nil {
+		why = err.Error()
+	}
+	if why != "" {
+		t.Logf("# %s stopped, not lent again: %s", p.name, why)
+		p.lender.lend(nil)
+		tp.retire(p)
+		return
+	}
+	p.lender.lend(nil)
+	tp.mu.Lock()
+	tp.idle = append(tp.idle, p)
+	tp.mu.Unlock()
+}
+
+// settle brings the trio back to a fresh one's state: it removes every node
+// but /zookeeper (the servers are the pool's, never a user's), then waits
+// until the leader has no session and every server reports the same zxid
+// and one of them leads.
+func (p *pooledTrio) settle() (err error) {
+	q := zkserver.NewScope(p.name + "-settle").Quiet()
+	defer q.Close()
+	defer func() {
+		if r := recover(); r != nil {
+			if f, ok := r.(zkserver.ScopeFailure); ok {
+				err = errors.New(f.Msg)
+				return
+			}
+			panic(r)
+		}
+	}()
+	var leader *zkserver.Server
+	if leader, err = p.e.Leader(within); err != nil {
+		return err
+	}
+	c, err := zkclient.TryConnect(q, "settle", []string{leader.Client}, zkclient.Quiet())
+	if err != nil {
+		return err
+	}
+	kids, _, err := c.Children("/")
+	if err != nil {
+		return fmt.Errorf("list /: %w", err)
+	}
+	for _, k := range kids {
+		if k == "zookeeper" {
+			continue
+		}
+		if err := removeTree(c.Conn, "/"+k); err != nil {
+			return fmt.Errorf("remove /%s: %w", k, err)
+		}
+	}
+	if err := c.CloseWait(within); err != nil {
+		return err
+	}
+	return wait.Until(trioSettleWithin, p.name+" to settle: no session on the leader, every server at one zxid", func() (bool, string) {
+		state := p.state()
+		return state.settled(), state.String()
+	})
+}
+
+// trioState is what settle waits on.
+type trioState struct {
+	leaders  int
+	sessions int64
+	zxids    []int64
+	seen     []string
+}
+
+func (s trioState) settled() bool {
+	if s.leaders != 1 || s.sessions != 0 || len(s.zxids) != 3 {
+		return false
+	}
+	return s.zxids[0] == s.zxids[1] && s.zxids[1] == s.zxids[2]
+}
+
+func (s trioState) String() string { return strings.Join(s.seen, " ") }
+
+func (p *pooledTrio) state() trioState {
+	var st trioState
+	st.sessions = -1
+	for _, s := range p.e.Servers {
+		v, err := s.Srvr()
+		if err != nil {
+			st.seen = append(st.seen, fmt.Sprintf("%s: %v", s.Label, err))
+			continue
+		}
+		st.zxids = append(st.zxids, v.Zxid)
+		st.seen = append(st.seen, fmt.Sprintf("%s %s %#x", s.Label, v.Mode, v.Zxid))
+		if v.Mode != "leader" {
+			continue
+		}
+		st.leaders++
+		m, err := zkserver.FourLetter(s.Client, "mntr", 5*time.Second)
+		if err != nil {
+			st.seen = append(st.seen, fmt.Sprintf("mntr: %v", err))
+			continue
+		}
+		st.sessions = parseMntr(m)["zk_global_sessions"]
+		st.seen = append(st.seen, fmt.Sprintf("sessions %d", st.sessions))
+	}
+	return st
+}
+
+func (p *pooledTrio) describe() string { return p.state().String() }
+
+// retire stops a trio for good.
+func (tp *trioPool) retire(p *pooledTrio) {
+	p.scope.Close()
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	for i, q := range tp.all {
+		if q == p {
+			tp.all = append(tp.all[:i], tp.all[i+1:]...)
+			break
+		}
+	}
+}
+
+// closeAll stops every trio of the pool.
+func (tp *trioPool) closeAll() {
+	tp.mu.Lock()
+	all := tp.all
+	tp.all, tp.idle = nil, nil
+	tp.mu.Unlock()
+	for _, p := range all {
+		p.lender.lend(nil)
+		p.scope.Close()
+	}
+}
+
+// removeTree deletes path and everything below it, on a pooled trio's
+// servers only (deleteTree is the one for the suite's own parents).
+func removeTree(c *zk.Conn, path string) error {
+	kids, _, err := c.Children(path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, k := range kids {
+		if err := removeTree(c, path+"/"+k); err != nil {
+			return err
+		}
+	}
+	if err := c.Delete(path, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return err
+	}
+	return nil
+}
+
+// lender is the TB a pooled trio was made with. Its servers' and links'
+// lines go to the test that holds the trio (and nowhere between tests);
+// cleanups registered while the trio is made belong to its scope, and
+// those registered while it is lent (a HoldCommit's release) to the test.
+type lender struct {
+	*zkserver.Scope
+	mu     sync.Mutex
+	t      zkserver.TB
+	making bool
+}
+
+func (l *lender) lend(t zkserver.TB) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.t = t
+}
+
+func (l *lender) holder() zkserver.TB {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.t
+}
+
+// Logf writes to the holder's log under l.mu, so that no line reaches a
+// test after lend(nil) returned.
+func (l *lender) Logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.t != nil {
+		l.t.Helper()
+		l.t.Logf(format, args...)
+	}
+}
+
+func (l *lender) Cleanup(f func()) {
+	l.mu.Lock()
+	t, making := l.t, l.making
+	l.mu.Unlock()
+	if t == nil || making {
+		l.Scope.Cleanup(f)
+		return
+	}
+	t.Cleanup(f)
+}
+
+func (l *lender) Fatalf(format string, args ...any) {
+	if t := l.holder(); t != nil {
+		t.Helper()
+		t.Fatalf(format, args...)
+	}
+	l.Scope.Fatalf(format, args...)
+}
+
+func (l *lender) Skipf(format string, args ...any) {
+	if t := l.holder(); t != nil {
+		t.Skipf(format, args...)
+	}
+	l.Scope.Skipf(format, args...)
+}
+
+func (l *lender) Attr(key, value string) {
+	if t := l.holder(); t != nil {
+		t.Attr(key, value)
+	}
+}
