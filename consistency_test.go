@@ -880,7 +880,7 @@ type zk1675 struct {
 
 func newZK1675(t zkserver.TB) *zk1675 {
 	t.Helper()
-	e := startCluster(t, 5, zkserver.WithTickTime(y2Tick), zkserver.WithLimits(10, y2SyncLimit))
+	e := lease(t, zk1675Kind)
 	w := &zk1675{t: t, cluster: e, old: e.Leader(), oldFollower: e.Followers()[0], h: newXHistory("0")}
 	for _, s := range e.Servers {
 		if s != w.old && s != w.oldFollower {

@@ -27,27 +27,46 @@ import (
 // the leader, nothing in the tree but /zookeeper. What differs from a
 // freshly started trio is only the zxid it starts from and the servers'
 // uptime; no claim that leases one reads an absolute zxid. A trio whose
-// test failed, or that does not settle into that state within
-// trioSettleWithin, is stopped, not lent again. A claim whose servers are
-// configured otherwise (S4's logger, the 5-server claims) starts its own.
+// test failed, or that does not settle into that state within its kind's
+// settleWithin, is stopped, not lent again. A claim whose servers are
+// configured otherwise (S4's logger, Y7's five servers) starts its own.
 var trios trioPool
 
-// trioSettleWithin bounds the wait, after a test, for its trio to settle:
+// The pool lends Y2's five servers the same way: TestY2 and
+// Example_syncInZK1675Window play the same scene, and the Example, which
+// runs last and alone, need not wait for five servers to start.
+//
+// A kind is a configuration the pool keeps: n servers with a proxy on every
+// link, tickTime tick and syncLimit syncLimit.
+type kind struct {
+	name      string
+	n         int
+	tick      time.Duration
+	syncLimit int
+}
+
+var (
+	trioKind   = kind{"trio", 3, trioTick, trioSyncLimit}
+	zk1675Kind = kind{"five", 5, y2Tick, y2SyncLimit}
+)
+
+// settleWithin bounds the wait, after a test, for its ensemble to settle:
 // its sessions closed (a session whose close did not get through expires
-// within its timeout, at most 20 × trioTick) and every server at one zxid.
-const trioSettleWithin = 25 * trioTick
+// within its timeout, at most 20 ticks) and every server at one zxid.
+func (k kind) settleWithin() time.Duration { return 25 * k.tick }
 
 type trioPool struct {
 	mu      sync.Mutex
-	idle    []*pooledTrio
+	idle    map[kind][]*pooledTrio
 	started int
 	closing sync.Once
 	all     []*pooledTrio
 }
 
-// pooledTrio is one trio, owned by a Scope of its own; lender forwards what
-// its servers and links log to the test that holds it now.
+// pooledTrio is one ensemble of a kind, owned by a Scope of its own; lender
+// forwards what its servers and links log to the test that holds it now.
 type pooledTrio struct {
+	kind   kind
 	name   string
 	scope  *zkserver.Scope
 	lender *lender
@@ -60,10 +79,16 @@ type pooledTrio struct {
 // the trio goes back to the pool after t's other cleanups.
 func leaseTrio(t zkserver.TB) *cluster {
 	t.Helper()
+	return lease(t, trioKind)
+}
+
+// lease lends t an ensemble of kind k from the pool, or starts one.
+func lease(t zkserver.TB, k kind) *cluster {
+	t.Helper()
 	zkserver.RequireFaults(t)
-	p := trios.take()
+	p := trios.take(k)
 	if p == nil {
-		p = trios.start(t)
+		p = trios.start(t, k)
 	} else {
 		p.lender.lend(t)
 		t.Logf("# %s lent again (lease %d): links healed, %s", p.name, p.leases+1, p.describe())
@@ -79,28 +104,29 @@ func leaseTrio(t zkserver.TB) *cluster {
 	return c
 }
 
-// take returns an idle trio, or nil.
-func (tp *trioPool) take() *pooledTrio {
+// take returns an idle ensemble of kind k, or nil.
+func (tp *trioPool) take(k kind) *pooledTrio {
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
-	if len(tp.idle) == 0 {
+	idle := tp.idle[k]
+	if len(idle) == 0 {
 		return nil
 	}
-	p := tp.idle[len(tp.idle)-1]
-	tp.idle = tp.idle[:len(tp.idle)-1]
+	p := idle[len(idle)-1]
+	tp.idle[k] = idle[:len(idle)-1]
 	return p
 }
 
 // start makes a new trio lent to t; the pool's trios stop when TestMain's
 // scope closes (at the end of the run, or on interrupt).
-func (tp *trioPool) start(t zkserver.TB) *pooledTrio {
+func (tp *trioPool) start(t zkserver.TB, k kind) *pooledTrio {
 	t.Helper()
 	tp.mu.Lock()
 	tp.started++
-	name := fmt.Sprintf("trio%d", tp.started)
+	name := fmt.Sprintf("%s%d", k.name, tp.started)
 	tp.mu.Unlock()
 	tp.closing.Do(func() { mainScope.Cleanup(tp.closeAll) })
-	p := &pooledTrio{name: name, scope: zkserver.NewScope(name)}
+	p := &pooledTrio{kind: k, name: name, scope: zkserver.NewScope(name)}
 	p.lender = &lender{Scope: p.scope}
 	p.lender.lend(t)
 	p.lender.making = true
@@ -111,7 +137,7 @@ func (tp *trioPool) start(t zkserver.TB) *pooledTrio {
 			p.scope.Close()
 		}
 	})
-	p.e, p.links = zkserver.StartLinkedEnsemble(p.lender, 3, zkserver.WithTickTime(trioTick), zkserver.WithLimits(10, trioSyncLimit))
+	p.e, p.links = zkserver.StartLinkedEnsemble(p.lender, k.n, zkserver.WithTickTime(k.tick), zkserver.WithLimits(10, k.syncLimit))
 	p.lender.mu.Lock()
 	p.lender.making = false
 	p.lender.mu.Unlock()
@@ -139,7 +165,10 @@ func (tp *trioPool) giveBack(t zkserver.TB, p *pooledTrio) {
 	}
 	p.lender.lend(nil)
 	tp.mu.Lock()
-	tp.idle = append(tp.idle, p)
+	if tp.idle == nil {
+		tp.idle = map[kind][]*pooledTrio{}
+	}
+	tp.idle[p.kind] = append(tp.idle[p.kind], p)
 	tp.mu.Unlock()
 }
 
@@ -182,9 +211,9 @@ func (p *pooledTrio) settle() (err error) {
 	if err := c.CloseWait(within); err != nil {
 		return err
 	}
-	return wait.Until(trioSettleWithin, p.name+" to settle: no session on the leader, every server at one zxid", func() (bool, string) {
+	return wait.Until(p.kind.settleWithin(), p.name+" to settle: no session on the leader, every server at one zxid", func() (bool, string) {
 		state := p.state()
-		return state.settled(), state.String()
+		return state.settled(p.kind.n), state.String()
 	})
 }
 
@@ -196,11 +225,16 @@ type trioState struct {
 	seen     []string
 }
 
-func (s trioState) settled() bool {
-	if s.leaders != 1 || s.sessions != 0 || len(s.zxids) != 3 {
+func (s trioState) settled(n int) bool {
+	if s.leaders != 1 || s.sessions != 0 || len(s.zxids) != n {
 		return false
 	}
-	return s.zxids[0] == s.zxids[1] && s.zxids[1] == s.zxids[2]
+	for _, z := range s.zxids {
+		if z != s.zxids[0] {
+			return false
+		}
+	}
+	return true
 }
 
 func (s trioState) String() string { return strings.Join(s.seen, " ") }
