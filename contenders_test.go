@@ -44,15 +44,21 @@ const (
 	expirySessionTimeout = time.Second
 )
 
-// expiryServer starts a server of the test's own whose sessions can run
-// out within seconds (expiryTick). A session runs out when a client proxy
-// cuts its client off, which works in front of any server: on the external
+// expiryServer lends the test a server of its own (from the pool, see
+// trios_test.go) whose sessions can run out within seconds (expiryTick).
+// A session runs out when a client proxy cuts its client off, which works
+// in front of any server: on the external
 // backend it is the user's server, whose tickTime the harness cannot set,
 // and the claim skips unless a session expires there within the bound the
 // claims wait for expiry.
-func expiryServer(t zkserver.TB, opts ...zkserver.Option) *zkserver.Server {
+func expiryServer(t zkserver.TB) *zkserver.Server {
 	t.Helper()
-	s := zkserver.Start(t, append([]zkserver.Option{zkserver.WithTickTime(expiryTick), zkserver.AllowExternal()}, opts...)...)
+	var s *zkserver.Server
+	if backend.Kind == zkserver.External {
+		s = zkserver.Start(t, zkserver.WithTickTime(expiryTick), zkserver.AllowExternal())
+	} else {
+		s = leaseServer(t, expiryKind)
+	}
 	if why := expiryDoesNotFit(s); why != "" {
 		t.Skipf("skipped: %s", why)
 	}

@@ -208,7 +208,7 @@ func TestL2_SequenceSuffixOrdersCandidates(t *testing.T) {
 func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 	parallel(t)
 	claim(t, "L3")
-	srv := zkserver.Start(t, zkserver.WithLabel("l3-"), zkserver.AllowExternal())
+	srv := soloServer(t)
 	r := newRoom(t, []string{srv.Client})
 	A, B, C := r.join("A", joinOpts{}), r.join("B", joinOpts{}), r.join("C", joinOpts{})
 	heldByA := A.acquire()
@@ -472,7 +472,7 @@ func TestL6_LateReleaseDeletesNothingOfTheNextHolder(t *testing.T) {
 func TestL6_ExpiredWaiterReportsSessionChanged(t *testing.T) {
 	parallel(t)
 	claim(t, "L6")
-	srv := expiryServer(t, zkserver.WithLabel("l6x-"))
+	srv := expiryServer(t)
 	r := newRoom(t, []string{srv.Client})
 	A := r.join("A", joinOpts{})
 	p := zkserver.ClientProxy(t, "B-proxy", srv)
@@ -524,7 +524,7 @@ func TestL6_ExpiredWaiterReportsSessionChanged(t *testing.T) {
 func TestL7_HerdEffect(t *testing.T) {
 	parallel(t)
 	claim(t, "L7")
-	srv := zkserver.Start(t, zkserver.WithLabel("l7-"), zkserver.AllowExternal())
+	srv := soloServer(t)
 	sizes := []int{10, 100}
 	if *herd1000 {
 		sizes = append(sizes, 1000)

@@ -31,7 +31,6 @@ import (
 	"github.com/zk19/zk19/internal/jute"
 	"github.com/zk19/zk19/internal/peer"
 	"github.com/zk19/zk19/internal/wait"
-	"github.com/zk19/zk19/internal/zkserver"
 	"github.com/zk19/zk19/lock"
 )
 
@@ -389,7 +388,7 @@ var errOursHolds = errors.New("a hold")
 // GUID, which the node of TestPeerForeignGUID's row could then carry.
 func TestPeerLostCreateReplySessionExpired(t *testing.T) {
 	parallel(t)
-	s := expiryServer(t, zkserver.WithLabel("peerx-"))
+	s := expiryServer(t)
 	sp := peerScenario{"lost-reply-expired", "the create's reply is lost and the session expires before the client gets back"}
 	runPeers(t, s, sp, func(sc *scene) peerCell {
 		w := sc.join("W", expirySessionTimeout)
@@ -669,7 +668,7 @@ func (sc *scene) outlives(w peerLock, sess string, bound time.Duration) []string
 // Ours: Lost closes and Release says the session changed.
 func TestPeerSessionExpiresWhileHolding(t *testing.T) {
 	parallel(t)
-	s := expiryServer(t, zkserver.WithLabel("peerh-"))
+	s := expiryServer(t)
 	sp := peerScenario{"expiry-holding", "the session expires while the recipe holds: does it know it no longer holds?"}
 	runPeers(t, s, sp, func(sc *scene) peerCell {
 		w, node, old, mark := sc.holdThenCut(expirySessionTimeout, "the hold is what expires")

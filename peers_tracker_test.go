@@ -19,7 +19,6 @@ import (
 	"github.com/zk19/zk19/internal/jute"
 	"github.com/zk19/zk19/internal/peer"
 	"github.com/zk19/zk19/internal/wait"
-	"github.com/zk19/zk19/internal/zkserver"
 	"github.com/zk19/zk19/lock"
 )
 
@@ -327,7 +326,7 @@ func (sc *scene) holdsNow(w peerLock) string {
 // server still has it) hold on a node of their own live session.
 func TestPeerStaleSessionNode(t *testing.T) {
 	parallel(t)
-	s := expiryServer(t, zkserver.WithLabel("peers-"))
+	s := expiryServer(t)
 	sp := peerScenario{"stale-session-node", "a new session's waiter finds its previous session's node, about to be deleted, first in line (CURATOR-604)"}
 	runPeers(t, s, sp, func(sc *scene) peerCell {
 		holder, w, tw := sc.waiterBehindHolderFor(expirySessionTimeout)

@@ -45,15 +45,23 @@ type kind struct {
 	syncLimit int
 }
 
+// Standalone servers are lent too: expiryKind to the claims about a
+// session that runs out (expiryServer), soloKind to L3 and L7, which read
+// the server's watch tables and counters and so need it to themselves.
 var (
 	trioKind   = kind{"trio", 3, trioTick, trioSyncLimit}
 	zk1675Kind = kind{"five", 5, y2Tick, y2SyncLimit}
+	expiryKind = kind{"expiry", 1, expiryTick, 5}
+	soloKind   = kind{"solo", 1, 2 * time.Second, 5}
 )
 
 // settleWithin bounds the wait, after a test, for its ensemble to settle:
-// its sessions closed (a session whose close did not get through expires
-// within its timeout, at most 20 ticks) and every server at one zxid.
-func (k kind) settleWithin() time.Duration { return 25 * k.tick }
+// its sessions closed and every server at one zxid. A session whose close
+// did not get through expires within its timeout, at most 20 ticks; past
+// settleMax a new ensemble is cheaper than the wait.
+func (k kind) settleWithin() time.Duration { return min(25*k.tick, settleMax) }
+
+const settleMax = 10 * time.Second
 
 type trioPool struct {
 	mu      sync.Mutex
@@ -82,8 +90,26 @@ func leaseTrio(t zkserver.TB) *cluster {
 	return lease(t, trioKind)
 }
 
+// leaseServer lends t a standalone server of kind k (its n is 1).
+func leaseServer(t zkserver.TB, k kind) *zkserver.Server {
+	t.Helper()
+	return lendTo(t, k).e.Servers[0]
+}
+
 // lease lends t an ensemble of kind k from the pool, or starts one.
 func lease(t zkserver.TB, k kind) *cluster {
+	t.Helper()
+	p := lendTo(t, k)
+	c := &cluster{t: t, Ensemble: p.e, links: p.links}
+	t.Cleanup(p.links.Heal)
+	leader := c.Leader()
+	t.Logf("roles: leader %s, followers %v", leader.Label, labels(c.Followers()))
+	return c
+}
+
+// lendTo takes an idle ensemble of kind k, or starts one, and lends it to
+// t until t's other cleanups have run.
+func lendTo(t zkserver.TB, k kind) *pooledTrio {
 	t.Helper()
 	zkserver.RequireFaults(t)
 	p := trios.take(k)
@@ -91,17 +117,13 @@ func lease(t zkserver.TB, k kind) *cluster {
 		p = trios.start(t, k)
 	} else {
 		p.lender.lend(t)
-		t.Logf("# %s lent again (lease %d): links healed, %s", p.name, p.leases+1, p.describe())
+		t.Logf("# %s lent again (lease %d): %s", p.name, p.leases+1, p.describe())
 	}
 	p.leases++
 	// Registered before the test's own cleanups, so it runs after them:
 	// its clients are closed and its faults healed by then.
 	t.Cleanup(func() { trios.giveBack(t, p) })
-	c := &cluster{t: t, Ensemble: p.e, links: p.links}
-	t.Cleanup(p.links.Heal)
-	leader := c.Leader()
-	t.Logf("roles: leader %s, followers %v", leader.Label, labels(c.Followers()))
-	return c
+	return p
 }
 
 // take returns an idle ensemble of kind k, or nil.
@@ -137,7 +159,12 @@ func (tp *trioPool) start(t zkserver.TB, k kind) *pooledTrio {
 			p.scope.Close()
 		}
 	})
-	p.e, p.links = zkserver.StartLinkedEnsemble(p.lender, k.n, zkserver.WithTickTime(k.tick), zkserver.WithLimits(10, k.syncLimit))
+	opts := []zkserver.Option{zkserver.WithTickTime(k.tick), zkserver.WithLimits(10, k.syncLimit)}
+	if k.n == 1 {
+		p.e = &zkserver.Ensemble{Servers: []*zkserver.Server{zkserver.Start(p.lender, opts...)}}
+	} else {
+		p.e, p.links = zkserver.StartLinkedEnsemble(p.lender, k.n, opts...)
+	}
 	p.lender.mu.Lock()
 	p.lender.making = false
 	p.lender.mu.Unlock()
@@ -188,9 +215,11 @@ func (p *pooledTrio) settle() (err error) {
 			panic(r)
 		}
 	}()
-	var leader *zkserver.Server
-	if leader, err = p.e.Leader(within); err != nil {
-		return err
+	leader := p.e.Servers[0]
+	if p.kind.n > 1 {
+		if leader, err = p.e.Leader(within); err != nil {
+			return err
+		}
 	}
 	c, err := zkclient.TryConnect(q, "settle", []string{leader.Client}, zkclient.Quiet())
 	if err != nil {
@@ -250,7 +279,7 @@ func (p *pooledTrio) state() trioState {
 		}
 		st.zxids = append(st.zxids, v.Zxid)
 		st.seen = append(st.seen, fmt.Sprintf("%s %s %#x", s.Label, v.Mode, v.Zxid))
-		if v.Mode != "leader" {
+		if v.Mode != "leader" && v.Mode != "standalone" {
 			continue
 		}
 		st.leaders++
@@ -377,4 +406,14 @@ func (l *lender) Attr(key, value string) {
 	if t := l.holder(); t != nil {
 		t.Attr(key, value)
 	}
+}
+
+// soloServer is a standalone server the test has to itself: one of the
+// pool's, or on the external backend the user's server, shared.
+func soloServer(t zkserver.TB) *zkserver.Server {
+	t.Helper()
+	if backend.Kind == zkserver.External {
+		return zkserver.Start(t, zkserver.AllowExternal())
+	}
+	return leaseServer(t, soloKind)
 }

@@ -32,8 +32,15 @@ type Cond func() (ok bool, last string)
 // naming what it waited for and the last state seen.
 func For(t TB, within time.Duration, what string, cond Cond) {
 	t.Helper()
-	poll.WaitOn(pollT{t}, check(what, cond), poll.WithTimeout(within), poll.WithDelay(Interval))
+	poll.WaitOn(pollT{t}, check(what, within, cond), poll.WithTimeout(within+backstop), poll.WithDelay(Interval))
 }
+
+// backstop is how long past its bound poll.WaitOn itself gives up, when a
+// check is still running then. The bound is kept by the check (see check):
+// when poll.WaitOn's own timeout fires first, the goroutine running the
+// check is left blocked for good on its unbuffered result channel
+// (gotest.tools v3.5.2), and the suite's goroutine check (E3) reports it.
+const backstop = 5 * time.Second
 
 // Receive waits for a value from ch, or for ch to be closed (then it
 // returns the zero value), and fails t after within, naming what did not
@@ -66,23 +73,47 @@ func Until(within time.Duration, what string, cond Cond) (err error) {
 			err = stop.err
 		}
 	}()
-	poll.WaitOn(recorder{}, check(what, cond), poll.WithTimeout(within), poll.WithDelay(Interval))
+	poll.WaitOn(recorder{}, check(what, within, cond), poll.WithTimeout(within+backstop), poll.WithDelay(Interval))
 	return nil
 }
 
-func check(what string, cond Cond) poll.Check {
+// check ends the wait itself once within has passed since the wait began,
+// with an error that poll.WaitOn returns through the check's own result:
+// no goroutine of the wait is left behind.
+func check(what string, within time.Duration, cond Cond) poll.Check {
+	deadline := time.Now().Add(within)
 	return func(poll.LogT) poll.Result {
-		if ok, last := cond(); !ok {
-			return poll.Continue("waiting for %s; last seen: %s", what, last)
+		ok, last := cond()
+		switch {
+		case ok:
+			return poll.Success()
+		case !time.Now().Before(deadline):
+			return poll.Error(fmt.Errorf("%s%v: waiting for %s; last seen: %s", timedOut, within, what, last))
 		}
-		return poll.Success()
+		return poll.Continue("waiting for %s; last seen: %s", what, last)
 	}
+}
+
+const (
+	timedOut = "timeout hit after "     // the words poll.WaitOn's own timeout uses
+	failed   = "polling check failed: " // what poll.WaitOn puts before a check's error
+)
+
+// message is a failure of poll.WaitOn without the prefix it puts before a
+// check's error.
+func message(format string, args ...any) string {
+	return strings.TrimPrefix(strings.TrimSpace(fmt.Sprintf(format, args...)), failed)
 }
 
 // pollT gives a TB the Log method poll.WaitOn wants.
 type pollT struct{ TB }
 
 func (p pollT) Log(args ...any) { p.TB.Helper(); p.TB.Logf("%s", fmt.Sprint(args...)) }
+
+func (p pollT) Fatalf(format string, args ...any) {
+	p.TB.Helper()
+	p.TB.Fatalf("%s", message(format, args...))
+}
 
 // recorder is a poll.TestingT whose Fatalf ends the wait with an error
 // (a real test's Fatalf ends its goroutine; poll.WaitOn relies on that).
@@ -93,5 +124,5 @@ type stopped struct{ err error }
 func (recorder) Log(...any)          {}
 func (recorder) Logf(string, ...any) {}
 func (recorder) Fatalf(format string, args ...any) {
-	panic(stopped{fmt.Errorf("%s", strings.TrimSpace(fmt.Sprintf(format, args...)))})
+	panic(stopped{fmt.Errorf("%s", message(format, args...))})
 }

@@ -2,6 +2,7 @@ package wait
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -16,8 +17,34 @@ func TestUntilReturnsOnceTheConditionHolds(t *testing.T) {
 
 func TestUntilNamesWhatItWaitedForAndTheLastState(t *testing.T) {
 	err := Until(3*Interval, "the moon", func() (bool, string) { return false, "still cheese" })
-	if err == nil || !strings.Contains(err.Error(), "waiting for the moon; last seen: still cheese") {
-		t.Fatalf("got %v; want an error naming the moon and the last state", err)
+	want := fmt.Sprintf("timeout hit after %v: waiting for the moon; last seen: still cheese", 3*Interval)
+	if err == nil || err.Error() != want {
+		t.Fatalf("got %v; want %q", err, want)
+	}
+}
+
+// A wait that gives up leaves no goroutine: poll.WaitOn's own timeout
+// would leave the one running the check blocked for good.
+func TestAWaitThatGivesUpLeavesNoGoroutine(t *testing.T) {
+	before := runtime.NumGoroutine()
+	for range 5 {
+		_ = Until(2*Interval, "nothing", func() (bool, string) { return false, "" })
+		f := &fatal{}
+		ended := make(chan struct{})
+		go func() {
+			defer close(ended)
+			For(exiting{f}, 2*Interval, "nothing", func() (bool, string) { return false, "" })
+		}()
+		<-ended
+		if !strings.HasPrefix(f.msg, "timeout hit after ") {
+			t.Fatalf("For failed with %q; want it to start with \"timeout hit after \"", f.msg)
+		}
+	}
+	if err := Until(time.Second, "the waits' goroutines to end", func() (bool, string) {
+		n := runtime.NumGoroutine() - 1 // this check runs in a goroutine of its own
+		return n <= before, fmt.Sprintf("%d goroutines (%d before the waits)", n, before)
+	}); err != nil {
+		t.Fatalf("got %v; want none of the waits' goroutines left", err)
 	}
 }
 
@@ -28,6 +55,15 @@ type fatal struct{ msg string }
 func (*fatal) Helper()                             {}
 func (*fatal) Logf(string, ...any)                 {}
 func (f *fatal) Fatalf(format string, args ...any) { f.msg = fmt.Sprintf(format, args...) }
+
+// exiting is a fatal whose Fatalf ends the goroutine, as a test's does
+// (poll.WaitOn relies on it).
+type exiting struct{ *fatal }
+
+func (e exiting) Fatalf(format string, args ...any) {
+	e.fatal.Fatalf(format, args...)
+	runtime.Goexit()
+}
 
 func TestReceiveReturnsTheValueOrTheZeroOfAClosedChannel(t *testing.T) {
 	ch := make(chan int, 1)
