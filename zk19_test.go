@@ -89,6 +89,12 @@ func runMain(m *testing.M) (code int) {
 // reapEarlierRuns does Ryuk's job: it removes what earlier runs left when
 // they died without cleaning up.
 func reapEarlierRuns() {
+	// E3's interrupted children run side by side, after their parent
+	// reaped: one child's reaper must not remove what a sibling that just
+	// died left, before the parent checks it.
+	if os.Getenv(zkserver.EnvInterruptAt) != "" {
+		return
+	}
 	line, err := zkserver.Reap()
 	if line != "" {
 		fmt.Println(line)
@@ -577,9 +583,30 @@ func interruptLeavesNothing(t *testing.T) {
 		made = "container-create"
 	}
 	// The n-th time a point is reached: the shared server of TestMain is
-	// the first server made; TestY8's ensemble is the first ensemble.
-	for _, point := range []string{made + ":1", made + ":2", "ensemble-start:1"} {
-		pid, code, out := runInterruptedChild(t, "TestY8_BarrierIsNoSnapshotAcrossPaths", point)
+	// the first server made; TestY8's ensemble is the first ensemble. The
+	// children run side by side (each is checked by its own pid) and are
+	// checked in this order.
+	points := []string{made + ":1", made + ":2", "ensemble-start:1"}
+	type child struct {
+		pid, code int
+		out       string
+		err       error
+	}
+	children := make([]chan child, len(points))
+	for i, point := range points {
+		children[i] = make(chan child, 1)
+		go func() {
+			var c child
+			c.pid, c.code, c.out, c.err = runInterruptedChild("TestY8_BarrierIsNoSnapshotAcrossPaths", point)
+			children[i] <- c
+		}()
+	}
+	for i, point := range points {
+		c := <-children[i]
+		if c.err != nil {
+			t.Fatalf("child at %s: %v", point, c.err)
+		}
+		pid, code, out := c.pid, c.code, c.out
 		left, err := zkserver.Leftovers(pid)
 		if err != nil {
 			t.Fatalf("leftovers of child %d: %v", pid, err)
@@ -599,19 +626,19 @@ func interruptLeavesNothing(t *testing.T) {
 
 // runInterruptedChild runs one test of this binary in a child that
 // interrupts itself at point, and returns its pid, exit code and output.
-func runInterruptedChild(t *testing.T, test, point string) (int, int, string) {
-	t.Helper()
+// An error is one of starting or waiting for the child, not its exit code.
+func runInterruptedChild(test, point string) (pid, code int, output string, err error) {
 	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), zkserver.EnvInterruptAt+"="+point)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start child: %v", err)
+		return 0, 0, "", fmt.Errorf("start child: %w", err)
 	}
-	err := cmd.Wait()
+	err = cmd.Wait()
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) {
-		t.Fatalf("child at %s: %v", point, err)
+		return cmd.Process.Pid, 0, out.String(), err
 	}
-	return cmd.Process.Pid, cmd.ProcessState.ExitCode(), out.String()
+	return cmd.Process.Pid, cmd.ProcessState.ExitCode(), out.String(), nil
 }
