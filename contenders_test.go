@@ -45,7 +45,7 @@ const (
 )
 
 // expiryServer lends the test a server of its own (from the pool, see
-// trios_test.go) whose sessions can run out within seconds (expiryTick).
+// pool_test.go) whose sessions can run out within seconds (expiryTick).
 // A session runs out when a client proxy cuts its client off, which works
 // in front of any server: on the external
 // backend it is the user's server, whose tickTime the harness cannot set,

@@ -451,17 +451,24 @@ func inParallel(t *testing.T) bool { _, ok := parallelTests.Load(t.Name()); retu
 // is not given (go test's default is GOMAXPROCS, 2 on the smallest machine
 // the suite runs on). The parallel tests spend most of their time waiting
 // on servers, not computing, and most of them borrow their servers from
-// the pool (trios_test.go) instead of starting JVMs: on 2 cores, 8 took
-// the process backend's root package from 154 s to 122 s, and left the
-// container backend's, which is bound by the CPU, where it was.
-const defaultParallel = 8
+// the pool (pool_test.go) instead of starting JVMs. On 2 cores, 8 took the
+// process backend's root package from 154 s to 122 s. The container
+// backend is bound by the CPU (Docker's work comes on top of the JVMs'):
+// 8 left its root package where it was and, in 1 run of 4, made L7's 100
+// contenders miss their bound; it keeps 4.
+func defaultParallel(k zkserver.Kind) int {
+	if k == zkserver.Container {
+		return 4
+	}
+	return 8
+}
 
-// setDefaultParallel sets -test.parallel to defaultParallel unless the
+// setDefaultParallel sets -test.parallel to defaultParallel(k) unless the
 // command line gave it.
-func setDefaultParallel() {
+func setDefaultParallel(k zkserver.Kind) {
 	given := false
 	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
 	if !given {
-		_ = flag.Set("test.parallel", strconv.Itoa(defaultParallel))
+		_ = flag.Set("test.parallel", strconv.Itoa(defaultParallel(k)))
 	}
 }

@@ -38,7 +38,6 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	setDefaultParallel()
 	zkserver.SetShort(testing.Short())
 	os.Exit(runMain(m))
 }
@@ -70,6 +69,7 @@ func runMain(m *testing.M) (code int) {
 		return m.Run()
 	}
 	backend = b
+	setDefaultParallel(b.Kind)
 	reapEarlierRuns()
 	defer func() { code = leftBehind(runMatchesHeader(code), stopInterrupts) }()
 	if err := startShared(); err != nil {

@@ -14,9 +14,11 @@ import (
 	"github.com/zk19/zk19/internal/zkserver"
 )
 
-// The trio pool lends 3-server ensembles (trioTick, trioSyncLimit, a proxy
-// on every server-to-server link) to the claims that need one and change
-// nothing on it but their own data and link faults: S1–S3, Y1, Y3–Y6, Y8,
+// pool lends servers to the claims that would each start their own, where
+// borrowing changes nothing they prove. First the trio: a 3-server ensemble
+// (trioTick, trioSyncLimit, a proxy on every server-to-server link), lent
+// to the claims that need one and change nothing on it but their own data
+// and link faults: S1–S3, Y1, Y3–Y6, Y8,
 // Y9, L9, L12, R3 and the stale-read Example. Starting a trio costs three
 // JVMs (and, on the container backend, three containers): it was a third of
 // the servers a run started.
@@ -30,7 +32,7 @@ import (
 // test failed, or that does not settle into that state within its kind's
 // settleWithin, is stopped, not lent again. A claim whose servers are
 // configured otherwise (S4's logger, Y7's five servers) starts its own.
-var trios trioPool
+var pool serverPool
 
 // The pool lends Y2's five servers the same way: TestY2 and
 // Example_syncInZK1675Window play the same scene, and the Example, which
@@ -63,17 +65,17 @@ func (k kind) settleWithin() time.Duration { return min(25*k.tick, settleMax) }
 
 const settleMax = 10 * time.Second
 
-type trioPool struct {
+type serverPool struct {
 	mu      sync.Mutex
-	idle    map[kind][]*pooledTrio
+	idle    map[kind][]*pooled
 	started int
 	closing sync.Once
-	all     []*pooledTrio
+	all     []*pooled
 }
 
-// pooledTrio is one ensemble of a kind, owned by a Scope of its own; lender
+// pooled is one ensemble of a kind, owned by a Scope of its own; lender
 // forwards what its servers and links log to the test that holds it now.
-type pooledTrio struct {
+type pooled struct {
 	kind   kind
 	name   string
 	scope  *zkserver.Scope
@@ -109,12 +111,12 @@ func lease(t zkserver.TB, k kind) *cluster {
 
 // lendTo takes an idle ensemble of kind k, or starts one, and lends it to
 // t until t's other cleanups have run.
-func lendTo(t zkserver.TB, k kind) *pooledTrio {
+func lendTo(t zkserver.TB, k kind) *pooled {
 	t.Helper()
 	zkserver.RequireFaults(t)
-	p := trios.take(k)
+	p := pool.take(k)
 	if p == nil {
-		p = trios.start(t, k)
+		p = pool.start(t, k)
 	} else {
 		p.lender.lend(t)
 		t.Logf("# %s lent again (lease %d): %s", p.name, p.leases+1, p.describe())
@@ -122,12 +124,12 @@ func lendTo(t zkserver.TB, k kind) *pooledTrio {
 	p.leases++
 	// Registered before the test's own cleanups, so it runs after them:
 	// its clients are closed and its faults healed by then.
-	t.Cleanup(func() { trios.giveBack(t, p) })
+	t.Cleanup(func() { pool.giveBack(t, p) })
 	return p
 }
 
 // take returns an idle ensemble of kind k, or nil.
-func (tp *trioPool) take(k kind) *pooledTrio {
+func (tp *serverPool) take(k kind) *pooled {
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
 	idle := tp.idle[k]
@@ -139,16 +141,16 @@ func (tp *trioPool) take(k kind) *pooledTrio {
 	return p
 }
 
-// start makes a new trio lent to t; the pool's trios stop when TestMain's
+// start makes a new ensemble lent to t; the pool's ensembles stop when TestMain's
 // scope closes (at the end of the run, or on interrupt).
-func (tp *trioPool) start(t zkserver.TB, k kind) *pooledTrio {
+func (tp *serverPool) start(t zkserver.TB, k kind) *pooled {
 	t.Helper()
 	tp.mu.Lock()
 	tp.started++
 	name := fmt.Sprintf("%s%d", k.name, tp.started)
 	tp.mu.Unlock()
 	tp.closing.Do(func() { mainScope.Cleanup(tp.closeAll) })
-	p := &pooledTrio{kind: k, name: name, scope: zkserver.NewScope(name)}
+	p := &pooled{kind: k, name: name, scope: zkserver.NewScope(name)}
 	p.lender = &lender{Scope: p.scope}
 	p.lender.lend(t)
 	p.lender.making = true
@@ -177,7 +179,7 @@ func (tp *trioPool) start(t zkserver.TB, k kind) *pooledTrio {
 
 // giveBack settles the trio t held and puts it back in the pool, or stops
 // it, saying which in t's log.
-func (tp *trioPool) giveBack(t zkserver.TB, p *pooledTrio) {
+func (tp *serverPool) giveBack(t zkserver.TB, p *pooled) {
 	why := ""
 	if f, ok := t.(interface{ Failed() bool }); ok && f.Failed() {
 		why = "its test failed"
@@ -193,7 +195,7 @@ func (tp *trioPool) giveBack(t zkserver.TB, p *pooledTrio) {
 	p.lender.lend(nil)
 	tp.mu.Lock()
 	if tp.idle == nil {
-		tp.idle = map[kind][]*pooledTrio{}
+		tp.idle = map[kind][]*pooled{}
 	}
 	tp.idle[p.kind] = append(tp.idle[p.kind], p)
 	tp.mu.Unlock()
@@ -203,7 +205,7 @@ func (tp *trioPool) giveBack(t zkserver.TB, p *pooledTrio) {
 // but /zookeeper (the servers are the pool's, never a user's), then waits
 // until the leader has no session and every server reports the same zxid
 // and one of them leads.
-func (p *pooledTrio) settle() (err error) {
+func (p *pooled) settle() (err error) {
 	q := zkserver.NewScope(p.name + "-settle").Quiet()
 	defer q.Close()
 	defer func() {
@@ -268,7 +270,7 @@ func (s trioState) settled(n int) bool {
 
 func (s trioState) String() string { return strings.Join(s.seen, " ") }
 
-func (p *pooledTrio) state() trioState {
+func (p *pooled) state() trioState {
 	var st trioState
 	st.sessions = -1
 	for _, s := range p.e.Servers {
@@ -294,10 +296,10 @@ func (p *pooledTrio) state() trioState {
 	return st
 }
 
-func (p *pooledTrio) describe() string { return p.state().String() }
+func (p *pooled) describe() string { return p.state().String() }
 
 // retire stops a trio for good.
-func (tp *trioPool) retire(p *pooledTrio) {
+func (tp *serverPool) retire(p *pooled) {
 	p.scope.Close()
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
@@ -310,7 +312,7 @@ func (tp *trioPool) retire(p *pooledTrio) {
 }
 
 // closeAll stops every trio of the pool.
-func (tp *trioPool) closeAll() {
+func (tp *serverPool) closeAll() {
 	tp.mu.Lock()
 	all := tp.all
 	tp.all, tp.idle = nil, nil
