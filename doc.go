@@ -174,20 +174,20 @@
 //     predecessor's deletion (a data change on the predecessor, a reconnect, a
 //     callback that comes late) lists again and acquires only when it is the
 //     lowest. Proof: TestL11_CallbackThatIsNoDeletionListsAgain
-//     (lock_test.go:1426), TestL11_LateCallbackAfterReconnectListsAgain
-//     (lock_test.go:1502)
+//     (lock_test.go:1428), TestL11_LateCallbackAfterReconnectListsAgain
+//     (lock_test.go:1504)
 //   - L8 §3 ¶4 句3: 前驱在 getChildren 与 exists(watch) 之间消失时，exists
 //     找不到节点，等待者马上重新列出；配方里的钩子在每次尝试时都打开这个窗口，
 //     不用 sleep。 — When the predecessor disappears between getChildren and
 //     exists(watch), exists finds no node and the waiter lists again
 //     immediately; a recipe hook opens this window on every attempt, without
-//     sleeping. Proof: TestL8_ListExistsRace (lock_test.go:777),
+//     sleeping. Proof: TestL8_ListExistsRace (lock_test.go:779),
 //     Example_listExistsRace (lock_example_test.go:155)
 //   - L9 §3 ¶5 句3: create 成功后，同一 session 随即做的 getChildren（哪怕经由
 //     follower）包含它自己的节点，以及每个仍然存在的更小候选。 — Right after
 //     its create succeeds, the same session's getChildren, even through a
 //     follower, contains its own node and every smaller candidate that still
-//     exists. Proof: TestL9_ReadYourCreateOnFollower (lock_test.go:837)
+//     exists. Proof: TestL9_ReadYourCreateOnFollower (lock_test.go:839)
 //   - L12 §3 ¶5 句5: 等待者所连的 follower 还没看到前驱被删除时，即使 leader
 //     已经应用了这次删除，等待者也继续等待；follower 追上以后，
 //     它重新列出孩子，只有前面不再有候选时才持有锁，绝不会更早。 — A waiter
@@ -195,7 +195,7 @@
 //     waiting, though the leader has applied the deletion; once the follower
 //     catches up the waiter lists again and holds only if no candidate is left
 //     ahead of it, never before. Proof:
-//     TestL12_UnseenDeletionOnlyDelaysTheWaiter (lock_test.go:1014)
+//     TestL12_UnseenDeletionOnlyDelaysTheWaiter (lock_test.go:1016)
 //   - L10 §3 ¶6 句4: 拿来选主时，最小后缀只意味着成为候选：
 //     胜者先恢复状态再发布 ready 节点；等 ready
 //     的客户端永远读不到恢复到一半的状态，而把最小候选当作 leader
@@ -203,7 +203,7 @@
 //     makes a candidate: the winner recovers state and then publishes a ready
 //     node; a client that waits for ready never reads a half-recovered state,
 //     while one that takes the lowest candidate for the leader does. Proof:
-//     TestL10_ElectionNeedsReadyAcrossFailover (lock_test.go:1136),
+//     TestL10_ElectionNeedsReadyAcrossFailover (lock_test.go:1138),
 //     Example_electionNeedsReady (lock_example_test.go:224)
 //
 // # §4 create 回复丢失以后怎样找回节点
