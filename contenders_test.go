@@ -53,12 +53,7 @@ const (
 // claims wait for expiry.
 func expiryServer(t zkserver.TB) *zkserver.Server {
 	t.Helper()
-	var s *zkserver.Server
-	if backend.Kind == zkserver.External {
-		s = zkserver.Start(t, zkserver.WithTickTime(expiryTick), zkserver.AllowExternal())
-	} else {
-		s = leaseServer(t, expiryKind)
-	}
+	s := leaseServer(t, expiryKind)
 	if why := expiryDoesNotFit(s); why != "" {
 		t.Skipf("skipped: %s", why)
 	}

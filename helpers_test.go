@@ -238,12 +238,20 @@ func deleteTree(c *zk.Conn, path string) error {
 	if !strings.HasPrefix(path, rootPrefix) {
 		return fmt.Errorf("delete %s: refused, the suite deletes only below its own parents (%s*)", path, rootPrefix)
 	}
+	return removeTree(c, path)
+}
+
+// removeTree deletes path and everything below it, whatever its name:
+// call deleteTree on a server that may be a user's, and removeTree only on
+// servers the suite owns (the pool's). A path that is gone when listed is
+// ErrNoNode; one that goes while it is deleted is not an error.
+func removeTree(c *zk.Conn, path string) error {
 	kids, _, err := c.Children(path)
 	if err != nil {
 		return err
 	}
 	for _, k := range kids {
-		if err := deleteTree(c, path+"/"+k); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		if err := removeTree(c, path+"/"+k); err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return err
 		}
 	}
@@ -299,6 +307,13 @@ type cluster struct {
 func startCluster(t zkserver.TB, n int, opts ...zkserver.Option) *cluster {
 	t.Helper()
 	e, links := zkserver.StartLinkedEnsemble(t, n, opts...)
+	return newCluster(t, e, links)
+}
+
+// newCluster is the fixture over servers that run: every fault set through
+// it is undone at t's cleanup, and it waits for a leader.
+func newCluster(t zkserver.TB, e *zkserver.Ensemble, links *zkserver.Links) *cluster {
+	t.Helper()
 	c := &cluster{t: t, Ensemble: e, links: links}
 	t.Cleanup(links.Heal)
 	leader := c.Leader()
@@ -454,8 +469,7 @@ func inParallel(t *testing.T) bool { _, ok := parallelTests.Load(t.Name()); retu
 // the pool (pool_test.go) instead of starting JVMs. On 2 cores, 8 took the
 // process backend's root package from 154 s to 122 s. The container
 // backend is bound by the CPU (Docker's work comes on top of the JVMs'):
-// 8 left its root package where it was and, in 1 run of 4, made L7's 100
-// contenders miss their bound; it keeps 4.
+// 8 left its root package where it was, so it keeps 4.
 func defaultParallel(k zkserver.Kind) int {
 	if k == zkserver.Container {
 		return 4

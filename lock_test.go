@@ -208,7 +208,7 @@ func TestL2_SequenceSuffixOrdersCandidates(t *testing.T) {
 func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 	parallel(t)
 	claim(t, "L3")
-	srv := soloServer(t)
+	srv := leaseServer(t, soloKind)
 	r := newRoom(t, []string{srv.Client})
 	A, B, C := r.join("A", joinOpts{}), r.join("B", joinOpts{}), r.join("C", joinOpts{})
 	heldByA := A.acquire()
@@ -524,7 +524,7 @@ func TestL6_ExpiredWaiterReportsSessionChanged(t *testing.T) {
 func TestL7_HerdEffect(t *testing.T) {
 	parallel(t)
 	claim(t, "L7")
-	srv := soloServer(t)
+	srv := leaseServer(t, soloKind)
 	sizes := []int{10, 100}
 	if *herd1000 {
 		sizes = append(sizes, 1000)

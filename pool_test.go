@@ -18,10 +18,10 @@ import (
 // borrowing changes nothing they prove. First the trio: a 3-server ensemble
 // (trioTick, trioSyncLimit, a proxy on every server-to-server link), lent
 // to the claims that need one and change nothing on it but their own data
-// and link faults: S1–S3, Y1, Y3–Y6, Y8,
-// Y9, L9, L12, R3 and the stale-read Example. Starting a trio costs three
-// JVMs (and, on the container backend, three containers): it was a third of
-// the servers a run started.
+// and link faults: S1–S3, Y1, Y3–Y6, Y8, Y9, L9, L12, R3 and the
+// stale-read Example. Starting a trio costs three JVMs (and, on the
+// container backend, three containers): it was a third of the servers a
+// run started.
 //
 // A test holds its trio alone, from leaseTrio until its cleanups end, and
 // gets it in the state of a fresh one as far as any claim can see: every
@@ -92,9 +92,14 @@ func leaseTrio(t zkserver.TB) *cluster {
 	return lease(t, trioKind)
 }
 
-// leaseServer lends t a standalone server of kind k (its n is 1).
+// leaseServer lends t a standalone server of kind k (its n is 1). On the
+// external backend nothing is lent: t gets the user's server, shared, as
+// zkserver.Start gives it to a claim that allows it.
 func leaseServer(t zkserver.TB, k kind) *zkserver.Server {
 	t.Helper()
+	if backend.Kind == zkserver.External {
+		return zkserver.Start(t, zkserver.AllowExternal())
+	}
 	return lendTo(t, k).e.Servers[0]
 }
 
@@ -102,11 +107,7 @@ func leaseServer(t zkserver.TB, k kind) *zkserver.Server {
 func lease(t zkserver.TB, k kind) *cluster {
 	t.Helper()
 	p := lendTo(t, k)
-	c := &cluster{t: t, Ensemble: p.e, links: p.links}
-	t.Cleanup(p.links.Heal)
-	leader := c.Leader()
-	t.Logf("roles: leader %s, followers %v", leader.Label, labels(c.Followers()))
-	return c
+	return newCluster(t, p.e, p.links)
 }
 
 // lendTo takes an idle ensemble of kind k, or starts one, and lends it to
@@ -119,7 +120,7 @@ func lendTo(t zkserver.TB, k kind) *pooled {
 		p = pool.start(t, k)
 	} else {
 		p.lender.lend(t)
-		t.Logf("# %s lent again (lease %d): %s", p.name, p.leases+1, p.describe())
+		t.Logf("# %s lent again (lease %d): %s", p.name, p.leases+1, p.state())
 	}
 	p.leases++
 	// Registered before the test's own cleanups, so it runs after them:
@@ -141,8 +142,8 @@ func (tp *serverPool) take(k kind) *pooled {
 	return p
 }
 
-// start makes a new ensemble lent to t; the pool's ensembles stop when TestMain's
-// scope closes (at the end of the run, or on interrupt).
+// start makes a new ensemble lent to t; the pool's ensembles stop when
+// TestMain's scope closes (at the end of the run, or on interrupt).
 func (tp *serverPool) start(t zkserver.TB, k kind) *pooled {
 	t.Helper()
 	tp.mu.Lock()
@@ -151,9 +152,7 @@ func (tp *serverPool) start(t zkserver.TB, k kind) *pooled {
 	tp.mu.Unlock()
 	tp.closing.Do(func() { mainScope.Cleanup(tp.closeAll) })
 	p := &pooled{kind: k, name: name, scope: zkserver.NewScope(name)}
-	p.lender = &lender{Scope: p.scope}
-	p.lender.lend(t)
-	p.lender.making = true
+	p.lender = &lender{Scope: p.scope, t: t, making: true}
 	made := false
 	t.Cleanup(func() {
 		if !made {
@@ -177,7 +176,7 @@ func (tp *serverPool) start(t zkserver.TB, k kind) *pooled {
 	return p
 }
 
-// giveBack settles the trio t held and puts it back in the pool, or stops
+// giveBack settles the ensemble t held and puts it back in the pool, or stops
 // it, saying which in t's log.
 func (tp *serverPool) giveBack(t zkserver.TB, p *pooled) {
 	why := ""
@@ -201,7 +200,7 @@ func (tp *serverPool) giveBack(t zkserver.TB, p *pooled) {
 	tp.mu.Unlock()
 }
 
-// settle brings the trio back to a fresh one's state: it removes every node
+// settle brings the ensemble back to a fresh one's state: it removes every node
 // but /zookeeper (the servers are the pool's, never a user's), then waits
 // until the leader has no session and every server reports the same zxid
 // and one of them leads.
@@ -235,7 +234,7 @@ func (p *pooled) settle() (err error) {
 		if k == "zookeeper" {
 			continue
 		}
-		if err := removeTree(c.Conn, "/"+k); err != nil {
+		if err := removeTree(c.Conn, "/"+k); err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return fmt.Errorf("remove /%s: %w", k, err)
 		}
 	}
@@ -248,15 +247,15 @@ func (p *pooled) settle() (err error) {
 	})
 }
 
-// trioState is what settle waits on.
-type trioState struct {
+// poolState is what settle waits on.
+type poolState struct {
 	leaders  int
 	sessions int64
 	zxids    []int64
 	seen     []string
 }
 
-func (s trioState) settled(n int) bool {
+func (s poolState) settled(n int) bool {
 	if s.leaders != 1 || s.sessions != 0 || len(s.zxids) != n {
 		return false
 	}
@@ -268,10 +267,10 @@ func (s trioState) settled(n int) bool {
 	return true
 }
 
-func (s trioState) String() string { return strings.Join(s.seen, " ") }
+func (s poolState) String() string { return strings.Join(s.seen, " ") }
 
-func (p *pooled) state() trioState {
-	var st trioState
+func (p *pooled) state() poolState {
+	var st poolState
 	st.sessions = -1
 	for _, s := range p.e.Servers {
 		v, err := s.Srvr()
@@ -296,9 +295,7 @@ func (p *pooled) state() trioState {
 	return st
 }
 
-func (p *pooled) describe() string { return p.state().String() }
-
-// retire stops a trio for good.
+// retire stops an ensemble for good.
 func (tp *serverPool) retire(p *pooled) {
 	p.scope.Close()
 	tp.mu.Lock()
@@ -311,7 +308,7 @@ func (tp *serverPool) retire(p *pooled) {
 	}
 }
 
-// closeAll stops every trio of the pool.
+// closeAll stops every ensemble of the pool.
 func (tp *serverPool) closeAll() {
 	tp.mu.Lock()
 	all := tp.all
@@ -323,29 +320,8 @@ func (tp *serverPool) closeAll() {
 	}
 }
 
-// removeTree deletes path and everything below it, on a pooled trio's
-// servers only (deleteTree is the one for the suite's own parents).
-func removeTree(c *zk.Conn, path string) error {
-	kids, _, err := c.Children(path)
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	for _, k := range kids {
-		if err := removeTree(c, path+"/"+k); err != nil {
-			return err
-		}
-	}
-	if err := c.Delete(path, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
-		return err
-	}
-	return nil
-}
-
-// lender is the TB a pooled trio was made with. Its servers' and links'
-// lines go to the test that holds the trio (and nowhere between tests);
+// lender is the TB a pooled ensemble was made with. Its servers' and
+// links' lines go to the test that holds it (and nowhere between tests);
 // cleanups registered while the trio is made belong to its scope, and
 // those registered while it is lent (a HoldCommit's release) to the test.
 type lender struct {
@@ -408,14 +384,4 @@ func (l *lender) Attr(key, value string) {
 	if t := l.holder(); t != nil {
 		t.Attr(key, value)
 	}
-}
-
-// soloServer is a standalone server the test has to itself: one of the
-// pool's, or on the external backend the user's server, shared.
-func soloServer(t zkserver.TB) *zkserver.Server {
-	t.Helper()
-	if backend.Kind == zkserver.External {
-		return zkserver.Start(t, zkserver.AllowExternal())
-	}
-	return leaseServer(t, soloKind)
 }
