@@ -272,7 +272,10 @@ func (sc *scene) ownedBy(sess string) []string {
 // settle waits until l's acquisition has returned or l waits on the watch
 // of a node of the dir, and returns that node ("" when it returned). What
 // the server's watch table says is the recipe's own account of where it
-// stands, whatever the recipe.
+// stands, whatever the recipe. A watch on a node of l's own session is no
+// wait on another: a holder may watch its own node for its loss (ours
+// does, from lock.Held.Lost), and that watch can reach the server before
+// the acquisition's return reaches the scene.
 func (sc *scene) settle(l peerLock, try *peerTry) string {
 	sc.t.Helper()
 	sc.s.RequireWords(sc.t, "wchc") // here: the wait asks from its own goroutine
@@ -283,10 +286,17 @@ func (sc *scene) settle(l peerLock, try *peerTry) string {
 			return true, ""
 		}
 		sess := l.session()
-		paths := watchTable(sc.t, sc.s, "wchc", sc.dir)[sess]
-		if len(paths) > 0 {
-			watched = path.Base(paths[0])
+		var own []string
+		for _, p := range watchTable(sc.t, sc.s, "wchc", sc.dir)[sess] {
+			if ok, st := statOf(sc.t, sc.O, p); ok && fmt.Sprintf("0x%x", st.EphemeralOwner) == sess {
+				own = append(own, path.Base(p))
+				continue
+			}
+			watched = path.Base(p)
 			return true, ""
+		}
+		if len(own) > 0 {
+			return false, fmt.Sprintf("session %s watches only its own %v under %s, and its acquisition has not returned", sess, own, sc.dir)
 		}
 		return false, fmt.Sprintf("session %s watches nothing under %s", sess, sc.dir)
 	})
