@@ -49,10 +49,14 @@ type containerRunner struct {
 	out   io.Writer
 	probe bool // the host-network probe (backend.go): no test's server, so no interrupt point
 
-	mu        sync.Mutex
-	ctr       testcontainers.Container
-	up        bool
-	paused    bool // docker-paused: a stop unpauses it first
+	mu     sync.Mutex
+	ctr    testcontainers.Container
+	up     bool
+	paused bool // docker-paused: a stop unpauses it first
+	state  struct {
+		at      time.Time // when docker last said whether it runs
+		running bool
+	}
 	attempted bool // creation began: docker may know the name
 }
 
@@ -99,7 +103,7 @@ func (c *containerRunner) start() error {
 		if err := c.ctr.Start(ctx); err != nil {
 			return fmt.Errorf("start container %s: %w", c.name, err)
 		}
-		c.up = true
+		c.up, c.state.at = true, time.Time{}
 		return nil
 	}
 	prepareTestcontainers()
@@ -115,7 +119,7 @@ func (c *containerRunner) start() error {
 	if err != nil {
 		return fmt.Errorf("start container %s from %s: %w", c.name, c.b.Image, err)
 	}
-	c.up = true
+	c.up, c.state.at = true, time.Time{}
 	return nil
 }
 
@@ -214,16 +218,27 @@ func startContext() (ctx context.Context, started func()) {
 	return ctx, func() { timer.Stop() }
 }
 
+// aliveFor is how long alive's answer from docker is taken as still true.
+// WaitMode asks at every check (every wait.Interval) while srvr fails, as
+// it does throughout a server's start; an inspection each time cost
+// dockerd more CPU than the start itself needs of it. An exit is seen at
+// most aliveFor late.
+const aliveFor = 250 * time.Millisecond
+
 func (c *containerRunner) alive() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ctr == nil || !c.up {
 		return false
 	}
+	if time.Since(c.state.at) < aliveFor {
+		return c.state.running
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	st, err := c.ctr.State(ctx)
-	return err == nil && st.Running
+	c.state.at, c.state.running = time.Now(), err == nil && st.Running
+	return c.state.running
 }
 
 // stop docker-stops the container and keeps it, so that Restart keeps /data.
