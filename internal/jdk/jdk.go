@@ -1,13 +1,36 @@
 // Package jdk finds the Java compiler and runtime the suite's Java helpers
 // are built and run with: E5's Jute oracle (internal/jute/official) and the
-// Curator peer driver (internal/peer).
+// Curator peer driver (internal/peer); and the cache where what is built
+// for a JVM is kept between runs (the driver's classes, the servers' class
+// archive).
 package jdk
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 )
+
+// Cache returns the directory sub of the suite's cache, made if needed:
+// $ZK19_CACHE/sub, or zk19/sub under the user's cache directory, or under
+// the temp dir where there is none (named so that the check for run dirs
+// left behind, zk19-*, does not take it for one: a cache is meant to stay).
+func Cache(sub string) (string, error) {
+	base := os.Getenv("ZK19_CACHE")
+	if base == "" {
+		if d, err := os.UserCacheDir(); err == nil {
+			base = filepath.Join(d, "zk19")
+		} else {
+			base = filepath.Join(os.TempDir(), fmt.Sprintf("cache-zk19-%d", os.Getuid()))
+		}
+	}
+	dir := filepath.Join(base, sub)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("zk19 cache: %w", err)
+	}
+	return dir, nil
+}
 
 // Find returns javac and the java beside it, from JAVA_HOME or PATH.
 func Find() (javac, java string, ok bool) {

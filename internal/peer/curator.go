@@ -173,25 +173,8 @@ func buildKey(src []byte, classpath, javac string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// cacheRoot is $ZK19_CACHE/peers, or zk19/peers under the user's cache
-// directory, or under the temp dir where there is none (named so that the
-// check for run dirs left behind, zk19-*, does not take it for one: a
-// cache is meant to stay).
-func cacheRoot() (string, error) {
-	base := os.Getenv("ZK19_CACHE")
-	if base == "" {
-		if d, err := os.UserCacheDir(); err == nil {
-			base = filepath.Join(d, "zk19")
-		} else {
-			base = filepath.Join(os.TempDir(), fmt.Sprintf("cache-zk19-%d", os.Getuid()))
-		}
-	}
-	root := filepath.Join(base, "peers")
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", fmt.Errorf("curator driver cache: %w", err)
-	}
-	return root, nil
-}
+// cacheRoot is the cache's peers directory (jdk.Cache).
+func cacheRoot() (string, error) { return jdk.Cache("peers") }
 
 // compileInto compiles source into dir: into a fresh directory beside it
 // first, renamed into place once javac succeeded, so that a build that died

@@ -104,7 +104,8 @@ func (p *processRunner) start() error {
 	if err := p.writeFiles(); err != nil {
 		return fmt.Errorf("%s: %w", p.name, err)
 	}
-	args := append(slices.Clone(p.flags), "-cp", p.b.Classpath, "org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(p.dir, "zoo.cfg"))
+	args := append(slices.Clone(p.flags), archiveFlags(p.b, p.flags)...)
+	args = append(args, "-cp", p.b.Classpath, "org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(p.dir, "zoo.cfg"))
 	cmd := exec.Command(p.b.Java, args...)
 	cmd.Dir = p.dir
 	cmd.Stdout, cmd.Stderr = p.out, p.out
