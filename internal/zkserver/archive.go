@@ -1,7 +1,6 @@
 package zkserver
 
 import (
-	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -12,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/zk19/zk19/internal/jdk"
@@ -101,80 +99,57 @@ func archiveKey(b Backend, flags []string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
-// archiveWithin bounds the server that makes the archive: its start, and
-// its exit, at which the JVM writes the archive.
+// archiveWithin bounds the start of the server that makes the archive.
 const archiveWithin = 60 * time.Second
 
-// makeArchive starts a standalone server of b in a dir of the run dir with
-// the JVM asked to write its classes at exit, waits until it answers srvr,
-// stops it with SIGTERM and moves the archive to path.
+// makeArchive runs a standalone server of b, in a dir of the run dir, with
+// the JVM asked to write its classes at exit; once it answers srvr it is
+// stopped with SIGTERM (stop's grace, as any server's), and the archive is
+// moved to path. The server is registered like a test's, so an interrupt
+// stops it and removes its dir; it is no test's server, so it is no
+// interrupt point.
 func makeArchive(b Backend, flags []string, path string) error {
 	dir, err := newDir("class-archive")
 	if err != nil {
 		return err
 	}
 	defer func() { _ = removeDir(dir) }()
-	port, err := freePort()
+	all, err := allocatePorts(1)
 	if err != nil {
-		return err
-	}
-	cfg := fmt.Sprintf("tickTime=2000\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n4lw.commands.whitelist=srvr\nadmin.enableServer=false\n",
-		filepath.Join(dir, "data"), port)
-	if err := os.WriteFile(filepath.Join(dir, "zoo.cfg"), []byte(cfg), 0o644); err != nil {
 		return err
 	}
 	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf(".%s.%d.tmp", filepath.Base(path), os.Getpid()))
 	defer func() { _ = os.Remove(tmp) }()
-	args := append(slices.Clone(flags), "-XX:ArchiveClassesAtExit="+tmp,
-		"-cp", b.Classpath, "org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(dir, "zoo.cfg"))
-	cmd := exec.Command(b.Java, args...)
-	cmd.Dir = dir
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	log := newPrefixWriter("", nil)
+	p, err := newProcess(b, dir, 1, 1, renderConfig(1, all, filepath.Join(dir, "data"), buildOptions(nil)),
+		append(slices.Clone(flags), "-XX:ArchiveClassesAtExit="+tmp), log)
+	if err != nil {
 		return err
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	exited := false
-	if err := wait.Until(archiveWithin, "the archive's server to answer srvr", func() (bool, string) {
-		select {
-		case err := <-done:
-			done <- err
-			exited = true
-			return true, ""
-		default:
-		}
-		_, err := FourLetter(addr, "srvr", time.Second)
-		return err == nil, fmt.Sprint(err)
-	}); err != nil || exited {
-		_ = cmd.Process.Kill()
-		<-done
-		// An archive of a server that never served would hold too little.
-		return cmp.Or(err, fmt.Errorf("the archive's server exited before it answered srvr: %s", lastLines(out.String(), 3)))
+	p.archive = true
+	defer func() { _ = p.close() }()
+	if err := p.start(); err != nil {
+		return err
 	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-done:
-		var exit *exec.ExitError
-		if err != nil && !errors.As(err, &exit) {
-			return err
+	err = wait.Until(archiveWithin, "the archive's server to answer srvr", func() (bool, string) {
+		if !p.alive() {
+			return true, ""
 		}
-	case <-time.After(archiveWithin):
-		_ = cmd.Process.Kill()
-		<-done
-		return fmt.Errorf("the archive's server did not exit within %v of SIGTERM", archiveWithin)
+		_, err := FourLetter(addr(all[0].client), "srvr", time.Second)
+		return err == nil, fmt.Sprint(err)
+	})
+	if err == nil && !p.alive() {
+		// An archive of a server that never served would hold too little.
+		err = errors.New("the archive's server exited before it answered srvr")
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %s", err, strings.Join(log.Tail(), " / "))
+	}
+	if err := p.stop(false); err != nil {
+		return err
 	}
 	if st, err := os.Stat(tmp); err != nil || st.Size() == 0 {
-		return fmt.Errorf("the JVM wrote no archive (%v): %s", err, lastLines(out.String(), 3))
+		return fmt.Errorf("the JVM wrote no archive (%v): %s", err, strings.Join(log.Tail(), " / "))
 	}
 	return os.Rename(tmp, path)
-}
-
-// lastLines returns the last n lines of s, joined by " / ".
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], " / ")
 }
