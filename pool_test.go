@@ -68,6 +68,8 @@ const settleMax = 10 * time.Second
 type serverPool struct {
 	mu      sync.Mutex
 	idle    map[kind][]*pooled
+	live    map[kind]int  // ensembles of each kind, started or starting, not stopped
+	changed chan struct{} // see changedLocked
 	started int
 	closing sync.Once
 	all     []*pooled
@@ -110,6 +112,76 @@ func lease(t zkserver.TB, k kind) *cluster {
 	return newCluster(t, p.e, p.links)
 }
 
+// leaseWhenFree lends t an ensemble of kind k as lease does, but where every
+// one the pool has is held by another test (or being started for one), it
+// waits up to within for one to come back before it starts another: for a
+// claim that only looks at an ensemble and can wait (E1), so that it costs
+// no JVMs of its own.
+func leaseWhenFree(t zkserver.TB, k kind, within time.Duration) *cluster {
+	t.Helper()
+	zkserver.RequireFaults(t)
+	began := time.Now()
+	held, free := pool.waitIdle(k, within)
+	switch {
+	case !free:
+		t.Logf("# every %s of the pool was still lent after %v (%s): this test starts one", k.name, within, held)
+	case held != "":
+		t.Logf("# waited %v for a %s of the pool (%s)", time.Since(began).Round(time.Millisecond), k.name, held)
+	}
+	return lease(t, k)
+}
+
+// waitIdle waits up to d until the pool has an idle ensemble of kind k or
+// none at all (started or being started), and says whether it has. held
+// names who held the kind's ensembles when it began to wait ("" if it did
+// not have to).
+func (tp *serverPool) waitIdle(k kind, d time.Duration) (held string, free bool) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		tp.mu.Lock()
+		if len(tp.idle[k]) > 0 || tp.live[k] == 0 {
+			tp.mu.Unlock()
+			return held, true
+		}
+		changed := tp.changedLocked()
+		if held == "" {
+			var names []string
+			for _, p := range tp.all {
+				if p.kind == k {
+					names = append(names, p.name+" lent to "+p.lender.holderName())
+				}
+			}
+			if starting := tp.live[k] - len(names); starting > 0 {
+				names = append(names, fmt.Sprintf("%d being started", starting))
+			}
+			held = strings.Join(names, ", ")
+		}
+		tp.mu.Unlock()
+		select {
+		case <-changed:
+		case <-timer.C:
+			return held, false
+		}
+	}
+}
+
+// changedLocked is closed when an ensemble next becomes idle or stops.
+func (tp *serverPool) changedLocked() chan struct{} {
+	if tp.changed == nil {
+		tp.changed = make(chan struct{})
+	}
+	return tp.changed
+}
+
+// notifyLocked wakes every waitIdle.
+func (tp *serverPool) notifyLocked() {
+	if tp.changed != nil {
+		close(tp.changed)
+		tp.changed = nil
+	}
+}
+
 // lendTo takes an idle ensemble of kind k, or starts one, and lends it to
 // t until t's other cleanups have run.
 func lendTo(t zkserver.TB, k kind) *pooled {
@@ -149,6 +221,10 @@ func (tp *serverPool) start(t zkserver.TB, k kind) *pooled {
 	tp.mu.Lock()
 	tp.started++
 	name := fmt.Sprintf("%s%d", k.name, tp.started)
+	if tp.live == nil {
+		tp.live = map[kind]int{}
+	}
+	tp.live[k]++
 	tp.mu.Unlock()
 	tp.closing.Do(func() { mainScope.Cleanup(tp.closeAll) })
 	p := &pooled{kind: k, name: name, scope: zkserver.NewScope(name)}
@@ -158,6 +234,10 @@ func (tp *serverPool) start(t zkserver.TB, k kind) *pooled {
 		if !made {
 			p.lender.lend(nil)
 			p.scope.Close()
+			tp.mu.Lock()
+			tp.live[k]--
+			tp.notifyLocked()
+			tp.mu.Unlock()
 		}
 	})
 	opts := []zkserver.Option{zkserver.WithTickTime(k.tick), zkserver.WithLimits(10, k.syncLimit)}
@@ -197,6 +277,7 @@ func (tp *serverPool) giveBack(t zkserver.TB, p *pooled) {
 		tp.idle = map[kind][]*pooled{}
 	}
 	tp.idle[p.kind] = append(tp.idle[p.kind], p)
+	tp.notifyLocked()
 	tp.mu.Unlock()
 }
 
@@ -303,16 +384,19 @@ func (tp *serverPool) retire(p *pooled) {
 	for i, q := range tp.all {
 		if q == p {
 			tp.all = append(tp.all[:i], tp.all[i+1:]...)
+			tp.live[p.kind]--
 			break
 		}
 	}
+	tp.notifyLocked()
 }
 
 // closeAll stops every ensemble of the pool.
 func (tp *serverPool) closeAll() {
 	tp.mu.Lock()
 	all := tp.all
-	tp.all, tp.idle = nil, nil
+	tp.all, tp.idle, tp.live = nil, nil, nil
+	tp.notifyLocked()
 	tp.mu.Unlock()
 	for _, p := range all {
 		p.lender.lend(nil)
@@ -341,6 +425,14 @@ func (l *lender) holder() zkserver.TB {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.t
+}
+
+// holderName names the test that holds the ensemble, for a log line.
+func (l *lender) holderName() string {
+	if n, ok := l.holder().(interface{ Name() string }); ok {
+		return n.Name()
+	}
+	return "nobody"
 }
 
 // Logf writes to the holder's log under l.mu, so that no line reaches a

@@ -378,21 +378,28 @@ func runMatchesHeader(code int) int {
 // config, default or not, is neither.
 //
 // It is shown for the shared server and for a 3- and a 5-server ensemble
-// with link proxies, a client proxy and a client each, while they run: from
+// with link proxies, a client proxy and a client each, while they run (the
+// pool's trio and five, borrowed: what it checks is where every server and
+// proxy listens, which no earlier lease changes, and starting eight JVMs of
+// its own cost more than the test's checks): from
 // outside each server (the sockets its process listens on, read from /proc),
 // from the server (every address its conf answer names), and for this test
 // process, which runs every proxy and client (each of its TCP sockets,
 // listening or connected). Then for every server of every ensemble this run
 // has started so far, running or gone (zkserver.Started): each of its ports
 // was drawn at run time, and no two servers got the same one.
+// e1Patience bounds E1's wait for a borrowed ensemble that another test
+// holds (Y2 holds the five about 30 s), before it starts one of its own.
+const e1Patience = 90 * time.Second
+
 func TestE1_ServersListenOnlyOnLoopback(t *testing.T) {
 	parallel(t)
 	zkserver.RequireFaults(t)
 	claim(t, "E1")
 	requireServerOnLoopback(t, sharedServer(t), true)
-	for _, n := range []int{3, 5} {
-		t.Run(fmt.Sprintf("%d servers", n), func(t *testing.T) {
-			c := startCluster(t, n)
+	for _, k := range []kind{trioKind, zk1675Kind} {
+		t.Run(fmt.Sprintf("%d servers", k.n), func(t *testing.T) {
+			c := leaseWhenFree(t, k, e1Patience)
 			p := zkserver.ClientProxy(t, "E1-proxy", c.Servers[0])
 			zkclient.Connect(t, "E1", []string{p.Addr()})
 			for _, srv := range c.Servers {
@@ -423,7 +430,7 @@ func TestE1_ServersListenOnlyOnLoopback(t *testing.T) {
 		}
 	}
 	if bySize[3] == 0 || bySize[5] == 0 {
-		notShown(t, "E1", "the run's record of started ensembles holds sizes %v; want the 3- and 5-server ones this test started", bySize)
+		notShown(t, "E1", "the run's record of started ensembles holds sizes %v; want the 3- and 5-server ones this test borrowed", bySize)
 	}
 	evidence(t, "while running, the shared server, a 3- and a 5-server ensemble, their proxies and this process listen on and dial only 127.0.0.1; all %d servers of the ensembles this run started so far (%s) were given %d distinct ports, each drawn at run time", servers, startedSizes(ran), len(owner))
 }
