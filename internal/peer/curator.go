@@ -1,6 +1,7 @@
 package peer
 
 import (
+	"archive/zip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -49,11 +51,18 @@ var built sync.Map // source path -> *curatorBuild
 
 type curatorBuild struct {
 	once      sync.Once
-	dir       string // the class files
-	classpath string
+	jar       string // the class files
+	classpath string // the jars they run with
 	java      string
 	err       error
 	note      string // how it was obtained, for the log
+	archive   curatorArchive
+}
+
+// classpathOf is the driver's class path: its jar, then Curator's. Jars
+// only: the JVM archives no classes from a directory.
+func (b *curatorBuild) classpathOf() string {
+	return b.jar + string(os.PathListSeparator) + b.classpath
 }
 
 // CuratorConfig is the Config of Curator's driver, source
@@ -68,24 +77,36 @@ func CuratorConfig(source, name string) (Config, error) {
 	v, _ := built.LoadOrStore(source, &curatorBuild{})
 	b := v.(*curatorBuild)
 	b.once.Do(func() { b.build(source) })
+	return b.config(name)
+}
+
+// config is the Config of one driver of b.
+func (b *curatorBuild) config(name string) (Config, error) {
 	if b.err != nil {
 		return Config{}, b.err
 	}
 	// C1 only, a serial GC and a small heap: one JVM per contender on a
-	// small shared machine.
-	return Config{
-		Command: []string{b.java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx128m", "-Xss512k",
-			"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dorg.slf4j.simpleLogger.logFile=System.err",
-			"-cp", b.dir + string(os.PathListSeparator) + b.classpath, "CuratorLock"},
-		Install: CuratorInstall, Name: name,
-	}, nil
+	// small shared machine. The JVM's own warnings go to standard error,
+	// not into the protocol's standard output.
+	base := []string{b.java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx128m", "-Xss512k",
+		"-Xlog:disable", "-Xlog:all=warning:stderr",
+		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dorg.slf4j.simpleLogger.logFile=System.err"}
+	extra, exited := b.archive.flags(b, base)
+	command := append(append(slices.Clone(base), extra...), "-cp", b.classpathOf(), "CuratorLock")
+	return Config{Command: command, Install: CuratorInstall, Name: name, Exited: exited}, nil
 }
 
 // CuratorBuildNote says how the driver's classes were obtained (compiled
 // now, or found in the cache), once CuratorConfig ran for source.
 func CuratorBuildNote(source string) string {
 	if v, ok := built.Load(source); ok {
-		return v.(*curatorBuild).note
+		b := v.(*curatorBuild)
+		b.archive.mu.Lock()
+		defer b.archive.mu.Unlock()
+		if b.archive.note == "" {
+			return b.note
+		}
+		return b.note + "; " + b.archive.note
 	}
 	return ""
 }
@@ -118,17 +139,17 @@ func (b *curatorBuild) build(source string) {
 		b.err = err
 		return
 	}
-	b.dir = filepath.Join(root, "CuratorLock-"+key[:16])
-	if _, err := os.Stat(filepath.Join(b.dir, "CuratorLock.class")); err == nil {
-		b.note = "classes cached by content in " + b.dir
+	b.jar = filepath.Join(root, "CuratorLock-"+key[:16]+".jar")
+	if _, err := os.Stat(b.jar); err == nil {
+		b.note = "classes cached by content in " + b.jar
 		return
 	}
 	began := time.Now()
-	if err := compileInto(b.dir, javac, cp, source); err != nil {
+	if err := compileInto(b.jar, javac, cp, source); err != nil {
 		b.err = err
 		return
 	}
-	b.note = fmt.Sprintf("compiled with %s in %v into %s", javac, time.Since(began).Round(time.Millisecond), b.dir)
+	b.note = fmt.Sprintf("compiled with %s in %v into %s", javac, time.Since(began).Round(time.Millisecond), b.jar)
 }
 
 // curatorClasspath is $ZK19_CURATOR_CLASSPATH, or Debian's jars, each
@@ -176,12 +197,12 @@ func buildKey(src []byte, classpath, javac string) (string, error) {
 // cacheRoot is the cache's peers directory (jdk.Cache).
 func cacheRoot() (string, error) { return jdk.Cache("peers") }
 
-// compileInto compiles source into dir: into a fresh directory beside it
-// first, renamed into place once javac succeeded, so that a build that died
-// half-way is never taken for a cached one, and two test binaries building
-// at once both end up with complete classes.
-func compileInto(dir, javac, classpath, source string) error {
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".tmp-")
+// compileInto compiles source into the jar: into a fresh directory beside
+// it first, then into a jar file beside it, renamed into place once whole,
+// so that a build that died half-way is never taken for a cached one, and
+// two test binaries building at once both end up with a complete jar.
+func compileInto(jar, javac, classpath, source string) error {
+	tmp, err := os.MkdirTemp(filepath.Dir(jar), filepath.Base(jar)+".tmp-")
 	if err != nil {
 		return fmt.Errorf("curator driver cache: %w", err)
 	}
@@ -191,16 +212,56 @@ func compileInto(dir, javac, classpath, source string) error {
 	// --release 11: the driver needs nothing newer. -implicit:none and
 	// -proc:none: compile the driver alone, not sources or annotation
 	// processors found in the jars.
+	classes := filepath.Join(tmp, "classes")
 	out, err := exec.CommandContext(ctx, javac, "-J-XX:TieredStopAtLevel=1", "-J-XX:+UseSerialGC",
-		"--release", "11", "-nowarn", "-proc:none", "-implicit:none", "-cp", classpath, "-d", tmp, source).CombinedOutput()
+		"--release", "11", "-nowarn", "-proc:none", "-implicit:none", "-cp", classpath, "-d", classes, source).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("curator driver: javac against %s: %v\n%s", classpath, err, out)
 	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if _, serr := os.Stat(filepath.Join(dir, "CuratorLock.class")); serr == nil {
-			return nil // another process built the same classes first
-		}
+	built := filepath.Join(tmp, "driver.jar")
+	if err := writeJar(built, classes); err != nil {
+		return fmt.Errorf("curator driver cache: %w", err)
+	}
+	if err := os.Rename(built, jar); err != nil {
 		return fmt.Errorf("curator driver cache: %w", err)
 	}
 	return nil
+}
+
+// writeJar writes the class files of dir (the driver's classes, in the
+// default package) into a jar: a zip file, which is all the class path
+// needs.
+func writeJar(path, dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	zw := zip.NewWriter(f)
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".class") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			f.Close()
+			return err
+		}
+		w, err := zw.Create(e.Name())
+		if err == nil {
+			_, err = w.Write(data)
+		}
+		if err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -209,4 +210,58 @@ func TestCuratorMissingSaysHowToGetIt(t *testing.T) {
 	if !errors.Is(err, ErrMissing) || !strings.Contains(err.Error(), "curator-recipes.jar") || !strings.Contains(err.Error(), "libcurator-recipes-java") {
 		t.Fatalf("got %v; want ErrMissing naming curator-recipes.jar and libcurator-recipes-java", err)
 	}
+}
+
+// TestCuratorDriverMapsTheClassArchiveItsFirstDriverTaught: where there is
+// no class archive, the first driver writes the list of classes it loads
+// and the second gets neither that flag nor an archive; once the first has
+// exited, the list is the archive, and the next driver maps it (its
+// /proc/<pid>/maps names the file) and says hello as before.
+func TestCuratorDriverMapsTheClassArchiveItsFirstDriverTaught(t *testing.T) {
+	if _, err := CuratorConfig(curatorSource, "curator-build"); errors.Is(err, ErrMissing) {
+		t.Skipf("skipped: %v", err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := built.Load(curatorSource)
+	shared := v.(*curatorBuild)
+	b := &curatorBuild{jar: shared.jar, classpath: shared.classpath, java: shared.java, archive: curatorArchive{dir: t.TempDir()}}
+
+	first, err := b.config("curator-first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasFlag(first.Command, "-XX:DumpLoadedClassList=") || first.Exited == nil {
+		t.Fatalf("first driver: got %q (Exited set: %t); want -XX:DumpLoadedClassList and an Exited func", first.Command, first.Exited != nil)
+	}
+	second, _ := b.config("curator-second")
+	if hasFlag(second.Command, "-XX:DumpLoadedClassList=") || hasFlag(second.Command, "-XX:SharedArchiveFile=") || second.Exited != nil {
+		t.Fatalf("second driver while the first trains: got %q; want neither the class list nor an archive", second.Command)
+	}
+	k := MustStart(t, first)
+	k.Close()
+	t.Logf("after the first driver exited: %s", b.archive.note)
+
+	third, _ := b.config("curator-third")
+	if !hasFlag(third.Command, "-XX:SharedArchiveFile="+b.archive.path) {
+		t.Fatalf("third driver: got %q (%s); want -XX:SharedArchiveFile=%s", third.Command, b.archive.note, b.archive.path)
+	}
+	k = MustStart(t, third)
+	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", k.Hello.PID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(maps), b.archive.path) {
+		t.Fatalf("third driver (pid %d): got maps without %s; want the archive mapped", k.Hello.PID, b.archive.path)
+	}
+	t.Logf("curator-third maps %s; start-up %v", b.archive.path, k.Hello.Startup.Round(time.Millisecond))
+}
+
+func hasFlag(command []string, prefix string) bool {
+	for _, a := range command {
+		if strings.HasPrefix(a, prefix) {
+			return true
+		}
+	}
+	return false
 }

@@ -50,6 +50,10 @@ type Config struct {
 	Name string
 	// Logf receives the driver's history and standard error; nil drops them.
 	Logf func(format string, args ...any)
+	// Exited, if set, is called once the driver's process has exited, by
+	// Close before it returns (CuratorConfig's first driver of a process
+	// makes the class archive then).
+	Exited func()
 }
 
 // Hello is what the driver reported when it started.
@@ -91,6 +95,7 @@ type Driver struct {
 	exitErr   error
 	readers   sync.WaitGroup
 	closeOnce sync.Once
+	onExit    func() // Config.Exited
 }
 
 // Start runs the driver and waits, within ctx, for its hello line. A driver
@@ -103,13 +108,16 @@ func Start(ctx context.Context, cfg Config) (*Driver, error) {
 	k := &Driver{
 		name: cfg.Name, logf: cfg.Logf, pending: map[int]*pending{},
 		changed: make(chan struct{}), hello: make(chan helloLine, 1), exited: make(chan struct{}),
-		errDone: make(chan struct{}),
+		errDone: make(chan struct{}), onExit: cfg.Exited,
 	}
 	if k.logf == nil {
 		k.logf = func(string, ...any) {}
 	}
 	began := time.Now()
 	if err := k.spawn(cfg.Command, cfg.Env); err != nil {
+		if k.onExit != nil {
+			k.onExit()
+		}
 		return nil, err
 	}
 	if err := k.awaitHello(ctx, cfg, began); err != nil {
@@ -216,6 +224,9 @@ func (k *Driver) Close() {
 		_ = k.cmd.Process.Kill()
 		<-k.exited
 		k.readers.Wait()
+		if k.onExit != nil {
+			k.onExit()
+		}
 	})
 }
 
