@@ -2,10 +2,12 @@ package zkserver
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // probeImage is an image the probe can run, or a skip.
@@ -69,8 +71,16 @@ func assertNoProbeLeft(t *testing.T) {
 	}
 }
 
+// noSharedProbe makes checkHostNetwork probe, whatever another binary of
+// this go test found.
+func noSharedProbe(t *testing.T) {
+	shareProbes = false
+	t.Cleanup(func() { shareProbes = true })
+}
+
 func TestHostNetworkProbeSeesTheLoopbackSharedBothWays(t *testing.T) {
 	img := probeImage(t)
+	noSharedProbe(t)
 	why, err := checkHostNetwork(img, "image present")
 	if err != nil {
 		t.Fatalf("got %v; want the probe to pass on a host network that works", err)
@@ -99,6 +109,7 @@ func TestHostNetworkProbeFailsInOneLine(t *testing.T) {
 // probe that fails as it does on Docker Desktop without host networking.
 func TestResolveWhenTheHostNetworkIsMissing(t *testing.T) {
 	img := probeImage(t)
+	noSharedProbe(t)
 	orig := runProbe
 	t.Cleanup(func() { runProbe = orig })
 	runProbe = func(img string) error { return errHostNet{img, "this host cannot dial the container's 127.0.0.1:1"} }
@@ -131,4 +142,60 @@ func TestResolveWhenTheHostNetworkIsMissing(t *testing.T) {
 		}
 		t.Logf("auto chose: %s", b.Why)
 	})
+}
+
+// TestHostNetworkProbeIsSharedWithinOneRun: the binaries of one go test
+// share a probe's pass. A binary that looks while another probes waits for
+// its answer; a failure is not shared; a binary a test starts inherits the
+// pass. The run is one of this test's own, and no probe runs.
+func TestHostNetworkProbeIsSharedWithinOneRun(t *testing.T) {
+	t.Setenv("ZK19_CACHE", t.TempDir())
+	t.Setenv(envProbed, "")
+	orig := probeRun
+	t.Cleanup(func() { probeRun = orig })
+	run := 0
+	probeRun = func() (string, bool) { return fmt.Sprintf("go-%d-1", run), true }
+	const img = "zk19/example:1"
+
+	run = 1
+	if earlier, done := sharedProbe(img); earlier != "" {
+		t.Fatalf("first look of run 1: got %q; want no earlier probe", earlier)
+	} else {
+		done(false, time.Second)
+	}
+	earlier, done := sharedProbe(img)
+	if earlier != "" {
+		t.Fatalf("after a failed probe: got %q; want no earlier probe (a failure is not shared)", earlier)
+	}
+	looked := make(chan string)
+	go func() { e, d := sharedProbe(img); d(false, 0); looked <- e }()
+	select {
+	case e := <-looked:
+		t.Fatalf("a sibling looking while this binary probes: got %q at once; want it to wait for the answer", e)
+	case <-time.After(200 * time.Millisecond): // a bound on a wait that must not end, not a guess at one that must
+	}
+	t.Setenv(envProbed, "") // done sets it for this process's children; the sibling stands for another binary
+	done(true, 2*time.Second)
+	want := fmt.Sprintf("probed by pid %d of this go test in 2s", os.Getpid())
+	if e := <-looked; e != want {
+		t.Fatalf("the sibling that waited: got %q; want %q", e, want)
+	}
+	if got := os.Getenv(envProbed); got != img {
+		t.Fatalf("%s after the sibling found the pass: got %q; want %q, for the binaries its tests start", envProbed, got, img)
+	}
+	if e, _ := sharedProbe(img); e != "probed by the test binary that started this one" {
+		t.Fatalf("a child binary: got %q; want the parent's pass", e)
+	}
+	t.Setenv(envProbed, "")
+	if e, d := sharedProbe("zk19/other:2"); e != "" {
+		t.Fatalf("another image: got %q; want no earlier probe", e)
+	} else {
+		d(false, 0)
+	}
+	run = 2
+	if e, d := sharedProbe(img); e != "" {
+		t.Fatalf("another go test run: got %q; want no earlier probe", e)
+	} else {
+		d(false, 0)
+	}
 }
