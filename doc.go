@@ -421,7 +421,7 @@
 //   - E1 §7 ¶1 句3: 每个服务器、代理和客户端都只在 127.0.0.1
 //     上用临时端口监听或连接。 — Every server, proxy and client listens on or
 //     dials 127.0.0.1 with ephemeral ports. Proof:
-//     TestE1_ServersListenOnlyOnLoopback (zk19_test.go:395)
+//     TestE1_ServersListenOnlyOnLoopback (zk19_test.go:399)
 //   - D8 §7 ¶1 句4 (not verified here): 文章的运行里，外部写入由同一个 JVM
 //     中单独的 Resource 对象完成，并没有说有独立的数据库进程。 — In the
 //     article's run the external write is performed by a separate Resource
@@ -456,7 +456,7 @@
 //     服务器或容器，删掉临时目录，不泄漏 goroutine。 — Every scenario cleans
 //     up whatever happens: clients closed, proxies stopped, servers or
 //     containers stopped, temporary directories removed, no goroutine leaked.
-//     Proof: TestE3_ScenarioLeavesNothingBehind (zk19_test.go:535)
+//     Proof: TestE3_ScenarioLeavesNothingBehind (zk19_test.go:544)
 //   - D11 §7 ¶6 句3 (not verified here):
 //     文章在失败时的清理会关闭它建起的客户端、代理的线程和服务；
 //     每次运行只建自己的运行目录，不动其他实验的数据。 — The article's cleanup

@@ -370,6 +370,10 @@ func runMatchesHeader(code int) int {
 	return code
 }
 
+// e1Patience bounds E1's wait for a trio that other tests hold, before it
+// starts one of its own.
+const e1Patience = 90 * time.Second
+
 // TestE1_ServersListenOnlyOnLoopback: every socket of the experiment is on
 // 127.0.0.1 with a port chosen at run time (claim E1, section "三个本机场景的证
 // 据"): drawn by the harness for a server (a random free port, never handed
@@ -378,28 +382,33 @@ func runMatchesHeader(code int) int {
 // config, default or not, is neither.
 //
 // It is shown for the shared server and for a 3- and a 5-server ensemble
-// with link proxies, a client proxy and a client each, while they run (the
-// pool's trio and five, borrowed: what it checks is where every server and
-// proxy listens, which no earlier lease changes, and starting eight JVMs of
-// its own cost more than the test's checks): from
+// with link proxies, a client proxy and a client each, while they run: from
 // outside each server (the sockets its process listens on, read from /proc),
 // from the server (every address its conf answer names), and for this test
 // process, which runs every proxy and client (each of its TCP sockets,
 // listening or connected). Then for every server of every ensemble this run
 // has started so far, running or gone (zkserver.Started): each of its ports
 // was drawn at run time, and no two servers got the same one.
-// e1Patience bounds E1's wait for a borrowed ensemble that another test
-// holds (Y2 holds the five about 30 s), before it starts one of its own.
-const e1Patience = 90 * time.Second
-
+//
+// The 3-server ensemble is the pool's trio, borrowed: where a server and its
+// proxies listen is what E1 checks, and no earlier lease changes it. The
+// five is E1's own. Lent from the pool, E1's lease came before Y2's, and
+// the new side of Y2's partition then took 1.8–5.7 s to elect, against
+// 0.6–0.9 s on a five that Y2 had first (ten runs), and Y2's window closed
+// before its sync once in three go test ./... runs.
 func TestE1_ServersListenOnlyOnLoopback(t *testing.T) {
 	parallel(t)
 	zkserver.RequireFaults(t)
 	claim(t, "E1")
 	requireServerOnLoopback(t, sharedServer(t), true)
-	for _, k := range []kind{trioKind, zk1675Kind} {
-		t.Run(fmt.Sprintf("%d servers", k.n), func(t *testing.T) {
-			c := leaseWhenFree(t, k, e1Patience)
+	for _, n := range []int{3, 5} {
+		t.Run(fmt.Sprintf("%d servers", n), func(t *testing.T) {
+			var c *cluster
+			if n == 3 {
+				c = leaseWhenFree(t, trioKind, e1Patience)
+			} else {
+				c = startCluster(t, n)
+			}
 			p := zkserver.ClientProxy(t, "E1-proxy", c.Servers[0])
 			zkclient.Connect(t, "E1", []string{p.Addr()})
 			for _, srv := range c.Servers {
@@ -430,7 +439,7 @@ func TestE1_ServersListenOnlyOnLoopback(t *testing.T) {
 		}
 	}
 	if bySize[3] == 0 || bySize[5] == 0 {
-		notShown(t, "E1", "the run's record of started ensembles holds sizes %v; want the 3- and 5-server ones this test borrowed", bySize)
+		notShown(t, "E1", "the run's record of started ensembles holds sizes %v; want the 3-server one this test borrowed and the 5-server one it started", bySize)
 	}
 	evidence(t, "while running, the shared server, a 3- and a 5-server ensemble, their proxies and this process listen on and dial only 127.0.0.1; all %d servers of the ensembles this run started so far (%s) were given %d distinct ports, each drawn at run time", servers, startedSizes(ran), len(owner))
 }
