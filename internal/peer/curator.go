@@ -74,10 +74,15 @@ func (b *curatorBuild) classpathOf() string {
 // source or an upgraded jar builds anew and nothing else does. Missing jars
 // or a missing javac are an error wrapping ErrMissing.
 func CuratorConfig(source, name string) (Config, error) {
+	return buildOf(source).config(name)
+}
+
+// buildOf is the driver of source, built once per process.
+func buildOf(source string) *curatorBuild {
 	v, _ := built.LoadOrStore(source, &curatorBuild{})
 	b := v.(*curatorBuild)
 	b.once.Do(func() { b.build(source) })
-	return b.config(name)
+	return b
 }
 
 // config is the Config of one driver of b.

@@ -91,19 +91,15 @@ func (a *curatorArchive) look(b *curatorBuild, base []string) {
 		a.state, a.note = archiveNone, fmt.Sprintf("no class archive: %v", err)
 		return
 	}
+	removeStale(filepath.Join(root, "CuratorLock-*.jsa.classlist-*"))
+	removeStale(filepath.Join(root, "CuratorLock-*.jsa.tmp-*"))
 	if _, err := os.Stat(a.path); err == nil {
 		a.state, a.note = archiveReady, "class archive "+a.path
 		return
 	}
-	removeStale(a.path + ".classlist-*")
-	removeStale(a.path + ".tmp-*")
-	f, err := os.CreateTemp(filepath.Dir(a.path), filepath.Base(a.path)+".classlist-")
-	if err != nil {
-		a.state, a.note = archiveNone, fmt.Sprintf("no class archive: %v", err)
-		return
-	}
-	f.Close()
-	a.state, a.list = archiveTraining, f.Name()
+	// Named, not made: the training driver's JVM makes it, so a Config
+	// that is never started leaves nothing.
+	a.state, a.list = archiveTraining, fmt.Sprintf("%s.classlist-%d", a.path, os.Getpid())
 }
 
 // dump turns the training driver's class list into the archive: into a
