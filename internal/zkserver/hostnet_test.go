@@ -3,9 +3,9 @@ package zkserver
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -26,15 +26,23 @@ func probeImage(t *testing.T) string {
 // deadAddr is a loopback address nobody listens on.
 func deadAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	// Bound, never listening, until the test ends: a dial is refused, and
+	// no listener of a test running beside this one (a proxy on port 0, a
+	// server's drawn port) can take the port meanwhile. A listener closed
+	// at once left it free, and once a proxy got it and answered ruok.
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := l.Addr().String()
-	if err := l.Close(); err != nil {
+	t.Cleanup(func() { _ = syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
 		t.Fatal(err)
 	}
-	return a
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
 }
 
 // assertOneLineAdvice checks the error a user on Docker Desktop without
