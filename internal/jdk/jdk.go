@@ -6,10 +6,13 @@
 package jdk
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 )
 
 // Cache returns the directory sub of the suite's cache, made if needed:
@@ -48,4 +51,37 @@ func Find() (javac, java string, ok bool) {
 		javac = real
 	}
 	return javac, filepath.Join(filepath.Dir(javac), "java"), true
+}
+
+// ArchiveKey hashes what a class archive (the JVM's class data sharing)
+// depends on, so that one made for another JVM, class path or flags is
+// never mapped: the java binary (its real path, size and time), the JVM's
+// libjvm.so beside it, every class path entry likewise, and the flags
+// other than system properties. It is hex, 64 digits.
+func ArchiveKey(java string, classpath, flags []string) (string, error) {
+	h := sha256.New()
+	java, err := exec.LookPath(java)
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(java); err == nil {
+		java = real
+	}
+	libjvm := filepath.Join(filepath.Dir(filepath.Dir(java)), "lib", "server", "libjvm.so")
+	if _, err := os.Stat(libjvm); err != nil {
+		libjvm = java // a JDK laid out otherwise: its java binary stands for it
+	}
+	for _, p := range append([]string{java, libjvm}, classpath...) {
+		st, err := os.Stat(p)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d %d\n", p, st.Size(), st.ModTime().UnixNano())
+	}
+	for _, f := range flags {
+		if !strings.HasPrefix(f, "-D") {
+			fmt.Fprintf(h, "flag %s\n", f)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

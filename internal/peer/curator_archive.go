@@ -3,8 +3,6 @@ package peer
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/zk19/zk19/internal/jdk"
 )
 
 // A class archive (the JVM's class data sharing) holds the classes a
@@ -174,29 +174,11 @@ func jvmFlags(flags []string) []string {
 	return out
 }
 
-// curatorArchiveKey hashes what an archive depends on: the JVM (its
-// binary's path, size and time), the flags, and every entry of the class
-// path likewise (the JVM checks those too, and maps no archive whose jars
+// curatorArchiveKey is jdk.ArchiveKey of the driver's JVM, class path and
+// flags (the JVM checks the class path too, and maps no archive whose jars
 // have changed).
 func curatorArchiveKey(b *curatorBuild, base []string) (string, error) {
-	h := sha256.New()
-	java, err := exec.LookPath(base[0])
-	if err != nil {
-		return "", err
-	}
-	if real, err := filepath.EvalSymlinks(java); err == nil {
-		java = real
-	}
-	paths := append([]string{java}, filepath.SplitList(b.classpathOf())...)
-	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(h, "%s %d %d\n", p, st.Size(), st.ModTime().UnixNano())
-	}
-	fmt.Fprintf(h, "flags %q\n", jvmFlags(base[1:]))
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return jdk.ArchiveKey(base[0], filepath.SplitList(b.classpathOf()), base[1:])
 }
 
 // lastLines is the end of a command's output, for an error.

@@ -1,12 +1,9 @@
 package zkserver
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -68,35 +65,13 @@ func archivePath(b Backend, flags []string, key string) (string, error) {
 	return path, makeArchive(b, flags, path)
 }
 
-// archiveKey hashes what an archive depends on: the JVM (its binary's
-// path, size and time), every jar of the class path likewise, and the
-// flags other than system properties.
+// archiveKey is jdk.ArchiveKey of b's JVM, class path and flags, short.
 func archiveKey(b Backend, flags []string) (string, error) {
-	h := sha256.New()
-	java, err := exec.LookPath(b.Java)
+	key, err := jdk.ArchiveKey(b.Java, filepath.SplitList(b.Classpath), flags)
 	if err != nil {
 		return "", err
 	}
-	if real, err := filepath.EvalSymlinks(java); err == nil {
-		java = real
-	}
-	libjvm := filepath.Join(filepath.Dir(filepath.Dir(java)), "lib", "server", "libjvm.so")
-	if _, err := os.Stat(libjvm); err != nil {
-		libjvm = java // a JDK laid out otherwise: its java binary stands for it
-	}
-	for _, p := range append([]string{java, libjvm}, filepath.SplitList(b.Classpath)...) {
-		st, err := os.Stat(p)
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(h, "%s %d %d\n", p, st.Size(), st.ModTime().UnixNano())
-	}
-	for _, f := range flags {
-		if !strings.HasPrefix(f, "-D") {
-			fmt.Fprintf(h, "flag %s\n", f)
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16], nil
+	return key[:16], nil
 }
 
 // archiveWithin bounds the start of the server that makes the archive.
