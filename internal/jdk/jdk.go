@@ -78,10 +78,20 @@ func ArchiveKey(java string, classpath, flags []string) (string, error) {
 		}
 		fmt.Fprintf(h, "%s %d %d\n", p, st.Size(), st.ModTime().UnixNano())
 	}
-	for _, f := range flags {
-		if !strings.HasPrefix(f, "-D") {
-			fmt.Fprintf(h, "flag %s\n", f)
-		}
+	for _, f := range ArchiveFlags(flags) {
+		fmt.Fprintf(h, "flag %s\n", f)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// ArchiveFlags are the flags a class archive depends on: all but system
+// properties.
+func ArchiveFlags(flags []string) []string {
+	var out []string
+	for _, f := range flags {
+		if !strings.HasPrefix(f, "-D") {
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -138,7 +138,7 @@ func dumpArchive(b *curatorBuild, base []string, list, path string) error {
 	defer os.Remove(tmp)
 	ctx, cancel := context.WithTimeout(context.Background(), dumpWithin)
 	defer cancel()
-	args := append(jvmFlags(base[1:]), "-Xshare:dump", "-XX:SharedClassListFile="+list, "-XX:SharedArchiveFile="+tmp, "-cp", b.classpathOf())
+	args := append(jdk.ArchiveFlags(base[1:]), "-Xshare:dump", "-XX:SharedClassListFile="+list, "-XX:SharedArchiveFile="+tmp, "-cp", b.classpathOf())
 	cmd := exec.CommandContext(ctx, base[0], args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // gone with the test binary
 	out, err := cmd.CombinedOutput()
@@ -161,17 +161,6 @@ func removeStale(pattern string) {
 			_ = os.Remove(p)
 		}
 	}
-}
-
-// jvmFlags are the flags an archive depends on: all but system properties.
-func jvmFlags(flags []string) []string {
-	var out []string
-	for _, f := range flags {
-		if !strings.HasPrefix(f, "-D") {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 // curatorArchiveKey is jdk.ArchiveKey of the driver's JVM, class path and
