@@ -23,7 +23,11 @@ const script = "../../testdata/peers/kazoo_lock.py"
 func TestMain(m *testing.M) {
 	flag.Parse()
 	zkserver.SetShort(testing.Short())
+	// Before anything is created: an interrupt stops the servers and
+	// containers these tests started, or they would outlive the binary.
+	stopInterrupts := zkserver.HandleInterrupts(func() {})
 	code := m.Run()
+	stopInterrupts()
 	if code == 0 {
 		if err := goleak.Find(zkserver.LeakOptions()...); err != nil {
 			os.Stderr.WriteString("goleak: " + err.Error() + "\n")

@@ -18,7 +18,11 @@ import (
 func TestMain(m *testing.M) {
 	flag.Parse()
 	zkserver.SetShort(testing.Short())
+	// Before anything is created: an interrupt stops the servers and
+	// containers these tests started, or they would outlive the binary.
+	stopInterrupts := zkserver.HandleInterrupts(func() {})
 	code := m.Run()
+	stopInterrupts()
 	if n := zkserver.Live(); n > 0 {
 		fmt.Fprintf(os.Stderr, "servers left running: %v\n", zkserver.KillAll())
 		code = 1
