@@ -39,6 +39,7 @@ import (
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 	"github.com/zk19/zk19/lock"
+	"github.com/zk19/zk19/lock/locktrace"
 )
 
 const (
@@ -759,7 +760,7 @@ type chaosWorker struct {
 	a       actor
 	c       *zkclient.Client
 	proxies []*faultproxy.Proxy
-	trace   *lock.Trace
+	trace   *locktrace.Trace
 	l       *lock.Locker
 	session int64
 	pause   func() time.Duration
@@ -786,15 +787,15 @@ func (run *chaosRun) newWorker(i int) *chaosWorker {
 		addrs = append(addrs, p.Addr())
 	}
 	w.c = zkclient.Connect(t, w.name, addrs, zkclient.WithSessionTimeout(expirySessionTimeout), zkclient.Quiet())
-	w.trace = chainTraces(recordTrace(w.step), &lock.Trace{
-		Reply: func(r lock.ReplyInfo) {
+	w.trace = locktrace.Compose(recordTrace(w.step), &locktrace.Trace{
+		Reply: func(r locktrace.ReplyInfo) {
 			if r.Err != nil {
 				w.markEventful()
 			}
 		},
-		Recovered: func(lock.NodeInfo) { w.markEventful() },
-		Ended: func(i lock.EndInfo) {
-			if i.End != lock.EndReleased {
+		Recovered: func(locktrace.NodeInfo) { w.markEventful() },
+		Ended: func(i locktrace.EndInfo) {
+			if i.End != locktrace.EndReleased {
 				w.markEventful()
 			}
 		},

@@ -34,6 +34,7 @@ import (
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 	"github.com/zk19/zk19/lock"
+	"github.com/zk19/zk19/lock/locktrace"
 )
 
 // Natural expiry needs a short session: with tickTime 100 ms the server
@@ -90,7 +91,7 @@ type joinOpts struct {
 	// record lines for the same step: L8 deletes the predecessor in its
 	// Watching; a scenario that must act while a Release is between its
 	// lost delete and its look again acts in its Reply.
-	trace *lock.Trace
+	trace *locktrace.Trace
 }
 
 // room is a lock scene: O, an observer session that may change anything,
@@ -206,23 +207,23 @@ func join(t zkserver.TB, name string, servers []string, parent string, o joinOpt
 
 // relock gives p a fresh Locker on its client's current session.
 func (p *contender) relock() {
-	tr := chainTraces(p.w.trace(), recordTrace(p.line), p.observe(), p.referee(), p.o.trace)
+	tr := locktrace.Compose(p.w.trace(), recordTrace(p.line), p.observe(), p.referee(), p.o.trace)
 	p.l = lock.New(p.c.Conn, p.parent, append([]lock.Option{lock.WithTrace(tr)}, p.o.lock...)...)
 }
 
 // observe feeds the contender's records: the creates and the events, in
 // the order the recipe took them.
-func (p *contender) observe() *lock.Trace {
-	return &lock.Trace{
-		Reply: func(r lock.ReplyInfo) {
-			if r.Op == lock.OpCreate && r.Err == nil {
+func (p *contender) observe() *locktrace.Trace {
+	return &locktrace.Trace{
+		Reply: func(r locktrace.ReplyInfo) {
+			if r.Op == locktrace.OpCreate && r.Err == nil {
 				select {
 				case p.made <- r.Node:
 				default:
 				}
 			}
 		},
-		Woke: func(i lock.WokeInfo) {
+		Woke: func(i locktrace.WokeInfo) {
 			p.mu.Lock()
 			p.received = append(p.received, strings.TrimSpace(i.Event.Type.String()+" "+path.Base(i.Event.Path)))
 			p.mu.Unlock()

@@ -129,44 +129,44 @@
 //     GUID 的临时顺序节点。 — Each acquisition generates a new GUID and
 //     creates an ephemeral sequential node carrying it, always under the same
 //     persistent parent. Proof:
-//     TestL1_FreshGUIDEphemeralSequentialUnderOneParent (lock_test.go:47)
+//     TestL1_FreshGUIDEphemeralSequentialUnderOneParent (lock_test.go:48)
 //   - L2 §3 ¶1 句3: 候选按 10 位序号后缀排名；
 //     按整个名字排序得到的是另一种次序，
 //     这一点在服务器实际生成的名字上演示出来。 — Candidates rank by their
 //     10-digit sequence suffix; sorting the full names gives a different
 //     order, shown on names the server made. Proof:
-//     TestL2_SequenceSuffixOrdersCandidates (lock_test.go:126),
-//     Example_sequenceOrderIsNotNameOrder (lock_example_test.go:30)
+//     TestL2_SequenceSuffixOrdersCandidates (lock_test.go:127),
+//     Example_sequenceOrderIsNotNameOrder (lock_example_test.go:31)
 //   - L3 §3 ¶2 句2: 后缀最小的候选持有锁，其他候选各自只 watch
 //     排在自己正前方的那个，服务器自身的 wchc/wchp 监听表可以佐证。 — The
 //     lowest suffix holds and every other candidate watches only the candidate
 //     right before it, as the server's own wchc/wchp watch tables confirm.
-//     Proof: TestL3_EachWaiterWatchesOnlyItsPredecessor (lock_test.go:208)
+//     Proof: TestL3_EachWaiterWatchesOnlyItsPredecessor (lock_test.go:209)
 //   - L5 §3 ¶2 句3: watch 事件的意思只是再看一次：持有者不动、
 //     中间的等待者放弃时，下一个等待者重新列出，把 watch 挪到持有者身上，
 //     并不拿到锁。 — A watch event only means look again: when a middle waiter
 //     gives up while the holder stays, the next waiter lists again, moves its
 //     watch to the holder and does not acquire. Proof:
-//     TestL5_WatchEventIsNotSuccess (lock_test.go:311)
+//     TestL5_WatchEventIsNotSuccess (lock_test.go:312)
 //   - L6 §3 ¶2 句4: 等待者自己的节点不在了（被别人删除或随 session
 //     过期被清掉），它就以明确的丢失候选资格错误失败，永远不会报告自己持有锁。
 //     — A waiter whose own node is gone, deleted by someone else or removed by
 //     session expiry, fails with an explicit lost-candidacy error and never
 //     reports holding the lock. Proof: TestL6_OwnNodeGoneMeansLostCandidacy
-//     (lock_test.go:359), TestL6_LateReleaseDeletesNothingOfTheNextHolder
-//     (lock_test.go:431), TestL6_ExpiredWaiterReportsSessionChanged
-//     (lock_test.go:472)
+//     (lock_test.go:360), TestL6_LateReleaseDeletesNothingOfTheNextHolder
+//     (lock_test.go:432), TestL6_ExpiredWaiterReportsSessionChanged
+//     (lock_test.go:473)
 //   - L4 §3 ¶3 句1: 删掉持有者的节点只会通知下一位候选，
 //     它重新列出孩子后拿到锁；再往后的候选什么也收不到，继续等。 — Deleting
 //     the holder's node notifies only the next candidate, which lists again
 //     and acquires; the candidate after it hears nothing and keeps waiting.
-//     Proof: TestL4_DeletionWakesOnlyTheNextCandidate (lock_test.go:262),
-//     Example_predecessorChain (lock_example_test.go:100)
+//     Proof: TestL4_DeletionWakesOnlyTheNextCandidate (lock_test.go:263),
+//     Example_predecessorChain (lock_example_test.go:101)
 //   - L7 §3 ¶3 句2: 无故障运行中实测羊群效应：用前驱配方，一次释放恰好唤醒 N
 //     个等待者里的一个；若每个等待者都 watch 父节点，则唤醒其中 N-1 个。 —
 //     Measured herd effect in a fault-free run: one release wakes exactly one
 //     of N waiters under the predecessor recipe, but N-1 of them when every
-//     waiter watches the parent. Proof: TestL7_HerdEffect (lock_test.go:524)
+//     waiter watches the parent. Proof: TestL7_HerdEffect (lock_test.go:525)
 //   - L11 §3 ¶3 句3: 前驱链不承诺只有一次回调：
 //     等待者若因前驱被删以外的原因被回调（前驱数据变了、重连、迟来的回调），
 //     会重新列出，只有自己最小时才拿到锁。 — The predecessor chain promises no
@@ -174,20 +174,20 @@
 //     predecessor's deletion (a data change on the predecessor, a reconnect, a
 //     callback that comes late) lists again and acquires only when it is the
 //     lowest. Proof: TestL11_CallbackThatIsNoDeletionListsAgain
-//     (lock_test.go:1428), TestL11_LateCallbackAfterReconnectListsAgain
-//     (lock_test.go:1504)
+//     (lock_test.go:1429), TestL11_LateCallbackAfterReconnectListsAgain
+//     (lock_test.go:1505)
 //   - L8 §3 ¶4 句3: 前驱在 getChildren 与 exists(watch) 之间消失时，exists
 //     找不到节点，等待者马上重新列出；配方里的钩子在每次尝试时都打开这个窗口，
 //     不用 sleep。 — When the predecessor disappears between getChildren and
 //     exists(watch), exists finds no node and the waiter lists again
 //     immediately; a recipe hook opens this window on every attempt, without
-//     sleeping. Proof: TestL8_ListExistsRace (lock_test.go:779),
-//     Example_listExistsRace (lock_example_test.go:155)
+//     sleeping. Proof: TestL8_ListExistsRace (lock_test.go:780),
+//     Example_listExistsRace (lock_example_test.go:156)
 //   - L9 §3 ¶5 句3: create 成功后，同一 session 随即做的 getChildren（哪怕经由
 //     follower）包含它自己的节点，以及每个仍然存在的更小候选。 — Right after
 //     its create succeeds, the same session's getChildren, even through a
 //     follower, contains its own node and every smaller candidate that still
-//     exists. Proof: TestL9_ReadYourCreateOnFollower (lock_test.go:839)
+//     exists. Proof: TestL9_ReadYourCreateOnFollower (lock_test.go:840)
 //   - L12 §3 ¶5 句5: 等待者所连的 follower 还没看到前驱被删除时，即使 leader
 //     已经应用了这次删除，等待者也继续等待；follower 追上以后，
 //     它重新列出孩子，只有前面不再有候选时才持有锁，绝不会更早。 — A waiter
@@ -195,7 +195,7 @@
 //     waiting, though the leader has applied the deletion; once the follower
 //     catches up the waiter lists again and holds only if no candidate is left
 //     ahead of it, never before. Proof:
-//     TestL12_UnseenDeletionOnlyDelaysTheWaiter (lock_test.go:1016)
+//     TestL12_UnseenDeletionOnlyDelaysTheWaiter (lock_test.go:1017)
 //   - L10 §3 ¶6 句4: 拿来选主时，最小后缀只意味着成为候选：
 //     胜者先恢复状态再发布 ready 节点；等 ready
 //     的客户端永远读不到恢复到一半的状态，而把最小候选当作 leader
@@ -203,41 +203,41 @@
 //     makes a candidate: the winner recovers state and then publishes a ready
 //     node; a client that waits for ready never reads a half-recovered state,
 //     while one that takes the lowest candidate for the leader does. Proof:
-//     TestL10_ElectionNeedsReadyAcrossFailover (lock_test.go:1138),
-//     Example_electionNeedsReady (lock_example_test.go:224)
+//     TestL10_ElectionNeedsReadyAcrossFailover (lock_test.go:1139),
+//     Example_electionNeedsReady (lock_example_test.go:225)
 //
 // # §4 create 回复丢失以后怎样找回节点
 //
 //   - R6 §4 ¶2 句1: GUID 对得上、ephemeralOwner 却是别的 session 的节点，
 //     绝不会被认作自己的。 — A node with the right GUID whose ephemeralOwner
 //     is another session is never adopted. Proof:
-//     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:519)
+//     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:520)
 //   - R3 §4 ¶2 句2: 用同一 session 与 GUID 恢复：列出父节点，
 //     正好找到一个带这个 GUID、属于本 session 的孩子，
 //     也就是服务器建的那个节点，确认时不借助代理提供的任何信息。 — Recovery
 //     with the same session and GUID lists the parent and finds exactly one
 //     child with that GUID owned by this session, the node the server created,
 //     confirmed without any help from the proxy. Proof:
-//     TestR3_RecoverFindsExactlyTheServersNode (proxy_test.go:291),
-//     TestR3_RecoverSyncsBeforeListing (proxy_test.go:330),
-//     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:696),
-//     Example_lostCreateReply (proxy_test.go:903)
+//     TestR3_RecoverFindsExactlyTheServersNode (proxy_test.go:292),
+//     TestR3_RecoverSyncsBeforeListing (proxy_test.go:331),
+//     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:697),
+//     Example_lostCreateReply (proxy_test.go:911)
 //   - R5 §4 ¶2 句3: 没有节点带着这个 GUID 时，恢复报告节点缺失，
 //     绝不自作主张变成一次新的获取。 — With no node carrying the GUID,
 //     recovery reports it missing and never turns into a fresh acquisition on
 //     its own. Proof: TestR5_NoMatchIsMissingNotANewAcquisition
-//     (proxy_test.go:477)
+//     (proxy_test.go:478)
 //   - R1 §4 ¶3 句2: 代理转发 create，凭 xid 认出 err=0 的那条回复，
 //     把它丢掉并关闭连接：调用方得到连接丢失，而节点已经在服务器上了。 — The
 //     proxy forwards the create, spots its reply by xid with err=0, drops it
 //     and closes the connection: the caller gets connection loss while the
 //     node exists on the server. Proof:
-//     TestR1_ProxyDropsTheSuccessfulCreateReply (proxy_test.go:207),
-//     Example_lostCreateReply (proxy_test.go:903)
+//     TestR1_ProxyDropsTheSuccessfulCreateReply (proxy_test.go:208),
+//     Example_lostCreateReply (proxy_test.go:911)
 //   - R2 §4 ¶3 句4: 经代理重新连上后，session id 保持不变。 — Reconnecting
 //     through the proxy keeps the same session id. Proof:
-//     TestR2_SessionSurvivesTheLostReply (proxy_test.go:266),
-//     Example_lostCreateReply (proxy_test.go:903)
+//     TestR2_SessionSurvivesTheLostReply (proxy_test.go:267),
+//     Example_lostCreateReply (proxy_test.go:911)
 //   - E5 §4 ¶4 句1 (beyond): 代理的 Go
 //     编解码器在它读取的每种记录上都与服务器自带 jar 中的官方 Jute 类一致，
 //     两个方向都是，模糊测试下也是；没有 JDK 的机器上这项证明会跳过并说明。 —
@@ -250,7 +250,7 @@
 //     The proxy decodes request and reply headers and the CreateRequest only,
 //     never the create's response body, and lets each connection's first
 //     (handshake) frame through without reading an xid from it. Proof:
-//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:567),
+//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:568),
 //     internal/faultproxy.TestZKNeverDecodesCreateReplyBody
 //     (internal/faultproxy/zk_test.go:494),
 //     internal/faultproxy.TestZKFirstFrameIsNeverParsed
@@ -263,8 +263,8 @@
 //     此后恢复以明确的歧义错误失败，并且什么也不删。 — Retrying the create
 //     blindly makes a second node, after which recovery fails with an explicit
 //     ambiguity error and deletes nothing. Proof:
-//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:428),
-//     Example_lostCreateReply (proxy_test.go:903)
+//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:429),
+//     Example_lostCreateReply (proxy_test.go:911)
 //   - D2 §4 ¶5 句3 (not verified here): GUID 只是一次逻辑获取的查找键：它不让
 //     create 变成恰好一次，也代替不了持久的客户端状态或客户端重启后的恢复。 —
 //     The GUID is the lookup key of one logical acquisition. It does not make
@@ -273,7 +273,7 @@
 //   - R8 §4 ¶5 句4: session 过期后，旧节点不再带来候选资格，新的获取换用新的
 //     GUID。 — Once the session has expired its old node gives no candidacy,
 //     and a new acquisition uses a fresh GUID. Proof:
-//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:612)
+//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:613)
 //
 // # §5 资源接受新 token 后拒绝旧写
 //
@@ -296,7 +296,7 @@
 //     write with their token and release: the fenced resources, memory and
 //     durable, accept no stale write, the unfenced control accepts at least
 //     one, and no lock node or session is left. Proof:
-//     TestC1_ChaosLeavesNoStaleWriteInAFencedResource (chaos_test.go:93)
+//     TestC1_ChaosLeavesNoStaleWriteInAFencedResource (chaos_test.go:94)
 //   - F6 §5 ¶2 句2: 带 fencing 的比较与写入是一个原子步骤：
 //     一个写停在比较与写入之间时，
 //     第二个写者到不了自己的比较（它被发现停在资源的 Write 里），
@@ -487,7 +487,7 @@
 //     connection loss gets a larger sequence number while the first node still
 //     exists, so recovery must check session and ephemeralOwner and handle
 //     zero or several matches. Proof: Example_x1RetryAfterConnectionLoss
-//     (proxy_test.go:967)
+//     (proxy_test.go:975)
 //   - X2 §8 ¶4 句1: 照题面做练习二：A 过期时资源的高水位已经是 A 的 token 0，A
 //     写之前确实问过 ZooKeeper，竞态也被展示出来，
 //     资源在这个状态下（而不是空资源）接受 A 迟到的 token 0。 — Exercise 2 as

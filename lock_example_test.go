@@ -13,6 +13,7 @@ import (
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkserver"
 	"github.com/zk19/zk19/lock"
+	"github.com/zk19/zk19/lock/locktrace"
 )
 
 // Example_sequenceOrderIsNotNameOrder: a candidate's place in the queue is
@@ -159,7 +160,7 @@ func Example_listExistsRace() {
 		var hookErr error
 		deleted := 0
 		lockerA := r.join("A", joinOpts{}).l
-		B := r.join("B", joinOpts{trace: &lock.Trace{Watching: func(i lock.WatchInfo) {
+		B := r.join("B", joinOpts{trace: &locktrace.Trace{Watching: func(i locktrace.WatchInfo) {
 			// Inside the window: after B's list, before its exists(pred, watch).
 			if err := r.O.Delete(r.parent+"/"+i.Predecessor, -1); err != nil && hookErr == nil {
 				hookErr = err

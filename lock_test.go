@@ -29,6 +29,7 @@ import (
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 	"github.com/zk19/zk19/lock"
+	"github.com/zk19/zk19/lock/locktrace"
 )
 
 var herd1000 = flag.Bool("zk19.herd1000", false, "L7: also measure N=1000 candidates (1000 sessions)")
@@ -783,7 +784,7 @@ func TestL8_ListExistsRace(t *testing.T) {
 	root, ctx := r.parent, r.ctx
 	var hookErr error
 	var b *contender
-	hook := func(i lock.WatchInfo) {
+	hook := func(i locktrace.WatchInfo) {
 		pred := i.Predecessor
 		b.a.info("hook after list: predecessor %s", pred)
 		if err := r.O.Delete(root+"/"+pred, -1); err != nil {
@@ -793,7 +794,7 @@ func TestL8_ListExistsRace(t *testing.T) {
 		b.a.info("hook: %s deleted by O", pred)
 	}
 	a := r.join("A", joinOpts{quiet: true})
-	b = r.join("B", joinOpts{trace: &lock.Trace{Watching: hook}})
+	b = r.join("B", joinOpts{trace: &locktrace.Trace{Watching: hook}})
 	const runs = 20
 	for i := 0; i < runs; i++ {
 		if i == 1 {

@@ -28,6 +28,7 @@ import (
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 	"github.com/zk19/zk19/lock"
+	"github.com/zk19/zk19/lock/locktrace"
 )
 
 // lostReply is the article's §4 experiment for any request, in a lock
@@ -790,9 +791,10 @@ func releaseOutcome(t *testing.T, lr *lostReply, ha *lock.Held, b *contender, pb
 }
 
 // releaseOutcomeUnknown: A's delete never reaches the server, and A stays
-// cut off until its Release gives up. What Release says must match the
-// server: A's node is still there, so success would make it a phantom
-// holder. Closing A's session settles it.
+// cut off until its Release's context ends. What Release says must match
+// the server: A's node is still there, so success would make it a phantom
+// holder. Nobody acts after that: once A is back in its session, the
+// recipe deletes the node by itself (Held.Gone), and B holds.
 func releaseOutcomeUnknown(t *testing.T) {
 	lr, ha, b, pb := releaseScene(t, joinOpts{})
 	returned := make(chan error, 1)
@@ -800,11 +802,14 @@ func releaseOutcomeUnknown(t *testing.T) {
 	var aLeft bool
 	var bWaits attempt
 	lr.loseRequest(t, faultproxy.Match{Ops: deleteOps, Path: ha.Path}, func() error {
-		err := ha.Release(lockCtx(t))
+		// A's context ends while A is cut off, well inside its session.
+		ctx, cancel := context.WithTimeout(context.Background(), within)
+		defer cancel()
+		err := ha.Release(ctx)
 		returned <- err
 		return err
 	}, func() {
-		releaseErr = wait.Receive(t, 3*within, "R3: the return of A's Release while A was cut off", returned)
+		releaseErr = wait.Receive(t, 2*within, "R3: the return of A's Release while A was cut off", returned)
 		lr.a.a.info("release while cut off: %v", releaseErr)
 		aLeft, _ = statOf(t, lr.O, ha.Path)
 		bWaits = pb.settled()
@@ -818,25 +823,28 @@ func releaseOutcomeUnknown(t *testing.T) {
 	if !errors.Is(releaseErr, lock.ErrOutcomeUnknown) {
 		refuted(t, "R3", "A's Release, cut off with its delete lost, returned %v; want lock.ErrOutcomeUnknown", releaseErr)
 	}
+	if lr.sessionAfter != lr.sessionBefore {
+		notShown(t, "R3", "A came back in session 0x%x, not 0x%x: the node went with the old session, not by the recipe", lr.sessionAfter, lr.sessionBefore)
+	}
 
-	phase(t, "A settles the unknown outcome: it closes its session")
-	lr.a.a.info("close session 0x%x", lr.a.c.SessionID())
-	if err := lr.a.c.CloseWait(within); err != nil {
-		t.Fatalf("A close: %v", err)
+	phase(t, "nobody acts: A is back in session 0x%x, and the recipe finishes its own delete", lr.sessionAfter)
+	select {
+	case <-ha.Gone():
+	case <-time.After(3 * within):
+		refutedNow(t, "R3", "A's Gone still open %v after A was back in its session; want the recipe to finish its delete", 3*within)
+	}
+	if ok, _ := statOf(t, lr.O, ha.Path); ok {
+		refutedNow(t, "R3", "A's Gone closed with A's node %s still there and A's session 0x%x open: a lock nobody holds and nobody frees", path.Base(ha.Path), lr.a.c.SessionID())
 	}
 	hb, berr := pb.result()
-	gone := true
-	if ok, _ := statOf(t, lr.O, ha.Path); ok {
-		gone = false
-	}
 	var bOwner int64
 	if hb != nil {
 		_, st := statOf(t, lr.O, hb.Path)
 		bOwner = st.EphemeralOwner
 	}
-	evidence(t, "A's delete never reached the server and A stayed cut off: Release returned %v while O saw A's node (exists=%v) and B waiting; after A closed its session A's node is gone=%v and B holds=%v on its own node (owner 0x%x, B 0x%x)", releaseErr, aLeft, gone, hb != nil, bOwner, b.c.SessionID())
-	if berr != nil || !gone || bOwner != b.c.SessionID() {
-		refuted(t, "R3", "after A closed its session, A's node gone=%v, B: %v, owner 0x%x; want A's node gone and B holding its own node", gone, berr, bOwner)
+	evidence(t, "A's delete never reached the server and A stayed cut off: Release returned %v while O saw A's node (exists=%v) and B waiting; with nobody acting and A's session 0x%x still open, A's node was gone once Gone closed, and B holds=%v on its own node (owner 0x%x, B 0x%x)", releaseErr, aLeft, lr.a.c.SessionID(), hb != nil, bOwner, b.c.SessionID())
+	if berr != nil || bOwner != b.c.SessionID() {
+		refuted(t, "R3", "after A's node was gone by the recipe, B: %v, owner 0x%x; want B holding its own node", berr, bOwner)
 	}
 }
 
@@ -847,15 +855,15 @@ func releaseOutcomeUnknown(t *testing.T) {
 // it is not its own and leave it.
 func releaseLeavesAnotherSessionsNode(t *testing.T) {
 	var intrude func()
-	atLook := func(r lock.ReplyInfo) {
+	atLook := func(r locktrace.ReplyInfo) {
 		// A delete whose answer was lost with the connection: the
 		// Release looks again next.
-		if r.Op == lock.OpDelete && errors.Is(r.Err, zk.ErrConnectionClosed) && intrude != nil {
+		if r.Op == locktrace.OpDelete && errors.Is(r.Err, zk.ErrConnectionClosed) && intrude != nil {
 			intrude()
 			intrude = nil
 		}
 	}
-	lr, ha, _, _ := releaseScene(t, joinOpts{trace: &lock.Trace{Reply: atLook}})
+	lr, ha, _, _ := releaseScene(t, joinOpts{trace: &locktrace.Trace{Reply: atLook}})
 	x := zkclient.Connect(t, "X", []string{sharedServer(t).Client})
 	xa := newActor(t, "X")
 	var xErr error

@@ -20,7 +20,7 @@ import (
 	"sync"
 
 	"github.com/zk19/zk19/internal/zkserver"
-	"github.com/zk19/zk19/lock"
+	"github.com/zk19/zk19/lock/locktrace"
 )
 
 // referee holds the live holds under one parent.
@@ -92,11 +92,11 @@ func (r *referee) twoHolders() string {
 // referee returns the Trace that tells p's referee of p's holds, and on
 // each new hold reads, on p's own session, whether another live hold's
 // node is still on the server.
-func (p *contender) referee() *lock.Trace {
+func (p *contender) referee() *locktrace.Trace {
 	r := refereeOf(p.t, p.parent)
 	p.w.ref = r
-	return &lock.Trace{
-		Held: func(i lock.HeldInfo) {
+	return &locktrace.Trace{
+		Held: func(i locktrace.HeldInfo) {
 			for node, who := range r.others(i.Path) {
 				p.line("invoke", "exists %s (is %s's hold still on the server?)", node, who)
 				ok, _, err := p.c.Conn.Exists(node)
@@ -112,7 +112,7 @@ func (p *contender) referee() *lock.Trace {
 			}
 			r.hold(i.Path, p.name)
 		},
-		Ended: func(i lock.EndInfo) { r.end(i.Path) },
+		Ended: func(i locktrace.EndInfo) { r.end(i.Path) },
 	}
 }
 

@@ -1,7 +1,7 @@
 package zk19_test
 
 // A witness watches one session's lock acquisitions from two sides: the
-// recipe's lock.Trace says what the recipe did and decided, and the
+// recipe's locktrace.Trace says what the recipe did and decided, and the
 // session's own fault proxies say what crossed the wire. Counts that a
 // claim rests on (watch notifications, listings) are taken from the wire,
 // never from the recipe's account of itself (issue: "counts from outside
@@ -21,7 +21,7 @@ import (
 	"github.com/zk19/zk19/internal/jute"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkserver"
-	"github.com/zk19/zk19/lock"
+	"github.com/zk19/zk19/lock/locktrace"
 )
 
 // attempt is one acquisition as the witness saw it. Rounds and Wakeups
@@ -126,13 +126,13 @@ func (w *witness) step(f func(a *attemptLog)) {
 }
 
 // trace returns the Trace that feeds w.
-func (w *witness) trace() *lock.Trace {
-	return &lock.Trace{
-		Reply: func(r lock.ReplyInfo) {
+func (w *witness) trace() *locktrace.Trace {
+	return &locktrace.Trace{
+		Reply: func(r locktrace.ReplyInfo) {
 			switch {
-			case r.Op == lock.OpCreate && r.Err == nil:
+			case r.Op == locktrace.OpCreate && r.Err == nil:
 				w.begin(r.Node)
-			case r.Op == lock.OpExists && r.Err == nil && !r.Exists:
+			case r.Op == locktrace.OpExists && r.Err == nil && !r.Exists:
 				w.step(func(a *attemptLog) {
 					if a.pred != "" && r.Path == w.parent+"/"+a.pred {
 						a.noNode++
@@ -140,29 +140,29 @@ func (w *witness) trace() *lock.Trace {
 				})
 			}
 		},
-		Recovered: func(n lock.NodeInfo) {
+		Recovered: func(n locktrace.NodeInfo) {
 			w.begin(path.Base(n.Path))
 		},
-		Watching: func(i lock.WatchInfo) {
+		Watching: func(i locktrace.WatchInfo) {
 			w.step(func(a *attemptLog) { a.pred = i.Predecessor })
 		},
-		Waiting: func(i lock.WatchInfo) {
+		Waiting: func(i locktrace.WatchInfo) {
 			w.step(func(a *attemptLog) {
 				a.waiting = true
 				a.preds = append(a.preds, w.parent+"/"+i.Predecessor)
 			})
 		},
-		Woke: func(i lock.WokeInfo) {
+		Woke: func(i locktrace.WokeInfo) {
 			w.step(func(a *attemptLog) { a.waiting = false; a.woke[w.parent+"/"+i.Predecessor]++ })
 		},
-		Held: func(i lock.HeldInfo) {
+		Held: func(i locktrace.HeldInfo) {
 			end := w.listings()
 			w.step(func(a *attemptLog) {
 				a.waiting, a.done, a.got, a.listEnd, a.wakeEnd = false, true, true, end, w.wakeups(a)
 			})
 		},
-		Ended: func(i lock.EndInfo) {
-			if i.End != lock.EndReleased {
+		Ended: func(i locktrace.EndInfo) {
+			if i.End != locktrace.EndReleased {
 				end := w.listings()
 				w.step(func(a *attemptLog) {
 					if path.Base(i.Path) == a.own && !a.done {
@@ -325,17 +325,17 @@ func (w *witness) all(t zkserver.TB) []attempt {
 }
 
 // renderReply is a reply as one record line's detail.
-func renderReply(r lock.ReplyInfo) string {
+func renderReply(r locktrace.ReplyInfo) string {
 	switch {
 	case r.Err != nil:
 		return r.Err.Error()
-	case r.Op == lock.OpCreate:
+	case r.Op == locktrace.OpCreate:
 		return r.Node
-	case r.Op == lock.OpChildren:
+	case r.Op == locktrace.OpChildren:
 		return "[" + strings.Join(bySeq(r.Children), " ") + "]"
-	case r.Op == lock.OpExists && r.Exists && r.Stat != nil && r.Stat.EphemeralOwner != 0:
+	case r.Op == locktrace.OpExists && r.Exists && r.Stat != nil && r.Stat.EphemeralOwner != 0:
 		return fmt.Sprintf("true ephemeralOwner=0x%x", r.Stat.EphemeralOwner)
-	case r.Op == lock.OpExists:
+	case r.Op == locktrace.OpExists:
 		return fmt.Sprint(r.Exists)
 	}
 	return ""
@@ -362,11 +362,11 @@ func bySeq(names []string) []string {
 
 // recordTrace returns a Trace that writes the recipe's steps as record
 // lines through line (typ is invoke, ok, fail or info).
-func recordTrace(line func(typ, format string, args ...any)) *lock.Trace {
-	return &lock.Trace{
-		Request: func(r lock.RequestInfo) {
+func recordTrace(line func(typ, format string, args ...any)) *locktrace.Trace {
+	return &locktrace.Trace{
+		Request: func(r locktrace.RequestInfo) {
 			switch {
-			case r.Op == lock.OpCreate:
+			case r.Op == locktrace.OpCreate:
 				line("invoke", "create %s EPHEMERAL_SEQUENTIAL", r.Path)
 			case r.Watch:
 				line("invoke", "%s %s watch", r.Op, r.Path)
@@ -374,18 +374,18 @@ func recordTrace(line func(typ, format string, args ...any)) *lock.Trace {
 				line("invoke", "%s %s", r.Op, r.Path)
 			}
 		},
-		Reply: func(r lock.ReplyInfo) {
+		Reply: func(r locktrace.ReplyInfo) {
 			typ := "ok"
 			if r.Err != nil {
 				typ = "fail"
 			}
 			line(typ, "%s", strings.TrimSpace(r.Op.String()+" "+renderReply(r)))
 		},
-		Waiting:   func(i lock.WatchInfo) { line("info", "wait %s", i.Predecessor) },
-		Woke:      func(i lock.WokeInfo) { line("info", "%s", eventLine(i.Event)) },
-		Recovered: func(n lock.NodeInfo) { line("info", "recovered %s", n.Path) },
-		Held:      func(i lock.HeldInfo) { line("info", "acquired %s token %v", i.Path, i.Token) },
-		Ended: func(i lock.EndInfo) {
+		Waiting:   func(i locktrace.WatchInfo) { line("info", "wait %s", i.Predecessor) },
+		Woke:      func(i locktrace.WokeInfo) { line("info", "%s", eventLine(i.Event)) },
+		Recovered: func(n locktrace.NodeInfo) { line("info", "recovered %s", n.Path) },
+		Held:      func(i locktrace.HeldInfo) { line("info", "acquired %s token %v", i.Path, i.Token) },
+		Ended: func(i locktrace.EndInfo) {
 			if i.Err != nil {
 				line("info", "%s %s: %v", i.End, i.Path, i.Err)
 				return
@@ -402,38 +402,4 @@ func eventLine(ev zk.Event) string {
 		s += " " + ev.Err.Error()
 	}
 	return strings.TrimSpace(s)
-}
-
-// chainTraces returns a Trace that calls each callback of ts in turn; nil
-// Traces and nil callbacks are skipped.
-func chainTraces(ts ...*lock.Trace) *lock.Trace {
-	ts = slices.DeleteFunc(slices.Clone(ts), func(t *lock.Trace) bool { return t == nil })
-	return &lock.Trace{
-		Request:   chained(ts, func(t *lock.Trace) func(lock.RequestInfo) { return t.Request }),
-		Reply:     chained(ts, func(t *lock.Trace) func(lock.ReplyInfo) { return t.Reply }),
-		Listed:    chained(ts, func(t *lock.Trace) func(lock.ListedInfo) { return t.Listed }),
-		Watching:  chained(ts, func(t *lock.Trace) func(lock.WatchInfo) { return t.Watching }),
-		Waiting:   chained(ts, func(t *lock.Trace) func(lock.WatchInfo) { return t.Waiting }),
-		Woke:      chained(ts, func(t *lock.Trace) func(lock.WokeInfo) { return t.Woke }),
-		Recovered: chained(ts, func(t *lock.Trace) func(lock.NodeInfo) { return t.Recovered }),
-		Held:      chained(ts, func(t *lock.Trace) func(lock.HeldInfo) { return t.Held }),
-		Ended:     chained(ts, func(t *lock.Trace) func(lock.EndInfo) { return t.Ended }),
-	}
-}
-
-func chained[I any](ts []*lock.Trace, field func(*lock.Trace) func(I)) func(I) {
-	var fs []func(I)
-	for _, t := range ts {
-		if f := field(t); f != nil {
-			fs = append(fs, f)
-		}
-	}
-	if len(fs) == 0 {
-		return nil
-	}
-	return func(i I) {
-		for _, f := range fs {
-			f(i)
-		}
-	}
 }

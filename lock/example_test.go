@@ -55,6 +55,43 @@ func ExampleLocker_Acquire() {
 	// B's token orders after A's: true
 }
 
+// TryAcquire does not wait: while A holds, B's try comes back at once with
+// ErrLocked, and B's candidate is already deleted, so it blocks nobody.
+// Once A has released, B's next try holds.
+func ExampleLocker_TryAcquire() {
+	ctx, cancel := bounded()
+	defer cancel()
+	parent := newParent()
+	a := lock.New(connect("A"), parent)
+	b := lock.New(connect("B"), parent)
+
+	heldByA, err := a.TryAcquire(ctx)
+	if err != nil {
+		fmt.Println("A:", err)
+		return
+	}
+	fmt.Println("A holds with token", heldByA.Token)
+
+	_, err = b.TryAcquire(ctx)
+	fmt.Println("B, while A holds: locked:", errors.Is(err, lock.ErrLocked))
+
+	if err := heldByA.Release(ctx); err != nil {
+		fmt.Println("A release:", err)
+		return
+	}
+	heldByB, err := b.TryAcquire(ctx)
+	if err != nil {
+		fmt.Println("B:", err)
+		return
+	}
+	defer heldByB.Release(ctx)
+	fmt.Println("B, after A released: holds with token", heldByB.Token)
+	// Output:
+	// A holds with token g0/0
+	// B, while A holds: locked: true
+	// B, after A released: holds with token g0/2
+}
+
 // Lost tells a holder that its hold is over without its doing: here
 // another session deletes the holder's node. The holder must stop writing;
 // Release then says why there was nothing left to release.

@@ -16,8 +16,8 @@
 //
 // A create whose reply is lost is never retried blindly: Acquire returns a
 // *CreateError with the GUID, and Recover, in the same session, syncs the
-// parent, lists it and adopts the one child that carries the GUID and is
-// owned by this session (ErrMissing for none, ErrAmbiguous for several).
+// parent, lists it and adopts the one child named <guid>-lock-<10 digits>
+// that this session owns (ErrMissing for none, ErrAmbiguous for several).
 //
 // # What it guarantees
 //
@@ -30,6 +30,20 @@
 //     deletes only the hold's own node (L6, R5, R8).
 //   - Held.Token orders holds: a later hold of the same parent has a larger
 //     token. Check it at the resource with package fence.
+//   - Every call returns when its context ends. go-zookeeper's requests take
+//     no context: a request the caller stopped waiting for goes on, and
+//     what it leaves (a candidate whose create was answered late, or not at
+//     all) is deleted by the recipe once the server answers, in the same
+//     session. Acquire, TryAcquire and Recover return at most three
+//     seconds (cleanupGrace) after ctx ends: they give the delete of their
+//     own candidate that long, enough for one reconnect, before leaving it
+//     to the background. Release returns when ctx ends; its delete goes on
+//     in the background (Gone).
+//   - A cleanup in the background keeps at it across reconnects, for as
+//     long as the session lives, and deletes only this session's node of
+//     this acquisition. It stops when the node is known gone, when the
+//     session changed (the node went with it), or when the client is
+//     closed (which ends the session).
 //
 // # What it does not
 //
@@ -49,14 +63,14 @@
 //   - ACLs on the candidates do not stop another session from deleting
 //     them; only the parent's ACL does (claim A1).
 //
-// The surface is the one of etcd's concurrency.Mutex: New, Acquire (and
-// Recover after a lost create reply), and a Held with Lost and Release. The
-// package returns errors and takes contexts; it never sleeps. Tests observe
-// and steer it through one seam, a Trace (see WithTrace).
+// The surface is the one of etcd's concurrency.Mutex: New, Acquire,
+// TryAcquire (and Recover after a lost create reply), and a Held with Lost,
+// Release and Gone. The package returns errors and takes contexts; it never
+// sleeps. Tests observe and steer it through package locktrace (WithTrace).
 //
-// Files: lock.go acquires and releases; recover.go finds a candidate again
-// after a lost create reply; order.go orders candidates; trace.go is the
-// test seam.
+// Files: lock.go acquires and releases; cleanup.go deletes what an
+// abandoned call left; recover.go finds a candidate again after a lost
+// create reply; order.go orders candidates; trace.go calls the test seam.
 package lock
 
 import (
@@ -71,6 +85,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/zk19/zk19/fence"
+	"github.com/zk19/zk19/lock/locktrace"
 )
 
 // Errors, wrapped by the package's errors (test with errors.Is).
@@ -85,15 +100,20 @@ var (
 	ErrSessionChanged = errors.New("lock: session changed")
 	// ErrParent: the lock parent is missing or is not persistent.
 	ErrParent = errors.New("lock: unusable lock parent")
-	// ErrOutcomeUnknown: Release could not find out whether its delete took
-	// effect (the connection stayed down, or its context ended first). The
-	// hold is over either way; the node, if it is still there, goes with the
-	// session at the latest, so closing the session settles it.
+	// ErrLocked: TryAcquire found another candidate ahead of its own; its
+	// own candidate is deleted.
+	ErrLocked = errors.New("lock: held by another candidate")
+	// ErrOutcomeUnknown: Release returned before it knew whether the node is
+	// gone (its context ended, or the client was closed). The hold is over
+	// either way. When ctx ended first, the recipe goes on by itself: once
+	// the client reaches a server again in the same session it deletes the
+	// node, and Gone is closed when that is done. The session's end removes
+	// the node at the latest; nothing is left for the caller to do.
 	ErrOutcomeUnknown = errors.New("lock: release outcome unknown")
-	// ErrMissing: Recover found no child with the GUID owned by this
-	// session. (The error Recover returns also lists the nodes it found.)
+	// ErrMissing: Recover found no child of the GUID owned by this session.
+	// (The error Recover returns also lists the nodes it found.)
 	ErrMissing = errors.New("lock: recover: no node with this GUID is owned by this session")
-	// ErrAmbiguous: Recover found several children with the GUID owned by
+	// ErrAmbiguous: Recover found several children of the GUID owned by
 	// this session (a blind retry of the create made a second node).
 	ErrAmbiguous = errors.New("lock: recover: several nodes with this GUID are owned by this session")
 
@@ -152,9 +172,13 @@ func WithCzxidDomain() Option { return optionFunc(func(l *Locker) { l.czxidDomai
 // create is never retried.
 const maxConnRetries = 3
 
-// cleanupWithin bounds the delete of the own node after a failed or
-// cancelled acquisition.
-const cleanupWithin = 5 * time.Second
+// cleanupGrace is how long a failed or cancelled acquisition waits for the
+// delete of its own candidate before it returns and leaves the delete to
+// the background. On a server that answers, the delete takes one round
+// trip; after a lost delete it takes a reconnect (go-zookeeper waits a
+// second before it dials a server again) and two more. The grace only
+// bounds the wait on a server that does not answer.
+const cleanupGrace = 3 * time.Second
 
 // Locker acquires locks under one persistent parent for one session.
 type Locker struct {
@@ -162,7 +186,7 @@ type Locker struct {
 	parent      string
 	acl         []zk.ACL
 	czxidDomain bool
-	trace       *Trace
+	trace       tracer
 
 	mu      sync.Mutex
 	pinned  bool
@@ -197,7 +221,7 @@ func (l *Locker) pin(ctx context.Context) (int64, error) {
 	}
 	var ok bool
 	var st *zk.Stat
-	err := within(ctx, func() (err error) { ok, st, err = l.conn.Exists(l.parent); return err })
+	err := call(ctx, func() (err error) { ok, st, err = l.conn.Exists(l.parent); return err }, nil)
 	switch {
 	case err != nil:
 		return 0, fmt.Errorf("%w: exists %s: %w", ErrParent, l.parent, err)
@@ -231,8 +255,41 @@ func (l *Locker) checkSession(pinned int64) error {
 // lowest) or sets a watch on the immediate predecessor with exists. No node
 // there: list again at once. A watch event: list again. On a context end or
 // an error other than ErrLostCandidacy and ErrSessionChanged it deletes its
-// own node (bounded) before returning.
+// own node before returning, waiting at most cleanupGrace for the delete.
+// It returns at most cleanupGrace after ctx ends, whatever the server does.
 func (l *Locker) Acquire(ctx context.Context) (*Held, error) {
+	a, err := l.candidate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return a.await(ctx)
+}
+
+// TryAcquire is Acquire without the wait, as etcd's Mutex.TryLock: it
+// creates a candidate and lists the parent once. The candidate is the
+// lowest: TryAcquire holds. Another is ahead: it deletes its candidate and
+// returns an error wrapping ErrLocked, leaving no node (it waits at most
+// cleanupGrace for the delete, as Acquire does when it gives up).
+func (l *Locker) TryAcquire(ctx context.Context) (*Held, error) {
+	a, err := l.candidate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ord, err := a.listRetrying(ctx)
+	if err == nil {
+		var pred string
+		if pred, err = a.decide(ord); err == nil {
+			if pred == "" {
+				return a.hold(), nil
+			}
+			err = fmt.Errorf("%w: %s holds %s", ErrLocked, ord[0].name, l.parent)
+		}
+	}
+	return nil, a.fail(err)
+}
+
+// candidate pins the session, makes a fresh GUID and creates its node.
+func (l *Locker) candidate(ctx context.Context) (*attempt, error) {
 	session, err := l.pin(ctx)
 	if err != nil {
 		return nil, err
@@ -242,10 +299,12 @@ func (l *Locker) Acquire(ctx context.Context) (*Held, error) {
 	if err != nil {
 		return nil, err
 	}
-	return l.await(ctx, session, guid, path)
+	return l.begin(session, guid, path), nil
 }
 
-// create makes one candidate; it never retries.
+// create makes one candidate; it never retries. When ctx ends before the
+// server answers, the create goes on, and whatever it made is deleted once
+// the answer (or the connection's end) comes.
 func (l *Locker) create(ctx context.Context, session int64, guid string) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
@@ -254,35 +313,45 @@ func (l *Locker) create(ctx context.Context, session int64, guid string) (string
 		return "", err
 	}
 	prefix := l.parent + "/" + guid + fence.LockInfix
-	l.trace.request(OpCreate, prefix, false)
-	path, err := l.conn.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, l.acl)
-	if err != nil {
-		l.trace.reply(ReplyInfo{Op: OpCreate, Path: prefix, Err: err})
+	l.trace.request(locktrace.OpCreate, prefix, false)
+	var path string
+	err := call(ctx, func() (err error) {
+		path, err = l.conn.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, l.acl)
+		return err
+	}, func(err error) {
+		// The caller left: delete what the create made. No name came back
+		// when the reply was lost; then the GUID finds it.
+		if err == nil || connectionError(err) {
+			_ = l.cleanup(tracer{}, session, guid, path)
+		}
+	})
+	switch {
+	case isContextError(err):
+		l.trace.reply(locktrace.ReplyInfo{Op: locktrace.OpCreate, Path: prefix, Err: err})
+		return "", fmt.Errorf("lock: create of candidate %s: %w (a node it made is deleted once the server answers)", guid, err)
+	case err != nil:
+		l.trace.reply(locktrace.ReplyInfo{Op: locktrace.OpCreate, Path: prefix, Err: err})
 		return "", &CreateError{GUID: guid, Err: err}
 	}
-	l.trace.reply(ReplyInfo{Op: OpCreate, Path: prefix, Node: path[strings.LastIndexByte(path, '/')+1:]})
+	l.trace.reply(locktrace.ReplyInfo{Op: locktrace.OpCreate, Path: prefix, Node: path[strings.LastIndexByte(path, '/')+1:]})
 	if err := l.checkSession(session); err != nil {
 		// The create may have run in the new session: remove the node that
 		// bears our GUID so it cannot linger as somebody's candidate.
-		l.deleteWithin(path)
+		l.deleteAnySession(path)
 		return "", err
 	}
 	return path, nil
 }
 
-// await waits until the candidate at path is the lowest: the loop of list,
-// decide, watch the predecessor, wait.
-func (l *Locker) await(ctx context.Context, session int64, guid, path string) (h *Held, err error) {
-	a := l.begin(session, guid, path)
+// await waits until the candidate is the lowest: the loop of list, decide,
+// watch the predecessor, wait.
+func (a *attempt) await(ctx context.Context) (*Held, error) {
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, a.fail(err)
 		}
-		ord, err := a.list()
+		ord, err := a.listRetrying(ctx)
 		if err != nil {
-			if a.retries.again(err) {
-				continue
-			}
 			return nil, a.fail(err)
 		}
 		pred, err := a.decide(ord)
@@ -292,7 +361,7 @@ func (l *Locker) await(ctx context.Context, session int64, guid, path string) (h
 		if pred == "" {
 			return a.hold(), nil
 		}
-		ch, err := a.watch(pred)
+		ch, err := a.watch(ctx, pred)
 		if err != nil {
 			if a.retries.again(err) {
 				continue
@@ -327,16 +396,29 @@ func (l *Locker) begin(session int64, guid, path string) *attempt {
 	return &attempt{l: l, session: session, guid: guid, path: path, own: own}
 }
 
+// listRetrying lists the parent, again after a connection error while the
+// retry policy allows: a lost reply to getChildren is never an empty queue.
+func (a *attempt) listRetrying(ctx context.Context) ([]entry, error) {
+	for {
+		ord, err := a.list(ctx)
+		if err == nil || !a.retries.again(err) {
+			return ord, err
+		}
+	}
+}
+
 // list reads the parent's children and orders the candidates among them.
-func (a *attempt) list() ([]entry, error) {
+func (a *attempt) list(ctx context.Context) ([]entry, error) {
 	l := a.l
-	l.trace.request(OpChildren, l.parent, false)
-	kids, st, err := l.conn.Children(l.parent)
-	if serr := l.checkSession(a.session); serr != nil {
-		l.trace.reply(ReplyInfo{Op: OpChildren, Path: l.parent, Err: serr})
+	l.trace.request(locktrace.OpChildren, l.parent, false)
+	var kids []string
+	var st *zk.Stat
+	err := call(ctx, func() (err error) { kids, st, err = l.conn.Children(l.parent); return err }, nil)
+	if serr := l.checkSession(a.session); serr != nil && !isContextError(err) {
+		l.trace.reply(locktrace.ReplyInfo{Op: locktrace.OpChildren, Path: l.parent, Err: serr})
 		return nil, serr
 	}
-	l.trace.reply(ReplyInfo{Op: OpChildren, Path: l.parent, Err: err, Children: kids, Stat: st})
+	l.trace.reply(locktrace.ReplyInfo{Op: locktrace.OpChildren, Path: l.parent, Err: err, Children: kids, Stat: st})
 	if err != nil {
 		return nil, fmt.Errorf("lock: children %s: %w", l.parent, err)
 	}
@@ -365,17 +447,20 @@ func (a *attempt) decide(ord []entry) (string, error) {
 
 // watch sets a watch on pred with exists. A nil channel and no error mean
 // pred was already gone: its deletion event will never come.
-func (a *attempt) watch(pred string) (<-chan zk.Event, error) {
+func (a *attempt) watch(ctx context.Context, pred string) (<-chan zk.Event, error) {
 	l := a.l
 	l.trace.watching(a.own, pred)
 	pp := l.parent + "/" + pred
-	l.trace.request(OpExists, pp, true)
-	ok, st, ch, err := l.conn.ExistsW(pp)
-	if serr := l.checkSession(a.session); serr != nil {
-		l.trace.reply(ReplyInfo{Op: OpExists, Path: pp, Err: serr})
+	l.trace.request(locktrace.OpExists, pp, true)
+	var ok bool
+	var st *zk.Stat
+	var ch <-chan zk.Event
+	err := call(ctx, func() (err error) { ok, st, ch, err = l.conn.ExistsW(pp); return err }, nil)
+	if serr := l.checkSession(a.session); serr != nil && !isContextError(err) {
+		l.trace.reply(locktrace.ReplyInfo{Op: locktrace.OpExists, Path: pp, Err: serr})
 		return nil, serr
 	}
-	l.trace.reply(ReplyInfo{Op: OpExists, Path: pp, Err: err, Exists: ok, Stat: st})
+	l.trace.reply(locktrace.ReplyInfo{Op: locktrace.OpExists, Path: pp, Err: err, Exists: ok, Stat: st})
 	if err != nil {
 		return nil, fmt.Errorf("lock: exists %s: %w", pp, err)
 	}
@@ -415,7 +500,7 @@ func (a *attempt) hold() *Held {
 	seq, _ := fence.ParseSeq(a.own) // order parsed it already
 	h := &Held{
 		Path: a.path, GUID: a.guid, Token: fence.Token{Seq: seq},
-		l: a.l, session: a.session, lost: make(chan struct{}), stop: make(chan struct{}),
+		l: a.l, session: a.session, lost: make(chan struct{}), stop: make(chan struct{}), gone: make(chan struct{}),
 	}
 	if a.l.czxidDomain {
 		h.Token.Domain = a.parentCzxid
@@ -428,13 +513,11 @@ func (a *attempt) hold() *Held {
 // any other end deletes the own node, so it cannot block the queue.
 func (a *attempt) fail(err error) error {
 	if errors.Is(err, ErrLostCandidacy) || errors.Is(err, ErrSessionChanged) {
-		a.l.trace.ended(a.path, EndLost, err)
+		a.l.trace.ended(a.path, locktrace.EndLost, err)
 		return err
 	}
-	a.l.trace.ended(a.path, EndAbandoned, err)
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupWithin)
-	defer cancel()
-	_ = ownNode{a.l, a.path, a.session}.delete(ctx) // traced; the acquisition's error is what the caller needs
+	a.l.trace.ended(a.path, locktrace.EndAbandoned, err)
+	a.l.abandon(a.session, a.guid, a.path)
 	return err
 }
 
@@ -451,42 +534,52 @@ func (r *connRetries) again(err error) bool {
 	return *r <= maxConnRetries
 }
 
-// do runs call, an idempotent read, again while the policy allows.
-func (r *connRetries) do(call func() error) error {
-	for {
-		err := call()
-		if err == nil || !r.again(err) {
-			return err
-		}
-	}
-}
-
 func connectionError(err error) bool {
 	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer)
 }
 
-// within runs call, a client call that takes no context, and returns its
-// error, or ctx's error once ctx ends first. The call itself goes on until
-// the client answers or closes; its goroutine ends then.
-func within(ctx context.Context, call func() error) error {
+func isContextError(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// call runs req, a client call that takes no context, and returns its
+// error, or ctx's once ctx ends first. go-zookeeper answers a request only
+// when its reply comes or the connection drops, so a call left behind goes
+// on until then; late, if not nil, then gets its error on the call's own
+// goroutine, to undo what the call did. A ctx that has ended sends nothing.
+func call(ctx context.Context, req func() error, late func(error)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	left := false
 	done := make(chan error, 1)
-	go func() { done <- call() }()
+	go func() {
+		err := req()
+		mu.Lock()
+		gone := left
+		if !gone {
+			done <- err
+		}
+		mu.Unlock()
+		if gone && late != nil {
+			late(err)
+		}
+	}()
 	select {
 	case err := <-done:
 		return err
 	case <-ctx.Done():
+		mu.Lock()
+		defer mu.Unlock()
+		select {
+		case err := <-done: // answered as ctx ended: the answer counts
+			return err
+		default:
+		}
+		left = true
 		return ctx.Err()
 	}
-}
-
-// deleteWithin deletes path (a node of this Locker's own), waiting at most
-// cleanupWithin.
-func (l *Locker) deleteWithin(path string) {
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupWithin)
-	defer cancel()
-	l.trace.request(OpDelete, path, false)
-	err := within(ctx, func() error { return l.conn.Delete(path, -1) })
-	l.trace.reply(ReplyInfo{Op: OpDelete, Path: path, Err: err})
 }
 
 // Held is an acquired lock: this session's candidate was the lowest when
@@ -505,6 +598,7 @@ type Held struct {
 	lostOnce sync.Once
 	lostErr  error
 	stop     chan struct{}
+	gone     chan struct{} // closed when Release's delete has finished
 }
 
 // Lost returns a channel closed when the hold is known to be over: its node
@@ -527,9 +621,9 @@ func (h *Held) markLost(err error) {
 		h.lostErr = err
 		close(h.lost)
 		if errors.Is(err, errReleased) {
-			h.l.trace.ended(h.Path, EndReleased, nil)
+			h.l.trace.ended(h.Path, locktrace.EndReleased, nil)
 		} else {
-			h.l.trace.ended(h.Path, EndLost, err)
+			h.l.trace.ended(h.Path, locktrace.EndLost, err)
 		}
 	})
 }
@@ -597,52 +691,43 @@ func (h *Held) ownEvent(ev zk.Event) error {
 //     gone): it is left alone, and the error wraps ErrLostCandidacy. In a
 //     changed session the node went with the old session:
 //     ErrSessionChanged;
-//   - ctx ended, or the connection stayed down, before that was known: an
-//     error wrapping ErrOutcomeUnknown. The node then goes at the latest
-//     with the session; closing the session settles it.
+//   - ctx ended before that was known: an error wrapping ErrOutcomeUnknown
+//     and ctx's error, at once. The delete goes on by itself, and Gone is
+//     closed when it has finished;
+//   - the client was closed before that was known: an error wrapping
+//     ErrOutcomeUnknown; closing the client ended the session, and the
+//     node with it.
 func (h *Held) Release(ctx context.Context) error {
 	if err := h.end(); err != nil {
 		return err
 	}
 	if err := h.l.checkSession(h.session); err != nil {
+		close(h.gone)
 		return err
 	}
-	return ownNode{h.l, h.Path, h.session}.delete(ctx)
-}
-
-// ownNode is a node this Locker created in session: a hold's node, or the
-// candidate of an acquisition that gave up. Release and an abandoned
-// acquisition delete it the same way, so neither leaves a phantom candidate
-// when the delete's answer, or the delete itself, is lost.
-type ownNode struct {
-	l       *Locker
-	path    string
-	session int64
-}
-
-// delete deletes the node, and only it. After a delete whose answer was lost
-// with the connection it looks again, in the same session, and deletes
-// again while the node is still there; see Release for what it returns.
-func (n ownNode) delete(ctx context.Context) error {
-	var retries connRetries
-	for {
-		n.l.trace.request(OpDelete, n.path, false)
-		err := within(ctx, func() error { return n.l.conn.Delete(n.path, -1) })
-		n.l.trace.reply(ReplyInfo{Op: OpDelete, Path: n.path, Err: err})
-		switch {
-		case err == nil:
-			return nil
-		case errors.Is(err, zk.ErrNoNode):
-			return fmt.Errorf("%w: %s was already gone at release", ErrLostCandidacy, n.path)
-		case !retries.again(err):
-			return fmt.Errorf("%w: release %s: %w", ErrOutcomeUnknown, n.path, err)
-		}
-		gone, err := n.resolve(ctx, &retries)
-		if gone || err != nil {
-			return err
-		}
+	tr, detach := h.l.trace.detachable()
+	done := make(chan error, 1)
+	go func() {
+		err := h.l.deleteOwn(tr, h.session, h.Path)
+		close(h.gone)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		detach()
+		return fmt.Errorf("%w: release %s: %w; the recipe deletes the node once the client reaches a server again in this session (Gone is closed then)", ErrOutcomeUnknown, h.Path, ctx.Err())
 	}
 }
+
+// Gone returns a channel closed when Release's delete has finished: the
+// node is deleted, or known gone (its session changed), or the client was
+// closed, which ends the session and the node with it.
+// After a Release that returned ErrOutcomeUnknown because its context
+// ended, Gone is how the caller learns that the recipe finished its
+// cleanup by itself. It is never closed before Release is called.
+func (h *Held) Gone() <-chan struct{} { return h.gone }
 
 // end marks the hold released. It returns why the hold cannot be released:
 // released already, or known lost for certain.
@@ -658,6 +743,7 @@ func (h *Held) end() error {
 	select {
 	case <-h.lost:
 		if errors.Is(h.lostErr, ErrLostCandidacy) || errors.Is(h.lostErr, ErrSessionChanged) {
+			close(h.gone)
 			return h.lostErr
 		}
 	default:
@@ -666,34 +752,4 @@ func (h *Held) end() error {
 	// is confirmed. The Lost watcher, if any, exits when its call returns.
 	h.markLost(errReleased)
 	return nil
-}
-
-// resolve finds out, after a delete whose answer was lost, whether the own
-// node is gone: true when it is, false when it must be deleted again.
-func (n ownNode) resolve(ctx context.Context, retries *connRetries) (bool, error) {
-	for {
-		n.l.trace.request(OpExists, n.path, false)
-		var ok bool
-		var st *zk.Stat
-		err := within(ctx, func() (err error) { ok, st, err = n.l.conn.Exists(n.path); return err })
-		if serr := n.l.checkSession(n.session); serr != nil {
-			n.l.trace.reply(ReplyInfo{Op: OpExists, Path: n.path, Err: serr})
-			return true, fmt.Errorf("lock: release %s: the node went with its session: %w", n.path, serr)
-		}
-		n.l.trace.reply(ReplyInfo{Op: OpExists, Path: n.path, Err: err, Exists: ok, Stat: st})
-		switch {
-		case err == nil:
-		case retries.again(err):
-			continue
-		default:
-			return false, fmt.Errorf("%w: release %s: %w", ErrOutcomeUnknown, n.path, err)
-		}
-		switch {
-		case !ok:
-			return true, nil
-		case st.EphemeralOwner != n.session:
-			return false, fmt.Errorf("%w: release %s: the node there now is owned by session 0x%x, not 0x%x; not deleted", ErrLostCandidacy, n.path, st.EphemeralOwner, n.session)
-		}
-		return false, nil
-	}
 }

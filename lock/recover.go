@@ -9,6 +9,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/fence"
+	"github.com/zk19/zk19/lock/locktrace"
 )
 
 // CreateError reports that the create of a candidate returned no name (for
@@ -54,13 +55,18 @@ func (e *recoverError) Unwrap() error { return e.kind }
 
 // Recover finds the candidate that a create with guid made in this session
 // when its reply was lost, and then waits for the lock with it exactly as
-// Acquire does. It lists the parent and keeps the children whose name
-// contains guid and whose ephemeralOwner is this session: exactly one is
+// Acquire does. It syncs and lists the parent and keeps the children named
+// exactly <guid>-lock-<10 digits> (a name that merely contains guid is
+// somebody else's) whose ephemeralOwner is this session: exactly one is
 // adopted; none is ErrMissing, several are ErrAmbiguous, and the error lists
 // what was found. Matches owned by another session are never adopted.
-// Recover deletes nothing and never creates; it refuses to run in a session
-// other than the one the Locker pinned (on a Locker that has not acquired
-// yet, it pins the connection's current session).
+// Recover never creates, and deletes nothing while it can still report:
+// on ErrMissing and ErrAmbiguous the nodes stay as they were. When ctx ends
+// first it abandons the recovery as Acquire abandons an acquisition: the
+// node of guid, if this session owns it, is deleted once the server answers.
+// It refuses to run in a session other than the one the Locker pinned (on a
+// Locker that has not acquired yet, it pins the connection's current
+// session).
 func (l *Locker) Recover(ctx context.Context, guid string) (*Held, error) {
 	if guid == "" || strings.ContainsAny(guid, "/\x00") || strings.Contains(guid, fence.LockInfix) {
 		return nil, fmt.Errorf("%w: %q", errBadGUID, guid)
@@ -72,7 +78,12 @@ func (l *Locker) Recover(ctx context.Context, guid string) (*Held, error) {
 	if err := l.checkSession(session); err != nil {
 		return nil, err
 	}
-	owned, foreign, err := l.matches(ctx, session, guid)
+	var retries connRetries
+	owned, foreign, err := l.matches(ctx, l.trace, session, guid, retries.again)
+	if isContextError(err) {
+		go func() { _ = l.cleanup(tracer{}, session, guid, "") }()
+		return nil, err
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -85,48 +96,70 @@ func (l *Locker) Recover(ctx context.Context, guid string) (*Held, error) {
 	case 1:
 		path := l.parent + "/" + owned[0]
 		l.trace.recovered(path)
-		return l.await(ctx, session, guid, path)
+		return l.begin(session, guid, path).await(ctx)
 	}
 	sortBySeq(owned)
 	return nil, &recoverError{guid: guid, kind: ErrAmbiguous, owned: owned, foreign: foreign}
 }
 
-// matches lists the parent's candidates that carry guid, split by owner:
-// this session's and the others'.
-func (l *Locker) matches(ctx context.Context, session int64, guid string) (owned, foreign []string, err error) {
-	var retries connRetries
+// ofGUID reports whether name is the name of a candidate of guid:
+// <guid>-lock- and ZooKeeper's 10-digit suffix, nothing before or between.
+func ofGUID(name, guid string) bool {
+	suffix, ok := strings.CutPrefix(name, guid+fence.LockInfix)
+	if !ok || len(suffix) != 10 {
+		return false
+	}
+	_, err := fence.ParseSeq(name)
+	return err == nil
+}
+
+// matches lists the parent's candidates of guid, split by owner: this
+// session's and the others'. A call that fails is sent again while again
+// says so; each returns when ctx ends (with ctx's error).
+func (l *Locker) matches(ctx context.Context, tr tracer, session int64, guid string, again func(error) bool) (owned, foreign []string, err error) {
+	do := func(c func() error) error {
+		for {
+			err := c()
+			if err == nil || !again(err) {
+				return err
+			}
+		}
+	}
 	// The reply was lost, so this session's last zxid does not hold the
 	// server it reconnected to to the create: a follower may still lack the
 	// node and list the parent without it. Sync first (the article's §2):
 	// the server then has every write the leader committed before, and a
 	// create still on its way arrives after the session moved and is refused.
-	l.trace.request(OpSync, l.parent, false)
-	err = retries.do(func() (err error) { _, err = l.conn.Sync(l.parent); return err })
-	l.trace.reply(ReplyInfo{Op: OpSync, Path: l.parent, Err: err})
+	tr.request(locktrace.OpSync, l.parent, false)
+	err = do(func() error {
+		return call(ctx, func() (err error) { _, err = l.conn.Sync(l.parent); return err }, nil)
+	})
+	tr.reply(locktrace.ReplyInfo{Op: locktrace.OpSync, Path: l.parent, Err: err})
 	if err != nil {
 		return nil, nil, fmt.Errorf("lock: recover %s: sync %s: %w", guid, l.parent, err)
 	}
 	var kids []string
 	var pst *zk.Stat
-	l.trace.request(OpChildren, l.parent, false)
-	err = retries.do(func() (err error) { kids, pst, err = l.conn.Children(l.parent); return err })
-	l.trace.reply(ReplyInfo{Op: OpChildren, Path: l.parent, Err: err, Children: kids, Stat: pst})
+	tr.request(locktrace.OpChildren, l.parent, false)
+	err = do(func() error {
+		return call(ctx, func() (err error) { kids, pst, err = l.conn.Children(l.parent); return err }, nil)
+	})
+	tr.reply(locktrace.ReplyInfo{Op: locktrace.OpChildren, Path: l.parent, Err: err, Children: kids, Stat: pst})
 	if err != nil {
 		return nil, nil, fmt.Errorf("lock: recover %s: children %s: %w", guid, l.parent, err)
 	}
 	for _, k := range kids {
-		if !strings.Contains(k, guid) || !isCandidate(k) {
+		if !ofGUID(k, guid) {
 			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, nil, err
 		}
 		p := l.parent + "/" + k
 		var ok bool
 		var st *zk.Stat
-		l.trace.request(OpExists, p, false)
-		err := retries.do(func() (err error) { ok, st, err = l.conn.Exists(p); return err })
-		l.trace.reply(ReplyInfo{Op: OpExists, Path: p, Err: err, Exists: ok, Stat: st})
+		tr.request(locktrace.OpExists, p, false)
+		err := do(func() error {
+			return call(ctx, func() (err error) { ok, st, err = l.conn.Exists(p); return err }, nil)
+		})
+		tr.reply(locktrace.ReplyInfo{Op: locktrace.OpExists, Path: p, Err: err, Exists: ok, Stat: st})
 		if err != nil {
 			return nil, nil, fmt.Errorf("lock: recover %s: exists %s: %w", guid, p, err)
 		}
