@@ -804,3 +804,144 @@ func (sc *scene) keepWaking(w peerLock, tw *peerTry, queue []string) (wakeups in
 	sc.t.Fatalf("the queue ran out after %d wake-ups, %v into W's acquisition", wakeups, time.Since(tw.began))
 	return wakeups, 0
 }
+
+// TestPeerLostChildrenReply: H holds; W's create takes effect, and the
+// reply to W's next getChildren of the dir, the listing that decides
+// whether W is first, is lost with the connection: the server answered,
+// the client never read it. The session survives the reconnect. A recipe
+// that takes the failed listing for an empty queue reports a hold while H
+// holds: two holders. A lock must list again once it is back and wait on
+// H (or give up cleanly, its node removed), and hold once H has released.
+func TestPeerLostChildrenReply(t *testing.T) {
+	parallel(t)
+	sp := peerScenario{"lost-children-reply", "the reply to the waiter's getChildren (the listing that decides whether it is first) is lost; the session survives the reconnect"}
+	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+		h := sc.join("H", 0)
+		sc.mustHold(h.acquire(0), "W lists the dir while H holds")
+		hNode := sc.onlyNode(h)
+		w := sc.join("W", 0)
+		sess := w.session()
+		tw := sc.loseChildrenReply(w)
+		// What each recipe does with the failed listing: give up, its
+		// node left behind …
+		dropped := map[string][2]string{
+			recipeGoZK: {"lock.go:101-104", "children, _, err := l.c.Children(l.path)"},
+		}
+		// … or list again once the client is back.
+		relisted := map[string][2]string{
+			// ConnectionLoss is one of KazooRetry's retry exceptions: the
+			// retried _inner_acquire, its create tried, finds its node by
+			// its prefix and lists again.
+			recipeKazoo: {"recipe/lock.py:242-243", "node = self._find_node()"},
+			// The listing is a foreground call in Curator's RetryLoop,
+			// sent again once the client is connected.
+			recipeCurator: {curatorImps + "GetChildrenBuilderImpl.java:227-229", "RetryLoop.callWithRetry"},
+		}
+		watched := sc.settle(w, tw)
+		if now := w.session(); now != sess {
+			sc.t.Fatalf("W: got session %s after the lost reply; want %s: the scene needs the session to survive the reconnect", now, sess)
+		}
+		switch {
+		case watched == hNode:
+			return sc.heldOnceReleased(h, hNode, w, tw, relisted)
+		case watched != "":
+			return broke("", "waited on %s, not on H's %s", watched, hNode)
+		}
+		sc.result(tw, within)
+		if _, still := sc.owners()[hNode]; tw.held && still {
+			believes := sc.holdsNow(h)
+			sc.releaseNow(w)
+			return broke("", "two holders at once: its listing's reply lost, W held %s (its acquisition returned after %v) while H still held %s (H's lock object: %s)",
+				orUnsaid(tw.node), tw.took.Round(time.Millisecond), hNode, believes)
+		}
+		if tw.held {
+			sc.t.Fatalf("W held and H's node %s is gone, though H has not released: the scene cannot be judged", hNode)
+		}
+		if left := sc.outlives(w, w.session(), within); len(left) > 0 {
+			return broke(sc.citeFrom(dropped), "failed (%s) and left its node %v in the queue, owned by its live session; %s", brief(tw.err), left, sc.nextBehind(h, left))
+		}
+		return sc.oursMust(kept("gave up cleanly (%s), its node removed", brief(tw.err)), tw.err, errOursHolds)
+	})
+}
+
+// nextBehind has h release and acquire again with left, the nodes a failed
+// waiter left behind, in the dir, and says what that acquisition does.
+func (sc *scene) nextBehind(h peerLock, left []string) string {
+	sc.t.Helper()
+	sc.releaseNow(h)
+	t2 := h.acquire(0)
+	switch watched := sc.settle(h, t2); {
+	case slices.Contains(left, watched):
+		return fmt.Sprintf("H released and acquired again: it waits on W's orphan %s", watched)
+	case watched != "":
+		return fmt.Sprintf("H released and acquired again: it waits on %s", watched)
+	}
+	sc.result(t2, within)
+	if t2.held {
+		sc.releaseNow(h)
+	}
+	return fmt.Sprintf("H released and acquired again: %s", heldOrErr(t2))
+}
+
+// heldOnceReleased has H, which W's try waits behind, release, and judges
+// W: it must hold its own node now, or have given up cleanly. relisted
+// cites the peer's code that listed again, for a kept cell.
+func (sc *scene) heldOnceReleased(h peerLock, hNode string, w peerLock, tw *peerTry, relisted map[string][2]string) peerCell {
+	sc.t.Helper()
+	sc.releaseNow(h)
+	if _, still := sc.owners()[hNode]; still {
+		sc.t.Fatalf("H's release left its node %s: W's turn cannot come", hNode)
+	}
+	sc.result(tw, within)
+	mine := sc.ownedBy(w.session())
+	switch {
+	case tw.held && len(mine) == 1 && (tw.node == "" || tw.node == mine[0]):
+		sc.releaseNow(w)
+		c := kept("listed again after the reconnect, waited on H, held once H released")
+		c.source = sc.citeFrom(relisted)
+		return c
+	case tw.held:
+		return broke("", "held %s once H released, with nodes %v of its session", orUnsaid(tw.node), mine)
+	}
+	if left := sc.outlives(w, w.session(), within); len(left) > 0 {
+		return broke("", "waited on H, then failed (%s) and left %v in the queue", brief(tw.err), left)
+	}
+	return sc.oursMust(kept("waited on H, then gave up cleanly (%s)", brief(tw.err)), tw.err, errOursHolds)
+}
+
+// noReplyErr is an err code no reply carries: a LoseReply for it spends
+// itself on the reply to the first request its match selects, forwards
+// that reply, and reports its header (zxid and err).
+const noReplyErr int32 = -1 << 31 // math.MinInt32
+
+// loseChildrenReply starts W's acquisition with W's proxy set to lose the
+// reply to W's first getChildren of the dir, and returns once the reply
+// was lost. The lost listing must be the one after W's create: the proxy
+// notes the create's reply too (noReplyErr), and a read answered after the
+// create carries a zxid no lower than the create's. A fault that did not
+// take so fails the test: the observation could not be made.
+func (sc *scene) loseChildrenReply(w peerLock) *peerTry {
+	sc.t.Helper()
+	px := w.proxy()
+	a := newActor(sc.t, w.who())
+	cm := faultproxy.Match{Ops: createOps, Under: sc.dir, Err: noReplyErr}
+	create := px.LoseReply(cm)
+	a.info("the proxy will note the reply to W's create under %s (a LoseReply for err=%d, which no reply has: it forwards the reply)", cm.Under, cm.Err)
+	lm := faultproxy.Match{Ops: []int32{jute.OpGetChildren, jute.OpGetChildren2}, Path: sc.dir}
+	list := px.LoseReply(lm)
+	a.info("the proxy will lose the reply to W's %s", lm)
+	tw := w.acquire(0)
+	res := faultEnded(sc.t, list, "the end of the fault on W's getChildren")
+	create.Cancel()
+	cr := create.Result()
+	switch {
+	case !res.Dropped:
+		sc.t.Fatalf("the reply to W's getChildren of %s was not lost: %+v", sc.dir, res)
+	case cr.Conn == 0 || cr.Zxid == 0 || cr.Err != 0:
+		sc.t.Fatalf("W's create under %s: got %+v; want its reply seen, a success, before the lost listing", sc.dir, cr)
+	case res.Zxid < cr.Zxid:
+		sc.t.Fatalf("the lost listing (zxid 0x%x) was answered before W's create (zxid 0x%x): it is not the listing after the create", res.Zxid, cr.Zxid)
+	}
+	a.info("the proxy lost the reply to W's %s of %s (zxid 0x%x), after W's create (zxid 0x%x)", jute.OpName(res.Op), res.Path, res.Zxid, cr.Zxid)
+	return tw
+}
