@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -86,23 +87,39 @@ func TestControlsClosedAndCanceled(t *testing.T) {
 	}
 }
 
+// gapWait bounds how long B's write may take to get into A's gap. It is
+// not a sleep: B normally returns at once, and the bound only turns a
+// control with no gap, where B would wait for A forever, into a failure.
+const gapWait = 10 * time.Second
+
 func TestCheckThenWriteAcceptsAStaleWriteInTheGap(t *testing.T) {
 	ctx := context.Background()
 	var r *fencetest.CheckThenWrite
 	// Decided runs while A's compare has passed: B's larger token goes in.
 	var once bool
+	bDone := make(chan struct{})
 	r = fencetest.NewCheckThenWrite(&fence.Trace{Decided: func(d fence.Decision) {
-		if !once && d.Token == g(1, 0) && d.Marked {
-			once = true
+		if once || d.Token != g(1, 0) || !d.Marked {
+			return
+		}
+		once = true
+		go func() {
+			defer close(bDone)
 			if res, err := r.Write(ctx, g(1, 1), "new-owner"); err != nil || !res.Accepted {
 				t.Errorf("B: got %+v, %v; want accepted", res, err)
 			}
+		}()
+		select {
+		case <-bDone:
+		case <-time.After(gapWait):
+			t.Errorf("B's write did not return within %v while A was between its compare and its write; want it in the gap", gapWait)
 		}
 	}})
 	if _, err := r.Write(ctx, g(1, 0), "a"); err != nil {
 		t.Fatal(err)
 	}
 	res, err := r.Write(ctx, g(1, 0), "stale-late")
+	<-bDone
 	v, mark, _, _ := r.Read(ctx)
 	if err != nil || !res.Accepted || v != "stale-late" || mark != g(1, 1) {
 		t.Fatalf("got %+v, %v, value %q, mark %v; want the stale write accepted over mark 1:1", res, err, v, mark)
