@@ -30,6 +30,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zk19/zk19/fence"
+	"github.com/zk19/zk19/fence/fencetest"
 	"github.com/zk19/zk19/internal/chaos"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/history"
@@ -317,7 +318,7 @@ func (run *chaosRun) openResources() {
 	for _, r := range []*chaosResource{
 		{name: resMemory, r: fence.NewMemory(), fenced: true},
 		{name: resDurable, r: dur, fenced: true},
-		{name: resControl, r: fence.NewUnfenced()},
+		{name: resControl, r: fencetest.NewUnfenced()},
 	} {
 		t.Cleanup(func() { _ = r.r.Close() })
 		r.ledger = &chaos.Ledger{}

@@ -24,6 +24,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/fence"
+	"github.com/zk19/zk19/fence/fencetest"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/sqlite"
 	"github.com/zk19/zk19/internal/wait"
@@ -36,13 +37,24 @@ import (
 // runs against: one in memory, one durable in SQLite (issue 12).
 var resourceKinds = []string{"memory", "durable"}
 
-// fencedResource is a fenced resource with the two calls some claims need
-// beside the fence: a request id checked with the token (F12) and the
-// wrong reset of the mark (T4).
+// fencedResource is a fenced resource with the call some claims need
+// beside the fence: a request id checked with the token (F12).
 type fencedResource interface {
 	fence.Resource
 	WriteOnce(ctx context.Context, tok fence.Token, id, value string) (fence.Result, error)
-	ClearMark(ctx context.Context) error
+}
+
+// clearMark is the wrong reset of the mark (T4), on res as openResource
+// opened it: fencetest clears fence's own resources, and the durable one
+// is inside sqlite's wrapper.
+func clearMark(ctx context.Context, res fencedResource) error {
+	switch r := res.(type) {
+	case *fence.Memory:
+		return fencetest.ClearMark(ctx, r)
+	case *sqlite.Durable:
+		return fencetest.ClearMark(ctx, r.Durable)
+	}
+	return fmt.Errorf("clear the mark of %T; want a *fence.Memory or a *sqlite.Durable", res)
 }
 
 // openResource opens an empty fenced resource of kind with opts (a
@@ -221,7 +233,7 @@ func runFencingStory(t zkserver.TB, res fence.Resource) fencingStory {
 	start0 := time.Now()
 	var st fencingStory
 	fc := newFencingCast(t)
-	unfenced := fence.NewUnfenced()
+	unfenced := fencetest.NewUnfenced()
 	phase(t, "A holds and writes once with its token; its worker keeps the token and parks on a gate")
 	hA := fc.a.acquire()
 	st.tokenA = hA.Token
@@ -501,7 +513,7 @@ func TestF5_CheckThenWriteLosesTheRace(t *testing.T) {
 	parallel(t)
 	claim(t, "F5")
 	fc := newFencingCast(t)
-	res := fence.NewUnfenced()
+	res := fencetest.NewUnfenced()
 	phase(t, "A holds; its worker asks ZooKeeper before it writes and parks after the answer")
 	hA := fc.a.acquire()
 	worker := startAskingWorker(t, fc.a, hA.Path, res, hA.Token, "A-after-check")
@@ -659,7 +671,7 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		if err != nil {
 			notShown(t, "F6", "reading the memory resource's source: %v", err)
 		}
-		control, err := sectionInSource(filepath.Join("fence", "resource.go"), "*CheckThenWrite", "Write")
+		control, err := sectionInSource(filepath.Join("fence", "fencetest", "fencetest.go"), "*CheckThenWrite", "Write")
 		if err != nil {
 			notShown(t, "F6", "reading the control's source: %v", err)
 		}
@@ -686,7 +698,7 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 	})
 	t.Run("the same run finds two writers inside the control that compares, then writes in a second step", func(t *testing.T) {
 		cs := newCriticalSection(t, "F6")
-		il := interleave(cs, fence.NewCheckThenWrite(fence.WithTrace(cs.trace())))
+		il := interleave(cs, fencetest.NewCheckThenWrite(cs.trace()))
 		why := il.notAtomic()
 		evidence(t, "compare-then-write control: while B's write was held between its compare and its write, A's was %v; the proof finds: %s", il.a, why)
 		if !il.a.inside || why == "" {
@@ -706,7 +718,7 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 	})
 	t.Run("the many-writers check catches the control once its gap is held open", func(t *testing.T) {
 		gap := newHeldGap()
-		res := fence.NewCheckThenWrite(fence.WithTrace(&fence.Trace{Decided: gap.between}))
+		res := fencetest.NewCheckThenWrite(&fence.Trace{Decided: gap.between})
 		stale := fence.Token{Seq: 0}
 		first := make(chan fence.Result, 1)
 		go func() {
@@ -862,7 +874,7 @@ func TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite(t *testing.T) {
 	claim(t, "F11")
 	t.Run("the control that compares, then writes in a second step, accepts A's stale write", func(t *testing.T) {
 		cs := newCriticalSection(t, "F11")
-		il := interleave(cs, fence.NewCheckThenWrite(fence.WithTrace(cs.trace())))
+		il := interleave(cs, fencetest.NewCheckThenWrite(cs.trace()))
 		evidence(t, "compare-then-write control: while B's token %v was held between its compare and its write, A's token %v was %v; B accepted=%v at commit %d; A's then accepted=%v at commit %d over %q; value %q, mark %v", il.tokB, il.tokA, il.a, il.b.Accepted, il.b.Commit, il.late.Accepted, il.late.Commit, il.late.Prev, il.value, il.mark)
 		if !il.a.inside || !il.b.Accepted || !il.late.Accepted || il.late.Prev != "new-owner" || il.value != "stale-late" || il.mark != il.tokB {
 			refuted(t, "F11", "A's write was %v; B accepted=%v, then A's stale write accepted=%v over %q, value %q, mark %v; want A inside beside B, B's write accepted and A's token %v accepted over it below the mark %v", il.a, il.b.Accepted, il.late.Accepted, il.late.Prev, il.value, il.mark, il.tokA, il.tokB)
@@ -1110,7 +1122,7 @@ func TestT4_ResetMarkLetsTheOldHolderIn(t *testing.T) {
 		writeAs(t, pa, res, seqOnly(tokA), "A-first")
 		oa := newActor(t, "O")
 		oa.invoke("clear the resource's mark: the parent was recreated")
-		if err := res.ClearMark(context.Background()); err != nil {
+		if err := clearMark(context.Background(), res); err != nil {
 			t.Fatalf("clear the mark: %v", err)
 		}
 		oa.ok("")
@@ -1311,7 +1323,7 @@ func Example_fencingSequence() {
 		}
 		cast := newFencingCast(sc) // O observes; A reaches the server through a proxy that can cut it off; B directly
 		A, B := cast.a, cast.b
-		fenced, unfenced := fence.NewMemory(), fence.NewUnfenced()
+		fenced, unfenced := fence.NewMemory(), fencetest.NewUnfenced()
 
 		heldA := A.acquire()
 		first := writeEach(sc, A.a, heldA.Token, "A-first", fenced, unfenced)
@@ -1379,7 +1391,7 @@ func Example_criticalSection() {
 
 		section := newCriticalSection(sc, "F6")
 		fenced := fence.NewMemory(fence.WithTrace(section.trace()))
-		control := fence.NewCheckThenWrite(fence.WithTrace(section.trace()))
+		control := fencetest.NewCheckThenWrite(section.trace())
 		for _, r := range []struct {
 			name string
 			res  fence.Resource

@@ -242,8 +242,10 @@ var waitsForASection = []string{"sync.(*Mutex).Lock", "database/sql.(*DB).conn"}
 // parkedIn finds goroutine gid in a dump of every goroutine and returns
 // where it is parked, if it waits for a resource's critical section: its
 // state is a blocking one (not running, runnable or in a system call), and
-// its frames are in package fence, under one of waitsForASection. Else it
-// returns "" and, for the wait's failure message, the state it is in.
+// its frames are in package fence, under one of waitsForASection; or in
+// package fencetest, so that a control made atomic by mistake is seen
+// parked, and the proof says the control kept A out. Else it returns ""
+// and, for the wait's failure message, the state it is in.
 func parkedIn(gid int64) (where, last string) {
 	buf := make([]byte, 1<<16)
 	for {
@@ -267,6 +269,8 @@ func parkedIn(gid int64) (where, last string) {
 		for _, f := range funcs {
 			if short, ok := strings.CutPrefix(f, "github.com/zk19/zk19/fence."); ok {
 				inFence = "fence." + short // the outermost: the resource's Write
+			} else if short, ok := strings.CutPrefix(f, "github.com/zk19/zk19/fence/fencetest."); ok {
+				inFence = "fencetest." + short
 			}
 			for _, w := range waitsForASection {
 				if f == w && waiting == "" {
@@ -354,14 +358,14 @@ func (il interleaving) notAtomic() string {
 }
 
 // sectionInSource reads, from the source of function fn in file (package
-// fence), the order of its lock calls (on a field named mu), its compare
-// (admits) and its write (apply), and returns why the compare and the
-// write are not in one lock section, or "". It is the proof for the gap
-// that a run cannot open: a write that lets its section go after its
-// decision and takes it again for the write leaves a gap of nanoseconds,
-// which Go's mutex gives back to the goroutine that let go (it barges
-// ahead of a woken waiter), so no held interleaving sees another writer
-// in it. Reading the source sees it.
+// fence, or fencetest for its control), the order of its lock calls (on a
+// field named mu), its compare (admits) and its write (apply), and returns
+// why the compare and the write are not in one lock section, or "". It is
+// the proof for the gap that a run cannot open: a write that lets its
+// section go after its decision and takes it again for the write leaves a
+// gap of nanoseconds, which Go's mutex gives back to the goroutine that
+// let go (it barges ahead of a woken waiter), so no held interleaving sees
+// another writer in it. Reading the source sees it.
 func sectionInSource(file, recv, fn string) (string, error) {
 	methods, err := methodsOf(file, nil, recv)
 	if err != nil {

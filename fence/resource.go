@@ -48,8 +48,10 @@ type Trace struct {
 	// section is held while it runs: a Decided that blocks keeps every other
 	// write of the resource out (that is how claim F6's proof shows the
 	// compare and the write are one step). It is not called for a WriteOnce
-	// whose request id was applied already. The CheckThenWrite control calls
-	// it between its two steps, with no critical section held.
+	// whose request id was applied already. The compare-then-write control
+	// of package fencetest calls it between its two steps, with no critical
+	// section held, so that the same callback that proves a fenced write
+	// atomic finds the control's gap.
 	Decided func(Decision)
 }
 
@@ -83,8 +85,8 @@ func options(opts []Option) config {
 	return c
 }
 
-// state is the in-memory representation shared by Memory and Unfenced.
-// Its methods take mu for their whole duration.
+// state is Memory's value and mark. Its methods take mu for their whole
+// duration.
 type state struct {
 	trace   *Trace
 	mu      sync.Mutex
@@ -96,10 +98,10 @@ type state struct {
 	applied map[string]bool // request ids of WriteOnce
 }
 
-// write applies value if fenced is false or tok is not below the mark,
-// all within one critical section. A non-empty id is applied at most once:
-// it is looked up and recorded in the same critical section.
-func (s *state) write(ctx context.Context, tok Token, id, value string, fenced bool) (Result, error) {
+// write applies value if tok is not below the mark, all within one
+// critical section. A non-empty id is applied at most once: it is looked up
+// and recorded in the same critical section.
+func (s *state) write(ctx context.Context, tok Token, id, value string) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
@@ -113,7 +115,7 @@ func (s *state) write(ctx context.Context, tok Token, id, value string, fenced b
 		res.Mark, res.Commit = s.mark, s.commits
 		return res, nil
 	}
-	admitted := s.admits(tok, fenced)
+	admitted := s.admits(tok)
 	s.trace.decided(Decision{Token: tok, Mark: s.mark, Marked: s.marked, Admitted: admitted})
 	if admitted {
 		res.Accepted = true
@@ -131,8 +133,8 @@ func (s *state) write(ctx context.Context, tok Token, id, value string, fenced b
 }
 
 // admits is the fence's rule: no token below the mark. s.mu must be held.
-func (s *state) admits(tok Token, fenced bool) bool {
-	return !fenced || !s.marked || tok.Compare(s.mark) >= 0
+func (s *state) admits(tok Token) bool {
+	return !s.marked || tok.Compare(s.mark) >= 0
 }
 
 // apply stores value and raises the mark to tok if it is larger. s.mu must
@@ -158,6 +160,22 @@ func (s *state) read(ctx context.Context) (string, Token, bool, error) {
 	return s.value, s.mark, s.marked, nil
 }
 
+// clearMark forgets the mark and keeps the value, in one critical section
+// so that no write is judged against half of it. Only package fencetest
+// reaches it (mark.go): it is claim T4's wrong rule.
+func (s *state) clearMark(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.marked, s.mark = false, Token{}
+	return nil
+}
+
 func (s *state) close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -177,7 +195,7 @@ func NewMemory(opts ...Option) *Memory { return &Memory{s: state{trace: options(
 
 // Write implements Resource.
 func (m *Memory) Write(ctx context.Context, tok Token, value string) (Result, error) {
-	return m.s.write(ctx, tok, "", value, true)
+	return m.s.write(ctx, tok, "", value)
 }
 
 // WriteOnce is Write for a request that may be retried: a request id
@@ -188,24 +206,7 @@ func (m *Memory) WriteOnce(ctx context.Context, tok Token, id, value string) (Re
 	if id == "" {
 		return Result{}, errors.New("fence: WriteOnce needs a request id")
 	}
-	return m.s.write(ctx, tok, id, value, true)
-}
-
-// ClearMark forgets the high-water mark and keeps the value, as an operator
-// might after the lock's parent was recreated. It is the wrong rule (claim
-// T4): a late token of the old domain is accepted again. Comparing a domain
-// generation first is the right one.
-func (m *Memory) ClearMark(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	m.s.mu.Lock()
-	defer m.s.mu.Unlock()
-	if m.s.closed {
-		return ErrClosed
-	}
-	m.s.marked, m.s.mark = false, Token{}
-	return nil
+	return m.s.write(ctx, tok, id, value)
 }
 
 // Read implements Resource.
@@ -215,74 +216,3 @@ func (m *Memory) Read(ctx context.Context) (string, Token, bool, error) {
 
 // Close implements Resource; later calls fail with ErrClosed.
 func (m *Memory) Close() error { return m.s.close() }
-
-// Unfenced is a control resource that accepts every write. It still tracks
-// the largest token seen as its mark, for reporting. It is safe for
-// concurrent use.
-type Unfenced struct{ s state }
-
-var _ Resource = (*Unfenced)(nil)
-
-// NewUnfenced returns an empty unfenced resource.
-func NewUnfenced(opts ...Option) *Unfenced { return &Unfenced{s: state{trace: options(opts).trace}} }
-
-// Write implements Resource; every write is accepted.
-func (u *Unfenced) Write(ctx context.Context, tok Token, value string) (Result, error) {
-	return u.s.write(ctx, tok, "", value, false)
-}
-
-// Read implements Resource.
-func (u *Unfenced) Read(ctx context.Context) (string, Token, bool, error) {
-	return u.s.read(ctx)
-}
-
-// Close implements Resource; later calls fail with ErrClosed.
-func (u *Unfenced) Close() error { return u.s.close() }
-
-// CheckThenWrite is a control resource with the fence's rule but not its
-// atomicity: it compares the token with the mark in one critical section
-// and writes in another. Its Trace's Decided runs in the gap, outside both,
-// so a test can let another writer in there: a write that passed the
-// compare is then stored even if a larger token was accepted meanwhile
-// (claim F11). It is safe for concurrent use and wrong by design. The zero
-// value is an empty resource without a Trace.
-type CheckThenWrite struct{ s state }
-
-var _ Resource = (*CheckThenWrite)(nil)
-
-// NewCheckThenWrite returns an empty compare-then-write control.
-func NewCheckThenWrite(opts ...Option) *CheckThenWrite {
-	return &CheckThenWrite{s: state{trace: options(opts).trace}}
-}
-
-// Write implements Resource in two steps.
-func (c *CheckThenWrite) Write(ctx context.Context, tok Token, value string) (Result, error) {
-	if err := ctx.Err(); err != nil {
-		return Result{}, err
-	}
-	c.s.mu.Lock()
-	closed, ok := c.s.closed, c.s.admits(tok, true)
-	d := Decision{Token: tok, Mark: c.s.mark, Marked: c.s.marked, Admitted: ok}
-	c.s.mu.Unlock()
-	if closed {
-		return Result{}, ErrClosed
-	}
-	c.s.trace.decided(d) // the gap: no critical section is held here
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
-	res := Result{Prev: c.s.value}
-	if ok {
-		res.Accepted = true
-		c.s.apply(tok, value)
-	}
-	res.Mark, res.Commit = c.s.mark, c.s.commits
-	return res, nil
-}
-
-// Read implements Resource.
-func (c *CheckThenWrite) Read(ctx context.Context) (string, Token, bool, error) {
-	return c.s.read(ctx)
-}
-
-// Close implements Resource; later calls fail with ErrClosed.
-func (c *CheckThenWrite) Close() error { return c.s.close() }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	. "github.com/zk19/zk19/fence"
+	"github.com/zk19/zk19/fence/fencetest"
 	"github.com/zk19/zk19/internal/sqlite"
 	"math/rand/v2"
 	"path/filepath"
@@ -133,31 +134,8 @@ func TestFencedSemantics(t *testing.T) {
 	}
 }
 
-func TestUnfencedAcceptsEverything(t *testing.T) {
-	ctx := context.Background()
-	u := NewUnfenced()
-	defer u.Close()
-	steps := []step{
-		{g(1, 5), "a", true, g(1, 5), ""},
-		{g(1, 4), "stale", true, g(1, 5), "a"},
-		{g(2, 0), "b", true, g(2, 0), "stale"},
-		{g(1, 9), "old domain", true, g(2, 0), "b"},
-	}
-	for i, s := range steps {
-		res, err := u.Write(ctx, s.tok, s.value)
-		want := Result{Accepted: true, Mark: s.mark, Prev: s.prev, Commit: uint64(i + 1)}
-		if err != nil || res != want {
-			t.Fatalf("step %d: Write = %+v, %v; want %+v", i, res, err, want)
-		}
-	}
-	if v, m, ok, err := u.Read(ctx); err != nil || !ok || v != "old domain" || m != g(2, 0) {
-		t.Fatalf("Read = %q, %v, %v, %v", v, m, ok, err)
-	}
-}
-
 func TestClosedAndCanceled(t *testing.T) {
-	all := append(slices.Clone(fencedImpls), impl{"unfenced", func(testing.TB) Resource { return NewUnfenced() }})
-	for _, im := range all {
+	for _, im := range fencedImpls {
 		t.Run(im.name, func(t *testing.T) {
 			r := im.open(t)
 			canceled, cancel := context.WithCancel(context.Background())
@@ -552,9 +530,10 @@ func TestConcurrentFencing(t *testing.T) {
 }
 
 // TestConcurrentUnfencedIsCaught shows the checks above have teeth: the
-// unfenced control violates them under the same workload.
+// unfenced control violates them under the same workload. It stays beside
+// the checks it tests, not with the control's own tests.
 func TestConcurrentUnfencedIsCaught(t *testing.T) {
-	u := NewUnfenced()
+	u := fencetest.NewUnfenced()
 	defer u.Close()
 	writes, readIssues := workload(t, []Resource{u}, 32, 200, 4, 1)
 	issues := append(readIssues, violations(context.Background(), u, writes)...)
@@ -616,57 +595,6 @@ func TestWriteOnceAppliesARetriedRequestOnce(t *testing.T) {
 			again, err := r.WriteOnce(ctx, g(1, 4), "req-2", "new")
 			if err != nil || !again.Accepted {
 				t.Fatalf("a rejected request id is not recorded: got %+v, %v; want accepted with a valid token", again, err)
-			}
-		})
-	}
-}
-
-func TestCheckThenWriteAcceptsAStaleWriteInTheGap(t *testing.T) {
-	ctx := context.Background()
-	var r *CheckThenWrite
-	// Decided runs while A's compare has passed: B's larger token goes in.
-	var once bool
-	r = NewCheckThenWrite(WithTrace(&Trace{Decided: func(d Decision) {
-		if !once && d.Token == g(1, 0) && d.Marked {
-			once = true
-			if res, err := r.Write(ctx, g(1, 1), "new-owner"); err != nil || !res.Accepted {
-				t.Errorf("B: got %+v, %v; want accepted", res, err)
-			}
-		}
-	}}))
-	if _, err := r.Write(ctx, g(1, 0), "a"); err != nil {
-		t.Fatal(err)
-	}
-	res, err := r.Write(ctx, g(1, 0), "stale-late")
-	v, mark, _, _ := r.Read(ctx)
-	if err != nil || !res.Accepted || v != "stale-late" || mark != g(1, 1) {
-		t.Fatalf("got %+v, %v, value %q, mark %v; want the stale write accepted over mark 1:1", res, err, v, mark)
-	}
-}
-
-func TestClearMarkLetsAnOldTokenIn(t *testing.T) {
-	ctx := context.Background()
-	for _, im := range fencedImpls {
-		t.Run(im.name, func(t *testing.T) {
-			r := im.open(t).(interface {
-				Resource
-				ClearMark(context.Context) error
-			})
-			mustWrite(t, r, g(0, 5), "a", true)
-			if err := r.ClearMark(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if v, _, ok, err := r.Read(ctx); err != nil || ok || v != "a" {
-				t.Fatalf("Read after ClearMark = %q, marked %v, %v; want the value kept and no mark", v, ok, err)
-			}
-			if res := mustWrite(t, r, g(0, 4), "late", true); res.Mark != g(0, 4) || res.Prev != "a" {
-				t.Fatalf("got %+v; want a token below the forgotten mark accepted as the new mark", res)
-			}
-			if err := r.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if err := r.ClearMark(ctx); !errors.Is(err, ErrClosed) {
-				t.Errorf("ClearMark after Close: %v; want ErrClosed", err)
 			}
 		})
 	}

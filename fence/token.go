@@ -28,8 +28,9 @@
 //     old holder made before the new token reached the resource stands,
 //     and the resource cannot tell a holder that is merely slow from one
 //     that lost its lock (F2).
-//   - Unfenced and CheckThenWrite are controls for demonstrations and
-//     tests: they break the guarantee on purpose.
+//
+// The controls that break the guarantee on purpose, for demonstrations and
+// tests, are in package fencetest, apart from the resources a service uses.
 package fence
 
 import (
