@@ -118,12 +118,12 @@ func (l *Locker) resolve(tr tracer, session int64, path string, retries *cleanup
 // deleteAnySession deletes path, a node whose create answered after the
 // session changed: it bears this acquisition's GUID, so it is nobody
 // else's, though the new session owns it. One try, within cleanupGrace.
-func (l *Locker) deleteAnySession(path string) {
+func (l *Locker) deleteAnySession(tr tracer, path string) {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupGrace)
 	defer cancel()
-	l.trace.request(locktrace.OpDelete, path, false)
+	tr.request(locktrace.OpDelete, path, false)
 	err := call(ctx, func() error { return l.conn.Delete(path, -1) }, nil)
-	l.trace.reply(locktrace.ReplyInfo{Op: locktrace.OpDelete, Path: path, Err: err})
+	tr.reply(locktrace.ReplyInfo{Op: locktrace.OpDelete, Path: path, Err: err})
 }
 
 // cleanupRetries is the retry policy of a cleanup, which outlives its

@@ -320,8 +320,12 @@ func (l *Locker) create(ctx context.Context, session int64, guid string) (string
 		return err
 	}, func(err error) {
 		// The caller left: delete what the create made. No name came back
-		// when the reply was lost; then the GUID finds it.
-		if err == nil || connectionError(err) {
+		// when the reply was lost; then the GUID finds it. A create sent
+		// after the session changed made its node in the new session.
+		switch {
+		case err == nil && l.checkSession(session) != nil:
+			l.deleteAnySession(tracer{}, path)
+		case err == nil || connectionError(err):
 			_ = l.cleanup(tracer{}, session, guid, path)
 		}
 	})
@@ -337,7 +341,7 @@ func (l *Locker) create(ctx context.Context, session int64, guid string) (string
 	if err := l.checkSession(session); err != nil {
 		// The create may have run in the new session: remove the node that
 		// bears our GUID so it cannot linger as somebody's candidate.
-		l.deleteAnySession(path)
+		l.deleteAnySession(l.trace, path)
 		return "", err
 	}
 	return path, nil
