@@ -6,6 +6,12 @@ package zk19_test
 // cuts connections, restarts servers and fails the leader over. The fenced
 // resources must refuse every stale write that the control takes.
 //
+// An overlap of holds (one began while another was held, from the lock's
+// view) is judged on the server: the earlier holder's node gone (its
+// session expired while it was frozen: the overlap the article expects,
+// which fencing is for) or both nodes there at once (two holders: a bug of
+// the recipe, which refutes the claim).
+//
 // The record is Jepsen's: a worker's eventful cycle (a fault touched it, a
 // write was refused, its hold overlapped another) is logged in full when
 // the cycle ends, as the worker's invoke/ok/fail/info lines; uneventful
@@ -87,8 +93,12 @@ const (
 // write (a frozen holder's, whose node is gone while a higher token was
 // accepted); the control takes them, or the run proved nothing; porcupine
 // finds both fenced histories linearizable as a register; no lock node,
-// session, goroutine, server process or container is left. Overlapping
-// holds are counted, not failed: they are the article's point. It runs
+// session, goroutine, server process or container is left. Every hold is
+// read back on the server (readBack): its node must be the lowest
+// candidate, and a hold that overlaps another from the lock's view is
+// counted as the article's point only when the earlier holder's node was
+// gone (its session expired); both nodes on the server is two holders at
+// once, and refutes the claim. It runs
 // sequentially (not parallel): what is left is counted for the whole test
 // process (zkserver.Live, goleak, zkserver.Leftovers), which a test running
 // beside it would change.
@@ -171,22 +181,27 @@ func nothingLeft(t *testing.T, keep goleak.Option, live int, before []string) st
 // chaosEvidence logs the run's decisive line and its summary table.
 func chaosEvidence(t *testing.T, plan chaos.Plan, cols []string, sums []*chaos.Summary, left string) {
 	t.Helper()
-	var stale, overlaps int
+	var stale int
+	n := map[chaos.Counter]int{}
 	refused, accepted, below := map[string]int{}, map[string]int{}, map[string]int{}
 	for _, s := range sums {
 		if s == nil {
 			continue
 		}
 		stale += s.Get(chaos.StaleLate)
-		overlaps += s.Get(chaos.Overlaps)
+		for _, c := range []chaos.Counter{chaos.Overlaps, chaos.EarlierNodeGone, chaos.LaterNodeGone, chaos.TwoHolders, chaos.ReadBack, chaos.OwnGone, chaos.NotLowest} {
+			n[c] += s.Get(c)
+		}
 		for _, r := range []string{resMemory, resDurable, resControl} {
 			a, f := s.StaleLate(r)
 			accepted[r], refused[r], below[r] = accepted[r]+a, refused[r]+f, below[r]+s.BelowMark(r)
 		}
 	}
-	evidence(t, "seed %d, %d workers, %s, %s: %d stale-late writes (a frozen holder's, its node gone while a higher token was accepted): the fenced memory resource refused %d, the fenced durable one %d, the unfenced control accepted %d; writes accepted below the resource's own mark: memory %d, durable %d, control %d; overlapping holds counted, not failed: %d; %s",
+	evidence(t, "seed %d, %d workers, %s, %s: %d stale-late writes (a frozen holder's, its node gone while a higher token was accepted): the fenced memory resource refused %d, the fenced durable one %d, the unfenced control accepted %d; writes accepted below the resource's own mark: memory %d, durable %d, control %d; overlapping holds (lock's view): %d, judged on the server as %d pairs: the earlier holder's node gone (expected: its session expired, the lock passed on) %d, the later holder's own node gone %d, both nodes on the server (two holders at once) %d; holds read back on the server: %d, own node the lowest %d, own node gone %d, a candidate below it %d; %s",
 		plan.Seed, chaosWorkers, plan.Size, strings.Join(cols, " and "), stale, refused[resMemory], refused[resDurable], accepted[resControl],
-		below[resMemory], below[resDurable], below[resControl], overlaps, left)
+		below[resMemory], below[resDurable], below[resControl], n[chaos.Overlaps],
+		n[chaos.EarlierNodeGone]+n[chaos.LaterNodeGone]+n[chaos.TwoHolders], n[chaos.EarlierNodeGone], n[chaos.LaterNodeGone], n[chaos.TwoHolders],
+		n[chaos.ReadBack], n[chaos.ReadBack]-n[chaos.OwnGone]-n[chaos.NotLowest], n[chaos.OwnGone], n[chaos.NotLowest], left)
 	for _, row := range chaos.Table(cols, sums) {
 		evidence(t, "%s", row)
 	}
@@ -221,6 +236,7 @@ type chaosRun struct {
 	plan     chaos.Plan
 	index    int
 	setup    chaosSetup
+	start    time.Time // the setup's start: holds say when they began from it
 	servers  []*zkserver.Server
 	cluster  *cluster // nil on one server
 	O        *zkclient.Client
@@ -252,7 +268,7 @@ func (run *chaosRun) anomaly(format string, args ...any) {
 // runChaos runs one setup, counting in sum.
 func runChaos(t *testing.T, plan chaos.Plan, index int, setup chaosSetup, sum *chaos.Summary) {
 	t0 := time.Now()
-	run := &chaosRun{t: t, plan: plan, index: index, setup: setup, nemesis: newActor(t, "nemesis"), sum: sum}
+	run := &chaosRun{t: t, plan: plan, index: index, setup: setup, start: t0, nemesis: newActor(t, "nemesis"), sum: sum}
 	run.ctx, run.cancel = context.WithCancel(context.Background())
 	t.Cleanup(run.cancel)
 	run.startServers()
@@ -502,7 +518,7 @@ func (run *chaosRun) inject(f chaos.Fault) bool {
 	case chaos.LoseDelete:
 		return run.loseReply(f, faultproxy.Match{Ops: []int32{jute.OpDelete}, Under: run.root})
 	case chaos.LoseChildren:
-		return run.loseReply(f, faultproxy.Match{Ops: []int32{jute.OpGetChildren2}, Path: run.root})
+		return run.loseDecidingListing(f)
 	case chaos.FrozenExpiry:
 		return run.frozenExpiry(f)
 	case chaos.ShortCut:
@@ -521,10 +537,49 @@ func (run *chaosRun) inject(f chaos.Fault) bool {
 func (run *chaosRun) loseReply(f chaos.Fault, m faultproxy.Match) bool {
 	w := run.workers[f.Worker]
 	run.nemesis.invoke("lose the reply to %s's %s", w.name, m)
+	return run.awaitLost(w, m, arm(w, m))
+}
+
+// arm arms the loss of a reply matching m on every proxy of w.
+func arm(w *chaosWorker, m faultproxy.Match) []*faultproxy.Drop {
 	drops := make([]*faultproxy.Drop, len(w.proxies))
 	for i, p := range w.proxies {
 		drops[i] = p.LoseReply(m)
 	}
+	return drops
+}
+
+// loseDecidingListing loses the reply to the listing that decides whether
+// the worker is first while others are queued ahead of it: the first
+// listing of its next acquisition. The loss is armed while the worker
+// holds, in its own cycle (atHold), so that it is in force before its next
+// request. Armed at any other moment, the worker's next listing is mostly
+// the one after its predecessor's node went, when it is first anyway: a
+// recipe that took a lost listing for an empty queue would hold by luck,
+// and the run would not show it.
+func (run *chaosRun) loseDecidingListing(f chaos.Fault) bool {
+	w := run.workers[f.Worker]
+	m := faultproxy.Match{Ops: []int32{jute.OpGetChildren2}, Path: run.root}
+	run.nemesis.invoke("once %s holds, lose the reply to its next %s: the first listing of its next acquisition", w.name, m)
+	armed := make(chan []*faultproxy.Drop, 1)
+	w.atHold <- func() { armed <- arm(w, m) }
+	select {
+	case drops := <-armed:
+		return run.awaitLost(w, m, drops)
+	case <-time.After(chaosFaultWithin):
+	}
+	select {
+	case <-w.atHold:
+		run.nemesis.info("%s did not hold within %v; withdrawn", w.name, chaosFaultWithin)
+		return false
+	default: // the worker took it just now: it arms at once
+		return run.awaitLost(w, m, wait.Receive(run.t, within, "C1: "+w.name+"'s arming of the lost listing", armed))
+	}
+}
+
+// awaitLost waits until one of w's drops lost its reply, or withdraws
+// them, and says so.
+func (run *chaosRun) awaitLost(w *chaosWorker, m faultproxy.Match, drops []*faultproxy.Drop) bool {
 	lost, timedOut := firstLost(drops)
 	switch {
 	case lost != nil:
@@ -752,6 +807,139 @@ func (run *chaosRun) failover(chaos.Fault) bool {
 	return true
 }
 
+// since is how long the setup has run: when a hold began, when the server
+// was read.
+func (run *chaosRun) since() time.Duration {
+	return time.Since(run.start).Round(time.Millisecond)
+}
+
+// readBack lists the lock parent on the server after w's hold began, and
+// judges the hold and every hold it overlapped from the lock's view
+// (chaos.Read says why a listing taken after the hold began shows the
+// server as it was then). Its own node must be the lowest candidate. An
+// overlap is the one the article expects when the earlier holder's node
+// is gone: the server removed it when the session expired, and the old
+// holder has not learned it yet. Both nodes there is two holders at once.
+//
+// The observer reads on its own session, whose connections no fault of a
+// worker touches (on the worker's session the listing would spend a loss
+// armed for the recipe's own listing, and wait out its reconnects), and
+// after a sync: a follower that lags would still list a node the leader
+// deleted, and count an expected overlap as two holders. A sync is not
+// enough to accuse the recipe: a leader that does not know it was deposed
+// answers a sync from its own state (ZOOKEEPER-1675, the article's §2,
+// claim Y2). So a listing that shows a hold the lock must not give is
+// taken again after a write of O's own, which only a quorum commits (the
+// article's barrier: a real update in the same session, then read), and
+// that listing decides. A node gone cannot come back, so an old listing
+// can only err towards "gone".
+func (run *chaosRun) readBack(w *chaosWorker, hold chaos.Hold, others []chaos.Hold) {
+	own := path.Base(hold.Node)
+	seen, how, err := run.listParent(hold, others, false)
+	if err == nil && seen.Broken() {
+		w.event("info", "O listed the parent %s: a hold the lock must not give (own node listed %v, lowest %v, overlapped nodes listed %v, candidates below it %v); O writes and lists again", how, seen.Own, seen.Lowest, seen.Present, seen.Ahead)
+		seen, how, err = run.listParent(hold, others, true)
+	}
+	if err != nil {
+		w.event("info", "O could not read the hold of %s back: %v", own, err)
+		run.anomaly("%s's hold of %s (%v) was not read back on the server: %v", w.name, own, hold.Token, err)
+		return
+	}
+	run.sum.Add(chaos.ReadBack, 1)
+	switch {
+	case !seen.Own:
+		run.sum.Add(chaos.OwnGone, 1)
+		w.event("info", "O listed the parent %s: own node %s gone already (its session ended after the hold began)", how, own)
+	case seen.Lowest:
+		w.line("ok", "O listed the parent %s: own node %s the lowest candidate", how, own)
+	default:
+		run.sum.Add(chaos.NotLowest, 1)
+	}
+	two := false
+	for i, o := range others {
+		kind := seen.Overlap(i)
+		run.sum.Add(kind.Counter(), 1)
+		switch kind {
+		case chaos.EarlierGone:
+			w.event("info", "overlap with %s's hold of %s (session 0x%x, since %v): O listed the parent %s: its node gone, the overlap the article expects: its session ended and the lock passed on while %s still believes it holds (fencing refuses its late writes)", o.Who, path.Base(o.Node), o.Session, o.Since, how, o.Who)
+		case chaos.LaterGone:
+			w.event("info", "overlap with %s's hold of %s (session 0x%x, since %v): O listed the parent %s: its node there, this hold's own node %s gone: %s is the holder whose session ended", o.Who, path.Base(o.Node), o.Session, o.Since, how, own, w.name)
+		case chaos.BothThere:
+			two = true
+			w.event("fail", "overlap with %s's hold of %s: O listed the parent %s: both nodes there: two holders at once", o.Who, path.Base(o.Node), how)
+			refuted(run.t, "C1", "two holders at once: %s holds %s since %v into the run and %s holds %s since %v; O listed the parent %s, %v into the run, with both nodes on the server (%s; %s); got both nodes there while both hold; want the earlier holder's node gone (its session expired) before a later hold begins",
+				o.Who, path.Base(o.Node), o.Since, hold.Who, own, hold.Since, how, run.since(), run.owner(o), run.owner(hold))
+		}
+	}
+	if seen.Own && len(seen.Ahead) > 0 {
+		w.event("fail", "O listed the parent %s: candidates %v below own node %s", how, seen.Ahead, own)
+		if two {
+			return // refuted already, for the same hold
+		}
+		refuted(run.t, "C1", "%s holds %s (session 0x%x) since %v into the run, and O listed the parent %s, %v into the run, with %d candidates below its node: %v; got a hold whose node is not the lowest; want the lowest candidate to hold",
+			hold.Who, own, hold.Session, hold.Since, how, run.since(), len(seen.Ahead), seen.Ahead)
+	}
+}
+
+// listParent lists the lock parent on O's session after a sync, or after
+// a write of O's own (the lock parent's data, which nobody reads) when
+// write is set, and reads the listing for hold. It says how the listing
+// was taken. The request and the listing must be on one session: a new
+// session may be on a server behind the old one's.
+func (run *chaosRun) listParent(hold chaos.Hold, others []chaos.Hold, write bool) (chaos.Seen, string, error) {
+	var mu sync.Mutex // the wait's goroutine writes, this one reads
+	var kids []string
+	var how string
+	what := "O's sync and listing of the lock parent"
+	if write {
+		what = "O's write and listing of the lock parent"
+	}
+	err := wait.Until(chaosServerWithin, what, func() (bool, string) {
+		sid := run.O.SessionID()
+		h := "after a sync"
+		if write {
+			st, err := run.O.Set(run.root, []byte("read back "+hold.String()), -1)
+			if err != nil {
+				return false, "write: " + err.Error()
+			}
+			h = fmt.Sprintf("after its write at zxid %#x", st.Mzxid)
+		} else if _, err := run.O.Sync(run.root); err != nil {
+			return false, "sync: " + err.Error()
+		}
+		k, _, err := run.O.Children(run.root)
+		if err != nil {
+			return false, "children: " + err.Error()
+		}
+		if now := run.O.SessionID(); now != sid {
+			return false, fmt.Sprintf("session 0x%x, then 0x%x", sid, now)
+		}
+		mu.Lock()
+		kids, how = k, h
+		mu.Unlock()
+		return true, ""
+	})
+	if err != nil {
+		return chaos.Seen{}, "", err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	seen, err := chaos.Read(kids, hold, others)
+	return seen, how, err
+}
+
+// owner says who owns a hold's node, as O reads it now: for the record of
+// two holders, whose nodes were listed.
+func (run *chaosRun) owner(h chaos.Hold) string {
+	ok, st, err := run.O.Exists(h.Node)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("%s's %s: owner not read (%v), its Locker's session 0x%x", h.Who, path.Base(h.Node), err, h.Session)
+	case !ok:
+		return fmt.Sprintf("%s's %s: gone by the time O asked for its owner, its Locker's session 0x%x", h.Who, path.Base(h.Node), h.Session)
+	}
+	return fmt.Sprintf("%s's %s owned by session 0x%x, %s's Locker's 0x%x", h.Who, path.Base(h.Node), st.EphemeralOwner, h.Who, h.Session)
+}
+
 // chaosWorker is one worker: its own session through its own proxies (one
 // per server), a Locker on its current session, and its drawn pauses.
 type chaosWorker struct {
@@ -766,6 +954,7 @@ type chaosWorker struct {
 	session int64
 	pause   func() time.Duration
 	freeze  chan *freeze
+	atHold  chan func() // the nemesis's, run in the cycle once the worker holds
 
 	cycles, acquisitions, sessions int
 	eventful                       bool
@@ -778,7 +967,7 @@ type chaosWorker struct {
 
 func (run *chaosRun) newWorker(i int) *chaosWorker {
 	t := run.t
-	w := &chaosWorker{run: run, id: i, name: fmt.Sprintf("W%d", i+1), freeze: make(chan *freeze, 1),
+	w := &chaosWorker{run: run, id: i, name: fmt.Sprintf("W%d", i+1), freeze: make(chan *freeze, 1), atHold: make(chan func(), 1),
 		pause: chaos.Pauses(run.plan.Seed, run.index, i, chaosPauseMax)}
 	w.a = newActor(t, w.name)
 	var addrs []string
@@ -864,9 +1053,25 @@ func (w *chaosWorker) cycle() {
 	w.run.acquired.Add(1)
 	w.run.sum.Add(chaos.Acquisitions, 1)
 	w.line("ok", "acquire %s token %v", path.Base(h.Path), h.Token)
-	if others := w.run.holders.Begin(w.name, h.Token); len(others) > 0 {
+	hold := chaos.Hold{Who: w.name, Token: h.Token, Node: h.Path, Session: w.session, Since: w.run.since()}
+	others, unpin := w.run.holders.Begin(hold)
+	if len(others) > 0 {
 		w.run.sum.Add(chaos.Overlaps, 1)
-		w.event("info", "overlap: from the lock's view %s still holds", strings.Join(others, " and "))
+		var names []string
+		for _, o := range others {
+			names = append(names, o.String())
+		}
+		w.event("info", "overlap: from the lock's view %s still holds", strings.Join(names, " and "))
+	}
+	// Before the freeze, the pause and the writes: the overlapped holds
+	// stay pinned (they cannot end and delete their nodes) until it is done.
+	w.run.readBack(w, hold, others)
+	unpin()
+	select {
+	case f := <-w.atHold:
+		w.event("info", "holding: the nemesis arms a fault")
+		f()
+	default:
 	}
 	fr := w.takeFreeze(h)
 	// The GC pause is the workload, not a wait for an event: the holder

@@ -296,7 +296,7 @@
 //     write with their token and release: the fenced resources, memory and
 //     durable, accept no stale write, the unfenced control accepts at least
 //     one, and no lock node or session is left. Proof:
-//     TestC1_ChaosLeavesNoStaleWriteInAFencedResource (chaos_test.go:95)
+//     TestC1_ChaosLeavesNoStaleWriteInAFencedResource (chaos_test.go:105)
 //   - F6 §5 ¶2 句2: 带 fencing 的比较与写入是一个原子步骤：
 //     一个写停在比较与写入之间时，
 //     第二个写者到不了自己的比较（它被发现停在资源的 Write 里），

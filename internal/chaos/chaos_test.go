@@ -1,12 +1,15 @@
 package chaos
 
 import (
+	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/zk19/zk19/fence"
+	"github.com/zk19/zk19/internal/wait"
 )
 
 func draw(sc *Schedule, n int) []Fault {
@@ -153,17 +156,84 @@ func TestLedgerFindsARegressionInCommitOrder(t *testing.T) {
 
 func TestHoldersNameTheOthers(t *testing.T) {
 	var h Holders
-	if others := h.Begin("W1", fence.Token{Seq: 1}); len(others) != 0 {
+	if others, unpin := h.Begin(Hold{Who: "W1", Token: fence.Token{Seq: 1}}); len(others) != 0 {
 		t.Fatalf("got others %v for the first hold; want none", others)
+	} else {
+		unpin()
 	}
-	others := h.Begin("W2", fence.Token{Seq: 2})
+	others, unpin := h.Begin(Hold{Who: "W2", Token: fence.Token{Seq: 2}})
+	unpin()
 	h.End("W1")
 	h.End("W2")
-	if !slices.Equal(others, []string{"W1 g0/1"}) {
-		t.Errorf("got others %v; want [W1 g0/1]", others)
+	if got := fmt.Sprint(others); got != "[W1 g0/1]" {
+		t.Errorf("got others %s; want [W1 g0/1]", got)
 	}
-	if later := h.Begin("W3", fence.Token{Seq: 3}); len(later) != 0 {
+	if later, _ := h.Begin(Hold{Who: "W3", Token: fence.Token{Seq: 3}}); len(later) != 0 {
 		t.Errorf("got others %v after both ended; want none", later)
+	}
+}
+
+// A hold another hold's check pinned ends only once the check unpins it:
+// its worker cannot delete its node while the check reads the server.
+func TestHoldersEndWaitsForTheLaterHoldsCheck(t *testing.T) {
+	var h Holders
+	_, unpin1 := h.Begin(Hold{Who: "W1"})
+	unpin1()
+	_, unpin2 := h.Begin(Hold{Who: "W2"})
+	ended := make(chan struct{})
+	go func() { h.End("W1"); close(ended) }()
+	// End removes W1 at once (a hold beginning now does not overlap it)
+	// and then waits for W2's check; poll the first, not the second.
+	if err := wait.Until(time.Second, "W1 gone from the holders", func() (bool, string) {
+		others, unpin := h.Begin(Hold{Who: "W3"})
+		unpin()
+		h.End("W3")
+		return len(others) == 1, fmt.Sprint(others)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ended:
+		t.Fatalf("got W1's End returned while W2's check pinned it; want it to wait")
+	default:
+	}
+	unpin2()
+	unpin2() // a second call is harmless
+	wait.Receive(t, time.Second, "W1's End once W2's check unpinned it", ended)
+}
+
+func TestReadTellsTheOverlapsApart(t *testing.T) {
+	node := func(seq int) string { return fmt.Sprintf("/p/g%d-lock-%010d", seq, seq) }
+	name := func(seq int) string { return path.Base(node(seq)) }
+	hold := Hold{Who: "W3", Node: node(12)}
+	others := []Hold{{Who: "W1", Node: node(11)}, {Who: "W2", Node: node(7)}}
+	for _, c := range []struct {
+		what     string
+		children []string
+		want     []Overlap
+		lowest   bool
+		ahead    []string
+		broken   bool
+	}{
+		{"both earlier nodes gone: the expected overlaps", []string{name(12), name(13), "ready"}, []Overlap{EarlierGone, EarlierGone}, true, nil, false},
+		{"W1's node still there: two holders", []string{name(11), name(12)}, []Overlap{BothThere, EarlierGone}, false, nil, true},
+		{"own node gone: the later holder is the one not holding", []string{name(11), name(13)}, []Overlap{LaterGone, EarlierGone}, false, nil, false},
+		{"waiters' nodes below its own", []string{name(12), name(10), name(9)}, []Overlap{EarlierGone, EarlierGone}, false, []string{name(9), name(10)}, true},
+	} {
+		s, err := Read(c.children, hold, others)
+		if err != nil {
+			t.Fatalf("%s: %v", c.what, err)
+		}
+		var got []Overlap
+		for i := range others {
+			got = append(got, s.Overlap(i))
+		}
+		if !slices.Equal(got, c.want) || s.Lowest != c.lowest || !slices.Equal(s.Ahead, c.ahead) || s.Broken() != c.broken {
+			t.Errorf("%s: got overlaps %v, lowest %v, ahead %v, broken %v; want %v, %v, %v, %v", c.what, got, s.Lowest, s.Ahead, s.Broken(), c.want, c.lowest, c.ahead, c.broken)
+		}
+	}
+	if _, err := Read([]string{"x-lock-12ab"}, hold, nil); err == nil {
+		t.Errorf("got no error for a malformed candidate; want one")
 	}
 }
 
@@ -173,6 +243,10 @@ func TestTableHasOneColumnPerSetup(t *testing.T) {
 	s.Fault(FrozenExpiry, false)
 	s.Add(Acquisitions, 7)
 	s.Add(StaleLate, 1)
+	s.Add(ReadBack, 7)
+	s.Add(OwnGone, 1)
+	s.Add(EarlierGone.Counter(), 2)
+	s.Add(BothThere.Counter(), 1)
 	s.Write("memory", false, true)
 	s.Write("control", true, true)
 	s.SetBelowMark("control", 1)
@@ -189,6 +263,8 @@ func TestTableHasOneColumnPerSetup(t *testing.T) {
 		"| acquisitions | 7 (0 given up at their bound) | — |",
 		"| writes to control: accepted / rejected (accepted below its mark) | 1 / 0 (1) | — |",
 		"| stale-late writes caught / memory accepted / control accepted | 1 / 0 / 1 | — |",
+		"| overlapping pairs on the server: earlier holder's node gone (expected) / later holder's node gone / both there (two holders at once) | 2 / 0 / 1 | — |",
+		"| holds read back on the server: own node the lowest / own node gone / a candidate below it | 6 / 1 / 0 | — |",
 		"| porcupine | linearizable | — |",
 	} {
 		if !strings.Contains(all, want) {

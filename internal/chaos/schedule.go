@@ -10,7 +10,9 @@
 //
 // Files: schedule.go draws faults and pauses; size.go reads the run's seed
 // and size from the environment; ledger.go keeps what the resources
-// accepted and who held at once; summary.go counts and renders the table.
+// accepted and who held at once; overlap.go reads a listing of the lock
+// parent taken after a hold began: two holders at once, or the overlap
+// the article expects; summary.go counts and renders the table.
 package chaos
 
 import (

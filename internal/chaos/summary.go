@@ -12,17 +12,34 @@ type Counter int
 
 // The counts of a summary besides faults and writes.
 const (
-	Acquisitions   Counter = iota + 1 // holds returned by Acquire or Recover
-	Recovered                         // lost create replies after which Recover adopted the node
-	RecoverMissing                    // ... after which Recover found no node (the create never ran)
-	SessionsEnded                     // sessions a worker saw end and replaced
-	GaveUp                            // acquisitions abandoned at their bound
-	Released                          // Release returned nil
-	ReleaseLost                       // Release said the hold was over before (node or session gone)
-	ReleaseUnknown                    // Release said the outcome is unknown
-	StaleLate                         // writes by a frozen holder whose node was gone while a higher token was accepted
-	Overlaps                          // holds that began while another was held, from the lock's view
+	Acquisitions    Counter = iota + 1 // holds returned by Acquire or Recover
+	Recovered                          // lost create replies after which Recover adopted the node
+	RecoverMissing                     // ... after which Recover found no node (the create never ran)
+	SessionsEnded                      // sessions a worker saw end and replaced
+	GaveUp                             // acquisitions abandoned at their bound
+	Released                           // Release returned nil
+	ReleaseLost                        // Release said the hold was over before (node or session gone)
+	ReleaseUnknown                     // Release said the outcome is unknown
+	StaleLate                          // writes by a frozen holder whose node was gone while a higher token was accepted
+	Overlaps                           // holds that began while another was held, from the lock's view
+	ReadBack                           // holds whose lock parent was listed on the server after they began
+	OwnGone                            // ... whose own node was gone by then (their session had ended)
+	NotLowest                          // ... whose own node was listed with a candidate below it
+	EarlierNodeGone                    // overlapping pairs of holds: the earlier holder's node gone (expected)
+	LaterNodeGone                      // ... the later holder's own node gone
+	TwoHolders                         // ... both nodes on the server: two holders at once
 )
+
+// Counter returns the count of overlapping pairs that look like o.
+func (o Overlap) Counter() Counter {
+	switch o {
+	case EarlierGone:
+		return EarlierNodeGone
+	case LaterGone:
+		return LaterNodeGone
+	}
+	return TwoHolders
+}
 
 // Summary counts what one setup of a chaos run did. It is safe for
 // concurrent use.
@@ -185,6 +202,12 @@ func countRows(add rowFunc) {
 		return fmt.Sprintf("%d / %d / %d", s.n[Released], s.n[ReleaseLost], s.n[ReleaseUnknown])
 	})
 	add("overlapping holds (lock's view)", func(s *Summary) string { return fmt.Sprint(s.n[Overlaps]) })
+	add("overlapping pairs on the server: earlier holder's node gone (expected) / later holder's node gone / both there (two holders at once)", func(s *Summary) string {
+		return fmt.Sprintf("%d / %d / %d", s.n[EarlierNodeGone], s.n[LaterNodeGone], s.n[TwoHolders])
+	})
+	add("holds read back on the server: own node the lowest / own node gone / a candidate below it", func(s *Summary) string {
+		return fmt.Sprintf("%d / %d / %d", s.n[ReadBack]-s.n[OwnGone]-s.n[NotLowest], s.n[OwnGone], s.n[NotLowest])
+	})
 }
 
 func writeRows(add rowFunc, sums []*Summary) {
