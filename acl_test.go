@@ -139,7 +139,7 @@ func thiefMakesSecondHolder(t *testing.T, parentACL, nodeACL []zk.ACL) {
 	if stolen != nil {
 		refutedNow(t, "A1", "T's delete of A's node under parent ACL %v, node ACL %v: got %v; want it to succeed", parentACL, nodeACL, stolen)
 	}
-	hB, err := pB.result()
+	hB, err := pB.resultOr(refutedNow)
 	if err != nil {
 		refutedNow(t, "A1", "after the theft B's acquisition returned %v; want a hold", err)
 	}

@@ -563,6 +563,11 @@ func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
 			return get()
 		}},
 	}
+	// The link counted is B's follower's: B must be that follower's client,
+	// or the link's counts say nothing of B's reads.
+	if why := onServer(tr.B.Client, tr.lagging, tr.Servers); why != "" {
+		notShown(t, "Y9", "B is not on the follower whose link the proxy counts: %s", why)
+	}
 	base := sameZxid(t, tr.Servers, "every server to report the same zxid before the rounds", 0)
 	phase(t, "B reads /x on %s three ways, interleaved, up to %d rounds within %v", tr.lagging.Label, y9Rounds, y9Within)
 	deadline := time.Now().Add(y9Within)
@@ -591,6 +596,9 @@ func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
 	}
 	if rounds < y9MinRounds {
 		notShown(t, "Y9", "%d rounds within %v; want at least %d for medians", rounds, y9Within, y9MinRounds)
+	}
+	if why := onServer(tr.B.Client, tr.lagging, tr.Servers); why != "" {
+		notShown(t, "Y9", "B left the follower whose link the proxy counts during the rounds: %s", why)
 	}
 	after := sameZxid(t, tr.Servers, fmt.Sprintf("every server to apply the %d barriers", rounds), base+int64(rounds))
 	if after != base+int64(rounds) {
@@ -649,6 +657,30 @@ func medianOf[T cmp.Ordered](xs []T) T {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// onServer says why c's session is not served by s, or "" when it is:
+// the server c's client says it is connected to, and s's own list of its
+// connections (cons).
+func onServer(c *zkclient.Client, s *zkserver.Server, servers []*zkserver.Server) string {
+	addr := c.Server()
+	if addr != s.Client {
+		at := addr
+		for _, o := range servers {
+			if o.Client == addr {
+				mode, err := o.Mode()
+				if err != nil {
+					mode = err.Error()
+				}
+				at = fmt.Sprintf("%s (%s, %s)", o.Label, addr, mode)
+			}
+		}
+		return fmt.Sprintf("%s's client is connected to %s in session 0x%x; want %s (%s)", c.Name, at, c.SessionID(), s.Label, s.Client)
+	}
+	if _, err := consFor(s, c.SessionID()); err != nil {
+		return fmt.Sprintf("%s (%s) does not serve %s's session 0x%x: %v", s.Label, s.Client, c.Name, c.SessionID(), err)
+	}
+	return ""
 }
 
 // consLine returns the lagging follower's cons line for session sid.

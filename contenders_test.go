@@ -13,6 +13,11 @@ package zk19_test
 //	heldByB := r.handOver("L4", heldByA, b)             // A releases; B holds
 //
 // Every wait is bounded: wait.For for a state, wait.Receive for a result.
+// A wait on the recipe's answer that gives up states a verdict on the claim
+// the test proves (claimOf), with the last state seen: not shown when it
+// was a step of the scene (result, settled, waitsOn), refuted when the
+// claim's observation is that answer (resultOr, settledOr, waitsOnOr
+// with refutedNow).
 // The R and F families, and the peer table's driver for ours, use the same
 // contenders. Every helper fails the test it was given, so the Examples
 // (a zkserver.Scope) use the same ones as the Tests.
@@ -183,6 +188,7 @@ type contender struct {
 	muted    bool
 	stopped  atomic.Bool // the test's cleanup has begun: the referee only records
 	received []string    // each watch event as the recipe traced it: type and path
+	last     string      // the recipe's last step as its record line says it
 }
 
 // join connects a named session to servers and makes its Locker for
@@ -236,9 +242,21 @@ func (p *contender) observe() *locktrace.Trace {
 func (p *contender) line(typ, format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.last = strings.TrimSpace(typ + " " + fmt.Sprintf(format, args...))
 	if !p.muted {
 		p.a.log(typ, format, args...)
 	}
+}
+
+// lastStep is the recipe's last step on p's session, as its record line
+// says it.
+func (p *contender) lastStep() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.last == "" {
+		return "none yet"
+	}
+	return p.last
 }
 
 // eventsReceived returns the watch events p's acquisitions have received so
@@ -264,28 +282,42 @@ func (p *contender) acquire() *lock.Held {
 
 // settled returns the state of p's acquisition of candidate own, certain
 // about notifications: a read on p's own connection first (see
-// witness.settle).
+// witness.settle). An acquisition that does not settle within the bound
+// is a step of the scene that did not take: not shown.
 func (p *contender) settled(own string) attempt {
 	p.t.Helper()
-	return p.w.settle(p.t, func() error { _, _, err := p.c.Exists("/"); return err }, own)
+	return p.settledOr(notShown, own)
+}
+
+// settledOr is settled for a state the claim observes: j judges an
+// acquisition that does not settle.
+func (p *contender) settledOr(j judge, own string) attempt {
+	p.t.Helper()
+	return p.w.settle(judged(p.t, claimOf(p.t), j), func() error { _, _, err := p.c.Exists("/"); return err }, own)
 }
 
 // acquisition is an Acquire running in its own goroutine.
 type acquisition struct {
-	t      zkserver.TB
-	p      *contender // nil when started on a bare Locker
-	own    string     // the candidate's node name, when p is known
-	cancel context.CancelFunc
-	done   returned
-	held   *lock.Held // set before done is closed
-	err    error
+	t         zkserver.TB
+	p         *contender // nil when started on a bare Locker
+	own       string     // the candidate's node name, when p is known
+	cancel    context.CancelFunc
+	cancelled atomic.Pointer[time.Time] // when cancel was first called
+	done      returned
+	held      *lock.Held // set before done is closed
+	err       error
 }
 
 // acquireInBackground starts l.Acquire(ctx) in its own goroutine. Cleanup
 // cancels it if still running, waits for it and releases a hold.
 func acquireInBackground(t zkserver.TB, ctx context.Context, l *lock.Locker) *acquisition {
 	ctx, cancel := context.WithCancel(ctx)
-	acq := &acquisition{t: t, cancel: cancel, done: make(returned)}
+	acq := &acquisition{t: t, done: make(returned)}
+	acq.cancel = func() {
+		now := time.Now()
+		acq.cancelled.CompareAndSwap(nil, &now)
+		cancel()
+	}
 	go func() {
 		defer close(acq.done)
 		acq.held, acq.err = l.Acquire(ctx)
@@ -307,9 +339,9 @@ func (p *contender) acquireInBackground() *acquisition {
 	select {
 	case acq.own = <-p.made:
 	case <-acq.done:
-		p.t.Fatalf("%s: acquisition returned before its candidate was created: %v", p.name, acq.err)
+		judged(p.t, claimOf(p.t), notShown).Fatalf("%s: acquisition returned before its candidate was created: %v", p.name, acq.err)
 	case <-time.After(within):
-		p.t.Fatalf("%s: no candidate created within %v", p.name, within)
+		judged(p.t, claimOf(p.t), notShown).Fatalf("%s: no candidate created within %v; last seen: %s", p.name, within, p.lastStep())
 	}
 	return acq
 }
@@ -317,7 +349,7 @@ func (p *contender) acquireInBackground() *acquisition {
 // stop cancels the acquisition, waits for it and releases a hold.
 func (acq *acquisition) stop() {
 	acq.cancel()
-	if err := wait.Until(within, "the cancelled acquisition to return", func() (bool, string) { return acq.finished(), "running" }); err != nil {
+	if err := wait.Until(within, "the cancelled acquisition to return", func() (bool, string) { return acq.finished(), acq.seen() }); err != nil {
 		acq.t.Logf("%v", err)
 		return
 	}
@@ -328,10 +360,20 @@ func (acq *acquisition) stop() {
 	}
 }
 
-// result waits for the acquisition to return.
+// result waits for the acquisition to return, as a step of the scene: a
+// return that does not come within the bound is not shown, with where the
+// acquisition stood.
 func (acq *acquisition) result() (*lock.Held, error) {
 	acq.t.Helper()
-	wait.Receive(acq.t, within, acq.what(), acq.done)
+	return acq.resultOr(notShown)
+}
+
+// resultOr waits for the acquisition to return; j judges a return that
+// does not come within the bound (refutedNow when that return is what the
+// claim observes), naming where the acquisition stood.
+func (acq *acquisition) resultOr(j judge) (*lock.Held, error) {
+	acq.t.Helper()
+	wait.ReceiveSeen(judged(acq.t, claimOf(acq.t), j), within, acq.what(), acq.done, acq.seen)
 	return acq.held, acq.err
 }
 
@@ -342,15 +384,43 @@ func (acq *acquisition) what() string {
 	return fmt.Sprintf("the return of %s's acquisition of %s", acq.p.name, acq.own)
 }
 
+// seen says where the acquisition stands: its return, or the recipe's
+// account of its wait (the predecessor it waits on, listings and wake-ups
+// counted on the wire) and its contender's last step.
+func (acq *acquisition) seen() string {
+	if acq.finished() {
+		return fmt.Sprintf("returned %s, %v", holdOf(acq.held), acq.err)
+	}
+	s := "not returned"
+	if at := acq.cancelled.Load(); at != nil {
+		s = fmt.Sprintf("cancelled %v ago, not returned", time.Since(*at).Round(time.Millisecond))
+	}
+	if acq.p == nil {
+		return s
+	}
+	if at, ok := acq.p.w.now(acq.own); ok {
+		s += fmt.Sprintf(", waiting=%v on %q after %d listing(s) and %d wake-up(s) on the wire", at.Waiting, at.Pred, at.Rounds, at.Wakeups)
+	}
+	return fmt.Sprintf("%s; %s's last step: %s", s, acq.p.name, acq.p.lastStep())
+}
+
 // finished reports, without waiting, whether the acquisition has returned.
 func (acq *acquisition) finished() bool { return acq.done.finished() }
 
 // waitsOn waits until the acquisition blocks on the watch of pred, and
-// returns it.
+// returns it; as a step of the scene, one that does not is not shown.
 func (acq *acquisition) waitsOn(pred string) *acquisition {
 	acq.t.Helper()
-	if at := acq.p.w.waitingOn(acq.t, pred); at.Own != acq.own {
-		acq.t.Fatalf("%s: got its acquisition of %s waiting on %s; want the one of %s", acq.p.name, at.Own, pred, acq.own)
+	return acq.waitsOnOr(notShown, pred)
+}
+
+// waitsOnOr is waitsOn for a wait the claim observes: j judges an
+// acquisition that does not block on pred.
+func (acq *acquisition) waitsOnOr(j judge, pred string) *acquisition {
+	acq.t.Helper()
+	t := judged(acq.t, claimOf(acq.t), j)
+	if at := acq.p.w.waitingOn(t, pred); at.Own != acq.own {
+		t.Fatalf("%s: got its acquisition of %s waiting on %s; want the one of %s", acq.p.name, at.Own, pred, acq.own)
 	}
 	return acq
 }
@@ -360,6 +430,13 @@ func (acq *acquisition) waitsOn(pred string) *acquisition {
 func (acq *acquisition) settled() attempt {
 	acq.t.Helper()
 	return acq.p.settled(acq.own)
+}
+
+// settledOr is settled for a state the claim observes (see
+// contender.settledOr).
+func (acq *acquisition) settledOr(j judge) attempt {
+	acq.t.Helper()
+	return acq.p.settledOr(j, acq.own)
 }
 
 // holdOf names a hold for a failure message.

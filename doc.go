@@ -24,21 +24,21 @@
 //     a server whose last zxid is behind what the session has seen refuses the
 //     session, as the client and the server's log both show, so the session
 //     never reads back in time. Proof: TestS4_SessionOrderAndNoGoingBack
-//     (consistency_test.go:1285)
+//     (consistency_test.go:1317)
 //   - S1 §1 ¶2 句1 (beyond): A 写入成功并经带外渠道告诉 B 之后，B
 //     在还没收到这次提交的 follower 上做普通读，拿到的仍是旧值 0。 — After A's
 //     write succeeds and A tells B out of band, B's plain read on a follower
 //     that has not yet received the commit still returns the old value 0.
 //     Proof: TestS1_PlainReadOnLaggingFollowerIsStale
 //     (consistency_test.go:338), Example_staleReadFromLaggingFollower
-//     (consistency_test.go:1021)
+//     (consistency_test.go:1053)
 //   - S2 §1 ¶2 句3 (beyond): porcupine
 //     把这段历史当作线性化寄存器来检查时予以拒绝；同样的操作若等 follower
 //     追上后 B 再读，则被接受。 — Porcupine rejects that history as a
 //     linearizable register and accepts the same history when B reads only
 //     after the follower has caught up. Proof:
 //     TestS2_StaleHistoryIsNotLinearizable (consistency_test.go:361),
-//     Example_staleReadFromLaggingFollower (consistency_test.go:1021)
+//     Example_staleReadFromLaggingFollower (consistency_test.go:1053)
 //   - S3 §1 ¶3 句2 (beyond): follower 以自己的本地状态回答 getData：leader
 //     发往它的数据流仍被扣着，读取照样完成，不需要与 leader 往返。 — A
 //     follower serves getData from its local state: the read completes while
@@ -64,15 +64,15 @@
 //     client of the old follower gets a successful sync and then reads 0
 //     although the new majority committed 1; porcupine finds it not
 //     linearizable. Proof: TestY2_SyncInTheZK1675WindowReadsStale
-//     (consistency_test.go:970), Example_syncInZK1675Window
-//     (consistency_test.go:1069)
+//     (consistency_test.go:1002), Example_syncInZK1675Window
+//     (consistency_test.go:1101)
 //   - Y7 §2 ¶2 句3 (beyond): 五台服务器上扣住足够多 follower 的确认，
 //     让一个写停在已提议、未提交的状态；剩下那台 follower 上的 sync
 //     要等这个提议提交后才返回，之后的读能看到这个写。 — On five servers, with
 //     enough followers' acknowledgements held that a write stays proposed and
 //     uncommitted, a sync from the remaining follower returns only after the
 //     proposal commits, and the read after it sees the write. Proof:
-//     TestY7_SyncQueuesBehindAnOutstandingProposal (consistency_test.go:1177)
+//     TestY7_SyncQueuesBehindAnOutstandingProposal (consistency_test.go:1209)
 //   - D1 §2 ¶3 句2 (not verified here): 文章核对时，ZOOKEEPER-1675 在 Apache
 //     的问题追踪里仍未解决，也没有修复版本；
 //     它旧的受影响版本标签本身说明不了整个 3.9.6 的行为。 — The status of
@@ -91,7 +91,7 @@
 //     conditional set is recorded as the server treats it (it takes a zxid and
 //     travels the commit chain), which is behaviour, not a documented
 //     guarantee. Proof: TestY4_ExistsAndHeartbeatsDoNotAdvance
-//     (consistency_test.go:688)
+//     (consistency_test.go:720)
 //   - Y9 §2 ¶4 句4 (beyond): 在三节点集群上，写屏障的代价是一次复制写：每次
 //     set 加读取都让每台服务器的 zxid 前进一，并让转发的请求、ACK、
 //     提案和提交经过 follower 到 leader 的链路；sync 加读取只经过一次转发的
@@ -109,19 +109,19 @@
 //     barrier's call: when another write completes between barrier and read,
 //     that composite interval is linearizable and the bare read interval is
 //     not. Proof: TestY5_CompositeReadIntervalMustIncludeTheBarrier
-//     (consistency_test.go:775)
+//     (consistency_test.go:807)
 //   - Y6 §2 ¶5 句3 (beyond): 屏障只把进度带到它自己那一刻：再扣住链路、
 //     让另一个写落地，之后的普通读又会是旧值。 — A barrier only brings
 //     progress up to itself: hold the link again, let another write land, and
 //     a later plain read is stale once more. Proof:
-//     TestY6_OneBarrierDoesNotMakeLaterReadsFresh (consistency_test.go:834)
+//     TestY6_OneBarrierDoesNotMakeLaterReadsFresh (consistency_test.go:866)
 //   - Y8 §2 ¶5 句3: 屏障不是跨路径的快照：B 先读 /a 再读 /b，其间另一个
 //     session 用一个 multi 同时改了两者，B
 //     拿到的这对值是从未同时存在过的状态。 — A barrier is no snapshot across
 //     paths: after it, B reads /a and then /b while another session changes
 //     both in one multi between the two reads, and B's pair of values is a
 //     state that never existed. Proof: TestY8_BarrierIsNoSnapshotAcrossPaths
-//     (consistency_test.go:1105)
+//     (consistency_test.go:1137)
 //
 // # §3 临时顺序锁怎样判断资格
 //
@@ -153,9 +153,9 @@
 //     — A waiter whose own node is gone, deleted by someone else or removed by
 //     session expiry, fails with an explicit lost-candidacy error and never
 //     reports holding the lock. Proof: TestL6_OwnNodeGoneMeansLostCandidacy
-//     (lock_test.go:360), TestL6_LateReleaseDeletesNothingOfTheNextHolder
-//     (lock_test.go:432), TestL6_ExpiredWaiterReportsSessionChanged
-//     (lock_test.go:473)
+//     (lock_test.go:362), TestL6_LateReleaseDeletesNothingOfTheNextHolder
+//     (lock_test.go:444), TestL6_ExpiredWaiterReportsSessionChanged
+//     (lock_test.go:485)
 //   - L4 §3 ¶3 句1: 删掉持有者的节点只会通知下一位候选，
 //     它重新列出孩子后拿到锁；再往后的候选什么也收不到，继续等。 — Deleting
 //     the holder's node notifies only the next candidate, which lists again
@@ -166,7 +166,7 @@
 //     个等待者里的一个；若每个等待者都 watch 父节点，则唤醒其中 N-1 个。 —
 //     Measured herd effect in a fault-free run: one release wakes exactly one
 //     of N waiters under the predecessor recipe, but N-1 of them when every
-//     waiter watches the parent. Proof: TestL7_HerdEffect (lock_test.go:525)
+//     waiter watches the parent. Proof: TestL7_HerdEffect (lock_test.go:537)
 //   - L11 §3 ¶3 句3: 前驱链不承诺只有一次回调：
 //     等待者若因前驱被删以外的原因被回调（前驱数据变了、重连、迟来的回调），
 //     会重新列出，只有自己最小时才拿到锁。 — The predecessor chain promises no
@@ -174,20 +174,20 @@
 //     predecessor's deletion (a data change on the predecessor, a reconnect, a
 //     callback that comes late) lists again and acquires only when it is the
 //     lowest. Proof: TestL11_CallbackThatIsNoDeletionListsAgain
-//     (lock_test.go:1429), TestL11_LateCallbackAfterReconnectListsAgain
-//     (lock_test.go:1505)
+//     (lock_test.go:1443), TestL11_LateCallbackAfterReconnectListsAgain
+//     (lock_test.go:1519)
 //   - L8 §3 ¶4 句3: 前驱在 getChildren 与 exists(watch) 之间消失时，exists
 //     找不到节点，等待者马上重新列出；配方里的钩子在每次尝试时都打开这个窗口，
 //     不用 sleep。 — When the predecessor disappears between getChildren and
 //     exists(watch), exists finds no node and the waiter lists again
 //     immediately; a recipe hook opens this window on every attempt, without
-//     sleeping. Proof: TestL8_ListExistsRace (lock_test.go:780),
+//     sleeping. Proof: TestL8_ListExistsRace (lock_test.go:792),
 //     Example_listExistsRace (lock_example_test.go:156)
 //   - L9 §3 ¶5 句3: create 成功后，同一 session 随即做的 getChildren（哪怕经由
 //     follower）包含它自己的节点，以及每个仍然存在的更小候选。 — Right after
 //     its create succeeds, the same session's getChildren, even through a
 //     follower, contains its own node and every smaller candidate that still
-//     exists. Proof: TestL9_ReadYourCreateOnFollower (lock_test.go:840)
+//     exists. Proof: TestL9_ReadYourCreateOnFollower (lock_test.go:852)
 //   - L12 §3 ¶5 句5: 等待者所连的 follower 还没看到前驱被删除时，即使 leader
 //     已经应用了这次删除，等待者也继续等待；follower 追上以后，
 //     它重新列出孩子，只有前面不再有候选时才持有锁，绝不会更早。 — A waiter
@@ -195,7 +195,7 @@
 //     waiting, though the leader has applied the deletion; once the follower
 //     catches up the waiter lists again and holds only if no candidate is left
 //     ahead of it, never before. Proof:
-//     TestL12_UnseenDeletionOnlyDelaysTheWaiter (lock_test.go:1017)
+//     TestL12_UnseenDeletionOnlyDelaysTheWaiter (lock_test.go:1029)
 //   - L10 §3 ¶6 句4: 拿来选主时，最小后缀只意味着成为候选：
 //     胜者先恢复状态再发布 ready 节点；等 ready
 //     的客户端永远读不到恢复到一半的状态，而把最小候选当作 leader
@@ -203,7 +203,7 @@
 //     makes a candidate: the winner recovers state and then publishes a ready
 //     node; a client that waits for ready never reads a half-recovered state,
 //     while one that takes the lowest candidate for the leader does. Proof:
-//     TestL10_ElectionNeedsReadyAcrossFailover (lock_test.go:1139),
+//     TestL10_ElectionNeedsReadyAcrossFailover (lock_test.go:1151),
 //     Example_electionNeedsReady (lock_example_test.go:225)
 //
 // # §4 create 回复丢失以后怎样找回节点
@@ -211,33 +211,33 @@
 //   - R6 §4 ¶2 句1: GUID 对得上、ephemeralOwner 却是别的 session 的节点，
 //     绝不会被认作自己的。 — A node with the right GUID whose ephemeralOwner
 //     is another session is never adopted. Proof:
-//     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:520)
+//     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:567)
 //   - R3 §4 ¶2 句2: 用同一 session 与 GUID 恢复：列出父节点，
 //     正好找到一个带这个 GUID、属于本 session 的孩子，
 //     也就是服务器建的那个节点，确认时不借助代理提供的任何信息。 — Recovery
 //     with the same session and GUID lists the parent and finds exactly one
 //     child with that GUID owned by this session, the node the server created,
 //     confirmed without any help from the proxy. Proof:
-//     TestR3_RecoverFindsExactlyTheServersNode (proxy_test.go:292),
-//     TestR3_RecoverSyncsBeforeListing (proxy_test.go:331),
-//     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:697),
-//     Example_lostCreateReply (proxy_test.go:911)
+//     TestR3_RecoverFindsExactlyTheServersNode (proxy_test.go:339),
+//     TestR3_RecoverSyncsBeforeListing (proxy_test.go:378),
+//     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:744),
+//     Example_lostCreateReply (proxy_test.go:962)
 //   - R5 §4 ¶2 句3: 没有节点带着这个 GUID 时，恢复报告节点缺失，
 //     绝不自作主张变成一次新的获取。 — With no node carrying the GUID,
 //     recovery reports it missing and never turns into a fresh acquisition on
 //     its own. Proof: TestR5_NoMatchIsMissingNotANewAcquisition
-//     (proxy_test.go:478)
+//     (proxy_test.go:525)
 //   - R1 §4 ¶3 句2: 代理转发 create，凭 xid 认出 err=0 的那条回复，
 //     把它丢掉并关闭连接：调用方得到连接丢失，而节点已经在服务器上了。 — The
 //     proxy forwards the create, spots its reply by xid with err=0, drops it
 //     and closes the connection: the caller gets connection loss while the
 //     node exists on the server. Proof:
-//     TestR1_ProxyDropsTheSuccessfulCreateReply (proxy_test.go:208),
-//     Example_lostCreateReply (proxy_test.go:911)
+//     TestR1_ProxyDropsTheSuccessfulCreateReply (proxy_test.go:255),
+//     Example_lostCreateReply (proxy_test.go:962)
 //   - R2 §4 ¶3 句4: 经代理重新连上后，session id 保持不变。 — Reconnecting
 //     through the proxy keeps the same session id. Proof:
-//     TestR2_SessionSurvivesTheLostReply (proxy_test.go:267),
-//     Example_lostCreateReply (proxy_test.go:911)
+//     TestR2_SessionSurvivesTheLostReply (proxy_test.go:314),
+//     Example_lostCreateReply (proxy_test.go:962)
 //   - E5 §4 ¶4 句1 (beyond): 代理的 Go
 //     编解码器在它读取的每种记录上都与服务器自带 jar 中的官方 Jute 类一致，
 //     两个方向都是，模糊测试下也是；没有 JDK 的机器上这项证明会跳过并说明。 —
@@ -250,7 +250,7 @@
 //     The proxy decodes request and reply headers and the CreateRequest only,
 //     never the create's response body, and lets each connection's first
 //     (handshake) frame through without reading an xid from it. Proof:
-//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:568),
+//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:615),
 //     internal/faultproxy.TestZKNeverDecodesCreateReplyBody
 //     (internal/faultproxy/zk_test.go:494),
 //     internal/faultproxy.TestZKFirstFrameIsNeverParsed
@@ -263,8 +263,8 @@
 //     此后恢复以明确的歧义错误失败，并且什么也不删。 — Retrying the create
 //     blindly makes a second node, after which recovery fails with an explicit
 //     ambiguity error and deletes nothing. Proof:
-//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:429),
-//     Example_lostCreateReply (proxy_test.go:911)
+//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:476),
+//     Example_lostCreateReply (proxy_test.go:962)
 //   - D2 §4 ¶5 句3 (not verified here): GUID 只是一次逻辑获取的查找键：它不让
 //     create 变成恰好一次，也代替不了持久的客户端状态或客户端重启后的恢复。 —
 //     The GUID is the lookup key of one logical acquisition. It does not make
@@ -273,7 +273,7 @@
 //   - R8 §4 ¶5 句4: session 过期后，旧节点不再带来候选资格，新的获取换用新的
 //     GUID。 — Once the session has expired its old node gives no candidacy,
 //     and a new acquisition uses a fresh GUID. Proof:
-//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:613)
+//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:660)
 //
 // # §5 资源接受新 token 后拒绝旧写
 //
@@ -487,7 +487,7 @@
 //     connection loss gets a larger sequence number while the first node still
 //     exists, so recovery must check session and ephemeralOwner and handle
 //     zero or several matches. Proof: Example_x1RetryAfterConnectionLoss
-//     (proxy_test.go:975)
+//     (proxy_test.go:1026)
 //   - X2 §8 ¶4 句1: 照题面做练习二：A 过期时资源的高水位已经是 A 的 token 0，A
 //     写之前确实问过 ZooKeeper，竞态也被展示出来，
 //     资源在这个状态下（而不是空资源）接受 A 迟到的 token 0。 — Exercise 2 as

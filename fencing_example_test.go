@@ -201,7 +201,7 @@ func (fc *fencingCast) cutA(t zkserver.TB) {
 func (fc *fencingCast) heldOnceAExpires(t zkserver.TB, id string, waitingB *acquisition) *lock.Held {
 	t.Helper()
 	fc.cutA(t)
-	wait.Receive(t, 10*expirySessionTimeout, id+": the return of B's acquisition after A's blackhole", waitingB.done)
+	wait.ReceiveSeen(judged(t, id, notShown), 10*expirySessionTimeout, "the return of B's acquisition after A's blackhole", waitingB.done, waitingB.seen)
 	if waitingB.err != nil {
 		notShown(t, id, "B acquire: %v", waitingB.err)
 	}

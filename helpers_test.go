@@ -53,6 +53,31 @@ func claim(t zkserver.TB, id string) {
 		t.Fatalf("claim %s: got no entry in %s; want one", id, claimIndexPath)
 	}
 	t.Logf("claim %s (%s): %s", c.ID, c.Where(), c.Statement)
+	if was, dup := opened.LoadOrStore(t.Name(), c.ID); dup && was != c.ID {
+		opened.Store(t.Name(), "") // two claims in one record: none is the claim of its waits
+	}
+	t.Cleanup(func() { opened.Delete(t.Name()) })
+}
+
+// opened maps a test's name to the claim its record opened ("" when it
+// opened several), for claimOf.
+var opened sync.Map
+
+// claimOf returns the claim t proves: the one claim opened on t, or on the
+// nearest test t runs under. It is "" for a test that proves no claim (the
+// peer table) or several, whose waits then fail without a verdict.
+func claimOf(t zkserver.TB) string {
+	for name := t.Name(); name != ""; {
+		if id, ok := opened.Load(name); ok {
+			return id.(string)
+		}
+		i := strings.LastIndexByte(name, '/')
+		if i < 0 {
+			break
+		}
+		name = name[:i]
+	}
+	return ""
 }
 
 // evidence states the observation that would differ if the claim were
@@ -114,6 +139,33 @@ func brokenCheck(t failer, id, format string, args ...any) {
 	t.Helper()
 	t.Attr(claims.VerdictKey(id), claims.VerdictNotShown)
 	t.Errorf("%s not shown: %s", id, fmt.Sprintf(format, args...))
+}
+
+// judge states a verdict on claim id and stops the test: refutedNow, when
+// what failed is the claim's own observation, or notShown, when it was a
+// step of the scene the observation needs.
+type judge func(t zkserver.TB, id, format string, args ...any)
+
+// judged returns t for a wait on a recipe's answer: when the wait gives up,
+// its failure (what it waited for, the last state seen) becomes j's
+// verdict line on claim id, within the wait's bound. Without a claim (id
+// ""), it is t: the failure states no verdict.
+func judged(t zkserver.TB, id string, j judge) zkserver.TB {
+	if id == "" {
+		return t
+	}
+	return judgedT{TB: t, id: id, j: j}
+}
+
+type judgedT struct {
+	zkserver.TB
+	id string
+	j  judge
+}
+
+func (jt judgedT) Fatalf(format string, args ...any) {
+	jt.TB.Helper()
+	jt.j(jt.TB, jt.id, format, args...)
 }
 
 // phase writes a "# heading" line between the steps of a scenario.
@@ -266,9 +318,14 @@ func removeTree(c *zk.Conn, path string) error {
 // -> paths) into key -> sorted values, keeping only paths under root.
 func watchTable(t zkserver.TB, s *zkserver.Server, word, root string) map[string][]string {
 	t.Helper()
+	return parseWatchTable(s.Word(t, word), word, root)
+}
+
+// parseWatchTable is watchTable on a wchp or wchc answer already read.
+func parseWatchTable(answer, word, root string) map[string][]string {
 	out := map[string][]string{}
 	key := ""
-	sc := bufio.NewScanner(strings.NewReader(s.Word(t, word)))
+	sc := bufio.NewScanner(strings.NewReader(answer))
 	for sc.Scan() {
 		line := sc.Text()
 		if strings.TrimSpace(line) == "" {

@@ -254,7 +254,7 @@ func Example_electionNeedsReady() {
 
 		recovered := L1.finishRecovery()
 		fmt.Printf("L1 recovered %q and published ready\n", recovered)
-		wait.Receive(sc, within, "Qready's use", asked)
+		wait.ReceiveSeen(judged(sc, "L10", notShown), within, "Qready's use once L1 published ready", asked, func() string { return "Qready's use pending" })
 		fmt.Printf("Qready uses %s and reads %q\n", correct.leader, correct.state)
 	})
 	// Output:

@@ -322,14 +322,16 @@ func TestL5_WatchEventIsNotSuccess(t *testing.T) {
 	phase(t, "B gives up while A holds")
 	B.a.info("cancel")
 	b.cancel()
-	if _, err := b.result(); !errors.Is(err, context.Canceled) {
+	// B giving up is the middle waiter of the claim: a cancel it does not
+	// answer refutes it.
+	if _, err := b.resultOr(refutedNow); !errors.Is(err, context.Canceled) {
 		t.Fatalf("B: got %v; want context.Canceled", err)
 	}
 	if ok, _ := statOf(t, r.O, root+"/"+b.own); ok {
 		t.Fatalf("B's node %s still exists after B gave up", b.own)
 	}
-	c.waitsOn(nodeOf(heldByA))
-	st := c.settled()
+	c.waitsOnOr(refutedNow, nodeOf(heldByA))
+	st := c.settledOr(refutedNow)
 	evidence(t, "after B gave up, C got %d event(s) and listed %d times; it waits=%v on %s and acquired=%v while A holds", st.Wakeups, st.Rounds, st.Waiting, st.Pred, c.finished())
 	if st.Wakeups != 1 || st.Rounds != 2 {
 		refuted(t, "L5", "got C with %d events and %d lists; want 1 event and 2 lists", st.Wakeups, st.Rounds)
@@ -377,7 +379,7 @@ func TestL6_OwnNodeGoneMeansLostCandidacy(t *testing.T) {
 	if err := heldByA.Release(r.ctx); err != nil {
 		t.Fatalf("A release: %v", err)
 	}
-	hb, err := b.result()
+	hb, err := b.resultOr(refutedNow)
 	evidence(t, "B, whose node O deleted, returned hold=%v err=%v when A released", hb != nil, err)
 	if hb != nil {
 		refuted(t, "L6", "B reported acquisition (%s) without its node", hb.Path)
@@ -401,7 +403,17 @@ func TestL6_OwnNodeGoneMeansLostCandidacy(t *testing.T) {
 	default:
 	}
 	deleteAs(t, r.O, r.o, he.Path)
-	wait.Receive(t, within, "L6 violated: the close of E's Lost after its node was deleted", lost)
+	wait.ReceiveSeen(judged(t, "L6", refutedNow), within, "E's Lost to close after O deleted E's node", lost, func() string {
+		ok, st, err := r.O.Exists(he.Path)
+		if err != nil {
+			return fmt.Sprintf("Lost still open; O's exists %s: %v", nodeOf(he), err)
+		}
+		node := "gone"
+		if ok {
+			node = fmt.Sprintf("still there (owner 0x%x, E's session %s)", st.EphemeralOwner, e.c.SessionHex())
+		}
+		return fmt.Sprintf("Lost still open; E's node %s %s as O sees it; E's last step: %s", nodeOf(he), node, e.lastStep())
+	})
 	rerr := he.Release(r.ctx)
 	e.a.info("Lost closed; Release: %v", rerr)
 	if !errors.Is(rerr, lock.ErrLostCandidacy) {
@@ -492,7 +504,7 @@ func TestL6_ExpiredWaiterReportsSessionChanged(t *testing.T) {
 	})
 	r.o.info("B's node %s deleted by the server: session %s expired", pb.own, oldSession)
 	p.Heal()
-	hb, err := pb.result()
+	hb, err := pb.resultOr(refutedNow)
 	evidence(t, "B, cut off until its session %s expired, returned hold=%v err=%v", oldSession, hb != nil, err)
 	if hb != nil {
 		refuted(t, "L6", "B reported acquisition after its session expired")
@@ -1036,7 +1048,7 @@ func TestL12_UnseenDeletionOnlyDelaysTheWaiter(t *testing.T) {
 	sc.unseenDeletion(pP.own, func() {
 		p.a.info("gives up: its acquisition is cancelled")
 		pP.cancel()
-		wait.Receive(t, within, "the return of P's cancelled acquisition", pP.done)
+		pP.result() // P giving up is L12's scene, not its observation: a cancel P does not answer is not shown
 	})
 	phase(t, "released: W must list again, find H ahead and wait on it")
 	sc.waitsOnOrReturns(path.Base(hH.Path), "H still holds")
@@ -1047,7 +1059,7 @@ func TestL12_UnseenDeletionOnlyDelaysTheWaiter(t *testing.T) {
 			notShown(t, "L12", "H's release: %v", err)
 		}
 	})
-	hW, err := sc.pW.result()
+	hW, err := sc.pW.resultOr(refutedNow)
 	if err != nil {
 		refutedNow(t, "L12", "W's acquisition returned %v once its follower had caught up and no candidate was ahead; want a hold", err)
 	}
@@ -1110,7 +1122,7 @@ func (sc *l12Scene) unseenDeletion(node string, del func()) {
 func (sc *l12Scene) waitsOnOrReturns(pred, why string) {
 	t := sc.t
 	t.Helper()
-	wait.For(t, within, "W to wait on "+pred+" or return", func() (bool, string) {
+	wait.For(judged(t, "L12", refutedNow), within, "W to wait on "+pred+" or return", func() (bool, string) {
 		at, _ := sc.w.w.now(sc.pW.own)
 		return sc.pW.finished() || at.Waiting && at.Pred == pred, fmt.Sprintf("W waiting=%v on %q, returned %v", at.Waiting, at.Pred, sc.pW.finished())
 	})
@@ -1404,7 +1416,9 @@ func (el *election) round(p *electionCandidate, ready, lowest *electionClient) e
 	}
 	ready.a.info("while %s is half recovered: %s", p.name, r.whileHalf)
 	r.recovered = p.finishRecovery()
-	wait.Receive(t, within, ready.name+"'s use", done)
+	wait.ReceiveSeen(judged(t, "L10", notShown), within, ready.name+"'s use once "+p.name+" published ready", done, func() string {
+		return fmt.Sprintf("%s's use pending; while %s was half recovered it %s", ready.name, p.name, r.whileHalf)
+	})
 	if correct.err != nil {
 		notShown(t, "L10", "%s: %v", ready.name, correct.err)
 	}

@@ -210,7 +210,7 @@ func (k *driverLock) acquire(timeout time.Duration) *peerTry {
 	if timeout > 0 && !k.k.Hello.Timeout {
 		k.sc.t.Fatalf("%s's driver says its acquire takes no timeout; the scenario asked for %v", k.sc.r.name, timeout)
 	}
-	try := newTry(k.name)
+	try := newTry(k)
 	call := k.k.AcquireAsync(k.sc.dir, k.name, timeout)
 	go func() {
 		r, err := call.Wait(context.Background())
@@ -316,7 +316,7 @@ func (g *goLock) acquire(timeout time.Duration) *peerTry {
 		ctx, cancel = context.WithTimeout(context.Background(), timeout)
 	}
 	g.stop = cancel
-	try := newTry(g.who())
+	try := newTry(g)
 	g.a.invoke("Acquire %s (timeout %v)", g.sc.dir, timeout)
 	go func() {
 		defer cancel()

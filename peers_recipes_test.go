@@ -132,6 +132,7 @@ type peerLock interface {
 // peerTry is an acquisition running in the background.
 type peerTry struct {
 	who   string
+	l     peerLock // the contender acquiring
 	began time.Time
 	done  returned
 	// Set before done is closed.
@@ -141,8 +142,8 @@ type peerTry struct {
 	took time.Duration
 }
 
-func newTry(who string) *peerTry {
-	return &peerTry{who: who, began: time.Now(), done: make(chan struct{})}
+func newTry(l peerLock) *peerTry {
+	return &peerTry{who: l.who(), l: l, began: time.Now(), done: make(chan struct{})}
 }
 
 func (p *peerTry) finish(held bool, node string, err error) {
@@ -187,9 +188,28 @@ func runPeers(t *testing.T, s *zkserver.Server, sp peerScenario, body func(sc *s
 			}
 			sc.O = zkclient.Connect(t, "O", []string{s.Client})
 			sc.dir = testRoot(t, sc.O)
-			sc.record(body(sc))
+			sc.record(sc.play(body))
 		})
 	}
+}
+
+// sceneEnd ends a scene before its body returns, with the recipe's cell:
+// its answer did not come within the scene's bound (see result).
+type sceneEnd struct{ cell peerCell }
+
+// play runs the scene's body and returns its cell, also when a recipe's
+// silence ended the scene (sceneEnd).
+func (sc *scene) play(body func(sc *scene) peerCell) (c peerCell) {
+	defer func() {
+		if r := recover(); r != nil {
+			end, ok := r.(sceneEnd)
+			if !ok {
+				panic(r)
+			}
+			c = end.cell
+		}
+	}()
+	return body(sc)
 }
 
 // record logs the cell. Ours must keep every guarantee: a cell of ours
@@ -326,17 +346,68 @@ func (sc *scene) waiterBehindHolder() (holder string, w peerLock, tw *peerTry) {
 }
 
 // result waits, within bound, for the acquisition to return and logs what
-// it returned.
+// it returned. When ours does not return within bound, that is its answer
+// to the scenario: the scene ends there, its cell says broke with where
+// the acquisition stood, and the test fails as ours did not keep. A peer
+// answers through its library or its driver's process, and a silence
+// there may be the driver's: the test fails, the observation not made,
+// with the same account.
 func (sc *scene) result(try *peerTry, bound time.Duration) *peerTry {
 	sc.t.Helper()
-	wait.Receive(sc.t, bound, "the return of "+try.who+"'s acquisition", try.done)
+	if why := sc.awaitReturn(try, bound); why != "" {
+		if sc.r.name == recipeOurs {
+			panic(sceneEnd{broke("", "%s", why)})
+		}
+		sc.t.Fatalf("%s: %s", sc.sp.id, why)
+	}
+	return try
+}
+
+// awaitReturn waits, within bound, for the acquisition to return and logs
+// what it returned; or, once bound has passed, logs and returns where it
+// stood then.
+func (sc *scene) awaitReturn(try *peerTry, bound time.Duration) string {
+	sc.t.Helper()
 	a := newActor(sc.t, try.who)
+	if err := wait.Until(bound, "the return of "+try.who+"'s acquisition", func() (bool, string) { return try.finished(), "not returned" }); err != nil {
+		why := fmt.Sprintf("%v; %s", err, sc.seen(try))
+		a.info("no return: %s", why)
+		return why
+	}
 	if try.held {
 		a.ok("held %s (after %v)", orUnsaid(try.node), try.took.Round(time.Millisecond))
 	} else {
 		a.fail("%v (after %v)", try.err, try.took.Round(time.Millisecond))
 	}
-	return try
+	return ""
+}
+
+// seen says where an acquisition stands as the server shows it: the nodes
+// its session owns in the dir and the nodes there it watches. It reads
+// without failing the test: it explains a failure.
+func (sc *scene) seen(try *peerTry) string {
+	sess := try.l.session()
+	s := fmt.Sprintf("%s's session %s", try.who, sess)
+	kids, _, err := sc.O.Children(sc.dir)
+	if err != nil {
+		return fmt.Sprintf("%s; O's children %s: %v", s, sc.dir, err)
+	}
+	var mine []string
+	for _, k := range kids {
+		if ok, st, err := sc.O.Exists(sc.dir + "/" + k); err == nil && ok && fmt.Sprintf("0x%x", st.EphemeralOwner) == sess {
+			mine = append(mine, k)
+		}
+	}
+	s += fmt.Sprintf(" owns %v of the dir's %d children", mine, len(kids))
+	a, err := zkserver.FourLetter(sc.s.Client, "wchc", 2*time.Second)
+	if err != nil {
+		return fmt.Sprintf("%s (wchc: %v)", s, err)
+	}
+	var watched []string
+	for _, p := range parseWatchTable(a, "wchc", sc.dir)[sess] {
+		watched = append(watched, path.Base(p))
+	}
+	return fmt.Sprintf("%s and watches %v", s, watched)
 }
 
 func orUnsaid(node string) string {
@@ -350,7 +421,10 @@ func orUnsaid(node string) string {
 // without it the observation cannot be made.
 func (sc *scene) mustHold(try *peerTry, why string) {
 	sc.t.Helper()
-	if sc.result(try, peerCallWithin); !try.held {
+	if seen := sc.awaitReturn(try, peerCallWithin); seen != "" {
+		sc.t.Fatalf("%s: %s (%s)", sc.sp.id, seen, why)
+	}
+	if !try.held {
 		sc.t.Fatalf("%s: %s's acquisition: got %v; want a hold (%s)", sc.sp.id, try.who, try.err, why)
 	}
 }
@@ -436,7 +510,7 @@ func (o *oursLock) acquire(timeout time.Duration) *peerTry {
 		ctx, cancel = context.WithCancel(context.Background())
 	}
 	o.stop = cancel
-	try := newTry(o.who())
+	try := newTry(o)
 	o.p.a.invoke("Acquire %s (timeout %v)", o.sc.dir, timeout)
 	mark := o.p.c.Mark()
 	go func() {
@@ -536,7 +610,7 @@ func (g *gozkLock) acquire(timeout time.Duration) *peerTry {
 	if timeout > 0 {
 		g.sc.t.Fatalf("go-zookeeper's zk.Lock takes no timeout; the scenario asked for %v", timeout)
 	}
-	try := newTry(g.who())
+	try := newTry(g)
 	g.a.invoke("zk.Lock %s", g.sc.dir)
 	go func() {
 		err := g.l.Lock()

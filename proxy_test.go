@@ -76,31 +76,74 @@ var (
 // error. A call that returns no error may have been answered (the fault then
 // is cancelled, and the caller sees Dropped false) or may have resolved the
 // loss itself; a call that returns an error saw the connection close.
-func (lr *lostReply) loseReply(t zkserver.TB, m faultproxy.Match, call func() error) (faultproxy.DropResult, error) {
+//
+// The fault and A's reconnection are the scene of claim id, not its
+// observation: a reply dropped on a connection that stayed open (A's
+// client saw no disconnect), a call that does not return, or a session
+// that does not come back, within their bounds, stop the proof, not
+// shown, with what was seen.
+func (lr *lostReply) loseReply(t zkserver.TB, id string, m faultproxy.Match, call func() error) (faultproxy.DropResult, error) {
 	t.Helper()
 	d := lr.proxy.LoseReply(m)
 	mark := lr.a.c.Mark()
 	lr.sessionBefore = lr.a.c.SessionID()
 	lr.a.a.info("the proxy will lose the reply to A's %s", m)
-	err := call()
-	if err == nil {
-		d.Cancel() // a no-op once the fault has acted
-	} else {
-		faultEnded(t, d, fmt.Sprintf("the end of the fault on A's %s after A's error %v", m, err))
+	ret := make(chan error, 1)
+	go func() { ret <- call() }()
+	scene := judged(t, id, notShown)
+	// A dropped reply leaves A's call waiting until its connection ends, so
+	// the call need not return first.
+	wait.For(scene, within, fmt.Sprintf("A's call to return or the fault on A's %s to end", m), func() (bool, string) {
+		select {
+		case <-d.Done():
+			return true, ""
+		default:
+			return len(ret) > 0, fmt.Sprintf("A's call pending; the fault so far: %+v", d.Result())
+		}
+	})
+	var err error
+	returned := false
+	select {
+	case <-d.Done():
+	default: // A's call returned before the fault ended
+		err, returned = <-ret, true
+		if err == nil {
+			d.Cancel() // a no-op once the fault has acted
+		} else {
+			faultEnded(scene, d, fmt.Sprintf("the end of the fault on A's %s after A's error %v", m, err))
+		}
 	}
 	res := d.Result()
+	if res.Dropped {
+		// The reply is lost as the claims need it only with A's connection:
+		// closed by the proxy, seen closed by A's client.
+		if werr := lr.a.c.WaitStateSince(mark, zk.StateDisconnected, within); werr != nil {
+			notShown(t, id, "the proxy reports the reply to A's %s dropped (xid=%d err=%d: %s), but A's connection did not close: %v; the proxy has %d connection(s) open; A's call returned: %v", jute.OpName(res.Op), res.Xid, res.Err, res.Reason, werr, lr.proxy.Stats().Open, returned)
+		}
+		lr.a.a.info("disconnected: the proxy closed A's connection with the reply")
+	}
+	if !returned {
+		err = wait.ReceiveSeen(scene, lostCallWithin, "the return of A's call after the fault on its "+m.String(), ret, func() string {
+			return fmt.Sprintf("A's call pending; the fault: %+v; A's session states since it was armed: %v", res, lr.a.c.States()[mark:])
+		})
+	}
 	if !res.Dropped {
 		lr.sessionAfter = lr.a.c.SessionID()
 		lr.a.a.info("the fault ended without dropping (%s); session 0x%x", res.Reason, lr.sessionAfter)
 		return res, err
 	}
 	if werr := lr.a.c.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); werr != nil {
-		t.Fatalf("after the lost reply: %v", werr)
+		notShown(t, id, "after the lost reply A did not reconnect: %v", werr)
 	}
 	lr.sessionAfter = lr.a.c.SessionID()
 	lr.a.a.info("reconnected: session 0x%x (before 0x%x)", lr.sessionAfter, lr.sessionBefore)
 	return res, err
 }
+
+// lostCallWithin bounds the return of A's call once a fault has ended: the
+// calls run under lockCtx (3 × within), and the recipe returns at most
+// cleanupGrace (3 s) after its context ends.
+const lostCallWithin = 4 * within
 
 // faultEnded waits until the lost-reply fault d has acted (or given up),
 // and fails t naming what it waited for and the fault's state otherwise.
@@ -123,7 +166,7 @@ func faultEnded(t zkserver.TB, d *faultproxy.Drop, what string) faultproxy.DropR
 // server: the proxy holds A's traffic to the server until the request is
 // among the held bytes, then cuts A's connection (the held bytes go with
 // it), runs cut (A is cut off now), and heals. It returns call's error.
-func (lr *lostReply) loseRequest(t zkserver.TB, m faultproxy.Match, call func() error, cut func()) error {
+func (lr *lostReply) loseRequest(t zkserver.TB, id string, m faultproxy.Match, call func() error, cut func()) error {
 	t.Helper()
 	d := lr.proxy.LoseReply(m)
 	mark := lr.a.c.Mark()
@@ -132,16 +175,20 @@ func (lr *lostReply) loseRequest(t zkserver.TB, m faultproxy.Match, call func() 
 	lr.proxy.Hold(faultproxy.Up)
 	res := make(chan error, 1)
 	go func() { res <- call() }()
-	wait.For(t, within, "the proxy to hold A's "+m.String(), func() (bool, string) {
+	// As in loseReply, the fault and A's reconnection are claim id's scene.
+	scene := judged(t, id, notShown)
+	wait.For(scene, within, "the proxy to hold A's "+m.String(), func() (bool, string) {
 		r := d.Result()
 		return r.Xid != 0, fmt.Sprintf("%+v", r)
 	})
 	lr.proxy.Cut(faultproxy.BothEnds)
 	cut()
 	lr.proxy.Heal()
-	err := wait.Receive(t, within, "the return of A's call after the heal", res)
+	err := wait.ReceiveSeen(scene, within, "the return of A's call after the heal", res, func() string {
+		return fmt.Sprintf("A's call pending; A's session states since the fault was armed: %v", lr.a.c.States()[mark:])
+	})
 	if werr := lr.a.c.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); werr != nil {
-		t.Fatalf("after the lost request: %v", werr)
+		notShown(t, id, "after the lost request A did not reconnect: %v", werr)
 	}
 	lr.sessionAfter = lr.a.c.SessionID()
 	return err
@@ -171,7 +218,7 @@ func loseCreate(t zkserver.TB, id string, lr *lostReply) *lostCreate {
 	lc := &lostCreate{lostReply: lr}
 	phase(t, "the proxy loses the reply to A's create under %s", lc.parent)
 	ctx := lockCtx(t)
-	lc.drop, lc.createErr = lc.loseReply(t, faultproxy.Match{Ops: createOps, Under: lc.parent}, func() error {
+	lc.drop, lc.createErr = lc.loseReply(t, id, faultproxy.Match{Ops: createOps, Under: lc.parent}, func() error {
 		_, err := lc.a.l.Acquire(ctx)
 		return err
 	})
@@ -232,7 +279,7 @@ func TestR1_ProxyDropsTheSuccessfulCreateReply(t *testing.T) {
 		{"its parent is missing", lc.parent + "/missing/child", zk.ErrNoNode, -101},
 	} {
 		accepted := lc.proxy.Stats().Accepted
-		res, err := lc.loseReply(t, faultproxy.Match{Ops: createOps, Under: lc.parent}, func() error {
+		res, err := lc.loseReply(t, "R1", faultproxy.Match{Ops: createOps, Under: lc.parent}, func() error {
 			lc.a.a.invoke("create %s (%s)", f.path, f.why)
 			_, err := lc.a.c.Create(f.path, nil, 0, zk.WorldACL(zk.PermAll))
 			lc.a.a.fail("%v", err)
@@ -489,7 +536,7 @@ func TestR5_NoMatchIsMissingNotANewAcquisition(t *testing.T) {
 	if err := h.Release(ctx); err != nil {
 		t.Fatalf("A release: %v", err)
 	}
-	createErr := lr.loseRequest(t, faultproxy.Match{Ops: createOps, Under: lr.parent}, func() error {
+	createErr := lr.loseRequest(t, "R5", faultproxy.Match{Ops: createOps, Under: lr.parent}, func() error {
 		_, err := lr.a.l.Acquire(ctx)
 		return err
 	}, func() {})
@@ -699,7 +746,7 @@ func TestR3_ReleaseLooksAgainAfterALostDelete(t *testing.T) {
 	claim(t, "R3")
 	t.Run("the delete took effect and its reply was lost", func(t *testing.T) {
 		lr, ha, b, pb := releaseScene(t, joinOpts{})
-		res, err := lr.loseReply(t, faultproxy.Match{Ops: deleteOps, Path: ha.Path}, func() error { return ha.Release(lockCtx(t)) })
+		res, err := lr.loseReply(t, "R3", faultproxy.Match{Ops: deleteOps, Path: ha.Path}, func() error { return ha.Release(lockCtx(t)) })
 		if !res.Dropped {
 			notShown(t, "R3", "the proxy did not lose the delete's reply: %+v", res)
 		}
@@ -708,7 +755,7 @@ func TestR3_ReleaseLooksAgainAfterALostDelete(t *testing.T) {
 	t.Run("the delete never reached the server", func(t *testing.T) {
 		lr, ha, b, pb := releaseScene(t, joinOpts{})
 		var stillThere bool
-		err := lr.loseRequest(t, faultproxy.Match{Ops: deleteOps, Path: ha.Path}, func() error { return ha.Release(lockCtx(t)) }, func() {
+		err := lr.loseRequest(t, "R3", faultproxy.Match{Ops: deleteOps, Path: ha.Path}, func() error { return ha.Release(lockCtx(t)) }, func() {
 			stillThere, _ = statOf(t, lr.O, ha.Path)
 			lr.o.info("A is cut off; A's node %s exists: %v", path.Base(ha.Path), stillThere)
 		})
@@ -733,7 +780,7 @@ func abandonedCandidateLooksAgain(t *testing.T) {
 	acq := lr.a.acquireInBackground().waitsOn(nodeOf(hh))
 	aNode := lr.parent + "/" + acq.own
 	var stillThere bool
-	err := lr.loseRequest(t, faultproxy.Match{Ops: deleteOps, Under: lr.parent}, func() error {
+	err := lr.loseRequest(t, "R3", faultproxy.Match{Ops: deleteOps, Under: lr.parent}, func() error {
 		lr.a.a.info("gives up waiting")
 		acq.cancel()
 		<-acq.done // loseRequest bounds this call
@@ -778,7 +825,7 @@ func releaseOutcome(t *testing.T, lr *lostReply, ha *lock.Held, b *contender, pb
 	if aLeft {
 		refutedNow(t, "R3", "A's node %s is still there after Release returned %v: a phantom holder in front of B", ha.Path, releaseErr)
 	}
-	hb, berr := pb.result()
+	hb, berr := pb.resultOr(refutedNow)
 	var bOwner int64
 	if hb != nil {
 		_, st := statOf(t, lr.O, hb.Path)
@@ -801,7 +848,7 @@ func releaseOutcomeUnknown(t *testing.T) {
 	var releaseErr error
 	var aLeft bool
 	var bWaits attempt
-	lr.loseRequest(t, faultproxy.Match{Ops: deleteOps, Path: ha.Path}, func() error {
+	lr.loseRequest(t, "R3", faultproxy.Match{Ops: deleteOps, Path: ha.Path}, func() error {
 		// A's context ends while A is cut off, well inside its session.
 		ctx, cancel := context.WithTimeout(context.Background(), within)
 		defer cancel()
@@ -809,7 +856,11 @@ func releaseOutcomeUnknown(t *testing.T) {
 		returned <- err
 		return err
 	}, func() {
-		releaseErr = wait.Receive(t, 2*within, "R3: the return of A's Release while A was cut off", returned)
+		// Release returns when its context ends, whatever the server does:
+		// R3's own promise.
+		releaseErr = wait.ReceiveSeen(judged(t, "R3", refutedNow), 2*within, "the return of A's Release, its context ending after "+within.String(), returned, func() string {
+			return fmt.Sprintf("A's Release pending while A is cut off; A's session states: %v", lr.a.c.States())
+		})
 		lr.a.a.info("release while cut off: %v", releaseErr)
 		aLeft, _ = statOf(t, lr.O, ha.Path)
 		bWaits = pb.settled()
@@ -836,7 +887,7 @@ func releaseOutcomeUnknown(t *testing.T) {
 	if ok, _ := statOf(t, lr.O, ha.Path); ok {
 		refutedNow(t, "R3", "A's Gone closed with A's node %s still there and A's session 0x%x open: a lock nobody holds and nobody frees", path.Base(ha.Path), lr.a.c.SessionID())
 	}
-	hb, berr := pb.result()
+	hb, berr := pb.resultOr(refutedNow)
 	var bOwner int64
 	if hb != nil {
 		_, st := statOf(t, lr.O, hb.Path)
@@ -877,7 +928,7 @@ func releaseLeavesAnotherSessionsNode(t *testing.T) {
 		}
 		xa.ok("")
 	}
-	res, err := lr.loseReply(t, faultproxy.Match{Ops: deleteOps, Path: ha.Path}, func() error { return ha.Release(lockCtx(t)) })
+	res, err := lr.loseReply(t, "R3", faultproxy.Match{Ops: deleteOps, Path: ha.Path}, func() error { return ha.Release(lockCtx(t)) })
 	if !res.Dropped || xErr != nil || intrude != nil {
 		notShown(t, "R3", "reply dropped=%v, X's create ran=%v (err %v); want both", res.Dropped, intrude == nil, xErr)
 	}

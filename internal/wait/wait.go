@@ -1,9 +1,9 @@
 // Package wait is the harness's one bounded-wait primitive: gotest.tools'
 // poll.WaitOn at one interval, failing with what was awaited and the last
-// state seen, and its twin for a channel, Receive. Every wait of the suite
-// goes through one of them, so a reader learns one rule: a condition is
-// checked every Interval (or a channel waited on) until it holds or the
-// bound passes, and the failure names what was awaited.
+// state seen, and its twins for a channel, Receive and ReceiveSeen. Every
+// wait of the suite goes through one of them, so a reader learns one rule:
+// a condition is checked every Interval (or a channel waited on) until it
+// holds or the bound passes, and the failure names what was awaited.
 package wait
 
 import (
@@ -57,6 +57,23 @@ func Receive[T any](t TB, within time.Duration, what string, ch <-chan T) T {
 		t.Fatalf("%s did not arrive within %v", what, within)
 	}
 	var zero T // Fatalf ends the goroutine; a TB whose Fatalf returns gets the zero value
+	return zero
+}
+
+// ReceiveSeen is Receive for a value whose absence needs explaining: when
+// the bound passes it fails t as For does, naming what it waited for and
+// the last state seen, which seen reports (called once, then).
+func ReceiveSeen[T any](t TB, within time.Duration, what string, ch <-chan T, seen func() string) T {
+	t.Helper()
+	timer := time.NewTimer(within)
+	defer timer.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-timer.C:
+		t.Fatalf("%s%v: waiting for %s; last seen: %s", timedOut, within, what, seen())
+	}
+	var zero T // as in Receive
 	return zero
 }
 

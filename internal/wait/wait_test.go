@@ -85,3 +85,17 @@ func TestReceiveNamesWhatDidNotArrive(t *testing.T) {
 		t.Fatalf("got %q; want a failure naming the reply", f.msg)
 	}
 }
+
+func TestReceiveSeenNamesWhatDidNotArriveAndTheLastState(t *testing.T) {
+	ch := make(chan int, 1)
+	ch <- 7
+	if got := ReceiveSeen(t, time.Second, "seven", ch, func() string { return "unused" }); got != 7 {
+		t.Fatalf("got %d; want 7", got)
+	}
+	f := &fatal{}
+	ReceiveSeen(f, 3*Interval, "the reply", make(chan string), func() string { return "still pending" })
+	want := fmt.Sprintf("timeout hit after %v: waiting for the reply; last seen: still pending", 3*Interval)
+	if f.msg != want {
+		t.Fatalf("got %q; want %q", f.msg, want)
+	}
+}
