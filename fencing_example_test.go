@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand"
 	"os"
 	"path"
@@ -1183,8 +1184,40 @@ func TestT1_MalformedSuffixesAreRejected(t *testing.T) {
 // parent restarts the sequence at 0, so a resource that kept the old
 // domain's mark rejects every new holder; a token that carries the parent's
 // czxid as its domain, compared first, is accepted (claim T2, §6 ¶2).
+//
+// The two czxids a run gets are whatever the server counted to, most often
+// of one width, where comparing domains as numbers and as text agree. So
+// the domain comparison is proven first with domains the test chooses,
+// where the two disagree or where int64 ends: 9 then 10, math.MaxInt64-1
+// then math.MaxInt64, -1 then 0 and math.MinInt64 then math.MinInt64+1
+// (fence.Token's doc puts no bound on Domain, an int64: a generation the
+// operator assigns may start anywhere).
 func TestT2_RecreatedParentRestartsNumbering(t *testing.T) {
 	claim(t, "T2")
+	for _, d := range []struct {
+		name   string
+		lo, hi int64
+	}{
+		{"9 before 10", 9, 10},
+		{"math.MaxInt64-1 before math.MaxInt64", math.MaxInt64 - 1, math.MaxInt64},
+		{"-1 before 0", -1, 0},
+		{"math.MinInt64 before math.MinInt64+1", math.MinInt64, math.MinInt64 + 1},
+	} {
+		onEachResource(t, "orders domain "+d.name+" whatever the sequence", func(t *testing.T, kind string, res fencedResource) {
+			// The old domain's mark has the largest sequence a lock node
+			// can carry, the new holder the first.
+			old, next := fence.Token{Domain: d.lo, Seq: math.MaxInt32}, fence.Token{Domain: d.hi, Seq: 0}
+			A, B := newActor(t, "A"), newActor(t, "B")
+			writeAs(t, A, res, old, "old-domain")
+			nb := writeAs(t, B, res, next, "new-domain")
+			late := writeAs(t, A, res, old, "old-domain-late")
+			value, mark, _ := readResource(t, res)
+			evidence(t, "%s resource: after mark %v, the new domain's %v accepted=%v; the old domain's %v then accepted=%v; value %q, mark %v", kind, old, next, nb.Accepted, old, late.Accepted, value, mark)
+			if !nb.Accepted || late.Accepted || value != "new-domain" || mark != next {
+				refuted(t, "T2", "the %s resource, domain %s: got the new holder %v accepted=%v over mark %v, then the old %v accepted=%v, value %q, mark %v; want the new accepted, the old refused, \"new-domain\" with mark %v", kind, d.name, next, nb.Accepted, old, old, late.Accepted, value, mark, next)
+			}
+		})
+	}
 	ctx := context.Background()
 	s := sharedServer(t)
 	A := zkclient.Connect(t, "A", []string{s.Client})
