@@ -283,8 +283,8 @@
 //     because its traffic is blackholed, and B, told by the deletion event,
 //     checks again and holds token 1. Proof:
 //     TestF1toF3_FencedResourceRejectsTheLateHolder
-//     (fencing_example_test.go:455), Example_fencingSequence
-//     (fencing_example_test.go:1319)
+//     (fencing_example_test.go:458), Example_fencingSequence
+//     (fencing_example_test.go:1564)
 //   - C1 §5 ¶2 句1 (beyond): 按带种子的随机故障计划（丢失 create 与 delete
 //     的回复、长到足以让暂停中的持有者自然过期的分区、短暂断连、服务器重启、
 //     三台服务器上的 leader 切换），许多工作者获取锁、带 token 写入再释放：带
@@ -307,15 +307,15 @@
 //     compare (it is found parked in the resource's Write) and then sees the
 //     first one's token as the mark; many concurrent writers with mixed tokens
 //     under -race never get a write below the high-water mark accepted. Proof:
-//     TestF6_CompareAndWriteIsOneAtomicStep (fencing_example_test.go:657),
-//     Example_criticalSection (fencing_example_test.go:1379)
+//     TestF6_CompareAndWriteIsOneAtomicStep (fencing_example_test.go:807),
+//     Example_criticalSection (fencing_example_test.go:1624)
 //   - F3 §5 ¶2 句3: B 用 token 1 写 new-owner 被接受，A 迟到的
 //     stale-late（token 0）被拒绝，值仍为 new-owner。 — B's new-owner write
 //     with token 1 is accepted, A's late stale-late write with token 0 is
 //     refused, and the value remains new-owner. Proof:
 //     TestF1toF3_FencedResourceRejectsTheLateHolder
-//     (fencing_example_test.go:455), Example_fencingSequence
-//     (fencing_example_test.go:1319)
+//     (fencing_example_test.go:458), Example_fencingSequence
+//     (fencing_example_test.go:1564)
 //   - D7 §5 ¶2 句4 (not verified here): Chubby 的 sequencer（Burrows，OSDI
 //     2006，§2.4 与 §2.6）解释了为什么迟到的请求要由接收方参与核对。 —
 //     Chubby's sequencer design (Burrows, OSDI 2006, §2.4 and §2.6) explains
@@ -324,7 +324,7 @@
 //     接着暂停、过期，B 写入，A 对无 fencing 资源的写依旧生效。 — Asking
 //     ZooKeeper before writing is no fix: A is told it still holds, pauses,
 //     expires, B writes, and A's write to an unfenced resource still wins.
-//     Proof: TestF5_CheckThenWriteLosesTheRace (fencing_example_test.go:512)
+//     Proof: TestF5_CheckThenWriteLosesTheRace (fencing_example_test.go:515)
 //   - F11 §5 ¶3 句4: 把比较 token 和写入拆成两步的对照资源，
 //     在另一个写者停在两步之间时接受了陈旧写；同样的交错下，
 //     原子资源把陈旧写者挡在外面，等另一个写完，再拒绝这同一个写。 — A control
@@ -333,44 +333,44 @@
 //     the atomic resource, under the same interleaving, keeps the stale writer
 //     out until the other has written and refuses the same write. Proof:
 //     TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite
-//     (fencing_example_test.go:873), Example_criticalSection
-//     (fencing_example_test.go:1379)
+//     (fencing_example_test.go:1086), Example_criticalSection
+//     (fencing_example_test.go:1624)
 //   - F4 §5 ¶4 句2: 不做 fencing 的资源照单全收同一个迟到写，最后的值是
 //     stale-late。 — A resource without fencing takes the same late write,
 //     ending with stale-late. Proof: TestF4_UnfencedResourceTakesTheLateWrite
-//     (fencing_example_test.go:492), Example_fencingSequence
-//     (fencing_example_test.go:1319)
+//     (fencing_example_test.go:495), Example_fencingSequence
+//     (fencing_example_test.go:1564)
 //   - F7 §5 ¶5 句1: 等于高水位的 token 会被接受，因此当前持有者可以接着写。 —
 //     A token equal to the high-water mark is accepted, so the current holder
 //     can keep writing. Proof: TestF7_EqualTokenIsAccepted
-//     (fencing_example_test.go:774)
+//     (fencing_example_test.go:987)
 //   - F12 §5 ¶5 句1: fencing 不负责去重：相同的 token
 //     会让一次重试的请求生效两次；在同一事务里核对请求 id 则只生效一次，
 //     内存资源和持久资源都是如此。 — Fencing does not deduplicate: an equal
 //     token lets a retried request apply twice, while a request id checked in
 //     the same transaction applies it once, in the memory and in the durable
 //     resource. Proof: TestF12_EqualTokenAppliesARetryTwice
-//     (fencing_example_test.go:899),
+//     (fencing_example_test.go:1112),
 //     TestF12_RequestIDInTheSameTransactionAppliesOnce
-//     (fencing_example_test.go:918)
+//     (fencing_example_test.go:1131)
 //   - F8 §5 ¶5 句2 (beyond):
 //     持久资源在嵌入式数据库的一个事务里同时提交高水位与数据；重启之后它仍拒绝
 //     token 0，仍保有 new-owner。 — A durable resource commits high-water mark
 //     and data together in one transaction of an embedded database; after a
 //     restart it still refuses token 0 and still holds new-owner. Proof:
 //     TestF8_DurableResourceKeepsMarkAndValueAcrossRestart
-//     (fencing_example_test.go:793)
+//     (fencing_example_test.go:1006)
 //   - F9 §5 ¶5 句4: fencing 不做认证：谁伪造出更大的 token，谁的写就被接受。 —
 //     Fencing is no authentication: whoever forges a larger token gets the
 //     write accepted. Proof: TestF9_ForgedLargerTokenIsAccepted
-//     (fencing_example_test.go:825)
+//     (fencing_example_test.go:1038)
 //   - F2 §5 ¶6 句1: A 已过期、B 的 token 还没到资源时，资源的高水位仍是 A
 //     自己的 token 0，它依旧接受 token 0。 — After A has expired but before
 //     B's token reaches the resource, the resource, whose mark is A's own
 //     token 0, still accepts token 0. Proof:
 //     TestF1toF3_FencedResourceRejectsTheLateHolder
-//     (fencing_example_test.go:455), Example_fencingSequence
-//     (fencing_example_test.go:1319)
+//     (fencing_example_test.go:458), Example_fencingSequence
+//     (fencing_example_test.go:1564)
 //
 // # §6 顺序号只在明确的锁域内比较
 //
@@ -378,7 +378,8 @@
 //     非数字或缺失的名字都以清楚的错误被拒绝。 — The token is the sequence
 //     suffix inside one persistent parent; a name whose suffix is negative,
 //     overflows, is not numeric or is absent is refused with a clear error.
-//     Proof: TestT1_MalformedSuffixesAreRejected (fencing_example_test.go:947)
+//     Proof: TestT1_MalformedSuffixesAreRejected
+//     (fencing_example_test.go:1160)
 //   - D5 §6 ¶1 句4 (not verified here): 序号计数器回绕：后缀来自有符号 int
 //     计数器；负的或超出范围的后缀被拒绝，大规模回绕没有实际运行。 — The
 //     sequence counter wrapping around: the suffix comes from a signed int
@@ -390,18 +391,18 @@
 //     resource that kept the old domain's high-water mark refuses every new
 //     holder; comparing a domain generation such as the parent's czxid first
 //     repairs it. Proof: TestT2_RecreatedParentRestartsNumbering
-//     (fencing_example_test.go:974)
+//     (fencing_example_test.go:1195)
 //   - T4 §6 ¶2 句3: 清零高水位不算域规则：父节点重建后，
 //     把高水位清零的资源会再次接受旧持有者迟到的 token，
 //     先比较域代数的资源则拒绝它。 — Clearing the high-water mark is no domain
 //     rule: after the parent is recreated, a resource that resets its mark
 //     accepts the old holder's late token again, and one that compares a
 //     domain generation first refuses it. Proof:
-//     TestT4_ResetMarkLetsTheOldHolderIn (fencing_example_test.go:1081)
+//     TestT4_ResetMarkLetsTheOldHolderIn (fencing_example_test.go:1326)
 //   - T3 §6 ¶3 句1: czxid 当不了唯一 token，因为同一个 multi
 //     里的多次创建共用它。 — czxid cannot serve as a unique token, because
 //     creates inside one multi share it. Proof: TestT3_CzxidIsNotAUniqueToken
-//     (fencing_example_test.go:1035)
+//     (fencing_example_test.go:1280)
 //   - T5 §6 ¶3 句1 (beyond): 换掉 ensemble 就换了域：
 //     服务器数据被清空并重启后，序号和 zxid 都从头开始，所以取自父节点 czxid
 //     的域代数会重复或倒退；记录写明信任它的资源会怎样，以及哪条规则依然成立。
@@ -410,7 +411,7 @@
 //     domain generation taken from the parent's czxid repeats or goes back;
 //     the record says what a resource that trusts it does and which rule still
 //     holds. Proof: TestT5_WipedEnsembleRestartsNumberingAndZxids
-//     (fencing_example_test.go:1203)
+//     (fencing_example_test.go:1448)
 //
 // # §7 三个本机场景的证据
 //
@@ -432,7 +433,7 @@
 //     receiving its own Expired event are two observations; A gets Expired
 //     only once it reaches the server again, and both are recorded in order.
 //     Proof: TestF10_ServerCleanupAndExpiredEventAreTwoObservations
-//     (fencing_example_test.go:844)
+//     (fencing_example_test.go:1057)
 //   - D4 §7 ¶3 句1 (not verified here): 文章自己的那次运行：官方 Apache
 //     ZooKeeper 3.9.6 以嵌入式服务器（ZooKeeperServer、NIOServerCnxnFactory）
 //     加 Java 客户端运行，三个场景在 2026-09-20 全部通过。 — The article's own
@@ -495,7 +496,7 @@
 //     really asks ZooKeeper before it writes and the race is shown, and the
 //     resource accepts A's late token 0 from that state, not from an empty
 //     resource. Proof: Example_x2ExpiryIsNotRejection
-//     (fencing_example_test.go:1265)
+//     (fencing_example_test.go:1510)
 //   - D13 §8 ¶4 句4 (not verified here): 想要更强、立即生效的授权，
 //     得另加协议。 — Stronger, immediate authorization needs an additional
 //     protocol.

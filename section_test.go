@@ -16,6 +16,7 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"maps"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -218,6 +219,68 @@ func (w *gatedWrite) finish(other *gatedWrite) fence.Result {
 	return w.res
 }
 
+// waitingRead is a Read started while a write is held inside the
+// resource's critical section: once that write is let go, it must read the
+// value and the mark the write stored, together.
+type waitingRead struct {
+	cs   *criticalSection
+	who  actor
+	gid  int64
+	done returned
+
+	value  string
+	mark   fence.Token
+	marked bool
+	err    error
+}
+
+// read starts who's Read of res in a goroutine of its own while held is
+// inside, and waits until the read is parked in the resource's Read,
+// waiting for the section held keeps. Cleanup lets held go and waits for
+// the read.
+func (cs *criticalSection) read(res fence.Resource, who actor, held *gatedWrite) *waitingRead {
+	t := cs.t
+	t.Helper()
+	r := &waitingRead{cs: cs, who: who, done: make(chan struct{})}
+	gid := make(chan int64, 1)
+	who.invoke("read the value and the mark")
+	go func() {
+		defer close(r.done)
+		gid <- goroutineID()
+		r.value, r.mark, r.marked, r.err = res.Read(context.Background())
+	}()
+	t.Cleanup(func() { held.let(); wait.Receive(t, within, who.name+"'s read", r.done) })
+	r.gid = wait.Receive(t, within, cs.id+": "+who.name+"'s reader to start", gid)
+	var where string
+	wait.For(t, within, fmt.Sprintf("%s: %s's read to park in the resource's Read while %s's write is inside", cs.id, who.name, held.who.name), func() (bool, string) {
+		if r.done.finished() {
+			return true, ""
+		}
+		w, last := parkedIn(r.gid)
+		where = w
+		return w != "", last
+	})
+	if r.done.finished() {
+		// With more than one connection a durable reader could read the
+		// last commit beside a writer; the scene needs it to wait.
+		t.Fatalf("%s not shown: %s's read returned %q with mark %v (%v) while %s's write was held inside; the scene needs it waiting for the section", cs.id, who.name, r.value, r.mark, r.err, held.who.name)
+	}
+	who.info("while %s is inside: parked in %s", held.who.name, where)
+	return r
+}
+
+// result waits for the read to return and returns what it read.
+func (r *waitingRead) result() (value string, mark fence.Token, marked bool) {
+	t := r.cs.t
+	t.Helper()
+	wait.Receive(t, within, r.cs.id+": "+r.who.name+"'s read to return", r.done)
+	if r.err != nil {
+		t.Fatalf("%s not shown: %s's read: %v", r.cs.id, r.who.name, r.err)
+	}
+	r.who.ok("value %q, mark %v (set: %v)", r.value, r.mark, r.marked)
+	return r.value, r.mark, r.marked
+}
+
 // goroutineID is the calling goroutine's id, read from the first line of
 // its own stack ("goroutine 42 [running]:").
 func goroutineID() int64 {
@@ -357,118 +420,150 @@ func (il interleaving) notAtomic() string {
 	return ""
 }
 
-// sectionInSource reads, from the source of function fn in file (package
-// fence, or fencetest for its control), the order of its lock calls (on a
-// field named mu), its compare (admits) and its write (apply), and returns
-// why the compare and the write are not in one lock section, or "". It is
-// the proof for the gap that a run cannot open: a write that lets its
-// section go after its decision and takes it again for the write leaves a
-// gap of nanoseconds, which Go's mutex gives back to the goroutine that
-// let go (it barges ahead of a woken waiter), so no held interleaving sees
-// another writer in it. Reading the source sees it.
-func sectionInSource(file, recv, fn string) (string, error) {
-	methods, err := methodsOf(file, nil, recv)
+// The resources' source, read where no run can see (claim F6). A write that
+// lets its section go after its decision and takes it again for the write
+// leaves a gap of nanoseconds, which Go's mutex gives back to the goroutine
+// that let go (it barges ahead of a woken waiter); a durable writer that
+// ends its transaction keeps its connection and begins the next at once. No
+// held interleaving sees another writer in such a gap, so the source is
+// read, and read wherever the write puts the gap: the reading follows every
+// call the write makes into the functions and methods of the same package,
+// transitively, in the order they run. A gap moved into a helper is read
+// where the helper is called.
+
+// sectionInSource reads the write method fn ("Memory.Write") of the
+// package in dir (fence, or fencetest for its control; replace as for
+// parsePackage) with every call it makes, and returns why its compare
+// (admits) and its write (apply) are not in one section of the lock on a
+// field named mu, or "".
+func sectionInSource(dir, fn string, replace map[string]string) (string, error) {
+	p, err := parsePackage(dir, replace)
 	if err != nil {
 		return "", err
 	}
-	body := methods[fn]
-	if body == nil {
-		return "", fmt.Errorf("no func (%s) %s in %s", recv, fn, file)
+	calls, err := p.calls(fn)
+	if err != nil {
+		return "", err
 	}
-	var steps []string // "lock", "unlock", "compare", "write", in source order
-	deferred := map[*ast.CallExpr]bool{}
-	ast.Inspect(body, func(n ast.Node) bool {
-		if d, ok := n.(*ast.DeferStmt); ok {
-			deferred[d.Call] = true
+	type step struct{ what, in string }
+	var steps []step
+	for _, rc := range calls {
+		name, onMu := calledName(rc.call), false
+		if sel, ok := rc.call.Fun.(*ast.SelectorExpr); ok {
+			onMu = strings.HasSuffix(types.ExprString(sel.X), "mu")
 		}
-		c, ok := n.(*ast.CallExpr)
-		if !ok || deferred[c] {
-			return true
-		}
-		sel, ok := c.Fun.(*ast.SelectorExpr)
-		if !ok {
-			return true
-		}
-		onMu := strings.HasSuffix(types.ExprString(sel.X), "mu")
+		var what string
 		switch {
-		case onMu && sel.Sel.Name == "Lock":
-			steps = append(steps, "lock")
-		case onMu && sel.Sel.Name == "Unlock":
-			steps = append(steps, "unlock")
-		case sel.Sel.Name == "admits":
-			steps = append(steps, "compare")
-		case sel.Sel.Name == "apply":
-			steps = append(steps, "write")
+		case onMu && (name == "Lock" || name == "RLock"):
+			what = "lock"
+		case onMu && (name == "Unlock" || name == "RUnlock"):
+			what = "unlock"
+		case name == "admits":
+			what = "compare"
+		case name == "apply":
+			what = "write"
+		default:
+			continue
 		}
-		return true
-	})
-	at := fmt.Sprintf("(%s).%s in %s: %s", recv, fn, filepath.Base(file), strings.Join(steps, ", "))
-	compare, write := slices.Index(steps, "compare"), slices.Index(steps, "write")
-	if compare < 0 || write < compare {
+		steps = append(steps, step{what, rc.where()})
+	}
+	var seen []string
+	for _, s := range steps {
+		seen = append(seen, s.what+" in "+s.in)
+	}
+	at := fmt.Sprintf("%s in %s, following its calls: %s", fn, dir, strings.Join(seen, ", "))
+	compare := slices.IndexFunc(steps, func(s step) bool { return s.what == "compare" })
+	write := -1
+	if compare >= 0 {
+		if i := slices.IndexFunc(steps[compare:], func(s step) bool { return s.what == "write" }); i >= 0 {
+			write = compare + i
+		}
+	}
+	if write < 0 {
 		return "", fmt.Errorf("%s: no compare followed by a write", at)
 	}
-	if slices.Index(steps[:compare], "lock") < 0 {
+	held := 0
+	for _, s := range steps[:compare] {
+		switch s.what {
+		case "lock":
+			held++
+		case "unlock":
+			held--
+		}
+	}
+	if held <= 0 {
 		return "compare outside the section: " + at, nil
 	}
-	if between := steps[compare:write]; slices.Contains(between, "unlock") {
-		return "the section is let go between the compare and the write: " + at, nil
+	for _, s := range steps[compare:write] {
+		if s.what == "unlock" {
+			return fmt.Sprintf("the section is let go between the compare and the write (unlock in %s): %s", s.in, at), nil
+		}
 	}
 	return "", nil
 }
 
-// transactionInSource reads the durable resource's source (src, the text
-// of fence/durable.go) and returns why its compare and its write are not
-// in one transaction, or "": between the decision (Trace.Decided, after
-// the row is read and compared) and the UPDATE that writes (fencedUpdate)
-// in decideAndWrite, no statement may end or begin a transaction and the
-// connection may not be let go; and write runs decideAndWrite inside one
-// immediate transaction. As with the memory resource, a run cannot open
-// such a gap: the writer that ends its transaction keeps its connection and
-// begins the next at once.
+// transactionInSource reads the durable resource's write, (*Durable).write
+// in package fence with src as the text of durable.go, with every call it
+// makes, and returns why its compare and its write are not in one
+// transaction, or "": write runs one immediate transaction; no statement
+// reached from it runs outside a transaction (as a value stored after the
+// COMMIT would); and between the decision (Trace.Decided, after the row is
+// read and compared) and the UPDATE that writes (fencedUpdate) no statement
+// ends or begins a transaction and the connection is not let go.
 func transactionInSource(src string) (string, error) {
-	funcs, err := methodsOf("durable.go", src, "*Durable")
+	p, err := parsePackage("fence", map[string]string{"durable.go": src})
 	if err != nil {
 		return "", err
 	}
-	if funcs["write"] == nil || funcs["decideAndWrite"] == nil {
-		return "", fmt.Errorf("no (*Durable).write and decideAndWrite in fence/durable.go")
+	calls, err := p.calls("Durable.write")
+	if err != nil {
+		return "", err
 	}
-	if n := countCalls(funcs["write"], "immediate"); n != 1 {
-		return fmt.Sprintf("(*Durable).write runs %d immediate transactions; want its read, compare and write in one", n), nil
-	}
-	var steps []string // "decided", "update", and what ends a transaction or the connection
-	ast.Inspect(funcs["decideAndWrite"], func(n ast.Node) bool {
-		c, ok := n.(*ast.CallExpr)
-		if !ok {
-			return true
+	var (
+		immediates int
+		open       bool     // a transaction is open at this point of the walk
+		outside    []string // statements run with no transaction open
+		steps      []string // "decided", "update", and what ends a transaction or the connection
+	)
+	for _, rc := range calls {
+		name := calledName(rc.call)
+		if name == "immediate" {
+			immediates++
 		}
-		sel, ok := c.Fun.(*ast.SelectorExpr)
-		if !ok {
-			return true
-		}
-		switch name := sel.Sel.Name; {
-		case name == "decided":
+		if name == "decided" {
 			steps = append(steps, "decided")
-		case name == "Close" || name == "Conn" || name == "Commit" || name == "BeginTx":
-			steps = append(steps, name)
-		case (name == "ExecContext" || name == "QueryRowContext" || name == "QueryContext") && len(c.Args) > 1:
-			switch a := c.Args[1].(type) {
-			case *ast.Ident:
-				if a.Name == "fencedUpdate" {
-					steps = append(steps, "update")
-				}
-			case *ast.BasicLit:
-				stmt := strings.ToUpper(strings.Trim(a.Value, "`\""))
-				for _, tx := range []string{"COMMIT", "END", "BEGIN", "ROLLBACK", "SAVEPOINT", "RELEASE"} {
-					if strings.HasPrefix(stmt, tx) {
-						steps = append(steps, stmt)
-					}
-				}
-			}
 		}
-		return true
-	})
-	at := "(*Durable).decideAndWrite: " + strings.Join(steps, ", ")
+		if name == "Close" || name == "Conn" || name == "Commit" || name == "Rollback" || name == "BeginTx" || name == "Begin" {
+			steps = append(steps, name+" in "+rc.where())
+		}
+		stmt, ok := p.statement(rc.call)
+		if !ok {
+			continue
+		}
+		verb := strings.ToUpper(strings.Fields(stmt + " ?")[0])
+		switch {
+		case verb == "BEGIN" || verb == "SAVEPOINT":
+			open = true
+			steps = append(steps, stmt+" in "+rc.where())
+			continue
+		case verb == "COMMIT" || verb == "END" || verb == "ROLLBACK" || verb == "RELEASE":
+			steps = append(steps, stmt+" in "+rc.where())
+			open = false
+			continue
+		case stmt == "fencedUpdate":
+			steps = append(steps, "update")
+		}
+		if !open {
+			outside = append(outside, fmt.Sprintf("%q in %s", stmt, rc.where()))
+		}
+	}
+	if immediates != 1 {
+		return fmt.Sprintf("(*Durable).write runs %d immediate transactions; want its read, compare and write in one", immediates), nil
+	}
+	if len(outside) > 0 {
+		return fmt.Sprintf("(*Durable).write runs %s with no transaction open: the resource is read or written outside the transaction that compares", strings.Join(outside, ", ")), nil
+	}
+	at := "(*Durable).write, following its calls: " + strings.Join(steps, ", ")
 	decided, update := slices.Index(steps, "decided"), slices.Index(steps, "update")
 	if decided < 0 || update < decided {
 		return "", fmt.Errorf("%s: no decision followed by the UPDATE", at)
@@ -479,32 +574,365 @@ func transactionInSource(src string) (string, error) {
 	return "", nil
 }
 
-// methodsOf parses file (or src, when not nil, named file) and returns the
-// bodies of the methods of receiver type recv ("*Durable"), by name.
-func methodsOf(file string, src any, recv string) (map[string]*ast.BlockStmt, error) {
-	f, err := parser.ParseFile(token.NewFileSet(), file, src, parser.SkipObjectResolution)
+// pkgSource is one package's source, parsed, with what following its calls
+// takes without type checking: its functions and methods by name, the
+// named types of the package that its struct fields have, and its string
+// constants (the statements of the durable resource).
+type pkgSource struct {
+	funcs  map[string]*ast.FuncDecl     // "applied", "state.write", "Durable.immediate"
+	fields map[string]map[string]string // struct type -> field -> the field's type of this package ("Memory" -> "s" -> "state")
+	embeds map[string][]string          // struct type -> its embedded types of this package
+	consts map[string]string            // string constant -> its text
+}
+
+// parsePackage parses the Go files of dir but its tests; replace gives,
+// by base name, a file's text in place of the file's (a control: a copy
+// changed on purpose).
+func parsePackage(dir string, replace map[string]string) (*pkgSource, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]*ast.BlockStmt{}
-	for _, d := range f.Decls {
-		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil && types.ExprString(fd.Recv.List[0].Type) == recv {
-			out[fd.Name.Name] = fd.Body
+	p := &pkgSource{funcs: map[string]*ast.FuncDecl{}, fields: map[string]map[string]string{}, embeds: map[string][]string{}, consts: map[string]string{}}
+	fset := token.NewFileSet()
+	replaced := 0
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
 		}
-	}
-	return out, nil
-}
-
-// countCalls counts the calls of methods or functions named name in body.
-func countCalls(body *ast.BlockStmt, name string) int {
-	n := 0
-	ast.Inspect(body, func(x ast.Node) bool {
-		if c, ok := x.(*ast.CallExpr); ok {
-			if sel, ok := c.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == name {
-				n++
+		var src any
+		if r, ok := replace[filepath.Base(name)]; ok {
+			src, replaced = r, replaced+1
+		}
+		f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				key := d.Name.Name
+				if d.Recv != nil {
+					key = namedType(d.Recv.List[0].Type) + "." + key
+				}
+				p.funcs[key] = d
+			case *ast.GenDecl:
+				p.addDecl(d)
 			}
 		}
+	}
+	if replaced != len(replace) {
+		return nil, fmt.Errorf("%s: replaced %d of the files %v", dir, replaced, slices.Collect(maps.Keys(replace)))
+	}
+	return p, nil
+}
+
+// addDecl takes in a declaration's struct types and string constants.
+func (p *pkgSource) addDecl(d *ast.GenDecl) {
+	for _, s := range d.Specs {
+		switch s := s.(type) {
+		case *ast.TypeSpec:
+			st, ok := s.Type.(*ast.StructType)
+			if !ok {
+				continue
+			}
+			fields := map[string]string{}
+			for _, fl := range st.Fields.List {
+				t := namedType(fl.Type)
+				if len(fl.Names) == 0 && t != "" {
+					p.embeds[s.Name.Name] = append(p.embeds[s.Name.Name], t)
+					fields[t] = t
+				}
+				for _, n := range fl.Names {
+					fields[n.Name] = t
+				}
+			}
+			p.fields[s.Name.Name] = fields
+		case *ast.ValueSpec:
+			for i, n := range s.Names {
+				if i >= len(s.Values) {
+					break
+				}
+				if lit, ok := s.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					if v, err := strconv.Unquote(lit.Value); err == nil {
+						p.consts[n.Name] = v
+					}
+				}
+			}
+		}
+	}
+}
+
+// namedType is the name of the type t of this package, without a pointer
+// or type arguments, or "" for any other type.
+func namedType(t ast.Expr) string {
+	switch t := t.(type) {
+	case *ast.StarExpr:
+		return namedType(t.X)
+	case *ast.Ident:
+		return t.Name
+	case *ast.IndexExpr:
+		return namedType(t.X)
+	case *ast.IndexListExpr:
+		return namedType(t.X)
+	}
+	return ""
+}
+
+// funcName names fd as a stack trace would: "(*state).write", "applied".
+func funcName(fd *ast.FuncDecl) string {
+	if fd.Recv == nil {
+		return fd.Name.Name
+	}
+	return "(" + types.ExprString(fd.Recv.List[0].Type) + ")." + fd.Name.Name
+}
+
+// calledName is the name of the function or method c calls.
+func calledName(c *ast.CallExpr) string {
+	switch f := c.Fun.(type) {
+	case *ast.Ident:
+		return f.Name
+	case *ast.SelectorExpr:
+		return f.Sel.Name
+	}
+	return types.ExprString(c.Fun)
+}
+
+// scopeOf is what fd's receiver and parameters are named, with their types
+// of this package ("" for any other).
+func scopeOf(fd *ast.FuncDecl) map[string]string {
+	scope := map[string]string{}
+	var lists []*ast.Field
+	if fd.Recv != nil {
+		lists = append(lists, fd.Recv.List...)
+	}
+	lists = append(lists, fd.Type.Params.List...)
+	for _, f := range lists {
+		for _, n := range f.Names {
+			scope[n.Name] = namedType(f.Type)
+		}
+	}
+	return scope
+}
+
+// paramNames are fd's parameters in order.
+func paramNames(fd *ast.FuncDecl) []string {
+	var out []string
+	for _, f := range fd.Type.Params.List {
+		for _, n := range f.Names {
+			out = append(out, n.Name)
+		}
+	}
+	return out
+}
+
+// typeOf is the type of this package that x has, as far as the receiver,
+// the parameters and the struct fields tell it, or "".
+func (p *pkgSource) typeOf(x ast.Expr, scope map[string]string) string {
+	switch x := x.(type) {
+	case *ast.Ident:
+		return scope[x.Name]
+	case *ast.ParenExpr:
+		return p.typeOf(x.X, scope)
+	case *ast.StarExpr:
+		return p.typeOf(x.X, scope)
+	case *ast.SelectorExpr:
+		if t := p.typeOf(x.X, scope); t != "" {
+			return p.field(t, x.Sel.Name, 0)
+		}
+	}
+	return ""
+}
+
+// field is the type of field name of struct type t, promoted fields
+// included.
+func (p *pkgSource) field(t, name string, depth int) string {
+	if f, ok := p.fields[t][name]; ok || depth > 4 {
+		return f
+	}
+	for _, e := range p.embeds[t] {
+		if f := p.field(e, name, depth+1); f != "" {
+			return f
+		}
+	}
+	return ""
+}
+
+// method is method name of type t, promoted methods included.
+func (p *pkgSource) method(t, name string, depth int) *ast.FuncDecl {
+	if fd := p.funcs[t+"."+name]; fd != nil || depth > 4 {
+		return fd
+	}
+	for _, e := range p.embeds[t] {
+		if fd := p.method(e, name, depth+1); fd != nil {
+			return fd
+		}
+	}
+	return nil
+}
+
+// callee is the function or method of the package that c calls, or nil.
+func (p *pkgSource) callee(c *ast.CallExpr, scope map[string]string) *ast.FuncDecl {
+	switch f := c.Fun.(type) {
+	case *ast.Ident:
+		if _, local := scope[f.Name]; !local {
+			return p.funcs[f.Name]
+		}
+	case *ast.SelectorExpr:
+		if t := p.typeOf(f.X, scope); t != "" {
+			return p.method(t, f.Sel.Name, 0)
+		}
+	}
+	return nil
+}
+
+// statement is the SQL that c runs, if c runs a statement on a database,
+// connection or transaction: its text, or the name of the package's
+// constant that holds it ("fencedUpdate"), or the expression.
+func (p *pkgSource) statement(c *ast.CallExpr) (string, bool) {
+	arg := -1
+	switch calledName(c) {
+	case "ExecContext", "QueryContext", "QueryRowContext", "PrepareContext":
+		arg = 1
+	case "Exec", "Query", "QueryRow", "Prepare":
+		arg = 0
+	}
+	if arg < 0 || len(c.Args) <= arg {
+		return "", false
+	}
+	switch a := c.Args[arg].(type) {
+	case *ast.BasicLit:
+		if v, err := strconv.Unquote(a.Value); err == nil {
+			return strings.Join(strings.Fields(v), " "), true
+		}
+	case *ast.Ident:
+		if v, ok := p.consts[a.Name]; ok && a.Name != "fencedUpdate" {
+			return strings.Join(strings.Fields(v), " "), true
+		}
+		return a.Name, true
+	}
+	return types.ExprString(c.Args[arg]), true
+}
+
+// reachedCall is a call the walk reached, with the functions it was reached
+// through, outermost first: "(*Memory).Write", "(*state).write", and for
+// a func literal, "a func literal passed to immediate".
+type reachedCall struct {
+	call *ast.CallExpr
+	in   []string
+}
+
+// where is the innermost function the call is in.
+func (r reachedCall) where() string { return r.in[len(r.in)-1] }
+
+// calls returns the calls fn ("state.write") makes, in the order they run
+// as far as the source tells it: a call after the calls in its arguments;
+// a function or method of the package walked into where it is called,
+// transitively, but not one the walk is already in (a recursion is read
+// once); a func literal passed to such a function read where that function
+// calls it (else where it stands); both branches of an if in source order.
+// Deferred calls and go statements are not read: they run at the return or
+// beside the write, not between its steps.
+func (p *pkgSource) calls(fn string) ([]reachedCall, error) {
+	fd := p.funcs[fn]
+	if fd == nil || fd.Body == nil {
+		return nil, fmt.Errorf("no %s in the package", fn)
+	}
+	w := &callWalk{p: p, active: map[ast.Node]bool{fd: true}}
+	w.inspect(fd.Body, scopeOf(fd), []string{funcName(fd)}, nil)
+	return w.out, nil
+}
+
+// callWalk is one walk of calls: what it found and the functions it is in.
+type callWalk struct {
+	p      *pkgSource
+	out    []reachedCall
+	active map[ast.Node]bool
+}
+
+// closure is a func literal passed to a function of the package, read
+// where that function calls it, in its caller's scope.
+type closure struct {
+	lit    *ast.FuncLit
+	scope  map[string]string
+	bound  map[string]*closure // the caller's
+	frame  string
+	called bool
+}
+
+// inspect reads body, in scope, as part of frames; bound are the func
+// literals its function's parameters hold.
+func (w *callWalk) inspect(body ast.Node, scope map[string]string, frames []string, bound map[string]*closure) {
+	var stack []ast.Node
+	ast.Inspect(body, func(n ast.Node) bool {
+		if n == nil {
+			top := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			switch top := top.(type) {
+			case *ast.FuncLit:
+				frames = frames[:len(frames)-1]
+			case *ast.CallExpr:
+				w.reach(top, scope, frames, bound)
+			}
+			return true
+		}
+		switch n := n.(type) {
+		case *ast.DeferStmt, *ast.GoStmt:
+			return false
+		case *ast.FuncLit:
+			if len(stack) > 0 {
+				if c, ok := stack[len(stack)-1].(*ast.CallExpr); ok && w.passes(c, n, scope) {
+					return false // read where the callee calls it
+				}
+			}
+			frames = append(slices.Clip(frames), "a func literal")
+		}
+		stack = append(stack, n)
 		return true
 	})
-	return n
+}
+
+// passes reports whether c passes lit to a function of the package the
+// walk will enter, as a parameter it can call.
+func (w *callWalk) passes(c *ast.CallExpr, lit *ast.FuncLit, scope map[string]string) bool {
+	g := w.p.callee(c, scope)
+	if g == nil || g.Body == nil || w.active[g] {
+		return false
+	}
+	i := slices.Index(c.Args, ast.Expr(lit))
+	return i >= 0 && i < len(paramNames(g))
+}
+
+// reach records c and walks into what it calls: a func literal bound to
+// the parameter it calls, or a function or method of the package.
+func (w *callWalk) reach(c *ast.CallExpr, scope map[string]string, frames []string, bound map[string]*closure) {
+	w.out = append(w.out, reachedCall{c, frames})
+	if id, ok := c.Fun.(*ast.Ident); ok {
+		if cl := bound[id.Name]; cl != nil && !w.active[cl.lit] {
+			cl.called = true
+			w.active[cl.lit] = true
+			w.inspect(cl.lit.Body, cl.scope, append(slices.Clip(frames), cl.frame), cl.bound)
+			delete(w.active, cl.lit)
+			return
+		}
+	}
+	g := w.p.callee(c, scope)
+	if g == nil || g.Body == nil || w.active[g] {
+		return
+	}
+	params := paramNames(g)
+	passed := map[string]*closure{}
+	for i, a := range c.Args {
+		if lit, ok := a.(*ast.FuncLit); ok && i < len(params) {
+			passed[params[i]] = &closure{lit: lit, scope: scope, bound: bound, frame: "a func literal passed to " + calledName(c)}
+		}
+	}
+	w.active[g] = true
+	w.inspect(g.Body, scopeOf(g), append(slices.Clip(frames), funcName(g)), passed)
+	delete(w.active, g)
+	for _, cl := range passed {
+		if !cl.called { // kept, not called: read after the call, as the least it can do
+			w.inspect(cl.lit.Body, cl.scope, append(slices.Clip(frames), cl.frame), bound)
+		}
+	}
 }
