@@ -18,6 +18,9 @@ import (
 func TestMain(m *testing.M) {
 	flag.Parse()
 	zkserver.SetShort(testing.Short())
+	if zkserver.Listing() { // go test -list: nothing of the harness runs
+		os.Exit(m.Run())
+	}
 	// Before anything is created: an interrupt stops the servers and
 	// containers these tests started, or they would outlive the binary.
 	stopInterrupts := zkserver.HandleInterrupts(func() {})

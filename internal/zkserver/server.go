@@ -2,6 +2,7 @@ package zkserver
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -95,6 +96,15 @@ var shortMode bool
 // SetShort tells the harness that -short is in effect: a missing server then
 // skips a test instead of failing it.
 func SetShort(short bool) { shortMode = short }
+
+// Listing reports whether the test binary only lists its tests (go test
+// -list): a TestMain then runs nothing of the harness, so listing starts
+// no server, probes no network and checks no record. Call it after
+// flag.Parse.
+func Listing() bool {
+	f := flag.Lookup("test.list")
+	return f != nil && f.Value.String() != ""
+}
 
 // MustResolve resolves the backend or stops t: a skip under -short, a failure
 // that says how to get a server otherwise.

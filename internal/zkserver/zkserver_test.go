@@ -17,6 +17,9 @@ import (
 func TestMain(m *testing.M) {
 	flag.Parse()
 	SetShort(testing.Short())
+	if Listing() { // go test -list: nothing of the harness runs
+		os.Exit(m.Run())
+	}
 	line, err := Reap()
 	if line != "" {
 		fmt.Println(line)
