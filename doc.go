@@ -283,8 +283,8 @@
 //     because its traffic is blackholed, and B, told by the deletion event,
 //     checks again and holds token 1. Proof:
 //     TestF1toF3_FencedResourceRejectsTheLateHolder
-//     (fencing_example_test.go:458), Example_fencingSequence
-//     (fencing_example_test.go:1564)
+//     (fencing_example_test.go:457), Example_fencingSequence
+//     (fencing_example_test.go:1563)
 //   - C1 §5 ¶2 句1 (beyond): 按带种子的随机故障计划（丢失 create 与 delete
 //     的回复、长到足以让暂停中的持有者自然过期的分区、短暂断连、服务器重启、
 //     三台服务器上的 leader 切换），许多工作者获取锁、带 token 写入再释放：带
@@ -307,15 +307,15 @@
 //     compare (it is found parked in the resource's Write) and then sees the
 //     first one's token as the mark; many concurrent writers with mixed tokens
 //     under -race never get a write below the high-water mark accepted. Proof:
-//     TestF6_CompareAndWriteIsOneAtomicStep (fencing_example_test.go:807),
-//     Example_criticalSection (fencing_example_test.go:1624)
+//     TestF6_CompareAndWriteIsOneAtomicStep (fencing_example_test.go:806),
+//     Example_criticalSection (fencing_example_test.go:1623)
 //   - F3 §5 ¶2 句3: B 用 token 1 写 new-owner 被接受，A 迟到的
 //     stale-late（token 0）被拒绝，值仍为 new-owner。 — B's new-owner write
 //     with token 1 is accepted, A's late stale-late write with token 0 is
 //     refused, and the value remains new-owner. Proof:
 //     TestF1toF3_FencedResourceRejectsTheLateHolder
-//     (fencing_example_test.go:458), Example_fencingSequence
-//     (fencing_example_test.go:1564)
+//     (fencing_example_test.go:457), Example_fencingSequence
+//     (fencing_example_test.go:1563)
 //   - D7 §5 ¶2 句4 (not verified here): Chubby 的 sequencer（Burrows，OSDI
 //     2006，§2.4 与 §2.6）解释了为什么迟到的请求要由接收方参与核对。 —
 //     Chubby's sequencer design (Burrows, OSDI 2006, §2.4 and §2.6) explains
@@ -324,7 +324,7 @@
 //     接着暂停、过期，B 写入，A 对无 fencing 资源的写依旧生效。 — Asking
 //     ZooKeeper before writing is no fix: A is told it still holds, pauses,
 //     expires, B writes, and A's write to an unfenced resource still wins.
-//     Proof: TestF5_CheckThenWriteLosesTheRace (fencing_example_test.go:515)
+//     Proof: TestF5_CheckThenWriteLosesTheRace (fencing_example_test.go:514)
 //   - F11 §5 ¶3 句4: 把比较 token 和写入拆成两步的对照资源，
 //     在另一个写者停在两步之间时接受了陈旧写；同样的交错下，
 //     原子资源把陈旧写者挡在外面，等另一个写完，再拒绝这同一个写。 — A control
@@ -333,44 +333,44 @@
 //     the atomic resource, under the same interleaving, keeps the stale writer
 //     out until the other has written and refuses the same write. Proof:
 //     TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite
-//     (fencing_example_test.go:1086), Example_criticalSection
-//     (fencing_example_test.go:1624)
+//     (fencing_example_test.go:1085), Example_criticalSection
+//     (fencing_example_test.go:1623)
 //   - F4 §5 ¶4 句2: 不做 fencing 的资源照单全收同一个迟到写，最后的值是
 //     stale-late。 — A resource without fencing takes the same late write,
 //     ending with stale-late. Proof: TestF4_UnfencedResourceTakesTheLateWrite
-//     (fencing_example_test.go:495), Example_fencingSequence
-//     (fencing_example_test.go:1564)
+//     (fencing_example_test.go:494), Example_fencingSequence
+//     (fencing_example_test.go:1563)
 //   - F7 §5 ¶5 句1: 等于高水位的 token 会被接受，因此当前持有者可以接着写。 —
 //     A token equal to the high-water mark is accepted, so the current holder
 //     can keep writing. Proof: TestF7_EqualTokenIsAccepted
-//     (fencing_example_test.go:987)
+//     (fencing_example_test.go:986)
 //   - F12 §5 ¶5 句1: fencing 不负责去重：相同的 token
 //     会让一次重试的请求生效两次；在同一事务里核对请求 id 则只生效一次，
 //     内存资源和持久资源都是如此。 — Fencing does not deduplicate: an equal
 //     token lets a retried request apply twice, while a request id checked in
 //     the same transaction applies it once, in the memory and in the durable
 //     resource. Proof: TestF12_EqualTokenAppliesARetryTwice
-//     (fencing_example_test.go:1112),
+//     (fencing_example_test.go:1111),
 //     TestF12_RequestIDInTheSameTransactionAppliesOnce
-//     (fencing_example_test.go:1131)
+//     (fencing_example_test.go:1130)
 //   - F8 §5 ¶5 句2 (beyond):
 //     持久资源在嵌入式数据库的一个事务里同时提交高水位与数据；重启之后它仍拒绝
 //     token 0，仍保有 new-owner。 — A durable resource commits high-water mark
 //     and data together in one transaction of an embedded database; after a
 //     restart it still refuses token 0 and still holds new-owner. Proof:
 //     TestF8_DurableResourceKeepsMarkAndValueAcrossRestart
-//     (fencing_example_test.go:1006)
+//     (fencing_example_test.go:1005)
 //   - F9 §5 ¶5 句4: fencing 不做认证：谁伪造出更大的 token，谁的写就被接受。 —
 //     Fencing is no authentication: whoever forges a larger token gets the
 //     write accepted. Proof: TestF9_ForgedLargerTokenIsAccepted
-//     (fencing_example_test.go:1038)
+//     (fencing_example_test.go:1037)
 //   - F2 §5 ¶6 句1: A 已过期、B 的 token 还没到资源时，资源的高水位仍是 A
 //     自己的 token 0，它依旧接受 token 0。 — After A has expired but before
 //     B's token reaches the resource, the resource, whose mark is A's own
 //     token 0, still accepts token 0. Proof:
 //     TestF1toF3_FencedResourceRejectsTheLateHolder
-//     (fencing_example_test.go:458), Example_fencingSequence
-//     (fencing_example_test.go:1564)
+//     (fencing_example_test.go:457), Example_fencingSequence
+//     (fencing_example_test.go:1563)
 //
 // # §6 顺序号只在明确的锁域内比较
 //
@@ -379,7 +379,7 @@
 //     suffix inside one persistent parent; a name whose suffix is negative,
 //     overflows, is not numeric or is absent is refused with a clear error.
 //     Proof: TestT1_MalformedSuffixesAreRejected
-//     (fencing_example_test.go:1160)
+//     (fencing_example_test.go:1159)
 //   - D5 §6 ¶1 句4 (not verified here): 序号计数器回绕：后缀来自有符号 int
 //     计数器；负的或超出范围的后缀被拒绝，大规模回绕没有实际运行。 — The
 //     sequence counter wrapping around: the suffix comes from a signed int
@@ -391,18 +391,18 @@
 //     resource that kept the old domain's high-water mark refuses every new
 //     holder; comparing a domain generation such as the parent's czxid first
 //     repairs it. Proof: TestT2_RecreatedParentRestartsNumbering
-//     (fencing_example_test.go:1195)
+//     (fencing_example_test.go:1194)
 //   - T4 §6 ¶2 句3: 清零高水位不算域规则：父节点重建后，
 //     把高水位清零的资源会再次接受旧持有者迟到的 token，
 //     先比较域代数的资源则拒绝它。 — Clearing the high-water mark is no domain
 //     rule: after the parent is recreated, a resource that resets its mark
 //     accepts the old holder's late token again, and one that compares a
 //     domain generation first refuses it. Proof:
-//     TestT4_ResetMarkLetsTheOldHolderIn (fencing_example_test.go:1326)
+//     TestT4_ResetMarkLetsTheOldHolderIn (fencing_example_test.go:1325)
 //   - T3 §6 ¶3 句1: czxid 当不了唯一 token，因为同一个 multi
 //     里的多次创建共用它。 — czxid cannot serve as a unique token, because
 //     creates inside one multi share it. Proof: TestT3_CzxidIsNotAUniqueToken
-//     (fencing_example_test.go:1280)
+//     (fencing_example_test.go:1279)
 //   - T5 §6 ¶3 句1 (beyond): 换掉 ensemble 就换了域：
 //     服务器数据被清空并重启后，序号和 zxid 都从头开始，所以取自父节点 czxid
 //     的域代数会重复或倒退；记录写明信任它的资源会怎样，以及哪条规则依然成立。
@@ -411,18 +411,18 @@
 //     domain generation taken from the parent's czxid repeats or goes back;
 //     the record says what a resource that trusts it does and which rule still
 //     holds. Proof: TestT5_WipedEnsembleRestartsNumberingAndZxids
-//     (fencing_example_test.go:1448)
+//     (fencing_example_test.go:1447)
 //
 // # §7 三个本机场景的证据
 //
 //   - E4 §7 ¶1 句2: 记录开头先交代运行对象：服务器版本、后端和集群规模。 — The
 //     record begins with what it ran against: server version, backend and
 //     ensemble sizes. Proof:
-//     TestE4_RecordStartsWithServerVersionBackendAndSize (zk19_test.go:244)
+//     TestE4_RecordStartsWithServerVersionBackendAndSize (zk19_test.go:247)
 //   - E1 §7 ¶1 句3: 每个服务器、代理和客户端都只在 127.0.0.1
 //     上用临时端口监听或连接。 — Every server, proxy and client listens on or
 //     dials 127.0.0.1 with ephemeral ports. Proof:
-//     TestE1_ServersListenOnlyOnLoopback (zk19_test.go:399)
+//     TestE1_ServersListenOnlyOnLoopback (zk19_test.go:402)
 //   - D8 §7 ¶1 句4 (not verified here): 文章的运行里，外部写入由同一个 JVM
 //     中单独的 Resource 对象完成，并没有说有独立的数据库进程。 — In the
 //     article's run the external write is performed by a separate Resource
@@ -433,7 +433,7 @@
 //     receiving its own Expired event are two observations; A gets Expired
 //     only once it reaches the server again, and both are recorded in order.
 //     Proof: TestF10_ServerCleanupAndExpiredEventAreTwoObservations
-//     (fencing_example_test.go:1057)
+//     (fencing_example_test.go:1056)
 //   - D4 §7 ¶3 句1 (not verified here): 文章自己的那次运行：官方 Apache
 //     ZooKeeper 3.9.6 以嵌入式服务器（ZooKeeperServer、NIOServerCnxnFactory）
 //     加 Java 客户端运行，三个场景在 2026-09-20 全部通过。 — The article's own
@@ -457,7 +457,7 @@
 //     服务器或容器，删掉临时目录，不泄漏 goroutine。 — Every scenario cleans
 //     up whatever happens: clients closed, proxies stopped, servers or
 //     containers stopped, temporary directories removed, no goroutine leaked.
-//     Proof: TestE3_ScenarioLeavesNothingBehind (zk19_test.go:544)
+//     Proof: TestE3_ScenarioLeavesNothingBehind (zk19_test.go:547)
 //   - D11 §7 ¶6 句3 (not verified here):
 //     文章在失败时的清理会关闭它建起的客户端、代理的线程和服务；
 //     每次运行只建自己的运行目录，不动其他实验的数据。 — The article's cleanup
@@ -496,7 +496,7 @@
 //     really asks ZooKeeper before it writes and the race is shown, and the
 //     resource accepts A's late token 0 from that state, not from an empty
 //     resource. Proof: Example_x2ExpiryIsNotRejection
-//     (fencing_example_test.go:1510)
+//     (fencing_example_test.go:1509)
 //   - D13 §8 ¶4 句4 (not verified here): 想要更强、立即生效的授权，
 //     得另加协议。 — Stronger, immediate authorization needs an additional
 //     protocol.

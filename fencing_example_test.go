@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
-	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -838,7 +837,7 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		if err != nil {
 			notShown(t, "F6", "reading the control's source: %v", err)
 		}
-		src, err := os.ReadFile(filepath.Join("fence", "resource.go"))
+		src, err := readSource(filepath.Join("fence", "resource.go"))
 		if err != nil {
 			notShown(t, "F6", "reading the memory resource's source: %v", err)
 		}
@@ -863,7 +862,7 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		sourceVerdict(t, "memory", "lock section", found, []sourceFinding{{"the compare-then-write control's Write", control}, {"a copy that lets the section go in a helper", inHelper}})
 	})
 	t.Run("the durable resource's source compares and writes in one transaction, following its calls, where changed copies do not", func(t *testing.T) {
-		src, err := os.ReadFile(filepath.Join("fence", "durable.go"))
+		src, err := readSource(filepath.Join("fence", "durable.go"))
 		if err != nil {
 			notShown(t, "F6", "reading the durable resource's source: %v", err)
 		}

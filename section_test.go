@@ -11,12 +11,14 @@ package zk19_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"go/types"
 	"maps"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -603,6 +605,10 @@ func parsePackage(dir string, replace map[string]string) (*pkgSource, error) {
 		var src any
 		if r, ok := replace[filepath.Base(name)]; ok {
 			src, replaced = r, replaced+1
+		} else if b, err := readSource(name); err != nil {
+			return nil, err
+		} else {
+			src = b
 		}
 		f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
 		if err != nil {
@@ -935,4 +941,30 @@ func (w *callWalk) reach(c *ast.CallExpr, scope map[string]string, frames []stri
 			w.inspect(cl.lit.Body, cl.scope, append(slices.Clip(frames), cl.frame), bound)
 		}
 	}
+}
+
+// readSource reads a source file of the module as the build under test
+// sees it: through the build overlay named by ZK19_SOURCE_OVERLAY (the
+// JSON that go build -overlay takes), when the mutation run
+// (cmd/mutants) sets it, so a fault it plants reaches the proofs that read
+// the source as well as the compiler.
+func readSource(name string) ([]byte, error) {
+	if ov := os.Getenv("ZK19_SOURCE_OVERLAY"); ov != "" {
+		b, err := os.ReadFile(ov)
+		if err != nil {
+			return nil, fmt.Errorf("ZK19_SOURCE_OVERLAY: %w", err)
+		}
+		var o struct{ Replace map[string]string }
+		if err := json.Unmarshal(b, &o); err != nil {
+			return nil, fmt.Errorf("ZK19_SOURCE_OVERLAY %s: %w", ov, err)
+		}
+		abs, err := filepath.Abs(name)
+		if err != nil {
+			return nil, err
+		}
+		if r, ok := o.Replace[abs]; ok {
+			return os.ReadFile(r)
+		}
+	}
+	return os.ReadFile(name)
 }
