@@ -173,26 +173,65 @@ func (f Fault) apply(root string) (map[string][]byte, error) {
 // FaultResult is what one fault of the catalogue did.
 type FaultResult struct {
 	Fault   Fault
-	Outcome Outcome
-	Pkg     string
-	Ran     []string
-	Err     string // the fault could not be applied or built
+	Lines   []LineResult // one per run line that ran
+	Err     string       // the fault could not be applied or built
 	Seconds float64
 }
 
-// Killed reports whether a test failed with the fault.
-func (fr FaultResult) Killed() bool { return fr.Outcome.Killed && fr.Err == "" }
+// LineResult is what one run line of a fault did.
+type LineResult struct {
+	Pkg     string
+	Tests   []string
+	Outcome Outcome
+}
 
-// runFault applies f through an overlay and runs its tests, run line by
-// run line, until one kills it.
-func (r *runner) runFault(ctx context.Context, f Fault, limit time.Duration) FaultResult {
+// Killed reports whether a test failed with the fault.
+func (fr FaultResult) Killed() bool {
+	if fr.Err != "" {
+		return false
+	}
+	for _, l := range fr.Lines {
+		if l.Outcome.Killed {
+			return true
+		}
+	}
+	return false
+}
+
+// TimedOut reports whether a run line timed out and none killed the fault.
+func (fr FaultResult) TimedOut() bool {
+	for _, l := range fr.Lines {
+		if l.Outcome.TimedOut {
+			return !fr.Killed()
+		}
+	}
+	return false
+}
+
+// first returns the run line that decides the verdict line: the first
+// that failed with a claim's verdict, else the first that failed.
+func (fr FaultResult) first() (LineResult, bool) {
+	for _, l := range fr.Lines {
+		if l.Outcome.Killed && l.Outcome.Claim != "" {
+			return l, true
+		}
+	}
+	for _, l := range fr.Lines {
+		if l.Outcome.Killed || l.Outcome.TimedOut {
+			return l, true
+		}
+	}
+	return LineResult{}, false
+}
+
+// runFault applies f through an overlay and runs its run lines in order:
+// all of them, or, with stop, until one kills the fault.
+func (r *runner) runFault(ctx context.Context, f Fault, limit time.Duration, stop bool) FaultResult {
 	t0 := time.Now()
 	fr := FaultResult{Fault: f}
-	defer func() { fr.Seconds = time.Since(t0).Seconds() }()
 	files, err := f.apply(r.root)
 	if err != nil {
 		fr.Err = err.Error()
-		fr.Seconds = time.Since(t0).Seconds()
 		return fr
 	}
 	ov, err := r.overlay(files)
@@ -203,13 +242,15 @@ func (r *runner) runFault(ctx context.Context, f Fault, limit time.Duration) Fau
 	defer os.RemoveAll(filepath.Dir(ov))
 	for _, p := range f.Runs {
 		o := r.goTest(ctx, p.pkg, p.tests, ov, limit)
-		fr.Ran = append(fr.Ran, fmt.Sprintf("%s %s (%.0fs)", p.pkg, strings.Join(p.tests, " "), o.Seconds))
-		fr.Outcome, fr.Pkg = o, p.pkg
+		if ctx.Err() != nil {
+			break
+		}
+		fr.Lines = append(fr.Lines, LineResult{Pkg: p.pkg, Tests: p.tests, Outcome: o})
 		if o.Invalid {
 			fr.Err = "does not build: " + o.Line
 			break
 		}
-		if o.Killed || o.TimedOut || ctx.Err() != nil {
+		if stop && (o.Killed || o.TimedOut) {
 			break
 		}
 	}

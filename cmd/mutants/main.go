@@ -44,9 +44,9 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 type options struct {
 	root, out, backend, files, faults, faultDir, equivalent string
 	operators, catalogue, fast, list, freshCover, fresh     bool
-	coverOnly                                               bool
+	coverOnly, check                                        bool
 	sample                                                  int
-	faultTimeout                                            time.Duration
+	faultTimeout, budget                                    time.Duration
 	outSet                                                  bool
 }
 
@@ -66,7 +66,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.faultDir, "dir", "testdata/mutants", "the catalogue's directory, relative to -C")
 	fs.StringVar(&o.equivalent, "equivalent", "testdata/mutants/equivalent.json", "the equivalent mutants, relative to -C")
 	fs.DurationVar(&o.faultTimeout, "fault-timeout", 6*time.Minute, "go test -timeout of each run line of a fault")
+	fs.DurationVar(&o.budget, "budget", 0, "start no operator mutant after this long (0: no bound); mutants run in an order spread evenly over every file, and those not reached are reported as not run")
 	fs.BoolVar(&o.list, "list", false, "print the operator mutants and exit")
+	fs.BoolVar(&o.check, "check", false, "apply every fault of the catalogue and build the packages with it (no test runs), then exit")
 	fs.BoolVar(&o.coverOnly, "cover", false, "make (or load) the coverage map, print which tests cover what, and exit")
 	fs.BoolVar(&o.freshCover, "fresh-cover", false, "make the coverage map again even if it is cached")
 	fs.BoolVar(&o.fresh, "fresh", false, "run every mutant again instead of taking cached results")
@@ -81,7 +83,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			o.outSet = true
 		}
 	})
-	if !o.operators && !o.catalogue && !o.list && !o.coverOnly {
+	if !o.operators && !o.catalogue && !o.list && !o.coverOnly && !o.check {
 		o.operators, o.catalogue = true, true
 	}
 	if o.fast && o.operators && !o.catalogue {
@@ -156,7 +158,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		Server:    serverOf(o.backend),
 		Command:   "go run ./cmd/mutants " + strings.Join(args, " "),
 		GoVersion: runtime.Version(), Machine: fmt.Sprintf("%d cores (runtime.NumCPU)", runtime.NumCPU()),
-		Sample: o.sample, Fast: o.fast,
+		Sample: o.sample, Fast: o.fast, Budget: o.budget,
 	}
 	if len(args) == 0 {
 		rp.Command = "go run ./cmd/mutants"
@@ -169,6 +171,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	status := 0
+	if o.check {
+		faults, err := loadFaults(filepath.Join(root, o.faultDir))
+		if err != nil {
+			fmt.Fprintln(stderr, "mutants:", err)
+			return 2
+		}
+		for _, f := range faults {
+			files, err := f.apply(root)
+			if err == nil {
+				var ov string
+				if ov, err = r.overlay(files); err == nil {
+					err = r.goCmd(ctx, 5*time.Minute, "build", "-overlay", ov, "./lock", "./fence", "./internal/faultproxy")
+				}
+			}
+			if err != nil {
+				fmt.Fprintf(stdout, "%s: %v\n", f.ID, err)
+				status = 1
+				continue
+			}
+			fmt.Fprintf(stdout, "%s: builds\n", f.ID)
+		}
+		return status
+	}
 	if o.coverOnly {
 		cm, cached, err := loadOrComputeCover(ctx, r, o.freshCover, logf)
 		if err != nil {
@@ -204,7 +229,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if !o.fast || o.outSet {
-		path := filepath.Join(root, o.out)
+		path := o.out
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(root, path)
+		}
 		f, err := os.Create(path)
 		if err != nil {
 			fmt.Fprintln(stderr, "mutants:", err)
@@ -254,7 +282,8 @@ func runOperators(ctx context.Context, r *runner, o options, ts []Target, rp *Re
 	}
 	used := make([]bool, len(eqs))
 	t0 := time.Now()
-	n := 0
+	results := map[string]Result{}
+	var toRun []Mutant
 	for _, m := range all {
 		res := Result{Mutant: m, ID: m.ID(), Status: stNotRun}
 		eq := -1
@@ -271,17 +300,33 @@ func runOperators(ctx context.Context, r *runner, o options, ts []Target, rp *Re
 			res = c
 			res.Mutant = m
 			rp.OpCached++
-		case chosen[m.ID()] && ctx.Err() == nil:
-			n++
-			res = r.runMutant(ctx, cm, m)
-			if res.Status != stNotRun {
-				if err := cache.put(res); err != nil {
-					return err
-				}
-				rp.OpRan++
-				logf("%d/%d %s: %s %s %s", n, len(chosen), m.ID(), res.Status, killer(res.Pkg, res.Outcome), secs(res.Seconds))
-			}
+		case chosen[m.ID()]:
+			toRun = append(toRun, m)
 		}
+		results[m.ID()] = res
+	}
+	for i, m := range spread(toRun) {
+		if ctx.Err() != nil {
+			break
+		}
+		if o.budget > 0 && time.Since(t0) > o.budget {
+			rp.OverBudget = len(toRun) - i
+			logf("budget %s spent: %d mutants not run", o.budget, rp.OverBudget)
+			break
+		}
+		res := r.runMutant(ctx, cm, m)
+		if res.Status == stNotRun {
+			break
+		}
+		if err := cache.put(res); err != nil {
+			return err
+		}
+		rp.OpRan++
+		results[m.ID()] = res
+		logf("%d/%d %s: %s %s %s", i+1, len(toRun), m.ID(), res.Status, killer(res.Pkg, res.Outcome), secs(res.Seconds))
+	}
+	for _, m := range all {
+		res := results[m.ID()]
 		rp.OpMutantSeconds += res.Seconds
 		rp.Results = append(rp.Results, res)
 	}
@@ -313,20 +358,11 @@ func runCatalogue(ctx context.Context, r *runner, o options, rp *Report, logf fu
 		if (o.fast && !f.Fast) || (want != nil && !want[f.ID]) || ctx.Err() != nil {
 			continue
 		}
-		fr := r.runFault(ctx, f, o.faultTimeout)
+		fr := r.runFault(ctx, f, o.faultTimeout, o.fast)
 		if ctx.Err() != nil {
 			break
 		}
-		state := "LIVED"
-		switch {
-		case fr.Err != "":
-			state = "ERROR " + fr.Err
-		case fr.Killed():
-			state = "killed by " + killer(fr.Pkg, fr.Outcome)
-		case fr.Outcome.TimedOut:
-			state = "timed out"
-		}
-		logf("fault %s: %s (%s) %s", f.ID, state, secs(fr.Seconds), fr.Outcome.Line)
+		logf("fault %s: %s (%s)", f.ID, fr.summary(), secs(fr.Seconds))
 		if !fr.Killed() {
 			status = 1
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
 )
 
@@ -217,4 +218,53 @@ func sample(ms []Mutant, n int) []Mutant {
 		}
 	}
 	return out
+}
+
+// spread returns the order in which to run ms: files interleaved, and
+// within a file the mutants in bit-reversed order of their place, so that
+// a run stopped by its budget has run an even sample of every file.
+func spread(ms []Mutant) []Mutant {
+	type ranked struct {
+		m    Mutant
+		rank float64
+		file int
+	}
+	fileIdx := map[string]int{}
+	count := map[string]int{}
+	for _, m := range ms {
+		if _, ok := fileIdx[m.File]; !ok {
+			fileIdx[m.File] = len(fileIdx)
+		}
+		count[m.File]++
+	}
+	seen := map[string]int{}
+	rs := make([]ranked, 0, len(ms))
+	for _, m := range ms {
+		i := seen[m.File]
+		seen[m.File]++
+		rs = append(rs, ranked{m: m, rank: vanDerCorput(i), file: fileIdx[m.File]})
+	}
+	sort.SliceStable(rs, func(i, j int) bool {
+		if rs[i].rank != rs[j].rank {
+			return rs[i].rank < rs[j].rank
+		}
+		return rs[i].file < rs[j].file
+	})
+	out := make([]Mutant, len(rs))
+	for i, r := range rs {
+		out[i] = r.m
+	}
+	return out
+}
+
+// vanDerCorput is i's bits mirrored behind the binary point: 0, .5, .25, .75, …
+func vanDerCorput(i int) float64 {
+	v, f := 0.0, 0.5
+	for ; i > 0; i >>= 1 {
+		if i&1 == 1 {
+			v += f
+		}
+		f /= 2
+	}
+	return v
 }

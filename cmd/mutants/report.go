@@ -20,7 +20,9 @@ type Report struct {
 	StaleEquivalents                                  []Equivalent // listed, but no mutant matches
 	OpSeconds                                         float64      // wall time of this run's operator part
 	OpRan, OpCached                                   int          // mutants run now, results taken from the cache
-	OpMutantSeconds                                   float64      // the run times of all results, summed
+	OverBudget                                        int          // mutants chosen but not run: the budget was spent
+	Budget                                            time.Duration
+	OpMutantSeconds                                   float64 // the run times of all results, summed
 	Cover                                             *CoverMap
 	CoverCached                                       bool
 	Sample                                            int
@@ -144,6 +146,10 @@ func (rp *Report) writeOperators(p func(string, ...any)) {
 		scope += " of " + strings.Join(rp.Files, ", ")
 	}
 	p("This run: %s; %d mutants run now in %s (wall), %d results from the cache of this tree; the results' own times add up to %s.", scope, rp.OpRan, secs(rp.OpSeconds), rp.OpCached, secs(rp.OpMutantSeconds))
+	if rp.OverBudget > 0 {
+		p("")
+		p("**The budget (-budget %s) was spent before %d mutants were run: they are \"not run\" below, and the counts and scores are over the mutants that ran.** Mutants run in an order spread evenly over each file (bit-reversed places, files interleaved), so those that ran are an even sample of every file.", rp.Budget, rp.OverBudget)
+	}
 	p("")
 	p("### Per file")
 	p("")
@@ -384,26 +390,33 @@ func (rp *Report) writeCatalogue(p func(string, ...any)) {
 	p("|---|---|---|---|---|---|---|---:|")
 	for _, fr := range rp.Catalogue {
 		f := fr.Fault
-		res := "**LIVED**"
-		switch {
-		case fr.Err != "":
-			res = "**ERROR**"
-		case fr.Killed():
-			res = "killed"
-		case fr.Outcome.TimedOut:
-			res = "**timed out**"
-		}
 		fast := ""
 		if f.Fast {
 			fast = "yes"
 		}
-		line := fr.Outcome.Line
+		var by []string
+		for _, l := range fr.Lines {
+			switch {
+			case l.Outcome.Killed:
+				by = append(by, killer(l.Pkg, l.Outcome))
+			case l.Outcome.TimedOut:
+				by = append(by, killer(l.Pkg, l.Outcome)+" (timed out)")
+			}
+		}
+		line := ""
+		if l, ok := fr.first(); ok {
+			line = l.Outcome.Line
+		}
 		if fr.Err != "" {
 			line = fr.Err
-		} else if !fr.Killed() && !fr.Outcome.TimedOut {
-			line = "all passed: " + strings.Join(fr.Ran, "; ")
+		} else if !fr.Killed() && !fr.TimedOut() {
+			var ran []string
+			for _, l := range fr.Lines {
+				ran = append(ran, l.Pkg+" "+strings.Join(l.Tests, " "))
+			}
+			line = "all passed: " + strings.Join(ran, "; ")
 		}
-		p("| %s | %s | %s | %s | %s | %s | %s | %s |", f.ID, mdCell(f.What), fast, mdCell(f.Expect), res, mdCell(killer(fr.Pkg, fr.Outcome)), mdCell(shorten(line, 220)), secs(fr.Seconds))
+		p("| %s | %s | %s | %s | %s | %s | %s | %s |", f.ID, mdCell(f.What), fast, mdCell(f.Expect), fr.state(), mdCell(strings.Join(by, "; ")), mdCell(shorten(line, 220)), secs(fr.Seconds))
 	}
 	var lived []string
 	for _, fr := range rp.Catalogue {
@@ -421,6 +434,31 @@ func (rp *Report) writeCatalogue(p func(string, ...any)) {
 	} else {
 		p("**Not killed:** %s.", strings.Join(lived, "; "))
 	}
+}
+
+// state is a fault's result in a word.
+func (fr FaultResult) state() string {
+	switch {
+	case fr.Err != "":
+		return "**ERROR**"
+	case fr.Killed():
+		return "killed"
+	case fr.TimedOut():
+		return "**timed out**"
+	}
+	return "**LIVED**"
+}
+
+// summary is a fault's result on one line, for the progress log.
+func (fr FaultResult) summary() string {
+	if fr.Err != "" {
+		return "ERROR " + fr.Err
+	}
+	l, ok := fr.first()
+	if !ok {
+		return "LIVED"
+	}
+	return fmt.Sprintf("%s by %s: %s", strings.Trim(fr.state(), "*"), killer(l.Pkg, l.Outcome), l.Outcome.Line)
 }
 
 // loadClaims maps each root test to the claims whose proof it is
