@@ -286,6 +286,23 @@ func computeCover(ctx context.Context, r *runner, key string, logf func(string, 
 	return cm, nil
 }
 
+// cachedCover returns the cached coverage map of tree key, or nil.
+func cachedCover(key string) *CoverMap {
+	dir, err := cacheDir()
+	if err != nil {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "cover-"+key+".json"))
+	if err != nil {
+		return nil
+	}
+	var cm CoverMap
+	if json.Unmarshal(b, &cm) != nil || cm.Key != key {
+		return nil
+	}
+	return &cm
+}
+
 // loadOrComputeCover returns the cached coverage map of the tree, or makes it.
 func loadOrComputeCover(ctx context.Context, r *runner, fresh bool, logf func(string, ...any)) (*CoverMap, bool, error) {
 	dir, err := cacheDir()
@@ -294,11 +311,8 @@ func loadOrComputeCover(ctx context.Context, r *runner, fresh bool, logf func(st
 	}
 	path := filepath.Join(dir, "cover-"+r.key+".json")
 	if !fresh {
-		if b, err := os.ReadFile(path); err == nil {
-			var cm CoverMap
-			if json.Unmarshal(b, &cm) == nil && cm.Key == r.key {
-				return &cm, true, nil
-			}
+		if cm := cachedCover(r.key); cm != nil {
+			return cm, true, nil
 		}
 	}
 	logf("coverage map %s: running each test alone with -coverpkg=%s (cached in %s)", r.key, coverPkgs, path)

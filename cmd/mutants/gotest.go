@@ -224,19 +224,81 @@ func readEvents(out []byte, stderr string) Outcome {
 			}
 		}
 	}
+	if o.Line == "" && strings.HasPrefix(o.Test, "Example") {
+		o.Line = exampleDiff(lines)
+	}
 	if o.Line == "" {
-		for _, l := range lines {
-			if fileLine.MatchString(l) || strings.HasPrefix(strings.TrimSpace(l), "panic:") {
-				o.Line = strings.TrimSpace(fileLine.ReplaceAllString(l, ""))
-				break
-			}
-		}
+		o.Line = failureLine(lines)
 	}
 	if o.Line == "" && o.TimedOut {
 		o.Line = "panic: test timed out"
 	}
 	o.Line = shorten(o.Line, 240)
 	return o
+}
+
+// failureLine picks, among a failed test's log lines, the one that most
+// likely says why: a panic, else the first that reads like an assertion
+// (a want, a got, two holders), else the last log line before the test's
+// "--- FAIL".
+func failureLine(lines []string) string {
+	var logged []string
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "panic:") {
+			return t
+		}
+		if strings.HasPrefix(t, "--- FAIL") {
+			break
+		}
+		if fileLine.MatchString(l) {
+			logged = append(logged, strings.TrimSpace(fileLine.ReplaceAllString(l, "")))
+		}
+	}
+	for _, l := range logged {
+		if strings.Contains(l, "want") || strings.HasPrefix(l, "got ") || strings.Contains(l, "two holders") || strings.Contains(l, "refuted") {
+			return l
+		}
+	}
+	if len(logged) > 0 {
+		return logged[len(logged)-1]
+	}
+	return ""
+}
+
+// exampleDiff says where a failed Example's output first differs from its
+// Output comment (testing prints "got:" and "want:" blocks).
+func exampleDiff(lines []string) string {
+	var got, want []string
+	var cur *[]string
+	for _, l := range lines {
+		switch t := strings.TrimSpace(l); {
+		case t == "got:":
+			cur = &got
+		case t == "want:":
+			cur = &want
+		case strings.HasPrefix(t, "--- ") || t == "FAIL" || strings.HasPrefix(t, "=== "):
+			cur = nil
+		case cur != nil:
+			*cur = append(*cur, l)
+		}
+	}
+	if got == nil && want == nil {
+		return ""
+	}
+	for i := 0; i < max(len(got), len(want)); i++ {
+		var g, w string
+		if i < len(got) {
+			g = got[i]
+		}
+		if i < len(want) {
+			w = want[i]
+		}
+		if g != w {
+			return fmt.Sprintf("Example output line %d: got %q, want %q", i+1, g, w)
+		}
+	}
+	return ""
 }
 
 func shorten(s string, n int) string {

@@ -130,8 +130,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "mutants:", err)
 			return 2
 		}
+		// With a cached coverage map of this tree, each mutant's tests too.
+		var cm *CoverMap
+		if key, err := treeKey(root); err == nil {
+			cm = cachedCover(key)
+		}
 		for _, m := range sample(ms, o.sample) {
-			fmt.Fprintf(stdout, "%s:%d:%d\t%s\t%s\t%s → %s\n", m.File, m.Line, m.Col, m.Func, m.Op, m.Orig, m.Mut)
+			plan := ""
+			if cm != nil {
+				for _, p := range cm.plan(m) {
+					plan += fmt.Sprintf("\t%s:%d tests %.0fs", p.pkg, len(p.tests), p.secs)
+				}
+				if plan == "" {
+					plan = "\tnot covered"
+				}
+			}
+			fmt.Fprintf(stdout, "%s:%d:%d\t%s\t%s\t%s → %s%s\n", m.File, m.Line, m.Col, m.Func, m.Op, m.Orig, m.Mut, plan)
 		}
 		return 0
 	}

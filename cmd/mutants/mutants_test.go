@@ -224,6 +224,27 @@ func TestReadEventsFindsTheKillerAndItsVerdict(t *testing.T) {
 	}
 }
 
+func TestReadEventsSaysWhereAnExampleDiffers(t *testing.T) {
+	stream := strings.Join([]string{
+		`{"Action":"output","Test":"ExampleHeld_Lost","Output":"--- FAIL: ExampleHeld_Lost (1.00s)\n"}`,
+		`{"Action":"output","Test":"ExampleHeld_Lost","Output":"got:\n"}`,
+		`{"Action":"output","Test":"ExampleHeld_Lost","Output":"held\n"}`,
+		`{"Action":"output","Test":"ExampleHeld_Lost","Output":"still held\n"}`,
+		`{"Action":"output","Test":"ExampleHeld_Lost","Output":"want:\n"}`,
+		`{"Action":"output","Test":"ExampleHeld_Lost","Output":"held\n"}`,
+		`{"Action":"output","Test":"ExampleHeld_Lost","Output":"lost: lock: lost candidacy\n"}`,
+		`{"Action":"fail","Test":"ExampleHeld_Lost"}`,
+	}, "\n")
+	o := readEvents([]byte(stream), "")
+	if want := `Example output line 2: got "still held", want "lost: lock: lost candidacy"`; o.Line != want {
+		t.Errorf("got line %q; want %q", o.Line, want)
+	}
+	logs := []string{"    x_test.go:1: O info session HasSession", "    x_test.go:2: got 2 holders; want 1", "    x_test.go:3: cleanup", "--- FAIL: TestX (1s)"}
+	if got := failureLine(logs); got != "got 2 holders; want 1" {
+		t.Errorf("failureLine: got %q", got)
+	}
+}
+
 func TestFaultFileIsParsedAndAppliedOnce(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "lock"), 0o755); err != nil {
