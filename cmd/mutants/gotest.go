@@ -140,10 +140,11 @@ func (r *runner) goTest(ctx context.Context, pkg string, tests []string, overlay
 		}
 	}
 	if err != nil && !o.Killed && !o.Invalid && !o.TimedOut && ctx.Err() == nil {
-		// The package failed outside any test (TestMain, a crash).
+		// The package failed outside any test's verdict: a panic (the
+		// running test is named in its trace), TestMain.
 		o.Killed, o.Test = true, "(package "+pkg+")"
 		if o.Line == "" {
-			o.Line = lastLines(stderr.String()+string(out), 2)
+			o.Line = packageFailure(out, stderr.String())
 		}
 	}
 	return o
@@ -235,6 +236,43 @@ func readEvents(out []byte, stderr string) Outcome {
 	}
 	o.Line = shorten(o.Line, 240)
 	return o
+}
+
+// packageFailure says why a package failed outside a test's verdict: its
+// panic, with the goroutine's first frame of ours, or its last output.
+func packageFailure(out []byte, stderr string) string {
+	var lines []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var ev event
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Action == "output" {
+			lines = append(lines, strings.TrimRight(ev.Output, "\n"))
+		}
+	}
+	lines = append(lines, strings.Split(stderr, "\n")...)
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "panic:") {
+			continue
+		}
+		s := l
+		for _, f := range lines[i+1:] {
+			if strings.HasPrefix(f, modulePath+"/") {
+				return s + " in " + f
+			}
+		}
+		return s
+	}
+	var tail []string
+	for _, l := range lines {
+		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "FAIL") && !strings.HasPrefix(t, "exit status") {
+			tail = append(tail, t)
+		}
+	}
+	if len(tail) > 2 {
+		tail = tail[len(tail)-2:]
+	}
+	return strings.Join(tail, " ⏎ ")
 }
 
 // failureLine picks, among a failed test's log lines, the one that most
