@@ -176,6 +176,7 @@ type FaultResult struct {
 	Lines   []LineResult // one per run line that ran
 	Err     string       // the fault could not be applied or built
 	Seconds float64
+	Date    string // when it ran, for a result from the cache
 }
 
 // LineResult is what one run line of a fault did.
@@ -228,7 +229,7 @@ func (fr FaultResult) first() (LineResult, bool) {
 // all of them, or, with stop, until one kills the fault.
 func (r *runner) runFault(ctx context.Context, f Fault, limit time.Duration, stop bool) FaultResult {
 	t0 := time.Now()
-	fr := FaultResult{Fault: f}
+	fr := FaultResult{Fault: f, Date: time.Now().UTC().Format("2006-01-02 15:04 UTC")}
 	files, err := f.apply(r.root)
 	if err != nil {
 		fr.Err = err.Error()

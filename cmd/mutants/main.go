@@ -44,7 +44,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 type options struct {
 	root, out, backend, files, faults, faultDir, equivalent string
 	operators, catalogue, fast, list, freshCover, fresh     bool
-	coverOnly, check                                        bool
+	coverOnly, check, cached                                bool
 	sample                                                  int
 	faultTimeout, budget                                    time.Duration
 	outSet                                                  bool
@@ -68,6 +68,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.faultTimeout, "fault-timeout", 6*time.Minute, "go test -timeout of each run line of a fault")
 	fs.DurationVar(&o.budget, "budget", 0, "start no operator mutant after this long (0: no bound); mutants run in an order spread evenly over every file, and those not reached are reported as not run")
 	fs.BoolVar(&o.list, "list", false, "print the operator mutants and exit")
+	fs.BoolVar(&o.cached, "cached", false, "run nothing: write the report from the results this tree's earlier runs cached (operator mutants, and the catalogue's faults whose file is unchanged)")
 	fs.BoolVar(&o.check, "check", false, "apply every fault of the catalogue and build the packages with it (no test runs), then exit")
 	fs.BoolVar(&o.coverOnly, "cover", false, "make (or load) the coverage map, print which tests cover what, and exit")
 	fs.BoolVar(&o.freshCover, "fresh-cover", false, "make the coverage map again even if it is cached")
@@ -319,6 +320,11 @@ func runOperators(ctx context.Context, r *runner, o options, ts []Target, rp *Re
 		}
 		results[m.ID()] = res
 	}
+	if o.cached {
+		rp.FromCache = true
+		rp.OpInfo, _ = loadRunInfo(r.key)
+		toRun = nil
+	}
 	for i, m := range spread(toRun) {
 		if ctx.Err() != nil {
 			break
@@ -350,6 +356,12 @@ func runOperators(ctx context.Context, r *runner, o options, ts []Target, rp *Re
 		}
 	}
 	rp.OpSeconds = time.Since(t0).Seconds()
+	if !o.cached && ctx.Err() == nil {
+		rp.OpInfo = &RunInfo{Command: rp.Command, Date: rp.Date, Wall: rp.OpSeconds, Ran: rp.OpRan, Cached: rp.OpCached, Budget: o.budget.String(), OverBudget: rp.OverBudget, Sample: o.sample, Files: o.files}
+		if err := saveRunInfo(r.key, rp.OpInfo); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -365,6 +377,10 @@ func runCatalogue(ctx context.Context, r *runner, o options, rp *Report, logf fu
 			want[strings.TrimSpace(id)] = true
 		}
 	}
+	cat, err := openCatalogueCache(r.key)
+	if err != nil {
+		return 2, err
+	}
 	t0 := time.Now()
 	rp.Catalogue = []FaultResult{}
 	status := 0
@@ -372,9 +388,19 @@ func runCatalogue(ctx context.Context, r *runner, o options, rp *Report, logf fu
 		if (o.fast && !f.Fast) || (want != nil && !want[f.ID]) || ctx.Err() != nil {
 			continue
 		}
-		fr := r.runFault(ctx, f, o.faultTimeout, o.fast)
-		if ctx.Err() != nil {
-			break
+		var fr FaultResult
+		if o.cached {
+			fr = cat.get(f)
+		} else {
+			fr = r.runFault(ctx, f, o.faultTimeout, o.fast)
+			if ctx.Err() != nil {
+				break
+			}
+			if !o.fast {
+				if err := cat.put(f, fr); err != nil {
+					return 2, err
+				}
+			}
 		}
 		logf("fault %s: %s (%s)", f.ID, fr.summary(), secs(fr.Seconds))
 		if !fr.Killed() {
@@ -383,6 +409,12 @@ func runCatalogue(ctx context.Context, r *runner, o options, rp *Report, logf fu
 		rp.Catalogue = append(rp.Catalogue, fr)
 	}
 	rp.CatSeconds = time.Since(t0).Seconds()
+	if o.cached {
+		rp.CatSeconds = 0
+		for _, fr := range rp.Catalogue {
+			rp.CatSeconds += fr.Seconds
+		}
+	}
 	if o.fast {
 		fmt.Printf("mutants: fast catalogue: %d faults, %d killed, %d not killed, in %s\n", len(rp.Catalogue), len(rp.Catalogue)-countLived(rp.Catalogue), countLived(rp.Catalogue), secs(rp.CatSeconds))
 	}

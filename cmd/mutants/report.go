@@ -22,7 +22,9 @@ type Report struct {
 	OpRan, OpCached                                   int          // mutants run now, results taken from the cache
 	OverBudget                                        int          // mutants chosen but not run: the budget was spent
 	Budget                                            time.Duration
-	OpMutantSeconds                                   float64 // the run times of all results, summed
+	FromCache                                         bool     // -cached: nothing was run by this command
+	OpInfo                                            *RunInfo // the operator run whose results these are
+	OpMutantSeconds                                   float64  // the run times of all results, summed
 	Cover                                             *CoverMap
 	CoverCached                                       bool
 	Sample                                            int
@@ -145,10 +147,20 @@ func (rp *Report) writeOperators(p func(string, ...any)) {
 	if len(rp.Files) > 0 {
 		scope += " of " + strings.Join(rp.Files, ", ")
 	}
-	p("This run: %s; %d mutants run now in %s (wall), %d results from the cache of this tree; the results' own times add up to %s.", scope, rp.OpRan, secs(rp.OpSeconds), rp.OpCached, secs(rp.OpMutantSeconds))
-	if rp.OverBudget > 0 {
+	over := rp.OverBudget
+	if rp.FromCache {
+		p("This report was written from cached results (-cached): nothing was run by its command. The results' own times add up to %s.", secs(rp.OpMutantSeconds))
+		if i := rp.OpInfo; i != nil {
+			p("")
+			p("They come from the run `%s` started %s: %d mutants run in %s (wall), %d results from the cache of this tree; budget %s.", i.Command, i.Date, i.Ran, secs(i.Wall), i.Cached, i.Budget)
+			over = i.OverBudget
+		}
+	} else {
+		p("This run: %s; %d mutants run now in %s (wall), %d results from the cache of this tree; the results' own times add up to %s.", scope, rp.OpRan, secs(rp.OpSeconds), rp.OpCached, secs(rp.OpMutantSeconds))
+	}
+	if over > 0 {
 		p("")
-		p("**The budget (-budget %s) was spent before %d mutants were run: they are \"not run\" below, and the counts and scores are over the mutants that ran.** Mutants run in an order spread evenly over each file (bit-reversed places, files interleaved), so those that ran are an even sample of every file.", rp.Budget, rp.OverBudget)
+		p("**The budget (-budget %s) was spent before %d mutants were run: they are \"not run\" below, and the counts and scores are over the mutants that ran.** Mutants run in an order spread evenly over each file (bit-reversed places, files interleaved), so those that ran are an even sample of every file.", rp.budgetText(), over)
 	}
 	p("")
 	p("### Per file")
@@ -254,6 +266,13 @@ func (rp *Report) writeOperators(p func(string, ...any)) {
 	}
 	p("")
 	p("</details>")
+}
+
+func (rp *Report) budgetText() string {
+	if rp.FromCache && rp.OpInfo != nil {
+		return rp.OpInfo.Budget
+	}
+	return rp.Budget.String()
 }
 
 func (rp *Report) coverState() string {
@@ -383,6 +402,10 @@ func (rp *Report) writeCatalogue(p func(string, ...any)) {
 		}
 	}
 	p("Faults that operators cannot make, one file each under `testdata/mutants/` (the exact old and new text, applied through `go test -overlay`, and the tests that must fail). This run: %s, %d faults, %d killed, %d not killed, in %s.", which, len(rp.Catalogue), killed, len(rp.Catalogue)-killed, secs(rp.CatSeconds))
+	if rp.FromCache {
+		p("")
+		p("(From cached results, -cached: the time is the sum of the faults' own times; each fault's run is dated in the table.)")
+	}
 	p("")
 	p("A proof that reads source text from disk (F6's source check) does not see a fault applied through the overlay: only the compiler does.")
 	p("")
@@ -416,7 +439,7 @@ func (rp *Report) writeCatalogue(p func(string, ...any)) {
 			}
 			line = "all passed: " + strings.Join(ran, "; ")
 		}
-		p("| %s | %s | %s | %s | %s | %s | %s | %s |", f.ID, mdCell(f.What), fast, mdCell(f.Expect), fr.state(), mdCell(strings.Join(by, "; ")), mdCell(shorten(line, 220)), secs(fr.Seconds))
+		p("| %s | %s | %s | %s | %s | %s | %s | %s |", f.ID, mdCell(f.What), fast, mdCell(f.Expect), fr.state(), mdCell(strings.Join(by, "; ")), mdCell(shorten(line, 220)), rp.faultTime(fr))
 	}
 	var lived []string
 	for _, fr := range rp.Catalogue {
@@ -484,4 +507,11 @@ func loadClaims(path string) (map[string][]string, error) {
 		}
 	}
 	return out, nil
+}
+
+func (rp *Report) faultTime(fr FaultResult) string {
+	if rp.FromCache && fr.Date != "" {
+		return secs(fr.Seconds) + " (" + fr.Date + ")"
+	}
+	return secs(fr.Seconds)
 }
