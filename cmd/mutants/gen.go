@@ -63,8 +63,8 @@ type Mutant struct {
 	Start  int    `json:"-"`
 	End    int    `json:"-"`
 	Repl   string `json:"-"`
-	CoverL int    `json:"-"` // the position whose coverage decides: line
-	CoverC int    `json:"-"` // and column
+	CoverL int    `json:"coverLine"` // the position whose coverage decides: line
+	CoverC int    `json:"coverCol"`  // and column
 }
 
 // ID names the mutant uniquely within one source tree.
@@ -175,6 +175,7 @@ func generateSrc(t Target, src []byte, typesOf func(*token.FileSet, *ast.File) *
 			continue
 		}
 		g.fn = funcName(fd)
+		g.caseLists = caseLists(fd.Body)
 		ast.Inspect(fd.Body, g.visit)
 	}
 	sort.SliceStable(g.out, func(i, j int) bool {
@@ -211,12 +212,53 @@ func funcName(fd *ast.FuncDecl) string {
 }
 
 type gen struct {
-	t    Target
-	fset *token.FileSet
-	src  []byte
-	info *types.Info
-	fn   string
-	out  []Mutant
+	t         Target
+	fset      *token.FileSet
+	src       []byte
+	info      *types.Info
+	fn        string
+	caseLists []caseList
+	out       []Mutant
+}
+
+// caseList is the expressions of a case clause (or a select's comm
+// clause), from..to, and the switch (or select) they belong to.
+type caseList struct {
+	from, to, sw token.Pos
+}
+
+// caseLists returns the case clauses' expression lists in body. The
+// coverage of a case expression is not a block of its own: cover counts
+// the statements before the switch, then each clause's body. Whether the
+// expression ran is whether the switch was reached (the first clause's
+// expression always runs; a later one at least may), so its coverage is
+// the switch statement's.
+func caseLists(body *ast.BlockStmt) []caseList {
+	var out []caseList
+	ast.Inspect(body, func(n ast.Node) bool {
+		var sw ast.Node
+		var clauses []ast.Stmt
+		switch n := n.(type) {
+		case *ast.SwitchStmt:
+			sw, clauses = n, n.Body.List
+		case *ast.TypeSwitchStmt:
+			sw, clauses = n, n.Body.List
+		case *ast.SelectStmt:
+			sw, clauses = n, n.Body.List
+		default:
+			return true
+		}
+		for _, c := range clauses {
+			switch c := c.(type) {
+			case *ast.CaseClause:
+				out = append(out, caseList{from: c.Pos(), to: c.Colon, sw: sw.Pos()})
+			case *ast.CommClause:
+				out = append(out, caseList{from: c.Pos(), to: c.Colon, sw: sw.Pos()})
+			}
+		}
+		return true
+	})
+	return out
 }
 
 func (g *gen) off(p token.Pos) int { return g.fset.Position(p).Offset }
@@ -235,12 +277,18 @@ func oneLine(s string) string {
 // add records a mutant of node n that replaces [start, end) with repl.
 func (g *gen) add(op string, n ast.Node, at token.Pos, start, end int, repl string) {
 	pos := g.fset.Position(at)
+	cover := pos
+	for _, c := range g.caseLists {
+		if at >= c.from && at < c.to {
+			cover = g.fset.Position(c.sw) // the innermost comes last
+		}
+	}
 	nStart, nEnd := g.off(n.Pos()), g.off(n.End())
 	mut := string(g.src[nStart:start]) + repl + string(g.src[end:nEnd])
 	g.out = append(g.out, Mutant{
 		File: g.t.File, Line: pos.Line, Col: pos.Column, Op: op, Func: g.fn,
 		Orig: g.text(n), Mut: oneLine(mut),
-		Start: start, End: end, Repl: repl, CoverL: pos.Line, CoverC: pos.Column,
+		Start: start, End: end, Repl: repl, CoverL: cover.Line, CoverC: cover.Column,
 	})
 }
 

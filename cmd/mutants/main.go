@@ -311,7 +311,7 @@ func runOperators(ctx context.Context, r *runner, o options, ts []Target, rp *Re
 		case eq >= 0:
 			res.Status, res.Reason = stEquivalent, eqs[eq].Reason
 			rp.Equivalents = append(rp.Equivalents, eqs[eq])
-		case ok && c.Status != stNotRun:
+		case ok && c.Status != stNotRun && sameSelection(c, m):
 			res = c
 			res.Mutant = m
 			rp.OpCached++
@@ -480,4 +480,14 @@ func sweepRunDirs(since time.Time, logf func(string, ...any)) {
 			}
 		}
 	}
+}
+
+// sameSelection reports whether a cached result chose its tests as m
+// would: by coverage at the same place. (Results cached before the place
+// was stored chose them at the mutant's own position.)
+func sameSelection(c Result, m Mutant) bool {
+	if c.CoverL == 0 {
+		return m.CoverL == m.Line && m.CoverC == m.Col
+	}
+	return c.CoverL == m.CoverL && c.CoverC == m.CoverC
 }

@@ -96,6 +96,23 @@ func TestApplyChangesOnlyTheOperator(t *testing.T) {
 	}
 }
 
+func TestACaseExpressionIsCoveredAsItsSwitch(t *testing.T) {
+	src := "package p\n\nfunc f(a, b int) int {\n\tswitch {\n\tcase a == 0:\n\t\treturn 1\n\tcase a < b:\n\t\treturn 2\n\t}\n\treturn a < b\n}\n"
+	ms, err := generateSrc(Target{File: "p/p.go"}, []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		wantL, wantC := m.Line, m.Col
+		if m.Line == 5 || m.Line == 7 {
+			wantL, wantC = 4, 2 // the switch keyword
+		}
+		if m.CoverL != wantL || m.CoverC != wantC {
+			t.Errorf("%s: coverage decided at %d.%d; want %d.%d", m.ID(), m.CoverL, m.CoverC, wantL, wantC)
+		}
+	}
+}
+
 func TestTheTargetsGenerate(t *testing.T) {
 	ms, err := Generate("../..", targets)
 	if err != nil {
