@@ -1,0 +1,336 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// modulePath is the import path of the module root.
+const modulePath = "github.com/zk19/zk19"
+
+// testPkgs are the packages whose tests may kill a mutant, in the order a
+// mutant runs them: the packages' own tests first (fast), the root claim
+// proofs last.
+var testPkgs = []string{"./fence", "./lock", "./internal/faultproxy", "."}
+
+// coverPkgs is -coverpkg of the coverage runs: the packages of the targets.
+const coverPkgs = "./lock,./fence,./internal/faultproxy"
+
+// Block is a coverage block: start line, start column, end line, end column.
+type Block [4]int
+
+// TestCover is what one top-level test covered, run alone.
+type TestCover struct {
+	Pkg     string             `json:"pkg"`  // "./lock", or "." for the root claim proofs
+	Name    string             `json:"name"` // TestX or ExampleX
+	Passed  bool               `json:"passed"`
+	Seconds float64            `json:"seconds"`
+	Blocks  map[string][]Block `json:"blocks"` // file (relative to the module root) → blocks run at least once
+}
+
+// CoverMap is which test covers which block, for one source tree.
+type CoverMap struct {
+	Key     string             `json:"key"`
+	Commit  string             `json:"commit"`
+	Made    time.Time          `json:"made"`
+	Backend string             `json:"backend"`
+	Seconds float64            `json:"seconds"`
+	All     map[string][]Block `json:"all"` // every block of every target file
+	Tests   []TestCover        `json:"tests"`
+}
+
+// treeKey hashes what the coverage depends on: every Go file of the module
+// (tests included) but those of the commands under cmd/, which no test
+// imports, and go.mod and go.sum, as in the work tree. A commit that
+// changes only documentation or a command keeps the key.
+func treeKey(root string) (string, error) {
+	out, err := exec.Command("git", "-C", root, "ls-files", "--cached", "--others", "--exclude-standard", "*.go", "go.mod", "go.sum").Output()
+	if err != nil {
+		return "", fmt.Errorf("git ls-files: %w", err)
+	}
+	files := strings.Fields(string(out))
+	sort.Strings(files)
+	h := sha256.New()
+	for _, f := range files {
+		if strings.HasPrefix(f, "cmd/") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(root, f))
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", f, len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// cacheDir is where coverage maps and operator results are kept between runs.
+func cacheDir() (string, error) {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	d = filepath.Join(d, "zk19-mutants")
+	return d, os.MkdirAll(d, 0o755)
+}
+
+// listTests returns the top-level tests and examples of the package in dir,
+// in source order: every func TestX(*testing.T) and every ExampleX with an
+// output comment (one without is compiled, not run).
+func listTests(dir string) ([]string, error) {
+	fset := token.NewFileSet()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, e.Name()), nil, parser.ParseComments)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Recv != nil {
+				continue
+			}
+			n := fd.Name.Name
+			switch {
+			case n == "TestMain":
+			case strings.HasPrefix(n, "Test") && fd.Type.Params.NumFields() == 1:
+				names = append(names, n)
+			case strings.HasPrefix(n, "Example") && hasOutput(f, fd):
+				names = append(names, n)
+			}
+		}
+	}
+	return names, nil
+}
+
+// hasOutput reports whether an example function has an "Output:" comment.
+func hasOutput(f *ast.File, fd *ast.FuncDecl) bool {
+	for _, cg := range f.Comments {
+		if cg.Pos() < fd.Body.Lbrace || cg.End() > fd.Body.Rbrace {
+			continue
+		}
+		t := strings.TrimSpace(cg.Text())
+		if strings.HasPrefix(t, "Output:") || strings.HasPrefix(t, "Unordered output:") {
+			return true
+		}
+	}
+	return false
+}
+
+// parseProfile reads a coverage profile: the blocks of the target files, and
+// which of them ran.
+func parseProfile(r io.Reader, files map[string]bool) (all, hit map[string][]Block, err error) {
+	all, hit = map[string][]Block{}, map[string][]Block{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		l := sc.Text()
+		if strings.HasPrefix(l, "mode:") || l == "" {
+			continue
+		}
+		// github.com/zk19/zk19/lock/lock.go:63.84,64.15 1 0
+		colon := strings.LastIndex(l, ":")
+		if colon < 0 {
+			return nil, nil, fmt.Errorf("coverage profile: bad line %q", l)
+		}
+		file := strings.TrimPrefix(l[:colon], modulePath+"/")
+		if !files[file] {
+			continue
+		}
+		f := strings.FieldsFunc(l[colon+1:], func(r rune) bool { return r == '.' || r == ',' || r == ' ' })
+		if len(f) != 6 {
+			return nil, nil, fmt.Errorf("coverage profile: bad line %q", l)
+		}
+		var v [6]int
+		for i := range f {
+			if v[i], err = strconv.Atoi(f[i]); err != nil {
+				return nil, nil, fmt.Errorf("coverage profile: bad line %q", l)
+			}
+		}
+		b := Block{v[0], v[1], v[2], v[3]}
+		all[file] = append(all[file], b)
+		if v[5] > 0 {
+			hit[file] = append(hit[file], b)
+		}
+	}
+	return all, hit, sc.Err()
+}
+
+// before reports whether position (l, c) comes before (l2, c2).
+func before(l, c, l2, c2 int) bool { return l < l2 || l == l2 && c < c2 }
+
+// blockOf returns the block that decides whether the code at (line, col)
+// ran: the block holding it, or, for code between blocks (the expression
+// of a case clause), the nearest block that ends before it, whose run the
+// code's run needs. ok is false for a position before every block.
+func blockOf(all []Block, line, col int) (Block, bool) {
+	var best Block
+	found := false
+	for _, b := range all {
+		if !before(line, col, b[0], b[1]) && !before(b[2], b[3], line, col) {
+			// Inside b. Blocks do not nest: b is the one.
+			return b, true
+		}
+		if !before(line, col, b[2], b[3]) && (!found || before(best[2], best[3], b[2], b[3])) {
+			best, found = b, true
+		}
+	}
+	return best, found
+}
+
+// covering returns the tests of pkg that ran the code of m.
+func (cm *CoverMap) covering(m Mutant, pkg string) []TestCover {
+	b, ok := blockOf(cm.All[m.File], m.CoverL, m.CoverC)
+	if !ok {
+		return nil
+	}
+	var out []TestCover
+	for _, t := range cm.Tests {
+		if t.Pkg != pkg || !t.Passed {
+			continue
+		}
+		for _, h := range t.Blocks[m.File] {
+			if h == b {
+				out = append(out, t)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// computeCover runs each top-level test of each test package alone, with a
+// coverage profile of the target packages, and returns the map.
+func computeCover(ctx context.Context, r *runner, key string, logf func(string, ...any)) (*CoverMap, error) {
+	start := time.Now()
+	files := map[string]bool{}
+	for _, t := range targets {
+		files[t.File] = true
+	}
+	cm := &CoverMap{Key: key, Commit: r.commit, Made: start.UTC(), Backend: r.backend, All: map[string][]Block{}}
+	for _, pkg := range testPkgs {
+		dir := filepath.Join(r.root, filepath.FromSlash(pkg))
+		names, err := listTests(dir)
+		if err != nil {
+			return nil, err
+		}
+		bin := filepath.Join(r.tmp, "cover.test")
+		if err := r.goCmd(ctx, 5*time.Minute, "test", "-c", "-o", bin, "-cover", "-covermode=set", "-coverpkg="+coverPkgs, pkg); err != nil {
+			return nil, fmt.Errorf("build %s with coverage: %w", pkg, err)
+		}
+		for i, name := range names {
+			prof := filepath.Join(r.tmp, "cover.out")
+			_ = os.Remove(prof)
+			t0 := time.Now()
+			tctx, cancel := context.WithTimeout(ctx, 11*time.Minute)
+			cmd := exec.CommandContext(tctx, bin, "-test.run", "^"+name+"$", "-test.count=1",
+				"-test.coverprofile="+prof, "-test.timeout=10m")
+			cmd.Dir = dir
+			cmd.Env = r.env()
+			setGroup(cmd)
+			out, runErr := cmd.CombinedOutput()
+			cancel()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			tc := TestCover{Pkg: pkg, Name: name, Passed: runErr == nil, Seconds: time.Since(t0).Seconds()}
+			f, err := os.Open(prof)
+			if err == nil {
+				all, hit, perr := parseProfile(f, files)
+				f.Close()
+				if perr != nil {
+					return nil, perr
+				}
+				for file, bs := range all {
+					if len(cm.All[file]) == 0 {
+						cm.All[file] = bs
+					}
+				}
+				tc.Blocks = hit
+			}
+			state := "ok"
+			if !tc.Passed {
+				state = "FAILED on the unmutated tree (never used to judge a mutant): " + lastLines(string(out), 3)
+			}
+			logf("cover %s %d/%d %s %.1fs %s", pkg, i+1, len(names), name, tc.Seconds, state)
+			cm.Tests = append(cm.Tests, tc)
+		}
+		_ = os.Remove(bin)
+	}
+	cm.Seconds = time.Since(start).Seconds()
+	return cm, nil
+}
+
+// cachedCover returns the cached coverage map of tree key, or nil.
+func cachedCover(key string) *CoverMap {
+	dir, err := cacheDir()
+	if err != nil {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "cover-"+key+".json"))
+	if err != nil {
+		return nil
+	}
+	var cm CoverMap
+	if json.Unmarshal(b, &cm) != nil || cm.Key != key {
+		return nil
+	}
+	return &cm
+}
+
+// loadOrComputeCover returns the cached coverage map of the tree, or makes it.
+func loadOrComputeCover(ctx context.Context, r *runner, fresh bool, logf func(string, ...any)) (*CoverMap, bool, error) {
+	dir, err := cacheDir()
+	if err != nil {
+		return nil, false, err
+	}
+	path := filepath.Join(dir, "cover-"+r.key+".json")
+	if !fresh {
+		if cm := cachedCover(r.key); cm != nil {
+			return cm, true, nil
+		}
+	}
+	logf("coverage map %s: running each test alone with -coverpkg=%s (cached in %s)", r.key, coverPkgs, path)
+	cm, err := computeCover(ctx, r, r.key, logf)
+	if err != nil {
+		return nil, false, err
+	}
+	b, err := json.Marshal(cm)
+	if err != nil {
+		return nil, false, err
+	}
+	return cm, false, os.WriteFile(path, b, 0o644)
+}
+
+func lastLines(s string, n int) string {
+	ls := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(ls) > n {
+		ls = ls[len(ls)-n:]
+	}
+	return strings.Join(ls, " ⏎ ")
+}

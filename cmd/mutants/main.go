@@ -1,0 +1,483 @@
+// Command mutants measures whether the project's proofs can fail: it makes
+// faults in the recipe (lock), the resources (fence) and the fault proxy's
+// matching (internal/faultproxy), applies each through go test -overlay,
+// runs the tests that cover it, and writes MUTANTS.md.
+//
+// Two parts:
+//
+//   - Operator mutants, generated with go/ast (see gen.go). Tests are chosen
+//     per mutant by coverage: every top-level test of fence, lock,
+//     internal/faultproxy and the root package is run alone once with
+//     -coverpkg, and the map is cached per source tree (the hash of its Go
+//     files) under the user cache dir, with the results, so an interrupted
+//     run goes on where it stopped.
+//   - A catalogue of hand-written faults (testdata/mutants/*.fault), each
+//     with the tests that must fail. -fast runs the part CI runs and exits 1
+//     when one of its faults is not killed.
+//
+// Usage:
+//
+//	go run ./cmd/mutants                      # both parts, every mutant; writes MUTANTS.md
+//	go run ./cmd/mutants -catalogue -fast     # CI: the fast catalogue; exit 1 if a fault lives
+//	go run ./cmd/mutants -operators -files fence/token.go -sample 10
+//	go run ./cmd/mutants -list                # print the operator mutants
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+type options struct {
+	root, out, backend, files, faults, faultDir, equivalent string
+	operators, catalogue, fast, list, freshCover, fresh     bool
+	coverOnly, check, cached                                bool
+	sample                                                  int
+	faultTimeout, budget                                    time.Duration
+	outSet                                                  bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("mutants", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.root, "C", ".", "the module root")
+	fs.StringVar(&o.out, "o", "MUTANTS.md", "the report to write, relative to -C (with -fast: only if given)")
+	fs.StringVar(&o.backend, "backend", "process", "ZK19_BACKEND of every test run")
+	fs.BoolVar(&o.operators, "operators", false, "run the operator mutants (default: both parts)")
+	fs.BoolVar(&o.catalogue, "catalogue", false, "run the catalogue of hand-written faults (default: both parts)")
+	fs.BoolVar(&o.fast, "fast", false, "with -catalogue: only its fast part (CI); exit 1 if one of its faults is not killed")
+	fs.StringVar(&o.files, "files", "", "comma-separated target files to mutate (default: all)")
+	fs.IntVar(&o.sample, "sample", 0, "run at most this many mutants per file, spread evenly (0: all)")
+	fs.StringVar(&o.faults, "faults", "", "comma-separated fault ids to run (default: all, or the fast part)")
+	fs.StringVar(&o.faultDir, "dir", "testdata/mutants", "the catalogue's directory, relative to -C")
+	fs.StringVar(&o.equivalent, "equivalent", "testdata/mutants/equivalent.json", "the equivalent mutants, relative to -C")
+	fs.DurationVar(&o.faultTimeout, "fault-timeout", 6*time.Minute, "go test -timeout of each run line of a fault")
+	fs.DurationVar(&o.budget, "budget", 0, "start no operator mutant after this long (0: no bound); mutants run in an order spread evenly over every file, and those not reached are reported as not run")
+	fs.BoolVar(&o.list, "list", false, "print the operator mutants and exit")
+	fs.BoolVar(&o.cached, "cached", false, "run nothing: write the report from the results this tree's earlier runs cached (operator mutants, and the catalogue's faults whose file is unchanged)")
+	fs.BoolVar(&o.check, "check", false, "apply every fault of the catalogue and build the packages with it (no test runs), then exit")
+	fs.BoolVar(&o.coverOnly, "cover", false, "make (or load) the coverage map, print which tests cover what, and exit")
+	fs.BoolVar(&o.freshCover, "fresh-cover", false, "make the coverage map again even if it is cached")
+	fs.BoolVar(&o.fresh, "fresh", false, "run every mutant again instead of taking cached results")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "o" {
+			o.outSet = true
+		}
+	})
+	if !o.operators && !o.catalogue && !o.list && !o.coverOnly && !o.check {
+		o.operators, o.catalogue = true, true
+	}
+	if o.fast && o.operators && !o.catalogue {
+		return o, fmt.Errorf("-fast is a part of the catalogue: use it with -catalogue")
+	}
+	if o.fast {
+		o.operators, o.catalogue = false, true
+	}
+	return o, nil
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		fmt.Fprintln(stderr, "mutants:", err)
+		return 2
+	}
+	logf := func(format string, a ...any) {
+		fmt.Fprintf(stderr, "mutants: %s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, a...))
+	}
+	root, err := filepath.Abs(o.root)
+	if err != nil {
+		fmt.Fprintln(stderr, "mutants:", err)
+		return 2
+	}
+	ts := targets
+	if o.files != "" {
+		ts = nil
+		for _, f := range strings.Split(o.files, ",") {
+			t, ok := findTarget(strings.TrimSpace(f))
+			if !ok {
+				fmt.Fprintf(stderr, "mutants: %s is not a target file (see -list)\n", f)
+				return 2
+			}
+			ts = append(ts, t)
+		}
+	}
+	if o.list {
+		ms, err := Generate(root, ts)
+		if err != nil {
+			fmt.Fprintln(stderr, "mutants:", err)
+			return 2
+		}
+		// With a cached coverage map of this tree, each mutant's tests too.
+		var cm *CoverMap
+		if key, err := treeKey(root); err == nil {
+			cm = cachedCover(key)
+		}
+		for _, m := range sample(ms, o.sample) {
+			plan := ""
+			if cm != nil {
+				for _, p := range cm.plan(m) {
+					plan += fmt.Sprintf("\t%s:%d tests %.0fs", p.pkg, len(p.tests), p.secs)
+				}
+				if plan == "" {
+					plan = "\tnot covered"
+				}
+			}
+			fmt.Fprintf(stdout, "%s:%d:%d\t%s\t%s\t%s → %s%s\n", m.File, m.Line, m.Col, m.Func, m.Op, m.Orig, m.Mut, plan)
+		}
+		return 0
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	started := time.Now()
+	tmp, err := os.MkdirTemp("", "zk19-mutants-")
+	if err != nil {
+		fmt.Fprintln(stderr, "mutants:", err)
+		return 2
+	}
+	defer os.RemoveAll(tmp)
+	defer sweepRunDirs(started, logf)
+
+	r := &runner{root: root, tmp: tmp, backend: o.backend}
+	r.commit = gitDescribe(root)
+	if r.key, err = treeKey(root); err != nil {
+		fmt.Fprintln(stderr, "mutants:", err)
+		return 2
+	}
+	rp := &Report{
+		Commit: r.commit, Date: started.UTC().Format("2006-01-02 15:04 UTC"), Backend: o.backend,
+		Server:    serverOf(o.backend),
+		Command:   "go run ./cmd/mutants " + strings.Join(args, " "),
+		GoVersion: runtime.Version(), Machine: fmt.Sprintf("%d cores (runtime.NumCPU)", runtime.NumCPU()),
+		Sample: o.sample, Fast: o.fast, Budget: o.budget,
+	}
+	if len(args) == 0 {
+		rp.Command = "go run ./cmd/mutants"
+	}
+	if o.files != "" {
+		rp.Files = strings.Split(o.files, ",")
+	}
+	if rp.Claims, err = loadClaims(filepath.Join(root, "testdata/claims.json")); err != nil {
+		fmt.Fprintln(stderr, "mutants:", err)
+		return 2
+	}
+	status := 0
+	if o.check {
+		faults, err := loadFaults(filepath.Join(root, o.faultDir))
+		if err != nil {
+			fmt.Fprintln(stderr, "mutants:", err)
+			return 2
+		}
+		for _, f := range faults {
+			files, err := f.apply(root)
+			if err == nil {
+				var ov string
+				if ov, err = r.overlay(files); err == nil {
+					err = r.goCmd(ctx, 5*time.Minute, "build", "-overlay", ov, "./lock", "./fence", "./internal/faultproxy")
+				}
+			}
+			if err != nil {
+				fmt.Fprintf(stdout, "%s: %v\n", f.ID, err)
+				status = 1
+				continue
+			}
+			fmt.Fprintf(stdout, "%s: builds\n", f.ID)
+		}
+		return status
+	}
+	if o.coverOnly {
+		cm, cached, err := loadOrComputeCover(ctx, r, o.freshCover, logf)
+		if err != nil {
+			fmt.Fprintln(stderr, "mutants:", err)
+			return 2
+		}
+		for _, t := range cm.Tests {
+			n := 0
+			for _, bs := range t.Blocks {
+				n += len(bs)
+			}
+			fmt.Fprintf(stdout, "%s\t%s\tpassed=%v\t%.1fs\t%d blocks\n", t.Pkg, t.Name, t.Passed, t.Seconds, n)
+		}
+		fmt.Fprintf(stdout, "coverage map %s (cached: %v), made in %s\n", cm.Key, cached, secs(cm.Seconds))
+		return 0
+	}
+	if o.operators {
+		if err := runOperators(ctx, r, o, ts, rp, logf); err != nil {
+			fmt.Fprintln(stderr, "mutants:", err)
+			return 2
+		}
+	}
+	if o.catalogue {
+		st, err := runCatalogue(ctx, r, o, rp, logf)
+		if err != nil {
+			fmt.Fprintln(stderr, "mutants:", err)
+			return 2
+		}
+		status = st
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "mutants: interrupted; no report written")
+		return 2
+	}
+	if !o.fast || o.outSet {
+		path := o.out
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(root, path)
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			fmt.Fprintln(stderr, "mutants:", err)
+			return 2
+		}
+		rp.Write(f)
+		if err := f.Close(); err != nil {
+			fmt.Fprintln(stderr, "mutants:", err)
+			return 2
+		}
+		logf("wrote %s (%s in all)", path, time.Since(started).Round(time.Second))
+	}
+	return status
+}
+
+func findTarget(f string) (Target, bool) {
+	for _, t := range targets {
+		if t.File == f {
+			return t, true
+		}
+	}
+	return Target{}, false
+}
+
+func runOperators(ctx context.Context, r *runner, o options, ts []Target, rp *Report, logf func(string, ...any)) error {
+	rp.Operators = true
+	all, err := Generate(r.root, ts)
+	if err != nil {
+		return err
+	}
+	eqs, err := loadEquivalents(filepath.Join(r.root, o.equivalent))
+	if err != nil {
+		return err
+	}
+	cm, cached, err := loadOrComputeCover(ctx, r, o.freshCover, logf)
+	if err != nil {
+		return err
+	}
+	rp.Cover, rp.CoverCached = cm, cached
+	cache, err := openResults(r.key, o.fresh)
+	if err != nil {
+		return err
+	}
+	chosen := map[string]bool{}
+	for _, m := range sample(all, o.sample) {
+		chosen[m.ID()] = true
+	}
+	used := make([]bool, len(eqs))
+	t0 := time.Now()
+	results := map[string]Result{}
+	var toRun []Mutant
+	for _, m := range all {
+		res := Result{Mutant: m, ID: m.ID(), Status: stNotRun}
+		eq := -1
+		for i, e := range eqs {
+			if e.matches(m) {
+				eq, used[i] = i, true
+			}
+		}
+		switch c, ok := cache.m[m.ID()]; {
+		case eq >= 0:
+			res.Status, res.Reason = stEquivalent, eqs[eq].Reason
+			rp.Equivalents = append(rp.Equivalents, eqs[eq])
+		case ok && c.Status != stNotRun:
+			res = c
+			res.Mutant = m
+			rp.OpCached++
+		case chosen[m.ID()]:
+			toRun = append(toRun, m)
+		}
+		results[m.ID()] = res
+	}
+	if o.cached {
+		rp.FromCache = true
+		rp.OpInfo, _ = loadRunInfo(r.key)
+		toRun = nil
+	}
+	for i, m := range spread(toRun) {
+		if ctx.Err() != nil {
+			break
+		}
+		if o.budget > 0 && time.Since(t0) > o.budget {
+			rp.OverBudget = len(toRun) - i
+			logf("budget %s spent: %d mutants not run", o.budget, rp.OverBudget)
+			break
+		}
+		res := r.runMutant(ctx, cm, m)
+		if res.Status == stNotRun {
+			break
+		}
+		if err := cache.put(res); err != nil {
+			return err
+		}
+		rp.OpRan++
+		results[m.ID()] = res
+		logf("%d/%d %s: %s %s %s", i+1, len(toRun), m.ID(), res.Status, killer(res.Pkg, res.Outcome), secs(res.Seconds))
+	}
+	for _, m := range all {
+		res := results[m.ID()]
+		rp.OpMutantSeconds += res.Seconds
+		rp.Results = append(rp.Results, res)
+	}
+	for i, e := range eqs {
+		if !used[i] {
+			rp.StaleEquivalents = append(rp.StaleEquivalents, e)
+		}
+	}
+	rp.OpSeconds = time.Since(t0).Seconds()
+	if !o.cached && ctx.Err() == nil {
+		rp.OpInfo = &RunInfo{Command: rp.Command, Date: rp.Date, Wall: rp.OpSeconds, Ran: rp.OpRan, Cached: rp.OpCached, Budget: o.budget.String(), OverBudget: rp.OverBudget, Sample: o.sample, Files: o.files}
+		if err := saveRunInfo(r.key, rp.OpInfo); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func runCatalogue(ctx context.Context, r *runner, o options, rp *Report, logf func(string, ...any)) (int, error) {
+	faults, err := loadFaults(filepath.Join(r.root, o.faultDir))
+	if err != nil {
+		return 2, err
+	}
+	var want map[string]bool
+	if o.faults != "" {
+		want = map[string]bool{}
+		for _, id := range strings.Split(o.faults, ",") {
+			want[strings.TrimSpace(id)] = true
+		}
+	}
+	cat, err := openCatalogueCache(r.key)
+	if err != nil {
+		return 2, err
+	}
+	t0 := time.Now()
+	rp.Catalogue = []FaultResult{}
+	status := 0
+	for _, f := range faults {
+		if (o.fast && !f.Fast) || (want != nil && !want[f.ID]) || ctx.Err() != nil {
+			continue
+		}
+		var fr FaultResult
+		if o.cached {
+			fr = cat.get(f)
+		} else {
+			fr = r.runFault(ctx, f, o.faultTimeout, o.fast)
+			if ctx.Err() != nil {
+				break
+			}
+			if !o.fast {
+				if err := cat.put(f, fr); err != nil {
+					return 2, err
+				}
+			}
+		}
+		logf("fault %s: %s (%s)", f.ID, fr.summary(), secs(fr.Seconds))
+		if !fr.Killed() {
+			status = 1
+		}
+		rp.Catalogue = append(rp.Catalogue, fr)
+	}
+	rp.CatSeconds = time.Since(t0).Seconds()
+	if o.cached {
+		rp.CatSeconds = 0
+		for _, fr := range rp.Catalogue {
+			rp.CatSeconds += fr.Seconds
+		}
+	}
+	if o.fast {
+		fmt.Printf("mutants: fast catalogue: %d faults, %d killed, %d not killed, in %s\n", len(rp.Catalogue), len(rp.Catalogue)-countLived(rp.Catalogue), countLived(rp.Catalogue), secs(rp.CatSeconds))
+	}
+	return status, nil
+}
+
+func countLived(frs []FaultResult) int {
+	n := 0
+	for _, fr := range frs {
+		if !fr.Killed() {
+			n++
+		}
+	}
+	return n
+}
+
+// gitDescribe names the tree: the commit, and "+ changes" if the work tree
+// differs from it.
+func gitDescribe(root string) string {
+	out, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	c := strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
+		c += " + uncommitted changes"
+	}
+	return c
+}
+
+// serverOf names the server of the process backend: Debian's zookeeper
+// package version.
+func serverOf(backend string) string {
+	if backend != "process" {
+		return "the " + backend + " backend's server"
+	}
+	out, err := exec.Command("dpkg-query", "-W", "-f=${Version}", "zookeeper").Output()
+	if err != nil || len(out) == 0 {
+		return "Debian's ZooKeeper"
+	}
+	return "Debian's ZooKeeper " + string(out)
+}
+
+// sweepRunDirs removes the harness's run dirs that a test binary of this
+// run left when a timeout killed it: os.TempDir()/zk19-run-<pid>-…, newer
+// than the run's start, whose process is gone. (The servers die with their
+// test binary: zkserver starts them with Pdeathsig.)
+func sweepRunDirs(since time.Time, logf func(string, ...any)) {
+	paths, _ := filepath.Glob(filepath.Join(os.TempDir(), "zk19-run-*"))
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil || fi.ModTime().Before(since) {
+			continue
+		}
+		pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(p), "zk19-run-"), "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil {
+			continue
+		}
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
+			if os.RemoveAll(p) == nil {
+				logf("removed %s, left by a test binary that was stopped", p)
+			}
+		}
+	}
+}

@@ -1,0 +1,270 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+)
+
+// Statuses of an operator mutant.
+const (
+	stKilled     = "killed"
+	stLived      = "lived"
+	stTimedOut   = "timed out"
+	stUncovered  = "not covered"
+	stInvalid    = "does not build"
+	stEquivalent = "equivalent"
+	stNotRun     = "not run"
+)
+
+// Result is what became of one operator mutant.
+type Result struct {
+	Mutant
+	ID      string   `json:"id"`
+	Status  string   `json:"status"`
+	Pkg     string   `json:"pkg,omitempty"` // the package whose test killed it
+	Outcome Outcome  `json:"outcome"`
+	Stages  []string `json:"stages,omitempty"` // what ran: "./lock: 3 tests, 4.1s"
+	Root    []string `json:"root,omitempty"`   // the root claim proofs that cover its code
+	Reason  string   `json:"reason,omitempty"` // an equivalent mutant's reason
+	Seconds float64  `json:"seconds"`
+}
+
+// Equivalent is a mutant that changes no behaviour, listed by hand with
+// the reason (testdata/mutants/equivalent.json).
+type Equivalent struct {
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Op     string `json:"op"`
+	Orig   string `json:"orig"`
+	Mut    string `json:"mut"`
+	Reason string `json:"reason"`
+}
+
+func (e Equivalent) matches(m Mutant) bool {
+	return e.File == m.File && e.Line == m.Line && e.Op == m.Op && e.Orig == m.Orig && e.Mut == m.Mut
+}
+
+func loadEquivalents(path string) ([]Equivalent, error) {
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var eq []Equivalent
+	if err := json.Unmarshal(b, &eq); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, e := range eq {
+		if e.Reason == "" {
+			return nil, fmt.Errorf("%s: %s:%d %s has no reason", path, e.File, e.Line, e.Op)
+		}
+	}
+	return eq, nil
+}
+
+// stageLimit bounds one go test run of tests that took secs seconds in
+// all when each ran alone in the coverage run.
+func stageLimit(pkg string, secs float64) time.Duration {
+	d := time.Duration(2*secs)*time.Second + 90*time.Second
+	if pkg == "." { // the root proofs run side by side (parallel(t))
+		d = time.Duration(secs)*time.Second + 150*time.Second
+	}
+	return min(d, 12*time.Minute)
+}
+
+// plan is the tests a mutant runs, package by package, in testPkgs order.
+type plan struct {
+	pkg   string
+	tests []string
+	secs  float64
+}
+
+func (cm *CoverMap) plan(m Mutant) []plan {
+	var out []plan
+	for _, pkg := range testPkgs {
+		ts := cm.covering(m, pkg)
+		if len(ts) == 0 {
+			continue
+		}
+		p := plan{pkg: pkg}
+		for _, t := range ts {
+			p.tests = append(p.tests, t.Name)
+			p.secs += t.Seconds
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// runMutant applies m through an overlay and runs its tests, stage by
+// stage, until one kills it.
+func (r *runner) runMutant(ctx context.Context, cm *CoverMap, m Mutant) Result {
+	t0 := time.Now()
+	res := Result{Mutant: m, ID: m.ID()}
+	plans := cm.plan(m)
+	for _, p := range plans {
+		if p.pkg == "." {
+			res.Root = p.tests
+		}
+	}
+	if len(plans) == 0 {
+		res.Status = stUncovered
+		return res
+	}
+	src, err := os.ReadFile(filepath.Join(r.root, filepath.FromSlash(m.File)))
+	if err != nil {
+		res.Status, res.Outcome.Line = stInvalid, err.Error()
+		return res
+	}
+	ov, err := r.overlay(map[string][]byte{m.File: m.Apply(src)})
+	if err != nil {
+		res.Status, res.Outcome.Line = stInvalid, err.Error()
+		return res
+	}
+	defer os.RemoveAll(filepath.Dir(ov))
+	res.Status = stLived
+	for _, p := range plans {
+		o := r.goTest(ctx, p.pkg, p.tests, ov, stageLimit(p.pkg, p.secs))
+		if ctx.Err() != nil {
+			res.Status = stNotRun
+			return res
+		}
+		res.Stages = append(res.Stages, fmt.Sprintf("%s: %d tests, %.0fs", p.pkg, len(p.tests), o.Seconds))
+		res.Outcome = o
+		switch {
+		case o.Invalid:
+			res.Status = stInvalid
+		case o.TimedOut:
+			res.Status, res.Pkg = stTimedOut, p.pkg
+		case o.Killed:
+			res.Status, res.Pkg = stKilled, p.pkg
+		default:
+			continue
+		}
+		break
+	}
+	if res.Status == stLived {
+		res.Outcome = Outcome{}
+	}
+	res.Seconds = time.Since(t0).Seconds()
+	return res
+}
+
+// resultCache keeps operator results of one source tree between runs, so
+// that an interrupted run goes on where it stopped.
+type resultCache struct {
+	path string
+	m    map[string]Result
+}
+
+func openResults(key string, fresh bool) (*resultCache, error) {
+	dir, err := cacheDir()
+	if err != nil {
+		return nil, err
+	}
+	c := &resultCache{path: filepath.Join(dir, "results-"+key+".json"), m: map[string]Result{}}
+	if fresh {
+		return c, nil
+	}
+	if b, err := os.ReadFile(c.path); err == nil {
+		_ = json.Unmarshal(b, &c.m)
+	}
+	return c, nil
+}
+
+func (c *resultCache) put(r Result) error {
+	c.m[r.ID] = r
+	b, err := json.Marshal(c.m)
+	if err != nil {
+		return err
+	}
+	tmp := c.path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, c.path)
+}
+
+// sample keeps at most n mutants of each file, spread evenly over it; n
+// of 0 keeps all.
+func sample(ms []Mutant, n int) []Mutant {
+	if n <= 0 {
+		return ms
+	}
+	byFile := map[string][]Mutant{}
+	var files []string
+	for _, m := range ms {
+		if _, ok := byFile[m.File]; !ok {
+			files = append(files, m.File)
+		}
+		byFile[m.File] = append(byFile[m.File], m)
+	}
+	var out []Mutant
+	for _, f := range files {
+		fm := byFile[f]
+		if len(fm) <= n {
+			out = append(out, fm...)
+			continue
+		}
+		for i := 0; i < n; i++ {
+			out = append(out, fm[i*len(fm)/n])
+		}
+	}
+	return out
+}
+
+// spread returns the order in which to run ms: files interleaved, and
+// within a file the mutants in bit-reversed order of their place, so that
+// a run stopped by its budget has run an even sample of every file.
+func spread(ms []Mutant) []Mutant {
+	type ranked struct {
+		m    Mutant
+		rank float64
+		file int
+	}
+	fileIdx := map[string]int{}
+	count := map[string]int{}
+	for _, m := range ms {
+		if _, ok := fileIdx[m.File]; !ok {
+			fileIdx[m.File] = len(fileIdx)
+		}
+		count[m.File]++
+	}
+	seen := map[string]int{}
+	rs := make([]ranked, 0, len(ms))
+	for _, m := range ms {
+		i := seen[m.File]
+		seen[m.File]++
+		rs = append(rs, ranked{m: m, rank: vanDerCorput(i), file: fileIdx[m.File]})
+	}
+	sort.SliceStable(rs, func(i, j int) bool {
+		if rs[i].rank != rs[j].rank {
+			return rs[i].rank < rs[j].rank
+		}
+		return rs[i].file < rs[j].file
+	})
+	out := make([]Mutant, len(rs))
+	for i, r := range rs {
+		out[i] = r.m
+	}
+	return out
+}
+
+// vanDerCorput is i's bits mirrored behind the binary point: 0, .5, .25, .75, …
+func vanDerCorput(i int) float64 {
+	v, f := 0.0, 0.5
+	for ; i > 0; i >>= 1 {
+		if i&1 == 1 {
+			v += f
+		}
+		f /= 2
+	}
+	return v
+}
