@@ -127,6 +127,11 @@ func (r *runner) goTest(ctx context.Context, pkg string, tests []string, overlay
 	cmd := exec.CommandContext(ctx2, "go", args...)
 	cmd.Dir = r.root
 	cmd.Env = r.env()
+	if overlay != "" {
+		// The proofs that read the source (F6's) read it through the
+		// same overlay as the compiler (section_test.go, readSource).
+		cmd.Env = append(cmd.Env, "ZK19_SOURCE_OVERLAY="+overlay)
+	}
 	setGroup(cmd)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
