@@ -127,17 +127,10 @@ func (l *Locker) deleteAnySession(tr tracer, path string) {
 }
 
 // cleanupRetries is the retry policy of a cleanup, which outlives its
-// caller: zk.ErrNoServer (no connection yet) is always tried again, and
-// zk.ErrConnectionClosed at most maxConnRetries times in a row.
-type cleanupRetries int
+// caller: zk.ErrNoServer (no connection yet) is always tried again, any
+// other error as connRetries says.
+type cleanupRetries struct{ connRetries }
 
 func (r *cleanupRetries) again(err error) bool {
-	switch {
-	case errors.Is(err, zk.ErrNoServer):
-		return true
-	case errors.Is(err, zk.ErrConnectionClosed):
-		*r++
-		return *r <= maxConnRetries
-	}
-	return false
+	return errors.Is(err, zk.ErrNoServer) || r.connRetries.again(err)
 }

@@ -418,7 +418,7 @@ func (a *attempt) list(ctx context.Context) ([]entry, error) {
 	var kids []string
 	var st *zk.Stat
 	err := call(ctx, func() (err error) { kids, st, err = l.conn.Children(l.parent); return err }, nil)
-	if serr := l.checkSession(a.session); serr != nil && !isContextError(err) {
+	if serr := l.checkSession(a.session); serr != nil {
 		l.trace.reply(locktrace.ReplyInfo{Op: locktrace.OpChildren, Path: l.parent, Err: serr})
 		return nil, serr
 	}
@@ -460,7 +460,7 @@ func (a *attempt) watch(ctx context.Context, pred string) (<-chan zk.Event, erro
 	var st *zk.Stat
 	var ch <-chan zk.Event
 	err := call(ctx, func() (err error) { ok, st, ch, err = l.conn.ExistsW(pp); return err }, nil)
-	if serr := l.checkSession(a.session); serr != nil && !isContextError(err) {
+	if serr := l.checkSession(a.session); serr != nil {
 		l.trace.reply(locktrace.ReplyInfo{Op: locktrace.OpExists, Path: pp, Err: serr})
 		return nil, serr
 	}
@@ -640,7 +640,7 @@ func (h *Held) watchOwn() {
 			return
 		default:
 		}
-		ok, st, ch, err := h.l.conn.ExistsW(h.Path)
+		ok, _, ch, err := h.l.conn.ExistsW(h.Path)
 		if serr := h.l.checkSession(h.session); serr != nil {
 			h.markLost(serr)
 			return
@@ -653,7 +653,7 @@ func (h *Held) watchOwn() {
 			return
 		}
 		retries = 0
-		if !ok || st.EphemeralOwner != h.session {
+		if !ok { // a node at this path is this session's: the GUID is in its name
 			h.markLost(fmt.Errorf("%w: %s no longer exists", ErrLostCandidacy, h.Path))
 			return
 		}
@@ -672,12 +672,13 @@ func (h *Held) watchOwn() {
 // ownEvent says what a watch event on the own node means: nil for a data
 // change (watch again), otherwise why the hold is over.
 func (h *Held) ownEvent(ev zk.Event) error {
-	switch {
-	case ev.Type == zk.EventNodeDeleted:
+	switch ev.Type {
+	case zk.EventNodeDeleted:
 		return fmt.Errorf("%w: %s was deleted", ErrLostCandidacy, h.Path)
-	case ev.Type == zk.EventNotWatching && errors.Is(ev.Err, zk.ErrSessionExpired):
-		return &sessionError{pinned: h.session, now: h.l.conn.SessionID(), cause: ev.Err}
-	case ev.Type == zk.EventNotWatching:
+	case zk.EventNotWatching:
+		if errors.Is(ev.Err, zk.ErrSessionExpired) {
+			return &sessionError{pinned: h.session, now: h.l.conn.SessionID(), cause: ev.Err}
+		}
 		return fmt.Errorf("lock: watch on own node %s dropped: %w", h.Path, ev.Err)
 	}
 	return nil
@@ -703,10 +704,6 @@ func (h *Held) ownEvent(ev zk.Event) error {
 //     node with it.
 func (h *Held) Release(ctx context.Context) error {
 	if err := h.end(); err != nil {
-		return err
-	}
-	if err := h.l.checkSession(h.session); err != nil {
-		close(h.gone)
 		return err
 	}
 	tr, detach := h.l.trace.detachable()

@@ -1,8 +1,10 @@
 package lock
 
 import (
+	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"sort"
 	"testing"
 
@@ -94,5 +96,40 @@ func TestRecoverErrorListsWhatItFound(t *testing.T) {
 	want := ErrAmbiguous.Error() + ": GUID g; owned by this session: g-lock-0000000002, g-lock-0000000010; owned by other sessions (not adopted): g-lock-0000000005"
 	if !errors.Is(err, ErrAmbiguous) || err.Error() != want {
 		t.Errorf("got %q; want %q wrapping ErrAmbiguous", err, want)
+	}
+}
+
+// A recoverError names only the lists that have nodes.
+func TestRecoverErrorNamesOnlyWhatItFound(t *testing.T) {
+	err := error(&recoverError{guid: "g", kind: ErrMissing})
+	if want := ErrMissing.Error() + ": GUID g"; err.Error() != want {
+		t.Errorf("got %q; want %q", err, want)
+	}
+}
+
+// Recover refuses a GUID that cannot be the GUID part of a candidate's
+// name before it talks to a server (the Locker here has no connection).
+func TestRecoverRefusesAnUnusableGUID(t *testing.T) {
+	l := New(nil, "/p")
+	for _, guid := range []string{"", "a/b", "a\x00b", "a-lock-b", "-lock-"} {
+		if _, err := l.Recover(context.Background(), guid); !errors.Is(err, errBadGUID) {
+			t.Errorf("Recover(%q): got %v; want errBadGUID", guid, err)
+		}
+	}
+}
+
+// sortBySeq orders by sequence number, keeps names with equal numbers in
+// their order, and puts names without a number last, in their order.
+func TestSortBySeq(t *testing.T) {
+	for _, c := range []struct{ in, want []string }{
+		{[]string{"x-lock-0000000010", "y-lock-0000000002"}, []string{"y-lock-0000000002", "x-lock-0000000010"}},
+		{[]string{"bad", "x-lock-0000000002", "worse", "y-lock-0000000001"}, []string{"y-lock-0000000001", "x-lock-0000000002", "bad", "worse"}},
+		{[]string{"b-lock-0000000003", "a-lock-0000000003", "c-lock-0000000003"}, []string{"b-lock-0000000003", "a-lock-0000000003", "c-lock-0000000003"}},
+	} {
+		got := slices.Clone(c.in)
+		sortBySeq(got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("sortBySeq(%q): got %q; want %q", c.in, got, c.want)
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -236,13 +237,14 @@ func TestRecoverReturnsWhenItsContextEnds(t *testing.T) {
 }
 
 // TestRecoverAdoptsOnlyItsGUIDsNode: nodes of the same session whose names
-// merely contain the GUID (<guid>x-lock-…, x<guid>-lock-…) are not the lost
+// merely contain the GUID (<guid>x-lock-…, x<guid>-lock-…, and
+// <guid>-lock-x-lock-…, whose sequence suffix parses) are not the lost
 // create's node. With only those under the parent Recover reports
 // ErrMissing and leaves them; beside the real one it adopts the real one.
 func TestRecoverAdoptsOnlyItsGUIDsNode(t *testing.T) {
 	c := zkclient.Connect(t, "B", []string{server().Client}, zkclient.Quiet())
 	guid := uuid.NewString()
-	lookAlikes := []string{guid + "x", "x" + guid}
+	lookAlikes := []string{guid + "x", "x" + guid, guid + "-lock-x"}
 	create := func(parent, prefix string) string {
 		t.Helper()
 		t.Logf("B invoke create %s/%s-lock- EPHEMERAL_SEQUENTIAL", parent, prefix)
@@ -414,4 +416,270 @@ func mustAcquire(t *testing.T, who string, l *lock.Locker) *lock.Held {
 	}
 	t.Logf("%s holds %s", who, path.Base(h.Path))
 	return h
+}
+
+// recorder is a Trace that logs each request and reply of one participant
+// and counts the requests by op.
+type recorder struct {
+	mu    sync.Mutex
+	sent  map[locktrace.Op]int
+	ended []locktrace.End
+}
+
+func (r *recorder) trace(t *testing.T, who string) *locktrace.Trace {
+	r.sent = map[locktrace.Op]int{}
+	return &locktrace.Trace{
+		Request: func(i locktrace.RequestInfo) {
+			t.Logf("%s invoke %s %s", who, i.Op, i.Path)
+			r.mu.Lock()
+			r.sent[i.Op]++
+			r.mu.Unlock()
+		},
+		Reply: func(i locktrace.ReplyInfo) { t.Logf("%s %s %s: %v", who, i.Op, path.Base(i.Path), errOrOK(i.Err)) },
+		Ended: func(i locktrace.EndInfo) {
+			t.Logf("%s %s %s: %v", who, i.End, path.Base(i.Path), i.Err)
+			r.mu.Lock()
+			r.ended = append(r.ended, i.End)
+			r.mu.Unlock()
+		},
+	}
+}
+
+func (r *recorder) count(op locktrace.Op) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sent[op]
+}
+
+func (r *recorder) ends() []locktrace.End {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.ended)
+}
+
+// TestALostCandidacyDeletesNothing: a candidacy or hold that is over
+// because its node is gone ends as lost, and the recipe sends no delete:
+// there is nothing of its own left to delete, and a delete of the path
+// could only hit what is not its own. A waiter whose node another client
+// deleted learns it at its next listing; a holder learns it from Lost, and
+// its Release says so (and Gone is closed).
+func TestALostCandidacyDeletesNothing(t *testing.T) {
+	t.Run("a waiter whose node was deleted ends as lost and deletes nothing", func(t *testing.T) {
+		parent, o := freshParent(t)
+		a := lock.New(zkclient.Connect(t, "A", []string{server().Client}, zkclient.Quiet()).Conn, parent)
+		ha := mustAcquire(t, "A", a)
+		var rb recorder
+		waiting := make(chan string, 1)
+		tr := rb.trace(t, "B")
+		tr.Waiting = func(i locktrace.WatchInfo) {
+			select {
+			case waiting <- i.Own:
+			default:
+			}
+		}
+		b := lock.New(zkclient.Connect(t, "B", []string{server().Client}, zkclient.Quiet()).Conn, parent, lock.WithTrace(tr))
+		ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { _, err := b.Acquire(ctx); done <- err }()
+		own := wait.Receive(t, answerWithin, "B to wait on A's node", waiting)
+		t.Logf("observer invoke delete %s (B's node)", own)
+		if err := o.Delete(parent+"/"+own, -1); err != nil {
+			t.Fatalf("not shown: delete B's node: %v", err)
+		}
+		if err := ha.Release(ctx); err != nil {
+			t.Fatalf("A release: %v", err)
+		}
+		err := wait.Receive(t, answerWithin, "B's Acquire to return after A released", done)
+		if !errors.Is(err, lock.ErrLostCandidacy) {
+			t.Fatalf("B's Acquire with its node deleted: got %v; want ErrLostCandidacy", err)
+		}
+		if n, ends := rb.count(locktrace.OpDelete), rb.ends(); n != 0 || !slices.Equal(ends, []locktrace.End{locktrace.EndLost}) {
+			t.Fatalf("B's lost candidacy: got %d deletes sent and ends %v; want none sent and [lost]", n, ends)
+		}
+	})
+
+	t.Run("a holder whose node was deleted is told by Lost, and its Release deletes nothing", func(t *testing.T) {
+		parent, o := freshParent(t)
+		var ra recorder
+		a := lock.New(zkclient.Connect(t, "A", []string{server().Client}, zkclient.Quiet()).Conn, parent, lock.WithTrace(ra.trace(t, "A")))
+		ha := mustAcquire(t, "A", a)
+		lost := ha.Lost()
+		t.Logf("observer invoke delete %s (A's node)", path.Base(ha.Path))
+		if err := o.Delete(ha.Path, -1); err != nil {
+			t.Fatalf("not shown: delete A's node: %v", err)
+		}
+		wait.Receive(t, answerWithin, "A's Lost to close after its node was deleted", lost)
+		err := ha.Release(context.Background())
+		t.Logf("A Release: %v", err)
+		if !errors.Is(err, lock.ErrLostCandidacy) {
+			t.Fatalf("A's Release after Lost closed: got %v; want ErrLostCandidacy", err)
+		}
+		if n := ra.count(locktrace.OpDelete); n != 0 {
+			t.Fatalf("A's Release of a hold known lost: got %d deletes sent; want none", n)
+		}
+		select {
+		case <-ha.Gone():
+		default:
+			t.Fatalf("A's Gone still open after Release of a hold known lost; want it closed")
+		}
+	})
+}
+
+// TestLostArmedAfterTheNodeIsGoneCloses: Lost called for the first time
+// after the hold's node was deleted finds no node to watch and closes.
+func TestLostArmedAfterTheNodeIsGoneCloses(t *testing.T) {
+	parent, o := freshParent(t)
+	h := mustAcquire(t, "H", lock.New(zkclient.Connect(t, "H", []string{server().Client}, zkclient.Quiet()).Conn, parent))
+	t.Logf("observer invoke delete %s (H's node)", path.Base(h.Path))
+	if err := o.Delete(h.Path, -1); err != nil {
+		t.Fatalf("not shown: delete H's node: %v", err)
+	}
+	wait.Receive(t, answerWithin, "H's Lost, armed after its node was deleted, to close", h.Lost())
+	if err := h.Release(context.Background()); !errors.Is(err, lock.ErrLostCandidacy) {
+		t.Fatalf("H's Release: got %v; want ErrLostCandidacy", err)
+	}
+}
+
+// TestAListingIsRetriedThreeTimes: a reply to the listing lost with the
+// connection is never an empty queue; the recipe lists again, at most
+// maxConnRetries (3) times in a row, then gives up with the connection's
+// error. Here every listing's reply is lost.
+func TestAListingIsRetriedThreeTimes(t *testing.T) {
+	parent, o := freshParent(t)
+	b := newWire(t, "B")
+	var drops []*faultproxy.Drop
+	var mu sync.Mutex
+	lb := lock.New(b.c.Conn, parent, lock.WithTrace(&locktrace.Trace{
+		Request: func(r locktrace.RequestInfo) {
+			t.Logf("B invoke %s %s", r.Op, r.Path)
+			if r.Op == locktrace.OpChildren {
+				t.Logf("fault: B's proxy loses the reply to this listing")
+				mu.Lock()
+				drops = append(drops, b.px.LoseReply(faultproxy.Match{Ops: []int32{jute.OpGetChildren, jute.OpGetChildren2}, Path: parent}))
+				mu.Unlock()
+			}
+		},
+		Reply: func(r locktrace.ReplyInfo) { t.Logf("B %s %s: %v", r.Op, path.Base(r.Path), errOrOK(r.Err)) },
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*answerWithin)
+	defer cancel()
+	_, err := lb.Acquire(ctx)
+	t.Logf("B Acquire: %v", err)
+	mu.Lock()
+	sent := len(drops)
+	mu.Unlock()
+	t.Attr("listings_sent", fmt.Sprint(sent))
+	for i, d := range drops[:sent-1] {
+		if !d.Result().Dropped {
+			t.Fatalf("not shown: the reply to listing %d was not lost: %s", i+1, d.Result().Reason)
+		}
+	}
+	if !errors.Is(err, zk.ErrConnectionClosed) || sent != 4 {
+		t.Fatalf("B's Acquire with every listing's reply lost: got %v after %d listings; want zk.ErrConnectionClosed after 4 (one and 3 retries)", err, sent)
+	}
+	waitNoneOwned(t, o, parent, "B", b.c.SessionID())
+}
+
+// TestLostWatchesTheHoldsNodeOnce: Lost sets one watch on the hold's own
+// node, however often it is called (a holder adds one watch, claim L7); a
+// data change on the node is no end of the hold: the recipe watches again
+// and Lost stays open; the deletion closes it.
+func TestLostWatchesTheHoldsNodeOnce(t *testing.T) {
+	parent, o := freshParent(t)
+	h := newWire(t, "H")
+	held := mustAcquire(t, "H", lock.New(h.c.Conn, parent))
+	exists := func() int { return h.px.Requests(jute.OpExists) }
+	base := exists()
+	lost := held.Lost()
+	held.Lost()
+	wait.For(t, answerWithin, "H's watch on its own node", func() (bool, string) {
+		return exists() > base, fmt.Sprintf("%d exists sent", exists()-base)
+	})
+	if _, err := h.c.Sync(parent); err != nil { // every request sent before it has gone out
+		t.Fatalf("H sync: %v", err)
+	}
+	open := func(when string) {
+		t.Helper()
+		select {
+		case <-lost:
+			t.Fatalf("%s: got Lost closed while H's node is there; want it open", when)
+		default:
+		}
+	}
+	if n := exists() - base; n != 1 {
+		t.Fatalf("Lost called twice: got %d watches set on H's node; want 1", n)
+	}
+	open("after the watch was set")
+
+	t.Logf("observer invoke set %s (H's node's data)", path.Base(held.Path))
+	if _, err := o.Set(held.Path, []byte("x"), -1); err != nil {
+		t.Fatalf("not shown: set data: %v", err)
+	}
+	wait.For(t, answerWithin, "H to watch its node again after the data change", func() (bool, string) {
+		return exists()-base == 2, fmt.Sprintf("%d exists sent by H", exists()-base)
+	})
+	open("after the data change")
+
+	t.Logf("observer invoke delete %s", path.Base(held.Path))
+	if err := o.Delete(held.Path, -1); err != nil {
+		t.Fatalf("not shown: delete: %v", err)
+	}
+	wait.Receive(t, answerWithin, "H's Lost to close after its node was deleted", lost)
+	if err := held.Release(context.Background()); !errors.Is(err, lock.ErrLostCandidacy) {
+		t.Fatalf("H's Release after its node was deleted: got %v; want ErrLostCandidacy", err)
+	}
+}
+
+// TestRecoverRetriesALostSync: the reply to Recover's own sync lost with
+// the connection is sent again after the reconnect, as every idempotent
+// call of the recipe is; Recover then adopts the node.
+func TestRecoverRetriesALostSync(t *testing.T) {
+	parent, _ := freshParent(t)
+	b := newWire(t, "B")
+	guid := uuid.NewString()
+	p, err := b.c.Create(parent+"/"+guid+"-lock-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	t.Logf("B ok %s (the node of a create whose reply was lost)", path.Base(p))
+	t.Logf("fault: B's proxy loses the reply to B's next sync")
+	drop := b.px.LoseReply(faultproxy.Match{Ops: []int32{jute.OpSync}})
+	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
+	defer cancel()
+	h, err := lock.New(b.c.Conn, parent).Recover(ctx, guid)
+	if !drop.Result().Dropped {
+		t.Fatalf("not shown: the sync's reply was not lost: %s (Recover: %v)", drop.Result().Reason, err)
+	}
+	if err != nil {
+		t.Fatalf("Recover with its sync's reply lost: got %v; want a hold of %s", err, path.Base(p))
+	}
+	t.Logf("B Recover: holds %s", path.Base(h.Path))
+	_ = h.Release(ctx)
+}
+
+// TestRecoverListsAmbiguousNodesInSequenceOrder: several nodes of one GUID
+// in this session (a blind retry's) make Recover refuse; the error lists
+// them by sequence number, whatever order the server listed them in.
+func TestRecoverListsAmbiguousNodesInSequenceOrder(t *testing.T) {
+	parent, _ := freshParent(t)
+	c := zkclient.Connect(t, "B", []string{server().Client}, zkclient.Quiet())
+	guid := uuid.NewString()
+	var made []string
+	for range 8 {
+		p, err := c.Create(parent+"/"+guid+"-lock-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		if err != nil {
+			t.Fatalf("create: %v", err)
+		}
+		made = append(made, path.Base(p))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
+	defer cancel()
+	_, err := lock.New(c.Conn, parent).Recover(ctx, guid)
+	if !errors.Is(err, lock.ErrAmbiguous) {
+		t.Fatalf("Recover with 8 nodes of its GUID: got %v; want ErrAmbiguous", err)
+	}
+	if want := "owned by this session: " + strings.Join(made, ", "); !strings.Contains(err.Error(), want) {
+		t.Fatalf("Recover's error: got %q; want it to list %q", err, want)
+	}
 }
