@@ -23,15 +23,22 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// impl opens a fresh resource of one kind, closed at test cleanup.
+// impl opens a fresh resource of one kind with opts, closed at test
+// cleanup.
 type impl struct {
 	name string
-	open func(t testing.TB) Resource
+	open func(t testing.TB, opts ...Option) Resource
 }
 
-func openDurable(t testing.TB) Resource {
+func openMemory(t testing.TB, opts ...Option) Resource {
+	r := NewMemory(opts...)
+	t.Cleanup(func() { _ = r.Close() })
+	return r
+}
+
+func openDurable(t testing.TB, opts ...Option) Resource {
 	t.Helper()
-	d, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "fence.db"))
+	d, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "fence.db"), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +47,7 @@ func openDurable(t testing.TB) Resource {
 }
 
 var fencedImpls = []impl{
-	{"memory", func(t testing.TB) Resource { r := NewMemory(); t.Cleanup(func() { _ = r.Close() }); return r }},
+	{"memory", openMemory},
 	{"durable", openDurable},
 }
 
@@ -138,13 +145,16 @@ func TestClosedAndCanceled(t *testing.T) {
 	for _, im := range fencedImpls {
 		t.Run(im.name, func(t *testing.T) {
 			r := im.open(t)
+			// A mark is set, so a Read that failed and still said ok would
+			// claim a value it did not read.
+			mustWrite(t, r, g(1, 1), "x", true)
 			canceled, cancel := context.WithCancel(context.Background())
 			cancel()
-			if _, err := r.Write(canceled, g(1, 1), "x"); !errors.Is(err, context.Canceled) {
+			if _, err := r.Write(canceled, g(1, 2), "y"); !errors.Is(err, context.Canceled) {
 				t.Errorf("Write(canceled ctx) err = %v; want context.Canceled", err)
 			}
-			if _, _, _, err := r.Read(canceled); !errors.Is(err, context.Canceled) {
-				t.Errorf("Read(canceled ctx) err = %v; want context.Canceled", err)
+			if _, _, ok, err := r.Read(canceled); ok || !errors.Is(err, context.Canceled) {
+				t.Errorf("Read(canceled ctx) got ok=%v, err=%v; want ok=false, context.Canceled", ok, err)
 			}
 			if err := r.Close(); err != nil {
 				t.Fatal(err)
@@ -152,11 +162,49 @@ func TestClosedAndCanceled(t *testing.T) {
 			if _, err := r.Write(context.Background(), g(1, 1), "x"); !errors.Is(err, ErrClosed) {
 				t.Errorf("Write after Close err = %v; want ErrClosed", err)
 			}
-			if _, _, _, err := r.Read(context.Background()); !errors.Is(err, ErrClosed) {
-				t.Errorf("Read after Close err = %v; want ErrClosed", err)
+			if _, _, ok, err := r.Read(context.Background()); ok || !errors.Is(err, ErrClosed) {
+				t.Errorf("Read after Close got ok=%v, err=%v; want ok=false, ErrClosed", ok, err)
 			}
 			if err := r.Close(); err != nil {
 				t.Errorf("second Close: %v", err)
+			}
+		})
+	}
+}
+
+// TestTraceDecisionAgreesWithWrite checks that the Decision a Trace is given
+// is the one the write carries out: Decided runs once per write, with the
+// write's token and the mark before it, and Admitted as the Result's
+// Accepted.
+func TestTraceDecisionAgreesWithWrite(t *testing.T) {
+	steps := []struct {
+		name  string
+		tok   Token
+		value string
+		want  Decision
+	}{
+		{"first write, no mark", g(1, 5), "a", Decision{Token: g(1, 5), Mark: Token{}, Marked: false, Admitted: true}},
+		{"larger token", g(1, 6), "b", Decision{Token: g(1, 6), Mark: g(1, 5), Marked: true, Admitted: true}},
+		{"equal token", g(1, 6), "c", Decision{Token: g(1, 6), Mark: g(1, 6), Marked: true, Admitted: true}},
+		{"smaller token", g(1, 5), "stale", Decision{Token: g(1, 5), Mark: g(1, 6), Marked: true, Admitted: false}},
+	}
+	ctx := context.Background()
+	for _, im := range fencedImpls {
+		t.Run(im.name, func(t *testing.T) {
+			var got []Decision
+			r := im.open(t, WithTrace(&Trace{Decided: func(d Decision) { got = append(got, d) }}))
+			for _, s := range steps {
+				got = nil
+				res, err := r.Write(ctx, s.tok, s.value)
+				if err != nil {
+					t.Fatalf("%s: Write(%v): %v", s.name, s.tok, err)
+				}
+				if len(got) != 1 || got[0] != s.want {
+					t.Errorf("%s: Write(%v) gave Decided %+v; want once %+v", s.name, s.tok, got, s.want)
+				}
+				if len(got) == 1 && got[0].Admitted != res.Accepted {
+					t.Errorf("%s: Write(%v) got Decision.Admitted %v, Result.Accepted %v; want them equal", s.name, s.tok, got[0].Admitted, res.Accepted)
+				}
 			}
 		})
 	}

@@ -1,0 +1,87 @@
+package fence_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	. "github.com/zk19/zk19/fence"
+	"github.com/zk19/zk19/internal/sqlite"
+)
+
+// openDurableDB opens a Durable on a database the test holds, with one
+// connection, as internal/sqlite opens it: every call of the resource then
+// runs on the same connection, the one the call before left in the pool.
+func openDurableDB(t *testing.T, opts ...Option) (*Durable, *sql.DB) {
+	t.Helper()
+	dsn, err := sqlite.DSN(filepath.Join(t.TempDir(), "fence.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	db.SetMaxOpenConns(1)
+	d, err := NewDurable(context.Background(), db, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	return d, db
+}
+
+// TestDurableReadErrorIsNotOK: a Read whose query fails (here the database
+// was closed under the resource) reports the error and ok=false, even though
+// a mark was set.
+func TestDurableReadErrorIsNotOK(t *testing.T) {
+	d, db := openDurableDB(t)
+	mustWrite(t, d, g(1, 1), "x", true)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok, err := d.Read(context.Background()); ok || err == nil {
+		t.Errorf("Read on a closed database got ok=%v, err=%v; want ok=false and an error", ok, err)
+	}
+}
+
+// TestDurableFailedWriteRollsBack: a write whose transaction fails after
+// BEGIN IMMEDIATE (its context is cancelled at the decision, so the UPDATE
+// does not run) ends the transaction before its connection goes back to the
+// pool. The pool has one connection, so the next write and read run on it:
+// they must work and see the value and mark from before the failed write.
+func TestDurableFailedWriteRollsBack(t *testing.T) {
+	ctx := context.Background()
+	var cancelAtDecision context.CancelFunc
+	d, db := openDurableDB(t, WithTrace(&Trace{Decided: func(Decision) {
+		if cancelAtDecision != nil {
+			cancelAtDecision()
+		}
+	}}))
+	if n := db.Stats().MaxOpenConnections; n != 1 {
+		t.Fatalf("got MaxOpenConnections %d; want 1, so that the failed write's connection is reused", n)
+	}
+	mustWrite(t, d, g(1, 5), "a", true)
+
+	failing, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cancelAtDecision = cancel
+	if res, err := d.Write(failing, g(1, 6), "lost"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Write cancelled at its decision got %+v, %v; want context.Canceled", res, err)
+	}
+	cancelAtDecision = nil
+
+	if v, m, ok, err := d.Read(ctx); err != nil || !ok || v != "a" || m != g(1, 5) {
+		t.Errorf("Read after the failed write got %q, %v, %v, %v; want \"a\", g1/5, true, nil", v, m, ok, err)
+	}
+	res, err := d.Write(ctx, g(1, 6), "b")
+	if want := (Result{Accepted: true, Mark: g(1, 6), Prev: "a", Commit: 2}); err != nil || res != want {
+		t.Fatalf("Write after the failed write got %+v, %v; want %+v", res, err, want)
+	}
+	if v, m, ok, err := d.Read(ctx); err != nil || !ok || v != "b" || m != g(1, 6) {
+		t.Errorf("Read after the next write got %q, %v, %v, %v; want \"b\", g1/6, true, nil", v, m, ok, err)
+	}
+}
