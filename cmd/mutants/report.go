@@ -407,7 +407,7 @@ func (rp *Report) writeCatalogue(p func(string, ...any)) {
 		p("(From cached results, -cached: the time is the sum of the faults' own times; each fault's run is dated in the table.)")
 	}
 	p("")
-	p("A proof that reads source text from disk (F6's source check) does not see a fault applied through the overlay: only the compiler does.")
+	p("A proof that reads source text from disk (F6's source check) reads the fault too: each run has `ZK19_SOURCE_OVERLAY` set to its overlay.")
 	p("")
 	p("| fault | what | fast | expected | result | killed by | verdict line | time |")
 	p("|---|---|---|---|---|---|---|---:|")
@@ -440,6 +440,26 @@ func (rp *Report) writeCatalogue(p func(string, ...any)) {
 			line = "all passed: " + strings.Join(ran, "; ")
 		}
 		p("| %s | %s | %s | %s | %s | %s | %s | %s |", f.ID, mdCell(f.What), fast, mdCell(f.Expect), fr.state(), mdCell(strings.Join(by, "; ")), mdCell(shorten(line, 220)), rp.faultTime(fr))
+	}
+	var noVerdict []string
+	withVerdict := 0
+	for _, fr := range rp.Catalogue {
+		if !fr.Killed() {
+			continue
+		}
+		if l, ok := fr.first(); ok && l.Outcome.Claim != "" {
+			withVerdict++
+		} else {
+			noVerdict = append(noVerdict, fr.Fault.ID)
+		}
+	}
+	p("")
+	p("Killed by a claim proof with a verdict word (`refuted` or `not-shown` on a named claim): %d of %d killed.", withVerdict, killed)
+	if len(noVerdict) > 0 {
+		if rp.Fast {
+			p("The fast part stops at a fault's first kill, often a package's own test, which states no verdict; the full catalogue runs every line.")
+		}
+		p("Killed only by tests that state no verdict: %s.", strings.Join(noVerdict, ", "))
 	}
 	var lived []string
 	for _, fr := range rp.Catalogue {
