@@ -256,7 +256,7 @@ func (tr *trio) waitLeaderAnswered(up0, held0 int64) {
 
 // staleReadResult is what the S1 scenario observed: the article's first
 // diagram, then a control round with the same steps in which B reads only
-// after its follower caught up (Example_staleReadFromLaggingFollower walks
+// after its follower caught up (Example_s1StaleReadFromLaggingFollower walks
 // the same steps and prints these observations).
 type staleReadResult struct {
 	version       int32  // /x's version after A's write of "1"
@@ -334,7 +334,7 @@ func requireLagAtRead(t zkserver.TB, id string, r staleReadResult) {
 // article §1 ¶2, the sequence diagram). The follower lags because the
 // proxy holds the leader's stream to it; the write commits with the leader
 // and the other follower. The observations are the ones
-// Example_staleReadFromLaggingFollower prints.
+// Example_s1StaleReadFromLaggingFollower prints.
 func TestS1_PlainReadOnLaggingFollowerIsStale(t *testing.T) {
 	parallel(t)
 	zkserver.RequireFaults(t)
@@ -997,7 +997,7 @@ func errOrEmpty(err error) string {
 // proven open, not guessed); then B, a client of the old follower, gets a
 // successful sync and reads x=0, with the old leader still leading.
 // Porcupine: the history, with sync and read as one composite read, is not
-// linearizable. The observations are the ones Example_syncInZK1675Window
+// linearizable. The observations are the ones Example_s2SyncInZK1675Window
 // prints; then the test measures how long the window stayed open.
 func TestY2_SyncInTheZK1675WindowReadsStale(t *testing.T) {
 	parallel(t)
@@ -1039,7 +1039,7 @@ func TestY2_SyncInTheZK1675WindowReadsStale(t *testing.T) {
 	t.Logf("the old leader stepped down %v after the cut (syncLimit × tickTime = %v)", w.sinceCut(), y2SyncLimit*y2Tick)
 }
 
-// Example_staleReadFromLaggingFollower is the article's first diagram, the
+// Example_s1StaleReadFromLaggingFollower is the article's first diagram, the
 // stale-read sequence, on three real servers (claims S1 and S2, §1 ¶2): A
 // writes x=1 and the update succeeds; A tells B out of band; B's plain
 // getData on its follower, whose stream from the leader the proxy holds,
@@ -1050,31 +1050,31 @@ func TestY2_SyncInTheZK1675WindowReadsStale(t *testing.T) {
 // Every printed line is what the run observed; each call and fault is
 // logged to standard error. TestS1 and TestS2 assert on the same
 // observations.
-func Example_staleReadFromLaggingFollower() {
-	runExample("Example_staleReadFromLaggingFollower", func(sc *zkserver.Scope) {
-		tr := newTrio(sc) // three servers, a proxy on every link; A on one follower, B on the other; x=0
-		A, B := tr.A, tr.B
+func Example_s1StaleReadFromLaggingFollower() {
+	sc := exampleScope()
+	defer endExample(sc)
+	tr := newTrio(sc) // three servers, a proxy on every link; A on one follower, B on the other; x=0
+	A, B := tr.A, tr.B
 
-		stream := tr.holdLeaderStream() // the leader's stream to B's follower is held from here
-		fmt.Println("A: set x=1, version", A.Set("1"))
-		A.Tell(B, "x=1 is written")
-		fmt.Println("B: told", B.Told())
-		fmt.Println("B: get x on its follower ->", B.Get())
-		fmt.Println("stream to B's follower held at the read:", stream.Stats().DownHeld > 0)
-		fmt.Println("porcupine:", tr.h.verdict())
+	stream := tr.holdLeaderStream() // the leader's stream to B's follower is held from here
+	fmt.Println("A: set x=1, version", A.Set("1"))
+	A.Tell(B, "x=1 is written")
+	fmt.Println("B: told", B.Told())
+	fmt.Println("B: get x on its follower ->", B.Get())
+	fmt.Println("stream to B's follower held at the read:", stream.Stats().DownHeld > 0)
+	fmt.Println("porcupine:", tr.h.verdict())
 
-		// Control: the same steps, but the stream is released before B reads.
-		tr.catchUp("1")
-		tr.h.start("1")
-		stream = tr.holdLeaderStream()
-		fmt.Println("A: set x=2, version", A.Set("2"))
-		A.Tell(B, "x=2 is written")
-		fmt.Println("B: told", B.Told())
-		tr.catchUp("2")
-		fmt.Println("B: get x on its follower ->", B.Get())
-		fmt.Println("stream to B's follower held at the read:", stream.Stats().DownHeld > 0)
-		fmt.Println("porcupine:", tr.h.verdict())
-	})
+	// Control: the same steps, but the stream is released before B reads.
+	tr.catchUp("1")
+	tr.h.start("1")
+	stream = tr.holdLeaderStream()
+	fmt.Println("A: set x=2, version", A.Set("2"))
+	A.Tell(B, "x=2 is written")
+	fmt.Println("B: told", B.Told())
+	tr.catchUp("2")
+	fmt.Println("B: get x on its follower ->", B.Get())
+	fmt.Println("stream to B's follower held at the read:", stream.Stats().DownHeld > 0)
+	fmt.Println("porcupine:", tr.h.verdict())
 	// Output:
 	// A: set x=1, version 1
 	// B: told x=1 is written
@@ -1088,7 +1088,7 @@ func Example_staleReadFromLaggingFollower() {
 	// porcupine: linearizable
 }
 
-// Example_syncInZK1675Window is the article's ZOOKEEPER-1675 flowchart on
+// Example_s2SyncInZK1675Window is the article's ZOOKEEPER-1675 flowchart on
 // five real servers (claim Y2, §2 ¶2): the old leader and one old follower
 // are cut off from the other three, which elect a new leader and commit
 // x=1 while the old leader still reports leading. B, on the old follower,
@@ -1098,24 +1098,24 @@ func Example_staleReadFromLaggingFollower() {
 //
 // Every printed line is what the run observed; each call and fault is
 // logged to standard error. TestY2 asserts on the same observations.
-func Example_syncInZK1675Window() {
-	runExample("Example_syncInZK1675Window", func(sc *zkserver.Scope) {
-		w := newZK1675(sc) // five servers, a proxy on every link, x=0 everywhere; B on a follower of the leader
-		old, B := w.old, w.B
-		fmt.Println("before the cut: old leader is", w.mode(old), "| B's server is", w.mode(w.oldFollower))
+func Example_s2SyncInZK1675Window() {
+	sc := exampleScope()
+	defer endExample(sc)
+	w := newZK1675(sc) // five servers, a proxy on every link, x=0 everywhere; B on a follower of the leader
+	old, B := w.old, w.B
+	fmt.Println("before the cut: old leader is", w.mode(old), "| B's server is", w.mode(w.oldFollower))
 
-		w.cut() // {old leader, B's server} | the other three
-		N := w.newLeader()
-		fmt.Println("the other three elected a server that is", w.mode(N))
-		C := w.h.join(sc, "C", 3, N)
-		fmt.Println("C: set x=1 on the new side, version", C.Set("1"))
+	w.cut() // {old leader, B's server} | the other three
+	N := w.newLeader()
+	fmt.Println("the other three elected a server that is", w.mode(N))
+	C := w.h.join(sc, "C", 3, N)
+	fmt.Println("C: set x=1 on the new side, version", C.Set("1"))
 
-		fmt.Println("the old leader still reports", w.mode(old))
-		fmt.Println("B: sync on the old follower, error:", B.Sync())
-		fmt.Println("B: get x ->", B.Get())
-		fmt.Println("the old leader still reports", w.mode(old))
-		fmt.Println("porcupine:", w.h.verdict())
-	})
+	fmt.Println("the old leader still reports", w.mode(old))
+	fmt.Println("B: sync on the old follower, error:", B.Sync())
+	fmt.Println("B: get x ->", B.Get())
+	fmt.Println("the old leader still reports", w.mode(old))
+	fmt.Println("porcupine:", w.h.verdict())
 	// Output:
 	// before the cut: old leader is leader | B's server is follower
 	// the other three elected a server that is leader

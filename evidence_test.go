@@ -66,6 +66,7 @@ var metaTests = map[string]bool{
 	"TestEveryClaimHasEvidence":          true,
 	"TestClaimsCiteTheirParagraphs":      true,
 	"TestDocTableOfContentsMatchesIndex": true,
+	"TestExamplesFollowTheArticle":       true,
 }
 
 var knownNeeds = map[string]bool{"faults": true, "ensemble-3": true, "ensemble-5": true, "jdk": true}
@@ -733,4 +734,83 @@ func TestDocTableOfContentsMatchesIndex(t *testing.T) {
 			t.Fatalf("%s:%d: %q; the index and the tests give %q (regenerate: go run ./cmd/evidence -doc)", claims.DocFile, i+1, g, w)
 		}
 	}
+}
+
+// TestExamplesFollowTheArticle keeps the root package's page in the
+// article's order: pkg.go.dev lists package Examples by name, so sorted by
+// name the root Examples must come in the order of the first sentence each
+// proves (section, paragraph, sentence), the §1 diagram first. And each
+// body reads as its diagram's steps: it opens with no call that wraps the
+// body in a function literal.
+func TestExamplesFollowTheArticle(t *testing.T) {
+	ix := loadClaimIndex(t)
+	section := map[string]int{}
+	for i, s := range ix.Sections {
+		section[s.Key] = i
+	}
+	type place struct{ sec, para, sent int }
+	before := func(a, b place) bool {
+		return a.sec < b.sec || a.sec == b.sec && (a.para < b.para || a.para == b.para && a.sent < b.sent)
+	}
+	first := map[string]place{}
+	for _, c := range ix.Claims {
+		p := place{section[c.Section], c.Paragraph, c.Sentence}
+		for _, name := range c.Proof {
+			if !strings.HasPrefix(name, "Example_") {
+				continue
+			}
+			if q, ok := first[name]; !ok || before(p, q) {
+				first[name] = p
+			}
+		}
+	}
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, name := range files {
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Recv != nil || !strings.HasPrefix(fd.Name.Name, "Example_") {
+				continue
+			}
+			names = append(names, fd.Name.Name)
+			if len(fd.Body.List) == 0 {
+				continue
+			}
+			if es, ok := fd.Body.List[0].(*ast.ExprStmt); ok {
+				if call, ok := es.X.(*ast.CallExpr); ok {
+					for _, arg := range call.Args {
+						if _, ok := arg.(*ast.FuncLit); ok {
+							t.Errorf("%s: %s opens with a call that wraps its body in a function literal; want the diagram's steps in the body itself", fset.Position(fd.Pos()), fd.Name.Name)
+						}
+					}
+				}
+			}
+		}
+	}
+	if len(names) == 0 {
+		t.Fatal("no root Example found")
+	}
+	slices.Sort(names)
+	prev := ""
+	for _, name := range names {
+		p, ok := first[name]
+		if !ok {
+			t.Errorf("%s proves no claim of the index; want every root Example cited", name)
+			continue
+		}
+		if prev != "" && before(p, first[prev]) {
+			q := first[prev]
+			t.Errorf("pkg.go.dev lists %s (%s ¶%d 句%d) before %s (%s ¶%d 句%d); want the article's order: rename one", prev, ix.Sections[q.sec].Key, q.para, q.sent, name, ix.Sections[p.sec].Key, p.para, p.sent)
+		}
+		prev = name
+	}
+	t.Logf("root Examples in pkg.go.dev's order: %s", strings.Join(names, ", "))
 }

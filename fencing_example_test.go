@@ -228,7 +228,7 @@ func writeEach(t zkserver.TB, who actor, tok fence.Token, value string, rs ...fe
 // token 1; in that window A's token still writes; B writes "new-owner";
 // the gate opens and A's worker writes "stale-late" with token 0. Every
 // write goes to res and to an unfenced control beside it. The steps are
-// Example_fencingSequence's.
+// Example_s5aFencingSequence's.
 func runFencingStory(t zkserver.TB, res fence.Resource) fencingStory {
 	t.Helper()
 	ctx := context.Background()
@@ -446,7 +446,7 @@ func (w *askingWorker) resume(t zkserver.TB) fence.Result {
 }
 
 // TestF1toF3_FencedResourceRejectsTheLateHolder runs the article's fencing
-// story (Example_fencingSequence's steps) against the fenced resource in
+// story (Example_s5aFencingSequence's steps) against the fenced resource in
 // memory and the durable SQLite one (claims F1 §5 ¶1, F2 §5 ¶6, F3 §5 ¶2).
 // F1: A held token 0; its session expired naturally (blackholed, never
 // closed or force-expired); B learned it from the deletion and held token
@@ -767,7 +767,7 @@ func (g *heldGap) accepted(tok fence.Token) {
 
 // TestF6_CompareAndWriteIsOneAtomicStep: a fenced resource compares the
 // token with the mark and writes in one critical section (claim F6, §5 ¶2;
-// the critical-section flowchart, walked by Example_criticalSection).
+// the critical-section flowchart, walked by Example_s5bCriticalSection).
 //
 // Shown deterministically first, on the memory and the durable resource:
 // B's write is held inside at its decision (fence.Trace.Decided, after the
@@ -1496,7 +1496,7 @@ func t5Writes(t *testing.T, res fence.Resource, tokA, tokB fence.Token) (bWrite,
 	return bWrite, late, value
 }
 
-// Example_x2ExpiryIsNotRejection is exercise 2 of the article as it is put
+// Example_s8bX2ExpiryIsNotRejection is exercise 2 of the article as it is put
 // (claim X2, §8 ¶4). A holds token 0 and has written with it, so the
 // resource's high-water mark is A's token 0. Before its next write A asks
 // ZooKeeper whether it still holds: its node exists. A's worker then
@@ -1506,35 +1506,35 @@ func t5Writes(t *testing.T, res fence.Resource, tokA, tokB fence.Token) (bWrite,
 // accepted is token 0 refused. Neither the mark alone nor the question to
 // ZooKeeper stopped the late write; the guarantee begins when the resource
 // accepts the new token.
-func Example_x2ExpiryIsNotRejection() {
-	runExample("Example_x2ExpiryIsNotRejection", func(sc *zkserver.Scope) {
-		claim(sc, "X2")
-		cast := newFencingCast(sc) // O observes; A talks through a proxy that can cut it off; B talks directly
-		res := fence.NewMemory()
+func Example_s8bX2ExpiryIsNotRejection() {
+	sc := exampleScope()
+	defer endExample(sc)
+	claim(sc, "X2")
+	cast := newFencingCast(sc) // O observes; A talks through a proxy that can cut it off; B talks directly
+	res := fence.NewMemory()
 
-		holdA := cast.a.acquire()
-		writeAs(sc, cast.a.a, res, holdA.Token, "A-first")
-		_, first, _ := readResource(sc, res)
-		fmt.Printf("A holds token %d and has written with it; the resource's mark is token %d\n", holdA.Token.Seq, first.Seq)
+	holdA := cast.a.acquire()
+	writeAs(sc, cast.a.a, res, holdA.Token, "A-first")
+	_, first, _ := readResource(sc, res)
+	fmt.Printf("A holds token %d and has written with it; the resource's mark is token %d\n", holdA.Token.Seq, first.Seq)
 
-		worker := startAskingWorker(sc, cast.a, holdA.Path, res, holdA.Token, "A-after-check")
-		fmt.Println("A asks ZooKeeper whether its lock node exists and is its own:", worker.asked(sc))
+	worker := startAskingWorker(sc, cast.a, holdA.Path, res, holdA.Token, "A-after-check")
+	fmt.Println("A asks ZooKeeper whether its lock node exists and is its own:", worker.asked(sc))
 
-		cast.expireA(sc, holdA.Path)
-		holdB := cast.b.acquire()
-		fmt.Printf("A pauses; its session expires; B holds token %d\n", holdB.Token.Seq)
-		value, mark, _ := readResource(sc, res)
-		fmt.Printf("the resource still holds %q with mark token %d\n", value, mark.Seq)
+	cast.expireA(sc, holdA.Path)
+	holdB := cast.b.acquire()
+	fmt.Printf("A pauses; its session expires; B holds token %d\n", holdB.Token.Seq)
+	value, mark, _ := readResource(sc, res)
+	fmt.Printf("the resource still holds %q with mark token %d\n", value, mark.Seq)
 
-		late := worker.resume(sc)
-		fmt.Printf("A resumes: its write with token %d is accepted: %v\n", holdA.Token.Seq, late.Accepted)
+	late := worker.resume(sc)
+	fmt.Printf("A resumes: its write with token %d is accepted: %v\n", holdA.Token.Seq, late.Accepted)
 
-		b := writeAs(sc, cast.b.a, res, holdB.Token, "new-owner")
-		fmt.Printf("B's write with token %d: accepted %v\n", holdB.Token.Seq, b.Accepted)
-		again := writeAs(sc, cast.a.a, res, holdA.Token, "A-again")
-		fmt.Printf("A's next write with token %d: accepted %v\n", holdA.Token.Seq, again.Accepted)
-		evidence(sc, "mark %v before the expiry; A's check answered that it holds; after B acquired %v the resource still held %q with mark %v, and A's write with %v was accepted=%v over %q; after B's write accepted=%v, A's token refused: %v", first, holdB.Token, value, mark, holdA.Token, late.Accepted, late.Prev, b.Accepted, !again.Accepted)
-	})
+	b := writeAs(sc, cast.b.a, res, holdB.Token, "new-owner")
+	fmt.Printf("B's write with token %d: accepted %v\n", holdB.Token.Seq, b.Accepted)
+	again := writeAs(sc, cast.a.a, res, holdA.Token, "A-again")
+	fmt.Printf("A's next write with token %d: accepted %v\n", holdA.Token.Seq, again.Accepted)
+	evidence(sc, "mark %v before the expiry; A's check answered that it holds; after B acquired %v the resource still held %q with mark %v, and A's write with %v was accepted=%v over %q; after B's write accepted=%v, A's token refused: %v", first, holdB.Token, value, mark, holdA.Token, late.Accepted, late.Prev, b.Accepted, !again.Accepted)
 	// Output:
 	// A holds token 0 and has written with it; the resource's mark is token 0
 	// A asks ZooKeeper whether its lock node exists and is its own: true
@@ -1545,7 +1545,7 @@ func Example_x2ExpiryIsNotRejection() {
 	// A's next write with token 0: accepted false
 }
 
-// Example_fencingSequence walks the article's fencing sequence diagram
+// Example_s5aFencingSequence walks the article's fencing sequence diagram
 // (claims F1, F2, F3 and F4, §5; the diagram is ¶3), with a fenced resource and an unfenced
 // one side by side: every write goes to both.
 //
@@ -1560,41 +1560,41 @@ func Example_x2ExpiryIsNotRejection() {
 // TestF1toF3_FencedResourceRejectsTheLateHolder and
 // TestF4_UnfencedResourceTakesTheLateWrite run the same steps and assert
 // on them.
-func Example_fencingSequence() {
-	runExample("Example_fencingSequence", func(sc *zkserver.Scope) {
-		for _, id := range []string{"F1", "F2", "F3", "F4"} {
-			claim(sc, id)
-		}
-		cast := newFencingCast(sc) // O observes; A reaches the server through a proxy that can cut it off; B directly
-		A, B := cast.a, cast.b
-		fenced, unfenced := fence.NewMemory(), fencetest.NewUnfenced()
+func Example_s5aFencingSequence() {
+	sc := exampleScope()
+	defer endExample(sc)
+	for _, id := range []string{"F1", "F2", "F3", "F4"} {
+		claim(sc, id)
+	}
+	cast := newFencingCast(sc) // O observes; A reaches the server through a proxy that can cut it off; B directly
+	A, B := cast.a, cast.b
+	fenced, unfenced := fence.NewMemory(), fencetest.NewUnfenced()
 
-		heldA := A.acquire()
-		first := writeEach(sc, A.a, heldA.Token, "A-first", fenced, unfenced)
-		fmt.Printf("A holds token %v; A-first accepted: fenced %v, unfenced %v\n", heldA.Token, first[0].Accepted, first[1].Accepted)
-		worker := parkWorker(sc, heldA.Token, "stale-late", fenced, unfenced)
+	heldA := A.acquire()
+	first := writeEach(sc, A.a, heldA.Token, "A-first", fenced, unfenced)
+	fmt.Printf("A holds token %v; A-first accepted: fenced %v, unfenced %v\n", heldA.Token, first[0].Accepted, first[1].Accepted)
+	worker := parkWorker(sc, heldA.Token, "stale-late", fenced, unfenced)
 
-		waitingB := B.acquireInBackground().waitsOn(nodeOf(heldA))
-		heldB := cast.heldOnceAExpires(sc, "F1", waitingB)
-		nodeA, _, err := cast.O.Exists(heldA.Path)
-		if err != nil {
-			sc.Fatalf("O: exists: %v", err)
-		}
-		fmt.Printf("A blackholed: A's node exists %v; A's client saw Expired %v; B holds token %v\n", nodeA, A.c.Seen(zk.StateExpired), heldB.Token)
+	waitingB := B.acquireInBackground().waitsOn(nodeOf(heldA))
+	heldB := cast.heldOnceAExpires(sc, "F1", waitingB)
+	nodeA, _, err := cast.O.Exists(heldA.Path)
+	if err != nil {
+		sc.Fatalf("O: exists: %v", err)
+	}
+	fmt.Printf("A blackholed: A's node exists %v; A's client saw Expired %v; B holds token %v\n", nodeA, A.c.Seen(zk.StateExpired), heldB.Token)
 
-		_, mark, _ := readResource(sc, fenced)
-		window := writeEach(sc, A.a, heldA.Token, "A-in-window", fenced, unfenced)
-		fmt.Printf("fenced mark %v before B writes: A's token %v accepted %v\n", mark, heldA.Token, window[0].Accepted)
+	_, mark, _ := readResource(sc, fenced)
+	window := writeEach(sc, A.a, heldA.Token, "A-in-window", fenced, unfenced)
+	fmt.Printf("fenced mark %v before B writes: A's token %v accepted %v\n", mark, heldA.Token, window[0].Accepted)
 
-		byB := writeEach(sc, B.a, heldB.Token, "new-owner", fenced, unfenced)
-		fmt.Printf("B writes new-owner with %v: fenced accepted %v (mark %v), unfenced accepted %v\n", heldB.Token, byB[0].Accepted, byB[0].Mark, byB[1].Accepted)
+	byB := writeEach(sc, B.a, heldB.Token, "new-owner", fenced, unfenced)
+	fmt.Printf("B writes new-owner with %v: fenced accepted %v (mark %v), unfenced accepted %v\n", heldB.Token, byB[0].Accepted, byB[0].Mark, byB[1].Accepted)
 
-		late := worker.resume(sc)
-		fmt.Printf("A's worker resumes, stale-late with %v: fenced accepted %v, unfenced accepted %v\n", heldA.Token, late[0].Accepted, late[1].Accepted)
-		keptF, _, _ := readResource(sc, fenced)
-		keptU, _, _ := readResource(sc, unfenced)
-		fmt.Printf("values: fenced %q, unfenced %q\n", keptF, keptU)
-	})
+	late := worker.resume(sc)
+	fmt.Printf("A's worker resumes, stale-late with %v: fenced accepted %v, unfenced accepted %v\n", heldA.Token, late[0].Accepted, late[1].Accepted)
+	keptF, _, _ := readResource(sc, fenced)
+	keptU, _, _ := readResource(sc, unfenced)
+	fmt.Printf("values: fenced %q, unfenced %q\n", keptF, keptU)
 	// Output:
 	// A holds token g0/0; A-first accepted: fenced true, unfenced true
 	// A blackholed: A's node exists false; A's client saw Expired false; B holds token g0/1
@@ -1604,7 +1604,7 @@ func Example_fencingSequence() {
 	// values: fenced "new-owner", unfenced "stale-late"
 }
 
-// Example_criticalSection walks the article's critical-section flowchart
+// Example_s5bCriticalSection walks the article's critical-section flowchart
 // (claims F6 and F11, §5; the flowchart is ¶5): a write with a token of the lock domain enters
 // the resource's critical section; there its token is compared with the
 // mark; a token below it is refused and changes nothing; any other is
@@ -1620,39 +1620,39 @@ func Example_fencingSequence() {
 // stale write lands over B's. TestF6_CompareAndWriteIsOneAtomicStep and
 // TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite run the same
 // interleaving on the memory and the durable resource and assert on it.
-func Example_criticalSection() {
-	runExample("Example_criticalSection", func(sc *zkserver.Scope) {
-		claim(sc, "F6")
-		claim(sc, "F11")
-		room := exampleRoom(sc) // the shared server, a lock parent, an observer
-		A, B := room.join("A", joinOpts{}), room.join("B", joinOpts{})
-		heldA := A.acquire()
-		if err := heldA.Release(room.ctx); err != nil {
-			sc.Fatalf("A: release: %v", err)
-		}
-		heldB := B.acquire()
-		fmt.Printf("A held token %v and released; B holds token %v\n", heldA.Token, heldB.Token)
+func Example_s5bCriticalSection() {
+	sc := exampleScope()
+	defer endExample(sc)
+	claim(sc, "F6")
+	claim(sc, "F11")
+	room := exampleRoom(sc) // the shared server, a lock parent, an observer
+	A, B := room.join("A", joinOpts{}), room.join("B", joinOpts{})
+	heldA := A.acquire()
+	if err := heldA.Release(room.ctx); err != nil {
+		sc.Fatalf("A: release: %v", err)
+	}
+	heldB := B.acquire()
+	fmt.Printf("A held token %v and released; B holds token %v\n", heldA.Token, heldB.Token)
 
-		section := newCriticalSection(sc, "F6")
-		fenced := fence.NewMemory(fence.WithTrace(section.trace()))
-		control := fencetest.NewCheckThenWrite(section.trace())
-		for _, r := range []struct {
-			name string
-			res  fence.Resource
-		}{{"fenced", fenced}, {"control", control}} {
-			writeAs(sc, A.a, r.res, heldA.Token, "A-first")
-			byB := section.write(r.res, B.a, heldB.Token, "new-owner")
-			inB := byB.entered()
-			fmt.Printf("%s: B inside; token %v below mark %v? %v\n", r.name, inB.Token, inB.Mark, !inB.Admitted)
-			lateA := section.write(r.res, A.a, heldA.Token, "stale-late")
-			fmt.Printf("%s: A's write meanwhile: %v\n", r.name, lateA.whereabouts(byB))
-			b := byB.finish(lateA)
-			fmt.Printf("%s: B's section ends; accepted %v, mark %v\n", r.name, b.Accepted, b.Mark)
-			a := lateA.finish(nil)
-			value, _, _ := readResource(sc, r.res)
-			fmt.Printf("%s: A's token %v below mark %v? %v; accepted %v; value %q\n", r.name, lateA.decision.Token, lateA.decision.Mark, !lateA.decision.Admitted, a.Accepted, value)
-		}
-	})
+	section := newCriticalSection(sc, "F6")
+	fenced := fence.NewMemory(fence.WithTrace(section.trace()))
+	control := fencetest.NewCheckThenWrite(section.trace())
+	for _, r := range []struct {
+		name string
+		res  fence.Resource
+	}{{"fenced", fenced}, {"control", control}} {
+		writeAs(sc, A.a, r.res, heldA.Token, "A-first")
+		byB := section.write(r.res, B.a, heldB.Token, "new-owner")
+		inB := byB.entered()
+		fmt.Printf("%s: B inside; token %v below mark %v? %v\n", r.name, inB.Token, inB.Mark, !inB.Admitted)
+		lateA := section.write(r.res, A.a, heldA.Token, "stale-late")
+		fmt.Printf("%s: A's write meanwhile: %v\n", r.name, lateA.whereabouts(byB))
+		b := byB.finish(lateA)
+		fmt.Printf("%s: B's section ends; accepted %v, mark %v\n", r.name, b.Accepted, b.Mark)
+		a := lateA.finish(nil)
+		value, _, _ := readResource(sc, r.res)
+		fmt.Printf("%s: A's token %v below mark %v? %v; accepted %v; value %q\n", r.name, lateA.decision.Token, lateA.decision.Mark, !lateA.decision.Admitted, a.Accepted, value)
+	}
 	// Output:
 	// A held token g0/0 and released; B holds token g0/1
 	// fenced: B inside; token g0/1 below mark g0/0? false

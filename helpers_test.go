@@ -11,6 +11,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -197,19 +198,28 @@ func (a actor) ok(format string, args ...any)     { a.t.Helper(); a.log("ok", fo
 func (a actor) fail(format string, args ...any)   { a.t.Helper(); a.log("fail", format, args...) }
 func (a actor) info(format string, args ...any)   { a.t.Helper(); a.log("info", format, args...) }
 
-// runExample runs an Example's scenario in a Scope that closes everything
-// the scenario opened. A failure inside it (the Scope's Fatalf panics) is
-// printed to the Example's output, so the Example fails with the reason and
-// the test binary goes on with the next test.
-func runExample(name string, f func(sc *zkserver.Scope)) {
-	sc := zkserver.NewScope(name)
-	defer sc.Close()
-	defer func() {
-		if r := recover(); r != nil {
-			fmt.Printf("FAILED: %v\n", r)
+// exampleScope opens the Scope of the Example that calls it, named after
+// it; everything the Example opens is registered with it. The Example
+// defers endExample right after, so its body reads as the diagram's steps.
+func exampleScope() *zkserver.Scope {
+	name := "Example"
+	if pc, _, _, ok := runtime.Caller(1); ok {
+		if f := runtime.FuncForPC(pc); f != nil {
+			name = f.Name()[strings.LastIndex(f.Name(), ".")+1:]
 		}
-	}()
-	f(sc)
+	}
+	return zkserver.NewScope(name)
+}
+
+// endExample, deferred by an Example, prints a failure inside it (the
+// Scope's Fatalf panics) to the Example's output, so the Example fails with
+// the reason and the test binary goes on with the next test; then it closes
+// everything the Example opened.
+func endExample(sc *zkserver.Scope) {
+	if r := recover(); r != nil {
+		fmt.Printf("FAILED: %v\n", r)
+	}
+	sc.Close()
 }
 
 // sharedServer returns the standalone server TestMain started.

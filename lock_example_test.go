@@ -11,12 +11,11 @@ import (
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/wait"
-	"github.com/zk19/zk19/internal/zkserver"
 	"github.com/zk19/zk19/lock"
 	"github.com/zk19/zk19/lock/locktrace"
 )
 
-// Example_sequenceOrderIsNotNameOrder: a candidate's place in the queue is
+// Example_s3aSequenceOrderIsNotNameOrder: a candidate's place in the queue is
 // the number the server appends, not its name; the GUID in front of the
 // number is random, so sorting whole names scrambles the queue (claim L2, §3
 // ¶1).
@@ -28,46 +27,46 @@ import (
 // in creation order; the names sorted as strings give the reverse. The
 // recipe, recovering C's candidate by its GUID, holds at once with token 0:
 // by name C would be last in the queue.
-func Example_sequenceOrderIsNotNameOrder() {
-	runExample("Example_sequenceOrderIsNotNameOrder", func(sc *zkserver.Scope) {
-		r := exampleRoom(sc)
-		session := r.session("S")
-		guids := map[string]string{
-			"C": "cccccccc-0000-4000-8000-000000000000",
-			"B": "bbbbbbbb-0000-4000-8000-000000000000",
-			"A": "aaaaaaaa-0000-4000-8000-000000000000",
-		}
-		label := map[string]string{} // node name -> C, B or A
-		for _, name := range []string{"C", "B", "A"} {
-			node, err := session.Create(r.parent+"/"+guids[name]+fence.LockInfix, nil,
-				zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
-			if err != nil {
-				sc.Fatalf("create %s: %v", name, err)
-			}
-			label[path.Base(node)] = name
-		}
-
-		children, _, err := r.O.Children(r.parent)
+func Example_s3aSequenceOrderIsNotNameOrder() {
+	sc := exampleScope()
+	defer endExample(sc)
+	r := exampleRoom(sc)
+	session := r.session("S")
+	guids := map[string]string{
+		"C": "cccccccc-0000-4000-8000-000000000000",
+		"B": "bbbbbbbb-0000-4000-8000-000000000000",
+		"A": "aaaaaaaa-0000-4000-8000-000000000000",
+	}
+	label := map[string]string{} // node name -> C, B or A
+	for _, name := range []string{"C", "B", "A"} {
+		node, err := session.Create(r.parent+"/"+guids[name]+fence.LockInfix, nil,
+			zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 		if err != nil {
-			sc.Fatalf("children: %v", err)
+			sc.Fatalf("create %s: %v", name, err)
 		}
-		byName := slices.Sorted(slices.Values(children))
-		bySeq := slices.SortedFunc(slices.Values(children), func(a, b string) int { return int(seqOf(a) - seqOf(b)) })
-		var seqOrder, nameOrder []string
-		for i := range children {
-			seqOrder = append(seqOrder, fmt.Sprintf("%s(%d)", label[bySeq[i]], seqOf(bySeq[i])))
-			nameOrder = append(nameOrder, label[byName[i]])
-		}
-		fmt.Println("created:       C B A")
-		fmt.Println("sequence order:", strings.Join(seqOrder, " "))
-		fmt.Println("name order:    ", strings.Join(nameOrder, " "))
+		label[path.Base(node)] = name
+	}
 
-		held, err := lock.New(session.Conn, r.parent).Recover(r.ctx, guids["C"])
-		if err != nil {
-			sc.Fatalf("recover C: %v", err)
-		}
-		fmt.Println("holder:", label[path.Base(held.Path)], "token seq:", held.Token.Seq)
-	})
+	children, _, err := r.O.Children(r.parent)
+	if err != nil {
+		sc.Fatalf("children: %v", err)
+	}
+	byName := slices.Sorted(slices.Values(children))
+	bySeq := slices.SortedFunc(slices.Values(children), func(a, b string) int { return int(seqOf(a) - seqOf(b)) })
+	var seqOrder, nameOrder []string
+	for i := range children {
+		seqOrder = append(seqOrder, fmt.Sprintf("%s(%d)", label[bySeq[i]], seqOf(bySeq[i])))
+		nameOrder = append(nameOrder, label[byName[i]])
+	}
+	fmt.Println("created:       C B A")
+	fmt.Println("sequence order:", strings.Join(seqOrder, " "))
+	fmt.Println("name order:    ", strings.Join(nameOrder, " "))
+
+	held, err := lock.New(session.Conn, r.parent).Recover(r.ctx, guids["C"])
+	if err != nil {
+		sc.Fatalf("recover C: %v", err)
+	}
+	fmt.Println("holder:", label[path.Base(held.Path)], "token seq:", held.Token.Seq)
 	// Output:
 	// created:       C B A
 	// sequence order: C(0) B(1) A(2)
@@ -84,7 +83,7 @@ func seqOf(name string) int64 {
 	return seq
 }
 
-// Example_predecessorChain is the article's predecessor-chain diagram (claim
+// Example_s3bPredecessorChain is the article's predecessor-chain diagram (claim
 // L4, §3 ¶3): A, the lowest candidate, holds; B watches only A; C watches
 // only B. A's node is deleted: B is notified, lists the parent again and
 // holds; C hears nothing and still waits on B, not holding because A went.
@@ -98,41 +97,41 @@ func seqOf(name string) int64 {
 // event without listing again would print one listing; one that woke every
 // waiter would print a notification for C. TestL4 asserts on the same
 // observations.
-func Example_predecessorChain() {
-	runExample("Example_predecessorChain", func(sc *zkserver.Scope) {
-		r := exampleRoom(sc) // the shared server, an observer O, a fresh lock parent
-		A, B, C := r.join("A", joinOpts{}), r.join("B", joinOpts{}), r.join("C", joinOpts{})
+func Example_s3bPredecessorChain() {
+	sc := exampleScope()
+	defer endExample(sc)
+	r := exampleRoom(sc) // the shared server, an observer O, a fresh lock parent
+	A, B, C := r.join("A", joinOpts{}), r.join("B", joinOpts{}), r.join("C", joinOpts{})
 
-		heldByA := A.acquire()
-		fmt.Println("A: sequence", heldByA.Token.Seq, "holds")
-		b := B.acquireInBackground().waitsOn(nodeOf(heldByA))
-		fmt.Println("B: sequence", seqOf(b.own), "watches", seqOf(b.settled().Pred))
-		c := C.acquireInBackground().waitsOn(b.own)
-		fmt.Println("C: sequence", seqOf(c.own), "watches", seqOf(c.settled().Pred))
+	heldByA := A.acquire()
+	fmt.Println("A: sequence", heldByA.Token.Seq, "holds")
+	b := B.acquireInBackground().waitsOn(nodeOf(heldByA))
+	fmt.Println("B: sequence", seqOf(b.own), "watches", seqOf(b.settled().Pred))
+	c := C.acquireInBackground().waitsOn(b.own)
+	fmt.Println("C: sequence", seqOf(c.own), "watches", seqOf(c.settled().Pred))
 
-		if err := heldByA.Release(r.ctx); err != nil {
-			sc.Fatalf("A release: %v", err)
-		}
-		exists, _, _ := r.O.Exists(heldByA.Path)
-		fmt.Println("A released; its node exists:", exists)
-		heldByB, err := b.result()
-		if err != nil {
-			sc.Fatalf("B: %v", err)
-		}
-		atB, atC := b.settled(), c.settled()
-		fmt.Println("B:", atB.Wakeups, "notification(s),", atB.Rounds, "listing(s), holds with sequence", heldByB.Token.Seq)
-		fmt.Println("C:", atC.Wakeups, "notification(s),", atC.Rounds, "listing(s), still waits on", seqOf(atC.Pred), atC.Waiting)
+	if err := heldByA.Release(r.ctx); err != nil {
+		sc.Fatalf("A release: %v", err)
+	}
+	exists, _, _ := r.O.Exists(heldByA.Path)
+	fmt.Println("A released; its node exists:", exists)
+	heldByB, err := b.result()
+	if err != nil {
+		sc.Fatalf("B: %v", err)
+	}
+	atB, atC := b.settled(), c.settled()
+	fmt.Println("B:", atB.Wakeups, "notification(s),", atB.Rounds, "listing(s), holds with sequence", heldByB.Token.Seq)
+	fmt.Println("C:", atC.Wakeups, "notification(s),", atC.Rounds, "listing(s), still waits on", seqOf(atC.Pred), atC.Waiting)
 
-		if err := heldByB.Release(r.ctx); err != nil {
-			sc.Fatalf("B release: %v", err)
-		}
-		heldByC, err := c.result()
-		if err != nil {
-			sc.Fatalf("C: %v", err)
-		}
-		atC = c.settled()
-		fmt.Println("B released; C:", atC.Wakeups, "notification(s),", atC.Rounds, "listing(s), holds with sequence", heldByC.Token.Seq)
-	})
+	if err := heldByB.Release(r.ctx); err != nil {
+		sc.Fatalf("B release: %v", err)
+	}
+	heldByC, err := c.result()
+	if err != nil {
+		sc.Fatalf("C: %v", err)
+	}
+	atC = c.settled()
+	fmt.Println("B released; C:", atC.Wakeups, "notification(s),", atC.Rounds, "listing(s), holds with sequence", heldByC.Token.Seq)
 	// Output:
 	// A: sequence 0 holds
 	// B: sequence 1 watches 0
@@ -143,7 +142,7 @@ func Example_predecessorChain() {
 	// B released; C: 1 notification(s), 2 listing(s), holds with sequence 2
 }
 
-// Example_listExistsRace: between listing the children and setting the
+// Example_s3cListExistsRace: between listing the children and setting the
 // watch on the predecessor, the predecessor may already be gone; exists
 // then finds nothing and the waiter must list again at once, because the
 // deletion it would wait for has already happened (claim L8, §3 ¶4).
@@ -153,53 +152,53 @@ func Example_predecessorChain() {
 // Ten times: A holds, B lists and picks A, the hook deletes A's node, B's
 // exists(A, watch) answers false, B lists again and holds, without having
 // received any watch event.
-func Example_listExistsRace() {
-	runExample("Example_listExistsRace", func(sc *zkserver.Scope) {
-		r := exampleRoom(sc)
-		ctx := r.ctx
-		var hookErr error
-		deleted := 0
-		lockerA := r.join("A", joinOpts{}).l
-		B := r.join("B", joinOpts{trace: &locktrace.Trace{Watching: func(i locktrace.WatchInfo) {
-			// Inside the window: after B's list, before its exists(pred, watch).
-			if err := r.O.Delete(r.parent+"/"+i.Predecessor, -1); err != nil && hookErr == nil {
-				hookErr = err
-			}
-			deleted++
-		}}})
-		lockerB := B.l
+func Example_s3cListExistsRace() {
+	sc := exampleScope()
+	defer endExample(sc)
+	r := exampleRoom(sc)
+	ctx := r.ctx
+	var hookErr error
+	deleted := 0
+	lockerA := r.join("A", joinOpts{}).l
+	B := r.join("B", joinOpts{trace: &locktrace.Trace{Watching: func(i locktrace.WatchInfo) {
+		// Inside the window: after B's list, before its exists(pred, watch).
+		if err := r.O.Delete(r.parent+"/"+i.Predecessor, -1); err != nil && hookErr == nil {
+			hookErr = err
+		}
+		deleted++
+	}}})
+	lockerB := B.l
 
-		const runs = 10
-		for i := 0; i < runs; i++ {
-			if _, err := lockerA.Acquire(ctx); err != nil {
-				sc.Fatalf("A acquire: %v", err)
-			}
-			heldByB, err := lockerB.Acquire(ctx)
-			if err != nil {
-				sc.Fatalf("B acquire: %v", err)
-			}
-			if err := heldByB.Release(ctx); err != nil {
-				sc.Fatalf("B release: %v", err)
-			}
+	const runs = 10
+	for i := 0; i < runs; i++ {
+		if _, err := lockerA.Acquire(ctx); err != nil {
+			sc.Fatalf("A acquire: %v", err)
 		}
-		if hookErr != nil {
-			sc.Fatalf("hook delete: %v", hookErr)
+		heldByB, err := lockerB.Acquire(ctx)
+		if err != nil {
+			sc.Fatalf("B acquire: %v", err)
 		}
+		if err := heldByB.Release(ctx); err != nil {
+			sc.Fatalf("B release: %v", err)
+		}
+	}
+	if hookErr != nil {
+		sc.Fatalf("hook delete: %v", hookErr)
+	}
 
-		attempts := B.w.all(sc) // B's ten acquisitions, all finished
-		noNode, listedTwice, events := 0, 0, 0
-		for _, at := range attempts {
-			noNode += at.NoNode
-			if at.Rounds == 2 {
-				listedTwice++
-			}
-			events += at.Wakeups
+	attempts := B.w.all(sc) // B's ten acquisitions, all finished
+	noNode, listedTwice, events := 0, 0, 0
+	for _, at := range attempts {
+		noNode += at.NoNode
+		if at.Rounds == 2 {
+			listedTwice++
 		}
-		fmt.Printf("attempts: %d, hook deleted the predecessor: %d\n", len(attempts), deleted)
-		fmt.Printf("exists found no node: %d of %d\n", noNode, runs)
-		fmt.Printf("listed again and held (2 rounds): %d of %d\n", listedTwice, runs)
-		fmt.Printf("watch events received: %d\n", events)
-	})
+		events += at.Wakeups
+	}
+	fmt.Printf("attempts: %d, hook deleted the predecessor: %d\n", len(attempts), deleted)
+	fmt.Printf("exists found no node: %d of %d\n", noNode, runs)
+	fmt.Printf("listed again and held (2 rounds): %d of %d\n", listedTwice, runs)
+	fmt.Printf("watch events received: %d\n", events)
 	// Output:
 	// attempts: 10, hook deleted the predecessor: 10
 	// exists found no node: 10 of 10
@@ -207,7 +206,7 @@ func Example_listExistsRace() {
 	// watch events received: 0
 }
 
-// Example_electionNeedsReady: the same queue can elect a leader, but being
+// Example_s3dElectionNeedsReady: the same queue can elect a leader, but being
 // lowest only makes a candidate; before serving it has to recover state,
 // and it says so by publishing a "ready" node. A client that waits for
 // ready never reads a half-recovered state; one that takes the lowest
@@ -222,41 +221,41 @@ func Example_listExistsRace() {
 // Qready use L1, and it reads the recovered state.
 // TestL10_ElectionNeedsReadyAcrossFailover plays this round twice, across
 // a failover, and asserts on it.
-func Example_electionNeedsReady() {
-	runExample("Example_electionNeedsReady", func(sc *zkserver.Scope) {
-		claim(sc, "L10")
-		el := newElection(sc, sharedServer(sc)) // the election parent and the state, on the shared server
-		Qready, Qlowest := el.client("Qready", waitForReady), el.client("Qlowest", lowestCandidate)
-		L1, L2 := el.candidate("L1"), el.candidate("L2")
+func Example_s3dElectionNeedsReady() {
+	sc := exampleScope()
+	defer endExample(sc)
+	claim(sc, "L10")
+	el := newElection(sc, sharedServer(sc)) // the election parent and the state, on the shared server
+	Qready, Qlowest := el.client("Qready", waitForReady), el.client("Qlowest", lowestCandidate)
+	L1, L2 := el.candidate("L1"), el.candidate("L2")
 
-		heldByL1 := L1.acquire()
-		waitingL2 := L2.acquireInBackground().waitsOn(nodeOf(heldByL1))
-		half := L1.beginRecovery()
-		fmt.Printf("L1 holds with token %v; L2 waits: %v; the state says %q\n", heldByL1.Token, !waitingL2.finished(), half)
+	heldByL1 := L1.acquire()
+	waitingL2 := L2.acquireInBackground().waitsOn(nodeOf(heldByL1))
+	half := L1.beginRecovery()
+	fmt.Printf("L1 holds with token %v; L2 waits: %v; the state says %q\n", heldByL1.Token, !waitingL2.finished(), half)
 
-		control := Qlowest.use()
-		fmt.Printf("Qlowest takes the lowest candidate, %s, and reads %q\n", control.leader, control.state)
+	control := Qlowest.use()
+	fmt.Printf("Qlowest takes the lowest candidate, %s, and reads %q\n", control.leader, control.state)
 
-		asked := make(returned)
-		var correct usage
-		go func() {
-			defer close(asked)
-			correct = Qready.use()
-		}()
-		select {
-		case <-Qready.waiting:
-			fmt.Printf("Qready finds no ready node and waits; used a leader meanwhile: %v\n", asked.finished())
-		case <-asked:
-			fmt.Printf("Qready used %s and read %q\n", correct.leader, correct.state)
-		case <-time.After(within):
-			notShown(sc, "L10", "Qready neither waited for ready nor returned within %v", within)
-		}
+	asked := make(returned)
+	var correct usage
+	go func() {
+		defer close(asked)
+		correct = Qready.use()
+	}()
+	select {
+	case <-Qready.waiting:
+		fmt.Printf("Qready finds no ready node and waits; used a leader meanwhile: %v\n", asked.finished())
+	case <-asked:
+		fmt.Printf("Qready used %s and read %q\n", correct.leader, correct.state)
+	case <-time.After(within):
+		notShown(sc, "L10", "Qready neither waited for ready nor returned within %v", within)
+	}
 
-		recovered := L1.finishRecovery()
-		fmt.Printf("L1 recovered %q and published ready\n", recovered)
-		wait.ReceiveSeen(judged(sc, "L10", notShown), within, "Qready's use once L1 published ready", asked, func() string { return "Qready's use pending" })
-		fmt.Printf("Qready uses %s and reads %q\n", correct.leader, correct.state)
-	})
+	recovered := L1.finishRecovery()
+	fmt.Printf("L1 recovered %q and published ready\n", recovered)
+	wait.ReceiveSeen(judged(sc, "L10", notShown), within, "Qready's use once L1 published ready", asked, func() string { return "Qready's use pending" })
+	fmt.Printf("Qready uses %s and reads %q\n", correct.leader, correct.state)
 	// Output:
 	// L1 holds with token g0/0; L2 waits: true; the state says "epoch=1 recovering from x=41"
 	// Qlowest takes the lowest candidate, L1, and reads "epoch=1 recovering from x=41"

@@ -251,7 +251,7 @@ func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 // TestL4_DeletionWakesOnlyTheNextCandidate: deleting the holder's node
 // notifies only the candidate right behind it, which lists again and holds;
 // the one after it hears nothing and keeps waiting (claim L4, §3 ¶3, the
-// predecessor-chain diagram; Example_predecessorChain prints the same
+// predecessor-chain diagram; Example_s3bPredecessorChain prints the same
 // observations).
 //
 // A holds with sequence 0, B (1) waits on A, C (2) waits on B. A releases:
@@ -1146,7 +1146,7 @@ func (sc *l12Scene) waitsOnOrReturns(pred, why string) {
 // is found waiting (its exists(ready) answered false; it has read nothing)
 // until L1 has finished and published ready, and then reads L1's complete
 // state. L1's session ends, ready with it; L2 holds, is halfway through
-// its own recovery, and the same happens again. Example_electionNeedsReady
+// its own recovery, and the same happens again. Example_s3dElectionNeedsReady
 // is one such round.
 func TestL10_ElectionNeedsReadyAcrossFailover(t *testing.T) {
 	claim(t, "L10")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
@@ -35,7 +36,7 @@ import (
 var pool serverPool
 
 // The pool lends Y2's five servers the same way: TestY2 and
-// Example_syncInZK1675Window play the same scene, and the Example, which
+// Example_s2SyncInZK1675Window play the same scene, and the Example, which
 // runs last and alone, need not wait for five servers to start.
 //
 // A kind is a configuration the pool keeps: n servers with a proxy on every
@@ -124,9 +125,9 @@ func leaseWhenFree(t zkserver.TB, k kind, within time.Duration) *cluster {
 	held, free := pool.waitIdle(k, within)
 	switch {
 	case !free:
-		t.Logf("# every %s of the pool was still lent after %v (%s): this test starts one", k.name, within, held)
+		t.Logf(claims.HarnessNote+"every %s of the pool was still lent after %v (%s): this test starts one", k.name, within, held)
 	case held != "":
-		t.Logf("# waited %v for a %s of the pool (%s)", time.Since(began).Round(time.Millisecond), k.name, held)
+		t.Logf(claims.HarnessNote+"waited %v for a %s of the pool (%s)", time.Since(began).Round(time.Millisecond), k.name, held)
 	}
 	return lease(t, k)
 }
@@ -192,7 +193,7 @@ func lendTo(t zkserver.TB, k kind) *pooled {
 		p = pool.start(t, k)
 	} else {
 		p.lender.lend(t)
-		t.Logf("# %s lent again (lease %d): %s", p.name, p.leases+1, p.state())
+		t.Logf(claims.HarnessNote+"%s lent again (lease %d): %s", p.name, p.leases+1, p.state())
 	}
 	p.leases++
 	// Registered before the test's own cleanups, so it runs after them:
@@ -266,7 +267,7 @@ func (tp *serverPool) giveBack(t zkserver.TB, p *pooled) {
 		why = err.Error()
 	}
 	if why != "" {
-		t.Logf("# %s stopped, not lent again: %s", p.name, why)
+		t.Logf(claims.HarnessNote+"%s stopped, not lent again: %s", p.name, why)
 		p.lender.lend(nil)
 		tp.retire(p)
 		return

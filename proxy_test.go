@@ -942,7 +942,7 @@ func releaseLeavesAnotherSessionsNode(t *testing.T) {
 	}
 }
 
-// Example_lostCreateReply is the article's lost-create flowchart (claims
+// Example_s4LostCreateReply is the article's lost-create flowchart (claims
 // R1, R2, R3 and R4, §4 ¶2–5): A's acquisition makes a fresh GUID and
 // sends its ephemeral sequential create; the server creates the node and
 // names it; the fault proxy drops the successful reply and closes A's
@@ -959,47 +959,47 @@ func releaseLeavesAnotherSessionsNode(t *testing.T) {
 // directly. Every printed line is what the run observed; TestR1 to TestR4
 // (and TestR6, for a node of another session) assert on the same
 // observations.
-func Example_lostCreateReply() {
-	runExample("Example_lostCreateReply", func(sc *zkserver.Scope) {
-		lr := newLostReply(sc, joinOpts{quiet: true}) // the shared server; A through a fault proxy, O directly
-		A, O, session, mark := lr.a, lr.O, lr.a.c.SessionID(), lr.a.c.Mark()
-		drop := lr.proxy.LoseReply(faultproxy.Match{Ops: createOps, Under: lr.parent})
+func Example_s4LostCreateReply() {
+	sc := exampleScope()
+	defer endExample(sc)
+	lr := newLostReply(sc, joinOpts{quiet: true}) // the shared server; A through a fault proxy, O directly
+	A, O, session, mark := lr.a, lr.O, lr.a.c.SessionID(), lr.a.c.Mark()
+	drop := lr.proxy.LoseReply(faultproxy.Match{Ops: createOps, Under: lr.parent})
 
-		_, err := A.l.Acquire(lr.ctx) // a fresh GUID, then create <parent>/<GUID>-lock- EPHEMERAL_SEQUENTIAL
-		lost, _ := errors.AsType[*lock.CreateError](err)
-		fmt.Println("A: acquire -> connection loss:", errors.Is(err, zk.ErrConnectionClosed), "| GUID returned:", lost != nil && lost.GUID != "")
-		dropped := faultEnded(sc, drop, "the end of the fault on A's create")
-		fmt.Println("proxy: dropped the reply to the create:", dropped.Dropped && jute.IsCreate(dropped.Op), "| its err:", dropped.Err)
-		made := carrying(sc, O, lr.o, lr.parent, lost.GUID) // node name -> ephemeralOwner
-		fmt.Println("O: nodes carrying the GUID:", len(made), "| owned by A's session:", slices.Equal(slices.Collect(maps.Values(made)), []int64{session}))
-		if err := A.c.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); err != nil {
-			sc.Fatalf("A reconnect: %v", err)
-		}
-		fmt.Println("A: reconnected in the same session:", A.c.SessionID() == session)
+	_, err := A.l.Acquire(lr.ctx) // a fresh GUID, then create <parent>/<GUID>-lock- EPHEMERAL_SEQUENTIAL
+	lost, _ := errors.AsType[*lock.CreateError](err)
+	fmt.Println("A: acquire -> connection loss:", errors.Is(err, zk.ErrConnectionClosed), "| GUID returned:", lost != nil && lost.GUID != "")
+	dropped := faultEnded(sc, drop, "the end of the fault on A's create")
+	fmt.Println("proxy: dropped the reply to the create:", dropped.Dropped && jute.IsCreate(dropped.Op), "| its err:", dropped.Err)
+	made := carrying(sc, O, lr.o, lr.parent, lost.GUID) // node name -> ephemeralOwner
+	fmt.Println("O: nodes carrying the GUID:", len(made), "| owned by A's session:", slices.Equal(slices.Collect(maps.Values(made)), []int64{session}))
+	if err := A.c.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); err != nil {
+		sc.Fatalf("A reconnect: %v", err)
+	}
+	fmt.Println("A: reconnected in the same session:", A.c.SessionID() == session)
 
-		prefix := lr.parent + "/" + lost.GUID + fence.LockInfix
-		if _, err := O.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
-			sc.Fatalf("O create: %v", err)
-		}
-		fmt.Println("O: made a node with A's GUID in its own session; nodes carrying the GUID:", len(carrying(sc, O, lr.o, lr.parent, lost.GUID)))
-		held, err := A.l.Recover(lr.ctx, lost.GUID) // the children carrying the GUID whose ephemeralOwner is A's session
-		if err != nil {
-			sc.Fatalf("A recover: %v", err)
-		}
-		_, serverMadeIt := made[nodeOf(held)]
-		fmt.Println("A: recover -> holds the node the server made for A:", serverMadeIt, "| token", held.Token.Seq)
+	prefix := lr.parent + "/" + lost.GUID + fence.LockInfix
+	if _, err := O.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
+		sc.Fatalf("O create: %v", err)
+	}
+	fmt.Println("O: made a node with A's GUID in its own session; nodes carrying the GUID:", len(carrying(sc, O, lr.o, lr.parent, lost.GUID)))
+	held, err := A.l.Recover(lr.ctx, lost.GUID) // the children carrying the GUID whose ephemeralOwner is A's session
+	if err != nil {
+		sc.Fatalf("A recover: %v", err)
+	}
+	_, serverMadeIt := made[nodeOf(held)]
+	fmt.Println("A: recover -> holds the node the server made for A:", serverMadeIt, "| token", held.Token.Seq)
 
-		second, err := A.c.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
-		if err != nil {
-			sc.Fatalf("A blind retry: %v", err)
-		}
-		fmt.Println("A: blind retry of the create -> a node with sequence", seqOf(path.Base(second)))
-		_, err = A.l.Recover(lr.ctx, lost.GUID)
-		fmt.Println("A: recover -> ambiguous:", errors.Is(err, lock.ErrAmbiguous))
-		fmt.Println("O: nodes carrying the GUID:", len(carrying(sc, O, lr.o, lr.parent, lost.GUID)))
-		_, err = A.l.Recover(lr.ctx, uuid.NewString())
-		fmt.Println("A: recover of a GUID no node carries -> missing:", errors.Is(err, lock.ErrMissing))
-	})
+	second, err := A.c.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		sc.Fatalf("A blind retry: %v", err)
+	}
+	fmt.Println("A: blind retry of the create -> a node with sequence", seqOf(path.Base(second)))
+	_, err = A.l.Recover(lr.ctx, lost.GUID)
+	fmt.Println("A: recover -> ambiguous:", errors.Is(err, lock.ErrAmbiguous))
+	fmt.Println("O: nodes carrying the GUID:", len(carrying(sc, O, lr.o, lr.parent, lost.GUID)))
+	_, err = A.l.Recover(lr.ctx, uuid.NewString())
+	fmt.Println("A: recover of a GUID no node carries -> missing:", errors.Is(err, lock.ErrMissing))
 	// Output:
 	// A: acquire -> connection loss: true | GUID returned: true
 	// proxy: dropped the reply to the create: true | its err: 0
@@ -1013,44 +1013,44 @@ func Example_lostCreateReply() {
 	// A: recover of a GUID no node carries -> missing: true
 }
 
-// Example_x1RetryAfterConnectionLoss is exercise 1 of the article (claim
+// Example_s8aX1RetryAfterConnectionLoss is exercise 1 of the article (claim
 // X1, §8 ¶2): after a create whose reply was lost, retrying with the same
 // prefix gets a larger sequence number while the first create still
 // exists; recovery has to check the session and ephemeralOwner and handle
 // zero and many matches.
 //
-// runLostCreate is the setup (Example_lostCreateReply walks it step by
+// runLostCreate is the setup (Example_s4LostCreateReply walks it step by
 // step): A acquires through a fault proxy that lets
 // A's create take effect on the server, loses its reply and closes A's
 // connection; A reconnects; O lists the server directly.
-func Example_x1RetryAfterConnectionLoss() {
-	runExample("Example_x1RetryAfterConnectionLoss", func(sc *zkserver.Scope) {
-		lost := runLostCreate(sc, "X1")
-		fmt.Println("create returned connection loss:", errors.Is(lost.createErr, zk.ErrConnectionClosed))
-		fmt.Println("same session after reconnect:", lost.sessionAfter == lost.sessionBefore)
+func Example_s8aX1RetryAfterConnectionLoss() {
+	sc := exampleScope()
+	defer endExample(sc)
+	lost := runLostCreate(sc, "X1")
+	fmt.Println("create returned connection loss:", errors.Is(lost.createErr, zk.ErrConnectionClosed))
+	fmt.Println("same session after reconnect:", lost.sessionAfter == lost.sessionBefore)
 
-		created := lost.nodesWithGUID(sc) // node name -> ephemeralOwner, as O sees them
-		var first string
-		for name := range created {
-			first = name
-		}
-		fmt.Println("the server created the node, owned by A's session:", len(created) == 1 && created[first] == lost.a.c.SessionID())
+	created := lost.nodesWithGUID(sc) // node name -> ephemeralOwner, as O sees them
+	var first string
+	for name := range created {
+		first = name
+	}
+	fmt.Println("the server created the node, owned by A's session:", len(created) == 1 && created[first] == lost.a.c.SessionID())
 
-		// A's application retries blindly: the same prefix, the same GUID.
-		prefix := lost.parent + "/" + lost.guid + fence.LockInfix
-		second, err := lost.a.c.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
-		if err != nil {
-			sc.Fatalf("retry create: %v", err)
-		}
-		fmt.Println("retry gets a larger sequence number:", seqOf(path.Base(second)) > seqOf(first))
-		fmt.Println("first create still exists:", len(lost.nodesWithGUID(sc)) == 2)
+	// A's application retries blindly: the same prefix, the same GUID.
+	prefix := lost.parent + "/" + lost.guid + fence.LockInfix
+	second, err := lost.a.c.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		sc.Fatalf("retry create: %v", err)
+	}
+	fmt.Println("retry gets a larger sequence number:", seqOf(path.Base(second)) > seqOf(first))
+	fmt.Println("first create still exists:", len(lost.nodesWithGUID(sc)) == 2)
 
-		ctx := lost.ctx
-		_, err = lost.a.l.Recover(ctx, lost.guid)
-		fmt.Println("recover refuses two matches as ambiguous:", errors.Is(err, lock.ErrAmbiguous))
-		_, err = lost.a.l.Recover(ctx, "00000000-0000-4000-8000-000000000000")
-		fmt.Println("recover of an unknown GUID is missing:", errors.Is(err, lock.ErrMissing))
-	})
+	ctx := lost.ctx
+	_, err = lost.a.l.Recover(ctx, lost.guid)
+	fmt.Println("recover refuses two matches as ambiguous:", errors.Is(err, lock.ErrAmbiguous))
+	_, err = lost.a.l.Recover(ctx, "00000000-0000-4000-8000-000000000000")
+	fmt.Println("recover of an unknown GUID is missing:", errors.Is(err, lock.ErrMissing))
 	// Output:
 	// create returned connection loss: true
 	// same session after reconnect: true

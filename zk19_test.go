@@ -148,8 +148,8 @@ func skipExamples(skip string) {
 // Examples that need more of the external backend than a client connection
 // and a client proxy in front of its server.
 var (
-	examplesOwnServers = []string{"Example_staleReadFromLaggingFollower", "Example_syncInZK1675Window"} // an ensemble with link proxies
-	examplesExpiry     = []string{"Example_x2ExpiryIsNotRejection"}                                     // a session that expires behind a client proxy
+	examplesOwnServers = []string{"Example_s1StaleReadFromLaggingFollower", "Example_s2SyncInZK1675Window"} // an ensemble with link proxies
+	examplesExpiry     = []string{"Example_s8bX2ExpiryIsNotRejection"}                                      // a session that expires behind a client proxy
 )
 
 // skipExternalExamples leaves out of the run, and says why, the Examples

@@ -12,8 +12,8 @@ import (
 var (
 	// A *testing.T's line starts with the file and line that logged it.
 	fileLine = regexp.MustCompile(`^[\w.-]+\.go:\d+: `)
-	// A zkserver.Scope's line starts with its name: an Example run through
-	// the root package's runExample, or TestMain.
+	// A zkserver.Scope's line starts with its name: an Example (its scope is
+	// named after it), or TestMain.
 	scopeLine = regexp.MustCompile(`^(Example\w*|TestMain): `)
 	framing   = regexp.MustCompile(`^(=== (RUN|PAUSE|CONT|NAME|ATTR)|--- (PASS|FAIL|SKIP)|PASS$|FAIL$|(ok|FAIL)\s|coverage:|testing: warning)`)
 	// zkserver relays a server's own log lines as "<label>| <line>".
@@ -42,3 +42,11 @@ func IsFraming(l string) bool { return framing.MatchString(strings.TrimLeft(l, "
 // IsServerLog reports whether text, a line's LogText, is a ZooKeeper
 // server's own log line, not something a test said.
 func IsServerLog(text string) bool { return serverLog.MatchString(text) }
+
+// HarnessNote starts a logged line that is the harness's bookkeeping (the
+// pool lending or stopping servers), not a step of the scenario: the
+// record keeps it, a diagram leaves it out.
+const HarnessNote = "## "
+
+// IsHarnessNote reports whether the logged text is a HarnessNote.
+func IsHarnessNote(text string) bool { return strings.HasPrefix(text, HarnessNote) }

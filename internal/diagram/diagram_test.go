@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/zk19/zk19/internal/claims"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden diagrams in testdata from the known trace")
@@ -130,5 +132,24 @@ func TestRealRunsDiagramsCarryTheirObservations(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHarnessNotesAreNotSteps: the pool's bookkeeping (a claims.HarnessNote
+// line) stays in the record but not in the diagram; a scenario's "# " step
+// is drawn across it.
+func TestHarnessNotesAreNotSteps(t *testing.T) {
+	lines := []string{
+		"    x_test.go:1: " + claims.HarnessNote + "trio1 lent again (lease 2): zk1 follower 0x10000006e",
+		"    x_test.go:2: # the stream to B's follower is held",
+	}
+	mermaid, d2 := FromLog("K2: a harness note", lines)
+	for name, got := range map[string]string{"mermaid": mermaid, "d2": d2} {
+		if strings.Contains(got, "lent again") {
+			t.Errorf("%s: got the pool's note %q in the diagram; want it left out\n%s", name, "trio1 lent again", got)
+		}
+		if !strings.Contains(got, "the stream to B's follower is held") {
+			t.Errorf("%s: got no step %q in the diagram; want it drawn\n%s", name, "the stream to B's follower is held", got)
+		}
 	}
 }

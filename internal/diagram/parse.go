@@ -89,7 +89,7 @@ func text(l string) string {
 
 func (p *parser) line(l string) {
 	switch {
-	case l == "" || claims.IsServerLog(l) || clientLib.MatchString(l):
+	case l == "" || claims.IsServerLog(l) || claims.IsHarnessNote(l) || clientLib.MatchString(l):
 	case claimLine.MatchString(l):
 		if p.t.title == "" {
 			p.t.title = claimLine.FindStringSubmatch(l)[1]
