@@ -10,501 +10,441 @@
 // compared within one lock domain (§5, §6). The package has no API: its Tests
 // and Examples are the proofs, and "go test -v" prints the verification
 // record. How to read this page: below, a heading per section of the article,
-// and in each, in the article's order, a bullet per claim: its ID, where the
-// article makes it (§ section, ¶ paragraph, 句 sentence, as
-// internal/claims.Sentences counts them), "(beyond)" where the proof goes
-// further than the article, the claim in Chinese and in English, then the
-// Tests and Examples that prove it, each with its file and line; and a bullet
-// per statement that no test here executes (not verified here). The Examples
-// below are the article's diagrams run on real servers, named so that they
-// list in the article's order. "go run ./cmd/evidence" runs the proofs and
-// writes EVIDENCE.md with a verdict per claim; "-lang zh" writes the Chinese
-// tables.
+// and in each, in the article's order, a bullet per sentence of the article:
+// for a claim, its ID, where the article makes it (§ section, ¶ paragraph, 句
+// sentence counted as a reader counts them, 图 for a diagram), "(beyond)"
+// where the proof goes further than the article, the article's own terms in
+// 「」, so that a search with the article's words finds it, the claim restated
+// in Chinese, then the Tests and Examples that prove it, each with its file
+// and line; for a statement that no test here executes, "(not verified here)";
+// for every other sentence, one line of context: a citation, a question, a
+// diagram, a report of the article's own run, the premise of a claim or an
+// exercise's answer. The claims in English, with their verdicts, are in
+// EVIDENCE.md. The Examples below are the article's diagrams run on real
+// servers, named so that they list in the article's order. "go run
+// ./cmd/evidence" runs the proofs and writes EVIDENCE.md with a verdict per
+// claim; "-lang zh" writes the Chinese tables.
 //
 // # §1 更新有统一顺序，普通读仍可能陈旧
 //
-//   - S4 §1 ¶1 句2: 一个 session 的请求按发出次序完成，也能读到自己写过的值，
-//     即使经过落后的 follower；某台服务器的最后 zxid 若落后于该 session
-//     已见到的位置，它就拒绝这个 session（客户端与服务器日志都记下了），所以
-//     session 不会读回到过去。 — A session's requests complete in the order it
-//     sent them and it reads its own writes, also through a lagging follower;
-//     a server whose last zxid is behind what the session has seen refuses the
-//     session, as the client and the server's log both show, so the session
-//     never reads back in time. Proof: TestS4_SessionOrderAndNoGoingBack
-//     (consistency_test.go:1317)
-//   - S1 §1 ¶2 句1 (beyond): A 写入成功并经带外渠道告诉 B 之后，B
-//     在还没收到这次提交的 follower 上做普通读，拿到的仍是旧值 0。 — After A's
-//     write succeeds and A tells B out of band, B's plain read on a follower
-//     that has not yet received the commit still returns the old value 0.
-//     Proof: TestS1_PlainReadOnLaggingFollowerIsStale
-//     (consistency_test.go:338), Example_s1StaleReadFromLaggingFollower
-//     (consistency_test.go:1053)
-//   - S2 §1 ¶2 句3 (beyond): porcupine
-//     把这段历史当作线性化寄存器来检查时予以拒绝；同样的操作若等 follower
-//     追上后 B 再读，则被接受。 — Porcupine rejects that history as a
-//     linearizable register and accepts the same history when B reads only
-//     after the follower has caught up. Proof:
-//     TestS2_StaleHistoryIsNotLinearizable (consistency_test.go:361),
+//   - §1 ¶1 句1 (premise of S1) 「复制提交链」「本地完成」
+//   - S4 §1 ¶1 句2 「FIFO」「session」「进度约束」: 一个 session
+//     的请求按发出次序完成，也能读到自己写过的值，即使经过落后的 follower；
+//     某台服务器的最后 zxid 若落后于该 session 已见到的位置，它就拒绝这个
+//     session（客户端与服务器日志都记下了），所以 session 不会读回到过去。
+//     Proof: TestS4_SessionOrderAndNoGoingBack (consistency_test.go:1317)
+//   - S1 §1 ¶2 句1 (beyond) 「外部通道」「落后副本」「旧值」: A
+//     写入成功并经带外渠道告诉 B 之后，B 在还没收到这次提交的 follower
+//     上做普通读，拿到的仍是旧值 0。 Proof:
+//     TestS1_PlainReadOnLaggingFollowerIsStale (consistency_test.go:338),
 //     Example_s1StaleReadFromLaggingFollower (consistency_test.go:1053)
-//   - S3 §1 ¶3 句2 (beyond): follower 以自己的本地状态回答 getData：leader
-//     发往它的数据流仍被扣着，读取照样完成，不需要与 leader 往返。 — A
-//     follower serves getData from its local state: the read completes while
-//     the leader's stream to it is still held, with no round trip to the
-//     leader. Proof: TestS3_FollowerAnswersReadsFromItsOwnCopy
-//     (consistency_test.go:387)
+//   - §1 ¶2 句2 (premise of S1) 「外部通知」「先后关系」
+//   - S2 §1 ¶2 句3 (beyond) 「寄存器」「线性一致性」「实时顺序」: porcupine
+//     把这段历史当作线性化寄存器来检查时予以拒绝；同样的操作若等 follower
+//     追上后 B 再读，则被接受。 Proof: TestS2_StaleHistoryIsNotLinearizable
+//     (consistency_test.go:361), Example_s1StaleReadFromLaggingFollower
+//     (consistency_test.go:1053)
+//   - §1 ¶2 句4 (citation) 「Hunt」「USENIX ATC 2010」
+//   - §1 ¶3 图 (diagram) 「外部消息」「落后副本」
+//   - §1 ¶3 句1 (premise of S3) 「ZKDatabase」「本地」
+//   - S3 §1 ¶3 句2 (beyond) 「follower」「getData」「leader」: follower
+//     以自己的本地状态回答 getData：leader 发往它的数据流仍被扣着，
+//     读取照样完成，不需要与 leader 往返。 Proof:
+//     TestS3_FollowerAnswersReadsFromItsOwnCopy (consistency_test.go:387)
+//   - §1 ¶3 句3 (premise of S3) 「ReadIndex」「第 14 篇」
+//   - §1 ¶3 句4 (citation) 「Processor.java」「Follower」
 //
 // # §2 sync 的边界不能省略
 //
-//   - D6 §2 ¶1 句1 (not verified here): ZooKeeper 官方编程指南建议在读之前调用
-//     sync，让读取所处的位置向前推进。 — The official ZooKeeper Programmer's
-//     Guide recommends calling sync to bring the position a read sees forward.
-//   - Y1 §2 ¶1 句2 (beyond): leader 正常时，在落后 follower 上调用 sync
-//     会阻塞，直到被扣住的 leader 链路放开，随后的读看到 1。 — With a healthy
-//     current leader, sync on a lagging follower blocks until the held leader
-//     link is released, and the read that follows sees 1. Proof:
-//     TestY1_SyncWaitsForTheLeaderStream (consistency_test.go:470)
-//   - Y2 §2 ¶2 句1 (beyond): 五台服务器上复现 ZOOKEEPER-1675
-//     的窗口（先确认被隔开的旧 leader 仍报告自己在领导）：旧 follower 的客户端
-//     sync 成功后读到 0，而新多数早已提交 1；porcupine
-//     判定这段历史不可线性化。 — In the ZOOKEEPER-1675 window on five servers,
-//     proven open because the cut-off old leader still reports leading, a
-//     client of the old follower gets a successful sync and then reads 0
-//     although the new majority committed 1; porcupine finds it not
-//     linearizable. Proof: TestY2_SyncInTheZK1675WindowReadsStale
-//     (consistency_test.go:1002), Example_s2SyncInZK1675Window
-//     (consistency_test.go:1101)
-//   - Y7 §2 ¶2 句3 (beyond): 五台服务器上扣住足够多 follower 的确认，
-//     让一个写停在已提议、未提交的状态；剩下那台 follower 上的 sync
-//     要等这个提议提交后才返回，之后的读能看到这个写。 — On five servers, with
-//     enough followers' acknowledgements held that a write stays proposed and
-//     uncommitted, a sync from the remaining follower returns only after the
-//     proposal commits, and the read after it sees the write. Proof:
+//   - D6 §2 ¶1 句1 (not verified here) 「官方 Guide」「sync」「读取位置」:
+//     ZooKeeper 官方编程指南建议在读之前调用 sync，让读取所处的位置向前推进。
+//   - Y1 §2 ¶1 句2 (beyond) 「当前 leader」「更新顺序」「有用途」: leader
+//     正常时，在落后 follower 上调用 sync 会阻塞，直到被扣住的 leader
+//     链路放开，随后的读看到 1。 Proof: TestY1_SyncWaitsForTheLeaderStream
+//     (consistency_test.go:470)
+//   - §2 ¶1 句3 (premise of Y2) 「sync 后读」「新多数确认」
+//   - Y2 §2 ¶2 句1 (beyond) 「ZOOKEEPER-1675」「五节点」「新多数」:
+//     五台服务器上复现 ZOOKEEPER-1675 的窗口（先确认被隔开的旧 leader
+//     仍报告自己在领导）：旧 follower 的客户端 sync 成功后读到 0，
+//     而新多数早已提交 1；porcupine 判定这段历史不可线性化。 Proof:
+//     TestY2_SyncInTheZK1675WindowReadsStale (consistency_test.go:1002),
+//     Example_s2SyncInZK1675Window (consistency_test.go:1101)
+//   - §2 ¶2 句2 (premise of Y7) 「Leader.processSync」「outstanding」
+//   - Y7 §2 ¶2 句3 (beyond) 「待处理提议」「挂到」: 五台服务器上扣住足够多
+//     follower 的确认，让一个写停在已提议、未提交的状态；剩下那台 follower
+//     上的 sync 要等这个提议提交后才返回，之后的读能看到这个写。 Proof:
 //     TestY7_SyncQueuesBehindAnOutstandingProposal (consistency_test.go:1209)
-//   - D1 §2 ¶3 句2 (not verified here): 文章核对时，ZOOKEEPER-1675 在 Apache
-//     的问题追踪里仍未解决，也没有修复版本；
-//     它旧的受影响版本标签本身说明不了整个 3.9.6 的行为。 — The status of
-//     ZOOKEEPER-1675 in Apache's issue tracker: open and unresolved, with no
-//     fix version, when the article checked it; its old affected-version label
-//     says nothing about all of 3.9.6 by itself.
-//   - Y3 §2 ¶4 句1 (beyond): 读取方 session 自己做一次成功的更新就是写屏障：
-//     它要等落后的 follower 应用之后才返回，紧接着的读看到 1。 — A successful
-//     update by the reading session works as a write barrier: it returns only
-//     after the lagging follower has applied it, and the next read sees 1.
-//     Proof: TestY3_WriteBarrierGivesItsProgress (consistency_test.go:481)
-//   - Y4 §2 ¶4 句3 (beyond): exists 调用和好几轮心跳都不能让落后的 follower
-//     前进；失败的条件 set 按服务器的实际处理记录下来（它占用一个 zxid、
-//     走提交链），这属于实现行为，并非文档承诺。 — exists calls and several
-//     ticks of heartbeats leave a lagging follower where it was; a failed
-//     conditional set is recorded as the server treats it (it takes a zxid and
-//     travels the commit chain), which is behaviour, not a documented
-//     guarantee. Proof: TestY4_ExistsAndHeartbeatsDoNotAdvance
-//     (consistency_test.go:720)
-//   - Y9 §2 ¶4 句4 (beyond): 在三节点集群上，写屏障的代价是一次复制写：每次
-//     set 加读取都让每台服务器的 zxid 前进一，并让转发的请求、ACK、
-//     提案和提交经过 follower 到 leader 的链路；sync 加读取只经过一次转发的
-//     sync 及其应答，普通读取不经过该链路；中位耗时按普通读取、sync 加读取、
-//     set 加读取依次上升。 — On three servers a write barrier costs a
-//     replicated write: each set+get advances every server's zxid by one and
-//     moves the forwarded request, its ack, the proposal and the commit over
-//     the follower's link to the leader, where sync+get moves only the
-//     forwarded sync and its answer and a plain get nothing; the median times
-//     rise from get to sync+get to set+get. Proof:
+//   - §2 ¶2 句4 (premise of Y7) 「quorum」「每次 sync」
+//   - §2 ¶2 句5 (citation) 「Leader.java」「Leader」
+//   - §2 ¶3 图 (diagram) 「旧 leader」「新侧成功响应」
+//   - §2 ¶3 句1 (premise of Y2) 「这张图」「公开反例」
+//   - D1 §2 ¶3 句2 (not verified here)
+//     「1675」「Open/Unresolved」「修复版本」: 文章核对时，ZOOKEEPER-1675 在
+//     Apache 的问题追踪里仍未解决，也没有修复版本；
+//     它旧的受影响版本标签本身说明不了整个 3.9.6 的行为。
+//   - §2 ¶3 句3 (premise of Y2) 「affected version」「3.9.6」
+//   - §2 ¶3 句4 (premise of Y2) 「交叉核对」「单机调用」
+//   - Y3 §2 ¶4 句1 (beyond) 「同一 session」「真实更新」「再读取」: 读取方
+//     session 自己做一次成功的更新就是写屏障：它要等落后的 follower
+//     应用之后才返回，紧接着的读看到 1。 Proof:
+//     TestY3_WriteBarrierGivesItsProgress (consistency_test.go:481)
+//   - §2 ¶4 句2 (premise of Y3) 「更新」「复制提交链」
+//   - Y4 §2 ¶4 句3 (beyond) 「exists」「条件检查」「心跳」: exists
+//     调用和好几轮心跳都不能让落后的 follower 前进；失败的条件 set
+//     按服务器的实际处理记录下来（它占用一个 zxid、走提交链），
+//     这属于实现行为，并非文档承诺。 Proof:
+//     TestY4_ExistsAndHeartbeatsDoNotAdvance (consistency_test.go:720)
+//   - Y9 §2 ¶4 句4 (beyond) 「写开销」「成功更新」: 在三节点集群上，
+//     写屏障的代价是一次复制写：每次 set 加读取都让每台服务器的 zxid 前进一，
+//     并让转发的请求、ACK、提案和提交经过 follower 到 leader 的链路；sync
+//     加读取只经过一次转发的 sync 及其应答，普通读取不经过该链路；
+//     中位耗时按普通读取、sync 加读取、set 加读取依次上升。 Proof:
 //     TestY9_WriteBarrierCostsAReplicatedWrite (consistency_test.go:545)
-//   - Y5 §2 ¶5 句2 (beyond): 屏障加读取的调用区间要从屏障发出时算起：
-//     若另一个写在两者之间完成，整个复合区间仍可线性化，
-//     只取读取本身的区间则不行。 — A barrier-then-read must be timed from the
-//     barrier's call: when another write completes between barrier and read,
-//     that composite interval is linearizable and the bare read interval is
-//     not. Proof: TestY5_CompositeReadIntervalMustIncludeTheBarrier
+//   - §2 ¶5 句1 (premise of Y5) 「复合读取」「调用区间」
+//   - Y5 §2 ¶5 句2 (beyond) 「getData」「线性化读」「屏障」:
+//     屏障加读取的调用区间要从屏障发出时算起：若另一个写在两者之间完成，
+//     整个复合区间仍可线性化，只取读取本身的区间则不行。 Proof:
+//     TestY5_CompositeReadIntervalMustIncludeTheBarrier
 //     (consistency_test.go:807)
-//   - Y6 §2 ¶5 句3 (beyond): 屏障只把进度带到它自己那一刻：再扣住链路、
-//     让另一个写落地，之后的普通读又会是旧值。 — A barrier only brings
-//     progress up to itself: hold the link again, let another write land, and
-//     a later plain read is stale once more. Proof:
+//   - Y6 §2 ¶5 句3 (beyond) 「新鲜性」「永久」: 屏障只把进度带到它自己那一刻：
+//     再扣住链路、让另一个写落地，之后的普通读又会是旧值。 Proof:
 //     TestY6_OneBarrierDoesNotMakeLaterReadsFresh (consistency_test.go:866)
-//   - Y8 §2 ¶5 句3: 屏障不是跨路径的快照：B 先读 /a 再读 /b，其间另一个
-//     session 用一个 multi 同时改了两者，B
-//     拿到的这对值是从未同时存在过的状态。 — A barrier is no snapshot across
-//     paths: after it, B reads /a and then /b while another session changes
-//     both in one multi between the two reads, and B's pair of values is a
-//     state that never existed. Proof: TestY8_BarrierIsNoSnapshotAcrossPaths
-//     (consistency_test.go:1137)
+//   - Y8 §2 ¶5 句3 「跨路径」「原子快照」: 屏障不是跨路径的快照：B 先读 /a
+//     再读 /b，其间另一个 session 用一个 multi 同时改了两者，B
+//     拿到的这对值是从未同时存在过的状态。 Proof:
+//     TestY8_BarrierIsNoSnapshotAcrossPaths (consistency_test.go:1137)
 //
 // # §3 临时顺序锁怎样判断资格
 //
-//   - L1 §3 ¶1 句1: 每次获取都生成新的 GUID，并总在同一个持久父节点下创建带此
-//     GUID 的临时顺序节点。 — Each acquisition generates a new GUID and
-//     creates an ephemeral sequential node carrying it, always under the same
-//     persistent parent. Proof:
+//   - L1 §3 ¶1 句1 「GUID」「EPHEMERAL_SEQUENTIAL」「固定父路径」:
+//     每次获取都生成新的 GUID，并总在同一个持久父节点下创建带此 GUID
+//     的临时顺序节点。 Proof:
 //     TestL1_FreshGUIDEphemeralSequentialUnderOneParent (lock_test.go:48)
-//   - L2 §3 ¶1 句3: 候选按 10 位序号后缀排名；
-//     按整个名字排序得到的是另一种次序，
-//     这一点在服务器实际生成的名字上演示出来。 — Candidates rank by their
-//     10-digit sequence suffix; sorting the full names gives a different
-//     order, shown on names the server made. Proof:
+//   - §3 ¶1 句2 (premise of L2) 「顺序后缀」「比较时」
+//   - L2 §3 ¶1 句3 「完整名字」「字典序」「创建顺序」: 候选按 10
+//     位序号后缀排名；按整个名字排序得到的是另一种次序，
+//     这一点在服务器实际生成的名字上演示出来。 Proof:
 //     TestL2_SequenceSuffixOrdersCandidates (lock_test.go:127),
 //     Example_s3aSequenceOrderIsNotNameOrder (lock_example_test.go:30)
-//   - L3 §3 ¶2 句2: 后缀最小的候选持有锁，其他候选各自只 watch
-//     排在自己正前方的那个，服务器自身的 wchc/wchp 监听表可以佐证。 — The
-//     lowest suffix holds and every other candidate watches only the candidate
-//     right before it, as the server's own wchc/wchp watch tables confirm.
-//     Proof: TestL3_EachWaiterWatchesOnlyItsPredecessor (lock_test.go:209)
-//   - L5 §3 ¶2 句3: watch 事件的意思只是再看一次：持有者不动、
-//     中间的等待者放弃时，下一个等待者重新列出，把 watch 挪到持有者身上，
-//     并不拿到锁。 — A watch event only means look again: when a middle waiter
-//     gives up while the holder stays, the next waiter lists again, moves its
-//     watch to the holder and does not acquire. Proof:
+//   - §3 ¶2 句1 (premise of L3) 「孩子列表」「自己的位置」
+//   - L3 §3 ¶2 句2 「最小」「紧邻前驱」「监听」: 后缀最小的候选持有锁，
+//     其他候选各自只 watch 排在自己正前方的那个，服务器自身的 wchc/wchp
+//     监听表可以佐证。 Proof: TestL3_EachWaiterWatchesOnlyItsPredecessor
+//     (lock_test.go:209)
+//   - L5 §3 ¶2 句3 「重新列出」「Watch」「回调」: watch
+//     事件的意思只是再看一次：持有者不动、中间的等待者放弃时，
+//     下一个等待者重新列出，把 watch 挪到持有者身上，并不拿到锁。 Proof:
 //     TestL5_WatchEventIsNotSuccess (lock_test.go:312)
-//   - L6 §3 ¶2 句4: 等待者自己的节点不在了（被别人删除或随 session
-//     过期被清掉），它就以明确的丢失候选资格错误失败，永远不会报告自己持有锁。
-//     — A waiter whose own node is gone, deleted by someone else or removed by
-//     session expiry, fails with an explicit lost-candidacy error and never
-//     reports holding the lock. Proof: TestL6_OwnNodeGoneMeansLostCandidacy
-//     (lock_test.go:362), TestL6_LateReleaseDeletesNothingOfTheNextHolder
-//     (lock_test.go:444), TestL6_ExpiredWaiterReportsSessionChanged
-//     (lock_test.go:485)
-//   - L4 §3 ¶3 句1: 删掉持有者的节点只会通知下一位候选，
-//     它重新列出孩子后拿到锁；再往后的候选什么也收不到，继续等。 — Deleting
-//     the holder's node notifies only the next candidate, which lists again
-//     and acquires; the candidate after it hears nothing and keeps waiting.
-//     Proof: TestL4_DeletionWakesOnlyTheNextCandidate (lock_test.go:263),
+//   - L6 §3 ¶2 句4 「节点已消失」「候选资格」:
+//     等待者自己的节点不在了（被别人删除或随 session 过期被清掉），
+//     它就以明确的丢失候选资格错误失败，永远不会报告自己持有锁。 Proof:
+//     TestL6_OwnNodeGoneMeansLostCandidacy (lock_test.go:362),
+//     TestL6_LateReleaseDeletesNothingOfTheNextHolder (lock_test.go:444),
+//     TestL6_ExpiredWaiterReportsSessionChanged (lock_test.go:485)
+//   - §3 ¶2 句5 (citation) 「3.9.6」「Locks」
+//   - L4 §3 ¶3 图 「B 收到通知」「C 仍等待 B」「重新列出」:
+//     删掉持有者的节点只会通知下一位候选，它重新列出孩子后拿到锁；
+//     再往后的候选什么也收不到，继续等。 Proof:
+//     TestL4_DeletionWakesOnlyTheNextCandidate (lock_test.go:263),
 //     Example_s3bPredecessorChain (lock_example_test.go:100)
-//   - L7 §3 ¶3 句2: 无故障运行中实测羊群效应：用前驱配方，一次释放恰好唤醒 N
-//     个等待者里的一个；若每个等待者都 watch 父节点，则唤醒其中 N-1 个。 —
-//     Measured herd effect in a fault-free run: one release wakes exactly one
-//     of N waiters under the predecessor recipe, but N-1 of them when every
-//     waiter watches the parent. Proof: TestL7_HerdEffect (lock_test.go:537)
-//   - L11 §3 ¶3 句3: 前驱链不承诺只有一次回调：
+//   - §3 ¶3 句1 (premise of L7) 「只 watch 前驱」「等待者数量」
+//   - L7 §3 ¶3 句2 「watch」「父节点」「许多等待者」:
+//     无故障运行中实测羊群效应：用前驱配方，一次释放恰好唤醒 N
+//     个等待者里的一个；若每个等待者都 watch 父节点，则唤醒其中 N-1 个。
+//     Proof: TestL7_HerdEffect (lock_test.go:537)
+//   - L11 §3 ¶3 句3 「前驱链」「恰好」「回调」: 前驱链不承诺只有一次回调：
 //     等待者若因前驱被删以外的原因被回调（前驱数据变了、重连、迟来的回调），
-//     会重新列出，只有自己最小时才拿到锁。 — The predecessor chain promises no
-//     single callback: a waiter called back for something other than its
-//     predecessor's deletion (a data change on the predecessor, a reconnect, a
-//     callback that comes late) lists again and acquires only when it is the
-//     lowest. Proof: TestL11_CallbackThatIsNoDeletionListsAgain
-//     (lock_test.go:1443), TestL11_LateCallbackAfterReconnectListsAgain
-//     (lock_test.go:1519)
-//   - L8 §3 ¶4 句3: 前驱在 getChildren 与 exists(watch) 之间消失时，exists
-//     找不到节点，等待者马上重新列出；配方里的钩子在每次尝试时都打开这个窗口，
-//     不用 sleep。 — When the predecessor disappears between getChildren and
-//     exists(watch), exists finds no node and the waiter lists again
-//     immediately; a recipe hook opens this window on every attempt, without
-//     sleeping. Proof: TestL8_ListExistsRace (lock_test.go:792),
-//     Example_s3cListExistsRace (lock_example_test.go:155)
-//   - L9 §3 ¶5 句3: create 成功后，同一 session 随即做的 getChildren（哪怕经由
-//     follower）包含它自己的节点，以及每个仍然存在的更小候选。 — Right after
-//     its create succeeds, the same session's getChildren, even through a
-//     follower, contains its own node and every smaller candidate that still
-//     exists. Proof: TestL9_ReadYourCreateOnFollower (lock_test.go:852)
-//   - L12 §3 ¶5 句5: 等待者所连的 follower 还没看到前驱被删除时，即使 leader
-//     已经应用了这次删除，等待者也继续等待；follower 追上以后，
-//     它重新列出孩子，只有前面不再有候选时才持有锁，绝不会更早。 — A waiter
-//     whose follower has not yet seen its predecessor's deletion keeps
-//     waiting, though the leader has applied the deletion; once the follower
-//     catches up the waiter lists again and holds only if no candidate is left
-//     ahead of it, never before. Proof:
-//     TestL12_UnseenDeletionOnlyDelaysTheWaiter (lock_test.go:1029)
-//   - L10 §3 ¶6 句4: 拿来选主时，最小后缀只意味着成为候选：
-//     胜者先恢复状态再发布 ready 节点；等 ready
+//     会重新列出，只有自己最小时才拿到锁。 Proof:
+//     TestL11_CallbackThatIsNoDeletionListsAgain (lock_test.go:1443),
+//     TestL11_LateCallbackAfterReconnectListsAgain (lock_test.go:1519)
+//   - §3 ¶3 句4 (premise of L11) 「会话状态事件」「重新注册」
+//   - §3 ¶4 句1 (premise of L8) 「列孩子」「竞态」
+//   - §3 ¶4 句2 (premise of L8) 「前驱」「可能已经删除」
+//   - L8 §3 ¶4 句3 「exists」「返回空」「立即重新列出」: 前驱在 getChildren 与
+//     exists(watch) 之间消失时，exists 找不到节点，等待者马上重新列出；
+//     配方里的钩子在每次尝试时都打开这个窗口，不用 sleep。 Proof:
+//     TestL8_ListExistsRace (lock_test.go:792), Example_s3cListExistsRace
+//     (lock_example_test.go:155)
+//   - §3 ¶4 句4 (premise of L8) 「调用钩子」「sleep」
+//   - §3 ¶5 句1 (question) 「普通读」「判断队列」
+//   - §3 ¶5 句2 (premise of L9) 「create」「同 session」
+//   - L9 §3 ¶5 句3 「编号更小」「候选」「前缀」: create 成功后，同一 session
+//     随即做的 getChildren（哪怕经由 follower）包含它自己的节点，
+//     以及每个仍然存在的更小候选。 Proof: TestL9_ReadYourCreateOnFollower
+//     (lock_test.go:852)
+//   - §3 ¶5 句4 (premise of L9) 「更小候选」「它的删除」
+//   - L12 §3 ¶5 句5 「看到的删除」「客户端多等待」: 等待者所连的 follower
+//     还没看到前驱被删除时，即使 leader 已经应用了这次删除，等待者也继续等待；
+//     follower 追上以后，它重新列出孩子，只有前面不再有候选时才持有锁，
+//     绝不会更早。 Proof: TestL12_UnseenDeletionOnlyDelaysTheWaiter
+//     (lock_test.go:1029)
+//   - §3 ¶5 句6 (premise of L9) 「CommitProcessor」「写后读」
+//   - §3 ¶5 句7 (citation) 「原论文」「CommitProcessor.java」
+//   - §3 ¶6 句1 (premise of L1) 「固定父节点」「序号不回绕」
+//   - §3 ¶6 句2 (premise of F1) 「外部写」「仍有资格」
+//   - §3 ¶6 句3 (premise of L10) 「选主」「候选资格」
+//   - L10 §3 ¶6 句4 「ready」「恢复状态」「可服务」: 拿来选主时，
+//     最小后缀只意味着成为候选：胜者先恢复状态再发布 ready 节点；等 ready
 //     的客户端永远读不到恢复到一半的状态，而把最小候选当作 leader
-//     的客户端会读到。 — Used for leader election, the lowest suffix only
-//     makes a candidate: the winner recovers state and then publishes a ready
-//     node; a client that waits for ready never reads a half-recovered state,
-//     while one that takes the lowest candidate for the leader does. Proof:
-//     TestL10_ElectionNeedsReadyAcrossFailover (lock_test.go:1151),
-//     Example_s3dElectionNeedsReady (lock_example_test.go:224)
+//     的客户端会读到。 Proof: TestL10_ElectionNeedsReadyAcrossFailover
+//     (lock_test.go:1151), Example_s3dElectionNeedsReady
+//     (lock_example_test.go:224)
 //
 // # §4 create 回复丢失以后怎样找回节点
 //
-//   - R6 §4 ¶2 句1: GUID 对得上、ephemeralOwner 却是别的 session 的节点，
-//     绝不会被认作自己的。 — A node with the right GUID whose ephemeralOwner
-//     is another session is never adopted. Proof:
+//   - §4 ¶1 句1 (premise of R1) 「临时顺序节点」「服务端生成」
+//   - §4 ¶1 句2 (premise of R1) 「连接中断」「返回路径」
+//   - §4 ¶1 句3 (premise of R4) 「重试」「顺序节点」
+//   - §4 ¶1 句4 (premise of R4) 「GUID」「去重」
+//   - R6 §4 ¶2 句1 「GUID」「ephemeralOwner」「同 session」: GUID 对得上、
+//     ephemeralOwner 却是别的 session 的节点，绝不会被认作自己的。 Proof:
 //     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:567)
-//   - R3 §4 ¶2 句2: 用同一 session 与 GUID 恢复：列出父节点，
-//     正好找到一个带这个 GUID、属于本 session 的孩子，
-//     也就是服务器建的那个节点，确认时不借助代理提供的任何信息。 — Recovery
-//     with the same session and GUID lists the parent and finds exactly one
-//     child with that GUID owned by this session, the node the server created,
-//     confirmed without any help from the proxy. Proof:
+//   - R3 §4 ¶2 句2 「恰好」「当前 session」「匹配节点」: 用同一 session 与
+//     GUID 恢复：列出父节点，正好找到一个带这个 GUID、属于本 session 的孩子，
+//     也就是服务器建的那个节点，确认时不借助代理提供的任何信息。 Proof:
 //     TestR3_RecoverFindsExactlyTheServersNode (proxy_test.go:339),
 //     TestR3_RecoverSyncsBeforeListing (proxy_test.go:378),
 //     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:744),
 //     Example_s4LostCreateReply (proxy_test.go:962)
-//   - R5 §4 ¶2 句3: 没有节点带着这个 GUID 时，恢复报告节点缺失，
-//     绝不自作主张变成一次新的获取。 — With no node carrying the GUID,
-//     recovery reports it missing and never turns into a fresh acquisition on
-//     its own. Proof: TestR5_NoMatchIsMissingNotANewAcquisition
-//     (proxy_test.go:525)
-//   - R1 §4 ¶3 句2: 代理转发 create，凭 xid 认出 err=0 的那条回复，
-//     把它丢掉并关闭连接：调用方得到连接丢失，而节点已经在服务器上了。 — The
-//     proxy forwards the create, spots its reply by xid with err=0, drops it
-//     and closes the connection: the caller gets connection loss while the
-//     node exists on the server. Proof:
+//   - R5 §4 ¶2 句3 「没有匹配」「明确失败」「新的获取」: 没有节点带着这个 GUID
+//     时，恢复报告节点缺失，绝不自作主张变成一次新的获取。 Proof:
+//     TestR5_NoMatchIsMissingNotANewAcquisition (proxy_test.go:525)
+//   - §4 ¶3 图 (diagram) 「ConnectionLoss」「ephemeralOwner」
+//   - §4 ¶3 句1 (premise of R1) 「这次实验」「网络故障」
+//   - R1 §4 ¶3 句2 「xid」「err=0」「关闭连接」: 代理转发 create，凭 xid 认出
+//     err=0 的那条回复，把它丢掉并关闭连接：调用方得到连接丢失，
+//     而节点已经在服务器上了。 Proof:
 //     TestR1_ProxyDropsTheSuccessfulCreateReply (proxy_test.go:255),
 //     Example_s4LostCreateReply (proxy_test.go:962)
-//   - R2 §4 ¶3 句4: 经代理重新连上后，session id 保持不变。 — Reconnecting
-//     through the proxy keeps the same session id. Proof:
-//     TestR2_SessionSurvivesTheLostReply (proxy_test.go:314),
-//     Example_s4LostCreateReply (proxy_test.go:962)
-//   - E5 §4 ¶4 句1 (beyond): 代理的 Go
+//   - §4 ¶3 句3 (premise of R1) 「异步回调」「ConnectionLoss」
+//   - R2 §4 ¶3 句4 「sessionId」「放行连接」: 经代理重新连上后，session id
+//     保持不变。 Proof: TestR2_SessionSurvivesTheLostReply
+//     (proxy_test.go:314), Example_s4LostCreateReply (proxy_test.go:962)
+//   - E5 §4 ¶4 句1 (beyond) 「官方 Jute」「CreateRequest」: 代理的 Go
 //     编解码器在它读取的每种记录上都与服务器自带 jar 中的官方 Jute 类一致，
-//     两个方向都是，模糊测试下也是；没有 JDK 的机器上这项证明会跳过并说明。 —
-//     The proxy's Go codec agrees with the official Jute classes in the
-//     server's own jar on every record the proxy reads, in both directions,
-//     also under fuzzing; where no JDK is present the proof skips and says so.
+//     两个方向都是，模糊测试下也是；没有 JDK 的机器上这项证明会跳过并说明。
 //     Proof: TestE5_ProxyCodecAgreesWithOfficialJute (codec_test.go:27)
-//   - R7 §4 ¶4 句2: 代理只解码请求的头部、回复的头部和 CreateRequest，从不解码
-//     create 回复的正文；每条连接的第一帧（握手）原样放过，不从里面读 xid。 —
-//     The proxy decodes request and reply headers and the CreateRequest only,
-//     never the create's response body, and lets each connection's first
-//     (handshake) frame through without reading an xid from it. Proof:
+//   - R7 §4 ¶4 句2 「CreateResponse」「返回路径」「不读取」:
+//     代理只解码请求的头部、回复的头部和 CreateRequest，从不解码 create
+//     回复的正文；每条连接的第一帧（握手）原样放过，不从里面读 xid。 Proof:
 //     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:615),
 //     internal/faultproxy.TestZKNeverDecodesCreateReplyBody
 //     (internal/faultproxy/zk_test.go:494),
 //     internal/faultproxy.TestZKFirstFrameIsNeverParsed
 //     (internal/faultproxy/zk_test.go:154)
-//   - D3 §4 ¶4 句5 (not verified here): 故障代理只服务本机实验用的明文协议，
-//     帧长有上限；它不是通用的 TLS 代理或认证代理。 — The fault proxy serves
-//     the experiment's local plaintext protocol with bounded frames; it is no
-//     general TLS or authenticating proxy.
-//   - R4 §4 ¶5 句2: 盲目重试 create 会多出第二个节点，
-//     此后恢复以明确的歧义错误失败，并且什么也不删。 — Retrying the create
-//     blindly makes a second node, after which recovery fails with an explicit
-//     ambiguity error and deletes nothing. Proof:
+//   - §4 ¶4 句3 (premise of R7) 「恢复逻辑」「故障注入器」
+//   - §4 ¶4 句4 (premise of E5) 「首帧」「握手」
+//   - D3 §4 ¶4 句5 (not verified here) 「明文协议」「有限帧大小」「TLS」:
+//     故障代理只服务本机实验用的明文协议，帧长有上限；它不是通用的 TLS
+//     代理或认证代理。
+//   - §4 ¶5 句1 (premise of R3) 「正常恢复」「一个节点」
+//   - R4 §4 ¶5 句2 「盲目」「create」「歧义」: 盲目重试 create
+//     会多出第二个节点，此后恢复以明确的歧义错误失败，并且什么也不删。 Proof:
 //     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:476),
 //     Example_s4LostCreateReply (proxy_test.go:962)
-//   - D2 §4 ¶5 句3 (not verified here): GUID 只是一次逻辑获取的查找键：它不让
-//     create 变成恰好一次，也代替不了持久的客户端状态或客户端重启后的恢复。 —
-//     The GUID is the lookup key of one logical acquisition. It does not make
-//     the create exactly-once, and it replaces neither durable client state
-//     nor recovery across a client restart.
-//   - R8 §4 ¶5 句4: session 过期后，旧节点不再带来候选资格，新的获取换用新的
-//     GUID。 — Once the session has expired its old node gives no candidacy,
-//     and a new acquisition uses a fresh GUID. Proof:
+//   - D2 §4 ¶5 句3 (not verified here) 「GUID」「exactly-once」「客户端状态」:
+//     GUID 只是一次逻辑获取的查找键：它不让 create 变成恰好一次，
+//     也代替不了持久的客户端状态或客户端重启后的恢复。
+//   - R8 §4 ¶5 句4 「session 过期」「旧节点」「新的逻辑身份」: session
+//     过期后，旧节点不再带来候选资格，新的获取换用新的 GUID。 Proof:
 //     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:660)
 //
 // # §5 资源接受新 token 后拒绝旧写
 //
-//   - F1 §5 ¶1 句2: A 持有 token 0，其工作线程停在门闩上；A 的流量被黑洞吞掉，
-//     session 自然过期，B 由删除事件得知后重新检查，持有 token 1。 — A holds
-//     token 0 with its worker parked on a gate; A's session expires naturally
-//     because its traffic is blackholed, and B, told by the deletion event,
-//     checks again and holds token 1. Proof:
+//   - §5 ¶1 句1 (premise of F1) 「业务线程」「暂停」
+//   - F1 §5 ¶1 句2 「心跳超时」「排到第一」: A 持有 token 0，
+//     其工作线程停在门闩上；A 的流量被黑洞吞掉，session 自然过期，B
+//     由删除事件得知后重新检查，持有 token 1。 Proof:
 //     TestF1toF3_FencedResourceRejectsTheLateHolder
 //     (fencing_example_test.go:457), Example_s5aFencingSequence
 //     (fencing_example_test.go:1563)
-//   - C1 §5 ¶2 句1 (beyond): 按带种子的随机故障计划（丢失 create 与 delete
-//     的回复、长到足以让暂停中的持有者自然过期的分区、短暂断连、服务器重启、
+//   - §5 ¶1 句3 (premise of F1) 「旧资格」「另一个系统」
+//   - C1 §5 ¶2 句1 (beyond) 「fencing」「受保护资源」「最后一道校验」:
+//     按带种子的随机故障计划（丢失 create 与 delete 的回复、
+//     长到足以让暂停中的持有者自然过期的分区、短暂断连、服务器重启、
 //     三台服务器上的 leader 切换），许多工作者获取锁、带 token 写入再释放：带
 //     fencing 的内存与持久资源都没接受任何陈旧写，无 fencing
-//     的对照至少接受了一次，且不残留锁节点或 session。 — Under a seeded random
-//     schedule of faults (lost create and delete replies, a partition long
-//     enough for natural expiry while a holder is paused, short cuts, a server
-//     restart, a leader failover on three servers), many workers acquire,
-//     write with their token and release: the fenced resources, memory and
-//     durable, accept no stale write, the unfenced control accepts at least
-//     one, and no lock node or session is left. Proof:
+//     的对照至少接受了一次，且不残留锁节点或 session。 Proof:
 //     TestC1_ChaosLeavesNoStaleWriteInAFencedResource (chaos_test.go:105)
-//   - F6 §5 ¶2 句2: 带 fencing 的比较与写入是一个原子步骤：
-//     一个写停在比较与写入之间时，
+//   - F6 §5 ¶2 句2 「高水位」「原子地」「比较 token」: 带 fencing
+//     的比较与写入是一个原子步骤：一个写停在比较与写入之间时，
 //     第二个写者到不了自己的比较（它被发现停在资源的 Write 里），
 //     之后看到的高水位是前一个写的 token；-race 下许多带着不同 token
-//     的并发写者，没有哪个低于高水位的写被接受。 — The fenced
-//     compare-and-write is a single atomic step: while one write is held
-//     between its compare and its write, a second writer cannot reach its own
-//     compare (it is found parked in the resource's Write) and then sees the
-//     first one's token as the mark; many concurrent writers with mixed tokens
-//     under -race never get a write below the high-water mark accepted. Proof:
+//     的并发写者，没有哪个低于高水位的写被接受。 Proof:
 //     TestF6_CompareAndWriteIsOneAtomicStep (fencing_example_test.go:806),
 //     Example_s5bCriticalSection (fencing_example_test.go:1623)
-//   - F3 §5 ¶2 句3: B 用 token 1 写 new-owner 被接受，A 迟到的
-//     stale-late（token 0）被拒绝，值仍为 new-owner。 — B's new-owner write
-//     with token 1 is accepted, A's late stale-late write with token 0 is
-//     refused, and the value remains new-owner. Proof:
-//     TestF1toF3_FencedResourceRejectsTheLateHolder
+//   - F3 §5 ¶2 句3 「较大 token」「较小 token」「拒绝」: B 用 token 1 写
+//     new-owner 被接受，A 迟到的 stale-late（token 0）被拒绝，值仍为
+//     new-owner。 Proof: TestF1toF3_FencedResourceRejectsTheLateHolder
 //     (fencing_example_test.go:457), Example_s5aFencingSequence
 //     (fencing_example_test.go:1563)
-//   - D7 §5 ¶2 句4 (not verified here): Chubby 的 sequencer（Burrows，OSDI
-//     2006，§2.4 与 §2.6）解释了为什么迟到的请求要由接收方参与核对。 —
-//     Chubby's sequencer design (Burrows, OSDI 2006, §2.4 and §2.6) explains
-//     why a late request needs the receiver to take part in the check.
-//   - F5 §5 ¶3 句3: 写之前先问 ZooKeeper 并不能解决问题：A 得知自己仍持有，
-//     接着暂停、过期，B 写入，A 对无 fencing 资源的写依旧生效。 — Asking
-//     ZooKeeper before writing is no fix: A is told it still holds, pauses,
-//     expires, B writes, and A's write to an unfenced resource still wins.
-//     Proof: TestF5_CheckThenWriteLosesTheRace (fencing_example_test.go:514)
-//   - F11 §5 ¶3 句4: 把比较 token 和写入拆成两步的对照资源，
-//     在另一个写者停在两步之间时接受了陈旧写；同样的交错下，
-//     原子资源把陈旧写者挡在外面，等另一个写完，再拒绝这同一个写。 — A control
-//     resource that compares the token and writes in two separate steps
-//     accepts a stale write when the other writer is held between its steps;
-//     the atomic resource, under the same interleaving, keeps the stale writer
-//     out until the other has written and refuses the same write. Proof:
+//   - D7 §5 ¶2 句4 (not verified here) 「Chubby」「sequencer」「接收方」:
+//     Chubby 的 sequencer（Burrows，OSDI 2006，§2.4 与 §2.6）
+//     解释了为什么迟到的请求要由接收方参与核对。
+//   - §5 ¶2 句5 (citation) 「Burrows」「OSDI 2006」
+//   - §5 ¶3 图 (diagram) 「stale-late」「new-owner」
+//   - §5 ¶3 句1 (premise of F6) 「提交点」「比较与写入」
+//   - F5 §5 ¶3 句2 「ZooKeeper」「还持有锁」「失位窗口」: 写之前先问 ZooKeeper
+//     并不能解决问题：A 得知自己仍持有，接着暂停、过期，B 写入，A 对无 fencing
+//     资源的写依旧生效。 Proof: TestF5_CheckThenWriteLosesTheRace
+//     (fencing_example_test.go:514)
+//   - F11 §5 ¶3 句3 「token 比较」「原子化」「竞态」: 把比较 token
+//     和写入拆成两步的对照资源，在另一个写者停在两步之间时接受了陈旧写；
+//     同样的交错下，原子资源把陈旧写者挡在外面，等另一个写完，
+//     再拒绝这同一个写。 Proof:
 //     TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite
 //     (fencing_example_test.go:1085), Example_s5bCriticalSection
 //     (fencing_example_test.go:1623)
-//   - F4 §5 ¶4 句2: 不做 fencing 的资源照单全收同一个迟到写，最后的值是
-//     stale-late。 — A resource without fencing takes the same late write,
-//     ending with stale-late. Proof: TestF4_UnfencedResourceTakesTheLateWrite
-//     (fencing_example_test.go:494), Example_s5aFencingSequence
-//     (fencing_example_test.go:1563)
-//   - F7 §5 ¶5 句1: 等于高水位的 token 会被接受，因此当前持有者可以接着写。 —
-//     A token equal to the high-water mark is accepted, so the current holder
-//     can keep writing. Proof: TestF7_EqualTokenIsAccepted
+//   - §5 ¶4 句1 (premise of F6) 「Resource.write」「synchronized」
+//   - F4 §5 ¶4 句2 「无 fence」「stale-late」「对照资源」: 不做 fencing
+//     的资源照单全收同一个迟到写，最后的值是 stale-late。 Proof:
+//     TestF4_UnfencedResourceTakesTheLateWrite (fencing_example_test.go:494),
+//     Example_s5aFencingSequence (fencing_example_test.go:1563)
+//   - §5 ¶4 句3 (premise of F3) 「带 fence」「new-owner」
+//   - §5 ¶4 句4 (premise of F4) 「内存资源模型」「数据库」
+//   - §5 ¶5 图 (diagram) 「高水位」「同一临界区」
+//   - F7 §5 ¶5 句1 「相等 token」「当前持有者」「继续写」: 等于高水位的 token
+//     会被接受，因此当前持有者可以接着写。 Proof: TestF7_EqualTokenIsAccepted
 //     (fencing_example_test.go:986)
-//   - F12 §5 ¶5 句1: fencing 不负责去重：相同的 token
-//     会让一次重试的请求生效两次；在同一事务里核对请求 id 则只生效一次，
-//     内存资源和持久资源都是如此。 — Fencing does not deduplicate: an equal
-//     token lets a retried request apply twice, while a request id checked in
-//     the same transaction applies it once, in the memory and in the durable
-//     resource. Proof: TestF12_EqualTokenAppliesARetryTwice
-//     (fencing_example_test.go:1111),
+//   - F12 §5 ¶5 句1 「相等 token」「重复请求」「去重」: fencing 不负责去重：
+//     相同的 token 会让一次重试的请求生效两次；在同一事务里核对请求 id
+//     则只生效一次，内存资源和持久资源都是如此。 Proof:
+//     TestF12_EqualTokenAppliesARetryTwice (fencing_example_test.go:1111),
 //     TestF12_RequestIDInTheSameTransactionAppliesOnce
 //     (fencing_example_test.go:1130)
-//   - F8 §5 ¶5 句2 (beyond):
+//   - F8 §5 ¶5 句2 (beyond) 「高水位」「业务数据」「持久化」:
 //     持久资源在嵌入式数据库的一个事务里同时提交高水位与数据；重启之后它仍拒绝
-//     token 0，仍保有 new-owner。 — A durable resource commits high-water mark
-//     and data together in one transaction of an embedded database; after a
-//     restart it still refuses token 0 and still holds new-owner. Proof:
+//     token 0，仍保有 new-owner。 Proof:
 //     TestF8_DurableResourceKeepsMarkAndValueAcrossRestart
 //     (fencing_example_test.go:1005)
-//   - F9 §5 ¶5 句4: fencing 不做认证：谁伪造出更大的 token，谁的写就被接受。 —
-//     Fencing is no authentication: whoever forges a larger token gets the
-//     write accepted. Proof: TestF9_ForgedLargerTokenIsAccepted
-//     (fencing_example_test.go:1037)
-//   - F2 §5 ¶6 句1: A 已过期、B 的 token 还没到资源时，资源的高水位仍是 A
-//     自己的 token 0，它依旧接受 token 0。 — After A has expired but before
-//     B's token reaches the resource, the resource, whose mark is A's own
-//     token 0, still accepts token 0. Proof:
-//     TestF1toF3_FencedResourceRejectsTheLateHolder
+//   - §5 ¶5 句3 (premise of F8) 「内存模型」「验证」
+//   - F9 §5 ¶5 句4 「fencing」「认证机制」「伪造」: fencing 不做认证：
+//     谁伪造出更大的 token，谁的写就被接受。 Proof:
+//     TestF9_ForgedLargerTokenIsAccepted (fencing_example_test.go:1037)
+//   - F2 §5 ¶6 句1 「自然过期」「尚未到达资源」「旧 token」: A 已过期、B 的
+//     token 还没到资源时，资源的高水位仍是 A 自己的 token 0，它依旧接受 token
+//     0。 Proof: TestF1toF3_FencedResourceRejectsTheLateHolder
 //     (fencing_example_test.go:457), Example_s5aFencingSequence
 //     (fencing_example_test.go:1563)
+//   - §5 ¶6 句2 (premise of F2) 「较高 token」「验证拒绝」
+//   - §5 ¶6 句3 (premise of F2) 「资源接受新代」「session 过期瞬间」
 //
 // # §6 顺序号只在明确的锁域内比较
 //
-//   - T1 §6 ¶1 句4: token 是同一个持久父节点内的序号后缀；后缀为负、溢出、
-//     非数字或缺失的名字都以清楚的错误被拒绝。 — The token is the sequence
-//     suffix inside one persistent parent; a name whose suffix is negative,
-//     overflows, is not numeric or is absent is refused with a clear error.
-//     Proof: TestT1_MalformedSuffixesAreRejected
-//     (fencing_example_test.go:1159)
-//   - D5 §6 ¶1 句4 (not verified here): 序号计数器回绕：后缀来自有符号 int
-//     计数器；负的或超出范围的后缀被拒绝，大规模回绕没有实际运行。 — The
-//     sequence counter wrapping around: the suffix comes from a signed int
-//     counter; names with a negative or out-of-range suffix are refused, and
-//     no large wrap-around was run.
-//   - T2 §6 ¶2 句2: 重建父节点后编号从 0 重来，
+//   - §6 ¶1 句1 (premise of T1) 「顺序后缀」「token」
+//   - §6 ¶1 句2 (premise of T2) 「删除重建」「计数不回绕」
+//   - §6 ¶1 句3 (premise of T1) 「第 17 篇」「有符号 int」
+//   - T1 §6 ¶1 句4 「负序号」「超出支持范围」: token
+//     是同一个持久父节点内的序号后缀；后缀为负、溢出、
+//     非数字或缺失的名字都以清楚的错误被拒绝。 Proof:
+//     TestT1_MalformedSuffixesAreRejected (fencing_example_test.go:1159)
+//   - D5 §6 ¶1 句4 (not verified here) 「回绕实验」「负序号」:
+//     序号计数器回绕：后缀来自有符号 int 计数器；负的或超出范围的后缀被拒绝，
+//     大规模回绕没有实际运行。
+//   - §6 ¶2 句1 (premise of T2) 「父路径重建」「从小值」
+//   - T2 §6 ¶2 句2 「旧域」「高水位」「新持有者」: 重建父节点后编号从 0 重来，
 //     沿用旧域高水位的资源会拒绝每一个新持有者；先比较域代数（例如父节点的
-//     czxid）就能修好。 — Recreating the parent restarts numbering at 0, so a
-//     resource that kept the old domain's high-water mark refuses every new
-//     holder; comparing a domain generation such as the parent's czxid first
-//     repairs it. Proof: TestT2_RecreatedParentRestartsNumbering
+//     czxid）就能修好。 Proof: TestT2_RecreatedParentRestartsNumbering
 //     (fencing_example_test.go:1194)
-//   - T4 §6 ¶2 句3: 清零高水位不算域规则：父节点重建后，
-//     把高水位清零的资源会再次接受旧持有者迟到的 token，
-//     先比较域代数的资源则拒绝它。 — Clearing the high-water mark is no domain
-//     rule: after the parent is recreated, a resource that resets its mark
-//     accepts the old holder's late token again, and one that compares a
-//     domain generation first refuses it. Proof:
-//     TestT4_ResetMarkLetsTheOldHolderIn (fencing_example_test.go:1325)
-//   - T3 §6 ¶3 句1: czxid 当不了唯一 token，因为同一个 multi
-//     里的多次创建共用它。 — czxid cannot serve as a unique token, because
-//     creates inside one multi share it. Proof: TestT3_CzxidIsNotAUniqueToken
-//     (fencing_example_test.go:1279)
-//   - T5 §6 ¶3 句1 (beyond): 换掉 ensemble 就换了域：
-//     服务器数据被清空并重启后，序号和 zxid 都从头开始，所以取自父节点 czxid
-//     的域代数会重复或倒退；记录写明信任它的资源会怎样，以及哪条规则依然成立。
-//     — Replacing the ensemble changes the domain: once the servers' data is
-//     wiped and they start again, sequence numbers and zxids restart, so a
-//     domain generation taken from the parent's czxid repeats or goes back;
-//     the record says what a resource that trusts it does and which rule still
-//     holds. Proof: TestT5_WipedEnsembleRestartsNumberingAndZxids
+//   - T4 §6 ¶2 句3 「清空高水位」「旧请求」: 清零高水位不算域规则：
+//     父节点重建后，把高水位清零的资源会再次接受旧持有者迟到的 token，
+//     先比较域代数的资源则拒绝它。 Proof: TestT4_ResetMarkLetsTheOldHolderIn
+//     (fencing_example_test.go:1325)
+//   - §6 ¶2 句4 (premise of T4) 「域代数」「恢复规则」
+//   - T3 §6 ¶3 句1 「czxid」「multi」「zxid」: czxid 当不了唯一 token，
+//     因为同一个 multi 里的多次创建共用它。 Proof:
+//     TestT3_CzxidIsNotAUniqueToken (fencing_example_test.go:1279)
+//   - T5 §6 ¶3 句1 (beyond) 「ensemble」「替换」「比较域」: 换掉 ensemble
+//     就换了域：服务器数据被清空并重启后，序号和 zxid 都从头开始，
+//     所以取自父节点 czxid 的域代数会重复或倒退；记录写明信任它的资源会怎样，
+//     以及哪条规则依然成立。 Proof:
+//     TestT5_WipedEnsembleRestartsNumberingAndZxids
 //     (fencing_example_test.go:1447)
+//   - §6 ¶3 句2 (premise of T3) 「受限顺序号」「token 服务」
 //
 // # §7 三个本机场景的证据
 //
-//   - E4 §7 ¶1 句2: 记录开头先交代运行对象：服务器版本、后端和集群规模。 — The
-//     record begins with what it ran against: server version, backend and
-//     ensemble sizes. Proof:
+//   - §7 ¶1 句1 (report) 「Zk19.java」「第 17 篇」
+//   - E4 §7 ¶1 句2 「官方 3.9.6」「Java 客户端」: 记录开头先交代运行对象：
+//     服务器版本、后端和集群规模。 Proof:
 //     TestE4_RecordStartsWithServerVersionBackendAndSize (zk19_test.go:247)
-//   - E1 §7 ¶1 句3: 每个服务器、代理和客户端都只在 127.0.0.1
-//     上用临时端口监听或连接。 — Every server, proxy and client listens on or
-//     dials 127.0.0.1 with ephemeral ports. Proof:
+//   - E1 §7 ¶1 句3 「127.0.0.1」「随机端口」: 每个服务器、代理和客户端都只在
+//     127.0.0.1 上用临时端口监听或连接。 Proof:
 //     TestE1_ServersListenOnlyOnLoopback (zk19_test.go:402)
-//   - D8 §7 ¶1 句4 (not verified here): 文章的运行里，外部写入由同一个 JVM
-//     中单独的 Resource 对象完成，并没有说有独立的数据库进程。 — In the
-//     article's run the external write is performed by a separate Resource
-//     object in the same JVM; no separate database process is claimed.
-//   - F10 §7 ¶2 句4: B 看到服务器清理了节点、A 收到自己的 Expired 事件，
-//     是两次不同的观察；A 要等重新连上服务器才收到 Expired，
-//     两者都按发生顺序记入记录。 — B seeing the server's cleanup and A
-//     receiving its own Expired event are two observations; A gets Expired
-//     only once it reaches the server again, and both are recorded in order.
-//     Proof: TestF10_ServerCleanupAndExpiredEventAreTwoObservations
+//   - D8 §7 ¶1 句4 (not verified here) 「同 JVM」「Resource」「数据库进程」:
+//     文章的运行里，外部写入由同一个 JVM 中单独的 Resource 对象完成，
+//     并没有说有独立的数据库进程。
+//   - §7 ¶2 句1 (premise of L4) 「前驱链场景」「list/exists」
+//   - §7 ¶2 句2 (premise of R1) 「回复丢失场景」「xid」
+//   - §7 ¶2 句3 (premise of F1) 「自然过期场景」「删除通知」
+//   - F10 §7 ¶2 句4 「Expired」「服务端清理」「不同观察对象」: B
+//     看到服务器清理了节点、A 收到自己的 Expired 事件，是两次不同的观察；A
+//     要等重新连上服务器才收到 Expired，两者都按发生顺序记入记录。 Proof:
+//     TestF10_ServerCleanupAndExpiredEventAreTwoObservations
 //     (fencing_example_test.go:1056)
-//   - D4 §7 ¶3 句1 (not verified here): 文章自己的那次运行：官方 Apache
-//     ZooKeeper 3.9.6 以嵌入式服务器（ZooKeeperServer、NIOServerCnxnFactory）
-//     加 Java 客户端运行，三个场景在 2026-09-20 全部通过。 — The article's own
-//     run: official Apache ZooKeeper 3.9.6 as an embedded server
-//     (ZooKeeperServer, NIOServerCnxnFactory) with the Java client, three
-//     scenarios passing on 2026-09-20.
-//   - D9 §7 ¶3 句2 (not verified here): 文章的命令把 shell 与 JVM
-//     的临时目录限定在仓库的构建目录里。 — The article's commands confine the
-//     shell's and the JVM's temporary directories to the repository's build
-//     directory.
-//   - D10 §7 ¶4 句2 (not verified here): 文章获取官方发布包、核对 SHA512，并按
-//     README 编译已有的辅助程序。 — The article fetches the official release
-//     package, checks its SHA512 and compiles its existing helpers as its
-//     README describes.
-//   - E2 §7 ¶6 句1: 时序由钩子、门闩和有界等待决定；仅有的 sleep
-//     是某条论断本身关心的、有名字的 session 超时常量，从不是猜测出来的窗口。
-//     — Hooks, gates and bounded waits set the timing; the only sleeps are
-//     named session-timeout constants that a claim is about, never a guessed
-//     window. Proof: TestE2_NoSleepGuessesAWindow (evidence_test.go:396)
-//   - E3 §7 ¶6 句3: 不论结果如何，每个场景都会收尾：关掉客户端，停下代理、
-//     服务器或容器，删掉临时目录，不泄漏 goroutine。 — Every scenario cleans
-//     up whatever happens: clients closed, proxies stopped, servers or
-//     containers stopped, temporary directories removed, no goroutine leaked.
-//     Proof: TestE3_ScenarioLeavesNothingBehind (zk19_test.go:547)
-//   - D11 §7 ¶6 句3 (not verified here):
+//   - D4 §7 ¶3 句1 (not verified here) 「2026-09-20」「三个场景」「退出 0」:
+//     文章自己的那次运行：官方 Apache ZooKeeper 3.9.6
+//     以嵌入式服务器（ZooKeeperServer、NIOServerCnxnFactory）加 Java
+//     客户端运行，三个场景在 2026-09-20 全部通过。
+//   - D9 §7 ¶3 句2 (not verified here) 「临时目录」「构建目录」「JVM」:
+//     文章的命令把 shell 与 JVM 的临时目录限定在仓库的构建目录里。
+//   - §7 ¶3 句3 (report) 「附件」「验证记录」
+//   - §7 ¶4 句1 (report) 「distributed-systems」「执行」
+//   - D10 §7 ¶4 句2 (not verified here) 「官方包」「SHA512」「helper」:
+//     文章获取官方发布包、核对 SHA512，并按 README 编译已有的辅助程序。
+//   - §7 ¶5 句1 (report) 「1」「|」
+//   - E2 §7 ¶6 句1 「有界等待」「门闩」「调用钩子」: 时序由钩子、
+//     门闩和有界等待决定；仅有的 sleep 是某条论断本身关心的、有名字的 session
+//     超时常量，从不是猜测出来的窗口。 Proof: TestE2_NoSleepGuessesAWindow
+//     (evidence_test.go:428)
+//   - §7 ¶6 句2 (premise of E2) 「sleep」「碰运气」
+//   - E3 §7 ¶6 句3 「失败清理」「关闭」「运行目录」: 不论结果如何，
+//     每个场景都会收尾：关掉客户端，停下代理、服务器或容器，删掉临时目录，
+//     不泄漏 goroutine。 Proof: TestE3_ScenarioLeavesNothingBehind
+//     (zk19_test.go:547)
+//   - D11 §7 ¶6 句3 (not verified here) 「运行目录」「其他实验数据」:
 //     文章在失败时的清理会关闭它建起的客户端、代理的线程和服务；
-//     每次运行只建自己的运行目录，不动其他实验的数据。 — The article's cleanup
-//     on failure closes the clients, proxy threads and servers it made; each
-//     run creates only its own run directory and removes no other experiment's
-//     data.
-//   - A1 §7 ¶6 句4 (beyond): 开放 ACL 只适合私有实例：开放 ACL 下另一个
-//     session 删掉持有者的节点，第二个客户端也拿到锁；只给候选节点设创建者 ACL
+//     每次运行只建自己的运行目录，不动其他实验的数据。
+//   - A1 §7 ¶6 句4 (beyond) 「开放 ACL」「独占本机实例」「共享环境」: 开放 ACL
+//     只适合私有实例：开放 ACL 下另一个 session 删掉持有者的节点，
+//     第二个客户端也拿到锁；只给候选节点设创建者 ACL
 //     拦不住（删除检查的是父节点的 ACL）；给锁父节点设创建者 ACL 并用 digest
-//     认证后，窃取者得到 NoAuth，持有者仍只有一个。 — Open ACLs belong on a
-//     private instance only: under an open ACL another session deletes the
-//     holder's node and a second client holds too, and a creator-only ACL on
-//     the candidates alone does not stop it (a delete is checked against the
-//     parent's ACL); with a creator-only ACL on the lock parent and digest
-//     authentication the thief gets NoAuth and one holder remains. Proof:
+//     认证后，窃取者得到 NoAuth，持有者仍只有一个。 Proof:
 //     TestA1_OpenACLLetsAThiefMakeASecondHolder (acl_test.go:161),
 //     TestA1_CreatorOnlyACLRefusesTheThief (acl_test.go:176)
-//   - D12 §7 ¶7 句3 (not verified here):
-//     文章那次单实例运行没有复现跨副本的陈旧读，也没有复现 1675 的分区过程。 —
-//     The article's single-instance run did not reproduce a stale read across
-//     replicas or the 1675 partition trace.
+//   - §7 ¶7 句1 (citation) 「论断证据表」「版本」
+//   - §7 ¶7 句2 (citation) 「验证记录」「源码依赖」
+//   - D12 §7 ¶7 句3 (not verified here) 「单实例」「陈旧读」「1675」:
+//     文章那次单实例运行没有复现跨副本的陈旧读，也没有复现 1675 的分区过程。
+//   - §7 ¶7 句4 (premise of F8) 「内存 Resource」「持久性证明」
 //
 // # §8 两道练习
 //
-//   - X1 §8 ¶2 句3: 练习一：连接丢失后重试拿到更大的序号，而第一个节点还在，
-//     所以恢复必须核对 session 与 ephemeralOwner，
-//     还要应对匹配到零个或好几个节点的情形。 — Exercise 1: a retry after
-//     connection loss gets a larger sequence number while the first node still
-//     exists, so recovery must check session and ephemeralOwner and handle
-//     zero or several matches. Proof: Example_s8aX1RetryAfterConnectionLoss
-//     (proxy_test.go:1026)
-//   - X2 §8 ¶4 句1: 照题面做练习二：A 过期时资源的高水位已经是 A 的 token 0，A
-//     写之前确实问过 ZooKeeper，竞态也被展示出来，
-//     资源在这个状态下（而不是空资源）接受 A 迟到的 token 0。 — Exercise 2 as
-//     written: the resource's mark is already A's token 0 when A expires, A
-//     really asks ZooKeeper before it writes and the race is shown, and the
-//     resource accepts A's late token 0 from that state, not from an empty
-//     resource. Proof: Example_s8bX2ExpiryIsNotRejection
+//   - §8 ¶1 句1 (question) 「练习一」「再次创建」
+//   - §8 ¶1 句2 (question) 「GUID-lock-」「ConnectionLoss」
+//   - §8 ¶1 句3 (question) 「相同前缀」「更大的序号」
+//   - §8 ¶1 句4 (question) 「这个判断」「问题」
+//   - §8 ¶1 句5 (question) 「恢复查询」「检查什么」
+//   - §8 ¶2 句1 (answer of X1) 「答案要点」「回复丢失」
+//   - §8 ¶2 句2 (answer of X1) 「GUID」「自动去重」
+//   - X1 §8 ¶2 句3 「GUID」「ephemeralOwner」「歧义」: 练习一：
+//     连接丢失后重试拿到更大的序号，而第一个节点还在，所以恢复必须核对 session
+//     与 ephemeralOwner，还要应对匹配到零个或好几个节点的情形。 Proof:
+//     Example_s8aX1RetryAfterConnectionLoss (proxy_test.go:1026)
+//   - §8 ¶2 句4 (answer of X1) 「后一次成功」「前一次」
+//   - §8 ¶3 句1 (question) 「练习二」「过期即拒绝」
+//   - §8 ¶3 句2 (question) 「token 1」「发送请求」
+//   - §8 ¶3 句3 (question) 「高水位」「token 0」
+//   - §8 ¶3 句4 (question) 「高水位」「迟到写」
+//   - §8 ¶3 句5 (question) 「ZooKeeper」「写资源」
+//   - X2 §8 ¶4 句1 「高水位」「token 0」「失效」: 照题面做练习二：A
+//     过期时资源的高水位已经是 A 的 token 0，A 写之前确实问过 ZooKeeper，
+//     竞态也被展示出来，资源在这个状态下（而不是空资源）接受 A 迟到的 token
+//     0。 Proof: Example_s8bX2ExpiryIsNotRejection
 //     (fencing_example_test.go:1509)
-//   - D13 §8 ¶4 句4 (not verified here): 想要更强、立即生效的授权，
-//     得另加协议。 — Stronger, immediate authorization needs an additional
-//     protocol.
+//   - §8 ¶4 句2 (answer of X2) 「查询资格」「竞态」
+//   - §8 ¶4 句3 (answer of X2) 「原子边界」「fencing」
+//   - D13 §8 ¶4 句4 (not verified here) 「即时授权」「额外协议」: 想要更强、
+//     立即生效的授权，得另加协议。
+//   - §8 ¶5 句1 (report) 「第 20 篇」「etcd」
 package zk19

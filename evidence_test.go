@@ -67,6 +67,7 @@ var metaTests = map[string]bool{
 	"TestClaimsCiteTheirParagraphs":      true,
 	"TestDocTableOfContentsMatchesIndex": true,
 	"TestExamplesFollowTheArticle":       true,
+	"TestEverySentenceHasAnEntry":        true,
 }
 
 var knownNeeds = map[string]bool{"faults": true, "ensemble-3": true, "ensemble-5": true, "jdk": true}
@@ -378,6 +379,37 @@ func TestClaimsCiteTheirParagraphs(t *testing.T) {
 	if !t.Failed() {
 		t.Logf("evidence: %d claims, %d pending and %d documentary statements cite sentences of %s that hold their terms",
 			len(ix.Claims), len(ix.Pending), len(ix.Documentary), filepath.Base(path))
+	}
+}
+
+// TestEverySentenceHasAnEntry: every sentence of the article, and every
+// diagram, has an entry in the index: a claim, a documentary item, or one
+// line of context (a citation, a question, a diagram, a report of the
+// article's own run, the premise of a claim, an exercise's answer), so
+// that a reader can tell the premise of L8 from a sentence forgotten.
+func TestEverySentenceHasAnEntry(t *testing.T) {
+	ix := loadClaimIndex(t)
+	path := os.Getenv("ZK19_ARTICLE")
+	if path == "" {
+		path = ix.ArticleFile
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skipf("skipped: the article is not at %q (%v); set ZK19_ARTICLE to its path", path, err)
+	}
+	if err != nil {
+		t.Fatalf("the article: %v", err)
+	}
+	errs, err := ix.CheckCoverage(string(b))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	for _, err := range errs {
+		t.Errorf("%s: %v", filepath.Base(path), err)
+	}
+	if !t.Failed() {
+		t.Logf("every sentence and diagram of %s has an entry: %d claims, %d documentary, %d context lines",
+			filepath.Base(path), len(ix.Claims), len(ix.Documentary), len(ix.Context))
 	}
 }
 

@@ -37,7 +37,14 @@ type Index struct {
 	// Claims replaces that entry when its proof lands.
 	Pending     []Claim       `json:"pending,omitempty"`
 	Documentary []Documentary `json:"documentary,omitempty"`
-	Sources     []Source      `json:"sources,omitempty"`
+	// Context gives each remaining sentence of the article its one line:
+	// what it is to a reader (a citation, a question, a diagram, the
+	// premise of a claim), so that every sentence has an entry (CheckCoverage).
+	Context []Context `json:"context,omitempty"`
+	// Diagrams say where each of the article's diagrams ends: the article
+	// runs the next paragraph's text on from a diagram's last line.
+	Diagrams []Diagram `json:"diagrams,omitempty"`
+	Sources  []Source  `json:"sources,omitempty"`
 }
 
 // Section is one headed part of the article. Claims name it by Key.
@@ -128,7 +135,53 @@ type Locator struct {
 
 // String is how doc.go and the Chinese table cite the sentence: "§3 ¶2 句3".
 func (l Locator) String() string {
+	if l.Sentence == 0 {
+		return fmt.Sprintf("%s ¶%d 图", l.Section, l.Paragraph)
+	}
 	return fmt.Sprintf("%s ¶%d 句%d", l.Section, l.Paragraph, l.Sentence)
+}
+
+// The kinds of a Context entry.
+const (
+	KindCitation = "citation" // a source the article cites: a paper, a file, a document
+	KindQuestion = "question" // a question the article asks (an exercise's, or its own)
+	KindDiagram  = "diagram"  // a diagram's own text
+	KindPremise  = "premise"  // what a claim rests on or follows from: Of names the claim
+	KindAnswer   = "answer"   // an exercise's answer: Of names the exercise's claim
+	KindReport   = "report"   // what the article's own run did, where, and with what
+)
+
+// Context is one sentence of the article that is neither a claim nor a
+// documentary item, with what it is to a reader.
+type Context struct {
+	Section   string   `json:"section"`
+	Paragraph int      `json:"paragraph"`
+	Sentence  int      `json:"sentence"` // 0: the paragraph's diagram
+	Kind      string   `json:"kind"`
+	Of        string   `json:"of,omitempty"` // the claim a premise or an answer belongs to
+	Terms     []string `json:"terms"`
+}
+
+// Locator is the sentence and its terms.
+func (c Context) Locator() Locator {
+	return Locator{Section: c.Section, Paragraph: c.Paragraph, Sentence: c.Sentence, Terms: c.Terms}
+}
+
+// Line is how doc.go shows the entry: "premise of L8", "citation".
+func (c Context) Line() string {
+	if c.Of != "" {
+		return c.Kind + " of " + c.Of
+	}
+	return c.Kind
+}
+
+// Diagram is where one of the article's diagrams ends: the text Last
+// closes the diagram on its last line, and what follows it is the
+// paragraph's first sentence.
+type Diagram struct {
+	Section   string `json:"section"`
+	Paragraph int    `json:"paragraph"`
+	Last      string `json:"last"`
 }
 
 // Source is a piece of ZooKeeper server code that claims rest on, as read

@@ -203,7 +203,8 @@ func TestSplitProof(t *testing.T) {
 }
 
 func TestParagraphs(t *testing.T) {
-	ix := &Index{Sections: []Section{{Key: "§1", Title: "One"}, {Key: "§2", Title: "Two"}}}
+	ix := &Index{Sections: []Section{{Key: "§1", Title: "One"}, {Key: "§2", Title: "Two"}},
+		Diagrams: []Diagram{{Section: "§1", Paragraph: 3, Last: "A: z"}, {Section: "§2", Paragraph: 1, Last: `".-> A`}}}
 	article := strings.Join([]string{
 		"Title of the article",
 		"An introduction, in no section.",
@@ -228,6 +229,10 @@ func TestParagraphs(t *testing.T) {
 	got, err := ix.Paragraphs(article)
 	if want := map[string]int{"§1": 4, "§2": 2}; err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("Paragraphs = %v, %v; want %v", got, err, want)
+	}
+	noEnd := &Index{Sections: ix.Sections, Diagrams: ix.Diagrams[:1]}
+	if _, err := noEnd.Paragraphs(article); err == nil || !strings.Contains(err.Error(), "section §2 paragraph 1 is a diagram") {
+		t.Errorf("Paragraphs with a diagram whose end the index does not name: %v; want an error naming §2's paragraph 1", err)
 	}
 	ix.Sections = append(ix.Sections, Section{Key: "§3", Title: "Three"})
 	if _, err := ix.Paragraphs(article); err == nil || !strings.Contains(err.Error(), "§3") {

@@ -47,6 +47,9 @@ func (ix *Index) entries() []entry {
 	for _, d := range ix.Documentary {
 		out = append(out, entry{"documentary " + d.ID, d.Locator(), []zhText{{"zh", d.Zh}, {"reasonZh", d.ReasonZh}}})
 	}
+	for _, c := range ix.Context {
+		out = append(out, entry{"context " + c.Locator().String(), c.Locator(), nil})
+	}
 	return out
 }
 
@@ -65,8 +68,8 @@ func (ix *Index) CheckEntries() []error {
 	}
 	for _, e := range ix.entries() {
 		l := e.loc
-		if ix.Section(l.Section) == nil || l.Paragraph < 1 || l.Sentence < 1 {
-			bad(e, "cites %s; want a section of the index, a paragraph and a sentence from 1", l)
+		if ix.Section(l.Section) == nil || l.Paragraph < 1 || l.Sentence < 0 {
+			bad(e, "cites %s; want a section of the index, a paragraph from 1 and a sentence from 1 (0: the paragraph's diagram)", l)
 		}
 		if n := len(l.Terms); n < MinTerms || n > MaxTerms {
 			bad(e, "%d terms %q; want %d to %d", n, l.Terms, MinTerms, MaxTerms)
@@ -85,6 +88,28 @@ func (ix *Index) CheckEntries() []error {
 			if hanCount(z.text) == 0 {
 				bad(e, "%s %q; want the Chinese text", z.field, z.text)
 			}
+		}
+	}
+	claimIDs := map[string]bool{}
+	for _, c := range ix.Claims {
+		claimIDs[c.ID] = true
+	}
+	for _, c := range ix.Context {
+		what := "context " + c.Locator().String()
+		switch c.Kind {
+		case KindPremise, KindAnswer:
+			if !claimIDs[c.Of] {
+				errs = append(errs, fmt.Errorf("%s: a %s of %q; want the ID of a claim of the index", what, c.Kind, c.Of))
+			}
+		case KindCitation, KindQuestion, KindDiagram, KindReport:
+			if c.Of != "" {
+				errs = append(errs, fmt.Errorf("%s: a %s of %q; only a premise or an answer belongs to a claim", what, c.Kind, c.Of))
+			}
+		default:
+			errs = append(errs, fmt.Errorf("%s: kind %q; want one of %s, %s, %s, %s, %s, %s", what, c.Kind, KindCitation, KindQuestion, KindDiagram, KindPremise, KindAnswer, KindReport))
+		}
+		if (c.Kind == KindDiagram) != (c.Sentence == 0) {
+			errs = append(errs, fmt.Errorf("%s: kind %s at sentence %d; a diagram is sentence 0, and sentence 0 is a diagram", what, c.Kind, c.Sentence))
 		}
 	}
 	for _, src := range ix.Sources {
@@ -121,6 +146,10 @@ func (ix *Index) CheckCitations(article string) ([]error, error) {
 	if err != nil {
 		return nil, err
 	}
+	diagrams, err := ix.DiagramTexts(article)
+	if err != nil {
+		return nil, err
+	}
 	var errs []error
 	for _, e := range ix.entries() {
 		l := e.loc
@@ -128,10 +157,15 @@ func (ix *Index) CheckCitations(article string) ([]error, error) {
 		switch {
 		case l.Paragraph < 1 || l.Paragraph > len(ps):
 			errs = append(errs, fmt.Errorf("%s cites %s; the article's section %s has %d paragraphs", e.what, l, l.Section, len(ps)))
-		case l.Sentence < 1 || l.Sentence > len(ps[l.Paragraph-1]):
+		case l.Sentence == 0 && diagrams[l.Section][l.Paragraph] == "":
+			errs = append(errs, fmt.Errorf("%s cites %s; that paragraph has no diagram", e.what, l))
+		case l.Sentence < 0 || l.Sentence > len(ps[l.Paragraph-1]):
 			errs = append(errs, fmt.Errorf("%s cites %s; that paragraph has %d sentences", e.what, l, len(ps[l.Paragraph-1])))
 		default:
-			s := ps[l.Paragraph-1][l.Sentence-1]
+			s := diagrams[l.Section][l.Paragraph]
+			if l.Sentence > 0 {
+				s = ps[l.Paragraph-1][l.Sentence-1]
+			}
 			for _, term := range l.Terms {
 				if !strings.Contains(s, term) {
 					errs = append(errs, fmt.Errorf("%s cites %s; term %q is not in that sentence (it begins %q)", e.what, l, term, begins(s)))
@@ -142,6 +176,59 @@ func (ix *Index) CheckCitations(article string) ([]error, error) {
 			if run := sharedRun(z.text, article, CopiedRun); run != "" {
 				errs = append(errs, fmt.Errorf("%s: %s shares %q with the article; restate it, do not copy", e.what, z.field, run))
 			}
+		}
+	}
+	return errs, nil
+}
+
+// CheckCoverage returns a sentence of the article (or a diagram) that no
+// claim, pending claim, documentary item or context entry cites, one error
+// each, and a sentence that more than one context entry cites: every
+// sentence has an entry, so a reader can tell a premise from a forgotten
+// sentence. Its error is Sentences'.
+func (ix *Index) CheckCoverage(article string) ([]error, error) {
+	secs, err := ix.Sentences(article)
+	if err != nil {
+		return nil, err
+	}
+	diagrams, err := ix.DiagramTexts(article)
+	if err != nil {
+		return nil, err
+	}
+	type at struct {
+		section         string
+		paragraph, sent int
+	}
+	cited := map[at]int{}
+	key := func(l Locator) at { return at{l.Section, l.Paragraph, l.Sentence} }
+	for _, e := range ix.entries() {
+		cited[key(e.loc)]++
+	}
+	contexts := map[at]int{}
+	for _, c := range ix.Context {
+		contexts[key(c.Locator())]++
+	}
+	var errs []error
+	for _, sec := range ix.Sections {
+		for p, ss := range secs[sec.Key] {
+			if d := diagrams[sec.Key][p+1]; d != "" {
+				l := Locator{Section: sec.Key, Paragraph: p + 1}
+				if cited[key(l)] == 0 {
+					errs = append(errs, fmt.Errorf("%s, the diagram that begins %q, has no entry; want a claim, a documentary item or a context line (kind diagram)", l, strings.SplitN(d, "\n", 3)[min(1, strings.Count(d, "\n"))]))
+				}
+			}
+			for i, s := range ss {
+				l := Locator{Section: sec.Key, Paragraph: p + 1, Sentence: i + 1}
+				if cited[key(l)] == 0 {
+					errs = append(errs, fmt.Errorf("%s, which begins %q, has no entry; want a claim, a documentary item or a context line", l, begins(s)))
+				}
+			}
+		}
+	}
+	for _, c := range ix.Context {
+		if n := contexts[key(c.Locator())]; n > 1 {
+			errs = append(errs, fmt.Errorf("%s has %d context lines; want one", c.Locator(), n))
+			contexts[key(c.Locator())] = 0
 		}
 	}
 	return errs, nil

@@ -26,31 +26,79 @@ func (ix *Index) Paragraphs(article string) (map[string]int, error) {
 // Sentences splits the article's text into the index's sections, their
 // paragraphs and the paragraphs' sentences: out[key][p-1][s-1] is sentence
 // s of paragraph p of the section with that key. This is what a claim's
-// Paragraph and Sentence count.
+// Paragraph and Sentence count. A diagram is not a sentence: DiagramTexts
+// returns its text, which a locator cites as sentence 0.
 //
 // Paragraphs. The article file holds one paragraph per line. A section
 // begins at the line that is exactly its Title and ends before the next
 // section's title line (the last one at the end of the file). Its
 // paragraphs are its non-empty lines after the title line, numbered from
-// 1, except that a diagram counts as one paragraph: a line that is
-// "sequenceDiagram" or begins with "flowchart" opens it, and every
-// following line of diagram syntax belongs to it (one that begins with
-// "participant ", "Note ", "subgraph " or is "end", or holds an arrow
-// "-->", "->>" or ".->"). The article runs its caption on from the
-// diagram's last line, so the caption is part of that paragraph.
+// 1, except that a diagram and the text after it are one paragraph: a line
+// that is "sequenceDiagram" or begins with "flowchart" opens a diagram, and
+// every following line of diagram syntax belongs to it (one that begins
+// with "participant ", "Note ", "subgraph " or is "end", or holds an arrow
+// "-->", "->>" or ".->"). The article runs the paragraph's text on from the
+// diagram's last line, where the index's Diagrams entry for the paragraph
+// says the diagram ends (a label of a sequence diagram cannot be told from
+// the text after it by its syntax).
 //
-// Sentences. A paragraph's text is its lines joined by "\n". A sentence
-// ends with each of SentenceMarks and includes it; what follows the last
-// mark is one more sentence when it is not blank (the article ends some
-// paragraphs with a source citation that has no mark). Sentences are
-// trimmed of white space and numbered from 1. In a diagram, the marks on
-// its lines before the last end no sentence (a flowchart's decision asks
-// "…？"), so a diagram paragraph's first sentence is the diagram with its
-// caption up to the first mark on the diagram's last line.
+// Sentences. A sentence ends with each of SentenceMarks and includes it;
+// what follows the last mark is one more sentence when it is not blank
+// (the article ends some paragraphs with a source citation that has no
+// mark). Sentences are trimmed of white space and numbered from 1. After a
+// diagram they are counted from the end of the diagram, as a reader counts
+// them: the marks inside the diagram (a decision's "？", a label's "；")
+// end no sentence.
 //
-// It fails when a section's title is not a line of the article, or the
-// titles are not in the index's order.
+// It fails when a section's title is not a line of the article, the titles
+// are not in the index's order, or a diagram has no Diagrams entry whose
+// Last occurs once on its last line.
 func (ix *Index) Sentences(article string) (map[string][][]string, error) {
+	secs, err := ix.split(article)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][][]string{}
+	for k, ps := range secs {
+		var ss [][]string
+		for _, p := range ps {
+			ss = append(ss, p.sentences)
+		}
+		out[k] = ss
+	}
+	return out, nil
+}
+
+// DiagramTexts returns the text of each of the article's diagrams, by section
+// key and paragraph number: the text a locator with sentence 0 cites.
+func (ix *Index) DiagramTexts(article string) (map[string]map[int]string, error) {
+	secs, err := ix.split(article)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[int]string{}
+	for k, ps := range secs {
+		for i, p := range ps {
+			if p.diagram == "" {
+				continue
+			}
+			if out[k] == nil {
+				out[k] = map[int]string{}
+			}
+			out[k][i+1] = p.diagram
+		}
+	}
+	return out, nil
+}
+
+// para is one paragraph of the article: its diagram, if it opens with
+// one, and its sentences.
+type para struct {
+	diagram   string
+	sentences []string
+}
+
+func (ix *Index) split(article string) (map[string][]para, error) {
 	lines := strings.Split(strings.ReplaceAll(article, "\r\n", "\n"), "\n")
 	starts := make([]int, len(ix.Sections))
 	from := 0
@@ -61,19 +109,47 @@ func (ix *Index) Sentences(article string) (map[string][][]string, error) {
 		}
 		starts[i], from = at, at+1
 	}
-	out := map[string][][]string{}
+	out := map[string][]para{}
 	for i, s := range ix.Sections {
 		end := len(lines)
 		if i+1 < len(starts) {
 			end = starts[i+1]
 		}
-		var ps [][]string
-		for _, p := range paragraphs(lines[starts[i]+1 : end]) {
-			ps = append(ps, sentences(p))
+		var ps []para
+		for n, p := range paragraphs(lines[starts[i]+1 : end]) {
+			var pa para
+			if len(p) > 1 || isDiagramStart(p[0]) {
+				last := p[len(p)-1]
+				d := ix.diagram(s.Key, n+1)
+				if d == nil {
+					return nil, fmt.Errorf("section %s paragraph %d is a diagram; the index names no end for it (diagrams: section, paragraph, last)", s.Key, n+1)
+				}
+				if c := strings.Count(last, d.Last); c != 1 || d.Last == "" {
+					return nil, fmt.Errorf("section %s paragraph %d: the diagram's end %q occurs %d times on its last line; want once", s.Key, n+1, d.Last, c)
+				}
+				cut := strings.Index(last, d.Last) + len(d.Last)
+				pa.diagram = strings.Join(append(p[:len(p)-1:len(p)-1], last[:cut]), "\n")
+				p = []string{last[cut:]}
+			}
+			pa.sentences = sentences(p[0])
+			ps = append(ps, pa)
 		}
 		out[s.Key] = ps
 	}
 	return out, nil
+}
+
+func (ix *Index) diagram(section string, paragraph int) *Diagram {
+	for i := range ix.Diagrams {
+		if d := &ix.Diagrams[i]; d.Section == section && d.Paragraph == paragraph {
+			return d
+		}
+	}
+	return nil
+}
+
+func isDiagramStart(l string) bool {
+	return l == "sequenceDiagram" || strings.HasPrefix(l, "flowchart")
 }
 
 func indexOf(lines []string, title string, from int) int {
@@ -94,7 +170,7 @@ func paragraphs(lines []string) [][]string {
 		switch {
 		case l == "":
 			inDiagram = false
-		case l == "sequenceDiagram" || strings.HasPrefix(l, "flowchart"):
+		case isDiagramStart(l):
 			inDiagram = true
 			out = append(out, []string{l})
 		case inDiagram && isDiagramLine(l):
@@ -116,15 +192,11 @@ func isDiagramLine(l string) bool {
 	return l == "end" || strings.Contains(l, "-->") || strings.Contains(l, "->>") || strings.Contains(l, ".->")
 }
 
-// sentences splits one paragraph, its lines, into sentences. Only the last
-// line's marks count in a paragraph of several lines, which is a diagram.
-func sentences(lines []string) []string {
+// sentences splits a paragraph's text into sentences.
+func sentences(text string) []string {
 	var out []string
-	cur := strings.Join(lines[:len(lines)-1], "\n")
-	if cur != "" {
-		cur += "\n"
-	}
-	for _, r := range lines[len(lines)-1] {
+	cur := ""
+	for _, r := range text {
 		cur += string(r)
 		if strings.ContainsRune(SentenceMarks, r) {
 			out = append(out, strings.TrimSpace(cur))

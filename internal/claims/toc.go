@@ -53,11 +53,14 @@ func (ix *Index) ProofPositions(root string) (map[string]string, error) {
 
 // TableOfContents returns doc.go, whose package comment is the article's
 // table of contents: one "# " heading per section that the index cites,
-// then one bullet per claim and per documentary item of that section, in
+// then one bullet per claim, documentary item and context line of that section, in
 // the article's order (paragraph, then sentence):
 //
-//	S1 §1 ¶2 句1 (beyond): 中文论断 — English statement. Proof: TestX (x_test.go:12), ExampleY (y_test.go:30)
-//	D6 §2 ¶1 句1 (not verified here): 中文陈述 — English subject.
+//	S1 §1 ¶2 句1 (beyond) 「术语」「term」: 中文论断 Proof: TestX (x_test.go:12), ExampleY (y_test.go:30)
+//	D6 §2 ¶1 句1 (not verified here) 「术语」「term」: 中文陈述
+//	§3 ¶4 句2 (premise of L8) 「术语」「term」
+//
+// The English statements are in EVIDENCE.md.
 //
 // at gives each proof's position (ProofPositions); a proof without one is
 // an error.
@@ -78,10 +81,13 @@ func (ix *Index) TableOfContents(at map[string]string) ([]byte, error) {
 		"which must itself refuse a token below the highest it accepted, compared within one lock domain (§5, §6). "+
 		"The package has no API: its Tests and Examples are the proofs, and \"go test -v\" prints the verification record. "+
 		"How to read this page: below, a heading per section of the article, and in each, in the article's order, "+
-		"a bullet per claim: its ID, where the article makes it (§ section, ¶ paragraph, 句 sentence, "+
-		"as internal/claims.Sentences counts them), \"(beyond)\" where the proof goes further than the article, "+
-		"the claim in Chinese and in English, then the Tests and Examples that prove it, each with its file and line; "+
-		"and a bullet per statement that no test here executes (not verified here). "+
+		"a bullet per sentence of the article: for a claim, its ID, where the article makes it (§ section, ¶ paragraph, 句 sentence "+
+		"counted as a reader counts them, 图 for a diagram), \"(beyond)\" where the proof goes further than the article, "+
+		"the article's own terms in 「」, so that a search with the article's words finds it, the claim restated in Chinese, "+
+		"then the Tests and Examples that prove it, each with its file and line; "+
+		"for a statement that no test here executes, \"(not verified here)\"; for every other sentence, one line of context: "+
+		"a citation, a question, a diagram, a report of the article's own run, the premise of a claim or an exercise's answer. "+
+		"The claims in English, with their verdicts, are in EVIDENCE.md. "+
 		"The Examples below are the article's diagrams run on real servers, named so that they list in the article's order. "+
 		"\"go run ./cmd/evidence\" runs the proofs and writes EVIDENCE.md with a verdict per claim; "+
 		"\"-lang zh\" writes the Chinese tables.", ix.Article), docWidth) {
@@ -139,11 +145,16 @@ func (ix *Index) bullets(section string, at map[string]string) ([]string, error)
 		if proof == "" {
 			proof = "none yet"
 		}
-		bs = append(bs, bullet{c.Locator(), fmt.Sprintf("%s: %s — %s. Proof: %s", head, c.Zh, strings.TrimSuffix(c.Statement, "."), proof)})
+		bs = append(bs, bullet{c.Locator(), fmt.Sprintf("%s %s: %s Proof: %s", head, quoteTerms(c.Terms), c.Zh, proof)})
 	}
 	for _, d := range ix.Documentary {
 		if d.Section == section {
-			bs = append(bs, bullet{d.Locator(), fmt.Sprintf("%s %s (not verified here): %s — %s", d.ID, d.Locator(), d.Zh, d.Subject)})
+			bs = append(bs, bullet{d.Locator(), fmt.Sprintf("%s %s (not verified here) %s: %s", d.ID, d.Locator(), quoteTerms(d.Terms), d.Zh)})
+		}
+	}
+	for _, c := range ix.Context {
+		if c.Section == section {
+			bs = append(bs, bullet{c.Locator(), fmt.Sprintf("%s (%s) %s", c.Locator(), c.Line(), quoteTerms(c.Terms))})
 		}
 	}
 	slices.SortStableFunc(bs, func(a, b bullet) int {
@@ -154,6 +165,16 @@ func (ix *Index) bullets(section string, at map[string]string) ([]string, error)
 		out[i] = bl.text
 	}
 	return out, nil
+}
+
+// quoteTerms shows an entry's terms as the article writes them, each in
+// corner brackets, so that a search with the article's words finds it.
+func quoteTerms(terms []string) string {
+	var b strings.Builder
+	for _, t := range terms {
+		b.WriteString("「" + t + "」")
+	}
+	return b.String()
 }
 
 // wrap breaks s into lines of at most width columns where it can: at
