@@ -358,18 +358,8 @@ func TestClaimsCiteTheirParagraphs(t *testing.T) {
 	for _, err := range ix.CheckEntries() {
 		t.Error(err)
 	}
-	path := os.Getenv("ZK19_ARTICLE")
-	if path == "" {
-		path = ix.ArticleFile
-	}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("skipped: the article is not at %q (%v); set ZK19_ARTICLE to its path to check the sentences the index cites", path, err)
-	}
-	if err != nil {
-		t.Fatalf("the article: %v", err)
-	}
-	errs, err := ix.CheckCitations(string(b))
+	path, article := readArticle(t, ix)
+	errs, err := ix.CheckCitations(article)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
@@ -382,6 +372,24 @@ func TestClaimsCiteTheirParagraphs(t *testing.T) {
 	}
 }
 
+// readArticle returns the article's path and text: ZK19_ARTICLE, or where
+// the index says it is. A test that reads it skips where it is not.
+func readArticle(t *testing.T, ix *claims.Index) (string, string) {
+	t.Helper()
+	path := os.Getenv("ZK19_ARTICLE")
+	if path == "" {
+		path = ix.ArticleFile
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skipf("skipped: the article is not at %q (%v); set ZK19_ARTICLE to its path to check the index against it", path, err)
+	}
+	if err != nil {
+		t.Fatalf("the article: %v", err)
+	}
+	return path, string(b)
+}
+
 // TestEverySentenceHasAnEntry: every sentence of the article, and every
 // diagram, has an entry in the index: a claim, a documentary item, or one
 // line of context (a citation, a question, a diagram, a report of the
@@ -389,18 +397,8 @@ func TestClaimsCiteTheirParagraphs(t *testing.T) {
 // that a reader can tell the premise of L8 from a sentence forgotten.
 func TestEverySentenceHasAnEntry(t *testing.T) {
 	ix := loadClaimIndex(t)
-	path := os.Getenv("ZK19_ARTICLE")
-	if path == "" {
-		path = ix.ArticleFile
-	}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("skipped: the article is not at %q (%v); set ZK19_ARTICLE to its path", path, err)
-	}
-	if err != nil {
-		t.Fatalf("the article: %v", err)
-	}
-	errs, err := ix.CheckCoverage(string(b))
+	path, article := readArticle(t, ix)
+	errs, err := ix.CheckCoverage(article)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}

@@ -142,11 +142,7 @@ func termProblem(term string) string {
 // Chinese characters in a row with the article. Its error is the
 // article's: a section title it lacks.
 func (ix *Index) CheckCitations(article string) ([]error, error) {
-	secs, err := ix.Sentences(article)
-	if err != nil {
-		return nil, err
-	}
-	diagrams, err := ix.DiagramTexts(article)
+	secs, diagrams, err := ix.texts(article)
 	if err != nil {
 		return nil, err
 	}
@@ -187,11 +183,7 @@ func (ix *Index) CheckCitations(article string) ([]error, error) {
 // sentence has an entry, so a reader can tell a premise from a forgotten
 // sentence. Its error is Sentences'.
 func (ix *Index) CheckCoverage(article string) ([]error, error) {
-	secs, err := ix.Sentences(article)
-	if err != nil {
-		return nil, err
-	}
-	diagrams, err := ix.DiagramTexts(article)
+	secs, diagrams, err := ix.texts(article)
 	if err != nil {
 		return nil, err
 	}
@@ -232,6 +224,16 @@ func (ix *Index) CheckCoverage(article string) ([]error, error) {
 		}
 	}
 	return errs, nil
+}
+
+// texts returns the article's sentences and its diagrams' texts.
+func (ix *Index) texts(article string) (map[string][][]string, map[string]map[int]string, error) {
+	secs, err := ix.Sentences(article)
+	if err != nil {
+		return nil, nil, err
+	}
+	diagrams, err := ix.DiagramTexts(article)
+	return secs, diagrams, err
 }
 
 // begins is the start of a sentence, for a message: enough to find it.
