@@ -254,3 +254,36 @@ func done(h *CommitHold) bool {
 		return false
 	}
 }
+
+// Bytes that are no packet stay behind a hold in force on their own
+// connection, in order, and pass on another connection of the same proxy:
+// a hold keeps one follower's stream, not every stream of the link.
+func TestQuorumHoldKeepsRawBytesOfItsOwnConnectionOnly(t *testing.T) {
+	up := newUpstream(t)
+	p, _ := newProxy(t, up.addr(), WithQuorumPackets())
+	follower, leader := connect(t, p, up)
+	leaderSends(t, leader, follower, syncStart())
+	h := p.HoldCommit(TxnMatch{Types: []int32{jute.OpCreate}})
+	leaderSends(t, leader, follower, proposal(ourSession, 5, "/r/n"))
+	commit := packet(jute.QuorumCommit, 5, nil)
+	write(t, leader, commit)
+	select {
+	case <-h.Holding():
+	case <-time.After(within):
+		t.Fatalf("the COMMIT was not held: %+v", h.Result())
+	}
+
+	// Another connection through the same proxy turns raw: its bytes pass.
+	other, otherLeader := connect(t, p, up)
+	leaderSends(t, otherLeader, other, packet(99, 1, []byte("x")), []byte("raw bytes of another follower"))
+
+	// On the held connection, raw bytes wait behind the COMMIT.
+	junk := append(packet(99, 6, []byte("y")), "raw bytes behind the hold"...)
+	write(t, leader, junk)
+	expectSilence(t, follower)
+	h.Release()
+	want := append(append([]byte(nil), commit...), junk...)
+	if got := readN(t, follower, len(want)); !bytes.Equal(got, want) {
+		t.Fatalf("after release the follower read %x; want the COMMIT, then the raw bytes %x", got, want)
+	}
+}
