@@ -78,6 +78,11 @@ type Claim struct {
 	// package test by its name, a test of another package of the module by
 	// its directory and name ("internal/faultproxy.TestX", see SplitProof).
 	Proof []string `json:"proof"`
+	// Code names the module's own code the claim is about, where it is
+	// ours: "lock.(*attempt).await", "fence.Token.Compare",
+	// "fence/fencetest.ClearMark" (a package directory, then a function or
+	// a method as go doc writes it). doc.go gives each its file and line.
+	Code  []string `json:"code,omitempty"`
 	Needs []string `json:"needs,omitempty"`
 	// Differs says, in the index's words, what the article states where a
 	// proof may set an AttrDiffers attribute, and how far the statement

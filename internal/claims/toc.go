@@ -3,7 +3,10 @@ package claims
 import (
 	"cmp"
 	"fmt"
+	"go/ast"
 	"go/format"
+	"go/parser"
+	"go/token"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -31,6 +34,9 @@ func (ix *Index) ProofPositions(root string) (map[string]string, error) {
 		}
 	}
 	at := map[string]string{}
+	if err := ix.codePositions(root, at); err != nil {
+		return nil, err
+	}
 	for _, dir := range dirs {
 		proofs, err := ScanProofs(filepath.Join(root, dir))
 		if err != nil {
@@ -49,6 +55,80 @@ func (ix *Index) ProofPositions(root string) (map[string]string, error) {
 		}
 	}
 	return at, nil
+}
+
+// codePositions adds to at where each function or method that the
+// claims' Code names is declared, from the package's non-test files.
+func (ix *Index) codePositions(root string, at map[string]string) error {
+	decls := map[string]map[string]string{} // dir → name → file:line
+	for _, c := range ix.Claims {
+		for _, ref := range c.Code {
+			slash := strings.LastIndexByte(ref, '/')
+			dot := strings.IndexByte(ref[slash+1:], '.')
+			if dot < 0 {
+				return fmt.Errorf("claim %s: code %q; want a package directory, then a function or method (lock.(*attempt).await)", c.ID, ref)
+			}
+			dir, name := ref[:slash+1+dot], ref[slash+2+dot:]
+			if decls[dir] == nil {
+				m, err := funcDecls(root, dir)
+				if err != nil {
+					return err
+				}
+				decls[dir] = m
+			}
+			if pos := decls[dir][name]; pos != "" {
+				at[ref] = pos
+			}
+		}
+	}
+	return nil
+}
+
+// funcDecls returns where each function and method of the package in dir
+// is declared, by name as go doc writes it: "Func", "T.Method",
+// "(*T).Method".
+func funcDecls(root, dir string) (map[string]string, error) {
+	files, err := filepath.Glob(filepath.Join(root, dir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		rel, err := filepath.Rel(root, name)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok {
+				continue
+			}
+			key := fd.Name.Name
+			if fd.Recv != nil && len(fd.Recv.List) == 1 {
+				switch t := fd.Recv.List[0].Type.(type) {
+				case *ast.StarExpr:
+					if id, ok := t.X.(*ast.Ident); ok {
+						key = "(*" + id.Name + ")." + key
+					}
+				case *ast.Ident:
+					key = t.Name + "." + key
+				}
+			}
+			out[key] = fmt.Sprintf("%s:%d", filepath.ToSlash(rel), fset.Position(fd.Pos()).Line)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("code in %s: no Go function there", dir)
+	}
+	return out, nil
 }
 
 // TableOfContents returns doc.go, whose package comment is the article's
@@ -145,7 +225,18 @@ func (ix *Index) bullets(section string, at map[string]string) ([]string, error)
 		if proof == "" {
 			proof = "none yet"
 		}
-		bs = append(bs, bullet{c.Locator(), fmt.Sprintf("%s %s: %s Proof: %s", head, quoteTerms(c.Terms), c.Zh, proof)})
+		text := fmt.Sprintf("%s %s: %s Proof: %s", head, quoteTerms(c.Terms), c.Zh, proof)
+		var code []string
+		for _, ref := range c.Code {
+			if at[ref] == "" {
+				return nil, fmt.Errorf("claim %s: its code %s is declared in no Go file of the module", c.ID, ref)
+			}
+			code = append(code, fmt.Sprintf("%s (%s)", ref, at[ref]))
+		}
+		if len(code) > 0 {
+			text += ". Code: " + strings.Join(code, ", ")
+		}
+		bs = append(bs, bullet{c.Locator(), text})
 	}
 	for _, d := range ix.Documentary {
 		if d.Section == section {

@@ -18,6 +18,7 @@ func TestTableOfContents(t *testing.T) {
 	for name, src := range map[string]string{
 		"a_test.go":            "package x_test\n\nimport \"testing\"\n\nfunc TestS1_x(t *testing.T) {}\n\n// Example_y shows it (claim S1).\nfunc Example_y() {}\n",
 		"internal/p/p_test.go": "package p\n\nimport \"testing\"\n\nfunc TestZ(t *testing.T) {}\n",
+		"internal/p/p.go":      "package p\n\ntype state struct{}\n\nfunc (s *state) write() {}\n",
 	} {
 		if err := os.WriteFile(filepath.Join(root, name), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
@@ -28,7 +29,7 @@ func TestTableOfContents(t *testing.T) {
 		Sections: []Section{{Key: "§1", Title: "一"}, {Key: "§2", Title: "二"}, {Key: "§3", Title: "三"}},
 		Claims: []Claim{
 			{ID: "S2", Section: "§1", Paragraph: 2, Sentence: 3, Terms: []string{"后面"}, Zh: "后面的论断。", Statement: "a later one.", Proof: []string{"internal/p.TestZ"}},
-			{ID: "S1", Section: "§1", Paragraph: 2, Sentence: 1, Terms: []string{"陈旧", "读"}, Zh: "陈旧读。", Statement: "stale read", Beyond: true, Proof: []string{"TestS1_x", "Example_y"}},
+			{ID: "S1", Section: "§1", Paragraph: 2, Sentence: 1, Terms: []string{"陈旧", "读"}, Zh: "陈旧读。", Statement: "stale read", Beyond: true, Proof: []string{"TestS1_x", "Example_y"}, Code: []string{"internal/p.(*state).write"}},
 			{ID: "X1", Section: "§3", Paragraph: 1, Sentence: 1, Terms: []string{"练习"}, Zh: "练习。", Statement: "no proof at all"},
 		},
 		Documentary: []Documentary{{ID: "D1", Section: "§1", Paragraph: 2, Sentence: 2, Terms: []string{"说明"}, Zh: "说明。", Subject: "a fact"}},
@@ -38,7 +39,7 @@ func TestTableOfContents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"TestS1_x": "a_test.go:5", "Example_y": "a_test.go:8", "internal/p.TestZ": "internal/p/p_test.go:5"}
+	want := map[string]string{"TestS1_x": "a_test.go:5", "Example_y": "a_test.go:8", "internal/p.TestZ": "internal/p/p_test.go:5", "internal/p.(*state).write": "internal/p/p.go:5"}
 	if !reflect.DeepEqual(at, want) {
 		t.Errorf("ProofPositions = %v; want %v", at, want)
 	}
@@ -60,7 +61,8 @@ func TestTableOfContents(t *testing.T) {
 		"//   - §1 ¶1 句1 (premise of S1) 「前提」\n" +
 		"//   - §1 ¶2 图 (diagram) 「图」\n" +
 		"//   - S1 §1 ¶2 句1 (beyond) 「陈旧」「读」: 陈旧读。 Proof: TestS1_x\n" +
-		"//     (a_test.go:5), Example_y (a_test.go:8)\n" +
+		"//     (a_test.go:5), Example_y (a_test.go:8). Code: internal/p.(*state).write\n" +
+		"//     (internal/p/p.go:5)\n" +
 		"//   - D1 §1 ¶2 句2 (not verified here) 「说明」: 说明。\n" +
 		"//   - S2 §1 ¶2 句3 「后面」: 后面的论断。 Proof: internal/p.TestZ\n" +
 		"//     (internal/p/p_test.go:5)\n" +
@@ -73,6 +75,11 @@ func TestTableOfContents(t *testing.T) {
 		t.Errorf("TableOfContents =\n%s\nwant it to end\n%s", s, wantToc)
 	}
 
+	ix.Claims[1].Code = []string{"internal/p.(*state).gone"}
+	if _, err := ix.TableOfContents(at); err == nil || !strings.Contains(err.Error(), "internal/p.(*state).gone") {
+		t.Errorf("TableOfContents with code declared nowhere: %v; want an error naming it", err)
+	}
+	ix.Claims[1].Code = nil
 	ix.Claims[0].Proof = []string{"internal/p.TestGone"}
 	if _, err := ix.TableOfContents(at); err == nil || !strings.Contains(err.Error(), "internal/p.TestGone") {
 		t.Errorf("TableOfContents with a proof declared nowhere: %v; want an error naming it", err)
