@@ -59,12 +59,18 @@ type wire struct {
 
 func newWire(t *testing.T, name string) *wire {
 	t.Helper()
+	return newWireTimeout(t, name, sessionTimeout)
+}
+
+// newWireTimeout is newWire with the session timeout the client asks for.
+func newWireTimeout(t *testing.T, name string, timeout time.Duration) *wire {
+	t.Helper()
 	px, err := faultproxy.New(server().Client, faultproxy.WithName(name), faultproxy.WithZooKeeperFrames(), faultproxy.WithLogf(t.Logf))
 	if err != nil {
 		t.Fatalf("proxy for %s: %v", name, err)
 	}
 	t.Cleanup(func() { _ = px.Close() })
-	c := zkclient.Connect(t, name, []string{px.Addr()}, zkclient.WithSessionTimeout(sessionTimeout), zkclient.Quiet())
+	c := zkclient.Connect(t, name, []string{px.Addr()}, zkclient.WithSessionTimeout(timeout), zkclient.Quiet())
 	return &wire{t: t, name: name, px: px, c: c}
 }
 
@@ -682,4 +688,105 @@ func TestRecoverListsAmbiguousNodesInSequenceOrder(t *testing.T) {
 	if want := "owned by this session: " + strings.Join(made, ", "); !strings.Contains(err.Error(), want) {
 		t.Fatalf("Recover's error: got %q; want it to list %q", err, want)
 	}
+}
+
+// shortSession is the session timeout TestALateCreateInANewSessionIsDeleted
+// asks for: the server grants at least two ticks (4 s), and the test waits
+// for that session to expire.
+const shortSession = 4 * time.Second
+
+// TestALateCreateInANewSessionIsDeleted: a create that goes out after the
+// acquisition's session has given way to a new one makes its node in the
+// new session. When the caller has left before the answer, the recipe
+// deletes that node once the answer comes, whoever's session it is in: it
+// bears the acquisition's GUID and nobody will ever hold or release it.
+// B's session expires behind its blackholed proxy while B's create is
+// about to be sent; the create goes out in B's new session, its reply is
+// held, B's caller leaves, and once the reply flows the node is gone.
+func TestALateCreateInANewSessionIsDeleted(t *testing.T) {
+	parent, o := freshParent(t)
+	b := newWireTimeout(t, "B", shortSession)
+	old := b.c.SessionID()
+	marker := parent + "-marker-of-B"
+	if _, err := b.c.Create(marker, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("B create %s: %v", marker, err)
+	}
+	t.Logf("B ok: ephemeral %s in session 0x%x", marker, old)
+
+	reached, proceed := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	tr := &locktrace.Trace{Request: func(r locktrace.RequestInfo) {
+		t.Logf("B invoke %s %s", r.Op, r.Path)
+		if r.Op == locktrace.OpCreate {
+			once.Do(func() { close(reached); <-proceed })
+		}
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type result struct {
+		h   *lock.Held
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		h, err := lock.New(b.c.Conn, parent, lock.WithTrace(tr)).Acquire(ctx)
+		done <- result{h, err}
+	}()
+	select {
+	case <-reached:
+	case <-time.After(answerWithin):
+		close(proceed)
+		t.Fatalf("B's acquisition did not reach its create within %v", answerWithin)
+	}
+	defer func() {
+		select {
+		case <-proceed:
+		default:
+			close(proceed)
+		}
+	}()
+
+	t.Logf("fault: B's proxy blackholes both directions until B's session 0x%x expires", old)
+	b.px.Blackhole(faultproxy.Up | faultproxy.Down)
+	wait.For(t, answerWithin+shortSession, "B's session to expire on the server (its ephemeral marker gone)", func() (bool, string) {
+		ok, _, err := o.Exists(marker)
+		return err == nil && !ok, fmt.Sprintf("marker there: %v, err %v", ok, err)
+	})
+	t.Logf("observer ok: %s gone: session 0x%x expired", marker, old)
+	b.px.Heal()
+	wait.For(t, answerWithin, "B's client to have a new session", func() (bool, string) {
+		s := b.c.SessionID()
+		return s != 0 && s != old, fmt.Sprintf("session 0x%x", s)
+	})
+	fresh := b.c.SessionID()
+	t.Logf("B info new session 0x%x", fresh)
+
+	t.Logf("fault: B's proxy holds every reply from now on; the connection stays open")
+	b.px.Hold(faultproxy.Down)
+	creates := func() int { return b.px.Requests(jute.OpCreate, jute.OpCreate2) }
+	before := creates()
+	close(proceed)
+	wait.For(t, answerWithin, "B's create to reach the server", func() (bool, string) {
+		return creates() > before, fmt.Sprintf("%d creates passed", creates())
+	})
+	wait.For(t, answerWithin, "B's candidate to exist in its new session", func() (bool, string) {
+		owned, err := ownedBy(t, o, parent, fresh)
+		return err == nil && len(owned) == 1, fmt.Sprintf("new session owns %v, err %v", owned, err)
+	})
+	owned, _ := ownedBy(t, o, parent, fresh)
+	t.Logf("observer ok: %s owned by B's new session 0x%x", owned[0], fresh)
+
+	cancel()
+	select {
+	case r := <-done:
+		if !errors.Is(r.err, context.Canceled) {
+			t.Fatalf("B's Acquire after its caller left: got %v, %v; want context.Canceled", r.h, r.err)
+		}
+		t.Logf("B fail acquire: %v", r.err)
+	case <-time.After(cleanupGrace + scheduling):
+		t.Fatalf("B's Acquire: got no return within %v of its caller leaving; want context.Canceled", cleanupGrace+scheduling)
+	}
+	b.px.Release(faultproxy.Down)
+	t.Logf("fault: B's proxy delivers the held replies")
+	waitNoneOwned(t, o, parent, "B's new session", fresh)
 }

@@ -287,3 +287,26 @@ func TestQuorumHoldKeepsRawBytesOfItsOwnConnectionOnly(t *testing.T) {
 		t.Fatalf("after release the follower read %x; want the COMMIT, then the raw bytes %x", got, want)
 	}
 }
+
+// A hold armed for creates under a path lets a create of the same session
+// elsewhere pass, its COMMIT too, and holds the first one under the path.
+func TestQuorumHoldCommitMatchesOnlyUnderItsPath(t *testing.T) {
+	p, _, follower, leader := linked(t, WithQuorumPackets())
+	leaderSends(t, leader, follower, syncStart())
+	h := p.HoldCommit(TxnMatch{Types: []int32{jute.OpCreate}, Under: "/r", Session: ourSession})
+	leaderSends(t, leader, follower, proposal(ourSession, 5, "/other/n"), packet(jute.QuorumCommit, 5, nil))
+	if r := h.Result(); r.Zxid != 0 || r.Holding {
+		t.Fatalf("got %+v after a create under /other; want nothing matched (the hold is for creates under /r)", r)
+	}
+	leaderSends(t, leader, follower, proposal(ourSession, 6, "/r/n"))
+	write(t, leader, packet(jute.QuorumCommit, 6, nil))
+	select {
+	case <-h.Holding():
+	case <-time.After(within):
+		t.Fatalf("the COMMIT of the create under /r was not held: %+v", h.Result())
+	}
+	if r := h.Result(); r.Zxid != 6 || r.Path != "/r/n" {
+		t.Fatalf("got %+v; want the create of /r/n at zxid 6 held", r)
+	}
+	h.Release()
+}
