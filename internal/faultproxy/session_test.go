@@ -100,7 +100,9 @@ func TestZKLoseRequestNeverForwardsIt(t *testing.T) {
 	client, server := session(t, p, up)
 	other := request(5, jute.OpDelete, pathBody(jute.OpDelete, "/elsewhere/x"))
 	forward(t, client, server, other)
-	write(t, client, request(6, jute.OpDelete, pathBody(jute.OpDelete, "/lock/n-0000000001")))
+	lost := request(6, jute.OpDelete, pathBody(jute.OpDelete, "/lock/n-0000000001"))
+	upBefore := p.Stats().UpBytes
+	write(t, client, lost)
 	res := expectDone(t, d)
 	if !res.Dropped || res.Xid != 6 || res.Op != jute.OpDelete || res.Path != "/lock/n-0000000001" {
 		t.Fatalf("got %+v; want the delete of /lock/n-0000000001 (xid 6) dropped", res)
@@ -109,5 +111,10 @@ func TestZKLoseRequestNeverForwardsIt(t *testing.T) {
 	expectClosed(t, server)
 	if s := p.Stats(); s.DroppedRequests != 1 || s.DroppedReplies != 0 {
 		t.Fatalf("got stats %+v; want one request dropped and no reply", s)
+	}
+	// The lost request is counted as discarded, and nothing of it as
+	// delivered.
+	if s := p.Stats(); s.UpDiscarded != int64(len(lost)) || s.UpBytes != upBefore {
+		t.Fatalf("got %d client bytes discarded and %d delivered after the loss; want the lost request's %d discarded and none delivered", s.UpDiscarded, s.UpBytes-upBefore, len(lost))
 	}
 }
