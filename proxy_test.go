@@ -333,22 +333,34 @@ func TestR2_SessionSurvivesTheLostReply(t *testing.T) {
 // sees it directly, and the proxy never read the reply's path, so the
 // answer cannot come from the fault injector (claim R3, §4 ¶2).
 //
-// After the lost create reply, A's Recover with the GUID adopts the node
-// and, as Acquire would, holds it (no one else is queued); O sees exactly
-// that node with A's session as its owner.
+// After the lost create reply, A's session also creates two look-alikes
+// whose names merely contain the GUID (<guid>x-lock-… and x<guid>-lock-…):
+// carrying the GUID means the name <guid>-lock-<10 digits>. A's Recover
+// with the GUID adopts the server's node and, as Acquire would, holds it
+// (no one else is queued); O sees that node with A's session as its owner,
+// and the look-alikes left alone.
 func TestR3_RecoverFindsExactlyTheServersNode(t *testing.T) {
 	parallel(t)
 	claim(t, "R3")
 	lc := runLostCreate(t, "R3")
+	servers := lc.nodesWithGUID(t)
+	for _, name := range []string{lc.guid + "x" + fence.LockInfix, "x" + lc.guid + fence.LockInfix} {
+		lc.a.a.invoke("create %s/%s (ephemeral sequential, a look-alike)", lc.parent, name)
+		made, err := lc.a.c.Create(lc.parent+"/"+name, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		if err != nil {
+			notShown(t, "R3", "A's look-alike %s: %v", name, err)
+		}
+		lc.a.a.ok("%s", path.Base(made))
+	}
 	ctx := lockCtx(t)
 	h, err := lc.a.l.Recover(ctx, lc.guid)
 	if err != nil {
-		refutedNow(t, "R3", "Recover(%s): %v", lc.guid, err)
+		refutedNow(t, "R3", "Recover(%s) beside two look-alikes of A's session: got %v; want the server's node %v adopted", lc.guid, err, servers)
 	}
 	seen := lc.nodesWithGUID(t)
-	evidence(t, "Recover(%s) adopted %s and holds with token %v; O sees %v (owner = A's session 0x%x)", lc.guid, path.Base(h.Path), h.Token, seen, lc.sessionAfter)
-	if len(seen) != 1 || seen[path.Base(h.Path)] != lc.sessionAfter {
-		refuted(t, "R3", "recovered %s; O sees %v; want the same single node owned by A's session 0x%x", path.Base(h.Path), seen, lc.sessionAfter)
+	evidence(t, "Recover(%s) adopted %s and holds with token %v, beside two look-alikes of the same session; O sees %v (owner = A's session 0x%x)", lc.guid, path.Base(h.Path), h.Token, seen, lc.sessionAfter)
+	if len(servers) != 1 || servers[path.Base(h.Path)] != lc.sessionAfter || len(seen) != 3 {
+		refuted(t, "R3", "recovered %s; O saw %v before the look-alikes and sees %v now; want the one node the server made, owned by A's session 0x%x, and the two look-alikes left", path.Base(h.Path), servers, seen, lc.sessionAfter)
 	}
 	if err := h.Release(ctx); err != nil {
 		t.Fatalf("release: %v", err)
