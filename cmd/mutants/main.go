@@ -42,12 +42,12 @@ import (
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 type options struct {
-	root, out, backend, files, faults, faultDir, equivalent string
-	operators, catalogue, fast, list, freshCover, fresh     bool
-	coverOnly, check, cached                                bool
-	sample                                                  int
-	faultTimeout, budget                                    time.Duration
-	outSet                                                  bool
+	root, out, backend, files, lines, faults, faultDir, equivalent string
+	operators, catalogue, fast, list, freshCover, fresh            bool
+	coverOnly, check, cached                                       bool
+	sample                                                         int
+	faultTimeout, budget                                           time.Duration
+	outSet                                                         bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -61,6 +61,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.catalogue, "catalogue", false, "run the catalogue of hand-written faults (default: both parts)")
 	fs.BoolVar(&o.fast, "fast", false, "with -catalogue: only its fast part (CI); exit 1 if one of its faults is not killed")
 	fs.StringVar(&o.files, "files", "", "comma-separated target files to mutate (default: all)")
+	fs.StringVar(&o.lines, "lines", "", "comma-separated file:line places: run only the operator mutants there (e.g. a live mutant's place, to rerun it after a new proof)")
 	fs.IntVar(&o.sample, "sample", 0, "run at most this many mutants per file, spread evenly (0: all)")
 	fs.StringVar(&o.faults, "faults", "", "comma-separated fault ids to run (default: all, or the fast part)")
 	fs.StringVar(&o.faultDir, "dir", "testdata/mutants", "the catalogue's directory, relative to -C")
@@ -127,6 +128,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if o.list {
 		ms, err := Generate(root, ts)
+		if err == nil {
+			ms, err = atLines(ms, o.lines)
+		}
 		if err != nil {
 			fmt.Fprintln(stderr, "mutants:", err)
 			return 2
@@ -263,6 +267,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return status
 }
 
+// atLines keeps the mutants at the file:line places of lines ("" keeps
+// all); a place where no mutant is made is an error.
+func atLines(ms []Mutant, lines string) ([]Mutant, error) {
+	if lines == "" {
+		return ms, nil
+	}
+	want := map[string]bool{}
+	for _, l := range strings.Split(lines, ",") {
+		want[strings.TrimSpace(l)] = false
+	}
+	var out []Mutant
+	for _, m := range ms {
+		at := fmt.Sprintf("%s:%d", m.File, m.Line)
+		if _, ok := want[at]; ok {
+			want[at] = true
+			out = append(out, m)
+		}
+	}
+	for at, found := range want {
+		if !found {
+			return nil, fmt.Errorf("-lines: no mutant at %s", at)
+		}
+	}
+	return out, nil
+}
+
 func findTarget(f string) (Target, bool) {
 	for _, t := range targets {
 		if t.File == f {
@@ -276,6 +306,9 @@ func runOperators(ctx context.Context, r *runner, o options, ts []Target, rp *Re
 	rp.Operators = true
 	all, err := Generate(r.root, ts)
 	if err != nil {
+		return err
+	}
+	if all, err = atLines(all, o.lines); err != nil {
 		return err
 	}
 	eqs, err := loadEquivalents(filepath.Join(r.root, o.equivalent))

@@ -335,3 +335,17 @@ func TestSampleSpreadsOverEachFile(t *testing.T) {
 		t.Error("sample 0 dropped mutants")
 	}
 }
+
+func TestAtLines(t *testing.T) {
+	ms := []Mutant{{File: "lock/lock.go", Line: 326, Op: "a"}, {File: "lock/lock.go", Line: 326, Op: "b"}, {File: "lock/lock.go", Line: 327}, {File: "fence/token.go", Line: 326}}
+	got, err := atLines(ms, "lock/lock.go:326")
+	if err != nil || len(got) != 2 || got[0].Op != "a" || got[1].Op != "b" {
+		t.Errorf("atLines(lock/lock.go:326) = %v, %v; want the two mutants at that line", got, err)
+	}
+	if got, err := atLines(ms, ""); err != nil || len(got) != len(ms) {
+		t.Errorf("atLines(\"\") = %d mutants, %v; want all %d", len(got), err, len(ms))
+	}
+	if _, err := atLines(ms, "lock/lock.go:1"); err == nil || !strings.Contains(err.Error(), "lock/lock.go:1") {
+		t.Errorf("atLines at a line with no mutant: %v; want an error naming it", err)
+	}
+}
