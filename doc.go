@@ -143,9 +143,9 @@
 //   - L6 §3 ¶2 句4 「节点已消失」「候选资格」:
 //     等待者自己的节点不在了（被别人删除或随 session 过期被清掉），
 //     它就以明确的丢失候选资格错误失败，永远不会报告自己持有锁。 Proof:
-//     TestL6_OwnNodeGoneMeansLostCandidacy (lock_test.go:362),
-//     TestL6_LateReleaseDeletesNothingOfTheNextHolder (lock_test.go:444),
-//     TestL6_ExpiredWaiterReportsSessionChanged (lock_test.go:485). Code:
+//     TestL6_OwnNodeGoneMeansLostCandidacy (lock_test.go:365),
+//     TestL6_LateReleaseDeletesNothingOfTheNextHolder (lock_test.go:447),
+//     TestL6_ExpiredWaiterReportsSessionChanged (lock_test.go:488). Code:
 //     lock.(*attempt).decide (lock/lock.go:440), lock.(*Held).Lost
 //     (lock/lock.go:613)
 //   - §3 ¶2 句5 (citation) 「3.9.6」「Locks」
@@ -159,13 +159,13 @@
 //   - L7 §3 ¶3 句2 「watch」「父节点」「许多等待者」:
 //     无故障运行中实测羊群效应：用前驱配方，一次释放恰好唤醒 N
 //     个等待者里的一个；若每个等待者都 watch 父节点，则唤醒其中 N-1 个。
-//     Proof: TestL7_HerdEffect (lock_test.go:537). Code: lock.(*attempt).watch
+//     Proof: TestL7_HerdEffect (lock_test.go:540). Code: lock.(*attempt).watch
 //     (lock/lock.go:454)
 //   - L11 §3 ¶3 句3 「前驱链」「恰好」「回调」: 前驱链不承诺只有一次回调：
 //     等待者若因前驱被删以外的原因被回调（前驱数据变了、重连、迟来的回调），
 //     会重新列出，只有自己最小时才拿到锁。 Proof:
-//     TestL11_CallbackThatIsNoDeletionListsAgain (lock_test.go:1443),
-//     TestL11_LateCallbackAfterReconnectListsAgain (lock_test.go:1519). Code:
+//     TestL11_CallbackThatIsNoDeletionListsAgain (lock_test.go:1446),
+//     TestL11_LateCallbackAfterReconnectListsAgain (lock_test.go:1522). Code:
 //     lock.(*attempt).wait (lock/lock.go:483)
 //   - §3 ¶3 句4 (premise of L11) 「会话状态事件」「重新注册」
 //   - §3 ¶4 句1 (premise of L8) 「列孩子」「竞态」
@@ -173,7 +173,7 @@
 //   - L8 §3 ¶4 句3 「exists」「返回空」「立即重新列出」: 前驱在 getChildren 与
 //     exists(watch) 之间消失时，exists 找不到节点，等待者马上重新列出；
 //     配方里的钩子在每次尝试时都打开这个窗口，不用 sleep。 Proof:
-//     TestL8_ListExistsRace (lock_test.go:792), Example_s3cListExistsRace
+//     TestL8_ListExistsRace (lock_test.go:795), Example_s3cListExistsRace
 //     (lock_example_test.go:155). Code: lock.(*attempt).watch
 //     (lock/lock.go:454)
 //   - §3 ¶4 句4 (premise of L8) 「调用钩子」「sleep」
@@ -182,13 +182,13 @@
 //   - L9 §3 ¶5 句3 「编号更小」「候选」「前缀」: create 成功后，同一 session
 //     随即做的 getChildren（哪怕经由 follower）包含它自己的节点，
 //     以及每个仍然存在的更小候选。 Proof: TestL9_ReadYourCreateOnFollower
-//     (lock_test.go:852). Code: lock.(*attempt).list (lock/lock.go:415)
+//     (lock_test.go:855). Code: lock.(*attempt).list (lock/lock.go:415)
 //   - §3 ¶5 句4 (premise of L9) 「更小候选」「它的删除」
 //   - L12 §3 ¶5 句5 「看到的删除」「客户端多等待」: 等待者所连的 follower
 //     还没看到前驱被删除时，即使 leader 已经应用了这次删除，等待者也继续等待；
 //     follower 追上以后，它重新列出孩子，只有前面不再有候选时才持有锁，
 //     绝不会更早。 Proof: TestL12_UnseenDeletionOnlyDelaysTheWaiter
-//     (lock_test.go:1029). Code: lock.(*attempt).await (lock/lock.go:352)
+//     (lock_test.go:1032). Code: lock.(*attempt).await (lock/lock.go:352)
 //   - §3 ¶5 句6 (premise of L9) 「CommitProcessor」「写后读」
 //   - §3 ¶5 句7 (citation) 「原论文」「CommitProcessor.java」
 //   - §3 ¶6 句1 (premise of L1) 「固定父节点」「序号不回绕」
@@ -198,7 +198,7 @@
 //     最小后缀只意味着成为候选：胜者先恢复状态再发布 ready 节点；等 ready
 //     的客户端永远读不到恢复到一半的状态，而把最小候选当作 leader
 //     的客户端会读到。 Proof: TestL10_ElectionNeedsReadyAcrossFailover
-//     (lock_test.go:1151), Example_s3dElectionNeedsReady
+//     (lock_test.go:1154), Example_s3dElectionNeedsReady
 //     (lock_example_test.go:224)
 //
 // # §4 create 回复丢失以后怎样找回节点
@@ -209,20 +209,20 @@
 //   - §4 ¶1 句4 (premise of R4) 「GUID」「去重」
 //   - R6 §4 ¶2 句1 「GUID」「ephemeralOwner」「同 session」: GUID 对得上、
 //     ephemeralOwner 却是别的 session 的节点，绝不会被认作自己的。 Proof:
-//     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:567). Code:
+//     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:579). Code:
 //     lock.(*Locker).matches (lock/recover.go:119)
 //   - R3 §4 ¶2 句2 「恰好」「当前 session」「匹配节点」: 用同一 session 与
 //     GUID 恢复：列出父节点，正好找到一个带这个 GUID、属于本 session 的孩子，
 //     也就是服务器建的那个节点，确认时不借助代理提供的任何信息。 Proof:
-//     TestR3_RecoverFindsExactlyTheServersNode (proxy_test.go:339),
-//     TestR3_RecoverSyncsBeforeListing (proxy_test.go:378),
-//     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:744),
-//     Example_s4LostCreateReply (proxy_test.go:962). Code:
+//     TestR3_RecoverFindsExactlyTheServersNode (proxy_test.go:342),
+//     TestR3_RecoverSyncsBeforeListing (proxy_test.go:390),
+//     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:756),
+//     Example_s4LostCreateReply (proxy_test.go:974). Code:
 //     lock.(*Locker).Recover (lock/recover.go:70), lock.(*Locker).matches
 //     (lock/recover.go:119), lock.ofGUID (lock/recover.go:107)
 //   - R5 §4 ¶2 句3 「没有匹配」「明确失败」「新的获取」: 没有节点带着这个 GUID
 //     时，恢复报告节点缺失，绝不自作主张变成一次新的获取。 Proof:
-//     TestR5_NoMatchIsMissingNotANewAcquisition (proxy_test.go:525). Code:
+//     TestR5_NoMatchIsMissingNotANewAcquisition (proxy_test.go:537). Code:
 //     lock.(*Locker).Recover (lock/recover.go:70)
 //   - §4 ¶3 图 (diagram) 「ConnectionLoss」「ephemeralOwner」
 //   - §4 ¶3 句1 (premise of R1) 「这次实验」「网络故障」
@@ -230,12 +230,12 @@
 //     err=0 的那条回复，把它丢掉并关闭连接：调用方得到连接丢失，
 //     而节点已经在服务器上了。 Proof:
 //     TestR1_ProxyDropsTheSuccessfulCreateReply (proxy_test.go:255),
-//     Example_s4LostCreateReply (proxy_test.go:962). Code:
+//     Example_s4LostCreateReply (proxy_test.go:974). Code:
 //     lock.(*Locker).create (lock/lock.go:308)
 //   - §4 ¶3 句3 (premise of R1) 「异步回调」「ConnectionLoss」
 //   - R2 §4 ¶3 句4 「sessionId」「放行连接」: 经代理重新连上后，session id
 //     保持不变。 Proof: TestR2_SessionSurvivesTheLostReply
-//     (proxy_test.go:314), Example_s4LostCreateReply (proxy_test.go:962)
+//     (proxy_test.go:314), Example_s4LostCreateReply (proxy_test.go:974)
 //   - E5 §4 ¶4 句1 (beyond) 「官方 Jute」「CreateRequest」: 代理的 Go
 //     编解码器在它读取的每种记录上都与服务器自带 jar 中的官方 Jute 类一致，
 //     两个方向都是，模糊测试下也是；没有 JDK 的机器上这项证明会跳过并说明。
@@ -243,7 +243,7 @@
 //   - R7 §4 ¶4 句2 「CreateResponse」「返回路径」「不读取」:
 //     代理只解码请求的头部、回复的头部和 CreateRequest，从不解码 create
 //     回复的正文；每条连接的第一帧（握手）原样放过，不从里面读 xid。 Proof:
-//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:615),
+//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:627),
 //     internal/faultproxy.TestZKNeverDecodesCreateReplyBody
 //     (internal/faultproxy/zk_test.go:494),
 //     internal/faultproxy.TestZKFirstFrameIsNeverParsed
@@ -256,15 +256,15 @@
 //   - §4 ¶5 句1 (premise of R3) 「正常恢复」「一个节点」
 //   - R4 §4 ¶5 句2 「盲目」「create」「歧义」: 盲目重试 create
 //     会多出第二个节点，此后恢复以明确的歧义错误失败，并且什么也不删。 Proof:
-//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:476),
-//     Example_s4LostCreateReply (proxy_test.go:962). Code:
+//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:488),
+//     Example_s4LostCreateReply (proxy_test.go:974). Code:
 //     lock.(*Locker).Recover (lock/recover.go:70)
 //   - D2 §4 ¶5 句3 (not verified here) 「GUID」「exactly-once」「客户端状态」:
 //     GUID 只是一次逻辑获取的查找键：它不让 create 变成恰好一次，
 //     也代替不了持久的客户端状态或客户端重启后的恢复。
 //   - R8 §4 ¶5 句4 「session 过期」「旧节点」「新的逻辑身份」: session
 //     过期后，旧节点不再带来候选资格，新的获取换用新的 GUID。 Proof:
-//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:660). Code:
+//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:672). Code:
 //     lock.(*Locker).Acquire (lock/lock.go:260)
 //
 // # §5 资源接受新 token 后拒绝旧写
@@ -275,7 +275,7 @@
 //     由删除事件得知后重新检查，持有 token 1。 Proof:
 //     TestF1toF3_FencedResourceRejectsTheLateHolder
 //     (fencing_example_test.go:457), Example_s5aFencingSequence
-//     (fencing_example_test.go:1563). Code: fence.(*state).write
+//     (fencing_example_test.go:1566). Code: fence.(*state).write
 //     (fence/resource.go:104), fence.(*Durable).decideAndWrite
 //     (fence/durable.go:109)
 //   - §5 ¶1 句3 (premise of F1) 「旧资格」「另一个系统」
@@ -292,14 +292,14 @@
 //     之后看到的高水位是前一个写的 token；-race 下许多带着不同 token
 //     的并发写者，没有哪个低于高水位的写被接受。 Proof:
 //     TestF6_CompareAndWriteIsOneAtomicStep (fencing_example_test.go:806),
-//     Example_s5bCriticalSection (fencing_example_test.go:1623). Code:
+//     Example_s5bCriticalSection (fencing_example_test.go:1626). Code:
 //     fence.(*state).write (fence/resource.go:104),
 //     fence.(*Durable).decideAndWrite (fence/durable.go:109)
 //   - F3 §5 ¶2 句3 「较大 token」「较小 token」「拒绝」: B 用 token 1 写
 //     new-owner 被接受，A 迟到的 stale-late（token 0）被拒绝，值仍为
 //     new-owner。 Proof: TestF1toF3_FencedResourceRejectsTheLateHolder
 //     (fencing_example_test.go:457), Example_s5aFencingSequence
-//     (fencing_example_test.go:1563). Code: fence.(*state).write
+//     (fencing_example_test.go:1566). Code: fence.(*state).write
 //     (fence/resource.go:104), fence.(*Durable).decideAndWrite
 //     (fence/durable.go:109)
 //   - D7 §5 ¶2 句4 (not verified here) 「Chubby」「sequencer」「接收方」:
@@ -318,14 +318,14 @@
 //     再拒绝这同一个写。 Proof:
 //     TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite
 //     (fencing_example_test.go:1085), Example_s5bCriticalSection
-//     (fencing_example_test.go:1623). Code:
+//     (fencing_example_test.go:1626). Code:
 //     fence/fencetest.(*CheckThenWrite).Write
 //     (fence/fencetest/fencetest.go:142)
 //   - §5 ¶4 句1 (premise of F6) 「Resource.write」「synchronized」
 //   - F4 §5 ¶4 句2 「无 fence」「stale-late」「对照资源」: 不做 fencing
 //     的资源照单全收同一个迟到写，最后的值是 stale-late。 Proof:
 //     TestF4_UnfencedResourceTakesTheLateWrite (fencing_example_test.go:494),
-//     Example_s5aFencingSequence (fencing_example_test.go:1563). Code:
+//     Example_s5aFencingSequence (fencing_example_test.go:1566). Code:
 //     fence/fencetest.(*Unfenced).Write (fence/fencetest/fencetest.go:96)
 //   - §5 ¶4 句3 (premise of F3) 「带 fence」「new-owner」
 //   - §5 ¶4 句4 (premise of F4) 「内存资源模型」「数据库」
@@ -357,7 +357,7 @@
 //     token 还没到资源时，资源的高水位仍是 A 自己的 token 0，它依旧接受 token
 //     0。 Proof: TestF1toF3_FencedResourceRejectsTheLateHolder
 //     (fencing_example_test.go:457), Example_s5aFencingSequence
-//     (fencing_example_test.go:1563). Code: fence.(*state).admits
+//     (fencing_example_test.go:1566). Code: fence.(*state).admits
 //     (fence/resource.go:136)
 //   - §5 ¶6 句2 (premise of F2) 「较高 token」「验证拒绝」
 //   - §5 ¶6 句3 (premise of F2) 「资源接受新代」「session 过期瞬间」
@@ -368,9 +368,9 @@
 //   - §6 ¶1 句2 (premise of T2) 「删除重建」「计数不回绕」
 //   - §6 ¶1 句3 (premise of T1) 「第 17 篇」「有符号 int」
 //   - T1 §6 ¶1 句4 「负序号」「超出支持范围」: token
-//     是同一个持久父节点内的序号后缀；后缀为负、溢出、
-//     非数字或缺失的名字都以清楚的错误被拒绝。 Proof:
-//     TestT1_MalformedSuffixesAreRejected (fencing_example_test.go:1159).
+//     是同一个持久父节点内的序号后缀；后缀为负、溢出、非数字、不足 ZooKeeper
+//     写出的 10 位或缺失的名字都以清楚的错误被拒绝。 Proof:
+//     TestT1_MalformedSuffixesAreRejected (fencing_example_test.go:1160).
 //     Code: fence.ParseSeq (fence/token.go:112)
 //   - D5 §6 ¶1 句4 (not verified here) 「回绕实验」「负序号」:
 //     序号计数器回绕：后缀来自有符号 int 计数器；负的或超出范围的后缀被拒绝，
@@ -379,23 +379,23 @@
 //   - T2 §6 ¶2 句2 「旧域」「高水位」「新持有者」: 重建父节点后编号从 0 重来，
 //     沿用旧域高水位的资源会拒绝每一个新持有者；先比较域代数（例如父节点的
 //     czxid）就能修好。 Proof: TestT2_RecreatedParentRestartsNumbering
-//     (fencing_example_test.go:1194). Code: fence.Token.Compare
+//     (fencing_example_test.go:1197). Code: fence.Token.Compare
 //     (fence/token.go:59)
 //   - T4 §6 ¶2 句3 「清空高水位」「旧请求」: 清零高水位不算域规则：
 //     父节点重建后，把高水位清零的资源会再次接受旧持有者迟到的 token，
 //     先比较域代数的资源则拒绝它。 Proof: TestT4_ResetMarkLetsTheOldHolderIn
-//     (fencing_example_test.go:1325). Code: fence/fencetest.ClearMark
+//     (fencing_example_test.go:1328). Code: fence/fencetest.ClearMark
 //     (fence/fencetest/fencetest.go:182)
 //   - §6 ¶2 句4 (premise of T4) 「域代数」「恢复规则」
 //   - T3 §6 ¶3 句1 「czxid」「multi」「zxid」: czxid 当不了唯一 token，
 //     因为同一个 multi 里的多次创建共用它。 Proof:
-//     TestT3_CzxidIsNotAUniqueToken (fencing_example_test.go:1279)
+//     TestT3_CzxidIsNotAUniqueToken (fencing_example_test.go:1282)
 //   - T5 §6 ¶3 句1 (beyond) 「ensemble」「替换」「比较域」: 换掉 ensemble
 //     就换了域：服务器数据被清空并重启后，序号和 zxid 都从头开始，
 //     所以取自父节点 czxid 的域代数会重复或倒退；记录写明信任它的资源会怎样，
 //     以及哪条规则依然成立。 Proof:
 //     TestT5_WipedEnsembleRestartsNumberingAndZxids
-//     (fencing_example_test.go:1447). Code: fence.Token.Compare
+//     (fencing_example_test.go:1450). Code: fence.Token.Compare
 //     (fence/token.go:59)
 //   - §6 ¶3 句2 (premise of T3) 「受限顺序号」「token 服务」
 //
@@ -468,7 +468,7 @@
 //   - X1 §8 ¶2 句3 「GUID」「ephemeralOwner」「歧义」: 练习一：
 //     连接丢失后重试拿到更大的序号，而第一个节点还在，所以恢复必须核对 session
 //     与 ephemeralOwner，还要应对匹配到零个或好几个节点的情形。 Proof:
-//     Example_s8aX1RetryAfterConnectionLoss (proxy_test.go:1026). Code:
+//     Example_s8aX1RetryAfterConnectionLoss (proxy_test.go:1038). Code:
 //     lock.(*Locker).Recover (lock/recover.go:70)
 //   - §8 ¶2 句4 (answer of X1) 「后一次成功」「前一次」
 //   - §8 ¶3 句1 (question) 「练习二」「过期即拒绝」
@@ -480,7 +480,7 @@
 //     过期时资源的高水位已经是 A 的 token 0，A 写之前确实问过 ZooKeeper，
 //     竞态也被展示出来，资源在这个状态下（而不是空资源）接受 A 迟到的 token
 //     0。 Proof: Example_s8bX2ExpiryIsNotRejection
-//     (fencing_example_test.go:1509). Code: fence.(*state).admits
+//     (fencing_example_test.go:1512). Code: fence.(*state).admits
 //     (fence/resource.go:136)
 //   - §8 ¶4 句2 (answer of X2) 「查询资格」「竞态」
 //   - §8 ¶4 句3 (answer of X2) 「原子边界」「fencing」

@@ -1154,8 +1154,9 @@ func TestF12_RequestIDInTheSameTransactionAppliesOnce(t *testing.T) {
 }
 
 // TestT1_MalformedSuffixesAreRejected: the token is the sequence suffix of a
-// lock node's name; negative, overflowing, non-numeric and missing suffixes
-// are refused with a clear error (claim T1, §6 ¶1).
+// lock node's name; negative, overflowing, non-numeric, short (fewer than
+// the 10 digits ZooKeeper writes) and missing suffixes are refused with a
+// clear error (claim T1, §6 ¶1).
 func TestT1_MalformedSuffixesAreRejected(t *testing.T) {
 	claim(t, "T1")
 	for name, want := range map[string]error{
@@ -1165,6 +1166,8 @@ func TestT1_MalformedSuffixesAreRejected(t *testing.T) {
 		"g-lock-00000000x1":  fence.ErrNotNumeric,
 		"g-lock-":            fence.ErrNoSuffix,
 		"g-0000000001":       fence.ErrNoSuffix,
+		"g-lock-7":           fence.ErrShortSeq,
+		"g-lock-000000007":   fence.ErrShortSeq,
 	} {
 		_, err := fence.ParseSeq(name)
 		t.Logf("%-20q -> %v", name, err)
@@ -1173,7 +1176,7 @@ func TestT1_MalformedSuffixesAreRejected(t *testing.T) {
 		}
 	}
 	v, err := fence.ParseSeq("g-lock-2147483647")
-	evidence(t, "negative, overflowing, non-numeric and missing suffixes rejected with their errors; the largest suffix parses to %d (%v)", v, err)
+	evidence(t, "negative, overflowing, non-numeric, short and missing suffixes rejected with their errors; the largest suffix parses to %d (%v)", v, err)
 	if err != nil || v != 2147483647 {
 		refuted(t, "T1", "the largest suffix gave %d, %v; want 2147483647", v, err)
 	}

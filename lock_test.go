@@ -327,8 +327,11 @@ func TestL5_WatchEventIsNotSuccess(t *testing.T) {
 	if _, err := b.resultOr(refutedNow); !errors.Is(err, context.Canceled) {
 		t.Fatalf("B: got %v; want context.Canceled", err)
 	}
+	// The claim starts from a waiter that gave up and left: a node of B's
+	// still there is a premise that did not take, and C has nothing to
+	// wake for.
 	if ok, _ := statOf(t, r.O, root+"/"+b.own); ok {
-		t.Fatalf("B's node %s still exists after B gave up", b.own)
+		notShown(t, "L5", "B's node %s: got it still there after B gave up; want it deleted, so that C is woken", b.own)
 	}
 	c.waitsOnOr(refutedNow, nodeOf(heldByA))
 	st := c.settledOr(refutedNow)
