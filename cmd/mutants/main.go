@@ -185,6 +185,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if o.files != "" {
 		rp.Files = strings.Split(o.files, ",")
 	}
+	if o.lines != "" {
+		rp.Lines = strings.Split(o.lines, ",")
+	}
 	if rp.Claims, err = loadClaims(filepath.Join(root, "testdata/claims.json")); err != nil {
 		fmt.Fprintln(stderr, "mutants:", err)
 		return 2

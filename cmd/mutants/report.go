@@ -29,6 +29,7 @@ type Report struct {
 	CoverCached                                       bool
 	Sample                                            int
 	Files                                             []string
+	Lines                                             []string // -lines: the places whose mutants alone ran
 	Catalogue                                         []FaultResult
 	CatSeconds                                        float64
 	Fast                                              bool
@@ -146,6 +147,9 @@ func (rp *Report) writeOperators(p func(string, ...any)) {
 	}
 	if len(rp.Files) > 0 {
 		scope += " of " + strings.Join(rp.Files, ", ")
+	}
+	if len(rp.Lines) > 0 {
+		scope = "only the mutants at " + strings.Join(rp.Lines, ", ") + " (-lines): the counts below are theirs, not the targets'"
 	}
 	over := rp.OverBudget
 	if rp.FromCache {
