@@ -358,23 +358,17 @@ func TestClaimsCiteTheirParagraphs(t *testing.T) {
 	for _, err := range ix.CheckEntries() {
 		t.Error(err)
 	}
-	path, article := readArticle(t, ix)
-	errs, err := ix.CheckCitations(article)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	for _, err := range errs {
-		t.Errorf("%s: %v", filepath.Base(path), err)
-	}
+	name := checkArticle(t, ix, ix.CheckCitations)
 	if !t.Failed() {
 		t.Logf("evidence: %d claims, %d pending and %d documentary statements cite sentences of %s that hold their terms",
-			len(ix.Claims), len(ix.Pending), len(ix.Documentary), filepath.Base(path))
+			len(ix.Claims), len(ix.Pending), len(ix.Documentary), name)
 	}
 }
 
-// readArticle returns the article's path and text: ZK19_ARTICLE, or where
-// the index says it is. A test that reads it skips where it is not.
-func readArticle(t *testing.T, ix *claims.Index) (string, string) {
+// checkArticle runs check on the article's text, ZK19_ARTICLE or where the
+// index says it is, and reports each error it finds; it returns the
+// article's file name. A test that checks it skips where it is not.
+func checkArticle(t *testing.T, ix *claims.Index, check func(article string) ([]error, error)) string {
 	t.Helper()
 	path := os.Getenv("ZK19_ARTICLE")
 	if path == "" {
@@ -387,7 +381,14 @@ func readArticle(t *testing.T, ix *claims.Index) (string, string) {
 	if err != nil {
 		t.Fatalf("the article: %v", err)
 	}
-	return path, string(b)
+	errs, err := check(string(b))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	for _, err := range errs {
+		t.Errorf("%s: %v", filepath.Base(path), err)
+	}
+	return filepath.Base(path)
 }
 
 // TestEverySentenceHasAnEntry: every sentence of the article, and every
@@ -397,17 +398,10 @@ func readArticle(t *testing.T, ix *claims.Index) (string, string) {
 // that a reader can tell the premise of L8 from a sentence forgotten.
 func TestEverySentenceHasAnEntry(t *testing.T) {
 	ix := loadClaimIndex(t)
-	path, article := readArticle(t, ix)
-	errs, err := ix.CheckCoverage(article)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	for _, err := range errs {
-		t.Errorf("%s: %v", filepath.Base(path), err)
-	}
+	name := checkArticle(t, ix, ix.CheckCoverage)
 	if !t.Failed() {
 		t.Logf("every sentence and diagram of %s has an entry: %d claims, %d documentary, %d context lines",
-			filepath.Base(path), len(ix.Claims), len(ix.Documentary), len(ix.Context))
+			name, len(ix.Claims), len(ix.Documentary), len(ix.Context))
 	}
 }
 

@@ -714,6 +714,8 @@ func TestALateCreateInANewSessionIsDeleted(t *testing.T) {
 	t.Logf("B ok: ephemeral %s in session 0x%x", marker, old)
 
 	reached, proceed := make(chan struct{}), make(chan struct{})
+	letCreateGo := sync.OnceFunc(func() { close(proceed) })
+	defer letCreateGo() // whatever fails, the acquisition is not left parked
 	var once sync.Once
 	tr := &locktrace.Trace{Request: func(r locktrace.RequestInfo) {
 		t.Logf("B invoke %s %s", r.Op, r.Path)
@@ -735,19 +737,11 @@ func TestALateCreateInANewSessionIsDeleted(t *testing.T) {
 	select {
 	case <-reached:
 	case <-time.After(answerWithin):
-		close(proceed)
 		t.Fatalf("B's acquisition did not reach its create within %v", answerWithin)
 	}
-	defer func() {
-		select {
-		case <-proceed:
-		default:
-			close(proceed)
-		}
-	}()
 
 	t.Logf("fault: B's proxy blackholes both directions until B's session 0x%x expires", old)
-	b.px.Blackhole(faultproxy.Up | faultproxy.Down)
+	b.px.Blackhole(faultproxy.Both)
 	wait.For(t, answerWithin+shortSession, "B's session to expire on the server (its ephemeral marker gone)", func() (bool, string) {
 		ok, _, err := o.Exists(marker)
 		return err == nil && !ok, fmt.Sprintf("marker there: %v, err %v", ok, err)
@@ -765,7 +759,7 @@ func TestALateCreateInANewSessionIsDeleted(t *testing.T) {
 	b.px.Hold(faultproxy.Down)
 	creates := func() int { return b.px.Requests(jute.OpCreate, jute.OpCreate2) }
 	before := creates()
-	close(proceed)
+	letCreateGo()
 	wait.For(t, answerWithin, "B's create to reach the server", func() (bool, string) {
 		return creates() > before, fmt.Sprintf("%d creates passed", creates())
 	})

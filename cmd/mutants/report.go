@@ -399,10 +399,17 @@ func (rp *Report) writeCatalogue(p func(string, ...any)) {
 	if rp.Fast {
 		which = "the fast part (fast: yes)"
 	}
-	killed := 0
+	killed, withVerdict := 0, 0
+	var noVerdict []string // killed, but by no claim proof's verdict
 	for _, fr := range rp.Catalogue {
-		if fr.Killed() {
-			killed++
+		if !fr.Killed() {
+			continue
+		}
+		killed++
+		if l, ok := fr.first(); ok && l.Outcome.Claim != "" {
+			withVerdict++
+		} else {
+			noVerdict = append(noVerdict, fr.Fault.ID)
 		}
 	}
 	p("Faults that operators cannot make, one file each under `testdata/mutants/` (the exact old and new text, applied through `go test -overlay`, and the tests that must fail). This run: %s, %d faults, %d killed, %d not killed, in %s.", which, len(rp.Catalogue), killed, len(rp.Catalogue)-killed, secs(rp.CatSeconds))
@@ -444,18 +451,6 @@ func (rp *Report) writeCatalogue(p func(string, ...any)) {
 			line = "all passed: " + strings.Join(ran, "; ")
 		}
 		p("| %s | %s | %s | %s | %s | %s | %s | %s |", f.ID, mdCell(f.What), fast, mdCell(f.Expect), fr.state(), mdCell(strings.Join(by, "; ")), mdCell(shorten(line, 220)), rp.faultTime(fr))
-	}
-	var noVerdict []string
-	withVerdict := 0
-	for _, fr := range rp.Catalogue {
-		if !fr.Killed() {
-			continue
-		}
-		if l, ok := fr.first(); ok && l.Outcome.Claim != "" {
-			withVerdict++
-		} else {
-			noVerdict = append(noVerdict, fr.Fault.ID)
-		}
 	}
 	p("")
 	p("Killed by a claim proof with a verdict word (`refuted` or `not-shown` on a named claim): %d of %d killed.", withVerdict, killed)

@@ -226,14 +226,14 @@ func (ix *Index) CheckCoverage(article string) ([]error, error) {
 	return errs, nil
 }
 
-// texts returns the article's sentences and its diagrams' texts.
+// texts returns the article's sentences and its diagrams' texts, from
+// one split of the article.
 func (ix *Index) texts(article string) (map[string][][]string, map[string]map[int]string, error) {
-	secs, err := ix.Sentences(article)
+	secs, err := ix.split(article)
 	if err != nil {
 		return nil, nil, err
 	}
-	diagrams, err := ix.DiagramTexts(article)
-	return secs, diagrams, err
+	return sentencesOf(secs), diagramsOf(secs), nil
 }
 
 // begins is the start of a sentence, for a message: enough to find it.

@@ -58,15 +58,7 @@ func (ix *Index) Sentences(article string) (map[string][][]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := map[string][][]string{}
-	for k, ps := range secs {
-		var ss [][]string
-		for _, p := range ps {
-			ss = append(ss, p.sentences)
-		}
-		out[k] = ss
-	}
-	return out, nil
+	return sentencesOf(secs), nil
 }
 
 // DiagramTexts returns the text of each of the article's diagrams, by section
@@ -76,6 +68,24 @@ func (ix *Index) DiagramTexts(article string) (map[string]map[int]string, error)
 	if err != nil {
 		return nil, err
 	}
+	return diagramsOf(secs), nil
+}
+
+// sentencesOf is Sentences of an article split into paragraphs.
+func sentencesOf(secs map[string][]para) map[string][][]string {
+	out := map[string][][]string{}
+	for k, ps := range secs {
+		var ss [][]string
+		for _, p := range ps {
+			ss = append(ss, p.sentences)
+		}
+		out[k] = ss
+	}
+	return out
+}
+
+// diagramsOf is DiagramTexts of an article split into paragraphs.
+func diagramsOf(secs map[string][]para) map[string]map[int]string {
 	out := map[string]map[int]string{}
 	for k, ps := range secs {
 		for i, p := range ps {
@@ -88,7 +98,7 @@ func (ix *Index) DiagramTexts(article string) (map[string]map[int]string, error)
 			out[k][i+1] = p.diagram
 		}
 	}
-	return out, nil
+	return out
 }
 
 // para is one paragraph of the article: its diagram, if it opens with

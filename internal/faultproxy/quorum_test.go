@@ -74,11 +74,7 @@ func TestQuorumHoldCommitKeepsTheCommitAndWhatFollowsButPingAndRevalidate(t *tes
 	}
 	commit := packet(jute.QuorumCommit, 0x1_00000003, nil)
 	write(t, leader, commit)
-	select {
-	case <-h.Holding():
-	case <-time.After(within):
-		t.Fatalf("the COMMIT of 0x100000003 was not held: %+v", h.Result())
-	}
+	awaitHolding(t, h, "the COMMIT of 0x100000003")
 	expectSilence(t, follower)
 
 	// From the COMMIT on: the next COMMIT and a SYNC stay behind it; a PING
@@ -120,23 +116,38 @@ func TestQuorumHoldCommitKeepsTheCommitAndWhatFollowsButPingAndRevalidate(t *tes
 	}
 }
 
+// awaitHolding fails the test unless h holds its COMMIT within the bound;
+// what names the COMMIT.
+func awaitHolding(t *testing.T, h *CommitHold, what string) {
+	t.Helper()
+	select {
+	case <-h.Holding():
+	case <-time.After(within):
+		t.Fatalf("%s was not held: %+v", what, h.Result())
+	}
+}
+
 // holdingCommit is a follower's link with a hold in force: the leader sent
 // a create's proposal and its COMMIT, which is held.
 func holdingCommit(t *testing.T) (p *Proxy, h *CommitHold, follower, leader net.Conn, commit []byte) {
 	t.Helper()
 	p, _, follower, leader = linked(t, WithQuorumPackets())
-	leaderSends(t, leader, follower, syncStart())
-	h = p.HoldCommit(TxnMatch{Types: []int32{jute.OpCreate}})
-	leaderSends(t, leader, follower, proposal(ourSession, 5, "/r/n"))
-	commit = packet(jute.QuorumCommit, 5, nil)
-	write(t, leader, commit)
-	select {
-	case <-h.Holding():
-	case <-time.After(within):
-		t.Fatalf("the COMMIT was not held: %+v", h.Result())
-	}
-	expectSilence(t, follower)
+	h, commit = holdCommitOn(t, p, follower, leader)
 	return p, h, follower, leader, commit
+}
+
+// holdCommitOn puts a hold in force on the follower's link of p: the
+// leader sends a create's proposal and its COMMIT, which is held.
+func holdCommitOn(t *testing.T, p *Proxy, follower, leader net.Conn) (*CommitHold, []byte) {
+	t.Helper()
+	leaderSends(t, leader, follower, syncStart())
+	h := p.HoldCommit(TxnMatch{Types: []int32{jute.OpCreate}})
+	leaderSends(t, leader, follower, proposal(ourSession, 5, "/r/n"))
+	commit := packet(jute.QuorumCommit, 5, nil)
+	write(t, leader, commit)
+	awaitHolding(t, h, "the COMMIT")
+	expectSilence(t, follower)
+	return h, commit
 }
 
 func TestQuorumHoldCommitEndsWhenItsConnectionIsCut(t *testing.T) {
@@ -195,11 +206,7 @@ func TestQuorumSnapshotIsReadThrough(t *testing.T) {
 		packet(jute.QuorumNewLeader, 1, nil), packet(jute.QuorumUpToDate, -1, nil), proposal(ourSession, 5, "/r/n"))
 	sink.waitLine(t, "SNAP: read the snapshot through (103 bytes, 0 sessions, 1 nodes); packets follow")
 	write(t, leader, packet(jute.QuorumCommit, 5, nil))
-	select {
-	case <-h.Holding():
-	case <-time.After(within):
-		t.Fatalf("the COMMIT after a snapshot was not held: %+v", h.Result())
-	}
+	awaitHolding(t, h, "the COMMIT after a snapshot")
 	expectSilence(t, follower)
 	h.Release()
 }
@@ -262,16 +269,7 @@ func TestQuorumHoldKeepsRawBytesOfItsOwnConnectionOnly(t *testing.T) {
 	up := newUpstream(t)
 	p, _ := newProxy(t, up.addr(), WithQuorumPackets())
 	follower, leader := connect(t, p, up)
-	leaderSends(t, leader, follower, syncStart())
-	h := p.HoldCommit(TxnMatch{Types: []int32{jute.OpCreate}})
-	leaderSends(t, leader, follower, proposal(ourSession, 5, "/r/n"))
-	commit := packet(jute.QuorumCommit, 5, nil)
-	write(t, leader, commit)
-	select {
-	case <-h.Holding():
-	case <-time.After(within):
-		t.Fatalf("the COMMIT was not held: %+v", h.Result())
-	}
+	h, commit := holdCommitOn(t, p, follower, leader)
 
 	// Another connection through the same proxy turns raw: its bytes pass.
 	other, otherLeader := connect(t, p, up)
@@ -300,11 +298,7 @@ func TestQuorumHoldCommitMatchesOnlyUnderItsPath(t *testing.T) {
 	}
 	leaderSends(t, leader, follower, proposal(ourSession, 6, "/r/n"))
 	write(t, leader, packet(jute.QuorumCommit, 6, nil))
-	select {
-	case <-h.Holding():
-	case <-time.After(within):
-		t.Fatalf("the COMMIT of the create under /r was not held: %+v", h.Result())
-	}
+	awaitHolding(t, h, "the COMMIT of the create under /r")
 	if r := h.Result(); r.Zxid != 6 || r.Path != "/r/n" {
 		t.Fatalf("got %+v; want the create of /r/n at zxid 6 held", r)
 	}
