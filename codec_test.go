@@ -3,11 +3,12 @@ package zk19_test
 import (
 	"fmt"
 	"path"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/jute/official"
+	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/zkserver"
 )
 
@@ -25,28 +26,28 @@ import (
 // official ConnectRequest and ConnectResponse read. FuzzJuteAgreesWithOfficial
 // in internal/jute does the same on fuzzed bytes.
 func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
-	claim(t, "E5")
-	if backend.Kind == "" {
-		t.Skipf("E5 compares with the jar of the server under test, and no backend resolved: %v", noServer)
+	claims.Open(t, "E5")
+	if scene.Backend.Kind == "" {
+		t.Skipf("E5 compares with the jar of the server under test, and no backend resolved: %v", scene.NoServer)
 	}
-	if versionErr != nil {
-		t.Skipf("skipped: E5 compares with the jar of the server's version, read with srvr; %v", versionErr)
+	if scene.VersionErr != nil {
+		t.Skipf("skipped: E5 compares with the jar of the server's version, read with srvr; %v", scene.VersionErr)
 	}
-	o := official.Start(t, backend)
-	phase(t, "oracle: %s; ZooKeeper %s on Java %s; jar %v, javac %v, JVM start %v",
+	o := official.Start(t, scene.Backend)
+	claims.Phase(t, "oracle: %s; ZooKeeper %s on Java %s; jar %v, javac %v, JVM start %v",
 		o.Jar.From, o.About.Version, o.About.Java, o.JarTime.Round(time.Millisecond), o.JavacTime.Round(time.Millisecond), o.JVMTime.Round(time.Millisecond))
 	juteJar := path.Base(o.About.Sources["org.apache.jute.BinaryInputArchive"])
 	for _, k := range official.Kinds {
 		t.Logf("class %s from %s", k.Class, o.About.Sources[k.Class])
 	}
-	if backend.Kind == zkserver.External && jarVersion(o) != version.Version {
-		t.Skipf("skipped: E5 compares with the jar of the server under test; the local jar is ZooKeeper %q and the external server answers srvr with %q: set ZK19_ZOOKEEPER_JAR to a jar of the server's version", o.About.Version, version.Version)
+	if scene.Backend.Kind == zkserver.External && scene.JarVersion(o) != scene.Version.Version {
+		t.Skipf("skipped: E5 compares with the jar of the server under test; the local jar is ZooKeeper %q and the external server answers srvr with %q: set ZK19_ZOOKEEPER_JAR to a jar of the server's version", o.About.Version, scene.Version.Version)
 	}
-	if jarVersion(o) != version.Version {
-		notShown(t, "E5", "the jar is ZooKeeper %q; the server under test answers srvr with %q; want the server's own jar", o.About.Version, version.Version)
+	if scene.JarVersion(o) != scene.Version.Version {
+		claims.NotShown(t, "E5", "the jar is ZooKeeper %q; the server under test answers srvr with %q; want the server's own jar", o.About.Version, scene.Version.Version)
 	}
 
-	phase(t, "Go records, both ways: official encode -> Go decode, Go encode -> official decode, encodings equal")
+	claims.Phase(t, "Go records, both ways: official encode -> Go decode, Go encode -> official decode, encodings equal")
 	records, cesu := 0, 0
 	for i := range official.Kinds {
 		k := &official.Kinds[i]
@@ -64,9 +65,9 @@ func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
 			t.Logf("check %s %s: ok, %d bytes, same fields both ways; %s", k.Name, c.Name, r.Bytes, r.Note)
 		}
 	}
-	records += checkCapturedFrames(t, o)
+	records += scene.CheckCapturedFrames(t, o)
 
-	phase(t, "constants: opcodes and special xids")
+	claims.Phase(t, "constants: opcodes and special xids")
 	missing, n, err := o.CheckConstants()
 	if err != nil {
 		t.Fatalf("E5: %v", err)
@@ -78,55 +79,10 @@ func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
 			"which the official BinaryOutputArchive writes as CESU-8 and Go as UTF-8 (the official decoder reads Go's bytes back right, and its own as U+FFFD)", cesu)
 	}
 	whose := "the server's own"
-	if backend.Kind == zkserver.External {
+	if scene.Backend.Kind == zkserver.External {
 		whose = "a local jar of the external server's version"
 	}
-	evidence(t, "%d records, %d kinds, both directions, agree with org.apache.jute from %s (ZooKeeper %s, %s: srvr says %s), %s; "+
+	claims.Evidence(t, "%d records, %d kinds, both directions, agree with org.apache.jute from %s (ZooKeeper %s, %s: srvr says %s), %s; "+
 		"the handshake frames the proxy forwards unread are exactly the official ConnectRequest and ConnectResponse; %d opcodes and xids agree",
-		records, len(official.Kinds), juteJar, jarVersion(o), whose, version.Version, bytesNote, n)
-}
-
-// jarVersion is the jar's version without its build suffix.
-func jarVersion(o *official.Oracle) string {
-	v, _, _ := strings.Cut(o.About.Version, ",")
-	v, _, _ = strings.Cut(v, "-")
-	return v
-}
-
-// checkCapturedFrames hands the real frames of testdata/jute to both
-// decoders and returns the number of records checked.
-func checkCapturedFrames(t *testing.T, o *official.Oracle) int {
-	phase(t, "captured frames (testdata/jute): the same bytes to both decoders, then the record read both ways")
-	frames, err := official.LoadFrames("testdata/jute")
-	if err != nil {
-		t.Fatalf("E5: %v", err)
-	}
-	records := 0
-	for _, f := range frames {
-		if f.First {
-			r, err := o.CheckHandshake(f)
-			if err != nil {
-				t.Fatalf("E5 %v", err)
-			}
-			t.Logf("check %s %s: %d bytes, %s", f.Name, r.Kind, r.Bytes, r.Note)
-			continue
-		}
-		for i := range official.Kinds {
-			k := &official.Kinds[i]
-			p := k.Carried(f)
-			if p == nil {
-				continue
-			}
-			r, err := o.CheckBytes(k, p)
-			if err != nil {
-				t.Fatalf("E5 frame %s: %v", f.Name, err)
-			}
-			records++
-			if r.Note != "" {
-				r.Note = "; " + r.Note
-			}
-			t.Logf("check %s %s: ok, %d bytes, both decoders read the same fields, then same both ways%s", f.Name, k.Name, r.Bytes, r.Note)
-		}
-	}
-	return records
+		records, len(official.Kinds), juteJar, scene.JarVersion(o), whose, scene.Version.Version, bytesNote, n)
 }

@@ -9,104 +9,18 @@ package zk19_test
 // from the tests, then doc.go); these tests are the rules it must meet.
 
 import (
-	"errors"
-	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/zk19/zk19/internal/claims"
 )
-
-// catalogue is the claim catalogue's list of IDs, first wave (S1–S3,
-// Y1–Y6, L1–L10, R1–R8, F1–F10, T1–T3, E1–E4, X1–X2) and second (S4, Y7,
-// Y8, L11, F11, F12, T4, T5, E5, A1, C1) and third (Y9, L12), the article section each letter
-// belongs to, and the claims it marks "(beyond)".
-var catalogue = struct {
-	ranges  []struct{ letter, n int }
-	section map[byte]string
-	beyond  map[string]bool
-	// placed are the claims the article makes outside their letter's
-	// section: F10's two observations are stated with the evidence.
-	placed map[string]string
-}{
-	ranges: []struct{ letter, n int }{{'S', 4}, {'Y', 9}, {'L', 12}, {'R', 8}, {'F', 12}, {'T', 5}, {'E', 5}, {'X', 2}, {'A', 1}, {'C', 1}},
-	section: map[byte]string{
-		'S': "§1", 'Y': "§2", 'L': "§3", 'R': "§4", 'F': "§5", 'T': "§6", 'E': "§7", 'X': "§8", 'A': "§7", 'C': "§5",
-	},
-	beyond: map[string]bool{"S1": true, "S2": true, "S3": true, "Y1": true, "Y2": true, "Y3": true,
-		"Y4": true, "Y5": true, "Y6": true, "F8": true, "Y7": true, "T5": true, "E5": true, "A1": true, "C1": true, "Y9": true},
-	// E5 is about the proxy's codec, which the article describes in §4.
-	placed: map[string]string{"F10": "§7", "E5": "§4"},
-}
-
-func catalogueIDs() []string {
-	var ids []string
-	for _, r := range catalogue.ranges {
-		for i := 1; i <= r.n; i++ {
-			ids = append(ids, fmt.Sprintf("%c%d", r.letter, i))
-		}
-	}
-	return ids
-}
-
-// metaTests prove no claim of the article; they check the evidence itself.
-// TestE2_NoSleepGuessesAWindow is not among them: it is claim E2's proof.
-var metaTests = map[string]bool{
-	"TestMain":                           true,
-	"TestEveryClaimHasEvidence":          true,
-	"TestClaimsCiteTheirParagraphs":      true,
-	"TestDocTableOfContentsMatchesIndex": true,
-	"TestExamplesFollowTheArticle":       true,
-	"TestEverySentenceHasAnEntry":        true,
-}
-
-var knownNeeds = map[string]bool{"faults": true, "ensemble-3": true, "ensemble-5": true, "jdk": true}
-
-// loadClaimIndex reads the claim index or stops the test.
-func loadClaimIndex(t *testing.T) *claims.Index {
-	t.Helper()
-	ix, err := claims.Load(claimIndexPath)
-	if _, ok := errors.AsType[*fs.PathError](err); ok {
-		t.Fatalf("the claim index: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err) // it names the file
-	}
-	return ix
-}
-
-// scanTests returns the Tests and Examples of the package in dir with the
-// claims they cite (cmd/evidence -sync reads them the same way).
-func scanTests(t *testing.T, dir string) []claims.Proof {
-	t.Helper()
-	funcs, err := claims.ScanProofs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(funcs) == 0 {
-		t.Fatalf("no Test or Example in the *_test.go files of %s", dir)
-	}
-	for _, rf := range funcs {
-		if rf.Err != nil {
-			t.Errorf("%s: %s: %v", where(rf), rf.Name, rf.Err)
-		}
-	}
-	return funcs
-}
-
-func where(rf claims.Proof) string {
-	return fmt.Sprintf("%s:%d", filepath.Base(rf.Pos.Filename), rf.Pos.Line)
-}
 
 // TestEveryClaimHasEvidence: the index names exactly the catalogue's
 // claims, those whose proofs have not landed among its pending ones, each
@@ -118,8 +32,8 @@ func where(rf claims.Proof) string {
 // (TestPeer…), which prove nothing and are in no proof list. The index's
 // documentary items and source dependencies name what exists.
 func TestEveryClaimHasEvidence(t *testing.T) {
-	ix := loadClaimIndex(t)
-	funcs := scanTests(t, ".")
+	ix := claims.LoadClaimIndex(t)
+	funcs := claims.ScanTests(t, ".")
 	var keys []string
 	for _, s := range ix.Sections {
 		keys = append(keys, s.Key)
@@ -127,219 +41,29 @@ func TestEveryClaimHasEvidence(t *testing.T) {
 	if want := []string{"§1", "§2", "§3", "§4", "§5", "§6", "§7", "§8"}; !reflect.DeepEqual(keys, want) {
 		t.Errorf("index sections are %v; want %v", keys, want)
 	}
-	indexed := checkCatalogue(t, ix)
+	indexed := claims.CheckCatalogue(t, ix)
 	for _, c := range ix.Claims {
-		checkClaimEntry(t, ix, c)
-		checkProofList(t, c, funcs)
+		claims.CheckClaimEntry(t, ix, c)
+		claims.CheckProofList(t, c, funcs)
 	}
 	for _, c := range ix.Pending {
-		checkClaimEntry(t, ix, c) // its proofs are planned, not there yet
+		claims.CheckClaimEntry(t, ix, c) // its proofs are planned, not there yet
 	}
-	checkEveryTestCites(t, funcs, indexed)
-	checkDocumentary(t, ix)
-	checkSources(t, ix)
+	claims.CheckEveryTestCites(t, funcs, indexed)
+	claims.CheckDocumentary(t, ix)
+	claims.CheckSources(t, ix)
 	if !t.Failed() {
 		n, peers := 0, 0
 		for _, rf := range funcs {
 			switch {
 			case rf.Peer:
 				peers++
-			case !metaTests[rf.Name]:
+			case !claims.MetaTests[rf.Name]:
 				n++
 			}
 		}
-		evidence(t, "%d claims, each proved by at least one of the %d Tests and Examples of the root package or a named test of another; %d peer tests prove none",
+		claims.Evidence(t, "%d claims, each proved by at least one of the %d Tests and Examples of the root package or a named test of another; %d peer tests prove none",
 			len(ix.Claims), n, peers)
-	}
-}
-
-// checkCatalogue holds the index's IDs to the catalogue's and returns the
-// claims by ID. A catalogue ID missing from the claims must be pending; a
-// pending ID among the claims is a rewording that waits for its proof.
-func checkCatalogue(t *testing.T, ix *claims.Index) map[string]claims.Claim {
-	t.Helper()
-	var want, pending []string
-	for _, c := range ix.Pending {
-		if !slices.Contains(catalogueIDs(), c.ID) || slices.Contains(pending, c.ID) {
-			t.Errorf("pending claim %s is not in the catalogue, or pending twice", c.ID)
-		}
-		pending = append(pending, c.ID)
-	}
-	for _, id := range catalogueIDs() {
-		if ix.Claim(id) != nil || !slices.Contains(pending, id) {
-			want = append(want, id)
-		}
-	}
-	var got []string
-	indexed := map[string]claims.Claim{}
-	for _, c := range ix.Claims {
-		if _, dup := indexed[c.ID]; dup {
-			t.Errorf("claim %s appears twice in the index", c.ID)
-		}
-		indexed[c.ID] = c
-		got = append(got, c.ID)
-	}
-	if reflect.DeepEqual(got, want) {
-		return indexed
-	}
-	for _, id := range want {
-		if _, ok := indexed[id]; !ok {
-			t.Errorf("claim %s is missing from the index", id)
-		}
-	}
-	for _, id := range got {
-		if !slices.Contains(want, id) {
-			t.Errorf("claim %s is in the index but not in the catalogue", id)
-		}
-	}
-	if len(got) == len(want) {
-		t.Errorf("the index lists the claims in the order %v; want the catalogue's %v", got, want)
-	}
-	return indexed
-}
-
-// checkClaimEntry checks one claim's fields other than its proofs.
-func checkClaimEntry(t *testing.T, ix *claims.Index, c claims.Claim) {
-	t.Helper()
-	wantKey := catalogue.section[c.ID[0]]
-	if k, ok := catalogue.placed[c.ID]; ok {
-		wantKey = k
-	}
-	switch {
-	case ix.Section(c.Section) == nil:
-		t.Errorf("claim %s: section %q is not a key of the index's sections", c.ID, c.Section)
-	case c.Section != wantKey:
-		t.Errorf("claim %s: section %q; want %s", c.ID, c.Section, wantKey)
-	}
-	if c.Paragraph < 1 {
-		t.Errorf("claim %s: paragraph %d; want the paragraph of %s that makes it, from 1", c.ID, c.Paragraph, c.Section)
-	}
-	if strings.TrimSpace(c.Statement) == "" || strings.ContainsAny(c.Statement, "\n\r") {
-		t.Errorf("claim %s: statement %q; want one non-empty line", c.ID, c.Statement)
-	}
-	if c.Beyond != catalogue.beyond[c.ID] {
-		t.Errorf("claim %s: beyond is %v; the catalogue says %v", c.ID, c.Beyond, catalogue.beyond[c.ID])
-	}
-	for _, n := range c.Needs {
-		if !knownNeeds[n] {
-			t.Errorf("claim %s: needs %q; want one of faults, ensemble-3, ensemble-5", c.ID, n)
-		}
-	}
-}
-
-// checkProofList checks that each proof of c exists and cites c; a test of
-// another package is found in its directory.
-func checkProofList(t *testing.T, c claims.Claim, funcs []claims.Proof) {
-	t.Helper()
-	if len(c.Proof) == 0 {
-		t.Errorf("claim %s: no Test or Example proves it (its proof list is empty)", c.ID)
-	}
-	for i, name := range c.Proof {
-		if slices.Contains(c.Proof[:i], name) {
-			t.Errorf("claim %s: proof %s is listed twice", c.ID, name)
-		}
-		dir, test := claims.SplitProof(name)
-		if dir != "" {
-			if !slices.ContainsFunc(scanTests(t, dir), func(p claims.Proof) bool { return p.Name == test && !p.Example }) {
-				t.Errorf("claim %s: proof %s: %s has no Test %s", c.ID, name, dir, test)
-			}
-			continue
-		}
-		at := slices.IndexFunc(funcs, func(p claims.Proof) bool { return p.Name == name })
-		switch {
-		case at < 0:
-			t.Errorf("claim %s: proof %s is not a Test or Example of the root package", c.ID, name)
-		case funcs[at].Peer:
-			t.Errorf("claim %s: proof %s (%s) is a peer test; a peer proves no claim", c.ID, name, where(funcs[at]))
-		case !slices.Contains(funcs[at].Cites, c.ID) && funcs[at].Example:
-			t.Errorf("claim %s: proof %s (%s) does not name %s in its doc comment (cites %v)", c.ID, name, where(funcs[at]), c.ID, funcs[at].Cites)
-		case !slices.Contains(funcs[at].Cites, c.ID):
-			t.Errorf("claim %s: proof %s (%s) does not carry %s in its name (cites %v)", c.ID, name, where(funcs[at]), c.ID, funcs[at].Cites)
-		}
-	}
-}
-
-// checkEveryTestCites: every root Test and Example but the meta and peer
-// tests cites a claim of the index and is in its proof list.
-func checkEveryTestCites(t *testing.T, funcs []claims.Proof, indexed map[string]claims.Claim) {
-	t.Helper()
-	for _, rf := range funcs {
-		if metaTests[rf.Name] || rf.Peer {
-			continue
-		}
-		kind := "Test " + rf.Name + " carries no claim ID in its name (TestS1_..., TestL6R8_..., TestR3toR6_...) and is no peer test (TestPeer...)"
-		if rf.Example {
-			kind = "Example " + rf.Name + " names no claim in its doc comment (\"(claim X1)\", \"(claims S1 and S2, §1)\")"
-		}
-		if len(rf.Cites) == 0 {
-			t.Errorf("%s: %s", where(rf), kind)
-		}
-		for _, id := range rf.Cites {
-			c, ok := indexed[id]
-			switch {
-			case !ok:
-				t.Errorf("%s: %s cites %s, which is not a claim of the index", where(rf), rf.Name, id)
-			case !slices.Contains(c.Proof, rf.Name):
-				t.Errorf("%s: %s cites %s, but claim %s's proof list lacks it (run: go run ./cmd/evidence -sync)", where(rf), rf.Name, id, id)
-			}
-		}
-	}
-}
-
-var documentaryID = regexp.MustCompile(`^D[0-9]+$`)
-
-// checkDocumentary: each statement the index records as not executable has
-// an ID, a place in the article, a subject and a reason.
-func checkDocumentary(t *testing.T, ix *claims.Index) {
-	t.Helper()
-	if len(ix.Documentary) == 0 {
-		t.Errorf("the index records no documentary statement; want the article's statements that are not executable here")
-	}
-	seen := map[string]bool{}
-	for _, d := range ix.Documentary {
-		if !documentaryID.MatchString(d.ID) || seen[d.ID] {
-			t.Errorf("documentary %q: want a unique ID D1, D2, ...", d.ID)
-		}
-		seen[d.ID] = true
-		if ix.Section(d.Section) == nil || d.Paragraph < 1 {
-			t.Errorf("documentary %s: at %q; want a section key of the index and a paragraph from 1", d.ID, d.Where())
-		}
-		if strings.TrimSpace(d.Subject) == "" || strings.TrimSpace(d.Reason) == "" {
-			t.Errorf("documentary %s: subject %q, reason %q; want both", d.ID, d.Subject, d.Reason)
-		}
-	}
-}
-
-// checkSources: each source dependency names claims of the index, tests
-// that prove them, and where it was read at each version.
-func checkSources(t *testing.T, ix *claims.Index) {
-	t.Helper()
-	if len(ix.Sources) == 0 {
-		t.Errorf("the index lists no source dependency; want the server code the claims rest on")
-	}
-	for _, s := range ix.Sources {
-		var proofs []string
-		for _, id := range s.Claims {
-			c := ix.Claim(id)
-			if c == nil {
-				t.Errorf("source %s: claim %s is not in the index", s.Code, id)
-				continue
-			}
-			proofs = append(proofs, c.Proof...)
-		}
-		for _, name := range s.Tests {
-			if !slices.Contains(proofs, name) {
-				t.Errorf("source %s: test %s proves none of its claims %v", s.Code, name, s.Claims)
-			}
-		}
-		if s.File == "" || s.Role == "" || len(s.Tests) == 0 || len(s.Read) == 0 {
-			t.Errorf("source %s: want a file, a role, tests and where it was read", s.Code)
-		}
-		for _, r := range s.Read {
-			if r.Version == "" || r.Tag == "" || r.Method == "" || r.Line < 1 {
-				t.Errorf("source %s: read at %+v; want a version, a tag, a method and a line", s.Code, r)
-			}
-		}
 	}
 }
 
@@ -354,41 +78,15 @@ func checkSources(t *testing.T, ix *claims.Index) {
 // where that file does not exist, and says so; the index's own rules
 // (claims.Index.CheckEntries) are checked first, article or not.
 func TestClaimsCiteTheirParagraphs(t *testing.T) {
-	ix := loadClaimIndex(t)
+	ix := claims.LoadClaimIndex(t)
 	for _, err := range ix.CheckEntries() {
 		t.Error(err)
 	}
-	name := checkArticle(t, ix, ix.CheckCitations)
+	name := claims.CheckArticle(t, ix, ix.CheckCitations)
 	if !t.Failed() {
 		t.Logf("evidence: %d claims, %d pending and %d documentary statements cite sentences of %s that hold their terms",
 			len(ix.Claims), len(ix.Pending), len(ix.Documentary), name)
 	}
-}
-
-// checkArticle runs check on the article's text, ZK19_ARTICLE or where the
-// index says it is, and reports each error it finds; it returns the
-// article's file name. A test that checks it skips where it is not.
-func checkArticle(t *testing.T, ix *claims.Index, check func(article string) ([]error, error)) string {
-	t.Helper()
-	path := os.Getenv("ZK19_ARTICLE")
-	if path == "" {
-		path = ix.ArticleFile
-	}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("skipped: the article is not at %q (%v); set ZK19_ARTICLE to its path to check the index against it", path, err)
-	}
-	if err != nil {
-		t.Fatalf("the article: %v", err)
-	}
-	errs, err := check(string(b))
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	for _, err := range errs {
-		t.Errorf("%s: %v", filepath.Base(path), err)
-	}
-	return filepath.Base(path)
 }
 
 // TestEverySentenceHasAnEntry: every sentence of the article, and every
@@ -397,19 +95,16 @@ func checkArticle(t *testing.T, ix *claims.Index, check func(article string) ([]
 // article's own run, the premise of a claim, an exercise's answer), so
 // that a reader can tell the premise of L8 from a sentence forgotten.
 func TestEverySentenceHasAnEntry(t *testing.T) {
-	ix := loadClaimIndex(t)
-	name := checkArticle(t, ix, ix.CheckCoverage)
+	ix := claims.LoadClaimIndex(t)
+	name := claims.CheckArticle(t, ix, ix.CheckCoverage)
 	if !t.Failed() {
 		t.Logf("every sentence and diagram of %s has an entry: %d claims, %d documentary, %d context lines",
 			name, len(ix.Claims), len(ix.Documentary), len(ix.Context))
 	}
 }
 
-// sessionTimeoutConst is how a constant that a sleep may wait for is named:
-// a session timeout is what some claims are about (E2).
-var sessionTimeoutConst = regexp.MustCompile(`SessionTimeout`)
-
-// TestE2_NoSleepGuessesAWindow: no root test waits a guessed time for a
+// TestE2_NoSleepGuessesAWindow: no proof, and no step of a scene a proof
+// plays (internal/scene, internal/chaos, ./peers), waits a guessed time for a
 // window to open (claim E2, "三个本机场景的证据"). A wait on time alone
 // (time.Sleep, a bare receive from time.After or a timer's channel, a select
 // whose only cases are timers, a range over a ticker, time.AfterFunc) must
@@ -418,307 +113,51 @@ var sessionTimeoutConst = regexp.MustCompile(`SessionTimeout`)
 // internal/wait and poll, which call no timer here. The check is first shown
 // to refuse such waits in sources written for it.
 func TestE2_NoSleepGuessesAWindow(t *testing.T) {
-	claim(t, "E2")
+	claims.Open(t, "E2")
 	t.Run("the check refuses waits on time alone", func(t *testing.T) {
-		for _, tc := range e2Bites {
+		for _, tc := range claims.E2Bites {
 			fset := token.NewFileSet()
-			f, err := parser.ParseFile(fset, "x_test.go", "package x\nimport \"time\"\nconst aSessionTimeout = time.Second\n"+tc.src, 0)
+			f, err := parser.ParseFile(fset, "x_test.go", "package x\nimport \"time\"\nconst aSessionTimeout = time.Second\n"+tc.Src, 0)
 			if err != nil {
-				t.Fatalf("%s: %v", tc.name, err)
+				t.Fatalf("%s: %v", tc.Name, err)
 			}
-			_, refused := e2Scan(fset, []*ast.File{f}, []*ast.File{f})
-			if (len(refused) > 0) != tc.refused {
-				brokenCheck(t, "E2", "%s: refused %q; want refused=%v", tc.name, refused, tc.refused)
+			_, refused := claims.E2Scan(fset, []*ast.File{f}, []*ast.File{f})
+			if (len(refused) > 0) != tc.Refused {
+				claims.BrokenCheck(t, "E2", "%s: refused %q; want refused=%v", tc.Name, refused, tc.Refused)
 			}
 		}
 	})
-	fset := token.NewFileSet()
-	var all, tests []*ast.File
-	names, _ := filepath.Glob("*.go")
-	for _, name := range names {
-		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatalf("parse %s: %v", name, err)
+	// The root's proofs, and the rooms that hold their scenes' steps (the
+	// fixtures, C1's workers, the peer table): in the root and ./peers the
+	// test files, in the rooms every file.
+	var allowed, refused []string
+	files := 0
+	for _, dir := range []string{".", "internal/scene", "internal/chaos", "peers"} {
+		fset := token.NewFileSet()
+		var all, scanned []*ast.File
+		names, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		for _, name := range names {
+			f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatalf("parse %s: %v", name, err)
+			}
+			all = append(all, f)
+			if strings.HasSuffix(name, "_test.go") == (dir == "." || dir == "peers") {
+				scanned = append(scanned, f)
+			}
 		}
-		all = append(all, f)
-		if strings.HasSuffix(name, "_test.go") {
-			tests = append(tests, f)
-		}
+		a, r := claims.E2Scan(fset, all, scanned)
+		allowed, refused, files = append(allowed, a...), append(refused, r...), files+len(scanned)
 	}
-	allowed, refused := e2Scan(fset, all, tests)
 	for _, r := range refused {
-		refuted(t, "E2", "%s", r)
+		claims.Refuted(t, "E2", "%s", r)
 	}
 	for _, a := range allowed {
 		t.Logf("%s", a)
 	}
 	if !t.Failed() {
-		evidence(t, "%d waits on time alone in %d root test files, each for a named session-timeout constant; none guesses a window", len(allowed), len(tests))
+		claims.Evidence(t, "%d waits on time alone in %d files of the proofs and their scenes, each for a named session-timeout constant; none guesses a window", len(allowed), files)
 	}
-}
-
-// e2Bites are sources the E2 check must refuse, and bounded waits it must
-// let pass.
-var e2Bites = []struct {
-	name, src string
-	refused   bool
-}{
-	{"a guessed sleep", "func f() { time.Sleep(50 * time.Millisecond) }", true},
-	{"a sleep of a session timeout", "func f() { time.Sleep(aSessionTimeout) }", false},
-	{"a select on a timer alone", "func f() { select { case <-time.After(time.Second): } }", true},
-	{"a select on two timers", "func f() { select { case <-time.After(1): case <-time.After(2): } }", true},
-	{"a bare timer receive", "func f() { tm := time.NewTimer(time.Second); <-tm.C }", true},
-	{"a receive from a saved time.After", "func f() { d := time.After(time.Second); <-d }", true},
-	{"a receive from a declared time.After", "func f() { var d = time.After(time.Second); <-d }", true},
-	{"a bare time.After receive", "func f() { <-time.After(time.Second) }", true},
-	{"a range over a ticker", "func f() { for range time.Tick(time.Second) {} }", true},
-	{"a guessed AfterFunc", "func f(g func()) { time.AfterFunc(time.Second, g) }", true},
-	{"time.Sleep as a value", "func f() { s := time.Sleep; s(1) }", true},
-	{"a bounded wait on a real event", "func f(ch chan int) { select { case <-ch: case <-time.After(time.Second): } }", false},
-	{"a bounded wait with a saved timer", "func f(ch chan int) { d := time.After(time.Second); select { case v := <-ch: _ = v; case <-d: } }", false},
-	{"a bounded send", "func f(ch chan int) { select { case ch <- 1: case <-time.After(time.Second): } }", false},
-}
-
-// e2Scan finds the waits on time alone in files: allowed ones (for a named
-// session-timeout constant) and refused ones, each with its place. Names
-// count as constants when decls, of the whole package, declare them with
-// const and nowhere as anything else (a var, a parameter, a := or a range
-// variable that could shadow them): the check has no type information.
-func e2Scan(fset *token.FileSet, decls, files []*ast.File) (allowed, refused []string) {
-	consts := packageConsts(decls)
-	for _, f := range files {
-		s := &e2File{fset: fset, consts: consts, timePkg: timeImport(f), timers: map[string]bool{}, inSelect: map[ast.Expr]bool{}}
-		if s.timePkg == "" {
-			continue
-		}
-		ast.Inspect(f, s.visit)
-		allowed, refused = append(allowed, s.allowed...), append(refused, s.refused...)
-	}
-	return allowed, refused
-}
-
-func packageConsts(files []*ast.File) map[string]bool {
-	consts, others := map[string]bool{}, map[string]bool{}
-	note := func(isConst bool, ids ...*ast.Ident) {
-		for _, id := range ids {
-			if id == nil {
-				continue
-			}
-			if isConst {
-				consts[id.Name] = true
-			} else {
-				others[id.Name] = true
-			}
-		}
-	}
-	for _, f := range files {
-		ast.Inspect(f, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.GenDecl:
-				for _, s := range n.Specs {
-					if vs, ok := s.(*ast.ValueSpec); ok {
-						note(n.Tok == token.CONST, vs.Names...)
-					}
-				}
-			case *ast.Field:
-				note(false, n.Names...)
-			case *ast.AssignStmt:
-				if n.Tok == token.DEFINE {
-					for _, e := range n.Lhs {
-						id, _ := e.(*ast.Ident)
-						note(false, id)
-					}
-				}
-			case *ast.RangeStmt:
-				for _, e := range []ast.Expr{n.Key, n.Value} {
-					id, _ := e.(*ast.Ident)
-					note(false, id)
-				}
-			}
-			return true
-		})
-	}
-	for name := range others {
-		delete(consts, name)
-	}
-	return consts
-}
-
-// timeImport is the name file f imports package time as, or "".
-func timeImport(f *ast.File) string {
-	for _, im := range f.Imports {
-		if p, _ := strconv.Unquote(im.Path.Value); p == "time" {
-			if im.Name == nil {
-				return "time"
-			}
-			if n := im.Name.Name; n != "_" && n != "." {
-				return n
-			}
-		}
-	}
-	return ""
-}
-
-// e2File is the E2 check of one file.
-type e2File struct {
-	fset             *token.FileSet
-	consts           map[string]bool
-	timePkg          string
-	timers           map[string]bool     // variables holding time.After or time.Tick channels
-	inSelect         map[ast.Expr]bool   // receives that are cases of a select with a real event
-	sleepCalls       []*ast.SelectorExpr // time.Sleep called, not used as a value
-	allowed, refused []string
-}
-
-func (s *e2File) at(n ast.Node) string {
-	p := s.fset.Position(n.Pos())
-	return fmt.Sprintf("%s:%d", filepath.Base(p.Filename), p.Line)
-}
-
-func (s *e2File) isTime(e ast.Expr, fn string) bool {
-	sel, ok := e.(*ast.SelectorExpr)
-	if !ok || sel.Sel.Name != fn {
-		return false
-	}
-	x, ok := sel.X.(*ast.Ident)
-	return ok && x.Name == s.timePkg
-}
-
-// timerChan reports whether e is a channel that only time fills: a call of
-// time.After or time.Tick, a variable set from one, or a timer's or
-// ticker's C.
-func (s *e2File) timerChan(e ast.Expr) bool {
-	switch e := e.(type) {
-	case *ast.CallExpr:
-		return s.isTime(e.Fun, "After") || s.isTime(e.Fun, "Tick")
-	case *ast.Ident:
-		return s.timers[e.Name]
-	case *ast.SelectorExpr:
-		return e.Sel.Name == "C"
-	case *ast.ParenExpr:
-		return s.timerChan(e.X)
-	}
-	return false
-}
-
-// commRecv returns the channel a select case receives from, or nil for a
-// send or the default case.
-func commRecv(st ast.Stmt) ast.Expr {
-	var e ast.Expr
-	switch st := st.(type) {
-	case *ast.ExprStmt:
-		e = st.X
-	case *ast.AssignStmt:
-		if len(st.Rhs) == 1 {
-			e = st.Rhs[0]
-		}
-	}
-	if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.ARROW {
-		return u
-	}
-	return nil
-}
-
-func (s *e2File) visit(n ast.Node) bool {
-	switch n := n.(type) {
-	case *ast.AssignStmt:
-		for i, r := range n.Rhs {
-			if id, ok := n.Lhs[min(i, len(n.Lhs)-1)].(*ast.Ident); ok && s.timerChan(r) {
-				s.timers[id.Name] = true
-			}
-		}
-	case *ast.ValueSpec:
-		for i, v := range n.Values {
-			if i < len(n.Names) && s.timerChan(v) {
-				s.timers[n.Names[i].Name] = true
-			}
-		}
-	case *ast.SelectStmt:
-		s.selectStmt(n)
-	case *ast.UnaryExpr:
-		if n.Op == token.ARROW && !s.inSelect[n] && s.timerChan(n.X) {
-			s.timeAlone(n, "a receive from a timer outside a select", timerArg(n.X))
-		}
-	case *ast.RangeStmt:
-		if s.timerChan(n.X) {
-			s.refuse(n, "a range over a ticker waits on time alone; use internal/wait")
-		}
-	case *ast.CallExpr:
-		switch {
-		case s.isTime(n.Fun, "Sleep"):
-			s.sleepCalls = append(s.sleepCalls, n.Fun.(*ast.SelectorExpr))
-			s.timeAlone(n, "time.Sleep", n.Args...)
-		case s.isTime(n.Fun, "AfterFunc") && len(n.Args) > 0:
-			s.timeAlone(n, "time.AfterFunc", n.Args[0])
-		}
-	case *ast.SelectorExpr:
-		if s.isTime(n, "Sleep") && !slices.Contains(s.sleepCalls, n) {
-			s.refuse(n, "time.Sleep is used as a value, so what it waits for cannot be checked")
-		}
-	}
-	return true
-}
-
-// selectStmt lets a select's timer cases pass when another case waits for
-// a real event (a send, or a receive from a channel time does not fill);
-// a select on timers alone is a sleep.
-func (s *e2File) selectStmt(n *ast.SelectStmt) {
-	var timers []ast.Expr
-	event := false
-	for _, c := range n.Body.List {
-		cc := c.(*ast.CommClause)
-		switch recv := commRecv(cc.Comm); {
-		case cc.Comm == nil:
-		case recv == nil:
-			event = true // a send
-		case s.timerChan(recv.(*ast.UnaryExpr).X):
-			timers = append(timers, recv)
-		default:
-			event = true
-		}
-	}
-	if len(timers) > 0 && !event {
-		s.refuse(n, "a select whose only cases are timers is a sleep by another name; want a real event beside the timer")
-	}
-	for _, r := range timers {
-		s.inSelect[r] = true // judged with its select
-	}
-}
-
-// timerArg is the duration of a time.After call, or nil where it cannot be
-// seen (a timer's C, a saved channel).
-func timerArg(e ast.Expr) ast.Expr {
-	if call, ok := e.(*ast.CallExpr); ok && len(call.Args) == 1 {
-		return call.Args[0]
-	}
-	return nil
-}
-
-// timeAlone judges a wait on time alone by its duration.
-func (s *e2File) timeAlone(n ast.Node, what string, args ...ast.Expr) {
-	if len(args) != 1 || args[0] == nil {
-		s.refuse(n, what+" waits on time alone for a duration this check cannot see; want a named session-timeout constant")
-		return
-	}
-	if id, ok := args[0].(*ast.Ident); ok && s.consts[id.Name] && sessionTimeoutConst.MatchString(id.Name) {
-		s.allowed = append(s.allowed, fmt.Sprintf("%s: %s waits for the named session timeout %s", s.at(n), what, id.Name))
-		return
-	}
-	s.refuse(n, fmt.Sprintf("%s(%s) guesses a window; want a named constant that is a session timeout (its name contains SessionTimeout)", what, s.src(args[0])))
-}
-
-func (s *e2File) refuse(n ast.Node, why string) {
-	s.refused = append(s.refused, s.at(n)+": "+why)
-}
-
-// src is e as written, for the message.
-func (s *e2File) src(e ast.Expr) string {
-	p0, p1 := s.fset.Position(e.Pos()), s.fset.Position(e.End())
-	b, err := os.ReadFile(p0.Filename)
-	if err != nil || p1.Offset > len(b) {
-		return "…"
-	}
-	return string(b[p0.Offset:p1.Offset])
 }
 
 // TestDocTableOfContentsMatchesIndex: doc.go's package comment is the
@@ -729,7 +168,7 @@ func (s *e2File) src(e ast.Expr) string {
 // moved locator or a proof that moved by a line fails it. Regenerate with
 // "go run ./cmd/evidence -doc".
 func TestDocTableOfContentsMatchesIndex(t *testing.T) {
-	ix := loadClaimIndex(t)
+	ix := claims.LoadClaimIndex(t)
 	at, err := ix.ProofPositions(".")
 	if err != nil {
 		t.Fatal(err)
@@ -767,7 +206,7 @@ func TestDocTableOfContentsMatchesIndex(t *testing.T) {
 // body reads as its diagram's steps: it opens with no call that wraps the
 // body in a function literal.
 func TestExamplesFollowTheArticle(t *testing.T) {
-	ix := loadClaimIndex(t)
+	ix := claims.LoadClaimIndex(t)
 	section := map[string]int{}
 	for i, s := range ix.Sections {
 		section[s.Key] = i

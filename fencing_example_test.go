@@ -11,15 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand"
-	"path"
 	"path/filepath"
 	"regexp"
-	"slices"
-	"sort"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,423 +20,13 @@ import (
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/fence/fencetest"
-	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/sqlite"
-	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 	"github.com/zk19/zk19/lock"
 )
-
-// resourceKinds are the fenced resources every claim about the resource
-// runs against: one in memory, one durable in SQLite (issue 12).
-var resourceKinds = []string{"memory", "durable"}
-
-// fencedResource is a fenced resource with the call some claims need
-// beside the fence: a request id checked with the token (F12).
-type fencedResource interface {
-	fence.Resource
-	WriteOnce(ctx context.Context, tok fence.Token, id, value string) (fence.Result, error)
-}
-
-// clearMark is the wrong reset of the mark (T4), on res as openResource
-// opened it: fencetest clears fence's own resources, and the durable one
-// is inside sqlite's wrapper.
-func clearMark(ctx context.Context, res fencedResource) error {
-	switch r := res.(type) {
-	case *fence.Memory:
-		return fencetest.ClearMark(ctx, r)
-	case *sqlite.Durable:
-		return fencetest.ClearMark(ctx, r.Durable)
-	}
-	return fmt.Errorf("clear the mark of %T; want a *fence.Memory or a *sqlite.Durable", res)
-}
-
-// openResource opens an empty fenced resource of kind with opts (a
-// Trace), closed at cleanup.
-func openResource(t zkserver.TB, kind string, opts ...fence.Option) fencedResource {
-	t.Helper()
-	var res fencedResource
-	switch kind {
-	case "memory":
-		res = fence.NewMemory(opts...)
-	case "durable":
-		d, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "resource.db"), opts...)
-		if err != nil {
-			t.Fatalf("open the durable resource: %v", err)
-		}
-		res = d
-	default:
-		t.Fatalf("no fenced resource of kind %q", kind)
-	}
-	t.Cleanup(func() { _ = res.Close() })
-	return res
-}
-
-// onEachResource runs f once on each fenced resource, in a subtest worded
-// as the claim: "the memory resource " + does.
-func onEachResource(t *testing.T, does string, f func(t *testing.T, kind string, res fencedResource)) {
-	t.Helper()
-	for _, kind := range resourceKinds {
-		t.Run("the "+kind+" resource "+does, func(t *testing.T) { f(t, kind, openResource(t, kind)) })
-	}
-}
-
-// writeAs is one write of who's, logged as its operation. A rejection is
-// a result; an error stops the scenario.
-func writeAs(t zkserver.TB, who actor, res fence.Resource, tok fence.Token, value string) fence.Result {
-	t.Helper()
-	who.invoke("write %q with token %v", value, tok)
-	r, err := res.Write(context.Background(), tok, value)
-	if err != nil {
-		who.fail("%v", err)
-		t.Fatalf("%s: write %q: %v", who.name, value, err)
-	}
-	logWrite(who, tok, r)
-	return r
-}
-
-func logWrite(who actor, tok fence.Token, r fence.Result) {
-	if r.Accepted {
-		who.ok("accepted over %q; mark %v, commit %d", r.Prev, r.Mark, r.Commit)
-	} else {
-		who.fail("rejected: mark %v is above token %v; value stays %q", r.Mark, tok, r.Prev)
-	}
-}
-
-// readResource reads the resource's value and mark or stops the scenario.
-func readResource(t zkserver.TB, res fence.Resource) (value string, mark fence.Token, marked bool) {
-	t.Helper()
-	value, mark, marked, err := res.Read(context.Background())
-	if err != nil {
-		t.Fatalf("read the resource: %v", err)
-	}
-	return value, mark, marked
-}
-
-// fencingStory is the article's §5 story (claims F1–F4, F8, F10), run
-// against a fenced resource and, side by side, the unfenced control: every
-// write goes to both.
-type fencingStory struct {
-	tokenA, tokenB     fence.Token
-	fenced, unfenced   storySide
-	aSawExpiredAtB     bool  // A had seen Expired when B acquired (F10)
-	aExpiredAfterHeal  bool  // A saw Expired once it could reach the server again
-	aLostAtB           bool  // A's Held.Lost() had fired when B acquired
-	aLostAfterHeal     error // A's Release once its hold reported itself lost after the heal (nil: it did not)
-	deletionBeforeHeal bool
-	elapsed            time.Duration
-}
-
-// storySide is what one resource answered in the story.
-type storySide struct {
-	first              fence.Result // A's write while it held: the mark is A's token
-	markBeforeWindow   fence.Token  // the mark just before A's write in the window (F2)
-	markedBeforeWindow bool
-	window             fence.Result // A's write after its expiry, before B's write (F2)
-	b, late            fence.Result // B's "new-owner"; A's worker's "stale-late" after its gate opens
-	final              string
-}
-
-// fencingCast is the cast of the fencing scenarios on a server with a
-// small tickTime: O observes directly, A talks through a proxy that can
-// blackhole it (so its session can expire naturally), B talks directly.
-type fencingCast struct {
-	srv   *zkserver.Server
-	root  string
-	proxy *faultproxy.Proxy
-	O     *zkclient.Client
-	a, b  *contender
-}
-
-func newFencingCast(t zkserver.TB) *fencingCast {
-	t.Helper()
-	s := expiryServer(t)
-	fc := &fencingCast{srv: s}
-	fc.O = zkclient.Connect(t, "O", []string{s.Client})
-	fc.root = testRoot(t, fc.O)
-	fc.proxy = zkserver.ClientProxy(t, "A-proxy", s)
-	fc.a = join(t, "A", []string{fc.proxy.Addr()}, fc.root, joinOpts{client: []zkclient.Option{zkclient.WithSessionTimeout(expirySessionTimeout)}})
-	fc.b = join(t, "B", []string{s.Client}, fc.root, joinOpts{})
-	return fc
-}
-
-// expireA cuts A off behind its proxy (a blackhole: no close, no forced
-// expiry) and waits until O sees the server delete A's node: A's session
-// ran out on the server's clock, and A has not been told.
-func (fc *fencingCast) expireA(t zkserver.TB, node string) {
-	t.Helper()
-	_, _, gone, err := fc.O.ExistsW(node)
-	if err != nil {
-		t.Fatalf("O: exists %s: %v", path.Base(node), err)
-	}
-	fc.cutA(t)
-	select {
-	case ev := <-gone:
-		if ev.Type != zk.EventNodeDeleted {
-			t.Fatalf("O: got %v on A's node; want its deletion", ev.Type)
-		}
-		t.Logf("O: A's node %s deleted by the server: A's session expired", path.Base(node))
-	case <-time.After(10 * expirySessionTimeout):
-		t.Fatalf("A's session did not expire within %v of the blackhole", 10*expirySessionTimeout)
-	}
-}
-
-// cutA blackholes A's connection both ways until the heal (at cleanup at
-// the latest): no close, no forced expiry.
-func (fc *fencingCast) cutA(t zkserver.TB) {
-	fc.proxy.Blackhole(faultproxy.Both)
-	t.Cleanup(fc.proxy.Heal)
-	fc.a.a.info("connection blackholed: no close, no forced expiry")
-}
-
-// heldOnceAExpires cuts A off and returns the hold B's waiting acquisition
-// gets: the server must expire A's session on its own clock and delete A's
-// node, and B learn it from that deletion (claim id fails otherwise).
-func (fc *fencingCast) heldOnceAExpires(t zkserver.TB, id string, waitingB *acquisition) *lock.Held {
-	t.Helper()
-	fc.cutA(t)
-	wait.ReceiveSeen(judged(t, id, notShown), 10*expirySessionTimeout, "the return of B's acquisition after A's blackhole", waitingB.done, waitingB.seen)
-	if waitingB.err != nil {
-		notShown(t, id, "B acquire: %v", waitingB.err)
-	}
-	fc.b.a.ok("holds with token %v after the server deleted A's node", waitingB.held.Token)
-	return waitingB.held
-}
-
-// writeEach is who's write of value with tok to each resource in turn.
-func writeEach(t zkserver.TB, who actor, tok fence.Token, value string, rs ...fence.Resource) []fence.Result {
-	t.Helper()
-	out := make([]fence.Result, len(rs))
-	for i, r := range rs {
-		out[i] = writeAs(t, who, r, tok, value)
-	}
-	return out
-}
-
-// runFencingStory: A holds with token 0 and writes once with it, so the
-// fenced resource's mark is A's token; A's worker then parks on a gate
-// before its next write; A's session expires naturally behind a blackholed
-// proxy; B, waiting on A's node, learns of the deletion and holds with
-// token 1; in that window A's token still writes; B writes "new-owner";
-// the gate opens and A's worker writes "stale-late" with token 0. Every
-// write goes to res and to an unfenced control beside it. The steps are
-// Example_s5aFencingSequence's.
-func runFencingStory(t zkserver.TB, res fence.Resource) fencingStory {
-	t.Helper()
-	ctx := context.Background()
-	start0 := time.Now()
-	var st fencingStory
-	fc := newFencingCast(t)
-	unfenced := fencetest.NewUnfenced()
-	phase(t, "A holds and writes once with its token; its worker keeps the token and parks on a gate")
-	hA := fc.a.acquire()
-	st.tokenA = hA.Token
-	first := writeEach(t, fc.a.a, st.tokenA, "A-first", res, unfenced)
-	st.fenced.first, st.unfenced.first = first[0], first[1]
-	lostA := hA.Lost()
-	waitWatching(t, fc.srv, fc.root, hA.Path, fc.a.c.SessionHex())
-	fc.a.a.info("hold armed: watching its own node %s", path.Base(hA.Path))
-	late := parkWorker(t, st.tokenA, "stale-late", res, unfenced)
-
-	phase(t, "B waits on A's node")
-	pB := fc.b.acquireInBackground().waitsOn(nodeOf(hA))
-
-	phase(t, "A's connection is blackholed: no forced expiry, no close; the session runs out")
-	mark := fc.a.c.Mark()
-	st.tokenB = fc.heldOnceAExpires(t, "F1", pB).Token
-	st.aSawExpiredAtB = fc.a.c.Seen(zk.StateExpired)
-	select {
-	case <-lostA:
-		st.aLostAtB = true
-	default:
-	}
-	fc.a.a.info("A's hold reports itself lost when B acquired: %v", st.aLostAtB)
-	fc.a.a.info("A's own view when B acquired: session states %v; expired seen: %v", fc.a.c.States()[mark:], st.aSawExpiredAtB)
-	ok, _, err := fc.O.Exists(hA.Path)
-	st.deletionBeforeHeal = err == nil && !ok
-	t.Logf("O: A's node %s exists: %v (%v)", path.Base(hA.Path), ok, err)
-
-	for i, r := range []fence.Resource{res, unfenced} {
-		side := []*storySide{&st.fenced, &st.unfenced}[i]
-		_, side.markBeforeWindow, side.markedBeforeWindow = readResource(t, r)
-	}
-	phase(t, "the window: A has expired and B has not written yet")
-	window := writeEach(t, fc.a.a, st.tokenA, "A-in-window", res, unfenced)
-	phase(t, "B writes with its token")
-	byB := writeEach(t, fc.b.a, st.tokenB, "new-owner", res, unfenced)
-	phase(t, "the gate opens: A's worker writes with its old token")
-	lateW := late.resume(t)
-	st.fenced.window, st.fenced.b, st.fenced.late = window[0], byB[0], lateW[0]
-	st.unfenced.window, st.unfenced.b, st.unfenced.late = window[1], byB[1], lateW[1]
-	st.fenced.final, _, _ = readResource(t, res)
-	st.unfenced.final, _, _ = readResource(t, unfenced)
-	t.Logf("values: fenced %q, unfenced %q", st.fenced.final, st.unfenced.final)
-
-	phase(t, "heal A's connection: only now can A learn that its session expired")
-	fc.proxy.Heal()
-	st.aExpiredAfterHeal = fc.a.c.WaitStateSince(mark, zk.StateExpired, zkclient.ConnectWithin) == nil
-	fc.a.a.info("session expired seen after heal: %v", st.aExpiredAfterHeal)
-	select {
-	case <-lostA:
-		st.aLostAfterHeal = hA.Release(ctx)
-		fc.a.a.info("A's hold reports itself lost after the heal; Release says why: %v", st.aLostAfterHeal)
-	case <-time.After(zkclient.ConnectWithin):
-		fc.a.a.info("A's hold never reported itself lost after the heal")
-	}
-	st.elapsed = time.Since(start0)
-	return st
-}
-
-// lateWorker is A's worker parked on a gate with its token.
-type lateWorker struct {
-	who   actor
-	tok   fence.Token
-	value string
-	gate  chan struct{}
-	res   chan []fence.Result
-	err   chan error
-}
-
-// parkWorker starts A's worker: it waits on a gate, then writes value with
-// tok to each resource in turn. Cleanup opens the gate and waits for it.
-func parkWorker(t zkserver.TB, tok fence.Token, value string, rs ...fence.Resource) *lateWorker {
-	w := &lateWorker{who: newActor(t, "A"), tok: tok, value: value, gate: make(chan struct{}), res: make(chan []fence.Result, 1), err: make(chan error, 1)}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		<-w.gate
-		out := make([]fence.Result, len(rs))
-		for i, r := range rs {
-			var err error
-			if out[i], err = r.Write(context.Background(), tok, value); err != nil {
-				w.err <- err
-				return
-			}
-		}
-		w.res <- out
-	})
-	t.Cleanup(func() {
-		w.open()
-		wg.Wait()
-	})
-	w.who.info("worker parked with token %v", tok)
-	return w
-}
-
-func (w *lateWorker) open() {
-	select {
-	case <-w.gate:
-	default:
-		close(w.gate)
-	}
-}
-
-// resume opens the gate and returns what each resource answered the
-// worker's write.
-func (w *lateWorker) resume(t zkserver.TB) []fence.Result {
-	t.Helper()
-	w.who.invoke("write %q with token %v (the worker resumes)", w.value, w.tok)
-	w.open()
-	select {
-	case out := <-w.res:
-		for _, r := range out {
-			logWrite(w.who, w.tok, r)
-		}
-		return out
-	case err := <-w.err:
-		t.Fatalf("A's worker: write %q: %v", w.value, err)
-	case <-time.After(within):
-		t.Fatalf("A's worker did not write within %v", within)
-	}
-	return nil
-}
-
-// askingWorker is A's worker when it asks ZooKeeper before it writes: it
-// checks that its lock node exists, parks on a gate (the pause between the
-// answer and the write, where a GC pause or a slow disk would be) and then
-// writes with its token, whatever happened meanwhile.
-type askingWorker struct {
-	who    actor
-	tok    fence.Token
-	value  string
-	self   int64      // the session the worker's hold belongs to
-	answer chan error // nil: the node exists and this session owns it
-	gate   chan struct{}
-	wrote  chan fence.Result
-	failed chan error
-}
-
-// startAskingWorker starts p's worker for its hold of node. Cleanup opens
-// the gate and waits for the worker.
-func startAskingWorker(t zkserver.TB, p *contender, node string, res fence.Resource, tok fence.Token, value string) *askingWorker {
-	t.Helper()
-	w := &askingWorker{who: p.a, tok: tok, value: value, self: p.c.SessionID(), answer: make(chan error, 1), gate: make(chan struct{}), wrote: make(chan fence.Result, 1), failed: make(chan error, 1)}
-	p.a.invoke("exists %s (do I still hold the lock?)", path.Base(node))
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		ok, st, err := p.c.Exists(node)
-		switch {
-		case err != nil:
-		case !ok:
-			err = fmt.Errorf("%s does not exist", path.Base(node))
-		case st.EphemeralOwner != w.self:
-			err = fmt.Errorf("%s is owned by 0x%x, not by this session 0x%x", path.Base(node), st.EphemeralOwner, w.self)
-		}
-		w.answer <- err
-		<-w.gate
-		r, err := res.Write(context.Background(), tok, value)
-		if err != nil {
-			w.failed <- err
-			return
-		}
-		w.wrote <- r
-	})
-	t.Cleanup(func() { w.open(); wg.Wait() })
-	return w
-}
-
-func (w *askingWorker) open() {
-	select {
-	case <-w.gate:
-	default:
-		close(w.gate)
-	}
-}
-
-// asked waits for ZooKeeper's answer and reports whether the node exists
-// and is owned by the worker's session; the worker is then parked.
-func (w *askingWorker) asked(t zkserver.TB) bool {
-	t.Helper()
-	select {
-	case err := <-w.answer:
-		if err != nil {
-			w.who.fail("%v", err)
-			return false
-		}
-		w.who.ok("true, owned by this session 0x%x; the worker pauses before its write", w.self)
-		return true
-	case <-time.After(within):
-		t.Fatalf("%s: no answer to exists within %v", w.who.name, within)
-		return false
-	}
-}
-
-// resume opens the gate and waits for the worker's write.
-func (w *askingWorker) resume(t zkserver.TB) fence.Result {
-	t.Helper()
-	w.who.invoke("write %q with token %v (resumed after its check)", w.value, w.tok)
-	w.open()
-	select {
-	case r := <-w.wrote:
-		logWrite(w.who, w.tok, r)
-		return r
-	case err := <-w.failed:
-		t.Fatalf("%s: write %q: %v", w.who.name, w.value, err)
-	case <-time.After(within):
-		t.Fatalf("%s: the worker did not write within %v", w.who.name, within)
-	}
-	return fence.Result{}
-}
 
 // TestF1toF3_FencedResourceRejectsTheLateHolder runs the article's fencing
 // story (Example_s5aFencingSequence's steps) against the fenced resource in
@@ -455,35 +38,35 @@ func (w *askingWorker) resume(t zkserver.TB) fence.Result {
 // after B wrote "new-owner" with token 1, A's late "stale-late" with token
 // 0 was rejected.
 func TestF1toF3_FencedResourceRejectsTheLateHolder(t *testing.T) {
-	parallel(t)
+	scene.Parallel(t)
 	for _, id := range []string{"F1", "F2", "F3"} {
-		claim(t, id)
+		claims.Open(t, id)
 	}
-	onEachResource(t, "still takes token 0 until token 1 arrives, then rejects the late holder", func(t *testing.T, kind string, res fencedResource) {
-		st := runFencingStory(t, res)
-		f := st.fenced
-		evidence(t, "%s resource: A token %v, B token %v; A's node deleted before the heal: %v", kind, st.tokenA, st.tokenB, st.deletionBeforeHeal)
-		evidence(t, "%s resource: the mark before the window write was %v (A's first write accepted=%v); A's token %v in the window accepted=%v over %q", kind, f.markBeforeWindow, f.first.Accepted, st.tokenA, f.window.Accepted, f.window.Prev)
-		evidence(t, "%s resource: B's write with %v accepted=%v; A's late write with %v accepted=%v; value %q", kind, st.tokenB, f.b.Accepted, st.tokenA, f.late.Accepted, f.final)
-		if st.tokenA.Seq != 0 || st.tokenB.Seq != 1 {
-			refuted(t, "F1", "tokens A=%v B=%v; want sequence 0 and 1", st.tokenA, st.tokenB)
+	scene.OnEachResource(t, "still takes token 0 until token 1 arrives, then rejects the late holder", func(t *testing.T, kind string, res scene.FencedResource) {
+		st := scene.RunFencingStory(t, res)
+		f := st.Fenced
+		claims.Evidence(t, "%s resource: A token %v, B token %v; A's node deleted before the heal: %v", kind, st.TokenA, st.TokenB, st.DeletionBeforeHeal)
+		claims.Evidence(t, "%s resource: the mark before the window write was %v (A's first write accepted=%v); A's token %v in the window accepted=%v over %q", kind, f.MarkBeforeWindow, f.First.Accepted, st.TokenA, f.Window.Accepted, f.Window.Prev)
+		claims.Evidence(t, "%s resource: B's write with %v accepted=%v; A's late write with %v accepted=%v; value %q", kind, st.TokenB, f.B.Accepted, st.TokenA, f.Late.Accepted, f.Final)
+		if st.TokenA.Seq != 0 || st.TokenB.Seq != 1 {
+			claims.Refuted(t, "F1", "tokens A=%v B=%v; want sequence 0 and 1", st.TokenA, st.TokenB)
 		}
-		if !st.deletionBeforeHeal {
-			refuted(t, "F1", "A's node was not deleted by the server while A was blackholed")
+		if !st.DeletionBeforeHeal {
+			claims.Refuted(t, "F1", "A's node was not deleted by the server while A was blackholed")
 		}
-		if !f.first.Accepted || !f.markedBeforeWindow || f.markBeforeWindow != st.tokenA {
-			brokenCheck(t, "F2", "before the window the resource's mark was %v (set: %v); want A's token %v from A's first write", f.markBeforeWindow, f.markedBeforeWindow, st.tokenA)
+		if !f.First.Accepted || !f.MarkedBeforeWindow || f.MarkBeforeWindow != st.TokenA {
+			claims.BrokenCheck(t, "F2", "before the window the resource's mark was %v (set: %v); want A's token %v from A's first write", f.MarkBeforeWindow, f.MarkedBeforeWindow, st.TokenA)
 		}
-		if !f.window.Accepted || f.window.Prev != "A-first" {
-			refuted(t, "F2", "in the window A's token %v got accepted=%v over %q (mark %v); want accepted over \"A-first\": the mark is A's own token and cannot know of B yet", st.tokenA, f.window.Accepted, f.window.Prev, f.window.Mark)
+		if !f.Window.Accepted || f.Window.Prev != "A-first" {
+			claims.Refuted(t, "F2", "in the window A's token %v got accepted=%v over %q (mark %v); want accepted over \"A-first\": the mark is A's own token and cannot know of B yet", st.TokenA, f.Window.Accepted, f.Window.Prev, f.Window.Mark)
 		}
-		if !f.b.Accepted {
-			refuted(t, "F3", "B's write with token %v was rejected", st.tokenB)
+		if !f.B.Accepted {
+			claims.Refuted(t, "F3", "B's write with token %v was rejected", st.TokenB)
 		}
-		if f.late.Accepted || f.final != "new-owner" {
-			refuted(t, "F3", "A's late write accepted=%v, final value %q; want rejected and \"new-owner\"", f.late.Accepted, f.final)
+		if f.Late.Accepted || f.Final != "new-owner" {
+			claims.Refuted(t, "F3", "A's late write accepted=%v, final value %q; want rejected and \"new-owner\"", f.Late.Accepted, f.Final)
 		}
-		t.Logf("F1 scenario wall time: %v", st.elapsed.Round(time.Millisecond))
+		t.Logf("F1 scenario wall time: %v", st.Elapsed.Round(time.Millisecond))
 	})
 }
 
@@ -492,16 +75,16 @@ func TestF1toF3_FencedResourceRejectsTheLateHolder(t *testing.T) {
 // nothing, ends there with A's "stale-late" over B's "new-owner", while the
 // fenced resource beside it keeps "new-owner".
 func TestF4_UnfencedResourceTakesTheLateWrite(t *testing.T) {
-	parallel(t)
-	claim(t, "F4")
-	st := runFencingStory(t, fence.NewMemory())
-	u := st.unfenced
-	evidence(t, "unfenced resource: B's write with %v accepted=%v; A's late write with token %v accepted=%v over %q; value %q (the fenced one beside it: accepted=%v, value %q)", st.tokenB, u.b.Accepted, st.tokenA, u.late.Accepted, u.late.Prev, u.final, st.fenced.late.Accepted, st.fenced.final)
-	if !u.b.Accepted || !u.late.Accepted || u.late.Prev != "new-owner" || u.final != "stale-late" {
-		refuted(t, "F4", "unfenced: B's write accepted=%v, then A's late write accepted=%v over %q, final %q; want both accepted and \"stale-late\" over \"new-owner\"", u.b.Accepted, u.late.Accepted, u.late.Prev, u.final)
+	scene.Parallel(t)
+	claims.Open(t, "F4")
+	st := scene.RunFencingStory(t, fence.NewMemory())
+	u := st.Unfenced
+	claims.Evidence(t, "unfenced resource: B's write with %v accepted=%v; A's late write with token %v accepted=%v over %q; value %q (the fenced one beside it: accepted=%v, value %q)", st.TokenB, u.B.Accepted, st.TokenA, u.Late.Accepted, u.Late.Prev, u.Final, st.Fenced.Late.Accepted, st.Fenced.Final)
+	if !u.B.Accepted || !u.Late.Accepted || u.Late.Prev != "new-owner" || u.Final != "stale-late" {
+		claims.Refuted(t, "F4", "unfenced: B's write accepted=%v, then A's late write accepted=%v over %q, final %q; want both accepted and \"stale-late\" over \"new-owner\"", u.B.Accepted, u.Late.Accepted, u.Late.Prev, u.Final)
 	}
-	if st.fenced.late.Accepted || st.fenced.final != "new-owner" {
-		brokenCheck(t, "F4", "the fenced resource beside the control took A's late write (accepted=%v, value %q); want it refused: the story did not run as the article's", st.fenced.late.Accepted, st.fenced.final)
+	if st.Fenced.Late.Accepted || st.Fenced.Final != "new-owner" {
+		claims.BrokenCheck(t, "F4", "the fenced resource beside the control took A's late write (accepted=%v, value %q); want it refused: the story did not run as the article's", st.Fenced.Late.Accepted, st.Fenced.Final)
 	}
 }
 
@@ -512,256 +95,30 @@ func TestF4_UnfencedResourceTakesTheLateWrite(t *testing.T) {
 // does the gate open: A's checked write lands on the unfenced resource over
 // B's accepted write.
 func TestF5_CheckThenWriteLosesTheRace(t *testing.T) {
-	parallel(t)
-	claim(t, "F5")
-	fc := newFencingCast(t)
+	scene.Parallel(t)
+	claims.Open(t, "F5")
+	fc := scene.NewFencingCast(t)
 	res := fencetest.NewUnfenced()
-	phase(t, "A holds; its worker asks ZooKeeper before it writes and parks after the answer")
-	hA := fc.a.acquire()
-	worker := startAskingWorker(t, fc.a, hA.Path, res, hA.Token, "A-after-check")
-	if !worker.asked(t) {
-		notShown(t, "F5", "A's check says it does not hold; want its node to exist: A holds")
+	claims.Phase(t, "A holds; its worker asks ZooKeeper before it writes and parks after the answer")
+	hA := fc.A.Acquire()
+	worker := scene.StartAskingWorker(t, fc.A, hA.Path, res, hA.Token, "A-after-check")
+	if !worker.Asked(t) {
+		claims.NotShown(t, "F5", "A's check says it does not hold; want its node to exist: A holds")
 	}
-	phase(t, "while A's worker is parked, A's session expires and B acquires and writes")
-	fc.expireA(t, hA.Path)
-	hB := fc.b.acquire()
-	fc.b.a.ok("holds with token %v", hB.Token)
-	rb := writeAs(t, fc.b.a, res, hB.Token, "new-owner")
+	claims.Phase(t, "while A's worker is parked, A's session expires and B acquires and writes")
+	fc.ExpireA(t, hA.Path)
+	hB := fc.B.Acquire()
+	fc.B.A.Ok("holds with token %v", hB.Token)
+	rb := scene.WriteAs(t, fc.B.A, res, hB.Token, "new-owner")
 	if !rb.Accepted {
-		notShown(t, "F5", "B's write with token %v was rejected; want accepted", hB.Token)
+		claims.NotShown(t, "F5", "B's write with token %v was rejected; want accepted", hB.Token)
 	}
-	phase(t, "the gate opens: A's worker writes after its check")
-	ra := worker.resume(t)
-	v, _, _ := readResource(t, res)
-	evidence(t, "A's check said its node exists; after A's expiry B's write with %v was accepted; then A's checked write with %v accepted=%v over %q; value %q", hB.Token, hA.Token, ra.Accepted, ra.Prev, v)
+	claims.Phase(t, "the gate opens: A's worker writes after its check")
+	ra := worker.Resume(t)
+	v, _, _ := scene.ReadResource(t, res)
+	claims.Evidence(t, "A's check said its node exists; after A's expiry B's write with %v was accepted; then A's checked write with %v accepted=%v over %q; value %q", hB.Token, hA.Token, ra.Accepted, ra.Prev, v)
 	if !ra.Accepted || ra.Prev != "new-owner" || v != "A-after-check" {
-		refuted(t, "F5", "A's checked write accepted=%v over %q, final %q; want it accepted over B's \"new-owner\" and the value \"A-after-check\": the check did not protect B", ra.Accepted, ra.Prev, v)
-	}
-}
-
-// acceptedWrite is one accepted write of a concurrent run.
-type acceptedWrite struct {
-	commit uint64
-	tok    fence.Token
-	value  string
-	mark   fence.Token // the mark its Result gave back
-}
-
-// writeRun is a concurrent run on one resource: writers with tokens, and
-// readers beside them that read the value and the mark back.
-type writeRun struct {
-	mu       sync.Mutex
-	accepted []acceptedWrite // in commit order once the run is over
-	writes   int
-	reads    int
-	badRead  string // the first read whose value was not written with the mark read with it
-	badReads int
-}
-
-// valueOf is the value writer w's i-th write stores with tok. The token is
-// in it, so that a reader can tell which token wrote what it reads.
-func valueOf(w, i int, tok fence.Token) string {
-	return fmt.Sprintf("w%d.%d@%d/%d", w, i, tok.Domain, tok.Seq)
-}
-
-// tokenIn is the token valueOf put into value.
-func tokenIn(value string) (fence.Token, bool) {
-	var tok fence.Token
-	_, rest, ok := strings.Cut(value, "@")
-	if !ok {
-		return tok, false
-	}
-	_, err := fmt.Sscanf(rest, "%d/%d", &tok.Domain, &tok.Seq)
-	return tok, err == nil
-}
-
-// writeConcurrently has writers goroutines write per times each, and
-// readers goroutines read the value and the mark until the writers are
-// done. A shared ticket counter plays the lock service: tickets increase,
-// but taking one and writing with it is not one step, so writes arrive a
-// little out of order; one write in eight is a stale holder's, some
-// tickets behind. onAccept, if set, sees every accepted token. A write or
-// read that fails stops the proof: claim id is not shown.
-func writeConcurrently(t *testing.T, id string, res fence.Resource, writers, per, readers int, onAccept func(fence.Token)) *writeRun {
-	t.Helper()
-	run := &writeRun{}
-	var (
-		tickets atomic.Int64
-		wg, rwg sync.WaitGroup
-		done    = make(chan struct{})
-		errs    = make(chan error, writers+readers)
-	)
-	for range readers {
-		rwg.Go(func() {
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				if err := run.read(res); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	for w := range writers {
-		wg.Go(func() {
-			rng := rand.New(rand.NewSource(int64(w)))
-			for i := range per {
-				tok := fence.Token{Domain: 1, Seq: tickets.Add(1)}
-				if rng.Intn(8) == 0 {
-					tok.Seq = max(0, tok.Seq-1-rng.Int63n(20))
-				}
-				value := valueOf(w, i, tok)
-				r, err := res.Write(context.Background(), tok, value)
-				if err != nil {
-					errs <- fmt.Errorf("write %q: %w", value, err)
-					return
-				}
-				run.wrote(acceptedWrite{r.Commit, tok, value, r.Mark}, r.Accepted)
-				if r.Accepted && onAccept != nil {
-					onAccept(tok)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(done)
-	rwg.Wait()
-	close(errs)
-	for err := range errs {
-		notShown(t, id, "%v", err)
-	}
-	sort.Slice(run.accepted, func(i, j int) bool { return run.accepted[i].commit < run.accepted[j].commit })
-	return run
-}
-
-// wrote records one write of the run.
-func (run *writeRun) wrote(w acceptedWrite, accepted bool) {
-	run.mu.Lock()
-	defer run.mu.Unlock()
-	run.writes++
-	if accepted {
-		run.accepted = append(run.accepted, w)
-	}
-}
-
-// add records an accepted write made beside the run, once it is over.
-func (run *writeRun) add(w acceptedWrite) {
-	run.wrote(w, true)
-	sort.Slice(run.accepted, func(i, j int) bool { return run.accepted[i].commit < run.accepted[j].commit })
-}
-
-// read reads the value and the mark once and records a value that was not
-// written with the mark it was read with: a resource that stores the value
-// and moves the mark in one step never shows one without the other.
-func (run *writeRun) read(res fence.Resource) error {
-	value, mark, marked, err := res.Read(context.Background())
-	if err != nil {
-		return fmt.Errorf("read: %w", err)
-	}
-	run.mu.Lock()
-	defer run.mu.Unlock()
-	run.reads++
-	if tok, ok := tokenIn(value); marked && (!ok || tok != mark) {
-		if run.badReads++; run.badRead == "" {
-			wrote := "written by no write of the run"
-			if ok {
-				wrote = fmt.Sprintf("written with token %v", tok)
-			}
-			run.badRead = fmt.Sprintf("a reader got value %q (%s) with mark %v; want the value written with the mark", value, wrote, mark)
-		}
-	}
-	return nil
-}
-
-// notAtomic reads the resource's value and mark once the run is over and
-// returns why the run shows that the compare and the write are not one
-// step, or "": in commit order the accepted writes are numbered 1..n, each
-// token is not below the mark at its commit and became the mark; no reader
-// saw a value beside a mark it was not written with; and the resource ends
-// with the value of the write with the largest accepted token, and that
-// token as its mark.
-func (run *writeRun) notAtomic(t zkserver.TB, res fence.Resource) string {
-	t.Helper()
-	acc := run.accepted
-	if len(acc) == 0 {
-		return "got no write accepted; want some, to judge"
-	}
-	for i, w := range acc {
-		if w.commit != uint64(i+1) {
-			return fmt.Sprintf("got commit %d as the %d-th accepted write; want commits numbered 1..%d, one per accepted write", w.commit, i+1, len(acc))
-		}
-	}
-	if bad := belowTheMark(acc); bad != "" {
-		return bad
-	}
-	for _, w := range acc {
-		if w.mark != w.tok {
-			return fmt.Sprintf("got commit %d accepting token %v and giving back mark %v; want its own token as the mark", w.commit, w.tok, w.mark)
-		}
-	}
-	if run.badRead != "" {
-		return fmt.Sprintf("%s (%d of %d reads so)", run.badRead, run.badReads, run.reads)
-	}
-	value, mark, marked := readResource(t, res)
-	last := acc[len(acc)-1]
-	largest := slices.MaxFunc(acc, func(a, b acceptedWrite) int { return a.tok.Compare(b.tok) }).tok
-	if !marked || value != last.value || mark != largest {
-		return fmt.Sprintf("after the run got value %q with mark %v (set: %v); want %q, the value of commit %d, the last write with the largest accepted token %v, and that token as the mark", value, mark, marked, last.value, last.commit, largest)
-	}
-	return ""
-}
-
-// belowTheMark returns the first accepted write whose token is below the
-// mark an earlier commit had set, or "" when there is none.
-func belowTheMark(accepted []acceptedWrite) string {
-	var mark fence.Token
-	for i, w := range accepted {
-		if i > 0 && w.tok.Compare(mark) < 0 {
-			return fmt.Sprintf("got commit %d accepting token %v after an earlier commit had raised the mark to %v; want no token below the mark accepted", w.commit, w.tok, mark)
-		}
-		if i == 0 || w.tok.Compare(mark) > 0 {
-			mark = w.tok
-		}
-	}
-	return ""
-}
-
-// heldGap holds the gap of a compare-then-write control open once: the
-// first write to pass the compare waits between its compare and its write
-// until another writer's larger token has been accepted. No timing decides
-// it.
-type heldGap struct {
-	once, raisedOnce sync.Once
-	held             atomic.Pointer[fence.Token]
-	opened, raised   chan struct{}
-}
-
-func newHeldGap() *heldGap {
-	return &heldGap{opened: make(chan struct{}), raised: make(chan struct{})}
-}
-
-func (g *heldGap) between(d fence.Decision) {
-	if !d.Admitted {
-		return
-	}
-	tok, first := d.Token, false
-	g.once.Do(func() { first = true; g.held.Store(&tok); close(g.opened) })
-	if !first {
-		return
-	}
-	select {
-	case <-g.raised:
-	case <-time.After(within):
-	}
-}
-
-func (g *heldGap) accepted(tok fence.Token) {
-	if h := g.held.Load(); h != nil && tok.Compare(*h) > 0 {
-		g.raisedOnce.Do(func() { close(g.raised) })
+		claims.Refuted(t, "F5", "A's checked write accepted=%v over %q, final %q; want it accepted over B's \"new-owner\" and the value \"A-after-check\": the check did not protect B", ra.Accepted, ra.Prev, v)
 	}
 }
 
@@ -804,42 +161,42 @@ func (g *heldGap) accepted(tok fence.Token) {
 // token and that token as its mark. The same check catches the control once
 // its gap is held open while another writer's larger token goes in.
 func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
-	claim(t, "F6")
-	for _, kind := range resourceKinds {
+	claims.Open(t, "F6")
+	for _, kind := range scene.ResourceKinds {
 		t.Run("the "+kind+" resource keeps a second writer out while one is between its compare and its write", func(t *testing.T) {
-			cs := newCriticalSection(t, "F6")
-			il := interleave(cs, openResource(t, kind, fence.WithTrace(cs.trace())))
-			evidence(t, "%s resource: while B's write with %v was held at its decision (mark %v), A's with %v was %v; A's compare then found mark %v, admitted: %v; value %q", kind, il.tokB, il.bInside.Mark, il.tokA, il.a, il.aDecision.Mark, il.aDecision.Admitted, il.value)
-			if why := il.notAtomic(); why != "" {
-				refuted(t, "F6", "on the %s resource: %s", kind, why)
+			cs := scene.NewCriticalSection(t, "F6")
+			il := scene.Interleave(cs, scene.OpenResource(t, kind, fence.WithTrace(cs.Trace())))
+			claims.Evidence(t, "%s resource: while B's write with %v was held at its decision (mark %v), A's with %v was %v; A's compare then found mark %v, admitted: %v; value %q", kind, il.TokB, il.BInside.Mark, il.TokA, il.A, il.ADecision.Mark, il.ADecision.Admitted, il.Value)
+			if why := il.NotAtomic(); why != "" {
+				claims.Refuted(t, "F6", "on the %s resource: %s", kind, why)
 			}
 		})
 	}
-	for _, kind := range resourceKinds {
+	for _, kind := range scene.ResourceKinds {
 		t.Run("the "+kind+" resource gives a reader that waited while a write was inside that write's value with its token as the mark", func(t *testing.T) {
-			cs := newCriticalSection(t, "F6")
-			res := openResource(t, kind, fence.WithTrace(cs.trace()))
+			cs := scene.NewCriticalSection(t, "F6")
+			res := scene.OpenResource(t, kind, fence.WithTrace(cs.Trace()))
 			tokA, tokB := fence.Token{Seq: 0}, fence.Token{Seq: 1}
-			writeAs(t, newActor(t, "A"), res, tokA, "A-first")
-			b := cs.write(res, newActor(t, "B"), tokB, "new-owner")
-			b.entered()
-			r := cs.read(res, newActor(t, "R"), b)
-			byB := b.finish(nil)
-			value, mark, marked := r.result()
-			evidence(t, "%s resource: a read parked while B's write with %v was inside got %q with mark %v once B's write returned accepted=%v", kind, tokB, value, mark, byB.Accepted)
+			scene.WriteAs(t, claims.NewActor(t, "A"), res, tokA, "A-first")
+			b := cs.Write(res, claims.NewActor(t, "B"), tokB, "new-owner")
+			b.Entered()
+			r := cs.Read(res, claims.NewActor(t, "R"), b)
+			byB := b.Finish(nil)
+			value, mark, marked := r.Result()
+			claims.Evidence(t, "%s resource: a read parked while B's write with %v was inside got %q with mark %v once B's write returned accepted=%v", kind, tokB, value, mark, byB.Accepted)
 			if !byB.Accepted || value != "new-owner" || mark != tokB || !marked {
-				refuted(t, "F6", "on the %s resource: B's write accepted=%v; the read that waited for it got %q with mark %v (set: %v); want B's \"new-owner\" with B's token %v as the mark: the value and the mark were not stored in one step", kind, byB.Accepted, value, mark, marked, tokB)
+				claims.Refuted(t, "F6", "on the %s resource: B's write accepted=%v; the read that waited for it got %q with mark %v (set: %v); want B's \"new-owner\" with B's token %v as the mark: the value and the mark were not stored in one step", kind, byB.Accepted, value, mark, marked, tokB)
 			}
 		})
 	}
 	t.Run("the memory resource's source compares and writes in one lock section, following its calls, where the control's does not", func(t *testing.T) {
-		control, err := sectionInSource(filepath.Join("fence", "fencetest"), "CheckThenWrite.Write", nil)
+		control, err := scene.SectionInSource(filepath.Join("fence", "fencetest"), "CheckThenWrite.Write", nil)
 		if err != nil {
-			notShown(t, "F6", "reading the control's source: %v", err)
+			claims.NotShown(t, "F6", "reading the control's source: %v", err)
 		}
-		src, err := readSource(filepath.Join("fence", "resource.go"))
+		src, err := scene.ReadSource(filepath.Join("fence", "resource.go"))
 		if err != nil {
-			notShown(t, "F6", "reading the memory resource's source: %v", err)
+			claims.NotShown(t, "F6", "reading the memory resource's source: %v", err)
 		}
 		// The second control: a copy whose write stores through a helper
 		// that lets the section go and takes it back first, so the gap is
@@ -847,33 +204,33 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		apply := regexp.MustCompile(`(?m)^(\s*)s\.apply\(tok, value\)$`)
 		helper := apply.ReplaceAllString(string(src), "${1}s.applyAfterAGap(tok, value)") +
 			"\nfunc (s *state) applyAfterAGap(tok Token, value string) {\n\ts.mu.Unlock()\n\ts.mu.Lock()\n\ts.apply(tok, value)\n}\n"
-		inHelper, err := sectionInSource("fence", "Memory.Write", map[string]string{"resource.go": helper})
+		inHelper, err := scene.SectionInSource("fence", "Memory.Write", map[string]string{"resource.go": helper})
 		if err != nil || !apply.MatchString(string(src)) {
-			notShown(t, "F6", "the copy of the memory resource with a gap in a helper: %v (changed: %v)", err, apply.MatchString(string(src)))
+			claims.NotShown(t, "F6", "the copy of the memory resource with a gap in a helper: %v (changed: %v)", err, apply.MatchString(string(src)))
 		}
-		var found []sourceFinding
+		var found []scene.SourceFinding
 		for _, fn := range []string{"Memory.Write", "Memory.WriteOnce"} {
-			why, err := sectionInSource("fence", fn, nil)
+			why, err := scene.SectionInSource("fence", fn, nil)
 			if err != nil {
-				notShown(t, "F6", "reading the memory resource's source: %v", err)
+				claims.NotShown(t, "F6", "reading the memory resource's source: %v", err)
 			}
-			found = append(found, sourceFinding{fn, why})
+			found = append(found, scene.SourceFinding{Name: fn, Why: why})
 		}
-		sourceVerdict(t, "memory", "lock section", found, []sourceFinding{{"the compare-then-write control's Write", control}, {"a copy that lets the section go in a helper", inHelper}})
+		scene.SourceVerdict(t, "memory", "lock section", found, []scene.SourceFinding{{Name: "the compare-then-write control's Write", Why: control}, {Name: "a copy that lets the section go in a helper", Why: inHelper}})
 	})
 	t.Run("the durable resource's source compares and writes in one transaction, following its calls, where changed copies do not", func(t *testing.T) {
-		src, err := readSource(filepath.Join("fence", "durable.go"))
+		src, err := scene.ReadSource(filepath.Join("fence", "durable.go"))
 		if err != nil {
-			notShown(t, "F6", "reading the durable resource's source: %v", err)
+			claims.NotShown(t, "F6", "reading the durable resource's source: %v", err)
 		}
-		why, err := transactionInSource(string(src))
+		why, err := scene.TransactionInSource(string(src))
 		if err != nil {
-			notShown(t, "F6", "reading the durable resource's source: %v", err)
+			claims.NotShown(t, "F6", "reading the durable resource's source: %v", err)
 		}
 		// The controls: the same source with its transaction ended and
 		// begun again right after the decision, and with the value stored
 		// again in a statement of its own once the transaction is over.
-		var controls []sourceFinding
+		var controls []scene.SourceFinding
 		for _, c := range []struct{ name, pattern, insert string }{
 			{"a copy split after the decision", `(?m)^(\s*)d\.trace\.decided\(.*\)$`,
 				"$0\n${1}_, _ = conn.ExecContext(ctx, \"COMMIT\")\n${1}_, _ = conn.ExecContext(ctx, \"BEGIN IMMEDIATE\")"},
@@ -881,42 +238,42 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 				"$0\n${1}_, _ = d.db.ExecContext(ctx, `UPDATE resource SET value = ?1 WHERE id = 1`, value)"},
 		} {
 			changed := regexp.MustCompile(c.pattern).ReplaceAllString(string(src), c.insert)
-			control, err := transactionInSource(changed)
+			control, err := scene.TransactionInSource(changed)
 			if err != nil || changed == string(src) {
-				notShown(t, "F6", "%s of the durable resource's source: %v (changed: %v)", c.name, err, changed != string(src))
+				claims.NotShown(t, "F6", "%s of the durable resource's source: %v (changed: %v)", c.name, err, changed != string(src))
 			}
-			controls = append(controls, sourceFinding{c.name, control})
+			controls = append(controls, scene.SourceFinding{Name: c.name, Why: control})
 		}
-		sourceVerdict(t, "durable", "transaction", []sourceFinding{{"Durable.Write and WriteOnce", why}}, controls)
+		scene.SourceVerdict(t, "durable", "transaction", []scene.SourceFinding{{Name: "Durable.Write and WriteOnce", Why: why}}, controls)
 	})
 	t.Run("the same run finds two writers inside the control that compares, then writes in a second step", func(t *testing.T) {
-		cs := newCriticalSection(t, "F6")
-		il := interleave(cs, fencetest.NewCheckThenWrite(cs.trace()))
-		why := il.notAtomic()
-		evidence(t, "compare-then-write control: while B's write was held between its compare and its write, A's was %v; the proof finds: %s", il.a, why)
-		if !il.a.inside || why == "" {
-			brokenCheck(t, "F6", "against the compare-then-write control A's write was %v and the proof found %q; want A inside beside B, caught", il.a, why)
+		cs := scene.NewCriticalSection(t, "F6")
+		il := scene.Interleave(cs, fencetest.NewCheckThenWrite(cs.Trace()))
+		why := il.NotAtomic()
+		claims.Evidence(t, "compare-then-write control: while B's write was held between its compare and its write, A's was %v; the proof finds: %s", il.A, why)
+		if !il.A.Inside || why == "" {
+			claims.BrokenCheck(t, "F6", "against the compare-then-write control A's write was %v and the proof found %q; want A inside beside B, caught", il.A, why)
 		}
 	})
-	onEachResource(t, "keeps value and mark together among many writers and readers", func(t *testing.T, kind string, res fencedResource) {
+	scene.OnEachResource(t, "keeps value and mark together among many writers and readers", func(t *testing.T, kind string, res scene.FencedResource) {
 		writers, per, readers := 16, 100, 2
 		if kind == "durable" {
 			per = 5 // each durable commit syncs the disk
 		}
-		run := writeConcurrently(t, "F6", res, writers, per, readers, nil)
-		if len(run.accepted) < run.writes/10 {
-			notShown(t, "F6", "the %s resource accepted %d of %d writes; want a tenth at least, or the run exercises no race", kind, len(run.accepted), run.writes)
+		run := scene.WriteConcurrently(t, "F6", res, writers, per, readers, nil)
+		if len(run.Accepted) < run.Writes/10 {
+			claims.NotShown(t, "F6", "the %s resource accepted %d of %d writes; want a tenth at least, or the run exercises no race", kind, len(run.Accepted), run.Writes)
 		}
-		if why := run.notAtomic(t, res); why != "" {
-			refutedNow(t, "F6", "the %s resource: %s", kind, why)
+		if why := run.NotAtomic(t, res); why != "" {
+			claims.RefutedNow(t, "F6", "the %s resource: %s", kind, why)
 		}
-		evidence(t, "%s resource: %d writers × %d writes beside %d readers: %d accepted, tokens non-decreasing in commit order, each the mark after its commit; %d reads each found the value written with the mark; the last value is the largest accepted token's, that token the mark", kind, writers, per, readers, len(run.accepted), run.reads)
+		claims.Evidence(t, "%s resource: %d writers × %d writes beside %d readers: %d accepted, tokens non-decreasing in commit order, each the mark after its commit; %d reads each found the value written with the mark; the last value is the largest accepted token's, that token the mark", kind, writers, per, readers, len(run.Accepted), run.Reads)
 	})
 	t.Run("the many-writers check catches the control once its gap is held open", func(t *testing.T) {
-		gap := newHeldGap()
-		res := fencetest.NewCheckThenWrite(&fence.Trace{Decided: gap.between})
+		gap := scene.NewHeldGap()
+		res := fencetest.NewCheckThenWrite(&fence.Trace{Decided: gap.Between})
 		stale := fence.Token{Domain: 1, Seq: 0}
-		staleValue := valueOf(-1, 0, stale)
+		staleValue := scene.ValueOf(-1, 0, stale)
 		first := make(chan fence.Result, 1)
 		go func() {
 			r, err := res.Write(context.Background(), stale, staleValue)
@@ -926,73 +283,39 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 			first <- r
 		}()
 		select {
-		case <-gap.opened:
-		case <-time.After(within):
-			notShown(t, "F6", "the first write did not reach the control's gap within %v", within)
+		case <-gap.Opened:
+		case <-time.After(scene.Within):
+			claims.NotShown(t, "F6", "the first write did not reach the control's gap within %v", scene.Within)
 		}
-		run := writeConcurrently(t, "F6", res, 16, 100, 2, gap.accepted)
+		run := scene.WriteConcurrently(t, "F6", res, 16, 100, 2, gap.Accepted)
 		select {
 		case r := <-first:
 			if r.Accepted {
-				run.add(acceptedWrite{r.Commit, stale, staleValue, r.Mark})
+				run.Add(scene.AcceptedWrite{Commit: r.Commit, Tok: stale, Value: staleValue, Mark: r.Mark})
 			}
-		case <-time.After(within):
-			notShown(t, "F6", "the write held in the gap did not return within %v", within)
+		case <-time.After(scene.Within):
+			claims.NotShown(t, "F6", "the write held in the gap did not return within %v", scene.Within)
 		}
-		why := run.notAtomic(t, res)
-		evidence(t, "compare-then-write control, %d accepted, the first write's gap held open until a larger token went in: the check finds %q", len(run.accepted), why)
+		why := run.NotAtomic(t, res)
+		claims.Evidence(t, "compare-then-write control, %d accepted, the first write's gap held open until a larger token went in: the check finds %q", len(run.Accepted), why)
 		if why == "" {
-			brokenCheck(t, "F6", "the compare-then-write control passed the check; want the write of token %v held in its gap caught below the mark", stale)
+			claims.BrokenCheck(t, "F6", "the compare-then-write control passed the check; want the write of token %v held in its gap caught below the mark", stale)
 		}
 	})
-}
-
-// sourceFinding is what F6's source check found in one write: why its
-// compare and its write are not one step, or "".
-type sourceFinding struct{ name, why string }
-
-// sourceVerdict records in one observation what F6's source check found
-// in the writes of the resource of kind and in its controls, each of which
-// must be caught, and states the verdict.
-func sourceVerdict(t *testing.T, kind, section string, found, controls []sourceFinding) {
-	t.Helper()
-	var seen []string
-	for _, f := range found {
-		why := f.why
-		if why == "" {
-			why = "compare and write in one " + section
-		}
-		seen = append(seen, f.name+": "+why)
-	}
-	for _, c := range controls {
-		seen = append(seen, c.name+": "+c.why)
-	}
-	evidence(t, "%s resource's source: %s", kind, strings.Join(seen, "; "))
-	for _, c := range controls {
-		if c.why == "" {
-			brokenCheck(t, "F6", "the source check passed %s; want its gap found", c.name)
-		}
-	}
-	for _, f := range found {
-		if f.why != "" {
-			refuted(t, "F6", "on the %s resource, %s: got %s; want its compare and its write in one %s", kind, f.name, f.why, section)
-			return // the first write that breaks it is the verdict; the observation names the rest
-		}
-	}
 }
 
 // TestF7_EqualTokenIsAccepted: the current holder may keep writing with its
 // token (claim F7, §5 ¶5).
 func TestF7_EqualTokenIsAccepted(t *testing.T) {
-	claim(t, "F7")
-	onEachResource(t, "accepts a second write with the token of its mark", func(t *testing.T, kind string, res fencedResource) {
-		a := newActor(t, "A")
+	claims.Open(t, "F7")
+	scene.OnEachResource(t, "accepts a second write with the token of its mark", func(t *testing.T, kind string, res scene.FencedResource) {
+		a := claims.NewActor(t, "A")
 		tok := fence.Token{Seq: 1}
-		r1 := writeAs(t, a, res, tok, "first")
-		r2 := writeAs(t, a, res, tok, "second")
-		evidence(t, "%s resource: two writes with the same token %v: accepted=%v, %v", kind, tok, r1.Accepted, r2.Accepted)
+		r1 := scene.WriteAs(t, a, res, tok, "first")
+		r2 := scene.WriteAs(t, a, res, tok, "second")
+		claims.Evidence(t, "%s resource: two writes with the same token %v: accepted=%v, %v", kind, tok, r1.Accepted, r2.Accepted)
 		if !r1.Accepted || !r2.Accepted {
-			refuted(t, "F7", "the %s resource: writes with the same token accepted=%v,%v; want both", kind, r1.Accepted, r2.Accepted)
+			claims.Refuted(t, "F7", "the %s resource: writes with the same token accepted=%v,%v; want both", kind, r1.Accepted, r2.Accepted)
 		}
 	})
 }
@@ -1003,8 +326,8 @@ func TestF7_EqualTokenIsAccepted(t *testing.T) {
 // rejects token 0 (claim F8, §5 ¶5; beyond the article, whose memory model
 // left durability unverified).
 func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
-	parallel(t)
-	claim(t, "F8")
+	scene.Parallel(t)
+	claims.Open(t, "F8")
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "resource.db")
 	d, err := sqlite.Open(ctx, path)
@@ -1012,7 +335,7 @@ func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = d.Close() }) // also when the story skips; Close is idempotent
-	st := runFencingStory(t, d)
+	st := scene.RunFencingStory(t, d)
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -1022,11 +345,11 @@ func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d2.Close()
-	v, mark, _ := readResource(t, d2)
-	r := writeAs(t, newActor(t, "A"), d2, st.tokenA, "stale-after-restart")
-	evidence(t, "after reopen: value %q mark %v; token %v accepted=%v", v, mark, st.tokenA, r.Accepted)
-	if v != "new-owner" || mark != st.tokenB || r.Accepted {
-		refuted(t, "F8", "after restart value %q mark %v, token 0 accepted=%v; want \"new-owner\", %v, rejected", v, mark, r.Accepted, st.tokenB)
+	v, mark, _ := scene.ReadResource(t, d2)
+	r := scene.WriteAs(t, claims.NewActor(t, "A"), d2, st.TokenA, "stale-after-restart")
+	claims.Evidence(t, "after reopen: value %q mark %v; token %v accepted=%v", v, mark, st.TokenA, r.Accepted)
+	if v != "new-owner" || mark != st.TokenB || r.Accepted {
+		claims.Refuted(t, "F8", "after restart value %q mark %v, token 0 accepted=%v; want \"new-owner\", %v, rejected", v, mark, r.Accepted, st.TokenB)
 	}
 }
 
@@ -1035,13 +358,13 @@ func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
 // (claim F9, §5 ¶5). This test documents the limit; it is not a bug to fix
 // here.
 func TestF9_ForgedLargerTokenIsAccepted(t *testing.T) {
-	claim(t, "F9")
-	onEachResource(t, "accepts a forged larger token", func(t *testing.T, kind string, res fencedResource) {
-		writeAs(t, newActor(t, "B"), res, fence.Token{Seq: 1}, "new-owner")
-		r := writeAs(t, newActor(t, "M"), res, fence.Token{Seq: 999}, "forged")
-		evidence(t, "%s resource: forged token g0/999 accepted=%v after the mark g0/1: fencing is not authentication", kind, r.Accepted)
+	claims.Open(t, "F9")
+	scene.OnEachResource(t, "accepts a forged larger token", func(t *testing.T, kind string, res scene.FencedResource) {
+		scene.WriteAs(t, claims.NewActor(t, "B"), res, fence.Token{Seq: 1}, "new-owner")
+		r := scene.WriteAs(t, claims.NewActor(t, "M"), res, fence.Token{Seq: 999}, "forged")
+		claims.Evidence(t, "%s resource: forged token g0/999 accepted=%v after the mark g0/1: fencing is not authentication", kind, r.Accepted)
 		if !r.Accepted {
-			refuted(t, "F9", "the %s resource: a forged larger token was rejected; want accepted (the resource cannot tell forgery)", kind)
+			claims.Refuted(t, "F9", "the %s resource: a forged larger token was rejected; want accepted (the resource cannot tell forgery)", kind)
 		}
 	})
 }
@@ -1054,21 +377,21 @@ func TestF9_ForgedLargerTokenIsAccepted(t *testing.T) {
 // the heal, and its Release then says the session changed: until then A's
 // worker has no local signal that its token is stale.
 func TestF10_ServerCleanupAndExpiredEventAreTwoObservations(t *testing.T) {
-	parallel(t)
-	claim(t, "F10")
-	st := runFencingStory(t, fence.NewMemory())
-	evidence(t, "B acquired after the server deleted A's node; A had seen Expired then: %v, its hold lost then: %v; after the heal A saw Expired: %v and its Release returned %v", st.aSawExpiredAtB, st.aLostAtB, st.aExpiredAfterHeal, st.aLostAfterHeal)
-	if st.aSawExpiredAtB {
-		refuted(t, "F10", "A had already seen Expired when B acquired; want it only after the heal")
+	scene.Parallel(t)
+	claims.Open(t, "F10")
+	st := scene.RunFencingStory(t, fence.NewMemory())
+	claims.Evidence(t, "B acquired after the server deleted A's node; A had seen Expired then: %v, its hold lost then: %v; after the heal A saw Expired: %v and its Release returned %v", st.ASawExpiredAtB, st.ALostAtB, st.AExpiredAfterHeal, st.ALostAfterHeal)
+	if st.ASawExpiredAtB {
+		claims.Refuted(t, "F10", "A had already seen Expired when B acquired; want it only after the heal")
 	}
-	if !st.aExpiredAfterHeal {
-		refuted(t, "F10", "A never saw Expired after the heal")
+	if !st.AExpiredAfterHeal {
+		claims.Refuted(t, "F10", "A never saw Expired after the heal")
 	}
-	if st.aLostAtB {
-		refuted(t, "F10", "A's hold reported itself lost while A could not reach the server; want it to learn only after the heal")
+	if st.ALostAtB {
+		claims.Refuted(t, "F10", "A's hold reported itself lost while A could not reach the server; want it to learn only after the heal")
 	}
-	if !errors.Is(st.aLostAfterHeal, lock.ErrSessionChanged) {
-		refuted(t, "F10", "after the heal A's hold gave %v; want a lost hold because the session expired (lock.ErrSessionChanged)", st.aLostAfterHeal)
+	if !errors.Is(st.ALostAfterHeal, lock.ErrSessionChanged) {
+		claims.Refuted(t, "F10", "after the heal A's hold gave %v; want a lost hold because the session expired (lock.ErrSessionChanged)", st.ALostAfterHeal)
 	}
 }
 
@@ -1083,22 +406,22 @@ func TestF10_ServerCleanupAndExpiredEventAreTwoObservations(t *testing.T) {
 // same interleaving, keep A's write parked outside until B's has been
 // written, and then refuse it.
 func TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite(t *testing.T) {
-	claim(t, "F11")
+	claims.Open(t, "F11")
 	t.Run("the control that compares, then writes in a second step, accepts A's stale write", func(t *testing.T) {
-		cs := newCriticalSection(t, "F11")
-		il := interleave(cs, fencetest.NewCheckThenWrite(cs.trace()))
-		evidence(t, "compare-then-write control: while B's token %v was held between its compare and its write, A's token %v was %v; B accepted=%v at commit %d; A's then accepted=%v at commit %d over %q; value %q, mark %v", il.tokB, il.tokA, il.a, il.b.Accepted, il.b.Commit, il.late.Accepted, il.late.Commit, il.late.Prev, il.value, il.mark)
-		if !il.a.inside || !il.b.Accepted || !il.late.Accepted || il.late.Prev != "new-owner" || il.value != "stale-late" || il.mark != il.tokB {
-			refuted(t, "F11", "A's write was %v; B accepted=%v, then A's stale write accepted=%v over %q, value %q, mark %v; want A inside beside B, B's write accepted and A's token %v accepted over it below the mark %v", il.a, il.b.Accepted, il.late.Accepted, il.late.Prev, il.value, il.mark, il.tokA, il.tokB)
+		cs := scene.NewCriticalSection(t, "F11")
+		il := scene.Interleave(cs, fencetest.NewCheckThenWrite(cs.Trace()))
+		claims.Evidence(t, "compare-then-write control: while B's token %v was held between its compare and its write, A's token %v was %v; B accepted=%v at commit %d; A's then accepted=%v at commit %d over %q; value %q, mark %v", il.TokB, il.TokA, il.A, il.B.Accepted, il.B.Commit, il.Late.Accepted, il.Late.Commit, il.Late.Prev, il.Value, il.Mark)
+		if !il.A.Inside || !il.B.Accepted || !il.Late.Accepted || il.Late.Prev != "new-owner" || il.Value != "stale-late" || il.Mark != il.TokB {
+			claims.Refuted(t, "F11", "A's write was %v; B accepted=%v, then A's stale write accepted=%v over %q, value %q, mark %v; want A inside beside B, B's write accepted and A's token %v accepted over it below the mark %v", il.A, il.B.Accepted, il.Late.Accepted, il.Late.Prev, il.Value, il.Mark, il.TokA, il.TokB)
 		}
 	})
-	for _, kind := range resourceKinds {
+	for _, kind := range scene.ResourceKinds {
 		t.Run("the "+kind+" resource, under the same interleaving, refuses A's stale write", func(t *testing.T) {
-			cs := newCriticalSection(t, "F11")
-			il := interleave(cs, openResource(t, kind, fence.WithTrace(cs.trace())))
-			evidence(t, "%s resource: while B's token %v was held at its decision, A's token %v was %v; B accepted=%v; A's then accepted=%v against mark %v; value %q, mark %v", kind, il.tokB, il.tokA, il.a, il.b.Accepted, il.late.Accepted, il.aDecision.Mark, il.value, il.mark)
-			if il.a.inside || !il.b.Accepted || il.late.Accepted || il.value != "new-owner" {
-				refuted(t, "F11", "on the %s resource: A's write was %v; B accepted=%v, A's stale write accepted=%v, value %q; want A kept out, B accepted, A refused, \"new-owner\"", kind, il.a, il.b.Accepted, il.late.Accepted, il.value)
+			cs := scene.NewCriticalSection(t, "F11")
+			il := scene.Interleave(cs, scene.OpenResource(t, kind, fence.WithTrace(cs.Trace())))
+			claims.Evidence(t, "%s resource: while B's token %v was held at its decision, A's token %v was %v; B accepted=%v; A's then accepted=%v against mark %v; value %q, mark %v", kind, il.TokB, il.TokA, il.A, il.B.Accepted, il.Late.Accepted, il.ADecision.Mark, il.Value, il.Mark)
+			if il.A.Inside || !il.B.Accepted || il.Late.Accepted || il.Value != "new-owner" {
+				claims.Refuted(t, "F11", "on the %s resource: A's write was %v; B accepted=%v, A's stale write accepted=%v, value %q; want A kept out, B accepted, A refused, \"new-owner\"", kind, il.A, il.B.Accepted, il.Late.Accepted, il.Value)
 			}
 		})
 	}
@@ -1109,16 +432,16 @@ func TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite(t *testing.T) {
 // it again with the same token: an equal token is accepted, so the request
 // is applied a second time, as a second commit.
 func TestF12_EqualTokenAppliesARetryTwice(t *testing.T) {
-	claim(t, "F12")
-	onEachResource(t, "applies a retried request twice when only the token is checked", func(t *testing.T, kind string, res fencedResource) {
-		a := newActor(t, "A")
+	claims.Open(t, "F12")
+	scene.OnEachResource(t, "applies a retried request twice when only the token is checked", func(t *testing.T, kind string, res scene.FencedResource) {
+		a := claims.NewActor(t, "A")
 		tok := fence.Token{Seq: 3}
-		first := writeAs(t, a, res, tok, "r-1: debit 10")
-		a.info("the answer to r-1 is lost; A sends r-1 again with the same token")
-		retry := writeAs(t, a, res, tok, "r-1: debit 10")
-		evidence(t, "%s resource: request r-1 with token %v sent twice: accepted=%v at commit %d, then accepted=%v at commit %d", kind, tok, first.Accepted, first.Commit, retry.Accepted, retry.Commit)
+		first := scene.WriteAs(t, a, res, tok, "r-1: debit 10")
+		a.Info("the answer to r-1 is lost; A sends r-1 again with the same token")
+		retry := scene.WriteAs(t, a, res, tok, "r-1: debit 10")
+		claims.Evidence(t, "%s resource: request r-1 with token %v sent twice: accepted=%v at commit %d, then accepted=%v at commit %d", kind, tok, first.Accepted, first.Commit, retry.Accepted, retry.Commit)
 		if !first.Accepted || !retry.Accepted || retry.Commit != first.Commit+1 {
-			refuted(t, "F12", "the %s resource: r-1 sent twice gave accepted=%v (commit %d), accepted=%v (commit %d); want two commits", kind, first.Accepted, first.Commit, retry.Accepted, retry.Commit)
+			claims.Refuted(t, "F12", "the %s resource: r-1 sent twice gave accepted=%v (commit %d), accepted=%v (commit %d); want two commits", kind, first.Accepted, first.Commit, retry.Accepted, retry.Commit)
 		}
 	})
 }
@@ -1128,27 +451,27 @@ func TestF12_EqualTokenAppliesARetryTwice(t *testing.T) {
 // applies a retried request once (claim F12, §5 ¶5), in memory and in the
 // durable resource.
 func TestF12_RequestIDInTheSameTransactionAppliesOnce(t *testing.T) {
-	claim(t, "F12")
-	onEachResource(t, "applies a retried request once when its id is checked in the same transaction", func(t *testing.T, kind string, res fencedResource) {
-		a := newActor(t, "A")
+	claims.Open(t, "F12")
+	scene.OnEachResource(t, "applies a retried request once when its id is checked in the same transaction", func(t *testing.T, kind string, res scene.FencedResource) {
+		a := claims.NewActor(t, "A")
 		tok := fence.Token{Seq: 3}
 		ctx := context.Background()
-		a.invoke("write r-1 with token %v", tok)
+		a.Invoke("write r-1 with token %v", tok)
 		first, err := res.WriteOnce(ctx, tok, "r-1", "r-1: debit 10")
 		if err != nil {
-			notShown(t, "F12", "write r-1: %v", err)
+			claims.NotShown(t, "F12", "write r-1: %v", err)
 		}
-		a.ok("accepted=%v commit %d", first.Accepted, first.Commit)
-		a.info("the answer to r-1 is lost; A sends r-1 again with the same token")
-		a.invoke("write r-1 with token %v", tok)
+		a.Ok("accepted=%v commit %d", first.Accepted, first.Commit)
+		a.Info("the answer to r-1 is lost; A sends r-1 again with the same token")
+		a.Invoke("write r-1 with token %v", tok)
 		retry, err := res.WriteOnce(ctx, tok, "r-1", "r-1: debit 10")
 		if err != nil {
-			notShown(t, "F12", "retry r-1: %v", err)
+			claims.NotShown(t, "F12", "retry r-1: %v", err)
 		}
-		a.ok("accepted=%v duplicate=%v commit %d", retry.Accepted, retry.Duplicate, retry.Commit)
-		evidence(t, "%s resource: request r-1 with token %v sent twice with its id: accepted=%v at commit %d, then duplicate=%v, accepted=%v, still commit %d", kind, tok, first.Accepted, first.Commit, retry.Duplicate, retry.Accepted, retry.Commit)
+		a.Ok("accepted=%v duplicate=%v commit %d", retry.Accepted, retry.Duplicate, retry.Commit)
+		claims.Evidence(t, "%s resource: request r-1 with token %v sent twice with its id: accepted=%v at commit %d, then duplicate=%v, accepted=%v, still commit %d", kind, tok, first.Accepted, first.Commit, retry.Duplicate, retry.Accepted, retry.Commit)
 		if !first.Accepted || retry.Accepted || !retry.Duplicate || retry.Commit != first.Commit {
-			refuted(t, "F12", "the %s resource: r-1 sent twice with its id gave accepted=%v (commit %d), then accepted=%v duplicate=%v (commit %d); want one commit and the retry a duplicate", kind, first.Accepted, first.Commit, retry.Accepted, retry.Duplicate, retry.Commit)
+			claims.Refuted(t, "F12", "the %s resource: r-1 sent twice with its id gave accepted=%v (commit %d), then accepted=%v duplicate=%v (commit %d); want one commit and the retry a duplicate", kind, first.Accepted, first.Commit, retry.Accepted, retry.Duplicate, retry.Commit)
 		}
 	})
 }
@@ -1158,7 +481,7 @@ func TestF12_RequestIDInTheSameTransactionAppliesOnce(t *testing.T) {
 // the 10 digits ZooKeeper writes) and missing suffixes are refused with a
 // clear error (claim T1, §6 ¶1).
 func TestT1_MalformedSuffixesAreRejected(t *testing.T) {
-	claim(t, "T1")
+	claims.Open(t, "T1")
 	for name, want := range map[string]error{
 		"g-lock--000000001":  fence.ErrNegativeSeq,
 		"g-lock-2147483648":  fence.ErrSeqOverflow,
@@ -1172,13 +495,13 @@ func TestT1_MalformedSuffixesAreRejected(t *testing.T) {
 		_, err := fence.ParseSeq(name)
 		t.Logf("%-20q -> %v", name, err)
 		if !errors.Is(err, want) {
-			refuted(t, "T1", "%q gave %v; want %v", name, err, want)
+			claims.Refuted(t, "T1", "%q gave %v; want %v", name, err, want)
 		}
 	}
 	v, err := fence.ParseSeq("g-lock-2147483647")
-	evidence(t, "negative, overflowing, non-numeric, short and missing suffixes rejected with their errors; the largest suffix parses to %d (%v)", v, err)
+	claims.Evidence(t, "negative, overflowing, non-numeric, short and missing suffixes rejected with their errors; the largest suffix parses to %d (%v)", v, err)
 	if err != nil || v != 2147483647 {
-		refuted(t, "T1", "the largest suffix gave %d, %v; want 2147483647", v, err)
+		claims.Refuted(t, "T1", "the largest suffix gave %d, %v; want 2147483647", v, err)
 	}
 }
 
@@ -1195,7 +518,7 @@ func TestT1_MalformedSuffixesAreRejected(t *testing.T) {
 // (fence.Token's doc puts no bound on Domain, an int64: a generation the
 // operator assigns may start anywhere).
 func TestT2_RecreatedParentRestartsNumbering(t *testing.T) {
-	claim(t, "T2")
+	claims.Open(t, "T2")
 	for _, d := range []struct {
 		name   string
 		lo, hi int64
@@ -1205,25 +528,25 @@ func TestT2_RecreatedParentRestartsNumbering(t *testing.T) {
 		{"-1 before 0", -1, 0},
 		{"math.MinInt64 before math.MinInt64+1", math.MinInt64, math.MinInt64 + 1},
 	} {
-		onEachResource(t, "orders domain "+d.name+" whatever the sequence", func(t *testing.T, kind string, res fencedResource) {
+		scene.OnEachResource(t, "orders domain "+d.name+" whatever the sequence", func(t *testing.T, kind string, res scene.FencedResource) {
 			// The old domain's mark has the largest sequence a lock node
 			// can carry, the new holder the first.
 			old, next := fence.Token{Domain: d.lo, Seq: math.MaxInt32}, fence.Token{Domain: d.hi, Seq: 0}
-			A, B := newActor(t, "A"), newActor(t, "B")
-			writeAs(t, A, res, old, "old-domain")
-			nb := writeAs(t, B, res, next, "new-domain")
-			late := writeAs(t, A, res, old, "old-domain-late")
-			value, mark, _ := readResource(t, res)
-			evidence(t, "%s resource: after mark %v, the new domain's %v accepted=%v; the old domain's %v then accepted=%v; value %q, mark %v", kind, old, next, nb.Accepted, old, late.Accepted, value, mark)
+			A, B := claims.NewActor(t, "A"), claims.NewActor(t, "B")
+			scene.WriteAs(t, A, res, old, "old-domain")
+			nb := scene.WriteAs(t, B, res, next, "new-domain")
+			late := scene.WriteAs(t, A, res, old, "old-domain-late")
+			value, mark, _ := scene.ReadResource(t, res)
+			claims.Evidence(t, "%s resource: after mark %v, the new domain's %v accepted=%v; the old domain's %v then accepted=%v; value %q, mark %v", kind, old, next, nb.Accepted, old, late.Accepted, value, mark)
 			if !nb.Accepted || late.Accepted || value != "new-domain" || mark != next {
-				refuted(t, "T2", "the %s resource, domain %s: got the new holder %v accepted=%v over mark %v, then the old %v accepted=%v, value %q, mark %v; want the new accepted, the old refused, \"new-domain\" with mark %v", kind, d.name, next, nb.Accepted, old, old, late.Accepted, value, mark, next)
+				claims.Refuted(t, "T2", "the %s resource, domain %s: got the new holder %v accepted=%v over mark %v, then the old %v accepted=%v, value %q, mark %v; want the new accepted, the old refused, \"new-domain\" with mark %v", kind, d.name, next, nb.Accepted, old, old, late.Accepted, value, mark, next)
 			}
 		})
 	}
 	ctx := context.Background()
-	s := sharedServer(t)
+	s := scene.SharedServer(t)
 	A := zkclient.Connect(t, "A", []string{s.Client})
-	root := testRoot(t, A)
+	root := scene.TestRoot(t, A)
 	parent := root + "/locks"
 	acquireSeqs := func(n int) []fence.Token {
 		if _, err := A.Create(parent, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
@@ -1249,56 +572,53 @@ func TestT2_RecreatedParentRestartsNumbering(t *testing.T) {
 	}
 	t.Logf("parent %s deleted and recreated", parent)
 	newDomain := acquireSeqs(1)
-	evidence(t, "tokens before the parent was recreated: %v; after: %v", oldDomain, newDomain)
+	claims.Evidence(t, "tokens before the parent was recreated: %v; after: %v", oldDomain, newDomain)
 	if newDomain[0].Seq != 0 {
-		refutedNow(t, "T2", "the recreated parent numbered the first candidate %d; want 0", newDomain[0].Seq)
+		claims.RefutedNow(t, "T2", "the recreated parent numbered the first candidate %d; want 0", newDomain[0].Seq)
 	}
 	oldMark, newHolder := oldDomain[2], newDomain[0]
-	onEachResource(t, "that kept the old domain's mark and compares sequences only rejects every new holder", func(t *testing.T, kind string, res fencedResource) {
-		writeAs(t, newActor(t, "A"), res, seqOnly(oldMark), "old-domain")
-		r := writeAs(t, newActor(t, "B"), res, seqOnly(newHolder), "new-domain")
-		evidence(t, "%s resource, sequences only: new holder seq %d after the old mark seq %d accepted=%v", kind, newHolder.Seq, oldMark.Seq, r.Accepted)
+	scene.OnEachResource(t, "that kept the old domain's mark and compares sequences only rejects every new holder", func(t *testing.T, kind string, res scene.FencedResource) {
+		scene.WriteAs(t, claims.NewActor(t, "A"), res, scene.SeqOnly(oldMark), "old-domain")
+		r := scene.WriteAs(t, claims.NewActor(t, "B"), res, scene.SeqOnly(newHolder), "new-domain")
+		claims.Evidence(t, "%s resource, sequences only: new holder seq %d after the old mark seq %d accepted=%v", kind, newHolder.Seq, oldMark.Seq, r.Accepted)
 		if r.Accepted {
-			refuted(t, "T2", "the %s resource: new holder seq %d accepted over old mark seq %d; want rejected", kind, newHolder.Seq, oldMark.Seq)
+			claims.Refuted(t, "T2", "the %s resource: new holder seq %d accepted over old mark seq %d; want rejected", kind, newHolder.Seq, oldMark.Seq)
 		}
 	})
-	onEachResource(t, "that compares the parent's czxid first accepts the new domain", func(t *testing.T, kind string, res fencedResource) {
-		writeAs(t, newActor(t, "A"), res, oldMark, "old-domain")
-		r := writeAs(t, newActor(t, "B"), res, newHolder, "new-domain")
-		evidence(t, "%s resource, czxid first: new holder %v after the old mark %v accepted=%v", kind, newHolder, oldMark, r.Accepted)
+	scene.OnEachResource(t, "that compares the parent's czxid first accepts the new domain", func(t *testing.T, kind string, res scene.FencedResource) {
+		scene.WriteAs(t, claims.NewActor(t, "A"), res, oldMark, "old-domain")
+		r := scene.WriteAs(t, claims.NewActor(t, "B"), res, newHolder, "new-domain")
+		claims.Evidence(t, "%s resource, czxid first: new holder %v after the old mark %v accepted=%v", kind, newHolder, oldMark, r.Accepted)
 		if newHolder.Domain <= oldMark.Domain || !r.Accepted {
-			refuted(t, "T2", "the %s resource: new token %v vs old mark %v accepted=%v; want a larger domain, accepted", kind, newHolder, oldMark, r.Accepted)
+			claims.Refuted(t, "T2", "the %s resource: new token %v vs old mark %v accepted=%v; want a larger domain, accepted", kind, newHolder, oldMark, r.Accepted)
 		}
 	})
 }
-
-// seqOnly is a token as a resource that knows no domain sees it.
-func seqOnly(tok fence.Token) fence.Token { return fence.Token{Seq: tok.Seq} }
 
 // TestT3_CzxidIsNotAUniqueToken: a node's creation zxid cannot serve as a
 // unique token, because every create inside one multi transaction gets the
 // same czxid (claim T3, §6 ¶3). Two creates in one multi,
 // then a third on its own: the first two share czxid, the third differs.
 func TestT3_CzxidIsNotAUniqueToken(t *testing.T) {
-	s := sharedServer(t)
-	claim(t, "T3")
+	s := scene.SharedServer(t)
+	claims.Open(t, "T3")
 	a := zkclient.Connect(t, "A", []string{s.Client})
-	root := testRoot(t, a)
-	pa := newActor(t, "A")
+	root := scene.TestRoot(t, a)
+	pa := claims.NewActor(t, "A")
 	acl := zk.WorldACL(zk.PermAll)
-	pa.invoke("multi [create %s/one, create %s/two]", root, root)
+	pa.Invoke("multi [create %s/one, create %s/two]", root, root)
 	if _, err := a.Multi(
 		&zk.CreateRequest{Path: root + "/one", Acl: acl},
 		&zk.CreateRequest{Path: root + "/two", Acl: acl},
 	); err != nil {
 		t.Fatalf("multi: %v", err)
 	}
-	pa.ok("")
-	pa.invoke("create %s/three", root)
+	pa.Ok("")
+	pa.Invoke("create %s/three", root)
 	if _, err := a.Create(root+"/three", nil, 0, acl); err != nil {
 		t.Fatalf("create: %v", err)
 	}
-	pa.ok("")
+	pa.Ok("")
 	czxid := map[string]int64{}
 	for _, n := range []string{"one", "two", "three"} {
 		_, st, err := a.Get(root + "/" + n)
@@ -1307,12 +627,12 @@ func TestT3_CzxidIsNotAUniqueToken(t *testing.T) {
 		}
 		czxid[n] = st.Czxid
 	}
-	evidence(t, "czxid of the two creates in one multi: 0x%x and 0x%x; of the create on its own: 0x%x", czxid["one"], czxid["two"], czxid["three"])
+	claims.Evidence(t, "czxid of the two creates in one multi: 0x%x and 0x%x; of the create on its own: 0x%x", czxid["one"], czxid["two"], czxid["three"])
 	if czxid["one"] != czxid["two"] {
-		refuted(t, "T3", "the two creates of one multi got czxid 0x%x and 0x%x; want equal", czxid["one"], czxid["two"])
+		claims.Refuted(t, "T3", "the two creates of one multi got czxid 0x%x and 0x%x; want equal", czxid["one"], czxid["two"])
 	}
 	if czxid["three"] == czxid["one"] {
-		brokenCheck(t, "T3", "a separate create got the multi's czxid 0x%x; want a new one", czxid["three"])
+		claims.BrokenCheck(t, "T3", "a separate create got the multi's czxid 0x%x; want a new one", czxid["three"])
 	}
 }
 
@@ -1326,114 +646,81 @@ func TestT3_CzxidIsNotAUniqueToken(t *testing.T) {
 // B's. A resource that compares the parent's czxid (lock.WithCzxidDomain)
 // first, and clears nothing, accepts B and refuses A.
 func TestT4_ResetMarkLetsTheOldHolderIn(t *testing.T) {
-	claim(t, "T4")
-	s := sharedServer(t)
+	claims.Open(t, "T4")
+	s := scene.SharedServer(t)
 	O := zkclient.Connect(t, "O", []string{s.Client})
-	oa := newActor(t, "O")
-	parent := testRoot(t, O) + "/locks"
+	oa := claims.NewActor(t, "O")
+	parent := scene.TestRoot(t, O) + "/locks"
 	createParent := func() {
-		oa.invoke("create %s", parent)
+		oa.Invoke("create %s", parent)
 		if _, err := O.Create(parent, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatalf("create %s: %v", parent, err)
 		}
-		_, st := statOf(t, O, parent)
-		oa.ok("czxid 0x%x", st.Czxid)
+		_, st := scene.StatOf(t, O, parent)
+		oa.Ok("czxid 0x%x", st.Czxid)
 	}
-	domainOpts := joinOpts{lock: []lock.Option{lock.WithCzxidDomain()}}
-	phase(t, "the first parent: two holders come and go, then A holds")
+	domainOpts := scene.JoinOpts{Lock: []lock.Option{lock.WithCzxidDomain()}}
+	claims.Phase(t, "the first parent: two holders come and go, then A holds")
 	createParent()
-	a := join(t, "A", []string{s.Client}, parent, domainOpts)
+	a := scene.Join(t, "A", []string{s.Client}, parent, domainOpts)
 	for range 2 {
-		if err := a.acquire().Release(lockCtx(t)); err != nil {
+		if err := a.Acquire().Release(scene.LockCtx(t)); err != nil {
 			t.Fatalf("A: release: %v", err)
 		}
 	}
-	tokA := a.acquire().Token
-	a.a.info("A's worker keeps token %v and pauses", tokA)
-	phase(t, "the operator deletes the lock parent, A's node with it, and creates it again")
-	oa.invoke("delete %s and everything below it", parent)
-	if err := deleteTree(O.Conn, parent); err != nil {
+	tokA := a.Acquire().Token
+	a.A.Info("A's worker keeps token %v and pauses", tokA)
+	claims.Phase(t, "the operator deletes the lock parent, A's node with it, and creates it again")
+	oa.Invoke("delete %s and everything below it", parent)
+	if err := scene.DeleteTree(O.Conn, parent); err != nil {
 		t.Fatalf("delete %s: %v", parent, err)
 	}
-	oa.ok("")
+	oa.Ok("")
 	createParent()
-	b := join(t, "B", []string{s.Client}, parent, domainOpts)
-	hb := b.acquire()
+	b := scene.Join(t, "B", []string{s.Client}, parent, domainOpts)
+	hb := b.Acquire()
 	tokB := hb.Token
-	evidence(t, "A held %v under the first parent; B holds %v under the recreated one", tokA, tokB)
+	claims.Evidence(t, "A held %v under the first parent; B holds %v under the recreated one", tokA, tokB)
 	if tokB.Seq != 0 || tokA.Seq != 2 || tokB.Domain <= tokA.Domain {
-		notShown(t, "T4", "A %v, B %v; want A sequence 2, B sequence 0 and a larger czxid for B", tokA, tokB)
+		claims.NotShown(t, "T4", "A %v, B %v; want A sequence 2, B sequence 0 and a larger czxid for B", tokA, tokB)
 	}
-	onEachResource(t, "that clears its mark when the parent is recreated accepts the old holder's late write again", func(t *testing.T, kind string, res fencedResource) {
-		pa, pb := newActor(t, "A"), newActor(t, "B")
-		writeAs(t, pa, res, seqOnly(tokA), "A-first")
-		oa := newActor(t, "O")
-		oa.invoke("clear the resource's mark: the parent was recreated")
-		if err := clearMark(context.Background(), res); err != nil {
+	scene.OnEachResource(t, "that clears its mark when the parent is recreated accepts the old holder's late write again", func(t *testing.T, kind string, res scene.FencedResource) {
+		pa, pb := claims.NewActor(t, "A"), claims.NewActor(t, "B")
+		scene.WriteAs(t, pa, res, scene.SeqOnly(tokA), "A-first")
+		oa := claims.NewActor(t, "O")
+		oa.Invoke("clear the resource's mark: the parent was recreated")
+		if err := scene.ClearMark(context.Background(), res); err != nil {
 			t.Fatalf("clear the mark: %v", err)
 		}
-		oa.ok("")
-		bw := writeAs(t, pb, res, seqOnly(tokB), "new-owner")
-		late := writeAs(t, pa, res, seqOnly(tokA), "stale-late")
-		v, _, _ := readResource(t, res)
-		evidence(t, "%s resource, mark cleared, sequences only: B's seq %d accepted=%v; then A's late seq %d accepted=%v over %q; value %q", kind, tokB.Seq, bw.Accepted, tokA.Seq, late.Accepted, late.Prev, v)
+		oa.Ok("")
+		bw := scene.WriteAs(t, pb, res, scene.SeqOnly(tokB), "new-owner")
+		late := scene.WriteAs(t, pa, res, scene.SeqOnly(tokA), "stale-late")
+		v, _, _ := scene.ReadResource(t, res)
+		claims.Evidence(t, "%s resource, mark cleared, sequences only: B's seq %d accepted=%v; then A's late seq %d accepted=%v over %q; value %q", kind, tokB.Seq, bw.Accepted, tokA.Seq, late.Accepted, late.Prev, v)
 		if !bw.Accepted || !late.Accepted || v != "stale-late" {
-			refuted(t, "T4", "the %s resource: after clearing the mark B accepted=%v, A's late write accepted=%v, value %q; want both accepted and A's \"stale-late\" over B's write", kind, bw.Accepted, late.Accepted, v)
+			claims.Refuted(t, "T4", "the %s resource: after clearing the mark B accepted=%v, A's late write accepted=%v, value %q; want both accepted and A's \"stale-late\" over B's write", kind, bw.Accepted, late.Accepted, v)
 		}
 	})
-	onEachResource(t, "that compares the parent's czxid first refuses the old holder's late write", func(t *testing.T, kind string, res fencedResource) {
-		pa, pb := newActor(t, "A"), newActor(t, "B")
-		writeAs(t, pa, res, tokA, "A-first")
-		bw := writeAs(t, pb, res, tokB, "new-owner")
-		late := writeAs(t, pa, res, tokA, "stale-late")
-		v, _, _ := readResource(t, res)
-		evidence(t, "%s resource, czxid first, nothing cleared: B's %v accepted=%v; then A's late %v accepted=%v; value %q", kind, tokB, bw.Accepted, tokA, late.Accepted, v)
+	scene.OnEachResource(t, "that compares the parent's czxid first refuses the old holder's late write", func(t *testing.T, kind string, res scene.FencedResource) {
+		pa, pb := claims.NewActor(t, "A"), claims.NewActor(t, "B")
+		scene.WriteAs(t, pa, res, tokA, "A-first")
+		bw := scene.WriteAs(t, pb, res, tokB, "new-owner")
+		late := scene.WriteAs(t, pa, res, tokA, "stale-late")
+		v, _, _ := scene.ReadResource(t, res)
+		claims.Evidence(t, "%s resource, czxid first, nothing cleared: B's %v accepted=%v; then A's late %v accepted=%v; value %q", kind, tokB, bw.Accepted, tokA, late.Accepted, v)
 		if !bw.Accepted || late.Accepted || v != "new-owner" {
-			refuted(t, "T4", "the %s resource: B's %v accepted=%v, A's late %v accepted=%v, value %q; want B accepted, A refused, \"new-owner\"", kind, tokB, bw.Accepted, tokA, late.Accepted, v)
+			claims.Refuted(t, "T4", "the %s resource: B's %v accepted=%v, A's late %v accepted=%v, value %q; want B accepted, A refused, \"new-owner\"", kind, tokB, bw.Accepted, tokA, late.Accepted, v)
 		}
 	})
-	phase(t, "B releases; A's Locker, made under the first parent, acquires under the new one")
-	if err := hb.Release(lockCtx(t)); err != nil {
+	claims.Phase(t, "B releases; A's Locker, made under the first parent, acquires under the new one")
+	if err := hb.Release(scene.LockCtx(t)); err != nil {
 		t.Fatalf("B: release: %v", err)
 	}
-	again := a.acquire().Token
-	evidence(t, "A's Locker, made under the first parent, now holds %v; B held %v", again, tokB)
+	again := a.Acquire().Token
+	claims.Evidence(t, "A's Locker, made under the first parent, now holds %v; B held %v", again, tokB)
 	if again.Domain != tokB.Domain {
-		refuted(t, "T4", "A's long-lived Locker holds %v under the recreated parent; want the new parent's czxid 0x%x as its domain", again, tokB.Domain)
+		claims.Refuted(t, "T4", "A's long-lived Locker holds %v under the recreated parent; want the new parent's czxid 0x%x as its domain", again, tokB.Domain)
 	}
-}
-
-// t5Parent is T5's lock parent, the same path in both incarnations.
-const t5Parent = "/locks"
-
-// holdOnFreshServer is what one incarnation of T5's server goes through,
-// in the same order each time: an observer's session, a holder's session,
-// the lock parent, the holder's acquisition with the parent's czxid as its
-// domain.
-func holdOnFreshServer(t *testing.T, s *zkserver.Server, observer, holder string) (*zkclient.Client, *contender, fence.Token) {
-	t.Helper()
-	o := zkclient.Connect(t, observer, []string{s.Client})
-	p := join(t, holder, []string{s.Client}, t5Parent, joinOpts{lock: []lock.Option{lock.WithCzxidDomain()}})
-	oa := newActor(t, observer)
-	oa.invoke("create %s", t5Parent)
-	if _, err := o.Create(t5Parent, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-		notShown(t, "T5", "%s: create %s: got %v; want it created on a server that starts empty", observer, t5Parent, err)
-	}
-	_, st := statOf(t, o, t5Parent)
-	oa.ok("czxid 0x%x", st.Czxid)
-	tok := p.acquire().Token
-	p.a.ok("holds with token %v (its domain is the parent's czxid)", tok)
-	return o, p, tok
-}
-
-// serverZxid is the last zxid the server reports.
-func serverZxid(t *testing.T, s *zkserver.Server) int64 {
-	t.Helper()
-	st, err := s.Srvr()
-	if err != nil {
-		t.Fatalf("srvr: %v", err)
-	}
-	return st.Zxid
 }
 
 // TestT5_WipedEnsembleRestartsNumberingAndZxids: replacing the ensemble
@@ -1448,55 +735,43 @@ func serverZxid(t *testing.T, s *zkserver.Server) int64 {
 // raised at every change of the domain (here: per incarnation), compared
 // first.
 func TestT5_WipedEnsembleRestartsNumberingAndZxids(t *testing.T) {
-	parallel(t)
+	scene.Parallel(t)
 	zkserver.RequireFaults(t)
-	claim(t, "T5")
+	claims.Open(t, "T5")
 	s := zkserver.Start(t)
-	phase(t, "the first incarnation: A holds under %s; its worker keeps the token", t5Parent)
-	o1, a, tokA := holdOnFreshServer(t, s, "O1", "A")
-	phase(t, "the old ensemble's clients go with it; the server's data is wiped and it starts again")
-	for _, c := range []*zkclient.Client{a.c, o1} {
-		if err := c.CloseWait(within); err != nil {
+	claims.Phase(t, "the first incarnation: A holds under %s; its worker keeps the token", scene.T5Parent)
+	o1, a, tokA := scene.HoldOnFreshServer(t, s, "O1", "A")
+	claims.Phase(t, "the old ensemble's clients go with it; the server's data is wiped and it starts again")
+	for _, c := range []*zkclient.Client{a.C, o1} {
+		if err := c.CloseWait(scene.Within); err != nil {
 			t.Fatalf("close %s: %v", c.Name, err)
 		}
 	}
-	before := serverZxid(t, s)
+	before := scene.ServerZxid(t, s)
 	s.RestartWiped(t)
-	after := serverZxid(t, s)
+	after := scene.ServerZxid(t, s)
 	t.Logf("server zxid before the wipe 0x%x, after it 0x%x", before, after)
-	phase(t, "the second incarnation: the same steps, and B holds under %s", t5Parent)
-	_, _, tokB := holdOnFreshServer(t, s, "O2", "B")
-	evidence(t, "server zxid 0x%x before the wipe, 0x%x after it; the parent's czxid 0x%x, then 0x%x; A's token %v, B's token %v", before, after, tokA.Domain, tokB.Domain, tokA, tokB)
+	claims.Phase(t, "the second incarnation: the same steps, and B holds under %s", scene.T5Parent)
+	_, _, tokB := scene.HoldOnFreshServer(t, s, "O2", "B")
+	claims.Evidence(t, "server zxid 0x%x before the wipe, 0x%x after it; the parent's czxid 0x%x, then 0x%x; A's token %v, B's token %v", before, after, tokA.Domain, tokB.Domain, tokA, tokB)
 	if after >= before || tokB.Domain > tokA.Domain || tokB.Seq != 0 {
-		refutedNow(t, "T5", "zxid 0x%x after the wipe (0x%x before), czxid 0x%x after (0x%x before), B's sequence %d; want zxids from the start, a czxid that repeats or goes back, sequence 0", after, before, tokB.Domain, tokA.Domain, tokB.Seq)
+		claims.RefutedNow(t, "T5", "zxid 0x%x after the wipe (0x%x before), czxid 0x%x after (0x%x before), B's sequence %d; want zxids from the start, a czxid that repeats or goes back, sequence 0", after, before, tokB.Domain, tokA.Domain, tokB.Seq)
 	}
-	onEachResource(t, "that trusts the parent's czxid as the domain no longer orders the old holder before the new", func(t *testing.T, kind string, res fencedResource) {
-		bw, late, v := t5Writes(t, res, tokA, tokB)
-		evidence(t, "%s resource trusting czxid: B's %v accepted=%v; A's late %v accepted=%v; value %q", kind, tokB, bw.Accepted, tokA, late.Accepted, v)
+	scene.OnEachResource(t, "that trusts the parent's czxid as the domain no longer orders the old holder before the new", func(t *testing.T, kind string, res scene.FencedResource) {
+		bw, late, v := scene.T5Writes(t, res, tokA, tokB)
+		claims.Evidence(t, "%s resource trusting czxid: B's %v accepted=%v; A's late %v accepted=%v; value %q", kind, tokB, bw.Accepted, tokA, late.Accepted, v)
 		if bw.Accepted && !late.Accepted {
-			refuted(t, "T5", "the %s resource: with czxid 0x%x after the wipe and 0x%x before, B's %v was accepted and A's late %v refused; want the czxid domain to fail one of them", kind, tokB.Domain, tokA.Domain, tokB, tokA)
+			claims.Refuted(t, "T5", "the %s resource: with czxid 0x%x after the wipe and 0x%x before, B's %v was accepted and A's late %v refused; want the czxid domain to fail one of them", kind, tokB.Domain, tokA.Domain, tokB, tokA)
 		}
 	})
-	onEachResource(t, "that compares a generation the operator assigns per incarnation first refuses the old holder", func(t *testing.T, kind string, res fencedResource) {
+	scene.OnEachResource(t, "that compares a generation the operator assigns per incarnation first refuses the old holder", func(t *testing.T, kind string, res scene.FencedResource) {
 		oldTok, newTok := fence.Token{Domain: 1, Seq: tokA.Seq}, fence.Token{Domain: 2, Seq: tokB.Seq}
-		bw, late, v := t5Writes(t, res, oldTok, newTok)
-		evidence(t, "%s resource, operator's generation first: B's %v accepted=%v; A's late %v accepted=%v; value %q", kind, newTok, bw.Accepted, oldTok, late.Accepted, v)
+		bw, late, v := scene.T5Writes(t, res, oldTok, newTok)
+		claims.Evidence(t, "%s resource, operator's generation first: B's %v accepted=%v; A's late %v accepted=%v; value %q", kind, newTok, bw.Accepted, oldTok, late.Accepted, v)
 		if !bw.Accepted || late.Accepted || v != "new-owner" {
-			refuted(t, "T5", "the %s resource: B's %v accepted=%v, A's late %v accepted=%v, value %q; want B accepted, A refused, \"new-owner\"", kind, newTok, bw.Accepted, oldTok, late.Accepted, v)
+			claims.Refuted(t, "T5", "the %s resource: B's %v accepted=%v, A's late %v accepted=%v, value %q; want B accepted, A refused, \"new-owner\"", kind, newTok, bw.Accepted, oldTok, late.Accepted, v)
 		}
 	})
-}
-
-// t5Writes: A writes with its token while it holds, B with its own after
-// the wipe, then A's worker writes late.
-func t5Writes(t *testing.T, res fence.Resource, tokA, tokB fence.Token) (bWrite, late fence.Result, value string) {
-	t.Helper()
-	pa, pb := newActor(t, "A"), newActor(t, "B")
-	writeAs(t, pa, res, tokA, "A-first")
-	bWrite = writeAs(t, pb, res, tokB, "new-owner")
-	late = writeAs(t, pa, res, tokA, "stale-late")
-	value, _, _ = readResource(t, res)
-	return bWrite, late, value
 }
 
 // Example_s8bX2ExpiryIsNotRejection is exercise 2 of the article as it is put
@@ -1510,34 +785,34 @@ func t5Writes(t *testing.T, res fence.Resource, tokA, tokB fence.Token) (bWrite,
 // ZooKeeper stopped the late write; the guarantee begins when the resource
 // accepts the new token.
 func Example_s8bX2ExpiryIsNotRejection() {
-	sc := exampleScope()
-	defer endExample(sc)
-	claim(sc, "X2")
-	cast := newFencingCast(sc) // O observes; A talks through a proxy that can cut it off; B talks directly
+	sc := scene.ExampleScope()
+	defer scene.EndExample(sc)
+	claims.Open(sc, "X2")
+	cast := scene.NewFencingCast(sc) // O observes; A talks through a proxy that can cut it off; B talks directly
 	res := fence.NewMemory()
 
-	holdA := cast.a.acquire()
-	writeAs(sc, cast.a.a, res, holdA.Token, "A-first")
-	_, first, _ := readResource(sc, res)
+	holdA := cast.A.Acquire()
+	scene.WriteAs(sc, cast.A.A, res, holdA.Token, "A-first")
+	_, first, _ := scene.ReadResource(sc, res)
 	fmt.Printf("A holds token %d and has written with it; the resource's mark is token %d\n", holdA.Token.Seq, first.Seq)
 
-	worker := startAskingWorker(sc, cast.a, holdA.Path, res, holdA.Token, "A-after-check")
-	fmt.Println("A asks ZooKeeper whether its lock node exists and is its own:", worker.asked(sc))
+	worker := scene.StartAskingWorker(sc, cast.A, holdA.Path, res, holdA.Token, "A-after-check")
+	fmt.Println("A asks ZooKeeper whether its lock node exists and is its own:", worker.Asked(sc))
 
-	cast.expireA(sc, holdA.Path)
-	holdB := cast.b.acquire()
+	cast.ExpireA(sc, holdA.Path)
+	holdB := cast.B.Acquire()
 	fmt.Printf("A pauses; its session expires; B holds token %d\n", holdB.Token.Seq)
-	value, mark, _ := readResource(sc, res)
+	value, mark, _ := scene.ReadResource(sc, res)
 	fmt.Printf("the resource still holds %q with mark token %d\n", value, mark.Seq)
 
-	late := worker.resume(sc)
+	late := worker.Resume(sc)
 	fmt.Printf("A resumes: its write with token %d is accepted: %v\n", holdA.Token.Seq, late.Accepted)
 
-	b := writeAs(sc, cast.b.a, res, holdB.Token, "new-owner")
+	b := scene.WriteAs(sc, cast.B.A, res, holdB.Token, "new-owner")
 	fmt.Printf("B's write with token %d: accepted %v\n", holdB.Token.Seq, b.Accepted)
-	again := writeAs(sc, cast.a.a, res, holdA.Token, "A-again")
+	again := scene.WriteAs(sc, cast.A.A, res, holdA.Token, "A-again")
 	fmt.Printf("A's next write with token %d: accepted %v\n", holdA.Token.Seq, again.Accepted)
-	evidence(sc, "mark %v before the expiry; A's check answered that it holds; after B acquired %v the resource still held %q with mark %v, and A's write with %v was accepted=%v over %q; after B's write accepted=%v, A's token refused: %v", first, holdB.Token, value, mark, holdA.Token, late.Accepted, late.Prev, b.Accepted, !again.Accepted)
+	claims.Evidence(sc, "mark %v before the expiry; A's check answered that it holds; after B acquired %v the resource still held %q with mark %v, and A's write with %v was accepted=%v over %q; after B's write accepted=%v, A's token refused: %v", first, holdB.Token, value, mark, holdA.Token, late.Accepted, late.Prev, b.Accepted, !again.Accepted)
 	// Output:
 	// A holds token 0 and has written with it; the resource's mark is token 0
 	// A asks ZooKeeper whether its lock node exists and is its own: true
@@ -1564,39 +839,39 @@ func Example_s8bX2ExpiryIsNotRejection() {
 // TestF4_UnfencedResourceTakesTheLateWrite run the same steps and assert
 // on them.
 func Example_s5aFencingSequence() {
-	sc := exampleScope()
-	defer endExample(sc)
+	sc := scene.ExampleScope()
+	defer scene.EndExample(sc)
 	for _, id := range []string{"F1", "F2", "F3", "F4"} {
-		claim(sc, id)
+		claims.Open(sc, id)
 	}
-	cast := newFencingCast(sc) // O observes; A reaches the server through a proxy that can cut it off; B directly
-	A, B := cast.a, cast.b
+	cast := scene.NewFencingCast(sc) // O observes; A reaches the server through a proxy that can cut it off; B directly
+	A, B := cast.A, cast.B
 	fenced, unfenced := fence.NewMemory(), fencetest.NewUnfenced()
 
-	heldA := A.acquire()
-	first := writeEach(sc, A.a, heldA.Token, "A-first", fenced, unfenced)
+	heldA := A.Acquire()
+	first := scene.WriteEach(sc, A.A, heldA.Token, "A-first", fenced, unfenced)
 	fmt.Printf("A holds token %v; A-first accepted: fenced %v, unfenced %v\n", heldA.Token, first[0].Accepted, first[1].Accepted)
-	worker := parkWorker(sc, heldA.Token, "stale-late", fenced, unfenced)
+	worker := scene.ParkWorker(sc, heldA.Token, "stale-late", fenced, unfenced)
 
-	waitingB := B.acquireInBackground().waitsOn(nodeOf(heldA))
-	heldB := cast.heldOnceAExpires(sc, "F1", waitingB)
+	waitingB := B.AcquireInBackground().WaitsOn(scene.NodeOf(heldA))
+	heldB := cast.HeldOnceAExpires(sc, "F1", waitingB)
 	nodeA, _, err := cast.O.Exists(heldA.Path)
 	if err != nil {
 		sc.Fatalf("O: exists: %v", err)
 	}
-	fmt.Printf("A blackholed: A's node exists %v; A's client saw Expired %v; B holds token %v\n", nodeA, A.c.Seen(zk.StateExpired), heldB.Token)
+	fmt.Printf("A blackholed: A's node exists %v; A's client saw Expired %v; B holds token %v\n", nodeA, A.C.Seen(zk.StateExpired), heldB.Token)
 
-	_, mark, _ := readResource(sc, fenced)
-	window := writeEach(sc, A.a, heldA.Token, "A-in-window", fenced, unfenced)
+	_, mark, _ := scene.ReadResource(sc, fenced)
+	window := scene.WriteEach(sc, A.A, heldA.Token, "A-in-window", fenced, unfenced)
 	fmt.Printf("fenced mark %v before B writes: A's token %v accepted %v\n", mark, heldA.Token, window[0].Accepted)
 
-	byB := writeEach(sc, B.a, heldB.Token, "new-owner", fenced, unfenced)
+	byB := scene.WriteEach(sc, B.A, heldB.Token, "new-owner", fenced, unfenced)
 	fmt.Printf("B writes new-owner with %v: fenced accepted %v (mark %v), unfenced accepted %v\n", heldB.Token, byB[0].Accepted, byB[0].Mark, byB[1].Accepted)
 
-	late := worker.resume(sc)
+	late := worker.Resume(sc)
 	fmt.Printf("A's worker resumes, stale-late with %v: fenced accepted %v, unfenced accepted %v\n", heldA.Token, late[0].Accepted, late[1].Accepted)
-	keptF, _, _ := readResource(sc, fenced)
-	keptU, _, _ := readResource(sc, unfenced)
+	keptF, _, _ := scene.ReadResource(sc, fenced)
+	keptU, _, _ := scene.ReadResource(sc, unfenced)
 	fmt.Printf("values: fenced %q, unfenced %q\n", keptF, keptU)
 	// Output:
 	// A holds token g0/0; A-first accepted: fenced true, unfenced true
@@ -1624,37 +899,37 @@ func Example_s5aFencingSequence() {
 // TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite run the same
 // interleaving on the memory and the durable resource and assert on it.
 func Example_s5bCriticalSection() {
-	sc := exampleScope()
-	defer endExample(sc)
-	claim(sc, "F6")
-	claim(sc, "F11")
-	room := exampleRoom(sc) // the shared server, a lock parent, an observer
-	A, B := room.join("A", joinOpts{}), room.join("B", joinOpts{})
-	heldA := A.acquire()
-	if err := heldA.Release(room.ctx); err != nil {
+	sc := scene.ExampleScope()
+	defer scene.EndExample(sc)
+	claims.Open(sc, "F6")
+	claims.Open(sc, "F11")
+	room := scene.ExampleRoom(sc) // the shared server, a lock parent, an observer
+	A, B := room.Join("A", scene.JoinOpts{}), room.Join("B", scene.JoinOpts{})
+	heldA := A.Acquire()
+	if err := heldA.Release(room.Ctx); err != nil {
 		sc.Fatalf("A: release: %v", err)
 	}
-	heldB := B.acquire()
+	heldB := B.Acquire()
 	fmt.Printf("A held token %v and released; B holds token %v\n", heldA.Token, heldB.Token)
 
-	section := newCriticalSection(sc, "F6")
-	fenced := fence.NewMemory(fence.WithTrace(section.trace()))
-	control := fencetest.NewCheckThenWrite(section.trace())
+	section := scene.NewCriticalSection(sc, "F6")
+	fenced := fence.NewMemory(fence.WithTrace(section.Trace()))
+	control := fencetest.NewCheckThenWrite(section.Trace())
 	for _, r := range []struct {
 		name string
 		res  fence.Resource
 	}{{"fenced", fenced}, {"control", control}} {
-		writeAs(sc, A.a, r.res, heldA.Token, "A-first")
-		byB := section.write(r.res, B.a, heldB.Token, "new-owner")
-		inB := byB.entered()
+		scene.WriteAs(sc, A.A, r.res, heldA.Token, "A-first")
+		byB := section.Write(r.res, B.A, heldB.Token, "new-owner")
+		inB := byB.Entered()
 		fmt.Printf("%s: B inside; token %v below mark %v? %v\n", r.name, inB.Token, inB.Mark, !inB.Admitted)
-		lateA := section.write(r.res, A.a, heldA.Token, "stale-late")
-		fmt.Printf("%s: A's write meanwhile: %v\n", r.name, lateA.whereabouts(byB))
-		b := byB.finish(lateA)
+		lateA := section.Write(r.res, A.A, heldA.Token, "stale-late")
+		fmt.Printf("%s: A's write meanwhile: %v\n", r.name, lateA.Whereabouts(byB))
+		b := byB.Finish(lateA)
 		fmt.Printf("%s: B's section ends; accepted %v, mark %v\n", r.name, b.Accepted, b.Mark)
-		a := lateA.finish(nil)
-		value, _, _ := readResource(sc, r.res)
-		fmt.Printf("%s: A's token %v below mark %v? %v; accepted %v; value %q\n", r.name, lateA.decision.Token, lateA.decision.Mark, !lateA.decision.Admitted, a.Accepted, value)
+		a := lateA.Finish(nil)
+		value, _, _ := scene.ReadResource(sc, r.res)
+		fmt.Printf("%s: A's token %v below mark %v? %v; accepted %v; value %q\n", r.name, lateA.Decision.Token, lateA.Decision.Mark, !lateA.Decision.Admitted, a.Accepted, value)
 	}
 	// Output:
 	// A held token g0/0 and released; B holds token g0/1

@@ -10,6 +10,8 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/fence"
+	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/lock"
 	"github.com/zk19/zk19/lock/locktrace"
@@ -28,10 +30,10 @@ import (
 // recipe, recovering C's candidate by its GUID, holds at once with token 0:
 // by name C would be last in the queue.
 func Example_s3aSequenceOrderIsNotNameOrder() {
-	sc := exampleScope()
-	defer endExample(sc)
-	r := exampleRoom(sc)
-	session := r.session("S")
+	sc := scene.ExampleScope()
+	defer scene.EndExample(sc)
+	r := scene.ExampleRoom(sc)
+	session := r.Session("S")
 	guids := map[string]string{
 		"C": "cccccccc-0000-4000-8000-000000000000",
 		"B": "bbbbbbbb-0000-4000-8000-000000000000",
@@ -39,7 +41,7 @@ func Example_s3aSequenceOrderIsNotNameOrder() {
 	}
 	label := map[string]string{} // node name -> C, B or A
 	for _, name := range []string{"C", "B", "A"} {
-		node, err := session.Create(r.parent+"/"+guids[name]+fence.LockInfix, nil,
+		node, err := session.Create(r.Parent+"/"+guids[name]+fence.LockInfix, nil,
 			zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 		if err != nil {
 			sc.Fatalf("create %s: %v", name, err)
@@ -47,22 +49,22 @@ func Example_s3aSequenceOrderIsNotNameOrder() {
 		label[path.Base(node)] = name
 	}
 
-	children, _, err := r.O.Children(r.parent)
+	children, _, err := r.O.Children(r.Parent)
 	if err != nil {
 		sc.Fatalf("children: %v", err)
 	}
 	byName := slices.Sorted(slices.Values(children))
-	bySeq := slices.SortedFunc(slices.Values(children), func(a, b string) int { return int(seqOf(a) - seqOf(b)) })
+	bySeq := slices.SortedFunc(slices.Values(children), func(a, b string) int { return int(scene.SeqOf(a) - scene.SeqOf(b)) })
 	var seqOrder, nameOrder []string
 	for i := range children {
-		seqOrder = append(seqOrder, fmt.Sprintf("%s(%d)", label[bySeq[i]], seqOf(bySeq[i])))
+		seqOrder = append(seqOrder, fmt.Sprintf("%s(%d)", label[bySeq[i]], scene.SeqOf(bySeq[i])))
 		nameOrder = append(nameOrder, label[byName[i]])
 	}
 	fmt.Println("created:       C B A")
 	fmt.Println("sequence order:", strings.Join(seqOrder, " "))
 	fmt.Println("name order:    ", strings.Join(nameOrder, " "))
 
-	held, err := lock.New(session.Conn, r.parent).Recover(r.ctx, guids["C"])
+	held, err := lock.New(session.Conn, r.Parent).Recover(r.Ctx, guids["C"])
 	if err != nil {
 		sc.Fatalf("recover C: %v", err)
 	}
@@ -72,15 +74,6 @@ func Example_s3aSequenceOrderIsNotNameOrder() {
 	// sequence order: C(0) B(1) A(2)
 	// name order:     A B C
 	// holder: C token seq: 0
-}
-
-// seqOf is a lock node's parsed sequence number, -1 for another child.
-func seqOf(name string) int64 {
-	seq, err := fence.ParseSeq(name)
-	if err != nil {
-		return -1
-	}
-	return seq
 }
 
 // Example_s3bPredecessorChain is the article's predecessor-chain diagram (claim
@@ -98,39 +91,39 @@ func seqOf(name string) int64 {
 // waiter would print a notification for C. TestL4 asserts on the same
 // observations.
 func Example_s3bPredecessorChain() {
-	sc := exampleScope()
-	defer endExample(sc)
-	r := exampleRoom(sc) // the shared server, an observer O, a fresh lock parent
-	A, B, C := r.join("A", joinOpts{}), r.join("B", joinOpts{}), r.join("C", joinOpts{})
+	sc := scene.ExampleScope()
+	defer scene.EndExample(sc)
+	r := scene.ExampleRoom(sc) // the shared server, an observer O, a fresh lock parent
+	A, B, C := r.Join("A", scene.JoinOpts{}), r.Join("B", scene.JoinOpts{}), r.Join("C", scene.JoinOpts{})
 
-	heldByA := A.acquire()
+	heldByA := A.Acquire()
 	fmt.Println("A: sequence", heldByA.Token.Seq, "holds")
-	b := B.acquireInBackground().waitsOn(nodeOf(heldByA))
-	fmt.Println("B: sequence", seqOf(b.own), "watches", seqOf(b.settled().Pred))
-	c := C.acquireInBackground().waitsOn(b.own)
-	fmt.Println("C: sequence", seqOf(c.own), "watches", seqOf(c.settled().Pred))
+	b := B.AcquireInBackground().WaitsOn(scene.NodeOf(heldByA))
+	fmt.Println("B: sequence", scene.SeqOf(b.Own), "watches", scene.SeqOf(b.Settled().Pred))
+	c := C.AcquireInBackground().WaitsOn(b.Own)
+	fmt.Println("C: sequence", scene.SeqOf(c.Own), "watches", scene.SeqOf(c.Settled().Pred))
 
-	if err := heldByA.Release(r.ctx); err != nil {
+	if err := heldByA.Release(r.Ctx); err != nil {
 		sc.Fatalf("A release: %v", err)
 	}
 	exists, _, _ := r.O.Exists(heldByA.Path)
 	fmt.Println("A released; its node exists:", exists)
-	heldByB, err := b.result()
+	heldByB, err := b.Result()
 	if err != nil {
 		sc.Fatalf("B: %v", err)
 	}
-	atB, atC := b.settled(), c.settled()
+	atB, atC := b.Settled(), c.Settled()
 	fmt.Println("B:", atB.Wakeups, "notification(s),", atB.Rounds, "listing(s), holds with sequence", heldByB.Token.Seq)
-	fmt.Println("C:", atC.Wakeups, "notification(s),", atC.Rounds, "listing(s), still waits on", seqOf(atC.Pred), atC.Waiting)
+	fmt.Println("C:", atC.Wakeups, "notification(s),", atC.Rounds, "listing(s), still waits on", scene.SeqOf(atC.Pred), atC.Waiting)
 
-	if err := heldByB.Release(r.ctx); err != nil {
+	if err := heldByB.Release(r.Ctx); err != nil {
 		sc.Fatalf("B release: %v", err)
 	}
-	heldByC, err := c.result()
+	heldByC, err := c.Result()
 	if err != nil {
 		sc.Fatalf("C: %v", err)
 	}
-	atC = c.settled()
+	atC = c.Settled()
 	fmt.Println("B released; C:", atC.Wakeups, "notification(s),", atC.Rounds, "listing(s), holds with sequence", heldByC.Token.Seq)
 	// Output:
 	// A: sequence 0 holds
@@ -153,21 +146,21 @@ func Example_s3bPredecessorChain() {
 // exists(A, watch) answers false, B lists again and holds, without having
 // received any watch event.
 func Example_s3cListExistsRace() {
-	sc := exampleScope()
-	defer endExample(sc)
-	r := exampleRoom(sc)
-	ctx := r.ctx
+	sc := scene.ExampleScope()
+	defer scene.EndExample(sc)
+	r := scene.ExampleRoom(sc)
+	ctx := r.Ctx
 	var hookErr error
 	deleted := 0
-	lockerA := r.join("A", joinOpts{}).l
-	B := r.join("B", joinOpts{trace: &locktrace.Trace{Watching: func(i locktrace.WatchInfo) {
+	lockerA := r.Join("A", scene.JoinOpts{}).L
+	B := r.Join("B", scene.JoinOpts{Trace: &locktrace.Trace{Watching: func(i locktrace.WatchInfo) {
 		// Inside the window: after B's list, before its exists(pred, watch).
-		if err := r.O.Delete(r.parent+"/"+i.Predecessor, -1); err != nil && hookErr == nil {
+		if err := r.O.Delete(r.Parent+"/"+i.Predecessor, -1); err != nil && hookErr == nil {
 			hookErr = err
 		}
 		deleted++
 	}}})
-	lockerB := B.l
+	lockerB := B.L
 
 	const runs = 10
 	for i := 0; i < runs; i++ {
@@ -186,7 +179,7 @@ func Example_s3cListExistsRace() {
 		sc.Fatalf("hook delete: %v", hookErr)
 	}
 
-	attempts := B.w.all(sc) // B's ten acquisitions, all finished
+	attempts := B.W.All(sc) // B's ten acquisitions, all finished
 	noNode, listedTwice, events := 0, 0, 0
 	for _, at := range attempts {
 		noNode += at.NoNode
@@ -222,40 +215,40 @@ func Example_s3cListExistsRace() {
 // TestL10_ElectionNeedsReadyAcrossFailover plays this round twice, across
 // a failover, and asserts on it.
 func Example_s3dElectionNeedsReady() {
-	sc := exampleScope()
-	defer endExample(sc)
-	claim(sc, "L10")
-	el := newElection(sc, sharedServer(sc)) // the election parent and the state, on the shared server
-	Qready, Qlowest := el.client("Qready", waitForReady), el.client("Qlowest", lowestCandidate)
-	L1, L2 := el.candidate("L1"), el.candidate("L2")
+	sc := scene.ExampleScope()
+	defer scene.EndExample(sc)
+	claims.Open(sc, "L10")
+	el := scene.NewElection(sc, scene.SharedServer(sc)) // the election parent and the state, on the shared server
+	Qready, Qlowest := el.Client("Qready", scene.WaitForReady), el.Client("Qlowest", scene.LowestCandidate)
+	L1, L2 := el.Candidate("L1"), el.Candidate("L2")
 
-	heldByL1 := L1.acquire()
-	waitingL2 := L2.acquireInBackground().waitsOn(nodeOf(heldByL1))
-	half := L1.beginRecovery()
-	fmt.Printf("L1 holds with token %v; L2 waits: %v; the state says %q\n", heldByL1.Token, !waitingL2.finished(), half)
+	heldByL1 := L1.Acquire()
+	waitingL2 := L2.AcquireInBackground().WaitsOn(scene.NodeOf(heldByL1))
+	half := L1.BeginRecovery()
+	fmt.Printf("L1 holds with token %v; L2 waits: %v; the state says %q\n", heldByL1.Token, !waitingL2.Finished(), half)
 
-	control := Qlowest.use()
-	fmt.Printf("Qlowest takes the lowest candidate, %s, and reads %q\n", control.leader, control.state)
+	control := Qlowest.Use()
+	fmt.Printf("Qlowest takes the lowest candidate, %s, and reads %q\n", control.Leader, control.State)
 
-	asked := make(returned)
-	var correct usage
+	asked := make(scene.Returned)
+	var correct scene.Usage
 	go func() {
 		defer close(asked)
-		correct = Qready.use()
+		correct = Qready.Use()
 	}()
 	select {
-	case <-Qready.waiting:
-		fmt.Printf("Qready finds no ready node and waits; used a leader meanwhile: %v\n", asked.finished())
+	case <-Qready.Waiting:
+		fmt.Printf("Qready finds no ready node and waits; used a leader meanwhile: %v\n", asked.Finished())
 	case <-asked:
-		fmt.Printf("Qready used %s and read %q\n", correct.leader, correct.state)
-	case <-time.After(within):
-		notShown(sc, "L10", "Qready neither waited for ready nor returned within %v", within)
+		fmt.Printf("Qready used %s and read %q\n", correct.Leader, correct.State)
+	case <-time.After(scene.Within):
+		claims.NotShown(sc, "L10", "Qready neither waited for ready nor returned within %v", scene.Within)
 	}
 
-	recovered := L1.finishRecovery()
+	recovered := L1.FinishRecovery()
 	fmt.Printf("L1 recovered %q and published ready\n", recovered)
-	wait.ReceiveSeen(judged(sc, "L10", notShown), within, "Qready's use once L1 published ready", asked, func() string { return "Qready's use pending" })
-	fmt.Printf("Qready uses %s and reads %q\n", correct.leader, correct.state)
+	wait.ReceiveSeen(claims.Judged(sc, "L10", claims.NotShown), scene.Within, "Qready's use once L1 published ready", asked, func() string { return "Qready's use pending" })
+	fmt.Printf("Qready uses %s and reads %q\n", correct.Leader, correct.State)
 	// Output:
 	// L1 holds with token g0/0; L2 waits: true; the state says "epoch=1 recovering from x=41"
 	// Qlowest takes the lowest candidate, L1, and reads "epoch=1 recovering from x=41"

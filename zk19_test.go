@@ -1,237 +1,18 @@
 package zk19_test
 
 import (
-	"cmp"
-	"errors"
-	"flag"
 	"fmt"
-	"maps"
-	"net"
-	"os"
-	"os/exec"
 	"regexp"
-	"slices"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
-
-	"github.com/go-zookeeper/zk"
-	"go.uber.org/goleak"
 
 	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/wait"
+	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 )
 
-// mainScope owns what TestMain starts: the shared standalone server that
-// Examples and read-only claims use.
-var (
-	mainScope *zkserver.Scope
-	shared    *zkserver.Server
-	backend   zkserver.Backend
-	version   zkserver.Srvr
-	noServer  error
-)
-
-func TestMain(m *testing.M) {
-	flag.Parse()
-	zkserver.SetShort(testing.Short())
-	if zkserver.Listing() { // go test -list: nothing of the harness runs
-		os.Exit(m.Run())
-	}
-	os.Exit(runMain(m))
-}
-
-func runMain(m *testing.M) (code int) {
-	// Cleanup comes before anything is created: an interrupt at any point,
-	// the backend's host-network probe included, stops what this binary
-	// started.
-	mainScope = zkserver.NewScope("TestMain")
-	stopInterrupts := zkserver.HandleInterrupts(func() {
-		// On the user's own servers, nothing is stopped: the test parents
-		// this run made there go instead.
-		if b, err := zkserver.Resolve(); err == nil && b.Kind == zkserver.External {
-			left := removeRoots(b.Servers)
-			fmt.Fprintf(os.Stderr, "zk19: removed the test parents made on %v; left: %v\n", b.Servers, left)
-		}
-		mainScope.Close()
-	})
-	b, err := zkserver.Resolve()
-	if err != nil {
-		defer stopInterrupts()
-		noServer = err
-		if !testing.Short() {
-			fmt.Fprintf(os.Stderr, "zk19: %v\n", err)
-			return 1
-		}
-		fmt.Println("# zk19: no ZooKeeper server (-short): server tests and examples skip; run scripts/setup to get one")
-		skipExamples("^Example")
-		return m.Run()
-	}
-	backend = b
-	setDefaultParallel(b.Kind)
-	reapEarlierRuns()
-	defer func() { code = leftBehind(runMatchesHeader(code), stopInterrupts) }()
-	if err := startShared(); err != nil {
-		fmt.Fprintf(os.Stderr, "zk19: cannot start the shared server: %v\n", err)
-		return 1
-	}
-	if !b.CanInjectFaults() {
-		skipExternalExamples()
-	}
-	if err := printHeader(); err != nil {
-		fmt.Fprintf(os.Stderr, "zk19: record header: %v\n", err)
-		return 1
-	}
-	return m.Run()
-}
-
-// reapEarlierRuns does Ryuk's job: it removes what earlier runs left when
-// they died without cleaning up.
-func reapEarlierRuns() {
-	// E3's interrupted children run side by side, after their parent
-	// reaped: one child's reaper must not remove what a sibling that just
-	// died left, before the parent checks it.
-	if os.Getenv(zkserver.EnvInterruptAt) != "" {
-		return
-	}
-	line, err := zkserver.Reap()
-	if line != "" {
-		fmt.Println(line)
-	}
-	if err != nil {
-		fmt.Printf("# zk19: reaping what earlier runs left: %v\n", err)
-	}
-}
-
-// leftBehind closes what TestMain opened, stops handling interrupts, and
-// turns the suite's exit code into a failure when a server or a goroutine
-// outlived it (claim E3).
-func leftBehind(code int, stopInterrupts func()) int {
-	mainScope.Close()
-	n := zkserver.Live()
-	stopInterrupts()
-	if n > 0 {
-		refutedAfterTheSuite("E3", "%d servers still run after the suite: %v", n, zkserver.KillAll())
-		return 1
-	}
-	if code == 0 {
-		if err := goleak.Find(zkserver.LeakOptions()...); err != nil {
-			refutedAfterTheSuite("E3", "goroutines leaked: %v", err)
-			return 1
-		}
-	}
-	return code
-}
-
-// refutedAfterTheSuite is refuted for a check TestMain makes after the
-// last test, where there is no *testing.T: TestMain's Scope states the
-// verdict (printed as the record line of the attribute, which cmd/evidence
-// reads from the package's output), and the reason follows on stderr.
-func refutedAfterTheSuite(id, format string, args ...any) {
-	mainScope.Attr(claims.VerdictKey(id), claims.VerdictRefuted)
-	fmt.Fprintf(os.Stderr, "%s refuted: %s\n", id, fmt.Sprintf(format, args...))
-}
-
-// skipExamples adds the Examples skip matches to -test.skip: an Example
-// cannot skip itself when what it needs is missing.
-func skipExamples(skip string) {
-	if f := flag.Lookup("test.skip"); f != nil && f.Value.String() != "" {
-		skip = f.Value.String() + "|" + skip
-	}
-	_ = flag.Set("test.skip", skip)
-}
-
-// Examples that need more of the external backend than a client connection
-// and a client proxy in front of its server.
-var (
-	examplesOwnServers = []string{"Example_s1StaleReadFromLaggingFollower", "Example_s2SyncInZK1675Window"} // an ensemble with link proxies
-	examplesExpiry     = []string{"Example_s8bX2ExpiryIsNotRejection"}                                      // a session that expires behind a client proxy
-)
-
-// skipExternalExamples leaves out of the run, and says why, the Examples
-// the external server cannot serve; every other Example runs.
-func skipExternalExamples() {
-	skip := examplesOwnServers
-	fmt.Printf("# zk19: external backend: %s skipped: they need servers of their own and proxies on server-to-server links\n", strings.Join(examplesOwnServers, ", "))
-	if why := expiryDoesNotFit(shared); why != "" {
-		skip = append(skip, examplesExpiry...)
-		fmt.Printf("# zk19: external backend: %s skipped: %s\n", strings.Join(examplesExpiry, ", "), why)
-	}
-	skipExamples("^(" + strings.Join(skip, "|") + ")$")
-}
-
-func startShared() (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%v", r)
-		}
-	}()
-	sc, err := sharedServerScope()
-	if err != nil {
-		return err
-	}
-	shared = zkserver.Start(sc, zkserver.WithLabel("shared"), zkserver.AllowExternal())
-	version, err = shared.Srvr()
-	var na *zkserver.NotAllowedError
-	if errors.As(err, &na) {
-		// Only an external server refuses srvr; the record says so, and
-		// the claims that need the version skip.
-		version, versionErr = zkserver.Srvr{Version: "unknown", Full: na.Error()}, na
-		return nil
-	}
-	return err
-}
-
-// versionErr is why the shared server's version is unknown.
-var versionErr error
-
-// printedHeader is the header exactly as TestMain printed it at the top of
-// the record; E4 checks this text, not a copy made again later.
-var printedHeader string
-
-// recordHeader is the first thing the record says (claim E4): the backend,
-// the server version, and the ensemble sizes the claims need, read from the
-// claim index.
-func recordHeader() (string, error) {
-	ix, err := loadIndex()
-	if err != nil {
-		return "", err
-	}
-	bySize := map[string][]string{}
-	for _, c := range ix.Claims {
-		size := "standalone"
-		for _, n := range c.Needs {
-			if k, ok := strings.CutPrefix(n, "ensemble-"); ok {
-				size = k + " servers"
-			}
-		}
-		bySize[size] = append(bySize[size], c.ID)
-	}
-	var sizes []string
-	for _, size := range slices.Sorted(maps.Keys(bySize)) {
-		sizes = append(sizes, fmt.Sprintf("%s (%s)", size, strings.Join(bySize[size], " ")))
-	}
-	return fmt.Sprintf(`# zk19 verification record
-# backend:   %s
-# chosen:    %s
-# server:    ZooKeeper %s (srvr: %q)
-# ensembles: %s
-# started:   %s`, backend.Describe(), backend.Why, version.Version, version.Full, strings.Join(sizes, "; "), time.Now().UTC().Format(time.RFC3339)), nil
-}
-
-func printHeader() error {
-	h, err := recordHeader()
-	if err != nil {
-		return err
-	}
-	printedHeader = h
-	fmt.Println(h)
-	return nil
-}
+func TestMain(m *testing.M) { scene.Main(m) }
 
 // TestE4_RecordStartsWithServerVersionBackendAndSize checks the header that
 // TestMain printed before any claim ran (claim E4, section §7) against what
@@ -246,136 +27,42 @@ func printHeader() error {
 // before the first test.
 func TestE4_RecordStartsWithServerVersionBackendAndSize(t *testing.T) {
 	t.Parallel()
-	s := sharedServer(t)
-	claim(t, "E4")
-	afterTheOtherTests(t)
-	if versionErr != nil {
-		t.Skipf("skipped: the header names the server's version, read with srvr; %v", versionErr)
+	s := scene.SharedServer(t)
+	claims.Open(t, "E4")
+	scene.AfterTheOtherTests(t)
+	if scene.VersionErr != nil {
+		t.Skipf("skipped: the header names the server's version, read with srvr; %v", scene.VersionErr)
 	}
 	st, err := s.Srvr()
 	if err != nil {
 		t.Fatalf("srvr: %v", err)
 	}
 	if !regexp.MustCompile(`^3\.\d+\.\d+$`).MatchString(st.Version) {
-		refuted(t, "E4", "got server version %q; want 3.x.y", st.Version)
+		claims.Refuted(t, "E4", "got server version %q; want 3.x.y", st.Version)
 	}
-	want := []string{"# zk19 verification record\n", "# backend:   " + string(backend.Kind), "ZooKeeper " + st.Version + " "}
+	want := []string{"# zk19 verification record\n", "# backend:   " + string(scene.Backend.Kind), "ZooKeeper " + st.Version + " "}
 	for _, w := range want {
-		if !strings.Contains(printedHeader, w) {
-			refuted(t, "E4", "got a printed header without %q; want it:\n%s", w, printedHeader)
+		if !strings.Contains(scene.PrintedHeader, w) {
+			claims.Refuted(t, "E4", "got a printed header without %q; want it:\n%s", w, scene.PrintedHeader)
 		}
 	}
-	if !strings.HasPrefix(printedHeader, "# zk19 verification record") {
-		refuted(t, "E4", "got a header starting %q; want the record's title first", printedHeader)
+	if !strings.HasPrefix(scene.PrintedHeader, "# zk19 verification record") {
+		claims.Refuted(t, "E4", "got a header starting %q; want the record's title first", scene.PrintedHeader)
 	}
 	ran := zkserver.Started()
-	if backend.Kind != zkserver.External && len(ran) == 0 {
-		notShown(t, "E4", "the run's record of started ensembles is empty; want at least the shared server")
+	if scene.Backend.Kind != zkserver.External && len(ran) == 0 {
+		claims.NotShown(t, "E4", "the run's record of started ensembles is empty; want at least the shared server")
 	}
 	for _, e := range ran {
-		if e.Backend.Kind != backend.Kind {
-			refuted(t, "E4", "an ensemble of %s ran on the %s backend; the header says %s", sizeName(len(e.Servers)), e.Backend.Kind, backend.Kind)
+		if e.Backend.Kind != scene.Backend.Kind {
+			claims.Refuted(t, "E4", "an ensemble of %s ran on the %s backend; the header says %s", scene.SizeName(len(e.Servers)), e.Backend.Kind, scene.Backend.Kind)
 		}
 	}
-	for _, miss := range unnamedSizes(printedHeader, ran) {
-		refuted(t, "E4", "the run started %s, which the header's ensembles line does not name:\n%s", miss, printedHeader)
+	for _, miss := range scene.UnnamedSizes(scene.PrintedHeader, ran) {
+		claims.Refuted(t, "E4", "the run started %s, which the header's ensembles line does not name:\n%s", miss, scene.PrintedHeader)
 	}
-	evidence(t, "the record began with: %s; ensembles the run's Tests started: %s", strings.ReplaceAll(printedHeader, "\n", " | "), startedSizes(ran))
+	claims.Evidence(t, "the record began with: %s; ensembles the run's Tests started: %s", strings.ReplaceAll(scene.PrintedHeader, "\n", " | "), scene.StartedSizes(ran))
 }
-
-// afterTheOtherTests waits, bounded by the run's -timeout, until every
-// other parallel test has ended. With -parallel 1 it cannot: the test
-// holds the only slot, so it says so and goes on with what has ended.
-func afterTheOtherTests(t *testing.T) {
-	t.Helper()
-	if f := flag.Lookup("test.parallel"); f != nil && f.Value.String() == "1" {
-		t.Logf("-parallel 1: the parallel tests still to run are not waited for; the ensembles they start are checked by TestMain after the run")
-		return
-	}
-	ended := make(returned)
-	go func() { sideBySide.Wait(); close(ended) }()
-	bound := 30 * time.Minute
-	if d, ok := t.Deadline(); ok {
-		bound = time.Until(d) - 10*time.Second
-	}
-	wait.Receive(t, bound, "the other parallel tests to end", ended)
-	t.Logf("the other tests have ended")
-}
-
-// sizeName is how the header names an ensemble of n servers.
-func sizeName(n int) string {
-	if n == 1 {
-		return "standalone"
-	}
-	return fmt.Sprintf("%d servers", n)
-}
-
-// headerEnsembles is the header's ensembles line.
-var headerEnsembles = regexp.MustCompile(`(?m)^# ensembles: (.*)$`)
-
-// unnamedSizes returns the sizes of started ensembles that the header's
-// ensembles line does not name.
-func unnamedSizes(header string, ran []*zkserver.Ensemble) []string {
-	line := ""
-	if m := headerEnsembles.FindStringSubmatch(header); m != nil {
-		line = "; " + m[1]
-	}
-	var out []string
-	for _, e := range ran {
-		name := sizeName(len(e.Servers))
-		if !strings.Contains(line, "; "+name+" (") && !slices.Contains(out, name) {
-			out = append(out, name)
-		}
-	}
-	return out
-}
-
-// startedSizes counts started ensembles by size: "standalone ×3, 3 servers ×2".
-func startedSizes(ran []*zkserver.Ensemble) string {
-	count := map[int]int{}
-	for _, e := range ran {
-		count[len(e.Servers)]++
-	}
-	var parts []string
-	for _, n := range slices.Sorted(maps.Keys(count)) {
-		parts = append(parts, fmt.Sprintf("%s ×%d", sizeName(n), count[n]))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// runMatchesHeader ends the record with the ensembles the whole run started
-// and fails the run (claim E4) if the header left one of their sizes out;
-// after a full run (no -run, -skip or -short) that passed, also if the
-// header names a size nothing started.
-func runMatchesHeader(code int) int {
-	if printedHeader == "" {
-		return code
-	}
-	ran := zkserver.Started()
-	fmt.Printf("# zk19: ensembles this run started: %s\n", startedSizes(ran))
-	var wrong []string
-	for _, miss := range unnamedSizes(printedHeader, ran) {
-		wrong = append(wrong, "the run started "+miss+", which the header does not name")
-	}
-	full := backend.CanInjectFaults() && !testing.Short() && flag.Lookup("test.run").Value.String() == "" && flag.Lookup("test.skip").Value.String() == ""
-	if m := headerEnsembles.FindStringSubmatch(printedHeader); m != nil && full && code == 0 {
-		for _, part := range strings.Split(m[1], "; ") {
-			name, _, _ := strings.Cut(part, " (")
-			if !slices.ContainsFunc(ran, func(e *zkserver.Ensemble) bool { return sizeName(len(e.Servers)) == name }) {
-				wrong = append(wrong, "the header names "+name+", which no test started")
-			}
-		}
-	}
-	if len(wrong) > 0 {
-		refutedAfterTheSuite("E4", "%s", strings.Join(wrong, "; "))
-		return 1
-	}
-	return code
-}
-
-// e1Patience bounds E1's wait for a trio that other tests hold, before it
-// starts one of its own.
-const e1Patience = 90 * time.Second
 
 // TestE1_ServersListenOnlyOnLoopback: every socket of the experiment is on
 // 127.0.0.1 with a port chosen at run time (claim E1, section "三个本机场景的证
@@ -400,24 +87,24 @@ const e1Patience = 90 * time.Second
 // 0.6–0.9 s on a five that Y2 had first (ten runs), and Y2's window closed
 // before its sync once in three go test ./... runs.
 func TestE1_ServersListenOnlyOnLoopback(t *testing.T) {
-	parallel(t)
+	scene.Parallel(t)
 	zkserver.RequireFaults(t)
-	claim(t, "E1")
-	requireServerOnLoopback(t, sharedServer(t), true)
+	claims.Open(t, "E1")
+	scene.RequireServerOnLoopback(t, scene.SharedServer(t), true)
 	for _, n := range []int{3, 5} {
 		t.Run(fmt.Sprintf("%d servers", n), func(t *testing.T) {
-			var c *cluster
+			var c *scene.Cluster
 			if n == 3 {
-				c = leaseWhenFree(t, trioKind, e1Patience)
+				c = scene.LeaseWhenFree(t, scene.TrioKind, scene.E1Patience)
 			} else {
-				c = startCluster(t, n)
+				c = scene.StartCluster(t, n)
 			}
 			p := zkserver.ClientProxy(t, "E1-proxy", c.Servers[0])
 			zkclient.Connect(t, "E1", []string{p.Addr()})
 			for _, srv := range c.Servers {
-				requireServerOnLoopback(t, srv, false)
+				scene.RequireServerOnLoopback(t, srv, false)
 			}
-			requireOwnSocketsOnLoopback(t)
+			scene.RequireOwnSocketsOnLoopback(t)
 		})
 	}
 	if t.Failed() {
@@ -433,104 +120,18 @@ func TestE1_ServersListenOnlyOnLoopback(t *testing.T) {
 			servers++
 			who := fmt.Sprintf("%s of ensemble %d (%d servers)", srv.Label, i+1, len(e.Servers))
 			for _, a := range []string{srv.Client, srv.Quorum, srv.Election} {
-				requireRunTimeAddr(t, who+" was given", a, "drawn")
+				scene.RequireRunTimeAddr(t, who+" was given", a, "drawn")
 				if other, ok := owner[a]; ok {
-					refuted(t, "E1", "%s was given %s, which %s was given too; want a port drawn for each server", who, a, other)
+					claims.Refuted(t, "E1", "%s was given %s, which %s was given too; want a port drawn for each server", who, a, other)
 				}
 				owner[a] = who
 			}
 		}
 	}
 	if bySize[3] == 0 || bySize[5] == 0 {
-		notShown(t, "E1", "the run's record of started ensembles holds sizes %v; want the 3-server one this test borrowed and the 5-server one it started", bySize)
+		claims.NotShown(t, "E1", "the run's record of started ensembles holds sizes %v; want the 3-server one this test borrowed and the 5-server one it started", bySize)
 	}
-	evidence(t, "while running, the shared server, a 3- and a 5-server ensemble, their proxies and this process listen on and dial only 127.0.0.1; all %d servers of the ensembles this run started so far (%s) were given %d distinct ports, each drawn at run time", servers, startedSizes(ran), len(owner))
-}
-
-// requireServerOnLoopback checks a running server from outside (the
-// sockets its process listens on) and from inside (its conf answer: its own
-// ports, and every address its membership lines name, which for the other
-// servers are the link proxies). A standalone server binds its client port
-// only.
-func requireServerOnLoopback(t *testing.T, srv *zkserver.Server, standalone bool) {
-	t.Helper()
-	ls, err := srv.Listeners()
-	if err != nil {
-		notShown(t, "E1", "listeners of %s: %v", srv.Label, err)
-	}
-	t.Logf("%s listens on %v", srv.Label, ls)
-	own := map[string]string{"clientPort": srv.Client}
-	if !standalone {
-		own["electionPort"], own["quorumPort"] = srv.Election, srv.Quorum
-	}
-	for _, l := range ls {
-		requireRunTimeAddr(t, srv.Label+" listens on", l, "drawn")
-	}
-	if !slices.Contains(ls, srv.Client) || !standalone && !slices.Contains(ls, srv.Election) {
-		brokenCheck(t, "E1", "got %s listening on %v; want its client and (in an ensemble) election ports %s, %s among them", srv.Label, ls, srv.Client, srv.Election)
-	}
-	conf := zkserver.Fields(srv.Word(t, "conf"))
-	for _, key := range slices.Sorted(maps.Keys(own)) {
-		if _, port, _ := net.SplitHostPort(own[key]); port != conf[key] {
-			refuted(t, "E1", "got the harness using %s and %s saying %s=%s; want the same port", own[key], srv.Label, key, conf[key])
-		}
-		requireRunTimeAddr(t, srv.Label+"'s conf has "+key+" at", own[key], "drawn")
-	}
-	var members []string
-	for _, key := range slices.Sorted(maps.Keys(conf)) {
-		m := memberAddr.FindStringSubmatch(key + "=" + conf[key])
-		if m == nil {
-			continue
-		}
-		members = append(members, m[0])
-		requireRunTimeAddr(t, srv.Label+"'s conf has "+key+" at", net.JoinHostPort(m[1], m[2]), "")
-		requireRunTimeAddr(t, srv.Label+"'s conf has "+key+" at", net.JoinHostPort(m[1], m[3]), "")
-	}
-	if !standalone && len(members) == 0 {
-		brokenCheck(t, "E1", "%s's conf names no member (server.N=host:quorum:election); got %v", srv.Label, conf)
-	}
-	t.Logf("%s's conf: clientPort=%s electionPort=%s quorumPort=%s %v", srv.Label, conf["clientPort"], conf["electionPort"], conf["quorumPort"], members)
-}
-
-// memberAddr is a membership line of a conf answer:
-// "server.2=127.0.0.1:40001:40002:participant".
-var memberAddr = regexp.MustCompile(`^server\.\d+=([^:]+):(\d+):(\d+)`)
-
-// requireOwnSocketsOnLoopback checks every TCP socket of this process.
-func requireOwnSocketsOnLoopback(t *testing.T) {
-	t.Helper()
-	own, err := zkserver.Sockets(os.Getpid())
-	if err != nil {
-		notShown(t, "E1", "sockets of this process: %v", err)
-	}
-	listening := 0
-	for _, k := range own {
-		requireRunTimeAddr(t, "this process's socket at", k.Local, "")
-		if k.Listening {
-			listening++
-			continue
-		}
-		requireRunTimeAddr(t, "this process's socket to", k.Remote, "")
-	}
-	t.Logf("this process: %d TCP sockets, %d listening, all on 127.0.0.1 with ports chosen at run time", len(own), listening)
-}
-
-// requireRunTimeAddr fails E1 unless addr is 127.0.0.1 with a port chosen
-// at run time (see zkserver.RunTimePort); how, if set, is the way it must
-// have been chosen.
-func requireRunTimeAddr(t *testing.T, what, addr, how string) {
-	t.Helper()
-	host, port, err := net.SplitHostPort(addr)
-	n, perr := strconv.Atoi(port)
-	got := zkserver.RunTimePort(n)
-	switch {
-	case err != nil || perr != nil:
-		refuted(t, "E1", "%s %q: got an address that does not parse (%v %v); want 127.0.0.1:port", what, addr, err, perr)
-	case host != "127.0.0.1":
-		refuted(t, "E1", "%s %s; got host %s, want 127.0.0.1", what, addr, host)
-	case got == "" || how != "" && got != how:
-		refuted(t, "E1", "%s %s; got port %d, chosen %q; want one chosen at run time (%s)", what, addr, n, got, cmp.Or(how, "drawn by the harness or assigned by the kernel"))
-	}
+	claims.Evidence(t, "while running, the shared server, a 3- and a 5-server ensemble, their proxies and this process listen on and dial only 127.0.0.1; all %d servers of the ensembles this run started so far (%s) were given %d distinct ports, each drawn at run time", servers, scene.StartedSizes(ran), len(owner))
 }
 
 // TestE3_ScenarioLeavesNothingBehind: whatever a scenario starts is gone
@@ -546,118 +147,7 @@ func requireRunTimeAddr(t *testing.T, what, addr, how string) {
 //     exited, no container, server process or server dir of it is left.
 func TestE3_ScenarioLeavesNothingBehind(t *testing.T) {
 	zkserver.RequireFaults(t)
-	claim(t, "E3")
-	t.Run("a scenario leaves nothing behind when its scope closes", scopeLeavesNothing)
-	t.Run("an interrupted run leaves nothing behind", interruptLeavesNothing)
-}
-
-func scopeLeavesNothing(t *testing.T) {
-	keep := goleak.IgnoreCurrent()
-	live := zkserver.Live()
-	sc := zkserver.NewScope("E3-scenario")
-	s := zkserver.Start(sc)
-	pid, err := s.PID()
-	if err != nil {
-		t.Fatalf("pid: %v", err)
-	}
-	dir := sc.TempDir()
-	p := zkserver.ClientProxy(sc, "E3-proxy", s)
-	c := zkclient.Connect(sc, "E3", []string{p.Addr()})
-	if _, err := c.Create("/e3", []byte("x"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatalf("create: %v", err)
-	}
-	proxyAddr, clientAddr := p.Addr(), s.Client
-	t.Logf("scenario: server pid %d on %s, proxy %s, client session 0x%x, temp dir %s", pid, clientAddr, proxyAddr, c.SessionID(), dir)
-	sc.Close()
-
-	if n := zkserver.Live(); n != live {
-		refuted(t, "E3", "%d servers tracked as running after the scenario; want %d", n, live)
-	}
-	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-		refuted(t, "E3", "server process %d still exists (kill -0: %v)", pid, err)
-	}
-	for _, a := range []string{proxyAddr, clientAddr} {
-		if conn, err := net.DialTimeout("tcp", a, time.Second); err == nil {
-			conn.Close()
-			refuted(t, "E3", "%s still accepts connections", a)
-		}
-	}
-	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
-		refuted(t, "E3", "temp dir %s still exists (%v)", dir, err)
-	}
-	if err := goleak.Find(append(zkserver.LeakOptions(), keep)...); err != nil {
-		refuted(t, "E3", "goroutines left: %v", err)
-	}
-	t.Logf("after close: process gone, ports closed, temp dir removed, no new goroutines")
-}
-
-// interruptLeavesNothing runs TestY8 in a child test binary that sends
-// itself SIGINT at each point, and checks what the child left.
-func interruptLeavesNothing(t *testing.T) {
-	if os.Getenv(zkserver.EnvInterruptAt) != "" {
-		t.Skip("skipped: this is the interrupted child")
-	}
-	made := "process-start"
-	if backend.Kind == zkserver.Container {
-		made = "container-create"
-	}
-	// The n-th time a point is reached: the shared server of TestMain is
-	// the first server made; TestY8's ensemble is the first ensemble. The
-	// children run side by side (each is checked by its own pid) and are
-	// checked in this order.
-	points := []string{made + ":1", made + ":2", "ensemble-start:1"}
-	type child struct {
-		pid, code int
-		out       string
-		err       error
-	}
-	children := make([]chan child, len(points))
-	for i, point := range points {
-		children[i] = make(chan child, 1)
-		go func() {
-			var c child
-			c.pid, c.code, c.out, c.err = runInterruptedChild("TestY8_BarrierIsNoSnapshotAcrossPaths", point)
-			children[i] <- c
-		}()
-	}
-	for i, point := range points {
-		c := <-children[i]
-		if c.err != nil {
-			t.Fatalf("child at %s: %v", point, c.err)
-		}
-		pid, code, out := c.pid, c.code, c.out
-		left, err := zkserver.Leftovers(pid)
-		if err != nil {
-			t.Fatalf("leftovers of child %d: %v", pid, err)
-		}
-		evidence(t, "SIGINT at %s: child %d exited %d; left behind: %d things %v", point, pid, code, len(left), left)
-		if code != 130 && code != 1 {
-			brokenCheck(t, "E3", "interrupted at %s the child exited %d; want 130 (interrupted) or 1 (failed first):\n%s", point, code, out)
-		}
-		if !strings.Contains(out, "zk19: interrupt") {
-			brokenCheck(t, "E3", "interrupted at %s the child never saw the interrupt; want its handler to run:\n%s", point, out)
-		}
-		if len(left) > 0 {
-			refuted(t, "E3", "interrupted at %s the child left %v; want nothing", point, left)
-		}
-	}
-}
-
-// runInterruptedChild runs one test of this binary in a child that
-// interrupts itself at point, and returns its pid, exit code and output.
-// An error is one of starting or waiting for the child, not its exit code.
-func runInterruptedChild(test, point string) (pid, code int, output string, err error) {
-	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), zkserver.EnvInterruptAt+"="+point)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		return 0, 0, "", fmt.Errorf("start child: %w", err)
-	}
-	err = cmd.Wait()
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
-		return cmd.Process.Pid, 0, out.String(), err
-	}
-	return cmd.Process.Pid, cmd.ProcessState.ExitCode(), out.String(), nil
+	claims.Open(t, "E3")
+	t.Run("a scenario leaves nothing behind when its scope closes", scene.ScopeLeavesNothing)
+	t.Run("an interrupted run leaves nothing behind", scene.InterruptLeavesNothing)
 }

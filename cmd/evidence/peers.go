@@ -20,7 +20,7 @@ import (
 //	peer <scenario> | scenario | <title>
 //	peer <scenario> | <recipe> [<version>] | <kept|broke|n/a> | <outcome> | <source or ->
 //
-// (peers_recipes_test.go writes them.) The table has a row per scenario, in
+// (peers/recipes_test.go writes them.) The table has a row per scenario, in
 // the order they ran, and a column per recipe.
 
 // peerMark opens the value of a peer table cell.
@@ -339,17 +339,21 @@ func sourceLink(c peerCell) string {
 	return code(c.Source)
 }
 
-// peerSources finds where each peer test is defined in dir's root test
-// files, as links relative to the evidence file: "peers_test.go#L42".
+// peerDir is the package of the peer table (go test ./peers).
+const peerDir = "peers"
+
+// peerSources finds where each peer test is defined in the peer package's
+// test files, keyed as the run keys them ("peers.TestPeerX"), as links
+// relative to the evidence file: "peers/peers_test.go#L42".
 func peerSources(dir string) map[string]string {
-	proofs, err := claims.ScanProofs(dir)
+	proofs, err := claims.ScanProofs(filepath.Join(dir, peerDir))
 	if err != nil {
 		return nil
 	}
 	out := map[string]string{}
 	for _, p := range proofs {
 		if p.Peer {
-			out[p.Name] = fmt.Sprintf("%s#L%d", filepath.ToSlash(filepath.Base(p.Pos.Filename)), p.Pos.Line)
+			out[peerDir+"."+p.Name] = fmt.Sprintf("%s/%s#L%d", peerDir, filepath.ToSlash(filepath.Base(p.Pos.Filename)), p.Pos.Line)
 		}
 	}
 	return out

@@ -13,7 +13,7 @@ import (
 )
 
 // runSuite runs the root package's tests, then, in each other package that
-// a proof names, exactly the tests named. It returns their "go test -json"
+// a proof names, exactly the tests named, then the peer table (./peers). It returns their "go test -json"
 // streams, one after the other, and the commands as a reader would type
 // them. A failing test is no error: the verdicts say why.
 func runSuite(o options, ix *claims.Index, backend string, stderr io.Writer) ([]byte, []string, error) {
@@ -21,6 +21,7 @@ func runSuite(o options, ix *claims.Index, backend string, stderr io.Writer) ([]
 	for _, p := range otherPackages(ix) {
 		steps = append(steps, []string{"test", "-count=1", "-json", "-timeout", o.timeout, "-run", p.pattern(), "./" + p.dir})
 	}
+	steps = append(steps, []string{"test", "-count=1", "-json", "-timeout", o.timeout, "./" + peerDir})
 	viz, err := visualizeEnv(o)
 	if err != nil {
 		return nil, nil, err

@@ -73,7 +73,7 @@ func loadEquivalents(path string) ([]Equivalent, error) {
 // all when each ran alone in the coverage run.
 func stageLimit(pkg string, secs float64) time.Duration {
 	d := time.Duration(2*secs)*time.Second + 90*time.Second
-	if pkg == "." { // the root proofs run side by side (parallel(t))
+	if pkg == "." || pkg == "./peers" { // the root proofs and the peer table run side by side (parallel(t))
 		d = time.Duration(secs)*time.Second + 150*time.Second
 	}
 	return min(d, 12*time.Minute)

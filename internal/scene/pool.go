@@ -1,4 +1,4 @@
-package zk19_test
+package scene
 
 import (
 	"errors"
@@ -52,10 +52,10 @@ type kind struct {
 // session that runs out (expiryServer), soloKind to L3 and L7, which read
 // the server's watch tables and counters and so need it to themselves.
 var (
-	trioKind   = kind{"trio", 3, trioTick, trioSyncLimit}
-	zk1675Kind = kind{"five", 5, y2Tick, y2SyncLimit}
-	expiryKind = kind{"expiry", 1, expiryTick, 5}
-	soloKind   = kind{"solo", 1, 2 * time.Second, 5}
+	TrioKind   = kind{"trio", 3, trioTick, trioSyncLimit}
+	zk1675Kind = kind{"five", 5, Y2Tick, Y2SyncLimit}
+	expiryKind = kind{"expiry", 1, ExpiryTick, 5}
+	SoloKind   = kind{"solo", 1, 2 * time.Second, 5}
 )
 
 // settleWithin bounds the wait, after a test, for its ensemble to settle:
@@ -88,37 +88,37 @@ type pooled struct {
 	leases int
 }
 
-// leaseTrio lends t a trio from the pool, or starts one, for the rest of t;
+// LeaseTrio lends t a trio from the pool, or starts one, for the rest of t;
 // the trio goes back to the pool after t's other cleanups.
-func leaseTrio(t zkserver.TB) *cluster {
+func LeaseTrio(t zkserver.TB) *Cluster {
 	t.Helper()
-	return lease(t, trioKind)
+	return lease(t, TrioKind)
 }
 
-// leaseServer lends t a standalone server of kind k (its n is 1). On the
+// LeaseServer lends t a standalone server of kind k (its n is 1). On the
 // external backend nothing is lent: t gets the user's server, shared, as
 // zkserver.Start gives it to a claim that allows it.
-func leaseServer(t zkserver.TB, k kind) *zkserver.Server {
+func LeaseServer(t zkserver.TB, k kind) *zkserver.Server {
 	t.Helper()
-	if backend.Kind == zkserver.External {
+	if Backend.Kind == zkserver.External {
 		return zkserver.Start(t, zkserver.AllowExternal())
 	}
 	return lendTo(t, k).e.Servers[0]
 }
 
 // lease lends t an ensemble of kind k from the pool, or starts one.
-func lease(t zkserver.TB, k kind) *cluster {
+func lease(t zkserver.TB, k kind) *Cluster {
 	t.Helper()
 	p := lendTo(t, k)
 	return newCluster(t, p.e, p.links)
 }
 
-// leaseWhenFree lends t an ensemble of kind k as lease does, but where every
+// LeaseWhenFree lends t an ensemble of kind k as lease does, but where every
 // one the pool has is held by another test (or being started for one), it
 // waits up to within for one to come back before it starts another: for a
 // claim that only looks at an ensemble and can wait (E1), so that it costs
 // no JVMs of its own.
-func leaseWhenFree(t zkserver.TB, k kind, within time.Duration) *cluster {
+func LeaseWhenFree(t zkserver.TB, k kind, within time.Duration) *Cluster {
 	t.Helper()
 	zkserver.RequireFaults(t)
 	began := time.Now()
@@ -300,7 +300,7 @@ func (p *pooled) settle() (err error) {
 	}()
 	leader := p.e.Servers[0]
 	if p.kind.n > 1 {
-		if leader, err = p.e.Leader(within); err != nil {
+		if leader, err = p.e.Leader(Within); err != nil {
 			return err
 		}
 	}
@@ -320,7 +320,7 @@ func (p *pooled) settle() (err error) {
 			return fmt.Errorf("remove /%s: %w", k, err)
 		}
 	}
-	if err := c.CloseWait(within); err != nil {
+	if err := c.CloseWait(Within); err != nil {
 		return err
 	}
 	return wait.Until(p.kind.settleWithin(), p.name+" to settle: no session on the leader, every server at one zxid", func() (bool, string) {

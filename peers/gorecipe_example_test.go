@@ -1,6 +1,6 @@
 //go:build zk19example
 
-package zk19_test
+package peers_test
 
 // How a recipe written in Go takes the peer scenarios (README, "Test your
 // own lock recipe"): go-zookeeper's zk.Lock behind peer.GoRecipe, as a

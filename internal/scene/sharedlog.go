@@ -1,4 +1,4 @@
-package zk19_test
+package scene
 
 import (
 	"flag"
@@ -10,15 +10,6 @@ import (
 
 	"github.com/zk19/zk19/internal/zkserver"
 )
-
-// A benchmark's result is one line: go test prints the benchmark's name,
-// runs it, then prints its numbers after the name. The shared server's log
-// lines go to standard error, which go test merges with standard output,
-// so a line the server logs while a benchmark runs splits its result line
-// and benchstat cannot read it ("parsing iteration count"). In a benchmark
-// run without -v the shared server's lines therefore go to a file; with -v
-// go test prints the name together with the numbers, and the lines stay
-// on standard error between result lines.
 
 // benchLogScope is TestMain's scope with its log lines (the shared
 // server's, and the harness's about it) written to a file.

@@ -1,11 +1,11 @@
-package zk19_test
+package peers_test
 
 // The recipes people use, measured on the same faults: every scenario runs
 // ours (package lock), go-zookeeper's zk.Lock and kazoo's Lock, one after
 // the other on the same server, each contender through its own client
 // proxy, so a fault is the same bytes on the wire for all three. These
 // tests prove no claim. A peer's outcome is recorded as a cell of the table
-// "How other recipes fare" (see peers_recipes_test.go), never failed; a
+// "How other recipes fare" (see recipes_test.go), never failed; a
 // test fails when an observation could not be made, or when ours did not
 // keep a guarantee.
 //
@@ -27,9 +27,11 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/fence"
+	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/jute"
 	"github.com/zk19/zk19/internal/peer"
+	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/lock"
 )
@@ -81,7 +83,7 @@ func errSuffix(err error) string {
 
 // oursMust turns a cell of ours into broke when its contract's exact
 // outcome (the error it documents) is not what happened.
-func (sc *scene) oursMust(c peerCell, err, want error) peerCell {
+func (sc *peerScene) oursMust(c peerCell, err, want error) peerCell {
 	if sc.r.name == recipeOurs && c.verdict == peerKept && !errors.Is(err, want) {
 		return broke("", "returned %s; want %s", brief(err), brief(want))
 	}
@@ -92,20 +94,20 @@ func (sc *scene) oursMust(c peerCell, err, want error) peerCell {
 // "config") is in the lock dir before A acquires. A lock must ignore it or
 // refuse cleanly; go-zookeeper's parses every child as a lock node.
 func TestPeerStrangerChild(t *testing.T) {
-	parallel(t)
+	scene.Parallel(t)
 	sp := peerScenario{"stranger", "a child that is not a lock node (`config`) sits in the lock dir"}
-	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
-		sc.o.invoke("create %s/config (persistent, not a lock node)", sc.dir)
+	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
+		sc.o.Invoke("create %s/config (persistent, not a lock node)", sc.dir)
 		if _, err := sc.O.Create(sc.dir+"/config", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 			sc.t.Fatalf("create config: %v", err)
 		}
-		sc.o.ok("")
+		sc.o.Ok("")
 		a := sc.join("A", 0)
 		try := a.acquire(0)
 		if w := sc.settle(a, try); w != "" {
 			return broke("", "waits on %s", w)
 		}
-		sc.result(try, within)
+		sc.result(try, scene.Within)
 		if try.held {
 			sc.releaseNow(a)
 			// Curator takes every child for a candidate and orders a name
@@ -129,9 +131,9 @@ func TestPeerStrangerChild(t *testing.T) {
 // W's node; H releases. A lock must never report a hold without a node of
 // its own (ours: lock.ErrLostCandidacy, claim L6's property).
 func TestPeerOwnNodeDeletedWhileWaiting(t *testing.T) {
-	parallel(t)
+	scene.Parallel(t)
 	sp := peerScenario{"own-node-deleted", "the waiter's own node is deleted by another client while it waits"}
-	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		h := sc.join("H", 0)
 		sc.mustHold(h.acquire(0), "W waits on H")
 		hNode := sc.onlyNode(h)
@@ -163,7 +165,7 @@ func TestPeerOwnNodeDeletedWhileWaiting(t *testing.T) {
 }
 
 // onlyNode is the one node of the dir owned by l's session.
-func (sc *scene) onlyNode(l peerLock) string {
+func (sc *peerScene) onlyNode(l peerLock) string {
 	sc.t.Helper()
 	mine := sc.ownedBy(l.session())
 	if len(mine) != 1 {
@@ -177,9 +179,9 @@ func (sc *scene) onlyNode(l peerLock) string {
 // contender's; a recipe that ordered whole names would let W hold beside
 // it.
 func TestPeerOrderBySuffix(t *testing.T) {
-	parallel(t)
+	scene.Parallel(t)
 	sp := peerScenario{"suffix-order", "an older node whose name sorts after the waiter's (order by suffix, not by name)"}
-	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		older := sc.plant(sc.r.prefix(strings.Repeat("f", 32)), true, "older, named to sort after any contender")
 		w := sc.join("W", 0)
 		tw := w.acquire(0)
@@ -193,7 +195,7 @@ func TestPeerOrderBySuffix(t *testing.T) {
 		case watched != "":
 			return broke("", "waited on %s, not on the older %s", watched, older)
 		}
-		sc.result(tw, within)
+		sc.result(tw, scene.Within)
 		if tw.held {
 			sc.releaseNow(w)
 			return broke("", "held at once beside the older %s: its name sorts first", older)
@@ -207,14 +209,14 @@ func TestPeerOrderBySuffix(t *testing.T) {
 // cleanly with the error ours documents (oursErr), keeps the guarantee;
 // holding beside it, or failing and leaving a node in the queue, breaks
 // it. src cites the peer's code responsible for a broken outcome.
-func (sc *scene) behindOlder(older string, src map[string][2]string, oursErr error) peerCell {
+func (sc *peerScene) behindOlder(older string, src map[string][2]string, oursErr error) peerCell {
 	sc.t.Helper()
 	w := sc.join("W", 0)
 	tw := w.acquire(0)
 	switch watched := sc.settle(w, tw); {
 	case watched == older:
 		sc.remove(older)
-		if sc.result(tw, within); tw.held {
+		if sc.result(tw, scene.Within); tw.held {
 			sc.releaseNow(w)
 		}
 		// Curator compares the suffixes as strings: "-000000001" and an
@@ -231,9 +233,9 @@ func (sc *scene) behindOlder(older string, src map[string][2]string, oursErr err
 // scenario looked: held gives the verdict on a hold; failing and leaving a
 // node in the queue breaks the guarantee; refusing cleanly keeps it
 // (refused formats the error), with the error ours documents (oursErr).
-func (sc *scene) judgeReturn(w peerLock, tw *peerTry, src map[string][2]string, held func() peerCell, refused string, oursErr error) peerCell {
+func (sc *peerScene) judgeReturn(w peerLock, tw *peerTry, src map[string][2]string, held func() peerCell, refused string, oursErr error) peerCell {
 	sc.t.Helper()
-	sc.result(tw, within)
+	sc.result(tw, scene.Within)
 	left := sc.ownedBy(w.session())
 	switch {
 	case tw.held:
@@ -250,9 +252,9 @@ func (sc *scene) judgeReturn(w peerLock, tw *peerTry, src map[string][2]string, 
 // … "-000000001" before it reaches 0 again. O's node, named as the server
 // names the one at -1, is older than W's; W must not hold beside it.
 func TestPeerWrappedSuffixOlder(t *testing.T) {
-	parallel(t)
+	scene.Parallel(t)
 	sp := peerScenario{"wrap-older", "an older node named as after the sequence counter wrapped (`…-000000001`)"}
-	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		older := sc.plant(sc.r.prefix(plantGUID(1))+"-000000001", false, "as the server names the node at counter -1")
 		return sc.behindOlder(older, map[string][2]string{
 			// zk.Lock takes -1 for the lowest, but looks for a predecessor
@@ -271,9 +273,9 @@ func TestPeerWrappedSuffixOlder(t *testing.T) {
 // newer node first would let its owner hold while W's turn has come.
 // Refusing a name it cannot order (ours) keeps the guarantee too.
 func TestPeerWrappedSuffixNewer(t *testing.T) {
-	parallel(t)
+	scene.Parallel(t)
 	sp := peerScenario{"wrap-newer", "a newer node named as after the counter wrapped (`…-2147483648`) appears while the waiter waits"}
-	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		holder, w, tw := sc.waiterBehindHolder()
 		newer := sc.plant(sc.r.prefix(plantGUID(2))+"-2147483648", false, "newer than W's, as the server names the first node after the wrap")
 		sc.remove(holder)
@@ -301,9 +303,9 @@ func TestPeerWrappedSuffixNewer(t *testing.T) {
 // %010d) is older than W's. Parsing it as a number, or refusing it, keeps
 // the guarantee; skipping it lets W hold beside it.
 func TestPeerOverlongSuffix(t *testing.T) {
-	parallel(t)
+	scene.Parallel(t)
 	sp := peerScenario{"over-long", "an older lock-named node whose suffix has 11 digits"}
-	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		older := sc.plant(sc.r.prefix(plantGUID(1))+"0", true, "an 11-digit suffix: a 0, then the server's 10")
 		return sc.behindOlder(older, map[string][2]string{
 			recipeKazoo:   {"recipe/lock.py:110-114", `r"(?:{patterns})(-?\d{{10}})$"`},
@@ -318,15 +320,15 @@ func TestPeerOverlongSuffix(t *testing.T) {
 // go-zookeeper client waits a second before it redials a lone server, kazoo
 // backs off) and keeps it cut off until Heal; it fails the test if the
 // client got through first.
-func (sc *scene) loseCreateReply(w peerLock, cut bool) (*peerTry, faultproxy.DropResult) {
+func (sc *peerScene) loseCreateReply(w peerLock, cut bool) (*peerTry, faultproxy.DropResult) {
 	sc.t.Helper()
 	px := w.proxy()
 	accepted := px.Stats().Accepted
-	m := faultproxy.Match{Ops: createOps, Under: sc.dir}
+	m := faultproxy.Match{Ops: scene.CreateOps, Under: sc.dir}
 	d := px.LoseReply(m)
-	newActor(sc.t, w.who()).info("the proxy will lose the reply to W's %s", m)
+	claims.NewActor(sc.t, w.who()).Info("the proxy will lose the reply to W's %s", m)
 	tw := w.acquire(0)
-	faultEnded(sc.t, d, "the end of the fault on W's create")
+	scene.FaultEnded(sc.t, d, "the end of the fault on W's create")
 	if cut {
 		px.Cut(faultproxy.BothEnds)
 		sc.t.Cleanup(px.Heal)
@@ -346,9 +348,9 @@ func (sc *scene) loseCreateReply(w peerLock, cut bool) (*peerTry, faultproxy.Dro
 // must end up holding exactly its own node, found again by its GUID (ours:
 // Recover, claims R3–R6), or give up without leaving a node behind.
 func TestPeerLostCreateReply(t *testing.T) {
-	parallel(t)
+	scene.Parallel(t)
 	sp := peerScenario{"lost-reply", "the create's reply is lost; the session survives the reconnect"}
-	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		w := sc.join("W", 0)
 		tw, _ := sc.loseCreateReply(w, false)
 		sc.result(tw, peerCallWithin)
@@ -387,19 +389,19 @@ var errOursHolds = errors.New("a hold")
 // the new session, and the cell says whether it reused the lost create's
 // GUID, which the node of TestPeerForeignGUID's row could then carry.
 func TestPeerLostCreateReplySessionExpired(t *testing.T) {
-	parallel(t)
-	s := expiryServer(t)
+	scene.Parallel(t)
+	s := scene.ExpiryServer(t)
 	sp := peerScenario{"lost-reply-expired", "the create's reply is lost and the session expires before the client gets back"}
-	runPeers(t, s, sp, func(sc *scene) peerCell {
-		w := sc.join("W", expirySessionTimeout)
+	runPeers(t, s, sp, func(sc *peerScene) peerCell {
+		w := sc.join("W", scene.ExpirySessionTimeout)
 		old := w.session()
-		_, st := statOf(sc.t, sc.O, sc.dir)
+		_, st := scene.StatOf(sc.t, sc.O, sc.dir)
 		tw, res := sc.loseCreateReply(w, true)
-		wait.For(sc.t, 10*expirySessionTimeout, "the server to expire W's session and delete the node its create made", func() (bool, string) {
-			_, now := statOf(sc.t, sc.O, sc.dir)
+		wait.For(sc.t, 10*scene.ExpirySessionTimeout, "the server to expire W's session and delete the node its create made", func() (bool, string) {
+			_, now := scene.StatOf(sc.t, sc.O, sc.dir)
 			return now.NumChildren == 0 && now.Cversion >= st.Cversion+2, fmt.Sprintf("children %d, cversion %d (was %d)", now.NumChildren, now.Cversion, st.Cversion)
 		})
-		sc.o.info("the server deleted the node W's lost create made: session %s expired", old)
+		sc.o.Info("the server deleted the node W's lost create made: session %s expired", old)
 		w.proxy().Heal()
 		sc.result(tw, peerCallWithin)
 		now := w.session()
@@ -431,14 +433,14 @@ func TestPeerLostCreateReplySessionExpired(t *testing.T) {
 // would be. A lock must never adopt a node it does not own (ours: Recover
 // keeps only this session's matches, claim R6).
 func TestPeerForeignGUID(t *testing.T) {
-	parallel(t)
+	scene.Parallel(t)
 	sp := peerScenario{"foreign-guid", "after a lost create reply, the only node with the waiter's GUID is another session's"}
-	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		w := sc.join("W", 0)
 		tw, res := sc.loseCreateReply(w, true)
 		prefix := path.Base(res.Path)
 		var own []string
-		for _, k := range listChildren(sc.t, sc.O, sc.dir) {
+		for _, k := range scene.ListChildren(sc.t, sc.O, sc.dir) {
 			if strings.HasPrefix(k, prefix) {
 				own = append(own, k)
 			}
@@ -462,7 +464,7 @@ func TestPeerForeignGUID(t *testing.T) {
 
 // judgeForeign judges an acquisition that may have adopted foreign, a node
 // of session O carrying the acquisition's GUID or prefix.
-func (sc *scene) judgeForeign(w peerLock, tw *peerTry, foreign string, src map[string][2]string, oursErr error) peerCell {
+func (sc *peerScene) judgeForeign(w peerLock, tw *peerTry, foreign string, src map[string][2]string, oursErr error) peerCell {
 	sc.t.Helper()
 	mine := sc.ownedBy(w.session())
 	switch {
@@ -493,9 +495,9 @@ func (sc *scene) judgeForeign(w peerLock, tw *peerTry, foreign string, src map[s
 // make a fresh GUID for every acquisition; kazoo keeps one per Lock
 // object).
 func TestPeerReacquireAfterForeignPrefix(t *testing.T) {
-	parallel(t)
+	scene.Parallel(t)
 	sp := peerScenario{"reacquire-foreign", "a second acquisition on the same lock object, with another session's node named like the first"}
-	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		w := sc.join("W", 0)
 		sc.mustHold(w.acquire(0), "the first acquisition names the prefix")
 		prefix := suffixless(sc.onlyNode(w))
@@ -511,7 +513,7 @@ func TestPeerReacquireAfterForeignPrefix(t *testing.T) {
 		case watched != "":
 			return broke("", "waited on %s", watched)
 		}
-		sc.result(t2, within)
+		sc.result(t2, scene.Within)
 		if _, still := sc.owners()[foreign]; still && t2.held && t2.node != foreign && len(sc.ownedBy(w.session())) == 1 {
 			sc.releaseNow(w)
 			return broke("", "held beside O's older node")
@@ -532,14 +534,14 @@ func TestPeerReacquireAfterForeignPrefix(t *testing.T) {
 // go-zookeeper's zk.Lock has no cancel: only closing the session ends its
 // wait.
 func TestPeerCancelWhileWaiting(t *testing.T) {
-	parallel(t)
+	scene.Parallel(t)
 	sp := peerScenario{"cancel", "the waiter is cancelled while it waits"}
-	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		_, w, tw := sc.waiterBehindHolder()
-		a := newActor(sc.t, w.who())
-		a.invoke("cancel")
+		a := claims.NewActor(sc.t, w.who())
+		a.Invoke("cancel")
 		if !w.cancel() {
-			a.fail("zk.Lock has no cancel and no timeout: close the session instead")
+			a.Fail("zk.Lock has no cancel and no timeout: close the session instead")
 			if err := w.(*gozkLock).c.CloseWait(peerCallWithin); err != nil {
 				sc.t.Fatalf("%v", err)
 			}
@@ -547,8 +549,8 @@ func TestPeerCancelWhileWaiting(t *testing.T) {
 			return peerCell{verdict: peerNone, source: sc.cite("lock.go:52-55", "func (l *Lock) LockWithData(data []byte) error {"),
 				outcome: fmt.Sprintf("no cancel, no timeout: only closing the session ended the wait (%s)", brief(tw.err))}
 		}
-		a.ok("")
-		sc.result(tw, within)
+		a.Ok("")
+		sc.result(tw, scene.Within)
 		left := sc.ownedBy(w.session())
 		switch {
 		case tw.held:
@@ -566,7 +568,7 @@ func TestPeerCancelWhileWaiting(t *testing.T) {
 
 // noGiveUp is go-zookeeper's cell in the rows about giving up: zk.Lock has
 // neither timeout nor cancel.
-func (sc *scene) noGiveUp() peerCell {
+func (sc *peerScene) noGiveUp() peerCell {
 	return peerCell{verdict: peerNone, outcome: "no timeout, no cancel (see the cancel row)",
 		source: sc.cite("lock.go:52-55", "func (l *Lock) LockWithData(data []byte) error {")}
 }
@@ -576,9 +578,9 @@ func (sc *scene) noGiveUp() peerCell {
 // (the delete itself took effect). A lock must not leave its node behind,
 // and the next acquisition must work: W acquires again once H has gone.
 func TestPeerGiveUpCleanupReplyLost(t *testing.T) {
-	parallel(t)
+	scene.Parallel(t)
 	sp := peerScenario{"cleanup-reply-lost", "the waiter times out and the reply to its cleanup delete is lost"}
-	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		return sc.giveUpLosingCleanup((*faultproxy.Proxy).LoseReply, "the reply to", nil)
 	})
 }
@@ -589,7 +591,7 @@ func TestPeerGiveUpCleanupReplyLost(t *testing.T) {
 // recipe may delete it once it is back: the wait for that is bounded), and
 // W's next acquisition must hold once H has gone. src cites a peer's code
 // for a node left behind.
-func (sc *scene) giveUpLosingCleanup(lose func(*faultproxy.Proxy, faultproxy.Match) *faultproxy.Drop, what string, src map[string][2]string) peerCell {
+func (sc *peerScene) giveUpLosingCleanup(lose func(*faultproxy.Proxy, faultproxy.Match) *faultproxy.Drop, what string, src map[string][2]string) peerCell {
 	sc.t.Helper()
 	if sc.r.name == recipeGoZK {
 		return sc.noGiveUp()
@@ -598,7 +600,7 @@ func (sc *scene) giveUpLosingCleanup(lose func(*faultproxy.Proxy, faultproxy.Mat
 	w := sc.join("W", 0)
 	m := faultproxy.Match{Ops: []int32{jute.OpDelete}, Under: sc.dir}
 	d := lose(w.proxy(), m)
-	newActor(sc.t, w.who()).info("the proxy will lose %s W's %s", what, m)
+	claims.NewActor(sc.t, w.who()).Info("the proxy will lose %s W's %s", what, m)
 	mark := w.mark()
 	tw := w.acquire(peerGiveUp)
 	sc.result(tw, peerCallWithin)
@@ -613,9 +615,9 @@ func (sc *scene) giveUpLosingCleanup(lose func(*faultproxy.Proxy, faultproxy.Mat
 	}
 	select {
 	case <-d.Done():
-	case <-time.After(within):
+	case <-time.After(scene.Within):
 		d.Cancel()
-		sc.t.Fatalf("W's cleanup delete: %s it was not lost within %v: %+v", what, within, d.Result())
+		sc.t.Fatalf("W's cleanup delete: %s it was not lost within %v: %+v", what, scene.Within, d.Result())
 	}
 	if res := d.Result(); !res.Dropped {
 		sc.t.Fatalf("%s W's cleanup delete was not lost: %+v", what, res)
@@ -623,13 +625,13 @@ func (sc *scene) giveUpLosingCleanup(lose func(*faultproxy.Proxy, faultproxy.Mat
 	if err := w.reconnected(mark); err != nil {
 		sc.t.Fatalf("W: %v", err)
 	}
-	left := sc.outlives(w, w.session(), within)
+	left := sc.outlives(w, w.session(), scene.Within)
 	switch {
 	case tw.held:
 		return broke("", "held although it timed out")
 	case len(left) > 0:
 		return broke(sc.citeFrom(src), "gave up (%s) but its node stayed %v after the reconnect: an orphan of a live session, ahead of every later contender",
-			brief(tw.err), within)
+			brief(tw.err), scene.Within)
 	}
 	sc.remove(holder)
 	t2 := w.acquire(0)
@@ -648,16 +650,16 @@ func (sc *scene) giveUpLosingCleanup(lose func(*faultproxy.Proxy, faultproxy.Mat
 // outlives returns the nodes of session sess (w's) still in the dir once
 // they are all gone or bound has passed: what a recipe left behind, given
 // the time to clean up after a reconnect.
-func (sc *scene) outlives(w peerLock, sess string, bound time.Duration) []string {
+func (sc *peerScene) outlives(w peerLock, sess string, bound time.Duration) []string {
 	sc.t.Helper()
 	var left []string
 	deadline := time.Now().Add(bound)
-	wait.For(sc.t, bound+within, w.who()+"'s nodes to go, or "+bound.String()+" to pass", func() (bool, string) {
+	wait.For(sc.t, bound+scene.Within, w.who()+"'s nodes to go, or "+bound.String()+" to pass", func() (bool, string) {
 		left = sc.ownedBy(sess)
 		return len(left) == 0 || time.Now().After(deadline), fmt.Sprintf("nodes %v of session %s", left, sess)
 	})
 	if len(left) > 0 {
-		newActor(sc.t, w.who()).info("its nodes %v are still there %v after the reconnect", left, bound)
+		claims.NewActor(sc.t, w.who()).Info("its nodes %v are still there %v after the reconnect", left, bound)
 	}
 	return left
 }
@@ -667,17 +669,17 @@ func (sc *scene) outlives(w peerLock, sess string, bound time.Duration) []string
 // the client opens a new session. Does the recipe know it no longer holds?
 // Ours: Lost closes and Release says the session changed.
 func TestPeerSessionExpiresWhileHolding(t *testing.T) {
-	parallel(t)
-	s := expiryServer(t)
+	scene.Parallel(t)
+	s := scene.ExpiryServer(t)
 	sp := peerScenario{"expiry-holding", "the session expires while the recipe holds: does it know it no longer holds?"}
-	runPeers(t, s, sp, func(sc *scene) peerCell {
-		w, node, old, mark := sc.holdThenCut(expirySessionTimeout, "the hold is what expires")
+	runPeers(t, s, sp, func(sc *peerScene) peerCell {
+		w, node, old, mark := sc.holdThenCut(scene.ExpirySessionTimeout, "the hold is what expires")
 		px := w.proxy()
-		wait.For(sc.t, 10*expirySessionTimeout, "the server to delete W's node", func() (bool, string) {
+		wait.For(sc.t, 10*scene.ExpirySessionTimeout, "the server to delete W's node", func() (bool, string) {
 			_, ok := sc.owners()[node]
 			return !ok, "still there"
 		})
-		sc.o.info("W's node %s deleted by the server: session %s expired", node, old)
+		sc.o.Info("W's node %s deleted by the server: session %s expired", node, old)
 		px.Heal()
 		if err := w.reconnected(mark); err != nil {
 			sc.t.Fatalf("W: %v", err)
@@ -694,7 +696,7 @@ func TestPeerSessionExpiresWhileHolding(t *testing.T) {
 // connection and refuses new ones until Heal (registered at cleanup too).
 // It returns W, W's node and session, and the mark to wait for W's
 // reconnect from.
-func (sc *scene) holdThenCut(sessionTimeout time.Duration, why string) (w peerLock, node, sess string, mark int) {
+func (sc *peerScene) holdThenCut(sessionTimeout time.Duration, why string) (w peerLock, node, sess string, mark int) {
 	sc.t.Helper()
 	w = sc.join("W", sessionTimeout)
 	sc.mustHold(w.acquire(0), why)
@@ -706,18 +708,18 @@ func (sc *scene) holdThenCut(sessionTimeout time.Duration, why string) (w peerLo
 }
 
 // knowsItLost asks the recipe, in its own terms, whether it still holds.
-func (sc *scene) knowsItLost(w peerLock) peerCell {
+func (sc *peerScene) knowsItLost(w peerLock) peerCell {
 	sc.t.Helper()
-	a := newActor(sc.t, w.who())
+	a := claims.NewActor(sc.t, w.who())
 	switch l := w.(type) {
 	case *oursLock:
 		select {
 		case <-l.hold().Lost():
-		case <-time.After(within):
-			return broke("", "Lost still open %v after the client got a new session", within)
+		case <-time.After(scene.Within):
+			return broke("", "Lost still open %v after the client got a new session", scene.Within)
 		}
 		_, err := l.release()
-		a.info("Lost closed; Release: %v", err)
+		a.Info("Lost closed; Release: %v", err)
 		return sc.oursMust(kept("knows: Lost closed, Release returned %s", brief(err)), err, lock.ErrSessionChanged)
 	case *driverLock:
 		return l.knowsItLost(sc, map[string][2]string{
@@ -732,12 +734,12 @@ func (sc *scene) knowsItLost(w peerLock) peerCell {
 		}
 		return broke("", "does not know: Held() still true with its node gone")
 	case *gozkLock:
-		a.invoke("zk.Unlock (zk.Lock has no way to ask whether it holds)")
+		a.Invoke("zk.Unlock (zk.Lock has no way to ask whether it holds)")
 		uerr := l.l.Unlock()
-		a.info("%v", uerr)
-		a.invoke("zk.Lock again")
+		a.Info("%v", uerr)
+		a.Invoke("zk.Lock again")
 		lerr := l.l.Lock()
-		a.info("%v", lerr)
+		a.Info("%v", lerr)
 		if lerr == nil {
 			sc.releaseNow(w)
 		}
@@ -754,7 +756,7 @@ func (sc *scene) knowsItLost(w peerLock) peerCell {
 // acquisition one timeout after it began, however often W woke.
 func TestPeerTimeoutIsATotalDeadline(t *testing.T) {
 	sp := peerScenario{"total-deadline", "the waiter's predecessor keeps changing: is the acquire timeout a total deadline?"}
-	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		if sc.r.name == recipeGoZK {
 			return sc.noGiveUp()
 		}
@@ -785,7 +787,7 @@ func TestPeerTimeoutIsATotalDeadline(t *testing.T) {
 // waits on it, until W's acquisition returns or has run twice its timeout.
 // It returns the wake-ups and, when W was still waiting at twice its
 // timeout, how long it had been waiting then.
-func (sc *scene) keepWaking(w peerLock, tw *peerTry, queue []string) (wakeups int, late time.Duration) {
+func (sc *peerScene) keepWaking(w peerLock, tw *peerTry, queue []string) (wakeups int, late time.Duration) {
 	sc.t.Helper()
 	for i := len(queue) - 1; i >= 0; i-- {
 		watched := sc.settle(w, tw)
@@ -813,9 +815,9 @@ func (sc *scene) keepWaking(w peerLock, tw *peerTry, queue []string) (wakeups in
 // holds: two holders. A lock must list again once it is back and wait on
 // H (or give up cleanly, its node removed), and hold once H has released.
 func TestPeerLostChildrenReply(t *testing.T) {
-	parallel(t)
+	scene.Parallel(t)
 	sp := peerScenario{"lost-children-reply", "the reply to the waiter's getChildren (the listing that decides whether it is first) is lost; the session survives the reconnect"}
-	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		h := sc.join("H", 0)
 		sc.mustHold(h.acquire(0), "W lists the dir while H holds")
 		hNode := sc.onlyNode(h)
@@ -847,7 +849,7 @@ func TestPeerLostChildrenReply(t *testing.T) {
 		case watched != "":
 			return broke("", "waited on %s, not on H's %s", watched, hNode)
 		}
-		sc.result(tw, within)
+		sc.result(tw, scene.Within)
 		if _, still := sc.owners()[hNode]; tw.held && still {
 			believes := sc.holdsNow(h)
 			sc.releaseNow(w)
@@ -857,7 +859,7 @@ func TestPeerLostChildrenReply(t *testing.T) {
 		if tw.held {
 			sc.t.Fatalf("W held and H's node %s is gone, though H has not released: the scene cannot be judged", hNode)
 		}
-		if left := sc.outlives(w, w.session(), within); len(left) > 0 {
+		if left := sc.outlives(w, w.session(), scene.Within); len(left) > 0 {
 			return broke(sc.citeFrom(dropped), "failed (%s) and left its node %v in the queue, owned by its live session; %s", brief(tw.err), left, sc.nextBehind(h, left))
 		}
 		return sc.oursMust(kept("gave up cleanly (%s), its node removed", brief(tw.err)), tw.err, errOursHolds)
@@ -866,7 +868,7 @@ func TestPeerLostChildrenReply(t *testing.T) {
 
 // nextBehind has h release and acquire again with left, the nodes a failed
 // waiter left behind, in the dir, and says what that acquisition does.
-func (sc *scene) nextBehind(h peerLock, left []string) string {
+func (sc *peerScene) nextBehind(h peerLock, left []string) string {
 	sc.t.Helper()
 	sc.releaseNow(h)
 	t2 := h.acquire(0)
@@ -876,7 +878,7 @@ func (sc *scene) nextBehind(h peerLock, left []string) string {
 	case watched != "":
 		return fmt.Sprintf("H released and acquired again: it waits on %s", watched)
 	}
-	sc.result(t2, within)
+	sc.result(t2, scene.Within)
 	if t2.held {
 		sc.releaseNow(h)
 	}
@@ -886,13 +888,13 @@ func (sc *scene) nextBehind(h peerLock, left []string) string {
 // heldOnceReleased has H, which W's try waits behind, release, and judges
 // W: it must hold its own node now, or have given up cleanly. relisted
 // cites the peer's code that listed again, for a kept cell.
-func (sc *scene) heldOnceReleased(h peerLock, hNode string, w peerLock, tw *peerTry, relisted map[string][2]string) peerCell {
+func (sc *peerScene) heldOnceReleased(h peerLock, hNode string, w peerLock, tw *peerTry, relisted map[string][2]string) peerCell {
 	sc.t.Helper()
 	sc.releaseNow(h)
 	if _, still := sc.owners()[hNode]; still {
 		sc.t.Fatalf("H's release left its node %s: W's turn cannot come", hNode)
 	}
-	sc.result(tw, within)
+	sc.result(tw, scene.Within)
 	mine := sc.ownedBy(w.session())
 	switch {
 	case tw.held && len(mine) == 1 && (tw.node == "" || tw.node == mine[0]):
@@ -903,7 +905,7 @@ func (sc *scene) heldOnceReleased(h peerLock, hNode string, w peerLock, tw *peer
 	case tw.held:
 		return broke("", "held %s once H released, with nodes %v of its session", orUnsaid(tw.node), mine)
 	}
-	if left := sc.outlives(w, w.session(), within); len(left) > 0 {
+	if left := sc.outlives(w, w.session(), scene.Within); len(left) > 0 {
 		return broke("", "waited on H, then failed (%s) and left %v in the queue", brief(tw.err), left)
 	}
 	return sc.oursMust(kept("waited on H, then gave up cleanly (%s)", brief(tw.err)), tw.err, errOursHolds)
@@ -920,18 +922,18 @@ const noReplyErr int32 = -1 << 31 // math.MinInt32
 // notes the create's reply too (noReplyErr), and a read answered after the
 // create carries a zxid no lower than the create's. A fault that did not
 // take so fails the test: the observation could not be made.
-func (sc *scene) loseChildrenReply(w peerLock) *peerTry {
+func (sc *peerScene) loseChildrenReply(w peerLock) *peerTry {
 	sc.t.Helper()
 	px := w.proxy()
-	a := newActor(sc.t, w.who())
-	cm := faultproxy.Match{Ops: createOps, Under: sc.dir, Err: noReplyErr}
+	a := claims.NewActor(sc.t, w.who())
+	cm := faultproxy.Match{Ops: scene.CreateOps, Under: sc.dir, Err: noReplyErr}
 	create := px.LoseReply(cm)
-	a.info("the proxy will note the reply to W's create under %s (a LoseReply for err=%d, which no reply has: it forwards the reply)", cm.Under, cm.Err)
+	a.Info("the proxy will note the reply to W's create under %s (a LoseReply for err=%d, which no reply has: it forwards the reply)", cm.Under, cm.Err)
 	lm := faultproxy.Match{Ops: []int32{jute.OpGetChildren, jute.OpGetChildren2}, Path: sc.dir}
 	list := px.LoseReply(lm)
-	a.info("the proxy will lose the reply to W's %s", lm)
+	a.Info("the proxy will lose the reply to W's %s", lm)
 	tw := w.acquire(0)
-	res := faultEnded(sc.t, list, "the end of the fault on W's getChildren")
+	res := scene.FaultEnded(sc.t, list, "the end of the fault on W's getChildren")
 	create.Cancel()
 	cr := create.Result()
 	switch {
@@ -942,6 +944,6 @@ func (sc *scene) loseChildrenReply(w peerLock) *peerTry {
 	case res.Zxid < cr.Zxid:
 		sc.t.Fatalf("the lost listing (zxid 0x%x) was answered before W's create (zxid 0x%x): it is not the listing after the create", res.Zxid, cr.Zxid)
 	}
-	a.info("the proxy lost the reply to W's %s of %s (zxid 0x%x), after W's create (zxid 0x%x)", jute.OpName(res.Op), res.Path, res.Zxid, cr.Zxid)
+	a.Info("the proxy lost the reply to W's %s of %s (zxid 0x%x), after W's create (zxid 0x%x)", jute.OpName(res.Op), res.Path, res.Zxid, cr.Zxid)
 	return tw
 }

@@ -1,8 +1,8 @@
-package zk19_test
+package peers_test
 
 // The peer family's machinery: the lock recipes behind one interface
 // (ours and go-zookeeper's zk.Lock here; kazoo's Lock, Curator's
-// InterProcessMutex and anyone's in peers_drivers_test.go), the scene a
+// InterProcessMutex and anyone's in drivers_test.go), the scene a
 // scenario plays in (a lock dir of its own, an observer O who plants and deletes nodes
 // directly on the server, a client proxy for every contender), and how a
 // cell of the table "How other recipes fare" is judged and logged.
@@ -32,7 +32,9 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/fence"
+	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
@@ -57,7 +59,7 @@ const (
 // peerCallWithin bounds one recipe call that involves a reconnect:
 // go-zookeeper redials a lone server only after a second, kazoo backs off
 // its reconnects, and a session may have to expire first.
-const peerCallWithin = 4 * within
+const peerCallWithin = 4 * scene.Within
 
 // peerScenario is one row of the table.
 type peerScenario struct {
@@ -86,7 +88,7 @@ type peerRecipe struct {
 	// prefix is a node's name up to the suffix the server appends, for a
 	// contender GUID: what a plant needs to look like one of the recipe's.
 	prefix func(guid string) string
-	join   func(sc *scene, who string, sessionTimeout time.Duration) peerLock
+	join   func(sc *peerScene, who string, sessionTimeout time.Duration) peerLock
 	// ready, if set, skips the recipe's subtest when it cannot run here
 	// (its library is not installed) before the scenario plants anything.
 	ready func(t *testing.T)
@@ -134,7 +136,7 @@ type peerTry struct {
 	who   string
 	l     peerLock // the contender acquiring
 	began time.Time
-	done  returned
+	done  scene.Returned
 	// Set before done is closed.
 	held bool
 	node string // the node the recipe says is its own; "" when it does not say
@@ -151,15 +153,15 @@ func (p *peerTry) finish(held bool, node string, err error) {
 	close(p.done)
 }
 
-// scene is one recipe's run of one scenario.
-type scene struct {
+// peerScene is one recipe's run of one scenario.
+type peerScene struct {
 	t   *testing.T
 	s   *zkserver.Server
 	r   peerRecipe
 	sp  peerScenario
 	ver string           // the recipe's version, for the cell
 	O   *zkclient.Client // the observer: plants and deletes nodes
-	o   actor
+	o   claims.Actor
 	dir string
 	// pendingRelease is a release left running by releaseCutOff.
 	pendingRelease chan error
@@ -170,10 +172,10 @@ type scene struct {
 // side by side, each under its own parent, when the scenario does (most
 // of a scene is waiting for an expiry or a peer's driver); a scenario that
 // asserts how long something took runs them one after another.
-func runPeers(t *testing.T, s *zkserver.Server, sp peerScenario, body func(sc *scene) peerCell) {
+func runPeers(t *testing.T, s *zkserver.Server, sp peerScenario, body func(sc *peerScene) peerCell) {
 	t.Helper()
-	evidence(t, "peer %s | scenario | %s", sp.id, sp.title)
-	recipesSideBySide := inParallel(t)
+	claims.Evidence(t, "peer %s | scenario | %s", sp.id, sp.title)
+	recipesSideBySide := scene.InParallel(t)
 	for _, r := range peerRecipes(t) {
 		t.Run(r.name, func(t *testing.T) {
 			if recipesSideBySide {
@@ -182,12 +184,12 @@ func runPeers(t *testing.T, s *zkserver.Server, sp peerScenario, body func(sc *s
 			if r.ready != nil {
 				r.ready(t)
 			}
-			sc := &scene{t: t, s: s, r: r, sp: sp, o: newActor(t, "O")}
+			sc := &peerScene{t: t, s: s, r: r, sp: sp, o: claims.NewActor(t, "O")}
 			if r.name == recipeGoZK {
 				sc.ver = goZKModule().version
 			}
 			sc.O = zkclient.Connect(t, "O", []string{s.Client})
-			sc.dir = testRoot(t, sc.O)
+			sc.dir = scene.TestRoot(t, sc.O)
 			sc.record(sc.play(body))
 		})
 	}
@@ -199,7 +201,7 @@ type sceneEnd struct{ cell peerCell }
 
 // play runs the scene's body and returns its cell, also when a recipe's
 // silence ended the scene (sceneEnd).
-func (sc *scene) play(body func(sc *scene) peerCell) (c peerCell) {
+func (sc *peerScene) play(body func(sc *peerScene) peerCell) (c peerCell) {
 	defer func() {
 		if r := recover(); r != nil {
 			end, ok := r.(sceneEnd)
@@ -214,14 +216,14 @@ func (sc *scene) play(body func(sc *scene) peerCell) (c peerCell) {
 
 // record logs the cell. Ours must keep every guarantee: a cell of ours
 // that did not fails the test.
-func (sc *scene) record(c peerCell) {
+func (sc *peerScene) record(c peerCell) {
 	sc.t.Helper()
 	recipe := strings.TrimSpace(sc.r.name + " " + sc.ver)
 	src := c.source
 	if src == "" {
 		src = "-"
 	}
-	evidence(sc.t, "peer %s | %s | %s | %s | %s", sc.sp.id, recipe, c.verdict, oneField(c.outcome), oneField(src))
+	claims.Evidence(sc.t, "peer %s | %s | %s | %s | %s", sc.sp.id, recipe, c.verdict, oneField(c.outcome), oneField(src))
 	if sc.r.name == recipeOurs && c.verdict != peerKept {
 		sc.t.Errorf("ours, scenario %s (%s): got %s: %s; want every guarantee kept", sc.sp.id, sc.sp.title, c.verdict, c.outcome)
 	}
@@ -235,42 +237,42 @@ func oneField(s string) string {
 
 // join makes contender who of the scene's recipe; sessionTimeout 0 is the
 // clients' default.
-func (sc *scene) join(who string, sessionTimeout time.Duration) peerLock {
+func (sc *peerScene) join(who string, sessionTimeout time.Duration) peerLock {
 	sc.t.Helper()
 	return sc.r.join(sc, who, sessionTimeout)
 }
 
 // plant creates dir/name as O, an ephemeral node of O's session (sequential
 // when seq), and returns its name.
-func (sc *scene) plant(name string, seq bool, why string) string {
+func (sc *peerScene) plant(name string, seq bool, why string) string {
 	sc.t.Helper()
 	flags := int32(zk.FlagEphemeral)
 	if seq {
 		flags |= zk.FlagSequence
 	}
-	sc.o.invoke("create %s/%s (%s)", sc.dir, name, why)
+	sc.o.Invoke("create %s/%s (%s)", sc.dir, name, why)
 	p, err := sc.O.Create(sc.dir+"/"+name, nil, flags, zk.WorldACL(zk.PermAll))
 	if err != nil {
-		sc.o.fail("%v", err)
+		sc.o.Fail("%v", err)
 		sc.t.Fatalf("O create %s/%s: %v", sc.dir, name, err)
 	}
-	sc.o.ok("%s", path.Base(p))
+	sc.o.Ok("%s", path.Base(p))
 	return path.Base(p)
 }
 
 // remove deletes dir/name as O.
-func (sc *scene) remove(name string) {
+func (sc *peerScene) remove(name string) {
 	sc.t.Helper()
-	deleteAs(sc.t, sc.O, sc.o, sc.dir+"/"+name)
+	scene.DeleteAs(sc.t, sc.O, sc.o, sc.dir+"/"+name)
 }
 
 // owners lists the dir's children with their owners (ephemeralOwner as the
 // watch tables print sessions), as O sees them.
-func (sc *scene) owners() map[string]string {
+func (sc *peerScene) owners() map[string]string {
 	sc.t.Helper()
 	out := map[string]string{}
-	for _, k := range listChildren(sc.t, sc.O, sc.dir) {
-		if ok, st := statOf(sc.t, sc.O, sc.dir+"/"+k); ok {
+	for _, k := range scene.ListChildren(sc.t, sc.O, sc.dir) {
+		if ok, st := scene.StatOf(sc.t, sc.O, sc.dir+"/"+k); ok {
 			out[k] = fmt.Sprintf("0x%x", st.EphemeralOwner)
 		}
 	}
@@ -278,7 +280,7 @@ func (sc *scene) owners() map[string]string {
 }
 
 // ownedBy lists the dir's children whose owner is session sess.
-func (sc *scene) ownedBy(sess string) []string {
+func (sc *peerScene) ownedBy(sess string) []string {
 	sc.t.Helper()
 	var out []string
 	for name, owner := range sc.owners() {
@@ -296,19 +298,19 @@ func (sc *scene) ownedBy(sess string) []string {
 // wait on another: a holder may watch its own node for its loss (ours
 // does, from lock.Held.Lost), and that watch can reach the server before
 // the acquisition's return reaches the scene.
-func (sc *scene) settle(l peerLock, try *peerTry) string {
+func (sc *peerScene) settle(l peerLock, try *peerTry) string {
 	sc.t.Helper()
 	sc.s.RequireWords(sc.t, "wchc") // here: the wait asks from its own goroutine
 	watched := ""
-	wait.For(sc.t, within, l.who()+"'s acquisition to return or to wait on a node", func() (bool, string) {
+	wait.For(sc.t, scene.Within, l.who()+"'s acquisition to return or to wait on a node", func() (bool, string) {
 		if try.finished() {
 			watched = ""
 			return true, ""
 		}
 		sess := l.session()
 		var own []string
-		for _, p := range watchTable(sc.t, sc.s, "wchc", sc.dir)[sess] {
-			if ok, st := statOf(sc.t, sc.O, p); ok && fmt.Sprintf("0x%x", st.EphemeralOwner) == sess {
+		for _, p := range scene.WatchTable(sc.t, sc.s, "wchc", sc.dir)[sess] {
+			if ok, st := scene.StatOf(sc.t, sc.O, p); ok && fmt.Sprintf("0x%x", st.EphemeralOwner) == sess {
 				own = append(own, path.Base(p))
 				continue
 			}
@@ -321,14 +323,14 @@ func (sc *scene) settle(l peerLock, try *peerTry) string {
 		return false, fmt.Sprintf("session %s watches nothing under %s", sess, sc.dir)
 	})
 	if watched != "" {
-		newActor(sc.t, l.who()).info("waits on %s", watched)
+		claims.NewActor(sc.t, l.who()).Info("waits on %s", watched)
 	}
 	return watched
 }
 
 // mustWaitOn settles l's try and stops the scenario unless l waits on
 // node (what says whose): the scenario's observation needs it waiting there.
-func (sc *scene) mustWaitOn(l peerLock, try *peerTry, node, what string) {
+func (sc *peerScene) mustWaitOn(l peerLock, try *peerTry, node, what string) {
 	sc.t.Helper()
 	if got := sc.settle(l, try); got != node {
 		sc.t.Fatalf("%s: got waiting on %q; want waiting on %s %s", l.who(), got, what, node)
@@ -336,7 +338,7 @@ func (sc *scene) mustWaitOn(l peerLock, try *peerTry, node, what string) {
 }
 
 // waiterBehindHolder plants a holder's node and has W wait on it.
-func (sc *scene) waiterBehindHolder() (holder string, w peerLock, tw *peerTry) {
+func (sc *peerScene) waiterBehindHolder() (holder string, w peerLock, tw *peerTry) {
 	sc.t.Helper()
 	holder = sc.plant(sc.r.prefix(plantGUID(1)), true, "the holder")
 	w = sc.join("W", 0)
@@ -352,7 +354,7 @@ func (sc *scene) waiterBehindHolder() (holder string, w peerLock, tw *peerTry) {
 // answers through its library or its driver's process, and a silence
 // there may be the driver's: the test fails, the observation not made,
 // with the same account.
-func (sc *scene) result(try *peerTry, bound time.Duration) *peerTry {
+func (sc *peerScene) result(try *peerTry, bound time.Duration) *peerTry {
 	sc.t.Helper()
 	if why := sc.awaitReturn(try, bound); why != "" {
 		if sc.r.name == recipeOurs {
@@ -366,18 +368,18 @@ func (sc *scene) result(try *peerTry, bound time.Duration) *peerTry {
 // awaitReturn waits, within bound, for the acquisition to return and logs
 // what it returned; or, once bound has passed, logs and returns where it
 // stood then.
-func (sc *scene) awaitReturn(try *peerTry, bound time.Duration) string {
+func (sc *peerScene) awaitReturn(try *peerTry, bound time.Duration) string {
 	sc.t.Helper()
-	a := newActor(sc.t, try.who)
+	a := claims.NewActor(sc.t, try.who)
 	if err := wait.Until(bound, "the return of "+try.who+"'s acquisition", func() (bool, string) { return try.finished(), "not returned" }); err != nil {
 		why := fmt.Sprintf("%v; %s", err, sc.seen(try))
-		a.info("no return: %s", why)
+		a.Info("no return: %s", why)
 		return why
 	}
 	if try.held {
-		a.ok("held %s (after %v)", orUnsaid(try.node), try.took.Round(time.Millisecond))
+		a.Ok("held %s (after %v)", orUnsaid(try.node), try.took.Round(time.Millisecond))
 	} else {
-		a.fail("%v (after %v)", try.err, try.took.Round(time.Millisecond))
+		a.Fail("%v (after %v)", try.err, try.took.Round(time.Millisecond))
 	}
 	return ""
 }
@@ -385,7 +387,7 @@ func (sc *scene) awaitReturn(try *peerTry, bound time.Duration) string {
 // seen says where an acquisition stands as the server shows it: the nodes
 // its session owns in the dir and the nodes there it watches. It reads
 // without failing the test: it explains a failure.
-func (sc *scene) seen(try *peerTry) string {
+func (sc *peerScene) seen(try *peerTry) string {
 	sess := try.l.session()
 	s := fmt.Sprintf("%s's session %s", try.who, sess)
 	kids, _, err := sc.O.Children(sc.dir)
@@ -404,7 +406,7 @@ func (sc *scene) seen(try *peerTry) string {
 		return fmt.Sprintf("%s (wchc: %v)", s, err)
 	}
 	var watched []string
-	for _, p := range parseWatchTable(a, "wchc", sc.dir)[sess] {
+	for _, p := range scene.ParseWatchTable(a, "wchc", sc.dir)[sess] {
 		watched = append(watched, path.Base(p))
 	}
 	return fmt.Sprintf("%s and watches %v", s, watched)
@@ -419,7 +421,7 @@ func orUnsaid(node string) string {
 
 // mustHold is result for an acquisition the scenario needs to succeed:
 // without it the observation cannot be made.
-func (sc *scene) mustHold(try *peerTry, why string) {
+func (sc *peerScene) mustHold(try *peerTry, why string) {
 	sc.t.Helper()
 	if seen := sc.awaitReturn(try, peerCallWithin); seen != "" {
 		sc.t.Fatalf("%s: %s (%s)", sc.sp.id, seen, why)
@@ -431,9 +433,9 @@ func (sc *scene) mustHold(try *peerTry, why string) {
 
 // heldOnceGone removes node, which l's try waits behind, and reports kept
 // (held) once l holds, broke if it fails instead.
-func (sc *scene) heldOnceGone(l peerLock, try *peerTry, node, behind, held string) peerCell {
+func (sc *peerScene) heldOnceGone(l peerLock, try *peerTry, node, behind, held string) peerCell {
 	sc.remove(node)
-	if sc.result(try, within); !try.held {
+	if sc.result(try, scene.Within); !try.held {
 		return broke("", "waited behind %s, then failed: %s", behind, brief(try.err))
 	}
 	sc.releaseNow(l)
@@ -441,16 +443,16 @@ func (sc *scene) heldOnceGone(l peerLock, try *peerTry, node, behind, held strin
 }
 
 // releaseNow releases l's hold, logging what the recipe said.
-func (sc *scene) releaseNow(l peerLock) {
+func (sc *peerScene) releaseNow(l peerLock) {
 	sc.t.Helper()
-	a := newActor(sc.t, l.who())
-	a.invoke("release")
+	a := claims.NewActor(sc.t, l.who())
+	a.Invoke("release")
 	said, err := l.release()
 	if err != nil {
-		a.fail("%v", err)
+		a.Fail("%v", err)
 		return
 	}
-	a.ok("%s", said)
+	a.Ok("%s", said)
 }
 
 // suffixless cuts the server's 10-character suffix off a node name.
@@ -463,7 +465,7 @@ func suffixless(name string) string {
 
 // behindProxy gives who's client a proxy of its own, and the client
 // options for the session timeout a scenario asks for (0: the default).
-func (sc *scene) behindProxy(who string, sessionTimeout time.Duration) (*faultproxy.Proxy, []zkclient.Option) {
+func (sc *peerScene) behindProxy(who string, sessionTimeout time.Duration) (*faultproxy.Proxy, []zkclient.Option) {
 	px := zkserver.ClientProxy(sc.t, who+"-proxy", sc.s)
 	var copts []zkclient.Option
 	if sessionTimeout > 0 {
@@ -475,25 +477,25 @@ func (sc *scene) behindProxy(who string, sessionTimeout time.Duration) (*faultpr
 // --- ours: package lock ----------------------------------------------------
 
 type oursLock struct {
-	sc   *scene
-	p    *contender
+	sc   *peerScene
+	p    *scene.Contender
 	px   *faultproxy.Proxy
 	stop context.CancelFunc
 	mu   sync.Mutex
 	held *lock.Held
 }
 
-func joinOurs(sc *scene, who string, sessionTimeout time.Duration) peerLock {
+func joinOurs(sc *peerScene, who string, sessionTimeout time.Duration) peerLock {
 	px, copts := sc.behindProxy(who, sessionTimeout)
-	return &oursLock{sc: sc, px: px, p: join(sc.t, who, []string{px.Addr()}, sc.dir, joinOpts{client: copts})}
+	return &oursLock{sc: sc, px: px, p: scene.Join(sc.t, who, []string{px.Addr()}, sc.dir, scene.JoinOpts{Client: copts})}
 }
 
-func (o *oursLock) who() string              { return o.p.name }
-func (o *oursLock) session() string          { return o.p.c.SessionHex() }
+func (o *oursLock) who() string              { return o.p.Name }
+func (o *oursLock) session() string          { return o.p.C.SessionHex() }
 func (o *oursLock) proxy() *faultproxy.Proxy { return o.px }
-func (o *oursLock) mark() int                { return o.p.c.Mark() }
+func (o *oursLock) mark() int                { return o.p.C.Mark() }
 func (o *oursLock) reconnected(mark int) error {
-	return o.p.c.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin)
+	return o.p.C.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin)
 }
 
 // acquire does what the recipe asks of its caller: Acquire, and after a
@@ -511,22 +513,22 @@ func (o *oursLock) acquire(timeout time.Duration) *peerTry {
 	}
 	o.stop = cancel
 	try := newTry(o)
-	o.p.a.invoke("Acquire %s (timeout %v)", o.sc.dir, timeout)
-	mark := o.p.c.Mark()
+	o.p.A.Invoke("Acquire %s (timeout %v)", o.sc.dir, timeout)
+	mark := o.p.C.Mark()
 	go func() {
 		defer cancel()
-		h, err := o.p.l.Acquire(ctx)
+		h, err := o.p.L.Acquire(ctx)
 		guid := ""
 		if ce, ok := errors.AsType[*lock.CreateError](err); ok {
 			guid = ce.GUID
 		}
 		for guid != "" && (errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer)) {
-			if werr := o.p.c.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); werr != nil {
+			if werr := o.p.C.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); werr != nil {
 				err = fmt.Errorf("%w; then %w", err, werr)
 				break
 			}
-			mark = o.p.c.Mark()
-			h, err = o.p.l.Recover(ctx, guid)
+			mark = o.p.C.Mark()
+			h, err = o.p.L.Recover(ctx, guid)
 		}
 		node := ""
 		if h != nil {
@@ -574,14 +576,14 @@ func (o *oursLock) cancel() bool { o.stop(); return true }
 
 type gozkLock struct {
 	goClient
-	sc *scene
-	a  actor
+	sc *peerScene
+	a  claims.Actor
 	l  *zk.Lock
 }
 
-func joinGoZK(sc *scene, who string, sessionTimeout time.Duration) peerLock {
+func joinGoZK(sc *peerScene, who string, sessionTimeout time.Duration) peerLock {
 	gc := sc.goClient(who, sessionTimeout)
-	return &gozkLock{goClient: gc, sc: sc, a: newActor(sc.t, who), l: zk.NewLock(gc.c.Conn, sc.dir, zk.WorldACL(zk.PermAll))}
+	return &gozkLock{goClient: gc, sc: sc, a: claims.NewActor(sc.t, who), l: zk.NewLock(gc.c.Conn, sc.dir, zk.WorldACL(zk.PermAll))}
 }
 
 // goClient is a contender's go-zookeeper session through its own proxy,
@@ -591,7 +593,7 @@ type goClient struct {
 	px *faultproxy.Proxy
 }
 
-func (sc *scene) goClient(who string, sessionTimeout time.Duration) goClient {
+func (sc *peerScene) goClient(who string, sessionTimeout time.Duration) goClient {
 	px, copts := sc.behindProxy(who, sessionTimeout)
 	return goClient{c: zkclient.Connect(sc.t, who, []string{px.Addr()}, copts...), px: px}
 }
@@ -611,7 +613,7 @@ func (g *gozkLock) acquire(timeout time.Duration) *peerTry {
 		g.sc.t.Fatalf("go-zookeeper's zk.Lock takes no timeout; the scenario asked for %v", timeout)
 	}
 	try := newTry(g)
-	g.a.invoke("zk.Lock %s", g.sc.dir)
+	g.a.Invoke("zk.Lock %s", g.sc.dir)
 	go func() {
 		err := g.l.Lock()
 		try.finish(err == nil, "", err)
@@ -639,4 +641,4 @@ func (g *gozkLock) release() (string, error) {
 
 func (g *gozkLock) cancel() bool { return false }
 
-func (p *peerTry) finished() bool { return p.done.finished() }
+func (p *peerTry) finished() bool { return p.done.Finished() }

@@ -1,4 +1,4 @@
-package zk19_test
+package peers_test
 
 // Citing a peer's source: a broke or n/a cell names the line of the peer's
 // code responsible, and the test checks the citation against the code that
@@ -51,7 +51,7 @@ const envCuratorSource = "ZK19_CURATOR_SRC"
 
 // citeFrom cites the line src gives for this scene's recipe, if any: the
 // peer code responsible for an outcome, by recipe name.
-func (sc *scene) citeFrom(src map[string][2]string) string {
+func (sc *peerScene) citeFrom(src map[string][2]string) string {
 	if c, ok := src[sc.r.name]; ok {
 		return sc.cite(c[0], c[1])
 	}
@@ -64,7 +64,7 @@ func (sc *scene) citeFrom(src map[string][2]string) string {
 // that the classes the driver loaded have code on those lines and, with
 // ZK19_CURATOR_SRC, that the lines hold snippet at the tag. A citation that
 // does not hold fails the test.
-func (sc *scene) cite(ref, snippet string) string {
+func (sc *peerScene) cite(ref, snippet string) string {
 	sc.t.Helper()
 	file, a, b, err := splitRef(ref)
 	if err != nil {
@@ -236,7 +236,7 @@ var curatorSort = [2]string{curatorLocks + "LockInternals.java:162-165",
 // curatorBecause gives a Curator cell without a citation the line of
 // Curator's source that made its outcome, kept cells too: every cell of
 // Curator's column names the code responsible.
-func (sc *scene) curatorBecause(c peerCell, ref, snippet string) peerCell {
+func (sc *peerScene) curatorBecause(c peerCell, ref, snippet string) peerCell {
 	if sc.r.name == recipeCurator && c.source == "" {
 		c.source = sc.cite(ref, snippet)
 	}

@@ -1,4 +1,4 @@
-package zk19_test
+package peers_test
 
 // Peer scenarios taken from the recipes' own bug trackers. Each one builds
 // what its thread describes with a proxy fault instead of luck, and runs it
@@ -14,9 +14,11 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/jute"
 	"github.com/zk19/zk19/internal/peer"
+	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/wait"
 )
 
@@ -27,14 +29,14 @@ import (
 // candidate: a lock must hold past it, or refuse cleanly; waiting on it is
 // waiting for ever, since nothing will delete it.
 func TestPeerForeignChildSortsFirst(t *testing.T) {
-	parallel(t)
+	scene.Parallel(t)
 	sp := peerScenario{"foreign-child-first", "another lock's dir (`0`, a persistent child whose name sorts before every candidate) sits in the lock dir (CURATOR-43)"}
-	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
-		sc.o.invoke("create %s/0 (persistent: the dir of a lock on %s/0)", sc.dir, sc.dir)
+	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
+		sc.o.Invoke("create %s/0 (persistent: the dir of a lock on %s/0)", sc.dir, sc.dir)
 		if _, err := sc.O.Create(sc.dir+"/0", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 			sc.t.Fatalf("create %s/0: %v", sc.dir, err)
 		}
-		sc.o.ok("")
+		sc.o.Ok("")
 		w := sc.join("W", 0)
 		tw := w.acquire(0)
 		src := map[string][2]string{
@@ -64,14 +66,14 @@ func TestPeerForeignChildSortsFirst(t *testing.T) {
 // without leaving it: a node of a live session that nobody will delete
 // blocks the lock for every contender.
 func TestPeerLostLookupAfterLostCreate(t *testing.T) {
-	parallel(t)
+	scene.Parallel(t)
 	sp := peerScenario{"lost-lookup", "the create's reply is lost, then the reply to the look-up that would find the node again (go-zookeeper #229)"}
-	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		w := sc.join("W", 0)
 		tw, _ := sc.loseCreateReply(w, true)
 		m := faultproxy.Match{Ops: []int32{jute.OpGetChildren, jute.OpGetChildren2}, Path: sc.dir}
 		lookup := w.proxy().LoseReply(m)
-		newActor(sc.t, w.who()).info("the proxy will lose the reply to W's %s", m)
+		claims.NewActor(sc.t, w.who()).Info("the proxy will lose the reply to W's %s", m)
 		w.proxy().Heal()
 		sc.result(tw, peerCallWithin)
 		lookup.Cancel()
@@ -79,7 +81,7 @@ func TestPeerLostLookupAfterLostCreate(t *testing.T) {
 		if !res.Dropped {
 			sc.t.Fatalf("W's look-up: got %+v; want the reply to its getChildren of %s lost (the scene cannot be made without it)", res, sc.dir)
 		}
-		mine := sc.outlives(w, w.session(), within)
+		mine := sc.outlives(w, w.session(), scene.Within)
 		switch {
 		case tw.held && len(mine) == 1 && (tw.node == "" || tw.node == mine[0]):
 			sc.releaseNow(w)
@@ -105,9 +107,9 @@ func TestPeerLostLookupAfterLostCreate(t *testing.T) {
 // the reconnect: a recipe that swallows the failed delete leaves a node of
 // a live session, an orphan that blocks the lock once H goes.
 func TestPeerGiveUpCleanupRequestLost(t *testing.T) {
-	parallel(t)
+	scene.Parallel(t)
 	sp := peerScenario{"cleanup-request-lost", "the waiter times out and its cleanup delete never reaches the server (kazoo #732)"}
-	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		return sc.giveUpLosingCleanup((*faultproxy.Proxy).LoseRequest, "the request of", map[string][2]string{
 			// The cleanup's failure is swallowed.
 			recipeKazoo: {"recipe/lock.py:336-342", "except KazooException:  # pragma: nocover"},
@@ -135,15 +137,15 @@ const (
 // forgets the hold, with no way left to delete its node short of the
 // session's end, breaks it: every later acquisition waits behind the node.
 func TestPeerReleaseWhileCutOff(t *testing.T) {
-	parallel(t)
+	scene.Parallel(t)
 	sp := peerScenario{"release-cut-off", "the holder releases while cut off: its delete cannot reach the server (CURATOR-678)"}
-	runPeers(t, sharedServer(t), sp, func(sc *scene) peerCell {
+	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		w, node, sess, mark := sc.holdThenCut(releaseSessionTimeout, "the hold is what W releases")
 		px := w.proxy()
 		returned, rerr := sc.releaseCutOff(w)
 		believes := sc.holdsNow(w)
 		_, stayed := sc.owners()[node]
-		sc.o.info("after the release: W's node %s still there: %v; the lock object says it holds: %s", node, stayed, believes)
+		sc.o.Info("after the release: W's node %s still there: %v; the lock object says it holds: %s", node, stayed, believes)
 		px.Heal()
 		if !returned {
 			rerr = sc.releaseReturns(w)
@@ -152,7 +154,7 @@ func TestPeerReleaseWhileCutOff(t *testing.T) {
 			sc.t.Fatalf("W: %v", err)
 		}
 		outcome := fmt.Sprintf("release %s; then the lock object says it holds: %s", releaseSaid(returned, rerr), believes)
-		if left := sc.outlives(w, sess, within); len(left) == 0 {
+		if left := sc.outlives(w, sess, scene.Within); len(left) == 0 {
 			return sc.nextAcquisition(w, outcome+"; its node was gone once it was back", stayed, believes)
 		}
 		did := sc.followUpRelease(w, rerr, believes)
@@ -160,9 +162,9 @@ func TestPeerReleaseWhileCutOff(t *testing.T) {
 			return broke(sc.citeFrom(map[string][2]string{
 				// The thread's entry goes in a finally, whatever the delete did.
 				recipeCurator: {curatorLocks + "InterProcessMutex.java:152-159", "threadData.remove(currentThread);"},
-			}), "%s; its node stayed %v after the reconnect, and the lock object left no way to delete it: a lock nobody holds and nobody frees", outcome, within)
+			}), "%s; its node stayed %v after the reconnect, and the lock object left no way to delete it: a lock nobody holds and nobody frees", outcome, scene.Within)
 		}
-		if left := sc.outlives(w, sess, within); len(left) > 0 {
+		if left := sc.outlives(w, sess, scene.Within); len(left) > 0 {
 			return broke("", "%s; %s, and its node still stayed: a lock nobody frees", outcome, did)
 		}
 		return sc.nextAcquisition(w, fmt.Sprintf("%s; %s, and the node went", outcome, did), stayed, believes)
@@ -171,14 +173,14 @@ func TestPeerReleaseWhileCutOff(t *testing.T) {
 
 // releaseCutOff runs w's release while w is cut off and waits for it for
 // releaseCut at most: it reports whether it returned, and its error.
-func (sc *scene) releaseCutOff(w peerLock) (returned bool, err error) {
+func (sc *peerScene) releaseCutOff(w peerLock) (returned bool, err error) {
 	sc.t.Helper()
-	a := newActor(sc.t, w.who())
-	a.invoke("release (cut off)")
+	a := claims.NewActor(sc.t, w.who())
+	a.Invoke("release (cut off)")
 	rel := make(chan error, 1)
 	go func() {
 		said, err := w.release()
-		a.info("release said %q%s", said, errSuffix(err))
+		a.Info("release said %q%s", said, errSuffix(err))
 		rel <- err
 	}()
 	sc.pendingRelease = rel
@@ -186,13 +188,13 @@ func (sc *scene) releaseCutOff(w peerLock) (returned bool, err error) {
 	case err = <-rel:
 		return true, err
 	case <-time.After(releaseCut):
-		a.info("release still running after %v cut off", releaseCut)
+		a.Info("release still running after %v cut off", releaseCut)
 		return false, nil
 	}
 }
 
 // releaseReturns waits for the release releaseCutOff left running.
-func (sc *scene) releaseReturns(w peerLock) error {
+func (sc *peerScene) releaseReturns(w peerLock) error {
 	sc.t.Helper()
 	select {
 	case err := <-sc.pendingRelease:
@@ -208,9 +210,9 @@ func (sc *scene) releaseReturns(w peerLock) error {
 // for zk.Lock, which cannot be asked, keeps its path). Ours is owed no
 // step: its contract is that the recipe finishes its own cleanup. It says
 // what it did ("" for nothing possible).
-func (sc *scene) followUpRelease(w peerLock, rerr error, believes string) (did string) {
+func (sc *peerScene) followUpRelease(w peerLock, rerr error, believes string) (did string) {
 	sc.t.Helper()
-	a := newActor(sc.t, w.who())
+	a := claims.NewActor(sc.t, w.who())
 	switch w.(type) {
 	case *oursLock:
 		return ""
@@ -223,16 +225,16 @@ func (sc *scene) followUpRelease(w peerLock, rerr error, believes string) (did s
 			return ""
 		}
 	}
-	a.invoke("release again")
+	a.Invoke("release again")
 	said, err := w.release()
-	a.info("%q%s", said, errSuffix(err))
+	a.Info("%q%s", said, errSuffix(err))
 	return fmt.Sprintf("a second release: %s", releaseSaid(true, err))
 }
 
 // nextAcquisition has w acquire again, once its node has gone: it must
 // hold. The cell names Curator's guaranteed delete where that is what
 // removed the node.
-func (sc *scene) nextAcquisition(w peerLock, outcome string, stayed bool, believes string) peerCell {
+func (sc *peerScene) nextAcquisition(w peerLock, outcome string, stayed bool, believes string) peerCell {
 	sc.t.Helper()
 	t2 := w.acquire(0)
 	if sc.result(t2, peerCallWithin); !t2.held {
@@ -261,7 +263,7 @@ func releaseSaid(returned bool, err error) string {
 
 // holdsNow is the lock object's own account of whether it holds, in the
 // recipe's terms: "yes …" or "no …".
-func (sc *scene) holdsNow(w peerLock) string {
+func (sc *peerScene) holdsNow(w peerLock) string {
 	sc.t.Helper()
 	switch l := w.(type) {
 	case *oursLock:
@@ -312,11 +314,11 @@ func (sc *scene) holdsNow(w peerLock) string {
 // a second holder, B, gets in. Clients that resume their old session (the
 // server still has it) hold on a node of their own live session.
 func TestPeerStaleSessionNode(t *testing.T) {
-	parallel(t)
-	s := expiryServer(t)
+	scene.Parallel(t)
+	s := scene.ExpiryServer(t)
 	sp := peerScenario{"stale-session-node", "a new session's waiter finds its previous session's node, about to be deleted, first in line (CURATOR-604)"}
-	runPeers(t, s, sp, func(sc *scene) peerCell {
-		holder, w, tw := sc.waiterBehindHolderFor(expirySessionTimeout)
+	runPeers(t, s, sp, func(sc *peerScene) peerCell {
+		holder, w, tw := sc.waiterBehindHolderFor(scene.ExpirySessionTimeout)
 		own := sc.onlyNode(w)
 		old := w.session()
 		mark := w.mark()
@@ -334,14 +336,14 @@ func TestPeerStaleSessionNode(t *testing.T) {
 			sc.t.Fatalf("keeping W's session %s: %v", old, err)
 		}
 		sc.t.Cleanup(k.Stop)
-		sc.o.info("W cut off; the proxy keeps W's session %s (and its node %s) alive on the server", old, own)
+		sc.o.Info("W cut off; the proxy keeps W's session %s (and its node %s) alive on the server", old, own)
 		sc.staleWindow(w, k)
 		px.Heal()
 		if err := w.reconnected(mark); err != nil {
 			sc.t.Fatalf("W: %v", err)
 		}
 		now := w.session()
-		sc.o.info("W is back in session %s (was %s); the keeper: %s", now, old, orOpen(k.Why()))
+		sc.o.Info("W is back in session %s (was %s); the keeper: %s", now, old, orOpen(k.Why()))
 		sc.remove(holder)
 		sc.result(tw, peerCallWithin)
 		if !tw.held {
@@ -358,17 +360,17 @@ func TestPeerStaleSessionNode(t *testing.T) {
 		// W holds on a node its client's session does not own: let the old
 		// session go, and see whether another contender gets in.
 		k.Stop()
-		wait.For(sc.t, 10*expirySessionTimeout, "the server to expire W's previous session and delete "+own, func() (bool, string) {
+		wait.For(sc.t, 10*scene.ExpirySessionTimeout, "the server to expire W's previous session and delete "+own, func() (bool, string) {
 			_, there := sc.owners()[own]
 			return !there, "still there"
 		})
-		sc.o.info("W's previous session %s expired: its node %s deleted", old, own)
-		b := sc.join("B", expirySessionTimeout)
+		sc.o.Info("W's previous session %s expired: its node %s deleted", old, own)
+		b := sc.join("B", scene.ExpirySessionTimeout)
 		tb := b.acquire(0)
 		if watched := sc.settle(b, tb); watched != "" {
 			return broke("", "held on its previous session's node %s (owner %s, its session now %s); B waits on %s", own, owner, now, watched)
 		}
-		sc.result(tb, within)
+		sc.result(tb, scene.Within)
 		believes := sc.holdsNow(w)
 		if tb.held && !strings.HasPrefix(believes, "no") {
 			sc.releaseNow(b)
@@ -399,7 +401,7 @@ func heldOrErr(try *peerTry) string {
 }
 
 // waiterBehindHolderFor is waiterBehindHolder with W's session timeout.
-func (sc *scene) waiterBehindHolderFor(sessionTimeout time.Duration) (holder string, w peerLock, tw *peerTry) {
+func (sc *peerScene) waiterBehindHolderFor(sessionTimeout time.Duration) (holder string, w peerLock, tw *peerTry) {
 	sc.t.Helper()
 	holder = sc.plant(sc.r.prefix(plantGUID(1)), true, "the holder")
 	w = sc.join("W", sessionTimeout)
@@ -431,10 +433,10 @@ func sessionOf(t *testing.T, px *faultproxy.Proxy, id string) faultproxy.Session
 // session up), waiting at most staleWindowWithin.
 const (
 	staleWindowPings  = 9
-	staleWindowWithin = 10 * expirySessionTimeout
+	staleWindowWithin = 10 * scene.ExpirySessionTimeout
 )
 
-func (sc *scene) staleWindow(w peerLock, k *faultproxy.Keeper) {
+func (sc *peerScene) staleWindow(w peerLock, k *faultproxy.Keeper) {
 	sc.t.Helper()
 	wait.For(sc.t, staleWindowWithin, "nine keeper pings while W is cut off", func() (bool, string) {
 		return k.Pings() >= staleWindowPings || k.Why() != "", fmt.Sprintf("%d pings", k.Pings())
@@ -443,13 +445,13 @@ func (sc *scene) staleWindow(w peerLock, k *faultproxy.Keeper) {
 		sc.t.Fatalf("the keeper lost W's session while W was cut off (%d pings): %s", k.Pings(), why)
 	}
 	if d, ok := w.(*driverLock); ok && d.k.Hello.Recipe == recipeCurator {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*expirySessionTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*scene.ExpirySessionTimeout)
 		defer cancel()
 		if _, err := d.k.WaitEvent(ctx, "Curator's LOST", 0, func(e peer.Event) bool {
 			return e.Kind == "state" && e.State == "LOST"
 		}); err != nil {
 			sc.t.Fatalf("W: %v", err)
 		}
-		newActor(sc.t, w.who()).info("Curator said LOST: it gave its session up while the server keeps it")
+		claims.NewActor(sc.t, w.who()).Info("Curator said LOST: it gave its session up while the server keeps it")
 	}
 }

@@ -1,11 +1,4 @@
-package zk19_test
-
-// A witness watches one session's lock acquisitions from two sides: the
-// recipe's locktrace.Trace says what the recipe did and decided, and the
-// session's own fault proxies say what crossed the wire. Counts that a
-// claim rests on (watch notifications, listings) are taken from the wire,
-// never from the recipe's account of itself (issue: "counts from outside
-// the recipe"); the Trace tells where the recipe is.
+package scene
 
 import (
 	"fmt"
@@ -24,11 +17,11 @@ import (
 	"github.com/zk19/zk19/lock/locktrace"
 )
 
-// attempt is one acquisition as the witness saw it. Rounds and Wakeups
+// Attempt is one acquisition as the witness saw it. Rounds and Wakeups
 // are counted on the wire: the getChildren requests the session sent since
 // the candidate existed, and the notifications delivered for the
 // predecessors it watched.
-type attempt struct {
+type Attempt struct {
 	Own      string // the candidate's node name
 	Pred     string // the predecessor watched now or last
 	Waiting  bool   // blocked on the watch of Pred (per the Trace)
@@ -59,7 +52,7 @@ type witness struct {
 	parent   string
 	proxies  []*faultproxy.Proxy
 	upstream map[string]string // a proxy's address -> the server behind it
-	ref      *referee          // the holds under parent (referee_test.go)
+	ref      *referee          // the holds under parent (referee.go)
 
 	mu       sync.Mutex
 	attempts []*attemptLog
@@ -86,7 +79,7 @@ func newWitness(t zkserver.TB, name, parent string, servers []string) (*witness,
 }
 
 // server is the server behind addr, the address the session dialled.
-func (w *witness) server(addr string) string { return w.upstream[addr] }
+func (w *witness) Server(addr string) string { return w.upstream[addr] }
 
 // listings is the number of getChildren requests on the wire so far.
 func (w *witness) listings() int {
@@ -186,8 +179,8 @@ func (w *witness) find(own string) *attemptLog {
 
 // view is an acquisition's state with its counts read from the wire.
 // Callers hold w.mu.
-func (w *witness) view(a *attemptLog) attempt {
-	at := attempt{Own: a.own, Pred: a.pred, Waiting: a.waiting, NoNode: a.noNode, Done: a.done, Acquired: a.got}
+func (w *witness) view(a *attemptLog) Attempt {
+	at := Attempt{Own: a.own, Pred: a.pred, Waiting: a.waiting, NoNode: a.noNode, Done: a.done, Acquired: a.got}
 	if a.done {
 		// Frozen when it returned: a watch it left behind may still fire
 		// (a cancelled waiter's), and that is no wake-up of this one.
@@ -210,13 +203,13 @@ func (w *witness) wakeups(a *attemptLog) int {
 
 // now returns the state of the acquisition of own as it is, not waiting
 // for anything; ok is false when there is none.
-func (w *witness) now(own string) (at attempt, ok bool) {
+func (w *witness) now(own string) (at Attempt, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if a := w.find(own); a != nil {
 		return w.view(a), true
 	}
-	return attempt{}, false
+	return Attempt{}, false
 }
 
 // settled reports whether the recipe has taken in every notification the
@@ -242,7 +235,7 @@ func (w *witness) settled(a *attemptLog) (bool, string) {
 // answer comes after every notification the server sent the session
 // before it, so the wire's counts are final; then it waits until the
 // recipe has taken those in and reached a blocking point or returned.
-func (w *witness) settle(t zkserver.TB, read func() error, own string) attempt {
+func (w *witness) settle(t zkserver.TB, read func() error, own string) Attempt {
 	t.Helper()
 	if err := read(); err != nil {
 		t.Fatalf("%s: read to order the notifications: %v", w.name, err)
@@ -252,9 +245,9 @@ func (w *witness) settle(t zkserver.TB, read func() error, own string) attempt {
 
 // await waits, bounded, until the acquisition of own is settled (see
 // settled), and returns its state.
-func (w *witness) await(t zkserver.TB, own string) attempt {
+func (w *witness) await(t zkserver.TB, own string) Attempt {
 	t.Helper()
-	var at attempt
+	var at Attempt
 	w.waitFor(t, w.name+"'s acquisition of "+own+" to settle", w.name+"'s acquisition of "+own+" settled", func() (bool, string) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
@@ -271,9 +264,9 @@ func (w *witness) await(t zkserver.TB, own string) attempt {
 
 // waitingOn waits until an acquisition of w's session blocks on the watch
 // of pred, and returns its state.
-func (w *witness) waitingOn(t zkserver.TB, pred string) attempt {
+func (w *witness) waitingOn(t zkserver.TB, pred string) Attempt {
 	t.Helper()
-	var at attempt
+	var at Attempt
 	w.waitFor(t, w.name+" to wait on "+pred, w.name+" waiting on "+pred, func() (bool, string) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
@@ -296,7 +289,7 @@ func (w *witness) waitingOn(t zkserver.TB, pred string) attempt {
 // claim describes it, and the cause is named, not a timeout.
 func (w *witness) waitFor(t zkserver.TB, what, want string, cond wait.Cond) {
 	t.Helper()
-	wait.For(t, within, what, func() (bool, string) {
+	wait.For(t, Within, what, func() (bool, string) {
 		if w.ref.twoHolders() != "" {
 			return true, ""
 		}
@@ -309,7 +302,7 @@ func (w *witness) waitFor(t zkserver.TB, what, want string, cond wait.Cond) {
 
 // all returns the state of every acquisition, in the order they began;
 // each must be settled.
-func (w *witness) all(t zkserver.TB) []attempt {
+func (w *witness) All(t zkserver.TB) []Attempt {
 	t.Helper()
 	w.mu.Lock()
 	owns := make([]string, len(w.attempts))
@@ -317,7 +310,7 @@ func (w *witness) all(t zkserver.TB) []attempt {
 		owns[i] = a.own
 	}
 	w.mu.Unlock()
-	out := make([]attempt, len(owns))
+	out := make([]Attempt, len(owns))
 	for i, own := range owns {
 		out[i] = w.await(t, own)
 	}
@@ -360,9 +353,9 @@ func bySeq(names []string) []string {
 	return out
 }
 
-// recordTrace returns a Trace that writes the recipe's steps as record
+// RecordTrace returns a Trace that writes the recipe's steps as record
 // lines through line (typ is invoke, ok, fail or info).
-func recordTrace(line func(typ, format string, args ...any)) *locktrace.Trace {
+func RecordTrace(line func(typ, format string, args ...any)) *locktrace.Trace {
 	return &locktrace.Trace{
 		Request: func(r locktrace.RequestInfo) {
 			switch {

@@ -1,4 +1,4 @@
-package zk19_test
+package peers_test
 
 // The recipes the peer family drives in a process of their own, over the
 // line protocol of testdata/peers/PROTOCOL.md (internal/peer): kazoo's Lock
@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/peer"
 	"github.com/zk19/zk19/internal/zkclient"
@@ -27,8 +28,8 @@ import (
 
 // The drivers, from the module root.
 const (
-	peerScript    = "testdata/peers/kazoo_lock.py"
-	curatorSource = "testdata/peers/CuratorLock.java"
+	peerScript    = "../testdata/peers/kazoo_lock.py"
+	curatorSource = "../testdata/peers/CuratorLock.java"
 )
 
 // curatorConnect is how the Curator driver builds its client, beside the
@@ -108,7 +109,7 @@ func driverRecipe(name, nodeName string, config func(who string) (peer.Config, e
 			}
 			return expandNodeName(tpl, guid)
 		},
-		join: func(sc *scene, who string, sessionTimeout time.Duration) peerLock {
+		join: func(sc *peerScene, who string, sessionTimeout time.Duration) peerLock {
 			return joinDriver(sc, who, sessionTimeout, config, opts)
 		},
 		// A driver that cannot run here skips before the scene plants
@@ -140,13 +141,13 @@ func expandNodeName(tpl, guid string) string {
 // --- a driver process as a contender ------------------------------------------
 
 type driverLock struct {
-	sc   *scene
+	sc   *peerScene
 	name string
 	k    *peer.Driver
 	px   *faultproxy.Proxy
 }
 
-func joinDriver(sc *scene, who string, sessionTimeout time.Duration, config func(who string) (peer.Config, error), opts peer.ConnectOptions) peerLock {
+func joinDriver(sc *peerScene, who string, sessionTimeout time.Duration, config func(who string) (peer.Config, error), opts peer.ConnectOptions) peerLock {
 	sc.t.Helper()
 	cfg, err := config(sc.r.name + "-" + who)
 	if errors.Is(err, peer.ErrMissing) {
@@ -156,7 +157,7 @@ func joinDriver(sc *scene, who string, sessionTimeout time.Duration, config func
 		sc.t.Fatalf("%v", err)
 	}
 	if sc.r.name == recipeCurator {
-		sc.o.info("Curator driver %s", peer.CuratorBuildNote(curatorSource))
+		sc.o.Info("Curator driver %s", peer.CuratorBuildNote(curatorSource))
 	}
 	k := peer.MustStart(sc.t, cfg)
 	sc.ver = k.Hello.Version
@@ -267,8 +268,8 @@ func (k *driverLock) cancel() bool {
 // separately, whether a connection listener was told LOST: the two notions
 // of "knows it no longer holds" a caller can use. The cell's verdict is the
 // lock object's; the listener's account is written beside it.
-func (k *driverLock) knowsItLost(sc *scene, src map[string][2]string) peerCell {
-	a := newActor(sc.t, k.name)
+func (k *driverLock) knowsItLost(sc *peerScene, src map[string][2]string) peerCell {
+	a := claims.NewActor(sc.t, k.name)
 	li, err := k.isAcquired()
 	st := k.state()
 	listener := fmt.Sprintf("a connection listener saw LOST: %v (states %s)", st.LostSeen, strings.Join(st.States, ","))
@@ -285,7 +286,7 @@ func (k *driverLock) knowsItLost(sc *scene, src map[string][2]string) peerCell {
 	ctx, cancel := k.ctx()
 	r, rerr := k.k.Release(ctx, k.sc.dir)
 	cancel()
-	a.info("release: released=%v is_acquired=%v%s", r.Released, r.IsAcquired, errSuffix(rerr))
+	a.Info("release: released=%v is_acquired=%v%s", r.Released, r.IsAcquired, errSuffix(rerr))
 	released := fmt.Sprintf("release() returns without error (released=%v)", r.Released)
 	if rerr != nil {
 		released = "release() raises " + brief(rerr)
@@ -297,16 +298,16 @@ func (k *driverLock) knowsItLost(sc *scene, src map[string][2]string) peerCell {
 
 type goLock struct {
 	goClient
-	sc   *scene
-	a    actor
+	sc   *peerScene
+	a    claims.Actor
 	l    peer.GoLock
 	stop context.CancelFunc
 }
 
 func goRecipe(g peer.Registration) peerRecipe {
-	return peerRecipe{name: g.Name, prefix: g.Recipe.NodeName, join: func(sc *scene, who string, sessionTimeout time.Duration) peerLock {
+	return peerRecipe{name: g.Name, prefix: g.Recipe.NodeName, join: func(sc *peerScene, who string, sessionTimeout time.Duration) peerLock {
 		gc := sc.goClient(who, sessionTimeout)
-		return &goLock{goClient: gc, sc: sc, a: newActor(sc.t, who), l: g.Recipe.NewLock(gc.c.Conn, sc.dir)}
+		return &goLock{goClient: gc, sc: sc, a: claims.NewActor(sc.t, who), l: g.Recipe.NewLock(gc.c.Conn, sc.dir)}
 	}}
 }
 
@@ -317,7 +318,7 @@ func (g *goLock) acquire(timeout time.Duration) *peerTry {
 	}
 	g.stop = cancel
 	try := newTry(g)
-	g.a.invoke("Acquire %s (timeout %v)", g.sc.dir, timeout)
+	g.a.Invoke("Acquire %s (timeout %v)", g.sc.dir, timeout)
 	go func() {
 		defer cancel()
 		node, err := g.l.Acquire(ctx)

@@ -1,4 +1,4 @@
-package zk19_test
+package bench_test
 
 // The lock benchmarks: handoff latency and contended throughput of the
 // recipe in package lock, against go-zookeeper's zk.Lock and against the
@@ -9,7 +9,7 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"slices"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,6 +19,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/zk19/zk19/fence"
+	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 	"github.com/zk19/zk19/lock"
@@ -54,9 +56,9 @@ type handoffKind struct {
 // handoff can cost: one delete by the holder, then one getChildren by the
 // next holder. Reported: the median of each, and the ratios.
 func BenchmarkLockHandoff(b *testing.B) {
-	s := sharedServer(b)
+	s := scene.SharedServer(b)
 	d := benchClients(b, s, "O", 1)[0]
-	root := testRoot(b, d)
+	root := scene.TestRoot(b, d)
 	kinds := []handoffKind{oursHandoff(b, s, subRoot(b, d, root, "ours")), zkLockHandoff(b, s, d, subRoot(b, d, root, "zkLock")), floorHandoff(b, s, subRoot(b, d, root, "floor"))}
 	lat := make([][]time.Duration, len(kinds))
 	b.ResetTimer()
@@ -68,10 +70,10 @@ func BenchmarkLockHandoff(b *testing.B) {
 	}
 	b.StopTimer()
 	for k, kind := range kinds {
-		b.ReportMetric(medianMicros(lat[k]), "µs-"+kind.name)
+		b.ReportMetric(scene.MedianMicros(lat[k]), "µs-"+kind.name)
 	}
-	b.ReportMetric(medianMicros(lat[0])/medianMicros(lat[1]), "ours/zkLock")
-	b.ReportMetric(medianMicros(lat[0])/medianMicros(lat[2]), "ours/floor")
+	b.ReportMetric(scene.MedianMicros(lat[0])/scene.MedianMicros(lat[1]), "ours/zkLock")
+	b.ReportMetric(scene.MedianMicros(lat[0])/scene.MedianMicros(lat[2]), "ours/floor")
 }
 
 // subRoot makes the persistent parent root/name.
@@ -104,7 +106,7 @@ func oursHandoff(b *testing.B, s *zkserver.Server, root string) handoffKind {
 		}
 		got := make(chan res, 1)
 		go func() { nh, err := ls[w].Acquire(ctx); got <- res{nh, time.Now(), err} }()
-		waitWatching(b, s, root, h.Path, cs[w].SessionHex())
+		scene.WaitWatching(b, s, root, h.Path, cs[w].SessionHex())
 		t0 := time.Now()
 		if err := h.Release(ctx); err != nil {
 			b.Fatalf("release: %v", err)
@@ -143,7 +145,7 @@ func zkLockHandoff(b *testing.B, s *zkserver.Server, d *zkclient.Client, root st
 			}
 			got <- time.Now()
 		}()
-		waitWatching(b, s, root, root+"/"+kids[0], cs[wi].SessionHex())
+		scene.WaitWatching(b, s, root, root+"/"+kids[0], cs[wi].SessionHex())
 		t0 := time.Now()
 		if err := ls[hi].Unlock(); err != nil {
 			b.Fatalf("unlock: %v", err)
@@ -180,15 +182,6 @@ func floorHandoff(b *testing.B, s *zkserver.Server, root string) handoffKind {
 	}}
 }
 
-func medianMicros(d []time.Duration) float64 {
-	if len(d) == 0 {
-		return 0
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return float64(s[len(s)/2].Nanoseconds()) / 1e3
-}
-
 // throughputBlock is how many pairs one kind makes before the next kind's
 // turn.
 const throughputBlock = 50
@@ -208,9 +201,9 @@ type pairKind struct {
 // handoff at a time is its natural baseline). The kinds take turns, a
 // block of pairs each, b.N pairs in all for each.
 func BenchmarkLockThroughput(b *testing.B) {
-	s := sharedServer(b)
+	s := scene.SharedServer(b)
 	d := benchClients(b, s, "O", 1)[0]
-	root := testRoot(b, d)
+	root := scene.TestRoot(b, d)
 	const workers = 4
 	kinds := []pairKind{
 		oursPairs(b, s, subRoot(b, d, root, "ours"), workers),
@@ -302,4 +295,39 @@ func (k pairKind) block(b *testing.B, n int) time.Duration {
 	default:
 	}
 	return el
+}
+
+// BenchmarkProxyOverhead measures getData through the client proxy against
+// getData direct, in one run: median latency added and throughput ratio.
+func BenchmarkProxyOverhead(b *testing.B) {
+	s := scene.SharedServer(b)
+	p, err := faultproxy.New(s.Client, faultproxy.WithZooKeeperFrames())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = p.Close() })
+	direct := zkclient.Connect(b, "direct", []string{s.Client}, zkclient.Quiet())
+	proxied := zkclient.Connect(b, "proxied", []string{p.Addr()}, zkclient.Quiet())
+	measure := func(c *zkclient.Client, n int) (median time.Duration, perSec float64) {
+		lat := make([]time.Duration, n)
+		start := time.Now()
+		for i := range lat {
+			t0 := time.Now()
+			if _, _, err := c.Get("/"); err != nil {
+				b.Fatal(err)
+			}
+			lat[i] = time.Since(t0)
+		}
+		total := time.Since(start)
+		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+		return lat[n/2], float64(n) / total.Seconds()
+	}
+	n := max(b.N, 200)
+	b.ResetTimer()
+	dm, dr := measure(direct, n)
+	pm, pr := measure(proxied, n)
+	b.ReportMetric(float64(dm.Microseconds()), "µs-median-direct")
+	b.ReportMetric(float64(pm.Microseconds()), "µs-median-proxied")
+	b.ReportMetric(float64((pm - dm).Microseconds()), "µs-added")
+	b.ReportMetric(pr/dr, "throughput-ratio")
 }

@@ -1,18 +1,4 @@
-package zk19_test
-
-// The referee watches every hold of our recipe under one lock parent, in
-// every test where contenders run, and reports two holders at once,
-// whatever caused it (issue: "two holders at once, from any cause, is
-// reported as such wherever a lock test runs").
-//
-// Two holders at once means: a contender's acquisition returned a hold
-// while another contender's hold, never ended in its recipe's account,
-// still has its node on the server. The second half is read, not assumed:
-// a holder whose session expired behind a partition still believes it
-// holds (F1's story), but its node is gone, and the next holder is the
-// only one by the recipe's rule. Candidate names are never reused (the
-// sequence only grows), so a node that exists after the new hold was
-// reported existed when it was taken.
+package scene
 
 import (
 	"fmt"
@@ -66,7 +52,8 @@ func (r *referee) others(node string) map[string]string {
 }
 
 func (r *referee) hold(node, who string) { r.mu.Lock(); r.holds[node] = who; r.mu.Unlock() }
-func (r *referee) end(node string)       { r.mu.Lock(); delete(r.holds, node); r.mu.Unlock() }
+
+func (r *referee) end(node string) { r.mu.Lock(); delete(r.holds, node); r.mu.Unlock() }
 
 // report keeps a two-holders report.
 func (r *referee) report(msg string) {
@@ -92,14 +79,14 @@ func (r *referee) twoHolders() string {
 // referee returns the Trace that tells p's referee of p's holds, and on
 // each new hold reads, on p's own session, whether another live hold's
 // node is still on the server.
-func (p *contender) referee() *locktrace.Trace {
+func (p *Contender) referee() *locktrace.Trace {
 	r := refereeOf(p.t, p.parent)
-	p.w.ref = r
+	p.W.ref = r
 	return &locktrace.Trace{
 		Held: func(i locktrace.HeldInfo) {
 			for node, who := range r.others(i.Path) {
 				p.line("invoke", "exists %s (is %s's hold still on the server?)", node, who)
-				ok, _, err := p.c.Conn.Exists(node)
+				ok, _, err := p.C.Conn.Exists(node)
 				switch {
 				case err != nil:
 					p.line("fail", "exists %v (two holders not ruled out)", err)
@@ -107,10 +94,10 @@ func (p *contender) referee() *locktrace.Trace {
 					p.line("ok", "false")
 				default:
 					p.line("ok", "true")
-					p.twoHolders(r, fmt.Sprintf("two holders at once: %s holds %s, and %s's hold of %s, never ended, still has its node on the server", p.name, path.Base(i.Path), who, path.Base(node)))
+					p.twoHolders(r, fmt.Sprintf("two holders at once: %s holds %s, and %s's hold of %s, never ended, still has its node on the server", p.Name, path.Base(i.Path), who, path.Base(node)))
 				}
 			}
-			r.hold(i.Path, p.name)
+			r.hold(i.Path, p.Name)
 		},
 		Ended: func(i locktrace.EndInfo) { r.end(i.Path) },
 	}
@@ -119,7 +106,7 @@ func (p *contender) referee() *locktrace.Trace {
 // twoHolders reports msg: the test fails with it (from the recipe's
 // goroutine, so with Errorf), and a wait on any contender of the parent
 // stops at once with it (see witness.waitingOn).
-func (p *contender) twoHolders(r *referee, msg string) {
+func (p *Contender) twoHolders(r *referee, msg string) {
 	r.report(msg)
 	if p.stopped.Load() {
 		return // the test has ended: nothing may log

@@ -1,13 +1,4 @@
-package zk19_test
-
-// A window into a resource's critical section (claims F6 and F11, article
-// §5 ¶2, sentence 2, and the critical-section flowchart, ¶5). The
-// resource's fence.Trace.Decided runs after the compare and before the
-// write; the tests hold a write there and start a second one. Where the
-// second goes is read from the Go runtime, not guessed from time: it either
-// reaches its own decision (two writers between compare and write: the
-// resource is not atomic) or is found parked in the resource's Write,
-// waiting for the section. Only then is the first write let go.
+package scene
 
 import (
 	"context"
@@ -28,6 +19,7 @@ import (
 	"time"
 
 	"github.com/zk19/zk19/fence"
+	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkserver"
 )
@@ -42,12 +34,12 @@ type criticalSection struct {
 	writers map[fence.Token]*gatedWrite
 }
 
-func newCriticalSection(t zkserver.TB, id string) *criticalSection {
+func NewCriticalSection(t zkserver.TB, id string) *criticalSection {
 	return &criticalSection{t: t, id: id, writers: map[fence.Token]*gatedWrite{}}
 }
 
 // trace is the Trace to open the resource under test with.
-func (cs *criticalSection) trace() *fence.Trace {
+func (cs *criticalSection) Trace() *fence.Trace {
 	return &fence.Trace{Decided: func(d fence.Decision) {
 		cs.mu.Lock()
 		w := cs.writers[d.Token]
@@ -64,16 +56,16 @@ func (cs *criticalSection) trace() *fence.Trace {
 // decision until let go.
 type gatedWrite struct {
 	cs      *criticalSection
-	who     actor
+	who     claims.Actor
 	tok     fence.Token
 	value   string
 	gid     int64 // the goroutine that writes, as runtime.Stack names it
 	decided chan fence.Decision
 	release chan struct{}
 	letGo   sync.Once
-	done    returned
+	done    Returned
 
-	decision fence.Decision // what its compare found, once taken in
+	Decision fence.Decision // what its compare found, once taken in
 	reached  bool           // decision was taken in
 	res      fence.Result
 	err      error
@@ -82,7 +74,7 @@ type gatedWrite struct {
 // write starts who's write of value with tok on res, a resource opened with
 // cs.trace(). Tokens identify the writes: one held write per token.
 // Cleanup lets the write go and waits for it.
-func (cs *criticalSection) write(res fence.Resource, who actor, tok fence.Token, value string) *gatedWrite {
+func (cs *criticalSection) Write(res fence.Resource, who claims.Actor, tok fence.Token, value string) *gatedWrite {
 	t := cs.t
 	t.Helper()
 	w := &gatedWrite{cs: cs, who: who, tok: tok, value: value,
@@ -91,17 +83,17 @@ func (cs *criticalSection) write(res fence.Resource, who actor, tok fence.Token,
 	cs.writers[tok] = w
 	cs.mu.Unlock()
 	gid := make(chan int64, 1)
-	who.invoke("write %q with token %v", value, tok)
+	who.Invoke("write %q with token %v", value, tok)
 	go func() {
 		defer close(w.done)
 		gid <- goroutineID()
 		w.res, w.err = res.Write(context.Background(), tok, value)
 	}()
-	t.Cleanup(func() { w.let(); wait.Receive(t, within, who.name+"'s write", w.done) })
+	t.Cleanup(func() { w.let(); wait.Receive(t, Within, who.Name+"'s write", w.done) })
 	select {
 	case w.gid = <-gid:
-	case <-time.After(within):
-		t.Fatalf("%s not shown: %s's writer did not start within %v", cs.id, who.name, within)
+	case <-time.After(Within):
+		t.Fatalf("%s not shown: %s's writer did not start within %v", cs.id, who.Name, Within)
 	}
 	return w
 }
@@ -114,7 +106,7 @@ func (w *gatedWrite) let() { w.letGo.Do(func() { close(w.release) }) }
 func (w *gatedWrite) take() bool {
 	if !w.reached {
 		select {
-		case w.decision = <-w.decided:
+		case w.Decision = <-w.decided:
 			w.reached = true
 		default:
 		}
@@ -125,30 +117,30 @@ func (w *gatedWrite) take() bool {
 // entered waits until the write has compared its token and is held at its
 // decision, inside the resource's critical section, and returns the
 // decision.
-func (w *gatedWrite) entered() fence.Decision {
+func (w *gatedWrite) Entered() fence.Decision {
 	t := w.cs.t
 	t.Helper()
 	select {
-	case w.decision = <-w.decided:
+	case w.Decision = <-w.decided:
 		w.reached = true
 	case <-w.done:
-		t.Fatalf("%s not shown: %s's write returned (%v) without reaching its decision", w.cs.id, w.who.name, w.err)
-	case <-time.After(within):
-		t.Fatalf("%s not shown: %s's write did not reach its decision within %v", w.cs.id, w.who.name, within)
+		t.Fatalf("%s not shown: %s's write returned (%v) without reaching its decision", w.cs.id, w.who.Name, w.err)
+	case <-time.After(Within):
+		t.Fatalf("%s not shown: %s's write did not reach its decision within %v", w.cs.id, w.who.Name, Within)
 	}
-	w.who.info("inside: token %v against mark %v (set: %v), admitted: %v; held before its write", w.decision.Token, w.decision.Mark, w.decision.Marked, w.decision.Admitted)
-	return w.decision
+	w.who.Info("inside: token %v against mark %v (set: %v), admitted: %v; held before its write", w.Decision.Token, w.Decision.Mark, w.Decision.Marked, w.Decision.Admitted)
+	return w.Decision
 }
 
 // whereabouts is where a write was while another was held inside.
 type whereabouts struct {
-	inside   bool           // it reached its own decision: two writers inside
+	Inside   bool           // it reached its own decision: two writers inside
 	decision fence.Decision // its decision, when inside
 	parked   string         // else where it waited: "sync.(*Mutex).Lock in fence.(*Memory).Write"
 }
 
 func (wa whereabouts) String() string {
-	if wa.inside {
+	if wa.Inside {
 		return fmt.Sprintf("inside too: token %v against mark %v, admitted: %v", wa.decision.Token, wa.decision.Mark, wa.decision.Admitted)
 	}
 	return "parked in " + wa.parked
@@ -156,17 +148,17 @@ func (wa whereabouts) String() string {
 
 // whereabouts waits until the write has either reached its decision or is
 // parked in the resource's Write, and says which.
-func (w *gatedWrite) whereabouts(other *gatedWrite) whereabouts {
+func (w *gatedWrite) Whereabouts(other *gatedWrite) whereabouts {
 	t := w.cs.t
 	t.Helper()
 	var wa whereabouts
 	var returned error
-	wait.For(t, within, fmt.Sprintf("%s: %s's write to reach its decision or park in the resource's Write while %s's is inside", w.cs.id, w.who.name, other.who.name), func() (bool, string) {
+	wait.For(t, Within, fmt.Sprintf("%s: %s's write to reach its decision or park in the resource's Write while %s's is inside", w.cs.id, w.who.Name, other.who.Name), func() (bool, string) {
 		if w.take() {
-			wa.inside, wa.decision = true, w.decision
+			wa.Inside, wa.decision = true, w.Decision
 			return true, ""
 		}
-		if w.done.finished() {
+		if w.done.Finished() {
 			returned = fmt.Errorf("returned %+v, %v", w.res, w.err)
 			return true, ""
 		}
@@ -175,9 +167,9 @@ func (w *gatedWrite) whereabouts(other *gatedWrite) whereabouts {
 		return where != "", last
 	})
 	if returned != nil {
-		t.Fatalf("%s not shown: %s's write %v without reaching its decision while %s's was held inside", w.cs.id, w.who.name, returned, other.who.name)
+		t.Fatalf("%s not shown: %s's write %v without reaching its decision while %s's was held inside", w.cs.id, w.who.Name, returned, other.who.Name)
 	}
-	w.who.info("while %s is inside: %v", other.who.name, wa)
+	w.who.Info("while %s is inside: %v", other.who.Name, wa)
 	return wa
 }
 
@@ -187,7 +179,7 @@ func (w *gatedWrite) whereabouts(other *gatedWrite) whereabouts {
 // has returned, other is let go too: it may hold what this write needs to
 // finish (the durable resource's one connection), and its decision says
 // whether it saw this write.
-func (w *gatedWrite) finish(other *gatedWrite) fence.Result {
+func (w *gatedWrite) Finish(other *gatedWrite) fence.Result {
 	t := w.cs.t
 	t.Helper()
 	w.let()
@@ -195,24 +187,24 @@ func (w *gatedWrite) finish(other *gatedWrite) fence.Result {
 	if other != nil && !other.reached {
 		early = other.decided
 	}
-	timeout := time.After(within)
+	timeout := time.After(Within)
 	for returned := false; !returned; {
 		select {
 		case <-w.done:
 			returned = true
 		case d := <-early:
-			other.decision, other.reached, early = d, true, nil
-			other.who.info("reached its decision (token %v against mark %v, admitted: %v) before %s's write returned", d.Token, d.Mark, d.Admitted, w.who.name)
+			other.Decision, other.reached, early = d, true, nil
+			other.who.Info("reached its decision (token %v against mark %v, admitted: %v) before %s's write returned", d.Token, d.Mark, d.Admitted, w.who.Name)
 			other.let()
 		case <-timeout:
-			t.Fatalf("%s not shown: %s's write did not return within %v of being let go", w.cs.id, w.who.name, within)
+			t.Fatalf("%s not shown: %s's write did not return within %v of being let go", w.cs.id, w.who.Name, Within)
 		}
 	}
 	if w.err != nil {
-		t.Fatalf("%s not shown: %s's write %q: %v", w.cs.id, w.who.name, w.value, w.err)
+		t.Fatalf("%s not shown: %s's write %q: %v", w.cs.id, w.who.Name, w.value, w.err)
 	}
 	if !w.take() {
-		t.Fatalf("%s not shown: %s's write returned without reaching its decision", w.cs.id, w.who.name)
+		t.Fatalf("%s not shown: %s's write returned without reaching its decision", w.cs.id, w.who.Name)
 	}
 	w.cs.mu.Lock()
 	delete(w.cs.writers, w.tok) // the token may write again, unheld
@@ -226,9 +218,9 @@ func (w *gatedWrite) finish(other *gatedWrite) fence.Result {
 // value and the mark the write stored, together.
 type waitingRead struct {
 	cs   *criticalSection
-	who  actor
+	who  claims.Actor
 	gid  int64
-	done returned
+	done Returned
 
 	value  string
 	mark   fence.Token
@@ -240,46 +232,46 @@ type waitingRead struct {
 // inside, and waits until the read is parked in the resource's Read,
 // waiting for the section held keeps. Cleanup lets held go and waits for
 // the read.
-func (cs *criticalSection) read(res fence.Resource, who actor, held *gatedWrite) *waitingRead {
+func (cs *criticalSection) Read(res fence.Resource, who claims.Actor, held *gatedWrite) *waitingRead {
 	t := cs.t
 	t.Helper()
 	r := &waitingRead{cs: cs, who: who, done: make(chan struct{})}
 	gid := make(chan int64, 1)
-	who.invoke("read the value and the mark")
+	who.Invoke("read the value and the mark")
 	go func() {
 		defer close(r.done)
 		gid <- goroutineID()
 		r.value, r.mark, r.marked, r.err = res.Read(context.Background())
 	}()
-	t.Cleanup(func() { held.let(); wait.Receive(t, within, who.name+"'s read", r.done) })
-	r.gid = wait.Receive(t, within, cs.id+": "+who.name+"'s reader to start", gid)
+	t.Cleanup(func() { held.let(); wait.Receive(t, Within, who.Name+"'s read", r.done) })
+	r.gid = wait.Receive(t, Within, cs.id+": "+who.Name+"'s reader to start", gid)
 	var where string
-	wait.For(t, within, fmt.Sprintf("%s: %s's read to park in the resource's Read while %s's write is inside", cs.id, who.name, held.who.name), func() (bool, string) {
-		if r.done.finished() {
+	wait.For(t, Within, fmt.Sprintf("%s: %s's read to park in the resource's Read while %s's write is inside", cs.id, who.Name, held.who.Name), func() (bool, string) {
+		if r.done.Finished() {
 			return true, ""
 		}
 		w, last := parkedIn(r.gid)
 		where = w
 		return w != "", last
 	})
-	if r.done.finished() {
+	if r.done.Finished() {
 		// With more than one connection a durable reader could read the
 		// last commit beside a writer; the scene needs it to wait.
-		t.Fatalf("%s not shown: %s's read returned %q with mark %v (%v) while %s's write was held inside; the scene needs it waiting for the section", cs.id, who.name, r.value, r.mark, r.err, held.who.name)
+		t.Fatalf("%s not shown: %s's read returned %q with mark %v (%v) while %s's write was held inside; the scene needs it waiting for the section", cs.id, who.Name, r.value, r.mark, r.err, held.who.Name)
 	}
-	who.info("while %s is inside: parked in %s", held.who.name, where)
+	who.Info("while %s is inside: parked in %s", held.who.Name, where)
 	return r
 }
 
 // result waits for the read to return and returns what it read.
-func (r *waitingRead) result() (value string, mark fence.Token, marked bool) {
+func (r *waitingRead) Result() (value string, mark fence.Token, marked bool) {
 	t := r.cs.t
 	t.Helper()
-	wait.Receive(t, within, r.cs.id+": "+r.who.name+"'s read to return", r.done)
+	wait.Receive(t, Within, r.cs.id+": "+r.who.Name+"'s read to return", r.done)
 	if r.err != nil {
-		t.Fatalf("%s not shown: %s's read: %v", r.cs.id, r.who.name, r.err)
+		t.Fatalf("%s not shown: %s's read: %v", r.cs.id, r.who.Name, r.err)
 	}
-	r.who.ok("value %q, mark %v (set: %v)", r.value, r.mark, r.marked)
+	r.who.Ok("value %q, mark %v (set: %v)", r.value, r.mark, r.marked)
 	return r.value, r.mark, r.marked
 }
 
@@ -379,30 +371,30 @@ func stackFuncs(frames string) []string {
 // starts meanwhile; once A's write is seen inside or parked, B is let go,
 // then A.
 type interleaving struct {
-	tokA, tokB fence.Token
-	bInside    fence.Decision // B's decision, while it was held
-	a          whereabouts    // where A's write was meanwhile
-	b, late    fence.Result   // B's write and A's
-	aDecision  fence.Decision // A's decision, whenever it came
-	value      string         // the resource's value at the end
-	mark       fence.Token
+	TokA, TokB fence.Token
+	BInside    fence.Decision // B's decision, while it was held
+	A          whereabouts    // where A's write was meanwhile
+	B, Late    fence.Result   // B's write and A's
+	ADecision  fence.Decision // A's decision, whenever it came
+	Value      string         // the resource's value at the end
+	Mark       fence.Token
 }
 
-// interleave runs that interleaving on res, opened with cs.trace().
-func interleave(cs *criticalSection, res fence.Resource) interleaving {
+// Interleave runs that interleaving on res, opened with cs.trace().
+func Interleave(cs *criticalSection, res fence.Resource) interleaving {
 	t := cs.t
 	t.Helper()
-	A, B := newActor(t, "A"), newActor(t, "B")
-	il := interleaving{tokA: fence.Token{Seq: 0}, tokB: fence.Token{Seq: 1}}
-	writeAs(t, A, res, il.tokA, "A-first")
-	b := cs.write(res, B, il.tokB, "new-owner")
-	il.bInside = b.entered()
-	a := cs.write(res, A, il.tokA, "stale-late")
-	il.a = a.whereabouts(b)
-	il.b = b.finish(a)
-	il.late = a.finish(nil)
-	il.aDecision = a.decision
-	il.value, il.mark, _ = readResource(t, res)
+	A, B := claims.NewActor(t, "A"), claims.NewActor(t, "B")
+	il := interleaving{TokA: fence.Token{Seq: 0}, TokB: fence.Token{Seq: 1}}
+	WriteAs(t, A, res, il.TokA, "A-first")
+	b := cs.Write(res, B, il.TokB, "new-owner")
+	il.BInside = b.Entered()
+	a := cs.Write(res, A, il.TokA, "stale-late")
+	il.A = a.Whereabouts(b)
+	il.B = b.Finish(a)
+	il.Late = a.Finish(nil)
+	il.ADecision = a.Decision
+	il.Value, il.Mark, _ = ReadResource(t, res)
 	return il
 }
 
@@ -410,35 +402,24 @@ func interleave(cs *criticalSection, res fence.Resource) interleaving {
 // step, or "" when it shows they are: A's write was kept out while B's was
 // inside, A's compare then saw B's token as the mark, and A's stale write
 // was refused.
-func (il interleaving) notAtomic() string {
+func (il interleaving) NotAtomic() string {
 	switch {
-	case il.a.inside:
-		return fmt.Sprintf("A's write with token %v reached its decision (against mark %v, admitted: %v) while B's with token %v was held between its compare and its write: two writers inside at once", il.tokA, il.a.decision.Mark, il.a.decision.Admitted, il.tokB)
-	case il.aDecision.Mark != il.tokB || il.aDecision.Admitted:
-		return fmt.Sprintf("A's compare, once B was let go, found mark %v and admitted: %v; want B's token %v, refused: B's compare and its write were not one step", il.aDecision.Mark, il.aDecision.Admitted, il.tokB)
-	case !il.b.Accepted || il.late.Accepted || il.value != "new-owner":
-		return fmt.Sprintf("B accepted: %v, then A's stale write accepted: %v; value %q; want B's accepted, A's refused, \"new-owner\"", il.b.Accepted, il.late.Accepted, il.value)
+	case il.A.Inside:
+		return fmt.Sprintf("A's write with token %v reached its decision (against mark %v, admitted: %v) while B's with token %v was held between its compare and its write: two writers inside at once", il.TokA, il.A.decision.Mark, il.A.decision.Admitted, il.TokB)
+	case il.ADecision.Mark != il.TokB || il.ADecision.Admitted:
+		return fmt.Sprintf("A's compare, once B was let go, found mark %v and admitted: %v; want B's token %v, refused: B's compare and its write were not one step", il.ADecision.Mark, il.ADecision.Admitted, il.TokB)
+	case !il.B.Accepted || il.Late.Accepted || il.Value != "new-owner":
+		return fmt.Sprintf("B accepted: %v, then A's stale write accepted: %v; value %q; want B's accepted, A's refused, \"new-owner\"", il.B.Accepted, il.Late.Accepted, il.Value)
 	}
 	return ""
 }
 
-// The resources' source, read where no run can see (claim F6). A write that
-// lets its section go after its decision and takes it again for the write
-// leaves a gap of nanoseconds, which Go's mutex gives back to the goroutine
-// that let go (it barges ahead of a woken waiter); a durable writer that
-// ends its transaction keeps its connection and begins the next at once. No
-// held interleaving sees another writer in such a gap, so the source is
-// read, and read wherever the write puts the gap: the reading follows every
-// call the write makes into the functions and methods of the same package,
-// transitively, in the order they run. A gap moved into a helper is read
-// where the helper is called.
-
-// sectionInSource reads the write method fn ("Memory.Write") of the
+// SectionInSource reads the write method fn ("Memory.Write") of the
 // package in dir (fence, or fencetest for its control; replace as for
 // parsePackage) with every call it makes, and returns why its compare
 // (admits) and its write (apply) are not in one section of the lock on a
 // field named mu, or "".
-func sectionInSource(dir, fn string, replace map[string]string) (string, error) {
+func SectionInSource(dir, fn string, replace map[string]string) (string, error) {
 	p, err := parsePackage(dir, replace)
 	if err != nil {
 		return "", err
@@ -504,7 +485,7 @@ func sectionInSource(dir, fn string, replace map[string]string) (string, error) 
 	return "", nil
 }
 
-// transactionInSource reads the durable resource's write, (*Durable).write
+// TransactionInSource reads the durable resource's write, (*Durable).write
 // in package fence with src as the text of durable.go, with every call it
 // makes, and returns why its compare and its write are not in one
 // transaction, or "": write runs one immediate transaction; no statement
@@ -512,7 +493,7 @@ func sectionInSource(dir, fn string, replace map[string]string) (string, error) 
 // COMMIT would); and between the decision (Trace.Decided, after the row is
 // read and compared) and the UPDATE that writes (fencedUpdate) no statement
 // ends or begins a transaction and the connection is not let go.
-func transactionInSource(src string) (string, error) {
+func TransactionInSource(src string) (string, error) {
 	p, err := parsePackage("fence", map[string]string{"durable.go": src})
 	if err != nil {
 		return "", err
@@ -605,7 +586,7 @@ func parsePackage(dir string, replace map[string]string) (*pkgSource, error) {
 		var src any
 		if r, ok := replace[filepath.Base(name)]; ok {
 			src, replaced = r, replaced+1
-		} else if b, err := readSource(name); err != nil {
+		} else if b, err := ReadSource(name); err != nil {
 			return nil, err
 		} else {
 			src = b
@@ -943,12 +924,12 @@ func (w *callWalk) reach(c *ast.CallExpr, scope map[string]string, frames []stri
 	}
 }
 
-// readSource reads a source file of the module as the build under test
+// ReadSource reads a source file of the module as the build under test
 // sees it: through the build overlay named by ZK19_SOURCE_OVERLAY (the
 // JSON that go build -overlay takes), when the mutation run
 // (cmd/mutants) sets it, so a fault it plants reaches the proofs that read
 // the source as well as the compiler.
-func readSource(name string) ([]byte, error) {
+func ReadSource(name string) ([]byte, error) {
 	if ov := os.Getenv("ZK19_SOURCE_OVERLAY"); ov != "" {
 		b, err := os.ReadFile(ov)
 		if err != nil {

@@ -1,0 +1,809 @@
+package scene
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/history"
+	"github.com/zk19/zk19/internal/wait"
+	"github.com/zk19/zk19/internal/zkclient"
+	"github.com/zk19/zk19/internal/zkserver"
+)
+
+// Timing of the 3-server scenarios. A follower whose leader stream is held
+// drops the leader after syncLimit × tickTime without bytes, and a leader
+// drops a follower that has not acked a proposal for as long: every hold
+// below ends well inside that window (10 s), and inside B's session timeout
+// (the leader hears of B's heartbeats only through the held follower).
+const (
+	trioTick      = time.Second
+	trioSyncLimit = 10
+)
+
+// Trio is a 3-server ensemble with a proxy on every server-to-server link.
+// A is connected to one follower (fresh); B to the other (lagging, once its
+// leader stream is held).
+type Trio struct {
+	t zkserver.TB
+	*Cluster
+	LeaderServer, fresh, Lagging *zkserver.Server
+	A, B                         *xClient
+	H                            *xHistory
+}
+
+const (
+	XPath       = "/x"
+	BarrierPath = "/barrier"
+)
+
+func NewTrio(t zkserver.TB, opts ...zkserver.Option) *Trio {
+	t.Helper()
+	var c *Cluster
+	if len(opts) == 0 {
+		c = LeaseTrio(t)
+	} else {
+		c = StartCluster(t, 3, append([]zkserver.Option{zkserver.WithTickTime(trioTick), zkserver.WithLimits(10, trioSyncLimit)}, opts...)...)
+	}
+	fs := c.Followers()
+	if len(fs) != 2 {
+		t.Fatalf("got %d followers; want 2", len(fs))
+	}
+	tr := &Trio{t: t, Cluster: c, LeaderServer: c.Leader(), fresh: fs[0], Lagging: fs[1], H: newXHistory("0")}
+	tr.A = tr.H.Join(t, "A", 1, tr.fresh)
+	tr.B = tr.H.Join(t, "B", 2, tr.Lagging)
+	t.Logf("A is connected to %s; B to %s (the lagging one once held)", tr.fresh.Label, tr.Lagging.Label)
+	if _, err := tr.A.Create(XPath, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("create %s: %v", XPath, err)
+	}
+	// /barrier is the node B's write barriers update (Y3, Y5, Y6).
+	if _, err := tr.A.Create(BarrierPath, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("create %s: %v", BarrierPath, err)
+	}
+	// B's follower has /x = "0" before any fault: sync, then read.
+	if _, err := tr.B.Conn.Sync(XPath); err != nil {
+		t.Fatalf("B sync: %v", err)
+	}
+	if v := tr.B.Get(); v != "0" {
+		t.Fatalf("setup: B read %q; want \"0\"", v)
+	}
+	return tr
+}
+
+// in returns the trio with t as the test that logs and fails (for subtests).
+func (tr *Trio) In(t zkserver.TB) *Trio {
+	c := *tr
+	c.t, c.A, c.B = t, tr.A.in(t), tr.B.in(t)
+	return &c
+}
+
+// lagBehind holds the leader's stream to B's follower and lets A write v:
+// the write commits without B's follower.
+func (tr *Trio) LagBehind(v string) {
+	tr.t.Helper()
+	tr.HoldLeaderStream()
+	tr.A.Set(v)
+}
+
+// catchUp releases the stream and waits until B reads v.
+func (tr *Trio) CatchUp(v string) {
+	tr.t.Helper()
+	tr.Release()
+	wait.For(tr.t, Within, "B's follower to apply x="+v, func() (bool, string) {
+		b, _, err := tr.B.Conn.Get(XPath)
+		return err == nil && string(b) == v, fmt.Sprintf("%q %v", b, err)
+	})
+}
+
+// xHistory is the history of the register /x that a scenario's
+// participants record into, for porcupine.
+type xHistory struct{ Rec *history.Recorder }
+
+func newXHistory(initial string) *xHistory { return &xHistory{Rec: history.NewRecorder(initial)} }
+
+// start begins a new history, of a register whose value is now initial.
+func (h *xHistory) Start(initial string) { h.Rec = history.NewRecorder(initial) }
+
+// verdict is porcupine's verdict on the history so far.
+func (h *xHistory) Verdict() history.Verdict {
+	v, _, err := history.Check(context.Background(), h.Rec.Operations(), h.Rec.Initial(), 10*time.Second)
+	if err != nil {
+		return history.Unknown
+	}
+	return v
+}
+
+// Join connects participant name, porcupine's client id, to server s.
+func (h *xHistory) Join(t zkserver.TB, name string, id int, s *zkserver.Server) *xClient {
+	t.Helper()
+	return h.Client(t, name, id, zkclient.Connect(t, name, []string{s.Client}))
+}
+
+// client makes session c participant name, porcupine's client id.
+func (h *xHistory) Client(t zkserver.TB, name string, id int, c *zkclient.Client) *xClient {
+	return &xClient{Client: c, A: claims.NewActor(t, name), id: id, h: h, inbox: make(chan string, 16)}
+}
+
+// xClient is a participant of the register scenarios: a named session
+// whose calls on /x are logged as its actor's lines (Jepsen style) and
+// recorded in the scenario's history. Set, Get and Sync shadow the
+// connection's own; the raw calls stay at c.Conn.
+type xClient struct {
+	*zkclient.Client
+	A     claims.Actor
+	id    int // porcupine's client id
+	h     *xHistory
+	inbox chan string   // what others told c out of band
+	read  *history.Call // a composite read that Sync began and Get ends
+}
+
+// in returns c logging and failing as t (for subtests).
+func (c *xClient) in(t zkserver.TB) *xClient {
+	d := *c
+	d.A = claims.NewActor(t, c.Name)
+	return &d
+}
+
+// Set writes v to /x and returns the node's data version after the write.
+func (c *xClient) Set(v string) int32 {
+	c.A.T.Helper()
+	c.A.Invoke("set %s %q", XPath, v)
+	call := c.h.Rec.Invoke(c.id, history.Write, v)
+	st, err := c.Conn.Set(XPath, []byte(v), -1)
+	if err != nil {
+		call.Info()
+		c.A.Info("set: %v (outcome unknown)", err)
+		c.A.T.Fatalf("%s: set %s: %v", c.Name, XPath, err)
+	}
+	call.Ok(v)
+	c.A.Ok("version %d", st.Version)
+	return st.Version
+}
+
+// Get reads /x on c's server. After a Sync the read is recorded from the
+// sync's call: sync-then-read is one composite read.
+func (c *xClient) Get() string {
+	c.A.T.Helper()
+	c.A.Invoke("get %s", XPath)
+	call := c.read
+	c.read = nil
+	if call == nil {
+		call = c.h.Rec.Invoke(c.id, history.Read, "")
+	}
+	b, _, err := c.Conn.Get(XPath)
+	if err != nil {
+		call.Info()
+		c.A.Fail("get: %v", err)
+		c.A.T.Fatalf("%s: get %s: %v", c.Name, XPath, err)
+	}
+	call.Ok(string(b))
+	c.A.Ok("%q", b)
+	return string(b)
+}
+
+// Sync asks c's server to catch up with its leader on /x, and begins the
+// composite read that the next Get ends.
+func (c *xClient) Sync() error {
+	c.A.T.Helper()
+	c.A.Invoke("sync %s", XPath)
+	c.read = c.h.Rec.Invoke(c.id, history.Read, "")
+	if _, err := c.Conn.Sync(XPath); err != nil {
+		c.read.Info()
+		c.read = nil
+		c.A.Fail("sync: %v", err)
+		return err
+	}
+	c.A.Ok("sync")
+	return nil
+}
+
+// Tell sends msg to another participant out of band: through a channel,
+// not through ZooKeeper.
+func (c *xClient) Tell(to *xClient, msg string) {
+	c.A.T.Helper()
+	c.A.Invoke("tell %s %q (out of band)", to.Name, msg)
+	to.inbox <- msg
+	c.A.Ok("")
+}
+
+// Told returns the next message another participant told c.
+func (c *xClient) Told() string {
+	c.A.T.Helper()
+	msg := wait.Receive(c.A.T, Within, c.Name+"'s message", c.inbox)
+	c.A.Info("told %q", msg)
+	return msg
+}
+
+// quorumLink is the proxy B's follower dials to reach the leader.
+func (tr *Trio) QuorumLink() *faultproxy.Proxy { return tr.StreamProxy(tr.Lagging) }
+
+// holdLeaderStream makes B's follower lag: everything the leader sends it is
+// kept by the proxy (the cluster heals at cleanup). It returns that proxy,
+// whose held bytes show the lag.
+func (tr *Trio) HoldLeaderStream() *faultproxy.Proxy {
+	tr.t.Helper()
+	tr.HoldStream(tr.Lagging)
+	return tr.QuorumLink()
+}
+
+func (tr *Trio) Release() { tr.t.Helper(); tr.ReleaseStream(tr.Lagging) }
+
+// waitLeaderAnswered waits until the lagging follower has forwarded a
+// request to the leader (bytes up beyond up0) and the leader has sent it
+// something since (held bytes beyond held0): the answer, if any, is in the
+// proxy's buffer and cannot have reached the follower.
+func (tr *Trio) waitLeaderAnswered(up0, held0 int64) {
+	tr.t.Helper()
+	p := tr.QuorumLink()
+	wait.For(tr.t, Within, "the follower to forward the request and the leader to answer into the hold", func() (bool, string) {
+		s := p.Stats()
+		return s.UpBytes > up0 && s.DownHeld > held0, fmt.Sprintf("up %d bytes (before %d), held down %d bytes (before %d)", s.UpBytes, up0, s.DownHeld, held0)
+	})
+	s := p.Stats()
+	tr.t.Logf("nemesis observes: follower forwarded %d bytes to the leader; %d bytes from the leader are held", s.UpBytes-up0, s.DownHeld)
+}
+
+// staleReadResult is what the S1 scenario observed: the article's first
+// diagram, then a control round with the same steps in which B reads only
+// after its follower caught up (Example_s1StaleReadFromLaggingFollower walks
+// the same steps and prints these observations).
+type staleReadResult struct {
+	Version       int32  // /x's version after A's write of "1"
+	Told          string // what A told B out of band
+	ReadWhileHeld string
+	heldWhenRead  int64             // bytes the proxy held when B's read returned
+	Stale         *history.Recorder // A's write and B's read while held
+	ReadAfter     string            // B's read once its follower had "1"
+	// caught is the stale history with B's read taken after catch-up
+	// instead, assembled from the recorded intervals.
+	Caught *history.Recorder
+	// The control round, recorded end to end: A writes "2", tells B, the
+	// stream is released, and B reads after its follower caught up.
+	ControlRead string
+	ControlHeld int64 // bytes held when B's control read returned
+	Recorded    *history.Recorder
+}
+
+func RunStaleRead(t zkserver.TB) staleReadResult {
+	t.Helper()
+	tr := NewTrio(t)
+	A, B := tr.A, tr.B
+	var r staleReadResult
+	claims.Phase(t, "the leader's stream to B's follower is held")
+	stream := tr.HoldLeaderStream()
+	claims.Phase(t, "A writes x=1 through the other follower; the write commits without B's follower")
+	r.Version = A.Set("1")
+	A.Tell(B, "x=1 is written")
+	r.Told = B.Told()
+	claims.Phase(t, "B reads x on its follower while the link is still held")
+	r.ReadWhileHeld = B.Get()
+	r.heldWhenRead = HeldDown(stream)
+	claims.Evidence(t, "B read %q on %s after A's acknowledged write of \"1\"; the proxy still held %d bytes of the leader's stream to it when the read returned", r.ReadWhileHeld, tr.Lagging.Label, r.heldWhenRead)
+	r.Stale = tr.H.Rec
+	claims.Phase(t, "release; B reads again after its follower caught up")
+	tr.CatchUp("1")
+	tr.H.Start("1") // B's next read stays out of the stale history
+	r.Caught = history.NewRecorder(r.Stale.Initial())
+	for _, op := range r.Stale.Operations() {
+		if op.ClientId == A.id { // A's write; B's stale read is left out
+			_ = r.Caught.Span(op.ClientId, op.Input.(history.Input), op.Output.(history.Output), op.Call, op.Return)
+		}
+	}
+	call := r.Stale.Now()
+	r.ReadAfter = B.Get()
+	_ = r.Caught.Span(B.id, history.Input{Op: history.Read}, history.Output{Value: r.ReadAfter}, call, r.Stale.Now())
+	claims.Phase(t, "control: the same steps, but B reads after its follower caught up")
+	tr.H.Start(r.ReadAfter)
+	r.Recorded = tr.H.Rec
+	stream = tr.HoldLeaderStream()
+	A.Set("2")
+	A.Tell(B, "x=2 is written")
+	B.Told()
+	tr.CatchUp("2")
+	r.ControlRead = B.Get()
+	r.ControlHeld = stream.Stats().DownHeld
+	return r
+}
+
+// RequireLagAtRead fails the claim unless the follower really lagged while
+// B read: bytes only accumulate in the proxy while the stream is held and
+// leave all at once on release, so bytes held after the read returned, and
+// before any release, were not delivered during it. Without this, a stream released before the read
+// could let the claim pass by the luck of a slow follower.
+func RequireLagAtRead(t zkserver.TB, id string, r staleReadResult) {
+	t.Helper()
+	if r.heldWhenRead <= 0 {
+		claims.NotShown(t, id, "got %d bytes held from the leader within %v of B's read; want > 0 (the follower was not lagging at the read)", r.heldWhenRead, Within)
+	}
+}
+
+// barrierResult is what a blocking operation on the lagging follower did.
+type barrierResult struct {
+	DoneBeforeRelease bool
+	Err               error
+	ReadAfter         string
+}
+
+// blockedUntilRelease runs op (as B, on the lagging follower, while the
+// leader's stream is held and after A's write of "1"), shows that op has
+// reached the leader and is still pending, releases, and reads.
+func (tr *Trio) BlockedUntilRelease(what string, op func() error) barrierResult {
+	tr.t.Helper()
+	p := tr.QuorumLink()
+	s0 := p.Stats()
+	done := make(chan error, 1)
+	tr.B.A.Invoke("%s", what)
+	go func() { done <- op() }()
+	var r barrierResult
+	// Either the leader has answered into the hold while op is pending, or
+	// op returned first: then the claim is refuted at once, not at the
+	// wait's bound.
+	wait.For(tr.t, Within, "the follower to forward "+what+" and the leader to answer into the hold, or "+what+" to return", func() (bool, string) {
+		select {
+		case r.Err = <-done:
+			r.DoneBeforeRelease = true
+			return true, ""
+		default:
+		}
+		s := p.Stats()
+		return s.UpBytes > s0.UpBytes && s.DownHeld > s0.DownHeld, fmt.Sprintf("up %d bytes (before %d), held down %d bytes (before %d)", s.UpBytes, s0.UpBytes, s.DownHeld, s0.DownHeld)
+	})
+	if r.DoneBeforeRelease {
+		tr.B.A.Ok("%s returned while the leader's stream was held (%v)", what, r.Err)
+	} else {
+		tr.t.Logf("nemesis observes: %s forwarded to the leader; %d bytes from the leader are held", what, p.Stats().DownHeld)
+		tr.B.A.Info("%s still pending while the leader's stream is held", what)
+	}
+	tr.Release()
+	if !r.DoneBeforeRelease {
+		r.Err = wait.Receive(tr.t, Within, "the return of "+what+" after the release", done)
+		if r.Err != nil {
+			tr.B.A.Fail("%s: %v", what, r.Err)
+		} else {
+			tr.B.A.Ok("%s returned after release", what)
+		}
+	}
+	r.ReadAfter = tr.B.Get()
+	return r
+}
+
+// RequireWaitsForTheStream is Y1's and Y3's proof: with the leader's stream
+// to B's follower held and A's write of "1" committed, B's op (sync or a
+// write barrier) stays pending until the release, succeeds, and the read
+// after it sees "1".
+func RequireWaitsForTheStream(t *testing.T, id, what string, op func(*Trio) error) {
+	t.Helper()
+	tr := NewTrio(t)
+	tr.HoldLeaderStream()
+	tr.A.Set("1")
+	r := tr.BlockedUntilRelease(what, func() error { return op(tr) })
+	claims.Evidence(t, "%s returned before the release: %v; its error: %v; read after it: %q", what, r.DoneBeforeRelease, r.Err, r.ReadAfter)
+	if r.DoneBeforeRelease {
+		claims.Refuted(t, id, "%s returned (%v) while the leader's stream was held; want it pending", what, r.Err)
+	}
+	if r.Err != nil {
+		t.Errorf("%s: %s failed: %v", id, what, r.Err)
+	}
+	if r.ReadAfter != "1" {
+		claims.Refuted(t, id, "the read after %s returned %q; want \"1\"", what, r.ReadAfter)
+	}
+}
+
+// Y9's measurement: rounds of the three ways for B to read /x on its
+// follower, the three interleaved and their order rotated each round, so
+// that the load of a shared 2-core machine falls on all three alike.
+// Bounded by y9Rounds and by y9Within, whichever ends first; fewer than
+// Y9MinRounds rounds show nothing.
+const (
+	Y9Rounds    = 100
+	Y9MinRounds = 30
+	Y9Within    = 60 * time.Second
+)
+
+// Y9Kind is one way to read and what each of its runs cost: its time, and
+// the bytes that crossed B's follower's link to the leader while it ran.
+type Y9Kind struct {
+	Name     string
+	Op       func() error
+	Took     []time.Duration
+	Up, Down []int64
+}
+
+// SameZxid waits until every server reports the same zxid, at least
+// atLeast, and returns it.
+func SameZxid(t *testing.T, servers []*zkserver.Server, what string, atLeast int64) int64 {
+	t.Helper()
+	var got int64
+	wait.For(t, Within, what, func() (bool, string) {
+		var zs []string
+		same := true
+		for i, s := range servers {
+			st, err := s.Srvr()
+			if err != nil {
+				return false, fmt.Sprintf("srvr %s: %v", s.Label, err)
+			}
+			if i == 0 {
+				got = st.Zxid
+			}
+			same = same && st.Zxid == got
+			zs = append(zs, fmt.Sprintf("%s %#x", s.Label, st.Zxid))
+		}
+		return same && got >= atLeast, fmt.Sprintf("%s (want all the same, at least %#x)", strings.Join(zs, ", "), atLeast)
+	})
+	return got
+}
+
+// MedianOf is the median of xs (the upper one of an even count).
+func MedianOf[T cmp.Ordered](xs []T) T {
+	var zero T
+	if len(xs) == 0 {
+		return zero
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// OnServer says why c's session is not served by s, or "" when it is:
+// the server c's client says it is connected to, and s's own list of its
+// connections (cons).
+func OnServer(c *zkclient.Client, s *zkserver.Server, servers []*zkserver.Server) string {
+	addr := c.Server()
+	if addr != s.Client {
+		at := addr
+		for _, o := range servers {
+			if o.Client == addr {
+				mode, err := o.Mode()
+				if err != nil {
+					mode = err.Error()
+				}
+				at = fmt.Sprintf("%s (%s, %s)", o.Label, addr, mode)
+			}
+		}
+		return fmt.Sprintf("%s's client is connected to %s in session 0x%x; want %s (%s)", c.Name, at, c.SessionID(), s.Label, s.Client)
+	}
+	if _, err := ConsFor(s, c.SessionID()); err != nil {
+		return fmt.Sprintf("%s (%s) does not serve %s's session 0x%x: %v", s.Label, s.Client, c.Name, c.SessionID(), err)
+	}
+	return ""
+}
+
+// consLine returns the lagging follower's cons line for session sid.
+func ConsFor(s *zkserver.Server, sid int64) (string, error) {
+	a, err := zkserver.FourLetter(s.Client, "cons", 2*time.Second)
+	if err != nil {
+		return "", err
+	}
+	needle := fmt.Sprintf("sid=0x%x", sid)
+	for _, l := range strings.Split(a, "\n") {
+		if strings.Contains(l, needle) {
+			return strings.TrimSpace(l), nil
+		}
+	}
+	return "", fmt.Errorf("no connection with %s in cons", needle)
+}
+
+// ConsField reads name=value from a cons line.
+func ConsField(line, name string) string {
+	for _, f := range strings.FieldsFunc(line, func(r rune) bool { return r == ',' || r == '(' || r == ')' }) {
+		if k, v, ok := strings.Cut(f, "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}
+
+// Timing of the ZOOKEEPER-1675 window: the old leader keeps believing it
+// leads until its followers on the other side have not acked for about
+// syncLimit × tickTime (5 s here); the scenario needs about 2 s of it.
+const (
+	Y2Tick      = time.Second
+	Y2SyncLimit = 5
+)
+
+// zk1675 is the Y2 scene: five servers with a proxy on every link and x=0
+// applied on all of them. old leads; oldFollower is one of its followers,
+// and B, a participant, is its client; the other three servers are the
+// side that elects a new leader once cut off.
+type zk1675 struct {
+	t zkserver.TB
+	*Cluster
+	Old, OldFollower *zkserver.Server
+	newSide          []*zkserver.Server
+	B                *xClient
+	H                *xHistory
+	cutAt            time.Time
+}
+
+func NewZK1675(t zkserver.TB) *zk1675 {
+	t.Helper()
+	e := lease(t, zk1675Kind)
+	w := &zk1675{t: t, Cluster: e, Old: e.Leader(), OldFollower: e.Followers()[0], H: newXHistory("0")}
+	for _, s := range e.Servers {
+		if s != w.Old && s != w.OldFollower {
+			w.newSide = append(w.newSide, s)
+		}
+	}
+	t.Logf("roles: old leader %s, old follower %s, new side %v", w.Old.Label, w.OldFollower.Label, ids(w.newSide...))
+	setup := zkclient.Connect(t, "S", []string{w.Old.Client})
+	if _, err := setup.Create(XPath, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("create %s: %v", XPath, err)
+	}
+	want, _ := w.Old.Srvr()
+	wait.For(t, Within, "every server to apply x=0", func() (bool, string) {
+		var seen []string
+		ok := true
+		for _, s := range e.Servers {
+			st, err := s.Srvr()
+			ok = ok && err == nil && st.Zxid >= want.Zxid
+			seen = append(seen, fmt.Sprintf("%s=0x%x", s.Label, st.Zxid))
+		}
+		return ok, strings.Join(seen, " ")
+	})
+	w.B = w.H.Join(t, "B", 2, w.OldFollower)
+	return w
+}
+
+// cut partitions {old leader, old follower} from the new side,
+// asymmetrically: the three see their connections close and elect at once,
+// while the old leader's ends stay open and silent, so it goes on leading
+// for about syncLimit × tickTime.
+func (w *zk1675) Cut() {
+	w.t.Helper()
+	claims.Phase(w.t, "asymmetric partition: {%s, %s} | %v", w.Old.Label, w.OldFollower.Label, ids(w.newSide...))
+	w.cutAt = time.Now()
+	w.Links.PartitionAsym(ids(w.Old, w.OldFollower), ids(w.newSide...))
+}
+
+// newLeader waits until the new side has elected a leader and returns it.
+func (w *zk1675) NewLeader() *zkserver.Server {
+	w.t.Helper()
+	var leader *zkserver.Server
+	wait.For(w.t, 2*Within, "the new side to elect a leader", func() (bool, string) {
+		var seen []string
+		for _, s := range w.newSide {
+			m, err := s.Mode()
+			if m == "leader" {
+				leader = s
+				return true, ""
+			}
+			seen = append(seen, fmt.Sprintf("%s=%s%v", s.Label, m, ErrOrEmpty(err)))
+		}
+		return false, strings.Join(seen, " ")
+	})
+	w.t.Logf("new leader %s elected %v after the cut", leader.Label, w.SinceCut())
+	return leader
+}
+
+// mode is what s says it is now (srvr's Mode), or why it did not say.
+func (w *zk1675) Mode(s *zkserver.Server) string {
+	m, err := s.Mode()
+	if err != nil {
+		m = "unknown:" + ErrOrEmpty(err)
+	}
+	w.t.Logf("%s reports mode %s, %v after the cut", s.Label, m, w.SinceCut())
+	return m
+}
+
+func (w *zk1675) SinceCut() time.Duration { return time.Since(w.cutAt).Round(time.Millisecond) }
+
+func ErrOrEmpty(err error) string {
+	if err == nil {
+		return ""
+	}
+	return " " + err.Error()
+}
+
+// ReadAs reads path as the actor and returns the value and its stat.
+func ReadAs(t zkserver.TB, c *zkclient.Client, a claims.Actor, path string) (string, *zk.Stat) {
+	t.Helper()
+	a.Invoke("get %s", path)
+	v, st, err := c.Get(path)
+	if err != nil {
+		a.Fail("%v", err)
+		t.Fatalf("get %s: %v", path, err)
+	}
+	a.Ok("%q", v)
+	return string(v), st
+}
+
+// Timing of Y7: the held acknowledgements must not make the leader drop
+// those followers (syncLimit × tickTime = 10 s) while the test looks.
+const (
+	Y7Tick      = time.Second
+	Y7SyncLimit = 10
+)
+
+// SyncAs runs a sync as the actor and fails unless it returns within d.
+func SyncAs(t zkserver.TB, c *zkclient.Client, a claims.Actor, d time.Duration) {
+	t.Helper()
+	a.Invoke("sync %s", XPath)
+	done := make(chan error, 1)
+	go func() { _, err := c.Sync(XPath); done <- err }()
+	if err := wait.Receive(t, d, "the return of "+a.Name+"'s sync", done); err != nil {
+		a.Fail("%v", err)
+		t.Fatalf("sync: %v", err)
+	}
+	a.Ok("sync")
+}
+
+// ReadYourWrite is the first half of S4: B pipelines set and get through its
+// own proxy to the lagging follower; C reads there too.
+func ReadYourWrite(tr *Trio) {
+	t := tr.t
+	t.Helper()
+	p := zkserver.ClientProxy(t, "B-proxy", tr.Lagging)
+	B := zkclient.Connect(t, "B2", []string{p.Addr()})
+	C := zkclient.Connect(t, "C", []string{tr.Lagging.Client})
+	pb, pc := claims.NewActor(t, "B2"), claims.NewActor(t, "C")
+	tr.HoldLeaderStream()
+	type reply struct {
+		v   string
+		st  *zk.Stat
+		err error
+	}
+	wrote, read := make(chan reply, 1), make(chan reply, 1)
+	u0, q := p.Stats().UpBytes, tr.QuorumLink().Stats()
+	pb.Invoke("set %s \"7\"", XPath)
+	go func() { st, err := B.Set(XPath, []byte("7"), -1); wrote <- reply{"7", st, err} }()
+	tr.waitLeaderAnswered(q.UpBytes, q.DownHeld)
+	// The proxy counts the set's bytes after writing them, so the follower
+	// can forward the set before they are counted.
+	wait.For(t, Within, "S4 check: B's set counted through B's proxy", func() (bool, string) {
+		n := p.Stats().UpBytes
+		return n > u0, fmt.Sprintf("%d bytes up (before the set: %d)", n, u0)
+	})
+	u1 := p.Stats().UpBytes
+	pb.Invoke("get %s", XPath)
+	go func() { v, st, err := B.Get(XPath); read <- reply{string(v), st, err} }()
+	wait.For(t, Within, "B's get to reach its follower", func() (bool, string) {
+		n := p.Stats().UpBytes
+		return n > u1, fmt.Sprintf("%d bytes up (after the set: %d)", n, u1)
+	})
+	c, _ := ReadAs(t, C, pc, XPath)
+	// C, on the same follower, reading B's value means the follower was
+	// not lagging: the run says nothing about S4, so this comes first.
+	if c == "7" {
+		claims.NotShown(t, "S4", "C read %q; want the follower's older value", c)
+	}
+	select {
+	case r := <-read:
+		claims.RefutedNow(t, "S4", "B's read returned %q (%v) before B's own write committed", r.v, r.err)
+	default:
+	}
+	pb.Info("set and get pending while C, on the same follower, read %q", c)
+	tr.Release()
+	w, r := <-wrote, <-read
+	if w.err != nil || r.err != nil {
+		t.Fatalf("after release: set %v, get %v", w.err, r.err)
+	}
+	pb.Ok("set: mzxid 0x%x", w.st.Mzxid)
+	pb.Ok("get: %q mzxid 0x%x", r.v, r.st.Mzxid)
+	claims.Evidence(t, "on the lagging follower C read %q while B's get, sent after B's set, returned B's own %q at the set's zxid 0x%x", c, r.v, r.st.Mzxid)
+	if r.v != "7" || r.st.Mzxid != w.st.Mzxid {
+		claims.RefutedNow(t, "S4", "got B's read %q at mzxid 0x%x; want its own \"7\" at 0x%x", r.v, r.st.Mzxid, w.st.Mzxid)
+	}
+}
+
+// Mover dials whichever server it points at (with no target, the address
+// the client asked for); moveTo closes the connections it gave out, so the
+// client dials again and lands on the new server, and redirect leaves them
+// open, so only the client's next dial lands there.
+type Mover struct {
+	mu     sync.Mutex
+	target string
+	Dials  map[string]int
+	conns  []net.Conn
+}
+
+func (m *Mover) Dial(network, addr string, timeout time.Duration) (net.Conn, error) {
+	m.mu.Lock()
+	target := cmp.Or(m.target, addr)
+	m.Dials[target]++
+	m.mu.Unlock()
+	c, err := net.DialTimeout(network, target, timeout)
+	if err == nil {
+		m.mu.Lock()
+		m.conns = append(m.conns, c)
+		m.mu.Unlock()
+	}
+	return c, err
+}
+
+func (m *Mover) moveTo(addr string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.target = addr
+	for _, c := range m.conns {
+		_ = c.Close()
+	}
+	m.conns = nil
+}
+
+func (m *Mover) Redirect(addr string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.target = addr
+}
+
+func (m *Mover) DialsTo(addr string) int { m.mu.Lock(); defer m.mu.Unlock(); return m.Dials[addr] }
+
+// NoGoingBack is the second half of S4.
+func NoGoingBack(tr *Trio) {
+	t := tr.t
+	t.Helper()
+	m := &Mover{target: tr.fresh.Client, Dials: map[string]int{}}
+	B := zkclient.Connect(t, "B3", []string{tr.fresh.Client}, zkclient.WithDialer(m.Dial))
+	pb := claims.NewActor(t, "B3")
+	tr.HoldLeaderStream()
+	pb.Invoke("set %s \"8\" (through %s)", XPath, tr.fresh.Label)
+	st, err := B.Set(XPath, []byte("8"), -1)
+	if err != nil {
+		t.Fatalf("set: %v", err)
+	}
+	pb.Ok("zxid 0x%x", st.Mzxid)
+	behind, err := tr.Lagging.Srvr()
+	if err != nil {
+		t.Fatalf("srvr %s: %v", tr.Lagging.Label, err)
+	}
+	if behind.Zxid >= st.Mzxid {
+		claims.NotShown(t, "S4", "%s is at zxid 0x%x; want it behind B's 0x%x", tr.Lagging.Label, behind.Zxid, st.Mzxid)
+	}
+	claims.Phase(t, "B, having seen 0x%x, is moved to %s, whose last zxid is 0x%x", st.Mzxid, tr.Lagging.Label, behind.Zxid)
+	const refusal = "Refusing session" // 3.9 adds the session id: "Refusing session(0x…) request"
+	tr.Lagging.WatchLog(refusal)
+	mark := B.Mark()
+	m.moveTo(tr.Lagging.Client)
+	sid := B.SessionID()
+	pb.Invoke("get %s (on %s)", XPath, tr.Lagging.Label)
+	type reply struct {
+		v   string
+		err error
+	}
+	read := make(chan reply, 1)
+	go func() { v, _, err := B.Get(XPath); read <- reply{string(v), err} }()
+	wait.For(t, 2*Within, "S4: B to be turned away by "+tr.Lagging.Label+" twice", func() (bool, string) {
+		n := m.DialsTo(tr.Lagging.Client)
+		return n >= 2, fmt.Sprintf("%d dials to %s; states since the move %v", n, tr.Lagging.Label, B.States()[mark:])
+	})
+	if slices.Contains(B.States()[mark:], zk.StateHasSession) {
+		claims.RefutedNow(t, "S4", "%s gave B a session although it was behind (states since the move %v)", tr.Lagging.Label, B.States()[mark:])
+	}
+	// While refused, B may get an error, never an older value.
+	select {
+	case r := <-read:
+		if r.err == nil {
+			claims.RefutedNow(t, "S4", "B read %q on %s while it was behind B's zxid", r.v, tr.Lagging.Label)
+		}
+		pb.Fail("get: %v", r.err)
+	default:
+		pb.Info("get pending")
+	}
+	said, err := tr.Lagging.WaitLog(Within, refusal)
+	if err != nil {
+		claims.RefutedNow(t, "S4", "%v", err)
+	}
+	claims.Evidence(t, "after %d dials to %s, B has no session there (states since the move %v); the server logged: %s", m.DialsTo(tr.Lagging.Client), tr.Lagging.Label, B.States()[mark:], said)
+	if want := fmt.Sprintf("seen zxid 0x%x", st.Mzxid); !strings.Contains(said, want) {
+		claims.NotShown(t, "S4", "got the server's line %q; want it to name B's zxid (%q)", said, want)
+	}
+	tr.Release()
+	if err := B.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); err != nil {
+		t.Fatalf("B after the release: %v", err)
+	}
+	v, _ := ReadAs(t, B, pb, XPath)
+	claims.Evidence(t, "after %s caught up B has its session 0x%x again (was 0x%x) and read %q", tr.Lagging.Label, B.SessionID(), sid, v)
+	if B.SessionID() != sid || v != "8" {
+		claims.RefutedNow(t, "S4", "got session 0x%x reading %q after the move; want the same session 0x%x reading its own \"8\"", B.SessionID(), v, sid)
+	}
+}

@@ -1,0 +1,29 @@
+// Package scene holds the fixtures of the root's proofs, so that the root
+// package reads as the article: each of its files is a section's Examples
+// and Tests, and every step they take is a verb of this package.
+//
+//   - main.go: Main, KitMain and BenchMain, the TestMains of the root, of
+//     ./peers and of ./bench: backend, interrupts, reaper, shared server,
+//     the record's header (claim E4) and the check that nothing was left.
+//   - pool.go, helpers.go: the pool that lends servers to the proofs
+//     (LeaseTrio, LeaseServer), the Cluster fixture (Leader, HoldStream,
+//     ReleaseStream), a test's znode root, Parallel and Within, the one
+//     bound of a scene's waits.
+//   - contenders.go, witness.go, referee.go: the lock room (NewRoom, Join,
+//     HandOver), its contenders and their acquisitions (WaitsOn, Settled,
+//     Result), the witness that sees an acquisition from the recipe's
+//     trace and from the wire, and the referee that fails a test on two
+//     holders at once.
+//   - consistency.go: the three-server scenes of §1 and §2 (NewTrio,
+//     LagBehind, the ZOOKEEPER-1675 window) and their porcupine histories.
+//   - lock.go, lostreply.go, acl.go: the election of L10, the lost create
+//     and delete replies of §4 (NewLostReply, LoseCreate), the ACL scene of
+//     A1.
+//   - fencing.go, gate.go: the fencing cast of §5 and the resources under
+//     test; the critical-section gate that parks a write between its
+//     compare and its write, and F6's reading of the resources' source.
+//
+// Every constructor takes a TB, registers its cleanup before it creates
+// anything, and fails the test itself; every wait is bounded by Within or
+// a claim's own constant and names the last state it saw.
+package scene

@@ -1,0 +1,746 @@
+package scene
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zk19/zk19/fence"
+	"github.com/zk19/zk19/fence/fencetest"
+	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/sqlite"
+	"github.com/zk19/zk19/internal/wait"
+	"github.com/zk19/zk19/internal/zkclient"
+	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/lock"
+)
+
+// ResourceKinds are the fenced resources every claim about the resource
+// runs against: one in memory, one durable in SQLite (issue 12).
+var ResourceKinds = []string{"memory", "durable"}
+
+// FencedResource is a fenced resource with the call some claims need
+// beside the fence: a request id checked with the token (F12).
+type FencedResource interface {
+	fence.Resource
+	WriteOnce(ctx context.Context, tok fence.Token, id, value string) (fence.Result, error)
+}
+
+// ClearMark is the wrong reset of the mark (T4), on res as openResource
+// opened it: fencetest clears fence's own resources, and the durable one
+// is inside sqlite's wrapper.
+func ClearMark(ctx context.Context, res FencedResource) error {
+	switch r := res.(type) {
+	case *fence.Memory:
+		return fencetest.ClearMark(ctx, r)
+	case *sqlite.Durable:
+		return fencetest.ClearMark(ctx, r.Durable)
+	}
+	return fmt.Errorf("clear the mark of %T; want a *fence.Memory or a *sqlite.Durable", res)
+}
+
+// OpenResource opens an empty fenced resource of kind with opts (a
+// Trace), closed at cleanup.
+func OpenResource(t zkserver.TB, kind string, opts ...fence.Option) FencedResource {
+	t.Helper()
+	var res FencedResource
+	switch kind {
+	case "memory":
+		res = fence.NewMemory(opts...)
+	case "durable":
+		d, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "resource.db"), opts...)
+		if err != nil {
+			t.Fatalf("open the durable resource: %v", err)
+		}
+		res = d
+	default:
+		t.Fatalf("no fenced resource of kind %q", kind)
+	}
+	t.Cleanup(func() { _ = res.Close() })
+	return res
+}
+
+// OnEachResource runs f once on each fenced resource, in a subtest worded
+// as the claim: "the memory resource " + does.
+func OnEachResource(t *testing.T, does string, f func(t *testing.T, kind string, res FencedResource)) {
+	t.Helper()
+	for _, kind := range ResourceKinds {
+		t.Run("the "+kind+" resource "+does, func(t *testing.T) { f(t, kind, OpenResource(t, kind)) })
+	}
+}
+
+// WriteAs is one write of who's, logged as its operation. A rejection is
+// a result; an error stops the scenario.
+func WriteAs(t zkserver.TB, who claims.Actor, res fence.Resource, tok fence.Token, value string) fence.Result {
+	t.Helper()
+	who.Invoke("write %q with token %v", value, tok)
+	r, err := res.Write(context.Background(), tok, value)
+	if err != nil {
+		who.Fail("%v", err)
+		t.Fatalf("%s: write %q: %v", who.Name, value, err)
+	}
+	logWrite(who, tok, r)
+	return r
+}
+
+func logWrite(who claims.Actor, tok fence.Token, r fence.Result) {
+	if r.Accepted {
+		who.Ok("accepted over %q; mark %v, commit %d", r.Prev, r.Mark, r.Commit)
+	} else {
+		who.Fail("rejected: mark %v is above token %v; value stays %q", r.Mark, tok, r.Prev)
+	}
+}
+
+// ReadResource reads the resource's value and mark or stops the scenario.
+func ReadResource(t zkserver.TB, res fence.Resource) (value string, mark fence.Token, marked bool) {
+	t.Helper()
+	value, mark, marked, err := res.Read(context.Background())
+	if err != nil {
+		t.Fatalf("read the resource: %v", err)
+	}
+	return value, mark, marked
+}
+
+// fencingStory is the article's §5 story (claims F1–F4, F8, F10), run
+// against a fenced resource and, side by side, the unfenced control: every
+// write goes to both.
+type fencingStory struct {
+	TokenA, TokenB     fence.Token
+	Fenced, Unfenced   storySide
+	ASawExpiredAtB     bool  // A had seen Expired when B acquired (F10)
+	AExpiredAfterHeal  bool  // A saw Expired once it could reach the server again
+	ALostAtB           bool  // A's Held.Lost() had fired when B acquired
+	ALostAfterHeal     error // A's Release once its hold reported itself lost after the heal (nil: it did not)
+	DeletionBeforeHeal bool
+	Elapsed            time.Duration
+}
+
+// storySide is what one resource answered in the story.
+type storySide struct {
+	First              fence.Result // A's write while it held: the mark is A's token
+	MarkBeforeWindow   fence.Token  // the mark just before A's write in the window (F2)
+	MarkedBeforeWindow bool
+	Window             fence.Result // A's write after its expiry, before B's write (F2)
+	B, Late            fence.Result // B's "new-owner"; A's worker's "stale-late" after its gate opens
+	Final              string
+}
+
+// fencingCast is the cast of the fencing scenarios on a server with a
+// small tickTime: O observes directly, A talks through a proxy that can
+// blackhole it (so its session can expire naturally), B talks directly.
+type fencingCast struct {
+	srv   *zkserver.Server
+	root  string
+	proxy *faultproxy.Proxy
+	O     *zkclient.Client
+	A, B  *Contender
+}
+
+func NewFencingCast(t zkserver.TB) *fencingCast {
+	t.Helper()
+	s := ExpiryServer(t)
+	fc := &fencingCast{srv: s}
+	fc.O = zkclient.Connect(t, "O", []string{s.Client})
+	fc.root = TestRoot(t, fc.O)
+	fc.proxy = zkserver.ClientProxy(t, "A-proxy", s)
+	fc.A = Join(t, "A", []string{fc.proxy.Addr()}, fc.root, JoinOpts{Client: []zkclient.Option{zkclient.WithSessionTimeout(ExpirySessionTimeout)}})
+	fc.B = Join(t, "B", []string{s.Client}, fc.root, JoinOpts{})
+	return fc
+}
+
+// expireA cuts A off behind its proxy (a blackhole: no close, no forced
+// expiry) and waits until O sees the server delete A's node: A's session
+// ran out on the server's clock, and A has not been told.
+func (fc *fencingCast) ExpireA(t zkserver.TB, node string) {
+	t.Helper()
+	_, _, gone, err := fc.O.ExistsW(node)
+	if err != nil {
+		t.Fatalf("O: exists %s: %v", path.Base(node), err)
+	}
+	fc.cutA(t)
+	select {
+	case ev := <-gone:
+		if ev.Type != zk.EventNodeDeleted {
+			t.Fatalf("O: got %v on A's node; want its deletion", ev.Type)
+		}
+		t.Logf("O: A's node %s deleted by the server: A's session expired", path.Base(node))
+	case <-time.After(10 * ExpirySessionTimeout):
+		t.Fatalf("A's session did not expire within %v of the blackhole", 10*ExpirySessionTimeout)
+	}
+}
+
+// cutA blackholes A's connection both ways until the heal (at cleanup at
+// the latest): no close, no forced expiry.
+func (fc *fencingCast) cutA(t zkserver.TB) {
+	fc.proxy.Blackhole(faultproxy.Both)
+	t.Cleanup(fc.proxy.Heal)
+	fc.A.A.Info("connection blackholed: no close, no forced expiry")
+}
+
+// heldOnceAExpires cuts A off and returns the hold B's waiting acquisition
+// gets: the server must expire A's session on its own clock and delete A's
+// node, and B learn it from that deletion (claim id fails otherwise).
+func (fc *fencingCast) HeldOnceAExpires(t zkserver.TB, id string, waitingB *Acquisition) *lock.Held {
+	t.Helper()
+	fc.cutA(t)
+	wait.ReceiveSeen(claims.Judged(t, id, claims.NotShown), 10*ExpirySessionTimeout, "the return of B's acquisition after A's blackhole", waitingB.done, waitingB.seen)
+	if waitingB.Err != nil {
+		claims.NotShown(t, id, "B acquire: %v", waitingB.Err)
+	}
+	fc.B.A.Ok("holds with token %v after the server deleted A's node", waitingB.Held.Token)
+	return waitingB.Held
+}
+
+// WriteEach is who's write of value with tok to each resource in turn.
+func WriteEach(t zkserver.TB, who claims.Actor, tok fence.Token, value string, rs ...fence.Resource) []fence.Result {
+	t.Helper()
+	out := make([]fence.Result, len(rs))
+	for i, r := range rs {
+		out[i] = WriteAs(t, who, r, tok, value)
+	}
+	return out
+}
+
+// runFencingStory: A holds with token 0 and writes once with it, so the
+// fenced resource's mark is A's token; A's worker then parks on a gate
+// before its next write; A's session expires naturally behind a blackholed
+// proxy; B, waiting on A's node, learns of the deletion and holds with
+// token 1; in that window A's token still writes; B writes "new-owner";
+// the gate opens and A's worker writes "stale-late" with token 0. Every
+// write goes to res and to an unfenced control beside it. The steps are
+// Example_s5aFencingSequence's.
+func RunFencingStory(t zkserver.TB, res fence.Resource) fencingStory {
+	t.Helper()
+	ctx := context.Background()
+	start0 := time.Now()
+	var st fencingStory
+	fc := NewFencingCast(t)
+	unfenced := fencetest.NewUnfenced()
+	claims.Phase(t, "A holds and writes once with its token; its worker keeps the token and parks on a gate")
+	hA := fc.A.Acquire()
+	st.TokenA = hA.Token
+	first := WriteEach(t, fc.A.A, st.TokenA, "A-first", res, unfenced)
+	st.Fenced.First, st.Unfenced.First = first[0], first[1]
+	lostA := hA.Lost()
+	WaitWatching(t, fc.srv, fc.root, hA.Path, fc.A.C.SessionHex())
+	fc.A.A.Info("hold armed: watching its own node %s", path.Base(hA.Path))
+	late := ParkWorker(t, st.TokenA, "stale-late", res, unfenced)
+
+	claims.Phase(t, "B waits on A's node")
+	pB := fc.B.AcquireInBackground().WaitsOn(NodeOf(hA))
+
+	claims.Phase(t, "A's connection is blackholed: no forced expiry, no close; the session runs out")
+	mark := fc.A.C.Mark()
+	st.TokenB = fc.HeldOnceAExpires(t, "F1", pB).Token
+	st.ASawExpiredAtB = fc.A.C.Seen(zk.StateExpired)
+	select {
+	case <-lostA:
+		st.ALostAtB = true
+	default:
+	}
+	fc.A.A.Info("A's hold reports itself lost when B acquired: %v", st.ALostAtB)
+	fc.A.A.Info("A's own view when B acquired: session states %v; expired seen: %v", fc.A.C.States()[mark:], st.ASawExpiredAtB)
+	ok, _, err := fc.O.Exists(hA.Path)
+	st.DeletionBeforeHeal = err == nil && !ok
+	t.Logf("O: A's node %s exists: %v (%v)", path.Base(hA.Path), ok, err)
+
+	for i, r := range []fence.Resource{res, unfenced} {
+		side := []*storySide{&st.Fenced, &st.Unfenced}[i]
+		_, side.MarkBeforeWindow, side.MarkedBeforeWindow = ReadResource(t, r)
+	}
+	claims.Phase(t, "the window: A has expired and B has not written yet")
+	window := WriteEach(t, fc.A.A, st.TokenA, "A-in-window", res, unfenced)
+	claims.Phase(t, "B writes with its token")
+	byB := WriteEach(t, fc.B.A, st.TokenB, "new-owner", res, unfenced)
+	claims.Phase(t, "the gate opens: A's worker writes with its old token")
+	lateW := late.Resume(t)
+	st.Fenced.Window, st.Fenced.B, st.Fenced.Late = window[0], byB[0], lateW[0]
+	st.Unfenced.Window, st.Unfenced.B, st.Unfenced.Late = window[1], byB[1], lateW[1]
+	st.Fenced.Final, _, _ = ReadResource(t, res)
+	st.Unfenced.Final, _, _ = ReadResource(t, unfenced)
+	t.Logf("values: fenced %q, unfenced %q", st.Fenced.Final, st.Unfenced.Final)
+
+	claims.Phase(t, "heal A's connection: only now can A learn that its session expired")
+	fc.proxy.Heal()
+	st.AExpiredAfterHeal = fc.A.C.WaitStateSince(mark, zk.StateExpired, zkclient.ConnectWithin) == nil
+	fc.A.A.Info("session expired seen after heal: %v", st.AExpiredAfterHeal)
+	select {
+	case <-lostA:
+		st.ALostAfterHeal = hA.Release(ctx)
+		fc.A.A.Info("A's hold reports itself lost after the heal; Release says why: %v", st.ALostAfterHeal)
+	case <-time.After(zkclient.ConnectWithin):
+		fc.A.A.Info("A's hold never reported itself lost after the heal")
+	}
+	st.Elapsed = time.Since(start0)
+	return st
+}
+
+// lateWorker is A's worker parked on a gate with its token.
+type lateWorker struct {
+	who   claims.Actor
+	tok   fence.Token
+	value string
+	gate  chan struct{}
+	res   chan []fence.Result
+	err   chan error
+}
+
+// ParkWorker starts A's worker: it waits on a gate, then writes value with
+// tok to each resource in turn. Cleanup opens the gate and waits for it.
+func ParkWorker(t zkserver.TB, tok fence.Token, value string, rs ...fence.Resource) *lateWorker {
+	w := &lateWorker{who: claims.NewActor(t, "A"), tok: tok, value: value, gate: make(chan struct{}), res: make(chan []fence.Result, 1), err: make(chan error, 1)}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		<-w.gate
+		out := make([]fence.Result, len(rs))
+		for i, r := range rs {
+			var err error
+			if out[i], err = r.Write(context.Background(), tok, value); err != nil {
+				w.err <- err
+				return
+			}
+		}
+		w.res <- out
+	})
+	t.Cleanup(func() {
+		w.open()
+		wg.Wait()
+	})
+	w.who.Info("worker parked with token %v", tok)
+	return w
+}
+
+func (w *lateWorker) open() {
+	select {
+	case <-w.gate:
+	default:
+		close(w.gate)
+	}
+}
+
+// resume opens the gate and returns what each resource answered the
+// worker's write.
+func (w *lateWorker) Resume(t zkserver.TB) []fence.Result {
+	t.Helper()
+	w.who.Invoke("write %q with token %v (the worker resumes)", w.value, w.tok)
+	w.open()
+	select {
+	case out := <-w.res:
+		for _, r := range out {
+			logWrite(w.who, w.tok, r)
+		}
+		return out
+	case err := <-w.err:
+		t.Fatalf("A's worker: write %q: %v", w.value, err)
+	case <-time.After(Within):
+		t.Fatalf("A's worker did not write within %v", Within)
+	}
+	return nil
+}
+
+// askingWorker is A's worker when it asks ZooKeeper before it writes: it
+// checks that its lock node exists, parks on a gate (the pause between the
+// answer and the write, where a GC pause or a slow disk would be) and then
+// writes with its token, whatever happened meanwhile.
+type askingWorker struct {
+	who    claims.Actor
+	tok    fence.Token
+	value  string
+	self   int64      // the session the worker's hold belongs to
+	answer chan error // nil: the node exists and this session owns it
+	gate   chan struct{}
+	wrote  chan fence.Result
+	failed chan error
+}
+
+// StartAskingWorker starts p's worker for its hold of node. Cleanup opens
+// the gate and waits for the worker.
+func StartAskingWorker(t zkserver.TB, p *Contender, node string, res fence.Resource, tok fence.Token, value string) *askingWorker {
+	t.Helper()
+	w := &askingWorker{who: p.A, tok: tok, value: value, self: p.C.SessionID(), answer: make(chan error, 1), gate: make(chan struct{}), wrote: make(chan fence.Result, 1), failed: make(chan error, 1)}
+	p.A.Invoke("exists %s (do I still hold the lock?)", path.Base(node))
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		ok, st, err := p.C.Exists(node)
+		switch {
+		case err != nil:
+		case !ok:
+			err = fmt.Errorf("%s does not exist", path.Base(node))
+		case st.EphemeralOwner != w.self:
+			err = fmt.Errorf("%s is owned by 0x%x, not by this session 0x%x", path.Base(node), st.EphemeralOwner, w.self)
+		}
+		w.answer <- err
+		<-w.gate
+		r, err := res.Write(context.Background(), tok, value)
+		if err != nil {
+			w.failed <- err
+			return
+		}
+		w.wrote <- r
+	})
+	t.Cleanup(func() { w.open(); wg.Wait() })
+	return w
+}
+
+func (w *askingWorker) open() {
+	select {
+	case <-w.gate:
+	default:
+		close(w.gate)
+	}
+}
+
+// asked waits for ZooKeeper's answer and reports whether the node exists
+// and is owned by the worker's session; the worker is then parked.
+func (w *askingWorker) Asked(t zkserver.TB) bool {
+	t.Helper()
+	select {
+	case err := <-w.answer:
+		if err != nil {
+			w.who.Fail("%v", err)
+			return false
+		}
+		w.who.Ok("true, owned by this session 0x%x; the worker pauses before its write", w.self)
+		return true
+	case <-time.After(Within):
+		t.Fatalf("%s: no answer to exists within %v", w.who.Name, Within)
+		return false
+	}
+}
+
+// resume opens the gate and waits for the worker's write.
+func (w *askingWorker) Resume(t zkserver.TB) fence.Result {
+	t.Helper()
+	w.who.Invoke("write %q with token %v (resumed after its check)", w.value, w.tok)
+	w.open()
+	select {
+	case r := <-w.wrote:
+		logWrite(w.who, w.tok, r)
+		return r
+	case err := <-w.failed:
+		t.Fatalf("%s: write %q: %v", w.who.Name, w.value, err)
+	case <-time.After(Within):
+		t.Fatalf("%s: the worker did not write within %v", w.who.Name, Within)
+	}
+	return fence.Result{}
+}
+
+// AcceptedWrite is one accepted write of a concurrent run.
+type AcceptedWrite struct {
+	Commit uint64
+	Tok    fence.Token
+	Value  string
+	Mark   fence.Token // the mark its Result gave back
+}
+
+// writeRun is a concurrent run on one resource: writers with tokens, and
+// readers beside them that read the value and the mark back.
+type writeRun struct {
+	mu       sync.Mutex
+	Accepted []AcceptedWrite // in commit order once the run is over
+	Writes   int
+	Reads    int
+	badRead  string // the first read whose value was not written with the mark read with it
+	badReads int
+}
+
+// ValueOf is the value writer w's i-th write stores with tok. The token is
+// in it, so that a reader can tell which token wrote what it reads.
+func ValueOf(w, i int, tok fence.Token) string {
+	return fmt.Sprintf("w%d.%d@%d/%d", w, i, tok.Domain, tok.Seq)
+}
+
+// tokenIn is the token valueOf put into value.
+func tokenIn(value string) (fence.Token, bool) {
+	var tok fence.Token
+	_, rest, ok := strings.Cut(value, "@")
+	if !ok {
+		return tok, false
+	}
+	_, err := fmt.Sscanf(rest, "%d/%d", &tok.Domain, &tok.Seq)
+	return tok, err == nil
+}
+
+// WriteConcurrently has writers goroutines write per times each, and
+// readers goroutines read the value and the mark until the writers are
+// done. A shared ticket counter plays the lock service: tickets increase,
+// but taking one and writing with it is not one step, so writes arrive a
+// little out of order; one write in eight is a stale holder's, some
+// tickets behind. onAccept, if set, sees every accepted token. A write or
+// read that fails stops the proof: claim id is not shown.
+func WriteConcurrently(t *testing.T, id string, res fence.Resource, writers, per, readers int, onAccept func(fence.Token)) *writeRun {
+	t.Helper()
+	run := &writeRun{}
+	var (
+		tickets atomic.Int64
+		wg, rwg sync.WaitGroup
+		done    = make(chan struct{})
+		errs    = make(chan error, writers+readers)
+	)
+	for range readers {
+		rwg.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if err := run.read(res); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	for w := range writers {
+		wg.Go(func() {
+			rng := rand.New(rand.NewSource(int64(w)))
+			for i := range per {
+				tok := fence.Token{Domain: 1, Seq: tickets.Add(1)}
+				if rng.Intn(8) == 0 {
+					tok.Seq = max(0, tok.Seq-1-rng.Int63n(20))
+				}
+				value := ValueOf(w, i, tok)
+				r, err := res.Write(context.Background(), tok, value)
+				if err != nil {
+					errs <- fmt.Errorf("write %q: %w", value, err)
+					return
+				}
+				run.wrote(AcceptedWrite{r.Commit, tok, value, r.Mark}, r.Accepted)
+				if r.Accepted && onAccept != nil {
+					onAccept(tok)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(done)
+	rwg.Wait()
+	close(errs)
+	for err := range errs {
+		claims.NotShown(t, id, "%v", err)
+	}
+	sort.Slice(run.Accepted, func(i, j int) bool { return run.Accepted[i].Commit < run.Accepted[j].Commit })
+	return run
+}
+
+// wrote records one write of the run.
+func (run *writeRun) wrote(w AcceptedWrite, accepted bool) {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	run.Writes++
+	if accepted {
+		run.Accepted = append(run.Accepted, w)
+	}
+}
+
+// add records an accepted write made beside the run, once it is over.
+func (run *writeRun) Add(w AcceptedWrite) {
+	run.wrote(w, true)
+	sort.Slice(run.Accepted, func(i, j int) bool { return run.Accepted[i].Commit < run.Accepted[j].Commit })
+}
+
+// read reads the value and the mark once and records a value that was not
+// written with the mark it was read with: a resource that stores the value
+// and moves the mark in one step never shows one without the other.
+func (run *writeRun) read(res fence.Resource) error {
+	value, mark, marked, err := res.Read(context.Background())
+	if err != nil {
+		return fmt.Errorf("read: %w", err)
+	}
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	run.Reads++
+	if tok, ok := tokenIn(value); marked && (!ok || tok != mark) {
+		if run.badReads++; run.badRead == "" {
+			wrote := "written by no write of the run"
+			if ok {
+				wrote = fmt.Sprintf("written with token %v", tok)
+			}
+			run.badRead = fmt.Sprintf("a reader got value %q (%s) with mark %v; want the value written with the mark", value, wrote, mark)
+		}
+	}
+	return nil
+}
+
+// notAtomic reads the resource's value and mark once the run is over and
+// returns why the run shows that the compare and the write are not one
+// step, or "": in commit order the accepted writes are numbered 1..n, each
+// token is not below the mark at its commit and became the mark; no reader
+// saw a value beside a mark it was not written with; and the resource ends
+// with the value of the write with the largest accepted token, and that
+// token as its mark.
+func (run *writeRun) NotAtomic(t zkserver.TB, res fence.Resource) string {
+	t.Helper()
+	acc := run.Accepted
+	if len(acc) == 0 {
+		return "got no write accepted; want some, to judge"
+	}
+	for i, w := range acc {
+		if w.Commit != uint64(i+1) {
+			return fmt.Sprintf("got commit %d as the %d-th accepted write; want commits numbered 1..%d, one per accepted write", w.Commit, i+1, len(acc))
+		}
+	}
+	if bad := belowTheMark(acc); bad != "" {
+		return bad
+	}
+	for _, w := range acc {
+		if w.Mark != w.Tok {
+			return fmt.Sprintf("got commit %d accepting token %v and giving back mark %v; want its own token as the mark", w.Commit, w.Tok, w.Mark)
+		}
+	}
+	if run.badRead != "" {
+		return fmt.Sprintf("%s (%d of %d reads so)", run.badRead, run.badReads, run.Reads)
+	}
+	value, mark, marked := ReadResource(t, res)
+	last := acc[len(acc)-1]
+	largest := slices.MaxFunc(acc, func(a, b AcceptedWrite) int { return a.Tok.Compare(b.Tok) }).Tok
+	if !marked || value != last.Value || mark != largest {
+		return fmt.Sprintf("after the run got value %q with mark %v (set: %v); want %q, the value of commit %d, the last write with the largest accepted token %v, and that token as the mark", value, mark, marked, last.Value, last.Commit, largest)
+	}
+	return ""
+}
+
+// belowTheMark returns the first accepted write whose token is below the
+// mark an earlier commit had set, or "" when there is none.
+func belowTheMark(accepted []AcceptedWrite) string {
+	var mark fence.Token
+	for i, w := range accepted {
+		if i > 0 && w.Tok.Compare(mark) < 0 {
+			return fmt.Sprintf("got commit %d accepting token %v after an earlier commit had raised the mark to %v; want no token below the mark accepted", w.Commit, w.Tok, mark)
+		}
+		if i == 0 || w.Tok.Compare(mark) > 0 {
+			mark = w.Tok
+		}
+	}
+	return ""
+}
+
+// heldGap holds the gap of a compare-then-write control open once: the
+// first write to pass the compare waits between its compare and its write
+// until another writer's larger token has been accepted. No timing decides
+// it.
+type heldGap struct {
+	once, raisedOnce sync.Once
+	held             atomic.Pointer[fence.Token]
+	Opened, raised   chan struct{}
+}
+
+func NewHeldGap() *heldGap {
+	return &heldGap{Opened: make(chan struct{}), raised: make(chan struct{})}
+}
+
+func (g *heldGap) Between(d fence.Decision) {
+	if !d.Admitted {
+		return
+	}
+	tok, first := d.Token, false
+	g.once.Do(func() { first = true; g.held.Store(&tok); close(g.Opened) })
+	if !first {
+		return
+	}
+	select {
+	case <-g.raised:
+	case <-time.After(Within):
+	}
+}
+
+func (g *heldGap) Accepted(tok fence.Token) {
+	if h := g.held.Load(); h != nil && tok.Compare(*h) > 0 {
+		g.raisedOnce.Do(func() { close(g.raised) })
+	}
+}
+
+// SourceFinding is what F6's source check found in one write: why its
+// compare and its write are not one step, or "".
+type SourceFinding struct{ Name, Why string }
+
+// SourceVerdict records in one observation what F6's source check found
+// in the writes of the resource of kind and in its controls, each of which
+// must be caught, and states the verdict.
+func SourceVerdict(t *testing.T, kind, section string, found, controls []SourceFinding) {
+	t.Helper()
+	var seen []string
+	for _, f := range found {
+		why := f.Why
+		if why == "" {
+			why = "compare and write in one " + section
+		}
+		seen = append(seen, f.Name+": "+why)
+	}
+	for _, c := range controls {
+		seen = append(seen, c.Name+": "+c.Why)
+	}
+	claims.Evidence(t, "%s resource's source: %s", kind, strings.Join(seen, "; "))
+	for _, c := range controls {
+		if c.Why == "" {
+			claims.BrokenCheck(t, "F6", "the source check passed %s; want its gap found", c.Name)
+		}
+	}
+	for _, f := range found {
+		if f.Why != "" {
+			claims.Refuted(t, "F6", "on the %s resource, %s: got %s; want its compare and its write in one %s", kind, f.Name, f.Why, section)
+			return // the first write that breaks it is the verdict; the observation names the rest
+		}
+	}
+}
+
+// SeqOnly is a token as a resource that knows no domain sees it.
+func SeqOnly(tok fence.Token) fence.Token { return fence.Token{Seq: tok.Seq} }
+
+// T5Parent is T5's lock parent, the same path in both incarnations.
+const T5Parent = "/locks"
+
+// HoldOnFreshServer is what one incarnation of T5's server goes through,
+// in the same order each time: an observer's session, a holder's session,
+// the lock parent, the holder's acquisition with the parent's czxid as its
+// domain.
+func HoldOnFreshServer(t *testing.T, s *zkserver.Server, observer, holder string) (*zkclient.Client, *Contender, fence.Token) {
+	t.Helper()
+	o := zkclient.Connect(t, observer, []string{s.Client})
+	p := Join(t, holder, []string{s.Client}, T5Parent, JoinOpts{Lock: []lock.Option{lock.WithCzxidDomain()}})
+	oa := claims.NewActor(t, observer)
+	oa.Invoke("create %s", T5Parent)
+	if _, err := o.Create(T5Parent, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		claims.NotShown(t, "T5", "%s: create %s: got %v; want it created on a server that starts empty", observer, T5Parent, err)
+	}
+	_, st := StatOf(t, o, T5Parent)
+	oa.Ok("czxid 0x%x", st.Czxid)
+	tok := p.Acquire().Token
+	p.A.Ok("holds with token %v (its domain is the parent's czxid)", tok)
+	return o, p, tok
+}
+
+// ServerZxid is the last zxid the server reports.
+func ServerZxid(t *testing.T, s *zkserver.Server) int64 {
+	t.Helper()
+	st, err := s.Srvr()
+	if err != nil {
+		t.Fatalf("srvr: %v", err)
+	}
+	return st.Zxid
+}
+
+// t5Writes: A writes with its token while it holds, B with its own after
+// the wipe, then A's worker writes late.
+func T5Writes(t *testing.T, res fence.Resource, tokA, tokB fence.Token) (bWrite, late fence.Result, value string) {
+	t.Helper()
+	pa, pb := claims.NewActor(t, "A"), claims.NewActor(t, "B")
+	WriteAs(t, pa, res, tokA, "A-first")
+	bWrite = WriteAs(t, pb, res, tokB, "new-owner")
+	late = WriteAs(t, pa, res, tokA, "stale-late")
+	value, _, _ = ReadResource(t, res)
+	return bWrite, late, value
+}

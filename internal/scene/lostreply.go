@@ -1,0 +1,429 @@
+package scene
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zk19/zk19/fence"
+	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/jute"
+	"github.com/zk19/zk19/internal/wait"
+	"github.com/zk19/zk19/internal/zkclient"
+	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/lock"
+	"github.com/zk19/zk19/lock/locktrace"
+)
+
+// lostReply is the article's §4 experiment for any request, in a lock
+// room on the shared server: A talks to the server through a fault proxy,
+// O observes directly. The proxy lets the request a faultproxy.Match picks
+// (by opcode and path) take effect and loses its reply (loseReply), or
+// loses the request itself before the server sees it (loseRequest); either
+// way A's connection closes, A's call sees a connection loss, and A
+// reconnects in the same session.
+type lostReply struct {
+	*room
+	Proxy                       *faultproxy.Proxy
+	A                           *Contender // A, through the proxy, with its Locker
+	SessionBefore, SessionAfter int64      // A's session before the fault and after reconnecting
+}
+
+// NewLostReply sets the experiment up on the shared server; aOpts
+// configures A.
+func NewLostReply(t zkserver.TB, aOpts JoinOpts) *lostReply {
+	t.Helper()
+	s := SharedServer(t)
+	return NewLostReplyAt(t, s, s, aOpts)
+}
+
+// NewLostReplyAt sets the experiment up with A's proxy in front of server
+// a and O connected to server o.
+func NewLostReplyAt(t zkserver.TB, a, o *zkserver.Server, aOpts JoinOpts) *lostReply {
+	t.Helper()
+	lr := &lostReply{room: NewRoom(t, []string{o.Client})}
+	lr.Proxy = zkserver.ClientProxy(t, "A-proxy", a)
+	aOpts.Via = []string{lr.Proxy.Addr()}
+	lr.A = lr.Join("A", aOpts)
+	return lr
+}
+
+// The opcodes a lost-reply Match names: go-zookeeper's Create may send
+// create or create2; a Release sends delete.
+var (
+	CreateOps = []int32{jute.OpCreate, jute.OpCreate2}
+	DeleteOps = []int32{jute.OpDelete}
+)
+
+// loseReply runs call, one of A's operations, while the proxy loses the
+// reply to the request m picks. It returns what the fault did and call's
+// error. A call that returns no error may have been answered (the fault then
+// is cancelled, and the caller sees Dropped false) or may have resolved the
+// loss itself; a call that returns an error saw the connection close.
+//
+// The fault and A's reconnection are the scene of claim id, not its
+// observation: a reply dropped on a connection that stayed open (A's
+// client saw no disconnect), a call that does not return, or a session
+// that does not come back, within their bounds, stop the proof, not
+// shown, with what was seen.
+func (lr *lostReply) LoseReply(t zkserver.TB, id string, m faultproxy.Match, call func() error) (faultproxy.DropResult, error) {
+	t.Helper()
+	d := lr.Proxy.LoseReply(m)
+	mark := lr.A.C.Mark()
+	lr.SessionBefore = lr.A.C.SessionID()
+	lr.A.A.Info("the proxy will lose the reply to A's %s", m)
+	ret := make(chan error, 1)
+	go func() { ret <- call() }()
+	scene := claims.Judged(t, id, claims.NotShown)
+	// A dropped reply leaves A's call waiting until its connection ends, so
+	// the call need not return first.
+	wait.For(scene, Within, fmt.Sprintf("A's call to return or the fault on A's %s to end", m), func() (bool, string) {
+		select {
+		case <-d.Done():
+			return true, ""
+		default:
+			return len(ret) > 0, fmt.Sprintf("A's call pending; the fault so far: %+v", d.Result())
+		}
+	})
+	var err error
+	returned := false
+	select {
+	case <-d.Done():
+	default: // A's call returned before the fault ended
+		err, returned = <-ret, true
+		if err == nil {
+			d.Cancel() // a no-op once the fault has acted
+		} else {
+			FaultEnded(scene, d, fmt.Sprintf("the end of the fault on A's %s after A's error %v", m, err))
+		}
+	}
+	res := d.Result()
+	if res.Dropped {
+		// The reply is lost as the claims need it only with A's connection:
+		// closed by the proxy, seen closed by A's client.
+		if werr := lr.A.C.WaitStateSince(mark, zk.StateDisconnected, Within); werr != nil {
+			claims.NotShown(t, id, "the proxy reports the reply to A's %s dropped (xid=%d err=%d: %s), but A's connection did not close: %v; the proxy has %d connection(s) open; A's call returned: %v", jute.OpName(res.Op), res.Xid, res.Err, res.Reason, werr, lr.Proxy.Stats().Open, returned)
+		}
+		lr.A.A.Info("disconnected: the proxy closed A's connection with the reply")
+	}
+	if !returned {
+		err = wait.ReceiveSeen(scene, lostCallWithin, "the return of A's call after the fault on its "+m.String(), ret, func() string {
+			return fmt.Sprintf("A's call pending; the fault: %+v; A's session states since it was armed: %v", res, lr.A.C.States()[mark:])
+		})
+	}
+	if !res.Dropped {
+		lr.SessionAfter = lr.A.C.SessionID()
+		lr.A.A.Info("the fault ended without dropping (%s); session 0x%x", res.Reason, lr.SessionAfter)
+		return res, err
+	}
+	if werr := lr.A.C.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); werr != nil {
+		claims.NotShown(t, id, "after the lost reply A did not reconnect: %v", werr)
+	}
+	lr.SessionAfter = lr.A.C.SessionID()
+	lr.A.A.Info("reconnected: session 0x%x (before 0x%x)", lr.SessionAfter, lr.SessionBefore)
+	return res, err
+}
+
+// lostCallWithin bounds the return of A's call once a fault has ended: the
+// calls run under lockCtx (3 × within), and the recipe returns at most
+// cleanupGrace (3 s) after its context ends.
+const lostCallWithin = 4 * Within
+
+// FaultEnded waits until the lost-reply fault d has acted (or given up),
+// and fails t naming what it waited for and the fault's state otherwise.
+// A fault that never acted is cancelled: it must not outlive the wait.
+func FaultEnded(t zkserver.TB, d *faultproxy.Drop, what string) faultproxy.DropResult {
+	t.Helper()
+	defer d.Cancel() // a no-op once the fault has acted
+	wait.For(t, Within, what, func() (bool, string) {
+		select {
+		case <-d.Done():
+			return true, ""
+		default:
+			return false, fmt.Sprintf("%+v", d.Result())
+		}
+	})
+	return d.Result()
+}
+
+// loseRequest runs call while the request m picks never reaches the
+// server: the proxy holds A's traffic to the server until the request is
+// among the held bytes, then cuts A's connection (the held bytes go with
+// it), runs cut (A is cut off now), and heals. It returns call's error.
+func (lr *lostReply) LoseRequest(t zkserver.TB, id string, m faultproxy.Match, call func() error, cut func()) error {
+	t.Helper()
+	d := lr.Proxy.LoseReply(m)
+	mark := lr.A.C.Mark()
+	lr.SessionBefore = lr.A.C.SessionID()
+	lr.A.A.Info("the proxy will lose A's %s before the server sees it", m)
+	lr.Proxy.Hold(faultproxy.Up)
+	res := make(chan error, 1)
+	go func() { res <- call() }()
+	// As in loseReply, the fault and A's reconnection are claim id's scene.
+	scene := claims.Judged(t, id, claims.NotShown)
+	wait.For(scene, Within, "the proxy to hold A's "+m.String(), func() (bool, string) {
+		r := d.Result()
+		return r.Xid != 0, fmt.Sprintf("%+v", r)
+	})
+	lr.Proxy.Cut(faultproxy.BothEnds)
+	cut()
+	lr.Proxy.Heal()
+	err := wait.ReceiveSeen(scene, Within, "the return of A's call after the heal", res, func() string {
+		return fmt.Sprintf("A's call pending; A's session states since the fault was armed: %v", lr.A.C.States()[mark:])
+	})
+	if werr := lr.A.C.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); werr != nil {
+		claims.NotShown(t, id, "after the lost request A did not reconnect: %v", werr)
+	}
+	lr.SessionAfter = lr.A.C.SessionID()
+	return err
+}
+
+// lostCreate is the lost-reply experiment on the create of an acquisition.
+type lostCreate struct {
+	*lostReply
+	Guid      string
+	CreateErr error
+	Drop      faultproxy.DropResult
+}
+
+// runLostCreate: A's acquisition creates its candidate, the proxy loses the
+// create's successful reply, and A reconnects. If the fault did not happen
+// as the claims need it (the proxy forwarded the reply, or A's create
+// Returned anything but a connection loss), the proof of claim id did not
+// get as far as its observation: it stops, not shown.
+func RunLostCreate(t zkserver.TB, id string) *lostCreate {
+	t.Helper()
+	return LoseCreate(t, id, NewLostReply(t, JoinOpts{}))
+}
+
+// LoseCreate is runLostCreate on an experiment already set up.
+func LoseCreate(t zkserver.TB, id string, lr *lostReply) *lostCreate {
+	t.Helper()
+	lc := &lostCreate{lostReply: lr}
+	claims.Phase(t, "the proxy loses the reply to A's create under %s", lc.Parent)
+	ctx := LockCtx(t)
+	lc.Drop, lc.CreateErr = lc.LoseReply(t, id, faultproxy.Match{Ops: CreateOps, Under: lc.Parent}, func() error {
+		_, err := lc.A.L.Acquire(ctx)
+		return err
+	})
+	if lc.CreateErr == nil {
+		claims.NotShown(t, id, "A's create: got nil error; want connection loss (the proxy forwarded the reply: %s)", lc.Drop.Reason)
+	}
+	ce, ok := errors.AsType[*lock.CreateError](lc.CreateErr)
+	if !ok || !errors.Is(ce, zk.ErrConnectionClosed) {
+		claims.NotShown(t, id, "A's create: got %v; want connection loss (fault: %+v)", lc.CreateErr, lc.Drop)
+	}
+	lc.Guid = ce.GUID
+	return lc
+}
+
+// nodesWithGUID is what O sees directly on the server: the children of
+// the root that carry the GUID, with their owners (ephemeralOwner).
+func (lc *lostCreate) NodesWithGUID(t zkserver.TB) map[string]int64 {
+	t.Helper()
+	return Carrying(t, lc.O, lc.OLog, lc.Parent, lc.Guid)
+}
+
+// CreateAs creates the persistent node p as actor a.
+func CreateAs(t zkserver.TB, c *zkclient.Client, a claims.Actor, p string) {
+	t.Helper()
+	a.Invoke("create %s", p)
+	if _, err := c.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		a.Fail("%v", err)
+		t.Fatalf("create %s: %v", p, err)
+	}
+	a.Ok("")
+}
+
+// BlindRetry is A's application retrying the create with the same GUID, as
+// the article's control run does.
+func BlindRetry(t zkserver.TB, lc *lostCreate) string {
+	t.Helper()
+	prefix := lc.Parent + "/" + lc.Guid + fence.LockInfix
+	lc.A.A.Invoke("create %s EPHEMERAL_SEQUENTIAL (blind retry)", prefix)
+	p, err := lc.A.C.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatalf("retry create: %v", err)
+	}
+	lc.A.A.Ok("%s", path.Base(p))
+	return path.Base(p)
+}
+
+// abandonedCandidateLooksAgain: A gives up waiting behind H (its context
+// ends), and the delete that removes its candidate never reaches the
+// server. The recipe deletes an abandoned candidate as Release deletes a
+// hold: it looks again after the reconnect and deletes again, so no phantom
+// candidate stays in front of the next waiter.
+func AbandonedCandidateLooksAgain(t *testing.T) {
+	lr := NewLostReply(t, JoinOpts{})
+	hh := lr.Join("H", JoinOpts{}).Acquire()
+	acq := lr.A.AcquireInBackground().WaitsOn(NodeOf(hh))
+	aNode := lr.Parent + "/" + acq.Own
+	var stillThere bool
+	err := lr.LoseRequest(t, "R3", faultproxy.Match{Ops: DeleteOps, Under: lr.Parent}, func() error {
+		lr.A.A.Info("gives up waiting")
+		acq.Cancel()
+		<-acq.done // loseRequest bounds this call
+		return acq.Err
+	}, func() {
+		stillThere, _ = StatOf(t, lr.O, aNode)
+		lr.OLog.Info("A is cut off; A's candidate %s exists: %v", path.Base(aNode), stillThere)
+	})
+	if !stillThere {
+		claims.NotShown(t, "R3", "A's candidate %q was gone while A was cut off; the delete was not lost", aNode)
+	}
+	left, _ := StatOf(t, lr.O, aNode)
+	claims.Evidence(t, "A gave up (%v); its cleanup delete never reached the server; after the reconnect A's candidate %s exists: %v", err, path.Base(aNode), left)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("R3: A's acquisition returned %v; want context.Canceled", err)
+	}
+	if left {
+		claims.Refuted(t, "R3", "A gave up but its candidate %s is still there: a phantom candidate in front of the next waiter", aNode)
+	}
+	if err := hh.Release(lr.Ctx); err != nil {
+		t.Errorf("H: %v", err)
+	}
+}
+
+// releaseScene: A holds through the lost-reply proxy, B waits on A directly.
+func ReleaseScene(t *testing.T, aOpts JoinOpts) (*lostReply, *lock.Held, *Contender, *Acquisition) {
+	t.Helper()
+	lr := NewLostReply(t, aOpts)
+	ha := lr.A.Acquire()
+	b := lr.Join("B", JoinOpts{})
+	return lr, ha, b, b.AcquireInBackground().WaitsOn(NodeOf(ha))
+}
+
+// ReleaseOutcome checks a Release that met a lost delete: it succeeded,
+// A's node is gone, and B holds on its own node.
+func ReleaseOutcome(t *testing.T, lr *lostReply, ha *lock.Held, b *Contender, pb *Acquisition, releaseErr error, what string) {
+	t.Helper()
+	aLeft, _ := StatOf(t, lr.O, ha.Path)
+	if releaseErr != nil {
+		claims.Refuted(t, "R3", "Release returned %v; want nil once the own node is known gone", releaseErr)
+	}
+	if aLeft {
+		claims.RefutedNow(t, "R3", "A's node %s is still there after Release returned %v: a phantom holder in front of B", ha.Path, releaseErr)
+	}
+	hb, berr := pb.ResultOr(claims.RefutedNow)
+	var bOwner int64
+	if hb != nil {
+		_, st := StatOf(t, lr.O, hb.Path)
+		bOwner = st.EphemeralOwner
+	}
+	claims.Evidence(t, "%s; A's Release returned %v in session 0x%x (before 0x%x); A's node is gone; B holds: %v (%v), its node owned by 0x%x", what, releaseErr, lr.SessionAfter, lr.SessionBefore, hb != nil, berr, bOwner)
+	if berr != nil || bOwner != b.C.SessionID() {
+		claims.Refuted(t, "R3", "B did not hold on its own node after A's Release: %v, owner 0x%x", berr, bOwner)
+	}
+}
+
+// releaseOutcomeUnknown: A's delete never reaches the server, and A stays
+// cut off until its Release's context ends. What Release says must match
+// the server: A's node is still there, so success would make it a phantom
+// holder. Nobody acts after that: once A is back in its session, the
+// recipe deletes the node by itself (Held.Gone), and B holds.
+func ReleaseOutcomeUnknown(t *testing.T) {
+	lr, ha, b, pb := ReleaseScene(t, JoinOpts{})
+	returned := make(chan error, 1)
+	var releaseErr error
+	var aLeft bool
+	var bWaits Attempt
+	lr.LoseRequest(t, "R3", faultproxy.Match{Ops: DeleteOps, Path: ha.Path}, func() error {
+		// A's context ends while A is cut off, well inside its session.
+		ctx, cancel := context.WithTimeout(context.Background(), Within)
+		defer cancel()
+		err := ha.Release(ctx)
+		returned <- err
+		return err
+	}, func() {
+		// Release returns when its context ends, whatever the server does:
+		// R3's own promise.
+		releaseErr = wait.ReceiveSeen(claims.Judged(t, "R3", claims.RefutedNow), 2*Within, "the return of A's Release, its context ending after "+Within.String(), returned, func() string {
+			return fmt.Sprintf("A's Release pending while A is cut off; A's session states: %v", lr.A.C.States())
+		})
+		lr.A.A.Info("release while cut off: %v", releaseErr)
+		aLeft, _ = StatOf(t, lr.O, ha.Path)
+		bWaits = pb.Settled()
+		lr.OLog.Info("A's node %s exists: %v; B waiting=%v on %s", path.Base(ha.Path), aLeft, bWaits.Waiting, bWaits.Pred)
+	})
+	// The lost delete is the scenario: without it Release's answer says
+	// nothing about R3, so it is checked first.
+	if !aLeft || pb.Finished() || !bWaits.Waiting {
+		claims.NotShown(t, "R3", "while A was cut off its node exists=%v and B finished=%v; want the node there and B waiting (the delete was lost)", aLeft, pb.Finished())
+	}
+	if !errors.Is(releaseErr, lock.ErrOutcomeUnknown) {
+		claims.Refuted(t, "R3", "A's Release, cut off with its delete lost, returned %v; want lock.ErrOutcomeUnknown", releaseErr)
+	}
+	if lr.SessionAfter != lr.SessionBefore {
+		claims.NotShown(t, "R3", "A came back in session 0x%x, not 0x%x: the node went with the old session, not by the recipe", lr.SessionAfter, lr.SessionBefore)
+	}
+
+	claims.Phase(t, "nobody acts: A is back in session 0x%x, and the recipe finishes its own delete", lr.SessionAfter)
+	select {
+	case <-ha.Gone():
+	case <-time.After(3 * Within):
+		claims.RefutedNow(t, "R3", "A's Gone still open %v after A was back in its session; want the recipe to finish its delete", 3*Within)
+	}
+	if ok, _ := StatOf(t, lr.O, ha.Path); ok {
+		claims.RefutedNow(t, "R3", "A's Gone closed with A's node %s still there and A's session 0x%x open: a lock nobody holds and nobody frees", path.Base(ha.Path), lr.A.C.SessionID())
+	}
+	hb, berr := pb.ResultOr(claims.RefutedNow)
+	var bOwner int64
+	if hb != nil {
+		_, st := StatOf(t, lr.O, hb.Path)
+		bOwner = st.EphemeralOwner
+	}
+	claims.Evidence(t, "A's delete never reached the server and A stayed cut off: Release returned %v while O saw A's node (exists=%v) and B waiting; with nobody acting and A's session 0x%x still open, A's node was gone once Gone closed, and B holds=%v on its own node (owner 0x%x, B 0x%x)", releaseErr, aLeft, lr.A.C.SessionID(), hb != nil, bOwner, b.C.SessionID())
+	if berr != nil || bOwner != b.C.SessionID() {
+		claims.Refuted(t, "R3", "after A's node was gone by the recipe, B: %v, owner 0x%x; want B holding its own node", berr, bOwner)
+	}
+}
+
+// releaseLeavesAnotherSessionsNode: the reply to A's delete is lost and,
+// while A reconnects, X creates a node at A's exact path (an ephemeral node
+// of X's session, not a candidate anyone made through the recipe). A
+// looking again finds a node at its path: it must tell by the owner that
+// it is not its own and leave it.
+func ReleaseLeavesAnotherSessionsNode(t *testing.T) {
+	var intrude func()
+	atLook := func(r locktrace.ReplyInfo) {
+		// A delete whose answer was lost with the connection: the
+		// Release looks again next.
+		if r.Op == locktrace.OpDelete && errors.Is(r.Err, zk.ErrConnectionClosed) && intrude != nil {
+			intrude()
+			intrude = nil
+		}
+	}
+	lr, ha, _, _ := ReleaseScene(t, JoinOpts{Trace: &locktrace.Trace{Reply: atLook}})
+	x := zkclient.Connect(t, "X", []string{SharedServer(t).Client})
+	xa := claims.NewActor(t, "X")
+	var xErr error
+	// Runs on A's releasing goroutine, between the lost delete and A's look
+	// again; the Release waits for it.
+	intrude = func() {
+		xa.Invoke("create %s EPHEMERAL (A's exact path, X's session %s)", ha.Path, x.SessionHex())
+		if _, xErr = x.Create(ha.Path, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); xErr != nil {
+			xa.Fail("%v", xErr)
+			return
+		}
+		xa.Ok("")
+	}
+	res, err := lr.LoseReply(t, "R3", faultproxy.Match{Ops: DeleteOps, Path: ha.Path}, func() error { return ha.Release(LockCtx(t)) })
+	if !res.Dropped || xErr != nil || intrude != nil {
+		claims.NotShown(t, "R3", "reply dropped=%v, X's create ran=%v (err %v); want both", res.Dropped, intrude == nil, xErr)
+	}
+	ok, st := StatOf(t, lr.O, ha.Path)
+	claims.Evidence(t, "the reply to A's delete (xid=%d) was lost and X created a node at A's path before A looked again; A's Release returned %v; the node at the path exists=%v with owner 0x%x (X's session %s)", res.Xid, err, ok, st.EphemeralOwner, x.SessionHex())
+	if !ok || st.EphemeralOwner != x.SessionID() {
+		claims.Refuted(t, "R3", "A's Release removed X's node at %s (exists=%v owner=0x%x); want it left alone", ha.Path, ok, st.EphemeralOwner)
+	}
+	if !errors.Is(err, lock.ErrLostCandidacy) {
+		claims.Refuted(t, "R3", "A's Release returned %v; want lock.ErrLostCandidacy (A's own node is gone; the path is another session's)", err)
+	}
+}
