@@ -1,10 +1,12 @@
 package zk19_test
 
-// The R claims (article §4 "create 回复丢失以后怎样找回节点") and exercise 1
-// (X1): a request takes effect on the server, its reply is lost on the way
-// back, and the client has to find out what happened. The lost-reply
-// fixture picks the request with a matcher, so the same experiment runs on
-// a create (R1–R7), on the delete of a Release, or on any other request.
+// §4 of the article (create 回复丢失以后怎样找回节点): a create takes effect on
+// the server, its reply is lost on the way back, and the client must find
+// out what happened. The section's diagram comes first, as
+// Example_s4LostCreateReply; then R1 to R8, and E5, which checks the proxy's
+// Jute codec against the server's own classes. The lost-reply scene picks
+// the request with a matcher, so the same experiment runs on a create, on
+// the delete of a Release, or on any other request.
 
 import (
 	"errors"
@@ -23,12 +25,76 @@ import (
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/jute"
+	"github.com/zk19/zk19/internal/jute/official"
 	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 	"github.com/zk19/zk19/lock"
 )
+
+// Example_s4LostCreateReply is the article's lost-create flowchart (claims
+// R1, R2, R3 and R4, §4 ¶2–5): A's acquisition makes a fresh GUID and
+// sends its ephemeral sequential create; the server creates the node and
+// names it; the fault proxy drops the successful reply and closes A's
+// connection; A's call gets connection loss; A reconnects in the same
+// session, lists the parent by the GUID and checks ephemeralOwner (O has
+// made a node with the same GUID in its own session, so the check has
+// something to refuse): exactly one match is A's, and A recovers the node
+// the server made for it. Then the article's control run: A's application
+// blindly creates again, two of A's nodes carry the GUID, and recovery
+// refuses the ambiguity, deleting nothing; a GUID that no node carries is
+// reported missing. Either way, no recovery is faked.
+//
+// A uses the public lock package on its own session; O lists the server
+// directly. The lost create and the blind retry are the scene's verbs
+// (scene.LoseCreate, scene.BlindRetry), the very steps TestR1 to TestR4
+// take before they assert, so the flowchart's steps are told once. Every
+// printed line is what the run observed.
+func Example_s4LostCreateReply() {
+	sc := scene.ExampleScope()
+	defer scene.EndExample(sc)
+	lr := scene.NewLostReply(sc, scene.JoinOpts{Quiet: true}) // the shared server; A through a fault proxy, O directly
+	A, O := lr.A, lr.O
+	lc := scene.LoseCreate(sc, "R1", lr) // A acquires: a fresh GUID, a create of <parent>/<GUID>-lock- whose reply the proxy loses; A reconnects
+	lost, _ := errors.AsType[*lock.CreateError](lc.CreateErr)
+	fmt.Println("A: acquire -> connection loss:", errors.Is(lc.CreateErr, zk.ErrConnectionClosed), "| GUID returned:", lost != nil && lost.GUID != "")
+	fmt.Println("proxy: dropped the reply to the create:", lc.Drop.Dropped && jute.IsCreate(lc.Drop.Op), "| its err:", lc.Drop.Err)
+	made := scene.Carrying(sc, O, lr.OLog, lr.Parent, lc.Guid) // node name -> ephemeralOwner
+	fmt.Println("O: nodes carrying the GUID:", len(made), "| owned by A's session:", slices.Equal(slices.Collect(maps.Values(made)), []int64{lc.SessionBefore}))
+	fmt.Println("A: reconnected in the same session:", lc.SessionAfter == lc.SessionBefore)
+
+	prefix := lr.Parent + "/" + lc.Guid + fence.LockInfix
+	if _, err := O.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
+		sc.Fatalf("O create: %v", err)
+	}
+	fmt.Println("O: made a node with A's GUID in its own session; nodes carrying the GUID:", len(scene.Carrying(sc, O, lr.OLog, lr.Parent, lc.Guid)))
+	held, err := A.Locker.Recover(lr.Ctx, lc.Guid) // the children carrying the GUID whose ephemeralOwner is A's session
+	if err != nil {
+		sc.Fatalf("A recover: %v", err)
+	}
+	_, serverMadeIt := made[scene.NodeOf(held)]
+	fmt.Println("A: recover -> holds the node the server made for A:", serverMadeIt, "| token", held.Token.Seq)
+
+	second := scene.BlindRetry(sc, lc) // the same create again, as an application that retries blindly
+	fmt.Println("A: blind retry of the create -> a node with sequence", scene.SeqOf(second))
+	_, err = A.Locker.Recover(lr.Ctx, lc.Guid)
+	fmt.Println("A: recover -> ambiguous:", errors.Is(err, lock.ErrAmbiguous))
+	fmt.Println("O: nodes carrying the GUID:", len(scene.Carrying(sc, O, lr.OLog, lr.Parent, lc.Guid)))
+	_, err = A.Locker.Recover(lr.Ctx, uuid.NewString())
+	fmt.Println("A: recover of a GUID no node carries -> missing:", errors.Is(err, lock.ErrMissing))
+	// Output:
+	// A: acquire -> connection loss: true | GUID returned: true
+	// proxy: dropped the reply to the create: true | its err: 0
+	// O: nodes carrying the GUID: 1 | owned by A's session: true
+	// A: reconnected in the same session: true
+	// O: made a node with A's GUID in its own session; nodes carrying the GUID: 2
+	// A: recover -> holds the node the server made for A: true | token 0
+	// A: blind retry of the create -> a node with sequence 2
+	// A: recover -> ambiguous: true
+	// O: nodes carrying the GUID: 3
+	// A: recover of a GUID no node carries -> missing: true
+}
 
 // TestR1_ProxyDropsTheSuccessfulCreateReply: a create can succeed on the
 // server while its client never learns the name the server gave the node
@@ -70,9 +136,9 @@ func TestR1_ProxyDropsTheSuccessfulCreateReply(t *testing.T) {
 	} {
 		accepted := lc.Proxy.Stats().Accepted
 		res, err := lc.LoseReply(t, "R1", faultproxy.Match{Ops: scene.CreateOps, Under: lc.Parent}, func() error {
-			lc.A.A.Invoke("create %s (%s)", f.path, f.why)
-			_, err := lc.A.C.Create(f.path, nil, 0, zk.WorldACL(zk.PermAll))
-			lc.A.A.Fail("%v", err)
+			lc.A.Log.Invoke("create %s (%s)", f.path, f.why)
+			_, err := lc.A.Session.Create(f.path, nil, 0, zk.WorldACL(zk.PermAll))
+			lc.A.Log.Fail("%v", err)
 			return err
 		})
 		claims.Evidence(t, "A's create of %s (%s) matched the same fault: xid=%d op=%s err=%d dropped=%v (%s); A got %v; the proxy accepted %d connection(s) before, %d after", path.Base(f.path), f.why, res.Xid, jute.OpName(res.Op), res.Err, res.Dropped, res.Reason, err, accepted, lc.Proxy.Stats().Accepted)
@@ -124,15 +190,15 @@ func TestR3_RecoverFindsExactlyTheServersNode(t *testing.T) {
 	lc := scene.RunLostCreate(t, "R3")
 	servers := lc.NodesWithGUID(t)
 	for _, name := range []string{lc.Guid + "x" + fence.LockInfix, "x" + lc.Guid + fence.LockInfix} {
-		lc.A.A.Invoke("create %s/%s (ephemeral sequential, a look-alike)", lc.Parent, name)
-		made, err := lc.A.C.Create(lc.Parent+"/"+name, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		lc.A.Log.Invoke("create %s/%s (ephemeral sequential, a look-alike)", lc.Parent, name)
+		made, err := lc.A.Session.Create(lc.Parent+"/"+name, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 		if err != nil {
 			claims.NotShown(t, "R3", "A's look-alike %s: %v", name, err)
 		}
-		lc.A.A.Ok("%s", path.Base(made))
+		lc.A.Log.Ok("%s", path.Base(made))
 	}
 	ctx := scene.LockCtx(t)
-	h, err := lc.A.L.Recover(ctx, lc.Guid)
+	h, err := lc.A.Locker.Recover(ctx, lc.Guid)
 	if err != nil {
 		claims.RefutedNow(t, "R3", "Recover(%s) beside two look-alikes of A's session: got %v; want the server's node %v adopted", lc.Guid, err, servers)
 	}
@@ -176,7 +242,7 @@ func TestR3_RecoverSyncsBeforeListing(t *testing.T) {
 	route := &scene.Mover{Dials: map[string]int{}}
 	lr := scene.NewLostReplyAt(t, fresh, leader, scene.JoinOpts{Client: []zkclient.Option{zkclient.WithDialer(route.Dial)}})
 	t.Logf("A creates through a proxy in front of %s and reconnects to %s; O reads on the leader %s", fresh.Label, lagging.Label, leader.Label)
-	hold := c.Links.HoldCommit(leader.ID, lagging.ID, faultproxy.TxnMatch{Types: scene.CreateOps, Under: lr.Parent, Session: lr.A.C.SessionID()})
+	hold := c.Links.HoldCommit(leader.ID, lagging.ID, faultproxy.TxnMatch{Types: scene.CreateOps, Under: lr.Parent, Session: lr.A.Session.SessionID()})
 	route.Redirect(lagging.Client)
 	lc := scene.LoseCreate(t, "R3", lr)
 	select {
@@ -188,18 +254,18 @@ func TestR3_RecoverSyncsBeforeListing(t *testing.T) {
 	t.Logf("nemesis observes: %s got the proposal of %s at zxid %#x; its COMMIT is held", lagging.Label, path.Base(created.Path), created.Zxid)
 
 	claims.Phase(t, "the window: %s has A's session and lacks A's node", lagging.Label)
-	lc.A.A.Info("its dialer sent %d connection(s) to %s since the reply was lost", route.DialsTo(lagging.Client), lagging.Label)
+	lc.A.Log.Info("its dialer sent %d connection(s) to %s since the reply was lost", route.DialsTo(lagging.Client), lagging.Label)
 	st, err := lagging.Srvr()
 	if err != nil {
 		t.Fatalf("srvr %s: %v", lagging.Label, err)
 	}
 	seen := lc.NodesWithGUID(t)
-	lc.A.A.Invoke("children %s (plain, on %s)", lc.Parent, lagging.Label)
-	plain, _, err := lc.A.C.Children(lc.Parent)
+	lc.A.Log.Invoke("children %s (plain, on %s)", lc.Parent, lagging.Label)
+	plain, _, err := lc.A.Session.Children(lc.Parent)
 	if err != nil {
 		t.Fatalf("A children: %v", err)
 	}
-	lc.A.A.Ok("%v", plain)
+	lc.A.Log.Ok("%v", plain)
 	if route.DialsTo(lagging.Client) == 0 || lc.SessionAfter != lc.SessionBefore || seen[path.Base(created.Path)] != lc.SessionAfter ||
 		slices.Contains(plain, path.Base(created.Path)) || st.Zxid >= created.Zxid {
 		claims.NotShown(t, "R3", "the window is not open: A's dials to %s %d, session 0x%x (before 0x%x); O sees %v; A's plain listing there %v; its zxid %#x (the create's %#x); want A on %s in its session, lacking the node O sees",
@@ -213,8 +279,8 @@ func TestR3_RecoverSyncsBeforeListing(t *testing.T) {
 	}
 	ctx := scene.LockCtx(t)
 	res := make(chan outcome, 1)
-	lc.A.A.Invoke("recover guid=%s", lc.Guid)
-	go func() { h, err := lc.A.L.Recover(ctx, lc.Guid); res <- outcome{h, err} }()
+	lc.A.Log.Invoke("recover guid=%s", lc.Guid)
+	go func() { h, err := lc.A.Locker.Recover(ctx, lc.Guid); res <- outcome{h, err} }()
 	var early *outcome
 	wait.For(t, scene.Within, "A's Recover to return, or the leader's SYNC to be held behind the COMMIT", func() (bool, string) {
 		select {
@@ -227,12 +293,12 @@ func TestR3_RecoverSyncsBeforeListing(t *testing.T) {
 		return r.Held[jute.QuorumSync] > 0, "held: " + faultproxy.Kinds(r.Held)
 	})
 	if early != nil {
-		lc.A.A.Fail("%s, %v", scene.HoldOf(early.h), early.err)
+		lc.A.Log.Fail("%s, %v", scene.HoldOf(early.h), early.err)
 		claims.RefutedNow(t, "R3", "Recover returned %s, %v (missing: %v) on %s while the COMMIT of the node O sees (%s) was held there (held: %s): it listed what the follower had without waiting for the leader's commits",
 			scene.HoldOf(early.h), early.err, errors.Is(early.err, lock.ErrMissing), lagging.Label, path.Base(created.Path), faultproxy.Kinds(hold.Result().Held))
 	}
 	waiting := hold.Result()
-	lc.A.A.Info("recover pending: the leader's SYNC for it is held behind the COMMIT (held: %s)", faultproxy.Kinds(waiting.Held))
+	lc.A.Log.Info("recover pending: the leader's SYNC for it is held behind the COMMIT (held: %s)", faultproxy.Kinds(waiting.Held))
 
 	claims.Phase(t, "the COMMIT and what followed it reach %s", lagging.Label)
 	hold.Release()
@@ -244,10 +310,10 @@ func TestR3_RecoverSyncsBeforeListing(t *testing.T) {
 		claims.RefutedNow(t, "R3", "Recover did not return within %v of the release", scene.Within)
 	}
 	if o.err != nil {
-		lc.A.A.Fail("%v", o.err)
+		lc.A.Log.Fail("%v", o.err)
 		claims.RefutedNow(t, "R3", "Recover after the release: %v; want the node %s", o.err, path.Base(created.Path))
 	}
-	lc.A.A.Ok("%s", path.Base(o.h.Path))
+	lc.A.Log.Ok("%s", path.Base(o.h.Path))
 	after := lc.NodesWithGUID(t)
 	claims.Evidence(t, "after the lost create reply A reconnected in its session 0x%x to %s, which had logged the create at zxid %#x but not applied it (its zxid %#x; A's plain listing there: %v; let past the hold: %s); "+
 		"Recover did not return while the COMMIT was held, its sync's answer was held behind it (%s), and after the release Recover adopted %s; O sees %v",
@@ -258,6 +324,55 @@ func TestR3_RecoverSyncsBeforeListing(t *testing.T) {
 	if err := o.h.Release(ctx); err != nil {
 		t.Fatalf("release: %v", err)
 	}
+}
+
+// TestR3_ReleaseLooksAgainAfterALostDelete: the rule of R3 applied to the
+// delete of a Release: after a connection loss the outcome is unknown, and
+// the same session looks again at its own node before deciding (claim R3,
+// §4 ¶2; issue 13's lost delete reply). Release reports success only once
+// its node is known gone, deletes it again if it is still there, leaves a
+// node of another session alone, and otherwise says that the outcome is
+// unknown, which the caller settles by closing the session.
+//
+// A holds through the proxy; B waits on A directly. Four runs:
+//   - the proxy loses the successful reply to A's delete: A's Release sees
+//     a connection loss, looks again after the reconnect, finds its node
+//     gone and returns nil; B holds on its own node;
+//   - the delete never reaches the server (O still sees A's node while A
+//     is cut off): Release finds its node still there after the reconnect
+//     and deletes it again; B holds on its own node;
+//   - the delete never reaches the server and A stays cut off: Release
+//     returns lock.ErrOutcomeUnknown, and truly so (A's node is still there
+//     and B still waits); A closes its session, and B holds;
+//   - the reply is lost and, before A looks again, X (another session)
+//     creates a node at A's exact path: Release leaves X's node alone and
+//     returns lock.ErrLostCandidacy.
+func TestR3_ReleaseLooksAgainAfterALostDelete(t *testing.T) {
+	scene.Parallel(t)
+	claims.Open(t, "R3")
+	t.Run("the delete took effect and its reply was lost", func(t *testing.T) {
+		lr, ha, b, pb := scene.ReleaseScene(t, scene.JoinOpts{})
+		res, err := lr.LoseReply(t, "R3", faultproxy.Match{Ops: scene.DeleteOps, Path: ha.Path}, func() error { return ha.Release(scene.LockCtx(t)) })
+		if !res.Dropped {
+			claims.NotShown(t, "R3", "the proxy did not lose the delete's reply: %+v", res)
+		}
+		scene.ReleaseOutcome(t, lr, ha, b, pb, err, fmt.Sprintf("the reply to A's delete (xid=%d, err=%d) was lost", res.Xid, res.Err))
+	})
+	t.Run("the delete never reached the server", func(t *testing.T) {
+		lr, ha, b, pb := scene.ReleaseScene(t, scene.JoinOpts{})
+		var stillThere bool
+		err := lr.LoseRequest(t, "R3", faultproxy.Match{Ops: scene.DeleteOps, Path: ha.Path}, func() error { return ha.Release(scene.LockCtx(t)) }, func() {
+			stillThere, _ = scene.StatOf(t, lr.O, ha.Path)
+			lr.OLog.Info("A is cut off; A's node %s exists: %v", path.Base(ha.Path), stillThere)
+		})
+		if !stillThere {
+			claims.NotShown(t, "R3", "A's node was gone while A was cut off; the request was not lost")
+		}
+		scene.ReleaseOutcome(t, lr, ha, b, pb, err, "A's delete never reached the server (O saw the node while A was cut off)")
+	})
+	t.Run("the outcome stays unknown while A is cut off", scene.ReleaseOutcomeUnknown)
+	t.Run("another session's node took the path", scene.ReleaseLeavesAnotherSessionsNode)
+	t.Run("an abandoned candidate's delete never reached the server", scene.AbandonedCandidateLooksAgain)
 }
 
 // TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses: retrying the same
@@ -273,9 +388,9 @@ func TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses(t *testing.T) {
 	if len(before) != 2 {
 		claims.RefutedNow(t, "R4", "%d nodes carry the GUID after the retry; want 2", len(before))
 	}
-	lc.A.A.Invoke("recover guid=%s", lc.Guid)
-	h, err := lc.A.L.Recover(scene.LockCtx(t), lc.Guid)
-	lc.A.A.Fail("%v", err)
+	lc.A.Log.Invoke("recover guid=%s", lc.Guid)
+	h, err := lc.A.Locker.Recover(scene.LockCtx(t), lc.Guid)
+	lc.A.Log.Fail("%v", err)
 	after := lc.NodesWithGUID(t)
 	claims.Evidence(t, "after a blind retry O sees %d nodes with the GUID; Recover returned hold=%v err=%v; O then sees %d", len(before), h != nil, err, len(after))
 	if h != nil || !errors.Is(err, lock.ErrAmbiguous) {
@@ -306,7 +421,7 @@ func TestR5_NoMatchIsMissingNotANewAcquisition(t *testing.T) {
 	ctx := scene.LockCtx(t)
 	// A first acquisition checks the parent before its create; it is made
 	// before the fault, so the held traffic is the create alone.
-	h, err := lr.A.L.Acquire(ctx)
+	h, err := lr.A.Locker.Acquire(ctx)
 	if err != nil {
 		t.Fatalf("A: %v", err)
 	}
@@ -314,16 +429,16 @@ func TestR5_NoMatchIsMissingNotANewAcquisition(t *testing.T) {
 		t.Fatalf("A release: %v", err)
 	}
 	createErr := lr.LoseRequest(t, "R5", faultproxy.Match{Ops: scene.CreateOps, Under: lr.Parent}, func() error {
-		_, err := lr.A.L.Acquire(ctx)
+		_, err := lr.A.Locker.Acquire(ctx)
 		return err
 	}, func() {})
 	ce, ok := errors.AsType[*lock.CreateError](createErr)
 	if !ok || !errors.Is(ce, zk.ErrConnectionClosed) {
 		claims.NotShown(t, "R5", "A's create: got %v; want connection loss (the proxy lost the request)", createErr)
 	}
-	lr.A.A.Invoke("recover guid=%s", ce.GUID)
-	h, err = lr.A.L.Recover(ctx, ce.GUID)
-	lr.A.A.Fail("%v", err)
+	lr.A.Log.Invoke("recover guid=%s", ce.GUID)
+	h, err = lr.A.Locker.Recover(ctx, ce.GUID)
+	lr.A.Log.Fail("%v", err)
 	kids := scene.ListChildren(t, lr.O, lr.Parent)
 	claims.Evidence(t, "the create never reached the server; Recover(%s) returned hold=%v err=%v; O sees children %v", ce.GUID, h != nil, err, kids)
 	if h != nil || !errors.Is(err, lock.ErrMissing) {
@@ -348,13 +463,13 @@ func TestR6_ANodeOfAnotherSessionIsNotAdopted(t *testing.T) {
 	ctx := scene.LockCtx(t)
 	b := lc.Join("B", scene.JoinOpts{})
 	prefix := lc.Parent + "/" + lc.Guid + fence.LockInfix
-	b.A.Invoke("create %s EPHEMERAL_SEQUENTIAL (B's session %s, A's GUID)", prefix, b.C.SessionHex())
-	bp, err := b.C.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	b.Log.Invoke("create %s EPHEMERAL_SEQUENTIAL (B's session %s, A's GUID)", prefix, b.Session.SessionHex())
+	bp, err := b.Session.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 	if err != nil {
 		t.Fatalf("B create: %v", err)
 	}
-	b.A.Ok("%s", path.Base(bp))
-	h, err := lc.A.L.Recover(ctx, lc.Guid)
+	b.Log.Ok("%s", path.Base(bp))
+	h, err := lc.A.Locker.Recover(ctx, lc.Guid)
 	if err != nil {
 		claims.RefutedNow(t, "R6", "Recover with both sessions' nodes present: %v", err)
 	}
@@ -364,13 +479,13 @@ func TestR6_ANodeOfAnotherSessionIsNotAdopted(t *testing.T) {
 	if err := h.Release(ctx); err != nil {
 		t.Fatalf("A release: %v", err)
 	}
-	h2, err := lc.A.L.Recover(ctx, lc.Guid)
+	h2, err := lc.A.Locker.Recover(ctx, lc.Guid)
 	seen := lc.NodesWithGUID(t)
 	claims.Evidence(t, "A adopted its own %s, not B's %s; with only B's left, Recover returned hold=%v err=%v; O sees %v", path.Base(h.Path), path.Base(bp), h2 != nil, err, seen)
 	if h2 != nil || !errors.Is(err, lock.ErrMissing) || !strings.Contains(err.Error(), path.Base(bp)) {
 		claims.Refuted(t, "R6", "got %s, %v; want lock.ErrMissing naming B's node %s as not adopted", scene.HoldOf(h2), err, path.Base(bp))
 	}
-	if owner, ok := seen[path.Base(bp)]; !ok || owner != b.C.SessionID() {
+	if owner, ok := seen[path.Base(bp)]; !ok || owner != b.Session.SessionID() {
 		claims.Refuted(t, "R6", "B's node %s is gone or changed owner (%v)", bp, seen)
 	}
 }
@@ -448,38 +563,38 @@ func TestR8_AfterExpiryTheOldNodeGivesNoCandidacy(t *testing.T) {
 		t.Fatal(err)
 	}
 	claims.Phase(t, "A is cut off; its session expires on the server")
-	old, mark := a.C.SessionID(), a.C.Mark()
+	old, mark := a.Session.SessionID(), a.Session.Mark()
 	p.Cut(faultproxy.BothEnds)
 	t.Cleanup(p.Heal)
 	ev := wait.Receive(t, 10*scene.ExpirySessionTimeout, "R8: the deletion of A's node", gone)
 	r.OLog.Ok("event %v on %s: A's node deleted by the server", ev.Type, ev.Path)
 	p.Heal()
 	for _, st := range []zk.State{zk.StateExpired, zk.StateHasSession} {
-		if err := a.C.WaitStateSince(mark, st, zkclient.ConnectWithin); err != nil {
+		if err := a.Session.WaitStateSince(mark, st, zkclient.ConnectWithin); err != nil {
 			claims.NotShown(t, "R8", "%v", err)
 		}
 	}
-	a.A.Info("expired; the client opened session %s by itself (old 0x%x)", a.C.SessionHex(), old)
+	a.Log.Info("expired; the client opened session %s by itself (old 0x%x)", a.Session.SessionHex(), old)
 
 	claims.Phase(t, "the old Locker in the new session")
 	errs := map[string]error{"release": h.Release(ctx)}
-	_, errs["recover"] = a.L.Recover(ctx, h.GUID)
-	_, errs["acquire"] = a.L.Acquire(ctx)
+	_, errs["recover"] = a.Locker.Recover(ctx, h.GUID)
+	_, errs["acquire"] = a.Locker.Acquire(ctx)
 	for _, what := range []string{"release", "recover", "acquire"} {
-		a.A.Fail("%s with the old Locker: %v", what, errs[what])
+		a.Log.Fail("%s with the old Locker: %v", what, errs[what])
 		if !errors.Is(errs[what], lock.ErrSessionChanged) {
 			claims.Refuted(t, "R8", "%s with the old Locker returned %v; want lock.ErrSessionChanged", what, errs[what])
 		}
 	}
 	claims.Phase(t, "a new Locker in the new session")
 	a.Relock()
-	a.A.Invoke("recover guid=%s (the old acquisition's GUID)", h.GUID)
-	hr, rerr := a.L.Recover(ctx, h.GUID)
-	a.A.Fail("%v", rerr)
+	a.Log.Invoke("recover guid=%s (the old acquisition's GUID)", h.GUID)
+	hr, rerr := a.Locker.Recover(ctx, h.GUID)
+	a.Log.Fail("%v", rerr)
 	if hr != nil || !errors.Is(rerr, lock.ErrMissing) {
 		claims.Refuted(t, "R8", "the new session's Recover of the old GUID returned %s, %v; want lock.ErrMissing (the old node went with its session)", scene.HoldOf(hr), rerr)
 	}
-	h2, err := a.L.Acquire(ctx)
+	h2, err := a.Locker.Acquire(ctx)
 	if err != nil {
 		t.Fatalf("new acquisition: %v", err)
 	}
@@ -489,178 +604,85 @@ func TestR8_AfterExpiryTheOldNodeGivesNoCandidacy(t *testing.T) {
 	if h2.GUID == h.GUID {
 		claims.Refuted(t, "R8", "the new acquisition reused GUID %s; want a new one", h.GUID)
 	}
-	if !ok || st.EphemeralOwner != a.C.SessionID() || oldLeft {
-		claims.Refuted(t, "R8", "new node owner 0x%x (want the new session %s); old node exists: %v", st.EphemeralOwner, a.C.SessionHex(), oldLeft)
+	if !ok || st.EphemeralOwner != a.Session.SessionID() || oldLeft {
+		claims.Refuted(t, "R8", "new node owner 0x%x (want the new session %s); old node exists: %v", st.EphemeralOwner, a.Session.SessionHex(), oldLeft)
 	}
 	if err := h2.Release(ctx); err != nil {
 		t.Fatalf("release: %v", err)
 	}
 }
 
-// TestR3_ReleaseLooksAgainAfterALostDelete: the rule of R3 applied to the
-// delete of a Release: after a connection loss the outcome is unknown, and
-// the same session looks again at its own node before deciding (claim R3,
-// §4 ¶2; issue 13's lost delete reply). Release reports success only once
-// its node is known gone, deletes it again if it is still there, leaves a
-// node of another session alone, and otherwise says that the outcome is
-// unknown, which the caller settles by closing the session.
-//
-// A holds through the proxy; B waits on A directly. Four runs:
-//   - the proxy loses the successful reply to A's delete: A's Release sees
-//     a connection loss, looks again after the reconnect, finds its node
-//     gone and returns nil; B holds on its own node;
-//   - the delete never reaches the server (O still sees A's node while A
-//     is cut off): Release finds its node still there after the reconnect
-//     and deletes it again; B holds on its own node;
-//   - the delete never reaches the server and A stays cut off: Release
-//     returns lock.ErrOutcomeUnknown, and truly so (A's node is still there
-//     and B still waits); A closes its session, and B holds;
-//   - the reply is lost and, before A looks again, X (another session)
-//     creates a node at A's exact path: Release leaves X's node alone and
-//     returns lock.ErrLostCandidacy.
-func TestR3_ReleaseLooksAgainAfterALostDelete(t *testing.T) {
-	scene.Parallel(t)
-	claims.Open(t, "R3")
-	t.Run("the delete took effect and its reply was lost", func(t *testing.T) {
-		lr, ha, b, pb := scene.ReleaseScene(t, scene.JoinOpts{})
-		res, err := lr.LoseReply(t, "R3", faultproxy.Match{Ops: scene.DeleteOps, Path: ha.Path}, func() error { return ha.Release(scene.LockCtx(t)) })
-		if !res.Dropped {
-			claims.NotShown(t, "R3", "the proxy did not lose the delete's reply: %+v", res)
+// TestE5_ProxyCodecAgreesWithOfficialJute proves that the proxy's Jute codec
+// (internal/jute) agrees with the official Jute classes of the server's own
+// jar, which the article's proxy used. Every record the proxy reads or
+// writes (official.Kinds: the request header, the create body, createTTL's
+// body read as a create, the reply header, and on the server-to-server
+// links the leader's QuorumPacket and a proposal's TxnHeader) is checked on
+// edge cases built from its Go type, both ways: the official classes encode
+// and Go decodes the same fields; Go encodes and the official classes
+// decode the same fields; the two encodings are equal byte for byte. The real frames of
+// testdata/jute then go to both decoders as they are, and the handshake
+// frames, which the proxy forwards unread, must be exactly what the
+// official ConnectRequest and ConnectResponse read. FuzzJuteAgreesWithOfficial
+// in internal/jute does the same on fuzzed bytes.
+func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
+	claims.Open(t, "E5")
+	if scene.Backend.Kind == "" {
+		t.Skipf("E5 compares with the jar of the server under test, and no backend resolved: %v", scene.NoServer)
+	}
+	if scene.VersionErr != nil {
+		t.Skipf("skipped: E5 compares with the jar of the server's version, read with srvr; %v", scene.VersionErr)
+	}
+	o := official.Start(t, scene.Backend)
+	claims.Phase(t, "oracle: %s; ZooKeeper %s on Java %s; jar %v, javac %v, JVM start %v",
+		o.Jar.From, o.About.Version, o.About.Java, o.JarTime.Round(time.Millisecond), o.JavacTime.Round(time.Millisecond), o.JVMTime.Round(time.Millisecond))
+	juteJar := path.Base(o.About.Sources["org.apache.jute.BinaryInputArchive"])
+	for _, k := range official.Kinds {
+		t.Logf("class %s from %s", k.Class, o.About.Sources[k.Class])
+	}
+	if scene.Backend.Kind == zkserver.External && scene.JarVersion(o) != scene.Version.Version {
+		t.Skipf("skipped: E5 compares with the jar of the server under test; the local jar is ZooKeeper %q and the external server answers srvr with %q: set ZK19_ZOOKEEPER_JAR to a jar of the server's version", o.About.Version, scene.Version.Version)
+	}
+	if scene.JarVersion(o) != scene.Version.Version {
+		claims.NotShown(t, "E5", "the jar is ZooKeeper %q; the server under test answers srvr with %q; want the server's own jar", o.About.Version, scene.Version.Version)
+	}
+
+	claims.Phase(t, "Go records, both ways: official encode -> Go decode, Go encode -> official decode, encodings equal")
+	records, cesu := 0, 0
+	for i := range official.Kinds {
+		k := &official.Kinds[i]
+		for _, c := range official.Cases(k) {
+			r, err := o.CheckValue(k, c.Value)
+			if err != nil {
+				t.Fatalf("E5 %s, case %s: %v", k.Name, c.Name, err)
+			}
+			records++
+			if r.Note == "" {
+				t.Logf("check %s %s: ok, %d bytes, same fields both ways, same bytes", k.Name, c.Name, r.Bytes)
+				continue
+			}
+			cesu++
+			t.Logf("check %s %s: ok, %d bytes, same fields both ways; %s", k.Name, c.Name, r.Bytes, r.Note)
 		}
-		scene.ReleaseOutcome(t, lr, ha, b, pb, err, fmt.Sprintf("the reply to A's delete (xid=%d, err=%d) was lost", res.Xid, res.Err))
-	})
-	t.Run("the delete never reached the server", func(t *testing.T) {
-		lr, ha, b, pb := scene.ReleaseScene(t, scene.JoinOpts{})
-		var stillThere bool
-		err := lr.LoseRequest(t, "R3", faultproxy.Match{Ops: scene.DeleteOps, Path: ha.Path}, func() error { return ha.Release(scene.LockCtx(t)) }, func() {
-			stillThere, _ = scene.StatOf(t, lr.O, ha.Path)
-			lr.OLog.Info("A is cut off; A's node %s exists: %v", path.Base(ha.Path), stillThere)
-		})
-		if !stillThere {
-			claims.NotShown(t, "R3", "A's node was gone while A was cut off; the request was not lost")
-		}
-		scene.ReleaseOutcome(t, lr, ha, b, pb, err, "A's delete never reached the server (O saw the node while A was cut off)")
-	})
-	t.Run("the outcome stays unknown while A is cut off", scene.ReleaseOutcomeUnknown)
-	t.Run("another session's node took the path", scene.ReleaseLeavesAnotherSessionsNode)
-	t.Run("an abandoned candidate's delete never reached the server", scene.AbandonedCandidateLooksAgain)
-}
-
-// Example_s4LostCreateReply is the article's lost-create flowchart (claims
-// R1, R2, R3 and R4, §4 ¶2–5): A's acquisition makes a fresh GUID and
-// sends its ephemeral sequential create; the server creates the node and
-// names it; the fault proxy drops the successful reply and closes A's
-// connection; A's call gets connection loss; A reconnects in the same
-// session, lists the parent by the GUID and checks ephemeralOwner (O has
-// made a node with the same GUID in its own session, so the check has
-// something to refuse): exactly one match is A's, and A recovers the node
-// the server made for it. Then the article's control run: A's application
-// blindly creates again, two of A's nodes carry the GUID, and recovery
-// refuses the ambiguity, deleting nothing; a GUID that no node carries is
-// reported missing. Either way, no recovery is faked.
-//
-// A uses the public lock package on its own session; O lists the server
-// directly. Every printed line is what the run observed; TestR1 to TestR4
-// (and TestR6, for a node of another session) assert on the same
-// observations.
-func Example_s4LostCreateReply() {
-	sc := scene.ExampleScope()
-	defer scene.EndExample(sc)
-	lr := scene.NewLostReply(sc, scene.JoinOpts{Quiet: true}) // the shared server; A through a fault proxy, O directly
-	A, O, session, mark := lr.A, lr.O, lr.A.C.SessionID(), lr.A.C.Mark()
-	drop := lr.Proxy.LoseReply(faultproxy.Match{Ops: scene.CreateOps, Under: lr.Parent})
-
-	_, err := A.L.Acquire(lr.Ctx) // a fresh GUID, then create <parent>/<GUID>-lock- EPHEMERAL_SEQUENTIAL
-	lost, _ := errors.AsType[*lock.CreateError](err)
-	fmt.Println("A: acquire -> connection loss:", errors.Is(err, zk.ErrConnectionClosed), "| GUID returned:", lost != nil && lost.GUID != "")
-	dropped := scene.FaultEnded(sc, drop, "the end of the fault on A's create")
-	fmt.Println("proxy: dropped the reply to the create:", dropped.Dropped && jute.IsCreate(dropped.Op), "| its err:", dropped.Err)
-	made := scene.Carrying(sc, O, lr.OLog, lr.Parent, lost.GUID) // node name -> ephemeralOwner
-	fmt.Println("O: nodes carrying the GUID:", len(made), "| owned by A's session:", slices.Equal(slices.Collect(maps.Values(made)), []int64{session}))
-	if err := A.C.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); err != nil {
-		sc.Fatalf("A reconnect: %v", err)
 	}
-	fmt.Println("A: reconnected in the same session:", A.C.SessionID() == session)
+	records += scene.CheckCapturedFrames(t, o)
 
-	prefix := lr.Parent + "/" + lost.GUID + fence.LockInfix
-	if _, err := O.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
-		sc.Fatalf("O create: %v", err)
-	}
-	fmt.Println("O: made a node with A's GUID in its own session; nodes carrying the GUID:", len(scene.Carrying(sc, O, lr.OLog, lr.Parent, lost.GUID)))
-	held, err := A.L.Recover(lr.Ctx, lost.GUID) // the children carrying the GUID whose ephemeralOwner is A's session
+	claims.Phase(t, "constants: opcodes and special xids")
+	missing, n, err := o.CheckConstants()
 	if err != nil {
-		sc.Fatalf("A recover: %v", err)
+		t.Fatalf("E5: %v", err)
 	}
-	_, serverMadeIt := made[scene.NodeOf(held)]
-	fmt.Println("A: recover -> holds the node the server made for A:", serverMadeIt, "| token", held.Token.Seq)
-
-	second, err := A.C.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
-	if err != nil {
-		sc.Fatalf("A blind retry: %v", err)
+	t.Logf("check constants: ok, %d Go opcodes and xids equal the jar's; opcodes the Go table does not name: %v", n, missing)
+	bytesNote := "and every encoding is byte-for-byte the official one"
+	if cesu > 0 {
+		bytesNote = fmt.Sprintf("and every encoding is byte-for-byte the official one except in %d records with characters outside the BMP, "+
+			"which the official BinaryOutputArchive writes as CESU-8 and Go as UTF-8 (the official decoder reads Go's bytes back right, and its own as U+FFFD)", cesu)
 	}
-	fmt.Println("A: blind retry of the create -> a node with sequence", scene.SeqOf(path.Base(second)))
-	_, err = A.L.Recover(lr.Ctx, lost.GUID)
-	fmt.Println("A: recover -> ambiguous:", errors.Is(err, lock.ErrAmbiguous))
-	fmt.Println("O: nodes carrying the GUID:", len(scene.Carrying(sc, O, lr.OLog, lr.Parent, lost.GUID)))
-	_, err = A.L.Recover(lr.Ctx, uuid.NewString())
-	fmt.Println("A: recover of a GUID no node carries -> missing:", errors.Is(err, lock.ErrMissing))
-	// Output:
-	// A: acquire -> connection loss: true | GUID returned: true
-	// proxy: dropped the reply to the create: true | its err: 0
-	// O: nodes carrying the GUID: 1 | owned by A's session: true
-	// A: reconnected in the same session: true
-	// O: made a node with A's GUID in its own session; nodes carrying the GUID: 2
-	// A: recover -> holds the node the server made for A: true | token 0
-	// A: blind retry of the create -> a node with sequence 2
-	// A: recover -> ambiguous: true
-	// O: nodes carrying the GUID: 3
-	// A: recover of a GUID no node carries -> missing: true
-}
-
-// Example_s8aX1RetryAfterConnectionLoss is exercise 1 of the article (claim
-// X1, §8 ¶2): after a create whose reply was lost, retrying with the same
-// prefix gets a larger sequence number while the first create still
-// exists; recovery has to check the session and ephemeralOwner and handle
-// zero and many matches.
-//
-// runLostCreate is the setup (Example_s4LostCreateReply walks it step by
-// step): A acquires through a fault proxy that lets
-// A's create take effect on the server, loses its reply and closes A's
-// connection; A reconnects; O lists the server directly.
-func Example_s8aX1RetryAfterConnectionLoss() {
-	sc := scene.ExampleScope()
-	defer scene.EndExample(sc)
-	lost := scene.RunLostCreate(sc, "X1")
-	fmt.Println("create returned connection loss:", errors.Is(lost.CreateErr, zk.ErrConnectionClosed))
-	fmt.Println("same session after reconnect:", lost.SessionAfter == lost.SessionBefore)
-
-	created := lost.NodesWithGUID(sc) // node name -> ephemeralOwner, as O sees them
-	var first string
-	for name := range created {
-		first = name
+	whose := "the server's own"
+	if scene.Backend.Kind == zkserver.External {
+		whose = "a local jar of the external server's version"
 	}
-	fmt.Println("the server created the node, owned by A's session:", len(created) == 1 && created[first] == lost.A.C.SessionID())
-
-	// A's application retries blindly: the same prefix, the same GUID.
-	prefix := lost.Parent + "/" + lost.Guid + fence.LockInfix
-	second, err := lost.A.C.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
-	if err != nil {
-		sc.Fatalf("retry create: %v", err)
-	}
-	fmt.Println("retry gets a larger sequence number:", scene.SeqOf(path.Base(second)) > scene.SeqOf(first))
-	fmt.Println("first create still exists:", len(lost.NodesWithGUID(sc)) == 2)
-
-	ctx := lost.Ctx
-	_, err = lost.A.L.Recover(ctx, lost.Guid)
-	fmt.Println("recover refuses two matches as ambiguous:", errors.Is(err, lock.ErrAmbiguous))
-	_, err = lost.A.L.Recover(ctx, "00000000-0000-4000-8000-000000000000")
-	fmt.Println("recover of an unknown GUID is missing:", errors.Is(err, lock.ErrMissing))
-	// Output:
-	// create returned connection loss: true
-	// same session after reconnect: true
-	// the server created the node, owned by A's session: true
-	// retry gets a larger sequence number: true
-	// first create still exists: true
-	// recover refuses two matches as ambiguous: true
-	// recover of an unknown GUID is missing: true
+	claims.Evidence(t, "%d records, %d kinds, both directions, agree with org.apache.jute from %s (ZooKeeper %s, %s: srvr says %s), %s; "+
+		"the handshake frames the proxy forwards unread are exactly the official ConnectRequest and ConnectResponse; %d opcodes and xids agree",
+		records, len(official.Kinds), juteJar, scene.JarVersion(o), whose, scene.Version.Version, bytesNote, n)
 }

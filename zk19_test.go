@@ -1,67 +1,60 @@
 package zk19_test
 
+// §7 of the article (三个本机场景的证据): what makes the record evidence.
+// TestMain (internal/scene.Main) resolves the backend, prints the record's
+// header and leaves nothing behind; E1 to E4 check that servers listen on
+// loopback only, that no wait guesses a window, that a scenario leaves
+// nothing behind even when interrupted, and that the header names what ran.
+// F10 and A1 are the section's remarks on expiry and on ACLs.
+
 import (
+	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/lock"
 )
 
 func TestMain(m *testing.M) { scene.Main(m) }
 
-// TestE4_RecordStartsWithServerVersionBackendAndSize checks the header that
-// TestMain printed before any claim ran (claim E4, section §7) against what
-// ran: it names the backend of every ensemble started so far, the version
-// the shared server reports now through srvr, and the size of every
-// ensemble this run has started (zkserver.Started). It checks after every
-// other Test of the run and sees what they started: as a parallel test it
-// begins once the sequential ones have ended, and then waits for the other
-// parallel tests to end (sideBySide); the Examples run after it, and
-// TestMain repeats the size check over the whole run once they have ended.
-// cmd/evidence checks the record as a reader gets it: the header comes
-// before the first test.
-func TestE4_RecordStartsWithServerVersionBackendAndSize(t *testing.T) {
-	t.Parallel()
-	s := scene.SharedServer(t)
-	claims.Open(t, "E4")
-	scene.AfterTheOtherTests(t)
-	if scene.VersionErr != nil {
-		t.Skipf("skipped: the header names the server's version, read with srvr; %v", scene.VersionErr)
+// TestF10_ServerCleanupAndExpiredEventAreTwoObservations: the server's
+// deletion of A's node (seen by B) and A's own Expired event are separate
+// observations; A sees Expired only when it reaches the server again, after
+// the blackhole heals (claim F10, §7 ¶2). A's
+// hold, which watches its own node, likewise reports itself lost only after
+// the heal, and its Release then says the session changed: until then A's
+// worker has no local signal that its token is stale.
+func TestF10_ServerCleanupAndExpiredEventAreTwoObservations(t *testing.T) {
+	scene.Parallel(t)
+	claims.Open(t, "F10")
+	st := scene.RunFencingStory(t, fence.NewMemory())
+	claims.Evidence(t, "B acquired after the server deleted A's node; A had seen Expired then: %v, its hold lost then: %v; after the heal A saw Expired: %v and its Release returned %v", st.ASawExpiredAtB, st.ALostAtB, st.AExpiredAfterHeal, st.ALostAfterHeal)
+	if st.ASawExpiredAtB {
+		claims.Refuted(t, "F10", "A had already seen Expired when B acquired; want it only after the heal")
 	}
-	st, err := s.Srvr()
-	if err != nil {
-		t.Fatalf("srvr: %v", err)
+	if !st.AExpiredAfterHeal {
+		claims.Refuted(t, "F10", "A never saw Expired after the heal")
 	}
-	if !regexp.MustCompile(`^3\.\d+\.\d+$`).MatchString(st.Version) {
-		claims.Refuted(t, "E4", "got server version %q; want 3.x.y", st.Version)
+	if st.ALostAtB {
+		claims.Refuted(t, "F10", "A's hold reported itself lost while A could not reach the server; want it to learn only after the heal")
 	}
-	want := []string{"# zk19 verification record\n", "# backend:   " + string(scene.Backend.Kind), "ZooKeeper " + st.Version + " "}
-	for _, w := range want {
-		if !strings.Contains(scene.PrintedHeader, w) {
-			claims.Refuted(t, "E4", "got a printed header without %q; want it:\n%s", w, scene.PrintedHeader)
-		}
+	if !errors.Is(st.ALostAfterHeal, lock.ErrSessionChanged) {
+		claims.Refuted(t, "F10", "after the heal A's hold gave %v; want a lost hold because the session expired (lock.ErrSessionChanged)", st.ALostAfterHeal)
 	}
-	if !strings.HasPrefix(scene.PrintedHeader, "# zk19 verification record") {
-		claims.Refuted(t, "E4", "got a header starting %q; want the record's title first", scene.PrintedHeader)
-	}
-	ran := zkserver.Started()
-	if scene.Backend.Kind != zkserver.External && len(ran) == 0 {
-		claims.NotShown(t, "E4", "the run's record of started ensembles is empty; want at least the shared server")
-	}
-	for _, e := range ran {
-		if e.Backend.Kind != scene.Backend.Kind {
-			claims.Refuted(t, "E4", "an ensemble of %s ran on the %s backend; the header says %s", scene.SizeName(len(e.Servers)), e.Backend.Kind, scene.Backend.Kind)
-		}
-	}
-	for _, miss := range scene.UnnamedSizes(scene.PrintedHeader, ran) {
-		claims.Refuted(t, "E4", "the run started %s, which the header's ensembles line does not name:\n%s", miss, scene.PrintedHeader)
-	}
-	claims.Evidence(t, "the record began with: %s; ensembles the run's Tests started: %s", strings.ReplaceAll(scene.PrintedHeader, "\n", " | "), scene.StartedSizes(ran))
 }
 
 // TestE1_ServersListenOnlyOnLoopback: every socket of the experiment is on
@@ -134,6 +127,63 @@ func TestE1_ServersListenOnlyOnLoopback(t *testing.T) {
 	claims.Evidence(t, "while running, the shared server, a 3- and a 5-server ensemble, their proxies and this process listen on and dial only 127.0.0.1; all %d servers of the ensembles this run started so far (%s) were given %d distinct ports, each drawn at run time", servers, scene.StartedSizes(ran), len(owner))
 }
 
+// TestE2_NoSleepGuessesAWindow: no proof, and no step of a scene a proof
+// plays (internal/scene, internal/chaos, ./peers), waits a guessed time for a
+// window to open (claim E2, "三个本机场景的证据"). A wait on time alone
+// (time.Sleep, a bare receive from time.After or a timer's channel, a select
+// whose only cases are timers, a range over a ticker, time.AfterFunc) must
+// be for a named constant of this package that is a session timeout. A
+// bounded wait is a select with a real event beside its timer, or
+// internal/wait and poll, which call no timer here. The check is first shown
+// to refuse such waits in sources written for it.
+func TestE2_NoSleepGuessesAWindow(t *testing.T) {
+	claims.Open(t, "E2")
+	t.Run("the check refuses waits on time alone", func(t *testing.T) {
+		for _, tc := range claims.E2Bites {
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, "x_test.go", "package x\nimport \"time\"\nconst aSessionTimeout = time.Second\n"+tc.Src, 0)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.Name, err)
+			}
+			_, refused := claims.E2Scan(fset, []*ast.File{f}, []*ast.File{f})
+			if (len(refused) > 0) != tc.Refused {
+				claims.BrokenCheck(t, "E2", "%s: refused %q; want refused=%v", tc.Name, refused, tc.Refused)
+			}
+		}
+	})
+	// The root's proofs, and the rooms that hold their scenes' steps (the
+	// fixtures, C1's workers, the peer table): in the root and ./peers the
+	// test files, in the rooms every file.
+	var allowed, refused []string
+	files := 0
+	for _, dir := range []string{".", "internal/scene", "internal/chaos", "peers"} {
+		fset := token.NewFileSet()
+		var all, scanned []*ast.File
+		names, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		for _, name := range names {
+			f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatalf("parse %s: %v", name, err)
+			}
+			all = append(all, f)
+			if strings.HasSuffix(name, "_test.go") == (dir == "." || dir == "peers") {
+				scanned = append(scanned, f)
+			}
+		}
+		a, r := claims.E2Scan(fset, all, scanned)
+		allowed, refused, files = append(allowed, a...), append(refused, r...), files+len(scanned)
+	}
+	for _, r := range refused {
+		claims.Refuted(t, "E2", "%s", r)
+	}
+	for _, a := range allowed {
+		t.Logf("%s", a)
+	}
+	if !t.Failed() {
+		claims.Evidence(t, "%d waits on time alone in %d files of the proofs and their scenes, each for a named session-timeout constant; none guesses a window", len(allowed), files)
+	}
+}
+
 // TestE3_ScenarioLeavesNothingBehind: whatever a scenario starts is gone
 // when it ends, and also when the run is interrupted (claim E3, section §7).
 //   - A scenario runs in its own Scope and is checked right after it closes:
@@ -150,4 +200,97 @@ func TestE3_ScenarioLeavesNothingBehind(t *testing.T) {
 	claims.Open(t, "E3")
 	t.Run("a scenario leaves nothing behind when its scope closes", scene.ScopeLeavesNothing)
 	t.Run("an interrupted run leaves nothing behind", scene.InterruptLeavesNothing)
+}
+
+// TestE4_RecordStartsWithServerVersionBackendAndSize checks the header that
+// TestMain printed before any claim ran (claim E4, section §7) against what
+// ran: it names the backend of every ensemble started so far, the version
+// the shared server reports now through srvr, and the size of every
+// ensemble this run has started (zkserver.Started). It checks after every
+// other Test of the run and sees what they started: as a parallel test it
+// begins once the sequential ones have ended, and then waits for the other
+// parallel tests to end (sideBySide); the Examples run after it, and
+// TestMain repeats the size check over the whole run once they have ended.
+// cmd/evidence checks the record as a reader gets it: the header comes
+// before the first test.
+func TestE4_RecordStartsWithServerVersionBackendAndSize(t *testing.T) {
+	t.Parallel()
+	s := scene.SharedServer(t)
+	claims.Open(t, "E4")
+	scene.AfterTheOtherTests(t)
+	if scene.VersionErr != nil {
+		t.Skipf("skipped: the header names the server's version, read with srvr; %v", scene.VersionErr)
+	}
+	st, err := s.Srvr()
+	if err != nil {
+		t.Fatalf("srvr: %v", err)
+	}
+	if !regexp.MustCompile(`^3\.\d+\.\d+$`).MatchString(st.Version) {
+		claims.Refuted(t, "E4", "got server version %q; want 3.x.y", st.Version)
+	}
+	want := []string{"# zk19 verification record\n", "# backend:   " + string(scene.Backend.Kind), "ZooKeeper " + st.Version + " "}
+	for _, w := range want {
+		if !strings.Contains(scene.PrintedHeader, w) {
+			claims.Refuted(t, "E4", "got a printed header without %q; want it:\n%s", w, scene.PrintedHeader)
+		}
+	}
+	if !strings.HasPrefix(scene.PrintedHeader, "# zk19 verification record") {
+		claims.Refuted(t, "E4", "got a header starting %q; want the record's title first", scene.PrintedHeader)
+	}
+	ran := zkserver.Started()
+	if scene.Backend.Kind != zkserver.External && len(ran) == 0 {
+		claims.NotShown(t, "E4", "the run's record of started ensembles is empty; want at least the shared server")
+	}
+	for _, e := range ran {
+		if e.Backend.Kind != scene.Backend.Kind {
+			claims.Refuted(t, "E4", "an ensemble of %s ran on the %s backend; the header says %s", scene.SizeName(len(e.Servers)), e.Backend.Kind, scene.Backend.Kind)
+		}
+	}
+	for _, miss := range scene.UnnamedSizes(scene.PrintedHeader, ran) {
+		claims.Refuted(t, "E4", "the run started %s, which the header's ensembles line does not name:\n%s", miss, scene.PrintedHeader)
+	}
+	claims.Evidence(t, "the record began with: %s; ensembles the run's Tests started: %s", strings.ReplaceAll(scene.PrintedHeader, "\n", " | "), scene.StartedSizes(ran))
+}
+
+// TestA1_OpenACLLetsAThiefMakeASecondHolder: under an open ACL any session
+// deletes the holder's node, and the next candidate then holds too (claim
+// A1, §7 ¶6). A creator-only ACL on the candidate nodes alone changes
+// nothing: the server checks a delete against the parent's ACL, which is
+// open.
+func TestA1_OpenACLLetsAThiefMakeASecondHolder(t *testing.T) {
+	claims.Open(t, "A1")
+	t.Run("an open ACL lets another session delete the holder's node and the next candidate holds too", func(t *testing.T) {
+		scene.ThiefMakesSecondHolder(t, zk.WorldACL(zk.PermAll), zk.WorldACL(zk.PermAll))
+	})
+	t.Run("a creator-only ACL on the candidates under an open parent does not stop the thief", func(t *testing.T) {
+		scene.ThiefMakesSecondHolder(t, zk.WorldACL(zk.PermAll), zk.AuthACL(zk.PermAll))
+	})
+}
+
+// TestA1_CreatorOnlyACLRefusesTheThief: with a creator-only ACL on the lock
+// parent and its candidates, and the participants authenticated with one
+// digest identity, a session of another identity gets NoAuth when it
+// deletes the holder's node; the node stays, the next candidate keeps
+// waiting, and one holder remains (claim A1, §7 ¶6).
+func TestA1_CreatorOnlyACLRefusesTheThief(t *testing.T) {
+	claims.Open(t, "A1")
+	sc := scene.NewACLScene(t, zk.AuthACL(zk.PermAll), zk.AuthACL(zk.PermAll))
+	hA, pB := sc.HoldAndWait(t)
+	stolen := sc.Steal(t, hA.Path)
+	exists, _ := scene.StatOf(t, sc.O, hA.Path)
+	st := pB.Settled()
+	claims.Evidence(t, "creator-only ACL on the parent and the candidates (both carry %v on the server): T's delete of A's node got %v; A's node exists: %v; B still waits on A: %v, acquired: %v", scene.StoredACL(zk.AuthACL(zk.PermAll), scene.LockIdentity), stolen, exists, st.Waiting && st.Pred == path.Base(hA.Path), st.Acquired)
+	if !errors.Is(stolen, zk.ErrNoAuth) {
+		claims.Refuted(t, "A1", "T's delete of A's node got %v; want zk.ErrNoAuth", stolen)
+	}
+	if !exists || st.Done || !st.Waiting {
+		claims.Refuted(t, "A1", "after T's attempt A's node exists=%v and B's acquisition done=%v (acquired %v, waiting %v); want A's node kept and B still waiting: one holder", exists, st.Done, st.Acquired, st.Waiting)
+	}
+	if err := hA.Release(scene.LockCtx(t)); err != nil {
+		t.Fatalf("A: release: %v", err)
+	}
+	if _, err := pB.Result(); err != nil {
+		t.Fatalf("B after A's release: %v", err)
+	}
+	sc.B.Log.Ok("holds after A released")
 }

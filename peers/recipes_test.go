@@ -491,11 +491,11 @@ func joinOurs(sc *peerScene, who string, sessionTimeout time.Duration) peerLock 
 }
 
 func (o *oursLock) who() string              { return o.p.Name }
-func (o *oursLock) session() string          { return o.p.C.SessionHex() }
+func (o *oursLock) session() string          { return o.p.Session.SessionHex() }
 func (o *oursLock) proxy() *faultproxy.Proxy { return o.px }
-func (o *oursLock) mark() int                { return o.p.C.Mark() }
+func (o *oursLock) mark() int                { return o.p.Session.Mark() }
 func (o *oursLock) reconnected(mark int) error {
-	return o.p.C.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin)
+	return o.p.Session.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin)
 }
 
 // acquire does what the recipe asks of its caller: Acquire, and after a
@@ -513,22 +513,22 @@ func (o *oursLock) acquire(timeout time.Duration) *peerTry {
 	}
 	o.stop = cancel
 	try := newTry(o)
-	o.p.A.Invoke("Acquire %s (timeout %v)", o.sc.dir, timeout)
-	mark := o.p.C.Mark()
+	o.p.Log.Invoke("Acquire %s (timeout %v)", o.sc.dir, timeout)
+	mark := o.p.Session.Mark()
 	go func() {
 		defer cancel()
-		h, err := o.p.L.Acquire(ctx)
+		h, err := o.p.Locker.Acquire(ctx)
 		guid := ""
 		if ce, ok := errors.AsType[*lock.CreateError](err); ok {
 			guid = ce.GUID
 		}
 		for guid != "" && (errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer)) {
-			if werr := o.p.C.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); werr != nil {
+			if werr := o.p.Session.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); werr != nil {
 				err = fmt.Errorf("%w; then %w", err, werr)
 				break
 			}
-			mark = o.p.C.Mark()
-			h, err = o.p.L.Recover(ctx, guid)
+			mark = o.p.Session.Mark()
+			h, err = o.p.Locker.Recover(ctx, guid)
 		}
 		node := ""
 		if h != nil {

@@ -153,24 +153,24 @@ func Phase(t tb.TB, format string, args ...any) {
 // then "B ok "0"", "B fail ..." or "B info ..." (outcome unknown).
 type Actor struct {
 	Name string
-	T    tb.TB
+	TB   tb.TB
 }
 
-func NewActor(t tb.TB, name string) Actor { return Actor{Name: name, T: t} }
+func NewActor(t tb.TB, name string) Actor { return Actor{Name: name, TB: t} }
 
 func (a Actor) Log(kind, format string, args ...any) {
-	a.T.Helper()
+	a.TB.Helper()
 	if msg := fmt.Sprintf(format, args...); msg != "" {
-		a.T.Logf("%s %s %s", a.Name, kind, msg)
+		a.TB.Logf("%s %s %s", a.Name, kind, msg)
 	} else {
-		a.T.Logf("%s %s", a.Name, kind)
+		a.TB.Logf("%s %s", a.Name, kind)
 	}
 }
 
-func (a Actor) Invoke(format string, args ...any) { a.T.Helper(); a.Log("invoke", format, args...) }
+func (a Actor) Invoke(format string, args ...any) { a.TB.Helper(); a.Log("invoke", format, args...) }
 
-func (a Actor) Ok(format string, args ...any) { a.T.Helper(); a.Log("ok", format, args...) }
+func (a Actor) Ok(format string, args ...any) { a.TB.Helper(); a.Log("ok", format, args...) }
 
-func (a Actor) Fail(format string, args ...any) { a.T.Helper(); a.Log("fail", format, args...) }
+func (a Actor) Fail(format string, args ...any) { a.TB.Helper(); a.Log("fail", format, args...) }
 
-func (a Actor) Info(format string, args ...any) { a.T.Helper(); a.Log("info", format, args...) }
+func (a Actor) Info(format string, args ...any) { a.TB.Helper(); a.Log("info", format, args...) }

@@ -48,9 +48,9 @@ func NewACLScene(t *testing.T, parentACL, nodeACL []zk.ACL) *aclScene {
 	sc.requireACL(t, sc.parent, parentACL)
 	opts := JoinOpts{Lock: []lock.Option{lock.WithACL(nodeACL)}}
 	sc.a = Join(t, "A", servers, sc.parent, opts)
-	authenticate(t, sc.a.C, LockIdentity)
+	authenticate(t, sc.a.Session, LockIdentity)
 	sc.B = Join(t, "B", servers, sc.parent, opts)
-	authenticate(t, sc.B.C, LockIdentity)
+	authenticate(t, sc.B.Session, LockIdentity)
 	sc.T = zkclient.Connect(t, "T", servers)
 	authenticate(t, sc.T, thiefIdentity)
 	return sc
@@ -137,10 +137,10 @@ func ThiefMakesSecondHolder(t *testing.T, parentACL, nodeACL []zk.ACL) {
 	if err != nil {
 		claims.RefutedNow(t, "A1", "after the theft B's acquisition returned %v; want a hold", err)
 	}
-	sc.B.A.Ok("holds %s", path.Base(hB.Path))
-	sc.a.A.Info("A never released; its worker still acts on %s", path.Base(hA.Path))
+	sc.B.Log.Ok("holds %s", path.Base(hB.Path))
+	sc.a.Log.Info("A never released; its worker still acts on %s", path.Base(hA.Path))
 	late := hA.Release(LockCtx(t))
-	sc.a.A.Info("A's Release, when A gets to it: %v", late)
+	sc.a.Log.Info("A's Release, when A gets to it: %v", late)
 	claims.Evidence(t, "parent ACL %v, node ACL %v (both candidates carry %v on the server): T deleted A's node (err %v); B then held %s while A's hold was never released: two holders; A's later Release reports lost candidacy: %v", parentACL, nodeACL, StoredACL(nodeACL, LockIdentity), stolen, path.Base(hB.Path), errors.Is(late, lock.ErrLostCandidacy))
 	if !errors.Is(late, lock.ErrLostCandidacy) {
 		claims.BrokenCheck(t, "A1", "A's Release after the theft returned %v; want lock.ErrLostCandidacy", late)

@@ -39,7 +39,7 @@ type Trio struct {
 	*Cluster
 	LeaderServer, fresh, Lagging *zkserver.Server
 	A, B                         *xClient
-	H                            *xHistory
+	History                      *xHistory
 }
 
 const (
@@ -59,9 +59,9 @@ func NewTrio(t zkserver.TB, opts ...zkserver.Option) *Trio {
 	if len(fs) != 2 {
 		t.Fatalf("got %d followers; want 2", len(fs))
 	}
-	tr := &Trio{t: t, Cluster: c, LeaderServer: c.Leader(), fresh: fs[0], Lagging: fs[1], H: newXHistory("0")}
-	tr.A = tr.H.Join(t, "A", 1, tr.fresh)
-	tr.B = tr.H.Join(t, "B", 2, tr.Lagging)
+	tr := &Trio{t: t, Cluster: c, LeaderServer: c.Leader(), fresh: fs[0], Lagging: fs[1], History: newXHistory("0")}
+	tr.A = tr.History.Join(t, "A", 1, tr.fresh)
+	tr.B = tr.History.Join(t, "B", 2, tr.Lagging)
 	t.Logf("A is connected to %s; B to %s (the lagging one once held)", tr.fresh.Label, tr.Lagging.Label)
 	if _, err := tr.A.Create(XPath, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatalf("create %s: %v", XPath, err)
@@ -115,13 +115,7 @@ func newXHistory(initial string) *xHistory { return &xHistory{Rec: history.NewRe
 func (h *xHistory) Start(initial string) { h.Rec = history.NewRecorder(initial) }
 
 // verdict is porcupine's verdict on the history so far.
-func (h *xHistory) Verdict() history.Verdict {
-	v, _, err := history.Check(context.Background(), h.Rec.Operations(), h.Rec.Initial(), 10*time.Second)
-	if err != nil {
-		return history.Unknown
-	}
-	return v
-}
+func (h *xHistory) Verdict() history.Verdict { return VerdictOf(h.Rec) }
 
 // Join connects participant name, porcupine's client id, to server s.
 func (h *xHistory) Join(t zkserver.TB, name string, id int, s *zkserver.Server) *xClient {
@@ -131,7 +125,7 @@ func (h *xHistory) Join(t zkserver.TB, name string, id int, s *zkserver.Server) 
 
 // client makes session c participant name, porcupine's client id.
 func (h *xHistory) Client(t zkserver.TB, name string, id int, c *zkclient.Client) *xClient {
-	return &xClient{Client: c, A: claims.NewActor(t, name), id: id, h: h, inbox: make(chan string, 16)}
+	return &xClient{Client: c, Log: claims.NewActor(t, name), id: id, h: h, inbox: make(chan string, 16)}
 }
 
 // xClient is a participant of the register scenarios: a named session
@@ -140,7 +134,7 @@ func (h *xHistory) Client(t zkserver.TB, name string, id int, c *zkclient.Client
 // connection's own; the raw calls stay at c.Conn.
 type xClient struct {
 	*zkclient.Client
-	A     claims.Actor
+	Log   claims.Actor
 	id    int // porcupine's client id
 	h     *xHistory
 	inbox chan string   // what others told c out of band
@@ -150,31 +144,31 @@ type xClient struct {
 // in returns c logging and failing as t (for subtests).
 func (c *xClient) in(t zkserver.TB) *xClient {
 	d := *c
-	d.A = claims.NewActor(t, c.Name)
+	d.Log = claims.NewActor(t, c.Name)
 	return &d
 }
 
 // Set writes v to /x and returns the node's data version after the write.
 func (c *xClient) Set(v string) int32 {
-	c.A.T.Helper()
-	c.A.Invoke("set %s %q", XPath, v)
+	c.Log.TB.Helper()
+	c.Log.Invoke("set %s %q", XPath, v)
 	call := c.h.Rec.Invoke(c.id, history.Write, v)
 	st, err := c.Conn.Set(XPath, []byte(v), -1)
 	if err != nil {
 		call.Info()
-		c.A.Info("set: %v (outcome unknown)", err)
-		c.A.T.Fatalf("%s: set %s: %v", c.Name, XPath, err)
+		c.Log.Info("set: %v (outcome unknown)", err)
+		c.Log.TB.Fatalf("%s: set %s: %v", c.Name, XPath, err)
 	}
 	call.Ok(v)
-	c.A.Ok("version %d", st.Version)
+	c.Log.Ok("version %d", st.Version)
 	return st.Version
 }
 
 // Get reads /x on c's server. After a Sync the read is recorded from the
 // sync's call: sync-then-read is one composite read.
 func (c *xClient) Get() string {
-	c.A.T.Helper()
-	c.A.Invoke("get %s", XPath)
+	c.Log.TB.Helper()
+	c.Log.Invoke("get %s", XPath)
 	call := c.read
 	c.read = nil
 	if call == nil {
@@ -183,44 +177,44 @@ func (c *xClient) Get() string {
 	b, _, err := c.Conn.Get(XPath)
 	if err != nil {
 		call.Info()
-		c.A.Fail("get: %v", err)
-		c.A.T.Fatalf("%s: get %s: %v", c.Name, XPath, err)
+		c.Log.Fail("get: %v", err)
+		c.Log.TB.Fatalf("%s: get %s: %v", c.Name, XPath, err)
 	}
 	call.Ok(string(b))
-	c.A.Ok("%q", b)
+	c.Log.Ok("%q", b)
 	return string(b)
 }
 
 // Sync asks c's server to catch up with its leader on /x, and begins the
 // composite read that the next Get ends.
 func (c *xClient) Sync() error {
-	c.A.T.Helper()
-	c.A.Invoke("sync %s", XPath)
+	c.Log.TB.Helper()
+	c.Log.Invoke("sync %s", XPath)
 	c.read = c.h.Rec.Invoke(c.id, history.Read, "")
 	if _, err := c.Conn.Sync(XPath); err != nil {
 		c.read.Info()
 		c.read = nil
-		c.A.Fail("sync: %v", err)
+		c.Log.Fail("sync: %v", err)
 		return err
 	}
-	c.A.Ok("sync")
+	c.Log.Ok("sync")
 	return nil
 }
 
 // Tell sends msg to another participant out of band: through a channel,
 // not through ZooKeeper.
 func (c *xClient) Tell(to *xClient, msg string) {
-	c.A.T.Helper()
-	c.A.Invoke("tell %s %q (out of band)", to.Name, msg)
+	c.Log.TB.Helper()
+	c.Log.Invoke("tell %s %q (out of band)", to.Name, msg)
 	to.inbox <- msg
-	c.A.Ok("")
+	c.Log.Ok("")
 }
 
 // Told returns the next message another participant told c.
 func (c *xClient) Told() string {
-	c.A.T.Helper()
-	msg := wait.Receive(c.A.T, Within, c.Name+"'s message", c.inbox)
-	c.A.Info("told %q", msg)
+	c.Log.TB.Helper()
+	msg := wait.Receive(c.Log.TB, Within, c.Name+"'s message", c.inbox)
+	c.Log.Info("told %q", msg)
 	return msg
 }
 
@@ -253,78 +247,35 @@ func (tr *Trio) waitLeaderAnswered(up0, held0 int64) {
 	tr.t.Logf("nemesis observes: follower forwarded %d bytes to the leader; %d bytes from the leader are held", s.UpBytes-up0, s.DownHeld)
 }
 
-// staleReadResult is what the S1 scenario observed: the article's first
-// diagram, then a control round with the same steps in which B reads only
-// after its follower caught up (Example_s1StaleReadFromLaggingFollower walks
-// the same steps and prints these observations).
-type staleReadResult struct {
-	Version       int32  // /x's version after A's write of "1"
-	Told          string // what A told B out of band
-	ReadWhileHeld string
-	heldWhenRead  int64             // bytes the proxy held when B's read returned
-	Stale         *history.Recorder // A's write and B's read while held
-	ReadAfter     string            // B's read once its follower had "1"
-	// caught is the stale history with B's read taken after catch-up
-	// instead, assembled from the recorded intervals.
-	Caught *history.Recorder
-	// The control round, recorded end to end: A writes "2", tells B, the
-	// stream is released, and B reads after its follower caught up.
-	ControlRead string
-	ControlHeld int64 // bytes held when B's control read returned
-	Recorded    *history.Recorder
-}
-
-func RunStaleRead(t zkserver.TB) staleReadResult {
-	t.Helper()
-	tr := NewTrio(t)
-	A, B := tr.A, tr.B
-	var r staleReadResult
-	claims.Phase(t, "the leader's stream to B's follower is held")
-	stream := tr.HoldLeaderStream()
-	claims.Phase(t, "A writes x=1 through the other follower; the write commits without B's follower")
-	r.Version = A.Set("1")
-	A.Tell(B, "x=1 is written")
-	r.Told = B.Told()
-	claims.Phase(t, "B reads x on its follower while the link is still held")
-	r.ReadWhileHeld = B.Get()
-	r.heldWhenRead = HeldDown(stream)
-	claims.Evidence(t, "B read %q on %s after A's acknowledged write of \"1\"; the proxy still held %d bytes of the leader's stream to it when the read returned", r.ReadWhileHeld, tr.Lagging.Label, r.heldWhenRead)
-	r.Stale = tr.H.Rec
-	claims.Phase(t, "release; B reads again after its follower caught up")
-	tr.CatchUp("1")
-	tr.H.Start("1") // B's next read stays out of the stale history
-	r.Caught = history.NewRecorder(r.Stale.Initial())
-	for _, op := range r.Stale.Operations() {
-		if op.ClientId == A.id { // A's write; B's stale read is left out
-			_ = r.Caught.Span(op.ClientId, op.Input.(history.Input), op.Output.(history.Output), op.Call, op.Return)
+// ReadAgainAfterCatchUp ends the stale round of the first diagram: the
+// stream is released, B's follower applies v, and B reads again. It returns
+// that read and the stale round's history with B's stale read replaced by
+// this one (A's write kept as recorded), the history claim S2 says is
+// linearizable; B's read stays out of the history recorded from here.
+func (tr *Trio) ReadAgainAfterCatchUp(v string) (string, *history.Recorder) {
+	tr.t.Helper()
+	stale := tr.History.Rec
+	tr.CatchUp(v)
+	tr.History.Start(v)
+	moved := history.NewRecorder(stale.Initial())
+	for _, op := range stale.Operations() {
+		if op.ClientId == tr.A.id { // A's write; B's stale read is left out
+			_ = moved.Span(op.ClientId, op.Input.(history.Input), op.Output.(history.Output), op.Call, op.Return)
 		}
 	}
-	call := r.Stale.Now()
-	r.ReadAfter = B.Get()
-	_ = r.Caught.Span(B.id, history.Input{Op: history.Read}, history.Output{Value: r.ReadAfter}, call, r.Stale.Now())
-	claims.Phase(t, "control: the same steps, but B reads after its follower caught up")
-	tr.H.Start(r.ReadAfter)
-	r.Recorded = tr.H.Rec
-	stream = tr.HoldLeaderStream()
-	A.Set("2")
-	A.Tell(B, "x=2 is written")
-	B.Told()
-	tr.CatchUp("2")
-	r.ControlRead = B.Get()
-	r.ControlHeld = stream.Stats().DownHeld
-	return r
+	call := stale.Now()
+	read := tr.B.Get()
+	_ = moved.Span(tr.B.id, history.Input{Op: history.Read}, history.Output{Value: read}, call, stale.Now())
+	return read, moved
 }
 
-// RequireLagAtRead fails the claim unless the follower really lagged while
-// B read: bytes only accumulate in the proxy while the stream is held and
-// leave all at once on release, so bytes held after the read returned, and
-// before any release, were not delivered during it. Without this, a stream released before the read
-// could let the claim pass by the luck of a slow follower.
-func RequireLagAtRead(t zkserver.TB, id string, r staleReadResult) {
-	t.Helper()
-	if r.heldWhenRead <= 0 {
-		claims.NotShown(t, id, "got %d bytes held from the leader within %v of B's read; want > 0 (the follower was not lagging at the read)", r.heldWhenRead, Within)
+// VerdictOf is porcupine's verdict on the history rec.
+func VerdictOf(rec *history.Recorder) history.Verdict {
+	v, _, err := history.Check(context.Background(), rec.Operations(), rec.Initial(), 10*time.Second)
+	if err != nil {
+		return history.Unknown
 	}
+	return v
 }
 
 // barrierResult is what a blocking operation on the lagging follower did.
@@ -342,7 +293,7 @@ func (tr *Trio) BlockedUntilRelease(what string, op func() error) barrierResult 
 	p := tr.QuorumLink()
 	s0 := p.Stats()
 	done := make(chan error, 1)
-	tr.B.A.Invoke("%s", what)
+	tr.B.Log.Invoke("%s", what)
 	go func() { done <- op() }()
 	var r barrierResult
 	// Either the leader has answered into the hold while op is pending, or
@@ -359,18 +310,18 @@ func (tr *Trio) BlockedUntilRelease(what string, op func() error) barrierResult 
 		return s.UpBytes > s0.UpBytes && s.DownHeld > s0.DownHeld, fmt.Sprintf("up %d bytes (before %d), held down %d bytes (before %d)", s.UpBytes, s0.UpBytes, s.DownHeld, s0.DownHeld)
 	})
 	if r.DoneBeforeRelease {
-		tr.B.A.Ok("%s returned while the leader's stream was held (%v)", what, r.Err)
+		tr.B.Log.Ok("%s returned while the leader's stream was held (%v)", what, r.Err)
 	} else {
 		tr.t.Logf("nemesis observes: %s forwarded to the leader; %d bytes from the leader are held", what, p.Stats().DownHeld)
-		tr.B.A.Info("%s still pending while the leader's stream is held", what)
+		tr.B.Log.Info("%s still pending while the leader's stream is held", what)
 	}
 	tr.Release()
 	if !r.DoneBeforeRelease {
 		r.Err = wait.Receive(tr.t, Within, "the return of "+what+" after the release", done)
 		if r.Err != nil {
-			tr.B.A.Fail("%s: %v", what, r.Err)
+			tr.B.Log.Fail("%s: %v", what, r.Err)
 		} else {
-			tr.B.A.Ok("%s returned after release", what)
+			tr.B.Log.Ok("%s returned after release", what)
 		}
 	}
 	r.ReadAfter = tr.B.Get()
@@ -521,14 +472,14 @@ type zk1675 struct {
 	Old, OldFollower *zkserver.Server
 	newSide          []*zkserver.Server
 	B                *xClient
-	H                *xHistory
+	History          *xHistory
 	cutAt            time.Time
 }
 
 func NewZK1675(t zkserver.TB) *zk1675 {
 	t.Helper()
 	e := lease(t, zk1675Kind)
-	w := &zk1675{t: t, Cluster: e, Old: e.Leader(), OldFollower: e.Followers()[0], H: newXHistory("0")}
+	w := &zk1675{t: t, Cluster: e, Old: e.Leader(), OldFollower: e.Followers()[0], History: newXHistory("0")}
 	for _, s := range e.Servers {
 		if s != w.Old && s != w.OldFollower {
 			w.newSide = append(w.newSide, s)
@@ -550,7 +501,7 @@ func NewZK1675(t zkserver.TB) *zk1675 {
 		}
 		return ok, strings.Join(seen, " ")
 	})
-	w.B = w.H.Join(t, "B", 2, w.OldFollower)
+	w.B = w.History.Join(t, "B", 2, w.OldFollower)
 	return w
 }
 

@@ -151,17 +151,17 @@ func NodeOf(h *lock.Held) string { return path.Base(h.Path) }
 // proxies of its own that count what crosses the wire (see witness), and a
 // Locker on it whose Trace writes the actor's record lines.
 type Contender struct {
-	t      zkserver.TB
-	Name   string
-	C      *zkclient.Client
-	L      *lock.Locker
-	W      *witness
-	A      claims.Actor
-	parent string
-	ctx    context.Context // bounds acquire
-	o      JoinOpts
-	made   chan string  // own node names the creates returned, in order
-	Events atomic.Int64 // watch events the acquisitions received
+	t       zkserver.TB
+	Name    string
+	Session *zkclient.Client
+	Locker  *lock.Locker
+	Witness *witness
+	Log     claims.Actor
+	parent  string
+	ctx     context.Context // bounds acquire
+	o       JoinOpts
+	made    chan string  // own node names the creates returned, in order
+	Events  atomic.Int64 // watch events the acquisitions received
 
 	mu       sync.Mutex
 	muted    bool
@@ -178,11 +178,11 @@ func Join(t zkserver.TB, name string, servers []string, parent string, o JoinOpt
 	if o.Quiet {
 		copts = append(slices.Clip(copts), zkclient.Quiet())
 	}
-	p := &Contender{t: t, Name: name, A: claims.NewActor(t, name), parent: parent, o: o, muted: o.Quiet,
+	p := &Contender{t: t, Name: name, Log: claims.NewActor(t, name), parent: parent, o: o, muted: o.Quiet,
 		ctx: LockCtx(t), made: make(chan string, 4096)}
 	var addrs []string
-	p.W, addrs = newWitness(t, name, parent, servers)
-	p.C = zkclient.Connect(t, name, addrs, copts...)
+	p.Witness, addrs = newWitness(t, name, parent, servers)
+	p.Session = zkclient.Connect(t, name, addrs, copts...)
 	// Registered after the client, so it runs before the client closes: no
 	// goroutine of the recipe logs after the test has ended.
 	t.Cleanup(p.Mute)
@@ -192,8 +192,8 @@ func Join(t zkserver.TB, name string, servers []string, parent string, o JoinOpt
 
 // relock gives p a fresh Locker on its client's current session.
 func (p *Contender) Relock() {
-	tr := locktrace.Compose(p.W.trace(), RecordTrace(p.line), p.observe(), p.referee(), p.o.Trace)
-	p.L = lock.New(p.C.Conn, p.parent, append([]lock.Option{lock.WithTrace(tr)}, p.o.Lock...)...)
+	tr := locktrace.Compose(p.Witness.trace(), RecordTrace(p.line), p.observe(), p.referee(), p.o.Trace)
+	p.Locker = lock.New(p.Session.Conn, p.parent, append([]lock.Option{lock.WithTrace(tr)}, p.o.Lock...)...)
 }
 
 // observe feeds the contender's records: the creates and the events, in
@@ -223,7 +223,7 @@ func (p *Contender) line(typ, format string, args ...any) {
 	defer p.mu.Unlock()
 	p.last = strings.TrimSpace(typ + " " + fmt.Sprintf(format, args...))
 	if !p.muted {
-		p.A.Log(typ, format, args...)
+		p.Log.Log(typ, format, args...)
 	}
 }
 
@@ -252,7 +252,7 @@ func (p *Contender) Mute() { p.mu.Lock(); p.muted = true; p.mu.Unlock(); p.stopp
 // acquire takes the lock now, within the scene's bound, or fails the test.
 func (p *Contender) Acquire() *lock.Held {
 	p.t.Helper()
-	h, err := p.L.Acquire(p.ctx)
+	h, err := p.Locker.Acquire(p.ctx)
 	if err != nil {
 		p.t.Fatalf("%s: acquire: %v", p.Name, err)
 	}
@@ -272,7 +272,7 @@ func (p *Contender) Settled(own string) Attempt {
 // Acquisition that does not settle.
 func (p *Contender) settledOr(j claims.Judge, own string) Attempt {
 	p.t.Helper()
-	return p.W.settle(claims.Judged(p.t, claims.OpenedOn(p.t), j), func() error { _, _, err := p.C.Exists("/"); return err }, own)
+	return p.Witness.settle(claims.Judged(p.t, claims.OpenedOn(p.t), j), func() error { _, _, err := p.Session.Exists("/"); return err }, own)
 }
 
 // Acquisition is an Acquire running in its own goroutine.
@@ -313,7 +313,7 @@ func (p *Contender) AcquireInBackground() *Acquisition {
 	for len(p.made) > 0 {
 		<-p.made // names of earlier acquisitions
 	}
-	acq := acquireInBackground(p.t, context.Background(), p.L)
+	acq := acquireInBackground(p.t, context.Background(), p.Locker)
 	acq.p = p
 	select {
 	case acq.Own = <-p.made:
@@ -377,7 +377,7 @@ func (acq *Acquisition) seen() string {
 	if acq.p == nil {
 		return s
 	}
-	if at, ok := acq.p.W.now(acq.Own); ok {
+	if at, ok := acq.p.Witness.now(acq.Own); ok {
 		s += fmt.Sprintf(", waiting=%v on %q after %d listing(s) and %d wake-up(s) on the wire", at.Waiting, at.Pred, at.Rounds, at.Wakeups)
 	}
 	return fmt.Sprintf("%s; %s's last step: %s", s, acq.p.Name, acq.p.LastStep())
@@ -398,7 +398,7 @@ func (acq *Acquisition) WaitsOn(pred string) *Acquisition {
 func (acq *Acquisition) WaitsOnOr(j claims.Judge, pred string) *Acquisition {
 	acq.t.Helper()
 	t := claims.Judged(acq.t, claims.OpenedOn(acq.t), j)
-	if at := acq.p.W.waitingOn(t, pred); at.Own != acq.Own {
+	if at := acq.p.Witness.waitingOn(t, pred); at.Own != acq.Own {
 		t.Fatalf("%s: got its acquisition of %s waiting on %s; want the one of %s", acq.p.Name, at.Own, pred, acq.Own)
 	}
 	return acq

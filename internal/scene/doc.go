@@ -5,6 +5,9 @@
 //   - main.go: Main, KitMain and BenchMain, the TestMains of the root, of
 //     ./peers and of ./bench: backend, interrupts, reaper, shared server,
 //     the record's header (claim E4) and the check that nothing was left.
+//   - retell.go: Retell runs a root Example as the body of a Test, its
+//     Scope acting for the Test (tb.For), and checks what it printed: the
+//     Example is a diagram's one telling, the Test its record (S1, S2).
 //   - pool.go, helpers.go: the pool that lends servers to the proofs
 //     (LeaseTrio, LeaseServer), the Cluster fixture (Leader, HoldStream,
 //     ReleaseStream), a test's znode root, Parallel and Within, the one

@@ -186,7 +186,7 @@ func (fc *fencingCast) ExpireA(t zkserver.TB, node string) {
 func (fc *fencingCast) cutA(t zkserver.TB) {
 	fc.proxy.Blackhole(faultproxy.Both)
 	t.Cleanup(fc.proxy.Heal)
-	fc.A.A.Info("connection blackholed: no close, no forced expiry")
+	fc.A.Log.Info("connection blackholed: no close, no forced expiry")
 }
 
 // heldOnceAExpires cuts A off and returns the hold B's waiting acquisition
@@ -199,7 +199,7 @@ func (fc *fencingCast) HeldOnceAExpires(t zkserver.TB, id string, waitingB *Acqu
 	if waitingB.Err != nil {
 		claims.NotShown(t, id, "B acquire: %v", waitingB.Err)
 	}
-	fc.B.A.Ok("holds with token %v after the server deleted A's node", waitingB.Held.Token)
+	fc.B.Log.Ok("holds with token %v after the server deleted A's node", waitingB.Held.Token)
 	return waitingB.Held
 }
 
@@ -231,27 +231,27 @@ func RunFencingStory(t zkserver.TB, res fence.Resource) fencingStory {
 	claims.Phase(t, "A holds and writes once with its token; its worker keeps the token and parks on a gate")
 	hA := fc.A.Acquire()
 	st.TokenA = hA.Token
-	first := WriteEach(t, fc.A.A, st.TokenA, "A-first", res, unfenced)
+	first := WriteEach(t, fc.A.Log, st.TokenA, "A-first", res, unfenced)
 	st.Fenced.First, st.Unfenced.First = first[0], first[1]
 	lostA := hA.Lost()
-	WaitWatching(t, fc.srv, fc.root, hA.Path, fc.A.C.SessionHex())
-	fc.A.A.Info("hold armed: watching its own node %s", path.Base(hA.Path))
+	WaitWatching(t, fc.srv, fc.root, hA.Path, fc.A.Session.SessionHex())
+	fc.A.Log.Info("hold armed: watching its own node %s", path.Base(hA.Path))
 	late := ParkWorker(t, st.TokenA, "stale-late", res, unfenced)
 
 	claims.Phase(t, "B waits on A's node")
 	pB := fc.B.AcquireInBackground().WaitsOn(NodeOf(hA))
 
 	claims.Phase(t, "A's connection is blackholed: no forced expiry, no close; the session runs out")
-	mark := fc.A.C.Mark()
+	mark := fc.A.Session.Mark()
 	st.TokenB = fc.HeldOnceAExpires(t, "F1", pB).Token
-	st.ASawExpiredAtB = fc.A.C.Seen(zk.StateExpired)
+	st.ASawExpiredAtB = fc.A.Session.Seen(zk.StateExpired)
 	select {
 	case <-lostA:
 		st.ALostAtB = true
 	default:
 	}
-	fc.A.A.Info("A's hold reports itself lost when B acquired: %v", st.ALostAtB)
-	fc.A.A.Info("A's own view when B acquired: session states %v; expired seen: %v", fc.A.C.States()[mark:], st.ASawExpiredAtB)
+	fc.A.Log.Info("A's hold reports itself lost when B acquired: %v", st.ALostAtB)
+	fc.A.Log.Info("A's own view when B acquired: session states %v; expired seen: %v", fc.A.Session.States()[mark:], st.ASawExpiredAtB)
 	ok, _, err := fc.O.Exists(hA.Path)
 	st.DeletionBeforeHeal = err == nil && !ok
 	t.Logf("O: A's node %s exists: %v (%v)", path.Base(hA.Path), ok, err)
@@ -261,9 +261,9 @@ func RunFencingStory(t zkserver.TB, res fence.Resource) fencingStory {
 		_, side.MarkBeforeWindow, side.MarkedBeforeWindow = ReadResource(t, r)
 	}
 	claims.Phase(t, "the window: A has expired and B has not written yet")
-	window := WriteEach(t, fc.A.A, st.TokenA, "A-in-window", res, unfenced)
+	window := WriteEach(t, fc.A.Log, st.TokenA, "A-in-window", res, unfenced)
 	claims.Phase(t, "B writes with its token")
-	byB := WriteEach(t, fc.B.A, st.TokenB, "new-owner", res, unfenced)
+	byB := WriteEach(t, fc.B.Log, st.TokenB, "new-owner", res, unfenced)
 	claims.Phase(t, "the gate opens: A's worker writes with its old token")
 	lateW := late.Resume(t)
 	st.Fenced.Window, st.Fenced.B, st.Fenced.Late = window[0], byB[0], lateW[0]
@@ -274,14 +274,14 @@ func RunFencingStory(t zkserver.TB, res fence.Resource) fencingStory {
 
 	claims.Phase(t, "heal A's connection: only now can A learn that its session expired")
 	fc.proxy.Heal()
-	st.AExpiredAfterHeal = fc.A.C.WaitStateSince(mark, zk.StateExpired, zkclient.ConnectWithin) == nil
-	fc.A.A.Info("session expired seen after heal: %v", st.AExpiredAfterHeal)
+	st.AExpiredAfterHeal = fc.A.Session.WaitStateSince(mark, zk.StateExpired, zkclient.ConnectWithin) == nil
+	fc.A.Log.Info("session expired seen after heal: %v", st.AExpiredAfterHeal)
 	select {
 	case <-lostA:
 		st.ALostAfterHeal = hA.Release(ctx)
-		fc.A.A.Info("A's hold reports itself lost after the heal; Release says why: %v", st.ALostAfterHeal)
+		fc.A.Log.Info("A's hold reports itself lost after the heal; Release says why: %v", st.ALostAfterHeal)
 	case <-time.After(zkclient.ConnectWithin):
-		fc.A.A.Info("A's hold never reported itself lost after the heal")
+		fc.A.Log.Info("A's hold never reported itself lost after the heal")
 	}
 	st.Elapsed = time.Since(start0)
 	return st
@@ -369,11 +369,11 @@ type askingWorker struct {
 // the gate and waits for the worker.
 func StartAskingWorker(t zkserver.TB, p *Contender, node string, res fence.Resource, tok fence.Token, value string) *askingWorker {
 	t.Helper()
-	w := &askingWorker{who: p.A, tok: tok, value: value, self: p.C.SessionID(), answer: make(chan error, 1), gate: make(chan struct{}), wrote: make(chan fence.Result, 1), failed: make(chan error, 1)}
-	p.A.Invoke("exists %s (do I still hold the lock?)", path.Base(node))
+	w := &askingWorker{who: p.Log, tok: tok, value: value, self: p.Session.SessionID(), answer: make(chan error, 1), gate: make(chan struct{}), wrote: make(chan fence.Result, 1), failed: make(chan error, 1)}
+	p.Log.Invoke("exists %s (do I still hold the lock?)", path.Base(node))
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		ok, st, err := p.C.Exists(node)
+		ok, st, err := p.Session.Exists(node)
 		switch {
 		case err != nil:
 		case !ok:
@@ -719,7 +719,7 @@ func HoldOnFreshServer(t *testing.T, s *zkserver.Server, observer, holder string
 	_, st := StatOf(t, o, T5Parent)
 	oa.Ok("czxid 0x%x", st.Czxid)
 	tok := p.Acquire().Token
-	p.A.Ok("holds with token %v (its domain is the parent's czxid)", tok)
+	p.Log.Ok("holds with token %v (its domain is the parent's czxid)", tok)
 	return o, p, tok
 }
 

@@ -30,7 +30,8 @@ const Within = 5 * time.Second
 
 // ExampleScope opens the Scope of the Example that calls it, named after
 // it; everything the Example opens is registered with it. The Example
-// defers endExample right after, so its body reads as the diagram's steps.
+// defers EndExample right after, so its body reads as the diagram's steps.
+// Under Retell, the Scope acts for the Test that retells the Example.
 func ExampleScope() *zkserver.Scope {
 	name := "Example"
 	if pc, _, _, ok := runtime.Caller(1); ok {
@@ -38,10 +39,10 @@ func ExampleScope() *zkserver.Scope {
 			name = f.Name()[strings.LastIndex(f.Name(), ".")+1:]
 		}
 	}
-	return zkserver.NewScope(name)
+	return scopeFor(name)
 }
 
-// endExample, deferred by an Example, prints a failure inside it (the
+// EndExample, deferred by an Example, prints a failure inside it (the
 // Scope's Fatalf panics) to the Example's output, so the Example fails with
 // the reason and the test binary goes on with the next test; then it closes
 // everything the Example opened.

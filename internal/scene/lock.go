@@ -135,7 +135,7 @@ func herdOurs(t *testing.T, srv *zkserver.Server, ps []*Contender) {
 	// Each acquisition and release has a bound of its own: one bound for
 	// the whole herd made a release under a loaded machine fail for the
 	// time that queueing 99 waiters took before it.
-	holder, err := ps[0].L.Acquire(LockCtx(t))
+	holder, err := ps[0].Locker.Acquire(LockCtx(t))
 	if err != nil {
 		t.Fatalf("P0: %v", err)
 	}
@@ -165,7 +165,7 @@ func herdOurs(t *testing.T, srv *zkserver.Server, ps []*Contender) {
 				claims.Refuted(t, "L7", "P%d, still waiting, has woken %d times; want 0", i, st.Wakeups)
 			}
 		}
-		before.requireOneWatchFired(t, n, r, events()-wBefore, holder.Path, ps[r].C.SessionHex())
+		before.requireOneWatchFired(t, n, r, events()-wBefore, holder.Path, ps[r].Session.SessionHex())
 		holder = next
 	}
 	if err := holder.Release(LockCtx(t)); err != nil {
@@ -186,7 +186,7 @@ func herdFoil(t *testing.T, srv *zkserver.Server, ps []*Contender, parent string
 	n := len(ps)
 	names := make([]string, n)
 	for i, p := range ps {
-		pth, err := p.C.Create(parent+"/"+uuid.NewString()+fence.LockInfix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		pth, err := p.Session.Create(parent+"/"+uuid.NewString()+fence.LockInfix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 		if err != nil {
 			t.Fatalf("P%d foil create: %v", i, err)
 		}
@@ -202,7 +202,7 @@ func herdFoil(t *testing.T, srv *zkserver.Server, ps []*Contender, parent string
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			foilWaiter(fctx, ps[i].C, parent, names[i], func() { foilWoke.Add(1) }, registered, acquired, i)
+			foilWaiter(fctx, ps[i].Session, parent, names[i], func() { foilWoke.Add(1) }, registered, acquired, i)
 		}(i)
 	}
 	for i := 1; i < n; i++ {
@@ -212,7 +212,7 @@ func herdFoil(t *testing.T, srv *zkserver.Server, ps []*Contender, parent string
 	if !srv.External() {
 		before = Mntr(t, srv) // server-wide: read only on a server of the test's own
 	}
-	if err := ps[0].C.Delete(parent+"/"+names[0], -1); err != nil {
+	if err := ps[0].Session.Delete(parent+"/"+names[0], -1); err != nil {
 		t.Fatalf("foil release: %v", err)
 	}
 	if i := wait.Receive(t, Within, "foil: a holder", acquired); i != 1 {
@@ -419,15 +419,15 @@ func (sc *L12Scene) UnseenDeletion(node string, del func()) {
 	del()
 	atLeader, _ := StatOf(t, sc.R.O, sc.R.Parent+"/"+node)
 	sc.R.OLog.Info("%s exists on the leader: %v", node, atLeader)
-	sc.W.A.Invoke("exists %s (its own session, on %s)", node, sc.F.Label)
-	atF, _, err := sc.W.C.Exists(sc.R.Parent + "/" + node)
+	sc.W.Log.Invoke("exists %s (its own session, on %s)", node, sc.F.Label)
+	atF, _, err := sc.W.Session.Exists(sc.R.Parent + "/" + node)
 	if err != nil {
 		t.Fatalf("W exists: %v", err)
 	}
-	sc.W.A.Ok("%v", atF)
+	sc.W.Log.Ok("%v", atF)
 	// W's read on its own connection has returned: the wire's counts are
 	// final, and await lets the recipe take in what was delivered.
-	st := sc.W.W.await(t, sc.PW.Own)
+	st := sc.W.Witness.await(t, sc.PW.Own)
 	held := sc.C.StreamProxy(sc.F).Stats().DownHeld
 	claims.Evidence(t, "%s deleted through the leader (O finds it: %v); W's follower %s still has it (W's own read finds it: %v; %d bytes of the leader's stream held); W waiting on %s: %v, returned: %v, events since the hold: %d", node, atLeader, sc.F.Label, atF, held, st.Pred, st.Waiting, st.Done, sc.W.Events.Load()-events)
 	if atLeader || !atF || held == 0 {
@@ -449,7 +449,7 @@ func (sc *L12Scene) WaitsOnOrReturns(pred, why string) {
 	t := sc.T
 	t.Helper()
 	wait.For(claims.Judged(t, "L12", claims.RefutedNow), Within, "W to wait on "+pred+" or return", func() (bool, string) {
-		at, _ := sc.W.W.now(sc.PW.Own)
+		at, _ := sc.W.Witness.now(sc.PW.Own)
 		return sc.PW.Finished() || at.Waiting && at.Pred == pred, fmt.Sprintf("W waiting=%v on %q, returned %v", at.Waiting, at.Pred, sc.PW.Finished())
 	})
 	if sc.PW.Finished() {
@@ -512,7 +512,7 @@ type electionCandidate struct {
 func (el *election) Candidate(name string) *electionCandidate {
 	p := Join(el.t, name, []string{el.server.Client}, el.parent, JoinOpts{})
 	el.mu.Lock()
-	el.names[p.C.SessionID()] = name
+	el.names[p.Session.SessionID()] = name
 	el.mu.Unlock()
 	return &electionCandidate{Contender: p, el: el}
 }
@@ -538,11 +538,11 @@ func (p *electionCandidate) FinishRecovery() string {
 	version := p.readState("epoch=%d recovering from x=%d", &epoch, &x)
 	done := fmt.Sprintf("epoch=%d x=%d", epoch, x+1)
 	p.writeState(done, version)
-	p.A.Invoke("create %s ephemeral %q", p.el.ready, p.Name)
-	if _, err := p.C.Create(p.el.ready, []byte(p.Name), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+	p.Log.Invoke("create %s ephemeral %q", p.el.ready, p.Name)
+	if _, err := p.Session.Create(p.el.ready, []byte(p.Name), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatalf("%s: publish ready: %v", p.Name, err)
 	}
-	p.A.Ok("")
+	p.Log.Ok("")
 	return done
 }
 
@@ -551,12 +551,12 @@ func (p *electionCandidate) FinishRecovery() string {
 func (p *electionCandidate) readState(format string, args ...any) int32 {
 	t := p.el.t
 	t.Helper()
-	p.A.Invoke("get %s", p.el.state)
-	data, st, err := p.C.Get(p.el.state)
+	p.Log.Invoke("get %s", p.el.state)
+	data, st, err := p.Session.Get(p.el.state)
 	if err != nil {
 		t.Fatalf("%s: get state: %v", p.Name, err)
 	}
-	p.A.Ok("%s", data)
+	p.Log.Ok("%s", data)
 	if _, err := fmt.Sscanf(string(data), format, args...); err != nil {
 		t.Fatalf("%s: state %q is not %q: %v", p.Name, data, format, err)
 	}
@@ -566,11 +566,11 @@ func (p *electionCandidate) readState(format string, args ...any) int32 {
 func (p *electionCandidate) writeState(data string, version int32) {
 	t := p.el.t
 	t.Helper()
-	p.A.Invoke("set %s %q", p.el.state, data)
-	if _, err := p.C.Set(p.el.state, []byte(data), version); err != nil {
+	p.Log.Invoke("set %s %q", p.el.state, data)
+	if _, err := p.Session.Set(p.el.state, []byte(data), version); err != nil {
 		t.Fatalf("%s: set state: %v", p.Name, err)
 	}
-	p.A.Ok("")
+	p.Log.Ok("")
 }
 
 // leaderRule is how a client decides whom to use as the leader.
@@ -733,19 +733,19 @@ func SetAs(t zkserver.TB, c *zkclient.Client, a claims.Actor, p, data string) {
 // again; it returns once the client has its session back.
 func ShortCut(t zkserver.TB, p *faultproxy.Proxy, who *Contender, during func()) {
 	t.Helper()
-	mark := who.C.Mark()
-	who.A.Info("cut off")
+	mark := who.Session.Mark()
+	who.Log.Info("cut off")
 	p.Cut(faultproxy.BothEnds)
-	if err := who.C.WaitStateSince(mark, zk.StateDisconnected, Within); err != nil {
+	if err := who.Session.WaitStateSince(mark, zk.StateDisconnected, Within); err != nil {
 		p.Heal()
 		t.Fatalf("%s: %v", who.Name, err)
 	}
 	during()
 	p.Heal()
-	if err := who.C.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); err != nil {
+	if err := who.Session.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); err != nil {
 		t.Fatalf("%s: %v", who.Name, err)
 	}
-	who.A.Info("reconnected in session %s", who.C.SessionHex())
+	who.Log.Info("reconnected in session %s", who.Session.SessionHex())
 }
 
 // SeqOf is a lock node's parsed sequence number, -1 for another child.

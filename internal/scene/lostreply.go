@@ -75,9 +75,9 @@ var (
 func (lr *lostReply) LoseReply(t zkserver.TB, id string, m faultproxy.Match, call func() error) (faultproxy.DropResult, error) {
 	t.Helper()
 	d := lr.Proxy.LoseReply(m)
-	mark := lr.A.C.Mark()
-	lr.SessionBefore = lr.A.C.SessionID()
-	lr.A.A.Info("the proxy will lose the reply to A's %s", m)
+	mark := lr.A.Session.Mark()
+	lr.SessionBefore = lr.A.Session.SessionID()
+	lr.A.Log.Info("the proxy will lose the reply to A's %s", m)
 	ret := make(chan error, 1)
 	go func() { ret <- call() }()
 	scene := claims.Judged(t, id, claims.NotShown)
@@ -107,26 +107,26 @@ func (lr *lostReply) LoseReply(t zkserver.TB, id string, m faultproxy.Match, cal
 	if res.Dropped {
 		// The reply is lost as the claims need it only with A's connection:
 		// closed by the proxy, seen closed by A's client.
-		if werr := lr.A.C.WaitStateSince(mark, zk.StateDisconnected, Within); werr != nil {
+		if werr := lr.A.Session.WaitStateSince(mark, zk.StateDisconnected, Within); werr != nil {
 			claims.NotShown(t, id, "the proxy reports the reply to A's %s dropped (xid=%d err=%d: %s), but A's connection did not close: %v; the proxy has %d connection(s) open; A's call returned: %v", jute.OpName(res.Op), res.Xid, res.Err, res.Reason, werr, lr.Proxy.Stats().Open, returned)
 		}
-		lr.A.A.Info("disconnected: the proxy closed A's connection with the reply")
+		lr.A.Log.Info("disconnected: the proxy closed A's connection with the reply")
 	}
 	if !returned {
 		err = wait.ReceiveSeen(scene, lostCallWithin, "the return of A's call after the fault on its "+m.String(), ret, func() string {
-			return fmt.Sprintf("A's call pending; the fault: %+v; A's session states since it was armed: %v", res, lr.A.C.States()[mark:])
+			return fmt.Sprintf("A's call pending; the fault: %+v; A's session states since it was armed: %v", res, lr.A.Session.States()[mark:])
 		})
 	}
 	if !res.Dropped {
-		lr.SessionAfter = lr.A.C.SessionID()
-		lr.A.A.Info("the fault ended without dropping (%s); session 0x%x", res.Reason, lr.SessionAfter)
+		lr.SessionAfter = lr.A.Session.SessionID()
+		lr.A.Log.Info("the fault ended without dropping (%s); session 0x%x", res.Reason, lr.SessionAfter)
 		return res, err
 	}
-	if werr := lr.A.C.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); werr != nil {
+	if werr := lr.A.Session.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); werr != nil {
 		claims.NotShown(t, id, "after the lost reply A did not reconnect: %v", werr)
 	}
-	lr.SessionAfter = lr.A.C.SessionID()
-	lr.A.A.Info("reconnected: session 0x%x (before 0x%x)", lr.SessionAfter, lr.SessionBefore)
+	lr.SessionAfter = lr.A.Session.SessionID()
+	lr.A.Log.Info("reconnected: session 0x%x (before 0x%x)", lr.SessionAfter, lr.SessionBefore)
 	return res, err
 }
 
@@ -159,9 +159,9 @@ func FaultEnded(t zkserver.TB, d *faultproxy.Drop, what string) faultproxy.DropR
 func (lr *lostReply) LoseRequest(t zkserver.TB, id string, m faultproxy.Match, call func() error, cut func()) error {
 	t.Helper()
 	d := lr.Proxy.LoseReply(m)
-	mark := lr.A.C.Mark()
-	lr.SessionBefore = lr.A.C.SessionID()
-	lr.A.A.Info("the proxy will lose A's %s before the server sees it", m)
+	mark := lr.A.Session.Mark()
+	lr.SessionBefore = lr.A.Session.SessionID()
+	lr.A.Log.Info("the proxy will lose A's %s before the server sees it", m)
 	lr.Proxy.Hold(faultproxy.Up)
 	res := make(chan error, 1)
 	go func() { res <- call() }()
@@ -175,12 +175,12 @@ func (lr *lostReply) LoseRequest(t zkserver.TB, id string, m faultproxy.Match, c
 	cut()
 	lr.Proxy.Heal()
 	err := wait.ReceiveSeen(scene, Within, "the return of A's call after the heal", res, func() string {
-		return fmt.Sprintf("A's call pending; A's session states since the fault was armed: %v", lr.A.C.States()[mark:])
+		return fmt.Sprintf("A's call pending; A's session states since the fault was armed: %v", lr.A.Session.States()[mark:])
 	})
-	if werr := lr.A.C.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); werr != nil {
+	if werr := lr.A.Session.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); werr != nil {
 		claims.NotShown(t, id, "after the lost request A did not reconnect: %v", werr)
 	}
-	lr.SessionAfter = lr.A.C.SessionID()
+	lr.SessionAfter = lr.A.Session.SessionID()
 	return err
 }
 
@@ -209,7 +209,7 @@ func LoseCreate(t zkserver.TB, id string, lr *lostReply) *lostCreate {
 	claims.Phase(t, "the proxy loses the reply to A's create under %s", lc.Parent)
 	ctx := LockCtx(t)
 	lc.Drop, lc.CreateErr = lc.LoseReply(t, id, faultproxy.Match{Ops: CreateOps, Under: lc.Parent}, func() error {
-		_, err := lc.A.L.Acquire(ctx)
+		_, err := lc.A.Locker.Acquire(ctx)
 		return err
 	})
 	if lc.CreateErr == nil {
@@ -246,12 +246,12 @@ func CreateAs(t zkserver.TB, c *zkclient.Client, a claims.Actor, p string) {
 func BlindRetry(t zkserver.TB, lc *lostCreate) string {
 	t.Helper()
 	prefix := lc.Parent + "/" + lc.Guid + fence.LockInfix
-	lc.A.A.Invoke("create %s EPHEMERAL_SEQUENTIAL (blind retry)", prefix)
-	p, err := lc.A.C.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	lc.A.Log.Invoke("create %s EPHEMERAL_SEQUENTIAL (blind retry)", prefix)
+	p, err := lc.A.Session.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 	if err != nil {
 		t.Fatalf("retry create: %v", err)
 	}
-	lc.A.A.Ok("%s", path.Base(p))
+	lc.A.Log.Ok("%s", path.Base(p))
 	return path.Base(p)
 }
 
@@ -267,7 +267,7 @@ func AbandonedCandidateLooksAgain(t *testing.T) {
 	aNode := lr.Parent + "/" + acq.Own
 	var stillThere bool
 	err := lr.LoseRequest(t, "R3", faultproxy.Match{Ops: DeleteOps, Under: lr.Parent}, func() error {
-		lr.A.A.Info("gives up waiting")
+		lr.A.Log.Info("gives up waiting")
 		acq.Cancel()
 		<-acq.done // loseRequest bounds this call
 		return acq.Err
@@ -318,7 +318,7 @@ func ReleaseOutcome(t *testing.T, lr *lostReply, ha *lock.Held, b *Contender, pb
 		bOwner = st.EphemeralOwner
 	}
 	claims.Evidence(t, "%s; A's Release returned %v in session 0x%x (before 0x%x); A's node is gone; B holds: %v (%v), its node owned by 0x%x", what, releaseErr, lr.SessionAfter, lr.SessionBefore, hb != nil, berr, bOwner)
-	if berr != nil || bOwner != b.C.SessionID() {
+	if berr != nil || bOwner != b.Session.SessionID() {
 		claims.Refuted(t, "R3", "B did not hold on its own node after A's Release: %v, owner 0x%x", berr, bOwner)
 	}
 }
@@ -345,9 +345,9 @@ func ReleaseOutcomeUnknown(t *testing.T) {
 		// Release returns when its context ends, whatever the server does:
 		// R3's own promise.
 		releaseErr = wait.ReceiveSeen(claims.Judged(t, "R3", claims.RefutedNow), 2*Within, "the return of A's Release, its context ending after "+Within.String(), returned, func() string {
-			return fmt.Sprintf("A's Release pending while A is cut off; A's session states: %v", lr.A.C.States())
+			return fmt.Sprintf("A's Release pending while A is cut off; A's session states: %v", lr.A.Session.States())
 		})
-		lr.A.A.Info("release while cut off: %v", releaseErr)
+		lr.A.Log.Info("release while cut off: %v", releaseErr)
 		aLeft, _ = StatOf(t, lr.O, ha.Path)
 		bWaits = pb.Settled()
 		lr.OLog.Info("A's node %s exists: %v; B waiting=%v on %s", path.Base(ha.Path), aLeft, bWaits.Waiting, bWaits.Pred)
@@ -371,7 +371,7 @@ func ReleaseOutcomeUnknown(t *testing.T) {
 		claims.RefutedNow(t, "R3", "A's Gone still open %v after A was back in its session; want the recipe to finish its delete", 3*Within)
 	}
 	if ok, _ := StatOf(t, lr.O, ha.Path); ok {
-		claims.RefutedNow(t, "R3", "A's Gone closed with A's node %s still there and A's session 0x%x open: a lock nobody holds and nobody frees", path.Base(ha.Path), lr.A.C.SessionID())
+		claims.RefutedNow(t, "R3", "A's Gone closed with A's node %s still there and A's session 0x%x open: a lock nobody holds and nobody frees", path.Base(ha.Path), lr.A.Session.SessionID())
 	}
 	hb, berr := pb.ResultOr(claims.RefutedNow)
 	var bOwner int64
@@ -379,8 +379,8 @@ func ReleaseOutcomeUnknown(t *testing.T) {
 		_, st := StatOf(t, lr.O, hb.Path)
 		bOwner = st.EphemeralOwner
 	}
-	claims.Evidence(t, "A's delete never reached the server and A stayed cut off: Release returned %v while O saw A's node (exists=%v) and B waiting; with nobody acting and A's session 0x%x still open, A's node was gone once Gone closed, and B holds=%v on its own node (owner 0x%x, B 0x%x)", releaseErr, aLeft, lr.A.C.SessionID(), hb != nil, bOwner, b.C.SessionID())
-	if berr != nil || bOwner != b.C.SessionID() {
+	claims.Evidence(t, "A's delete never reached the server and A stayed cut off: Release returned %v while O saw A's node (exists=%v) and B waiting; with nobody acting and A's session 0x%x still open, A's node was gone once Gone closed, and B holds=%v on its own node (owner 0x%x, B 0x%x)", releaseErr, aLeft, lr.A.Session.SessionID(), hb != nil, bOwner, b.Session.SessionID())
+	if berr != nil || bOwner != b.Session.SessionID() {
 		claims.Refuted(t, "R3", "after A's node was gone by the recipe, B: %v, owner 0x%x; want B holding its own node", berr, bOwner)
 	}
 }

@@ -81,12 +81,12 @@ func (r *referee) twoHolders() string {
 // node is still on the server.
 func (p *Contender) referee() *locktrace.Trace {
 	r := refereeOf(p.t, p.parent)
-	p.W.ref = r
+	p.Witness.ref = r
 	return &locktrace.Trace{
 		Held: func(i locktrace.HeldInfo) {
 			for node, who := range r.others(i.Path) {
 				p.line("invoke", "exists %s (is %s's hold still on the server?)", node, who)
-				ok, _, err := p.C.Conn.Exists(node)
+				ok, _, err := p.Session.Conn.Exists(node)
 				switch {
 				case err != nil:
 					p.line("fail", "exists %v (two holders not ruled out)", err)

@@ -35,6 +35,9 @@ type Scope struct {
 	name  string
 	quiet bool
 	dirs  Dirs
+	// on is the test a Scope acts for (For): its lines, attributes,
+	// cleanups and temp dirs are on's.
+	on TB
 
 	mu       sync.Mutex
 	cleanups []func()
@@ -66,6 +69,12 @@ func NewScope(name string, dirs Dirs) *Scope {
 	return &Scope{name: name, dirs: dirs}
 }
 
+// For returns a Scope that acts for t: the lines, attributes, cleanups and
+// temp dirs of what runs in it are t's, and Close leaves the cleanups to
+// t. Fatalf and Skipf still panic, as in an Example: code written for an
+// Example (a Scope) runs unchanged under a Test that retells it.
+func For(t TB, name string) *Scope { return &Scope{name: name, on: t} }
+
 // Quiet makes s drop its log lines (benchmarks) and returns it.
 func (s *Scope) Quiet() *Scope {
 	s.mu.Lock()
@@ -82,6 +91,10 @@ func (s *Scope) Name() string { return s.name }
 
 // Cleanup registers f to run at Close, last registered first.
 func (s *Scope) Cleanup(f func()) {
+	if s.on != nil {
+		s.on.Cleanup(f)
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cleanups = append(s.cleanups, f)
@@ -89,6 +102,10 @@ func (s *Scope) Cleanup(f func()) {
 
 // Logf writes one line to standard error.
 func (s *Scope) Logf(format string, args ...any) {
+	if s.on != nil {
+		s.on.Logf(format, args...)
+		return
+	}
 	s.mu.Lock()
 	quiet := s.quiet
 	s.mu.Unlock()
@@ -116,6 +133,10 @@ func (s *Scope) Attr(key, value string) {
 	s.attrs = append(s.attrs, [2]string{key, value})
 	quiet := s.quiet
 	s.mu.Unlock()
+	if s.on != nil {
+		s.on.Attr(key, value)
+		return
+	}
 	if !quiet {
 		fmt.Fprintln(os.Stderr, "=== ATTR  "+s.name+" "+key+" "+value)
 	}
@@ -152,6 +173,9 @@ func SafeName(name string) string { return unsafeName.ReplaceAllString(name, "_"
 
 // TempDir returns a new directory removed at Close.
 func (s *Scope) TempDir() string {
+	if s.on != nil {
+		return s.on.TempDir()
+	}
 	dir, err := s.dirs.Make(s.name)
 	if err != nil {
 		s.Fatalf("temp dir: %v", err)

@@ -1,0 +1,115 @@
+package zk19_test
+
+// §8 of the article (两道练习): the two exercises, each told as an Example
+// that carries its own claim: X1, a retry after connection loss; X2, an
+// expired session is no rejection.
+
+import (
+	"errors"
+	"fmt"
+	"path"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zk19/zk19/fence"
+	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/scene"
+	"github.com/zk19/zk19/lock"
+)
+
+// Example_s8aX1RetryAfterConnectionLoss is exercise 1 of the article (claim
+// X1, §8 ¶2): after a create whose reply was lost, retrying with the same
+// prefix gets a larger sequence number while the first create still
+// exists; recovery has to check the session and ephemeralOwner and handle
+// zero and many matches.
+//
+// runLostCreate is the setup (Example_s4LostCreateReply walks it step by
+// step): A acquires through a fault proxy that lets
+// A's create take effect on the server, loses its reply and closes A's
+// connection; A reconnects; O lists the server directly.
+func Example_s8aX1RetryAfterConnectionLoss() {
+	sc := scene.ExampleScope()
+	defer scene.EndExample(sc)
+	lost := scene.RunLostCreate(sc, "X1")
+	fmt.Println("create returned connection loss:", errors.Is(lost.CreateErr, zk.ErrConnectionClosed))
+	fmt.Println("same session after reconnect:", lost.SessionAfter == lost.SessionBefore)
+
+	created := lost.NodesWithGUID(sc) // node name -> ephemeralOwner, as O sees them
+	var first string
+	for name := range created {
+		first = name
+	}
+	fmt.Println("the server created the node, owned by A's session:", len(created) == 1 && created[first] == lost.A.Session.SessionID())
+
+	// A's application retries blindly: the same prefix, the same GUID.
+	prefix := lost.Parent + "/" + lost.Guid + fence.LockInfix
+	second, err := lost.A.Session.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		sc.Fatalf("retry create: %v", err)
+	}
+	fmt.Println("retry gets a larger sequence number:", scene.SeqOf(path.Base(second)) > scene.SeqOf(first))
+	fmt.Println("first create still exists:", len(lost.NodesWithGUID(sc)) == 2)
+
+	ctx := lost.Ctx
+	_, err = lost.A.Locker.Recover(ctx, lost.Guid)
+	fmt.Println("recover refuses two matches as ambiguous:", errors.Is(err, lock.ErrAmbiguous))
+	_, err = lost.A.Locker.Recover(ctx, "00000000-0000-4000-8000-000000000000")
+	fmt.Println("recover of an unknown GUID is missing:", errors.Is(err, lock.ErrMissing))
+	// Output:
+	// create returned connection loss: true
+	// same session after reconnect: true
+	// the server created the node, owned by A's session: true
+	// retry gets a larger sequence number: true
+	// first create still exists: true
+	// recover refuses two matches as ambiguous: true
+	// recover of an unknown GUID is missing: true
+}
+
+// Example_s8bX2ExpiryIsNotRejection is exercise 2 of the article as it is put
+// (claim X2, §8 ¶4). A holds token 0 and has written with it, so the
+// resource's high-water mark is A's token 0. Before its next write A asks
+// ZooKeeper whether it still holds: its node exists. A's worker then
+// pauses; meanwhile A's session expires and B acquires token 1. A's write
+// arrives before any of B's: the resource, whose mark is still A's token
+// 0, accepts it over A's own earlier value. Only once B's token 1 has been
+// accepted is token 0 refused. Neither the mark alone nor the question to
+// ZooKeeper stopped the late write; the guarantee begins when the resource
+// accepts the new token.
+func Example_s8bX2ExpiryIsNotRejection() {
+	sc := scene.ExampleScope()
+	defer scene.EndExample(sc)
+	claims.Open(sc, "X2")
+	cast := scene.NewFencingCast(sc) // O observes; A talks through a proxy that can cut it off; B talks directly
+	res := fence.NewMemory()
+
+	holdA := cast.A.Acquire()
+	scene.WriteAs(sc, cast.A.Log, res, holdA.Token, "A-first")
+	_, first, _ := scene.ReadResource(sc, res)
+	fmt.Printf("A holds token %d and has written with it; the resource's mark is token %d\n", holdA.Token.Seq, first.Seq)
+
+	worker := scene.StartAskingWorker(sc, cast.A, holdA.Path, res, holdA.Token, "A-after-check")
+	fmt.Println("A asks ZooKeeper whether its lock node exists and is its own:", worker.Asked(sc))
+
+	cast.ExpireA(sc, holdA.Path)
+	holdB := cast.B.Acquire()
+	fmt.Printf("A pauses; its session expires; B holds token %d\n", holdB.Token.Seq)
+	value, mark, _ := scene.ReadResource(sc, res)
+	fmt.Printf("the resource still holds %q with mark token %d\n", value, mark.Seq)
+
+	late := worker.Resume(sc)
+	fmt.Printf("A resumes: its write with token %d is accepted: %v\n", holdA.Token.Seq, late.Accepted)
+
+	b := scene.WriteAs(sc, cast.B.Log, res, holdB.Token, "new-owner")
+	fmt.Printf("B's write with token %d: accepted %v\n", holdB.Token.Seq, b.Accepted)
+	again := scene.WriteAs(sc, cast.A.Log, res, holdA.Token, "A-again")
+	fmt.Printf("A's next write with token %d: accepted %v\n", holdA.Token.Seq, again.Accepted)
+	claims.Evidence(sc, "mark %v before the expiry; A's check answered that it holds; after B acquired %v the resource still held %q with mark %v, and A's write with %v was accepted=%v over %q; after B's write accepted=%v, A's token refused: %v", first, holdB.Token, value, mark, holdA.Token, late.Accepted, late.Prev, b.Accepted, !again.Accepted)
+	// Output:
+	// A holds token 0 and has written with it; the resource's mark is token 0
+	// A asks ZooKeeper whether its lock node exists and is its own: true
+	// A pauses; its session expires; B holds token 1
+	// the resource still holds "A-first" with mark token 0
+	// A resumes: its write with token 0 is accepted: true
+	// B's write with token 1: accepted true
+	// A's next write with token 0: accepted false
+}

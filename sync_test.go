@@ -1,0 +1,559 @@
+package zk19_test
+
+// §2 of the article (sync 的边界不能省略): what sync does and does not give.
+// The ZOOKEEPER-1675 window first, as Example_s2SyncInZK1675Window; then
+// Y1 to Y9: sync waits for the leader's stream, a write barrier gives its
+// progress and costs a replicated write, heartbeats and exists do not
+// advance a follower, and one barrier makes no snapshot across paths or
+// later reads.
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/history"
+	"github.com/zk19/zk19/internal/scene"
+	"github.com/zk19/zk19/internal/wait"
+	"github.com/zk19/zk19/internal/zkclient"
+	"github.com/zk19/zk19/internal/zkserver"
+)
+
+// Example_s2SyncInZK1675Window is the article's ZOOKEEPER-1675 flowchart on
+// five real servers (claim Y2, §2 ¶2): the old leader and one old follower
+// are cut off from the other three, which elect a new leader and commit
+// x=1 while the old leader still reports leading. B, on the old follower,
+// calls sync: the old leader answers it at once, and B's read after it
+// returns x=0. Porcupine rejects the history, with sync and read as one
+// composite read.
+//
+// Every printed line is what the run observed; each call and fault is
+// logged to standard error. TestY2 asserts on the same observations.
+func Example_s2SyncInZK1675Window() {
+	sc := scene.ExampleScope()
+	defer scene.EndExample(sc)
+	w := scene.NewZK1675(sc) // five servers, a proxy on every link, x=0 everywhere; B on a follower of the leader
+	old, B := w.Old, w.B
+	fmt.Println("before the cut: old leader is", w.Mode(old), "| B's server is", w.Mode(w.OldFollower))
+
+	w.Cut() // {old leader, B's server} | the other three
+	N := w.NewLeader()
+	fmt.Println("the other three elected a server that is", w.Mode(N))
+	C := w.History.Join(sc, "C", 3, N)
+	fmt.Println("C: set x=1 on the new side, version", C.Set("1"))
+
+	fmt.Println("the old leader still reports", w.Mode(old))
+	fmt.Println("B: sync on the old follower, error:", B.Sync())
+	fmt.Println("B: get x ->", B.Get())
+	fmt.Println("the old leader still reports", w.Mode(old))
+	fmt.Println("porcupine:", w.History.Verdict())
+	// Output:
+	// before the cut: old leader is leader | B's server is follower
+	// the other three elected a server that is leader
+	// C: set x=1 on the new side, version 1
+	// the old leader still reports leader
+	// B: sync on the old follower, error: <nil>
+	// B: get x -> 0
+	// the old leader still reports leader
+	// porcupine: not linearizable
+}
+
+// TestY1_SyncWaitsForTheLeaderStream: with a current, healthy leader, sync
+// on the lagging follower does not return while the leader's stream to it is
+// held, and the read after it returns the new value (claim Y1, article §2
+// "sync 的边界不能省略"). The test does not guess a window: it waits until the
+// follower has forwarded the sync and the leader has answered into the
+// proxy's buffer, then checks that sync is still pending.
+func TestY1_SyncWaitsForTheLeaderStream(t *testing.T) {
+	scene.Parallel(t)
+	zkserver.RequireFaults(t)
+	claims.Open(t, "Y1")
+	scene.RequireWaitsForTheStream(t, "Y1", "sync "+scene.XPath, func(tr *scene.Trio) error { _, err := tr.B.Conn.Sync(scene.XPath); return err })
+}
+
+// TestY2_SyncInTheZK1675WindowReadsStale reproduces ZOOKEEPER-1675 on five
+// real servers (claim Y2, article §2 ¶2, the 1675 flowchart). The old
+// leader and one follower are cut off from the other three, asymmetrically
+// (see cut), and the new side elects a leader. C, on it, writes x=1. The
+// test first checks that the old leader still reports leader (the window is
+// proven open, not guessed); then B, a client of the old follower, gets a
+// successful sync and reads x=0, with the old leader still leading.
+// Porcupine: the history, with sync and read as one composite read, is not
+// linearizable. The observations are the ones Example_s2SyncInZK1675Window
+// prints; then the test measures how long the window stayed open.
+func TestY2_SyncInTheZK1675WindowReadsStale(t *testing.T) {
+	scene.Parallel(t)
+	zkserver.RequireFaults(t)
+	claims.Open(t, "Y2")
+	w := scene.NewZK1675(t)
+	B := w.B
+	if m := w.Mode(w.OldFollower); m != "follower" {
+		claims.NotShown(t, "Y2", "B's server %s reports %s; want follower", w.OldFollower.Label, m)
+	}
+	w.Cut()
+	N := w.NewLeader()
+	C := w.History.Join(t, "C", 3, N)
+	if v := C.Set("1"); v != 1 {
+		claims.NotShown(t, "Y2", "C's write of x=1 gave version %d; want 1", v)
+	}
+	before := w.Mode(w.Old)
+	if err := B.Sync(); err != nil {
+		if before != "leader" {
+			claims.NotShown(t, "Y2", "the window was not open (old leader reported %q before B's sync, which failed: %v); want leader", before, err)
+		}
+		claims.RefutedNow(t, "Y2", "sync on the old follower failed inside the window: %v", err)
+	}
+	read := B.Get()
+	after := w.Mode(w.Old)
+	claims.Evidence(t, "B's sync on %s succeeded and B read %q after the new majority committed \"1\"; the old leader %s reported mode %q before and %q after the read, %v after the cut",
+		w.OldFollower.Label, read, w.Old.Label, before, after, w.SinceCut())
+	if before != "leader" || after != "leader" {
+		claims.NotShown(t, "Y2", "the window was not open (old leader reported %q before B's sync and %q after B's read); want leader both times", before, after)
+	}
+	if read != "0" {
+		claims.Refuted(t, "Y2", "after a successful sync B read %q; want the old \"0\"", read)
+	}
+	scene.RequireHistory(t, "Y2", "the history of the window", w.History.Rec, false)
+	wait.For(t, 4*scene.Within, "the old leader to step down", func() (bool, string) {
+		m, err := w.Old.Mode()
+		return m != "leader", fmt.Sprintf("mode %q %v", m, scene.ErrOrEmpty(err))
+	})
+	t.Logf("the old leader stepped down %v after the cut (syncLimit × tickTime = %v)", w.SinceCut(), scene.Y2SyncLimit*scene.Y2Tick)
+}
+
+// TestY3_WriteBarrierGivesItsProgress: a successful real update by B's own
+// session (a write barrier on another node) does not return before B's
+// follower has applied it, and it comes after A's write in the leader's
+// stream, so the read after it sees x=1 (claim Y3, article §2).
+func TestY3_WriteBarrierGivesItsProgress(t *testing.T) {
+	scene.Parallel(t)
+	zkserver.RequireFaults(t)
+	claims.Open(t, "Y3")
+	scene.RequireWaitsForTheStream(t, "Y3", "set /barrier (write barrier)", func(tr *scene.Trio) error {
+		_, err := tr.B.Conn.Set(scene.BarrierPath, []byte("b"), -1)
+		return err
+	})
+}
+
+// TestY4_ExistsAndHeartbeatsDoNotAdvance: neither exists nor the session's
+// heartbeats move a lagging follower forward: the read after them is still
+// old (claim Y4, article §2). The follower itself says how many requests of
+// B's it has handled (cons: recved, lop=PING), so "several heartbeats" is
+// counted, not guessed. A failed conditional update is recorded as what the
+// server really does with it: a failed set still becomes an error
+// transaction with its own zxid, so it travels the commit chain and, like a
+// barrier, waits for the held stream. That is an implementation fact, not a
+// documented guarantee.
+func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
+	scene.Parallel(t)
+	zkserver.RequireFaults(t)
+	claims.Open(t, "Y4")
+	trio := scene.NewTrio(t)
+	t.Run("exists does not advance the follower", func(t *testing.T) {
+		tr := trio.In(t)
+		tr.LagBehind("1")
+		tr.B.Log.Invoke("exists %s", scene.XPath)
+		ok, _, err := tr.B.Exists(scene.XPath)
+		if err != nil {
+			t.Fatalf("exists: %v", err)
+		}
+		tr.B.Log.Ok("%v", ok)
+		v := tr.B.Get()
+		claims.Evidence(t, "after exists returned %v, B read %q (A had written \"1\")", ok, v)
+		if v != "0" {
+			claims.Refuted(t, "Y4", "after exists B read %q; want \"0\"", v)
+		}
+		tr.CatchUp("1")
+	})
+	t.Run("heartbeats do not advance the follower", func(t *testing.T) {
+		tr := trio.In(t)
+		tr.LagBehind("2")
+		line, err := scene.ConsFor(tr.Lagging, tr.B.SessionID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		recv0, _ := strconv.Atoi(scene.ConsField(line, "recved"))
+		const heartbeats = 2 // one every third of B's session timeout: several of the server's ticks
+		wait.For(t, 2*scene.Within, fmt.Sprintf("%d heartbeats from B at its follower", heartbeats), func() (bool, string) {
+			l, err := scene.ConsFor(tr.Lagging, tr.B.SessionID())
+			n, _ := strconv.Atoi(scene.ConsField(l, "recved"))
+			return err == nil && n >= recv0+heartbeats && scene.ConsField(l, "lop") == "PING", fmt.Sprintf("%s %v", l, err)
+		})
+		l, _ := scene.ConsFor(tr.Lagging, tr.B.SessionID())
+		t.Logf("B's follower after the heartbeats: %s", l)
+		v := tr.B.Get()
+		claims.Evidence(t, "after %d heartbeats counted at B's follower, B read %q (A had written \"2\")", heartbeats, v)
+		if v != "1" {
+			claims.Refuted(t, "Y4", "after %d heartbeats B read %q; want the stale \"1\"", heartbeats, v)
+		}
+		tr.CatchUp("2")
+	})
+	t.Run("a failed conditional set is recorded as the server handles it", func(t *testing.T) {
+		tr := trio.In(t)
+		tr.LagBehind("3")
+		z0, err := tr.LeaderServer.Srvr()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := tr.BlockedUntilRelease("set /x \"9\" version 99 (wrong version)", func() error {
+			_, err := tr.B.Conn.Set(scene.XPath, []byte("9"), 99)
+			return err
+		})
+		z1, err := tr.LeaderServer.Srvr()
+		if err != nil {
+			t.Fatal(err)
+		}
+		consumed := z1.Zxid > z0.Zxid
+		observed := fmt.Sprintf("on %s a failed set (err=%v) moved the leader's zxid 0x%x -> 0x%x; pending while held: %v; read after it: %q",
+			z1.Version, r.Err, z0.Zxid, z1.Zxid, !r.DoneBeforeRelease, r.ReadAfter)
+		if consumed {
+			// The article says a failed conditional check cannot stand in for
+			// a barrier; here it did act as one. Not a documented guarantee:
+			// the article's sentence holds as "not guaranteed".
+			claims.Differs(t, "%s: the failed update passed the commit chain and acted as a barrier", observed)
+		} else {
+			claims.Evidence(t, "%s: the failed update did not advance the follower", observed)
+		}
+		if r.Err != zk.ErrBadVersion {
+			claims.BrokenCheck(t, "Y4", "got %v; want zk.ErrBadVersion (the set was to fail its version check)", r.Err)
+		}
+		// What was observed must hang together: an error transaction that
+		// consumed a zxid waits for the stream and makes the read fresh; one
+		// that did not is answered at once and the read stays stale.
+		if consumed != !r.DoneBeforeRelease || consumed != (r.ReadAfter == "3") {
+			claims.BrokenCheck(t, "Y4", "inconsistent observation: consumed a zxid %v, pending while held %v, read after %q", consumed, !r.DoneBeforeRelease, r.ReadAfter)
+		}
+	})
+}
+
+// TestY5_CompositeReadIntervalMustIncludeTheBarrier: when a barrier and a
+// read are treated as one composite read, its interval must start at the
+// barrier's call: C's write can complete after B's barrier and before B's
+// getData, which then returns the older value (claim Y5, article §2). The
+// composite interval is linearizable; the inner getData interval alone is not.
+func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
+	scene.Parallel(t)
+	zkserver.RequireFaults(t)
+	claims.Open(t, "Y5")
+	tr := scene.NewTrio(t)
+	tr.A.Set("1")
+	claims.Phase(t, "B's composite read: barrier, then getData")
+	composite := tr.History.Rec.Invoke(2, history.Read, "") // recorded live: barrier's call to getData's return
+	barrierStart := composite.Start()
+	tr.B.Log.Invoke("set /barrier (composite read begins)")
+	if _, err := tr.B.Conn.Set("/barrier", []byte("b"), -1); err != nil {
+		t.Fatalf("barrier: %v", err)
+	}
+	tr.B.Log.Ok("barrier")
+	claims.Phase(t, "after B's barrier and before B's getData, C's write x=2 completes")
+	tr.HoldLeaderStream()
+	tr.History.Client(t, "C", 3, tr.A.Client).Set("2")
+	readStart := tr.History.Rec.Now()
+	tr.B.Log.Invoke("get %s", scene.XPath)
+	b, _, err := tr.B.Conn.Get(scene.XPath)
+	if err != nil {
+		t.Fatalf("get: %v", err)
+	}
+	readEnd := tr.History.Rec.Now()
+	tr.B.Log.Ok("%q", b)
+	tr.Release()
+	claims.Evidence(t, "C's write of \"2\" completed after B's barrier and before B's getData, which returned %q", b)
+	if string(b) != "1" {
+		claims.NotShown(t, "Y5", "B read %q; want the older \"1\" (C's write was to land between the barrier and the read)", b)
+	}
+	composite.Ok(string(b))
+	var base []porcupine.Operation // every operation but the live composite read
+	for _, op := range tr.History.Rec.Operations() {
+		if op.ClientId != 2 || op.Call != barrierStart {
+			base = append(base, op)
+		}
+	}
+	build := func(call int64) *history.Recorder {
+		r := history.NewRecorder("0")
+		for _, op := range base {
+			_ = r.Span(op.ClientId, op.Input.(history.Input), op.Output.(history.Output), op.Call, op.Return)
+		}
+		_ = r.Span(2, history.Input{Op: history.Read}, history.Output{Value: string(b)}, call, readEnd)
+		return r
+	}
+	t.Run("the composite interval from the barrier's call is linearizable", func(t *testing.T) {
+		scene.RequireHistory(t, "Y5", "the history with the composite read from the barrier's call", build(barrierStart), true)
+	})
+	t.Run("the same composite read, recorded live, is linearizable", func(t *testing.T) {
+		scene.RequireHistory(t, "Y5", "the history recorded live, with the composite read", tr.History.Rec, true)
+	})
+	t.Run("the inner getData interval alone is not linearizable", func(t *testing.T) {
+		scene.RequireHistory(t, "Y5", "the history with only the inner getData interval", build(readStart), false)
+	})
+}
+
+// TestY6_OneBarrierDoesNotMakeLaterReadsFresh: a barrier gives progress only
+// up to itself; hold the stream again, let A write, and B's next plain read
+// is stale again (claim Y6, article §2).
+func TestY6_OneBarrierDoesNotMakeLaterReadsFresh(t *testing.T) {
+	scene.Parallel(t)
+	zkserver.RequireFaults(t)
+	claims.Open(t, "Y6")
+	tr := scene.NewTrio(t)
+	tr.A.Set("1")
+	tr.B.Log.Invoke("set /barrier")
+	if _, err := tr.B.Conn.Set("/barrier", []byte("b"), -1); err != nil {
+		t.Fatalf("barrier: %v", err)
+	}
+	tr.B.Log.Ok("")
+	if v := tr.B.Get(); v != "1" {
+		claims.NotShown(t, "Y6", "after the barrier B read %q; want \"1\"", v)
+	}
+	claims.Phase(t, "hold again; A writes x=2")
+	tr.HoldLeaderStream()
+	tr.A.Set("2")
+	v := tr.B.Get()
+	claims.Evidence(t, "after one barrier had made B fresh, A wrote \"2\"; B's later plain read returned %q", v)
+	tr.Release()
+	if v != "1" {
+		claims.Refuted(t, "Y6", "B's later plain read returned %q; want the stale \"1\"", v)
+	}
+}
+
+// TestY7_SyncQueuesBehindAnOutstandingProposal: the leader answers a sync at
+// once only when no proposal is outstanding; otherwise it parks the sync
+// behind the last proposal and answers when that commits (claim Y7, article
+// §2, Leader.processSync). On five servers the acknowledgements of three
+// followers are held, so A's write is proposed but cannot reach a quorum of
+// three. First, as a control, B's sync from the fifth server returns while
+// nothing is outstanding. Then A writes, and B syncs again: the leader itself
+// reports the parked sync (mntr zk_pending_syncs), B's sync has not
+// returned, and it returns only after the acknowledgements are released and
+// the write commits; B's read after it sees the write.
+func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
+	scene.Parallel(t)
+	zkserver.RequireFaults(t)
+	claims.Open(t, "Y7")
+	c := scene.StartCluster(t, 5, zkserver.WithTickTime(scene.Y7Tick), zkserver.WithLimits(10, scene.Y7SyncLimit))
+	leader, fs := c.Leader(), c.Followers()
+	if len(fs) != 4 {
+		t.Fatalf("got %d followers; want 4", len(fs))
+	}
+	silent, syncer := fs[:3], fs[3]
+	A := zkclient.Connect(t, "A", []string{leader.Client})
+	B := zkclient.Connect(t, "B", []string{syncer.Client})
+	pa, pb := claims.NewActor(t, "A"), claims.NewActor(t, "B")
+	if _, err := A.Create(scene.XPath, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("create %s: %v", scene.XPath, err)
+	}
+
+	claims.Phase(t, "hold the acknowledgements of %v: the leader and %s are two of the five, one short of a quorum", scene.Labels(silent), syncer.Label)
+	for _, f := range silent {
+		c.Links.Hold(f.ID, leader.ID)
+	}
+	claims.Phase(t, "control: nothing is outstanding, so the leader answers B's sync at once")
+	scene.SyncAs(t, B, pb, scene.Within)
+
+	claims.Phase(t, "A's write is proposed and cannot commit")
+	// Bytes held on the followers' links say nothing of A's write: their
+	// pings are held too. The leader counts a proposal once it has put it
+	// among the outstanding ones and sent it, so its count passing the one
+	// read before the write is the write outstanding.
+	proposals := scene.Mntr(t, leader)["zk_proposal_count"]
+	pa.Invoke("set %s \"1\"", scene.XPath)
+	written := make(chan error, 1)
+	go func() { _, err := A.Set(scene.XPath, []byte("1"), -1); written <- err }()
+	wait.For(t, scene.Within, "the leader to propose A's write", func() (bool, string) {
+		n := scene.Mntr(t, leader)["zk_proposal_count"]
+		return n > proposals, fmt.Sprintf("leader zk_proposal_count=%d (%d before the write)", n, proposals)
+	})
+
+	claims.Phase(t, "B syncs from %s while the write is outstanding", syncer.Label)
+	pb.Invoke("sync %s", scene.XPath)
+	synced := make(chan error, 1)
+	go func() { _, err := B.Sync(scene.XPath); synced <- err }()
+	var early error
+	wait.For(t, scene.Within, "the leader to park B's sync, or B's sync to return", func() (bool, string) {
+		select {
+		case err := <-synced:
+			early = fmt.Errorf("sync returned (err %v) while the write was outstanding", err)
+			return true, ""
+		default:
+		}
+		n := scene.Mntr(t, leader)["zk_pending_syncs"]
+		return n >= 1, fmt.Sprintf("leader zk_pending_syncs=%d", n)
+	})
+	// A write that returned had a quorum: the acknowledgements were not
+	// held, and a sync returning early then says nothing about Y7.
+	select {
+	case err := <-written:
+		claims.NotShown(t, "Y7", "A's write returned (%v) without a quorum", err)
+	default:
+	}
+	if early != nil {
+		claims.RefutedNow(t, "Y7", "%v", early)
+	}
+	claims.Evidence(t, "with A's write outstanding, leader %s reports zk_pending_syncs=%d and B's sync has not returned", leader.Label, scene.Mntr(t, leader)["zk_pending_syncs"])
+	pb.Info("sync pending")
+
+	claims.Phase(t, "release the acknowledgements: the write commits, then the sync returns")
+	for _, f := range silent {
+		c.Links.Release(f.ID, leader.ID)
+	}
+	for name, ch := range map[string]chan error{"A's write": written, "B's sync": synced} {
+		if err := wait.Receive(t, scene.Within, "Y7: the return of "+name+" after the release", ch); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	pa.Ok("")
+	pb.Ok("sync")
+	v, _ := scene.ReadAs(t, B, pb, scene.XPath)
+	claims.Evidence(t, "after the release B's sync returned and B read %q", v)
+	if v != "1" {
+		claims.Refuted(t, "Y7", "the read after the parked sync returned %q; want \"1\"", v)
+	}
+}
+
+// TestY8_BarrierIsNoSnapshotAcrossPaths: a barrier gives B a lower bound
+// for its next read, not a snapshot: reading /a and then /b, B can straddle
+// another session's multi that changed both, and B's pair of values is a
+// state the tree never had (claim Y8, article §2, last paragraph). The
+// multi makes both changes one transaction, so the only states of (a, b)
+// are ("0","0") before it and ("1","1") after it; B's pair is checked
+// against them and against the zxids of what it read.
+func TestY8_BarrierIsNoSnapshotAcrossPaths(t *testing.T) {
+	scene.Parallel(t)
+	zkserver.RequireFaults(t)
+	claims.Open(t, "Y8")
+	tr := scene.NewTrio(t)
+	for _, p := range []string{"/a", "/b"} {
+		if _, err := tr.A.Create(p, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatalf("create %s: %v", p, err)
+		}
+	}
+	claims.Phase(t, "B's barrier, then B reads /a")
+	tr.B.Log.Invoke("set /barrier")
+	if _, err := tr.B.Conn.Set(scene.BarrierPath, []byte("b"), -1); err != nil {
+		t.Fatalf("barrier: %v", err)
+	}
+	tr.B.Log.Ok("")
+	a, aStat := scene.ReadAs(t, tr.B.Client, tr.B.Log, "/a")
+	claims.Phase(t, "A changes /a and /b in one multi")
+	tr.A.Log.Invoke("multi [set /a \"1\", set /b \"1\"]")
+	res, err := tr.A.Multi(&zk.SetDataRequest{Path: "/a", Data: []byte("1"), Version: -1}, &zk.SetDataRequest{Path: "/b", Data: []byte("1"), Version: -1})
+	if err != nil {
+		t.Fatalf("multi: %v", err)
+	}
+	multiZxid := res[0].Stat.Mzxid
+	tr.A.Log.Ok("zxid 0x%x", multiZxid)
+	claims.Phase(t, "B reads /b (after a sync, so its follower has the multi)")
+	if _, err := tr.B.Conn.Sync("/b"); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	b, bStat := scene.ReadAs(t, tr.B.Client, tr.B.Log, "/b")
+	claims.Evidence(t, "B read (a=%q at mzxid 0x%x, b=%q at mzxid 0x%x) across A's multi of zxid 0x%x; the tree only ever held (\"0\",\"0\") and (\"1\",\"1\")",
+		a, aStat.Mzxid, b, bStat.Mzxid, multiZxid)
+	// The reads must straddle the multi for the pair to say anything:
+	// checked first, so a run where they did not is not shown.
+	if aStat.Mzxid >= multiZxid || bStat.Mzxid != multiZxid {
+		claims.BrokenCheck(t, "Y8", "got a at mzxid 0x%x and b at 0x%x; want a before and b at the multi's 0x%x", aStat.Mzxid, bStat.Mzxid, multiZxid)
+	}
+	if existed := a == b; existed {
+		claims.Refuted(t, "Y8", "got B's pair (a=%q, b=%q), a state that existed; want a pair that never existed", a, b)
+	}
+}
+
+// TestY9_WriteBarrierCostsAReplicatedWrite: the progress a write barrier
+// gives (Y3) is paid for with a replicated write (claim Y9, §2 ¶4). On a
+// 3-server ensemble with link proxies and no fault, B, on a follower,
+// reads /x three ways, interleaved: a plain get, sync then get, and a set
+// of /barrier then get. What each cost is measured from outside the
+// client: every server's zxid (srvr) advances by one per set and by none
+// for the syncs and gets; the proxy on B's follower's link to the leader
+// sees no byte during a plain get, the forwarded sync and the leader's
+// answer during sync, and more during set (the forwarded request and the
+// ack up; the proposal and the commit down). The medians of the three
+// times are reported, and ordered: get < sync+get < set+get. A sync that
+// never reached the leader would leave the link silent.
+func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
+	zkserver.RequireFaults(t)
+	claims.Open(t, "Y9")
+	tr := scene.NewTrio(t)
+	link := tr.QuorumLink()
+	get := func() error { _, _, err := tr.B.Client.Get(scene.XPath); return err }
+	kinds := []*scene.Y9Kind{
+		{Name: "get", Op: get},
+		{Name: "sync+get", Op: func() error {
+			if _, err := tr.B.Client.Sync(scene.XPath); err != nil {
+				return err
+			}
+			return get()
+		}},
+		{Name: "set+get", Op: func() error {
+			if _, err := tr.B.Client.Set(scene.BarrierPath, []byte("b"), -1); err != nil {
+				return err
+			}
+			return get()
+		}},
+	}
+	// The link counted is B's follower's: B must be that follower's client,
+	// or the link's counts say nothing of B's reads.
+	if why := scene.OnServer(tr.B.Client, tr.Lagging, tr.Servers); why != "" {
+		claims.NotShown(t, "Y9", "B is not on the follower whose link the proxy counts: %s", why)
+	}
+	base := scene.SameZxid(t, tr.Servers, "every server to report the same zxid before the rounds", 0)
+	claims.Phase(t, "B reads /x on %s three ways, interleaved, up to %d rounds within %v", tr.Lagging.Label, scene.Y9Rounds, scene.Y9Within)
+	deadline := time.Now().Add(scene.Y9Within)
+	rounds := 0
+	for ; rounds < scene.Y9Rounds && time.Now().Before(deadline); rounds++ {
+		if rounds == 1 {
+			tr.B.Log.Info("rounds 2-%d: the same three operations in rotated order, log muted", scene.Y9Rounds)
+		}
+		for j := range kinds {
+			k := kinds[(rounds+j)%len(kinds)]
+			if rounds == 0 {
+				tr.B.Log.Invoke("%s", k.Name)
+			}
+			s0, t0 := link.Stats(), time.Now()
+			err := k.Op()
+			took, s1 := time.Since(t0), link.Stats()
+			if err != nil {
+				tr.B.Log.Fail("%s: %v", k.Name, err)
+				claims.NotShown(t, "Y9", "B's %s failed: %v", k.Name, err)
+			}
+			k.Took, k.Up, k.Down = append(k.Took, took), append(k.Up, s1.UpBytes-s0.UpBytes), append(k.Down, s1.DownBytes-s0.DownBytes)
+			if rounds == 0 {
+				tr.B.Log.Ok("%s in %v; the follower's link carried %d bytes up, %d down meanwhile", k.Name, took, k.Up[0], k.Down[0])
+			}
+		}
+	}
+	if rounds < scene.Y9MinRounds {
+		claims.NotShown(t, "Y9", "%d rounds within %v; want at least %d for medians", rounds, scene.Y9Within, scene.Y9MinRounds)
+	}
+	if why := scene.OnServer(tr.B.Client, tr.Lagging, tr.Servers); why != "" {
+		claims.NotShown(t, "Y9", "B left the follower whose link the proxy counts during the rounds: %s", why)
+	}
+	after := scene.SameZxid(t, tr.Servers, fmt.Sprintf("every server to apply the %d barriers", rounds), base+int64(rounds))
+	if after != base+int64(rounds) {
+		claims.Refuted(t, "Y9", "every server's zxid went from %#x to %#x over %d set barriers, %d syncs and %d gets; want +%d, one replicated write per barrier", base, after, rounds, rounds, 2*rounds, rounds)
+	}
+	get0, sync0, set0 := kinds[0], kinds[1], kinds[2]
+	var parts []string
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%s %.0f µs (link: %d bytes up, %d down)", k.Name, scene.MedianMicros(k.Took), scene.MedianOf(k.Up), scene.MedianOf(k.Down)))
+	}
+	claims.Evidence(t, "%d rounds on %s: medians %s; every server's zxid went from %#x to %#x: +%d for %d set barriers, none for %d syncs and %d gets", rounds, tr.Lagging.Label, strings.Join(parts, ", "), base, after, after-base, rounds, rounds, 2*rounds)
+	if scene.MedianOf(get0.Up)+scene.MedianOf(get0.Down) != 0 {
+		claims.Refuted(t, "Y9", "a plain get moved %d bytes up, %d down on the follower's link (medians); want none: it is served by the follower", scene.MedianOf(get0.Up), scene.MedianOf(get0.Down))
+	}
+	if scene.MedianOf(sync0.Up) == 0 || scene.MedianOf(sync0.Down) == 0 {
+		claims.Refuted(t, "Y9", "sync+get moved %d bytes up, %d down on the follower's link (medians); want the sync forwarded to the leader and its answer back", scene.MedianOf(sync0.Up), scene.MedianOf(sync0.Down))
+	}
+	if scene.MedianOf(set0.Up) <= scene.MedianOf(sync0.Up) || scene.MedianOf(set0.Down) <= scene.MedianOf(sync0.Down) {
+		claims.Refuted(t, "Y9", "set+get moved %d bytes up, %d down (medians); sync+get %d, %d; want more both ways: the request and its ack up, the proposal and its commit down", scene.MedianOf(set0.Up), scene.MedianOf(set0.Down), scene.MedianOf(sync0.Up), scene.MedianOf(sync0.Down))
+	}
+	if g, sy, se := scene.MedianMicros(get0.Took), scene.MedianMicros(sync0.Took), scene.MedianMicros(set0.Took); !(g < sy && sy < se) {
+		claims.Refuted(t, "Y9", "medians get %.0f µs, sync+get %.0f µs, set+get %.0f µs; want them in this order, rising", g, sy, se)
+	}
+}
