@@ -110,10 +110,10 @@ func Example_s5bCriticalSection() {
 	defer scene.EndExample(sc)
 	claims.Open(sc, "F6")
 	claims.Open(sc, "F11")
-	room := scene.ExampleRoom(sc) // the shared server, a lock parent, an observer
-	A, B := room.Join("A", scene.JoinOpts{}), room.Join("B", scene.JoinOpts{})
+	cast := scene.ExampleScene(sc) // the shared server, a lock parent, an observer
+	A, B := cast.Join("A", scene.JoinOpts{}), cast.Join("B", scene.JoinOpts{})
 	heldA := A.Acquire()
-	if err := heldA.Release(room.Ctx); err != nil {
+	if err := heldA.Release(cast.Ctx); err != nil {
 		sc.Fatalf("A: release: %v", err)
 	}
 	heldB := B.Acquire()

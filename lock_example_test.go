@@ -49,7 +49,7 @@ import (
 func Example_s3aSequenceOrderIsNotNameOrder() {
 	sc := scene.ExampleScope()
 	defer scene.EndExample(sc)
-	r := scene.ExampleRoom(sc)
+	r := scene.ExampleScene(sc)
 	session := r.Session("S")
 	guids := map[string]string{
 		"C": "cccccccc-0000-4000-8000-000000000000",
@@ -110,7 +110,7 @@ func Example_s3aSequenceOrderIsNotNameOrder() {
 func Example_s3bPredecessorChain() {
 	sc := scene.ExampleScope()
 	defer scene.EndExample(sc)
-	r := scene.ExampleRoom(sc) // the shared server, an observer O, a fresh lock parent
+	r := scene.ExampleScene(sc) // the shared server, an observer O, a fresh lock parent
 	A, B, C := r.Join("A", scene.JoinOpts{}), r.Join("B", scene.JoinOpts{}), r.Join("C", scene.JoinOpts{})
 
 	heldByA := A.Acquire()
@@ -165,7 +165,7 @@ func Example_s3bPredecessorChain() {
 func Example_s3cListExistsRace() {
 	sc := scene.ExampleScope()
 	defer scene.EndExample(sc)
-	r := scene.ExampleRoom(sc)
+	r := scene.ExampleScene(sc)
 	ctx := r.Ctx
 	var hookErr error
 	deleted := 0
@@ -288,7 +288,7 @@ func Example_s3dElectionNeedsReady() {
 func TestL1_FreshGUIDEphemeralSequentialUnderOneParent(t *testing.T) {
 	s := scene.SharedServer(t)
 	claims.Open(t, "L1")
-	r := scene.NewRoom(t, []string{s.Client})
+	r := scene.NewScene(t, []string{s.Client})
 	O, root, ctx := r.O, r.Parent, r.Ctx
 	a := r.Join("A", scene.JoinOpts{})
 
@@ -367,7 +367,7 @@ func TestL1_FreshGUIDEphemeralSequentialUnderOneParent(t *testing.T) {
 func TestL2_SequenceSuffixOrdersCandidates(t *testing.T) {
 	s := scene.SharedServer(t)
 	claims.Open(t, "L2")
-	r := scene.NewRoom(t, []string{s.Client})
+	r := scene.NewScene(t, []string{s.Client})
 	O, root, ctx := r.O, r.Parent, r.Ctx
 	a := r.Join("A", scene.JoinOpts{Quiet: true})
 
@@ -450,7 +450,7 @@ func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 	scene.Parallel(t)
 	claims.Open(t, "L3")
 	srv := scene.LeaseServer(t, scene.SoloKind)
-	r := scene.NewRoom(t, []string{srv.Client})
+	r := scene.NewScene(t, []string{srv.Client})
 	A, B, C := r.Join("A", scene.JoinOpts{}), r.Join("B", scene.JoinOpts{}), r.Join("C", scene.JoinOpts{})
 	heldByA := A.Acquire()
 	b := B.AcquireInBackground().WaitsOn(scene.NodeOf(heldByA))
@@ -503,7 +503,7 @@ func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 func TestL4_DeletionWakesOnlyTheNextCandidate(t *testing.T) {
 	s := scene.SharedServer(t)
 	claims.Open(t, "L4")
-	r := scene.NewRoom(t, []string{s.Client})
+	r := scene.NewScene(t, []string{s.Client})
 	A, B, C := r.Join("A", scene.JoinOpts{}), r.Join("B", scene.JoinOpts{}), r.Join("C", scene.JoinOpts{})
 	heldByA := A.Acquire()
 	b := B.AcquireInBackground().WaitsOn(scene.NodeOf(heldByA))
@@ -552,7 +552,7 @@ func TestL4_DeletionWakesOnlyTheNextCandidate(t *testing.T) {
 func TestL5_WatchEventIsNotSuccess(t *testing.T) {
 	s := scene.SharedServer(t)
 	claims.Open(t, "L5")
-	r := scene.NewRoom(t, []string{s.Client})
+	r := scene.NewScene(t, []string{s.Client})
 	A, B, C := r.Join("A", scene.JoinOpts{}), r.Join("B", scene.JoinOpts{}), r.Join("C", scene.JoinOpts{})
 	heldByA := A.Acquire()
 	b := B.AcquireInBackground().WaitsOn(scene.NodeOf(heldByA))
@@ -605,7 +605,7 @@ func TestL5_WatchEventIsNotSuccess(t *testing.T) {
 func TestL6_OwnNodeGoneMeansLostCandidacy(t *testing.T) {
 	s := scene.SharedServer(t)
 	claims.Open(t, "L6")
-	r := scene.NewRoom(t, []string{s.Client})
+	r := scene.NewScene(t, []string{s.Client})
 	A, B := r.Join("A", scene.JoinOpts{}), r.Join("B", scene.JoinOpts{})
 	heldByA := A.Acquire()
 	b := B.AcquireInBackground().WaitsOn(scene.NodeOf(heldByA))
@@ -675,7 +675,7 @@ func TestL6_OwnNodeGoneMeansLostCandidacy(t *testing.T) {
 // "the lowest child" instead of its own node would delete F's here.
 func TestL6_LateReleaseDeletesNothingOfTheNextHolder(t *testing.T) {
 	claims.Open(t, "L6")
-	r := scene.NewRoom(t, []string{scene.SharedServer(t).Client})
+	r := scene.NewScene(t, []string{scene.SharedServer(t).Client})
 	E, F := r.Join("E", scene.JoinOpts{}), r.Join("F", scene.JoinOpts{})
 	heldByE := E.Acquire()
 	f := F.AcquireInBackground().WaitsOn(scene.NodeOf(heldByE))
@@ -718,7 +718,7 @@ func TestL6_ExpiredWaiterReportsSessionChanged(t *testing.T) {
 	scene.Parallel(t)
 	claims.Open(t, "L6")
 	srv := scene.ExpiryServer(t)
-	r := scene.NewRoom(t, []string{srv.Client})
+	r := scene.NewScene(t, []string{srv.Client})
 	A := r.Join("A", scene.JoinOpts{})
 	p := zkserver.ClientProxy(t, "B-proxy", srv)
 	b := r.Join("B", scene.JoinOpts{Via: []string{p.Addr()}, Client: []zkclient.Option{zkclient.WithSessionTimeout(scene.ExpirySessionTimeout)}})
@@ -794,7 +794,7 @@ func TestL7_HerdEffect(t *testing.T) {
 func TestL8_ListExistsRace(t *testing.T) {
 	s := scene.SharedServer(t)
 	claims.Open(t, "L8")
-	r := scene.NewRoom(t, []string{s.Client})
+	r := scene.NewScene(t, []string{s.Client})
 	root, ctx := r.Parent, r.Ctx
 	var hookErr error
 	var b *scene.Contender
@@ -931,7 +931,7 @@ func TestL10_ElectionNeedsReadyAcrossFailover(t *testing.T) {
 func TestL11_CallbackThatIsNoDeletionListsAgain(t *testing.T) {
 	s := scene.SharedServer(t)
 	claims.Open(t, "L11")
-	r := scene.NewRoom(t, []string{s.Client})
+	r := scene.NewScene(t, []string{s.Client})
 	A, B, C := r.Join("A", scene.JoinOpts{}), r.Join("B", scene.JoinOpts{}), r.Join("C", scene.JoinOpts{})
 	heldByA := A.Acquire()
 	pb := B.AcquireInBackground().WaitsOn(scene.NodeOf(heldByA))
@@ -997,7 +997,7 @@ func TestL11_LateCallbackAfterReconnectListsAgain(t *testing.T) {
 	scene.Parallel(t)
 	s := scene.SharedServer(t)
 	claims.Open(t, "L11")
-	r := scene.NewRoom(t, []string{s.Client})
+	r := scene.NewScene(t, []string{s.Client})
 	a := r.Join("A", scene.JoinOpts{})
 	p := zkserver.ClientProxy(t, "B-proxy", s)
 	b := r.Join("B", scene.JoinOpts{Via: []string{p.Addr()}})
@@ -1074,7 +1074,7 @@ func TestL12_UnseenDeletionOnlyDelaysTheWaiter(t *testing.T) {
 	claims.Open(t, "L12")
 	c := scene.LeaseTrio(t)
 	leader := c.Leader()
-	sc := &scene.L12Scene{T: t, C: c, F: c.Followers()[0], R: scene.NewRoom(t, []string{leader.Client})}
+	sc := &scene.L12Scene{T: t, C: c, F: c.Followers()[0], R: scene.NewScene(t, []string{leader.Client})}
 	h := sc.R.Join("H", scene.JoinOpts{})
 	p := sc.R.Join("P", scene.JoinOpts{})
 	sc.W = sc.R.Join("W", scene.JoinOpts{Via: []string{sc.F.Client}})

@@ -553,7 +553,7 @@ func TestR8_AfterExpiryTheOldNodeGivesNoCandidacy(t *testing.T) {
 	scene.Parallel(t)
 	claims.Open(t, "R8")
 	s := scene.ExpiryServer(t)
-	r := scene.NewRoom(t, []string{s.Client})
+	r := scene.NewScene(t, []string{s.Client})
 	O, ctx := r.O, r.Ctx
 	p := zkserver.ClientProxy(t, "A-proxy", s)
 	a := r.Join("A", scene.JoinOpts{Via: []string{p.Addr()}, Client: []zkclient.Option{zkclient.WithSessionTimeout(scene.ExpirySessionTimeout)}})

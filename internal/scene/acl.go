@@ -21,37 +21,36 @@ const (
 	thiefIdentity = "thief:a-guess"
 )
 
-// aclScene is a lock whose parent and candidates carry given ACLs, on the
-// shared server: O (authenticated as the lock's participants, so it can
-// also clean up behind a creator-only parent), A and B contending, and T,
-// a session with a digest identity of its own.
+// aclScene is the Scene of claim A1: a lock whose parent and candidates
+// carry given ACLs, on the shared server: O (authenticated as the lock's
+// participants, so it can also clean up behind a creator-only parent), A
+// and B contending, and T, a session with a digest identity of its own.
 type aclScene struct {
-	O, T    *zkclient.Client
-	oa      claims.Actor
-	parent  string
+	*Scene
+	T       *zkclient.Client
 	nodeACL []zk.ACL // the ACL the contenders' Lockers ask for (lock.WithACL)
-	a, B    *Contender
+	A, B    *Contender
 }
 
+// NewACLScene sets A1's scene up with the parent's ACL and the ACL the
+// contenders ask for their nodes.
 func NewACLScene(t *testing.T, parentACL, nodeACL []zk.ACL) *aclScene {
 	t.Helper()
-	servers := []string{SharedServer(t).Client}
-	sc := &aclScene{oa: claims.NewActor(t, "O"), nodeACL: nodeACL}
-	sc.O = zkclient.Connect(t, "O", servers)
+	sc := &aclScene{Scene: NewScene(t, []string{SharedServer(t).Client}), nodeACL: nodeACL}
 	authenticate(t, sc.O, LockIdentity)
-	sc.parent = TestRoot(t, sc.O) + "/locks"
-	sc.oa.Invoke("create %s with ACL %v", sc.parent, parentACL)
-	if _, err := sc.O.Create(sc.parent, nil, 0, parentACL); err != nil {
-		t.Fatalf("create %s: %v", sc.parent, err)
+	sc.Parent += "/locks"
+	sc.OLog.Invoke("create %s with ACL %v", sc.Parent, parentACL)
+	if _, err := sc.O.Create(sc.Parent, nil, 0, parentACL); err != nil {
+		t.Fatalf("create %s: %v", sc.Parent, err)
 	}
-	sc.oa.Ok("")
-	sc.requireACL(t, sc.parent, parentACL)
+	sc.OLog.Ok("")
+	sc.requireACL(t, sc.Parent, parentACL)
 	opts := JoinOpts{Lock: []lock.Option{lock.WithACL(nodeACL)}}
-	sc.a = Join(t, "A", servers, sc.parent, opts)
-	authenticate(t, sc.a.Session, LockIdentity)
-	sc.B = Join(t, "B", servers, sc.parent, opts)
+	sc.A = sc.Join("A", opts)
+	authenticate(t, sc.A.Session, LockIdentity)
+	sc.B = sc.Join("B", opts)
 	authenticate(t, sc.B.Session, LockIdentity)
-	sc.T = zkclient.Connect(t, "T", servers)
+	sc.T = zkclient.Connect(t, "T", sc.servers)
 	authenticate(t, sc.T, thiefIdentity)
 	return sc
 }
@@ -68,10 +67,10 @@ func authenticate(t *testing.T, c *zkclient.Client, identity string) {
 // ACL their Lockers asked for, as O reads it back from the server.
 func (sc *aclScene) HoldAndWait(t *testing.T) (*lock.Held, *Acquisition) {
 	t.Helper()
-	hA := sc.a.Acquire()
+	hA := sc.A.Acquire()
 	pB := sc.B.AcquireInBackground().WaitsOn(NodeOf(hA))
 	sc.requireACL(t, hA.Path, sc.nodeACL)
-	sc.requireACL(t, sc.parent+"/"+pB.Own, sc.nodeACL)
+	sc.requireACL(t, sc.Parent+"/"+pB.Own, sc.nodeACL)
 	return hA, pB
 }
 
@@ -81,13 +80,13 @@ func (sc *aclScene) HoldAndWait(t *testing.T) (*lock.Held, *Acquisition) {
 func (sc *aclScene) requireACL(t *testing.T, node string, asked []zk.ACL) {
 	t.Helper()
 	want := StoredACL(asked, LockIdentity)
-	sc.oa.Invoke("getACL %s", path.Base(node))
+	sc.OLog.Invoke("getACL %s", path.Base(node))
 	got, _, err := sc.O.GetACL(node)
 	if err != nil {
-		sc.oa.Fail("%v", err)
+		sc.OLog.Fail("%v", err)
 		t.Fatalf("getACL %s: %v", node, err)
 	}
-	sc.oa.Ok("%v", got)
+	sc.OLog.Ok("%v", got)
 	if !slices.Equal(got, want) {
 		claims.NotShown(t, "A1", "%s carries ACL %v on the server; want %v, the ACL asked for (%v)", path.Base(node), got, want, asked)
 	}
@@ -138,9 +137,9 @@ func ThiefMakesSecondHolder(t *testing.T, parentACL, nodeACL []zk.ACL) {
 		claims.RefutedNow(t, "A1", "after the theft B's acquisition returned %v; want a hold", err)
 	}
 	sc.B.Log.Ok("holds %s", path.Base(hB.Path))
-	sc.a.Log.Info("A never released; its worker still acts on %s", path.Base(hA.Path))
+	sc.A.Log.Info("A never released; its worker still acts on %s", path.Base(hA.Path))
 	late := hA.Release(LockCtx(t))
-	sc.a.Log.Info("A's Release, when A gets to it: %v", late)
+	sc.A.Log.Info("A's Release, when A gets to it: %v", late)
 	claims.Evidence(t, "parent ACL %v, node ACL %v (both candidates carry %v on the server): T deleted A's node (err %v); B then held %s while A's hold was never released: two holders; A's later Release reports lost candidacy: %v", parentACL, nodeACL, StoredACL(nodeACL, LockIdentity), stolen, path.Base(hB.Path), errors.Is(late, lock.ErrLostCandidacy))
 	if !errors.Is(late, lock.ErrLostCandidacy) {
 		claims.BrokenCheck(t, "A1", "A's Release after the theft returned %v; want lock.ErrLostCandidacy", late)

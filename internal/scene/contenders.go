@@ -68,7 +68,7 @@ func expiryDoesNotFit(s *zkserver.Server) string {
 // JoinOpts configures a contender.
 type JoinOpts struct {
 	Quiet  bool     // no session lines, no trace lines
-	Via    []string // the addresses to dial instead of the room's servers (a fault proxy)
+	Via    []string // the addresses to dial instead of the scene's servers (a fault proxy)
 	Client []zkclient.Option
 	Lock   []lock.Option
 	// trace is the scenario's own callbacks, called after the contender's
@@ -78,10 +78,10 @@ type JoinOpts struct {
 	Trace *locktrace.Trace
 }
 
-// room is a lock scene: O, an observer session that may change anything,
+// Scene is a lock scene: O, an observer session that may change anything,
 // this test's own lock parent under it, and ctx, the bound of the scene's
 // lock calls.
-type room struct {
+type Scene struct {
 	t       zkserver.TB
 	servers []string
 	O       *zkclient.Client
@@ -91,26 +91,26 @@ type room struct {
 	quiet   bool // contenders join quiet (the Examples)
 }
 
-// NewRoom opens a lock room on servers; opts configure O's client.
-func NewRoom(t zkserver.TB, servers []string, opts ...zkclient.Option) *room {
+// NewScene opens a lock scene on servers; opts configure O's client.
+func NewScene(t zkserver.TB, servers []string, opts ...zkclient.Option) *Scene {
 	t.Helper()
-	r := &room{t: t, servers: servers, OLog: claims.NewActor(t, "O"), Ctx: LockCtx(t)}
+	r := &Scene{t: t, servers: servers, OLog: claims.NewActor(t, "O"), Ctx: LockCtx(t)}
 	r.O = zkclient.Connect(t, "O", servers, opts...)
 	r.Parent = TestRoot(t, r.O)
 	return r
 }
 
-// ExampleRoom is the room of the lock Examples: on the shared server, with
+// ExampleScene is the scene of the lock Examples: on the shared server, with
 // O and the contenders quiet (an Example's standard error is not read).
-func ExampleRoom(sc *zkserver.Scope) *room {
-	r := NewRoom(sc, []string{SharedServer(sc).Client}, zkclient.Quiet())
+func ExampleScene(sc *zkserver.Scope) *Scene {
+	r := NewScene(sc, []string{SharedServer(sc).Client}, zkclient.Quiet())
 	r.quiet = true
 	return r
 }
 
-// Join connects contender name to the room (or through o.via) and makes
-// its Locker for the room's parent; its lock calls share the room's bound.
-func (r *room) Join(name string, o JoinOpts) *Contender {
+// Join connects contender name to the scene (or through o.Via) and makes
+// its Locker for the scene's parent; its lock calls share the scene's bound.
+func (r *Scene) Join(name string, o JoinOpts) *Contender {
 	r.t.Helper()
 	servers := r.servers
 	if o.Via != nil {
@@ -122,8 +122,8 @@ func (r *room) Join(name string, o JoinOpts) *Contender {
 	return p
 }
 
-// session opens a plain session on the room's servers (no Locker).
-func (r *room) Session(name string) *zkclient.Client {
+// session opens a plain session on the scene's servers (no Locker).
+func (r *Scene) Session(name string) *zkclient.Client {
 	r.t.Helper()
 	return zkclient.Connect(r.t, name, r.servers, zkclient.Quiet())
 }
@@ -132,7 +132,7 @@ func (r *room) Session(name string) *zkclient.Client {
 // behind it, takes. A release or an acquisition that fails here is the
 // scene's, not claim id's own observation (what the claim counts is checked
 // by its test): the proof of id stops, not shown.
-func (r *room) HandOver(id string, h *lock.Held, next *Acquisition) *lock.Held {
+func (r *Scene) HandOver(id string, h *lock.Held, next *Acquisition) *lock.Held {
 	r.t.Helper()
 	if err := h.Release(r.Ctx); err != nil {
 		claims.NotShown(r.t, id, "the release of %s: got %v; want nil", NodeOf(h), err)
@@ -171,7 +171,7 @@ type Contender struct {
 }
 
 // Join connects a named session to servers and makes its Locker for
-// parent: a contender outside a room (an election, the peer table).
+// parent: a contender outside a scene (the peer table).
 func Join(t zkserver.TB, name string, servers []string, parent string, o JoinOpts) *Contender {
 	t.Helper()
 	copts := o.Client

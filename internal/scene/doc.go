@@ -12,11 +12,14 @@
 //     (LeaseTrio, LeaseServer), the Cluster fixture (Leader, HoldStream,
 //     ReleaseStream), a test's znode root, Parallel and Within, the one
 //     bound of a scene's waits.
-//   - contenders.go, witness.go, referee.go: the lock room (NewRoom, Join,
-//     HandOver), its contenders and their acquisitions (WaitsOn, Settled,
-//     Result), the witness that sees an acquisition from the recipe's
-//     trace and from the wire, and the referee that fails a test on two
-//     holders at once.
+//   - contenders.go, witness.go, referee.go: the one lock Scene (NewScene,
+//     Join, Session, HandOver): O, an observer that may change anything,
+//     the test's lock parent and the bound of its lock calls; contenders
+//     by name (Session, Locker, Witness, Log) and their acquisitions
+//     (WaitsOn, Settled, Result); the witness that sees an acquisition from
+//     the recipe's trace and from the wire; the referee that fails a test
+//     on two holders at once. The fencing cast, the ACL scene, the election
+//     and the lost-reply scene are Scenes with roles and verbs of their own.
 //   - consistency.go: the three-server scenes of §1 and §2 (NewTrio,
 //     LagBehind, the ZOOKEEPER-1675 window) and their porcupine histories.
 //   - lock.go, lostreply.go, acl.go: the election of L10, the lost create

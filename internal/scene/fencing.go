@@ -137,26 +137,25 @@ type storySide struct {
 	Final              string
 }
 
-// fencingCast is the cast of the fencing scenarios on a server with a
+// fencingCast is the Scene of the fencing scenarios, on a server with a
 // small tickTime: O observes directly, A talks through a proxy that can
 // blackhole it (so its session can expire naturally), B talks directly.
 type fencingCast struct {
+	*Scene
 	srv   *zkserver.Server
-	root  string
 	proxy *faultproxy.Proxy
-	O     *zkclient.Client
 	A, B  *Contender
 }
 
+// NewFencingCast sets the fencing scene up: the expiry server, O, A behind
+// its proxy with the short session timeout, and B.
 func NewFencingCast(t zkserver.TB) *fencingCast {
 	t.Helper()
 	s := ExpiryServer(t)
-	fc := &fencingCast{srv: s}
-	fc.O = zkclient.Connect(t, "O", []string{s.Client})
-	fc.root = TestRoot(t, fc.O)
+	fc := &fencingCast{Scene: NewScene(t, []string{s.Client}), srv: s}
 	fc.proxy = zkserver.ClientProxy(t, "A-proxy", s)
-	fc.A = Join(t, "A", []string{fc.proxy.Addr()}, fc.root, JoinOpts{Client: []zkclient.Option{zkclient.WithSessionTimeout(ExpirySessionTimeout)}})
-	fc.B = Join(t, "B", []string{s.Client}, fc.root, JoinOpts{})
+	fc.A = fc.Join("A", JoinOpts{Via: []string{fc.proxy.Addr()}, Client: []zkclient.Option{zkclient.WithSessionTimeout(ExpirySessionTimeout)}})
+	fc.B = fc.Join("B", JoinOpts{})
 	return fc
 }
 
@@ -234,7 +233,7 @@ func RunFencingStory(t zkserver.TB, res fence.Resource) fencingStory {
 	first := WriteEach(t, fc.A.Log, st.TokenA, "A-first", res, unfenced)
 	st.Fenced.First, st.Unfenced.First = first[0], first[1]
 	lostA := hA.Lost()
-	WaitWatching(t, fc.srv, fc.root, hA.Path, fc.A.Session.SessionHex())
+	WaitWatching(t, fc.srv, fc.Parent, hA.Path, fc.A.Session.SessionHex())
 	fc.A.Log.Info("hold armed: watching its own node %s", path.Base(hA.Path))
 	late := ParkWorker(t, st.TokenA, "stale-late", res, unfenced)
 

@@ -46,7 +46,7 @@ func Herd(t *testing.T, srv *zkserver.Server, n int) {
 		}
 	}
 	ss := []string{srv.Client}
-	r := NewRoom(t, ss)
+	r := NewScene(t, ss)
 	root := r.Parent
 	for _, p := range []string{root + "/ours", root + "/foil"} {
 		if _, err := r.O.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
@@ -397,13 +397,13 @@ func (r *L9Round) createBehind(i int, y string) string {
 	return path.Base(cr.p)
 }
 
-// L12Scene is TestL12's lock room: O on the leader, W's acquisition
+// L12Scene is TestL12's lock scene: O on the leader, W's acquisition
 // through follower f.
 type L12Scene struct {
 	T  *testing.T
 	C  *Cluster
 	F  *zkserver.Server
-	R  *room
+	R  *Scene
 	W  *Contender
 	PW *Acquisition
 }
@@ -479,23 +479,23 @@ func CheckRound(t *testing.T, r electionRound) {
 // election is L10's scene: O, who set up the election parent and the
 // state the leaders keep, the candidates, and the clients of whoever leads.
 type election struct {
-	t                    zkserver.TB
-	ctx                  context.Context
-	server               *zkserver.Server
-	parent, state, ready string
-	mu                   sync.Mutex
-	names                map[int64]string // a candidate's session -> its name
+	*Scene       // O and the election parent
+	server       *zkserver.Server
+	state, ready string
+	mu           sync.Mutex
+	names        map[int64]string // a candidate's session -> its name
 }
 
 // NewElection makes the election parent and the state ("epoch=0 x=41", as
 // an earlier leader left it) under a fresh root on s.
 func NewElection(t zkserver.TB, s *zkserver.Server) *election {
 	t.Helper()
-	o := zkclient.Connect(t, "O", []string{s.Client})
-	root := TestRoot(t, o)
-	el := &election{t: t, ctx: LockCtx(t), server: s, parent: root + "/election", state: root + "/state", ready: root + "/ready", names: map[int64]string{}}
-	for p, data := range map[string]string{el.parent: "", el.state: "epoch=0 x=41"} {
-		if _, err := o.Create(p, []byte(data), 0, zk.WorldACL(zk.PermAll)); err != nil {
+	sc := NewScene(t, []string{s.Client})
+	root := sc.Parent
+	el := &election{Scene: sc, server: s, state: root + "/state", ready: root + "/ready", names: map[int64]string{}}
+	el.Parent = root + "/election"
+	for p, data := range map[string]string{el.Parent: "", el.state: "epoch=0 x=41"} {
+		if _, err := el.O.Create(p, []byte(data), 0, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatalf("create %s: %v", p, err)
 		}
 	}
@@ -510,7 +510,7 @@ type electionCandidate struct {
 }
 
 func (el *election) Candidate(name string) *electionCandidate {
-	p := Join(el.t, name, []string{el.server.Client}, el.parent, JoinOpts{})
+	p := el.Join(name, JoinOpts{})
 	el.mu.Lock()
 	el.names[p.Session.SessionID()] = name
 	el.mu.Unlock()
@@ -618,8 +618,8 @@ func WaitForReady(q *electionClient) (string, error) {
 		select {
 		case e := <-ev:
 			q.a.Info("event %s %s", e.Type, e.Path)
-		case <-q.el.ctx.Done():
-			return "", q.el.ctx.Err()
+		case <-q.el.Ctx.Done():
+			return "", q.el.Ctx.Err()
 		}
 	}
 }
@@ -627,13 +627,13 @@ func WaitForReady(q *electionClient) (string, error) {
 // LowestCandidate is the control's rule: the candidate with the lowest
 // sequence number is taken for the leader, whatever it has recovered.
 func LowestCandidate(q *electionClient) (string, error) {
-	q.a.Invoke("children %s", q.el.parent)
-	kids, _, err := q.c.Children(q.el.parent)
+	q.a.Invoke("children %s", q.el.Parent)
+	kids, _, err := q.c.Children(q.el.Parent)
 	if err != nil {
 		return "", err
 	}
 	low := lowestBySeq(kids)
-	ok, st, err := q.c.Exists(q.el.parent + "/" + low)
+	ok, st, err := q.c.Exists(q.el.Parent + "/" + low)
 	if err != nil || !ok {
 		return "", fmt.Errorf("lowest candidate %q: exists %v, %v", low, ok, err)
 	}

@@ -22,14 +22,14 @@ import (
 )
 
 // lostReply is the article's §4 experiment for any request, in a lock
-// room on the shared server: A talks to the server through a fault proxy,
+// scene on the shared server: A talks to the server through a fault proxy,
 // O observes directly. The proxy lets the request a faultproxy.Match picks
 // (by opcode and path) take effect and loses its reply (loseReply), or
 // loses the request itself before the server sees it (loseRequest); either
 // way A's connection closes, A's call sees a connection loss, and A
 // reconnects in the same session.
 type lostReply struct {
-	*room
+	*Scene
 	Proxy                       *faultproxy.Proxy
 	A                           *Contender // A, through the proxy, with its Locker
 	SessionBefore, SessionAfter int64      // A's session before the fault and after reconnecting
@@ -47,7 +47,7 @@ func NewLostReply(t zkserver.TB, aOpts JoinOpts) *lostReply {
 // a and O connected to server o.
 func NewLostReplyAt(t zkserver.TB, a, o *zkserver.Server, aOpts JoinOpts) *lostReply {
 	t.Helper()
-	lr := &lostReply{room: NewRoom(t, []string{o.Client})}
+	lr := &lostReply{Scene: NewScene(t, []string{o.Client})}
 	lr.Proxy = zkserver.ClientProxy(t, "A-proxy", a)
 	aOpts.Via = []string{lr.Proxy.Addr()}
 	lr.A = lr.Join("A", aOpts)
