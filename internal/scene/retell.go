@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/tb"
 	"github.com/zk19/zk19/internal/zkserver"
 )
@@ -72,7 +73,7 @@ func Retell(t *testing.T, example func()) {
 	got := strings.TrimSpace(string(<-printed))
 	_ = r.Close()
 	for _, line := range strings.Split(got, "\n") {
-		t.Logf("%s printed: %s", name, line)
+		t.Logf("%s%s printed: %s", claims.HarnessNote, name, line) // for the reader, not a step of the diagram
 	}
 	if got != want {
 		t.Errorf("%s printed:\n%s\nwant (its Output comment):\n%s", name, got, want)
