@@ -23,8 +23,8 @@ import (
 // exists; recovery has to check the session and ephemeralOwner and handle
 // zero and many matches.
 //
-// runLostCreate is the setup (Example_s4LostCreateReply walks it step by
-// step): A acquires through a fault proxy that lets
+// scene.RunLostCreate is the setup, the same lost create as
+// Example_s4LostCreateReply's first step (scene.LoseCreate): A acquires through a fault proxy that lets
 // A's create take effect on the server, loses its reply and closes A's
 // connection; A reconnects; O lists the server directly.
 func Example_s8aX1RetryAfterConnectionLoss() {

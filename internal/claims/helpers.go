@@ -81,7 +81,7 @@ type failer interface {
 // states the verdict VerdictRefuted on id, then says why, starting
 // with id, in the values observed ("got X; want Y"). Only the observation
 // the claim is about may say refuted; a fault of the harness or the proxy,
-// or a setup step that timed out, is notShown. The test goes on.
+// or a setup step that timed out, is NotShown. The test goes on.
 func Refuted(t failer, id, format string, args ...any) {
 	t.Helper()
 	t.Attr(VerdictKey(id), VerdictRefuted)
@@ -106,7 +106,7 @@ func NotShown(t tb.TB, id, format string, args ...any) {
 	t.Fatalf("%s not shown: %s", id, fmt.Sprintf(format, args...))
 }
 
-// BrokenCheck is notShown for a check of the scenario itself that the test
+// BrokenCheck is NotShown for a check of the scenario itself that the test
 // can go on past, to log what else it saw: a proxy that held nothing, a
 // control that did not break. A refutation after it does not count: the
 // first verdict a proof states on a claim is its verdict.
@@ -116,8 +116,8 @@ func BrokenCheck(t failer, id, format string, args ...any) {
 	t.Errorf("%s not shown: %s", id, fmt.Sprintf(format, args...))
 }
 
-// Judge states a verdict on claim id and stops the test: refutedNow, when
-// what failed is the claim's own observation, or notShown, when it was a
+// Judge states a verdict on claim id and stops the test: RefutedNow, when
+// what failed is the claim's own observation, or NotShown, when it was a
 // step of the scene the observation needs.
 type Judge func(t tb.TB, id, format string, args ...any)
 

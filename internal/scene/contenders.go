@@ -348,7 +348,7 @@ func (acq *Acquisition) Result() (*lock.Held, error) {
 }
 
 // resultOr waits for the acquisition to return; j judges a return that
-// does not come within the bound (refutedNow when that return is what the
+// does not come within the bound (RefutedNow when that return is what the
 // claim observes), naming where the acquisition stood.
 func (acq *Acquisition) ResultOr(j claims.Judge) (*lock.Held, error) {
 	acq.t.Helper()

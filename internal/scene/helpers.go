@@ -85,11 +85,11 @@ func TestRoot(t zkserver.TB, c *zkclient.Client) string {
 	return root
 }
 
-// rootPrefix starts the name of every parent testRoot makes: the suite
+// rootPrefix starts the name of every parent TestRoot makes: the suite
 // deletes nothing whose path does not start with it.
 const rootPrefix = "/zk19-"
 
-// madeRoots holds the parents testRoot made and has not removed yet, for
+// madeRoots holds the parents TestRoot made and has not removed yet, for
 // an interrupted run to remove (removeRoots).
 var madeRoots sync.Map
 
@@ -126,7 +126,7 @@ type discardLog struct{}
 func (discardLog) Printf(string, ...any) {}
 
 // DeleteTree removes path and its descendants; it refuses a path outside
-// the parents testRoot makes.
+// the parents TestRoot makes.
 func DeleteTree(c *zk.Conn, path string) error {
 	if !strings.HasPrefix(path, rootPrefix) {
 		return fmt.Errorf("delete %s: refused, the suite deletes only below its own parents (%s*)", path, rootPrefix)
@@ -341,7 +341,7 @@ var sideBySide sync.WaitGroup
 // test has ended (testing runs those first, alone). It is for a test that
 // mostly waits (on an expiry, an election, a window, a peer's scene) on
 // servers of its own, or on the shared server below its own parent
-// (testRoot) without reading anything server-wide there (mntr, cons, an
+// (TestRoot) without reading anything server-wide there (mntr, cons, an
 // unfiltered wchc or wchp) and without asserting how long something took:
 // those stay sequential. How many run at once is -test.parallel
 // (defaultParallel unless given).

@@ -192,7 +192,7 @@ type lostCreate struct {
 	Drop      faultproxy.DropResult
 }
 
-// runLostCreate: A's acquisition creates its candidate, the proxy loses the
+// RunLostCreate: A's acquisition creates its candidate, the proxy loses the
 // create's successful reply, and A reconnects. If the fault did not happen
 // as the claims need it (the proxy forwarded the reply, or A's create
 // Returned anything but a connection loss), the proof of claim id did not
@@ -202,7 +202,7 @@ func RunLostCreate(t zkserver.TB, id string) *lostCreate {
 	return LoseCreate(t, id, NewLostReply(t, JoinOpts{}))
 }
 
-// LoseCreate is runLostCreate on an experiment already set up.
+// LoseCreate is RunLostCreate on an experiment already set up.
 func LoseCreate(t zkserver.TB, id string, lr *lostReply) *lostCreate {
 	t.Helper()
 	lc := &lostCreate{lostReply: lr}

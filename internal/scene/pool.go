@@ -24,7 +24,7 @@ import (
 // container backend, three containers): it was a third of the servers a
 // run started.
 //
-// A test holds its trio alone, from leaseTrio until its cleanups end, and
+// A test holds its trio alone, from LeaseTrio until its cleanups end, and
 // gets it in the state of a fresh one as far as any claim can see: every
 // link healed, one leader and two followers at the same zxid, no session on
 // the leader, nothing in the tree but /zookeeper. What differs from a
