@@ -276,8 +276,8 @@
 //     其工作线程停在门闩上；A 的流量被黑洞吞掉，session 自然过期，B
 //     由删除事件得知后重新检查，持有 token 1。 Proof:
 //     TestF1toF3_FencedResourceRejectsTheLateHolder
-//     (fencing_example_test.go:162), Example_s5aFencingSequence
-//     (fencing_example_test.go:48). Code: fence.(*state).write
+//     (fencing_example_test.go:225), Example_s5aFencingSequence
+//     (fencing_example_test.go:57). Code: fence.(*state).write
 //     (fence/resource.go:104), fence.(*Durable).decideAndWrite
 //     (fence/durable.go:109)
 //   - §5 ¶1 句3 (premise of F1) 「旧资格」「另一个系统」
@@ -288,21 +288,21 @@
 //     fencing 的内存与持久资源都没接受任何陈旧写，无 fencing
 //     的对照至少接受了一次，且不残留锁节点或 session。 Proof:
 //     TestC1_ChaosLeavesNoStaleWriteInAFencedResource
-//     (fencing_example_test.go:595)
+//     (fencing_example_test.go:629)
 //   - F6 §5 ¶2 句2 「高水位」「原子地」「比较 token」: 带 fencing
 //     的比较与写入是一个原子步骤：一个写停在比较与写入之间时，
 //     第二个写者到不了自己的比较（它被发现停在资源的 Write 里），
 //     之后看到的高水位是前一个写的 token；-race 下许多带着不同 token
 //     的并发写者，没有哪个低于高水位的写被接受。 Proof:
-//     TestF6_CompareAndWriteIsOneAtomicStep (fencing_example_test.go:285),
-//     Example_s5bCriticalSection (fencing_example_test.go:108). Code:
+//     TestF6_CompareAndWriteIsOneAtomicStep (fencing_example_test.go:313),
+//     Example_s5bCriticalSection (fencing_example_test.go:171). Code:
 //     fence.(*state).write (fence/resource.go:104),
 //     fence.(*Durable).decideAndWrite (fence/durable.go:109)
 //   - F3 §5 ¶2 句3 「较大 token」「较小 token」「拒绝」: B 用 token 1 写
 //     new-owner 被接受，A 迟到的 stale-late（token 0）被拒绝，值仍为
 //     new-owner。 Proof: TestF1toF3_FencedResourceRejectsTheLateHolder
-//     (fencing_example_test.go:162), Example_s5aFencingSequence
-//     (fencing_example_test.go:48). Code: fence.(*state).write
+//     (fencing_example_test.go:225), Example_s5aFencingSequence
+//     (fencing_example_test.go:57). Code: fence.(*state).write
 //     (fence/resource.go:104), fence.(*Durable).decideAndWrite
 //     (fence/durable.go:109)
 //   - D7 §5 ¶2 句4 (not verified here) 「Chubby」「sequencer」「接收方」:
@@ -314,53 +314,53 @@
 //   - F5 §5 ¶3 句2 「ZooKeeper」「还持有锁」「失位窗口」: 写之前先问 ZooKeeper
 //     并不能解决问题：A 得知自己仍持有，接着暂停、过期，B 写入，A 对无 fencing
 //     资源的写依旧生效。 Proof: TestF5_CheckThenWriteLosesTheRace
-//     (fencing_example_test.go:219)
+//     (fencing_example_test.go:247)
 //   - F11 §5 ¶3 句3 「token 比较」「原子化」「竞态」: 把比较 token
 //     和写入拆成两步的对照资源，在另一个写者停在两步之间时接受了陈旧写；
 //     同样的交错下，原子资源把陈旧写者挡在外面，等另一个写完，
 //     再拒绝这同一个写。 Proof:
 //     TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite
-//     (fencing_example_test.go:504), Example_s5bCriticalSection
-//     (fencing_example_test.go:108). Code:
+//     (fencing_example_test.go:538), Example_s5bCriticalSection
+//     (fencing_example_test.go:171). Code:
 //     fence/fencetest.(*CheckThenWrite).Write
 //     (fence/fencetest/fencetest.go:142)
 //   - §5 ¶4 句1 (premise of F6) 「Resource.write」「synchronized」
 //   - F4 §5 ¶4 句2 「无 fence」「stale-late」「对照资源」: 不做 fencing
 //     的资源照单全收同一个迟到写，最后的值是 stale-late。 Proof:
-//     TestF4_UnfencedResourceTakesTheLateWrite (fencing_example_test.go:199),
-//     Example_s5aFencingSequence (fencing_example_test.go:48). Code:
+//     TestF4_UnfencedResourceTakesTheLateWrite (fencing_example_test.go:236),
+//     Example_s5aFencingSequence (fencing_example_test.go:57). Code:
 //     fence/fencetest.(*Unfenced).Write (fence/fencetest/fencetest.go:96)
 //   - §5 ¶4 句3 (premise of F3) 「带 fence」「new-owner」
 //   - §5 ¶4 句4 (premise of F4) 「内存资源模型」「数据库」
 //   - §5 ¶5 图 (diagram) 「高水位」「同一临界区」
 //   - F7 §5 ¶5 句1 「相等 token」「当前持有者」「继续写」: 等于高水位的 token
 //     会被接受，因此当前持有者可以接着写。 Proof: TestF7_EqualTokenIsAccepted
-//     (fencing_example_test.go:431). Code: fence.(*state).admits
+//     (fencing_example_test.go:459). Code: fence.(*state).admits
 //     (fence/resource.go:136)
 //   - F12 §5 ¶5 句1 「相等 token」「重复请求」「去重」: fencing 不负责去重：
 //     相同的 token 会让一次重试的请求生效两次；在同一事务里核对请求 id
 //     则只生效一次，内存资源和持久资源都是如此。 Proof:
-//     TestF12_EqualTokenAppliesARetryTwice (fencing_example_test.go:530),
+//     TestF12_EqualTokenAppliesARetryTwice (fencing_example_test.go:564),
 //     TestF12_RequestIDInTheSameTransactionAppliesOnce
-//     (fencing_example_test.go:549). Code: fence.(*Memory).WriteOnce
+//     (fencing_example_test.go:583). Code: fence.(*Memory).WriteOnce
 //     (fence/resource.go:205), fence.(*Durable).WriteOnce
 //     (fence/durable.go:83)
 //   - F8 §5 ¶5 句2 (beyond) 「高水位」「业务数据」「持久化」:
 //     持久资源在嵌入式数据库的一个事务里同时提交高水位与数据；重启之后它仍拒绝
 //     token 0，仍保有 new-owner。 Proof:
 //     TestF8_DurableResourceKeepsMarkAndValueAcrossRestart
-//     (fencing_example_test.go:450). Code: fence.(*Durable).decideAndWrite
+//     (fencing_example_test.go:479). Code: fence.(*Durable).decideAndWrite
 //     (fence/durable.go:109)
 //   - §5 ¶5 句3 (premise of F8) 「内存模型」「验证」
 //   - F9 §5 ¶5 句4 「fencing」「认证机制」「伪造」: fencing 不做认证：
 //     谁伪造出更大的 token，谁的写就被接受。 Proof:
-//     TestF9_ForgedLargerTokenIsAccepted (fencing_example_test.go:482). Code:
+//     TestF9_ForgedLargerTokenIsAccepted (fencing_example_test.go:516). Code:
 //     fence.(*state).admits (fence/resource.go:136)
 //   - F2 §5 ¶6 句1 「自然过期」「尚未到达资源」「旧 token」: A 已过期、B 的
 //     token 还没到资源时，资源的高水位仍是 A 自己的 token 0，它依旧接受 token
 //     0。 Proof: TestF1toF3_FencedResourceRejectsTheLateHolder
-//     (fencing_example_test.go:162), Example_s5aFencingSequence
-//     (fencing_example_test.go:48). Code: fence.(*state).admits
+//     (fencing_example_test.go:225), Example_s5aFencingSequence
+//     (fencing_example_test.go:57). Code: fence.(*state).admits
 //     (fence/resource.go:136)
 //   - §5 ¶6 句2 (premise of F2) 「较高 token」「验证拒绝」
 //   - §5 ¶6 句3 (premise of F2) 「资源接受新代」「session 过期瞬间」
@@ -406,10 +406,10 @@
 //   - §7 ¶1 句1 (report) 「Zk19.java」「第 17 篇」
 //   - E4 §7 ¶1 句2 「官方 3.9.6」「Java 客户端」: 记录开头先交代运行对象：
 //     服务器版本、后端和集群规模。 Proof:
-//     TestE4_RecordStartsWithServerVersionBackendAndSize (zk19_test.go:216)
+//     TestE4_RecordStartsWithServerVersionBackendAndSize (zk19_test.go:201)
 //   - E1 §7 ¶1 句3 「127.0.0.1」「随机端口」: 每个服务器、代理和客户端都只在
 //     127.0.0.1 上用临时端口监听或连接。 Proof:
-//     TestE1_ServersListenOnlyOnLoopback (zk19_test.go:82)
+//     TestE1_ServersListenOnlyOnLoopback (zk19_test.go:67)
 //   - D8 §7 ¶1 句4 (not verified here) 「同 JVM」「Resource」「数据库进程」:
 //     文章的运行里，外部写入由同一个 JVM 中单独的 Resource 对象完成，
 //     并没有说有独立的数据库进程。
@@ -419,7 +419,9 @@
 //   - F10 §7 ¶2 句4 「Expired」「服务端清理」「不同观察对象」: B
 //     看到服务器清理了节点、A 收到自己的 Expired 事件，是两次不同的观察；A
 //     要等重新连上服务器才收到 Expired，两者都按发生顺序记入记录。 Proof:
-//     TestF10_ServerCleanupAndExpiredEventAreTwoObservations (zk19_test.go:41)
+//     TestF10_ServerCleanupAndExpiredEventAreTwoObservations
+//     (zk19_test.go:40), Example_s5aFencingSequence
+//     (fencing_example_test.go:57)
 //   - D4 §7 ¶3 句1 (not verified here) 「2026-09-20」「三个场景」「退出 0」:
 //     文章自己的那次运行：官方 Apache ZooKeeper 3.9.6
 //     以嵌入式服务器（ZooKeeperServer、NIOServerCnxnFactory）加 Java
@@ -434,12 +436,12 @@
 //   - E2 §7 ¶6 句1 「有界等待」「门闩」「调用钩子」: 时序由钩子、
 //     门闩和有界等待决定；仅有的 sleep 是某条论断本身关心的、有名字的 session
 //     超时常量，从不是猜测出来的窗口。 Proof: TestE2_NoSleepGuessesAWindow
-//     (zk19_test.go:139)
+//     (zk19_test.go:124)
 //   - §7 ¶6 句2 (premise of E2) 「sleep」「碰运气」
 //   - E3 §7 ¶6 句3 「失败清理」「关闭」「运行目录」: 不论结果如何，
 //     每个场景都会收尾：关掉客户端，停下代理、服务器或容器，删掉临时目录，
 //     不泄漏 goroutine。 Proof: TestE3_ScenarioLeavesNothingBehind
-//     (zk19_test.go:198)
+//     (zk19_test.go:183)
 //   - D11 §7 ¶6 句3 (not verified here) 「运行目录」「其他实验数据」:
 //     文章在失败时的清理会关闭它建起的客户端、代理的线程和服务；
 //     每次运行只建自己的运行目录，不动其他实验的数据。
@@ -448,8 +450,8 @@
 //     第二个客户端也拿到锁；只给候选节点设创建者 ACL
 //     拦不住（删除检查的是父节点的 ACL）；给锁父节点设创建者 ACL 并用 digest
 //     认证后，窃取者得到 NoAuth，持有者仍只有一个。 Proof:
-//     TestA1_OpenACLLetsAThiefMakeASecondHolder (zk19_test.go:260),
-//     TestA1_CreatorOnlyACLRefusesTheThief (zk19_test.go:275). Code:
+//     TestA1_OpenACLLetsAThiefMakeASecondHolder (zk19_test.go:245),
+//     TestA1_CreatorOnlyACLRefusesTheThief (zk19_test.go:260). Code:
 //     lock.WithACL (lock/lock.go:161)
 //   - §7 ¶7 句1 (citation) 「论断证据表」「版本」
 //   - §7 ¶7 句2 (citation) 「验证记录」「源码依赖」

@@ -12,6 +12,7 @@ package zk19_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -27,12 +28,15 @@ import (
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/sqlite"
+	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/lock"
 )
 
-// Example_s5aFencingSequence walks the article's fencing sequence diagram
-// (claims F1, F2, F3 and F4, §5; the diagram is ¶3), with a fenced resource and an unfenced
-// one side by side: every write goes to both.
+// Example_s5aFencingSequence is the article's fencing sequence diagram
+// (claims F1, F2, F3 and F4, §5; the diagram is ¶3), with a fenced resource
+// and an unfenced one side by side: every write goes to both. It ends with
+// what A learns once its connection heals (claim F10, §7 ¶2).
 //
 // A holds token 0 and writes with it; its worker keeps the token and
 // pauses. A's traffic is blackholed, never closed: the server expires A's
@@ -41,52 +45,111 @@ import (
 // nothing. Until token 1 reaches the resource, the fenced mark is A's own
 // token, and token 0 still writes. B writes "new-owner"; A's worker
 // resumes and writes "stale-late" with token 0: the fenced resource refuses
-// it and keeps "new-owner", the unfenced one takes it.
-// TestF1toF3_FencedResourceRejectsTheLateHolder and
-// TestF4_UnfencedResourceTakesTheLateWrite run the same steps and assert
-// on them.
+// it and keeps "new-owner", the unfenced one takes it. Healed, A's client
+// sees Expired and its hold says the session changed.
+//
+// The Example is the diagram's one telling, and it states its claims'
+// verdicts itself: refuted when an answer of the resources, the tokens or
+// A's own view says otherwise; not shown when a step of the setup did not
+// take. TestF1toF3_FencedResourceRejectsTheLateHolder retells it on the
+// memory and the durable resource (scene.RetellOn), TestF4, TestF8 and
+// TestF10 retell it too.
 func Example_s5aFencingSequence() {
 	sc := scene.ExampleScope()
 	defer scene.EndExample(sc)
-	for _, id := range []string{"F1", "F2", "F3", "F4"} {
+	for _, id := range []string{"F1", "F2", "F3", "F4", "F10"} {
 		claims.Open(sc, id)
 	}
 	cast := scene.NewFencingCast(sc) // O observes; A reaches the server through a proxy that can cut it off; B directly
 	A, B := cast.A, cast.B
-	fenced, unfenced := fence.NewMemory(), fencetest.NewUnfenced()
+	fenced := scene.Resource(sc, fence.NewMemory()) // or the durable resource a retelling Test hands in
+	unfenced := fencetest.NewUnfenced()
 
+	claims.Phase(sc, "A holds and writes once with its token; its worker keeps the token and parks on a gate")
 	heldA := A.Acquire()
 	first := scene.WriteEach(sc, A.Log, heldA.Token, "A-first", fenced, unfenced)
+	if !first[0].Accepted || !first[1].Accepted {
+		claims.NotShown(sc, "F2", "got A's first write accepted=%v (fenced), %v (unfenced); want both: the holder's own write", first[0].Accepted, first[1].Accepted)
+	}
 	fmt.Printf("A holds token %v; A-first accepted: fenced %v, unfenced %v\n", heldA.Token, first[0].Accepted, first[1].Accepted)
+	lostA := heldA.Lost() // A's hold watches its own node
+	cast.WaitHoldWatching(sc, heldA)
 	worker := scene.ParkWorker(sc, heldA.Token, "stale-late", fenced, unfenced)
 
+	claims.Phase(sc, "B waits on A's node")
 	waitingB := B.AcquireInBackground().WaitsOn(scene.NodeOf(heldA))
+
+	claims.Phase(sc, "A's connection is blackholed: no forced expiry, no close; the session runs out")
+	since := A.Session.Mark()
 	heldB := cast.HeldOnceAExpires(sc, "F1", waitingB)
+	sawExpired, lost := A.Session.Seen(zk.StateExpired), scene.Fired(lostA)
+	A.Log.Info("A's own view when B acquired: session states %v; hold lost: %v", A.Session.States()[since:], lost)
 	nodeA, _, err := cast.O.Exists(heldA.Path)
 	if err != nil {
-		sc.Fatalf("O: exists: %v", err)
+		claims.NotShown(sc, "F1", "O: exists %s: %v", heldA.Path, err)
 	}
-	fmt.Printf("A blackholed: A's node exists %v; A's client saw Expired %v; B holds token %v\n", nodeA, A.Session.Seen(zk.StateExpired), heldB.Token)
+	claims.Evidence(sc, "A's token %v, B's %v; A's node exists when B holds: %v; A's client had seen Expired: %v, its hold lost: %v", heldA.Token, heldB.Token, nodeA, sawExpired, lost)
+	if heldA.Token.Seq != 0 || heldB.Token.Seq != 1 || nodeA {
+		claims.RefutedNow(sc, "F1", "got tokens A=%v B=%v and A's node exists=%v when B holds; want sequence 0 and 1, the node deleted by the server while A was cut off", heldA.Token, heldB.Token, nodeA)
+	}
+	if sawExpired || lost {
+		claims.RefutedNow(sc, "F10", "when B held, A's client had seen Expired: %v, its hold lost: %v; want neither while A cannot reach the server", sawExpired, lost)
+	}
+	fmt.Printf("A blackholed: A's node exists %v; A's client saw Expired %v, its hold lost %v; B holds token %v\n", nodeA, sawExpired, lost, heldB.Token)
 
-	_, mark, _ := scene.ReadResource(sc, fenced)
+	claims.Phase(sc, "the window: A has expired and B has not written yet")
+	_, mark, marked := scene.ReadResource(sc, fenced)
+	if !marked || mark != heldA.Token {
+		claims.NotShown(sc, "F2", "got the fenced mark %v (set: %v) before the window; want A's token %v from A's first write", mark, marked, heldA.Token)
+	}
 	window := scene.WriteEach(sc, A.Log, heldA.Token, "A-in-window", fenced, unfenced)
+	claims.Evidence(sc, "fenced: the mark before the window was %v; A's token %v in the window accepted=%v over %q", mark, heldA.Token, window[0].Accepted, window[0].Prev)
+	if !window[0].Accepted || window[0].Prev != "A-first" {
+		claims.RefutedNow(sc, "F2", "in the window A's token %v got accepted=%v over %q (mark %v); want accepted over \"A-first\": the mark is A's own token and cannot know of B yet", heldA.Token, window[0].Accepted, window[0].Prev, window[0].Mark)
+	}
 	fmt.Printf("fenced mark %v before B writes: A's token %v accepted %v\n", mark, heldA.Token, window[0].Accepted)
 
+	claims.Phase(sc, "B writes with its token")
 	byB := scene.WriteEach(sc, B.Log, heldB.Token, "new-owner", fenced, unfenced)
+	if !byB[0].Accepted {
+		claims.RefutedNow(sc, "F3", "B's write with token %v was rejected by the fenced resource (mark %v); want accepted", heldB.Token, byB[0].Mark)
+	}
+	if !byB[1].Accepted {
+		claims.RefutedNow(sc, "F4", "B's write was rejected by the unfenced resource; want accepted: it checks nothing")
+	}
 	fmt.Printf("B writes new-owner with %v: fenced accepted %v (mark %v), unfenced accepted %v\n", heldB.Token, byB[0].Accepted, byB[0].Mark, byB[1].Accepted)
 
+	claims.Phase(sc, "the gate opens: A's worker writes with its old token")
 	late := worker.Resume(sc)
-	fmt.Printf("A's worker resumes, stale-late with %v: fenced accepted %v, unfenced accepted %v\n", heldA.Token, late[0].Accepted, late[1].Accepted)
 	keptF, _, _ := scene.ReadResource(sc, fenced)
 	keptU, _, _ := scene.ReadResource(sc, unfenced)
+	claims.Evidence(sc, "A's late write with %v: fenced accepted=%v, value %q; unfenced accepted=%v over %q, value %q", heldA.Token, late[0].Accepted, keptF, late[1].Accepted, late[1].Prev, keptU)
+	if late[0].Accepted || keptF != "new-owner" {
+		claims.RefutedNow(sc, "F3", "A's late write with %v got accepted=%v, the fenced value %q; want rejected and \"new-owner\"", heldA.Token, late[0].Accepted, keptF)
+	}
+	if !late[1].Accepted || late[1].Prev != "new-owner" || keptU != "stale-late" {
+		claims.RefutedNow(sc, "F4", "unfenced: A's late write got accepted=%v over %q, value %q; want \"stale-late\" accepted over \"new-owner\"", late[1].Accepted, late[1].Prev, keptU)
+	}
+	fmt.Printf("A's worker resumes, stale-late with %v: fenced accepted %v, unfenced accepted %v\n", heldA.Token, late[0].Accepted, late[1].Accepted)
 	fmt.Printf("values: fenced %q, unfenced %q\n", keptF, keptU)
+
+	claims.Phase(sc, "heal A's connection: only now can A learn that its session expired")
+	cast.HealA()
+	expired := A.Session.WaitStateSince(since, zk.StateExpired, zkclient.ConnectWithin) == nil
+	why := scene.ReleaseOnceLost(sc, A, heldA)
+	claims.Evidence(sc, "after the heal A saw Expired: %v, and its hold's Release returned %v", expired, why)
+	if !expired || !errors.Is(why, lock.ErrSessionChanged) {
+		claims.RefutedNow(sc, "F10", "after the heal A saw Expired: %v, its hold gave %v; want Expired and a hold lost because the session changed (lock.ErrSessionChanged)", expired, why)
+	}
+	fmt.Printf("healed: A's client saw Expired %v; A's hold lost, session changed: %v\n", expired, errors.Is(why, lock.ErrSessionChanged))
 	// Output:
 	// A holds token g0/0; A-first accepted: fenced true, unfenced true
-	// A blackholed: A's node exists false; A's client saw Expired false; B holds token g0/1
+	// A blackholed: A's node exists false; A's client saw Expired false, its hold lost false; B holds token g0/1
 	// fenced mark g0/0 before B writes: A's token g0/0 accepted true
 	// B writes new-owner with g0/1: fenced accepted true (mark g0/1), unfenced accepted true
 	// A's worker resumes, stale-late with g0/0: fenced accepted false, unfenced accepted true
 	// values: fenced "new-owner", unfenced "stale-late"
+	// healed: A's client saw Expired true; A's hold lost, session changed: true
 }
 
 // Example_s5bCriticalSection walks the article's critical-section flowchart
@@ -150,64 +213,29 @@ func Example_s5bCriticalSection() {
 	// control: A's token g0/0 below mark g0/0? false; accepted true; value "stale-late"
 }
 
-// TestF1toF3_FencedResourceRejectsTheLateHolder runs the article's fencing
-// story (Example_s5aFencingSequence's steps) against the fenced resource in
-// memory and the durable SQLite one (claims F1 §5 ¶1, F2 §5 ¶6, F3 §5 ¶2).
-// F1: A held token 0; its session expired naturally (blackholed, never
-// closed or force-expired); B learned it from the deletion and held token
-// 1. F2: A had written once with token 0, so the mark was A's token; in the
-// window before B's write, token 0 was still accepted from that state. F3:
-// after B wrote "new-owner" with token 1, A's late "stale-late" with token
-// 0 was rejected.
+// TestF1toF3_FencedResourceRejectsTheLateHolder retells
+// Example_s5aFencingSequence on the fenced resource in memory and on the
+// durable SQLite one (claims F1 §5 ¶1, F2 §5 ¶6, F3 §5 ¶2). F1: A held
+// token 0; its session expired naturally (blackholed, never closed or
+// force-expired); B learned it from the deletion and held token 1. F2: A
+// had written once with token 0, so the mark was A's token; in the window
+// before B's write, token 0 was still accepted from that state. F3: after
+// B wrote "new-owner" with token 1, A's late "stale-late" with token 0 was
+// rejected. The Example's checks state the verdicts.
 func TestF1toF3_FencedResourceRejectsTheLateHolder(t *testing.T) {
 	scene.Parallel(t)
-	for _, id := range []string{"F1", "F2", "F3"} {
-		claims.Open(t, id)
-	}
 	scene.OnEachResource(t, "still takes token 0 until token 1 arrives, then rejects the late holder", func(t *testing.T, kind string, res scene.FencedResource) {
-		st := scene.RunFencingStory(t, res)
-		f := st.Fenced
-		claims.Evidence(t, "%s resource: A token %v, B token %v; A's node deleted before the heal: %v", kind, st.TokenA, st.TokenB, st.DeletionBeforeHeal)
-		claims.Evidence(t, "%s resource: the mark before the window write was %v (A's first write accepted=%v); A's token %v in the window accepted=%v over %q", kind, f.MarkBeforeWindow, f.First.Accepted, st.TokenA, f.Window.Accepted, f.Window.Prev)
-		claims.Evidence(t, "%s resource: B's write with %v accepted=%v; A's late write with %v accepted=%v; value %q", kind, st.TokenB, f.B.Accepted, st.TokenA, f.Late.Accepted, f.Final)
-		if st.TokenA.Seq != 0 || st.TokenB.Seq != 1 {
-			claims.Refuted(t, "F1", "tokens A=%v B=%v; want sequence 0 and 1", st.TokenA, st.TokenB)
-		}
-		if !st.DeletionBeforeHeal {
-			claims.Refuted(t, "F1", "A's node was not deleted by the server while A was blackholed")
-		}
-		if !f.First.Accepted || !f.MarkedBeforeWindow || f.MarkBeforeWindow != st.TokenA {
-			claims.BrokenCheck(t, "F2", "before the window the resource's mark was %v (set: %v); want A's token %v from A's first write", f.MarkBeforeWindow, f.MarkedBeforeWindow, st.TokenA)
-		}
-		if !f.Window.Accepted || f.Window.Prev != "A-first" {
-			claims.Refuted(t, "F2", "in the window A's token %v got accepted=%v over %q (mark %v); want accepted over \"A-first\": the mark is A's own token and cannot know of B yet", st.TokenA, f.Window.Accepted, f.Window.Prev, f.Window.Mark)
-		}
-		if !f.B.Accepted {
-			claims.Refuted(t, "F3", "B's write with token %v was rejected", st.TokenB)
-		}
-		if f.Late.Accepted || f.Final != "new-owner" {
-			claims.Refuted(t, "F3", "A's late write accepted=%v, final value %q; want rejected and \"new-owner\"", f.Late.Accepted, f.Final)
-		}
-		t.Logf("F1 scenario wall time: %v", st.Elapsed.Round(time.Millisecond))
+		scene.RetellOn(t, Example_s5aFencingSequence, res)
 	})
 }
 
 // TestF4_UnfencedResourceTakesTheLateWrite is the control (claim F4, §5 ¶4):
-// the same story, whose every write also goes to a resource that checks
-// nothing, ends there with A's "stale-late" over B's "new-owner", while the
-// fenced resource beside it keeps "new-owner".
+// in Example_s5aFencingSequence, retold here, every write also goes to a
+// resource that checks nothing, and it ends with A's "stale-late" over
+// B's "new-owner", while the fenced resource beside it keeps "new-owner".
 func TestF4_UnfencedResourceTakesTheLateWrite(t *testing.T) {
 	scene.Parallel(t)
-	claims.Open(t, "F4")
-	st := scene.RunFencingStory(t, fence.NewMemory())
-	u := st.Unfenced
-	claims.Evidence(t, "unfenced resource: B's write with %v accepted=%v; A's late write with token %v accepted=%v over %q; value %q (the fenced one beside it: accepted=%v, value %q)", st.TokenB, u.B.Accepted, st.TokenA, u.Late.Accepted, u.Late.Prev, u.Final, st.Fenced.Late.Accepted, st.Fenced.Final)
-	if !u.B.Accepted || !u.Late.Accepted || u.Late.Prev != "new-owner" || u.Final != "stale-late" {
-		claims.Refuted(t, "F4", "unfenced: B's write accepted=%v, then A's late write accepted=%v over %q, final %q; want both accepted and \"stale-late\" over \"new-owner\"", u.B.Accepted, u.Late.Accepted, u.Late.Prev, u.Final)
-	}
-	if st.Fenced.Late.Accepted || st.Fenced.Final != "new-owner" {
-		claims.BrokenCheck(t, "F4", "the fenced resource beside the control took A's late write (accepted=%v, value %q); want it refused: the story did not run as the article's", st.Fenced.Late.Accepted, st.Fenced.Final)
-	}
+	scene.Retell(t, Example_s5aFencingSequence)
 }
 
 // TestF5_CheckThenWriteLosesTheRace: asking ZooKeeper "do I still hold the
@@ -446,7 +474,8 @@ func TestF7_EqualTokenIsAccepted(t *testing.T) {
 // keeps the mark and the value in one transaction, so after the fencing
 // story and a close and reopen it still holds "new-owner" and still
 // rejects token 0 (claim F8, §5 ¶5; beyond the article, whose memory model
-// left durability unverified).
+// left durability unverified). The story is Example_s5aFencingSequence,
+// retold on the durable resource.
 func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
 	scene.Parallel(t)
 	claims.Open(t, "F8")
@@ -456,22 +485,27 @@ func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = d.Close() }) // also when the story skips; Close is idempotent
-	st := scene.RunFencingStory(t, d)
+	t.Cleanup(func() { _ = d.Close() }) // also when the story stops; Close is idempotent
+	scene.RetellOn(t, Example_s5aFencingSequence, d)
+	if t.Failed() {
+		claims.NotShown(t, "F8", "the fencing story did not run as its Output says; nothing to restart")
+	}
+	value, mark, _ := scene.ReadResource(t, d)
+	tokenA := fence.Token{Domain: mark.Domain} // A's token: g0/0 in the Output the retelling checked, below B's mark g0/1
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("resource closed; reopening %s", filepath.Base(path))
+	t.Logf("resource closed with value %q, mark %v; reopening %s", value, mark, filepath.Base(path))
 	d2, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d2.Close()
-	v, mark, _ := scene.ReadResource(t, d2)
-	r := scene.WriteAs(t, claims.NewActor(t, "A"), d2, st.TokenA, "stale-after-restart")
-	claims.Evidence(t, "after reopen: value %q mark %v; token %v accepted=%v", v, mark, st.TokenA, r.Accepted)
-	if v != "new-owner" || mark != st.TokenB || r.Accepted {
-		claims.Refuted(t, "F8", "after restart value %q mark %v, token 0 accepted=%v; want \"new-owner\", %v, rejected", v, mark, r.Accepted, st.TokenB)
+	v, mark2, _ := scene.ReadResource(t, d2)
+	r := scene.WriteAs(t, claims.NewActor(t, "A"), d2, tokenA, "stale-after-restart")
+	claims.Evidence(t, "after reopen: value %q mark %v; token %v accepted=%v", v, mark2, tokenA, r.Accepted)
+	if v != "new-owner" || mark2 != mark || r.Accepted {
+		claims.Refuted(t, "F8", "after restart value %q mark %v, token %v accepted=%v; want \"new-owner\", %v, rejected", v, mark2, tokenA, r.Accepted, mark)
 	}
 }
 

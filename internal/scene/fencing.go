@@ -113,30 +113,6 @@ func ReadResource(t zkserver.TB, res fence.Resource) (value string, mark fence.T
 	return value, mark, marked
 }
 
-// fencingStory is the article's §5 story (claims F1–F4, F8, F10), run
-// against a fenced resource and, side by side, the unfenced control: every
-// write goes to both.
-type fencingStory struct {
-	TokenA, TokenB     fence.Token
-	Fenced, Unfenced   storySide
-	ASawExpiredAtB     bool  // A had seen Expired when B acquired (F10)
-	AExpiredAfterHeal  bool  // A saw Expired once it could reach the server again
-	ALostAtB           bool  // A's Held.Lost() had fired when B acquired
-	ALostAfterHeal     error // A's Release once its hold reported itself lost after the heal (nil: it did not)
-	DeletionBeforeHeal bool
-	Elapsed            time.Duration
-}
-
-// storySide is what one resource answered in the story.
-type storySide struct {
-	First              fence.Result // A's write while it held: the mark is A's token
-	MarkBeforeWindow   fence.Token  // the mark just before A's write in the window (F2)
-	MarkedBeforeWindow bool
-	Window             fence.Result // A's write after its expiry, before B's write (F2)
-	B, Late            fence.Result // B's "new-owner"; A's worker's "stale-late" after its gate opens
-	Final              string
-}
-
 // fencingCast is the Scene of the fencing scenarios, on a server with a
 // small tickTime: O observes directly, A talks through a proxy that can
 // blackhole it (so its session can expire naturally), B talks directly.
@@ -212,78 +188,46 @@ func WriteEach(t zkserver.TB, who claims.Actor, tok fence.Token, value string, r
 	return out
 }
 
-// runFencingStory: A holds with token 0 and writes once with it, so the
-// fenced resource's mark is A's token; A's worker then parks on a gate
-// before its next write; A's session expires naturally behind a blackholed
-// proxy; B, waiting on A's node, learns of the deletion and holds with
-// token 1; in that window A's token still writes; B writes "new-owner";
-// the gate opens and A's worker writes "stale-late" with token 0. Every
-// write goes to res and to an unfenced control beside it. The steps are
-// Example_s5aFencingSequence's.
-func RunFencingStory(t zkserver.TB, res fence.Resource) fencingStory {
+// WaitHoldWatching waits until A's hold watches its own node on the
+// server, so that the blackhole that follows cuts a hold that is armed.
+func (fc *fencingCast) WaitHoldWatching(t zkserver.TB, held *lock.Held) {
 	t.Helper()
-	ctx := context.Background()
-	start0 := time.Now()
-	var st fencingStory
-	fc := NewFencingCast(t)
-	unfenced := fencetest.NewUnfenced()
-	claims.Phase(t, "A holds and writes once with its token; its worker keeps the token and parks on a gate")
-	hA := fc.A.Acquire()
-	st.TokenA = hA.Token
-	first := WriteEach(t, fc.A.Log, st.TokenA, "A-first", res, unfenced)
-	st.Fenced.First, st.Unfenced.First = first[0], first[1]
-	lostA := hA.Lost()
-	WaitWatching(t, fc.srv, fc.Parent, hA.Path, fc.A.Session.SessionHex())
-	fc.A.Log.Info("hold armed: watching its own node %s", path.Base(hA.Path))
-	late := ParkWorker(t, st.TokenA, "stale-late", res, unfenced)
+	WaitWatching(t, fc.srv, fc.Parent, held.Path, fc.A.Session.SessionHex())
+	fc.A.Log.Info("hold armed: watching its own node %s", path.Base(held.Path))
+}
 
-	claims.Phase(t, "B waits on A's node")
-	pB := fc.B.AcquireInBackground().WaitsOn(NodeOf(hA))
-
-	claims.Phase(t, "A's connection is blackholed: no forced expiry, no close; the session runs out")
-	mark := fc.A.Session.Mark()
-	st.TokenB = fc.HeldOnceAExpires(t, "F1", pB).Token
-	st.ASawExpiredAtB = fc.A.Session.Seen(zk.StateExpired)
-	select {
-	case <-lostA:
-		st.ALostAtB = true
-	default:
-	}
-	fc.A.Log.Info("A's hold reports itself lost when B acquired: %v", st.ALostAtB)
-	fc.A.Log.Info("A's own view when B acquired: session states %v; expired seen: %v", fc.A.Session.States()[mark:], st.ASawExpiredAtB)
-	ok, _, err := fc.O.Exists(hA.Path)
-	st.DeletionBeforeHeal = err == nil && !ok
-	t.Logf("O: A's node %s exists: %v (%v)", path.Base(hA.Path), ok, err)
-
-	for i, r := range []fence.Resource{res, unfenced} {
-		side := []*storySide{&st.Fenced, &st.Unfenced}[i]
-		_, side.MarkBeforeWindow, side.MarkedBeforeWindow = ReadResource(t, r)
-	}
-	claims.Phase(t, "the window: A has expired and B has not written yet")
-	window := WriteEach(t, fc.A.Log, st.TokenA, "A-in-window", res, unfenced)
-	claims.Phase(t, "B writes with its token")
-	byB := WriteEach(t, fc.B.Log, st.TokenB, "new-owner", res, unfenced)
-	claims.Phase(t, "the gate opens: A's worker writes with its old token")
-	lateW := late.Resume(t)
-	st.Fenced.Window, st.Fenced.B, st.Fenced.Late = window[0], byB[0], lateW[0]
-	st.Unfenced.Window, st.Unfenced.B, st.Unfenced.Late = window[1], byB[1], lateW[1]
-	st.Fenced.Final, _, _ = ReadResource(t, res)
-	st.Unfenced.Final, _, _ = ReadResource(t, unfenced)
-	t.Logf("values: fenced %q, unfenced %q", st.Fenced.Final, st.Unfenced.Final)
-
-	claims.Phase(t, "heal A's connection: only now can A learn that its session expired")
+// HealA ends A's blackhole: A reaches the server again, and only now can
+// its client learn what the server decided while it was cut off.
+func (fc *fencingCast) HealA() {
 	fc.proxy.Heal()
-	st.AExpiredAfterHeal = fc.A.Session.WaitStateSince(mark, zk.StateExpired, zkclient.ConnectWithin) == nil
-	fc.A.Log.Info("session expired seen after heal: %v", st.AExpiredAfterHeal)
+	fc.A.Log.Info("connection healed")
+}
+
+// Fired says whether ch has been closed (or has a value) now, without
+// waiting: a hold's Lost channel read at one moment of the story.
+func Fired[T any](ch <-chan T) bool {
 	select {
-	case <-lostA:
-		st.ALostAfterHeal = hA.Release(ctx)
-		fc.A.Log.Info("A's hold reports itself lost after the heal; Release says why: %v", st.ALostAfterHeal)
-	case <-time.After(zkclient.ConnectWithin):
-		fc.A.Log.Info("A's hold never reported itself lost after the heal")
+	case <-ch:
+		return true
+	default:
+		return false
 	}
-	st.Elapsed = time.Since(start0)
-	return st
+}
+
+// ReleaseOnceLost waits, up to zkclient.ConnectWithin, for who's hold to
+// report itself lost, and returns what Release then says; nil when the
+// hold never reported itself lost within the bound (logged).
+func ReleaseOnceLost(t zkserver.TB, who *Contender, held *lock.Held) error {
+	t.Helper()
+	select {
+	case <-held.Lost():
+		err := held.Release(context.Background())
+		who.Log.Info("hold reports itself lost; Release says why: %v", err)
+		return err
+	case <-time.After(zkclient.ConnectWithin):
+		who.Log.Info("hold did not report itself lost within %v", zkclient.ConnectWithin)
+		return nil
+	}
 }
 
 // lateWorker is A's worker parked on a gate with its token.

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/tb"
 	"github.com/zk19/zk19/internal/zkserver"
@@ -26,6 +27,7 @@ var retelling struct {
 	mu     sync.Mutex // guards name and t
 	name   string
 	t      zkserver.TB
+	res    fence.Resource // the fenced resource RetellOn hands in, or nil
 }
 
 // Retell runs example, an Example of the root package, as the body of the
@@ -38,6 +40,13 @@ var retelling struct {
 // t with got and want.
 func Retell(t *testing.T, example func()) {
 	t.Helper()
+	RetellOn(t, example, nil)
+}
+
+// RetellOn is Retell with res in place of the fenced resource the Example
+// writes to (Resource): the same steps and checks, on another resource.
+func RetellOn(t *testing.T, example func(), res fence.Resource) {
+	t.Helper()
 	fn := runtime.FuncForPC(reflect.ValueOf(example).Pointer()).Name()
 	name := fn[strings.LastIndex(fn, ".")+1:]
 	want, err := exampleOutput(".", name)
@@ -47,11 +56,11 @@ func Retell(t *testing.T, example func()) {
 	retelling.serial.Lock()
 	defer retelling.serial.Unlock()
 	retelling.mu.Lock()
-	retelling.name, retelling.t = name, t
+	retelling.name, retelling.t, retelling.res = name, t, res
 	retelling.mu.Unlock()
 	defer func() {
 		retelling.mu.Lock()
-		retelling.name, retelling.t = "", nil
+		retelling.name, retelling.t, retelling.res = "", nil, nil
 		retelling.mu.Unlock()
 	}()
 
@@ -89,6 +98,18 @@ func scopeFor(name string) *zkserver.Scope {
 		return tb.For(retelling.t, name)
 	}
 	return zkserver.NewScope(name)
+}
+
+// Resource is the fenced resource the Example of sc writes to: own, the
+// one it names, or the one a Test that retells it hands in (RetellOn).
+func Resource(sc *zkserver.Scope, own fence.Resource) fence.Resource {
+	retelling.mu.Lock()
+	defer retelling.mu.Unlock()
+	if retelling.name == sc.Name() && retelling.res != nil {
+		sc.Logf("the fenced resource is the retelling's: %T", retelling.res)
+		return retelling.res
+	}
+	return own
 }
 
 // exampleOutput reads the "Output:" comment of Example name from the test
