@@ -23,14 +23,14 @@ import (
 // exists; recovery has to check the session and ephemeralOwner and handle
 // zero and many matches.
 //
-// scene.RunLostCreate is the setup, the same lost create as
-// Example_s4LostCreateReply's first step (scene.LoseCreate): A acquires through a fault proxy that lets
-// A's create take effect on the server, loses its reply and closes A's
-// connection; A reconnects; O lists the server directly.
+// The setup is Example_s4LostCreateReply's first step, with the same
+// verbs (scene.NewLostReply, scene.LoseCreate): A acquires through a fault
+// proxy that lets A's create take effect on the server, loses its reply
+// and closes A's connection; A reconnects; O lists the server directly.
 func Example_s8aX1RetryAfterConnectionLoss() {
 	sc := scene.ExampleScope()
 	defer scene.EndExample(sc)
-	lost := scene.RunLostCreate(sc, "X1")
+	lost := scene.LoseCreate(sc, "X1", scene.NewLostReply(sc, scene.JoinOpts{}))
 	fmt.Println("create returned connection loss:", errors.Is(lost.CreateErr, zk.ErrConnectionClosed))
 	fmt.Println("same session after reconnect:", lost.SessionAfter == lost.SessionBefore)
 

@@ -111,7 +111,7 @@ func Example_s4LostCreateReply() {
 func TestR1_ProxyDropsTheSuccessfulCreateReply(t *testing.T) {
 	scene.Parallel(t)
 	claims.Open(t, "R1")
-	lc := scene.RunLostCreate(t, "R1")
+	lc := scene.LoseCreate(t, "R1", scene.NewLostReply(t, scene.JoinOpts{}))
 	seen := lc.NodesWithGUID(t)
 	claims.Evidence(t, "the proxy dropped the reply xid=%d op=%s zxid=%#x err=%d (dropped=%v); A's create returned %v; O sees %d node(s) with A's GUID: %v", lc.Drop.Xid, jute.OpName(lc.Drop.Op), lc.Drop.Zxid, lc.Drop.Err, lc.Drop.Dropped, lc.CreateErr, len(seen), seen)
 	// What the proxy dropped is the harness's part: a reply it did not
@@ -159,7 +159,7 @@ func TestR1_ProxyDropsTheSuccessfulCreateReply(t *testing.T) {
 func TestR2_SessionSurvivesTheLostReply(t *testing.T) {
 	scene.Parallel(t)
 	claims.Open(t, "R2")
-	lc := scene.RunLostCreate(t, "R2")
+	lc := scene.LoseCreate(t, "R2", scene.NewLostReply(t, scene.JoinOpts{}))
 	accepted := lc.Proxy.Stats().Accepted
 	claims.Evidence(t, "A's session before the create 0x%x, after reconnecting 0x%x; the proxy accepted %d connections", lc.SessionBefore, lc.SessionAfter, accepted)
 	// A reconnection through the proxy is the scenario, not the claim: it
@@ -187,7 +187,7 @@ func TestR2_SessionSurvivesTheLostReply(t *testing.T) {
 func TestR3_RecoverFindsExactlyTheServersNode(t *testing.T) {
 	scene.Parallel(t)
 	claims.Open(t, "R3")
-	lc := scene.RunLostCreate(t, "R3")
+	lc := scene.LoseCreate(t, "R3", scene.NewLostReply(t, scene.JoinOpts{}))
 	servers := lc.NodesWithGUID(t)
 	for _, name := range []string{lc.Guid + "x" + fence.LockInfix, "x" + lc.Guid + fence.LockInfix} {
 		lc.A.Log.Invoke("create %s/%s (ephemeral sequential, a look-alike)", lc.Parent, name)
@@ -382,7 +382,7 @@ func TestR3_ReleaseLooksAgainAfterALostDelete(t *testing.T) {
 func TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses(t *testing.T) {
 	scene.Parallel(t)
 	claims.Open(t, "R4")
-	lc := scene.RunLostCreate(t, "R4")
+	lc := scene.LoseCreate(t, "R4", scene.NewLostReply(t, scene.JoinOpts{}))
 	scene.BlindRetry(t, lc)
 	before := lc.NodesWithGUID(t)
 	if len(before) != 2 {
@@ -459,7 +459,7 @@ func TestR5_NoMatchIsMissingNotANewAcquisition(t *testing.T) {
 func TestR6_ANodeOfAnotherSessionIsNotAdopted(t *testing.T) {
 	scene.Parallel(t)
 	claims.Open(t, "R6")
-	lc := scene.RunLostCreate(t, "R6")
+	lc := scene.LoseCreate(t, "R6", scene.NewLostReply(t, scene.JoinOpts{}))
 	ctx := scene.LockCtx(t)
 	b := lc.Join("B", scene.JoinOpts{})
 	prefix := lc.Parent + "/" + lc.Guid + fence.LockInfix
@@ -507,7 +507,7 @@ func TestR6_ANodeOfAnotherSessionIsNotAdopted(t *testing.T) {
 func TestR7_ProxyReadsHeadersAndTheCreateRequestOnly(t *testing.T) {
 	scene.Parallel(t)
 	claims.Open(t, "R7")
-	lc := scene.RunLostCreate(t, "R7")
+	lc := scene.LoseCreate(t, "R7", scene.NewLostReply(t, scene.JoinOpts{}))
 	seen := lc.NodesWithGUID(t)
 	if len(seen) != 1 {
 		claims.NotShown(t, "R7", "O sees %v; want the one created node", seen)

@@ -192,17 +192,13 @@ type lostCreate struct {
 	Drop      faultproxy.DropResult
 }
 
-// RunLostCreate: A's acquisition creates its candidate, the proxy loses the
-// create's successful reply, and A reconnects. If the fault did not happen
-// as the claims need it (the proxy forwarded the reply, or A's create
-// Returned anything but a connection loss), the proof of claim id did not
-// get as far as its observation: it stops, not shown.
-func RunLostCreate(t zkserver.TB, id string) *lostCreate {
-	t.Helper()
-	return LoseCreate(t, id, NewLostReply(t, JoinOpts{}))
-}
-
-// LoseCreate is RunLostCreate on an experiment already set up.
+// LoseCreate: on the lost-reply experiment lr, A's acquisition creates its
+// candidate, the proxy loses the create's successful reply, and A
+// reconnects. Example_s4LostCreateReply tells it, and the R claims' proofs
+// and X1 take it as their first step. If the fault did not happen as the
+// claims need it (the proxy forwarded the reply, or A's create returned
+// anything but a connection loss), the proof of claim id did not get as
+// far as its observation: it stops, not shown.
 func LoseCreate(t zkserver.TB, id string, lr *lostReply) *lostCreate {
 	t.Helper()
 	lc := &lostCreate{lostReply: lr}
