@@ -167,7 +167,7 @@ func Example_s5aFencingSequence() {
 // compares and writes in two steps lets A's compare in beside B's, and A's
 // stale write lands over B's. TestF6_CompareAndWriteIsOneAtomicStep and
 // TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite run the same
-// interleaving on the memory and the durable resource and assert on it.
+// Interleaving on the memory and the durable resource and assert on it.
 func Example_s5bCriticalSection() {
 	sc := scene.ExampleScope()
 	defer scene.EndExample(sc)
@@ -533,7 +533,7 @@ func TestF9_ForgedLargerTokenIsAccepted(t *testing.T) {
 // second lets A's compare in beside B's (its mark is still 0: A passes);
 // B writes, then A's stale value lands over B's: a write below the mark at
 // its commit point. The fenced resources, in memory and durable, under the
-// same interleaving, keep A's write parked outside until B's has been
+// same Interleaving, keep A's write parked outside until B's has been
 // written, and then refuse it.
 func TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite(t *testing.T) {
 	claims.Open(t, "F11")
@@ -546,7 +546,7 @@ func TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite(t *testing.T) {
 		}
 	})
 	for _, kind := range scene.ResourceKinds {
-		t.Run("the "+kind+" resource, under the same interleaving, refuses A's stale write", func(t *testing.T) {
+		t.Run("the "+kind+" resource, under the same Interleaving, refuses A's stale write", func(t *testing.T) {
 			cs := scene.NewCriticalSection(t, "F11")
 			il := scene.Interleave(cs, scene.OpenResource(t, kind, fence.WithTrace(cs.Trace())))
 			claims.Evidence(t, "%s resource: while B's token %v was held at its decision, A's token %v was %v; B accepted=%v; A's then accepted=%v against mark %v; value %q, mark %v", kind, il.TokB, il.TokA, il.A, il.B.Accepted, il.Late.Accepted, il.ADecision.Mark, il.Value, il.Mark)

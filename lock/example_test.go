@@ -137,17 +137,17 @@ func ExampleLocker_Recover() {
 
 	loseNextCreateReply()
 	held, err := l.Acquire(ctx)
-	var lostCreate *lock.CreateError
-	if errors.As(err, &lostCreate) {
-		fmt.Println("Acquire: the create's reply was lost; recover GUID", len(lostCreate.GUID) == 36)
-		held, err = l.Recover(ctx, lostCreate.GUID)
+	var LostCreate *lock.CreateError
+	if errors.As(err, &LostCreate) {
+		fmt.Println("Acquire: the create's reply was lost; recover GUID", len(LostCreate.GUID) == 36)
+		held, err = l.Recover(ctx, LostCreate.GUID)
 	}
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer held.Release(ctx)
-	fmt.Println("Recover: holds the node the lost create made:", path.Base(held.Path) == lostCreate.GUID+fence.LockInfix+"0000000000")
+	fmt.Println("Recover: holds the node the lost create made:", path.Base(held.Path) == LostCreate.GUID+fence.LockInfix+"0000000000")
 	fmt.Println("token", held.Token)
 	// Output:
 	// Acquire: the create's reply was lost; recover GUID true

@@ -5,7 +5,7 @@
 // the root test injects the faults it draws.
 //
 // A seed fixes everything drawn here: the order and targets of the faults
-// and every worker's pauses. It cannot fix the interleaving of goroutines
+// and every worker's pauses. It cannot fix the Interleaving of goroutines
 // and servers, so a replayed seed repeats the schedule, not the run.
 //
 // Files: schedule.go draws faults and pauses; size.go reads the run's seed

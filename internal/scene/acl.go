@@ -21,11 +21,11 @@ const (
 	thiefIdentity = "thief:a-guess"
 )
 
-// aclScene is the Scene of claim A1: a lock whose parent and candidates
+// ACLScene is the Scene of claim A1: a lock whose parent and candidates
 // carry given ACLs, on the shared server: O (authenticated as the lock's
 // participants, so it can also clean up behind a creator-only parent), A
 // and B contending, and T, a session with a digest identity of its own.
-type aclScene struct {
+type ACLScene struct {
 	*Scene
 	T       *zkclient.Client
 	nodeACL []zk.ACL // the ACL the contenders' Lockers ask for (lock.WithACL)
@@ -34,9 +34,9 @@ type aclScene struct {
 
 // NewACLScene sets A1's scene up with the parent's ACL and the ACL the
 // contenders ask for their nodes.
-func NewACLScene(t *testing.T, parentACL, nodeACL []zk.ACL) *aclScene {
+func NewACLScene(t *testing.T, parentACL, nodeACL []zk.ACL) *ACLScene {
 	t.Helper()
-	sc := &aclScene{Scene: NewScene(t, []string{SharedServer(t).Client}), nodeACL: nodeACL}
+	sc := &ACLScene{Scene: NewScene(t, []string{SharedServer(t).Client}), nodeACL: nodeACL}
 	authenticate(t, sc.O, LockIdentity)
 	sc.Parent += "/locks"
 	sc.OLog.Invoke("create %s with ACL %v", sc.Parent, parentACL)
@@ -65,7 +65,7 @@ func authenticate(t *testing.T, c *zkclient.Client, identity string) {
 
 // holdAndWait: A holds; B waits on A's node. Both candidates carry the
 // ACL their Lockers asked for, as O reads it back from the server.
-func (sc *aclScene) HoldAndWait(t *testing.T) (*lock.Held, *Acquisition) {
+func (sc *ACLScene) HoldAndWait(t *testing.T) (*lock.Held, *Acquisition) {
 	t.Helper()
 	hA := sc.A.Acquire()
 	pB := sc.B.AcquireInBackground().WaitsOn(NodeOf(hA))
@@ -77,7 +77,7 @@ func (sc *aclScene) HoldAndWait(t *testing.T) (*lock.Held, *Acquisition) {
 // requireACL reads node's ACL back from the server and stops the test
 // unless it is asked as the server stores it: the experiment is about the
 // ACLs it names, so a node that carries another one shows nothing.
-func (sc *aclScene) requireACL(t *testing.T, node string, asked []zk.ACL) {
+func (sc *ACLScene) requireACL(t *testing.T, node string, asked []zk.ACL) {
 	t.Helper()
 	want := StoredACL(asked, LockIdentity)
 	sc.OLog.Invoke("getACL %s", path.Base(node))
@@ -109,7 +109,7 @@ func StoredACL(asked []zk.ACL, identity string) []zk.ACL {
 }
 
 // steal is T's delete of A's node.
-func (sc *aclScene) Steal(t *testing.T, node string) error {
+func (sc *ACLScene) Steal(t *testing.T, node string) error {
 	t.Helper()
 	ta := claims.NewActor(t, "T")
 	ta.Invoke("delete %s (A's node)", path.Base(node))

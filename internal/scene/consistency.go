@@ -38,8 +38,8 @@ type Trio struct {
 	t zkserver.TB
 	*Cluster
 	LeaderServer, fresh, Lagging *zkserver.Server
-	A, B                         *xClient
-	History                      *xHistory
+	A, B                         *XClient
+	History                      *XHistory
 }
 
 const (
@@ -105,51 +105,51 @@ func (tr *Trio) CatchUp(v string) {
 	})
 }
 
-// xHistory is the history of the register /x that a scenario's
+// XHistory is the history of the register /x that a scenario's
 // participants record into, for porcupine.
-type xHistory struct{ Rec *history.Recorder }
+type XHistory struct{ Rec *history.Recorder }
 
-func newXHistory(initial string) *xHistory { return &xHistory{Rec: history.NewRecorder(initial)} }
+func newXHistory(initial string) *XHistory { return &XHistory{Rec: history.NewRecorder(initial)} }
 
 // start begins a new history, of a register whose value is now initial.
-func (h *xHistory) Start(initial string) { h.Rec = history.NewRecorder(initial) }
+func (h *XHistory) Start(initial string) { h.Rec = history.NewRecorder(initial) }
 
 // verdict is porcupine's verdict on the history so far.
-func (h *xHistory) Verdict() history.Verdict { return VerdictOf(h.Rec) }
+func (h *XHistory) Verdict() history.Verdict { return VerdictOf(h.Rec) }
 
 // Join connects participant name, porcupine's client id, to server s.
-func (h *xHistory) Join(t zkserver.TB, name string, id int, s *zkserver.Server) *xClient {
+func (h *XHistory) Join(t zkserver.TB, name string, id int, s *zkserver.Server) *XClient {
 	t.Helper()
 	return h.Client(t, name, id, zkclient.Connect(t, name, []string{s.Client}))
 }
 
 // client makes session c participant name, porcupine's client id.
-func (h *xHistory) Client(t zkserver.TB, name string, id int, c *zkclient.Client) *xClient {
-	return &xClient{Client: c, Log: claims.NewActor(t, name), id: id, h: h, inbox: make(chan string, 16)}
+func (h *XHistory) Client(t zkserver.TB, name string, id int, c *zkclient.Client) *XClient {
+	return &XClient{Client: c, Log: claims.NewActor(t, name), id: id, h: h, inbox: make(chan string, 16)}
 }
 
-// xClient is a participant of the register scenarios: a named session
+// XClient is a participant of the register scenarios: a named session
 // whose calls on /x are logged as its actor's lines (Jepsen style) and
 // recorded in the scenario's history. Set, Get and Sync shadow the
 // connection's own; the raw calls stay at c.Conn.
-type xClient struct {
+type XClient struct {
 	*zkclient.Client
 	Log   claims.Actor
 	id    int // porcupine's client id
-	h     *xHistory
+	h     *XHistory
 	inbox chan string   // what others told c out of band
 	read  *history.Call // a composite read that Sync began and Get ends
 }
 
 // in returns c logging and failing as t (for subtests).
-func (c *xClient) in(t zkserver.TB) *xClient {
+func (c *XClient) in(t zkserver.TB) *XClient {
 	d := *c
 	d.Log = claims.NewActor(t, c.Name)
 	return &d
 }
 
 // Set writes v to /x and returns the node's data version after the write.
-func (c *xClient) Set(v string) int32 {
+func (c *XClient) Set(v string) int32 {
 	c.Log.TB.Helper()
 	c.Log.Invoke("set %s %q", XPath, v)
 	call := c.h.Rec.Invoke(c.id, history.Write, v)
@@ -166,7 +166,7 @@ func (c *xClient) Set(v string) int32 {
 
 // Get reads /x on c's server. After a Sync the read is recorded from the
 // sync's call: sync-then-read is one composite read.
-func (c *xClient) Get() string {
+func (c *XClient) Get() string {
 	c.Log.TB.Helper()
 	c.Log.Invoke("get %s", XPath)
 	call := c.read
@@ -187,7 +187,7 @@ func (c *xClient) Get() string {
 
 // Sync asks c's server to catch up with its leader on /x, and begins the
 // composite read that the next Get ends.
-func (c *xClient) Sync() error {
+func (c *XClient) Sync() error {
 	c.Log.TB.Helper()
 	c.Log.Invoke("sync %s", XPath)
 	c.read = c.h.Rec.Invoke(c.id, history.Read, "")
@@ -203,7 +203,7 @@ func (c *xClient) Sync() error {
 
 // Tell sends msg to another participant out of band: through a channel,
 // not through ZooKeeper.
-func (c *xClient) Tell(to *xClient, msg string) {
+func (c *XClient) Tell(to *XClient, msg string) {
 	c.Log.TB.Helper()
 	c.Log.Invoke("tell %s %q (out of band)", to.Name, msg)
 	to.inbox <- msg
@@ -211,7 +211,7 @@ func (c *xClient) Tell(to *xClient, msg string) {
 }
 
 // Told returns the next message another participant told c.
-func (c *xClient) Told() string {
+func (c *XClient) Told() string {
 	c.Log.TB.Helper()
 	msg := wait.Receive(c.Log.TB, Within, c.Name+"'s message", c.inbox)
 	c.Log.Info("told %q", msg)
@@ -278,8 +278,8 @@ func VerdictOf(rec *history.Recorder) history.Verdict {
 	return v
 }
 
-// barrierResult is what a blocking operation on the lagging follower did.
-type barrierResult struct {
+// BarrierResult is what a blocking operation on the lagging follower did.
+type BarrierResult struct {
 	DoneBeforeRelease bool
 	Err               error
 	ReadAfter         string
@@ -288,14 +288,14 @@ type barrierResult struct {
 // blockedUntilRelease runs op (as B, on the lagging follower, while the
 // leader's stream is held and after A's write of "1"), shows that op has
 // reached the leader and is still pending, releases, and reads.
-func (tr *Trio) BlockedUntilRelease(what string, op func() error) barrierResult {
+func (tr *Trio) BlockedUntilRelease(what string, op func() error) BarrierResult {
 	tr.t.Helper()
 	p := tr.QuorumLink()
 	s0 := p.Stats()
 	done := make(chan error, 1)
 	tr.B.Log.Invoke("%s", what)
 	go func() { done <- op() }()
-	var r barrierResult
+	var r BarrierResult
 	// Either the leader has answered into the hold while op is pending, or
 	// op returned first: then the claim is refuted at once, not at the
 	// wait's bound.
@@ -462,24 +462,24 @@ const (
 	Y2SyncLimit = 5
 )
 
-// zk1675 is the Y2 scene: five servers with a proxy on every link and x=0
+// ZK1675 is the Y2 scene: five servers with a proxy on every link and x=0
 // applied on all of them. old leads; oldFollower is one of its followers,
 // and B, a participant, is its client; the other three servers are the
 // side that elects a new leader once cut off.
-type zk1675 struct {
+type ZK1675 struct {
 	t zkserver.TB
 	*Cluster
 	Old, OldFollower *zkserver.Server
 	newSide          []*zkserver.Server
-	B                *xClient
-	History          *xHistory
+	B                *XClient
+	History          *XHistory
 	cutAt            time.Time
 }
 
-func NewZK1675(t zkserver.TB) *zk1675 {
+func NewZK1675(t zkserver.TB) *ZK1675 {
 	t.Helper()
 	e := lease(t, zk1675Kind)
-	w := &zk1675{t: t, Cluster: e, Old: e.Leader(), OldFollower: e.Followers()[0], History: newXHistory("0")}
+	w := &ZK1675{t: t, Cluster: e, Old: e.Leader(), OldFollower: e.Followers()[0], History: newXHistory("0")}
 	for _, s := range e.Servers {
 		if s != w.Old && s != w.OldFollower {
 			w.newSide = append(w.newSide, s)
@@ -509,7 +509,7 @@ func NewZK1675(t zkserver.TB) *zk1675 {
 // asymmetrically: the three see their connections close and elect at once,
 // while the old leader's ends stay open and silent, so it goes on leading
 // for about syncLimit × tickTime.
-func (w *zk1675) Cut() {
+func (w *ZK1675) Cut() {
 	w.t.Helper()
 	claims.Phase(w.t, "asymmetric partition: {%s, %s} | %v", w.Old.Label, w.OldFollower.Label, ids(w.newSide...))
 	w.cutAt = time.Now()
@@ -517,7 +517,7 @@ func (w *zk1675) Cut() {
 }
 
 // newLeader waits until the new side has elected a leader and returns it.
-func (w *zk1675) NewLeader() *zkserver.Server {
+func (w *ZK1675) NewLeader() *zkserver.Server {
 	w.t.Helper()
 	var leader *zkserver.Server
 	wait.For(w.t, 2*Within, "the new side to elect a leader", func() (bool, string) {
@@ -537,7 +537,7 @@ func (w *zk1675) NewLeader() *zkserver.Server {
 }
 
 // mode is what s says it is now (srvr's Mode), or why it did not say.
-func (w *zk1675) Mode(s *zkserver.Server) string {
+func (w *ZK1675) Mode(s *zkserver.Server) string {
 	m, err := s.Mode()
 	if err != nil {
 		m = "unknown:" + ErrOrEmpty(err)
@@ -546,7 +546,7 @@ func (w *zk1675) Mode(s *zkserver.Server) string {
 	return m
 }
 
-func (w *zk1675) SinceCut() time.Duration { return time.Since(w.cutAt).Round(time.Millisecond) }
+func (w *ZK1675) SinceCut() time.Duration { return time.Since(w.cutAt).Round(time.Millisecond) }
 
 func ErrOrEmpty(err error) string {
 	if err == nil {

@@ -148,14 +148,14 @@ func (r *Scene) HandOver(id string, h *lock.Held, next *Acquisition) *lock.Held 
 func NodeOf(h *lock.Held) string { return path.Base(h.Path) }
 
 // Contender is one lock participant: its own session, reached through
-// proxies of its own that count what crosses the wire (see witness), and a
+// proxies of its own that count what crosses the wire (see Witness), and a
 // Locker on it whose Trace writes the actor's record lines.
 type Contender struct {
 	t       zkserver.TB
 	Name    string
 	Session *zkclient.Client
 	Locker  *lock.Locker
-	Witness *witness
+	Witness *Witness
 	Log     claims.Actor
 	parent  string
 	ctx     context.Context // bounds acquire
@@ -261,7 +261,7 @@ func (p *Contender) Acquire() *lock.Held {
 
 // settled returns the state of p's acquisition of candidate own, certain
 // about notifications: a read on p's own connection first (see
-// witness.settle). An acquisition that does not settle within the bound
+// Witness.settle). An acquisition that does not settle within the bound
 // is a step of the scene that did not take: not shown.
 func (p *Contender) Settled(own string) Attempt {
 	p.t.Helper()

@@ -113,10 +113,10 @@ func ReadResource(t zkserver.TB, res fence.Resource) (value string, mark fence.T
 	return value, mark, marked
 }
 
-// fencingCast is the Scene of the fencing scenarios, on a server with a
+// FencingCast is the Scene of the fencing scenarios, on a server with a
 // small tickTime: O observes directly, A talks through a proxy that can
 // blackhole it (so its session can expire naturally), B talks directly.
-type fencingCast struct {
+type FencingCast struct {
 	*Scene
 	srv   *zkserver.Server
 	proxy *faultproxy.Proxy
@@ -125,10 +125,10 @@ type fencingCast struct {
 
 // NewFencingCast sets the fencing scene up: the expiry server, O, A behind
 // its proxy with the short session timeout, and B.
-func NewFencingCast(t zkserver.TB) *fencingCast {
+func NewFencingCast(t zkserver.TB) *FencingCast {
 	t.Helper()
 	s := ExpiryServer(t)
-	fc := &fencingCast{Scene: NewScene(t, []string{s.Client}), srv: s}
+	fc := &FencingCast{Scene: NewScene(t, []string{s.Client}), srv: s}
 	fc.proxy = zkserver.ClientProxy(t, "A-proxy", s)
 	fc.A = fc.Join("A", JoinOpts{Via: []string{fc.proxy.Addr()}, Client: []zkclient.Option{zkclient.WithSessionTimeout(ExpirySessionTimeout)}})
 	fc.B = fc.Join("B", JoinOpts{})
@@ -138,7 +138,7 @@ func NewFencingCast(t zkserver.TB) *fencingCast {
 // expireA cuts A off behind its proxy (a blackhole: no close, no forced
 // expiry) and waits until O sees the server delete A's node: A's session
 // ran out on the server's clock, and A has not been told.
-func (fc *fencingCast) ExpireA(t zkserver.TB, node string) {
+func (fc *FencingCast) ExpireA(t zkserver.TB, node string) {
 	t.Helper()
 	_, _, gone, err := fc.O.ExistsW(node)
 	if err != nil {
@@ -158,7 +158,7 @@ func (fc *fencingCast) ExpireA(t zkserver.TB, node string) {
 
 // cutA blackholes A's connection both ways until the heal (at cleanup at
 // the latest): no close, no forced expiry.
-func (fc *fencingCast) cutA(t zkserver.TB) {
+func (fc *FencingCast) cutA(t zkserver.TB) {
 	fc.proxy.Blackhole(faultproxy.Both)
 	t.Cleanup(fc.proxy.Heal)
 	fc.A.Log.Info("connection blackholed: no close, no forced expiry")
@@ -167,7 +167,7 @@ func (fc *fencingCast) cutA(t zkserver.TB) {
 // heldOnceAExpires cuts A off and returns the hold B's waiting acquisition
 // gets: the server must expire A's session on its own clock and delete A's
 // node, and B learn it from that deletion (claim id fails otherwise).
-func (fc *fencingCast) HeldOnceAExpires(t zkserver.TB, id string, waitingB *Acquisition) *lock.Held {
+func (fc *FencingCast) HeldOnceAExpires(t zkserver.TB, id string, waitingB *Acquisition) *lock.Held {
 	t.Helper()
 	fc.cutA(t)
 	wait.ReceiveSeen(claims.Judged(t, id, claims.NotShown), 10*ExpirySessionTimeout, "the return of B's acquisition after A's blackhole", waitingB.done, waitingB.seen)
@@ -190,7 +190,7 @@ func WriteEach(t zkserver.TB, who claims.Actor, tok fence.Token, value string, r
 
 // WaitHoldWatching waits until A's hold watches its own node on the
 // server, so that the blackhole that follows cuts a hold that is armed.
-func (fc *fencingCast) WaitHoldWatching(t zkserver.TB, held *lock.Held) {
+func (fc *FencingCast) WaitHoldWatching(t zkserver.TB, held *lock.Held) {
 	t.Helper()
 	WaitWatching(t, fc.srv, fc.Parent, held.Path, fc.A.Session.SessionHex())
 	fc.A.Log.Info("hold armed: watching its own node %s", path.Base(held.Path))
@@ -198,7 +198,7 @@ func (fc *fencingCast) WaitHoldWatching(t zkserver.TB, held *lock.Held) {
 
 // HealA ends A's blackhole: A reaches the server again, and only now can
 // its client learn what the server decided while it was cut off.
-func (fc *fencingCast) HealA() {
+func (fc *FencingCast) HealA() {
 	fc.proxy.Heal()
 	fc.A.Log.Info("connection healed")
 }
@@ -230,8 +230,8 @@ func ReleaseOnceLost(t zkserver.TB, who *Contender, held *lock.Held) error {
 	}
 }
 
-// lateWorker is A's worker parked on a gate with its token.
-type lateWorker struct {
+// LateWorker is A's worker parked on a gate with its token.
+type LateWorker struct {
 	who   claims.Actor
 	tok   fence.Token
 	value string
@@ -242,8 +242,8 @@ type lateWorker struct {
 
 // ParkWorker starts A's worker: it waits on a gate, then writes value with
 // tok to each resource in turn. Cleanup opens the gate and waits for it.
-func ParkWorker(t zkserver.TB, tok fence.Token, value string, rs ...fence.Resource) *lateWorker {
-	w := &lateWorker{who: claims.NewActor(t, "A"), tok: tok, value: value, gate: make(chan struct{}), res: make(chan []fence.Result, 1), err: make(chan error, 1)}
+func ParkWorker(t zkserver.TB, tok fence.Token, value string, rs ...fence.Resource) *LateWorker {
+	w := &LateWorker{who: claims.NewActor(t, "A"), tok: tok, value: value, gate: make(chan struct{}), res: make(chan []fence.Result, 1), err: make(chan error, 1)}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		<-w.gate
@@ -265,7 +265,7 @@ func ParkWorker(t zkserver.TB, tok fence.Token, value string, rs ...fence.Resour
 	return w
 }
 
-func (w *lateWorker) open() {
+func (w *LateWorker) open() {
 	select {
 	case <-w.gate:
 	default:
@@ -275,7 +275,7 @@ func (w *lateWorker) open() {
 
 // resume opens the gate and returns what each resource answered the
 // worker's write.
-func (w *lateWorker) Resume(t zkserver.TB) []fence.Result {
+func (w *LateWorker) Resume(t zkserver.TB) []fence.Result {
 	t.Helper()
 	w.who.Invoke("write %q with token %v (the worker resumes)", w.value, w.tok)
 	w.open()
@@ -293,11 +293,11 @@ func (w *lateWorker) Resume(t zkserver.TB) []fence.Result {
 	return nil
 }
 
-// askingWorker is A's worker when it asks ZooKeeper before it writes: it
+// AskingWorker is A's worker when it asks ZooKeeper before it writes: it
 // checks that its lock node exists, parks on a gate (the pause between the
 // answer and the write, where a GC pause or a slow disk would be) and then
 // writes with its token, whatever happened meanwhile.
-type askingWorker struct {
+type AskingWorker struct {
 	who    claims.Actor
 	tok    fence.Token
 	value  string
@@ -310,9 +310,9 @@ type askingWorker struct {
 
 // StartAskingWorker starts p's worker for its hold of node. Cleanup opens
 // the gate and waits for the worker.
-func StartAskingWorker(t zkserver.TB, p *Contender, node string, res fence.Resource, tok fence.Token, value string) *askingWorker {
+func StartAskingWorker(t zkserver.TB, p *Contender, node string, res fence.Resource, tok fence.Token, value string) *AskingWorker {
 	t.Helper()
-	w := &askingWorker{who: p.Log, tok: tok, value: value, self: p.Session.SessionID(), answer: make(chan error, 1), gate: make(chan struct{}), wrote: make(chan fence.Result, 1), failed: make(chan error, 1)}
+	w := &AskingWorker{who: p.Log, tok: tok, value: value, self: p.Session.SessionID(), answer: make(chan error, 1), gate: make(chan struct{}), wrote: make(chan fence.Result, 1), failed: make(chan error, 1)}
 	p.Log.Invoke("exists %s (do I still hold the lock?)", path.Base(node))
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -337,7 +337,7 @@ func StartAskingWorker(t zkserver.TB, p *Contender, node string, res fence.Resou
 	return w
 }
 
-func (w *askingWorker) open() {
+func (w *AskingWorker) open() {
 	select {
 	case <-w.gate:
 	default:
@@ -347,7 +347,7 @@ func (w *askingWorker) open() {
 
 // asked waits for ZooKeeper's answer and reports whether the node exists
 // and is owned by the worker's session; the worker is then parked.
-func (w *askingWorker) Asked(t zkserver.TB) bool {
+func (w *AskingWorker) Asked(t zkserver.TB) bool {
 	t.Helper()
 	select {
 	case err := <-w.answer:
@@ -364,7 +364,7 @@ func (w *askingWorker) Asked(t zkserver.TB) bool {
 }
 
 // resume opens the gate and waits for the worker's write.
-func (w *askingWorker) Resume(t zkserver.TB) fence.Result {
+func (w *AskingWorker) Resume(t zkserver.TB) fence.Result {
 	t.Helper()
 	w.who.Invoke("write %q with token %v (resumed after its check)", w.value, w.tok)
 	w.open()
@@ -388,9 +388,9 @@ type AcceptedWrite struct {
 	Mark   fence.Token // the mark its Result gave back
 }
 
-// writeRun is a concurrent run on one resource: writers with tokens, and
+// WriteRun is a concurrent run on one resource: writers with tokens, and
 // readers beside them that read the value and the mark back.
-type writeRun struct {
+type WriteRun struct {
 	mu       sync.Mutex
 	Accepted []AcceptedWrite // in commit order once the run is over
 	Writes   int
@@ -423,9 +423,9 @@ func tokenIn(value string) (fence.Token, bool) {
 // little out of order; one write in eight is a stale holder's, some
 // tickets behind. onAccept, if set, sees every accepted token. A write or
 // read that fails stops the proof: claim id is not shown.
-func WriteConcurrently(t *testing.T, id string, res fence.Resource, writers, per, readers int, onAccept func(fence.Token)) *writeRun {
+func WriteConcurrently(t *testing.T, id string, res fence.Resource, writers, per, readers int, onAccept func(fence.Token)) *WriteRun {
 	t.Helper()
-	run := &writeRun{}
+	run := &WriteRun{}
 	var (
 		tickets atomic.Int64
 		wg, rwg sync.WaitGroup
@@ -480,7 +480,7 @@ func WriteConcurrently(t *testing.T, id string, res fence.Resource, writers, per
 }
 
 // wrote records one write of the run.
-func (run *writeRun) wrote(w AcceptedWrite, accepted bool) {
+func (run *WriteRun) wrote(w AcceptedWrite, accepted bool) {
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	run.Writes++
@@ -490,7 +490,7 @@ func (run *writeRun) wrote(w AcceptedWrite, accepted bool) {
 }
 
 // add records an accepted write made beside the run, once it is over.
-func (run *writeRun) Add(w AcceptedWrite) {
+func (run *WriteRun) Add(w AcceptedWrite) {
 	run.wrote(w, true)
 	sort.Slice(run.Accepted, func(i, j int) bool { return run.Accepted[i].Commit < run.Accepted[j].Commit })
 }
@@ -498,7 +498,7 @@ func (run *writeRun) Add(w AcceptedWrite) {
 // read reads the value and the mark once and records a value that was not
 // written with the mark it was read with: a resource that stores the value
 // and moves the mark in one step never shows one without the other.
-func (run *writeRun) read(res fence.Resource) error {
+func (run *WriteRun) read(res fence.Resource) error {
 	value, mark, marked, err := res.Read(context.Background())
 	if err != nil {
 		return fmt.Errorf("read: %w", err)
@@ -525,7 +525,7 @@ func (run *writeRun) read(res fence.Resource) error {
 // saw a value beside a mark it was not written with; and the resource ends
 // with the value of the write with the largest accepted token, and that
 // token as its mark.
-func (run *writeRun) NotAtomic(t zkserver.TB, res fence.Resource) string {
+func (run *WriteRun) NotAtomic(t zkserver.TB, res fence.Resource) string {
 	t.Helper()
 	acc := run.Accepted
 	if len(acc) == 0 {
@@ -571,21 +571,21 @@ func belowTheMark(accepted []AcceptedWrite) string {
 	return ""
 }
 
-// heldGap holds the gap of a compare-then-write control open once: the
+// HeldGap holds the gap of a compare-then-write control open once: the
 // first write to pass the compare waits between its compare and its write
 // until another writer's larger token has been accepted. No timing decides
 // it.
-type heldGap struct {
+type HeldGap struct {
 	once, raisedOnce sync.Once
 	held             atomic.Pointer[fence.Token]
 	Opened, raised   chan struct{}
 }
 
-func NewHeldGap() *heldGap {
-	return &heldGap{Opened: make(chan struct{}), raised: make(chan struct{})}
+func NewHeldGap() *HeldGap {
+	return &HeldGap{Opened: make(chan struct{}), raised: make(chan struct{})}
 }
 
-func (g *heldGap) Between(d fence.Decision) {
+func (g *HeldGap) Between(d fence.Decision) {
 	if !d.Admitted {
 		return
 	}
@@ -600,7 +600,7 @@ func (g *heldGap) Between(d fence.Decision) {
 	}
 }
 
-func (g *heldGap) Accepted(tok fence.Token) {
+func (g *HeldGap) Accepted(tok fence.Token) {
 	if h := g.held.Load(); h != nil && tok.Compare(*h) > 0 {
 		g.raisedOnce.Do(func() { close(g.raised) })
 	}

@@ -24,22 +24,22 @@ import (
 	"github.com/zk19/zk19/internal/zkserver"
 )
 
-// criticalSection holds every write the test starts through it at its
+// CriticalSection holds every write the test starts through it at its
 // decision, until the test lets it go. Writes the test did not start
 // through it (a scenario's setup) pass. id names the claim in failures.
-type criticalSection struct {
+type CriticalSection struct {
 	t       zkserver.TB
 	id      string
 	mu      sync.Mutex
-	writers map[fence.Token]*gatedWrite
+	writers map[fence.Token]*GatedWrite
 }
 
-func NewCriticalSection(t zkserver.TB, id string) *criticalSection {
-	return &criticalSection{t: t, id: id, writers: map[fence.Token]*gatedWrite{}}
+func NewCriticalSection(t zkserver.TB, id string) *CriticalSection {
+	return &CriticalSection{t: t, id: id, writers: map[fence.Token]*GatedWrite{}}
 }
 
 // trace is the Trace to open the resource under test with.
-func (cs *criticalSection) Trace() *fence.Trace {
+func (cs *CriticalSection) Trace() *fence.Trace {
 	return &fence.Trace{Decided: func(d fence.Decision) {
 		cs.mu.Lock()
 		w := cs.writers[d.Token]
@@ -52,10 +52,10 @@ func (cs *criticalSection) Trace() *fence.Trace {
 	}}
 }
 
-// gatedWrite is one write running in a goroutine of its own, held at its
+// GatedWrite is one write running in a goroutine of its own, held at its
 // decision until let go.
-type gatedWrite struct {
-	cs      *criticalSection
+type GatedWrite struct {
+	cs      *CriticalSection
 	who     claims.Actor
 	tok     fence.Token
 	value   string
@@ -74,10 +74,10 @@ type gatedWrite struct {
 // write starts who's write of value with tok on res, a resource opened with
 // cs.trace(). Tokens identify the writes: one held write per token.
 // Cleanup lets the write go and waits for it.
-func (cs *criticalSection) Write(res fence.Resource, who claims.Actor, tok fence.Token, value string) *gatedWrite {
+func (cs *CriticalSection) Write(res fence.Resource, who claims.Actor, tok fence.Token, value string) *GatedWrite {
 	t := cs.t
 	t.Helper()
-	w := &gatedWrite{cs: cs, who: who, tok: tok, value: value,
+	w := &GatedWrite{cs: cs, who: who, tok: tok, value: value,
 		decided: make(chan fence.Decision, 1), release: make(chan struct{}), done: make(chan struct{})}
 	cs.mu.Lock()
 	cs.writers[tok] = w
@@ -100,10 +100,10 @@ func (cs *criticalSection) Write(res fence.Resource, who claims.Actor, tok fence
 
 // let lets the write go on from its decision (or pass it, if it has not
 // reached it yet).
-func (w *gatedWrite) let() { w.letGo.Do(func() { close(w.release) }) }
+func (w *GatedWrite) let() { w.letGo.Do(func() { close(w.release) }) }
 
 // take records the decision if the write has reached it.
-func (w *gatedWrite) take() bool {
+func (w *GatedWrite) take() bool {
 	if !w.reached {
 		select {
 		case w.Decision = <-w.decided:
@@ -117,7 +117,7 @@ func (w *gatedWrite) take() bool {
 // entered waits until the write has compared its token and is held at its
 // decision, inside the resource's critical section, and returns the
 // decision.
-func (w *gatedWrite) Entered() fence.Decision {
+func (w *GatedWrite) Entered() fence.Decision {
 	t := w.cs.t
 	t.Helper()
 	select {
@@ -132,26 +132,26 @@ func (w *gatedWrite) Entered() fence.Decision {
 	return w.Decision
 }
 
-// whereabouts is where a write was while another was held inside.
-type whereabouts struct {
+// Whereabouts is where a write was while another was held inside.
+type Whereabouts struct {
 	Inside   bool           // it reached its own decision: two writers inside
 	decision fence.Decision // its decision, when inside
 	parked   string         // else where it waited: "sync.(*Mutex).Lock in fence.(*Memory).Write"
 }
 
-func (wa whereabouts) String() string {
+func (wa Whereabouts) String() string {
 	if wa.Inside {
 		return fmt.Sprintf("inside too: token %v against mark %v, admitted: %v", wa.decision.Token, wa.decision.Mark, wa.decision.Admitted)
 	}
 	return "parked in " + wa.parked
 }
 
-// whereabouts waits until the write has either reached its decision or is
+// Whereabouts waits until the write has either reached its decision or is
 // parked in the resource's Write, and says which.
-func (w *gatedWrite) Whereabouts(other *gatedWrite) whereabouts {
+func (w *GatedWrite) Whereabouts(other *GatedWrite) Whereabouts {
 	t := w.cs.t
 	t.Helper()
-	var wa whereabouts
+	var wa Whereabouts
 	var returned error
 	wait.For(t, Within, fmt.Sprintf("%s: %s's write to reach its decision or park in the resource's Write while %s's is inside", w.cs.id, w.who.Name, other.who.Name), func() (bool, string) {
 		if w.take() {
@@ -179,7 +179,7 @@ func (w *gatedWrite) Whereabouts(other *gatedWrite) whereabouts {
 // has returned, other is let go too: it may hold what this write needs to
 // finish (the durable resource's one connection), and its decision says
 // whether it saw this write.
-func (w *gatedWrite) Finish(other *gatedWrite) fence.Result {
+func (w *GatedWrite) Finish(other *GatedWrite) fence.Result {
 	t := w.cs.t
 	t.Helper()
 	w.let()
@@ -213,11 +213,11 @@ func (w *gatedWrite) Finish(other *gatedWrite) fence.Result {
 	return w.res
 }
 
-// waitingRead is a Read started while a write is held inside the
+// WaitingRead is a Read started while a write is held inside the
 // resource's critical section: once that write is let go, it must read the
 // value and the mark the write stored, together.
-type waitingRead struct {
-	cs   *criticalSection
+type WaitingRead struct {
+	cs   *CriticalSection
 	who  claims.Actor
 	gid  int64
 	done Returned
@@ -232,10 +232,10 @@ type waitingRead struct {
 // inside, and waits until the read is parked in the resource's Read,
 // waiting for the section held keeps. Cleanup lets held go and waits for
 // the read.
-func (cs *criticalSection) Read(res fence.Resource, who claims.Actor, held *gatedWrite) *waitingRead {
+func (cs *CriticalSection) Read(res fence.Resource, who claims.Actor, held *GatedWrite) *WaitingRead {
 	t := cs.t
 	t.Helper()
-	r := &waitingRead{cs: cs, who: who, done: make(chan struct{})}
+	r := &WaitingRead{cs: cs, who: who, done: make(chan struct{})}
 	gid := make(chan int64, 1)
 	who.Invoke("read the value and the mark")
 	go func() {
@@ -264,7 +264,7 @@ func (cs *criticalSection) Read(res fence.Resource, who claims.Actor, held *gate
 }
 
 // result waits for the read to return and returns what it read.
-func (r *waitingRead) Result() (value string, mark fence.Token, marked bool) {
+func (r *WaitingRead) Result() (value string, mark fence.Token, marked bool) {
 	t := r.cs.t
 	t.Helper()
 	wait.Receive(t, Within, r.cs.id+": "+r.who.Name+"'s read to return", r.done)
@@ -364,28 +364,28 @@ func stackFuncs(frames string) []string {
 	return out
 }
 
-// interleaving is what one gated run saw (the interleaving that breaks a
+// Interleaving is what one gated run saw (the Interleaving that breaks a
 // resource whose compare and write are two steps): A has written "A-first"
 // with token 0, so the mark is A's own token. B's "new-owner" with token 1
 // is held inside at its decision; A's late "stale-late" with token 0
 // starts meanwhile; once A's write is seen inside or parked, B is let go,
 // then A.
-type interleaving struct {
+type Interleaving struct {
 	TokA, TokB fence.Token
 	BInside    fence.Decision // B's decision, while it was held
-	A          whereabouts    // where A's write was meanwhile
+	A          Whereabouts    // where A's write was meanwhile
 	B, Late    fence.Result   // B's write and A's
 	ADecision  fence.Decision // A's decision, whenever it came
 	Value      string         // the resource's value at the end
 	Mark       fence.Token
 }
 
-// Interleave runs that interleaving on res, opened with cs.trace().
-func Interleave(cs *criticalSection, res fence.Resource) interleaving {
+// Interleave runs that Interleaving on res, opened with cs.trace().
+func Interleave(cs *CriticalSection, res fence.Resource) Interleaving {
 	t := cs.t
 	t.Helper()
 	A, B := claims.NewActor(t, "A"), claims.NewActor(t, "B")
-	il := interleaving{TokA: fence.Token{Seq: 0}, TokB: fence.Token{Seq: 1}}
+	il := Interleaving{TokA: fence.Token{Seq: 0}, TokB: fence.Token{Seq: 1}}
 	WriteAs(t, A, res, il.TokA, "A-first")
 	b := cs.Write(res, B, il.TokB, "new-owner")
 	il.BInside = b.Entered()
@@ -402,7 +402,7 @@ func Interleave(cs *criticalSection, res fence.Resource) interleaving {
 // step, or "" when it shows they are: A's write was kept out while B's was
 // inside, A's compare then saw B's token as the mark, and A's stale write
 // was refused.
-func (il interleaving) NotAtomic() string {
+func (il Interleaving) NotAtomic() string {
 	switch {
 	case il.A.Inside:
 		return fmt.Sprintf("A's write with token %v reached its decision (against mark %v, admitted: %v) while B's with token %v was held between its compare and its write: two writers inside at once", il.TokA, il.A.decision.Mark, il.A.decision.Admitted, il.TokB)

@@ -461,7 +461,7 @@ func (sc *L12Scene) WaitsOnOrReturns(pred, why string) {
 
 // CheckRound asserts L10 on one round: the control read the half-recovered
 // state (else the round shows nothing), Qready never did.
-func CheckRound(t *testing.T, r electionRound) {
+func CheckRound(t *testing.T, r ElectionRound) {
 	t.Helper()
 	claims.Evidence(t, "%s elected, state %q: Qlowest used %s and read %q; Qready %s, then used %s and read %q once %s had published ready", r.leader, r.half, r.control.Leader, r.control.State, r.whileHalf, r.correct.Leader, r.correct.State, r.leader)
 	if r.control.Leader != r.leader || r.control.State != r.half {
@@ -476,9 +476,9 @@ func CheckRound(t *testing.T, r electionRound) {
 	}
 }
 
-// election is L10's scene: O, who set up the election parent and the
+// Election is L10's scene: O, who set up the election parent and the
 // state the leaders keep, the candidates, and the clients of whoever leads.
-type election struct {
+type Election struct {
 	*Scene       // O and the election parent
 	server       *zkserver.Server
 	state, ready string
@@ -488,11 +488,11 @@ type election struct {
 
 // NewElection makes the election parent and the state ("epoch=0 x=41", as
 // an earlier leader left it) under a fresh root on s.
-func NewElection(t zkserver.TB, s *zkserver.Server) *election {
+func NewElection(t zkserver.TB, s *zkserver.Server) *Election {
 	t.Helper()
 	sc := NewScene(t, []string{s.Client})
 	root := sc.Parent
-	el := &election{Scene: sc, server: s, state: root + "/state", ready: root + "/ready", names: map[int64]string{}}
+	el := &Election{Scene: sc, server: s, state: root + "/state", ready: root + "/ready", names: map[int64]string{}}
 	el.Parent = root + "/election"
 	for p, data := range map[string]string{el.Parent: "", el.state: "epoch=0 x=41"} {
 		if _, err := el.O.Create(p, []byte(data), 0, zk.WorldACL(zk.PermAll)); err != nil {
@@ -502,25 +502,25 @@ func NewElection(t zkserver.TB, s *zkserver.Server) *election {
 	return el
 }
 
-// electionCandidate is a contender of the election; once it holds, it
+// ElectionCandidate is a contender of the election; once it holds, it
 // recovers the state and publishes ready.
-type electionCandidate struct {
+type ElectionCandidate struct {
 	*Contender
-	el *election
+	el *Election
 }
 
-func (el *election) Candidate(name string) *electionCandidate {
+func (el *Election) Candidate(name string) *ElectionCandidate {
 	p := el.Join(name, JoinOpts{})
 	el.mu.Lock()
 	el.names[p.Session.SessionID()] = name
 	el.mu.Unlock()
-	return &electionCandidate{Contender: p, el: el}
+	return &ElectionCandidate{Contender: p, el: el}
 }
 
 // beginRecovery is the first half of p's recovery: it reads the state the
 // last leader left ("epoch=N x=V") and marks it as being recovered into
 // the next epoch. It returns what the state says now.
-func (p *electionCandidate) BeginRecovery() string {
+func (p *ElectionCandidate) BeginRecovery() string {
 	var epoch, x int
 	version := p.readState("epoch=%d x=%d", &epoch, &x)
 	now := fmt.Sprintf("epoch=%d recovering from x=%d", epoch+1, x)
@@ -531,7 +531,7 @@ func (p *electionCandidate) BeginRecovery() string {
 // finishRecovery is the second half: the recovered state of the new epoch
 // (the earlier leader's pending update applied), then ready, ephemeral,
 // naming p. It returns the recovered state.
-func (p *electionCandidate) FinishRecovery() string {
+func (p *ElectionCandidate) FinishRecovery() string {
 	t := p.el.t
 	t.Helper()
 	var epoch, x int
@@ -548,7 +548,7 @@ func (p *electionCandidate) FinishRecovery() string {
 
 // readState reads the state, parses it with format and returns its
 // version.
-func (p *electionCandidate) readState(format string, args ...any) int32 {
+func (p *ElectionCandidate) readState(format string, args ...any) int32 {
 	t := p.el.t
 	t.Helper()
 	p.Log.Invoke("get %s", p.el.state)
@@ -563,7 +563,7 @@ func (p *electionCandidate) readState(format string, args ...any) int32 {
 	return st.Version
 }
 
-func (p *electionCandidate) writeState(data string, version int32) {
+func (p *ElectionCandidate) writeState(data string, version int32) {
 	t := p.el.t
 	t.Helper()
 	p.Log.Invoke("set %s %q", p.el.state, data)
@@ -573,27 +573,27 @@ func (p *electionCandidate) writeState(data string, version int32) {
 	p.Log.Ok("")
 }
 
-// leaderRule is how a client decides whom to use as the leader.
-type leaderRule func(q *electionClient) (leader string, err error)
+// LeaderRule is how a client decides whom to use as the leader.
+type LeaderRule func(q *ElectionClient) (leader string, err error)
 
-// electionClient is a client of whoever leads: it finds the leader by its
+// ElectionClient is a client of whoever leads: it finds the leader by its
 // rule, then reads the state the leader serves.
-type electionClient struct {
+type ElectionClient struct {
 	name    string
 	c       *zkclient.Client
 	a       claims.Actor
-	el      *election
-	rule    leaderRule
+	el      *Election
+	rule    LeaderRule
 	Waiting chan struct{} // the rule found ready absent and waits
 }
 
-func (el *election) Client(name string, rule leaderRule) *electionClient {
-	return &electionClient{name: name, c: zkclient.Connect(el.t, name, []string{el.server.Client}), a: claims.NewActor(el.t, name), el: el, rule: rule, Waiting: make(chan struct{}, 1)}
+func (el *Election) Client(name string, rule LeaderRule) *ElectionClient {
+	return &ElectionClient{name: name, c: zkclient.Connect(el.t, name, []string{el.server.Client}), a: claims.NewActor(el.t, name), el: el, rule: rule, Waiting: make(chan struct{}, 1)}
 }
 
 // WaitForReady is the rule the article asks for: the leader is whoever
 // ready names, and while ready is absent there is none to use.
-func WaitForReady(q *electionClient) (string, error) {
+func WaitForReady(q *ElectionClient) (string, error) {
 	for {
 		q.a.Invoke("exists %s watch", q.el.ready)
 		ok, _, ev, err := q.c.ExistsW(q.el.ready)
@@ -626,7 +626,7 @@ func WaitForReady(q *electionClient) (string, error) {
 
 // LowestCandidate is the control's rule: the candidate with the lowest
 // sequence number is taken for the leader, whatever it has recovered.
-func LowestCandidate(q *electionClient) (string, error) {
+func LowestCandidate(q *ElectionClient) (string, error) {
 	q.a.Invoke("children %s", q.el.Parent)
 	kids, _, err := q.c.Children(q.el.Parent)
 	if err != nil {
@@ -651,7 +651,7 @@ type Usage struct {
 }
 
 // use finds the leader by q's rule and reads the state it serves.
-func (q *electionClient) Use() Usage {
+func (q *ElectionClient) Use() Usage {
 	leader, err := q.rule(q)
 	if err != nil {
 		return Usage{err: err}
@@ -665,10 +665,10 @@ func (q *electionClient) Use() Usage {
 	return Usage{Leader: leader, State: string(state)}
 }
 
-// electionRound is what one round saw: the leader halfway through its
+// ElectionRound is what one round saw: the leader halfway through its
 // recovery, the control's usage then, where Qready was meanwhile, and
 // Qready's usage once the leader had published ready.
-type electionRound struct {
+type ElectionRound struct {
 	leader, half, recovered string
 	control                 Usage
 	whileHalf               string // "waited for ready" or "returned"
@@ -682,10 +682,10 @@ type electionRound struct {
 // background, is awaited until it waits for ready or returns; then p
 // finishes its recovery and publishes ready (also when Qready returned
 // early, so the scene can go on), and Qready's usage is taken.
-func (el *election) Round(p *electionCandidate, ready, lowest *electionClient) electionRound {
+func (el *Election) Round(p *ElectionCandidate, ready, lowest *ElectionClient) ElectionRound {
 	t := el.t
 	t.Helper()
-	r := electionRound{leader: p.Name, half: p.BeginRecovery()}
+	r := ElectionRound{leader: p.Name, half: p.BeginRecovery()}
 	r.control = lowest.Use()
 	if r.control.err != nil {
 		claims.NotShown(t, "L10", "%s: %v", lowest.name, r.control.err)

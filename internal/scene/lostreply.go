@@ -21,14 +21,14 @@ import (
 	"github.com/zk19/zk19/lock/locktrace"
 )
 
-// lostReply is the article's §4 experiment for any request, in a lock
+// LostReply is the article's §4 experiment for any request, in a lock
 // scene on the shared server: A talks to the server through a fault proxy,
 // O observes directly. The proxy lets the request a faultproxy.Match picks
 // (by opcode and path) take effect and loses its reply (loseReply), or
 // loses the request itself before the server sees it (loseRequest); either
 // way A's connection closes, A's call sees a connection loss, and A
 // reconnects in the same session.
-type lostReply struct {
+type LostReply struct {
 	*Scene
 	Proxy                       *faultproxy.Proxy
 	A                           *Contender // A, through the proxy, with its Locker
@@ -37,7 +37,7 @@ type lostReply struct {
 
 // NewLostReply sets the experiment up on the shared server; aOpts
 // configures A.
-func NewLostReply(t zkserver.TB, aOpts JoinOpts) *lostReply {
+func NewLostReply(t zkserver.TB, aOpts JoinOpts) *LostReply {
 	t.Helper()
 	s := SharedServer(t)
 	return NewLostReplyAt(t, s, s, aOpts)
@@ -45,9 +45,9 @@ func NewLostReply(t zkserver.TB, aOpts JoinOpts) *lostReply {
 
 // NewLostReplyAt sets the experiment up with A's proxy in front of server
 // a and O connected to server o.
-func NewLostReplyAt(t zkserver.TB, a, o *zkserver.Server, aOpts JoinOpts) *lostReply {
+func NewLostReplyAt(t zkserver.TB, a, o *zkserver.Server, aOpts JoinOpts) *LostReply {
 	t.Helper()
-	lr := &lostReply{Scene: NewScene(t, []string{o.Client})}
+	lr := &LostReply{Scene: NewScene(t, []string{o.Client})}
 	lr.Proxy = zkserver.ClientProxy(t, "A-proxy", a)
 	aOpts.Via = []string{lr.Proxy.Addr()}
 	lr.A = lr.Join("A", aOpts)
@@ -72,7 +72,7 @@ var (
 // client saw no disconnect), a call that does not return, or a session
 // that does not come back, within their bounds, stop the proof, not
 // shown, with what was seen.
-func (lr *lostReply) LoseReply(t zkserver.TB, id string, m faultproxy.Match, call func() error) (faultproxy.DropResult, error) {
+func (lr *LostReply) LoseReply(t zkserver.TB, id string, m faultproxy.Match, call func() error) (faultproxy.DropResult, error) {
 	t.Helper()
 	d := lr.Proxy.LoseReply(m)
 	mark := lr.A.Session.Mark()
@@ -156,7 +156,7 @@ func FaultEnded(t zkserver.TB, d *faultproxy.Drop, what string) faultproxy.DropR
 // server: the proxy holds A's traffic to the server until the request is
 // among the held bytes, then cuts A's connection (the held bytes go with
 // it), runs cut (A is cut off now), and heals. It returns call's error.
-func (lr *lostReply) LoseRequest(t zkserver.TB, id string, m faultproxy.Match, call func() error, cut func()) error {
+func (lr *LostReply) LoseRequest(t zkserver.TB, id string, m faultproxy.Match, call func() error, cut func()) error {
 	t.Helper()
 	d := lr.Proxy.LoseReply(m)
 	mark := lr.A.Session.Mark()
@@ -184,9 +184,9 @@ func (lr *lostReply) LoseRequest(t zkserver.TB, id string, m faultproxy.Match, c
 	return err
 }
 
-// lostCreate is the lost-reply experiment on the create of an acquisition.
-type lostCreate struct {
-	*lostReply
+// LostCreate is the lost-reply experiment on the create of an acquisition.
+type LostCreate struct {
+	*LostReply
 	Guid      string
 	CreateErr error
 	Drop      faultproxy.DropResult
@@ -199,9 +199,9 @@ type lostCreate struct {
 // claims need it (the proxy forwarded the reply, or A's create returned
 // anything but a connection loss), the proof of claim id did not get as
 // far as its observation: it stops, not shown.
-func LoseCreate(t zkserver.TB, id string, lr *lostReply) *lostCreate {
+func LoseCreate(t zkserver.TB, id string, lr *LostReply) *LostCreate {
 	t.Helper()
-	lc := &lostCreate{lostReply: lr}
+	lc := &LostCreate{LostReply: lr}
 	claims.Phase(t, "the proxy loses the reply to A's create under %s", lc.Parent)
 	ctx := LockCtx(t)
 	lc.Drop, lc.CreateErr = lc.LoseReply(t, id, faultproxy.Match{Ops: CreateOps, Under: lc.Parent}, func() error {
@@ -221,7 +221,7 @@ func LoseCreate(t zkserver.TB, id string, lr *lostReply) *lostCreate {
 
 // nodesWithGUID is what O sees directly on the server: the children of
 // the root that carry the GUID, with their owners (ephemeralOwner).
-func (lc *lostCreate) NodesWithGUID(t zkserver.TB) map[string]int64 {
+func (lc *LostCreate) NodesWithGUID(t zkserver.TB) map[string]int64 {
 	t.Helper()
 	return Carrying(t, lc.O, lc.OLog, lc.Parent, lc.Guid)
 }
@@ -239,7 +239,7 @@ func CreateAs(t zkserver.TB, c *zkclient.Client, a claims.Actor, p string) {
 
 // BlindRetry is A's application retrying the create with the same GUID, as
 // the article's control run does.
-func BlindRetry(t zkserver.TB, lc *lostCreate) string {
+func BlindRetry(t zkserver.TB, lc *LostCreate) string {
 	t.Helper()
 	prefix := lc.Parent + "/" + lc.Guid + fence.LockInfix
 	lc.A.Log.Invoke("create %s EPHEMERAL_SEQUENTIAL (blind retry)", prefix)
@@ -288,7 +288,7 @@ func AbandonedCandidateLooksAgain(t *testing.T) {
 }
 
 // releaseScene: A holds through the lost-reply proxy, B waits on A directly.
-func ReleaseScene(t *testing.T, aOpts JoinOpts) (*lostReply, *lock.Held, *Contender, *Acquisition) {
+func ReleaseScene(t *testing.T, aOpts JoinOpts) (*LostReply, *lock.Held, *Contender, *Acquisition) {
 	t.Helper()
 	lr := NewLostReply(t, aOpts)
 	ha := lr.A.Acquire()
@@ -298,7 +298,7 @@ func ReleaseScene(t *testing.T, aOpts JoinOpts) (*lostReply, *lock.Held, *Conten
 
 // ReleaseOutcome checks a Release that met a lost delete: it succeeded,
 // A's node is gone, and B holds on its own node.
-func ReleaseOutcome(t *testing.T, lr *lostReply, ha *lock.Held, b *Contender, pb *Acquisition, releaseErr error, what string) {
+func ReleaseOutcome(t *testing.T, lr *LostReply, ha *lock.Held, b *Contender, pb *Acquisition, releaseErr error, what string) {
 	t.Helper()
 	aLeft, _ := StatOf(t, lr.O, ha.Path)
 	if releaseErr != nil {

@@ -39,9 +39,9 @@ var pool serverPool
 // Example_s2SyncInZK1675Window play the same scene, and the Example, which
 // runs last and alone, need not wait for five servers to start.
 //
-// A kind is a configuration the pool keeps: n servers with a proxy on every
+// A Kind is a configuration the pool keeps: n servers with a proxy on every
 // link, tickTime tick and syncLimit syncLimit.
-type kind struct {
+type Kind struct {
 	name      string
 	n         int
 	tick      time.Duration
@@ -52,24 +52,24 @@ type kind struct {
 // session that runs out (expiryServer), soloKind to L3 and L7, which read
 // the server's watch tables and counters and so need it to themselves.
 var (
-	TrioKind   = kind{"trio", 3, trioTick, trioSyncLimit}
-	zk1675Kind = kind{"five", 5, Y2Tick, Y2SyncLimit}
-	expiryKind = kind{"expiry", 1, ExpiryTick, 5}
-	SoloKind   = kind{"solo", 1, 2 * time.Second, 5}
+	TrioKind   = Kind{"trio", 3, trioTick, trioSyncLimit}
+	zk1675Kind = Kind{"five", 5, Y2Tick, Y2SyncLimit}
+	expiryKind = Kind{"expiry", 1, ExpiryTick, 5}
+	SoloKind   = Kind{"solo", 1, 2 * time.Second, 5}
 )
 
 // settleWithin bounds the wait, after a test, for its ensemble to settle:
 // its sessions closed and every server at one zxid. A session whose close
 // did not get through expires within its timeout, at most 20 ticks; past
 // settleMax a new ensemble is cheaper than the wait.
-func (k kind) settleWithin() time.Duration { return min(25*k.tick, settleMax) }
+func (k Kind) settleWithin() time.Duration { return min(25*k.tick, settleMax) }
 
 const settleMax = 10 * time.Second
 
 type serverPool struct {
 	mu      sync.Mutex
-	idle    map[kind][]*pooled
-	live    map[kind]int  // ensembles of each kind, started or starting, not stopped
+	idle    map[Kind][]*pooled
+	live    map[Kind]int  // ensembles of each kind, started or starting, not stopped
 	changed chan struct{} // see changedLocked
 	started int
 	closing sync.Once
@@ -79,7 +79,7 @@ type serverPool struct {
 // pooled is one ensemble of a kind, owned by a Scope of its own; lender
 // forwards what its servers and links log to the test that holds it now.
 type pooled struct {
-	kind   kind
+	kind   Kind
 	name   string
 	scope  *zkserver.Scope
 	lender *lender
@@ -98,7 +98,7 @@ func LeaseTrio(t zkserver.TB) *Cluster {
 // LeaseServer lends t a standalone server of kind k (its n is 1). On the
 // external backend nothing is lent: t gets the user's server, shared, as
 // zkserver.Start gives it to a claim that allows it.
-func LeaseServer(t zkserver.TB, k kind) *zkserver.Server {
+func LeaseServer(t zkserver.TB, k Kind) *zkserver.Server {
 	t.Helper()
 	if Backend.Kind == zkserver.External {
 		return zkserver.Start(t, zkserver.AllowExternal())
@@ -107,7 +107,7 @@ func LeaseServer(t zkserver.TB, k kind) *zkserver.Server {
 }
 
 // lease lends t an ensemble of kind k from the pool, or starts one.
-func lease(t zkserver.TB, k kind) *Cluster {
+func lease(t zkserver.TB, k Kind) *Cluster {
 	t.Helper()
 	p := lendTo(t, k)
 	return newCluster(t, p.e, p.links)
@@ -118,7 +118,7 @@ func lease(t zkserver.TB, k kind) *Cluster {
 // waits up to within for one to come back before it starts another: for a
 // claim that only looks at an ensemble and can wait (E1), so that it costs
 // no JVMs of its own.
-func LeaseWhenFree(t zkserver.TB, k kind, within time.Duration) *Cluster {
+func LeaseWhenFree(t zkserver.TB, k Kind, within time.Duration) *Cluster {
 	t.Helper()
 	zkserver.RequireFaults(t)
 	began := time.Now()
@@ -136,7 +136,7 @@ func LeaseWhenFree(t zkserver.TB, k kind, within time.Duration) *Cluster {
 // none at all (started or being started), and says whether it has. held
 // names who held the kind's ensembles when it began to wait ("" if it did
 // not have to).
-func (tp *serverPool) waitIdle(k kind, d time.Duration) (held string, free bool) {
+func (tp *serverPool) waitIdle(k Kind, d time.Duration) (held string, free bool) {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	for {
@@ -185,7 +185,7 @@ func (tp *serverPool) notifyLocked() {
 
 // lendTo takes an idle ensemble of kind k, or starts one, and lends it to
 // t until t's other cleanups have run.
-func lendTo(t zkserver.TB, k kind) *pooled {
+func lendTo(t zkserver.TB, k Kind) *pooled {
 	t.Helper()
 	zkserver.RequireFaults(t)
 	p := pool.take(k)
@@ -203,7 +203,7 @@ func lendTo(t zkserver.TB, k kind) *pooled {
 }
 
 // take returns an idle ensemble of kind k, or nil.
-func (tp *serverPool) take(k kind) *pooled {
+func (tp *serverPool) take(k Kind) *pooled {
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
 	idle := tp.idle[k]
@@ -217,13 +217,13 @@ func (tp *serverPool) take(k kind) *pooled {
 
 // start makes a new ensemble lent to t; the pool's ensembles stop when
 // TestMain's scope closes (at the end of the run, or on interrupt).
-func (tp *serverPool) start(t zkserver.TB, k kind) *pooled {
+func (tp *serverPool) start(t zkserver.TB, k Kind) *pooled {
 	t.Helper()
 	tp.mu.Lock()
 	tp.started++
 	name := fmt.Sprintf("%s%d", k.name, tp.started)
 	if tp.live == nil {
-		tp.live = map[kind]int{}
+		tp.live = map[Kind]int{}
 	}
 	tp.live[k]++
 	tp.mu.Unlock()
@@ -275,7 +275,7 @@ func (tp *serverPool) giveBack(t zkserver.TB, p *pooled) {
 	p.lender.lend(nil)
 	tp.mu.Lock()
 	if tp.idle == nil {
-		tp.idle = map[kind][]*pooled{}
+		tp.idle = map[Kind][]*pooled{}
 	}
 	tp.idle[p.kind] = append(tp.idle[p.kind], p)
 	tp.notifyLocked()

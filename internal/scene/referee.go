@@ -105,7 +105,7 @@ func (p *Contender) referee() *locktrace.Trace {
 
 // twoHolders reports msg: the test fails with it (from the recipe's
 // goroutine, so with Errorf), and a wait on any contender of the parent
-// stops at once with it (see witness.waitingOn).
+// stops at once with it (see Witness.waitingOn).
 func (p *Contender) twoHolders(r *referee, msg string) {
 	r.report(msg)
 	if p.stopped.Load() {

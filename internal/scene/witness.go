@@ -45,9 +45,9 @@ type attemptLog struct {
 	wakeEnd   int // notifications on the wire for its predecessors then
 }
 
-// witness is one session's observer. Its Trace may be combined with a
+// Witness is one session's observer. Its Trace may be combined with a
 // scenario's own callbacks (see trace).
-type witness struct {
+type Witness struct {
 	name     string
 	parent   string
 	proxies  []*faultproxy.Proxy
@@ -61,9 +61,9 @@ type witness struct {
 
 // newWitness puts a ZooKeeper-aware proxy of its own in front of each of
 // servers and returns the witness and the addresses the session must dial.
-func newWitness(t zkserver.TB, name, parent string, servers []string) (*witness, []string) {
+func newWitness(t zkserver.TB, name, parent string, servers []string) (*Witness, []string) {
 	t.Helper()
-	w := &witness{name: name, parent: parent, upstream: map[string]string{}}
+	w := &Witness{name: name, parent: parent, upstream: map[string]string{}}
 	addrs := make([]string, len(servers))
 	for i, s := range servers {
 		p, err := faultproxy.New(s, faultproxy.WithName(name+"-wire"), faultproxy.WithZooKeeperFrames())
@@ -79,10 +79,10 @@ func newWitness(t zkserver.TB, name, parent string, servers []string) (*witness,
 }
 
 // server is the server behind addr, the address the session dialled.
-func (w *witness) Server(addr string) string { return w.upstream[addr] }
+func (w *Witness) Server(addr string) string { return w.upstream[addr] }
 
 // listings is the number of getChildren requests on the wire so far.
-func (w *witness) listings() int {
+func (w *Witness) listings() int {
 	n := 0
 	for _, p := range w.proxies {
 		n += p.Requests(jute.OpGetChildren, jute.OpGetChildren2)
@@ -91,7 +91,7 @@ func (w *witness) listings() int {
 }
 
 // notifications is the number of notifications for path on the wire.
-func (w *witness) notifications(path string) int {
+func (w *Witness) notifications(path string) int {
 	n := 0
 	for _, p := range w.proxies {
 		n += p.Notifications(path)
@@ -101,7 +101,7 @@ func (w *witness) notifications(path string) int {
 
 // begin starts the log of the acquisition of own; the listing requests
 // already on the wire are not its.
-func (w *witness) begin(own string) {
+func (w *Witness) begin(own string) {
 	base := w.listings()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -110,7 +110,7 @@ func (w *witness) begin(own string) {
 }
 
 // step runs f on the current acquisition's log under the lock.
-func (w *witness) step(f func(a *attemptLog)) {
+func (w *Witness) step(f func(a *attemptLog)) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.cur != nil {
@@ -119,7 +119,7 @@ func (w *witness) step(f func(a *attemptLog)) {
 }
 
 // trace returns the Trace that feeds w.
-func (w *witness) trace() *locktrace.Trace {
+func (w *Witness) trace() *locktrace.Trace {
 	return &locktrace.Trace{
 		Reply: func(r locktrace.ReplyInfo) {
 			switch {
@@ -168,7 +168,7 @@ func (w *witness) trace() *locktrace.Trace {
 }
 
 // find returns the log of the acquisition of own.
-func (w *witness) find(own string) *attemptLog {
+func (w *Witness) find(own string) *attemptLog {
 	for _, a := range w.attempts {
 		if a.own == own {
 			return a
@@ -179,7 +179,7 @@ func (w *witness) find(own string) *attemptLog {
 
 // view is an acquisition's state with its counts read from the wire.
 // Callers hold w.mu.
-func (w *witness) view(a *attemptLog) Attempt {
+func (w *Witness) view(a *attemptLog) Attempt {
 	at := Attempt{Own: a.own, Pred: a.pred, Waiting: a.waiting, NoNode: a.noNode, Done: a.done, Acquired: a.got}
 	if a.done {
 		// Frozen when it returned: a watch it left behind may still fire
@@ -193,7 +193,7 @@ func (w *witness) view(a *attemptLog) Attempt {
 
 // wakeups is the number of notifications on the wire for the
 // predecessors a watched. Callers hold w.mu.
-func (w *witness) wakeups(a *attemptLog) int {
+func (w *Witness) wakeups(a *attemptLog) int {
 	n := 0
 	for _, p := range slices.Compact(slices.Clone(a.preds)) {
 		n += w.notifications(p)
@@ -203,7 +203,7 @@ func (w *witness) wakeups(a *attemptLog) int {
 
 // now returns the state of the acquisition of own as it is, not waiting
 // for anything; ok is false when there is none.
-func (w *witness) now(own string) (at Attempt, ok bool) {
+func (w *Witness) now(own string) (at Attempt, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if a := w.find(own); a != nil {
@@ -215,7 +215,7 @@ func (w *witness) now(own string) (at Attempt, ok bool) {
 // settled reports whether the recipe has taken in every notification the
 // wire delivered for a's predecessors and is at a blocking point (waiting
 // on a watch) or has returned. Callers hold w.mu.
-func (w *witness) settled(a *attemptLog) (bool, string) {
+func (w *Witness) settled(a *attemptLog) (bool, string) {
 	if a.done {
 		return true, "" // its counts were frozen when it returned
 	}
@@ -235,7 +235,7 @@ func (w *witness) settled(a *attemptLog) (bool, string) {
 // answer comes after every notification the server sent the session
 // before it, so the wire's counts are final; then it waits until the
 // recipe has taken those in and reached a blocking point or returned.
-func (w *witness) settle(t zkserver.TB, read func() error, own string) Attempt {
+func (w *Witness) settle(t zkserver.TB, read func() error, own string) Attempt {
 	t.Helper()
 	if err := read(); err != nil {
 		t.Fatalf("%s: read to order the notifications: %v", w.name, err)
@@ -245,7 +245,7 @@ func (w *witness) settle(t zkserver.TB, read func() error, own string) Attempt {
 
 // await waits, bounded, until the acquisition of own is settled (see
 // settled), and returns its state.
-func (w *witness) await(t zkserver.TB, own string) Attempt {
+func (w *Witness) await(t zkserver.TB, own string) Attempt {
 	t.Helper()
 	var at Attempt
 	w.waitFor(t, w.name+"'s acquisition of "+own+" to settle", w.name+"'s acquisition of "+own+" settled", func() (bool, string) {
@@ -264,7 +264,7 @@ func (w *witness) await(t zkserver.TB, own string) Attempt {
 
 // waitingOn waits until an acquisition of w's session blocks on the watch
 // of pred, and returns its state.
-func (w *witness) waitingOn(t zkserver.TB, pred string) Attempt {
+func (w *Witness) waitingOn(t zkserver.TB, pred string) Attempt {
 	t.Helper()
 	var at Attempt
 	w.waitFor(t, w.name+" to wait on "+pred, w.name+" waiting on "+pred, func() (bool, string) {
@@ -287,7 +287,7 @@ func (w *witness) waitingOn(t zkserver.TB, pred string) Attempt {
 // the test at once if the referee sees two holders under w's parent
 // meanwhile: what the scene waits for (want) cannot come true as its
 // claim describes it, and the cause is named, not a timeout.
-func (w *witness) waitFor(t zkserver.TB, what, want string, cond wait.Cond) {
+func (w *Witness) waitFor(t zkserver.TB, what, want string, cond wait.Cond) {
 	t.Helper()
 	wait.For(t, Within, what, func() (bool, string) {
 		if w.ref.twoHolders() != "" {
@@ -302,7 +302,7 @@ func (w *witness) waitFor(t zkserver.TB, what, want string, cond wait.Cond) {
 
 // all returns the state of every acquisition, in the order they began;
 // each must be settled.
-func (w *witness) All(t zkserver.TB) []Attempt {
+func (w *Witness) All(t zkserver.TB) []Attempt {
 	t.Helper()
 	w.mu.Lock()
 	owns := make([]string, len(w.attempts))
