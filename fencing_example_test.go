@@ -62,7 +62,7 @@ func Example_s5aFencingSequence() {
 	}
 	cast := scene.NewFencingCast(sc) // O observes; A reaches the server through a proxy that can cut it off; B directly
 	A, B := cast.A, cast.B
-	fenced := scene.Resource(sc, fence.NewMemory()) // or the durable resource a retelling Test hands in
+	fenced := scene.Resource(sc) // fence.NewMemory(), or the durable resource when a Test retells this on it
 	unfenced := fencetest.NewUnfenced()
 
 	claims.Phase(sc, "A holds and writes once with its token; its worker keeps the token and parks on a gate")
@@ -153,21 +153,26 @@ func Example_s5aFencingSequence() {
 }
 
 // Example_s5bCriticalSection walks the article's critical-section flowchart
-// (claims F6 and F11, §5; the flowchart is ¶5): a write with a token of the lock domain enters
-// the resource's critical section; there its token is compared with the
-// mark; a token below it is refused and changes nothing; any other is
-// written and raises the mark; then the section ends.
+// (claims F6 and F11, §5; the flowchart is ¶5): a write with a token of
+// the lock domain enters the resource's critical section; there its token
+// is compared with the mark; a token below it is refused and changes
+// nothing; any other is written and raises the mark; then the section
+// ends.
 //
 // A and B take their tokens from the lock: A holds first (token 0), writes
 // and releases; B holds (token 1). B's write is held inside the section at
 // its decision (fence.Trace.Decided) while A's late write with token 0
 // arrives. The fenced resource keeps A parked outside (its goroutine, read
-// from the Go runtime, waits for the section's mutex); B's write ends the
-// section; A's compare then finds B's token and refuses. The control that
-// compares and writes in two steps lets A's compare in beside B's, and A's
-// stale write lands over B's. TestF6_CompareAndWriteIsOneAtomicStep and
-// TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite run the same
-// Interleaving on the memory and the durable resource and assert on it.
+// from the Go runtime, waits for the section); B's write ends the section;
+// A's compare then finds B's token and refuses. The control that compares
+// and writes in two steps lets A's compare in beside B's, and A's stale
+// write lands over B's.
+//
+// The Example is the flowchart's one telling and states its claims'
+// verdicts: F6 refuted when the fenced resource lets A in beside B or takes
+// A's write, not shown when the same check finds nothing wrong with the
+// control; F11 refuted when the control keeps A out. TestF6 and TestF11
+// retell it on the memory and the durable resource.
 func Example_s5bCriticalSection() {
 	sc := scene.ExampleScope()
 	defer scene.EndExample(sc)
@@ -183,28 +188,41 @@ func Example_s5bCriticalSection() {
 	fmt.Printf("A held token %v and released; B holds token %v\n", heldA.Token, heldB.Token)
 
 	section := scene.NewCriticalSection(sc, "F6")
-	fenced := fence.NewMemory(fence.WithTrace(section.Trace()))
-	control := fencetest.NewCheckThenWrite(section.Trace())
-	for _, r := range []struct {
-		name string
-		res  fence.Resource
-	}{{"fenced", fenced}, {"control", control}} {
-		scene.WriteAs(sc, A.Log, r.res, heldA.Token, "A-first")
-		byB := section.Write(r.res, B.Log, heldB.Token, "new-owner")
-		inB := byB.Entered()
-		fmt.Printf("%s: B inside; token %v below mark %v? %v\n", r.name, inB.Token, inB.Mark, !inB.Admitted)
-		lateA := section.Write(r.res, A.Log, heldA.Token, "stale-late")
-		fmt.Printf("%s: A's write meanwhile: %v\n", r.name, lateA.Whereabouts(byB))
-		b := byB.Finish(lateA)
-		fmt.Printf("%s: B's section ends; accepted %v, mark %v\n", r.name, b.Accepted, b.Mark)
-		a := lateA.Finish(nil)
-		value, _, _ := scene.ReadResource(sc, r.res)
-		fmt.Printf("%s: A's token %v below mark %v? %v; accepted %v; value %q\n", r.name, lateA.Decision.Token, lateA.Decision.Mark, !lateA.Decision.Admitted, a.Accepted, value)
+	interleave := func(name string, res fence.Resource) scene.Interleaving {
+		il := scene.Interleaving{TokA: heldA.Token, TokB: heldB.Token}
+		scene.WriteAs(sc, A.Log, res, heldA.Token, "A-first")
+		byB := section.Write(res, B.Log, heldB.Token, "new-owner")
+		il.BInside = byB.Entered()
+		fmt.Printf("%s: B inside; token %v below mark %v? %v\n", name, il.BInside.Token, il.BInside.Mark, !il.BInside.Admitted)
+		lateA := section.Write(res, A.Log, heldA.Token, "stale-late")
+		il.A = lateA.Whereabouts(byB)
+		A.Log.Info("while B's write is inside: %v", il.A)
+		fmt.Printf("%s: A's write meanwhile: %s\n", name, il.A.Brief())
+		il.B = byB.Finish(lateA)
+		fmt.Printf("%s: B's section ends; accepted %v, mark %v\n", name, il.B.Accepted, il.B.Mark)
+		il.Late, il.ADecision = lateA.Finish(nil), lateA.Decision
+		il.Value, il.Mark, _ = scene.ReadResource(sc, res)
+		fmt.Printf("%s: A's token %v below mark %v? %v; accepted %v; value %q\n", name, il.ADecision.Token, il.ADecision.Mark, !il.ADecision.Admitted, il.Late.Accepted, il.Value)
+		return il
+	}
+	fenced := interleave("fenced", scene.Resource(sc, fence.WithTrace(section.Trace()))) // fence.NewMemory, or the resource a retelling Test opens
+	claims.Evidence(sc, "fenced: while B's write with %v was held at its decision, A's with %v was %v; A's compare then found mark %v, admitted: %v; value %q", fenced.TokB, fenced.TokA, fenced.A, fenced.ADecision.Mark, fenced.ADecision.Admitted, fenced.Value)
+	if why := fenced.NotAtomic(); why != "" {
+		claims.RefutedNow(sc, "F6", "the fenced resource: %s", why)
+	}
+	control := interleave("control", fencetest.NewCheckThenWrite(section.Trace()))
+	caught := control.NotAtomic()
+	claims.Evidence(sc, "compare-then-write control: while B's write was held between its compare and its write, A's was %v; A's stale write then accepted=%v over %q; the check that passed the fenced resource finds: %s", control.A, control.Late.Accepted, control.Late.Prev, caught)
+	if !control.A.Inside || !control.Late.Accepted || control.Value != "stale-late" {
+		claims.RefutedNow(sc, "F11", "the control that compares, then writes in a second step: A's write was %v, then accepted=%v, value %q; want A inside beside B and its stale write accepted over B's", control.A, control.Late.Accepted, control.Value)
+	}
+	if caught == "" {
+		claims.NotShown(sc, "F6", "the check that passed the fenced resource finds nothing wrong with the control, in which A's write was %v: it could not have failed", control.A)
 	}
 	// Output:
 	// A held token g0/0 and released; B holds token g0/1
 	// fenced: B inside; token g0/1 below mark g0/0? false
-	// fenced: A's write meanwhile: parked in sync.(*Mutex).Lock in fence.(*Memory).Write
+	// fenced: A's write meanwhile: parked outside the section
 	// fenced: B's section ends; accepted true, mark g0/1
 	// fenced: A's token g0/0 below mark g0/1? true; accepted false; value "new-owner"
 	// control: B inside; token g0/1 below mark g0/0? false
@@ -224,9 +242,7 @@ func Example_s5bCriticalSection() {
 // rejected. The Example's checks state the verdicts.
 func TestF1toF3_FencedResourceRejectsTheLateHolder(t *testing.T) {
 	scene.Parallel(t)
-	scene.OnEachResource(t, "still takes token 0 until token 1 arrives, then rejects the late holder", func(t *testing.T, kind string, res scene.FencedResource) {
-		scene.RetellOn(t, Example_s5aFencingSequence, res)
-	})
+	scene.RetellOnEachResource(t, "still takes token 0 until token 1 arrives, then rejects the late holder", Example_s5aFencingSequence)
 }
 
 // TestF4_UnfencedResourceTakesTheLateWrite is the control (claim F4, §5 ¶4):
@@ -276,13 +292,14 @@ func TestF5_CheckThenWriteLosesTheRace(t *testing.T) {
 // token with the mark and writes in one critical section (claim F6, §5 ¶2;
 // the critical-section flowchart, walked by Example_s5bCriticalSection).
 //
-// Shown deterministically first, on the memory and the durable resource:
-// B's write is held inside at its decision (fence.Trace.Decided, after the
-// compare, before the write) and A's late write starts. A's write must be
-// found parked in the resource's Write (read from the Go runtime's stacks),
-// not at a decision of its own; once B is let go, A's compare must find B's
-// token as the mark and refuse. The same run against the control that
-// compares and writes in two steps finds A inside beside B, every time.
+// Shown deterministically first, on the memory and the durable resource,
+// by retelling Example_s5bCriticalSection: B's write is held inside at its
+// decision (fence.Trace.Decided, after the compare, before the write) and
+// A's late write starts. A's write must be found parked in the resource's
+// Write (read from the Go runtime's stacks), not at a decision of its own;
+// once B is let go, A's compare must find B's token as the mark and
+// refuse. The same run against the control that compares and writes in
+// two steps finds A inside beside B, every time.
 // Then a reader instead of A: parked in the resource's Read while B is
 // inside, it must, once B is let go, read B's value with B's token as the
 // mark. A resource that moves the mark in one step and stores the value in
@@ -312,16 +329,7 @@ func TestF5_CheckThenWriteLosesTheRace(t *testing.T) {
 // its gap is held open while another writer's larger token goes in.
 func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 	claims.Open(t, "F6")
-	for _, kind := range scene.ResourceKinds {
-		t.Run("the "+kind+" resource keeps a second writer out while one is between its compare and its write", func(t *testing.T) {
-			cs := scene.NewCriticalSection(t, "F6")
-			il := scene.Interleave(cs, scene.OpenResource(t, kind, fence.WithTrace(cs.Trace())))
-			claims.Evidence(t, "%s resource: while B's write with %v was held at its decision (mark %v), A's with %v was %v; A's compare then found mark %v, admitted: %v; value %q", kind, il.TokB, il.BInside.Mark, il.TokA, il.A, il.ADecision.Mark, il.ADecision.Admitted, il.Value)
-			if why := il.NotAtomic(); why != "" {
-				claims.Refuted(t, "F6", "on the %s resource: %s", kind, why)
-			}
-		})
-	}
+	scene.RetellOnEachResource(t, "keeps a second writer out while one is between its compare and its write", Example_s5bCriticalSection)
 	for _, kind := range scene.ResourceKinds {
 		t.Run("the "+kind+" resource gives a reader that waited while a write was inside that write's value with its token as the mark", func(t *testing.T) {
 			cs := scene.NewCriticalSection(t, "F6")
@@ -395,15 +403,6 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 			controls = append(controls, scene.SourceFinding{Name: c.name, Why: control})
 		}
 		scene.SourceVerdict(t, "durable", "transaction", []scene.SourceFinding{{Name: "Durable.Write and WriteOnce", Why: why}}, controls)
-	})
-	t.Run("the same run finds two writers inside the control that compares, then writes in a second step", func(t *testing.T) {
-		cs := scene.NewCriticalSection(t, "F6")
-		il := scene.Interleave(cs, fencetest.NewCheckThenWrite(cs.Trace()))
-		why := il.NotAtomic()
-		claims.Evidence(t, "compare-then-write control: while B's write was held between its compare and its write, A's was %v; the proof finds: %s", il.A, why)
-		if !il.A.Inside || why == "" {
-			claims.BrokenCheck(t, "F6", "against the compare-then-write control A's write was %v and the proof found %q; want A inside beside B, caught", il.A, why)
-		}
 	})
 	scene.OnEachResource(t, "keeps value and mark together among many writers and readers", func(t *testing.T, kind string, res scene.FencedResource) {
 		writers, per, readers := 16, 100, 2
@@ -486,7 +485,7 @@ func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = d.Close() }) // also when the story stops; Close is idempotent
-	scene.RetellOn(t, Example_s5aFencingSequence, d)
+	scene.RetellOn(t, Example_s5aFencingSequence, func(...fence.Option) fence.Resource { return d })
 	if t.Failed() {
 		claims.NotShown(t, "F8", "the fencing story did not run as its Output says; nothing to restart")
 	}
@@ -533,28 +532,11 @@ func TestF9_ForgedLargerTokenIsAccepted(t *testing.T) {
 // second lets A's compare in beside B's (its mark is still 0: A passes);
 // B writes, then A's stale value lands over B's: a write below the mark at
 // its commit point. The fenced resources, in memory and durable, under the
-// same Interleaving, keep A's write parked outside until B's has been
-// written, and then refuse it.
+// same interleaving, keep A's write parked outside until B's has been
+// written, and then refuse it. The steps and the verdicts are
+// Example_s5bCriticalSection's, retold on each resource.
 func TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite(t *testing.T) {
-	claims.Open(t, "F11")
-	t.Run("the control that compares, then writes in a second step, accepts A's stale write", func(t *testing.T) {
-		cs := scene.NewCriticalSection(t, "F11")
-		il := scene.Interleave(cs, fencetest.NewCheckThenWrite(cs.Trace()))
-		claims.Evidence(t, "compare-then-write control: while B's token %v was held between its compare and its write, A's token %v was %v; B accepted=%v at commit %d; A's then accepted=%v at commit %d over %q; value %q, mark %v", il.TokB, il.TokA, il.A, il.B.Accepted, il.B.Commit, il.Late.Accepted, il.Late.Commit, il.Late.Prev, il.Value, il.Mark)
-		if !il.A.Inside || !il.B.Accepted || !il.Late.Accepted || il.Late.Prev != "new-owner" || il.Value != "stale-late" || il.Mark != il.TokB {
-			claims.Refuted(t, "F11", "A's write was %v; B accepted=%v, then A's stale write accepted=%v over %q, value %q, mark %v; want A inside beside B, B's write accepted and A's token %v accepted over it below the mark %v", il.A, il.B.Accepted, il.Late.Accepted, il.Late.Prev, il.Value, il.Mark, il.TokA, il.TokB)
-		}
-	})
-	for _, kind := range scene.ResourceKinds {
-		t.Run("the "+kind+" resource, under the same Interleaving, refuses A's stale write", func(t *testing.T) {
-			cs := scene.NewCriticalSection(t, "F11")
-			il := scene.Interleave(cs, scene.OpenResource(t, kind, fence.WithTrace(cs.Trace())))
-			claims.Evidence(t, "%s resource: while B's token %v was held at its decision, A's token %v was %v; B accepted=%v; A's then accepted=%v against mark %v; value %q, mark %v", kind, il.TokB, il.TokA, il.A, il.B.Accepted, il.Late.Accepted, il.ADecision.Mark, il.Value, il.Mark)
-			if il.A.Inside || !il.B.Accepted || il.Late.Accepted || il.Value != "new-owner" {
-				claims.Refuted(t, "F11", "on the %s resource: A's write was %v; B accepted=%v, A's stale write accepted=%v, value %q; want A kept out, B accepted, A refused, \"new-owner\"", kind, il.A, il.B.Accepted, il.Late.Accepted, il.Value)
-			}
-		})
-	}
+	scene.RetellOnEachResource(t, "under the same interleaving refuses A's stale write, which the control that compares, then writes in a second step, accepts", Example_s5bCriticalSection)
 }
 
 // TestF12_EqualTokenAppliesARetryTwice: fencing does not deduplicate (claim

@@ -93,7 +93,7 @@ func (cs *CriticalSection) Write(res fence.Resource, who claims.Actor, tok fence
 	select {
 	case w.gid = <-gid:
 	case <-time.After(Within):
-		t.Fatalf("%s not shown: %s's writer did not start within %v", cs.id, who.Name, Within)
+		claims.NotShown(t, cs.id, "%s's writer did not start within %v", who.Name, Within)
 	}
 	return w
 }
@@ -124,9 +124,9 @@ func (w *GatedWrite) Entered() fence.Decision {
 	case w.Decision = <-w.decided:
 		w.reached = true
 	case <-w.done:
-		t.Fatalf("%s not shown: %s's write returned (%v) without reaching its decision", w.cs.id, w.who.Name, w.err)
+		claims.NotShown(t, w.cs.id, "%s's write returned (%v) without reaching its decision", w.who.Name, w.err)
 	case <-time.After(Within):
-		t.Fatalf("%s not shown: %s's write did not reach its decision within %v", w.cs.id, w.who.Name, Within)
+		claims.NotShown(t, w.cs.id, "%s's write did not reach its decision within %v", w.who.Name, Within)
 	}
 	w.who.Info("inside: token %v against mark %v (set: %v), admitted: %v; held before its write", w.Decision.Token, w.Decision.Mark, w.Decision.Marked, w.Decision.Admitted)
 	return w.Decision
@@ -144,6 +144,15 @@ func (wa Whereabouts) String() string {
 		return fmt.Sprintf("inside too: token %v against mark %v, admitted: %v", wa.decision.Token, wa.decision.Mark, wa.decision.Admitted)
 	}
 	return "parked in " + wa.parked
+}
+
+// Brief says where the write was without naming the resource's own call
+// it parked in: the same words for every resource that keeps it out.
+func (wa Whereabouts) Brief() string {
+	if wa.Inside {
+		return wa.String()
+	}
+	return "parked outside the section"
 }
 
 // Whereabouts waits until the write has either reached its decision or is
@@ -167,7 +176,7 @@ func (w *GatedWrite) Whereabouts(other *GatedWrite) Whereabouts {
 		return where != "", last
 	})
 	if returned != nil {
-		t.Fatalf("%s not shown: %s's write %v without reaching its decision while %s's was held inside", w.cs.id, w.who.Name, returned, other.who.Name)
+		claims.NotShown(t, w.cs.id, "%s's write %v without reaching its decision while %s's was held inside", w.who.Name, returned, other.who.Name)
 	}
 	w.who.Info("while %s is inside: %v", other.who.Name, wa)
 	return wa
@@ -197,14 +206,14 @@ func (w *GatedWrite) Finish(other *GatedWrite) fence.Result {
 			other.who.Info("reached its decision (token %v against mark %v, admitted: %v) before %s's write returned", d.Token, d.Mark, d.Admitted, w.who.Name)
 			other.let()
 		case <-timeout:
-			t.Fatalf("%s not shown: %s's write did not return within %v of being let go", w.cs.id, w.who.Name, Within)
+			claims.NotShown(t, w.cs.id, "%s's write did not return within %v of being let go", w.who.Name, Within)
 		}
 	}
 	if w.err != nil {
-		t.Fatalf("%s not shown: %s's write %q: %v", w.cs.id, w.who.Name, w.value, w.err)
+		claims.NotShown(t, w.cs.id, "%s's write %q: %v", w.who.Name, w.value, w.err)
 	}
 	if !w.take() {
-		t.Fatalf("%s not shown: %s's write returned without reaching its decision", w.cs.id, w.who.Name)
+		claims.NotShown(t, w.cs.id, "%s's write returned without reaching its decision", w.who.Name)
 	}
 	w.cs.mu.Lock()
 	delete(w.cs.writers, w.tok) // the token may write again, unheld
@@ -257,7 +266,7 @@ func (cs *CriticalSection) Read(res fence.Resource, who claims.Actor, held *Gate
 	if r.done.Finished() {
 		// With more than one connection a durable reader could read the
 		// last commit beside a writer; the scene needs it to wait.
-		t.Fatalf("%s not shown: %s's read returned %q with mark %v (%v) while %s's write was held inside; the scene needs it waiting for the section", cs.id, who.Name, r.value, r.mark, r.err, held.who.Name)
+		claims.NotShown(t, cs.id, "%s's read returned %q with mark %v (%v) while %s's write was held inside; the scene needs it waiting for the section", who.Name, r.value, r.mark, r.err, held.who.Name)
 	}
 	who.Info("while %s is inside: parked in %s", held.who.Name, where)
 	return r
@@ -269,7 +278,7 @@ func (r *WaitingRead) Result() (value string, mark fence.Token, marked bool) {
 	t.Helper()
 	wait.Receive(t, Within, r.cs.id+": "+r.who.Name+"'s read to return", r.done)
 	if r.err != nil {
-		t.Fatalf("%s not shown: %s's read: %v", r.cs.id, r.who.Name, r.err)
+		claims.NotShown(t, r.cs.id, "%s's read: %v", r.who.Name, r.err)
 	}
 	r.who.Ok("value %q, mark %v (set: %v)", r.value, r.mark, r.marked)
 	return r.value, r.mark, r.marked
@@ -364,12 +373,12 @@ func stackFuncs(frames string) []string {
 	return out
 }
 
-// Interleaving is what one gated run saw (the Interleaving that breaks a
-// resource whose compare and write are two steps): A has written "A-first"
-// with token 0, so the mark is A's own token. B's "new-owner" with token 1
-// is held inside at its decision; A's late "stale-late" with token 0
-// starts meanwhile; once A's write is seen inside or parked, B is let go,
-// then A.
+// Interleaving is what one gated run of Example_s5bCriticalSection saw
+// (the interleaving that breaks a resource whose compare and write are two
+// steps): A has written "A-first" with token 0, so the mark is A's own
+// token. B's "new-owner" with token 1 is held inside at its decision; A's
+// late "stale-late" with token 0 starts meanwhile; once A's write is seen
+// inside or parked, B is let go, then A.
 type Interleaving struct {
 	TokA, TokB fence.Token
 	BInside    fence.Decision // B's decision, while it was held
@@ -380,25 +389,7 @@ type Interleaving struct {
 	Mark       fence.Token
 }
 
-// Interleave runs that Interleaving on res, opened with cs.trace().
-func Interleave(cs *CriticalSection, res fence.Resource) Interleaving {
-	t := cs.t
-	t.Helper()
-	A, B := claims.NewActor(t, "A"), claims.NewActor(t, "B")
-	il := Interleaving{TokA: fence.Token{Seq: 0}, TokB: fence.Token{Seq: 1}}
-	WriteAs(t, A, res, il.TokA, "A-first")
-	b := cs.Write(res, B, il.TokB, "new-owner")
-	il.BInside = b.Entered()
-	a := cs.Write(res, A, il.TokA, "stale-late")
-	il.A = a.Whereabouts(b)
-	il.B = b.Finish(a)
-	il.Late = a.Finish(nil)
-	il.ADecision = a.Decision
-	il.Value, il.Mark, _ = ReadResource(t, res)
-	return il
-}
-
-// notAtomic returns why the run shows the compare and the write are not one
+// NotAtomic returns why the run shows the compare and the write are not one
 // step, or "" when it shows they are: A's write was kept out while B's was
 // inside, A's compare then saw B's token as the mark, and A's stale write
 // was refused.

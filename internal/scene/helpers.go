@@ -42,13 +42,16 @@ func ExampleScope() *zkserver.Scope {
 	return scopeFor(name)
 }
 
+// failedPrefix starts the line EndExample prints for a failure.
+const failedPrefix = "FAILED: "
+
 // EndExample, deferred by an Example, prints a failure inside it (the
 // Scope's Fatalf panics) to the Example's output, so the Example fails with
 // the reason and the test binary goes on with the next test; then it closes
 // everything the Example opened.
 func EndExample(sc *zkserver.Scope) {
 	if r := recover(); r != nil {
-		fmt.Printf("FAILED: %v\n", r)
+		fmt.Printf("%s%v\n", failedPrefix, r)
 	}
 	sc.Close()
 }

@@ -27,7 +27,7 @@ var retelling struct {
 	mu     sync.Mutex // guards name and t
 	name   string
 	t      zkserver.TB
-	res    fence.Resource // the fenced resource RetellOn hands in, or nil
+	open   Opener // opens the fenced resource the Example writes to (RetellOn), or nil
 }
 
 // Retell runs example, an Example of the root package, as the body of the
@@ -43,9 +43,13 @@ func Retell(t *testing.T, example func()) {
 	RetellOn(t, example, nil)
 }
 
-// RetellOn is Retell with res in place of the fenced resource the Example
-// writes to (Resource): the same steps and checks, on another resource.
-func RetellOn(t *testing.T, example func(), res fence.Resource) {
+// Opener opens a fenced resource with opts (a Trace, for one).
+type Opener func(opts ...fence.Option) fence.Resource
+
+// RetellOn is Retell with the fenced resource the Example writes to
+// (Resource) opened by open: the same steps and checks, on another
+// resource.
+func RetellOn(t *testing.T, example func(), open Opener) {
 	t.Helper()
 	fn := runtime.FuncForPC(reflect.ValueOf(example).Pointer()).Name()
 	name := fn[strings.LastIndex(fn, ".")+1:]
@@ -56,11 +60,11 @@ func RetellOn(t *testing.T, example func(), res fence.Resource) {
 	retelling.serial.Lock()
 	defer retelling.serial.Unlock()
 	retelling.mu.Lock()
-	retelling.name, retelling.t, retelling.res = name, t, res
+	retelling.name, retelling.t, retelling.open = name, t, open
 	retelling.mu.Unlock()
 	defer func() {
 		retelling.mu.Lock()
-		retelling.name, retelling.t, retelling.res = "", nil, nil
+		retelling.name, retelling.t, retelling.open = "", nil, nil
 		retelling.mu.Unlock()
 	}()
 
@@ -84,6 +88,11 @@ func RetellOn(t *testing.T, example func(), res fence.Resource) {
 	for _, line := range strings.Split(got, "\n") {
 		t.Logf("%s%s printed: %s", claims.HarnessNote, name, line) // for the reader, not a step of the diagram
 	}
+	for _, line := range strings.Split(got, "\n") {
+		if reason, ok := strings.CutPrefix(line, failedPrefix); ok {
+			t.Errorf("%s", strings.TrimPrefix(reason, name+": ")) // the step that stopped it, with its verdict, first
+		}
+	}
 	if got != want {
 		t.Errorf("%s printed:\n%s\nwant (its Output comment):\n%s", name, got, want)
 	}
@@ -100,16 +109,34 @@ func scopeFor(name string) *zkserver.Scope {
 	return zkserver.NewScope(name)
 }
 
-// Resource is the fenced resource the Example of sc writes to: own, the
-// one it names, or the one a Test that retells it hands in (RetellOn).
-func Resource(sc *zkserver.Scope, own fence.Resource) fence.Resource {
+// Resource opens the fenced resource the Example of sc writes to, with
+// opts: fence.NewMemory(opts...), or, when a Test retells the Example on
+// another resource (RetellOn, RetellOnEachResource), the one it opens.
+func Resource(sc *zkserver.Scope, opts ...fence.Option) fence.Resource {
 	retelling.mu.Lock()
-	defer retelling.mu.Unlock()
-	if retelling.name == sc.Name() && retelling.res != nil {
-		sc.Logf("the fenced resource is the retelling's: %T", retelling.res)
-		return retelling.res
+	open := retelling.open
+	if retelling.name != sc.Name() {
+		open = nil
 	}
-	return own
+	retelling.mu.Unlock()
+	if open == nil {
+		return fence.NewMemory(opts...)
+	}
+	res := open(opts...)
+	sc.Logf("the fenced resource is the retelling's: %T", res)
+	return res
+}
+
+// RetellOnEachResource retells example once on each fenced resource
+// (ResourceKinds), in a subtest worded as the claim: "the memory
+// resource " + does.
+func RetellOnEachResource(t *testing.T, does string, example func()) {
+	t.Helper()
+	for _, kind := range ResourceKinds {
+		t.Run("the "+kind+" resource "+does, func(t *testing.T) {
+			RetellOn(t, example, func(opts ...fence.Option) fence.Resource { return OpenResource(t, kind, opts...) })
+		})
+	}
 }
 
 // exampleOutput reads the "Output:" comment of Example name from the test
