@@ -61,19 +61,19 @@
 //   - Y1 §2 ¶1 句2 (beyond) 「当前 leader」「更新顺序」「有用途」: leader
 //     正常时，在落后 follower 上调用 sync 会阻塞，直到被扣住的 leader
 //     链路放开，随后的读看到 1。 Proof: TestY1_SyncWaitsForTheLeaderStream
-//     (sync_test.go:73)
+//     (sync_test.go:111)
 //   - §2 ¶1 句3 (premise of Y2) 「sync 后读」「新多数确认」
 //   - Y2 §2 ¶2 句1 (beyond) 「ZOOKEEPER-1675」「五节点」「新多数」:
 //     五台服务器上复现 ZOOKEEPER-1675 的窗口（先确认被隔开的旧 leader
 //     仍报告自己在领导）：旧 follower 的客户端 sync 成功后读到 0，
 //     而新多数早已提交 1；porcupine 判定这段历史不可线性化。 Proof:
-//     TestY2_SyncInTheZK1675WindowReadsStale (sync_test.go:90),
-//     Example_s2SyncInZK1675Window (sync_test.go:38)
+//     TestY2_SyncInTheZK1675WindowReadsStale (sync_test.go:128),
+//     Example_s2SyncInZK1675Window (sync_test.go:43)
 //   - §2 ¶2 句2 (premise of Y7) 「Leader.processSync」「outstanding」
 //   - Y7 §2 ¶2 句3 (beyond) 「待处理提议」「挂到」: 五台服务器上扣住足够多
 //     follower 的确认，让一个写停在已提议、未提交的状态；剩下那台 follower
 //     上的 sync 要等这个提议提交后才返回，之后的读能看到这个写。 Proof:
-//     TestY7_SyncQueuesBehindAnOutstandingProposal (sync_test.go:334)
+//     TestY7_SyncQueuesBehindAnOutstandingProposal (sync_test.go:338)
 //   - §2 ¶2 句4 (premise of Y7) 「quorum」「每次 sync」
 //   - §2 ¶2 句5 (citation) 「Leader.java」「Leader」
 //   - §2 ¶3 图 (diagram) 「旧 leader」「新侧成功响应」
@@ -87,31 +87,31 @@
 //   - Y3 §2 ¶4 句1 (beyond) 「同一 session」「真实更新」「再读取」: 读取方
 //     session 自己做一次成功的更新就是写屏障：它要等落后的 follower
 //     应用之后才返回，紧接着的读看到 1。 Proof:
-//     TestY3_WriteBarrierGivesItsProgress (sync_test.go:134)
+//     TestY3_WriteBarrierGivesItsProgress (sync_test.go:138)
 //   - §2 ¶4 句2 (premise of Y3) 「更新」「复制提交链」
 //   - Y4 §2 ¶4 句3 (beyond) 「exists」「条件检查」「心跳」: exists
 //     调用和好几轮心跳都不能让落后的 follower 前进；失败的条件 set
 //     按服务器的实际处理记录下来（它占用一个 zxid、走提交链），
 //     这属于实现行为，并非文档承诺。 Proof:
-//     TestY4_ExistsAndHeartbeatsDoNotAdvance (sync_test.go:153)
+//     TestY4_ExistsAndHeartbeatsDoNotAdvance (sync_test.go:157)
 //   - Y9 §2 ¶4 句4 (beyond) 「写开销」「成功更新」: 在三节点集群上，
 //     写屏障的代价是一次复制写：每次 set 加读取都让每台服务器的 zxid 前进一，
 //     并让转发的请求、ACK、提案和提交经过 follower 到 leader 的链路；sync
 //     加读取只经过一次转发的 sync 及其应答，普通读取不经过该链路；
 //     中位耗时按普通读取、sync 加读取、set 加读取依次上升。 Proof:
-//     TestY9_WriteBarrierCostsAReplicatedWrite (sync_test.go:479)
+//     TestY9_WriteBarrierCostsAReplicatedWrite (sync_test.go:483)
 //   - §2 ¶5 句1 (premise of Y5) 「复合读取」「调用区间」
 //   - Y5 §2 ¶5 句2 (beyond) 「getData」「线性化读」「屏障」:
 //     屏障加读取的调用区间要从屏障发出时算起：若另一个写在两者之间完成，
 //     整个复合区间仍可线性化，只取读取本身的区间则不行。 Proof:
-//     TestY5_CompositeReadIntervalMustIncludeTheBarrier (sync_test.go:240)
+//     TestY5_CompositeReadIntervalMustIncludeTheBarrier (sync_test.go:244)
 //   - Y6 §2 ¶5 句3 (beyond) 「新鲜性」「永久」: 屏障只把进度带到它自己那一刻：
 //     再扣住链路、让另一个写落地，之后的普通读又会是旧值。 Proof:
-//     TestY6_OneBarrierDoesNotMakeLaterReadsFresh (sync_test.go:299)
+//     TestY6_OneBarrierDoesNotMakeLaterReadsFresh (sync_test.go:303)
 //   - Y8 §2 ¶5 句3 「跨路径」「原子快照」: 屏障不是跨路径的快照：B 先读 /a
 //     再读 /b，其间另一个 session 用一个 multi 同时改了两者，B
 //     拿到的这对值是从未同时存在过的状态。 Proof:
-//     TestY8_BarrierIsNoSnapshotAcrossPaths (sync_test.go:425)
+//     TestY8_BarrierIsNoSnapshotAcrossPaths (sync_test.go:429)
 //
 // # §3 临时顺序锁怎样判断资格
 //

@@ -63,7 +63,7 @@ func Example_s1StaleReadFromLaggingFollower() {
 	}
 	fmt.Println("B: get x on its follower ->", read)
 	fmt.Println("stream to B's follower held at the read:", held > 0)
-	stale := tr.History.Verdict()
+	stale := tr.History.Verdict(sc, "S2")
 	claims.Evidence(sc, "porcupine: the history with B's stale read is %v (%d operations)", stale, len(tr.History.Rec.Operations()))
 	if stale != history.NotLinearizable {
 		claims.RefutedNow(sc, "S2", "porcupine: got %v for the history with B's stale read; want not linearizable", stale)
@@ -75,7 +75,7 @@ func Example_s1StaleReadFromLaggingFollower() {
 	if again != "1" {
 		claims.NotShown(sc, "S2", "after the catch-up B read %q; want \"1\"", again)
 	}
-	withRead := scene.VerdictOf(moved)
+	withRead := scene.VerdictOf(sc, "S2", moved)
 	claims.Evidence(sc, "porcupine: the same history with B's read taken after the catch-up is %v (%d operations)", withRead, len(moved.Operations()))
 	if withRead != history.Linearizable {
 		claims.RefutedNow(sc, "S2", "porcupine: got %v for the history with B reading after the catch-up; want linearizable", withRead)
@@ -96,7 +96,7 @@ func Example_s1StaleReadFromLaggingFollower() {
 	}
 	fmt.Println("B: get x on its follower ->", control)
 	fmt.Println("stream to B's follower held at the read:", controlHeld > 0)
-	recorded := tr.History.Verdict()
+	recorded := tr.History.Verdict(sc, "S2")
 	claims.Evidence(sc, "porcupine: the control round, recorded end to end, is %v (%d operations)", recorded, len(tr.History.Rec.Operations()))
 	if recorded != history.Linearizable {
 		claims.RefutedNow(sc, "S2", "porcupine: got %v for the control round recorded end to end; want linearizable", recorded)

@@ -31,28 +31,66 @@ import (
 // x=1 while the old leader still reports leading. B, on the old follower,
 // calls sync: the old leader answers it at once, and B's read after it
 // returns x=0. Porcupine rejects the history, with sync and read as one
-// composite read.
+// composite read. Last, unprinted, how long the window stayed open: the
+// time from the cut until the old leader steps down.
 //
-// Every printed line is what the run observed; each call and fault is
-// logged to standard error. TestY2 asserts on the same observations.
+// The Example is the flowchart's one telling and states Y2's verdict: not
+// shown when the window was not open around B's sync and read (the old
+// leader did not report leading, or C's write did not commit), refuted
+// when the sync fails inside it, B reads x=1 or porcupine accepts the
+// history. TestY2 retells it. Every printed line is what the run observed;
+// each call and fault is logged.
 func Example_s2SyncInZK1675Window() {
 	sc := scene.ExampleScope()
 	defer scene.EndExample(sc)
+	claims.Open(sc, "Y2")
 	w := scene.NewZK1675(sc) // five servers, a proxy on every link, x=0 everywhere; B on a follower of the leader
 	old, B := w.Old, w.B
-	fmt.Println("before the cut: old leader is", w.Mode(old), "| B's server is", w.Mode(w.OldFollower))
+	oldMode, bMode := w.Mode(old), w.Mode(w.OldFollower)
+	if oldMode != "leader" || bMode != "follower" {
+		claims.NotShown(sc, "Y2", "before the cut the old leader reports %s and B's server %s; want leader and follower", oldMode, bMode)
+	}
+	fmt.Println("before the cut: old leader is", oldMode, "| B's server is", bMode)
 
 	w.Cut() // {old leader, B's server} | the other three
 	N := w.NewLeader()
 	fmt.Println("the other three elected a server that is", w.Mode(N))
 	C := w.History.Join(sc, "C", 3, N)
-	fmt.Println("C: set x=1 on the new side, version", C.Set("1"))
+	version := C.Set("1")
+	if version != 1 {
+		claims.NotShown(sc, "Y2", "C's write of x=1 gave version %d; want 1", version)
+	}
+	fmt.Println("C: set x=1 on the new side, version", version)
 
-	fmt.Println("the old leader still reports", w.Mode(old))
-	fmt.Println("B: sync on the old follower, error:", B.Sync())
-	fmt.Println("B: get x ->", B.Get())
-	fmt.Println("the old leader still reports", w.Mode(old))
-	fmt.Println("porcupine:", w.History.Verdict())
+	before := w.Mode(old)
+	if before != "leader" {
+		claims.NotShown(sc, "Y2", "the window was not open: the old leader reported %q before B's sync; want leader", before)
+	}
+	fmt.Println("the old leader still reports", before)
+	err := B.Sync()
+	if err != nil {
+		claims.RefutedNow(sc, "Y2", "sync on the old follower failed inside the window: %v", err)
+	}
+	fmt.Println("B: sync on the old follower, error:", err)
+	read := B.Get()
+	after := w.Mode(old)
+	claims.Evidence(sc, "B's sync on %s succeeded and B read %q after the new majority committed \"1\"; the old leader %s reported mode %q before and %q after the read, %v after the cut",
+		w.OldFollower.Label, read, old.Label, before, after, w.SinceCut())
+	if after != "leader" {
+		claims.NotShown(sc, "Y2", "the window closed during B's sync and read: the old leader reported %q after the read; want leader", after)
+	}
+	if read != "0" {
+		claims.RefutedNow(sc, "Y2", "after a successful sync B read %q; want the old \"0\"", read)
+	}
+	fmt.Println("B: get x ->", read)
+	fmt.Println("the old leader still reports", after)
+	verdict := w.History.Verdict(sc, "Y2")
+	claims.Evidence(sc, "porcupine: the history of the window, with sync and read as one composite read, is %v (%d operations)", verdict, len(w.History.Rec.Operations()))
+	if verdict != history.NotLinearizable {
+		claims.RefutedNow(sc, "Y2", "porcupine: got %v for the history of the window; want not linearizable", verdict)
+	}
+	fmt.Println("porcupine:", verdict)
+	w.WaitStepDown()
 	// Output:
 	// before the cut: old leader is leader | B's server is follower
 	// the other three elected a server that is leader
@@ -78,53 +116,19 @@ func TestY1_SyncWaitsForTheLeaderStream(t *testing.T) {
 }
 
 // TestY2_SyncInTheZK1675WindowReadsStale reproduces ZOOKEEPER-1675 on five
-// real servers (claim Y2, article §2 ¶2, the 1675 flowchart). The old
-// leader and one follower are cut off from the other three, asymmetrically
-// (see cut), and the new side elects a leader. C, on it, writes x=1. The
-// test first checks that the old leader still reports leader (the window is
-// proven open, not guessed); then B, a client of the old follower, gets a
-// successful sync and reads x=0, with the old leader still leading.
-// Porcupine: the history, with sync and read as one composite read, is not
-// linearizable. The observations are the ones Example_s2SyncInZK1675Window
-// prints; then the test measures how long the window stayed open.
+// real servers (claim Y2, article §2 ¶2, the 1675 flowchart) by retelling
+// Example_s2SyncInZK1675Window. The old leader and one follower are cut
+// off from the other three, asymmetrically (see ZK1675.Cut), and the new
+// side elects a leader. C, on it, writes x=1. The old leader is seen to
+// report leader (the window is proven open, not guessed); then B, a client
+// of the old follower, gets a successful sync and reads x=0, with the old
+// leader still leading. Porcupine: the history, with sync and read as one
+// composite read, is not linearizable. Last, the record says how long the
+// window stayed open.
 func TestY2_SyncInTheZK1675WindowReadsStale(t *testing.T) {
 	scene.Parallel(t)
 	zkserver.RequireFaults(t)
-	claims.Open(t, "Y2")
-	w := scene.NewZK1675(t)
-	B := w.B
-	if m := w.Mode(w.OldFollower); m != "follower" {
-		claims.NotShown(t, "Y2", "B's server %s reports %s; want follower", w.OldFollower.Label, m)
-	}
-	w.Cut()
-	N := w.NewLeader()
-	C := w.History.Join(t, "C", 3, N)
-	if v := C.Set("1"); v != 1 {
-		claims.NotShown(t, "Y2", "C's write of x=1 gave version %d; want 1", v)
-	}
-	before := w.Mode(w.Old)
-	if err := B.Sync(); err != nil {
-		if before != "leader" {
-			claims.NotShown(t, "Y2", "the window was not open (old leader reported %q before B's sync, which failed: %v); want leader", before, err)
-		}
-		claims.RefutedNow(t, "Y2", "sync on the old follower failed inside the window: %v", err)
-	}
-	read := B.Get()
-	after := w.Mode(w.Old)
-	claims.Evidence(t, "B's sync on %s succeeded and B read %q after the new majority committed \"1\"; the old leader %s reported mode %q before and %q after the read, %v after the cut",
-		w.OldFollower.Label, read, w.Old.Label, before, after, w.SinceCut())
-	if before != "leader" || after != "leader" {
-		claims.NotShown(t, "Y2", "the window was not open (old leader reported %q before B's sync and %q after B's read); want leader both times", before, after)
-	}
-	if read != "0" {
-		claims.Refuted(t, "Y2", "after a successful sync B read %q; want the old \"0\"", read)
-	}
-	scene.RequireHistory(t, "Y2", "the history of the window", w.History.Rec, false)
-	wait.For(t, 4*scene.Within, "the old leader to step down", func() (bool, string) {
-		m, err := w.Old.Mode()
-		return m != "leader", fmt.Sprintf("mode %q %v", m, scene.ErrOrEmpty(err))
-	})
-	t.Logf("the old leader stepped down %v after the cut (syncLimit × tickTime = %v)", w.SinceCut(), scene.Y2SyncLimit*scene.Y2Tick)
+	scene.Retell(t, Example_s2SyncInZK1675Window)
 }
 
 // TestY3_WriteBarrierGivesItsProgress: a successful real update by B's own

@@ -66,6 +66,34 @@ func keep(dir, claim, initial string, info porcupine.LinearizationInfo) (string,
 // failed checks so that they outlive the test: os.TempDir()/zk19-porcupine.
 func visualizationDir() string { return filepath.Join(os.TempDir(), "zk19-porcupine") }
 
+// Logger is what Judge needs of a test: its log.
+type Logger interface {
+	Helper()
+	Logf(format string, args ...any)
+}
+
+// Judge returns porcupine's verdict on r's history, failing no one: the
+// caller says what the verdict means for claim. As the Require helpers
+// do, it keeps the visualization in EnvVisualize's directory when that is
+// set and logs where. A check that gives no verdict within the Require
+// helpers' bound is Unknown, logged with why.
+func Judge(t Logger, r *Recorder, claim string) Verdict {
+	t.Helper()
+	got, info, err := Check(context.Background(), r.Operations(), r.initial, requireTimeout)
+	if err != nil {
+		t.Logf("%s: porcupine gave no verdict: %v", claim, err)
+		return Unknown
+	}
+	if dir := os.Getenv(EnvVisualize); dir != "" {
+		if path, err := keep(dir, claim, r.initial, info); err != nil {
+			t.Logf("%v", err)
+		} else {
+			t.Logf("%s: porcupine visualization of the verdict %v: %s", claim, got, path)
+		}
+	}
+	return got
+}
+
 // RequireLinearizable fails t unless r's history is linearizable; claim
 // names what the check establishes (e.g. "S1").
 func RequireLinearizable(t TB, r *Recorder, claim string) {

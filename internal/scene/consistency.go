@@ -2,7 +2,6 @@ package scene
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"net"
 	"slices"
@@ -114,8 +113,12 @@ func newXHistory(initial string) *XHistory { return &XHistory{Rec: history.NewRe
 // start begins a new history, of a register whose value is now initial.
 func (h *XHistory) Start(initial string) { h.Rec = history.NewRecorder(initial) }
 
-// verdict is porcupine's verdict on the history so far.
-func (h *XHistory) Verdict() history.Verdict { return VerdictOf(h.Rec) }
+// Verdict is porcupine's verdict on the history so far, as an
+// observation of claim id (VerdictOf).
+func (h *XHistory) Verdict(t zkserver.TB, id string) history.Verdict {
+	t.Helper()
+	return VerdictOf(t, id, h.Rec)
+}
 
 // Join connects participant name, porcupine's client id, to server s.
 func (h *XHistory) Join(t zkserver.TB, name string, id int, s *zkserver.Server) *XClient {
@@ -269,13 +272,13 @@ func (tr *Trio) ReadAgainAfterCatchUp(v string) (string, *history.Recorder) {
 	return read, moved
 }
 
-// VerdictOf is porcupine's verdict on the history rec.
-func VerdictOf(rec *history.Recorder) history.Verdict {
-	v, _, err := history.Check(context.Background(), rec.Operations(), rec.Initial(), 10*time.Second)
-	if err != nil {
-		return history.Unknown
-	}
-	return v
+// VerdictOf is porcupine's verdict on rec's history, an observation of
+// claim id: the caller states what it means. With cmd/evidence's
+// directory set (history.EnvVisualize), its picture is kept and linked
+// from the record.
+func VerdictOf(t zkserver.TB, id string, rec *history.Recorder) history.Verdict {
+	t.Helper()
+	return history.Judge(t, rec, id)
 }
 
 // BarrierResult is what a blocking operation on the lagging follower did.
@@ -546,6 +549,18 @@ func (w *ZK1675) Mode(s *zkserver.Server) string {
 	return m
 }
 
+// WaitStepDown waits until the old leader no longer reports leading, and
+// logs how long after the cut that was: how long the window stayed open.
+func (w *ZK1675) WaitStepDown() {
+	w.t.Helper()
+	wait.For(w.t, 4*Within, "the old leader to step down", func() (bool, string) {
+		m, err := w.Old.Mode()
+		return m != "leader", fmt.Sprintf("mode %q%v", m, ErrOrEmpty(err))
+	})
+	w.t.Logf("the old leader stepped down %v after the cut (syncLimit × tickTime = %v)", w.SinceCut(), Y2SyncLimit*Y2Tick)
+}
+
+// SinceCut is how long ago the cut was made.
 func (w *ZK1675) SinceCut() time.Duration { return time.Since(w.cutAt).Round(time.Millisecond) }
 
 func ErrOrEmpty(err error) string {
