@@ -102,14 +102,19 @@ func Example_s3aSequenceOrderIsNotNameOrder() {
 // A sequence is the number the server appended to a candidate's node. The
 // counts are what each session's own proxy saw on the wire (notifications
 // pushed to it, getChildren requests it sent), not what the recipe says
-// of itself, and settled() reads on the session's own connection first, so
+// of itself, and Settled() reads on the session's own connection first, so
 // every notification the server sent is counted. A recipe that held on the
 // event without listing again would print one listing; one that woke every
-// waiter would print a notification for C. TestL4 asserts on the same
-// observations.
+// waiter would print a notification for C.
+//
+// The Example is the diagram's one telling and states L4's verdict: not
+// shown when the queue or A's release did not come about, refuted on
+// B's or C's counts, on C's state, or when the server lists a watcher of
+// B's node other than C. TestL4 retells it.
 func Example_s3bPredecessorChain() {
 	sc := scene.ExampleScope()
 	defer scene.EndExample(sc)
+	claims.Open(sc, "L4")
 	r := scene.ExampleScene(sc) // the shared server, an observer O, a fresh lock parent
 	A, B, C := r.Join("A", scene.JoinOpts{}), r.Join("B", scene.JoinOpts{}), r.Join("C", scene.JoinOpts{})
 
@@ -119,28 +124,37 @@ func Example_s3bPredecessorChain() {
 	fmt.Println("B: sequence", scene.SeqOf(b.Own), "watches", scene.SeqOf(b.Settled().Pred))
 	c := C.AcquireInBackground().WaitsOn(b.Own)
 	fmt.Println("C: sequence", scene.SeqOf(c.Own), "watches", scene.SeqOf(c.Settled().Pred))
+	if got := []int64{heldByA.Token.Seq, scene.SeqOf(b.Own), scene.SeqOf(c.Own)}; !slices.Equal(got, []int64{0, 1, 2}) {
+		claims.NotShown(sc, "L4", "got sequences %v for A, B, C under a fresh parent; want [0 1 2]", got)
+	}
 
-	if err := heldByA.Release(r.Ctx); err != nil {
-		sc.Fatalf("A release: %v", err)
+	claims.Phase(sc, "A releases")
+	heldByB := r.HandOver("L4", heldByA, b)
+	exists, _ := scene.StatOf(sc, r.O, heldByA.Path)
+	if exists {
+		claims.NotShown(sc, "L4", "A's node %s still exists after A's release", scene.NodeOf(heldByA))
 	}
-	exists, _, _ := r.O.Exists(heldByA.Path)
 	fmt.Println("A released; its node exists:", exists)
-	heldByB, err := b.Result()
-	if err != nil {
-		sc.Fatalf("B: %v", err)
-	}
 	atB, atC := b.Settled(), c.Settled()
+	watchers := scene.WatchTable(sc, scene.SharedServer(sc), "wchp", r.Parent)[r.Parent+"/"+b.Own]
+	claims.Evidence(sc, "after A's release B acquired after %d notification(s) and %d listing(s); C, settled by a read on its own connection, got %d notifications and %d listing(s), waiting=%v on %s, acquired=%v; the server lists %v watching B's node", atB.Wakeups, atB.Rounds, atC.Wakeups, atC.Rounds, atC.Waiting, atC.Pred, c.Finished(), watchers)
+	if atB.Wakeups != 1 || atB.Rounds != 2 {
+		claims.RefutedNow(sc, "L4", "got B acquiring after %d notifications and %d listings; want 1 and 2", atB.Wakeups, atB.Rounds)
+	}
+	if atC.Wakeups != 0 || atC.Rounds != 1 || c.Finished() || !atC.Waiting || atC.Pred != b.Own {
+		claims.RefutedNow(sc, "L4", "after A's deletion C got %d notifications and %d listings, finished=%v, waiting=%v on %s; want 0 and 1, still waiting on B's %s", atC.Wakeups, atC.Rounds, c.Finished(), atC.Waiting, atC.Pred, b.Own)
+	}
+	if !slices.Equal(watchers, []string{C.Session.SessionHex()}) {
+		claims.RefutedNow(sc, "L4", "got watchers of B's node %v; want C's session %s", watchers, C.Session.SessionHex())
+	}
 	fmt.Println("B:", atB.Wakeups, "notification(s),", atB.Rounds, "listing(s), holds with sequence", heldByB.Token.Seq)
 	fmt.Println("C:", atC.Wakeups, "notification(s),", atC.Rounds, "listing(s), still waits on", scene.SeqOf(atC.Pred), atC.Waiting)
 
-	if err := heldByB.Release(r.Ctx); err != nil {
-		sc.Fatalf("B release: %v", err)
+	claims.Phase(sc, "B releases")
+	heldByC := r.HandOver("L4", heldByB, c)
+	if atC = c.Settled(); atC.Wakeups != 1 || atC.Rounds != 2 {
+		claims.RefutedNow(sc, "L4", "got C holding after %d notifications and %d listings; want 1 and 2", atC.Wakeups, atC.Rounds)
 	}
-	heldByC, err := c.Result()
-	if err != nil {
-		sc.Fatalf("C: %v", err)
-	}
-	atC = c.Settled()
 	fmt.Println("B released; C:", atC.Wakeups, "notification(s),", atC.Rounds, "listing(s), holds with sequence", heldByC.Token.Seq)
 	// Output:
 	// A: sequence 0 holds
@@ -491,8 +505,7 @@ func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 // TestL4_DeletionWakesOnlyTheNextCandidate: deleting the holder's node
 // notifies only the candidate right behind it, which lists again and holds;
 // the one after it hears nothing and keeps waiting (claim L4, §3 ¶3, the
-// predecessor-chain diagram; Example_s3bPredecessorChain prints the same
-// observations).
+// predecessor-chain diagram). The Test retells Example_s3bPredecessorChain.
 //
 // A holds with sequence 0, B (1) waits on A, C (2) waits on B. A releases:
 // A's node is gone, and B acquires after exactly one notification and two
@@ -501,43 +514,7 @@ func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 // holding. The server still lists C's watch on B's node, untouched. B
 // releases: C holds after one notification and two listings.
 func TestL4_DeletionWakesOnlyTheNextCandidate(t *testing.T) {
-	s := scene.SharedServer(t)
-	claims.Open(t, "L4")
-	r := scene.NewScene(t, []string{s.Client})
-	A, B, C := r.Join("A", scene.JoinOpts{}), r.Join("B", scene.JoinOpts{}), r.Join("C", scene.JoinOpts{})
-	heldByA := A.Acquire()
-	b := B.AcquireInBackground().WaitsOn(scene.NodeOf(heldByA))
-	c := C.AcquireInBackground().WaitsOn(b.Own)
-	if got := []int64{heldByA.Token.Seq, scene.SeqOf(b.Own), scene.SeqOf(c.Own)}; !slices.Equal(got, []int64{0, 1, 2}) {
-		claims.NotShown(t, "L4", "got sequences %v for A, B, C under a fresh parent; want [0 1 2]", got)
-	}
-
-	claims.Phase(t, "A releases")
-	heldByB := r.HandOver("L4", heldByA, b)
-	if ok, _ := scene.StatOf(t, r.O, heldByA.Path); ok {
-		claims.BrokenCheck(t, "L4", "A's node %s still exists after A's release", scene.NodeOf(heldByA))
-	}
-	atB := b.Settled()
-	if atB.Wakeups != 1 || atB.Rounds != 2 {
-		claims.Refuted(t, "L4", "got B acquiring after %d notifications and %d listings; want 1 and 2", atB.Wakeups, atB.Rounds)
-	}
-	atC := c.Settled()
-	claims.Evidence(t, "after A's release B acquired after %d notification(s) and %d listing(s); C, settled by a read on its own connection, got %d notifications and %d listing(s), waiting=%v on %s, acquired=%v", atB.Wakeups, atB.Rounds, atC.Wakeups, atC.Rounds, atC.Waiting, atC.Pred, c.Finished())
-	if atC.Wakeups != 0 || atC.Rounds != 1 {
-		claims.Refuted(t, "L4", "C got %d notifications and listed %d times after A's deletion; want 0 and 1", atC.Wakeups, atC.Rounds)
-	}
-	if c.Finished() || !atC.Waiting || atC.Pred != b.Own {
-		claims.Refuted(t, "L4", "C acquired after A's deletion or stopped waiting on B (finished=%v waiting=%v pred=%s)", c.Finished(), atC.Waiting, atC.Pred)
-	}
-	if got := scene.WatchTable(t, s, "wchp", r.Parent)[r.Parent+"/"+b.Own]; !slices.Equal(got, []string{C.Session.SessionHex()}) {
-		claims.Refuted(t, "L4", "got watchers of B's node %v; want C's session %s", got, C.Session.SessionHex())
-	}
-
-	claims.Phase(t, "B releases")
-	r.HandOver("L4", heldByB, c)
-	if atC = c.Settled(); atC.Wakeups != 1 || atC.Rounds != 2 {
-		claims.Refuted(t, "L4", "got C holding after %d notifications and %d listings; want 1 and 2", atC.Wakeups, atC.Rounds)
-	}
+	scene.Retell(t, Example_s3bPredecessorChain)
 }
 
 // TestL5_WatchEventIsNotSuccess: a watch event means "look again", never

@@ -101,8 +101,12 @@ func NewScene(t zkserver.TB, servers []string, opts ...zkclient.Option) *Scene {
 }
 
 // ExampleScene is the scene of the lock Examples: on the shared server, with
-// O and the contenders quiet (an Example's standard error is not read).
+// O and the contenders quiet (an Example's standard error is not read),
+// unless a Test retells the Example: their steps are then its record.
 func ExampleScene(sc *zkserver.Scope) *Scene {
+	if retold(sc) {
+		return NewScene(sc, []string{SharedServer(sc).Client})
+	}
 	r := NewScene(sc, []string{SharedServer(sc).Client}, zkclient.Quiet())
 	r.quiet = true
 	return r

@@ -115,11 +115,8 @@ func scopeFor(name string) *zkserver.Scope {
 func Resource(sc *zkserver.Scope, opts ...fence.Option) fence.Resource {
 	retelling.mu.Lock()
 	open := retelling.open
-	if retelling.name != sc.Name() {
-		open = nil
-	}
 	retelling.mu.Unlock()
-	if open == nil {
+	if open == nil || !retold(sc) {
 		return fence.NewMemory(opts...)
 	}
 	res := open(opts...)
@@ -137,6 +134,13 @@ func RetellOnEachResource(t *testing.T, does string, example func()) {
 			RetellOn(t, example, func(opts ...fence.Option) fence.Resource { return OpenResource(t, kind, opts...) })
 		})
 	}
+}
+
+// retold says whether sc acts for a Test that retells its Example.
+func retold(sc *zkserver.Scope) bool {
+	retelling.mu.Lock()
+	defer retelling.mu.Unlock()
+	return retelling.t != nil && retelling.name == sc.Name()
 }
 
 // exampleOutput reads the "Output:" comment of Example name from the test
