@@ -7,7 +7,10 @@
 //     the record's header (claim E4) and the check that nothing was left.
 //   - retell.go: Retell runs a root Example as the body of a Test, its
 //     Scope acting for the Test (tb.For), and checks what it printed: the
-//     Example is a diagram's one telling, the Test its record (S1, S2).
+//     Example is a diagram's one telling and states its claims' verdicts,
+//     the Test is its record (S1, S2, Y2, L4, F1–F4, F6, F8, F10, F11).
+//     RetellOn and RetellOnEachResource tell it again on another fenced
+//     resource, which the Example opens with Resource.
 //   - pool.go, helpers.go: the pool that lends servers to the proofs
 //     (LeaseTrio, LeaseServer), the Cluster fixture (Leader, HoldStream,
 //     ReleaseStream), a test's znode root, Parallel and Within, the one
