@@ -44,7 +44,10 @@ import (
 // the server made for it. Then the article's control run: A's application
 // blindly creates again, two of A's nodes carry the GUID, and recovery
 // refuses the ambiguity, deleting nothing; a GUID that no node carries is
-// reported missing. Either way, no recovery is faked.
+// reported missing. Either way, no recovery is faked. The Example states
+// R1–R4's verdicts: not shown when the proxy did not lose the create's
+// successful reply, refuted on what O sees, A's session, or what Recover
+// returns.
 //
 // A uses the public lock package on its own session; O lists the server
 // directly. The lost create and the blind retry are the scene's verbs
@@ -54,33 +57,55 @@ import (
 func Example_s4LostCreateReply() {
 	sc := scene.ExampleScope()
 	defer scene.EndExample(sc)
+	for _, id := range []string{"R1", "R2", "R3", "R4"} {
+		claims.Open(sc, id)
+	}
 	lr := scene.NewLostReply(sc, scene.JoinOpts{Quiet: true}) // the shared server; A through a fault proxy, O directly
 	A, O := lr.A, lr.O
 	lc := scene.LoseCreate(sc, "R1", lr) // A acquires: a fresh GUID, a create of <parent>/<GUID>-lock- whose reply the proxy loses; A reconnects
 	lost, _ := errors.AsType[*lock.CreateError](lc.CreateErr)
+	if !lc.Drop.Dropped || !jute.IsCreate(lc.Drop.Op) || lc.Drop.Err != 0 {
+		claims.NotShown(sc, "R1", "got drop result %+v; want the successful reply to A's create dropped", lc.Drop)
+	}
 	fmt.Println("A: acquire -> connection loss:", errors.Is(lc.CreateErr, zk.ErrConnectionClosed), "| GUID returned:", lost != nil && lost.GUID != "")
 	fmt.Println("proxy: dropped the reply to the create:", lc.Drop.Dropped && jute.IsCreate(lc.Drop.Op), "| its err:", lc.Drop.Err)
 	made := scene.Carrying(sc, O, lr.OLog, lr.Parent, lc.Guid) // node name -> ephemeralOwner
-	fmt.Println("O: nodes carrying the GUID:", len(made), "| owned by A's session:", slices.Equal(slices.Collect(maps.Values(made)), []int64{lc.SessionBefore}))
+	ownedByA := slices.Equal(slices.Collect(maps.Values(made)), []int64{lc.SessionBefore})
+	claims.Evidence(sc, "the proxy dropped the reply xid=%d err=%d; A's create returned %v; O sees %v carrying A's GUID; A's session 0x%x before, 0x%x after reconnecting", lc.Drop.Xid, lc.Drop.Err, lc.CreateErr, made, lc.SessionBefore, lc.SessionAfter)
+	if len(made) != 1 || !ownedByA {
+		claims.RefutedNow(sc, "R1", "O sees %v carrying A's GUID; want one node, owned by A's session 0x%x: the create took effect", made, lc.SessionBefore)
+	}
+	fmt.Println("O: nodes carrying the GUID:", len(made), "| owned by A's session:", ownedByA)
+	if lc.SessionAfter != lc.SessionBefore {
+		claims.RefutedNow(sc, "R2", "A reconnected in session 0x%x; want the same 0x%x", lc.SessionAfter, lc.SessionBefore)
+	}
 	fmt.Println("A: reconnected in the same session:", lc.SessionAfter == lc.SessionBefore)
 
 	prefix := lr.Parent + "/" + lc.Guid + fence.LockInfix
 	if _, err := O.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
-		sc.Fatalf("O create: %v", err)
+		claims.NotShown(sc, "R3", "O's node with A's GUID: %v", err)
 	}
 	fmt.Println("O: made a node with A's GUID in its own session; nodes carrying the GUID:", len(scene.Carrying(sc, O, lr.OLog, lr.Parent, lc.Guid)))
 	held, err := A.Locker.Recover(lr.Ctx, lc.Guid) // the children carrying the GUID whose ephemeralOwner is A's session
 	if err != nil {
-		sc.Fatalf("A recover: %v", err)
+		claims.RefutedNow(sc, "R3", "Recover(%s) beside O's node with the same GUID: got %v; want the node the server made for A", lc.Guid, err)
 	}
 	_, serverMadeIt := made[scene.NodeOf(held)]
+	if !serverMadeIt {
+		claims.RefutedNow(sc, "R3", "Recover adopted %s; want the node the server made for A, one of %v", scene.NodeOf(held), made)
+	}
 	fmt.Println("A: recover -> holds the node the server made for A:", serverMadeIt, "| token", held.Token.Seq)
 
 	second := scene.BlindRetry(sc, lc) // the same create again, as an application that retries blindly
 	fmt.Println("A: blind retry of the create -> a node with sequence", scene.SeqOf(second))
 	_, err = A.Locker.Recover(lr.Ctx, lc.Guid)
+	left := scene.Carrying(sc, O, lr.OLog, lr.Parent, lc.Guid)
+	claims.Evidence(sc, "after a blind retry Recover(%s) returned %v; O then sees %v", lc.Guid, err, left)
+	if !errors.Is(err, lock.ErrAmbiguous) || len(left) != 3 {
+		claims.RefutedNow(sc, "R4", "after the blind retry Recover returned %v and O sees %v; want lock.ErrAmbiguous, A's two nodes and O's one left", err, left)
+	}
 	fmt.Println("A: recover -> ambiguous:", errors.Is(err, lock.ErrAmbiguous))
-	fmt.Println("O: nodes carrying the GUID:", len(scene.Carrying(sc, O, lr.OLog, lr.Parent, lc.Guid)))
+	fmt.Println("O: nodes carrying the GUID:", len(left))
 	_, err = A.Locker.Recover(lr.Ctx, uuid.NewString())
 	fmt.Println("A: recover of a GUID no node carries -> missing:", errors.Is(err, lock.ErrMissing))
 	// Output:
