@@ -6,8 +6,11 @@ package tb
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"unicode"
@@ -100,9 +103,18 @@ func (s *Scope) Cleanup(f func()) {
 	s.cleanups = append(s.cleanups, f)
 }
 
-// Logf writes one line to standard error.
+// Logf writes one line to standard error; a Scope acting for a test writes
+// it to the test's log, at the line of the Example that took the step.
 func (s *Scope) Logf(format string, args ...any) {
 	if s.on != nil {
+		// t.Logf would name this line as the place of every step: Helper
+		// cannot reach across the Scope. The test's Output takes the line
+		// as it is, so the Scope names the place itself.
+		if o, ok := s.on.(interface{ Output() io.Writer }); ok {
+			msg := strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", "\n    ")
+			fmt.Fprintf(o.Output(), "%s: %s\n", stepPlace(), msg)
+			return
+		}
 		s.on.Logf(format, args...)
 		return
 	}
@@ -113,6 +125,31 @@ func (s *Scope) Logf(format string, args ...any) {
 		return
 	}
 	fmt.Fprintf(os.Stderr, "    %s: %s\n", s.name, fmt.Sprintf(format, args...))
+}
+
+// stepPlace is file:line of the step that logs: the innermost frame in a
+// test file (an Example's own line), or else the innermost outside this
+// package and the claims helpers (a scene's goroutine).
+func stepPlace() string {
+	pcs := make([]uintptr, 32)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
+	outside := ""
+	for {
+		f, more := frames.Next()
+		if strings.HasSuffix(f.File, "_test.go") {
+			return fmt.Sprintf("%s:%d", filepath.Base(f.File), f.Line)
+		}
+		if outside == "" && !strings.Contains(f.Function, "/internal/tb.") && !strings.Contains(f.Function, "/internal/claims.") {
+			outside = fmt.Sprintf("%s:%d", filepath.Base(f.File), f.Line)
+		}
+		if !more {
+			break
+		}
+	}
+	if outside == "" {
+		return "tb.go"
+	}
+	return outside
 }
 
 // Attr keeps an attribute for the record. An Example has no *testing.T, so
