@@ -547,6 +547,30 @@ func TestLostArmedAfterTheNodeIsGoneCloses(t *testing.T) {
 	}
 }
 
+// TestLostClosesOnRelease: Release ends the hold, and Lost says so, whether
+// it was armed before the Release (its watch on the own node is then
+// stopped by the Release, not by the deletion it causes) or only asked
+// for after it. Lost's doc promises both.
+func TestLostClosesOnRelease(t *testing.T) {
+	parent, _ := freshParent(t)
+	l := lock.New(zkclient.Connect(t, "H", []string{server().Client}, zkclient.Quiet()).Conn, parent)
+	armed := mustAcquire(t, "H", l)
+	lost := armed.Lost()
+	if err := armed.Release(context.Background()); err != nil {
+		t.Fatalf("H's first Release: %v", err)
+	}
+	wait.Receive(t, answerWithin, "H's Lost, armed before its Release, to close", lost)
+	later := mustAcquire(t, "H", l)
+	if err := later.Release(context.Background()); err != nil {
+		t.Fatalf("H's second Release: %v", err)
+	}
+	select {
+	case <-later.Lost():
+	default:
+		t.Fatalf("Lost asked for after Release: got an open channel; want it closed: the hold is over")
+	}
+}
+
 // TestAListingIsRetriedThreeTimes: a reply to the listing lost with the
 // connection is never an empty queue; the recipe lists again, at most
 // maxConnRetries (3) times in a row, then gives up with the connection's
