@@ -79,10 +79,22 @@ type Logger interface {
 // helpers' bound is Unknown, logged with why.
 func Judge(t Logger, r *Recorder, claim string) Verdict {
 	t.Helper()
-	got, info, err := Check(context.Background(), r.Operations(), r.initial, requireTimeout)
+	got, _, err := checkAndKeep(t, r, claim)
 	if err != nil {
 		t.Logf("%s: porcupine gave no verdict: %v", claim, err)
 		return Unknown
+	}
+	return got
+}
+
+// checkAndKeep checks r's history within requireTimeout and, when
+// EnvVisualize names a directory, keeps the verdict's picture there and
+// logs where: the part of Judge and the Require helpers that is the same.
+func checkAndKeep(t Logger, r *Recorder, claim string) (Verdict, porcupine.LinearizationInfo, error) {
+	t.Helper()
+	got, info, err := Check(context.Background(), r.Operations(), r.initial, requireTimeout)
+	if err != nil {
+		return got, info, err
 	}
 	if dir := os.Getenv(EnvVisualize); dir != "" {
 		if path, err := keep(dir, claim, r.initial, info); err != nil {
@@ -91,7 +103,7 @@ func Judge(t Logger, r *Recorder, claim string) Verdict {
 			t.Logf("%s: porcupine visualization of the verdict %v: %s", claim, got, path)
 		}
 	}
-	return got
+	return got, info, nil
 }
 
 // RequireLinearizable fails t unless r's history is linearizable; claim
@@ -110,20 +122,13 @@ func RequireNotLinearizable(t TB, r *Recorder, claim string) {
 
 func require(t TB, r *Recorder, claim string, want Verdict) {
 	t.Helper()
-	got, info, err := Check(context.Background(), r.Operations(), r.initial, requireTimeout)
+	got, info, err := checkAndKeep(t, r, claim)
 	if err != nil {
 		// The checker gave no verdict (it timed out): the claim is not
 		// shown, not refuted.
 		t.Attr(claims.VerdictKey(claim), claims.VerdictNotShown)
 		t.Errorf("%s not shown: linearizability check failed: %v", claim, err)
 		return
-	}
-	if dir := os.Getenv(EnvVisualize); dir != "" {
-		if path, err := keep(dir, claim, r.initial, info); err != nil {
-			t.Logf("%v", err)
-		} else {
-			t.Logf("%s: porcupine visualization of the verdict %v: %s", claim, got, path)
-		}
 	}
 	if got == want {
 		return

@@ -104,7 +104,7 @@ func NewScene(t zkserver.TB, servers []string, opts ...zkclient.Option) *Scene {
 // O and the contenders quiet (an Example's standard error is not read),
 // unless a Test retells the Example: their steps are then its record.
 func ExampleScene(sc *zkserver.Scope) *Scene {
-	if retold(sc) {
+	if _, ok := retellingOf(sc); ok {
 		return NewScene(sc, []string{SharedServer(sc).Client})
 	}
 	r := NewScene(sc, []string{SharedServer(sc).Client}, zkclient.Quiet())

@@ -87,8 +87,6 @@ func RetellOn(t *testing.T, example func(), open Opener) {
 	_ = r.Close()
 	for _, line := range strings.Split(got, "\n") {
 		t.Logf("%s%s printed: %s", claims.HarnessNote, name, line) // for the reader, not a step of the diagram
-	}
-	for _, line := range strings.Split(got, "\n") {
 		if reason, ok := strings.CutPrefix(line, failedPrefix); ok {
 			t.Errorf("%s", strings.TrimPrefix(reason, name+": ")) // the step that stopped it, with its verdict, first
 		}
@@ -113,10 +111,8 @@ func scopeFor(name string) *zkserver.Scope {
 // opts: fence.NewMemory(opts...), or, when a Test retells the Example on
 // another resource (RetellOn, RetellOnEachResource), the one it opens.
 func Resource(sc *zkserver.Scope, opts ...fence.Option) fence.Resource {
-	retelling.mu.Lock()
-	open := retelling.open
-	retelling.mu.Unlock()
-	if open == nil || !retold(sc) {
+	open, ok := retellingOf(sc)
+	if !ok || open == nil {
 		return fence.NewMemory(opts...)
 	}
 	res := open(opts...)
@@ -136,11 +132,15 @@ func RetellOnEachResource(t *testing.T, does string, example func()) {
 	}
 }
 
-// retold says whether sc acts for a Test that retells its Example.
-func retold(sc *zkserver.Scope) bool {
+// retellingOf says whether sc acts for a Test that retells its Example,
+// and with which opener of the fenced resource (nil: the Example's own).
+func retellingOf(sc *zkserver.Scope) (open Opener, ok bool) {
 	retelling.mu.Lock()
 	defer retelling.mu.Unlock()
-	return retelling.t != nil && retelling.name == sc.Name()
+	if retelling.t == nil || retelling.name != sc.Name() {
+		return nil, false
+	}
+	return retelling.open, true
 }
 
 // exampleOutput reads the "Output:" comment of Example name from the test
