@@ -119,78 +119,78 @@
 //     每次获取都生成新的 GUID，并总在同一个持久父节点下创建带此 GUID
 //     的临时顺序节点。 Proof:
 //     TestL1_FreshGUIDEphemeralSequentialUnderOneParent
-//     (lock_example_test.go:302). Code: lock.(*Locker).create
-//     (lock/lock.go:308)
+//     (lock_example_test.go:306). Code: lock.(*Locker).create
+//     (lock/lock.go:448)
 //   - §3 ¶1 句2 (premise of L2) 「顺序后缀」「比较时」
 //   - L2 §3 ¶1 句3 「完整名字」「字典序」「创建顺序」: 候选按 10
 //     位序号后缀排名；按整个名字排序得到的是另一种次序，
 //     这一点在服务器实际生成的名字上演示出来。 Proof:
-//     TestL2_SequenceSuffixOrdersCandidates (lock_example_test.go:381),
+//     TestL2_SequenceSuffixOrdersCandidates (lock_example_test.go:385),
 //     Example_s3aSequenceOrderIsNotNameOrder (lock_example_test.go:49). Code:
 //     lock.order (lock/order.go:39)
 //   - §3 ¶2 句1 (premise of L3) 「孩子列表」「自己的位置」
 //   - L3 §3 ¶2 句2 「最小」「紧邻前驱」「监听」: 后缀最小的候选持有锁，
 //     其他候选各自只 watch 排在自己正前方的那个，服务器自身的 wchc/wchp
 //     监听表可以佐证。 Proof: TestL3_EachWaiterWatchesOnlyItsPredecessor
-//     (lock_example_test.go:463). Code: lock.(*attempt).decide
-//     (lock/lock.go:440), lock.(*attempt).watch (lock/lock.go:454)
+//     (lock_example_test.go:469). Code: lock.(*attempt).decide
+//     (lock/attempt.go:104), lock.(*attempt).watch (lock/attempt.go:118)
 //   - L5 §3 ¶2 句3 「重新列出」「Watch」「回调」: watch
 //     事件的意思只是再看一次：持有者不动、中间的等待者放弃时，
 //     下一个等待者重新列出，把 watch 挪到持有者身上，并不拿到锁。 Proof:
-//     TestL5_WatchEventIsNotSuccess (lock_example_test.go:529). Code:
-//     lock.(*attempt).wait (lock/lock.go:483), lock.(*attempt).await
-//     (lock/lock.go:352)
+//     TestL5_WatchEventIsNotSuccess (lock_example_test.go:539). Code:
+//     lock.(*attempt).wait (lock/attempt.go:147), lock.(*attempt).await
+//     (lock/attempt.go:16)
 //   - L6 §3 ¶2 句4 「节点已消失」「候选资格」:
 //     等待者自己的节点不在了（被别人删除或随 session 过期被清掉），
 //     它就以明确的丢失候选资格错误失败，永远不会报告自己持有锁。 Proof:
-//     TestL6_OwnNodeGoneMeansLostCandidacy (lock_example_test.go:582),
+//     TestL6_OwnNodeGoneMeansLostCandidacy (lock_example_test.go:592),
 //     TestL6_LateReleaseDeletesNothingOfTheNextHolder
-//     (lock_example_test.go:653), TestL6_ExpiredWaiterReportsSessionChanged
-//     (lock_example_test.go:694). Code: lock.(*attempt).decide
-//     (lock/lock.go:440), lock.(*Held).Lost (lock/lock.go:613)
+//     (lock_example_test.go:663), TestL6_ExpiredWaiterReportsSessionChanged
+//     (lock_example_test.go:704). Code: lock.(*attempt).decide
+//     (lock/attempt.go:104), lock.(*Held).Lost (lock/held.go:90)
 //   - §3 ¶2 句5 (citation) 「3.9.6」「Locks」
 //   - L4 §3 ¶3 图 「B 收到通知」「C 仍等待 B」「重新列出」:
 //     删掉持有者的节点只会通知下一位候选，它重新列出孩子后拿到锁；
 //     再往后的候选什么也收不到，继续等。 Proof:
-//     TestL4_DeletionWakesOnlyTheNextCandidate (lock_example_test.go:516),
-//     Example_s3bPredecessorChain (lock_example_test.go:114). Code:
-//     lock.(*attempt).await (lock/lock.go:352)
+//     TestL4_DeletionWakesOnlyTheNextCandidate (lock_example_test.go:526),
+//     Example_s3bPredecessorChain (lock_example_test.go:115). Code:
+//     lock.(*attempt).await (lock/attempt.go:16)
 //   - §3 ¶3 句1 (premise of L7) 「只 watch 前驱」「等待者数量」
 //   - L7 §3 ¶3 句2 「watch」「父节点」「许多等待者」:
 //     无故障运行中实测羊群效应：用前驱配方，一次释放恰好唤醒 N
 //     个等待者里的一个；若每个等待者都 watch 父节点，则唤醒其中 N-1 个。
-//     Proof: TestL7_HerdEffect (lock_example_test.go:746). Code:
-//     lock.(*attempt).watch (lock/lock.go:454)
+//     Proof: TestL7_HerdEffect (lock_example_test.go:756). Code:
+//     lock.(*attempt).watch (lock/attempt.go:118)
 //   - L11 §3 ¶3 句3 「前驱链」「恰好」「回调」: 前驱链不承诺只有一次回调：
 //     等待者若因前驱被删以外的原因被回调（前驱数据变了、重连、迟来的回调），
 //     会重新列出，只有自己最小时才拿到锁。 Proof:
-//     TestL11_CallbackThatIsNoDeletionListsAgain (lock_example_test.go:908),
-//     TestL11_LateCallbackAfterReconnectListsAgain (lock_example_test.go:973).
-//     Code: lock.(*attempt).wait (lock/lock.go:483)
+//     TestL11_CallbackThatIsNoDeletionListsAgain (lock_example_test.go:918),
+//     TestL11_LateCallbackAfterReconnectListsAgain (lock_example_test.go:983).
+//     Code: lock.(*attempt).wait (lock/attempt.go:147)
 //   - §3 ¶3 句4 (premise of L11) 「会话状态事件」「重新注册」
 //   - §3 ¶4 句1 (premise of L8) 「列孩子」「竞态」
 //   - §3 ¶4 句2 (premise of L8) 「前驱」「可能已经删除」
 //   - L8 §3 ¶4 句3 「exists」「返回空」「立即重新列出」: 前驱在 getChildren 与
 //     exists(watch) 之间消失时，exists 找不到节点，等待者马上重新列出；
 //     配方里的钩子在每次尝试时都打开这个窗口，不用 sleep。 Proof:
-//     TestL8_ListExistsRace (lock_example_test.go:771),
-//     Example_s3cListExistsRace (lock_example_test.go:179). Code:
-//     lock.(*attempt).watch (lock/lock.go:454)
+//     TestL8_ListExistsRace (lock_example_test.go:781),
+//     Example_s3cListExistsRace (lock_example_test.go:183). Code:
+//     lock.(*attempt).watch (lock/attempt.go:118)
 //   - §3 ¶4 句4 (premise of L8) 「调用钩子」「sleep」
 //   - §3 ¶5 句1 (question) 「普通读」「判断队列」
 //   - §3 ¶5 句2 (premise of L9) 「create」「同 session」
 //   - L9 §3 ¶5 句3 「编号更小」「候选」「前缀」: create 成功后，同一 session
 //     随即做的 getChildren（哪怕经由 follower）包含它自己的节点，
 //     以及每个仍然存在的更小候选。 Proof: TestL9_ReadYourCreateOnFollower
-//     (lock_example_test.go:831). Code: lock.(*attempt).list
-//     (lock/lock.go:415)
+//     (lock_example_test.go:841). Code: lock.(*attempt).list
+//     (lock/attempt.go:79)
 //   - §3 ¶5 句4 (premise of L9) 「更小候选」「它的删除」
 //   - L12 §3 ¶5 句5 「看到的删除」「客户端多等待」: 等待者所连的 follower
 //     还没看到前驱被删除时，即使 leader 已经应用了这次删除，等待者也继续等待；
 //     follower 追上以后，它重新列出孩子，只有前面不再有候选时才持有锁，
 //     绝不会更早。 Proof: TestL12_UnseenDeletionOnlyDelaysTheWaiter
-//     (lock_example_test.go:1048). Code: lock.(*attempt).await
-//     (lock/lock.go:352)
+//     (lock_example_test.go:1058). Code: lock.(*attempt).await
+//     (lock/attempt.go:16)
 //   - §3 ¶5 句6 (premise of L9) 「CommitProcessor」「写后读」
 //   - §3 ¶5 句7 (citation) 「原论文」「CommitProcessor.java」
 //   - §3 ¶6 句1 (premise of L1) 「固定父节点」「序号不回绕」
@@ -200,8 +200,8 @@
 //     最小后缀只意味着成为候选：胜者先恢复状态再发布 ready 节点；等 ready
 //     的客户端永远读不到恢复到一半的状态，而把最小候选当作 leader
 //     的客户端会读到。 Proof: TestL10_ElectionNeedsReadyAcrossFailover
-//     (lock_example_test.go:874), Example_s3dElectionNeedsReady
-//     (lock_example_test.go:248)
+//     (lock_example_test.go:884), Example_s3dElectionNeedsReady
+//     (lock_example_test.go:252)
 //
 // # §4 create 回复丢失以后怎样找回节点
 //
@@ -211,41 +211,41 @@
 //   - §4 ¶1 句4 (premise of R4) 「GUID」「去重」
 //   - R6 §4 ¶2 句1 「GUID」「ephemeralOwner」「同 session」: GUID 对得上、
 //     ephemeralOwner 却是别的 session 的节点，绝不会被认作自己的。 Proof:
-//     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:484). Code:
-//     lock.(*Locker).matches (lock/recover.go:119)
+//     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:483). Code:
+//     lock.(*Locker).matches (lock/recover.go:214)
 //   - R3 §4 ¶2 句2 「恰好」「当前 session」「匹配节点」: 用同一 session 与
 //     GUID 恢复：列出父节点，正好找到一个带这个 GUID、属于本 session 的孩子，
 //     也就是服务器建的那个节点，确认时不借助代理提供的任何信息。 Proof:
-//     TestR3_RecoverFindsExactlyTheServersNode (proxy_test.go:212),
-//     TestR3_RecoverSyncsBeforeListing (proxy_test.go:260),
-//     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:375),
-//     Example_s4LostCreateReply (proxy_test.go:57). Code:
-//     lock.(*Locker).Recover (lock/recover.go:70), lock.(*Locker).matches
-//     (lock/recover.go:119), lock.ofGUID (lock/recover.go:107)
+//     TestR3_RecoverFindsExactlyTheServersNode (proxy_test.go:214),
+//     TestR3_RecoverSyncsBeforeListing (proxy_test.go:262),
+//     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:377),
+//     Example_s4LostCreateReply (proxy_test.go:58). Code:
+//     lock.(*Locker).Recover (lock/recover.go:98), lock.(*Locker).matches
+//     (lock/recover.go:214), lock.ofGUID (lock/recover.go:202)
 //   - R5 §4 ¶2 句3 「没有匹配」「明确失败」「新的获取」: 没有节点带着这个 GUID
 //     时，恢复报告节点缺失，绝不自作主张变成一次新的获取。 Proof:
-//     TestR5_NoMatchIsMissingNotANewAcquisition (proxy_test.go:442). Code:
-//     lock.(*Locker).Recover (lock/recover.go:70)
+//     TestR5_NoMatchIsMissingNotANewAcquisition (proxy_test.go:448). Code:
+//     lock.(*Locker).Recover (lock/recover.go:98)
 //   - §4 ¶3 图 (diagram) 「ConnectionLoss」「ephemeralOwner」
 //   - §4 ¶3 句1 (premise of R1) 「这次实验」「网络故障」
 //   - R1 §4 ¶3 句2 「xid」「err=0」「关闭连接」: 代理转发 create，凭 xid 认出
 //     err=0 的那条回复，把它丢掉并关闭连接：调用方得到连接丢失，
 //     而节点已经在服务器上了。 Proof:
-//     TestR1_ProxyDropsTheSuccessfulCreateReply (proxy_test.go:136),
-//     Example_s4LostCreateReply (proxy_test.go:57). Code:
-//     lock.(*Locker).create (lock/lock.go:308)
+//     TestR1_ProxyDropsTheSuccessfulCreateReply (proxy_test.go:138),
+//     Example_s4LostCreateReply (proxy_test.go:58). Code:
+//     lock.(*Locker).create (lock/lock.go:448)
 //   - §4 ¶3 句3 (premise of R1) 「异步回调」「ConnectionLoss」
 //   - R2 §4 ¶3 句4 「sessionId」「放行连接」: 经代理重新连上后，session id
 //     保持不变。 Proof: TestR2_SessionSurvivesTheLostReply
-//     (proxy_test.go:184), Example_s4LostCreateReply (proxy_test.go:57)
+//     (proxy_test.go:186), Example_s4LostCreateReply (proxy_test.go:58)
 //   - E5 §4 ¶4 句1 (beyond) 「官方 Jute」「CreateRequest」: 代理的 Go
 //     编解码器在它读取的每种记录上都与服务器自带 jar 中的官方 Jute 类一致，
 //     两个方向都是，模糊测试下也是；没有 JDK 的机器上这项证明会跳过并说明。
-//     Proof: TestE5_ProxyCodecAgreesWithOfficialJute (proxy_test.go:653)
+//     Proof: TestE5_ProxyCodecAgreesWithOfficialJute (proxy_test.go:646)
 //   - R7 §4 ¶4 句2 「CreateResponse」「返回路径」「不读取」:
 //     代理只解码请求的头部、回复的头部和 CreateRequest，从不解码 create
 //     回复的正文；每条连接的第一帧（握手）原样放过，不从里面读 xid。 Proof:
-//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:532),
+//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:531),
 //     internal/faultproxy.TestZKNeverDecodesCreateReplyBody
 //     (internal/faultproxy/zk_test.go:494),
 //     internal/faultproxy.TestZKFirstFrameIsNeverParsed
@@ -257,17 +257,19 @@
 //     代理或认证代理。
 //   - §4 ¶5 句1 (premise of R3) 「正常恢复」「一个节点」
 //   - R4 §4 ¶5 句2 「盲目」「create」「歧义」: 盲目重试 create
-//     会多出第二个节点，此后恢复以明确的歧义错误失败，并且什么也不删。 Proof:
-//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:407),
-//     Example_s4LostCreateReply (proxy_test.go:57). Code:
-//     lock.(*Locker).Recover (lock/recover.go:70)
+//     会多出第二个节点，此后恢复以明确的歧义错误失败，两个都不接管，
+//     也不删除其他 session 的候选；本 session 中无人持有的节点被删掉，
+//     免得堵住队列。 Proof:
+//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:412),
+//     Example_s4LostCreateReply (proxy_test.go:58). Code:
+//     lock.(*Locker).Recover (lock/recover.go:98)
 //   - D2 §4 ¶5 句3 (not verified here) 「GUID」「exactly-once」「客户端状态」:
 //     GUID 只是一次逻辑获取的查找键：它不让 create 变成恰好一次，
 //     也代替不了持久的客户端状态或客户端重启后的恢复。
 //   - R8 §4 ¶5 句4 「session 过期」「旧节点」「新的逻辑身份」: session
 //     过期后，旧节点不再带来候选资格，新的获取换用新的 GUID。 Proof:
-//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:577). Code:
-//     lock.(*Locker).Acquire (lock/lock.go:260)
+//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:576). Code:
+//     lock.(*Locker).Acquire (lock/lock.go:383)
 //
 // # §5 资源接受新 token 后拒绝旧写
 //
@@ -452,7 +454,7 @@
 //     认证后，窃取者得到 NoAuth，持有者仍只有一个。 Proof:
 //     TestA1_OpenACLLetsAThiefMakeASecondHolder (zk19_test.go:245),
 //     TestA1_CreatorOnlyACLRefusesTheThief (zk19_test.go:260). Code:
-//     lock.WithACL (lock/lock.go:161)
+//     lock.WithACL (lock/lock.go:203)
 //   - §7 ¶7 句1 (citation) 「论断证据表」「版本」
 //   - §7 ¶7 句2 (citation) 「验证记录」「源码依赖」
 //   - D12 §7 ¶7 句3 (not verified here) 「单实例」「陈旧读」「1675」:
@@ -472,7 +474,7 @@
 //     连接丢失后重试拿到更大的序号，而第一个节点还在，所以恢复必须核对 session
 //     与 ephemeralOwner，还要应对匹配到零个或好几个节点的情形。 Proof:
 //     Example_s8aX1RetryAfterConnectionLoss (exercises_test.go:30). Code:
-//     lock.(*Locker).Recover (lock/recover.go:70)
+//     lock.(*Locker).Recover (lock/recover.go:98)
 //   - §8 ¶2 句4 (answer of X1) 「后一次成功」「前一次」
 //   - §8 ¶3 句1 (question) 「练习二」「过期即拒绝」
 //   - §8 ¶3 句2 (question) 「token 1」「发送请求」

@@ -110,7 +110,8 @@ func Example_s3aSequenceOrderIsNotNameOrder() {
 // The Example is the diagram's one telling and states L4's verdict: not
 // shown when the queue or A's release did not come about, refuted on
 // B's or C's counts, on C's state, or when the server lists a watcher of
-// B's node other than C. TestL4 retells it.
+// B's node other than C and B's own hold (a hold watches its own node from
+// the start, lock.Held.Lost). TestL4 retells it.
 func Example_s3bPredecessorChain() {
 	sc := scene.ExampleScope()
 	defer scene.EndExample(sc)
@@ -136,7 +137,10 @@ func Example_s3bPredecessorChain() {
 	}
 	fmt.Println("A released; its node exists:", exists)
 	atB, atC := b.Settled(), c.Settled()
+	scene.Guarded(sc, B, 1) // B's hold watches its own node from the start
 	watchers := scene.WatchTable(sc, scene.SharedServer(sc), "wchp", r.Parent)[r.Parent+"/"+b.Own]
+	slices.Sort(watchers)
+	wantWatchers := slices.Sorted(slices.Values([]string{B.Session.SessionHex(), C.Session.SessionHex()}))
 	claims.Evidence(sc, "after A's release B acquired after %d notification(s) and %d listing(s); C, settled by a read on its own connection, got %d notifications and %d listing(s), waiting=%v on %s, acquired=%v; the server lists %v watching B's node", atB.Wakeups, atB.Rounds, atC.Wakeups, atC.Rounds, atC.Waiting, atC.Pred, c.Finished(), watchers)
 	if atB.Wakeups != 1 || atB.Rounds != 2 {
 		claims.RefutedNow(sc, "L4", "got B acquiring after %d notifications and %d listings; want 1 and 2", atB.Wakeups, atB.Rounds)
@@ -144,8 +148,8 @@ func Example_s3bPredecessorChain() {
 	if atC.Wakeups != 0 || atC.Rounds != 1 || c.Finished() || !atC.Waiting || atC.Pred != b.Own {
 		claims.RefutedNow(sc, "L4", "after A's deletion C got %d notifications and %d listings, finished=%v, waiting=%v on %s; want 0 and 1, still waiting on B's %s", atC.Wakeups, atC.Rounds, c.Finished(), atC.Waiting, atC.Pred, b.Own)
 	}
-	if !slices.Equal(watchers, []string{C.Session.SessionHex()}) {
-		claims.RefutedNow(sc, "L4", "got watchers of B's node %v; want C's session %s", watchers, C.Session.SessionHex())
+	if !slices.Equal(watchers, wantWatchers) {
+		claims.RefutedNow(sc, "L4", "got watchers of B's node %v; want %v: C's session, and B's own hold's", watchers, wantWatchers)
 	}
 	fmt.Println("B:", atB.Wakeups, "notification(s),", atB.Rounds, "listing(s), holds with sequence", heldByB.Token.Seq)
 	fmt.Println("C:", atC.Wakeups, "notification(s),", atC.Rounds, "listing(s), still waits on", scene.SeqOf(atC.Pred), atC.Waiting)
@@ -454,11 +458,13 @@ func TestL2_SequenceSuffixOrdersCandidates(t *testing.T) {
 // server's own watch tables say so (claim L3, §3 ¶2).
 //
 // A holds, B waits, C waits. wchp (path -> sessions) lists exactly A's node
-// watched by B's session and B's node watched by C's session; wchc (session
-// -> paths) agrees and shows A watching nothing; both are filtered to the
-// test's own parent. wchc and wchp list data and exists watches only, so
-// on a server of the test's own the total from mntr, which counts child
-// watches too, must be 2: nobody watches the parent's children. On the
+// watched by B's session and by A's own hold (a hold watches its own node
+// from the start, lock.Held.Lost), and B's node watched by C's session;
+// wchc (session -> paths) agrees and shows A watching its own node only;
+// both are filtered to the test's own parent. wchc and wchp list data and
+// exists watches only, so on a server of the test's own the total from
+// mntr, which counts child watches too, must be 3: nobody watches the
+// parent's children. On the
 // external backend's shared server that total is everyone's: not checked.
 func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 	scene.Parallel(t)
@@ -473,17 +479,21 @@ func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 	pbPath := root + "/" + b.Own
 
 	claims.Phase(t, "the server's watch tables")
-	sb, scc := B.Session.SessionHex(), C.Session.SessionHex()
-	t.Logf("sessions: A=%s B=%s C=%s", A.Session.SessionHex(), sb, scc)
+	sa, sb, scc := A.Session.SessionHex(), B.Session.SessionHex(), C.Session.SessionHex()
+	t.Logf("sessions: A=%s B=%s C=%s", sa, sb, scc)
+	scene.Guarded(t, A, 1) // A's hold watches its own node from the start
 	wchp := scene.WatchTable(t, srv, "wchp", root)
-	wantP := map[string][]string{ha.Path: {sb}, pbPath: {scc}}
+	for _, ss := range wchp {
+		slices.Sort(ss)
+	}
+	wantP := map[string][]string{ha.Path: slices.Sorted(slices.Values([]string{sa, sb})), pbPath: {scc}}
 	if fmt.Sprint(wchp) != fmt.Sprint(wantP) {
-		claims.Refuted(t, "L3", "got wchp %v; want %v (B->A, C->B)", wchp, wantP)
+		claims.Refuted(t, "L3", "got wchp %v; want %v (A->A, its hold's own watch; B->A, C->B)", wchp, wantP)
 	}
 	wchc := scene.WatchTable(t, srv, "wchc", root)
-	wantC := map[string][]string{sb: {ha.Path}, scc: {pbPath}}
+	wantC := map[string][]string{sa: {ha.Path}, sb: {ha.Path}, scc: {pbPath}}
 	if fmt.Sprint(wchc) != fmt.Sprint(wantC) {
-		claims.Refuted(t, "L3", "got wchc %v; want %v (A watches nothing)", wchc, wantC)
+		claims.Refuted(t, "L3", "got wchc %v; want %v (A watches its own node only)", wchc, wantC)
 	}
 	claims.Evidence(t, "server watch tables under %s: wchp %v, wchc %v", root, wchp, wchc)
 	t.Run("no child watch on the parent: mntr on a server of its own", func(t *testing.T) {
@@ -492,8 +502,8 @@ func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 		}
 		m := scene.Mntr(t, srv)
 		claims.Evidence(t, "mntr zk_watch_count=%d (data, exists and child watches of the whole server)", m["zk_watch_count"])
-		if m["zk_watch_count"] != 2 {
-			claims.Refuted(t, "L3", "got %d watches on the server; want 2 (no child watch on the parent)", m["zk_watch_count"])
+		if m["zk_watch_count"] != 3 {
+			claims.Refuted(t, "L3", "got %d watches on the server; want 3: B's and C's on their predecessors and A's hold's on its own node (no child watch on the parent)", m["zk_watch_count"])
 		}
 	})
 

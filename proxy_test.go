@@ -43,7 +43,8 @@ import (
 // something to refuse): exactly one match is A's, and A recovers the node
 // the server made for it. Then the article's control run: A's application
 // blindly creates again, two of A's nodes carry the GUID, and recovery
-// refuses the ambiguity, deleting nothing; a GUID that no node carries is
+// refuses the ambiguity; it deletes the retry's node, which no hold owns,
+// and nothing of O's or of A's hold; a GUID that no node carries is
 // reported missing. Either way, no recovery is faked. The Example states
 // R1–R4's verdicts: not shown when the proxy did not lose the create's
 // successful reply, refuted on what O sees, A's session, or what Recover
@@ -62,12 +63,11 @@ func Example_s4LostCreateReply() {
 	}
 	lr := scene.NewLostReply(sc, scene.JoinOpts{Quiet: true}) // the shared server; A through a fault proxy, O directly
 	A, O := lr.A, lr.O
-	lc := scene.LoseCreate(sc, "R1", lr) // A acquires: a fresh GUID, a create of <parent>/<GUID>-lock- whose reply the proxy loses; A reconnects
-	lost, _ := errors.AsType[*lock.CreateError](lc.CreateErr)
+	lc := scene.LoseCreate(sc, "R1", lr) // A keeps a fresh GUID and creates <parent>/<GUID>-lock-; the proxy loses the reply; A reconnects
 	if !lc.Drop.Dropped || !jute.IsCreate(lc.Drop.Op) || lc.Drop.Err != 0 {
 		claims.NotShown(sc, "R1", "got drop result %+v; want the successful reply to A's create dropped", lc.Drop)
 	}
-	fmt.Println("A: acquire -> connection loss:", errors.Is(lc.CreateErr, zk.ErrConnectionClosed), "| GUID returned:", lost != nil && lost.GUID != "")
+	fmt.Println("A: create of <GUID>-lock- -> connection loss:", errors.Is(lc.CreateErr, zk.ErrConnectionClosed), "| GUID kept:", lc.Guid != "")
 	fmt.Println("proxy: dropped the reply to the create:", lc.Drop.Dropped && jute.IsCreate(lc.Drop.Op), "| its err:", lc.Drop.Err)
 	made := scene.Carrying(sc, O, lr.OLog, lr.Parent, lc.Guid) // node name -> ephemeralOwner
 	ownedByA := slices.Equal(slices.Collect(maps.Values(made)), []int64{lc.SessionBefore})
@@ -101,15 +101,17 @@ func Example_s4LostCreateReply() {
 	_, err = A.Locker.Recover(lr.Ctx, lc.Guid)
 	left := scene.Carrying(sc, O, lr.OLog, lr.Parent, lc.Guid)
 	claims.Evidence(sc, "after a blind retry Recover(%s) returned %v; O then sees %v", lc.Guid, err, left)
-	if !errors.Is(err, lock.ErrAmbiguous) || len(left) != 3 {
-		claims.RefutedNow(sc, "R4", "after the blind retry Recover returned %v and O sees %v; want lock.ErrAmbiguous, A's two nodes and O's one left", err, left)
+	_, retryLeft := left[second]
+	heldLeft := left[scene.NodeOf(held)] == lc.SessionAfter
+	if !errors.Is(err, lock.ErrAmbiguous) || retryLeft || !heldLeft || len(left) != 2 {
+		claims.RefutedNow(sc, "R4", "after the blind retry Recover returned %v and O sees %v; want lock.ErrAmbiguous, the retry's %s deleted (no hold owns it), A's held %s and O's node left", err, left, second, scene.NodeOf(held))
 	}
 	fmt.Println("A: recover -> ambiguous:", errors.Is(err, lock.ErrAmbiguous))
-	fmt.Println("O: nodes carrying the GUID:", len(left))
+	fmt.Println("O: nodes carrying the GUID:", len(left), "| the blind retry's node deleted:", !retryLeft)
 	_, err = A.Locker.Recover(lr.Ctx, uuid.NewString())
 	fmt.Println("A: recover of a GUID no node carries -> missing:", errors.Is(err, lock.ErrMissing))
 	// Output:
-	// A: acquire -> connection loss: true | GUID returned: true
+	// A: create of <GUID>-lock- -> connection loss: true | GUID kept: true
 	// proxy: dropped the reply to the create: true | its err: 0
 	// O: nodes carrying the GUID: 1 | owned by A's session: true
 	// A: reconnected in the same session: true
@@ -117,7 +119,7 @@ func Example_s4LostCreateReply() {
 	// A: recover -> holds the node the server made for A: true | token 0
 	// A: blind retry of the create -> a node with sequence 2
 	// A: recover -> ambiguous: true
-	// O: nodes carrying the GUID: 3
+	// O: nodes carrying the GUID: 2 | the blind retry's node deleted: true
 	// A: recover of a GUID no node carries -> missing: true
 }
 
@@ -403,7 +405,10 @@ func TestR3_ReleaseLooksAgainAfterALostDelete(t *testing.T) {
 // TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses: retrying the same
 // create after the lost reply makes a second node, because sequential
 // creates are not deduplicated by name; recovery then finds two matches in
-// this session and refuses, naming both and deleting neither (claim R4, §4 ¶5).
+// this session and refuses, naming both and adopting neither; it deletes
+// both, since they are its own session's and no hold owns them, so that
+// neither blocks the queue (claim R4, §4 ¶5; §4 ¶2 forbids deleting other
+// candidates, and none of another session's is touched).
 func TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses(t *testing.T) {
 	scene.Parallel(t)
 	claims.Open(t, "R4")
@@ -426,8 +431,8 @@ func TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses(t *testing.T) {
 			claims.Refuted(t, "R4", "the ambiguity error %q does not name %s", err, name)
 		}
 	}
-	if len(after) != 2 {
-		claims.Refuted(t, "R4", "recovery left %d nodes; want both still there", len(after))
+	if len(after) != 0 {
+		claims.Refuted(t, "R4", "recovery left %v; want both of A's nodes deleted: neither is adopted, no hold owns them, and they would block the queue", after)
 	}
 }
 
@@ -435,37 +440,31 @@ func TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses(t *testing.T) {
 // recovery says the node is missing and creates nothing; it never turns
 // into a new acquisition by itself (claim R5, §4 ¶2).
 //
-// Through the proxy, A's create is lost before the server sees it (the
-// proxy holds it, then cuts A's connection): A sees the same connection
-// loss as with a lost reply, but O sees no node. Recover returns
+// Through the proxy, A's create (made with a GUID A keeps, as in
+// scene.LoseCreate) is lost before the server sees it (the proxy holds it,
+// then cuts A's connection): A sees the same connection loss as with a
+// lost reply, but O sees no node. Recover returns
 // ErrMissing and the parent stays empty.
 func TestR5_NoMatchIsMissingNotANewAcquisition(t *testing.T) {
 	scene.Parallel(t)
 	claims.Open(t, "R5")
 	lr := scene.NewLostReply(t, scene.JoinOpts{})
 	ctx := scene.LockCtx(t)
-	// A first acquisition checks the parent before its create; it is made
-	// before the fault, so the held traffic is the create alone.
-	h, err := lr.A.Locker.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("A: %v", err)
-	}
-	if err := h.Release(ctx); err != nil {
-		t.Fatalf("A release: %v", err)
-	}
+	guid := uuid.NewString() // A keeps the GUID, as the article's code does
+	prefix := lr.Parent + "/" + guid + fence.LockInfix
 	createErr := lr.LoseRequest(t, "R5", faultproxy.Match{Ops: scene.CreateOps, Under: lr.Parent}, func() error {
-		_, err := lr.A.Locker.Acquire(ctx)
+		lr.A.Log.Invoke("create %s EPHEMERAL_SEQUENTIAL", prefix)
+		_, err := lr.A.Session.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 		return err
 	}, func() {})
-	ce, ok := errors.AsType[*lock.CreateError](createErr)
-	if !ok || !errors.Is(ce, zk.ErrConnectionClosed) {
+	if !errors.Is(createErr, zk.ErrConnectionClosed) {
 		claims.NotShown(t, "R5", "A's create: got %v; want connection loss (the proxy lost the request)", createErr)
 	}
-	lr.A.Log.Invoke("recover guid=%s", ce.GUID)
-	h, err = lr.A.Locker.Recover(ctx, ce.GUID)
+	lr.A.Log.Invoke("recover guid=%s", guid)
+	h, err := lr.A.Locker.Recover(ctx, guid)
 	lr.A.Log.Fail("%v", err)
 	kids := scene.ListChildren(t, lr.O, lr.Parent)
-	claims.Evidence(t, "the create never reached the server; Recover(%s) returned hold=%v err=%v; O sees children %v", ce.GUID, h != nil, err, kids)
+	claims.Evidence(t, "the create never reached the server; Recover(%s) returned hold=%v err=%v; O sees children %v", guid, h != nil, err, kids)
 	if h != nil || !errors.Is(err, lock.ErrMissing) {
 		claims.Refuted(t, "R5", "got %s, %v; want lock.ErrMissing", scene.HoldOf(h), err)
 	}
@@ -565,11 +564,11 @@ func TestR7_ProxyReadsHeadersAndTheCreateRequestOnly(t *testing.T) {
 
 // TestR8_AfterExpiryTheOldNodeGivesNoCandidacy: once A's session has
 // expired, its node is gone and nothing of the old acquisition counts: the
-// Locker pinned to the old session refuses to release, recover or acquire
-// in the session the client opened by itself (lock.ErrSessionChanged, each
-// time); a new Locker in the new session finds no node for the old GUID
-// (lock.ErrMissing); and a new acquisition uses a GUID other than the old
-// one (claim R8, §4 ¶5).
+// old hold's release says the session changed (lock.ErrSessionChanged);
+// in the session the client opened by itself, Recover of the old GUID
+// finds no node (lock.ErrMissing); and the same Locker's next acquisition
+// runs in the new session with a GUID other than the old one (claim R8,
+// §4 ¶5).
 //
 // Dedicated server with a short tick; A holds through a client proxy with
 // a short session. The proxy cuts A off until O sees the server delete A's
@@ -601,18 +600,12 @@ func TestR8_AfterExpiryTheOldNodeGivesNoCandidacy(t *testing.T) {
 	}
 	a.Log.Info("expired; the client opened session %s by itself (old 0x%x)", a.Session.SessionHex(), old)
 
-	claims.Phase(t, "the old Locker in the new session")
-	errs := map[string]error{"release": h.Release(ctx)}
-	_, errs["recover"] = a.Locker.Recover(ctx, h.GUID)
-	_, errs["acquire"] = a.Locker.Acquire(ctx)
-	for _, what := range []string{"release", "recover", "acquire"} {
-		a.Log.Fail("%s with the old Locker: %v", what, errs[what])
-		if !errors.Is(errs[what], lock.ErrSessionChanged) {
-			claims.Refuted(t, "R8", "%s with the old Locker returned %v; want lock.ErrSessionChanged", what, errs[what])
-		}
+	claims.Phase(t, "the same Locker in the new session")
+	rel := h.Release(ctx)
+	a.Log.Fail("release of the old hold: %v", rel)
+	if !errors.Is(rel, lock.ErrSessionChanged) {
+		claims.Refuted(t, "R8", "release of the old hold in the new session returned %v; want lock.ErrSessionChanged", rel)
 	}
-	claims.Phase(t, "a new Locker in the new session")
-	a.Relock()
 	a.Log.Invoke("recover guid=%s (the old acquisition's GUID)", h.GUID)
 	hr, rerr := a.Locker.Recover(ctx, h.GUID)
 	a.Log.Fail("%v", rerr)
@@ -625,7 +618,7 @@ func TestR8_AfterExpiryTheOldNodeGivesNoCandidacy(t *testing.T) {
 	}
 	ok, st := scene.StatOf(t, O, h2.Path)
 	oldLeft, _ := scene.StatOf(t, O, h.Path)
-	claims.Evidence(t, "after expiry the old Locker refused release/recover/acquire (%v, %v, %v); in the new session, Recover of the old GUID: %v; a new acquisition holds %s with GUID %s (old %s), owner 0x%x; the old node exists: %v", errs["release"], errs["recover"], errs["acquire"], rerr, path.Base(h2.Path), h2.GUID, h.GUID, st.EphemeralOwner, oldLeft)
+	claims.Evidence(t, "after expiry the old hold's release: %v; in the new session, Recover of the old GUID: %v; a new acquisition holds %s with GUID %s (old %s), owner 0x%x; the old node exists: %v", rel, rerr, path.Base(h2.Path), h2.GUID, h.GUID, st.EphemeralOwner, oldLeft)
 	if h2.GUID == h.GUID {
 		claims.Refuted(t, "R8", "the new acquisition reused GUID %s; want a new one", h.GUID)
 	}

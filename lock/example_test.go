@@ -26,7 +26,7 @@ func ExampleLocker_Acquire() {
 		fmt.Println("A:", err)
 		return
 	}
-	fmt.Println("A holds with token", heldByA.Token)
+	fmt.Println("A holds with token sequence", heldByA.Token.Seq)
 
 	bHolds := make(chan *lock.Held)
 	go func() {
@@ -47,11 +47,11 @@ func ExampleLocker_Acquire() {
 		return
 	}
 	defer heldByB.Release(ctx)
-	fmt.Println("B holds with token", heldByB.Token)
+	fmt.Println("B holds with token sequence", heldByB.Token.Seq)
 	fmt.Println("B's token orders after A's:", heldByB.Token.Compare(heldByA.Token) > 0)
 	// Output:
-	// A holds with token g0/0
-	// B holds with token g0/1
+	// A holds with token sequence 0
+	// B holds with token sequence 1
 	// B's token orders after A's: true
 }
 
@@ -70,7 +70,7 @@ func ExampleLocker_TryAcquire() {
 		fmt.Println("A:", err)
 		return
 	}
-	fmt.Println("A holds with token", heldByA.Token)
+	fmt.Println("A holds with token sequence", heldByA.Token.Seq)
 
 	_, err = b.TryAcquire(ctx)
 	fmt.Println("B, while A holds: locked:", errors.Is(err, lock.ErrLocked))
@@ -85,16 +85,16 @@ func ExampleLocker_TryAcquire() {
 		return
 	}
 	defer heldByB.Release(ctx)
-	fmt.Println("B, after A released: holds with token", heldByB.Token)
+	fmt.Println("B, after A released: holds with token sequence", heldByB.Token.Seq)
 	// Output:
-	// A holds with token g0/0
+	// A holds with token sequence 0
 	// B, while A holds: locked: true
-	// B, after A released: holds with token g0/2
+	// B, after A released: holds with token sequence 2
 }
 
 // Lost tells a holder that its hold is over without its doing: here
 // another session deletes the holder's node. The holder must stop writing;
-// Release then says why there was nothing left to release.
+// Err says why, and Release then has nothing left to release.
 func ExampleHeld_Lost() {
 	ctx, cancel := bounded()
 	defer cancel()
@@ -105,54 +105,72 @@ func ExampleHeld_Lost() {
 		fmt.Println(err)
 		return
 	}
-	lost := held.Lost() // arms a watch on the holder's own node
-
 	deleteNode(held.Path) // an operator, a buggy client, or a session expiry
 
 	select {
-	case <-lost:
+	case <-held.Lost(): // the hold watches its own node from the start
 		fmt.Println("A: lost the lock; stop writing")
 	case <-ctx.Done():
 		fmt.Println("A: still holds?", ctx.Err())
 		return
 	}
+	fmt.Println("why: own node deleted:", errors.Is(held.Err(), lock.ErrLostCandidacy))
 	err = held.Release(ctx)
 	fmt.Println("Release:", errors.Is(err, lock.ErrLostCandidacy))
 	// Output:
 	// A: lost the lock; stop writing
+	// why: own node deleted: true
 	// Release: true
 }
 
 // The reply of the create is lost: the server made the node, the client saw
 // only a closed connection. Retrying the create would leave a second node
-// that blocks the queue; instead Recover, in the same session, finds the
-// one node that carries the acquisition's GUID and is owned by this
-// session, and goes on waiting with it.
-func ExampleLocker_Recover() {
+// that blocks the queue. Acquire does not: in the same session it syncs,
+// lists, and finds the one node that carries the acquisition's GUID and is
+// owned by this session, and goes on waiting with it. The caller writes
+// nothing for it.
+func ExampleLocker_Acquire_lostCreateReply() {
 	ctx, cancel := bounded()
 	defer cancel()
 	parent := newParent()
 	conn, loseNextCreateReply := connectLossy("A", parent)
-	l := lock.New(conn, parent)
 
 	loseNextCreateReply()
-	held, err := l.Acquire(ctx)
-	var LostCreate *lock.CreateError
-	if errors.As(err, &LostCreate) {
-		fmt.Println("Acquire: the create's reply was lost; recover GUID", len(LostCreate.GUID) == 36)
-		held, err = l.Recover(ctx, LostCreate.GUID)
-	}
+	held, err := lock.New(conn, parent).Acquire(ctx)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer held.Release(ctx)
-	fmt.Println("Recover: holds the node the lost create made:", path.Base(held.Path) == LostCreate.GUID+fence.LockInfix+"0000000000")
-	fmt.Println("token", held.Token)
+	fmt.Println("holds the node the lost create made:", path.Base(held.Path) == held.GUID+fence.LockInfix+"0000000000")
+	fmt.Println("token sequence", held.Token.Seq)
 	// Output:
-	// Acquire: the create's reply was lost; recover GUID true
-	// Recover: holds the node the lost create made: true
-	// token g0/0
+	// holds the node the lost create made: true
+	// token sequence 0
+}
+
+// Recover is for a caller that kept a GUID: here a node of this session
+// whose GUID an earlier step recorded (a create made outside the Locker,
+// as a migration from a hand-written recipe would). Recover adopts the one
+// node of that GUID this session owns, and waits with it as Acquire does.
+func ExampleLocker_Recover() {
+	ctx, cancel := bounded()
+	defer cancel()
+	parent := newParent()
+	conn := connect("A")
+	guid := createCandidate(conn, parent) // the GUID the earlier step kept
+
+	held, err := lock.New(conn, parent).Recover(ctx, guid)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer held.Release(ctx)
+	fmt.Println("Recover holds the node of the kept GUID:", held.GUID == guid)
+	fmt.Println("token sequence", held.Token.Seq)
+	// Output:
+	// Recover holds the node of the kept GUID: true
+	// token sequence 0
 }
 
 // A fenced write: the holder passes its token with every write, and the
@@ -171,7 +189,7 @@ func Example_fencedWrite() {
 			fmt.Println(err)
 			return
 		}
-		fmt.Printf("%s writes %q with token %v: accepted=%v\n", who, value, h.Token, r.Accepted)
+		fmt.Printf("%s writes %q with token sequence %d: accepted=%v\n", who, value, h.Token.Seq, r.Accepted)
 	}
 
 	heldByA, err := lock.New(connect("A"), parent).Acquire(ctx)
@@ -192,10 +210,10 @@ func Example_fencedWrite() {
 	write("A", heldByA, "late, from A")
 
 	v, mark, _, _ := resource.Read(ctx)
-	fmt.Printf("value %q, mark %v\n", v, mark)
+	fmt.Printf("value %q, mark is B's token: %v\n", v, mark == heldByB.Token)
 	// Output:
-	// A writes "from A" with token g0/0: accepted=true
-	// B writes "from B" with token g0/1: accepted=true
-	// A writes "late, from A" with token g0/0: accepted=false
-	// value "from B", mark g0/1
+	// A writes "from A" with token sequence 0: accepted=true
+	// B writes "from B" with token sequence 1: accepted=true
+	// A writes "late, from A" with token sequence 0: accepted=false
+	// value "from B", mark is B's token: true
 }

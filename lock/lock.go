@@ -2,22 +2,52 @@
 // (section "临时顺序锁怎样判断资格"), with recovery after a lost create reply
 // (section "create 回复丢失以后怎样找回节点").
 //
-// A Locker belongs to one ZooKeeper session. Every acquisition makes a fresh
-// GUID and creates the EPHEMERAL_SEQUENTIAL node <parent>/<guid>-lock-
-// under one persistent parent. Candidates are ordered by the parsed sequence
+// A Locker works on one connection and one persistent parent. Every
+// acquisition runs in the session the connection has when it starts, makes
+// a fresh GUID and creates the EPHEMERAL_SEQUENTIAL node
+// <parent>/<guid>-lock-. Candidates are ordered by the parsed sequence
 // suffix, never by name. A candidate that is not the lowest watches only its
 // immediate predecessor (exists with a watch); after every watch event, and
 // whenever exists finds no node, it lists the parent again and decides again:
 // a watch event is never success by itself. Every round checks that its own
 // node is still listed (ErrLostCandidacy otherwise) and that the connection
-// still carries the session the Locker pinned (ErrSessionChanged otherwise:
+// still carries the acquisition's session (ErrSessionChanged otherwise:
 // go-zookeeper silently opens a new session after expiry, and nothing done
-// in the new session may continue the old one's candidacy).
+// in the new session may continue the old one's candidacy). The next
+// acquisition runs in the new session.
 //
-// A create whose reply is lost is never retried blindly: Acquire returns a
-// *CreateError with the GUID, and Recover, in the same session, syncs the
-// parent, lists it and adopts the one child named <guid>-lock-<10 digits>
-// that this session owns (ErrMissing for none, ErrAmbiguous for several).
+// A create whose reply is lost is never retried blindly. Acquire and
+// TryAcquire recover it themselves, in the same session: they sync the
+// parent, list it and adopt the one child named <guid>-lock-<10 digits>
+// that this session owns; none means the create did not happen, and they
+// create again with a fresh GUID; several (someone retried the create
+// blindly) are all deleted and reported. Recover does the same for a GUID a
+// caller kept.
+//
+// A hold watches its own node and its connection from the moment it is
+// made: Lost closes when the hold is known over and Err says why;
+// Suspensions reports, as it happens, that the connection carrying the
+// session dropped, and by when the session may have expired.
+//
+// # Errors
+//
+// What a call returns, by the fault it met (test with errors.Is or As):
+//
+//	the caller's ctx ended          ctx's error, at most cleanupGrace (3s) after ctx ended;
+//	                                its candidate is deleted once the server answers
+//	a lost create reply             nothing: recovered in the same session (see above);
+//	                                *CreateError only when recovery cannot decide
+//	other lost replies, a cut       the request is sent again after the reconnect, up to
+//	                                3 lost connections in a row; then an error wrapping
+//	                                zk.ErrConnectionClosed, and the candidate is deleted
+//	the session expired             ErrSessionChanged (wrapping zk.ErrSessionExpired when
+//	                                seen as a dropped watch); nothing is left to delete
+//	the own node deleted            ErrLostCandidacy
+//	TryAcquire behind another       ErrLocked; its candidate is deleted
+//	Release's ctx ended, or Close   ErrOutcomeUnknown; the delete goes on (Gone)
+//
+// No outcome leaves a node of this session in the queue that no Held owns,
+// once the server answers in the same session.
 //
 // # What it guarantees
 //
@@ -29,7 +59,9 @@
 //   - Nothing of an expired session is continued or recovered; Release
 //     deletes only the hold's own node (L6, R5, R8).
 //   - Held.Token orders holds: a later hold of the same parent has a larger
-//     token. Check it at the resource with package fence.
+//     token, and its Domain, the parent's czxid, orders a recreated parent's
+//     holds after the old one's (WithoutCzxidDomain turns that off, at the
+//     cost claim T2 shows). Check it at the resource with package fence.
 //   - Every call returns when its context ends. go-zookeeper's requests take
 //     no context: a request the caller stopped waiting for goes on, and
 //     what it leaves (a candidate whose create was answered late, or not at
@@ -55,22 +87,28 @@
 //     claims F1–F4).
 //   - Recovery works only in the session that made the create; across
 //     sessions the node is gone with the old session.
-//   - The parent is fixed and must not be recreated while it is in use:
-//     sequence numbers restart in a new parent (WithCzxidDomain gives a
-//     token that still orders, claims T2 and T4).
+//   - The parent is fixed and should not be recreated while it is in use:
+//     sequence numbers restart in a new parent; the default czxid domain
+//     keeps tokens ordered across it (claims T2 and T4), for one
+//     ensemble's life (T5).
+//   - A Suspension is advisory: the client may notice a silent drop late,
+//     and the session may expire before ExpiresBy.
 //   - ZooKeeper's sequence counter is a signed 32-bit integer per parent; a
 //     wrapped (negative) suffix is refused, not ordered (claim T1).
 //   - ACLs on the candidates do not stop another session from deleting
 //     them; only the parent's ACL does (claim A1).
 //
 // The surface is the one of etcd's concurrency.Mutex: New, Acquire,
-// TryAcquire (and Recover after a lost create reply), and a Held with Lost,
-// Release and Gone. The package returns errors and takes contexts; it never
-// sleeps. Tests observe and steer it through package locktrace (WithTrace).
+// TryAcquire (and Recover for a kept GUID), and a Held with Lost, Err,
+// Suspensions, Release and Gone. The package returns errors and takes
+// contexts; it never sleeps (a hold reads its connection's state, an
+// atomic read, every 20ms). Tests observe and steer it through package
+// locktrace (WithTrace).
 //
-// Files: lock.go acquires and releases; cleanup.go deletes what an
-// abandoned call left; recover.go finds a candidate again after a lost
-// create reply; order.go orders candidates; trace.go calls the test seam.
+// Files: lock.go makes candidates; attempt.go waits for the lock; held.go
+// is the hold and its release; cleanup.go deletes what an abandoned call
+// left; recover.go finds a candidate again after a lost create reply;
+// order.go orders candidates; trace.go calls the test seam.
 package lock
 
 import (
@@ -117,9 +155,12 @@ var (
 	// this session (a blind retry of the create made a second node).
 	ErrAmbiguous = errors.New("lock: recover: several nodes with this GUID are owned by this session")
 
+	// ErrReleased: the hold ended because its owner called Release
+	// (Held.Err after Lost closed).
+	ErrReleased = errors.New("lock: released")
+
 	errBadGUID   = errors.New("lock: unusable GUID")
 	errNoSession = errors.New("lock: the connection has no session")
-	errReleased  = errors.New("lock: released")
 )
 
 // sessionError reports that the connection's session differs from the
@@ -145,8 +186,9 @@ func (e *sessionError) Unwrap() []error {
 	return []error{ErrSessionChanged}
 }
 
-// Option configures a Locker: WithACL, WithCzxidDomain, or WithTrace, which
-// a test passes to observe and steer the recipe.
+// Option configures a Locker: WithACL, WithoutCzxidDomain,
+// WithSessionTimeout, or WithTrace, which a test passes to observe and
+// steer the recipe.
 type Option interface{ apply(*Locker) }
 
 type optionFunc func(*Locker)
@@ -160,12 +202,33 @@ func (f optionFunc) apply(l *Locker) { f(l) }
 // deleting a holder's node (claim A1).
 func WithACL(acl []zk.ACL) Option { return optionFunc(func(l *Locker) { l.acl = acl }) }
 
-// WithCzxidDomain puts in Held.Token.Domain the czxid of the parent as the
-// acquisition last listed it (the listing that found the candidate lowest):
-// a recreated parent restarts its sequence numbers but gets a larger czxid,
-// also under a Locker that outlives the old parent. It lasts one ensemble's
-// life (claim T5).
+// WithoutCzxidDomain leaves Held.Token.Domain 0 instead of the parent's
+// czxid. What it costs (claim T2): a parent deleted and recreated restarts
+// its sequence numbers at 0, so a resource that kept the old parent's mark
+// refuses every new holder until someone resets the mark by hand, and a
+// resource that compares Seq alone accepts the old parent's holders again.
+// Use it only where the parent is never recreated and the resource cannot
+// store the domain.
+func WithoutCzxidDomain() Option { return optionFunc(func(l *Locker) { l.czxidDomain = false }) }
+
+// WithCzxidDomain is the default, and undoes an earlier
+// WithoutCzxidDomain: Held.Token.Domain is the czxid of the parent as the
+// acquisition last listed it (the listing that found the candidate
+// lowest). A recreated parent restarts its sequence numbers but gets a
+// larger czxid, also under a Locker that outlives the old parent. It lasts
+// one ensemble's life (claim T5).
 func WithCzxidDomain() Option { return optionFunc(func(l *Locker) { l.czxidDomain = true }) }
+
+// WithSessionTimeout tells the Locker the session timeout the caller gave
+// zk.Connect, so that a Suspension can say by when the session may have
+// expired (go-zookeeper does not expose the timeout the server
+// negotiated). Without it, a Suspension's ExpiresBy is its Since: the
+// session may be gone at once. A server that negotiated a shorter timeout
+// than the one asked for makes ExpiresBy late: pass the server's
+// maxSessionTimeout when it is lower.
+func WithSessionTimeout(d time.Duration) Option {
+	return optionFunc(func(l *Locker) { l.timeout = d })
+}
 
 // maxConnRetries bounds consecutive connection errors on the idempotent
 // calls of one acquisition or release (getChildren, exists, delete); a
@@ -180,61 +243,112 @@ const maxConnRetries = 3
 // bounds the wait on a server that does not answer.
 const cleanupGrace = 3 * time.Second
 
-// Locker acquires locks under one persistent parent for one session.
+// Locker acquires locks under one persistent parent on one connection. It
+// outlives the connection's sessions: each acquisition runs in the session
+// the connection has when it starts, and after an expiry the next one runs
+// in the new session. A call or a hold that spans a change of session ends
+// with ErrSessionChanged; nothing of the old session is continued.
 type Locker struct {
 	conn        *zk.Conn
 	parent      string
 	acl         []zk.ACL
 	czxidDomain bool
+	timeout     time.Duration // WithSessionTimeout; 0: unknown
 	trace       tracer
 
-	mu      sync.Mutex
-	pinned  bool
-	session int64 // set once, under mu, by pin
+	mu       sync.Mutex
+	parentOK bool                // the parent was found persistent
+	holding  map[string]struct{} // the nodes of this Locker's live holds
+}
+
+// track records that path is (held) or is no longer the node of a live
+// hold of this Locker.
+func (l *Locker) track(path string, held bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !held {
+		delete(l.holding, path)
+		return
+	}
+	if l.holding == nil {
+		l.holding = make(map[string]struct{})
+	}
+	l.holding[path] = struct{}{}
+}
+
+// unheld returns the names among names whose node no live hold of this
+// Locker owns.
+func (l *Locker) unheld(names []string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, n := range names {
+		if _, ok := l.holding[l.parent+"/"+n]; !ok {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // New returns a Locker for parent on conn. It makes no call: a constructor
 // that talks to the server fails whenever the client is reconnecting, and
 // the first acquisition has to talk to it anyway, under a context and with
 // the errors a caller already handles. That first acquisition (or Recover)
-// checks that the parent exists and is persistent and pins the session the
-// connection has then.
+// checks that the parent exists and is persistent.
 func New(conn *zk.Conn, parent string, opts ...Option) *Locker {
-	l := &Locker{conn: conn, parent: strings.TrimSuffix(parent, "/"), acl: zk.WorldACL(zk.PermAll)}
+	l := &Locker{conn: conn, parent: strings.TrimSuffix(parent, "/"), acl: zk.WorldACL(zk.PermAll), czxidDomain: true}
 	for _, o := range opts {
 		o.apply(l)
 	}
 	return l
 }
 
-// pin checks the parent and pins the session, once; a failed check is
-// tried again by the next call. ctx bounds the wait for the check.
+// pin returns the session an acquisition or recovery runs in: the one the
+// connection has when it starts. The first call checks the parent; so
+// does a call while the client has no session, and the check's answer then
+// waits for one. A failed check is tried again by the next call.
 func (l *Locker) pin(ctx context.Context) (int64, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.pinned {
-		return l.session, nil
+	checked := l.parentOK
+	l.mu.Unlock()
+	if sid := l.conn.SessionID(); checked && sid != 0 {
+		return sid, nil
+	}
+	if err := l.checkParent(ctx); err != nil {
+		return 0, err
 	}
 	sid := l.conn.SessionID()
 	if sid == 0 {
 		return 0, errNoSession
 	}
+	l.mu.Lock()
+	l.parentOK = true
+	l.mu.Unlock()
+	return sid, nil
+}
+
+// checkParent checks that the parent exists and is persistent. A check
+// that the connection lost is sent again, as every idempotent call is.
+func (l *Locker) checkParent(ctx context.Context) error {
 	var ok bool
 	var st *zk.Stat
-	err := call(ctx, func() (err error) { ok, st, err = l.conn.Exists(l.parent); return err }, nil)
+	var retries cleanupRetries // the client may be between sessions: wait for one, within ctx
+	var err error
+	for {
+		err = call(ctx, func() (err error) { ok, st, err = l.conn.Exists(l.parent); return err }, nil)
+		if err == nil || !retries.again(err) {
+			break
+		}
+	}
 	switch {
 	case err != nil:
-		return 0, fmt.Errorf("%w: exists %s: %w", ErrParent, l.parent, err)
+		return fmt.Errorf("%w: exists %s: %w", ErrParent, l.parent, err)
 	case !ok:
-		return 0, fmt.Errorf("%w: %s does not exist", ErrParent, l.parent)
+		return fmt.Errorf("%w: %s does not exist", ErrParent, l.parent)
 	case st.EphemeralOwner != 0:
-		return 0, fmt.Errorf("%w: %s is ephemeral (owner 0x%x); candidates need a persistent parent", ErrParent, l.parent, st.EphemeralOwner)
+		return fmt.Errorf("%w: %s is ephemeral (owner 0x%x); candidates need a persistent parent", ErrParent, l.parent, st.EphemeralOwner)
 	}
-	if now := l.conn.SessionID(); now != sid {
-		return 0, &sessionError{pinned: sid, now: now}
-	}
-	l.pinned, l.session = true, sid
-	return sid, nil
+	return nil
 }
 
 func (l *Locker) checkSession(pinned int64) error {
@@ -245,18 +359,27 @@ func (l *Locker) checkSession(pinned int64) error {
 }
 
 // Acquire makes a fresh GUID, creates a candidate and waits until it is the
-// lowest, then returns the hold. A create that returns no name (for example
-// zk.ErrConnectionClosed: the reply may have been lost while the server
-// created the node) is not retried: Acquire returns a *CreateError carrying
-// the GUID, for Recover.
+// lowest, then returns the hold.
+//
+// A create that returns no name because the connection dropped (its reply
+// may have been lost while the server created the node) is never retried
+// blindly: Acquire recovers it by itself, in the same session, as Recover
+// does (sync, list, the one node named <guid>-lock-<10 digits> that this
+// session owns). Found: it waits with that node. Not found: the create did
+// not happen, and it creates again with a fresh GUID, at most
+// maxConnRetries lost creates in a row. Several found: it deletes them all
+// (none is held, all are its own) and returns a *CreateError wrapping
+// ErrAmbiguous. A *CreateError reaches the caller only when the recipe
+// cannot decide, and says what it found.
 //
 // Each round lists the parent, checks that the own node is still listed and
-// that the session is the pinned one, and either holds (the own node is
-// lowest) or sets a watch on the immediate predecessor with exists. No node
-// there: list again at once. A watch event: list again. On a context end or
-// an error other than ErrLostCandidacy and ErrSessionChanged it deletes its
-// own node before returning, waiting at most cleanupGrace for the delete.
-// It returns at most cleanupGrace after ctx ends, whatever the server does.
+// that the session is the one the acquisition started in, and either holds
+// (the own node is lowest) or sets a watch on the immediate predecessor
+// with exists. No node there: list again at once. A watch event: list
+// again. On a context end or an error other than ErrLostCandidacy and
+// ErrSessionChanged it deletes its own node before returning, waiting at
+// most cleanupGrace for the delete. It returns at most cleanupGrace after
+// ctx ends, whatever the server does.
 func (l *Locker) Acquire(ctx context.Context) (*Held, error) {
 	a, err := l.candidate(ctx)
 	if err != nil {
@@ -266,10 +389,11 @@ func (l *Locker) Acquire(ctx context.Context) (*Held, error) {
 }
 
 // TryAcquire is Acquire without the wait, as etcd's Mutex.TryLock: it
-// creates a candidate and lists the parent once. The candidate is the
-// lowest: TryAcquire holds. Another is ahead: it deletes its candidate and
-// returns an error wrapping ErrLocked, leaving no node (it waits at most
-// cleanupGrace for the delete, as Acquire does when it gives up).
+// creates a candidate (recovering a lost create reply as Acquire does) and
+// lists the parent once. The candidate is the lowest: TryAcquire holds.
+// Another is ahead: it deletes its candidate and returns an error wrapping
+// ErrLocked, leaving no node (it waits at most cleanupGrace for the delete,
+// as Acquire does when it gives up).
 func (l *Locker) TryAcquire(ctx context.Context) (*Held, error) {
 	a, err := l.candidate(ctx)
 	if err != nil {
@@ -288,18 +412,34 @@ func (l *Locker) TryAcquire(ctx context.Context) (*Held, error) {
 	return nil, a.fail(err)
 }
 
-// candidate pins the session, makes a fresh GUID and creates its node.
+// candidate pins the session, makes a fresh GUID and creates its node. A
+// create whose reply was lost is recovered in the same session; when it
+// is known not to have happened, it is made again with a fresh GUID.
 func (l *Locker) candidate(ctx context.Context) (*attempt, error) {
 	session, err := l.pin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	guid := uuid.NewString()
-	path, err := l.create(ctx, session, guid)
-	if err != nil {
-		return nil, err
+	for lost := 1; ; lost++ {
+		guid := uuid.NewString()
+		path, err := l.create(ctx, session, guid)
+		ce, ok := errors.AsType[*CreateError](err)
+		if !ok || !connectionError(ce.Err) {
+			if err != nil {
+				return nil, err
+			}
+			return l.begin(session, guid, path), nil
+		}
+		if path, err = l.recoverCreate(ctx, session, ce); err != nil || path != "" {
+			if err != nil {
+				return nil, err
+			}
+			return l.begin(session, guid, path), nil
+		}
+		if lost == maxConnRetries {
+			return nil, ce
+		}
 	}
-	return l.begin(session, guid, path), nil
 }
 
 // create makes one candidate; it never retries. When ctx ends before the
@@ -318,211 +458,45 @@ func (l *Locker) create(ctx context.Context, session int64, guid string) (string
 	err := call(ctx, func() (err error) {
 		path, err = l.conn.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, l.acl)
 		return err
-	}, func(err error) {
-		// The caller left: delete what the create made. No name came back
-		// when the reply was lost; then the GUID finds it. A create sent
-		// after the session changed made its node in the new session.
-		switch {
-		case err == nil && l.checkSession(session) != nil:
-			l.deleteAnySession(tracer{}, path)
-		case err == nil || connectionError(err):
-			_ = l.cleanup(tracer{}, session, guid, path)
-		}
-	})
-	switch {
-	case isContextError(err):
-		l.trace.reply(locktrace.ReplyInfo{Op: locktrace.OpCreate, Path: prefix, Err: err})
-		return "", fmt.Errorf("lock: create of candidate %s: %w (a node it made is deleted once the server answers)", guid, err)
-	case err != nil:
-		l.trace.reply(locktrace.ReplyInfo{Op: locktrace.OpCreate, Path: prefix, Err: err})
-		return "", &CreateError{GUID: guid, Err: err}
+	}, func(err error) { l.createdLate(session, guid, path, err) })
+	if err == nil {
+		err = l.checkSession(session)
 	}
-	l.trace.reply(locktrace.ReplyInfo{Op: locktrace.OpCreate, Path: prefix, Node: path[strings.LastIndexByte(path, '/')+1:]})
-	if err := l.checkSession(session); err != nil {
+	l.trace.reply(locktrace.ReplyInfo{Op: locktrace.OpCreate, Path: prefix, Err: err, Node: baseName(path, err)})
+	switch {
+	case err == nil:
+		return path, nil
+	case isContextError(err):
+		return "", fmt.Errorf("lock: create of candidate %s: %w (a node it made is deleted once the server answers)", guid, err)
+	case errors.Is(err, ErrSessionChanged):
 		// The create may have run in the new session: remove the node that
 		// bears our GUID so it cannot linger as somebody's candidate.
 		l.deleteAnySession(l.trace, path)
 		return "", err
+	case errors.Is(err, zk.ErrSessionExpired):
+		return "", &sessionError{pinned: session, now: l.conn.SessionID(), cause: err}
 	}
-	return path, nil
+	return "", &CreateError{GUID: guid, Err: err}
 }
 
-// await waits until the candidate is the lowest: the loop of list, decide,
-// watch the predecessor, wait.
-func (a *attempt) await(ctx context.Context) (*Held, error) {
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, a.fail(err)
-		}
-		ord, err := a.listRetrying(ctx)
-		if err != nil {
-			return nil, a.fail(err)
-		}
-		pred, err := a.decide(ord)
-		if err != nil {
-			return nil, a.fail(err)
-		}
-		if pred == "" {
-			return a.hold(), nil
-		}
-		ch, err := a.watch(ctx, pred)
-		if err != nil {
-			if a.retries.again(err) {
-				continue
-			}
-			return nil, a.fail(err)
-		}
-		if ch == nil {
-			continue
-		}
-		if err := a.wait(ctx, ch); err != nil {
-			return nil, a.fail(err)
-		}
-	}
-}
-
-// attempt is one acquisition of one candidate node, from its first list to
-// its return. Only the acquiring goroutine touches it.
-type attempt struct {
-	l       *Locker
-	session int64
-	guid    string
-	path    string
-	own     string
-	pred    string // the predecessor watched now or last
-	retries connRetries
-	// parentCzxid is the parent's czxid as the last listing saw it.
-	parentCzxid int64
-}
-
-func (l *Locker) begin(session int64, guid, path string) *attempt {
-	own := path[strings.LastIndexByte(path, '/')+1:]
-	return &attempt{l: l, session: session, guid: guid, path: path, own: own}
-}
-
-// listRetrying lists the parent, again after a connection error while the
-// retry policy allows: a lost reply to getChildren is never an empty queue.
-func (a *attempt) listRetrying(ctx context.Context) ([]entry, error) {
-	for {
-		ord, err := a.list(ctx)
-		if err == nil || !a.retries.again(err) {
-			return ord, err
-		}
-	}
-}
-
-// list reads the parent's children and orders the candidates among them.
-func (a *attempt) list(ctx context.Context) ([]entry, error) {
-	l := a.l
-	l.trace.request(locktrace.OpChildren, l.parent, false)
-	var kids []string
-	var st *zk.Stat
-	err := call(ctx, func() (err error) { kids, st, err = l.conn.Children(l.parent); return err }, nil)
-	if serr := l.checkSession(a.session); serr != nil {
-		l.trace.reply(locktrace.ReplyInfo{Op: locktrace.OpChildren, Path: l.parent, Err: serr})
-		return nil, serr
-	}
-	l.trace.reply(locktrace.ReplyInfo{Op: locktrace.OpChildren, Path: l.parent, Err: err, Children: kids, Stat: st})
-	if err != nil {
-		return nil, fmt.Errorf("lock: children %s: %w", l.parent, err)
-	}
-	a.parentCzxid = st.Czxid
-	ord, err := order(kids)
-	if err != nil {
-		return nil, err
-	}
-	l.trace.listed(a.own, ord)
-	return ord, nil
-}
-
-// decide returns the predecessor to watch, or "" when the own node is the
-// lowest.
-func (a *attempt) decide(ord []entry) (string, error) {
-	i := position(ord, a.own)
+// createdLate undoes a create whose caller left before it answered: it
+// deletes what the create made. No name came back when the reply was
+// lost; then the GUID finds it. A create sent after the session changed
+// made its node in the new session.
+func (l *Locker) createdLate(session int64, guid, path string, err error) {
 	switch {
-	case i < 0:
-		return "", fmt.Errorf("%w: %s is not among the %d candidates of %s", ErrLostCandidacy, a.own, len(ord), a.l.parent)
-	case i == 0:
-		return "", nil
+	case err == nil && l.checkSession(session) != nil:
+		l.deleteAnySession(tracer{}, path)
+	case err == nil || connectionError(err):
+		_ = l.cleanup(tracer{}, session, guid, path)
 	}
-	a.pred = ord[i-1].name
-	return a.pred, nil
 }
 
-// watch sets a watch on pred with exists. A nil channel and no error mean
-// pred was already gone: its deletion event will never come.
-func (a *attempt) watch(ctx context.Context, pred string) (<-chan zk.Event, error) {
-	l := a.l
-	l.trace.watching(a.own, pred)
-	pp := l.parent + "/" + pred
-	l.trace.request(locktrace.OpExists, pp, true)
-	var ok bool
-	var st *zk.Stat
-	var ch <-chan zk.Event
-	err := call(ctx, func() (err error) { ok, st, ch, err = l.conn.ExistsW(pp); return err }, nil)
-	if serr := l.checkSession(a.session); serr != nil {
-		l.trace.reply(locktrace.ReplyInfo{Op: locktrace.OpExists, Path: pp, Err: serr})
-		return nil, serr
+func baseName(path string, err error) string {
+	if err != nil || path == "" {
+		return ""
 	}
-	l.trace.reply(locktrace.ReplyInfo{Op: locktrace.OpExists, Path: pp, Err: err, Exists: ok, Stat: st})
-	if err != nil {
-		return nil, fmt.Errorf("lock: exists %s: %w", pp, err)
-	}
-	a.retries = 0
-	if !ok {
-		// List again now. (The exists left a creation watch on a name
-		// nobody reuses: the GUID is in it.)
-		return nil, nil
-	}
-	l.trace.waiting(a.own, pred)
-	return ch, nil
-}
-
-// wait blocks on the predecessor's watch; any event, a deletion included,
-// only means "look again".
-func (a *attempt) wait(ctx context.Context, ch <-chan zk.Event) error {
-	var ev zk.Event
-	select {
-	case e, ok := <-ch:
-		if ev = e; !ok {
-			ev = zk.Event{Type: zk.EventNotWatching, Err: zk.ErrClosing}
-		}
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	a.l.trace.woke(a.own, a.pred, ev)
-	if ev.Type != zk.EventNotWatching {
-		return nil
-	}
-	if errors.Is(ev.Err, zk.ErrSessionExpired) {
-		return &sessionError{pinned: a.session, now: a.l.conn.SessionID(), cause: ev.Err}
-	}
-	return fmt.Errorf("lock: watch on %s dropped: %w", a.pred, ev.Err)
-}
-
-func (a *attempt) hold() *Held {
-	seq, _ := fence.ParseSeq(a.own) // order parsed it already
-	h := &Held{
-		Path: a.path, GUID: a.guid, Token: fence.Token{Seq: seq},
-		l: a.l, session: a.session, lost: make(chan struct{}), stop: make(chan struct{}), gone: make(chan struct{}),
-	}
-	if a.l.czxidDomain {
-		h.Token.Domain = a.parentCzxid
-	}
-	a.l.trace.held(a.path, h.Token)
-	return h
-}
-
-// fail ends the attempt. A candidacy that is over leaves nothing to delete;
-// any other end deletes the own node, so it cannot block the queue.
-func (a *attempt) fail(err error) error {
-	if errors.Is(err, ErrLostCandidacy) || errors.Is(err, ErrSessionChanged) {
-		a.l.trace.ended(a.path, locktrace.EndLost, err)
-		return err
-	}
-	a.l.trace.ended(a.path, locktrace.EndAbandoned, err)
-	a.l.abandon(a.session, a.guid, a.path)
-	return err
+	return path[strings.LastIndexByte(path, '/')+1:]
 }
 
 // connRetries is the package's one retry policy: an idempotent call that
@@ -584,173 +558,4 @@ func call(ctx context.Context, req func() error, late func(error)) error {
 		left = true
 		return ctx.Err()
 	}
-}
-
-// Held is an acquired lock: this session's candidate was the lowest when
-// last listed.
-type Held struct {
-	Path  string      // the own node
-	GUID  string      // the acquisition's GUID, part of the node's name
-	Token fence.Token // Seq is the node's sequence number; Domain from WithCzxidDomain
-
-	l        *Locker
-	session  int64
-	mu       sync.Mutex
-	armed    bool
-	released bool
-	lost     chan struct{}
-	lostOnce sync.Once
-	lostErr  error
-	stop     chan struct{}
-	gone     chan struct{} // closed when Release's delete has finished
-}
-
-// Lost returns a channel closed when the hold is known to be over: its node
-// was deleted, its session expired (seen when the client reaches a server
-// again), the client closed, or Release was called. Release then says why.
-// The first call sets a watch on the own node; none is kept before, so a
-// holder adds nothing to the herd measured in claim L7.
-func (h *Held) Lost() <-chan struct{} {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.armed && !h.released {
-		h.armed = true
-		go h.watchOwn()
-	}
-	return h.lost
-}
-
-func (h *Held) markLost(err error) {
-	h.lostOnce.Do(func() {
-		h.lostErr = err
-		close(h.lost)
-		if errors.Is(err, errReleased) {
-			h.l.trace.ended(h.Path, locktrace.EndReleased, nil)
-		} else {
-			h.l.trace.ended(h.Path, locktrace.EndLost, err)
-		}
-	})
-}
-
-func (h *Held) watchOwn() {
-	var retries connRetries
-	for {
-		select {
-		case <-h.stop:
-			return
-		default:
-		}
-		ok, _, ch, err := h.l.conn.ExistsW(h.Path)
-		if serr := h.l.checkSession(h.session); serr != nil {
-			h.markLost(serr)
-			return
-		}
-		if err != nil {
-			if retries.again(err) {
-				continue
-			}
-			h.markLost(fmt.Errorf("lock: cannot watch own node %s: %w", h.Path, err))
-			return
-		}
-		retries = 0
-		if !ok { // a node at this path is this session's: the GUID is in its name
-			h.markLost(fmt.Errorf("%w: %s no longer exists", ErrLostCandidacy, h.Path))
-			return
-		}
-		select {
-		case <-h.stop:
-			return
-		case ev := <-ch:
-			if err := h.ownEvent(ev); err != nil {
-				h.markLost(err)
-				return
-			}
-		}
-	}
-}
-
-// ownEvent says what a watch event on the own node means: nil for a data
-// change (watch again), otherwise why the hold is over.
-func (h *Held) ownEvent(ev zk.Event) error {
-	switch ev.Type {
-	case zk.EventNodeDeleted:
-		return fmt.Errorf("%w: %s was deleted", ErrLostCandidacy, h.Path)
-	case zk.EventNotWatching:
-		if errors.Is(ev.Err, zk.ErrSessionExpired) {
-			return &sessionError{pinned: h.session, now: h.l.conn.SessionID(), cause: ev.Err}
-		}
-		return fmt.Errorf("lock: watch on own node %s dropped: %w", h.Path, ev.Err)
-	}
-	return nil
-}
-
-// Release deletes this hold's own node, and only it, and closes Lost. It
-// returns nil once the node is known gone by this release. Otherwise:
-//   - the hold was over before (its node deleted by someone else, or its
-//     session changed): an error wrapping ErrLostCandidacy or
-//     ErrSessionChanged, and nothing is deleted;
-//   - the delete's answer was lost with the connection: Release looks
-//     again after the reconnect, in the same session; the node gone means
-//     released, the node still there means delete again. A node found at
-//     the path that another session owns is not this hold's (its own is
-//     gone): it is left alone, and the error wraps ErrLostCandidacy. In a
-//     changed session the node went with the old session:
-//     ErrSessionChanged;
-//   - ctx ended before that was known: an error wrapping ErrOutcomeUnknown
-//     and ctx's error, at once. The delete goes on by itself, and Gone is
-//     closed when it has finished;
-//   - the client was closed before that was known: an error wrapping
-//     ErrOutcomeUnknown; closing the client ended the session, and the
-//     node with it.
-func (h *Held) Release(ctx context.Context) error {
-	if err := h.end(); err != nil {
-		return err
-	}
-	tr, detach := h.l.trace.detachable()
-	done := make(chan error, 1)
-	go func() {
-		err := h.l.deleteOwn(tr, h.session, h.Path)
-		close(h.gone)
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		detach()
-		return fmt.Errorf("%w: release %s: %w; the recipe deletes the node once the client reaches a server again in this session (Gone is closed then)", ErrOutcomeUnknown, h.Path, ctx.Err())
-	}
-}
-
-// Gone returns a channel closed when Release's delete has finished: the
-// node is deleted, or known gone (its session changed), or the client was
-// closed, which ends the session and the node with it.
-// After a Release that returned ErrOutcomeUnknown because its context
-// ended, Gone is how the caller learns that the recipe finished its
-// cleanup by itself. It is never closed before Release is called.
-func (h *Held) Gone() <-chan struct{} { return h.gone }
-
-// end marks the hold released. It returns why the hold cannot be released:
-// released already, or known lost for certain.
-func (h *Held) end() error {
-	h.mu.Lock()
-	if h.released {
-		h.mu.Unlock()
-		return fmt.Errorf("lock: %s: %w already", h.Path, errReleased)
-	}
-	h.released = true
-	close(h.stop)
-	h.mu.Unlock()
-	select {
-	case <-h.lost:
-		if errors.Is(h.lostErr, ErrLostCandidacy) || errors.Is(h.lostErr, ErrSessionChanged) {
-			close(h.gone)
-			return h.lostErr
-		}
-	default:
-	}
-	// The hold ends when its owner decides to release, before the delete
-	// is confirmed. The Lost watcher, if any, exits when its call returns.
-	h.markLost(errReleased)
-	return nil
 }

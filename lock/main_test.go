@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/google/uuid"
 
+	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/jute"
 	"github.com/zk19/zk19/internal/zkclient"
@@ -105,4 +107,14 @@ func deleteNode(path string) {
 // bounded is the context an Example's lock calls run under.
 func bounded() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 30*time.Second)
+}
+
+// createCandidate creates a candidate under parent in conn's session with
+// a fresh GUID, as a hand-written recipe would, and returns the GUID.
+func createCandidate(conn *zk.Conn, parent string) string {
+	guid := uuid.NewString()
+	if _, err := conn.Create(parent+"/"+guid+fence.LockInfix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
+		scope.Fatalf("create a candidate under %s: %v", parent, err)
+	}
+	return guid
 }

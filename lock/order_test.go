@@ -92,16 +92,16 @@ func TestDecideWatchesTheImmediatePredecessor(t *testing.T) {
 func TestRecoverErrorListsWhatItFound(t *testing.T) {
 	owned := []string{"g-lock-0000000010", "g-lock-0000000002"}
 	sortBySeq(owned)
-	err := error(&recoverError{guid: "g", kind: ErrAmbiguous, owned: owned, foreign: []string{"g-lock-0000000005"}})
+	err := error(&RecoverError{GUID: "g", Kind: ErrAmbiguous, Owned: owned, Foreign: []string{"g-lock-0000000005"}})
 	want := ErrAmbiguous.Error() + ": GUID g; owned by this session: g-lock-0000000002, g-lock-0000000010; owned by other sessions (not adopted): g-lock-0000000005"
 	if !errors.Is(err, ErrAmbiguous) || err.Error() != want {
 		t.Errorf("got %q; want %q wrapping ErrAmbiguous", err, want)
 	}
 }
 
-// A recoverError names only the lists that have nodes.
+// A RecoverError names only the lists that have nodes.
 func TestRecoverErrorNamesOnlyWhatItFound(t *testing.T) {
-	err := error(&recoverError{guid: "g", kind: ErrMissing})
+	err := error(&RecoverError{GUID: "g", Kind: ErrMissing})
 	if want := ErrMissing.Error() + ": GUID g"; err.Error() != want {
 		t.Errorf("got %q; want %q", err, want)
 	}

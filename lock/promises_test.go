@@ -202,44 +202,56 @@ func TestAcquireReturnsWhenItsContextEnds(t *testing.T) {
 	}
 }
 
-// TestRecoverReturnsWhenItsContextEnds: Recover, after a lost create reply,
-// with its sync left unanswered on an open connection, returns ctx's error
-// by the deadline, and the lost create's node is gone once the replies flow
-// again: an abandoned recovery leaves no candidate, as an abandoned
-// acquisition does.
-func TestRecoverReturnsWhenItsContextEnds(t *testing.T) {
-	parent, o := freshParent(t)
-	b := newWire(t, "B")
-	tr, held := b.holdRepliesAt(locktrace.OpSync)
-	lb := lock.New(b.c.Conn, parent, lock.WithTrace(tr))
-
-	t.Logf("fault: B's proxy loses the reply to B's next create under %s", parent)
-	drop := b.px.LoseReply(faultproxy.Match{Ops: []int32{jute.OpCreate, jute.OpCreate2}, Under: parent})
-	ctx0, cancel0 := context.WithTimeout(context.Background(), answerWithin)
-	defer cancel0()
-	_, err := lb.Acquire(ctx0)
-	var ce *lock.CreateError
-	if !errors.As(err, &ce) || !drop.Result().Dropped {
-		t.Fatalf("not shown: the create's reply was not lost (Acquire said %v; proxy: %s)", err, drop.Result().Reason)
-	}
-	if owned, err := ownedBy(t, o, parent, b.c.SessionID()); err != nil || len(owned) != 1 {
-		t.Fatalf("not shown: after the lost reply B owns %v (%v); want the one node the create made", owned, err)
-	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), callDeadline)
-	defer cancel()
-	_, took, err := returnsBy(t, "B's Recover", callDeadline+cleanupGrace+scheduling, func() (*lock.Held, error) { return lb.Recover(ctx, ce.GUID) })
-	t.Logf("B Recover returned after %v: %v", took.Round(time.Millisecond), err)
-	if !held.Load() {
-		t.Fatalf("not shown: Recover never sent its sync (it said %v)", err)
-	}
-	t.Attr("returned_after", took.Round(time.Millisecond).String())
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("B's Recover with the sync's reply held: got %v; want an error wrapping context.DeadlineExceeded", err)
-	}
-	t.Logf("fault undone: B's proxy delivers the held replies")
-	b.px.Release(faultproxy.Down)
-	waitNoneOwned(t, o, parent, "B", b.c.SessionID())
+// TestARecoveryReturnsWhenItsContextEnds: a recovery, after a lost create
+// reply, with its sync left unanswered on an open connection, returns
+// ctx's error by the deadline plus the stated grace, and the lost create's
+// node is gone once the replies flow again: an abandoned recovery leaves no
+// candidate, as an abandoned acquisition does. The recovery is Acquire's
+// own, and Recover's for a GUID the caller kept.
+func TestARecoveryReturnsWhenItsContextEnds(t *testing.T) {
+	t.Run("Acquire, recovering its lost create, returns by the deadline and leaves no candidate", func(t *testing.T) {
+		parent, o := freshParent(t)
+		b := newWire(t, "B")
+		tr, held := b.holdRepliesAt(locktrace.OpSync)
+		lb := lock.New(b.c.Conn, parent, lock.WithTrace(tr))
+		t.Logf("fault: B's proxy loses the reply to B's next create under %s", parent)
+		drop := b.px.LoseReply(faultproxy.Match{Ops: []int32{jute.OpCreate, jute.OpCreate2}, Under: parent})
+		ctx, cancel := context.WithTimeout(context.Background(), callDeadline)
+		defer cancel()
+		_, took, err := returnsBy(t, "B's Acquire", callDeadline+cleanupGrace+scheduling, func() (*lock.Held, error) { return lb.Acquire(ctx) })
+		t.Logf("B Acquire returned after %v: %v", took.Round(time.Millisecond), err)
+		if !drop.Result().Dropped || !held.Load() {
+			t.Fatalf("not shown: the create's reply lost %v, the recovery's sync sent %v; want both (Acquire said %v; proxy: %s)", drop.Result().Dropped, held.Load(), err, drop.Result().Reason)
+		}
+		t.Attr("returned_after", took.Round(time.Millisecond).String())
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("B's Acquire with its recovery's sync held: got %v; want an error wrapping context.DeadlineExceeded", err)
+		}
+		t.Logf("fault undone: B's proxy delivers the held replies")
+		b.px.Release(faultproxy.Down)
+		waitNoneOwned(t, o, parent, "B", b.c.SessionID())
+	})
+	t.Run("Recover of a kept GUID returns by the deadline and leaves no candidate", func(t *testing.T) {
+		parent, o := freshParent(t)
+		b := newWire(t, "B")
+		tr, held := b.holdRepliesAt(locktrace.OpSync)
+		lb := lock.New(b.c.Conn, parent, lock.WithTrace(tr))
+		guid := createCandidate(b.c.Conn, parent)
+		ctx, cancel := context.WithTimeout(context.Background(), callDeadline)
+		defer cancel()
+		_, took, err := returnsBy(t, "B's Recover", callDeadline+cleanupGrace+scheduling, func() (*lock.Held, error) { return lb.Recover(ctx, guid) })
+		t.Logf("B Recover returned after %v: %v", took.Round(time.Millisecond), err)
+		if !held.Load() {
+			t.Fatalf("not shown: Recover never sent its sync (it said %v)", err)
+		}
+		t.Attr("returned_after", took.Round(time.Millisecond).String())
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("B's Recover with the sync's reply held: got %v; want an error wrapping context.DeadlineExceeded", err)
+		}
+		t.Logf("fault undone: B's proxy delivers the held replies")
+		b.px.Release(faultproxy.Down)
+		waitNoneOwned(t, o, parent, "B", b.c.SessionID())
+	})
 }
 
 // TestRecoverAdoptsOnlyItsGUIDsNode: nodes of the same session whose names
@@ -611,21 +623,23 @@ func TestAListingIsRetriedThreeTimes(t *testing.T) {
 	waitNoneOwned(t, o, parent, "B", b.c.SessionID())
 }
 
-// TestLostWatchesTheHoldsNodeOnce: Lost sets one watch on the hold's own
-// node, however often it is called (a holder adds one watch, claim L7); a
-// data change on the node is no end of the hold: the recipe watches again
-// and Lost stays open; the deletion closes it.
+// TestLostWatchesTheHoldsNodeOnce: a hold sets one watch on its own node
+// when it is made, and Lost, however often it is called, sends nothing (it
+// has no side effect); a data change on the node is no end of the hold:
+// the recipe watches again and Lost stays open; the deletion closes it.
 func TestLostWatchesTheHoldsNodeOnce(t *testing.T) {
 	parent, o := freshParent(t)
 	h := newWire(t, "H")
-	held := mustAcquire(t, "H", lock.New(h.c.Conn, parent))
 	exists := func() int { return h.px.Requests(jute.OpExists) }
 	base := exists()
+	held := mustAcquire(t, "H", lock.New(h.c.Conn, parent))
+	// A fresh Locker's first acquisition checks the parent with exists; the
+	// hold then sets its watch: two in all.
+	wait.For(t, answerWithin, "H's watch on its own node", func() (bool, string) {
+		return exists()-base >= 2, fmt.Sprintf("%d exists sent", exists()-base)
+	})
 	lost := held.Lost()
 	held.Lost()
-	wait.For(t, answerWithin, "H's watch on its own node", func() (bool, string) {
-		return exists() > base, fmt.Sprintf("%d exists sent", exists()-base)
-	})
 	if _, err := h.c.Sync(parent); err != nil { // every request sent before it has gone out
 		t.Fatalf("H sync: %v", err)
 	}
@@ -637,9 +651,10 @@ func TestLostWatchesTheHoldsNodeOnce(t *testing.T) {
 		default:
 		}
 	}
-	if n := exists() - base; n != 1 {
-		t.Fatalf("Lost called twice: got %d watches set on H's node; want 1", n)
+	if n := exists() - base; n != 2 {
+		t.Fatalf("a hold, and Lost called twice: got %d exists sent (the parent's check included); want 2: one watch on H's node, none for Lost", n)
 	}
+	base += 1
 	open("after the watch was set")
 
 	t.Logf("observer invoke set %s (H's node's data)", path.Base(held.Path))
@@ -688,29 +703,46 @@ func TestRecoverRetriesALostSync(t *testing.T) {
 	_ = h.Release(ctx)
 }
 
-// TestRecoverListsAmbiguousNodesInSequenceOrder: several nodes of one GUID
-// in this session (a blind retry's) make Recover refuse; the error lists
-// them by sequence number, whatever order the server listed them in.
-func TestRecoverListsAmbiguousNodesInSequenceOrder(t *testing.T) {
-	parent, _ := freshParent(t)
+// TestRecoverOfAnAmbiguousGUIDDeletesItsOwnNodesOnly: several nodes of
+// one GUID in this session (a blind retry's) make Recover refuse with
+// ErrAmbiguous; its error lists them by sequence number, whatever order the
+// server listed them in, and Recover deletes them all, since none is held
+// and all are its own. Another session's node of the same GUID is listed
+// as not adopted and left alone.
+func TestRecoverOfAnAmbiguousGUIDDeletesItsOwnNodesOnly(t *testing.T) {
+	parent, o := freshParent(t)
 	c := zkclient.Connect(t, "B", []string{server().Client}, zkclient.Quiet())
 	guid := uuid.NewString()
-	var made []string
-	for range 8 {
+	create := func(who string, c *zkclient.Client) string {
 		p, err := c.Create(parent+"/"+guid+"-lock-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 		if err != nil {
-			t.Fatalf("create: %v", err)
+			t.Fatalf("%s create: %v", who, err)
 		}
-		made = append(made, path.Base(p))
+		t.Logf("%s ok %s", who, path.Base(p))
+		return path.Base(p)
 	}
+	var made []string
+	for range 8 {
+		made = append(made, create("B", c))
+	}
+	foreign := create("observer", o)
 	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
 	defer cancel()
 	_, err := lock.New(c.Conn, parent).Recover(ctx, guid)
-	if !errors.Is(err, lock.ErrAmbiguous) {
-		t.Fatalf("Recover with 8 nodes of its GUID: got %v; want ErrAmbiguous", err)
+	t.Logf("B Recover: %v", err)
+	re, ok := errors.AsType[*lock.RecoverError](err)
+	if !ok || !errors.Is(err, lock.ErrAmbiguous) {
+		t.Fatalf("Recover with 8 nodes of its GUID: got %v; want a *RecoverError wrapping ErrAmbiguous", err)
+	}
+	if got, want := fmt.Sprint(re.Owned, re.Deleted, re.Foreign), fmt.Sprint(made, made, []string{foreign}); got != want {
+		t.Fatalf("Recover's error: got owned, deleted, foreign %s; want %s", got, want)
 	}
 	if want := "owned by this session: " + strings.Join(made, ", "); !strings.Contains(err.Error(), want) {
 		t.Fatalf("Recover's error: got %q; want it to list %q", err, want)
+	}
+	waitNoneOwned(t, o, parent, "B", c.SessionID())
+	if ok, _, err := o.Exists(parent + "/" + foreign); err != nil || !ok {
+		t.Fatalf("the observer's node of the same GUID: got exists %v (%v); want it left alone", ok, err)
 	}
 }
 

@@ -2,9 +2,11 @@ package lock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -12,61 +14,87 @@ import (
 	"github.com/zk19/zk19/lock/locktrace"
 )
 
-// CreateError reports that the create of a candidate returned no name (for
-// example zk.ErrConnectionClosed: the reply may have been lost while the
-// server created the node). Nothing was retried. Recover with GUID, on the
-// same Locker and in the same session, finds out whether the node exists.
+// CreateError reports a create of a candidate that the recipe could not
+// settle: the create failed with an error that is not a lost connection
+// (nothing was made), or its reply was lost and the recovery that Acquire
+// and TryAcquire run by themselves could not decide, or found several
+// nodes of the GUID. The fields say what the recovery found, by name under
+// the parent; Recovery says why it could not decide (ErrAmbiguous when it
+// found several, which it deleted). Nothing is left for the caller to
+// undo: a node of the GUID that this session may still own is deleted by
+// the recipe once the server answers.
 type CreateError struct {
-	GUID string
-	Err  error
+	GUID     string
+	Err      error    // the create's error
+	Recovery error    // nil: no recovery was needed or it found none; else why it did not adopt
+	Owned    []string // nodes of the GUID owned by this session, in sequence order
+	Foreign  []string // nodes of the GUID owned by other sessions (never adopted nor deleted)
+	Deleted  []string // this session's nodes of the GUID that the recipe deleted
 }
 
 func (e *CreateError) Error() string {
 	s := fmt.Sprintf("lock: create of candidate %s: %v", e.GUID, e.Err)
-	if connectionError(e.Err) {
-		s += " (the node may exist: Recover with this GUID in the same session)"
+	if e.Recovery != nil {
+		s += "; recovery: " + e.Recovery.Error()
+	}
+	return s + found(e.Owned, e.Foreign, e.Deleted)
+}
+
+func (e *CreateError) Unwrap() []error {
+	if e.Recovery != nil {
+		return []error{e.Err, e.Recovery}
+	}
+	return []error{e.Err}
+}
+
+// RecoverError is what Recover returns when it cannot name exactly one
+// node: it wraps Kind, ErrMissing or ErrAmbiguous, and says what it found.
+// On ErrAmbiguous, Recover deleted this session's nodes of the GUID that
+// no live hold of its Locker owns; Deleted names those it saw deleted, and
+// the rest of those are deleted once the server answers.
+type RecoverError struct {
+	GUID    string
+	Kind    error    // ErrMissing or ErrAmbiguous
+	Owned   []string // nodes of the GUID owned by this session, in sequence order
+	Foreign []string // nodes of the GUID owned by other sessions (never adopted nor deleted)
+	Deleted []string // this session's nodes of the GUID that Recover deleted
+}
+
+func (e *RecoverError) Error() string {
+	return fmt.Sprintf("%v: GUID %s", e.Kind, e.GUID) + found(e.Owned, e.Foreign, e.Deleted)
+}
+
+func (e *RecoverError) Unwrap() error { return e.Kind }
+
+func found(owned, foreign, deleted []string) string {
+	s := ""
+	if len(owned) > 0 {
+		s += "; owned by this session: " + strings.Join(owned, ", ")
+	}
+	if len(foreign) > 0 {
+		s += "; owned by other sessions (not adopted): " + strings.Join(foreign, ", ")
+	}
+	if len(deleted) > 0 {
+		s += "; deleted: " + strings.Join(deleted, ", ")
 	}
 	return s
 }
-
-func (e *CreateError) Unwrap() error { return e.Err }
-
-// recoverError is what Recover returns when it cannot name exactly one
-// node. It wraps ErrMissing or ErrAmbiguous.
-type recoverError struct {
-	guid    string
-	kind    error
-	owned   []string // matches owned by this session, in sequence order
-	foreign []string // matches owned by another session (never adopted)
-}
-
-func (e *recoverError) Error() string {
-	s := fmt.Sprintf("%v: GUID %s", e.kind, e.guid)
-	if len(e.owned) > 0 {
-		s += "; owned by this session: " + strings.Join(e.owned, ", ")
-	}
-	if len(e.foreign) > 0 {
-		s += "; owned by other sessions (not adopted): " + strings.Join(e.foreign, ", ")
-	}
-	return s
-}
-
-func (e *recoverError) Unwrap() error { return e.kind }
 
 // Recover finds the candidate that a create with guid made in this session
 // when its reply was lost, and then waits for the lock with it exactly as
-// Acquire does. It syncs and lists the parent and keeps the children named
-// exactly <guid>-lock-<10 digits> (a name that merely contains guid is
-// somebody else's) whose ephemeralOwner is this session: exactly one is
-// adopted; none is ErrMissing, several are ErrAmbiguous, and the error lists
-// what was found. Matches owned by another session are never adopted.
-// Recover never creates, and deletes nothing while it can still report:
-// on ErrMissing and ErrAmbiguous the nodes stay as they were. When ctx ends
-// first it abandons the recovery as Acquire abandons an acquisition: the
-// node of guid, if this session owns it, is deleted once the server answers.
-// It refuses to run in a session other than the one the Locker pinned (on a
-// Locker that has not acquired yet, it pins the connection's current
-// session).
+// Acquire does. Acquire and TryAcquire do this by themselves; Recover is
+// for a caller that kept a GUID from an earlier call. It syncs and lists
+// the parent and keeps the children named exactly <guid>-lock-<10 digits>
+// (a name that merely contains guid is somebody else's) whose
+// ephemeralOwner is the connection's session: exactly one is adopted; none
+// is ErrMissing, several are ErrAmbiguous, in a *RecoverError that lists
+// what was found. Recover never creates. On ErrAmbiguous it deletes this
+// session's nodes of the GUID that no live hold of this Locker owns (they
+// are its own and nobody holds them); it never deletes another session's
+// node, nor the node of a hold. When ctx ends first it abandons
+// the recovery as Acquire abandons an acquisition: the node of guid, if
+// this session owns it, is deleted once the server answers. A node of an
+// earlier session is gone with that session: ErrMissing.
 func (l *Locker) Recover(ctx context.Context, guid string) (*Held, error) {
 	if guid == "" || strings.ContainsAny(guid, "/\x00") || strings.Contains(guid, fence.LockInfix) {
 		return nil, fmt.Errorf("%w: %q", errBadGUID, guid)
@@ -75,31 +103,98 @@ func (l *Locker) Recover(ctx context.Context, guid string) (*Held, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := l.checkSession(session); err != nil {
-		return nil, err
-	}
 	var retries connRetries
 	owned, foreign, err := l.matches(ctx, l.trace, session, guid, retries.again)
-	if isContextError(err) {
-		go func() { _ = l.cleanup(tracer{}, session, guid, "") }()
-		return nil, err
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := l.checkSession(session); err != nil {
+	if err = l.settled(session, guid, err); err != nil {
 		return nil, err
 	}
 	switch len(owned) {
 	case 0:
-		return nil, &recoverError{guid: guid, kind: ErrMissing, foreign: foreign}
+		return nil, &RecoverError{GUID: guid, Kind: ErrMissing, Foreign: foreign}
 	case 1:
 		path := l.parent + "/" + owned[0]
 		l.trace.recovered(path)
 		return l.begin(session, guid, path).await(ctx)
 	}
-	sortBySeq(owned)
-	return nil, &recoverError{guid: guid, kind: ErrAmbiguous, owned: owned, foreign: foreign}
+	deleted := l.deleteNodes(session, l.unheld(owned))
+	return nil, &RecoverError{GUID: guid, Kind: ErrAmbiguous, Owned: owned, Foreign: foreign, Deleted: deleted}
+}
+
+// settled turns what a recovery's look-up returned into the recovery's
+// error: the session changed (its nodes went with it), or the look-up
+// failed, and then a node of guid that this session may own is deleted in
+// the background once the server answers.
+func (l *Locker) settled(session int64, guid string, err error) error {
+	if serr := l.checkSession(session); serr != nil {
+		return serr
+	}
+	if err != nil {
+		go func() { _ = l.cleanup(tracer{}, session, guid, "") }()
+	}
+	return err
+}
+
+// recoverCreate settles a create whose reply was lost (ce), in the same
+// session: the path of the one node of its GUID this session owns, "" when
+// there is none (the create did not happen), or an error when it cannot
+// decide. Several nodes are deleted: none is held, all are its own.
+func (l *Locker) recoverCreate(ctx context.Context, session int64, ce *CreateError) (string, error) {
+	var retries cleanupRetries
+	owned, foreign, err := l.matches(ctx, l.trace, session, ce.GUID, retries.again)
+	ce.Owned, ce.Foreign = owned, foreign
+	if err = l.settled(session, ce.GUID, err); err != nil {
+		if isContextError(err) || errors.Is(err, ErrSessionChanged) {
+			return "", err
+		}
+		ce.Recovery = err
+		return "", ce
+	}
+	switch len(owned) {
+	case 0:
+		return "", nil
+	case 1:
+		path := l.parent + "/" + owned[0]
+		l.trace.recovered(path)
+		return path, nil
+	}
+	ce.Deleted = l.deleteNodes(session, l.unheld(owned))
+	ce.Recovery = ErrAmbiguous
+	return "", ce
+}
+
+// deleteNodes deletes names, nodes of this session under the parent,
+// waiting at most cleanupGrace; it returns those it saw deleted. The
+// others are deleted in the background once the server answers.
+func (l *Locker) deleteNodes(session int64, names []string) []string {
+	tr, detach := l.trace.detachable()
+	results := make(chan string, len(names))
+	for _, name := range names {
+		go func() {
+			err := l.deleteOwn(tr, session, l.parent+"/"+name)
+			if err == nil || errors.Is(err, ErrLostCandidacy) {
+				results <- name
+				return
+			}
+			results <- ""
+		}()
+	}
+	grace := time.NewTimer(cleanupGrace)
+	defer grace.Stop()
+	var deleted []string
+	for range names {
+		select {
+		case name := <-results:
+			if name != "" {
+				deleted = append(deleted, name)
+			}
+		case <-grace.C:
+			detach()
+			sortBySeq(deleted)
+			return deleted
+		}
+	}
+	sortBySeq(deleted)
+	return deleted
 }
 
 // ofGUID reports whether name is the name of a candidate of guid:
@@ -172,6 +267,8 @@ func (l *Locker) matches(ctx context.Context, tr tracer, session int64, guid str
 			foreign = append(foreign, k)
 		}
 	}
+	sortBySeq(owned)
+	sortBySeq(foreign)
 	return owned, foreign, nil
 }
 

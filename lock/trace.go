@@ -78,6 +78,12 @@ func (tr tracer) recovered(path string) {
 	}
 }
 
+func (tr tracer) guarded(path string) {
+	if tr.on() && tr.t.Guarded != nil {
+		tr.t.Guarded(locktrace.NodeInfo{Path: path})
+	}
+}
+
 func (tr tracer) held(path string, tok fence.Token) {
 	if tr.on() && tr.t.Held != nil {
 		tr.t.Held(locktrace.HeldInfo{Path: path, Token: tok})

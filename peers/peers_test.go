@@ -451,6 +451,9 @@ func TestPeerForeignGUID(t *testing.T) {
 		sc.remove(own[0])
 		foreign := sc.plant(prefix, true, "W's GUID, session O's node")
 		w.proxy().Heal()
+		if sc.waitsBehind(tw, foreign) {
+			return sc.gaveUpClean(w, tw, kept("did not adopt O's node: found no node of its own, created again with a fresh GUID and waits behind O's"))
+		}
 		sc.result(tw, peerCallWithin)
 		return sc.judgeForeign(w, tw, foreign, map[string][2]string{
 			recipeGoZK:  {"conn.go:1149-1159", "if g := pth[len(protectedPrefix) : len(protectedPrefix)+32]; g == guidStr {"},
@@ -460,6 +463,45 @@ func TestPeerForeignGUID(t *testing.T) {
 			recipeCurator: {curatorImps + "CreateBuilderImpl.java:1344-1347", "return node.startsWith(protectedPrefix);"},
 		}, lock.ErrMissing)
 	})
+}
+
+// waitsBehind waits, within peerCallWithin, until tw has returned or waits
+// on foreign with one candidate of its own, and reports the latter: what
+// an acquisition does that knows its own create did not happen and makes
+// a fresh one behind another session's node.
+func (sc *peerScene) waitsBehind(tw *peerTry, foreign string) bool {
+	sc.t.Helper()
+	behind := false
+	err := wait.Until(peerCallWithin, "the return of "+tw.who+"'s acquisition, or its wait behind "+foreign, func() (bool, string) {
+		if tw.finished() {
+			return true, ""
+		}
+		sess := tw.l.session()
+		behind = len(sc.ownedBy(sess)) == 1 && slices.Equal(sc.watchedBy(sess), []string{foreign})
+		return behind, sc.seen(tw)
+	})
+	if err != nil && sc.r.name == recipeOurs {
+		panic(sceneEnd{broke("", "%v", err)})
+	}
+	if behind {
+		claims.NewActor(sc.t, tw.who).Info("waits behind %s: %s", foreign, sc.seen(tw))
+	}
+	return behind
+}
+
+// gaveUpClean cancels tw, an acquisition still waiting, and returns c if
+// it then returned and left no node of its session in the dir.
+func (sc *peerScene) gaveUpClean(w peerLock, tw *peerTry, c peerCell) peerCell {
+	sc.t.Helper()
+	if !w.cancel() {
+		return c
+	}
+	sc.result(tw, peerCallWithin)
+	left := sc.ownedBy(w.session())
+	if tw.held || len(left) > 0 {
+		return broke("", "after it was cancelled: held %v, left %v", tw.held, left)
+	}
+	return c
 }
 
 // judgeForeign judges an acquisition that may have adopted foreign, a node

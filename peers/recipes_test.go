@@ -401,15 +401,21 @@ func (sc *peerScene) seen(try *peerTry) string {
 		}
 	}
 	s += fmt.Sprintf(" owns %v of the dir's %d children", mine, len(kids))
+	return fmt.Sprintf("%s and watches %v", s, sc.watchedBy(sess))
+}
+
+// watchedBy lists the nodes of the dir that session sess watches, as the
+// server's wchc shows them; nil when it cannot tell.
+func (sc *peerScene) watchedBy(sess string) []string {
 	a, err := zkserver.FourLetter(sc.s.Client, "wchc", 2*time.Second)
 	if err != nil {
-		return fmt.Sprintf("%s (wchc: %v)", s, err)
+		return nil
 	}
 	var watched []string
 	for _, p := range scene.ParseWatchTable(a, "wchc", sc.dir)[sess] {
 		watched = append(watched, path.Base(p))
 	}
-	return fmt.Sprintf("%s and watches %v", s, watched)
+	return watched
 }
 
 func orUnsaid(node string) string {
@@ -498,11 +504,9 @@ func (o *oursLock) reconnected(mark int) error {
 	return o.p.Session.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin)
 }
 
-// acquire does what the recipe asks of its caller: Acquire, and after a
-// create that returned no name because the connection was lost, wait for
-// the session and Recover with the GUID, again while Recover itself loses
-// the connection. A hold's Lost is armed at once, as a holder that wants to
-// know of a loss does.
+// acquire does what the recipe asks of its caller: Acquire, which
+// recovers a lost create reply by itself in the same session. A hold's
+// Lost needs no arming: the hold watches its own node from the start.
 func (o *oursLock) acquire(timeout time.Duration) *peerTry {
 	var ctx context.Context
 	var cancel context.CancelFunc
@@ -514,26 +518,12 @@ func (o *oursLock) acquire(timeout time.Duration) *peerTry {
 	o.stop = cancel
 	try := newTry(o)
 	o.p.Log.Invoke("Acquire %s (timeout %v)", o.sc.dir, timeout)
-	mark := o.p.Session.Mark()
 	go func() {
 		defer cancel()
 		h, err := o.p.Locker.Acquire(ctx)
-		guid := ""
-		if ce, ok := errors.AsType[*lock.CreateError](err); ok {
-			guid = ce.GUID
-		}
-		for guid != "" && (errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer)) {
-			if werr := o.p.Session.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); werr != nil {
-				err = fmt.Errorf("%w; then %w", err, werr)
-				break
-			}
-			mark = o.p.Session.Mark()
-			h, err = o.p.Locker.Recover(ctx, guid)
-		}
 		node := ""
 		if h != nil {
 			node = path.Base(h.Path)
-			h.Lost()
 		}
 		o.mu.Lock()
 		o.held = h

@@ -166,6 +166,7 @@ type Contender struct {
 	o       JoinOpts
 	made    chan string  // own node names the creates returned, in order
 	Events  atomic.Int64 // watch events the acquisitions received
+	Guards  atomic.Int64 // watches its holds set on their own nodes
 
 	mu       sync.Mutex
 	muted    bool
@@ -194,10 +195,15 @@ func Join(t zkserver.TB, name string, servers []string, parent string, o JoinOpt
 	return p
 }
 
-// relock gives p a fresh Locker on its client's current session.
+// relock gives p a fresh Locker on its client's current session. The
+// article's tokens are the sequence numbers alone (§5's diagram: token 0,
+// token 1), so a contender's Locker opts out of the parent's czxid domain
+// unless JoinOpts.Lock turns it back on (lock.WithCzxidDomain), as the §6
+// proofs of the domain do.
 func (p *Contender) Relock() {
 	tr := locktrace.Compose(p.Witness.trace(), RecordTrace(p.line), p.observe(), p.referee(), p.o.Trace)
-	p.Locker = lock.New(p.Session.Conn, p.parent, append([]lock.Option{lock.WithTrace(tr)}, p.o.Lock...)...)
+	opts := append([]lock.Option{lock.WithTrace(tr), lock.WithoutCzxidDomain()}, p.o.Lock...)
+	p.Locker = lock.New(p.Session.Conn, p.parent, opts...)
 }
 
 // observe feeds the contender's records: the creates and the events, in
@@ -218,6 +224,7 @@ func (p *Contender) observe() *locktrace.Trace {
 			p.mu.Unlock()
 			p.Events.Add(1)
 		},
+		Guarded: func(locktrace.NodeInfo) { p.Guards.Add(1) },
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/google/uuid"
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/claims"
@@ -192,30 +193,38 @@ type LostCreate struct {
 	Drop      faultproxy.DropResult
 }
 
-// LoseCreate: on the lost-reply experiment lr, A's acquisition creates its
-// candidate, the proxy loses the create's successful reply, and A
-// reconnects. Example_s4LostCreateReply tells it, and the R claims' proofs
-// and X1 take it as their first step. If the fault did not happen as the
-// claims need it (the proxy forwarded the reply, or A's create returned
-// anything but a connection loss), the proof of claim id did not get as
-// far as its observation: it stops, not shown.
+// LoseCreate: on the lost-reply experiment lr, A's application makes the
+// recipe's first step as the article's code makes it: a fresh GUID it
+// keeps, and a create of <parent>/<GUID>-lock- EPHEMERAL_SEQUENTIAL on A's
+// own session. The proxy loses the create's successful reply, and A
+// reconnects. (Package lock's Acquire would recover the lost reply by
+// itself; the article tells the recovery as a step of its own, Recover
+// with the kept GUID, and so do the proofs that take this as their first
+// step: Example_s4LostCreateReply, the R claims' and X1's.) If the fault
+// did not happen as the claims need it (the proxy forwarded the reply, or
+// A's create returned anything but a connection loss), the proof of claim
+// id did not get as far as its observation: it stops, not shown.
 func LoseCreate(t zkserver.TB, id string, lr *LostReply) *LostCreate {
 	t.Helper()
-	lc := &LostCreate{LostReply: lr}
+	lc := &LostCreate{LostReply: lr, Guid: uuid.NewString()}
 	claims.Phase(t, "the proxy loses the reply to A's create under %s", lc.Parent)
-	ctx := LockCtx(t)
+	prefix := lc.Parent + "/" + lc.Guid + fence.LockInfix
 	lc.Drop, lc.CreateErr = lc.LoseReply(t, id, faultproxy.Match{Ops: CreateOps, Under: lc.Parent}, func() error {
-		_, err := lc.A.Locker.Acquire(ctx)
-		return err
+		lc.A.Log.Invoke("create %s EPHEMERAL_SEQUENTIAL", prefix)
+		p, err := lc.A.Session.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		if err != nil {
+			lc.A.Log.Fail("%v", err)
+			return err
+		}
+		lc.A.Log.Ok("%s", path.Base(p))
+		return nil
 	})
 	if lc.CreateErr == nil {
 		claims.NotShown(t, id, "A's create: got nil error; want connection loss (the proxy forwarded the reply: %s)", lc.Drop.Reason)
 	}
-	ce, ok := errors.AsType[*lock.CreateError](lc.CreateErr)
-	if !ok || !errors.Is(ce, zk.ErrConnectionClosed) {
+	if !errors.Is(lc.CreateErr, zk.ErrConnectionClosed) {
 		claims.NotShown(t, id, "A's create: got %v; want connection loss (fault: %+v)", lc.CreateErr, lc.Drop)
 	}
-	lc.Guid = ce.GUID
 	return lc
 }
 

@@ -49,6 +49,9 @@ type Trace struct {
 	Recovered func(NodeInfo)
 	// Held runs when an acquisition holds the lock.
 	Held func(HeldInfo)
+	// Guarded runs each time a hold has set its watch on its own node: once
+	// after it is made, and again after a data change on the node.
+	Guarded func(NodeInfo)
 	// Ended runs when an acquisition ended without a hold, or a hold ended.
 	Ended func(EndInfo)
 }
@@ -77,6 +80,7 @@ func Compose(ts ...*Trace) *Trace {
 		Woke:      chain(live, func(t *Trace) func(WokeInfo) { return t.Woke }),
 		Recovered: chain(live, func(t *Trace) func(NodeInfo) { return t.Recovered }),
 		Held:      chain(live, func(t *Trace) func(HeldInfo) { return t.Held }),
+		Guarded:   chain(live, func(t *Trace) func(NodeInfo) { return t.Guarded }),
 		Ended:     chain(live, func(t *Trace) func(EndInfo) { return t.Ended }),
 	}
 }
