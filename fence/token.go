@@ -40,8 +40,20 @@ import (
 	"strings"
 )
 
-// Token is a fencing token. Tokens are ordered by Domain first, then Seq.
+// Token is a fencing token. Tokens are ordered by Domain first, then Seq;
+// tokens of different locks (Lock) are not ordered, and a resource refuses
+// a token of a lock other than its mark's.
+//
+// The zero Token is no token: every resource of this package refuses it
+// with ErrZeroToken. A token made by NewToken is never zero.
+//
+// A token travels as text (MarshalText, and so JSON) in one versioned
+// format; see MarshalText.
 type Token struct {
+	// Lock identifies the lock the token came from: LockID of the lock
+	// parent's path (16 lowercase hex digits), or empty for a token made
+	// without one. It is an identity, not a secret.
+	Lock string
 	// Domain identifies the generation of the lock domain (the persistent
 	// lock parent), e.g. the parent's czxid. Sequence numbers restart when
 	// the parent is recreated, so a larger Domain dominates any Seq. The
@@ -71,7 +83,9 @@ func (t Token) Compare(u Token) int {
 	}
 }
 
-// String formats the token as "g<Domain>/<Seq>", e.g. "g5/7".
+// String formats the token as "g<Domain>/<Seq>", e.g. "g5/7", for people:
+// it leaves out Lock and is not parsed back. MarshalText is the format that
+// travels.
 func (t Token) String() string {
 	return fmt.Sprintf("g%d/%d", t.Domain, t.Seq)
 }
