@@ -334,7 +334,7 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		t.Run("the "+kind+" resource gives a reader that waited while a write was inside that write's value with its token as the mark", func(t *testing.T) {
 			cs := scene.NewCriticalSection(t, "F6")
 			res := scene.OpenResource(t, kind, fence.WithTrace(cs.Trace()))
-			tokA, tokB := fence.Token{Seq: 0}, fence.Token{Seq: 1}
+			tokA, tokB := fence.Token{Seq: 1}, fence.Token{Seq: 2} // not Seq 0: the zero Token is refused
 			scene.WriteAs(t, claims.NewActor(t, "A"), res, tokA, "A-first")
 			b := cs.Write(res, claims.NewActor(t, "B"), tokB, "new-owner")
 			b.Entered()
@@ -377,11 +377,15 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		scene.SourceVerdict(t, "memory", "lock section", found, []scene.SourceFinding{{Name: "the compare-then-write control's Write", Why: control}, {Name: "a copy that lets the section go in a helper", Why: inHelper}})
 	})
 	t.Run("the durable resource's source compares and writes in one transaction, following its calls, where changed copies do not", func(t *testing.T) {
-		src, err := scene.ReadSource(filepath.Join("fence", "durable.go"))
+		durable, err := scene.ReadSource(filepath.Join("fence", "durable.go"))
 		if err != nil {
 			claims.NotShown(t, "F6", "reading the durable resource's source: %v", err)
 		}
-		why, err := scene.TransactionInSource(string(src))
+		marks, err := scene.ReadSource(filepath.Join("fence", "marks.go"))
+		if err != nil {
+			claims.NotShown(t, "F6", "reading the marks' source: %v", err)
+		}
+		why, err := scene.TransactionInSource(nil)
 		if err != nil {
 			claims.NotShown(t, "F6", "reading the durable resource's source: %v", err)
 		}
@@ -389,20 +393,45 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		// begun again right after the decision, and with the value stored
 		// again in a statement of its own once the transaction is over.
 		var controls []scene.SourceFinding
-		for _, c := range []struct{ name, pattern, insert string }{
-			{"a copy split after the decision", `(?m)^(\s*)d\.trace\.decided\(.*\)$`,
-				"$0\n${1}_, _ = conn.ExecContext(ctx, \"COMMIT\")\n${1}_, _ = conn.ExecContext(ctx, \"BEGIN IMMEDIATE\")"},
-			{"a copy that stores the value after its transaction", `(?m)^(\s*)res\.Commit = commits$`,
-				"$0\n${1}_, _ = d.db.ExecContext(ctx, `UPDATE resource SET value = ?1 WHERE id = 1`, value)"},
+		for _, c := range []struct{ name, file, pattern, insert string }{
+			{"a copy split after the decision", "marks.go", `(?m)^(\s*)trace\.decided\(.*\)$`,
+				"$0\n${1}_, _ = q.ExecContext(ctx, \"COMMIT\")\n${1}_, _ = q.ExecContext(ctx, \"BEGIN IMMEDIATE\")"},
+			{"a copy that stores the value after its transaction", "durable.go", `(?m)^(\s*)return res, refused$`,
+				"${1}_, _ = d.db.ExecContext(ctx, d.sql(upsertValue), d.register, value)\n$0"},
 		} {
+			src := map[string][]byte{"durable.go": durable, "marks.go": marks}[c.file]
 			changed := regexp.MustCompile(c.pattern).ReplaceAllString(string(src), c.insert)
-			control, err := scene.TransactionInSource(changed)
+			control, err := scene.TransactionInSource(map[string]string{c.file: changed})
 			if err != nil || changed == string(src) {
 				claims.NotShown(t, "F6", "%s of the durable resource's source: %v (changed: %v)", c.name, err, changed != string(src))
 			}
 			controls = append(controls, scene.SourceFinding{Name: c.name, Why: control})
 		}
 		scene.SourceVerdict(t, "durable", "transaction", []scene.SourceFinding{{Name: "Durable.Write and WriteOnce", Why: why}}, controls)
+	})
+	t.Run("fence.AdvanceMark, the fence in a service's own transaction, compares and advances the mark in one statement of that transaction, where changed copies do not", func(t *testing.T) {
+		marks, err := scene.ReadSource(filepath.Join("fence", "marks.go"))
+		if err != nil {
+			claims.NotShown(t, "F6", "reading the marks' source: %v", err)
+		}
+		why, err := scene.AdvanceInSource(nil)
+		if err != nil {
+			claims.NotShown(t, "F6", "reading fence.AdvanceMark's source: %v", err)
+		}
+		var controls []scene.SourceFinding
+		for _, c := range []struct{ name, pattern, insert string }{
+			{"a copy that commits the caller's transaction after the decision", `(?m)^(\s*)trace\.decided\(.*\)$`,
+				"$0\n${1}_, _ = q.ExecContext(ctx, \"COMMIT\")"},
+			{"a copy whose statement advances the mark without comparing", `(?m)^WHERE marked = 0 OR [^`+"`"+`\n]*`, "-- no compare"},
+		} {
+			changed := regexp.MustCompile(c.pattern).ReplaceAllString(string(marks), c.insert)
+			control, err := scene.AdvanceInSource(map[string]string{"marks.go": changed})
+			if err != nil || changed == string(marks) {
+				claims.NotShown(t, "F6", "%s of fence.AdvanceMark's source: %v (changed: %v)", c.name, err, changed != string(marks))
+			}
+			controls = append(controls, scene.SourceFinding{Name: c.name, Why: control})
+		}
+		scene.SourceVerdict(t, "service-table", "statement of the caller's transaction", []scene.SourceFinding{{Name: "fence.AdvanceMark", Why: why}}, controls)
 	})
 	scene.OnEachResource(t, "keeps value and mark together among many writers and readers", func(t *testing.T, kind string, res scene.FencedResource) {
 		writers, per, readers := 16, 100, 2
@@ -425,7 +454,7 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		staleValue := scene.ValueOf(-1, 0, stale)
 		first := make(chan fence.Result, 1)
 		go func() {
-			r, err := res.Write(context.Background(), stale, staleValue)
+			r, err := scene.Outcome(res.Write(context.Background(), stale, staleValue))
 			if err != nil {
 				t.Error(err)
 			}
@@ -490,7 +519,7 @@ func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
 		claims.NotShown(t, "F8", "the fencing story did not run as its Output says; nothing to restart")
 	}
 	value, mark, _ := scene.ReadResource(t, d)
-	tokenA := fence.Token{Domain: mark.Domain} // A's token: g0/0 in the Output the retelling checked, below B's mark g0/1
+	tokenA := fence.Token{Lock: mark.Lock, Domain: mark.Domain} // A's token: g0/0 in the Output the retelling checked, below B's mark g0/1
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -85,3 +85,34 @@ func TestDurableFailedWriteRollsBack(t *testing.T) {
 		t.Errorf("Read after the next write got %q, %v, %v, %v; want \"b\", g1/6, true, nil", v, m, ok, err)
 	}
 }
+
+// TestDurableRegistersShareTables: two registers in the same tables, named
+// by the caller, keep a mark each; the applied table keeps only the
+// requests of each register's mark.
+func TestDurableRegistersShareTables(t *testing.T) {
+	ctx := context.Background()
+	tables := Tables{Marks: "svc_marks", Values: "svc_values", Applied: "svc_applied"}
+	a, db := openDurableDB(t, WithTables(tables), WithRegister("a"))
+	b, err := NewDurable(ctx, db, WithTables(tables), WithRegister("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, a, g(1, 9), "a9", true)
+	mustWrite(t, b, g(1, 2), "b2", true) // below a's mark: b has its own
+	mustWrite(t, a, g(1, 8), "stale", false)
+	if v, m, _, err := b.Read(ctx); err != nil || v != "b2" || m != g(1, 2) {
+		t.Errorf("b.Read = %q, %v, %v; want b2 under g1/2", v, m, err)
+	}
+	for i, id := range []string{"r1", "r2", "r3"} {
+		if _, err := a.WriteOnce(ctx, g(1, int64(10+i)), id, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM svc_applied WHERE register = 'a'`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("applied rows of register a after three requests under rising tokens: %d, %v; want 1 (those below the mark pruned)", n, err)
+	}
+	if _, err := NewDurable(ctx, db, WithTables(Tables{Marks: "x; DROP TABLE svc_marks", Values: "v", Applied: "a"})); err == nil {
+		t.Errorf("NewDurable with a table name that is not an identifier succeeded; want an error")
+	}
+}

@@ -3,6 +3,7 @@ package fence_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,7 +35,7 @@ func ExampleMemory_Write() {
 		{"A", a, "A, late: its lock has passed to B"},
 	} {
 		r, err := res.Write(ctx, w.tok, w.value)
-		if err != nil {
+		if err != nil && !errors.Is(err, fence.ErrStale) { // a refusal is an error too: ErrStale
 			fmt.Println(err)
 			return
 		}
@@ -73,17 +74,22 @@ func ExampleNewDurable() {
 	}
 
 	db, res := open()
-	r1, _ := res.Write(ctx, fence.Token{Domain: 0, Seq: 6}, "B's value")
+	_, err1 := res.Write(ctx, fence.Token{Domain: 0, Seq: 6}, "B's value")
 	db.Close() // the service restarts
 
 	db, res = open()
 	defer db.Close()
-	r2, _ := res.Write(ctx, fence.Token{Domain: 0, Seq: 5}, "A's late value")
+	_, err2 := res.Write(ctx, fence.Token{Domain: 0, Seq: 5}, "A's late value")
 	v, mark, _, _ := res.Read(ctx)
-	fmt.Printf("before the restart: accepted=%v; after it: accepted=%v\n", r1.Accepted, r2.Accepted)
+	fmt.Printf("before the restart: accepted=%v; after it: accepted=%v\n", err1 == nil, err2 == nil)
+	var stale *fence.StaleError
+	if errors.As(err2, &stale) {
+		fmt.Printf("refused: token %v below the mark %v\n", stale.Token, stale.Mark)
+	}
 	fmt.Printf("value %q under mark %v\n", v, mark)
 	// Output:
 	// before the restart: accepted=true; after it: accepted=false
+	// refused: token g0/5 below the mark g0/6
 	// value "B's value" under mark g0/6
 }
 

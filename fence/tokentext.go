@@ -16,8 +16,8 @@ import (
 const TokenPrefix = "zk19-fence-v1:"
 
 // maxTokenText bounds the text form: the prefix, 16 hex digits, a domain of
-// at most 19 digits, a sequence of at most 10 digits and three colons.
-const maxTokenText = len(TokenPrefix) + 16 + 1 + 19 + 1 + 10
+// at most 19 digits and a sign, a sequence of at most 10 digits and three colons.
+const maxTokenText = len(TokenPrefix) + 16 + 1 + 20 + 1 + 10
 
 // lockIDLen is the length of a LockID: 8 bytes of SHA-256 in hex.
 const lockIDLen = 16
@@ -54,9 +54,10 @@ func (t Token) IsZero() bool { return t == Token{} }
 //	zk19-fence-v1:<lock>:<domain>:<seq>
 //
 // where <lock> is t.Lock (16 lowercase hex digits, or empty for a token
-// without a lock), <domain> is t.Domain in decimal (0 to MaxInt64) and
-// <seq> is t.Seq in decimal (0 to MaxInt32), both without sign or leading
-// zeros; for example "zk19-fence-v1:8d3a5b1c9e0f2a47:0:7". The form is
+// without a lock), <domain> is t.Domain in decimal (any int64) and
+// <seq> is t.Seq in decimal (0 to MaxInt32), both without leading zeros
+// or '+' (a negative domain, which an operator's generation may be, has a
+// '-'); for example "zk19-fence-v1:8d3a5b1c9e0f2a47:0:7". The form is
 // canonical: one token, one text. It fails, wrapping ErrMalformedToken, for
 // a token the format cannot carry (a negative field, a Seq above MaxInt32,
 // a Lock that is not a LockID) and with ErrZeroToken for the zero Token.
@@ -82,8 +83,6 @@ func (t Token) check() error {
 	switch {
 	case t.Lock != "" && !isLockID(t.Lock):
 		return fmt.Errorf("%w: lock %q is not 16 lowercase hex digits", ErrMalformedToken, t.Lock)
-	case t.Domain < 0:
-		return fmt.Errorf("%w: negative domain %d", ErrMalformedToken, t.Domain)
 	case t.Seq < 0 || t.Seq > math.MaxInt32:
 		return fmt.Errorf("%w: sequence %d outside [0, MaxInt32]", ErrMalformedToken, t.Seq)
 	}
@@ -91,8 +90,8 @@ func (t Token) check() error {
 }
 
 // UnmarshalText parses the form MarshalText writes, and only that form:
-// the prefix exactly, then the three fields, each canonical (no sign, no
-// leading zero, no space, nothing before or after). Anything else,
+// the prefix exactly, then the three fields, each canonical (no '+', no
+// leading zero, no "-0", no space, nothing before or after). Anything else,
 // including a token of another version, quoted or wrapped text, or the
 // zero Token's fields, is refused with an error wrapping ErrMalformedToken
 // (or ErrZeroToken) that names the input, and t is left unchanged.
@@ -120,7 +119,7 @@ func parseTokenText(s string) (Token, error) {
 	if fields[0] != "" && !isLockID(fields[0]) {
 		return Token{}, fmt.Errorf("%w: lock %q is not 16 lowercase hex digits", ErrMalformedToken, fields[0])
 	}
-	domain, err := canonical(fields[1], math.MaxInt64)
+	domain, err := canonicalDomain(fields[1])
 	if err != nil {
 		return Token{}, fmt.Errorf("%w: domain: %w", ErrMalformedToken, err)
 	}
@@ -133,6 +132,24 @@ func parseTokenText(s string) (Token, error) {
 		return Token{}, ErrZeroToken
 	}
 	return tok, nil
+}
+
+// canonicalDomain parses a domain: canonical, with a '-' for a negative
+// one ("-0" is not canonical).
+func canonicalDomain(s string) (int64, error) {
+	digits, neg := strings.CutPrefix(s, "-")
+	v, err := canonical(digits, math.MaxInt64)
+	switch {
+	case neg && digits == "9223372036854775808":
+		return math.MinInt64, nil
+	case err != nil:
+		return 0, err
+	case neg && v == 0:
+		return 0, fmt.Errorf("%q is not canonical", s)
+	case neg:
+		return -v, nil
+	}
+	return v, nil
 }
 
 // canonical parses a decimal in [0, max] written without sign or leading
