@@ -422,7 +422,7 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		for _, c := range []struct{ name, pattern, insert string }{
 			{"a copy that commits the caller's transaction after the decision", `(?m)^(\s*)trace\.decided\(.*\)$`,
 				"$0\n${1}_, _ = q.ExecContext(ctx, \"COMMIT\")"},
-			{"a copy whose statement advances the mark without comparing", `(?m)^WHERE marked = 0 OR [^`+"`"+`\n]*`, "-- no compare"},
+			{"a copy whose statement advances the mark without comparing", `(?m)^WHERE marked = 0 OR [^` + "`" + `\n]*`, "-- no compare"},
 		} {
 			changed := regexp.MustCompile(c.pattern).ReplaceAllString(string(marks), c.insert)
 			control, err := scene.AdvanceInSource(map[string]string{"marks.go": changed})
