@@ -1,0 +1,128 @@
+package readme_test
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zk19/zk19/fence"
+	"github.com/zk19/zk19/internal/readme"
+	"github.com/zk19/zk19/internal/zkclient"
+	"github.com/zk19/zk19/internal/zkserver"
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	zkserver.SetShort(testing.Short())
+	if zkserver.Listing() {
+		os.Exit(m.Run())
+	}
+	stopInterrupts := zkserver.HandleInterrupts(func() {})
+	code := m.Run()
+	stopInterrupts()
+	if n := zkserver.Live(); n > 0 {
+		fmt.Fprintf(os.Stderr, "servers left running: %v\n", zkserver.KillAll())
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// TestTheReadmeShowsThisProgram: the README's first Go block is program.go
+// after its package clause, line for line.
+func TestTheReadmeShowsThisProgram(t *testing.T) {
+	md, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(md), "```go\n")
+	block, _, closed := strings.Cut(block, "```")
+	if !ok || !closed {
+		t.Fatal("README.md: no ```go block; want the program of internal/readme")
+	}
+	src, err := os.ReadFile("program.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, prog, ok := strings.Cut(string(src), "\npackage readme\n\n")
+	if !ok {
+		t.Fatal("program.go: no package clause followed by a blank line")
+	}
+	got, want := strings.Split(block, "\n"), strings.Split(prog, "\n")
+	for i := range max(len(got), len(want)) {
+		g, w := "(end of block)", "(end of file)"
+		if i < len(got) {
+			g = got[i]
+		}
+		if i < len(want) {
+			w = want[i]
+		}
+		if g != w {
+			t.Fatalf("README.md's first Go block, line %d: got %q; want %q (internal/readme/program.go): the README shows another program than the one compiled and run", i+1, g, w)
+		}
+	}
+}
+
+// server starts a server for one test and returns a session on it and a
+// fresh lock parent.
+func server(t *testing.T) (*zkclient.Client, string) {
+	s := zkserver.Start(t)
+	c := zkclient.Connect(t, "W", []string{s.Client})
+	const parent = "/services-billing-lock"
+	if _, err := c.Create(parent, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	return c, parent
+}
+
+// TestWorkWritesWithTheHoldsToken: every value is written with the hold's
+// token, and the lock is released.
+func TestWorkWritesWithTheHoldsToken(t *testing.T) {
+	c, parent := server(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res := fence.NewMemory()
+	if err := readme.Work(ctx, c.Conn, parent, res, []string{"a", "b"}); err != nil {
+		t.Fatalf("Work: %v; want nil", err)
+	}
+	v, mark, _, err := res.Read(ctx)
+	t.Logf("after Work: value %q, mark %#v", v, mark)
+	if want := fence.NewToken(parent, 0, 0); err != nil || v != "b" || mark != want {
+		t.Errorf("got %q under %#v (%v); want \"b\" under the hold's token %#v", v, mark, err, want)
+	}
+	if kids, _, err := c.Children(parent); err != nil || len(kids) != 0 {
+		t.Errorf("children of %s after Work: %v, %v; want none: the hold released", parent, kids, err)
+	}
+}
+
+// TestWorkReactsToARefusal: a later holder has written (the resource's mark
+// is above the hold's token): Work stops at the first refusal, says so with
+// the mark, and releases.
+func TestWorkReactsToARefusal(t *testing.T) {
+	c, parent := server(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res := fence.NewMemory()
+	later := fence.NewToken(parent, 0, 5)
+	if _, err := res.Write(ctx, later, "later holder"); err != nil {
+		t.Fatal(err)
+	}
+	err := readme.Work(ctx, c.Conn, parent, res, []string{"a", "b"})
+	t.Logf("Work: %v", err)
+	var stale *fence.StaleError
+	if !errors.As(err, &stale) || stale.Mark != later || !strings.Contains(err.Error(), "the lock has passed on") {
+		t.Errorf("Work against a mark above its token: %v; want a *fence.StaleError with mark %v, said as the lock passed on", err, later)
+	}
+	if v, _, _, _ := res.Read(ctx); v != "later holder" {
+		t.Errorf("value %q; want the later holder's", v)
+	}
+	if kids, _, err := c.Children(parent); err != nil || len(kids) != 0 {
+		t.Errorf("children of %s after Work: %v, %v; want none: the hold released", parent, kids, err)
+	}
+}
