@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -125,4 +126,24 @@ func TestWorkReactsToARefusal(t *testing.T) {
 	if kids, _, err := c.Children(parent); err != nil || len(kids) != 0 {
 		t.Errorf("children of %s after Work: %v, %v; want none: the hold released", parent, kids, err)
 	}
+}
+
+// TestPublicPackagesDependOnStdGoZookeeperAndUUIDOnly: what the README says
+// of lock and fence, with go list.
+func TestPublicPackagesDependOnStdGoZookeeperAndUUIDOnly(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{if .Module}}{{.Module.Path}}{{end}}", "./lock/...", "./fence/...")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	allowed := map[string]bool{"github.com/zk19/zk19": true, "github.com/go-zookeeper/zk": true, "github.com/google/uuid": true}
+	seen := map[string]bool{}
+	for _, m := range strings.Fields(string(out)) {
+		seen[m] = true
+		if !allowed[m] {
+			t.Errorf("go list -deps ./lock/... ./fence/... lists module %s; want only the standard library, go-zookeeper and uuid", m)
+		}
+	}
+	t.Logf("modules: %v", seen)
 }
