@@ -288,7 +288,7 @@
 //     fencing 的内存与持久资源都没接受任何陈旧写，无 fencing
 //     的对照至少接受了一次，且不残留锁节点或 session。 Proof:
 //     TestC1_ChaosLeavesNoStaleWriteInAFencedResource
-//     (fencing_example_test.go:640)
+//     (fencing_example_test.go:678)
 //   - F6 §5 ¶2 句2 「高水位」「原子地」「比较 token」: 带 fencing
 //     的比较与写入是一个原子步骤：一个写停在比较与写入之间时，
 //     第二个写者到不了自己的比较（它被发现停在资源的 Write 里），
@@ -321,7 +321,7 @@
 //     同样的交错下，原子资源把陈旧写者挡在外面，等另一个写完，
 //     再拒绝这同一个写。 Proof:
 //     TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite
-//     (fencing_example_test.go:567), Example_s5bCriticalSection
+//     (fencing_example_test.go:583), Example_s5bCriticalSection
 //     (fencing_example_test.go:176). Code:
 //     fence/fencetest.(*CheckThenWrite).Write
 //     (fence/fencetest/fencetest.go:142)
@@ -336,26 +336,26 @@
 //   - §5 ¶5 图 (diagram) 「高水位」「同一临界区」
 //   - F7 §5 ¶5 句1 「相等 token」「当前持有者」「继续写」: 等于高水位的 token
 //     会被接受，因此当前持有者可以接着写。 Proof: TestF7_EqualTokenIsAccepted
-//     (fencing_example_test.go:487). Code: fence.(*state).admits
+//     (fencing_example_test.go:503). Code: fence.(*state).admits
 //     (fence/resource.go:211)
 //   - F12 §5 ¶5 句1 「相等 token」「重复请求」「去重」: fencing 不负责去重：
 //     相同的 token 会让一次重试的请求生效两次；在同一事务里核对请求 id
 //     则只生效一次，内存资源和持久资源都是如此。 Proof:
-//     TestF12_EqualTokenAppliesARetryTwice (fencing_example_test.go:575),
+//     TestF12_EqualTokenAppliesARetryTwice (fencing_example_test.go:591),
 //     TestF12_RequestIDInTheSameTransactionAppliesOnce
-//     (fencing_example_test.go:594). Code: fence.(*Memory).WriteOnce
+//     (fencing_example_test.go:610). Code: fence.(*Memory).WriteOnce
 //     (fence/resource.go:291), fence.(*Durable).WriteOnce
 //     (fence/durable.go:131)
 //   - F8 §5 ¶5 句2 (beyond) 「高水位」「业务数据」「持久化」:
 //     持久资源在嵌入式数据库的一个事务里同时提交高水位与数据；重启之后它仍拒绝
 //     token 0，仍保有 new-owner。 Proof:
 //     TestF8_DurableResourceKeepsMarkAndValueAcrossRestart
-//     (fencing_example_test.go:507). Code: fence.(*Durable).decideAndWrite
+//     (fencing_example_test.go:523). Code: fence.(*Durable).decideAndWrite
 //     (fence/durable.go:161)
 //   - §5 ¶5 句3 (premise of F8) 「内存模型」「验证」
 //   - F9 §5 ¶5 句4 「fencing」「认证机制」「伪造」: fencing 不做认证：
 //     谁伪造出更大的 token，谁的写就被接受。 Proof:
-//     TestF9_ForgedLargerTokenIsAccepted (fencing_example_test.go:544). Code:
+//     TestF9_ForgedLargerTokenIsAccepted (fencing_example_test.go:560). Code:
 //     fence.(*state).admits (fence/resource.go:211)
 //   - F2 §5 ¶6 句1 「自然过期」「尚未到达资源」「旧 token」: A 已过期、B 的
 //     token 还没到资源时，资源的高水位仍是 A 自己的 token 0，它依旧接受 token

@@ -447,6 +447,22 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		}
 		claims.Evidence(t, "%s resource: %d writers × %d writes beside %d readers: %d accepted, tokens non-decreasing in commit order, each the mark after its commit; %d reads each found the value written with the mark; the last value is the largest accepted token's, that token the mark", kind, writers, per, readers, len(run.Accepted), run.Reads)
 	})
+	t.Run("a service's own table fenced by fence.AdvanceMark in the service's transaction keeps its row and the mark together among many writers and readers", func(t *testing.T) {
+		svc, err := sqlite.OpenService(context.Background(), filepath.Join(t.TempDir(), "service.db"), "billing")
+		if err != nil {
+			claims.NotShown(t, "F6", "opening the service's database: %v", err)
+		}
+		t.Cleanup(func() { _ = svc.Close() })
+		writers, per, readers := 16, 5, 2
+		run := scene.WriteConcurrently(t, "F6", svc, writers, per, readers, nil)
+		if len(run.Accepted) < run.Writes/10 {
+			claims.NotShown(t, "F6", "the service's table accepted %d of %d writes; want a tenth at least, or the run exercises no race", len(run.Accepted), run.Writes)
+		}
+		if why := run.NotAtomic(t, svc); why != "" {
+			claims.RefutedNow(t, "F6", "the service's table fenced by fence.AdvanceMark: %s", why)
+		}
+		claims.Evidence(t, "service's own table, fence.AdvanceMark in its transaction: %d writers × %d writes beside %d readers: %d accepted, tokens non-decreasing in commit order, each the mark after its commit; %d reads each found the value written with the mark", writers, per, readers, len(run.Accepted), run.Reads)
+	})
 	t.Run("the many-writers check catches the control once its gap is held open", func(t *testing.T) {
 		gap := scene.NewHeldGap()
 		res := fencetest.NewCheckThenWrite(&fence.Trace{Decided: gap.Between})
@@ -613,6 +629,28 @@ func TestF12_RequestIDInTheSameTransactionAppliesOnce(t *testing.T) {
 		claims.Evidence(t, "%s resource: request r-1 with token %v sent twice with its id: accepted=%v at commit %d, then duplicate=%v, accepted=%v, still commit %d", kind, tok, first.Accepted, first.Commit, retry.Duplicate, retry.Accepted, retry.Commit)
 		if !first.Accepted || retry.Accepted || !retry.Duplicate || retry.Commit != first.Commit {
 			claims.Refuted(t, "F12", "the %s resource: r-1 sent twice with its id gave accepted=%v (commit %d), then accepted=%v duplicate=%v (commit %d); want one commit and the retry a duplicate", kind, first.Accepted, first.Commit, retry.Accepted, retry.Duplicate, retry.Commit)
+		}
+	})
+	scene.OnEachResource(t, "keeps the request ids of its mark only, and refuses by its token the retry of one it forgot", func(t *testing.T, kind string, res scene.FencedResource) {
+		a, b := claims.NewActor(t, "A"), claims.NewActor(t, "B")
+		ctx := context.Background()
+		tokA, tokB := fence.Token{Seq: 3}, fence.Token{Seq: 4}
+		a.Invoke("write r-1 with token %v", tokA)
+		if _, err := res.WriteOnce(ctx, tokA, "r-1", "r-1: debit 10"); err != nil {
+			claims.NotShown(t, "F12", "write r-1: %v", err)
+		}
+		b.Invoke("write r-2 with token %v", tokB)
+		if _, err := res.WriteOnce(ctx, tokB, "r-2", "r-2: credit 5"); err != nil {
+			claims.NotShown(t, "F12", "write r-2: %v", err)
+		}
+		a.Info("A's answer to r-1 was lost; A sends r-1 again with its token, now below the mark")
+		retry, err := res.WriteOnce(ctx, tokA, "r-1", "r-1: debit 10")
+		value, mark, _ := scene.ReadResource(t, res)
+		a.Ok("retry: accepted=%v duplicate=%v, %v; value %q, mark %v", retry.Accepted, retry.Duplicate, err, value, mark)
+		claims.Evidence(t, "%s resource: r-1 with %v, then r-2 with %v; r-1 again with %v: accepted=%v, duplicate=%v, error %v; value %q under mark %v", kind, tokA, tokB, tokA, retry.Accepted, retry.Duplicate, err, value, mark)
+		var stale *fence.StaleError
+		if retry.Accepted || !errors.As(err, &stale) || stale.Token != tokA || value != "r-2: credit 5" {
+			claims.Refuted(t, "F12", "the %s resource: r-1's retry with %v after r-2 raised the mark to %v gave accepted=%v, error %v, value %q; want it refused by its token (fence.ErrStale) and r-2's value kept: applied once", kind, tokA, tokB, retry.Accepted, err, value)
 		}
 	})
 }

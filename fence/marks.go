@@ -65,6 +65,21 @@ func AdvanceMark(ctx context.Context, tx *sql.Tx, table, register string, tok To
 	return m.refused
 }
 
+// ReadMark reads register's mark in the marks table named table, inside the
+// caller's transaction tx: marked is false while no token was admitted for
+// the register. Read in the same transaction as the service's own rows, it
+// is the mark those rows were written under.
+func ReadMark(ctx context.Context, tx *sql.Tx, table, register string) (mark Token, marked bool, err error) {
+	if tx == nil {
+		return Token{}, false, errors.New("fence: ReadMark needs a transaction")
+	}
+	if !isIdent(table) {
+		return Token{}, false, fmt.Errorf("fence: table name %q: want an SQL identifier ([A-Za-z_][A-Za-z0-9_]*)", table)
+	}
+	m, err := readMark(ctx, tx, table, register)
+	return m.tok, m.marked, err
+}
+
 // querier is what advance needs of a transaction: a *sql.Tx, or a *sql.Conn
 // inside BEGIN IMMEDIATE.
 type querier interface {
