@@ -375,7 +375,7 @@
 //     是同一个持久父节点内的序号后缀；后缀为负、溢出、非数字、不足 ZooKeeper
 //     写出的 10 位或缺失的名字都以清楚的错误被拒绝。 Proof:
 //     TestT1_MalformedSuffixesAreRejected (token_domain_test.go:28). Code:
-//     fence.ParseSeq (fence/token.go:126)
+//     fence.ParseSeq (fence/token.go:136)
 //   - D5 §6 ¶1 句4 (not verified here) 「回绕实验」「负序号」:
 //     序号计数器回绕：后缀来自有符号 int 计数器；负的或超出范围的后缀被拒绝，
 //     大规模回绕没有实际运行。
@@ -383,7 +383,7 @@
 //   - T2 §6 ¶2 句2 「旧域」「高水位」「新持有者」: 重建父节点后编号从 0 重来，
 //     沿用旧域高水位的资源会拒绝每一个新持有者；先比较域代数（例如父节点的
 //     czxid）就能修好。 Proof: TestT2_RecreatedParentRestartsNumbering
-//     (token_domain_test.go:65). Code: fence.Token.Compare (fence/token.go:71)
+//     (token_domain_test.go:65). Code: fence.Token.Compare (fence/token.go:81)
 //   - T4 §6 ¶2 句3 「清空高水位」「旧请求」: 清零高水位不算域规则：
 //     父节点重建后，把高水位清零的资源会再次接受旧持有者迟到的 token，
 //     先比较域代数的资源则拒绝它。 Proof: TestT4_ResetMarkLetsTheOldHolderIn
@@ -399,7 +399,7 @@
 //     以及哪条规则依然成立。 Proof:
 //     TestT5_WipedEnsembleRestartsNumberingAndZxids
 //     (token_domain_test.go:284). Code: fence.Token.Compare
-//     (fence/token.go:71)
+//     (fence/token.go:81)
 //   - §6 ¶3 句2 (premise of T3) 「受限顺序号」「token 服务」
 //
 // # §7 三个本机场景的证据

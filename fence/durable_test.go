@@ -116,3 +116,70 @@ func TestDurableRegistersShareTables(t *testing.T) {
 		t.Errorf("NewDurable with a table name that is not an identifier succeeded; want an error")
 	}
 }
+
+// TestAdvanceMarkInTheCallersTransaction: the mark moves only when the
+// caller commits; a refusal says why; what AdvanceMark refuses it refuses
+// before it touches the table.
+func TestAdvanceMarkInTheCallersTransaction(t *testing.T) {
+	ctx := context.Background()
+	_, db := openDurableDB(t)
+	if err := CreateMarks(ctx, db, "svc_marks"); err != nil {
+		t.Fatal(err)
+	}
+	tok := NewToken("/l", 0, 4)
+	advance := func(tok Token, commit bool) error {
+		t.Helper()
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		if err := AdvanceMark(ctx, tx, "svc_marks", "r", tok); err != nil {
+			return err
+		}
+		if commit {
+			return tx.Commit()
+		}
+		return nil
+	}
+	markOf := func() (Token, bool) {
+		t.Helper()
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		m, ok, err := ReadMark(ctx, tx, "svc_marks", "r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m, ok
+	}
+	if err := advance(NewToken("/l", 0, 9), false); err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := markOf(); ok {
+		t.Fatalf("after a rolled-back advance the mark is %v; want none: the fence commits with the caller's transaction", m)
+	}
+	if err := advance(tok, true); err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := markOf(); !ok || m != tok {
+		t.Fatalf("mark %v (%v); want %v", m, ok, tok)
+	}
+	if err := advance(NewToken("/l", 0, 3), true); !errors.Is(err, ErrStale) {
+		t.Errorf("a smaller token: %v; want ErrStale", err)
+	}
+	if err := advance(NewToken("/other", 0, 5), true); !errors.Is(err, ErrForeignLock) {
+		t.Errorf("another lock's token: %v; want ErrForeignLock", err)
+	}
+	if err := advance(Token{}, true); !errors.Is(err, ErrZeroToken) {
+		t.Errorf("the zero token: %v; want ErrZeroToken", err)
+	}
+	if err := AdvanceMark(ctx, nil, "svc_marks", "r", tok); err == nil {
+		t.Errorf("AdvanceMark without a transaction succeeded; want an error")
+	}
+	if m, _ := markOf(); m != tok {
+		t.Errorf("mark %v after the refusals; want %v unchanged", m, tok)
+	}
+}

@@ -5,19 +5,27 @@
 //
 // A lock holder's token is the sequence suffix of its EPHEMERAL_SEQUENTIAL
 // node ("<guid>-lock-0000000007"), qualified by a domain that names the
-// incarnation of the persistent lock parent (for example its czxid).
-// Tokens are ordered by (Domain, Seq). A fenced resource keeps a high-water
-// mark, the largest token it has accepted, and compares a write's token
-// with the mark and stores the value in one critical section: Memory under
-// a mutex, Durable in one SQLite transaction.
+// incarnation of the persistent lock parent (for example its czxid) and by
+// the lock it came from (LockID, a digest of the parent's path). Tokens of
+// one lock are ordered by (Domain, Seq). A token travels as text in one
+// versioned form (Token.MarshalText; over HTTP, package fencehttp).
+//
+// A fenced resource keeps a high-water mark, the largest token it has
+// accepted, and compares a write's token with the mark and stores the value
+// in one critical section: Memory under a mutex, Durable in one SQLite
+// transaction, and a service's own table in the service's transaction with
+// AdvanceMark. A refusal is an error: *StaleError (ErrStale) for a token
+// below the mark, *ForeignLockError (ErrForeignLock) for a token of another
+// lock than the mark's, ErrZeroToken for the zero Token.
 //
 // What it guarantees: once a resource has accepted token t, it stores no
-// value carrying a token below t, whatever the writers' timing (claims F1,
-// F3, F6). An equal token is accepted again; WriteOnce adds a request id,
-// applied at most once (F12).
+// value carrying a token below t, nor one of another lock, whatever the
+// writers' timing (claims F1, F3, F6). An equal token is accepted again;
+// WriteOnce adds a request id, applied at most once (F12).
 //
 // What it does not:
-//   - Fencing is not authentication: a forged larger token is accepted.
+//   - Fencing is not authentication: a forged larger token is accepted, and
+//     the text form is not signed.
 //   - Tokens compare only within one lock domain. Sequence numbers restart
 //     when the parent is recreated, and czxids when an ensemble's data is
 //     wiped: a domain that must outlive either is a generation the operator
@@ -28,6 +36,8 @@
 //     old holder made before the new token reached the resource stands,
 //     and the resource cannot tell a holder that is merely slow from one
 //     that lost its lock (F2).
+//   - A resource is bound to a lock by its mark: before its first accepted
+//     write, or after the mark is cleared, it takes any lock's token.
 //
 // The controls that break the guarantee on purpose, for demonstrations and
 // tests, are in package fencetest, apart from the resources a service uses.
