@@ -73,13 +73,18 @@ func TestTheReadmeShowsThisProgram(t *testing.T) {
 // server starts a server for one test and returns a session on it and a
 // fresh lock parent.
 func server(t *testing.T) (*zkclient.Client, string) {
+	c, parent, _ := serverAt(t)
+	return c, parent
+}
+
+func serverAt(t *testing.T) (*zkclient.Client, string, string) {
 	s := zkserver.Start(t)
 	c := zkclient.Connect(t, "W", []string{s.Client})
 	const parent = "/services-billing-lock"
 	if _, err := c.Create(parent, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
-	return c, parent
+	return c, parent, s.Client
 }
 
 // TestWorkWritesWithTheHoldsToken: every value is written with the hold's
@@ -146,4 +151,50 @@ func TestPublicPackagesDependOnStdGoZookeeperAndUUIDOnly(t *testing.T) {
 		}
 	}
 	t.Logf("modules: %v", seen)
+}
+
+// losingResource is a memory resource whose second write finds the hold
+// gone: before it, another session deletes the holder's node; the write
+// then waits for Work to stop it (its context to end), at most 20s.
+type losingResource struct {
+	*fence.Memory
+	c      *zkclient.Client
+	parent string
+	writes int
+}
+
+func (r *losingResource) Write(ctx context.Context, tok fence.Token, value string) (fence.Result, error) {
+	r.writes++
+	if r.writes < 2 {
+		return r.Memory.Write(ctx, tok, value)
+	}
+	kids, _, err := r.c.Children(r.parent)
+	if err != nil || len(kids) != 1 {
+		return fence.Result{}, fmt.Errorf("children of %s: %v, %v; want the holder's node", r.parent, kids, err)
+	}
+	if err := r.c.Delete(r.parent+"/"+kids[0], -1); err != nil {
+		return fence.Result{}, err
+	}
+	select {
+	case <-ctx.Done():
+		return fence.Result{}, ctx.Err()
+	case <-time.After(20 * time.Second):
+		return fence.Result{}, errors.New("Work did not stop its write within 20s of losing the hold")
+	}
+}
+
+// TestWorkStopsWhenLost: the holder's node is deleted under it (an
+// operator, an expiry): Lost closes, Work stops its write in flight and
+// says the lock was lost, and does not start the next one.
+func TestWorkStopsWhenLost(t *testing.T) {
+	c, parent, addr := serverAt(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	other := zkclient.Connect(t, "other", []string{addr})
+	res := &losingResource{Memory: fence.NewMemory(), c: other, parent: parent}
+	err := readme.Work(ctx, c.Conn, parent, res, []string{"a", "b", "c"})
+	t.Logf("Work: %v after %d writes", err, res.writes)
+	if err == nil || !strings.Contains(err.Error(), "lock lost") || !errors.Is(err, context.Canceled) || res.writes != 2 {
+		t.Errorf("Work whose hold was lost during its second write: %v after %d writes; want \"lock lost\" (context.Canceled) after 2", err, res.writes)
+	}
 }
