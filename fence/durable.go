@@ -69,7 +69,10 @@ func WithRegister(name string) Option { return func(c *config) { c.register = na
 // NewDurable makes a register of db (a SQLite database) a fenced resource,
 // creating its tables if they are missing. Value and mark persist in the
 // database; a later NewDurable of the same register continues with them.
-// Close does not close db.
+// Close does not close db. A database written by the Durable of earlier
+// versions (one row in a table named resource, with a mark_seq column) is
+// refused: its mark would not be read, and a stale token taken; copy the
+// mark into the marks table and drop that table first.
 func NewDurable(ctx context.Context, db *sql.DB, opts ...Option) (*Durable, error) {
 	if db == nil {
 		return nil, errors.New("fence: NewDurable needs a database")
@@ -87,6 +90,9 @@ func NewDurable(ctx context.Context, db *sql.DB, opts ...Option) (*Durable, erro
 			return nil, fmt.Errorf("fence: table name %q: want an SQL identifier ([A-Za-z_][A-Za-z0-9_]*)", name)
 		}
 	}
+	if err := refuseOldSchema(ctx, db); err != nil {
+		return nil, err
+	}
 	if err := CreateMarks(ctx, db, d.t.Marks); err != nil {
 		return nil, err
 	}
@@ -94,6 +100,19 @@ func NewDurable(ctx context.Context, db *sql.DB, opts ...Option) (*Durable, erro
 		return nil, fmt.Errorf("fence: create tables: %w", err)
 	}
 	return d, nil
+}
+
+// refuseOldSchema fails if db holds the one-row table of earlier versions.
+func refuseOldSchema(ctx context.Context, db *sql.DB) error {
+	var n int
+	err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'resource' AND sql LIKE '%mark_seq%'`).Scan(&n)
+	if err != nil {
+		return fmt.Errorf("fence: look for an earlier version's table: %w", err)
+	}
+	if n > 0 {
+		return errors.New("fence: the database holds the mark of an earlier version (table resource): migrate it to the marks table, or its mark is lost and a stale token taken")
+	}
+	return nil
 }
 
 const schema = `CREATE TABLE IF NOT EXISTS {values} (

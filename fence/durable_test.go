@@ -183,3 +183,17 @@ func TestAdvanceMarkInTheCallersTransaction(t *testing.T) {
 		t.Errorf("mark %v after the refusals; want %v unchanged", m, tok)
 	}
 }
+
+// TestDurableRefusesAnEarlierVersionsTable: a database with the one-row
+// table of earlier versions is refused, not silently given a fresh mark.
+func TestDurableRefusesAnEarlierVersionsTable(t *testing.T) {
+	ctx := context.Background()
+	_, db := openDurableDB(t)
+	if _, err := db.ExecContext(ctx, `CREATE TABLE resource (id INTEGER PRIMARY KEY, value TEXT, marked INTEGER, mark_domain INTEGER, mark_seq INTEGER, commits INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := NewDurable(ctx, db); err == nil {
+		_ = d.Close()
+		t.Errorf("NewDurable on a database with an earlier version's table succeeded; want an error: its mark would be lost")
+	}
+}
