@@ -279,7 +279,7 @@
 //     (fencing_example_test.go:243), Example_s5aFencingSequence
 //     (fencing_example_test.go:57). Code: fence.(*state).write
 //     (fence/resource.go:178), fence.(*Durable).decideAndWrite
-//     (fence/durable.go:161)
+//     (fence/durable.go:180)
 //   - §5 ¶1 句3 (premise of F1) 「旧资格」「另一个系统」
 //   - C1 §5 ¶2 句1 (beyond) 「fencing」「受保护资源」「最后一道校验」:
 //     按带种子的随机故障计划（丢失 create 与 delete 的回复、
@@ -297,7 +297,7 @@
 //     TestF6_CompareAndWriteIsOneAtomicStep (fencing_example_test.go:330),
 //     Example_s5bCriticalSection (fencing_example_test.go:176). Code:
 //     fence.(*state).write (fence/resource.go:178),
-//     fence.(*Durable).decideAndWrite (fence/durable.go:161),
+//     fence.(*Durable).decideAndWrite (fence/durable.go:180),
 //     fence.AdvanceMark (fence/marks.go:51)
 //   - F3 §5 ¶2 句3 「较大 token」「较小 token」「拒绝」: B 用 token 1 写
 //     new-owner 被接受，A 迟到的 stale-late（token 0）被拒绝，值仍为
@@ -305,7 +305,7 @@
 //     (fencing_example_test.go:243), Example_s5aFencingSequence
 //     (fencing_example_test.go:57). Code: fence.(*state).write
 //     (fence/resource.go:178), fence.(*Durable).decideAndWrite
-//     (fence/durable.go:161)
+//     (fence/durable.go:180)
 //   - D7 §5 ¶2 句4 (not verified here) 「Chubby」「sequencer」「接收方」:
 //     Chubby 的 sequencer（Burrows，OSDI 2006，§2.4 与 §2.6）
 //     解释了为什么迟到的请求要由接收方参与核对。
@@ -345,13 +345,13 @@
 //     TestF12_RequestIDInTheSameTransactionAppliesOnce
 //     (fencing_example_test.go:610). Code: fence.(*Memory).WriteOnce
 //     (fence/resource.go:291), fence.(*Durable).WriteOnce
-//     (fence/durable.go:131)
+//     (fence/durable.go:150)
 //   - F8 §5 ¶5 句2 (beyond) 「高水位」「业务数据」「持久化」:
 //     持久资源在嵌入式数据库的一个事务里同时提交高水位与数据；重启之后它仍拒绝
 //     token 0，仍保有 new-owner。 Proof:
 //     TestF8_DurableResourceKeepsMarkAndValueAcrossRestart
 //     (fencing_example_test.go:523). Code: fence.(*Durable).decideAndWrite
-//     (fence/durable.go:161)
+//     (fence/durable.go:180)
 //   - §5 ¶5 句3 (premise of F8) 「内存模型」「验证」
 //   - F9 §5 ¶5 句4 「fencing」「认证机制」「伪造」: fencing 不做认证：
 //     谁伪造出更大的 token，谁的写就被接受。 Proof:
