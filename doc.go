@@ -280,8 +280,8 @@
 //     TestF1toF3_FencedResourceRejectsTheLateHolder
 //     (fencing_example_test.go:243), Example_s5aFencingSequence
 //     (fencing_example_test.go:57). Code: fence.(*state).write
-//     (fence/resource.go:104), fence.(*Durable).decideAndWrite
-//     (fence/durable.go:109)
+//     (fence/resource.go:178), fence.(*Durable).decideAndWrite
+//     (fence/durable.go:180)
 //   - §5 ¶1 句3 (premise of F1) 「旧资格」「另一个系统」
 //   - C1 §5 ¶2 句1 (beyond) 「fencing」「受保护资源」「最后一道校验」:
 //     按带种子的随机故障计划（丢失 create 与 delete 的回复、
@@ -290,7 +290,7 @@
 //     fencing 的内存与持久资源都没接受任何陈旧写，无 fencing
 //     的对照至少接受了一次，且不残留锁节点或 session。 Proof:
 //     TestC1_ChaosLeavesNoStaleWriteInAFencedResource
-//     (fencing_example_test.go:611)
+//     (fencing_example_test.go:678)
 //   - F6 §5 ¶2 句2 「高水位」「原子地」「比较 token」: 带 fencing
 //     的比较与写入是一个原子步骤：一个写停在比较与写入之间时，
 //     第二个写者到不了自己的比较（它被发现停在资源的 Write 里），
@@ -298,15 +298,16 @@
 //     的并发写者，没有哪个低于高水位的写被接受。 Proof:
 //     TestF6_CompareAndWriteIsOneAtomicStep (fencing_example_test.go:330),
 //     Example_s5bCriticalSection (fencing_example_test.go:176). Code:
-//     fence.(*state).write (fence/resource.go:104),
-//     fence.(*Durable).decideAndWrite (fence/durable.go:109)
+//     fence.(*state).write (fence/resource.go:178),
+//     fence.(*Durable).decideAndWrite (fence/durable.go:180),
+//     fence.AdvanceMark (fence/marks.go:51)
 //   - F3 §5 ¶2 句3 「较大 token」「较小 token」「拒绝」: B 用 token 1 写
 //     new-owner 被接受，A 迟到的 stale-late（token 0）被拒绝，值仍为
 //     new-owner。 Proof: TestF1toF3_FencedResourceRejectsTheLateHolder
 //     (fencing_example_test.go:243), Example_s5aFencingSequence
 //     (fencing_example_test.go:57). Code: fence.(*state).write
-//     (fence/resource.go:104), fence.(*Durable).decideAndWrite
-//     (fence/durable.go:109)
+//     (fence/resource.go:178), fence.(*Durable).decideAndWrite
+//     (fence/durable.go:180)
 //   - D7 §5 ¶2 句4 (not verified here) 「Chubby」「sequencer」「接收方」:
 //     Chubby 的 sequencer（Burrows，OSDI 2006，§2.4 与 §2.6）
 //     解释了为什么迟到的请求要由接收方参与核对。
@@ -322,7 +323,7 @@
 //     同样的交错下，原子资源把陈旧写者挡在外面，等另一个写完，
 //     再拒绝这同一个写。 Proof:
 //     TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite
-//     (fencing_example_test.go:538), Example_s5bCriticalSection
+//     (fencing_example_test.go:583), Example_s5bCriticalSection
 //     (fencing_example_test.go:176). Code:
 //     fence/fencetest.(*CheckThenWrite).Write
 //     (fence/fencetest/fencetest.go:142)
@@ -331,39 +332,39 @@
 //     的资源照单全收同一个迟到写，最后的值是 stale-late。 Proof:
 //     TestF4_UnfencedResourceTakesTheLateWrite (fencing_example_test.go:252),
 //     Example_s5aFencingSequence (fencing_example_test.go:57). Code:
-//     fence/fencetest.(*Unfenced).Write (fence/fencetest/fencetest.go:96)
+//     fence/fencetest.(*Unfenced).Write (fence/fencetest/fencetest.go:95)
 //   - §5 ¶4 句3 (premise of F3) 「带 fence」「new-owner」
 //   - §5 ¶4 句4 (premise of F4) 「内存资源模型」「数据库」
 //   - §5 ¶5 图 (diagram) 「高水位」「同一临界区」
 //   - F7 §5 ¶5 句1 「相等 token」「当前持有者」「继续写」: 等于高水位的 token
 //     会被接受，因此当前持有者可以接着写。 Proof: TestF7_EqualTokenIsAccepted
-//     (fencing_example_test.go:458). Code: fence.(*state).admits
-//     (fence/resource.go:136)
+//     (fencing_example_test.go:503). Code: fence.(*state).admits
+//     (fence/resource.go:211)
 //   - F12 §5 ¶5 句1 「相等 token」「重复请求」「去重」: fencing 不负责去重：
 //     相同的 token 会让一次重试的请求生效两次；在同一事务里核对请求 id
 //     则只生效一次，内存资源和持久资源都是如此。 Proof:
-//     TestF12_EqualTokenAppliesARetryTwice (fencing_example_test.go:546),
+//     TestF12_EqualTokenAppliesARetryTwice (fencing_example_test.go:591),
 //     TestF12_RequestIDInTheSameTransactionAppliesOnce
-//     (fencing_example_test.go:565). Code: fence.(*Memory).WriteOnce
-//     (fence/resource.go:205), fence.(*Durable).WriteOnce
-//     (fence/durable.go:83)
+//     (fencing_example_test.go:610). Code: fence.(*Memory).WriteOnce
+//     (fence/resource.go:291), fence.(*Durable).WriteOnce
+//     (fence/durable.go:150)
 //   - F8 §5 ¶5 句2 (beyond) 「高水位」「业务数据」「持久化」:
 //     持久资源在嵌入式数据库的一个事务里同时提交高水位与数据；重启之后它仍拒绝
 //     token 0，仍保有 new-owner。 Proof:
 //     TestF8_DurableResourceKeepsMarkAndValueAcrossRestart
-//     (fencing_example_test.go:478). Code: fence.(*Durable).decideAndWrite
-//     (fence/durable.go:109)
+//     (fencing_example_test.go:523). Code: fence.(*Durable).decideAndWrite
+//     (fence/durable.go:180)
 //   - §5 ¶5 句3 (premise of F8) 「内存模型」「验证」
 //   - F9 §5 ¶5 句4 「fencing」「认证机制」「伪造」: fencing 不做认证：
 //     谁伪造出更大的 token，谁的写就被接受。 Proof:
-//     TestF9_ForgedLargerTokenIsAccepted (fencing_example_test.go:515). Code:
-//     fence.(*state).admits (fence/resource.go:136)
+//     TestF9_ForgedLargerTokenIsAccepted (fencing_example_test.go:560). Code:
+//     fence.(*state).admits (fence/resource.go:211)
 //   - F2 §5 ¶6 句1 「自然过期」「尚未到达资源」「旧 token」: A 已过期、B 的
 //     token 还没到资源时，资源的高水位仍是 A 自己的 token 0，它依旧接受 token
 //     0。 Proof: TestF1toF3_FencedResourceRejectsTheLateHolder
 //     (fencing_example_test.go:243), Example_s5aFencingSequence
 //     (fencing_example_test.go:57). Code: fence.(*state).admits
-//     (fence/resource.go:136)
+//     (fence/resource.go:211)
 //   - §5 ¶6 句2 (premise of F2) 「较高 token」「验证拒绝」
 //   - §5 ¶6 句3 (premise of F2) 「资源接受新代」「session 过期瞬间」
 //
@@ -376,7 +377,7 @@
 //     是同一个持久父节点内的序号后缀；后缀为负、溢出、非数字、不足 ZooKeeper
 //     写出的 10 位或缺失的名字都以清楚的错误被拒绝。 Proof:
 //     TestT1_MalformedSuffixesAreRejected (token_domain_test.go:28). Code:
-//     fence.ParseSeq (fence/token.go:112)
+//     fence.ParseSeq (fence/token.go:136)
 //   - D5 §6 ¶1 句4 (not verified here) 「回绕实验」「负序号」:
 //     序号计数器回绕：后缀来自有符号 int 计数器；负的或超出范围的后缀被拒绝，
 //     大规模回绕没有实际运行。
@@ -384,23 +385,23 @@
 //   - T2 §6 ¶2 句2 「旧域」「高水位」「新持有者」: 重建父节点后编号从 0 重来，
 //     沿用旧域高水位的资源会拒绝每一个新持有者；先比较域代数（例如父节点的
 //     czxid）就能修好。 Proof: TestT2_RecreatedParentRestartsNumbering
-//     (token_domain_test.go:65). Code: fence.Token.Compare (fence/token.go:59)
+//     (token_domain_test.go:65). Code: fence.Token.Compare (fence/token.go:81)
 //   - T4 §6 ¶2 句3 「清空高水位」「旧请求」: 清零高水位不算域规则：
 //     父节点重建后，把高水位清零的资源会再次接受旧持有者迟到的 token，
 //     先比较域代数的资源则拒绝它。 Proof: TestT4_ResetMarkLetsTheOldHolderIn
-//     (token_domain_test.go:193). Code: fence/fencetest.ClearMark
+//     (token_domain_test.go:195). Code: fence/fencetest.ClearMark
 //     (fence/fencetest/fencetest.go:182)
 //   - §6 ¶2 句4 (premise of T4) 「域代数」「恢复规则」
 //   - T3 §6 ¶3 句1 「czxid」「multi」「zxid」: czxid 当不了唯一 token，
 //     因为同一个 multi 里的多次创建共用它。 Proof:
-//     TestT3_CzxidIsNotAUniqueToken (token_domain_test.go:147)
+//     TestT3_CzxidIsNotAUniqueToken (token_domain_test.go:149)
 //   - T5 §6 ¶3 句1 (beyond) 「ensemble」「替换」「比较域」: 换掉 ensemble
 //     就换了域：服务器数据被清空并重启后，序号和 zxid 都从头开始，
 //     所以取自父节点 czxid 的域代数会重复或倒退；记录写明信任它的资源会怎样，
 //     以及哪条规则依然成立。 Proof:
 //     TestT5_WipedEnsembleRestartsNumberingAndZxids
-//     (token_domain_test.go:282). Code: fence.Token.Compare
-//     (fence/token.go:59)
+//     (token_domain_test.go:284). Code: fence.Token.Compare
+//     (fence/token.go:81)
 //   - §6 ¶3 句2 (premise of T3) 「受限顺序号」「token 服务」
 //
 // # §7 三个本机场景的证据
@@ -485,7 +486,7 @@
 //     过期时资源的高水位已经是 A 的 token 0，A 写之前确实问过 ZooKeeper，
 //     竞态也被展示出来，资源在这个状态下（而不是空资源）接受 A 迟到的 token
 //     0。 Proof: Example_s8bX2ExpiryIsNotRejection (exercises_test.go:78).
-//     Code: fence.(*state).admits (fence/resource.go:136)
+//     Code: fence.(*state).admits (fence/resource.go:211)
 //   - §8 ¶4 句2 (answer of X2) 「查询资格」「竞态」
 //   - §8 ¶4 句3 (answer of X2) 「原子边界」「fencing」
 //   - D13 §8 ¶4 句4 (not verified here) 「即时授权」「额外协议」: 想要更强、

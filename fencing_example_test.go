@@ -334,7 +334,7 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		t.Run("the "+kind+" resource gives a reader that waited while a write was inside that write's value with its token as the mark", func(t *testing.T) {
 			cs := scene.NewCriticalSection(t, "F6")
 			res := scene.OpenResource(t, kind, fence.WithTrace(cs.Trace()))
-			tokA, tokB := fence.Token{Seq: 0}, fence.Token{Seq: 1}
+			tokA, tokB := fence.Token{Seq: 1}, fence.Token{Seq: 2} // not Seq 0: the zero Token is refused
 			scene.WriteAs(t, claims.NewActor(t, "A"), res, tokA, "A-first")
 			b := cs.Write(res, claims.NewActor(t, "B"), tokB, "new-owner")
 			b.Entered()
@@ -377,11 +377,15 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		scene.SourceVerdict(t, "memory", "lock section", found, []scene.SourceFinding{{Name: "the compare-then-write control's Write", Why: control}, {Name: "a copy that lets the section go in a helper", Why: inHelper}})
 	})
 	t.Run("the durable resource's source compares and writes in one transaction, following its calls, where changed copies do not", func(t *testing.T) {
-		src, err := scene.ReadSource(filepath.Join("fence", "durable.go"))
+		durable, err := scene.ReadSource(filepath.Join("fence", "durable.go"))
 		if err != nil {
 			claims.NotShown(t, "F6", "reading the durable resource's source: %v", err)
 		}
-		why, err := scene.TransactionInSource(string(src))
+		marks, err := scene.ReadSource(filepath.Join("fence", "marks.go"))
+		if err != nil {
+			claims.NotShown(t, "F6", "reading the marks' source: %v", err)
+		}
+		why, err := scene.TransactionInSource(nil)
 		if err != nil {
 			claims.NotShown(t, "F6", "reading the durable resource's source: %v", err)
 		}
@@ -389,20 +393,45 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		// begun again right after the decision, and with the value stored
 		// again in a statement of its own once the transaction is over.
 		var controls []scene.SourceFinding
-		for _, c := range []struct{ name, pattern, insert string }{
-			{"a copy split after the decision", `(?m)^(\s*)d\.trace\.decided\(.*\)$`,
-				"$0\n${1}_, _ = conn.ExecContext(ctx, \"COMMIT\")\n${1}_, _ = conn.ExecContext(ctx, \"BEGIN IMMEDIATE\")"},
-			{"a copy that stores the value after its transaction", `(?m)^(\s*)res\.Commit = commits$`,
-				"$0\n${1}_, _ = d.db.ExecContext(ctx, `UPDATE resource SET value = ?1 WHERE id = 1`, value)"},
+		for _, c := range []struct{ name, file, pattern, insert string }{
+			{"a copy split after the decision", "marks.go", `(?m)^(\s*)trace\.decided\(.*\)$`,
+				"$0\n${1}_, _ = q.ExecContext(ctx, \"COMMIT\")\n${1}_, _ = q.ExecContext(ctx, \"BEGIN IMMEDIATE\")"},
+			{"a copy that stores the value after its transaction", "durable.go", `(?m)^(\s*)return res, refused$`,
+				"${1}_, _ = d.db.ExecContext(ctx, d.sql(upsertValue), d.register, value)\n$0"},
 		} {
+			src := map[string][]byte{"durable.go": durable, "marks.go": marks}[c.file]
 			changed := regexp.MustCompile(c.pattern).ReplaceAllString(string(src), c.insert)
-			control, err := scene.TransactionInSource(changed)
+			control, err := scene.TransactionInSource(map[string]string{c.file: changed})
 			if err != nil || changed == string(src) {
 				claims.NotShown(t, "F6", "%s of the durable resource's source: %v (changed: %v)", c.name, err, changed != string(src))
 			}
 			controls = append(controls, scene.SourceFinding{Name: c.name, Why: control})
 		}
 		scene.SourceVerdict(t, "durable", "transaction", []scene.SourceFinding{{Name: "Durable.Write and WriteOnce", Why: why}}, controls)
+	})
+	t.Run("fence.AdvanceMark, the fence in a service's own transaction, compares and advances the mark in one statement of that transaction, where changed copies do not", func(t *testing.T) {
+		marks, err := scene.ReadSource(filepath.Join("fence", "marks.go"))
+		if err != nil {
+			claims.NotShown(t, "F6", "reading the marks' source: %v", err)
+		}
+		why, err := scene.AdvanceInSource(nil)
+		if err != nil {
+			claims.NotShown(t, "F6", "reading fence.AdvanceMark's source: %v", err)
+		}
+		var controls []scene.SourceFinding
+		for _, c := range []struct{ name, pattern, insert string }{
+			{"a copy that commits the caller's transaction after the decision", `(?m)^(\s*)trace\.decided\(.*\)$`,
+				"$0\n${1}_, _ = q.ExecContext(ctx, \"COMMIT\")"},
+			{"a copy whose statement advances the mark without comparing", `(?m)^WHERE marked = 0 OR [^` + "`" + `\n]*`, "-- no compare"},
+		} {
+			changed := regexp.MustCompile(c.pattern).ReplaceAllString(string(marks), c.insert)
+			control, err := scene.AdvanceInSource(map[string]string{"marks.go": changed})
+			if err != nil || changed == string(marks) {
+				claims.NotShown(t, "F6", "%s of fence.AdvanceMark's source: %v (changed: %v)", c.name, err, changed != string(marks))
+			}
+			controls = append(controls, scene.SourceFinding{Name: c.name, Why: control})
+		}
+		scene.SourceVerdict(t, "service-table", "statement of the caller's transaction", []scene.SourceFinding{{Name: "fence.AdvanceMark", Why: why}}, controls)
 	})
 	scene.OnEachResource(t, "keeps value and mark together among many writers and readers", func(t *testing.T, kind string, res scene.FencedResource) {
 		writers, per, readers := 16, 100, 2
@@ -418,6 +447,22 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		}
 		claims.Evidence(t, "%s resource: %d writers × %d writes beside %d readers: %d accepted, tokens non-decreasing in commit order, each the mark after its commit; %d reads each found the value written with the mark; the last value is the largest accepted token's, that token the mark", kind, writers, per, readers, len(run.Accepted), run.Reads)
 	})
+	t.Run("a service's own table fenced by fence.AdvanceMark in the service's transaction keeps its row and the mark together among many writers and readers", func(t *testing.T) {
+		svc, err := sqlite.OpenService(context.Background(), filepath.Join(t.TempDir(), "service.db"), "billing")
+		if err != nil {
+			claims.NotShown(t, "F6", "opening the service's database: %v", err)
+		}
+		t.Cleanup(func() { _ = svc.Close() })
+		writers, per, readers := 16, 5, 2
+		run := scene.WriteConcurrently(t, "F6", svc, writers, per, readers, nil)
+		if len(run.Accepted) < run.Writes/10 {
+			claims.NotShown(t, "F6", "the service's table accepted %d of %d writes; want a tenth at least, or the run exercises no race", len(run.Accepted), run.Writes)
+		}
+		if why := run.NotAtomic(t, svc); why != "" {
+			claims.RefutedNow(t, "F6", "the service's table fenced by fence.AdvanceMark: %s", why)
+		}
+		claims.Evidence(t, "service's own table, fence.AdvanceMark in its transaction: %d writers × %d writes beside %d readers: %d accepted, tokens non-decreasing in commit order, each the mark after its commit; %d reads each found the value written with the mark", writers, per, readers, len(run.Accepted), run.Reads)
+	})
 	t.Run("the many-writers check catches the control once its gap is held open", func(t *testing.T) {
 		gap := scene.NewHeldGap()
 		res := fencetest.NewCheckThenWrite(&fence.Trace{Decided: gap.Between})
@@ -425,7 +470,7 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		staleValue := scene.ValueOf(-1, 0, stale)
 		first := make(chan fence.Result, 1)
 		go func() {
-			r, err := res.Write(context.Background(), stale, staleValue)
+			r, err := scene.Outcome(res.Write(context.Background(), stale, staleValue))
 			if err != nil {
 				t.Error(err)
 			}
@@ -490,7 +535,7 @@ func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
 		claims.NotShown(t, "F8", "the fencing story did not run as its Output says; nothing to restart")
 	}
 	value, mark, _ := scene.ReadResource(t, d)
-	tokenA := fence.Token{Domain: mark.Domain} // A's token: g0/0 in the Output the retelling checked, below B's mark g0/1
+	tokenA := fence.Token{Lock: mark.Lock, Domain: mark.Domain} // A's token: g0/0 in the Output the retelling checked, below B's mark g0/1
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -584,6 +629,28 @@ func TestF12_RequestIDInTheSameTransactionAppliesOnce(t *testing.T) {
 		claims.Evidence(t, "%s resource: request r-1 with token %v sent twice with its id: accepted=%v at commit %d, then duplicate=%v, accepted=%v, still commit %d", kind, tok, first.Accepted, first.Commit, retry.Duplicate, retry.Accepted, retry.Commit)
 		if !first.Accepted || retry.Accepted || !retry.Duplicate || retry.Commit != first.Commit {
 			claims.Refuted(t, "F12", "the %s resource: r-1 sent twice with its id gave accepted=%v (commit %d), then accepted=%v duplicate=%v (commit %d); want one commit and the retry a duplicate", kind, first.Accepted, first.Commit, retry.Accepted, retry.Duplicate, retry.Commit)
+		}
+	})
+	scene.OnEachResource(t, "keeps the request ids of its mark only, and refuses by its token the retry of one it forgot", func(t *testing.T, kind string, res scene.FencedResource) {
+		a, b := claims.NewActor(t, "A"), claims.NewActor(t, "B")
+		ctx := context.Background()
+		tokA, tokB := fence.Token{Seq: 3}, fence.Token{Seq: 4}
+		a.Invoke("write r-1 with token %v", tokA)
+		if _, err := res.WriteOnce(ctx, tokA, "r-1", "r-1: debit 10"); err != nil {
+			claims.NotShown(t, "F12", "write r-1: %v", err)
+		}
+		b.Invoke("write r-2 with token %v", tokB)
+		if _, err := res.WriteOnce(ctx, tokB, "r-2", "r-2: credit 5"); err != nil {
+			claims.NotShown(t, "F12", "write r-2: %v", err)
+		}
+		a.Info("A's answer to r-1 was lost; A sends r-1 again with its token, now below the mark")
+		retry, err := res.WriteOnce(ctx, tokA, "r-1", "r-1: debit 10")
+		value, mark, _ := scene.ReadResource(t, res)
+		a.Ok("retry: accepted=%v duplicate=%v, %v; value %q, mark %v", retry.Accepted, retry.Duplicate, err, value, mark)
+		claims.Evidence(t, "%s resource: r-1 with %v, then r-2 with %v; r-1 again with %v: accepted=%v, duplicate=%v, error %v; value %q under mark %v", kind, tokA, tokB, tokA, retry.Accepted, retry.Duplicate, err, value, mark)
+		var stale *fence.StaleError
+		if retry.Accepted || !errors.As(err, &stale) || stale.Token != tokA || value != "r-2: credit 5" {
+			claims.Refuted(t, "F12", "the %s resource: r-1's retry with %v after r-2 raised the mark to %v gave accepted=%v, error %v, value %q; want it refused by its token (fence.ErrStale) and r-2's value kept: applied once", kind, tokA, tokB, retry.Accepted, err, value)
 		}
 	})
 }

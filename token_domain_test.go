@@ -76,7 +76,9 @@ func TestT2_RecreatedParentRestartsNumbering(t *testing.T) {
 		scene.OnEachResource(t, "orders domain "+d.name+" whatever the sequence", func(t *testing.T, kind string, res scene.FencedResource) {
 			// The old domain's mark has the largest sequence a lock node
 			// can carry, the new holder the first.
-			old, next := fence.Token{Domain: d.lo, Seq: math.MaxInt32}, fence.Token{Domain: d.hi, Seq: 0}
+			// Both of one lock: Token{Domain: 0, Seq: 0} without a lock would be the zero Token, which no resource takes.
+			lockID := fence.LockID("/t2")
+			old, next := fence.Token{Lock: lockID, Domain: d.lo, Seq: math.MaxInt32}, fence.Token{Lock: lockID, Domain: d.hi, Seq: 0}
 			A, B := claims.NewActor(t, "A"), claims.NewActor(t, "B")
 			scene.WriteAs(t, A, res, old, "old-domain")
 			nb := scene.WriteAs(t, B, res, next, "new-domain")
@@ -310,7 +312,7 @@ func TestT5_WipedEnsembleRestartsNumberingAndZxids(t *testing.T) {
 		}
 	})
 	scene.OnEachResource(t, "that compares a generation the operator assigns per incarnation first refuses the old holder", func(t *testing.T, kind string, res scene.FencedResource) {
-		oldTok, newTok := fence.Token{Domain: 1, Seq: tokA.Seq}, fence.Token{Domain: 2, Seq: tokB.Seq}
+		oldTok, newTok := fence.Token{Lock: tokA.Lock, Domain: 1, Seq: tokA.Seq}, fence.Token{Lock: tokB.Lock, Domain: 2, Seq: tokB.Seq}
 		bw, late, v := scene.T5Writes(t, res, oldTok, newTok)
 		claims.Evidence(t, "%s resource, operator's generation first: B's %v accepted=%v; A's late %v accepted=%v; value %q", kind, newTok, bw.Accepted, oldTok, late.Accepted, v)
 		if !bw.Accepted || late.Accepted || v != "new-owner" {

@@ -5,15 +5,20 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 )
 
-// Durable is a fenced resource kept in a SQLite database that the caller
-// opens with the driver of its choice (this package imports none). The
-// value and the mark live in one row. Each Write runs on one connection as
-// BEGIN IMMEDIATE … COMMIT: it reads the row, and one conditional UPDATE
-// both compares the token with the mark and stores the value, so the
-// decision and the write commit together or not at all (claims F8, F12).
+// Durable is a fenced register kept in a SQLite database that the caller
+// opens with the driver of its choice (this package imports none). Its mark
+// is a row of a marks table, kept by the same statement AdvanceMark runs;
+// its value and commit count are a row of a values table; the request ids
+// of WriteOnce are rows of an applied table. Several registers (WithRegister)
+// share the tables, whose names the caller chooses (WithTables). Each Write
+// runs on one connection as BEGIN IMMEDIATE … COMMIT: it reads the mark,
+// advances it with one conditional statement that compares and writes, and
+// stores the value, so the decision and the write commit together or not at
+// all (claims F6, F8, F12).
 //
 // For an accepted write to survive a crash, open the database in WAL mode
 // with synchronous=FULL; for writers in several processes, set a busy
@@ -27,47 +32,106 @@ import (
 // It is safe for concurrent use, also by several Durable values (or
 // processes) on the same database file.
 type Durable struct {
-	db     *sql.DB
-	trace  *Trace
-	closed atomic.Bool
+	db       *sql.DB
+	trace    *Trace
+	register string
+	t        Tables
+	closed   atomic.Bool
 }
 
 var _ Resource = (*Durable)(nil)
 
-const schema = `CREATE TABLE IF NOT EXISTS resource (
-	id          INTEGER PRIMARY KEY CHECK (id = 1),
-	value       TEXT    NOT NULL,
-	marked      INTEGER NOT NULL,
-	mark_domain INTEGER NOT NULL,
-	mark_seq    INTEGER NOT NULL,
-	commits     INTEGER NOT NULL
-);
-INSERT OR IGNORE INTO resource (id, value, marked, mark_domain, mark_seq, commits)
-VALUES (1, '', 0, 0, 0, 0);
-CREATE TABLE IF NOT EXISTS applied (request TEXT PRIMARY KEY);`
+// Tables names the tables of a Durable in its database. Each name is an SQL
+// identifier: an ASCII letter or '_', then letters, digits or '_'.
+type Tables struct {
+	Marks   string // one mark per register (see CreateMarks, AdvanceMark)
+	Values  string // one value and commit count per register
+	Applied string // the request ids of WriteOnce, with their tokens
+}
 
-// fencedUpdate stores the value and raises the mark in one statement, only
-// if no mark is set yet or the token is not below the mark.
-const fencedUpdate = `UPDATE resource
-SET value = ?1, marked = 1,
-    mark_domain = ?2, mark_seq = ?3, commits = commits + 1
-WHERE id = 1 AND (marked = 0 OR mark_domain < ?2 OR (mark_domain = ?2 AND mark_seq <= ?3))`
+// DefaultTables are the tables a Durable uses unless WithTables names
+// others.
+var DefaultTables = Tables{Marks: "fence_marks", Values: "fence_values", Applied: "fence_applied"}
 
-// selectRow reads the whole row.
-const selectRow = `SELECT value, marked, mark_domain, mark_seq, commits FROM resource WHERE id = 1`
+// DefaultRegister is the register a Durable holds unless WithRegister names
+// another.
+const DefaultRegister = "default"
 
-// NewDurable makes db (a SQLite database) a fenced resource, creating its
-// two tables if they are missing. Value and mark persist in the database;
-// a later NewDurable on the same database continues with them. Close does
-// not close db.
+// WithTables makes a Durable keep its register in the tables t names.
+// Other resources ignore it.
+func WithTables(t Tables) Option { return func(c *config) { c.tables = &t } }
+
+// WithRegister makes a Durable hold the register name, so that several
+// registers share one set of tables, each with its own mark. Other
+// resources ignore it.
+func WithRegister(name string) Option { return func(c *config) { c.register = name } }
+
+// NewDurable makes a register of db (a SQLite database) a fenced resource,
+// creating its tables if they are missing. Value and mark persist in the
+// database; a later NewDurable of the same register continues with them.
+// Close does not close db. A database written by the Durable of earlier
+// versions (one row in a table named resource, with a mark_seq column) is
+// refused: its mark would not be read, and a stale token taken; copy the
+// mark into the marks table and drop that table first.
 func NewDurable(ctx context.Context, db *sql.DB, opts ...Option) (*Durable, error) {
 	if db == nil {
 		return nil, errors.New("fence: NewDurable needs a database")
 	}
-	if _, err := db.ExecContext(ctx, schema); err != nil {
+	c := options(opts)
+	d := &Durable{db: db, trace: c.trace, register: c.register, t: DefaultTables}
+	if c.tables != nil {
+		d.t = *c.tables
+	}
+	if d.register == "" {
+		d.register = DefaultRegister
+	}
+	for _, name := range []string{d.t.Marks, d.t.Values, d.t.Applied} {
+		if !isIdent(name) {
+			return nil, fmt.Errorf("fence: table name %q: want an SQL identifier ([A-Za-z_][A-Za-z0-9_]*)", name)
+		}
+	}
+	if err := refuseOldSchema(ctx, db); err != nil {
+		return nil, err
+	}
+	if err := CreateMarks(ctx, db, d.t.Marks); err != nil {
+		return nil, err
+	}
+	if _, err := db.ExecContext(ctx, d.sql(schema)); err != nil {
 		return nil, fmt.Errorf("fence: create tables: %w", err)
 	}
-	return &Durable{db: db, trace: options(opts).trace}, nil
+	return d, nil
+}
+
+// refuseOldSchema fails if db holds the one-row table of earlier versions.
+func refuseOldSchema(ctx context.Context, db *sql.DB) error {
+	var n int
+	err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'resource' AND sql LIKE '%mark_seq%'`).Scan(&n)
+	if err != nil {
+		return fmt.Errorf("fence: look for an earlier version's table: %w", err)
+	}
+	if n > 0 {
+		return errors.New("fence: the database holds the mark of an earlier version (table resource): migrate it to the marks table, or its mark is lost and a stale token taken")
+	}
+	return nil
+}
+
+const schema = `CREATE TABLE IF NOT EXISTS {values} (
+	register TEXT    PRIMARY KEY,
+	value    TEXT    NOT NULL,
+	commits  INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS {applied} (
+	register    TEXT    NOT NULL,
+	request     TEXT    NOT NULL,
+	mark_lock   TEXT    NOT NULL,
+	mark_domain INTEGER NOT NULL,
+	mark_seq    INTEGER NOT NULL,
+	PRIMARY KEY (register, request)
+);`
+
+// sql puts the tables' names into a statement.
+func (d *Durable) sql(stmt string) string {
+	return strings.NewReplacer("{marks}", d.t.Marks, "{values}", d.t.Values, "{applied}", d.t.Applied).Replace(stmt)
 }
 
 // Write implements Resource. A token equal to the mark is accepted; a
@@ -77,9 +141,12 @@ func (d *Durable) Write(ctx context.Context, tok Token, value string) (Result, e
 }
 
 // WriteOnce is Write for a request that may be retried: a request id
-// already applied stores nothing (Result.Duplicate). The id is looked up and
-// recorded in the same transaction as the token check and the value, so a
-// retry after a crash or a lost reply is applied once.
+// already applied stores nothing (Result.Duplicate, nil error). The id is
+// looked up and recorded in the same transaction as the token check and the
+// value, so a retry after a crash or a lost reply is applied once. The ids
+// are kept while their token is the mark; the transaction that raises the
+// mark deletes the others, so the table holds the requests of one token,
+// and a retry of a forgotten id is refused by its token (*StaleError).
 func (d *Durable) WriteOnce(ctx context.Context, tok Token, id, value string) (Result, error) {
 	if id == "" {
 		return Result{}, errors.New("fence: WriteOnce needs a request id")
@@ -91,50 +158,92 @@ func (d *Durable) write(ctx context.Context, tok Token, id, value string) (res R
 	if d.closed.Load() {
 		return Result{}, ErrClosed
 	}
-	var commits uint64
+	if tok.IsZero() {
+		return Result{}, ErrZeroToken
+	}
+	var refused error
 	err = d.immediate(ctx, func(conn *sql.Conn) (err error) {
-		res, commits, err = d.decideAndWrite(ctx, conn, tok, id, value)
+		res, refused, err = d.decideAndWrite(ctx, conn, tok, id, value)
 		return err
 	})
 	if err != nil {
 		return Result{}, err
 	}
-	res.Commit = commits
-	return res, nil
+	return res, refused
 }
 
 // decideAndWrite is one write's critical section, inside the IMMEDIATE
-// transaction: read the row, let the Trace see the decision, then the
-// conditional UPDATE that compares and writes in one statement.
-func (d *Durable) decideAndWrite(ctx context.Context, conn *sql.Conn, tok Token, id, value string) (res Result, commits uint64, err error) {
-	var marked bool
-	if err := conn.QueryRowContext(ctx, selectRow).Scan(&res.Prev, &marked, &res.Mark.Domain, &res.Mark.Seq, &commits); err != nil {
-		return res, 0, fmt.Errorf("fence: read: %w", err)
+// transaction: look the request up, advance the mark (which lets the Trace
+// see the decision, then compares and writes in one statement), then store
+// the value and record the request. A refusal is returned apart from err,
+// which ends the transaction.
+func (d *Durable) decideAndWrite(ctx context.Context, conn *sql.Conn, tok Token, id, value string) (res Result, refused, err error) {
+	if err := conn.QueryRowContext(ctx, d.sql(selectValue), d.register).Scan(&res.Prev, &res.Commit); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return res, nil, fmt.Errorf("fence: read: %w", err)
 	}
 	if id != "" {
-		if res.Duplicate, err = applied(ctx, conn, id); err != nil || res.Duplicate {
-			return res, commits, err
+		if res.Duplicate, res.Mark, err = d.applied(ctx, conn, id); err != nil || res.Duplicate {
+			return res, nil, err
 		}
 	}
-	d.trace.decided(Decision{Token: tok, Mark: res.Mark, Marked: marked, Admitted: !marked || tok.Compare(res.Mark) >= 0})
-	r, err := conn.ExecContext(ctx, fencedUpdate, value, tok.Domain, tok.Seq)
-	if err != nil {
-		return res, 0, fmt.Errorf("fence: write: %w", err)
+	var m markRow
+	if m, err = advance(ctx, conn, d.t.Marks, d.register, tok, d.trace); err != nil {
+		return res, nil, err
 	}
-	n, err := r.RowsAffected()
-	if err != nil {
-		return res, 0, fmt.Errorf("fence: write: %w", err)
+	res.Mark = m.tok
+	if m.refused != nil {
+		return res, m.refused, nil
 	}
-	if res.Accepted = n == 1; !res.Accepted {
-		return res, commits, nil
+	res.Accepted, res.Mark, res.Commit = true, m.tok, res.Commit+1
+	if _, err := conn.ExecContext(ctx, d.sql(upsertValue), d.register, value); err != nil {
+		return res, nil, fmt.Errorf("fence: write: %w", err)
 	}
 	if id != "" {
-		if _, err := conn.ExecContext(ctx, `INSERT INTO applied (request) VALUES (?1)`, id); err != nil {
-			return res, 0, fmt.Errorf("fence: record request %s: %w", id, err)
-		}
+		return res, nil, d.record(ctx, conn, id, m.tok)
 	}
-	res.Mark = tok // not below the old mark, so it is the new mark
-	return res, commits + 1, nil
+	return res, nil, nil
+}
+
+const (
+	selectValue = `SELECT value, commits FROM {values} WHERE register = ?1`
+	upsertValue = `INSERT INTO {values} (register, value, commits) VALUES (?1, ?2, 1)
+ON CONFLICT (register) DO UPDATE SET value = excluded.value, commits = commits + 1`
+	selectApplied = `SELECT count(*) FROM {applied} WHERE register = ?1 AND request = ?2`
+	insertApplied = `INSERT INTO {applied} (register, request, mark_lock, mark_domain, mark_seq) VALUES (?1, ?2, ?3, ?4, ?5)`
+	// pruneApplied forgets the requests whose token is below the mark ?3-?5.
+	pruneApplied = `DELETE FROM {applied} WHERE register = ?1
+AND (mark_lock <> ?2 OR mark_domain < ?3 OR (mark_domain = ?3 AND mark_seq < ?4))`
+	selectRow = `SELECT coalesce(v.value, ''), coalesce(m.marked, 0), coalesce(m.mark_lock, ''),
+	coalesce(m.mark_domain, 0), coalesce(m.mark_seq, 0)
+FROM (SELECT ?1 AS register) AS r
+LEFT JOIN {values} AS v ON v.register = r.register
+LEFT JOIN {marks} AS m ON m.register = r.register`
+)
+
+// applied reports whether request id was applied, inside the transaction,
+// with the mark it was applied under.
+func (d *Durable) applied(ctx context.Context, conn *sql.Conn, id string) (bool, Token, error) {
+	var n int
+	if err := conn.QueryRowContext(ctx, d.sql(selectApplied), d.register, id).Scan(&n); err != nil {
+		return false, Token{}, fmt.Errorf("fence: look up request %s: %w", id, err)
+	}
+	if n == 0 {
+		return false, Token{}, nil
+	}
+	m, err := readMark(ctx, conn, d.t.Marks, d.register)
+	return true, m.tok, err
+}
+
+// record keeps request id with the mark tok, and forgets the requests below
+// it, inside the transaction.
+func (d *Durable) record(ctx context.Context, conn *sql.Conn, id string, tok Token) error {
+	if _, err := conn.ExecContext(ctx, d.sql(pruneApplied), d.register, tok.Lock, tok.Domain, tok.Seq); err != nil {
+		return fmt.Errorf("fence: forget requests below %v: %w", tok, err)
+	}
+	if _, err := conn.ExecContext(ctx, d.sql(insertApplied), d.register, id, tok.Lock, tok.Domain, tok.Seq); err != nil {
+		return fmt.Errorf("fence: record request %s: %w", id, err)
+	}
+	return nil
 }
 
 // immediate runs body on one connection inside BEGIN IMMEDIATE … COMMIT:
@@ -165,15 +274,6 @@ func (d *Durable) immediate(ctx context.Context, body func(*sql.Conn) error) (er
 	return nil
 }
 
-// applied reports whether request id was applied, inside the transaction.
-func applied(ctx context.Context, conn *sql.Conn, id string) (bool, error) {
-	var n int
-	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM applied WHERE request = ?1`, id).Scan(&n); err != nil {
-		return false, fmt.Errorf("fence: look up request %s: %w", id, err)
-	}
-	return n > 0, nil
-}
-
 // clearMark forgets the mark and keeps the value. One UPDATE is one
 // transaction, so no write is judged against half of it. It is reached only
 // through package fencetest: it is claim T4's wrong rule.
@@ -181,24 +281,25 @@ func (d *Durable) clearMark(ctx context.Context) error {
 	if d.closed.Load() {
 		return ErrClosed
 	}
-	if _, err := d.db.ExecContext(ctx, `UPDATE resource SET marked = 0, mark_domain = 0, mark_seq = 0 WHERE id = 1`); err != nil {
+	if _, err := d.db.ExecContext(ctx, d.sql(clearMarkSQL), d.register); err != nil {
 		return fmt.Errorf("fence: clear mark: %w", err)
 	}
 	return nil
 }
 
-// Read implements Resource.
+const clearMarkSQL = `UPDATE {marks} SET marked = 0, mark_lock = '', mark_domain = 0, mark_seq = 0 WHERE register = ?1`
+
+// Read implements Resource. Value and mark are read in one statement.
 func (d *Durable) Read(ctx context.Context) (string, Token, bool, error) {
 	if d.closed.Load() {
 		return "", Token{}, false, ErrClosed
 	}
 	var (
-		value   string
-		marked  bool
-		mark    Token
-		commits uint64
+		value  string
+		marked bool
+		mark   Token
 	)
-	if err := d.db.QueryRowContext(ctx, selectRow).Scan(&value, &marked, &mark.Domain, &mark.Seq, &commits); err != nil {
+	if err := d.db.QueryRowContext(ctx, d.sql(selectRow), d.register).Scan(&value, &marked, &mark.Lock, &mark.Domain, &mark.Seq); err != nil {
 		return "", Token{}, false, fmt.Errorf("fence: read: %w", err)
 	}
 	return value, mark, marked, nil

@@ -85,3 +85,115 @@ func TestDurableFailedWriteRollsBack(t *testing.T) {
 		t.Errorf("Read after the next write got %q, %v, %v, %v; want \"b\", g1/6, true, nil", v, m, ok, err)
 	}
 }
+
+// TestDurableRegistersShareTables: two registers in the same tables, named
+// by the caller, keep a mark each; the applied table keeps only the
+// requests of each register's mark.
+func TestDurableRegistersShareTables(t *testing.T) {
+	ctx := context.Background()
+	tables := Tables{Marks: "svc_marks", Values: "svc_values", Applied: "svc_applied"}
+	a, db := openDurableDB(t, WithTables(tables), WithRegister("a"))
+	b, err := NewDurable(ctx, db, WithTables(tables), WithRegister("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, a, g(1, 9), "a9", true)
+	mustWrite(t, b, g(1, 2), "b2", true) // below a's mark: b has its own
+	mustWrite(t, a, g(1, 8), "stale", false)
+	if v, m, _, err := b.Read(ctx); err != nil || v != "b2" || m != g(1, 2) {
+		t.Errorf("b.Read = %q, %v, %v; want b2 under g1/2", v, m, err)
+	}
+	for i, id := range []string{"r1", "r2", "r3"} {
+		if _, err := a.WriteOnce(ctx, g(1, int64(10+i)), id, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM svc_applied WHERE register = 'a'`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("applied rows of register a after three requests under rising tokens: %d, %v; want 1 (those below the mark pruned)", n, err)
+	}
+	if _, err := NewDurable(ctx, db, WithTables(Tables{Marks: "x; DROP TABLE svc_marks", Values: "v", Applied: "a"})); err == nil {
+		t.Errorf("NewDurable with a table name that is not an identifier succeeded; want an error")
+	}
+}
+
+// TestAdvanceMarkInTheCallersTransaction: the mark moves only when the
+// caller commits; a refusal says why; what AdvanceMark refuses it refuses
+// before it touches the table.
+func TestAdvanceMarkInTheCallersTransaction(t *testing.T) {
+	ctx := context.Background()
+	_, db := openDurableDB(t)
+	if err := CreateMarks(ctx, db, "svc_marks"); err != nil {
+		t.Fatal(err)
+	}
+	tok := NewToken("/l", 0, 4)
+	advance := func(tok Token, commit bool) error {
+		t.Helper()
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		if err := AdvanceMark(ctx, tx, "svc_marks", "r", tok); err != nil {
+			return err
+		}
+		if commit {
+			return tx.Commit()
+		}
+		return nil
+	}
+	markOf := func() (Token, bool) {
+		t.Helper()
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		m, ok, err := ReadMark(ctx, tx, "svc_marks", "r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m, ok
+	}
+	if err := advance(NewToken("/l", 0, 9), false); err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := markOf(); ok {
+		t.Fatalf("after a rolled-back advance the mark is %v; want none: the fence commits with the caller's transaction", m)
+	}
+	if err := advance(tok, true); err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := markOf(); !ok || m != tok {
+		t.Fatalf("mark %v (%v); want %v", m, ok, tok)
+	}
+	if err := advance(NewToken("/l", 0, 3), true); !errors.Is(err, ErrStale) {
+		t.Errorf("a smaller token: %v; want ErrStale", err)
+	}
+	if err := advance(NewToken("/other", 0, 5), true); !errors.Is(err, ErrForeignLock) {
+		t.Errorf("another lock's token: %v; want ErrForeignLock", err)
+	}
+	if err := advance(Token{}, true); !errors.Is(err, ErrZeroToken) {
+		t.Errorf("the zero token: %v; want ErrZeroToken", err)
+	}
+	if err := AdvanceMark(ctx, nil, "svc_marks", "r", tok); err == nil {
+		t.Errorf("AdvanceMark without a transaction succeeded; want an error")
+	}
+	if m, _ := markOf(); m != tok {
+		t.Errorf("mark %v after the refusals; want %v unchanged", m, tok)
+	}
+}
+
+// TestDurableRefusesAnEarlierVersionsTable: a database with the one-row
+// table of earlier versions is refused, not silently given a fresh mark.
+func TestDurableRefusesAnEarlierVersionsTable(t *testing.T) {
+	ctx := context.Background()
+	_, db := openDurableDB(t)
+	if _, err := db.ExecContext(ctx, `CREATE TABLE resource (id INTEGER PRIMARY KEY, value TEXT, marked INTEGER, mark_domain INTEGER, mark_seq INTEGER, commits INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := NewDurable(ctx, db); err == nil {
+		_ = d.Close()
+		t.Errorf("NewDurable on a database with an earlier version's table succeeded; want an error: its mark would be lost")
+	}
+}

@@ -3,6 +3,8 @@ package fence_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,7 +36,7 @@ func ExampleMemory_Write() {
 		{"A", a, "A, late: its lock has passed to B"},
 	} {
 		r, err := res.Write(ctx, w.tok, w.value)
-		if err != nil {
+		if err != nil && !errors.Is(err, fence.ErrStale) { // a refusal is an error too: ErrStale
 			fmt.Println(err)
 			return
 		}
@@ -73,17 +75,22 @@ func ExampleNewDurable() {
 	}
 
 	db, res := open()
-	r1, _ := res.Write(ctx, fence.Token{Domain: 0, Seq: 6}, "B's value")
+	_, err1 := res.Write(ctx, fence.Token{Domain: 0, Seq: 6}, "B's value")
 	db.Close() // the service restarts
 
 	db, res = open()
 	defer db.Close()
-	r2, _ := res.Write(ctx, fence.Token{Domain: 0, Seq: 5}, "A's late value")
+	_, err2 := res.Write(ctx, fence.Token{Domain: 0, Seq: 5}, "A's late value")
 	v, mark, _, _ := res.Read(ctx)
-	fmt.Printf("before the restart: accepted=%v; after it: accepted=%v\n", r1.Accepted, r2.Accepted)
+	fmt.Printf("before the restart: accepted=%v; after it: accepted=%v\n", err1 == nil, err2 == nil)
+	var stale *fence.StaleError
+	if errors.As(err2, &stale) {
+		fmt.Printf("refused: token %v below the mark %v\n", stale.Token, stale.Mark)
+	}
 	fmt.Printf("value %q under mark %v\n", v, mark)
 	// Output:
 	// before the restart: accepted=true; after it: accepted=false
+	// refused: token g0/5 below the mark g0/6
 	// value "B's value" under mark g0/6
 }
 
@@ -95,4 +102,83 @@ func ExampleToken_Compare() {
 	fresh := fence.Token{Domain: 0x100000009, Seq: 0} // the recreated parent
 	fmt.Println(fresh.Compare(old), old.Compare(fresh))
 	// Output: 1 -1
+}
+
+// A service fences its own table: in each of its transactions it advances
+// the register's mark with the request's token, then writes its own rows.
+// The fence and the write commit together or not at all; a stale token
+// rolls the whole transaction back.
+func ExampleAdvanceMark() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "fence-example-")
+	defer os.RemoveAll(dir)
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "billing.db")+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)")
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, `CREATE TABLE accounts (name TEXT PRIMARY KEY, balance INTEGER NOT NULL)`); err != nil {
+		panic(err)
+	}
+	if err := fence.CreateMarks(ctx, db, "billing_marks"); err != nil {
+		panic(err)
+	}
+
+	// credit is one request of the service, with the token it carried.
+	credit := func(tok fence.Token, name string, amount int) error {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback() // after Commit, a no-op
+		if err := fence.AdvanceMark(ctx, tx, "billing_marks", "accounts", tok); err != nil {
+			return err // a refusal: *fence.StaleError, nothing written
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO accounts (name, balance) VALUES (?1, ?2)
+ON CONFLICT (name) DO UPDATE SET balance = balance + excluded.balance`, name, amount); err != nil {
+			return err
+		}
+		return tx.Commit()
+	}
+
+	a := fence.NewToken("/services/billing/lock", 0, 5) // A held first
+	b := fence.NewToken("/services/billing/lock", 0, 6) // B holds after A
+	fmt.Println("A:", credit(a, "alice", 10))
+	fmt.Println("B:", credit(b, "alice", 1))
+	err = credit(a, "alice", 10) // A, late
+	if stale := (*fence.StaleError)(nil); errors.As(err, &stale) {
+		fmt.Println("A, late: refused under the mark", stale.Mark, "-", err)
+	} else {
+		fmt.Println("A, late:", err)
+	}
+	var balance int
+	if err := db.QueryRowContext(ctx, `SELECT balance FROM accounts WHERE name = 'alice'`).Scan(&balance); err != nil {
+		panic(err)
+	}
+	fmt.Println("alice's balance:", balance)
+	// Output:
+	// A: <nil>
+	// B: <nil>
+	// A, late: refused under the mark g0/6 - fence: stale token: g0/5 is below the mark g0/6
+	// alice's balance: 11
+}
+
+// A token travels as text, here in JSON: the lock's identity, the domain
+// and the sequence, in one versioned form that parses back exactly; a
+// token in any other form is refused.
+func ExampleToken_MarshalText() {
+	tok := fence.NewToken("/services/billing/lock", 0, 7)
+	b, err := json.Marshal(map[string]fence.Token{"token": tok})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(string(b))
+	var back struct{ Token fence.Token }
+	fmt.Println(json.Unmarshal(b, &back), back.Token == tok)
+	fmt.Println(back.Token.UnmarshalText([]byte("g0/7")))
+	// Output:
+	// {"token":"zk19-fence-v1:744008c8841e2ca0:0:7"}
+	// <nil> true
+	// fence: token "g0/7": malformed fencing token: does not start with "zk19-fence-v1:"
 }

@@ -71,9 +71,9 @@ var fencedSemanticsCases = []struct {
 	{"first write accepted", []step{
 		{g(1, 5), "a", true, g(1, 5), ""},
 	}},
-	{"first write with zero token accepted", []step{
-		{g(0, 0), "a", true, g(0, 0), ""},
-		{g(0, 0), "b", true, g(0, 0), "a"},
+	{"first write with token g0/1 accepted", []step{
+		{g(0, 1), "a", true, g(0, 1), ""},
+		{g(0, 1), "b", true, g(0, 1), "a"},
 	}},
 	{"lower rejected after higher", []step{
 		{g(1, 5), "a", true, g(1, 5), ""},
@@ -116,9 +116,7 @@ func TestFencedSemantics(t *testing.T) {
 				var accepted uint64
 				for i, s := range tc.steps {
 					res, err := r.Write(ctx, s.tok, s.value)
-					if err != nil {
-						t.Fatalf("step %d: Write(%v): %v", i, s.tok, err)
-					}
+					checkRefusal(t, fmt.Sprintf("step %d: Write(%v)", i, s.tok), err, !s.accepted, res.Mark, s.tok)
 					if s.accepted {
 						accepted++
 					}
@@ -196,9 +194,7 @@ func TestTraceDecisionAgreesWithWrite(t *testing.T) {
 			for _, s := range steps {
 				got = nil
 				res, err := r.Write(ctx, s.tok, s.value)
-				if err != nil {
-					t.Fatalf("%s: Write(%v): %v", s.name, s.tok, err)
-				}
+				checkRefusal(t, s.name+": Write("+s.tok.String()+")", err, !s.want.Admitted, s.want.Mark, s.tok)
 				if len(got) != 1 || got[0] != s.want {
 					t.Errorf("%s: Write(%v) gave Decided %+v; want once %+v", s.name, s.tok, got, s.want)
 				}
@@ -266,12 +262,32 @@ func TestNewDurableNeedsADatabase(t *testing.T) {
 	}
 }
 
+// checkRefusal fails t unless err is what a write of tok against mark
+// returns: nil when it is admitted; a *StaleError naming both tokens, and
+// matching ErrStale, when it is refused.
+func checkRefusal(t *testing.T, what string, err error, refused bool, mark, tok Token) {
+	t.Helper()
+	if !refused {
+		if err != nil {
+			t.Fatalf("%s: %v; want accepted, a nil error", what, err)
+		}
+		return
+	}
+	var stale *StaleError
+	if !errors.Is(err, ErrStale) || !errors.As(err, &stale) || stale.Mark != mark || stale.Token != tok {
+		t.Fatalf("%s: got error %v; want a *StaleError (errors.Is ErrStale) with the mark %v and the refused token %v: a refusal is an error", what, err, mark, tok)
+	}
+}
+
+// refusal reports whether err is a fence's refusal of a token.
+func refusal(err error) bool {
+	return errors.Is(err, ErrStale) || errors.Is(err, ErrForeignLock) || errors.Is(err, ErrZeroToken)
+}
+
 func mustWrite(t *testing.T, r Resource, tok Token, value string, accepted bool) Result {
 	t.Helper()
 	res, err := r.Write(context.Background(), tok, value)
-	if err != nil {
-		t.Fatalf("Write(%v, %q): %v", tok, value, err)
-	}
+	checkRefusal(t, fmt.Sprintf("Write(%v, %q)", tok, value), err, !accepted, res.Mark, tok)
 	if res.Accepted != accepted {
 		t.Fatalf("Write(%v, %q) = %+v; want Accepted=%v", tok, value, res, accepted)
 	}
@@ -365,7 +381,7 @@ func (ru *workloadRun) writer(r Resource, w, perWriter int) []writeRec {
 		tok := ru.token(rng)
 		v := valueFor(w, i, tok)
 		res, err := r.Write(ru.ctx, tok, v)
-		if err != nil {
+		if err != nil && (!refusal(err) || res.Accepted) {
 			ru.errs <- fmt.Errorf("writer %d: %w", w, err)
 			return recs
 		}
@@ -637,7 +653,7 @@ func TestWriteOnceAppliesARetriedRequestOnce(t *testing.T) {
 				t.Fatalf("plain retry: got %+v, %v; want accepted again as commit 2 (the fence does not deduplicate)", plain, err)
 			}
 			stale, err := r.WriteOnce(ctx, g(1, 2), "req-2", "old")
-			if err != nil || stale.Accepted || stale.Duplicate {
+			if !errors.Is(err, ErrStale) || stale.Accepted || stale.Duplicate {
 				t.Fatalf("stale: got %+v, %v; want rejected by the fence, not a duplicate", stale, err)
 			}
 			again, err := r.WriteOnce(ctx, g(1, 4), "req-2", "new")

@@ -5,19 +5,27 @@
 //
 // A lock holder's token is the sequence suffix of its EPHEMERAL_SEQUENTIAL
 // node ("<guid>-lock-0000000007"), qualified by a domain that names the
-// incarnation of the persistent lock parent (for example its czxid).
-// Tokens are ordered by (Domain, Seq). A fenced resource keeps a high-water
-// mark, the largest token it has accepted, and compares a write's token
-// with the mark and stores the value in one critical section: Memory under
-// a mutex, Durable in one SQLite transaction.
+// incarnation of the persistent lock parent (for example its czxid) and by
+// the lock it came from (LockID, a digest of the parent's path). Tokens of
+// one lock are ordered by (Domain, Seq). A token travels as text in one
+// versioned form (Token.MarshalText; over HTTP, package fencehttp).
+//
+// A fenced resource keeps a high-water mark, the largest token it has
+// accepted, and compares a write's token with the mark and stores the value
+// in one critical section: Memory under a mutex, Durable in one SQLite
+// transaction, and a service's own table in the service's transaction with
+// AdvanceMark. A refusal is an error: *StaleError (ErrStale) for a token
+// below the mark, *ForeignLockError (ErrForeignLock) for a token of another
+// lock than the mark's, ErrZeroToken for the zero Token.
 //
 // What it guarantees: once a resource has accepted token t, it stores no
-// value carrying a token below t, whatever the writers' timing (claims F1,
-// F3, F6). An equal token is accepted again; WriteOnce adds a request id,
-// applied at most once (F12).
+// value carrying a token below t, nor one of another lock, whatever the
+// writers' timing (claims F1, F3, F6). An equal token is accepted again;
+// WriteOnce adds a request id, applied at most once (F12).
 //
 // What it does not:
-//   - Fencing is not authentication: a forged larger token is accepted.
+//   - Fencing is not authentication: a forged larger token is accepted, and
+//     the text form is not signed.
 //   - Tokens compare only within one lock domain. Sequence numbers restart
 //     when the parent is recreated, and czxids when an ensemble's data is
 //     wiped: a domain that must outlive either is a generation the operator
@@ -28,6 +36,8 @@
 //     old holder made before the new token reached the resource stands,
 //     and the resource cannot tell a holder that is merely slow from one
 //     that lost its lock (F2).
+//   - A resource is bound to a lock by its mark: before its first accepted
+//     write, or after the mark is cleared, it takes any lock's token.
 //
 // The controls that break the guarantee on purpose, for demonstrations and
 // tests, are in package fencetest, apart from the resources a service uses.
@@ -40,8 +50,20 @@ import (
 	"strings"
 )
 
-// Token is a fencing token. Tokens are ordered by Domain first, then Seq.
+// Token is a fencing token. Tokens are ordered by Domain first, then Seq;
+// tokens of different locks (Lock) are not ordered, and a resource refuses
+// a token of a lock other than its mark's.
+//
+// The zero Token is no token: every resource of this package refuses it
+// with ErrZeroToken. A token made by NewToken is never zero.
+//
+// A token travels as text (MarshalText, and so JSON) in one versioned
+// format; see MarshalText.
 type Token struct {
+	// Lock identifies the lock the token came from: LockID of the lock
+	// parent's path (16 lowercase hex digits), or empty for a token made
+	// without one. It is an identity, not a secret.
+	Lock string
 	// Domain identifies the generation of the lock domain (the persistent
 	// lock parent), e.g. the parent's czxid. Sequence numbers restart when
 	// the parent is recreated, so a larger Domain dominates any Seq. The
@@ -71,7 +93,9 @@ func (t Token) Compare(u Token) int {
 	}
 }
 
-// String formats the token as "g<Domain>/<Seq>", e.g. "g5/7".
+// String formats the token as "g<Domain>/<Seq>", e.g. "g5/7", for people:
+// it leaves out Lock and is not parsed back. MarshalText is the format that
+// travels.
 func (t Token) String() string {
 	return fmt.Sprintf("g%d/%d", t.Domain, t.Seq)
 }

@@ -95,14 +95,14 @@ func TestTokenCompare(t *testing.T) {
 		a, b Token
 		want int
 	}{
-		{Token{1, 5}, Token{1, 5}, 0},
-		{Token{1, 4}, Token{1, 5}, -1},
-		{Token{1, 6}, Token{1, 5}, +1},
-		{Token{1, 9}, Token{2, 0}, -1}, // a newer domain dominates any seq
-		{Token{2, 0}, Token{1, 9}, +1},
-		{Token{1, math.MaxInt32}, Token{2, 0}, -1},
-		{Token{0, 0}, Token{0, 0}, 0},
-		{Token{-1, 0}, Token{0, -1}, -1},
+		{Token{Domain: 1, Seq: 5}, Token{Domain: 1, Seq: 5}, 0},
+		{Token{Domain: 1, Seq: 4}, Token{Domain: 1, Seq: 5}, -1},
+		{Token{Domain: 1, Seq: 6}, Token{Domain: 1, Seq: 5}, +1},
+		{Token{Domain: 1, Seq: 9}, Token{Domain: 2, Seq: 0}, -1}, // a newer domain dominates any seq
+		{Token{Domain: 2, Seq: 0}, Token{Domain: 1, Seq: 9}, +1},
+		{Token{Domain: 1, Seq: math.MaxInt32}, Token{Domain: 2, Seq: 0}, -1},
+		{Token{Domain: 0, Seq: 0}, Token{Domain: 0, Seq: 0}, 0},
+		{Token{Domain: -1, Seq: 0}, Token{Domain: 0, Seq: -1}, -1},
 	}
 	for _, tc := range tests {
 		if got := tc.a.Compare(tc.b); got != tc.want {

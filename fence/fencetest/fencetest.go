@@ -44,11 +44,10 @@ type state struct {
 	closed  bool
 }
 
-// admits is the fence's rule, no token below the mark, so that
-// CheckThenWrite differs from a fenced resource in its steps only. s.mu
-// must be held.
-func (s *state) admits(tok fence.Token) bool {
-	return !s.marked || tok.Compare(s.mark) >= 0
+// admits is the fence's rule (fence.Admit), so that CheckThenWrite differs
+// from a fenced resource in its steps only. s.mu must be held.
+func (s *state) admits(tok fence.Token) error {
+	return fence.Admit(tok, s.mark, s.marked)
 }
 
 // apply stores value and raises the mark to tok if it is larger. s.mu must
@@ -139,13 +138,14 @@ func NewCheckThenWrite(trace *fence.Trace) *CheckThenWrite {
 }
 
 // Write implements fence.Resource in two steps, with the gap between them.
+// A refusal is an error, as fence's resources return it.
 func (c *CheckThenWrite) Write(ctx context.Context, tok fence.Token, value string) (fence.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return fence.Result{}, err
 	}
 	c.s.mu.Lock()
-	closed, ok := c.s.closed, c.s.admits(tok)
-	d := fence.Decision{Token: tok, Mark: c.s.mark, Marked: c.s.marked, Admitted: ok}
+	closed, refused := c.s.closed, c.s.admits(tok)
+	d := fence.Decision{Token: tok, Mark: c.s.mark, Marked: c.s.marked, Admitted: refused == nil}
 	c.s.mu.Unlock()
 	if closed {
 		return fence.Result{}, fence.ErrClosed
@@ -156,12 +156,12 @@ func (c *CheckThenWrite) Write(ctx context.Context, tok fence.Token, value strin
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
 	res := fence.Result{Prev: c.s.value}
-	if ok {
+	if refused == nil {
 		res.Accepted = true
 		c.s.apply(tok, value)
 	}
 	res.Mark, res.Commit = c.s.mark, c.s.commits
-	return res, nil
+	return res, refused
 }
 
 // Read implements fence.Resource.

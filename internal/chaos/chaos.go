@@ -1107,7 +1107,7 @@ func (w *chaosWorker) writeAll(tok fence.Token, stale func() bool) []fence.Resul
 		if r.rec != nil {
 			call = r.rec.Now()
 		}
-		res, err := r.r.Write(context.Background(), tok, value)
+		res, err := scene.Outcome(r.r.Write(context.Background(), tok, value))
 		if err != nil {
 			w.run.anomaly("%s: write to %s: %v", w.name, r.name, err)
 			continue

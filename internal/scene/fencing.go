@@ -81,12 +81,28 @@ func OnEachResource(t *testing.T, does string, f func(t *testing.T, kind string,
 	}
 }
 
+// Outcome holds a write's two results to the fence's contract, a refusal
+// is an error: it gives the Result and nil for an accepted write, a
+// duplicate, or a refusal (a fence.Refused error with Accepted false), and
+// an error for anything else, a refusal with a nil error included.
+func Outcome(r fence.Result, err error) (fence.Result, error) {
+	switch {
+	case err == nil && !r.Accepted && !r.Duplicate:
+		return r, fmt.Errorf("the write was refused (mark %v) with a nil error; want a refusal to be an error (fence.ErrStale)", r.Mark)
+	case err != nil && fence.Refused(err) && r.Accepted:
+		return r, fmt.Errorf("the write was accepted and refused: %w", err)
+	case err != nil && !fence.Refused(err):
+		return r, err
+	}
+	return r, nil
+}
+
 // WriteAs is one write of who's, logged as its operation. A rejection is
 // a result; an error stops the scenario.
 func WriteAs(t zkserver.TB, who claims.Actor, res fence.Resource, tok fence.Token, value string) fence.Result {
 	t.Helper()
 	who.Invoke("write %q with token %v", value, tok)
-	r, err := res.Write(context.Background(), tok, value)
+	r, err := Outcome(res.Write(context.Background(), tok, value))
 	if err != nil {
 		who.Fail("%v", err)
 		t.Fatalf("%s: write %q: %v", who.Name, value, err)
@@ -250,7 +266,7 @@ func ParkWorker(t zkserver.TB, tok fence.Token, value string, rs ...fence.Resour
 		out := make([]fence.Result, len(rs))
 		for i, r := range rs {
 			var err error
-			if out[i], err = r.Write(context.Background(), tok, value); err != nil {
+			if out[i], err = Outcome(r.Write(context.Background(), tok, value)); err != nil {
 				w.err <- err
 				return
 			}
@@ -326,7 +342,7 @@ func StartAskingWorker(t zkserver.TB, p *Contender, node string, res fence.Resou
 		}
 		w.answer <- err
 		<-w.gate
-		r, err := res.Write(context.Background(), tok, value)
+		r, err := Outcome(res.Write(context.Background(), tok, value))
 		if err != nil {
 			w.failed <- err
 			return
@@ -456,7 +472,7 @@ func WriteConcurrently(t *testing.T, id string, res fence.Resource, writers, per
 					tok.Seq = max(0, tok.Seq-1-rng.Int63n(20))
 				}
 				value := ValueOf(w, i, tok)
-				r, err := res.Write(context.Background(), tok, value)
+				r, err := Outcome(res.Write(context.Background(), tok, value))
 				if err != nil {
 					errs <- fmt.Errorf("write %q: %w", value, err)
 					return
@@ -640,8 +656,9 @@ func SourceVerdict(t *testing.T, kind, section string, found, controls []SourceF
 	}
 }
 
-// SeqOnly is a token as a resource that knows no domain sees it.
-func SeqOnly(tok fence.Token) fence.Token { return fence.Token{Seq: tok.Seq} }
+// SeqOnly is a token as a resource that knows no domain sees it: the
+// lock and the sequence number.
+func SeqOnly(tok fence.Token) fence.Token { return fence.Token{Lock: tok.Lock, Seq: tok.Seq} }
 
 // T5Parent is T5's lock parent, the same path in both incarnations.
 const T5Parent = "/locks"

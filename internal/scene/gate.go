@@ -87,7 +87,7 @@ func (cs *CriticalSection) Write(res fence.Resource, who claims.Actor, tok fence
 	go func() {
 		defer close(w.done)
 		gid <- goroutineID()
-		w.res, w.err = res.Write(context.Background(), tok, value)
+		w.res, w.err = Outcome(res.Write(context.Background(), tok, value))
 	}()
 	t.Cleanup(func() { w.let(); wait.Receive(t, Within, who.Name+"'s write", w.done) })
 	select {
@@ -477,15 +477,16 @@ func SectionInSource(dir, fn string, replace map[string]string) (string, error) 
 }
 
 // TransactionInSource reads the durable resource's write, (*Durable).write
-// in package fence with src as the text of durable.go, with every call it
-// makes, and returns why its compare and its write are not in one
-// transaction, or "": write runs one immediate transaction; no statement
-// reached from it runs outside a transaction (as a value stored after the
-// COMMIT would); and between the decision (Trace.Decided, after the row is
-// read and compared) and the UPDATE that writes (fencedUpdate) no statement
-// ends or begins a transaction and the connection is not let go.
-func TransactionInSource(src string) (string, error) {
-	p, err := parsePackage("fence", map[string]string{"durable.go": src})
+// in package fence with replace giving files' texts in place of theirs (a
+// control; nil for the source as it is), with every call it makes, and
+// returns why its compare and its write are not in one transaction, or "":
+// write runs one immediate transaction; no statement reached from it runs
+// outside a transaction (as a value stored after the COMMIT would); and
+// between the decision (Trace.Decided, after the mark is read and compared)
+// and the statement that compares and writes the mark (fencedUpdate) no
+// statement ends or begins a transaction and the connection is not let go.
+func TransactionInSource(replace map[string]string) (string, error) {
+	p, err := parsePackage("fence", replace)
 	if err != nil {
 		return "", err
 	}
@@ -524,7 +525,7 @@ func TransactionInSource(src string) (string, error) {
 			steps = append(steps, stmt+" in "+rc.where())
 			open = false
 			continue
-		case stmt == "fencedUpdate":
+		case strings.Contains(stmt, "fencedUpdate"):
 			steps = append(steps, "update")
 		}
 		if !open {
@@ -544,6 +545,57 @@ func TransactionInSource(src string) (string, error) {
 	}
 	if update-decided > 1 {
 		return "the transaction or the connection is let go between the compare and the write: " + at, nil
+	}
+	return "", nil
+}
+
+// AdvanceInSource reads fence.AdvanceMark, the fence a service runs in its
+// own transaction, with replace as in TransactionInSource, and returns why
+// its compare and its advance of the mark are not one step of the caller's
+// transaction, or "": one statement compares and writes the mark
+// (fencedUpdate, whose WHERE compares the token with the mark) and nothing
+// reached from AdvanceMark begins, ends or leaves the caller's transaction
+// (no BEGIN, COMMIT, ROLLBACK, Commit, Rollback, Begin, Conn or Close), nor
+// writes the mark in another statement.
+func AdvanceInSource(replace map[string]string) (string, error) {
+	p, err := parsePackage("fence", replace)
+	if err != nil {
+		return "", err
+	}
+	calls, err := p.calls("AdvanceMark")
+	if err != nil {
+		return "", err
+	}
+	var updates, others []string
+	for _, rc := range calls {
+		name := calledName(rc.call)
+		if name == "Close" || name == "Conn" || name == "Commit" || name == "Rollback" || name == "BeginTx" || name == "Begin" {
+			others = append(others, name+" in "+rc.where())
+		}
+		stmt, ok := p.statement(rc.call)
+		if !ok {
+			continue
+		}
+		verb := strings.ToUpper(strings.Fields(stmt + " ?")[0])
+		switch {
+		case strings.Contains(stmt, "fencedUpdate"):
+			updates = append(updates, "the compare-and-advance in "+rc.where())
+		case verb == "BEGIN" || verb == "SAVEPOINT" || verb == "COMMIT" || verb == "END" || verb == "ROLLBACK" || verb == "RELEASE":
+			others = append(others, stmt+" in "+rc.where())
+		case verb == "UPDATE" || verb == "INSERT" || verb == "DELETE" || verb == "REPLACE":
+			others = append(others, fmt.Sprintf("%q in %s", stmt, rc.where()))
+		}
+	}
+	at := "fence.AdvanceMark, following its calls: " + strings.Join(append(updates, others...), ", ")
+	if len(updates) != 1 {
+		return "", fmt.Errorf("%s: %d compare-and-advance statements; want 1", at, len(updates))
+	}
+	update := strings.ToUpper(strings.Join(strings.Fields(p.consts["fencedUpdate"]), " "))
+	if !strings.Contains(update, "WHERE") || !strings.Contains(update, "MARK_SEQ <=") {
+		return "the statement that advances the mark does not compare the token with it (no WHERE … mark_seq <= …): " + at, nil
+	}
+	if len(others) > 0 {
+		return "the caller's transaction is begun, ended or left, or the mark written apart: " + at, nil
 	}
 	return "", nil
 }

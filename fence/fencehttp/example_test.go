@@ -1,0 +1,102 @@
+package fencehttp_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"time"
+
+	"github.com/zk19/zk19/fence"
+	"github.com/zk19/zk19/fence/fencehttp"
+	"github.com/zk19/zk19/lock"
+)
+
+// The article's fencing story over the wire: a storage service fences its
+// register with the token each request carries. A holds the lock and
+// writes; A sends another write, which is held up on its way; A's session
+// expires meanwhile, and B holds the lock and writes. A's late request
+// arrives with A's token, below the mark B's write set: the service answers
+// 409 Conflict, and the stored value is B's.
+func Example() {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	parent := newParent()
+
+	// The service: a fenced register behind HTTP. Its write runs under the
+	// fence and returns the resource's error; a refusal is one.
+	store := fence.NewMemory() // in a service: its database (fence.AdvanceMark in its transaction)
+	srv := httptest.NewServer(fencehttp.Handler(func(w http.ResponseWriter, r *http.Request, tok fence.Token) error {
+		value, err := io.ReadAll(r.Body)
+		if err != nil {
+			return err
+		}
+		_, err = store.Write(r.Context(), tok, string(value))
+		return err
+	}))
+	defer srv.Close()
+
+	// put sends value with held's token through base and reports the answer.
+	put := func(who string, held *lock.Held, base http.RoundTripper, value string) {
+		client := &http.Client{Transport: &fencehttp.Transport{Token: held.Token, Base: base}}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPut, srv.URL+"/register", strings.NewReader(value))
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			fmt.Println(who, err)
+			return
+		}
+		defer resp.Body.Close()
+		fmt.Printf("%s writes %q with token %v: %s; %v\n", who, value, held.Token, resp.Status, fencehttp.Check(resp, held.Token))
+	}
+
+	connA, expireA := connectCuttable("A")
+	heldByA, err := lock.New(connA, parent).Acquire(ctx)
+	if err != nil {
+		fmt.Println("A:", err)
+		return
+	}
+	put("A", heldByA, nil, "from A")
+
+	// A's next request waits on its way until resume is closed.
+	resume, lateDone := make(chan struct{}), make(chan struct{})
+	paused := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		<-resume
+		return http.DefaultTransport.RoundTrip(r)
+	})
+	go func() {
+		defer close(lateDone)
+		put("A (late)", heldByA, paused, "late, from A")
+	}()
+
+	expireA(heldByA.Path)
+	fmt.Println("A's session expired while its request waited; the server deleted A's node")
+
+	heldByB, err := lock.New(connect("B"), parent).Acquire(ctx)
+	if err != nil {
+		fmt.Println("B:", err)
+		return
+	}
+	defer heldByB.Release(ctx)
+	put("B", heldByB, nil, "from B")
+
+	close(resume)
+	<-lateDone
+	value, mark, _, _ := store.Read(ctx)
+	fmt.Printf("stored: %q under mark %v\n", value, mark)
+	// Output:
+	// A writes "from A" with token g0/0: 204 No Content; <nil>
+	// A's session expired while its request waited; the server deleted A's node
+	// B writes "from B" with token g0/1: 204 No Content; <nil>
+	// A (late) writes "late, from A" with token g0/0: 409 Conflict; fence: stale token: g0/0 is below the mark g0/1
+	// stored: "from B" under mark g0/1
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

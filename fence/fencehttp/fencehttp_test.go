@@ -1,0 +1,107 @@
+package fencehttp_test
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/zk19/zk19/fence"
+	"github.com/zk19/zk19/fence/fencehttp"
+)
+
+// TestHandlerAnswers: the status of each outcome of a fenced write, and the
+// client's reading of a 409 back into a *fence.StaleError.
+func TestHandlerAnswers(t *testing.T) {
+	store := fence.NewMemory()
+	defer store.Close()
+	srv := httptest.NewServer(fencehttp.Handler(func(w http.ResponseWriter, r *http.Request, tok fence.Token) error {
+		if r.URL.Path == "/broken" {
+			return errors.New("disk on fire")
+		}
+		_, err := store.Write(r.Context(), tok, r.URL.Path)
+		return err
+	}))
+	defer srv.Close()
+	mark, stale := fence.NewToken("/l", 0, 2), fence.NewToken("/l", 0, 1)
+	send := func(path string, header string) (*http.Response, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPut, srv.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if header != "" {
+			req.Header.Set(fencehttp.Header, header)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		t.Logf("PUT %s with %q: %s %s", path, header, resp.Status, strings.TrimSpace(string(body)))
+		return resp, string(body)
+	}
+	text := func(tok fence.Token) string {
+		b, err := tok.MarshalText()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if resp, _ := send("/b", text(mark)); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("write with the mark: %s; want 204", resp.Status)
+	}
+	resp, body := send("/a", text(stale))
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(body, "mark g0/2") || resp.Header.Get(fencehttp.MarkHeader) != text(mark) {
+		t.Errorf("stale write: %s %q, %s %q; want 409 naming the mark g0/2 in the body and the header", resp.Status, body, fencehttp.MarkHeader, resp.Header.Get(fencehttp.MarkHeader))
+	}
+	var se *fence.StaleError
+	if err := fencehttp.Check(resp, stale); !errors.As(err, &se) || se.Mark != mark || se.Token != stale {
+		t.Errorf("Check of the 409 = %v; want a *fence.StaleError with mark %v and token %v", err, mark, stale)
+	}
+	if resp, body := send("/c", text(fence.NewToken("/other", 0, 9))); resp.StatusCode != http.StatusConflict || !strings.Contains(body, "of lock") {
+		t.Errorf("another lock's token: %s %q; want 409 saying which lock", resp.Status, body)
+	}
+	for _, h := range []string{"", "g0/3", text(mark) + "x", `"` + text(mark) + `"`, "zk19-fence-v1::0:0"} {
+		if resp, _ := send("/d", h); resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("token header %q: %s; want 400, the write not run", h, resp.Status)
+		}
+	}
+	if resp, _ := send("/broken", text(mark)); resp.StatusCode != http.StatusInternalServerError {
+		t.Errorf("a write that fails: %s; want 500", resp.Status)
+	}
+	if v, m, _, _ := store.Read(t.Context()); v != "/b" || m != mark {
+		t.Errorf("stored %q under %v; want \"/b\" under %v", v, m, mark)
+	}
+}
+
+// TestTransportAttachesTheToken: the request that leaves carries the token;
+// the caller's request is not changed.
+func TestTransportAttachesTheToken(t *testing.T) {
+	tok := fence.NewToken("/l", 3, 4)
+	var got fence.Token
+	var gotErr error
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got, gotErr = fencehttp.TokenFrom(r) }))
+	defer srv.Close()
+	req, err := http.NewRequest(http.MethodGet, srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := (&http.Client{Transport: &fencehttp.Transport{Token: tok}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if gotErr != nil || got != tok {
+		t.Errorf("server read %#v, %v; want %#v", got, gotErr, tok)
+	}
+	if h := req.Header.Get(fencehttp.Header); h != "" {
+		t.Errorf("the caller's request got header %q; want it unchanged", h)
+	}
+	if _, err := (&http.Client{Transport: &fencehttp.Transport{}}).Get(srv.URL); err == nil {
+		t.Errorf("a Transport with the zero Token sent its request; want an error")
+	}
+}

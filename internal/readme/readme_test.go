@@ -1,0 +1,200 @@
+package readme_test
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zk19/zk19/fence"
+	"github.com/zk19/zk19/internal/readme"
+	"github.com/zk19/zk19/internal/zkclient"
+	"github.com/zk19/zk19/internal/zkserver"
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	zkserver.SetShort(testing.Short())
+	if zkserver.Listing() {
+		os.Exit(m.Run())
+	}
+	stopInterrupts := zkserver.HandleInterrupts(func() {})
+	code := m.Run()
+	stopInterrupts()
+	if n := zkserver.Live(); n > 0 {
+		fmt.Fprintf(os.Stderr, "servers left running: %v\n", zkserver.KillAll())
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// TestTheReadmeShowsThisProgram: the README's first Go block is program.go
+// after its package clause, line for line.
+func TestTheReadmeShowsThisProgram(t *testing.T) {
+	md, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(md), "```go\n")
+	block, _, closed := strings.Cut(block, "```")
+	if !ok || !closed {
+		t.Fatal("README.md: no ```go block; want the program of internal/readme")
+	}
+	src, err := os.ReadFile("program.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, prog, ok := strings.Cut(string(src), "\npackage readme\n\n")
+	if !ok {
+		t.Fatal("program.go: no package clause followed by a blank line")
+	}
+	got, want := strings.Split(block, "\n"), strings.Split(prog, "\n")
+	for i := range max(len(got), len(want)) {
+		g, w := "(end of block)", "(end of file)"
+		if i < len(got) {
+			g = got[i]
+		}
+		if i < len(want) {
+			w = want[i]
+		}
+		if g != w {
+			t.Fatalf("README.md's first Go block, line %d: got %q; want %q (internal/readme/program.go): the README shows another program than the one compiled and run", i+1, g, w)
+		}
+	}
+}
+
+// server starts a server for one test and returns a session on it and a
+// fresh lock parent.
+func server(t *testing.T) (*zkclient.Client, string) {
+	c, parent, _ := serverAt(t)
+	return c, parent
+}
+
+func serverAt(t *testing.T) (*zkclient.Client, string, string) {
+	s := zkserver.Start(t)
+	c := zkclient.Connect(t, "W", []string{s.Client})
+	const parent = "/services-billing-lock"
+	if _, err := c.Create(parent, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	return c, parent, s.Client
+}
+
+// TestWorkWritesWithTheHoldsToken: every value is written with the hold's
+// token, and the lock is released.
+func TestWorkWritesWithTheHoldsToken(t *testing.T) {
+	c, parent := server(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res := fence.NewMemory()
+	if err := readme.Work(ctx, c.Conn, parent, res, []string{"a", "b"}); err != nil {
+		t.Fatalf("Work: %v; want nil", err)
+	}
+	v, mark, _, err := res.Read(ctx)
+	t.Logf("after Work: value %q, mark %#v", v, mark)
+	if want := fence.NewToken(parent, 0, 0); err != nil || v != "b" || mark != want {
+		t.Errorf("got %q under %#v (%v); want \"b\" under the hold's token %#v", v, mark, err, want)
+	}
+	if kids, _, err := c.Children(parent); err != nil || len(kids) != 0 {
+		t.Errorf("children of %s after Work: %v, %v; want none: the hold released", parent, kids, err)
+	}
+}
+
+// TestWorkReactsToARefusal: a later holder has written (the resource's mark
+// is above the hold's token): Work stops at the first refusal, says so with
+// the mark, and releases.
+func TestWorkReactsToARefusal(t *testing.T) {
+	c, parent := server(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res := fence.NewMemory()
+	later := fence.NewToken(parent, 0, 5)
+	if _, err := res.Write(ctx, later, "later holder"); err != nil {
+		t.Fatal(err)
+	}
+	err := readme.Work(ctx, c.Conn, parent, res, []string{"a", "b"})
+	t.Logf("Work: %v", err)
+	var stale *fence.StaleError
+	if !errors.As(err, &stale) || stale.Mark != later || !strings.Contains(err.Error(), "the lock has passed on") {
+		t.Errorf("Work against a mark above its token: %v; want a *fence.StaleError with mark %v, said as the lock passed on", err, later)
+	}
+	if v, _, _, _ := res.Read(ctx); v != "later holder" {
+		t.Errorf("value %q; want the later holder's", v)
+	}
+	if kids, _, err := c.Children(parent); err != nil || len(kids) != 0 {
+		t.Errorf("children of %s after Work: %v, %v; want none: the hold released", parent, kids, err)
+	}
+}
+
+// TestPublicPackagesDependOnStdGoZookeeperAndUUIDOnly: what the README says
+// of lock and fence, with go list.
+func TestPublicPackagesDependOnStdGoZookeeperAndUUIDOnly(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{if .Module}}{{.Module.Path}}{{end}}", "./lock/...", "./fence/...")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	allowed := map[string]bool{"github.com/zk19/zk19": true, "github.com/go-zookeeper/zk": true, "github.com/google/uuid": true}
+	seen := map[string]bool{}
+	for _, m := range strings.Fields(string(out)) {
+		seen[m] = true
+		if !allowed[m] {
+			t.Errorf("go list -deps ./lock/... ./fence/... lists module %s; want only the standard library, go-zookeeper and uuid", m)
+		}
+	}
+	t.Logf("modules: %v", seen)
+}
+
+// losingResource is a memory resource whose second write finds the hold
+// gone: before it, another session deletes the holder's node; the write
+// then waits for Work to stop it (its context to end), at most 20s.
+type losingResource struct {
+	*fence.Memory
+	c      *zkclient.Client
+	parent string
+	writes int
+}
+
+func (r *losingResource) Write(ctx context.Context, tok fence.Token, value string) (fence.Result, error) {
+	r.writes++
+	if r.writes < 2 {
+		return r.Memory.Write(ctx, tok, value)
+	}
+	kids, _, err := r.c.Children(r.parent)
+	if err != nil || len(kids) != 1 {
+		return fence.Result{}, fmt.Errorf("children of %s: %v, %v; want the holder's node", r.parent, kids, err)
+	}
+	if err := r.c.Delete(r.parent+"/"+kids[0], -1); err != nil {
+		return fence.Result{}, err
+	}
+	select {
+	case <-ctx.Done():
+		return fence.Result{}, ctx.Err()
+	case <-time.After(20 * time.Second):
+		return fence.Result{}, errors.New("Work did not stop its write within 20s of losing the hold")
+	}
+}
+
+// TestWorkStopsWhenLost: the holder's node is deleted under it (an
+// operator, an expiry): Lost closes, Work stops its write in flight and
+// says the lock was lost, and does not start the next one.
+func TestWorkStopsWhenLost(t *testing.T) {
+	c, parent, addr := serverAt(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	other := zkclient.Connect(t, "other", []string{addr})
+	res := &losingResource{Memory: fence.NewMemory(), c: other, parent: parent}
+	err := readme.Work(ctx, c.Conn, parent, res, []string{"a", "b", "c"})
+	t.Logf("Work: %v after %d writes", err, res.writes)
+	if err == nil || !strings.Contains(err.Error(), "lock lost") || !errors.Is(err, context.Canceled) || res.writes != 2 {
+		t.Errorf("Work whose hold was lost during its second write: %v after %d writes; want \"lock lost\" (context.Canceled) after 2", err, res.writes)
+	}
+}
