@@ -147,7 +147,7 @@
 //     TestL6_LateReleaseDeletesNothingOfTheNextHolder
 //     (lock_example_test.go:663), TestL6_ExpiredWaiterReportsSessionChanged
 //     (lock_example_test.go:704). Code: lock.(*attempt).decide
-//     (lock/attempt.go:104), lock.(*Held).Lost (lock/held.go:90)
+//     (lock/attempt.go:104), lock.(*Held).Lost (lock/held.go:93)
 //   - §3 ¶2 句5 (citation) 「3.9.6」「Locks」
 //   - L4 §3 ¶3 图 「B 收到通知」「C 仍等待 B」「重新列出」:
 //     删掉持有者的节点只会通知下一位候选，它重新列出孩子后拿到锁；

@@ -184,12 +184,12 @@ func Example_fencedWrite() {
 	parent := newParent()
 	resource := fence.NewMemory() // in a service: the database or storage that takes the writes
 	write := func(who string, h *lock.Held, value string) {
-		r, err := resource.Write(context.Background(), h.Token, value)
-		if err != nil {
+		_, err := resource.Write(context.Background(), h.Token, value)
+		if err != nil && !errors.Is(err, fence.ErrStale) { // a refusal is an error wrapping fence.ErrStale
 			fmt.Println(err)
 			return
 		}
-		fmt.Printf("%s writes %q with token sequence %d: accepted=%v\n", who, value, h.Token.Seq, r.Accepted)
+		fmt.Printf("%s writes %q with token sequence %d: accepted=%v\n", who, value, h.Token.Seq, err == nil)
 	}
 
 	heldByA, err := lock.New(connect("A"), parent).Acquire(ctx)

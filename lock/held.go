@@ -23,9 +23,12 @@ const suspendPoll = 20 * time.Millisecond
 // last listed. From the moment it is made, it watches its own node and
 // its connection: Lost, Err and Suspensions report what they see.
 type Held struct {
-	Path  string      // the own node
-	GUID  string      // the acquisition's GUID, part of the node's name
-	Token fence.Token // Seq is the node's sequence number; Domain the parent's czxid
+	Path string // the own node
+	GUID string // the acquisition's GUID, part of the node's name
+	// Token orders this hold against the parent's others: Lock is
+	// fence.LockID(parent), Seq the node's sequence number, Domain the
+	// parent's czxid (0 under WithoutCzxidDomain). Send it with every write.
+	Token fence.Token
 
 	l        *Locker
 	session  int64
@@ -65,7 +68,7 @@ type Suspension struct {
 func newHeld(a *attempt) *Held {
 	seq, _ := fence.ParseSeq(a.own) // order parsed it already
 	h := &Held{
-		Path: a.path, GUID: a.guid, Token: fence.Token{Seq: seq},
+		Path: a.path, GUID: a.guid, Token: fence.NewToken(a.l.parent, 0, seq),
 		l: a.l, session: a.session,
 		lost: make(chan struct{}), stop: make(chan struct{}), gone: make(chan struct{}),
 		susp: make(chan Suspension, 1),

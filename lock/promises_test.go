@@ -23,6 +23,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
 
+	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/jute"
 	"github.com/zk19/zk19/internal/wait"
@@ -839,4 +840,31 @@ func TestALateCreateInANewSessionIsDeleted(t *testing.T) {
 	b.px.Release(faultproxy.Down)
 	t.Logf("fault: B's proxy delivers the held replies")
 	waitNoneOwned(t, o, parent, "B's new session", fresh)
+}
+
+// TestTheTokenCarriesTheParentsCzxidByDefault: without an option, a hold's
+// token names its lock and carries the parent's czxid as its domain, so a
+// recreated parent's holders order after the old one's (claim T2's
+// repair); WithoutCzxidDomain leaves the domain 0.
+func TestTheTokenCarriesTheParentsCzxidByDefault(t *testing.T) {
+	parent, o := freshParent(t)
+	_, st, err := o.Exists(parent)
+	if err != nil {
+		t.Fatalf("observer exists %s: %v", parent, err)
+	}
+	c := zkclient.Connect(t, "H", []string{server().Client}, zkclient.Quiet())
+	for _, tc := range []struct {
+		name   string
+		opts   []lock.Option
+		domain int64
+	}{{"by default", nil, st.Czxid}, {"WithoutCzxidDomain", []lock.Option{lock.WithoutCzxidDomain()}, 0}} {
+		h := mustAcquire(t, "H", lock.New(c.Conn, parent, tc.opts...))
+		t.Logf("H holds with token %v (%s)", h.Token, tc.name)
+		if h.Token.Domain != tc.domain || h.Token.Lock != fence.LockID(parent) {
+			t.Fatalf("H's token %s: got domain %d, lock %q; want domain %d (the parent's czxid is %d) and lock %q", tc.name, h.Token.Domain, h.Token.Lock, tc.domain, st.Czxid, fence.LockID(parent))
+		}
+		if err := h.Release(context.Background()); err != nil {
+			t.Fatalf("H release: %v", err)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package fencehttp_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -52,7 +53,8 @@ func Example() {
 			return
 		}
 		defer resp.Body.Close()
-		fmt.Printf("%s writes %q with token %v: %s; %v\n", who, value, held.Token, resp.Status, fencehttp.Check(resp, held.Token))
+		err = fencehttp.Check(resp, held.Token) // a 409 back as a *fence.StaleError
+		fmt.Printf("%s writes %q with token sequence %d: %s; stale: %v\n", who, value, held.Token.Seq, resp.Status, errors.Is(err, fence.ErrStale))
 	}
 
 	connA, expireA := connectCuttable("A")
@@ -88,13 +90,13 @@ func Example() {
 	close(resume)
 	<-lateDone
 	value, mark, _, _ := store.Read(ctx)
-	fmt.Printf("stored: %q under mark %v\n", value, mark)
+	fmt.Printf("stored: %q under B's token: %v\n", value, mark == heldByB.Token)
 	// Output:
-	// A writes "from A" with token g0/0: 204 No Content; <nil>
+	// A writes "from A" with token sequence 0: 204 No Content; stale: false
 	// A's session expired while its request waited; the server deleted A's node
-	// B writes "from B" with token g0/1: 204 No Content; <nil>
-	// A (late) writes "late, from A" with token g0/0: 409 Conflict; fence: stale token: g0/0 is below the mark g0/1
-	// stored: "from B" under mark g0/1
+	// B writes "from B" with token sequence 1: 204 No Content; stale: false
+	// A (late) writes "late, from A" with token sequence 0: 409 Conflict; stale: true
+	// stored: "from B" under B's token: true
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)

@@ -99,7 +99,7 @@ func TestWorkWritesWithTheHoldsToken(t *testing.T) {
 	}
 	v, mark, _, err := res.Read(ctx)
 	t.Logf("after Work: value %q, mark %#v", v, mark)
-	if want := fence.NewToken(parent, 0, 0); err != nil || v != "b" || mark != want {
+	if want := fence.NewToken(parent, czxid(t, c, parent), 0); err != nil || v != "b" || mark != want {
 		t.Errorf("got %q under %#v (%v); want \"b\" under the hold's token %#v", v, mark, err, want)
 	}
 	if kids, _, err := c.Children(parent); err != nil || len(kids) != 0 {
@@ -115,7 +115,7 @@ func TestWorkReactsToARefusal(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res := fence.NewMemory()
-	later := fence.NewToken(parent, 0, 5)
+	later := fence.NewToken(parent, czxid(t, c, parent), 5)
 	if _, err := res.Write(ctx, later, "later holder"); err != nil {
 		t.Fatal(err)
 	}
@@ -197,4 +197,15 @@ func TestWorkStopsWhenLost(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "lock lost") || !errors.Is(err, context.Canceled) || res.writes != 2 {
 		t.Errorf("Work whose hold was lost during its second write: %v after %d writes; want \"lock lost\" (context.Canceled) after 2", err, res.writes)
 	}
+}
+
+// czxid is the parent's czxid: the domain of the tokens lock gives by
+// default.
+func czxid(t *testing.T, c *zkclient.Client, parent string) int64 {
+	t.Helper()
+	_, st, err := c.Exists(parent)
+	if err != nil || st == nil {
+		t.Fatalf("exists %s: %v", parent, err)
+	}
+	return st.Czxid
 }
