@@ -98,7 +98,9 @@ func writeClaimsZh(w io.Writer, r report, version string) {
 	if server == "" {
 		server = "无（记录没有开头信息）"
 	}
-	fmt.Fprintf(w, "- 日期：%s\n- 后端：%s\n- 服务器：%s\n- Go：%s\n", date, backend, server, r.m.GoVersion)
+	fmt.Fprintf(w, "- 日期：%s\n", date)
+	fmt.Fprint(w, r.m.Tree.lineZh())
+	fmt.Fprintf(w, "- 后端：%s\n- 服务器：%s\n- Go：%s\n", backend, server, r.m.GoVersion)
 	if r.h.NoServer != "" {
 		fmt.Fprintf(w, "- 说明：%s\n", r.h.NoServer)
 	}
