@@ -597,7 +597,9 @@ func TestF12_RequestIDInTheSameTransactionAppliesOnce(t *testing.T) {
 // the schedule; ZK19_CHAOS=10m or =500 makes a soak). The fenced resources
 // accept no token below one they accepted and refuse every stale-late
 // write (a frozen holder's, whose node is gone while a higher token was
-// accepted); the control takes them, or the run proved nothing; porcupine
+// accepted, as the holder saw just before it wrote: a write before that
+// moment is the schedule's, and makes C1 not shown, naming the schedule);
+// the control takes them, or the run proved nothing; porcupine
 // finds both fenced histories linearizable as a register; no lock node,
 // session, goroutine, server process or container is left. Every hold is
 // read back on the server (readBack): its node must be the lowest
