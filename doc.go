@@ -99,7 +99,7 @@
 //     并让转发的请求、ACK、提案和提交经过 follower 到 leader 的链路；sync
 //     加读取只经过一次转发的 sync 及其应答，普通读取不经过该链路；
 //     中位耗时按普通读取、sync 加读取、set 加读取依次上升。 Proof:
-//     TestY9_WriteBarrierCostsAReplicatedWrite (sync_test.go:483)
+//     TestY9_WriteBarrierCostsAReplicatedWrite (sync_test.go:489)
 //   - §2 ¶5 句1 (premise of Y5) 「复合读取」「调用区间」
 //   - Y5 §2 ¶5 句2 (beyond) 「getData」「线性化读」「屏障」:
 //     屏障加读取的调用区间要从屏障发出时算起：若另一个写在两者之间完成，
@@ -276,7 +276,7 @@
 //     其工作线程停在门闩上；A 的流量被黑洞吞掉，session 自然过期，B
 //     由删除事件得知后重新检查，持有 token 1。 Proof:
 //     TestF1toF3_FencedResourceRejectsTheLateHolder
-//     (fencing_example_test.go:243), Example_s5aFencingSequence
+//     (fencing_example_test.go:244), Example_s5aFencingSequence
 //     (fencing_example_test.go:57). Code: fence.(*state).write
 //     (fence/resource.go:104), fence.(*Durable).decideAndWrite
 //     (fence/durable.go:109)
@@ -288,20 +288,20 @@
 //     fencing 的内存与持久资源都没接受任何陈旧写，无 fencing
 //     的对照至少接受了一次，且不残留锁节点或 session。 Proof:
 //     TestC1_ChaosLeavesNoStaleWriteInAFencedResource
-//     (fencing_example_test.go:611)
+//     (fencing_example_test.go:614)
 //   - F6 §5 ¶2 句2 「高水位」「原子地」「比较 token」: 带 fencing
 //     的比较与写入是一个原子步骤：一个写停在比较与写入之间时，
 //     第二个写者到不了自己的比较（它被发现停在资源的 Write 里），
 //     之后看到的高水位是前一个写的 token；-race 下许多带着不同 token
 //     的并发写者，没有哪个低于高水位的写被接受。 Proof:
-//     TestF6_CompareAndWriteIsOneAtomicStep (fencing_example_test.go:330),
+//     TestF6_CompareAndWriteIsOneAtomicStep (fencing_example_test.go:331),
 //     Example_s5bCriticalSection (fencing_example_test.go:176). Code:
 //     fence.(*state).write (fence/resource.go:104),
 //     fence.(*Durable).decideAndWrite (fence/durable.go:109)
 //   - F3 §5 ¶2 句3 「较大 token」「较小 token」「拒绝」: B 用 token 1 写
 //     new-owner 被接受，A 迟到的 stale-late（token 0）被拒绝，值仍为
 //     new-owner。 Proof: TestF1toF3_FencedResourceRejectsTheLateHolder
-//     (fencing_example_test.go:243), Example_s5aFencingSequence
+//     (fencing_example_test.go:244), Example_s5aFencingSequence
 //     (fencing_example_test.go:57). Code: fence.(*state).write
 //     (fence/resource.go:104), fence.(*Durable).decideAndWrite
 //     (fence/durable.go:109)
@@ -314,20 +314,20 @@
 //   - F5 §5 ¶3 句2 「ZooKeeper」「还持有锁」「失位窗口」: 写之前先问 ZooKeeper
 //     并不能解决问题：A 得知自己仍持有，接着暂停、过期，B 写入，A 对无 fencing
 //     资源的写依旧生效。 Proof: TestF5_CheckThenWriteLosesTheRace
-//     (fencing_example_test.go:263)
+//     (fencing_example_test.go:264)
 //   - F11 §5 ¶3 句3 「token 比较」「原子化」「竞态」: 把比较 token
 //     和写入拆成两步的对照资源，在另一个写者停在两步之间时接受了陈旧写；
 //     同样的交错下，原子资源把陈旧写者挡在外面，等另一个写完，
 //     再拒绝这同一个写。 Proof:
 //     TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite
-//     (fencing_example_test.go:538), Example_s5bCriticalSection
+//     (fencing_example_test.go:539), Example_s5bCriticalSection
 //     (fencing_example_test.go:176). Code:
 //     fence/fencetest.(*CheckThenWrite).Write
 //     (fence/fencetest/fencetest.go:142)
 //   - §5 ¶4 句1 (premise of F6) 「Resource.write」「synchronized」
 //   - F4 §5 ¶4 句2 「无 fence」「stale-late」「对照资源」: 不做 fencing
 //     的资源照单全收同一个迟到写，最后的值是 stale-late。 Proof:
-//     TestF4_UnfencedResourceTakesTheLateWrite (fencing_example_test.go:252),
+//     TestF4_UnfencedResourceTakesTheLateWrite (fencing_example_test.go:253),
 //     Example_s5aFencingSequence (fencing_example_test.go:57). Code:
 //     fence/fencetest.(*Unfenced).Write (fence/fencetest/fencetest.go:96)
 //   - §5 ¶4 句3 (premise of F3) 「带 fence」「new-owner」
@@ -335,31 +335,31 @@
 //   - §5 ¶5 图 (diagram) 「高水位」「同一临界区」
 //   - F7 §5 ¶5 句1 「相等 token」「当前持有者」「继续写」: 等于高水位的 token
 //     会被接受，因此当前持有者可以接着写。 Proof: TestF7_EqualTokenIsAccepted
-//     (fencing_example_test.go:458). Code: fence.(*state).admits
+//     (fencing_example_test.go:459). Code: fence.(*state).admits
 //     (fence/resource.go:136)
 //   - F12 §5 ¶5 句1 「相等 token」「重复请求」「去重」: fencing 不负责去重：
 //     相同的 token 会让一次重试的请求生效两次；在同一事务里核对请求 id
 //     则只生效一次，内存资源和持久资源都是如此。 Proof:
-//     TestF12_EqualTokenAppliesARetryTwice (fencing_example_test.go:546),
+//     TestF12_EqualTokenAppliesARetryTwice (fencing_example_test.go:547),
 //     TestF12_RequestIDInTheSameTransactionAppliesOnce
-//     (fencing_example_test.go:565). Code: fence.(*Memory).WriteOnce
+//     (fencing_example_test.go:566). Code: fence.(*Memory).WriteOnce
 //     (fence/resource.go:205), fence.(*Durable).WriteOnce
 //     (fence/durable.go:83)
 //   - F8 §5 ¶5 句2 (beyond) 「高水位」「业务数据」「持久化」:
 //     持久资源在嵌入式数据库的一个事务里同时提交高水位与数据；重启之后它仍拒绝
 //     token 0，仍保有 new-owner。 Proof:
 //     TestF8_DurableResourceKeepsMarkAndValueAcrossRestart
-//     (fencing_example_test.go:478). Code: fence.(*Durable).decideAndWrite
+//     (fencing_example_test.go:479). Code: fence.(*Durable).decideAndWrite
 //     (fence/durable.go:109)
 //   - §5 ¶5 句3 (premise of F8) 「内存模型」「验证」
 //   - F9 §5 ¶5 句4 「fencing」「认证机制」「伪造」: fencing 不做认证：
 //     谁伪造出更大的 token，谁的写就被接受。 Proof:
-//     TestF9_ForgedLargerTokenIsAccepted (fencing_example_test.go:515). Code:
+//     TestF9_ForgedLargerTokenIsAccepted (fencing_example_test.go:516). Code:
 //     fence.(*state).admits (fence/resource.go:136)
 //   - F2 §5 ¶6 句1 「自然过期」「尚未到达资源」「旧 token」: A 已过期、B 的
 //     token 还没到资源时，资源的高水位仍是 A 自己的 token 0，它依旧接受 token
 //     0。 Proof: TestF1toF3_FencedResourceRejectsTheLateHolder
-//     (fencing_example_test.go:243), Example_s5aFencingSequence
+//     (fencing_example_test.go:244), Example_s5aFencingSequence
 //     (fencing_example_test.go:57). Code: fence.(*state).admits
 //     (fence/resource.go:136)
 //   - §5 ¶6 句2 (premise of F2) 「较高 token」「验证拒绝」
