@@ -471,7 +471,7 @@
 //   - X1 §8 ¶2 句3 「GUID」「ephemeralOwner」「歧义」: 练习一：
 //     连接丢失后重试拿到更大的序号，而第一个节点还在，所以恢复必须核对 session
 //     与 ephemeralOwner，还要应对匹配到零个或好几个节点的情形。 Proof:
-//     Example_s8aX1RetryAfterConnectionLoss (exercises_test.go:30). Code:
+//     Example_s8aX1RetryAfterConnectionLoss (exercises_test.go:35). Code:
 //     lock.(*Locker).Recover (lock/recover.go:70)
 //   - §8 ¶2 句4 (answer of X1) 「后一次成功」「前一次」
 //   - §8 ¶3 句1 (question) 「练习二」「过期即拒绝」
@@ -482,7 +482,7 @@
 //   - X2 §8 ¶4 句1 「高水位」「token 0」「失效」: 照题面做练习二：A
 //     过期时资源的高水位已经是 A 的 token 0，A 写之前确实问过 ZooKeeper，
 //     竞态也被展示出来，资源在这个状态下（而不是空资源）接受 A 迟到的 token
-//     0。 Proof: Example_s8bX2ExpiryIsNotRejection (exercises_test.go:78).
+//     0。 Proof: Example_s8bX2ExpiryIsNotRejection (exercises_test.go:106).
 //     Code: fence.(*state).admits (fence/resource.go:136)
 //   - §8 ¶4 句2 (answer of X2) 「查询资格」「竞态」
 //   - §8 ¶4 句3 (answer of X2) 「原子边界」「fencing」
