@@ -69,10 +69,16 @@ func SharedServer(t zkserver.TB) *zkserver.Server {
 // TestRoot creates a fresh persistent /zk19-<test name> node and removes it
 // with everything below it when the test ends, so a shared server is left
 // as it was found. An existing node of that name is not the test's: it
-// fails the test and is left alone.
+// fails the test and is left alone. An Example retold by a Test is named
+// after both (tb.Scope.TestName): the Tests that retell one Example never
+// share a parent, on a shared server either.
 func TestRoot(t zkserver.TB, c *zkclient.Client) string {
 	t.Helper()
-	root := rootPrefix + zkserver.SafeName(t.Name())
+	name := t.Name()
+	if s, ok := t.(interface{ TestName() string }); ok {
+		name = s.TestName()
+	}
+	root := rootPrefix + zkserver.SafeName(name)
 	if _, err := c.Create(root, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatalf("create %s: %v", root, err)
 	}
