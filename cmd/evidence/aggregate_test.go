@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -282,6 +283,24 @@ func TestPackageVerdictCountsAsAProof(t *testing.T) {
 		}
 		if d := strings.Join(v.Decisive, "\n"); !strings.Contains(d, "node left behind") {
 			t.Errorf("package verdict %s with proofs %q: decisive lines %q; want the package's reason among them", tc.word, tc.os, d)
+		}
+	}
+}
+
+// TestSuiteObservationsAreE3s: what TestMain's Scope states as evidence
+// after the last test (on the external backend: the user's server holds no
+// parent of the run) is among E3's decisive observations, and no other
+// claim's.
+func TestSuiteObservationsAreE3s(t *testing.T) {
+	run := &Run{Results: map[string]*result{}, PkgEnded: true}
+	run.PkgAttrs = []attr{{Key: claims.AttrEvidence, Value: "on the user's server the run left no node of its own", at: -1}}
+	for _, id := range []string{"E3", "C9"} {
+		c := claims.Claim{ID: id, Proof: []string{"TestX"}}
+		run.Results["TestX"] = proofResult("TestX", skipped)
+		v := verdictFor(c, run, Header{Version: "3.8.0"}, "3.8.0")
+		has := slices.Contains(v.Decisive, "on the user's server the run left no node of its own")
+		if has != (id == "E3") {
+			t.Errorf("claim %s: decisive %q; want TestMain's observation there only for E3", id, v.Decisive)
 		}
 	}
 }

@@ -74,11 +74,18 @@ func verdictFor(c claims.Claim, run *Run, h Header, version string) Verdict {
 	if word, reason := verdictOn(run.PkgAttrs, c.ID); word != "" {
 		v.Decisive = append(v.Decisive, reason)
 	}
+	if c.ID == suiteClaim {
+		v.Decisive = append(v.Decisive, observations(run.PkgAttrs)...)
+	}
 	for _, res := range pr.failed {
 		v.Decisive = append(v.Decisive, fmt.Sprintf("%s failed: %s", res.Name, trim(whyFailed(res, c.ID), 240)))
 	}
 	return v
 }
+
+// suiteClaim is the claim TestMain checks after the last test (nothing
+// left behind): the observations its Scope states are that claim's.
+const suiteClaim = "E3"
 
 // observations are the values of the evidence and differs attributes of
 // as, in order: the decisive observations.
