@@ -406,7 +406,7 @@
 //   - §7 ¶1 句1 (report) 「Zk19.java」「第 17 篇」
 //   - E4 §7 ¶1 句2 「官方 3.9.6」「Java 客户端」: 记录开头先交代运行对象：
 //     服务器版本、后端和集群规模。 Proof:
-//     TestE4_RecordStartsWithServerVersionBackendAndSize (zk19_test.go:201)
+//     TestE4_RecordStartsWithServerVersionBackendAndSize (zk19_test.go:212)
 //   - E1 §7 ¶1 句3 「127.0.0.1」「随机端口」: 每个服务器、代理和客户端都只在
 //     127.0.0.1 上用临时端口监听或连接。 Proof:
 //     TestE1_ServersListenOnlyOnLoopback (zk19_test.go:67)
@@ -441,7 +441,7 @@
 //   - E3 §7 ¶6 句3 「失败清理」「关闭」「运行目录」: 不论结果如何，
 //     每个场景都会收尾：关掉客户端，停下代理、服务器或容器，删掉临时目录，
 //     不泄漏 goroutine。 Proof: TestE3_ScenarioLeavesNothingBehind
-//     (zk19_test.go:183)
+//     (zk19_test.go:188)
 //   - D11 §7 ¶6 句3 (not verified here) 「运行目录」「其他实验数据」:
 //     文章在失败时的清理会关闭它建起的客户端、代理的线程和服务；
 //     每次运行只建自己的运行目录，不动其他实验的数据。
@@ -450,8 +450,8 @@
 //     第二个客户端也拿到锁；只给候选节点设创建者 ACL
 //     拦不住（删除检查的是父节点的 ACL）；给锁父节点设创建者 ACL 并用 digest
 //     认证后，窃取者得到 NoAuth，持有者仍只有一个。 Proof:
-//     TestA1_OpenACLLetsAThiefMakeASecondHolder (zk19_test.go:245),
-//     TestA1_CreatorOnlyACLRefusesTheThief (zk19_test.go:260). Code:
+//     TestA1_OpenACLLetsAThiefMakeASecondHolder (zk19_test.go:256),
+//     TestA1_CreatorOnlyACLRefusesTheThief (zk19_test.go:271). Code:
 //     lock.WithACL (lock/lock.go:161)
 //   - §7 ¶7 句1 (citation) 「论断证据表」「版本」
 //   - §7 ¶7 句2 (citation) 「验证记录」「源码依赖」

@@ -77,8 +77,8 @@ func runMain(m *testing.M, record bool) (code int) {
 		// On the user's own servers, nothing is stopped: the test parents
 		// this run made there go instead.
 		if b, err := zkserver.Resolve(); err == nil && b.Kind == zkserver.External {
-			left := removeRoots(b.Servers)
-			fmt.Fprintf(os.Stderr, "zk19: removed the test parents made on %v; left: %v\n", b.Servers, left)
+			removed, left := removeRoots(b.Servers)
+			fmt.Fprintf(os.Stderr, "zk19: removed the test parents made on %v: %v; left: %v\n", b.Servers, removed, left)
 		}
 		mainScope.Close()
 	})
