@@ -158,7 +158,11 @@ func decisiveCellZh(v Verdict) string {
 	case len(v.Decisive) == 0:
 		return "没有证明陈述观察（" + code(claims.AttrEvidence) + "）"
 	}
-	return decisiveLines(v, "……另有 %d 行，见“各论断的记录”")
+	zh := v
+	if len(v.DecisiveZh) == len(v.Decisive) {
+		zh.Decisive = v.DecisiveZh
+	}
+	return decisiveLines(zh, "……另有 %d 行，见“各论断的记录”")
 }
 
 func writeRunZh(w io.Writer, r report) {

@@ -165,7 +165,7 @@ func nothingLeftOn(servers, before []string, code int) int {
 		refutedAfterTheSuite("E3", "the run left %d parents of its own on the user's server %v: %v; want none (under / before the run: %v)", len(left), servers, left, before)
 		return 1
 	}
-	mainScope.Attr(claims.AttrEvidence, fmt.Sprintf("on the user's server %s the run left no node of its own: under / before the run %v, after it %v (no %s* parent left)", strings.Join(servers, ","), before, after, rootPrefix))
+	claims.Evidence(mainScope, "on the user's server %s the run left no node of its own: under / before the run %v, after it %v (no %s* parent left)", strings.Join(servers, ","), before, after, rootPrefix)
 	return code
 }
 
