@@ -27,10 +27,19 @@ import (
 // verbs (scene.NewLostReply, scene.LoseCreate): A acquires through a fault
 // proxy that lets A's create take effect on the server, loses its reply
 // and closes A's connection; A reconnects; O lists the server directly.
+// It states X1's verdict as every proof does: not shown when the create's
+// reply was not lost, A came back in another session or the server holds
+// no node of A's; refuted when the retry's node is not larger while the
+// first still exists, or Recover does not answer two matches with
+// lock.ErrAmbiguous and none with lock.ErrMissing.
 func Example_s8aX1RetryAfterConnectionLoss() {
 	sc := scene.ExampleScope()
 	defer scene.EndExample(sc)
-	lost := scene.LoseCreate(sc, "X1", scene.NewLostReply(sc, scene.JoinOpts{}))
+	claims.Open(sc, "X1")
+	lost := scene.LoseCreate(sc, "X1", scene.NewLostReply(sc, scene.JoinOpts{})) // not shown unless A's create returned connection loss
+	if lost.SessionAfter != lost.SessionBefore {
+		claims.NotShown(sc, "X1", "A reconnected in session 0x%x; want its session 0x%x: the exercise retries in the session that made the first node", lost.SessionAfter, lost.SessionBefore)
+	}
 	fmt.Println("create returned connection loss:", errors.Is(lost.CreateErr, zk.ErrConnectionClosed))
 	fmt.Println("same session after reconnect:", lost.SessionAfter == lost.SessionBefore)
 
@@ -39,22 +48,36 @@ func Example_s8aX1RetryAfterConnectionLoss() {
 	for name := range created {
 		first = name
 	}
+	if len(created) != 1 || created[first] != lost.A.Session.SessionID() {
+		claims.NotShown(sc, "X1", "O sees %v carrying A's GUID; want one node owned by A's session 0x%x: the lost create took effect", created, lost.A.Session.SessionID())
+	}
 	fmt.Println("the server created the node, owned by A's session:", len(created) == 1 && created[first] == lost.A.Session.SessionID())
 
 	// A's application retries blindly: the same prefix, the same GUID.
 	prefix := lost.Parent + "/" + lost.Guid + fence.LockInfix
 	second, err := lost.A.Session.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 	if err != nil {
-		sc.Fatalf("retry create: %v", err)
+		claims.NotShown(sc, "X1", "A's retry of the create: %v", err)
 	}
-	fmt.Println("retry gets a larger sequence number:", scene.SeqOf(path.Base(second)) > scene.SeqOf(first))
-	fmt.Println("first create still exists:", len(lost.NodesWithGUID(sc)) == 2)
+	both := lost.NodesWithGUID(sc)
+	_, firstKept := both[first]
+	larger := scene.SeqOf(path.Base(second)) > scene.SeqOf(first)
+	if !larger || !firstKept || len(both) != 2 {
+		claims.RefutedNow(sc, "X1", "the retry made %s after %s; O sees %v; want a larger sequence number while the first node still exists, two nodes", path.Base(second), first, both)
+	}
+	fmt.Println("retry gets a larger sequence number:", larger)
+	fmt.Println("first create still exists:", firstKept && len(both) == 2)
 
 	ctx := lost.Ctx
-	_, err = lost.A.Locker.Recover(ctx, lost.Guid)
-	fmt.Println("recover refuses two matches as ambiguous:", errors.Is(err, lock.ErrAmbiguous))
-	_, err = lost.A.Locker.Recover(ctx, "00000000-0000-4000-8000-000000000000")
-	fmt.Println("recover of an unknown GUID is missing:", errors.Is(err, lock.ErrMissing))
+	_, ambiguous := lost.A.Locker.Recover(ctx, lost.Guid)
+	unknown := "00000000-0000-4000-8000-000000000000"
+	_, missing := lost.A.Locker.Recover(ctx, unknown)
+	claims.Evidence(sc, "A's create returned %v in session 0x%x (0x%x after reconnecting); O saw %s owned by it; the blind retry made %s while the first still exists (%d nodes carry the GUID); Recover then returned %v; Recover of a GUID no node carries returned %v", lost.CreateErr, lost.SessionBefore, lost.SessionAfter, first, path.Base(second), len(both), ambiguous, missing)
+	if !errors.Is(ambiguous, lock.ErrAmbiguous) || !errors.Is(missing, lock.ErrMissing) {
+		claims.RefutedNow(sc, "X1", "Recover with two nodes of A's session carrying the GUID returned %v, with none %v; want lock.ErrAmbiguous and lock.ErrMissing: recovery handles several and zero matches", ambiguous, missing)
+	}
+	fmt.Println("recover refuses two matches as ambiguous:", errors.Is(ambiguous, lock.ErrAmbiguous))
+	fmt.Println("recover of an unknown GUID is missing:", errors.Is(missing, lock.ErrMissing))
 	// Output:
 	// create returned connection loss: true
 	// same session after reconnect: true
@@ -75,6 +98,11 @@ func Example_s8aX1RetryAfterConnectionLoss() {
 // accepted is token 0 refused. Neither the mark alone nor the question to
 // ZooKeeper stopped the late write; the guarantee begins when the resource
 // accepts the new token.
+//
+// It states X2's verdict: not shown when the mark is not A's token before
+// the expiry, A's check did not pass or the resource changed before A's
+// late write; refuted when that write is refused, or B's write does not
+// end token 0's run.
 func Example_s8bX2ExpiryIsNotRejection() {
 	sc := scene.ExampleScope()
 	defer scene.EndExample(sc)
@@ -85,15 +113,25 @@ func Example_s8bX2ExpiryIsNotRejection() {
 	holdA := cast.A.Acquire()
 	scene.WriteAs(sc, cast.A.Log, res, holdA.Token, "A-first")
 	_, first, _ := scene.ReadResource(sc, res)
+	if first != holdA.Token {
+		claims.NotShown(sc, "X2", "the resource's mark after A's write is %v; want A's token %v: the exercise starts from it", first, holdA.Token)
+	}
 	fmt.Printf("A holds token %d and has written with it; the resource's mark is token %d\n", holdA.Token.Seq, first.Seq)
 
 	worker := scene.StartAskingWorker(sc, cast.A, holdA.Path, res, holdA.Token, "A-after-check")
-	fmt.Println("A asks ZooKeeper whether its lock node exists and is its own:", worker.Asked(sc))
+	asked := worker.Asked(sc)
+	if !asked {
+		claims.NotShown(sc, "X2", "A asked ZooKeeper whether its node %s exists and is its own and got no yes: the race needs A's check to pass", holdA.Path)
+	}
+	fmt.Println("A asks ZooKeeper whether its lock node exists and is its own:", asked)
 
 	cast.ExpireA(sc, holdA.Path)
 	holdB := cast.B.Acquire()
 	fmt.Printf("A pauses; its session expires; B holds token %d\n", holdB.Token.Seq)
 	value, mark, _ := scene.ReadResource(sc, res)
+	if value != "A-first" || mark != holdA.Token {
+		claims.NotShown(sc, "X2", "after B acquired %v the resource holds %q with mark %v; want A's \"A-first\" and token %v: nobody else wrote", holdB.Token, value, mark, holdA.Token)
+	}
 	fmt.Printf("the resource still holds %q with mark token %d\n", value, mark.Seq)
 
 	late := worker.Resume(sc)
@@ -104,6 +142,12 @@ func Example_s8bX2ExpiryIsNotRejection() {
 	again := scene.WriteAs(sc, cast.A.Log, res, holdA.Token, "A-again")
 	fmt.Printf("A's next write with token %d: accepted %v\n", holdA.Token.Seq, again.Accepted)
 	claims.Evidence(sc, "mark %v before the expiry; A's check answered that it holds; after B acquired %v the resource still held %q with mark %v, and A's write with %v was accepted=%v over %q; after B's write accepted=%v, A's token refused: %v", first, holdB.Token, value, mark, holdA.Token, late.Accepted, late.Prev, b.Accepted, !again.Accepted)
+	if !late.Accepted || late.Prev != "A-first" {
+		claims.RefutedNow(sc, "X2", "A's late write with %v, after its check passed and its session expired, got accepted=%v over %q (mark %v); want accepted over \"A-first\": the mark is still A's own token, and an expiry is no rejection", holdA.Token, late.Accepted, late.Prev, late.Mark)
+	}
+	if !b.Accepted || again.Accepted {
+		claims.RefutedNow(sc, "X2", "B's write with %v got accepted=%v, then A's with %v accepted=%v; want B's accepted and A's refused: the guarantee begins when the resource accepts the new token", holdB.Token, b.Accepted, holdA.Token, again.Accepted)
+	}
 	// Output:
 	// A holds token 0 and has written with it; the resource's mark is token 0
 	// A asks ZooKeeper whether its lock node exists and is its own: true

@@ -121,11 +121,11 @@ func Example_s5aFencingSequence() {
 
 	claims.Phase(sc, "the gate opens: A's worker writes with its old token")
 	late := worker.Resume(sc)
-	keptF, _, _ := scene.ReadResource(sc, fenced)
+	keptF, markF, _ := scene.ReadResource(sc, fenced)
 	keptU, _, _ := scene.ReadResource(sc, unfenced)
-	claims.Evidence(sc, "A's late write with %v: fenced accepted=%v, value %q; unfenced accepted=%v over %q, value %q", heldA.Token, late[0].Accepted, keptF, late[1].Accepted, late[1].Prev, keptU)
-	if late[0].Accepted || keptF != "new-owner" {
-		claims.RefutedNow(sc, "F3", "A's late write with %v got accepted=%v, the fenced value %q; want rejected and \"new-owner\"", heldA.Token, late[0].Accepted, keptF)
+	claims.Evidence(sc, "A's late write with %v: fenced accepted=%v, value %q, mark %v after the refusal; unfenced accepted=%v over %q, value %q", heldA.Token, late[0].Accepted, keptF, markF, late[1].Accepted, late[1].Prev, keptU)
+	if late[0].Accepted || keptF != "new-owner" || markF != heldB.Token {
+		claims.RefutedNow(sc, "F3", "A's late write with %v got accepted=%v, then the fenced value %q and mark %v; want rejected, \"new-owner\" and B's %v kept", heldA.Token, late[0].Accepted, keptF, markF, heldB.Token)
 	}
 	if !late[1].Accepted || late[1].Prev != "new-owner" || keptU != "stale-late" {
 		claims.RefutedNow(sc, "F4", "unfenced: A's late write got accepted=%v over %q, value %q; want \"stale-late\" accepted over \"new-owner\"", late[1].Accepted, late[1].Prev, keptU)
@@ -239,7 +239,8 @@ func Example_s5bCriticalSection() {
 // had written once with token 0, so the mark was A's token; in the window
 // before B's write, token 0 was still accepted from that state. F3: after
 // B wrote "new-owner" with token 1, A's late "stale-late" with token 0 was
-// rejected. The Example's checks state the verdicts.
+// rejected, and the value and the mark read after the refusal are still
+// B's. The Example's checks state the verdicts.
 func TestF1toF3_FencedResourceRejectsTheLateHolder(t *testing.T) {
 	scene.Parallel(t)
 	scene.RetellOnEachResource(t, "still takes token 0 until token 1 arrives, then rejects the late holder", Example_s5aFencingSequence)
@@ -664,7 +665,9 @@ func TestF12_RequestIDInTheSameTransactionAppliesOnce(t *testing.T) {
 // the schedule; ZK19_CHAOS=10m or =500 makes a soak). The fenced resources
 // accept no token below one they accepted and refuse every stale-late
 // write (a frozen holder's, whose node is gone while a higher token was
-// accepted); the control takes them, or the run proved nothing; porcupine
+// accepted, as the holder saw just before it wrote: a write before that
+// moment is the schedule's, and makes C1 not shown, naming the schedule);
+// the control takes them, or the run proved nothing; porcupine
 // finds both fenced histories linearizable as a register; no lock node,
 // session, goroutine, server process or container is left. Every hold is
 // read back on the server (readBack): its node must be the lowest

@@ -468,6 +468,10 @@ func TestY8_BarrierIsNoSnapshotAcrossPaths(t *testing.T) {
 	}
 }
 
+// y9Requests is how many requests one round of Y9 sends: get; sync, get;
+// set, get.
+const y9Requests = 5
+
 // TestY9_WriteBarrierCostsAReplicatedWrite: the progress a write barrier
 // gives (Y3) is paid for with a replicated write (claim Y9, §2 ¶4). On a
 // 3-server ensemble with link proxies and no fault, B, on a follower,
@@ -479,33 +483,50 @@ func TestY8_BarrierIsNoSnapshotAcrossPaths(t *testing.T) {
 // answer during sync, and more during set (the forwarded request and the
 // ack up; the proposal and the commit down). The medians of the three
 // times are reported, and ordered: get < sync+get < set+get. A sync that
-// never reached the leader would leave the link silent.
+// never reached the leader would leave the link silent. The rounds are
+// measured through the one client checked to be on that follower, and the
+// follower must have received their requests in its session (cons).
 func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claims.Open(t, "Y9")
 	tr := scene.NewTrio(t)
 	link := tr.QuorumLink()
-	get := func() error { _, _, err := tr.B.Client.Get(scene.XPath); return err }
+	// b is the one client measured: the one checked to be on the follower
+	// whose link the proxy counts, before and after the rounds, and the one
+	// every operation is given.
+	b := tr.B.Client
+	get := func(c *zkclient.Client) error { _, _, err := c.Get(scene.XPath); return err }
 	kinds := []*scene.Y9Kind{
 		{Name: "get", Op: get},
-		{Name: "sync+get", Op: func() error {
-			if _, err := tr.B.Client.Sync(scene.XPath); err != nil {
+		{Name: "sync+get", Op: func(c *zkclient.Client) error {
+			if _, err := c.Sync(scene.XPath); err != nil {
 				return err
 			}
-			return get()
+			return get(c)
 		}},
-		{Name: "set+get", Op: func() error {
-			if _, err := tr.B.Client.Set(scene.BarrierPath, []byte("b"), -1); err != nil {
+		{Name: "set+get", Op: func(c *zkclient.Client) error {
+			if _, err := c.Set(scene.BarrierPath, []byte("b"), -1); err != nil {
 				return err
 			}
-			return get()
+			return get(c)
 		}},
 	}
 	// The link counted is B's follower's: B must be that follower's client,
 	// or the link's counts say nothing of B's reads.
-	if why := scene.OnServer(tr.B.Client, tr.Lagging, tr.Servers); why != "" {
+	if why := scene.OnServer(b, tr.Lagging, tr.Servers); why != "" {
 		claims.NotShown(t, "Y9", "B is not on the follower whose link the proxy counts: %s", why)
 	}
+	sid := b.SessionID()
+	// What the follower received in b's session, before and after: the
+	// rounds' requests must be among it, or they were measured elsewhere.
+	recved := func(when string) int {
+		n, err := scene.Recved(tr.Lagging, sid)
+		if err != nil {
+			claims.NotShown(t, "Y9", "%s the rounds, what %s received in B's session 0x%x: %v", when, tr.Lagging.Label, sid, err)
+		}
+		return n
+	}
+	recv0 := recved("before")
 	base := scene.SameZxid(t, tr.Servers, "every server to report the same zxid before the rounds", 0)
 	claims.Phase(t, "B reads /x on %s three ways, interleaved, up to %d rounds within %v", tr.Lagging.Label, scene.Y9Rounds, scene.Y9Within)
 	deadline := time.Now().Add(scene.Y9Within)
@@ -520,7 +541,7 @@ func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
 				tr.B.Log.Invoke("%s", k.Name)
 			}
 			s0, t0 := link.Stats(), time.Now()
-			err := k.Op()
+			err := k.Op(b)
 			took, s1 := time.Since(t0), link.Stats()
 			if err != nil {
 				tr.B.Log.Fail("%s: %v", k.Name, err)
@@ -535,8 +556,12 @@ func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
 	if rounds < scene.Y9MinRounds {
 		claims.NotShown(t, "Y9", "%d rounds within %v; want at least %d for medians", rounds, scene.Y9Within, scene.Y9MinRounds)
 	}
-	if why := scene.OnServer(tr.B.Client, tr.Lagging, tr.Servers); why != "" {
-		claims.NotShown(t, "Y9", "B left the follower whose link the proxy counts during the rounds: %s", why)
+	if why := scene.OnServer(b, tr.Lagging, tr.Servers); why != "" || b.SessionID() != sid {
+		claims.NotShown(t, "Y9", "B left the follower whose link the proxy counts during the rounds (session 0x%x, then 0x%x): %s", sid, b.SessionID(), why)
+	}
+	// get, sync and get, set and get: five requests a round.
+	if got, want := recved("after")-recv0, y9Requests*rounds; got < want {
+		claims.NotShown(t, "Y9", "%s received %d packets in B's session 0x%x over %d rounds; want at least %d (%d requests a round): the operations timed went through another server", tr.Lagging.Label, got, sid, rounds, want, y9Requests)
 	}
 	after := scene.SameZxid(t, tr.Servers, fmt.Sprintf("every server to apply the %d barriers", rounds), base+int64(rounds))
 	if after != base+int64(rounds) {
@@ -547,7 +572,7 @@ func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
 	for _, k := range kinds {
 		parts = append(parts, fmt.Sprintf("%s %.0f µs (link: %d bytes up, %d down)", k.Name, scene.MedianMicros(k.Took), scene.MedianOf(k.Up), scene.MedianOf(k.Down)))
 	}
-	claims.Evidence(t, "%d rounds on %s: medians %s; every server's zxid went from %#x to %#x: +%d for %d set barriers, none for %d syncs and %d gets", rounds, tr.Lagging.Label, strings.Join(parts, ", "), base, after, after-base, rounds, rounds, 2*rounds)
+	claims.Evidence(t, "%d rounds by %s's client in session 0x%x on %s (%s), the follower whose link was counted: medians %s; every server's zxid went from %#x to %#x: +%d for %d set barriers, none for %d syncs and %d gets", rounds, b.Name, sid, tr.Lagging.Label, b.Server(), strings.Join(parts, ", "), base, after, after-base, rounds, rounds, 2*rounds)
 	if scene.MedianOf(get0.Up)+scene.MedianOf(get0.Down) != 0 {
 		claims.Refuted(t, "Y9", "a plain get moved %d bytes up, %d down on the follower's link (medians); want none: it is served by the follower", scene.MedianOf(get0.Up), scene.MedianOf(get0.Down))
 	}

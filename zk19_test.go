@@ -180,7 +180,18 @@ func TestE2_NoSleepGuessesAWindow(t *testing.T) {
 //     server is being made: the shared server starting, a test's own server
 //     starting, and an ensemble started but not ready. Once the child has
 //     exited, no container, server process or server dir of it is left.
+//
+// On the external backend, whose server is the user's and not the
+// harness's to stop, a scenario's Scope on it must leave no node there
+// once closed, and a child interrupted right after it made its test's
+// parent on the user's server must have removed it.
 func TestE3_ScenarioLeavesNothingBehind(t *testing.T) {
+	if scene.Backend.Kind == zkserver.External {
+		claims.Open(t, "E3")
+		t.Run("a scenario leaves no node on the user's server when its scope closes", scene.ScopeLeavesNothingOnTheUsersServer)
+		t.Run("an interrupted run leaves no parent of its own on the user's server", scene.InterruptLeavesNoParentOnTheUsersServer("TestL1_FreshGUIDEphemeralSequentialUnderOneParent"))
+		return
+	}
 	zkserver.RequireFaults(t)
 	claims.Open(t, "E3")
 	t.Run("a scenario leaves nothing behind when its scope closes", scene.ScopeLeavesNothing)

@@ -15,8 +15,10 @@
 // ("internal/faultproxy.TestX"), exactly those tests in their packages. The
 // second form reads such a stream from a file. Both write EVIDENCE.md:
 //
-//   - a header: date, backend and server version from the record header,
-//     Go version, the commands;
+//   - a header: date; the commit the generator ran at (git rev-parse
+//     HEAD) and whether the tree had changes (git status --porcelain, the
+//     first five named); backend and server version from the record
+//     header, Go version, the commands;
 //   - a row per claim: its place in the article (§ and ¶), its verdict
 //     (holds; holds, partly not run; refuted on 3.x; observed, differs from
 //     the article's wording; not run; not shown), the decisive observation

@@ -140,6 +140,7 @@ func writeEvidence(o options, ix *claims.Index, stderr io.Writer) int {
 		GoVersion: goVersion(o.dir),
 		Backend:   o.backend,
 		Index:     o.index,
+		Tree:      gitTree(o.dir),
 	}
 	if meta.Backend == "" {
 		meta.Backend = os.Getenv("ZK19_BACKEND")

@@ -98,7 +98,9 @@ func writeClaimsZh(w io.Writer, r report, version string) {
 	if server == "" {
 		server = "无（记录没有开头信息）"
 	}
-	fmt.Fprintf(w, "- 日期：%s\n- 后端：%s\n- 服务器：%s\n- Go：%s\n", date, backend, server, r.m.GoVersion)
+	fmt.Fprintf(w, "- 日期：%s\n", date)
+	fmt.Fprint(w, r.m.Tree.lineZh())
+	fmt.Fprintf(w, "- 后端：%s\n- 服务器：%s\n- Go：%s\n", backend, server, r.m.GoVersion)
 	if r.h.NoServer != "" {
 		fmt.Fprintf(w, "- 说明：%s\n", r.h.NoServer)
 	}
@@ -156,7 +158,11 @@ func decisiveCellZh(v Verdict) string {
 	case len(v.Decisive) == 0:
 		return "没有证明陈述观察（" + code(claims.AttrEvidence) + "）"
 	}
-	return decisiveLines(v, "……另有 %d 行，见“各论断的记录”")
+	zh := v
+	if len(v.DecisiveZh) == len(v.Decisive) {
+		zh.Decisive = v.DecisiveZh
+	}
+	return decisiveLines(zh, "……另有 %d 行，见“各论断的记录”")
 }
 
 func writeRunZh(w io.Writer, r report) {

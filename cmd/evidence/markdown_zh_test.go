@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -95,5 +96,29 @@ func TestChineseVerdictWords(t *testing.T) {
 	}
 	if w := "\n原文的措辞：the fixture article says it cannot"; !strings.Contains(md, w) {
 		t.Errorf("Y4's record lacks the article's wording (differsZh, else differs) %q", w)
+	}
+}
+
+// TestChineseObservationsAreTheProofsOwn: an observation a proof stated
+// with its Chinese beside it (claims.Evidence with a zhFormats entry)
+// appears in Chinese in EVIDENCE.zh.md's claim table and unchanged in
+// English; one without stays as stated.
+func TestChineseObservationsAreTheProofsOwn(t *testing.T) {
+	run := &Run{Results: map[string]*result{}, PkgEnded: true}
+	run.Results["TestX"] = &result{Name: "TestX", Action: "pass", Attrs: []attr{
+		{Key: claims.AttrEvidence, Value: "B read \"0\" on zk2", at: -1},
+		{Key: claims.AttrEvidenceZh, Value: "B 在 zk2 上读到 \"0\"", at: -1},
+		{Key: claims.AttrEvidence, Value: "no Chinese for this one", at: -1},
+		{Key: claims.AttrDiffers, Value: "the failed update acted as a barrier", at: -1},
+		{Key: claims.AttrDiffersZh, Value: "失败的更新起到了屏障的作用", at: -1},
+	}}
+	v := verdictFor(claims.Claim{ID: "S1", Proof: []string{"TestX"}}, run, Header{Version: "3.8.0"}, "3.8.0")
+	wantEn := []string{`B read "0" on zk2`, "no Chinese for this one", "differs: the failed update acted as a barrier"}
+	wantZh := []string{`B 在 zk2 上读到 "0"`, "no Chinese for this one", "与原文措辞不同：失败的更新起到了屏障的作用"}
+	if !slices.Equal(v.Decisive, wantEn) || !slices.Equal(v.DecisiveZh, wantZh) {
+		t.Errorf("got decisive %q and in Chinese %q; want %q and %q", v.Decisive, v.DecisiveZh, wantEn, wantZh)
+	}
+	if cell := decisiveCellZh(v); !strings.HasPrefix(cell, `B 在 zk2 上读到 "0"<br>`) {
+		t.Errorf("got the Chinese cell %q; want the proof's Chinese first", cell)
 	}
 }

@@ -33,7 +33,11 @@ type Verdict struct {
 	// (claims.AttrEvidence; claims.AttrDiffers as "differs: ..."), then
 	// what a failed proof failed with.
 	Decisive []string
-	Context  []string // its proofs' operations and faults
+	// DecisiveZh is Decisive for EVIDENCE.zh.md: each observation in the
+	// Chinese its proof stated beside it (claims.AttrEvidenceZh,
+	// claims.AttrDiffersZh), else as stated.
+	DecisiveZh []string
+	Context    []string // its proofs' operations and faults
 }
 
 // proofRun is what the run says about one claim's proofs.
@@ -65,20 +69,31 @@ func verdicts(ix *claims.Index, run *Run, h Header) []Verdict {
 func verdictFor(c claims.Claim, run *Run, h Header, version string) Verdict {
 	pr := gather(c, run)
 	v := Verdict{
-		Claim:    c,
-		Tests:    pr.tests,
-		Decisive: observations(pr.attrs),
-		Context:  operations(withoutDiff(pr.lines), 6),
+		Claim:      c,
+		Tests:      pr.tests,
+		Decisive:   observations(pr.attrs),
+		DecisiveZh: observationsZh(pr.attrs),
+		Context:    operations(withoutDiff(pr.lines), 6),
 	}
 	v.Kind, v.Text = decide(c, pr, run, h, version)
 	if word, reason := verdictOn(run.PkgAttrs, c.ID); word != "" {
-		v.Decisive = append(v.Decisive, reason)
+		v.Decisive, v.DecisiveZh = append(v.Decisive, reason), append(v.DecisiveZh, reason)
+	}
+	if c.ID == suiteClaim {
+		v.Decisive = append(v.Decisive, observations(run.PkgAttrs)...)
+		v.DecisiveZh = append(v.DecisiveZh, observationsZh(run.PkgAttrs)...)
 	}
 	for _, res := range pr.failed {
-		v.Decisive = append(v.Decisive, fmt.Sprintf("%s failed: %s", res.Name, trim(whyFailed(res, c.ID), 240)))
+		why := trim(whyFailed(res, c.ID), 240)
+		v.Decisive = append(v.Decisive, fmt.Sprintf("%s failed: %s", res.Name, why))
+		v.DecisiveZh = append(v.DecisiveZh, fmt.Sprintf("%s 失败：%s", res.Name, why))
 	}
 	return v
 }
+
+// suiteClaim is the claim TestMain checks after the last test (nothing
+// left behind): the observations its Scope states are that claim's.
+const suiteClaim = "E3"
 
 // observations are the values of the evidence and differs attributes of
 // as, in order: the decisive observations.
@@ -105,6 +120,41 @@ func observations(as []attr) []string {
 
 // differsLabel opens a differs note among the decisive observations.
 const differsLabel = "differs: "
+
+// differsLabelZh opens a differs note in EVIDENCE.zh.md.
+const differsLabelZh = "与原文措辞不同："
+
+// observationsZh are observations(as) for EVIDENCE.zh.md: an evidence or
+// differs attribute followed by its Chinese (claims.AttrEvidenceZh,
+// claims.AttrDiffersZh, set by the same call) is given in Chinese.
+func observationsZh(as []attr) []string {
+	var out []string
+	seen := map[string]bool{}
+	for i, a := range as {
+		var en, zhKey, label string
+		switch a.Key {
+		case claims.AttrEvidence:
+			en, zhKey = a.Value, claims.AttrEvidenceZh
+		case claims.AttrDiffers:
+			en, zhKey, label = differsLabel+a.Value, claims.AttrDiffersZh, differsLabelZh
+		default:
+			continue
+		}
+		if seen[en] {
+			continue
+		}
+		seen[en] = true
+		l := strings.TrimPrefix(en, differsLabel)
+		if i+1 < len(as) && as[i+1].Key == zhKey && as[i+1].Sub == a.Sub {
+			l = as[i+1].Value
+		}
+		if a.Key == claims.AttrDiffers {
+			l = label + l
+		}
+		out = append(out, l)
+	}
+	return out
+}
 
 // verdictOn returns the verdict the attributes as give claim id, "" for
 // none, with the reason the test logged after it. The first verdict on id
@@ -143,8 +193,10 @@ func (v *Verdict) checkRecord(seen, problem, version string) {
 	case problem != "":
 		v.Kind, v.Text = Refuted, fmt.Sprintf("refuted on %s: %s", version, problem)
 		v.Decisive = append(v.Decisive, "record check: "+problem)
+		v.DecisiveZh = append(v.DecisiveZh, "记录检查："+problem)
 	case seen != "" && (v.Kind == Holds || v.Kind == Partly):
 		v.Decisive = append([]string{seen}, v.Decisive...)
+		v.DecisiveZh = append([]string{seen}, v.DecisiveZh...)
 	}
 }
 

@@ -561,15 +561,21 @@ func firstLost(drops []*faultproxy.Drop) (lost *faultproxy.DropResult, timedOut 
 // freeze is the nemesis's request that a worker stop, holding its token,
 // before it writes.
 type freeze struct {
-	held  chan *lock.Held     // the worker's hold, once it stops
-	gate  chan struct{}       // closed to let it write
-	stale atomic.Bool         // set before the gate opens: its node is gone, a higher token accepted
-	wrote chan []fence.Result // its writes, in the order of run.res
+	held  chan *lock.Held  // the worker's hold, once it stops
+	gate  chan struct{}    // closed to let it write
+	wrote chan frozenWrite // its writes, and the moment it made them
 	once  sync.Once
 }
 
+// frozenWrite is what a frozen worker did once its gate opened: its
+// writes, in the order of run.res, and what it saw just before them.
+type frozenWrite struct {
+	got []fence.Result
+	at  moment
+}
+
 func newFreeze() *freeze {
-	return &freeze{held: make(chan *lock.Held, 1), gate: make(chan struct{}), wrote: make(chan []fence.Result, 1)}
+	return &freeze{held: make(chan *lock.Held, 1), gate: make(chan struct{}), wrote: make(chan frozenWrite, 1)}
 }
 
 func (f *freeze) open() { f.once.Do(func() { close(f.gate) }) }
@@ -607,14 +613,32 @@ func (run *chaosRun) frozenExpiry(f Fault) bool {
 	})
 	defer heal()
 	run.awaitSuccessor(w, h)
-	fr.stale.Store(true)
 	heal()
 	run.nemesis.Invoke("heal %s's connections and open its gate: it writes with token %v", w.name, h.Token)
 	fr.open()
 	got := wait.Receive(t, chaosFaultWithin, "C1: "+w.name+"'s write after its gate opened", fr.wrote)
+	if !got.at.stale() {
+		run.earlyWrite(f, w, h, got)
+		return true
+	}
 	run.sum.Add(StaleLate, 1)
-	run.judgeStaleLate(w, h, got)
+	run.judgeStaleLate(w, h, got.got)
 	return true
+}
+
+// earlyWrite: the frozen worker wrote before the moment that makes a write
+// stale-late (its node gone and a higher token accepted), as the worker
+// saw it when it wrote. That is the schedule's doing, not the fence's: the
+// write was a holder's, which every resource may accept. C1's scenario did
+// not come about.
+func (run *chaosRun) earlyWrite(f Fault, w *chaosWorker, h *lock.Held, wr frozenWrite) {
+	var parts []string
+	for i, r := range run.res {
+		parts = append(parts, fmt.Sprintf("%s accepted=%v", r.name, wr.got[i].Accepted))
+	}
+	run.nemesis.Info("%s wrote with token %v before it was stale-late: %s; %s", w.name, h.Token, wr.at, strings.Join(parts, ", "))
+	claims.BrokenCheck(run.t, "C1", "the schedule (seed %d, %s, fault %d: %v on %s; replay with %s=%d) let %s write with token %v before the moment it would be stale-late: when it wrote, %s; its write was a holder's (%s), so no resource's answer to it says anything of the fence",
+		run.plan.Seed, run.setup.Name, f.N, f.Kind, w.name, EnvSeed, run.plan.Seed, w.name, h.Token, wr.at, strings.Join(parts, ", "))
 }
 
 // awaitSuccessor waits until the frozen holder's node is gone, as the
@@ -1013,9 +1037,13 @@ func (w *chaosWorker) cycle() {
 	case <-time.After(w.pause()):
 	case <-w.run.ctx.Done():
 	}
-	got := w.writeAll(h.Token, func() bool { return fr != nil && fr.stale.Load() })
+	var at moment
 	if fr != nil {
-		fr.wrote <- got
+		at = w.run.momentOf(h)
+	}
+	got := w.writeAll(h.Token, at)
+	if fr != nil {
+		fr.wrote <- frozenWrite{got: got, at: at}
 	}
 	w.run.holders.End(w.name)
 	w.release(h)
@@ -1090,13 +1118,16 @@ func (w *chaosWorker) takeFreeze(h *lock.Held) *freeze {
 }
 
 // writeAll writes a value of its own with tok to every resource, in order,
-// and reads each fenced one after, all recorded. stale says whether the
-// write is stale-late, as the nemesis established it.
-func (w *chaosWorker) writeAll(tok fence.Token, stale func() bool) []fence.Result {
+// and reads each fenced one after, all recorded. at is what a frozen
+// worker saw just before (momentOf): whether the write is stale-late.
+func (w *chaosWorker) writeAll(tok fence.Token, at moment) []fence.Result {
 	value := fmt.Sprintf("%s#%d %v", w.name, w.cycles, tok)
-	note := ""
-	if stale() {
+	note, stale := "", at.stale()
+	switch {
+	case stale:
 		note = " (stale-late: its node is gone, a higher token was accepted)"
+	case at.checked:
+		note = " (frozen, not stale-late: " + at.String() + ")"
 	}
 	w.line("invoke", "write %q with token %v%s", value, tok, note)
 	got := make([]fence.Result, len(w.run.res))
@@ -1119,7 +1150,7 @@ func (w *chaosWorker) writeAll(tok fence.Token, stale func() bool) []fence.Resul
 		}
 		got[i] = res
 		r.ledger.Record(w.name, tok, res)
-		w.run.sum.Write(r.name, res.Accepted, stale())
+		w.run.sum.Write(r.name, res.Accepted, stale)
 		parts = append(parts, fmt.Sprintf("%s %s (mark %v)", r.name, map[bool]string{true: "accepted", false: "refused"}[res.Accepted], res.Mark))
 		all = all && res.Accepted
 	}
@@ -1195,4 +1226,56 @@ func (w *chaosWorker) reportRoutine() {
 		w.a.Ok("%d uneventful cycles (acquire, pause, write: all accepted, release ok), tokens %v … %v", n, w.routine[0], w.routine[n-1])
 		w.routine = w.routine[:0]
 	}
+}
+
+// moment is what a frozen worker sees just before it writes: whether its
+// node is gone (as the observer O sees it) and whether every fenced
+// resource holds a token above its own. Both only ever become true (a
+// sequential node once deleted does not come back; a fenced mark never
+// goes down), so what holds just before the write holds when it is made.
+type moment struct {
+	node    string
+	gone    bool
+	err     error         // of the Exists, when it failed
+	marks   []fence.Token // of the fenced resources, in the order of run.res
+	above   bool          // every fenced mark above the token
+	checked bool
+}
+
+// stale reports whether a write made at m is stale-late.
+func (m moment) stale() bool { return m.checked && m.err == nil && m.gone && m.above }
+
+func (m moment) String() string {
+	node := "its node " + m.node + " was still on the server"
+	switch {
+	case m.err != nil:
+		node = fmt.Sprintf("whether its node %s was gone is unknown (%v)", m.node, m.err)
+	case m.gone:
+		node = "its node " + m.node + " was gone"
+	}
+	higher := "a higher token had been accepted by every fenced resource"
+	if !m.above {
+		higher = "no higher token had been accepted by every fenced resource"
+	}
+	return fmt.Sprintf("%s and %s (fenced marks %v)", node, higher, m.marks)
+}
+
+// momentOf looks, for the holder of h about to write, whether its node is
+// gone and a higher token accepted by every fenced resource.
+func (run *chaosRun) momentOf(h *lock.Held) moment {
+	m := moment{node: path.Base(h.Path), above: true, checked: true}
+	exists, _, err := run.O.Exists(h.Path)
+	m.gone, m.err = err == nil && !exists, err
+	for _, r := range run.res {
+		if !r.fenced {
+			continue
+		}
+		_, mark, _, err := r.r.Read(context.Background())
+		if err != nil && m.err == nil {
+			m.err = fmt.Errorf("read %s: %w", r.name, err)
+		}
+		m.marks = append(m.marks, mark)
+		m.above = m.above && err == nil && mark.Compare(h.Token) > 0
+	}
+	return m
 }

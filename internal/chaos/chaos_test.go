@@ -272,3 +272,29 @@ func TestTableHasOneColumnPerSetup(t *testing.T) {
 		}
 	}
 }
+
+// TestAWriteIsStaleLateOnlyAfterItsMoment: a frozen holder's write is
+// stale-late only when, as it saw just before writing, its node was gone
+// and every fenced resource held a higher token; a write before that
+// moment, or one whose moment is unknown, is not.
+func TestAWriteIsStaleLateOnlyAfterItsMoment(t *testing.T) {
+	cases := []struct {
+		m    moment
+		want bool
+		says string
+	}{
+		{moment{node: "n-7", gone: true, above: true, checked: true}, true, "its node n-7 was gone and a higher token had been accepted"},
+		{moment{node: "n-7", gone: false, above: true, checked: true}, false, "its node n-7 was still on the server"},
+		{moment{node: "n-7", gone: true, above: false, checked: true}, false, "no higher token had been accepted"},
+		{moment{node: "n-7", gone: false, above: true, checked: true, err: fmt.Errorf("zk: connection closed")}, false, "whether its node n-7 was gone is unknown (zk: connection closed)"},
+		{moment{}, false, ""},
+	}
+	for _, tc := range cases {
+		if got := tc.m.stale(); got != tc.want {
+			t.Errorf("%+v: stale-late %v; want %v", tc.m, got, tc.want)
+		}
+		if s := tc.m.String(); !strings.Contains(s, tc.says) {
+			t.Errorf("%+v says %q; want it to say %q", tc.m, s, tc.says)
+		}
+	}
+}

@@ -23,6 +23,11 @@ const (
 	// although the proof's assertions hold (claim Y4's failed conditional
 	// update acting as a barrier): the verdict says so.
 	AttrDiffers = "zk19.differs"
+	// AttrEvidenceZh and AttrDiffersZh follow an AttrEvidence or
+	// AttrDiffers whose format has a Chinese entry (zhFormats): the same
+	// observation in Chinese, for EVIDENCE.zh.md.
+	AttrEvidenceZh = "zk19.evidence.zh"
+	AttrDiffersZh  = "zk19.differs.zh"
 	// AttrVerdict, followed by "." and a claim ID (VerdictKey), is how a
 	// failed proof labels its failure for that claim: VerdictRefuted or
 	// VerdictNotShown. The log line the proof writes right after it says

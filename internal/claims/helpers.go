@@ -61,6 +61,9 @@ func OpenedOn(t tb.TB) string {
 func Evidence(t tb.TB, format string, args ...any) {
 	t.Helper()
 	t.Attr(AttrEvidence, OneLine(fmt.Sprintf(format, args...)))
+	if zh, ok := zhFormats[format]; ok {
+		t.Attr(AttrEvidenceZh, OneLine(fmt.Sprintf(zh, args...)))
+	}
 }
 
 // Differs states an observation that differs from the article's wording
@@ -69,6 +72,9 @@ func Evidence(t tb.TB, format string, args ...any) {
 func Differs(t tb.TB, format string, args ...any) {
 	t.Helper()
 	t.Attr(AttrDiffers, OneLine(fmt.Sprintf(format, args...)))
+	if zh, ok := zhFormats[format]; ok {
+		t.Attr(AttrDiffersZh, OneLine(fmt.Sprintf(zh, args...)))
+	}
 }
 
 // Failer is a TB that can fail without stopping: a *testing.T.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -367,8 +368,10 @@ const (
 // Y9Kind is one way to read and what each of its runs cost: its time, and
 // the bytes that crossed B's follower's link to the leader while it ran.
 type Y9Kind struct {
-	Name     string
-	Op       func() error
+	Name string
+	// Op reads through c, the client whose server the proof checked: it has
+	// no other client to measure through.
+	Op       func(c *zkclient.Client) error
 	Took     []time.Duration
 	Up, Down []int64
 }
@@ -445,6 +448,20 @@ func ConsFor(s *zkserver.Server, sid int64) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("no connection with %s in cons", needle)
+}
+
+// Recved is how many packets server s has received in session sid (cons:
+// recved), requests and pings.
+func Recved(s *zkserver.Server, sid int64) (int, error) {
+	line, err := ConsFor(s, sid)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(ConsField(line, "recved"))
+	if err != nil {
+		return 0, fmt.Errorf("cons line %q: recved: %w", line, err)
+	}
+	return n, nil
 }
 
 // ConsField reads name=value from a cons line.

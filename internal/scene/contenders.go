@@ -409,10 +409,39 @@ func (acq *Acquisition) WaitsOn(pred string) *Acquisition {
 func (acq *Acquisition) WaitsOnOr(j claims.Judge, pred string) *Acquisition {
 	acq.t.Helper()
 	t := claims.Judged(acq.t, claims.OpenedOn(acq.t), j)
-	if at := acq.p.Witness.waitingOn(t, pred); at.Own != acq.Own {
+	at, ok := acq.p.Witness.waitingOn(t, pred, acq.Finished)
+	if !ok {
+		t.Fatalf("%s; want %s waiting on %s", acq.instead(pred), acq.p.Name, pred)
+	}
+	if at.Own != acq.Own {
 		t.Fatalf("%s: got its acquisition of %s waiting on %s; want the one of %s", acq.p.Name, at.Own, pred, acq.Own)
 	}
 	return acq
+}
+
+// instead says what an acquisition that returned did instead of waiting
+// on pred: the hold it returned, or its error. A hold while pred, below
+// its node, is still on the server is two holders at once, as the
+// contender's own session reads the server: the line says so whether or
+// not the referee saw it.
+func (acq *Acquisition) instead(pred string) string {
+	p := acq.p
+	if acq.Held == nil {
+		return fmt.Sprintf("%s's acquisition of %s returned %v while the scene waited for it to wait on %s", p.Name, acq.Own, acq.Err, pred)
+	}
+	how := "instead of waiting on"
+	if p.Witness.waitedOn(acq.Own, pred) {
+		how = "after waiting on"
+	}
+	got := fmt.Sprintf("%s returned %s %s %s", p.Name, HoldOf(acq.Held), how, pred)
+	exists, st, err := p.Session.Exists(p.parent + "/" + pred)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("%s (whether %s is still on the server: %v)", got, pred, err)
+	case exists:
+		return fmt.Sprintf("two holders at once: %s, while %s, below it, is still on the server (session 0x%x)", got, pred, st.EphemeralOwner)
+	}
+	return got + "; " + pred + " is gone from the server"
 }
 
 // settled is the acquisition's state, certain about notifications (see

@@ -69,14 +69,29 @@ func SharedServer(t zkserver.TB) *zkserver.Server {
 // TestRoot creates a fresh persistent /zk19-<test name> node and removes it
 // with everything below it when the test ends, so a shared server is left
 // as it was found. An existing node of that name is not the test's: it
-// fails the test and is left alone.
+// fails the test and is left alone. An Example retold by a Test is named
+// after both (tb.Scope.TestName): the Tests that retell one Example never
+// share a parent, on a shared server either.
 func TestRoot(t zkserver.TB, c *zkclient.Client) string {
 	t.Helper()
-	root := rootPrefix + zkserver.SafeName(t.Name())
+	name := t.Name()
+	if s, ok := t.(interface{ TestName() string }); ok {
+		name = s.TestName()
+	}
+	root := rootPrefix + zkserver.SafeName(name)
 	if _, err := c.Create(root, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatalf("create %s: %v", root, err)
 	}
 	madeRoots.Store(root, true)
+	if zkserver.InterruptPoint(zkserver.AtTestRoot) {
+		// E3's interrupted child: the handler removes root and ends the
+		// process; the test must not remove it first.
+		err := wait.Until(interruptEnds, "the interrupt handler to remove "+root, func() (bool, string) {
+			_, ok := madeRoots.Load(root)
+			return !ok, "still among the parents to remove"
+		})
+		t.Fatalf("the interrupt after making %s did not end the process (%v)", root, err)
+	}
 	addr := c.Server()
 	t.Cleanup(func() {
 		if err := DeleteTree(c.Conn, root); err != nil && !errors.Is(err, zk.ErrNoNode) {
@@ -87,6 +102,9 @@ func TestRoot(t zkserver.TB, c *zkclient.Client) string {
 	})
 	return root
 }
+
+// interruptEnds bounds how long an interrupted process takes to end.
+const interruptEnds = 30 * time.Second
 
 // rootPrefix starts the name of every parent TestRoot makes: the suite
 // deletes nothing whose path does not start with it.
@@ -99,19 +117,18 @@ var madeRoots sync.Map
 // removeRoots removes, on the external backend's servers, every parent a
 // test made and did not remove: an interrupted run (TestMain's signal
 // handler) leaves the user's ensemble as it found it. It returns what it
-// could not remove.
-func removeRoots(servers []string) []string {
+// removed and what it could not remove.
+func removeRoots(servers []string) (removed, left []string) {
 	var roots []string
 	madeRoots.Range(func(k, _ any) bool { roots = append(roots, k.(string)); return true })
 	if len(roots) == 0 {
-		return nil
+		return nil, nil
 	}
 	conn, _, err := zk.Connect(servers, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(discardLog{}))
 	if err != nil {
-		return roots
+		return nil, roots
 	}
 	defer conn.Close()
-	var left []string
 	for _, root := range roots {
 		err := wait.Until(Within, "remove "+root, func() (bool, string) {
 			err := DeleteTree(conn, root) // a test still running may add a node meanwhile
@@ -119,9 +136,12 @@ func removeRoots(servers []string) []string {
 		})
 		if err != nil {
 			left = append(left, root)
+			continue
 		}
+		madeRoots.Delete(root)
+		removed = append(removed, root)
 	}
-	return left
+	return removed, left
 }
 
 type discardLog struct{}

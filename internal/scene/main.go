@@ -77,8 +77,8 @@ func runMain(m *testing.M, record bool) (code int) {
 		// On the user's own servers, nothing is stopped: the test parents
 		// this run made there go instead.
 		if b, err := zkserver.Resolve(); err == nil && b.Kind == zkserver.External {
-			left := removeRoots(b.Servers)
-			fmt.Fprintf(os.Stderr, "zk19: removed the test parents made on %v; left: %v\n", b.Servers, left)
+			removed, left := removeRoots(b.Servers)
+			fmt.Fprintf(os.Stderr, "zk19: removed the test parents made on %v: %v; left: %v\n", b.Servers, removed, left)
 		}
 		mainScope.Close()
 	})
@@ -109,11 +109,64 @@ func runMain(m *testing.M, record bool) (code int) {
 	if !b.CanInjectFaults() {
 		skipExternalExamples()
 	}
+	var before []string
+	if b.Kind == zkserver.External {
+		if before, err = topLevel(b.Servers); err != nil {
+			fmt.Fprintf(os.Stderr, "zk19: the nodes under / of %v before the run: %v\n", b.Servers, err)
+			return 1
+		}
+		fmt.Printf("# zk19: external backend: under / before the run: %s\n", strings.Join(before, " "))
+	}
 	if err := printHeader(); err != nil {
 		fmt.Fprintf(os.Stderr, "zk19: record header: %v\n", err)
 		return 1
 	}
-	return m.Run()
+	code = m.Run()
+	if b.Kind == zkserver.External {
+		code = nothingLeftOn(b.Servers, before, code)
+	}
+	return code
+}
+
+// topLevel lists the nodes under / of the user's servers, sorted.
+func topLevel(servers []string) ([]string, error) {
+	conn, _, err := zk.Connect(servers, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(discardLog{}))
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	var kids []string
+	err = wait.Until(Within, "the children of / on "+strings.Join(servers, ","), func() (bool, string) {
+		kids, _, err = conn.Children("/")
+		return err == nil, fmt.Sprint(err)
+	})
+	slices.Sort(kids)
+	return kids, err
+}
+
+// nothingLeftOn checks, after the run, that the user's servers hold no
+// parent the run made (rootPrefix) that was not there before it, and says
+// so for the record: the evidence of claim E3 on the external backend,
+// stated by TestMain's Scope (cmd/evidence reads it with E3's).
+func nothingLeftOn(servers, before []string, code int) int {
+	after, err := topLevel(servers)
+	if err != nil {
+		refutedAfterTheSuite("E3", "the nodes under / of %v after the run: %v", servers, err)
+		return 1
+	}
+	var left []string
+	for _, k := range after {
+		if strings.HasPrefix("/"+k, rootPrefix) && !slices.Contains(before, k) {
+			left = append(left, "/"+k)
+		}
+	}
+	fmt.Printf("# zk19: external backend: under / after the run: %s\n", strings.Join(after, " "))
+	if len(left) > 0 {
+		refutedAfterTheSuite("E3", "the run left %d parents of its own on the user's server %v: %v; want none (under / before the run: %v)", len(left), servers, left, before)
+		return 1
+	}
+	claims.Evidence(mainScope, "on the user's server %s the run left no node of its own: under / before the run %v, after it %v (no %s* parent left)", strings.Join(servers, ","), before, after, rootPrefix)
+	return code
 }
 
 // reapEarlierRuns does Ryuk's job: it removes what earlier runs left when

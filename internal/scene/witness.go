@@ -263,24 +263,27 @@ func (w *Witness) await(t zkserver.TB, own string) Attempt {
 }
 
 // waitingOn waits until an acquisition of w's session blocks on the watch
-// of pred, and returns its state.
-func (w *Witness) waitingOn(t zkserver.TB, pred string) Attempt {
+// of pred, and returns its state. ok is false when the acquisition
+// returned first (returned): the caller says what it did instead.
+func (w *Witness) waitingOn(t zkserver.TB, pred string, returned func() bool) (at Attempt, ok bool) {
 	t.Helper()
-	var at Attempt
 	w.waitFor(t, w.name+" to wait on "+pred, w.name+" waiting on "+pred, func() (bool, string) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		var seen []string
 		for _, a := range w.attempts {
 			if a.waiting && a.pred == pred {
-				at = w.view(a)
+				at, ok = w.view(a), true
 				return true, ""
 			}
 			seen = append(seen, fmt.Sprintf("%s waiting=%v on %q", a.own, a.waiting, a.pred))
 		}
+		if returned() {
+			return true, "" // not waiting on pred: the caller says what it did
+		}
 		return false, "acquisitions: " + strings.Join(seen, ", ")
 	})
-	return at
+	return at, ok
 }
 
 // waitFor waits, bounded, until cond holds, as wait.For does, but fails
@@ -395,4 +398,12 @@ func eventLine(ev zk.Event) string {
 		s += " " + ev.Err.Error()
 	}
 	return strings.TrimSpace(s)
+}
+
+// waitedOn reports whether the acquisition of own has waited on pred.
+func (w *Witness) waitedOn(own, pred string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	a := w.find(own)
+	return a != nil && slices.Contains(a.preds, w.parent+"/"+pred)
 }

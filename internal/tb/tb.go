@@ -92,6 +92,16 @@ func (s *Scope) Helper() {}
 // Name returns the scope's name.
 func (s *Scope) Name() string { return s.name }
 
+// TestName names the test s runs in: the Test it acts for followed by its
+// own name ("TestF4_x/Example_s5a"), or its own name. Two Tests that
+// retell one Example get two test names.
+func (s *Scope) TestName() string {
+	if s.on != nil {
+		return s.on.Name() + "/" + s.name
+	}
+	return s.name
+}
+
 // Cleanup registers f to run at Close, last registered first.
 func (s *Scope) Cleanup(f func()) {
 	if s.on != nil {

@@ -18,6 +18,8 @@ import (
 //	container-create  docker has just created a container, which is not
 //	                  started yet (testcontainers has not handed it back)
 //	ensemble-start    every server of an ensemble was started, none is ready
+//	test-root         a test's parent node was just made (on the external
+//	                  backend: on the user's server); see InterruptPoint
 //
 // "<point>:<n>" fires the n-th time the point is reached (the shared server
 // of the root TestMain is the first), "<point>" the first time. It fires at
@@ -29,6 +31,9 @@ const (
 	atProcessStart    = "process-start"
 	atContainerCreate = "container-create"
 	atEnsembleStart   = "ensemble-start"
+	// AtTestRoot is reached by a package that makes a test's parent node
+	// (internal/scene's TestRoot), through InterruptPoint.
+	AtTestRoot = "test-root"
 )
 
 var interrupts struct {
@@ -37,12 +42,18 @@ var interrupts struct {
 	fired bool
 }
 
+// InterruptPoint is interruptAt for a point reached outside this package
+// (AtTestRoot). It reports whether it signalled this process: the caller
+// then stops where it is until the handler (HandleInterrupts) ends the
+// process, so that what it made is the handler's to remove.
+func InterruptPoint(point string) bool { return interruptAt(point) }
+
 // interruptAt signals this process if EnvInterruptAt names point and this
-// is the requested occurrence.
-func interruptAt(point string) {
+// is the requested occurrence, and reports whether it did.
+func interruptAt(point string) bool {
 	want, nth, _ := strings.Cut(os.Getenv(EnvInterruptAt), ":")
 	if want != point {
-		return
+		return false
 	}
 	n, err := strconv.Atoi(nth)
 	if err != nil || n < 1 {
@@ -55,10 +66,10 @@ func interruptAt(point string) {
 	}
 	interrupts.seen[point]++
 	if interrupts.fired || interrupts.seen[point] != n {
-		return
+		return false
 	}
 	interrupts.fired = true
-	_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
+	return syscall.Kill(os.Getpid(), syscall.SIGINT) == nil
 }
 
 // HandleInterrupts makes SIGINT and SIGTERM stop everything this process
