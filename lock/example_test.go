@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"time"
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/lock"
@@ -121,6 +122,48 @@ func ExampleHeld_Lost() {
 	// A: lost the lock; stop writing
 	// why: own node deleted: true
 	// Release: true
+}
+
+// While the connection carrying A's session is down, A cannot know whether
+// it still holds: the session may expire on the server at any moment.
+// Suspensions says so as it happens, with the time by which the session
+// may already have expired; A stops starting writes until Resumed (the
+// client is back in the same session) or Lost (it is not).
+func ExampleHeld_Suspensions() {
+	ctx, cancel := bounded()
+	defer cancel()
+	parent := newParent()
+	const sessionTimeout = 10 * time.Second // what the service gave zk.Connect
+	conn, cut, heal := connectCuttable("A", sessionTimeout)
+
+	held, err := lock.New(conn, parent, lock.WithSessionTimeout(sessionTimeout)).Acquire(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer held.Release(ctx)
+
+	cut() // a partition, a restarting server, a dropped NAT entry
+	var s lock.Suspension
+	select {
+	case s = <-held.Suspensions():
+		fmt.Println("A: suspended; stop starting writes; the session may be gone by since +", s.ExpiresBy.Sub(s.Since))
+	case <-ctx.Done():
+		return
+	}
+
+	heal()
+	select {
+	case <-s.Resumed:
+		fmt.Println("A: resumed in the same session; the hold goes on:", held.Err() == nil)
+	case <-held.Lost():
+		fmt.Println("A: lost:", held.Err())
+	case <-time.After(time.Until(s.ExpiresBy)):
+		fmt.Println("A: neither by ExpiresBy; treat the hold as lost")
+	}
+	// Output:
+	// A: suspended; stop starting writes; the session may be gone by since + 10s
+	// A: resumed in the same session; the hold goes on: true
 }
 
 // The reply of the create is lost: the server made the node, the client saw

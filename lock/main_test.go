@@ -118,3 +118,16 @@ func createCandidate(conn *zk.Conn, parent string) string {
 	}
 	return guid
 }
+
+// connectCuttable opens a session through a fault proxy and returns, with
+// it, the proxy's cut (the client's connection closes and new ones are
+// refused) and heal.
+func connectCuttable(name string, timeout time.Duration) (*zk.Conn, func(), func()) {
+	p, err := faultproxy.New(server().Client, faultproxy.WithName(name), faultproxy.WithZooKeeperFrames())
+	if err != nil {
+		scope.Fatalf("proxy: %v", err)
+	}
+	scope.Cleanup(func() { _ = p.Close() })
+	c := zkclient.Connect(scope, name, []string{p.Addr()}, zkclient.Quiet(), zkclient.WithSessionTimeout(timeout))
+	return c.Conn, func() { p.Cut(faultproxy.BothEnds) }, p.Heal
+}
