@@ -189,7 +189,7 @@ func (sc *peerScene) driverSuspended(k *driverLock, node, sess string, mark int,
 	cancel()
 	if errors.Is(err, context.DeadlineExceeded) {
 		sc.heal(k, node, sess)
-		return broke("", "no signal: the connection listener was told nothing within %v of the cut", suspicionWithin)
+		return broke("", "no signal: no state event saying the client is not connected within %v of the cut", suspicionWithin)
 	} else if err != nil {
 		sc.t.Fatalf("%v", err)
 	}
