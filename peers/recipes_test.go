@@ -491,9 +491,15 @@ type oursLock struct {
 	held *lock.Held
 }
 
+// joinOurs tells the Locker the session timeout the scenario asked for, as
+// a caller who wants a Suspension's ExpiresBy does.
 func joinOurs(sc *peerScene, who string, sessionTimeout time.Duration) peerLock {
 	px, copts := sc.behindProxy(who, sessionTimeout)
-	return &oursLock{sc: sc, px: px, p: scene.Join(sc.t, who, []string{px.Addr()}, sc.dir, scene.JoinOpts{Client: copts})}
+	var lopts []lock.Option
+	if sessionTimeout > 0 {
+		lopts = append(lopts, lock.WithSessionTimeout(sessionTimeout))
+	}
+	return &oursLock{sc: sc, px: px, p: scene.Join(sc.t, who, []string{px.Addr()}, sc.dir, scene.JoinOpts{Client: copts, Lock: lopts})}
 }
 
 func (o *oursLock) who() string              { return o.p.Name }
