@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/google/uuid"
 
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/wait"
@@ -189,9 +190,9 @@ type cell struct {
 	faultErr  atomic.Value  // string: why the fault did not happen
 	premise   atomic.Pointer[faultproxy.Drop]
 
-	a       *lock.Held         // the holder ahead, released once the fault is over
-	aGone   bool               // a was released
-	cancelB context.CancelFunc // the waiter in between (round 2)
+	a       *lock.Held // the holder ahead, released once the fault is over
+	aGone   bool       // a was released
+	cancelB func()     // B leaves: the candidate in between (round 2)
 
 	mu      sync.Mutex
 	hist    hist
@@ -329,7 +330,7 @@ func (c *cell) step(ev event) {
 func (c *cell) premises(ev event) {
 	st := c.st
 	if ev.waiting && ev.n == 1 && st.round2 {
-		c.logf("B gives up: its node goes, S wakes")
+		c.logf("B leaves: its node goes, S wakes")
 		c.cancelB()
 	}
 	if ev.waiting && ev.n == 1 && st.parkCancel {
@@ -383,20 +384,22 @@ func (c *cell) releaseA() {
 	c.logf("A releases: %v", errOrOK(c.a.Release(ctx)))
 }
 
-// between makes B, in a session of its own, wait behind A; the subject
-// then waits behind B, and B's leaving wakes it for round 2.
+// between puts B's candidate behind A: a plain ephemeral sequential node
+// named as the recipe names them, in a session of its own. The subject
+// then waits behind B; the test deletes B's node to wake it for round 2
+// (a Locker's B would leave only through the behaviours the matrix
+// tests).
 func (c *cell) between() {
-	waiting := make(chan struct{})
-	var once sync.Once
-	b := lock.New(zkclient.Connect(c.t, "B", []string{server().Client}, zkclient.Quiet()).Conn, c.parent,
-		lock.WithTrace(&locktrace.Trace{Waiting: func(locktrace.WatchInfo) { once.Do(func() { close(waiting) }) }}))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*cellDeadline)
-	c.cancelB = cancel
-	c.t.Cleanup(cancel)
-	done := make(chan struct{})
-	c.t.Cleanup(func() { <-done })
-	go func() { defer close(done); _, err := b.Acquire(ctx); c.logf("B Acquire: %v", err) }()
-	wait.Receive(c.t, answerWithin, "B to wait behind A", waiting)
+	b := zkclient.Connect(c.t, "B", []string{server().Client}, zkclient.Quiet())
+	p, err := b.Create(c.parent+"/"+uuid.NewString()+"-lock-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		c.t.Fatalf("B create: %v", err)
+	}
+	c.logf("B ok %s (a candidate behind A)", path.Base(p))
+	c.cancelB = func() {
+		err := c.o.Delete(p, -1)
+		c.logf("observer delete %s (B leaves): %v", path.Base(p), errOrOK(err))
+	}
 }
 
 // companion makes a second acquisition on the subject's *zk.Conn wait
