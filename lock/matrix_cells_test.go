@@ -16,6 +16,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
 
+	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/jute"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/lock"
@@ -83,7 +84,12 @@ type state struct {
 	shared     bool // the other acquisition is on the subject's *zk.Conn
 	parkCancel bool // the caller's context ends while the subject is parked
 	loseDelete bool // the reply to the subject's delete is lost first
-	faults     []fault
+	// untraced is the request of a cleanup the recipe does not trace:
+	// the one a create leaves when its caller's context ended before the
+	// answer, which is then lost (lock.go's create, its late function).
+	untraced     locktrace.Op
+	lateAnswered bool // the create's answer comes after its caller left (else it is lost)
+	faults       []fault
 }
 
 // want is what the call must give.
@@ -156,14 +162,16 @@ func (st *state) drive(c *cell) result {
 	if st.round2 {
 		c.between()
 	}
-	switch st.call {
-	case callTry:
+	switch {
+	case st.untraced != 0:
+		return c.driveLateCreate()
+	case st.call == callTry:
 		return c.run(c.l.TryAcquire)
-	case callRelease:
+	case st.call == callRelease:
 		return c.driveRelease()
-	case callRecover:
+	case st.call == callRecover:
 		return c.driveRecover()
-	case callHold:
+	case st.call == callHold:
 		return c.driveHold()
 	}
 	return c.run(c.l.Acquire)
@@ -276,6 +284,10 @@ func matrixStates() []*state {
 		{req: "exists", name: "cleanup-look-again", call: callAcquire, phase: phCleanup, at: at{op: locktrace.OpExists, watch: -1, lookAgain: true}, busy: true, parkCancel: true, loseDelete: true, faults: noCtx},
 		{req: "exists", name: "hold-watch", call: callHold, phase: phHold, faults: noCtx},
 	}
+	for _, op := range []locktrace.Op{locktrace.OpSync, locktrace.OpChildren, locktrace.OpExists, locktrace.OpDelete} {
+		base = append(base, state{req: op.String(), name: "late-create-cleanup", call: callAcquire, phase: phCleanup, untraced: op, busy: true, faults: noCtx})
+	}
+	base = append(base, state{req: "delete", name: "late-create-answered", call: callAcquire, phase: phCleanup, untraced: locktrace.OpDelete, lateAnswered: true, busy: true, faults: noCtx})
 	var out []*state
 	for _, st := range base {
 		if st.faults == nil {
@@ -289,4 +301,89 @@ func matrixStates() []*state {
 		}
 	}
 	return out
+}
+
+// driveLateCreate: the caller's context ends while S's create is in
+// flight (its reply held), Acquire returns, and the reply is then lost
+// with the connection: the create's late function cleans up in the
+// background, untraced (sync, list, exists of the GUID's nodes, delete),
+// once the client is back. The fault is armed on the wire, for the next
+// request of st.untraced, before the reply is lost.
+//
+// With lateAnswered the reply is delivered instead: the create's late
+// function deletes the node it names (delete, and exists to look again
+// after a lost delete).
+func (c *cell) driveLateCreate() result {
+	res := c.run(c.l.Acquire)
+	if err := wait.Until(answerWithin, "the create's reply to be held", func() (bool, string) {
+		n := c.w.px.Stats().DownHeld
+		return n > 0, fmt.Sprintf("%d bytes held", n)
+	}); err != nil {
+		c.fail("not shown", "%v", err)
+	}
+	c.injectOnWire(c.st.untraced)
+	if c.st.lateAnswered {
+		c.logf("premise: the create's held reply is delivered after its caller left")
+		c.w.px.Release(faultproxy.Down)
+		return res
+	}
+	c.logf("premise: the create's held reply is lost with the connection")
+	c.w.px.Blackhole(faultproxy.Down)
+	c.w.px.Heal()
+	return res
+}
+
+// holdCreateThenEnd, at S's create: hold the replies, and end the caller's
+// context once the create has reached the server.
+func (c *cell) holdCreateThenEnd() {
+	ops := wireOps(locktrace.OpCreate)
+	before := c.w.px.Requests(ops...)
+	c.w.px.Hold(faultproxy.Down)
+	c.logf("premise: S's proxy holds the replies; the caller's context ends once the create is on the wire")
+	go func() {
+		if err := wait.Until(answerWithin, "S's create on the wire", func() (bool, string) {
+			return c.w.px.Requests(ops...) > before, "not yet"
+		}); err != nil {
+			c.faultErr.Store(err.Error())
+		}
+		c.endCtx()
+	}()
+}
+
+// injectOnWire arms c's fault on S's next request op on the wire, for a
+// request the recipe does not trace. A cut and an expiry come right after
+// the request's reply is lost (the client waits a second before it dials
+// again): the request reached the server, its reply did not come back.
+func (c *cell) injectOnWire(op locktrace.Op) {
+	c.fired.Store(true)
+	m := faultproxy.Match{Ops: wireOps(op)}
+	switch op {
+	case locktrace.OpChildren:
+		m.Path = c.parent
+	case locktrace.OpExists, locktrace.OpDelete:
+		m.Under = c.parent
+	}
+	c.logf("fault: %s on S's next %s (the background cleanup's, untraced)", c.f, m)
+	if c.f == requestLost {
+		c.afterDrop(c.w.px.LoseRequest(m))
+		return
+	}
+	d := c.w.px.LoseReply(m)
+	if c.f == replyLost {
+		c.afterDrop(d)
+		return
+	}
+	go func() {
+		defer close(c.faultDone)
+		select {
+		case <-d.Done():
+		case <-time.After(2 * answerWithin):
+			d.Cancel()
+		}
+		if r := d.Result(); !r.Dropped {
+			c.faultErr.Store("the proxy did not drop the reply: " + r.Reason)
+			return
+		}
+		c.act(false)
+	}()
 }

@@ -319,7 +319,7 @@ func (c *cell) step(ev event) {
 	h := c.hist
 	c.mu.Unlock()
 	c.premises(ev)
-	if c.st.at.matches(h, ev) && !c.fired.Swap(true) {
+	if c.st.untraced == 0 && c.st.at.matches(h, ev) && !c.fired.Swap(true) {
 		c.inject(ev.op, ev.path)
 	}
 }
@@ -335,6 +335,9 @@ func (c *cell) premises(ev event) {
 	}
 	if ev.waiting && ev.n == 1 && st.parkCancel {
 		c.endCtx()
+	}
+	if ev.op == locktrace.OpCreate && st.untraced != 0 {
+		c.holdCreateThenEnd()
 	}
 	if ev.op == locktrace.OpDelete && ev.n == 1 && st.loseDelete {
 		c.logf("premise: the proxy loses the reply to S's delete of %s", path.Base(ev.path))
