@@ -186,9 +186,6 @@ func (c *cell) act(held bool) {
 
 // afterDrop waits (on a goroutine) for a one-shot proxy fault to end.
 func (c *cell) afterDrop(d *faultproxy.Drop) {
-	c.mu.Lock()
-	c.drop = d
-	c.mu.Unlock()
 	go func() {
 		defer close(c.faultDone)
 		select {

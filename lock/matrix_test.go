@@ -196,7 +196,6 @@ type cell struct {
 
 	mu      sync.Mutex
 	hist    hist
-	drop    *faultproxy.Drop
 	helds   []*heldRec
 	pending map[string]bool      // nodes of companion acquisitions still running
 	compan  chan companionResult // the companion waiter's return
@@ -561,6 +560,9 @@ func runCell(t *testing.T, cs cellSpec, r *row) {
 	c.releaseA()
 	c.finishCompanion()
 	c.checkNoOrphan("once every hold of the cell was released")
+	if c.f == expired && runPlanned {
+		c.checkLockerOutlivesSession()
+	}
 	if t.Failed() {
 		return
 	}
@@ -723,4 +725,27 @@ func kindOf(err error) string {
 		return "no-server"
 	}
 	return "other"
+}
+
+// checkLockerOutlivesSession: after an expiry, the subject's Locker
+// acquires again, in the new session, and leaves nothing behind.
+//
+// PLANNED(a Locker outlives its session): today the Locker pins its first
+// session and every later call returns ErrSessionChanged; it runs with
+// ZK19_MATRIX_PLANNED=1 only.
+func (c *cell) checkLockerOutlivesSession() {
+	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
+	defer cancel()
+	h, err := c.l.Acquire(ctx)
+	c.logf("S Acquire after the expiry: %v", errOrOK(err))
+	if err != nil {
+		c.broken("Locker outlives its session", "S's next Acquire after the expiry: got %v; want a hold in the new session", err)
+		return
+	}
+	c.addHeld("S", h)
+	c.markReleased(h)
+	if err := h.Release(ctx); err != nil {
+		c.broken("Locker outlives its session", "S's Release in the new session: got %v; want nil", err)
+	}
+	c.checkNoOrphan("after a hold in the new session")
 }
