@@ -19,9 +19,20 @@ package lock_test
 //
 // The cells run concurrently, matrixWorkers at a time: go test's -parallel
 // defaults to GOMAXPROCS, two on the machines this runs on, and a cell
-// mostly waits for a reconnect. t.Run may be called from several
-// goroutines; the parent waits for them all. The table of cells is the
-// test's last log line block (go test -v shows it; CI runs -v).
+// mostly waits for a reconnect (go-zookeeper waits a second before it
+// dials again). t.Run may be called from several goroutines; the parent
+// waits for them all. The 236 cells take about 16 s on 2 cores, so the
+// matrix runs in every go test ./lock, -short included. The table of
+// cells is the test's last log block (go test -v shows it; CI runs -v):
+// one line per cell with its request, state, fault, outcome (held,
+// returned, plannedFix, or FAIL: the broken invariants), the error's
+// kind, the call's time and, when the context ended, the time from its
+// end to the return.
+//
+// Cells that fail on today's code because of a behaviour the planned API
+// (notes/lock-api.md) changes are skipped as plannedFix (state.planned);
+// checks that need the planned API run only with ZK19_MATRIX_PLANNED=1.
+// Both are marked PLANNED where they are.
 
 import (
 	"context"
