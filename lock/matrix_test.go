@@ -21,7 +21,7 @@ package lock_test
 // defaults to GOMAXPROCS, two on the machines this runs on, and a cell
 // mostly waits for a reconnect (go-zookeeper waits a second before it
 // dials again). t.Run may be called from several goroutines; the parent
-// waits for them all. The 236 cells take about 16 s on 2 cores, so the
+// waits for them all. The 266 cells take about 17 s on 2 cores, so the
 // matrix runs in every go test ./lock, -short included. The table of
 // cells is the test's last log block (go test -v shows it; CI runs -v):
 // one line per cell with its request, state, fault, outcome (held,
@@ -726,6 +726,10 @@ func kindOf(err error) string {
 		return "session-changed"
 	case errors.Is(err, lock.ErrLostCandidacy):
 		return "lost-candidacy"
+	case errors.Is(err, lock.ErrAmbiguous):
+		return "ambiguous"
+	case errors.Is(err, lock.ErrMissing):
+		return "missing"
 	case errors.As(err, &ce):
 		return "create-error(" + kindOf(ce.Err) + ")"
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
