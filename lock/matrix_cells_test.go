@@ -269,9 +269,16 @@ func (c *cell) driveHold() result {
 	c.markReleased(h)
 	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
 	defer cancel()
-	err := h.Release(ctx) // PLANNED: the cause is h.Err() once Lost closed
+	err := holdCause(h, h.Release(ctx))
 	return result{err: err, took: time.Since(start), end: time.Now(), gone: h.Gone()}
 }
+
+// holdCause is why a hold ended, as the package tells it: today Release's
+// error, the only place the cause is given.
+//
+// PLANNED(Held.Err): return h.Err() once Lost has closed (and Release's
+// error separately).
+func holdCause(_ *lock.Held, releaseErr error) error { return releaseErr }
 
 // matrixStates lists the states; each with a hold or queue ahead, or a
 // call on a hold, comes again with the other acquisition on the
