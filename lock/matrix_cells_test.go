@@ -1,0 +1,448 @@
+package lock_test
+
+// The states of the matrix: each request the recipe sends, in each state
+// in which it sends it, with what the call must give under each fault
+// (the doc's error table: a lost request or reply and a cut are retried
+// and leave the outcome as without them; an expiry is ErrSessionChanged;
+// a context's end is the context's error, or ErrOutcomeUnknown from
+// Release; a busy TryAcquire is ErrLocked).
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/google/uuid"
+
+	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/jute"
+	"github.com/zk19/zk19/internal/wait"
+	"github.com/zk19/zk19/lock"
+	"github.com/zk19/zk19/lock/locktrace"
+)
+
+// call is the package call a state runs.
+type call int
+
+const (
+	callAcquire call = iota + 1
+	callTry
+	callRelease
+	callRecover
+	callHold // the hold's own-node watch: Lost, then Release
+)
+
+// phase says what the call must give under a fault.
+type phase int
+
+const (
+	phHolds     phase = iota + 1 // Acquire, Recover, a free TryAcquire, a parked waiter
+	phTryBusy                    // a busy TryAcquire before its decision
+	phTryLocked                  // a busy TryAcquire deleting its candidate: decided
+	phRelease                    // Release
+	phCleanup                    // the cleanup after the caller's context ended
+	phHold                       // a hold's own-node watch
+	phAmbiguous                  // Recover with two nodes of its GUID in its session
+)
+
+// at finds the cell's request among the subject's steps.
+type at struct {
+	op        locktrace.Op // opNone: the n-th parking on a watch
+	round     int          // 1: before any wake; 2: after one; 0: either
+	watch     int          // 1: with a watch; -1: without; 0: either
+	lookAgain bool         // after the delete's reply was lost
+	parked    int          // for opNone
+}
+
+func (a at) matches(h hist, ev event) bool {
+	if a.op == opNone {
+		return ev.waiting && ev.n == a.parked
+	}
+	switch {
+	case ev.waiting, ev.op != a.op:
+		return false
+	case a.round == 1 && h.woke > 0, a.round == 2 && h.woke == 0:
+		return false
+	case a.watch == 1 && !ev.watch, a.watch == -1 && ev.watch:
+		return false
+	case a.lookAgain && !h.deleteFailed:
+		return false
+	}
+	return true
+}
+
+// state is a request in a state of the recipe.
+type state struct {
+	req        string // the request in flight
+	name       string // the state, as in the cell's name
+	call       call
+	phase      phase
+	at         at
+	busy       bool // a hold ahead of the subject
+	round2     bool // and a waiter in between, whose leaving wakes the subject
+	shared     bool // the other acquisition is on the subject's *zk.Conn
+	parkCancel bool // the caller's context ends while the subject is parked
+	loseDelete bool // the reply to the subject's delete is lost first
+	// untraced is the request of a cleanup the recipe does not trace:
+	// the one a create leaves when its caller's context ended before the
+	// answer, which is then lost (lock.go's create, its late function).
+	untraced     locktrace.Op
+	lateAnswered bool // the create's answer comes after its caller left (else it is lost)
+	ambiguous    bool // Recover finds two nodes of its GUID in its session (a blind retry's)
+	pin          bool // the Locker's first call: its exists of the parent (untraced)
+	faults       []fault
+}
+
+// want is what the call must give.
+type want struct {
+	held  bool    // a Held and no error
+	kinds []error // else an error wrapping each of these (none: nil)
+}
+
+func (w want) String() string {
+	if w.held {
+		return "a hold"
+	}
+	if len(w.kinds) == 0 {
+		return "nil"
+	}
+	s := make([]string, len(w.kinds))
+	for i, k := range w.kinds {
+		s[i] = k.Error()
+	}
+	return strings.Join(s, " and ")
+}
+
+func (st *state) want(f fault) want {
+	expiry := want{kinds: []error{lock.ErrSessionChanged}}
+	ended := want{kinds: []error{context.Canceled}}
+	switch st.phase {
+	case phTryLocked:
+		return want{kinds: []error{lock.ErrLocked}}
+	case phCleanup:
+		return ended
+	}
+	switch f {
+	case expired:
+		return expiry
+	case ctxEnded:
+		if st.phase == phRelease {
+			return want{kinds: []error{lock.ErrOutcomeUnknown, context.Canceled}}
+		}
+		return ended
+	}
+	switch st.phase {
+	case phTryBusy:
+		return want{kinds: []error{lock.ErrLocked}}
+	case phAmbiguous:
+		return want{kinds: []error{lock.ErrAmbiguous}}
+	case phRelease, phHold:
+		return want{}
+	}
+	return want{held: true}
+}
+
+// planned says why a cell fails on today's code because of a behaviour
+// notes/lock-api.md changes, or "". ZK19_MATRIX_PLANNED=1 runs them.
+func (st *state) planned(f fault) string {
+	// PLANNED(lost create): Acquire and TryAcquire recover a lost create
+	// themselves (sync, list, adopt this session's <guid>-lock-<10
+	// digits>, or create again when none). Today they return a
+	// *CreateError and leave the node a lost reply made (the caller's
+	// Recover is to find it); after an expiry the *CreateError wraps
+	// zk.ErrConnectionClosed, not ErrSessionChanged.
+	if st.req == "create" && f != ctxEnded {
+		return "a create that fails on the connection returns *CreateError today; the planned Acquire/TryAcquire recover it themselves (adopt, create again, or ErrSessionChanged after an expiry)"
+	}
+	// PLANNED(Recover deletes ambiguous own nodes): today ErrAmbiguous
+	// deletes nothing and both nodes stay queued without a Held. (After
+	// an expiry they went with the session; after a context's end the
+	// background cleanup deletes them: those cells pass today.)
+	if st.ambiguous && f != expired && f != ctxEnded {
+		return "Recover's ErrAmbiguous deletes nothing today; the planned Recover deletes this session's nodes of the GUID and says so (*RecoverError)"
+	}
+	// NOT IN THE PLAN (found by the matrix; for the lead): pin's exists
+	// of the parent is sent once, not retried on a connection error as
+	// every other idempotent request is, so one lost request or reply or
+	// a cut makes a Locker's first call fail with ErrParent ("unusable
+	// lock parent") though the parent is fine, and an expiry too (not
+	// ErrSessionChanged). The planned pin (a session pinned per
+	// acquisition) is where it would change.
+	if st.pin && f != ctxEnded {
+		return "NOT IN THE PLAN: pin's exists of the parent is not retried on a connection error: the first call returns ErrParent wrapping zk.ErrConnectionClosed (after an expiry too)"
+	}
+	return ""
+}
+
+// drive sets the state up and runs the call under test.
+func (st *state) drive(c *cell) result {
+	if st.busy {
+		c.holder()
+	}
+	if st.round2 {
+		c.between()
+	}
+	switch {
+	case st.pin:
+		return c.drivePin()
+	case st.untraced != 0:
+		return c.driveLateCreate()
+	case st.call == callTry:
+		return c.run(c.l.TryAcquire)
+	case st.call == callRelease:
+		return c.driveRelease()
+	case st.call == callRecover:
+		return c.driveRecover()
+	case st.call == callHold:
+		return c.driveHold()
+	}
+	return c.run(c.l.Acquire)
+}
+
+// subjectHolds makes S hold (untraced by the cell: not armed yet) and, in
+// a shared state, a companion acquisition on S's connection wait behind.
+func (c *cell) subjectHolds() *lock.Held {
+	h := mustAcquire(c.t, "S", c.l)
+	c.addHeld("S", h)
+	if c.st.shared {
+		c.companion()
+	}
+	return h
+}
+
+func (c *cell) driveRelease() result {
+	h := c.subjectHolds()
+	res := c.run(func(ctx context.Context) (*lock.Held, error) {
+		c.markReleased(h)
+		return nil, h.Release(ctx)
+	})
+	res.gone = h.Gone()
+	return res
+}
+
+// driveRecover makes the node of a create whose reply was lost (created
+// by S's session, its name kept by the test) and recovers it.
+//
+// In an ambiguous state it makes two (a blind retry's): Recover must not
+// adopt either.
+func (c *cell) driveRecover() result {
+	guid := uuid.NewString()
+	n := 1
+	if c.st.ambiguous {
+		n = 2
+	}
+	for range n {
+		p, err := c.w.c.Create(c.parent+"/"+guid+"-lock-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		if err != nil {
+			c.t.Fatalf("S create: %v", err)
+		}
+		c.logf("S ok %s (the node of a create whose reply was lost)", path.Base(p))
+	}
+	if c.st.shared {
+		c.companion()
+	}
+	return c.run(func(ctx context.Context) (*lock.Held, error) { return c.l.Recover(ctx, guid) })
+}
+
+// driveHold faults the hold's own-node watch, which Lost sets with exists
+// (untraced: the fault is armed on the wire just before Lost). Under an
+// expiry Lost must close; otherwise it must stay open after the watch is
+// set again. The result is Release's.
+//
+// PLANNED(Lost without side effect): the watch is set when the hold is
+// made; the fault is then armed before the Acquire that makes it, and the
+// cause is Held.Err() (today: Release's error).
+func (c *cell) driveHold() result {
+	h := c.subjectHolds()
+	c.armed.Store(true)
+	start := time.Now()
+	c.fired.Store(true)
+	c.inject(locktrace.OpExists, h.Path)
+	lost := h.Lost()
+	c.logf("S Lost armed")
+	wait.Receive(c.t, 3*answerWithin, "the fault on the hold's watch to run its course", c.faultDone)
+	if c.f == expired {
+		wait.Receive(c.t, 2*answerWithin, "S's Lost to close after its session ended", lost)
+	} else {
+		n := c.w.px.Requests(jute.OpExists)
+		if err := wait.Until(answerWithin, "S's hold to watch its node again", func() (bool, string) {
+			return c.w.px.Requests(jute.OpExists) > n, fmt.Sprintf("%d exists passed", c.w.px.Requests(jute.OpExists))
+		}); err != nil {
+			c.fail("not shown", "%v", err)
+		}
+		select {
+		case <-lost:
+			c.fail("error kind", "got Lost closed after a %s on the hold's watch; want the hold to go on", c.f)
+		default:
+		}
+	}
+	c.markReleased(h)
+	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
+	defer cancel()
+	err := holdCause(h, h.Release(ctx))
+	return result{err: err, took: time.Since(start), end: time.Now(), gone: h.Gone()}
+}
+
+// holdCause is why a hold ended, as the package tells it: today Release's
+// error, the only place the cause is given.
+//
+// PLANNED(Held.Err): return h.Err() once Lost has closed (and Release's
+// error separately).
+func holdCause(_ *lock.Held, releaseErr error) error { return releaseErr }
+
+// matrixStates lists the states; each with a hold or queue ahead, or a
+// call on a hold, comes again with the other acquisition on the
+// subject's *zk.Conn (shared).
+func matrixStates() []*state {
+	noCtx := []fault{requestLost, replyLost, cut, expired}
+	parkedFaults := []fault{cut, expired, ctxEnded}
+	exists1 := at{op: locktrace.OpExists, round: 1, watch: 1}
+	base := []state{
+		{req: "create", name: "acquire-free", call: callAcquire, phase: phHolds, at: at{op: locktrace.OpCreate}},
+		{req: "create", name: "acquire-busy", call: callAcquire, phase: phHolds, at: at{op: locktrace.OpCreate}, busy: true},
+		{req: "children", name: "acquire-round1-free", call: callAcquire, phase: phHolds, at: at{op: locktrace.OpChildren, round: 1}},
+		{req: "children", name: "acquire-round1-busy", call: callAcquire, phase: phHolds, at: at{op: locktrace.OpChildren, round: 1}, busy: true},
+		{req: "exists", name: "acquire-round1", call: callAcquire, phase: phHolds, at: exists1, busy: true},
+		{req: "watch", name: "acquire-parked-round1", call: callAcquire, phase: phHolds, at: at{parked: 1}, busy: true, faults: parkedFaults},
+		{req: "children", name: "acquire-round2", call: callAcquire, phase: phHolds, at: at{op: locktrace.OpChildren, round: 2}, busy: true, round2: true},
+		{req: "exists", name: "acquire-round2", call: callAcquire, phase: phHolds, at: at{op: locktrace.OpExists, round: 2, watch: 1}, busy: true, round2: true},
+		{req: "watch", name: "acquire-parked-round2", call: callAcquire, phase: phHolds, at: at{parked: 2}, busy: true, round2: true, faults: parkedFaults},
+		{req: "create", name: "try-free", call: callTry, phase: phHolds, at: at{op: locktrace.OpCreate}},
+		{req: "children", name: "try-free", call: callTry, phase: phHolds, at: at{op: locktrace.OpChildren}},
+		{req: "create", name: "try-busy", call: callTry, phase: phTryBusy, at: at{op: locktrace.OpCreate}, busy: true},
+		{req: "children", name: "try-busy", call: callTry, phase: phTryBusy, at: at{op: locktrace.OpChildren}, busy: true},
+		{req: "delete", name: "try-busy", call: callTry, phase: phTryLocked, at: at{op: locktrace.OpDelete}, busy: true},
+		{req: "exists", name: "try-busy-look-again", call: callTry, phase: phTryLocked, at: at{op: locktrace.OpExists, watch: -1, lookAgain: true}, busy: true, loseDelete: true},
+		{req: "delete", name: "release", call: callRelease, phase: phRelease, at: at{op: locktrace.OpDelete}},
+		{req: "exists", name: "release-look-again", call: callRelease, phase: phRelease, at: at{op: locktrace.OpExists, watch: -1, lookAgain: true}, loseDelete: true},
+		{req: "sync", name: "recover", call: callRecover, phase: phHolds, at: at{op: locktrace.OpSync}},
+		{req: "children", name: "recover", call: callRecover, phase: phHolds, at: at{op: locktrace.OpChildren}},
+		{req: "exists", name: "recover", call: callRecover, phase: phHolds, at: at{op: locktrace.OpExists, watch: -1}},
+		{req: "sync", name: "recover-ambiguous", call: callRecover, phase: phAmbiguous, at: at{op: locktrace.OpSync}, ambiguous: true},
+		{req: "children", name: "recover-ambiguous", call: callRecover, phase: phAmbiguous, at: at{op: locktrace.OpChildren}, ambiguous: true},
+		{req: "exists", name: "recover-ambiguous", call: callRecover, phase: phAmbiguous, at: at{op: locktrace.OpExists, watch: -1}, ambiguous: true},
+		{req: "delete", name: "cleanup", call: callAcquire, phase: phCleanup, at: at{op: locktrace.OpDelete}, busy: true, parkCancel: true, faults: noCtx},
+		{req: "exists", name: "cleanup-look-again", call: callAcquire, phase: phCleanup, at: at{op: locktrace.OpExists, watch: -1, lookAgain: true}, busy: true, parkCancel: true, loseDelete: true, faults: noCtx},
+		{req: "exists", name: "hold-watch", call: callHold, phase: phHold, faults: noCtx},
+	}
+	for _, op := range []locktrace.Op{locktrace.OpSync, locktrace.OpChildren, locktrace.OpExists, locktrace.OpDelete} {
+		base = append(base, state{req: op.String(), name: "late-create-cleanup", call: callAcquire, phase: phCleanup, untraced: op, busy: true, faults: noCtx})
+	}
+	base = append(base,
+		state{req: "exists", name: "acquire-first-call", call: callAcquire, phase: phHolds, pin: true},
+		state{req: "exists", name: "try-first-call", call: callTry, phase: phHolds, pin: true})
+	base = append(base, state{req: "delete", name: "late-create-answered", call: callAcquire, phase: phCleanup, untraced: locktrace.OpDelete, lateAnswered: true, busy: true, faults: noCtx})
+	var out []*state
+	for _, st := range base {
+		if st.faults == nil {
+			st.faults = allFaults
+		}
+		out = append(out, &st)
+		if st.busy || st.call == callRelease || st.call == callRecover || st.call == callHold {
+			sh := st
+			sh.shared, sh.name = true, st.name+"-shared"
+			out = append(out, &sh)
+		}
+	}
+	return out
+}
+
+// driveLateCreate: the caller's context ends while S's create is in
+// flight (its reply held), Acquire returns, and the reply is then lost
+// with the connection: the create's late function cleans up in the
+// background, untraced (sync, list, exists of the GUID's nodes, delete),
+// once the client is back. The fault is armed on the wire, for the next
+// request of st.untraced, before the reply is lost.
+//
+// With lateAnswered the reply is delivered instead: the create's late
+// function deletes the node it names (delete, and exists to look again
+// after a lost delete).
+func (c *cell) driveLateCreate() result {
+	res := c.run(c.l.Acquire)
+	if err := wait.Until(answerWithin, "the create's reply to be held", func() (bool, string) {
+		n := c.w.px.Stats().DownHeld
+		return n > 0, fmt.Sprintf("%d bytes held", n)
+	}); err != nil {
+		c.fail("not shown", "%v", err)
+	}
+	c.injectOnWire(c.st.untraced)
+	if c.st.lateAnswered {
+		c.logf("premise: the create's held reply is delivered after its caller left")
+		c.w.px.Release(faultproxy.Down)
+		return res
+	}
+	c.logf("premise: the create's held reply is lost with the connection")
+	c.w.px.Blackhole(faultproxy.Down)
+	c.w.px.Heal()
+	return res
+}
+
+// holdCreateThenEnd, at S's create: hold the replies, and end the caller's
+// context once the create has reached the server.
+func (c *cell) holdCreateThenEnd() {
+	ops := wireOps(locktrace.OpCreate)
+	before := c.w.px.Requests(ops...)
+	c.w.px.Hold(faultproxy.Down)
+	c.logf("premise: S's proxy holds the replies; the caller's context ends once the create is on the wire")
+	go func() {
+		if err := wait.Until(answerWithin, "S's create on the wire", func() (bool, string) {
+			return c.w.px.Requests(ops...) > before, "not yet"
+		}); err != nil {
+			c.faultErr.Store(err.Error())
+		}
+		c.endCtx()
+	}()
+}
+
+// injectOnWire arms c's fault on S's next request op on the wire, for a
+// request the recipe does not trace. A cut and an expiry come right after
+// the request's reply is lost (the client waits a second before it dials
+// again): the request reached the server, its reply did not come back.
+func (c *cell) injectOnWire(op locktrace.Op) {
+	c.fired.Store(true)
+	m := faultproxy.Match{Ops: wireOps(op)}
+	switch op {
+	case locktrace.OpChildren:
+		m.Path = c.parent
+	case locktrace.OpExists, locktrace.OpDelete:
+		m.Under = c.parent
+	}
+	c.logf("fault: %s on S's next %s (the background cleanup's, untraced)", c.f, m)
+	if c.f == requestLost {
+		c.afterDrop(c.w.px.LoseRequest(m))
+		return
+	}
+	d := c.w.px.LoseReply(m)
+	if c.f == replyLost {
+		c.afterDrop(d)
+		return
+	}
+	go func() {
+		defer close(c.faultDone)
+		select {
+		case <-d.Done():
+		case <-time.After(2 * answerWithin):
+			d.Cancel()
+		}
+		if r := d.Result(); !r.Dropped {
+			c.faultErr.Store("the proxy did not drop the reply: " + r.Reason)
+			return
+		}
+		c.act(false)
+	}()
+}
+
+// drivePin faults the first request of a Locker's first call: pin's
+// exists of the parent, untraced, armed just before the call.
+func (c *cell) drivePin() result {
+	c.armed.Store(true)
+	c.fired.Store(true)
+	c.inject(locktrace.OpExists, c.parent)
+	if c.st.call == callTry {
+		return c.run(c.l.TryAcquire)
+	}
+	return c.run(c.l.Acquire)
+}

@@ -1,0 +1,273 @@
+package lock_test
+
+// The faults of the matrix (matrix_test.go), armed at the moment the
+// recipe is about to send the request of a cell: from inside locktrace's
+// Request callback, which runs on the recipe's goroutine just before the
+// request goes out, or (for requests the recipe does not trace: the hold's
+// own-node watch) just before the call that sends it.
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/jute"
+	"github.com/zk19/zk19/internal/wait"
+	"github.com/zk19/zk19/lock/locktrace"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// fault is what happens to the subject's session while a request is in
+// flight.
+type fault int
+
+const (
+	// requestLost: the proxy discards the request and closes the
+	// connection (faultproxy.LoseRequest): the server never saw it.
+	requestLost fault = iota + 1
+	// replyLost: the server applied the request; the proxy discards its
+	// reply and closes the connection (faultproxy.LoseReply).
+	replyLost
+	// cut: the request reached the server, its reply is held, then the
+	// connection is cut (faultproxy.Cut) and the client's next connection
+	// refused once before Heal: the reply is lost and the client gets
+	// zk.ErrNoServer on top of zk.ErrConnectionClosed.
+	cut
+	// expired: the request reached the server, its reply is held, then the
+	// server ends the session (a connection of the test's own resumes it
+	// with its password and closes it: to the client and the recipe this
+	// is an expiry, learnt at the next handshake, which the server answers
+	// with session 0), and the held reply is lost with the connection.
+	// It takes one reconnect instead of a session timeout and a tickTime.
+	expired
+	// ctxEnded: the request reached the server, its reply is held, and the
+	// caller's context is cancelled; the reply flows again once the call
+	// has returned.
+	ctxEnded
+)
+
+var allFaults = []fault{requestLost, replyLost, cut, expired, ctxEnded}
+
+func (f fault) String() string {
+	switch f {
+	case requestLost:
+		return "request-lost"
+	case replyLost:
+		return "reply-lost"
+	case cut:
+		return "cut"
+	case expired:
+		return "expired"
+	case ctxEnded:
+		return "ctx-ended"
+	}
+	return "fault?"
+}
+
+// zNoNode is ZooKeeper's NONODE reply code.
+const zNoNode = -101
+
+// opNone is the "request" of a parked waiter: none is in flight, the
+// watch set by its exists is.
+const opNone locktrace.Op = 0
+
+// wireOps are the opcodes go-zookeeper sends for a recipe request.
+func wireOps(op locktrace.Op) []int32 {
+	switch op {
+	case locktrace.OpCreate:
+		return []int32{jute.OpCreate, jute.OpCreate2}
+	case locktrace.OpChildren:
+		return []int32{jute.OpGetChildren, jute.OpGetChildren2}
+	case locktrace.OpExists:
+		return []int32{jute.OpExists}
+	case locktrace.OpDelete:
+		return []int32{jute.OpDelete}
+	case locktrace.OpSync:
+		return []int32{jute.OpSync}
+	}
+	return nil
+}
+
+// matchOf selects the request on the wire: a create by its parent (the
+// server picks the name), a sync by its opcode (the proxy decodes no sync
+// path; the recipe's are the only syncs on the subject's proxy), the
+// others by their exact path.
+func (c *cell) matchOf(op locktrace.Op, path string) faultproxy.Match {
+	m := faultproxy.Match{Ops: wireOps(op)}
+	if c.st.at.lookAgain && op == locktrace.OpExists {
+		m.Err = zNoNode // the look-again finds the node gone: the lost delete was applied
+	}
+	switch op {
+	case locktrace.OpCreate:
+		m.Under = c.parent
+	case locktrace.OpSync:
+	default:
+		m.Path = path
+	}
+	return m
+}
+
+// inject makes c's fault happen to request op of path, about to be sent
+// (or, for opNone, to the parked waiter). It returns at once for the
+// proxy's one-shot faults; for the others it waits until the subject's
+// client has a session (a request queued while it reconnects goes out
+// after the handshake, whose reply a hold would keep), holds the replies,
+// and lets a goroutine do the rest once the request has reached the
+// server. c.faultDone is closed when the fault has run its course.
+func (c *cell) inject(op locktrace.Op, path string) {
+	c.logf("fault: %s while %s %s is in flight (state %s)", c.f, op, path, c.st.name)
+	switch c.f {
+	case requestLost:
+		c.afterDrop(c.w.px.LoseRequest(c.matchOf(op, path)))
+		return
+	case replyLost:
+		c.afterDrop(c.w.px.LoseReply(c.matchOf(op, path)))
+		return
+	}
+	if op != opNone {
+		if err := wait.Until(answerWithin, "the subject's client to have a session", func() (bool, string) {
+			s := c.w.c.State()
+			return s == zk.StateHasSession, s.String()
+		}); err != nil {
+			c.faultFailed(err)
+			return
+		}
+	}
+	ops := wireOps(op)
+	before := c.w.px.Requests(ops...)
+	if op != opNone {
+		c.w.px.Hold(faultproxy.Down)
+	}
+	go func() {
+		defer close(c.faultDone)
+		if op != opNone {
+			if err := wait.Until(answerWithin, fmt.Sprintf("%s %s on the wire", op, path), func() (bool, string) {
+				n := c.w.px.Requests(ops...)
+				return n > before, fmt.Sprintf("%d passed, %d before", n, before)
+			}); err != nil {
+				c.faultErr.Store(err.Error())
+				return
+			}
+		}
+		c.act(op != opNone)
+	}()
+}
+
+// act does the fault once the request is on the wire (held: the replies
+// are held).
+func (c *cell) act(held bool) {
+	switch c.f {
+	case cut:
+		refused := c.w.px.Stats().Refused
+		c.w.px.Cut(faultproxy.BothEnds)
+		if err := wait.Until(answerWithin, "the subject's reconnect to be refused", func() (bool, string) {
+			n := c.w.px.Stats().Refused
+			return n > refused, fmt.Sprintf("%d refused", n)
+		}); err != nil {
+			c.faultErr.Store(err.Error())
+		}
+		c.w.px.Heal()
+		c.logf("fault: cut, a reconnect refused, healed")
+	case expired:
+		if err := c.endSession(); err != nil {
+			c.faultErr.Store(err.Error())
+		}
+		if held {
+			c.w.px.Blackhole(faultproxy.Down) // the held reply is lost
+			c.w.px.Heal()
+		}
+	case ctxEnded:
+		c.endCtx()
+	}
+}
+
+// afterDrop waits (on a goroutine) for a one-shot proxy fault to end.
+func (c *cell) afterDrop(d *faultproxy.Drop) {
+	go func() {
+		defer close(c.faultDone)
+		select {
+		case <-d.Done():
+		case <-time.After(2 * answerWithin):
+			c.faultErr.Store("the proxy's fault did not end within " + (2 * answerWithin).String())
+			d.Cancel()
+			return
+		}
+		if r := d.Result(); !r.Dropped {
+			c.faultErr.Store("the proxy did not drop: " + r.Reason)
+		}
+	}()
+}
+
+func (c *cell) faultFailed(err error) {
+	c.faultErr.Store(err.Error())
+	close(c.faultDone)
+}
+
+// endCtx cancels the call's context and notes when.
+func (c *cell) endCtx() {
+	c.cancelOnce.Do(func() {
+		now := time.Now()
+		c.cancelAt.Store(&now)
+		c.logf("fault: the caller's context ends")
+		c.cancel()
+		close(c.cancelled)
+	})
+}
+
+// endSession ends the subject's current session on the server, as its
+// expiry does: a connection of the test's own resumes the session with
+// its password and sends closeSession. The server deletes the session's
+// ephemeral nodes and closes its connections; the client learns it at its
+// next handshake (session 0: expired) and go-zookeeper opens a new session.
+func (c *cell) endSession() error {
+	sid := c.w.c.SessionID()
+	var s faultproxy.Session
+	for _, g := range c.w.px.Sessions() {
+		if g.ID == sid {
+			s = g
+		}
+	}
+	if s.ID == 0 {
+		return fmt.Errorf("session 0x%x was not granted through the proxy", sid)
+	}
+	if err := closeSession(server().Client, s); err != nil {
+		return err
+	}
+	c.logf("fault: the server ended session 0x%x", sid)
+	return nil
+}
+
+// closeSession resumes s on a connection of its own to addr and closes it.
+func closeSession(addr string, s faultproxy.Session) error {
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(answerWithin))
+	req := binary.BigEndian.AppendUint32(nil, 0) // protocolVersion
+	req = binary.BigEndian.AppendUint64(req, 0)  // lastZxidSeen
+	req = binary.BigEndian.AppendUint32(req, uint32(s.Timeout.Milliseconds()))
+	req = binary.BigEndian.AppendUint64(req, uint64(s.ID))
+	req = binary.BigEndian.AppendUint32(req, uint32(len(s.Passwd)))
+	req = append(req, s.Passwd...)
+	req = append(req, 0) // readOnly
+	if _, err := nc.Write(jute.AppendFrame(nil, req)); err != nil {
+		return fmt.Errorf("resume 0x%x: %w", s.ID, err)
+	}
+	reply, err := jute.ReadFrame(nc, 1<<16)
+	if err != nil || len(reply) < 16 || int64(binary.BigEndian.Uint64(reply[8:16])) != s.ID {
+		return fmt.Errorf("resume 0x%x: the server did not resume it (%d bytes, %v)", s.ID, len(reply), err)
+	}
+	hdr := jute.RequestHeader{Xid: 1, Type: jute.OpCloseSession}.Append(nil)
+	if _, err := nc.Write(jute.AppendFrame(nil, hdr)); err != nil {
+		return fmt.Errorf("closeSession 0x%x: %w", s.ID, err)
+	}
+	if _, err := jute.ReadFrame(nc, jute.MaxFrame); err != nil {
+		return fmt.Errorf("closeSession 0x%x: reply: %w", s.ID, err)
+	}
+	return nil
+}
