@@ -183,11 +183,14 @@ func (h *Held) watchOwn() {
 			return
 		default:
 		}
-		ok, _, ch, err := h.l.conn.ExistsW(h.Path)
+		h.l.trace.request(locktrace.OpExists, h.Path, true)
+		ok, st, ch, err := h.l.conn.ExistsW(h.Path)
 		if serr := h.l.checkSession(h.session); serr != nil {
+			h.l.trace.reply(locktrace.ReplyInfo{Op: locktrace.OpExists, Path: h.Path, Err: serr})
 			h.markLost(serr)
 			return
 		}
+		h.l.trace.reply(locktrace.ReplyInfo{Op: locktrace.OpExists, Path: h.Path, Err: err, Exists: ok, Stat: st})
 		switch {
 		case err != nil && retries.again(err):
 			continue

@@ -41,7 +41,10 @@
 //	                                3 lost connections in a row; then an error wrapping
 //	                                zk.ErrConnectionClosed, and the candidate is deleted
 //	the session expired             ErrSessionChanged (wrapping zk.ErrSessionExpired when
-//	                                seen as a dropped watch); nothing is left to delete
+//	                                seen as a dropped watch); nothing is left to delete;
+//	                                the next call runs in the new session (an expiry
+//	                                during a Locker's first check of the parent, before
+//	                                any candidate, is none: the call runs in the new one)
 //	the own node deleted            ErrLostCandidacy
 //	TryAcquire behind another       ErrLocked; its candidate is deleted
 //	Release's ctx ended, or Close   ErrOutcomeUnknown; the delete goes on (Gone)
@@ -311,14 +314,17 @@ func (l *Locker) pin(ctx context.Context) (int64, error) {
 	l.mu.Lock()
 	checked := l.parentOK
 	l.mu.Unlock()
-	if sid := l.conn.SessionID(); checked && sid != 0 {
+	sid := l.conn.SessionID()
+	if checked && sid != 0 {
 		return sid, nil
 	}
 	if err := l.checkParent(ctx); err != nil {
+		if errors.Is(err, zk.ErrSessionExpired) { // the call spans a change of session
+			return 0, &sessionError{pinned: sid, now: l.conn.SessionID(), cause: err}
+		}
 		return 0, err
 	}
-	sid := l.conn.SessionID()
-	if sid == 0 {
+	if sid = l.conn.SessionID(); sid == 0 {
 		return 0, errNoSession
 	}
 	l.mu.Lock()
@@ -332,10 +338,17 @@ func (l *Locker) pin(ctx context.Context) (int64, error) {
 func (l *Locker) checkParent(ctx context.Context) error {
 	var ok bool
 	var st *zk.Stat
-	var retries cleanupRetries // the client may be between sessions: wait for one, within ctx
+	// The client may be between sessions: wait for one, within ctx. No
+	// candidate exists yet, so an expiry only means the acquisition runs in
+	// the new session.
+	var retries cleanupRetries
 	var err error
-	for {
+	for expired := false; ; {
 		err = call(ctx, func() (err error) { ok, st, err = l.conn.Exists(l.parent); return err }, nil)
+		if errors.Is(err, zk.ErrSessionExpired) && !expired {
+			expired = true
+			continue
+		}
 		if err == nil || !retries.again(err) {
 			break
 		}
@@ -420,6 +433,13 @@ func (l *Locker) candidate(ctx context.Context) (*attempt, error) {
 	if err != nil {
 		return nil, err
 	}
+	return l.created(ctx, session)
+}
+
+// created makes the acquisition's candidate in session: a create, and
+// after a lost reply the recovery, at most maxConnRetries lost creates in a
+// row.
+func (l *Locker) created(ctx context.Context, session int64) (*attempt, error) {
 	for lost := 1; ; lost++ {
 		guid := uuid.NewString()
 		path, err := l.create(ctx, session, guid)

@@ -9,6 +9,7 @@ package lock_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -18,7 +19,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/jute"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/lock"
 	"github.com/zk19/zk19/lock/locktrace"
@@ -125,10 +125,14 @@ func (st *state) want(f fault) want {
 	case phCleanup:
 		return ended
 	}
-	switch f {
-	case expired:
+	switch {
+	case f == expired && st.pin:
+		// The first call's check of the parent comes before any candidate:
+		// the acquisition runs in the session the check is answered in.
+		return want{held: true}
+	case f == expired:
 		return expiry
-	case ctxEnded:
+	case f == ctxEnded:
 		if st.phase == phRelease {
 			return want{kinds: []error{lock.ErrOutcomeUnknown, context.Canceled}}
 		}
@@ -145,37 +149,12 @@ func (st *state) want(f fault) want {
 	return want{held: true}
 }
 
-// planned says why a cell fails on today's code because of a behaviour
-// notes/lock-api.md changes, or "". ZK19_MATRIX_PLANNED=1 runs them.
-func (st *state) planned(f fault) string {
-	// PLANNED(lost create): Acquire and TryAcquire recover a lost create
-	// themselves (sync, list, adopt this session's <guid>-lock-<10
-	// digits>, or create again when none). Today they return a
-	// *CreateError and leave the node a lost reply made (the caller's
-	// Recover is to find it); after an expiry the *CreateError wraps
-	// zk.ErrConnectionClosed, not ErrSessionChanged.
-	if st.req == "create" && f != ctxEnded {
-		return "a create that fails on the connection returns *CreateError today; the planned Acquire/TryAcquire recover it themselves (adopt, create again, or ErrSessionChanged after an expiry)"
-	}
-	// PLANNED(Recover deletes ambiguous own nodes): today ErrAmbiguous
-	// deletes nothing and both nodes stay queued without a Held. (After
-	// an expiry they went with the session; after a context's end the
-	// background cleanup deletes them: those cells pass today.)
-	if st.ambiguous && f != expired && f != ctxEnded {
-		return "Recover's ErrAmbiguous deletes nothing today; the planned Recover deletes this session's nodes of the GUID and says so (*RecoverError)"
-	}
-	// NOT IN THE PLAN (found by the matrix; for the lead): pin's exists
-	// of the parent is sent once, not retried on a connection error as
-	// every other idempotent request is, so one lost request or reply or
-	// a cut makes a Locker's first call fail with ErrParent ("unusable
-	// lock parent") though the parent is fine, and an expiry too (not
-	// ErrSessionChanged). The planned pin (a session pinned per
-	// acquisition) is where it would change.
-	if st.pin && f != ctxEnded {
-		return "NOT IN THE PLAN: pin's exists of the parent is not retried on a connection error: the first call returns ErrParent wrapping zk.ErrConnectionClosed (after an expiry too)"
-	}
-	return ""
-}
+// planned says why a cell is not run, or "". Every cell runs: the
+// behaviours the matrix was written ahead of (Acquire and TryAcquire
+// recovering a lost create, Recover deleting this session's ambiguous
+// nodes, a Locker outliving its session, Lost armed with the hold,
+// Held.Err, pin's check of the parent retried) are in the package.
+func (st *state) planned(fault) string { return "" }
 
 // drive sets the state up and runs the call under test.
 func (st *state) drive(c *cell) result {
@@ -247,51 +226,77 @@ func (c *cell) driveRecover() result {
 	return c.run(func(ctx context.Context) (*lock.Held, error) { return c.l.Recover(ctx, guid) })
 }
 
-// driveHold faults the hold's own-node watch, which Lost sets with exists
-// (untraced: the fault is armed on the wire just before Lost). Under an
-// expiry Lost must close; otherwise it must stay open after the watch is
-// set again. The result is Release's.
-//
-// PLANNED(Lost without side effect): the watch is set when the hold is
-// made; the fault is then armed before the Acquire that makes it, and the
-// cause is Held.Err() (today: Release's error).
+// driveHold faults the hold's own-node watch, the exists the hold sends
+// when it is made and again after a data change on the node: once the
+// hold is made, the cell arms on the next such request (the first watch,
+// if it has not gone out yet, or the one the observer's data change makes
+// the hold set again). Under an expiry Lost must close, and Held.Err says
+// why; otherwise the hold must go on, its watch set again after the fault,
+// and the result is Release's.
 func (c *cell) driveHold() result {
-	h := c.subjectHolds()
-	c.armed.Store(true)
-	start := time.Now()
-	c.fired.Store(true)
-	c.inject(locktrace.OpExists, h.Path)
-	lost := h.Lost()
-	c.logf("S Lost armed")
-	wait.Receive(c.t, 3*answerWithin, "the fault on the hold's watch to run its course", c.faultDone)
-	if c.f == expired {
-		wait.Receive(c.t, 2*answerWithin, "S's Lost to close after its session ended", lost)
-	} else {
-		n := c.w.px.Requests(jute.OpExists)
-		if err := wait.Until(answerWithin, "S's hold to watch its node again", func() (bool, string) {
-			return c.w.px.Requests(jute.OpExists) > n, fmt.Sprintf("%d exists passed", c.w.px.Requests(jute.OpExists))
-		}); err != nil {
-			c.fail("not shown", "%v", err)
+	h := mustAcquire(c.t, "S", c.l)
+	c.addHeld("S", h)
+	if c.st.shared {
+		// The companion must not watch S's node, or the data change would
+		// wake it too. An observer's candidate sits between them.
+		x, err := c.o.Create(c.parent+"/"+uuid.NewString()+"-lock-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		if err != nil {
+			c.t.Fatalf("observer create: %v", err)
 		}
+		c.logf("observer ok %s (between S's node and the companion's)", path.Base(x))
+		c.companion()
+		defer func() {
+			c.logf("observer invoke delete %s", path.Base(x))
+			if err := c.o.Delete(x, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				c.t.Errorf("observer delete %s: %v", path.Base(x), err)
+			}
+		}()
+	}
+	start := time.Now()
+	c.holdPath.Store(&h.Path)
+	c.armed.Store(true)
+	c.logf("observer invoke set %s (the hold watches it again)", path.Base(h.Path))
+	if _, err := c.o.Set(h.Path, []byte("x"), -1); err != nil {
+		c.fail("not shown", "observer set %s: %v", path.Base(h.Path), err)
+	}
+	if err := wait.Until(answerWithin, "the hold's own-node watch to be faulted", func() (bool, string) {
+		return c.fired.Load(), "not yet"
+	}); err != nil {
+		c.fail("not shown", "%v", err)
+	}
+	wait.Receive(c.t, 3*answerWithin, "the fault on the hold's watch to run its course", c.faultDone)
+	// Every fault here drops the hold's connection: the hold must say so,
+	// and then that it came back in its session, or, after an expiry, never.
+	s := wait.Receive(c.t, answerWithin, "a Suspension from S's hold after its connection dropped", h.Suspensions())
+	c.logf("S suspended at %v, expires by since+%v", s.Since.Format("15:04:05.000"), s.ExpiresBy.Sub(s.Since))
+	if c.f == expired {
+		wait.Receive(c.t, 2*answerWithin, "S's Lost to close after its session ended", h.Lost())
 		select {
-		case <-lost:
-			c.fail("error kind", "got Lost closed after a %s on the hold's watch; want the hold to go on", c.f)
+		case <-s.Resumed:
+			c.fail("suspension", "got Resumed closed after the session expired; want it never closed")
 		default:
 		}
+		c.markReleased(h)
+		_ = h.Release(context.Background())
+		return result{err: h.Err(), took: time.Since(start), end: time.Now(), gone: h.Gone()}
+	}
+	wait.Receive(c.t, answerWithin, "S's Suspension to be Resumed in the same session", s.Resumed)
+	if err := wait.Until(answerWithin, "S's hold to watch its node again after the fault", func() (bool, string) {
+		return c.guards.Load() > c.guardsAtFault.Load() || h.Err() != nil, fmt.Sprintf("%d own-node watches set, %d when the fault was armed; hold's Err %v", c.guards.Load(), c.guardsAtFault.Load(), h.Err())
+	}); err != nil {
+		c.fail("not shown", "%v", err)
+	}
+	select {
+	case <-h.Lost():
+		c.fail("error kind", "got Lost closed (%v) after a %s on the hold's watch; want the hold to go on", h.Err(), c.f)
+	default:
 	}
 	c.markReleased(h)
 	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
 	defer cancel()
-	err := holdCause(h, h.Release(ctx))
+	err := h.Release(ctx)
 	return result{err: err, took: time.Since(start), end: time.Now(), gone: h.Gone()}
 }
-
-// holdCause is why a hold ended, as the package tells it: today Release's
-// error, the only place the cause is given.
-//
-// PLANNED(Held.Err): return h.Err() once Lost has closed (and Release's
-// error separately).
-func holdCause(_ *lock.Held, releaseErr error) error { return releaseErr }
 
 // matrixStates lists the states; each with a hold or queue ahead, or a
 // call on a hold, comes again with the other acquisition on the

@@ -40,7 +40,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"slices"
 	"sort"
@@ -54,6 +53,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
 
+	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
@@ -69,10 +69,6 @@ const (
 	// matrixCells is the least number of cells issue 39 asks for.
 	matrixCells = 150
 )
-
-// runPlanned runs the cells marked plannedFix instead of skipping them:
-// ZK19_MATRIX_PLANNED=1 once the planned API (notes/lock-api.md) is in.
-var runPlanned = os.Getenv("ZK19_MATRIX_PLANNED") != ""
 
 // row is one line of the matrix's table.
 type row struct {
@@ -207,6 +203,11 @@ type cell struct {
 	aGone   bool       // a was released
 	cancelB func()     // B leaves: the candidate in between (round 2)
 
+	session0      int64                  // the subject's session when the cell began
+	holdPath      atomic.Pointer[string] // callHold: the hold whose own-node watch is faulted
+	guards        atomic.Int64           // watches S's holds set on their own nodes
+	guardsAtFault atomic.Int64           // guards when the fault was armed
+
 	mu      sync.Mutex
 	hist    hist
 	helds   []*heldRec
@@ -298,8 +299,9 @@ func (c *cell) trace() *locktrace.Trace {
 				c.mu.Unlock()
 			}
 		},
-		Held:  func(i locktrace.HeldInfo) { c.logf("S holds %s", path.Base(i.Path)) },
-		Ended: func(i locktrace.EndInfo) { c.logf("S %s %s: %v", i.End, path.Base(i.Path), i.Err) },
+		Held:    func(i locktrace.HeldInfo) { c.logf("S holds %s", path.Base(i.Path)) },
+		Guarded: func(i locktrace.NodeInfo) { c.logf("S watches its own node %s", path.Base(i.Path)); c.guards.Add(1) },
+		Ended:   func(i locktrace.EndInfo) { c.logf("S %s %s: %v", i.End, path.Base(i.Path), i.Err) },
 	}
 }
 
@@ -331,6 +333,13 @@ func (c *cell) step(ev event) {
 	h := c.hist
 	c.mu.Unlock()
 	c.premises(ev)
+	if hp := c.holdPath.Load(); hp != nil {
+		if ev.op == locktrace.OpExists && ev.watch && ev.path == *hp && !c.fired.Swap(true) {
+			c.guardsAtFault.Store(c.guards.Load())
+			c.inject(ev.op, ev.path)
+		}
+		return
+	}
 	if c.st.untraced == 0 && c.st.at.matches(h, ev) && !c.fired.Swap(true) {
 		c.inject(ev.op, ev.path)
 	}
@@ -533,19 +542,17 @@ func (c *cell) undo() {
 // runCell runs one cell: the state's setup and call, then the checks at
 // the return and once the hold made or released is gone.
 func runCell(t *testing.T, cs cellSpec, r *row) {
-	if why := cs.st.planned(cs.f); why != "" && !runPlanned {
-		if strings.HasPrefix(why, "NOT IN THE PLAN") {
-			r.outcome = "gap"
-			t.Skipf("gap (fails on today's code; the plan does not change it yet): %s", why)
-		}
-		r.outcome = "plannedFix"
-		t.Skipf("plannedFix (fails on today's code; the planned API changes it): %s", why)
+	if why := cs.st.planned(cs.f); why != "" {
+		r.outcome = "skipped"
+		t.Skipf("skipped: %s", why)
 	}
 	c := newCell(t, cs, r)
+	c.session0 = c.w.c.SessionID()
 	r.outcome = "running"
 	res := c.st.drive(c)
 	if res.held != nil {
 		c.addHeld("S", res.held)
+		c.checkToken(res.held)
 	}
 	r.took = res.took
 	if at := c.cancelAt.Load(); at != nil {
@@ -577,7 +584,7 @@ func runCell(t *testing.T, cs cellSpec, r *row) {
 	c.releaseA()
 	c.finishCompanion()
 	c.checkNoOrphan("once every hold of the cell was released")
-	if c.f == expired && runPlanned {
+	if c.f == expired {
 		c.checkLockerOutlivesSession()
 	}
 	if t.Failed() {
@@ -758,9 +765,32 @@ func kindOf(err error) string {
 // PLANNED(a Locker outlives its session): today the Locker pins its first
 // session and every later call returns ErrSessionChanged; it runs with
 // ZK19_MATRIX_PLANNED=1 only.
+// checkToken checks the token of a hold the call gave: it names the
+// lock and carries the parent's czxid (the package's default domain).
+func (c *cell) checkToken(h *lock.Held) {
+	_, st, err := c.o.Exists(c.parent)
+	if err != nil || st == nil {
+		c.broken("token", "observer exists %s: %v", c.parent, err)
+		return
+	}
+	if want := fence.NewToken(c.parent, st.Czxid, h.Token.Seq); h.Token != want {
+		c.broken("token", "got the hold's token %#v; want %#v: its lock, the parent's czxid as its domain", h.Token, want)
+	}
+}
+
 func (c *cell) checkLockerOutlivesSession() {
+	c.armed.Store(false) // the cell's steps and faults are over: the trace only logs
 	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
 	defer cancel()
+	// The next acquisition starts once the client has its new session: one
+	// that began before would span the change (ErrSessionChanged).
+	if err := wait.Until(answerWithin, "S's client to have a new session", func() (bool, string) {
+		sid := c.w.c.SessionID()
+		return c.w.c.State() == zk.StateHasSession && sid != 0 && sid != c.session0, fmt.Sprintf("state %v, session 0x%x (0x%x before the fault)", c.w.c.State(), sid, c.session0)
+	}); err != nil {
+		c.broken("Locker outlives its session", "%v", err)
+		return
+	}
 	h, err := c.l.Acquire(ctx)
 	c.logf("S Acquire after the expiry: %v", errOrOK(err))
 	if err != nil {
