@@ -120,7 +120,7 @@
 //     的临时顺序节点。 Proof:
 //     TestL1_FreshGUIDEphemeralSequentialUnderOneParent
 //     (lock_example_test.go:306). Code: lock.(*Locker).create
-//     (lock/lock.go:448)
+//     (lock/lock.go:468)
 //   - §3 ¶1 句2 (premise of L2) 「顺序后缀」「比较时」
 //   - L2 §3 ¶1 句3 「完整名字」「字典序」「创建顺序」: 候选按 10
 //     位序号后缀排名；按整个名字排序得到的是另一种次序，
@@ -233,7 +233,7 @@
 //     而节点已经在服务器上了。 Proof:
 //     TestR1_ProxyDropsTheSuccessfulCreateReply (proxy_test.go:138),
 //     Example_s4LostCreateReply (proxy_test.go:58). Code:
-//     lock.(*Locker).create (lock/lock.go:448)
+//     lock.(*Locker).create (lock/lock.go:468)
 //   - §4 ¶3 句3 (premise of R1) 「异步回调」「ConnectionLoss」
 //   - R2 §4 ¶3 句4 「sessionId」「放行连接」: 经代理重新连上后，session id
 //     保持不变。 Proof: TestR2_SessionSurvivesTheLostReply
@@ -269,7 +269,7 @@
 //   - R8 §4 ¶5 句4 「session 过期」「旧节点」「新的逻辑身份」: session
 //     过期后，旧节点不再带来候选资格，新的获取换用新的 GUID。 Proof:
 //     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:576). Code:
-//     lock.(*Locker).Acquire (lock/lock.go:383)
+//     lock.(*Locker).Acquire (lock/lock.go:396)
 //
 // # §5 资源接受新 token 后拒绝旧写
 //
@@ -455,7 +455,7 @@
 //     认证后，窃取者得到 NoAuth，持有者仍只有一个。 Proof:
 //     TestA1_OpenACLLetsAThiefMakeASecondHolder (zk19_test.go:256),
 //     TestA1_CreatorOnlyACLRefusesTheThief (zk19_test.go:271). Code:
-//     lock.WithACL (lock/lock.go:203)
+//     lock.WithACL (lock/lock.go:206)
 //   - §7 ¶7 句1 (citation) 「论断证据表」「版本」
 //   - §7 ¶7 句2 (citation) 「验证记录」「源码依赖」
 //   - D12 §7 ¶7 句3 (not verified here) 「单实例」「陈旧读」「1675」:

@@ -25,12 +25,17 @@ type Target struct {
 // the parts of the fault proxy that decide what is lost or held.
 var targets = []Target{
 	{File: "lock/lock.go"},
+	{File: "lock/attempt.go"},
+	{File: "lock/held.go"},
 	{File: "lock/cleanup.go"},
 	{File: "lock/recover.go"},
 	{File: "lock/order.go"},
 	{File: "fence/token.go"},
+	{File: "fence/tokentext.go"},
 	{File: "fence/resource.go"},
+	{File: "fence/marks.go"},
 	{File: "fence/durable.go"},
+	{File: "fence/fencehttp/fencehttp.go"},
 	// The matching of LoseReply and LoseRequest, and which drop waits for a
 	// reply; HoldCommit's matching and hold; what a reply does to a drop.
 	{File: "internal/faultproxy/drop.go", Funcs: []string{"check", "request", "under", "matchingDrops", "bindFirst", "boundDrop"}},
