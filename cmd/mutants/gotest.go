@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/exampleout"
 )
 
 // runner runs the go command for the module at root.
@@ -310,36 +311,10 @@ func failureLine(lines []string) string {
 }
 
 // exampleDiff says where a failed Example's output first differs from its
-// Output comment (testing prints "got:" and "want:" blocks).
+// Output comment.
 func exampleDiff(lines []string) string {
-	var got, want []string
-	var cur *[]string
-	for _, l := range lines {
-		switch t := strings.TrimSpace(l); {
-		case t == "got:":
-			cur = &got
-		case t == "want:":
-			cur = &want
-		case strings.HasPrefix(t, "--- ") || t == "FAIL" || strings.HasPrefix(t, "=== "):
-			cur = nil
-		case cur != nil:
-			*cur = append(*cur, l)
-		}
-	}
-	if got == nil && want == nil {
-		return ""
-	}
-	for i := 0; i < max(len(got), len(want)); i++ {
-		var g, w string
-		if i < len(got) {
-			g = got[i]
-		}
-		if i < len(want) {
-			w = want[i]
-		}
-		if g != w {
-			return fmt.Sprintf("Example output line %d: got %q, want %q", i+1, g, w)
-		}
+	if d, ok := exampleout.First(lines); ok {
+		return fmt.Sprintf("Example output line %d: got %q, want %q", d.Line, d.Got, d.Want)
 	}
 	return ""
 }

@@ -251,7 +251,7 @@ type LateWorker struct {
 	who   claims.Actor
 	tok   fence.Token
 	value string
-	gate  chan struct{}
+	gate  parking
 	res   chan []fence.Result
 	err   chan error
 }
@@ -259,7 +259,7 @@ type LateWorker struct {
 // ParkWorker starts A's worker: it waits on a gate, then writes value with
 // tok to each resource in turn. Cleanup opens the gate and waits for it.
 func ParkWorker(t zkserver.TB, tok fence.Token, value string, rs ...fence.Resource) *LateWorker {
-	w := &LateWorker{who: claims.NewActor(t, "A"), tok: tok, value: value, gate: make(chan struct{}), res: make(chan []fence.Result, 1), err: make(chan error, 1)}
+	w := &LateWorker{who: claims.NewActor(t, "A"), tok: tok, value: value, gate: make(parking), res: make(chan []fence.Result, 1), err: make(chan error, 1)}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		<-w.gate
@@ -274,18 +274,22 @@ func ParkWorker(t zkserver.TB, tok fence.Token, value string, rs ...fence.Resour
 		w.res <- out
 	})
 	t.Cleanup(func() {
-		w.open()
+		w.gate.open()
 		wg.Wait()
 	})
 	w.who.Info("worker parked with token %v", tok)
 	return w
 }
 
-func (w *LateWorker) open() {
+// parking is where a worker waits before its write: open lets it go, and
+// opening it again (the test's, then its cleanup's) is harmless.
+type parking chan struct{}
+
+func (g parking) open() {
 	select {
-	case <-w.gate:
+	case <-g:
 	default:
-		close(w.gate)
+		close(g)
 	}
 }
 
@@ -294,7 +298,7 @@ func (w *LateWorker) open() {
 func (w *LateWorker) Resume(t zkserver.TB) []fence.Result {
 	t.Helper()
 	w.who.Invoke("write %q with token %v (the worker resumes)", w.value, w.tok)
-	w.open()
+	w.gate.open()
 	select {
 	case out := <-w.res:
 		for _, r := range out {
@@ -319,7 +323,7 @@ type AskingWorker struct {
 	value  string
 	self   int64      // the session the worker's hold belongs to
 	answer chan error // nil: the node exists and this session owns it
-	gate   chan struct{}
+	gate   parking
 	wrote  chan fence.Result
 	failed chan error
 }
@@ -328,7 +332,7 @@ type AskingWorker struct {
 // the gate and waits for the worker.
 func StartAskingWorker(t zkserver.TB, p *Contender, node string, res fence.Resource, tok fence.Token, value string) *AskingWorker {
 	t.Helper()
-	w := &AskingWorker{who: p.Log, tok: tok, value: value, self: p.Session.SessionID(), answer: make(chan error, 1), gate: make(chan struct{}), wrote: make(chan fence.Result, 1), failed: make(chan error, 1)}
+	w := &AskingWorker{who: p.Log, tok: tok, value: value, self: p.Session.SessionID(), answer: make(chan error, 1), gate: make(parking), wrote: make(chan fence.Result, 1), failed: make(chan error, 1)}
 	p.Log.Invoke("exists %s (do I still hold the lock?)", path.Base(node))
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -349,16 +353,8 @@ func StartAskingWorker(t zkserver.TB, p *Contender, node string, res fence.Resou
 		}
 		w.wrote <- r
 	})
-	t.Cleanup(func() { w.open(); wg.Wait() })
+	t.Cleanup(func() { w.gate.open(); wg.Wait() })
 	return w
-}
-
-func (w *AskingWorker) open() {
-	select {
-	case <-w.gate:
-	default:
-		close(w.gate)
-	}
 }
 
 // asked waits for ZooKeeper's answer and reports whether the node exists
@@ -383,7 +379,7 @@ func (w *AskingWorker) Asked(t zkserver.TB) bool {
 func (w *AskingWorker) Resume(t zkserver.TB) fence.Result {
 	t.Helper()
 	w.who.Invoke("write %q with token %v (resumed after its check)", w.value, w.tok)
-	w.open()
+	w.gate.open()
 	select {
 	case r := <-w.wrote:
 		logWrite(w.who, w.tok, r)
