@@ -721,8 +721,29 @@ func (m *Mover) Redirect(addr string) {
 
 func (m *Mover) DialsTo(addr string) int { m.mu.Lock(); defer m.mu.Unlock(); return m.Dials[addr] }
 
-// NoGoingBack is the second half of S4.
+// NoGoingBack is the second half of S4: B writes on the fresh follower,
+// is moved to the lagging one and turned away, then comes back once it
+// caught up.
 func NoGoingBack(tr *Trio) {
+	tr.t.Helper()
+	b := writeAhead(tr)
+	mark, sid := b.turnedAway(tr)
+	b.backWhenCaughtUp(tr, mark, sid)
+}
+
+// aheadReader is S4's B once it wrote: its session, its mover and the
+// zxid it has seen.
+type aheadReader struct {
+	B    *zkclient.Client
+	pb   claims.Actor
+	m    *Mover
+	seen int64
+}
+
+// writeAhead connects B through a mover to the fresh follower, holds the
+// leader's stream to the lagging one and has B write: the lagging follower
+// is then behind B.
+func writeAhead(tr *Trio) *aheadReader {
 	t := tr.t
 	t.Helper()
 	m := &Mover{target: tr.fresh.Client, Dials: map[string]int{}}
@@ -743,12 +764,23 @@ func NoGoingBack(tr *Trio) {
 		claims.NotShown(t, "S4", "%s is at zxid 0x%x; want it behind B's 0x%x", tr.Lagging.Label, behind.Zxid, st.Mzxid)
 	}
 	claims.Phase(t, "B, having seen 0x%x, is moved to %s, whose last zxid is 0x%x", st.Mzxid, tr.Lagging.Label, behind.Zxid)
-	const refusal = "Refusing session" // 3.9 adds the session id: "Refusing session(0x…) request"
-	tr.Lagging.WatchLog(refusal)
-	mark := B.Mark()
-	m.moveTo(tr.Lagging.Client)
-	sid := B.SessionID()
-	pb.Invoke("get %s (on %s)", XPath, tr.Lagging.Label)
+	return &aheadReader{B: B, pb: pb, m: m, seen: st.Mzxid}
+}
+
+// noGoingBackRefusal is the lagging server's log line when it turns B away.
+const noGoingBackRefusal = "Refusing session" // 3.9 adds the session id: "Refusing session(0x…) request"
+
+// turnedAway moves B to the lagging follower and shows it turned away:
+// no session there, never an older value, and the server's refusal naming
+// B's zxid. It returns B's mark of states and session before the move.
+func (b *aheadReader) turnedAway(tr *Trio) (mark int, sid int64) {
+	t, B := tr.t, b.B
+	t.Helper()
+	tr.Lagging.WatchLog(noGoingBackRefusal)
+	mark = B.Mark()
+	b.m.moveTo(tr.Lagging.Client)
+	sid = B.SessionID()
+	b.pb.Invoke("get %s (on %s)", XPath, tr.Lagging.Label)
 	type reply struct {
 		v   string
 		err error
@@ -756,7 +788,7 @@ func NoGoingBack(tr *Trio) {
 	read := make(chan reply, 1)
 	go func() { v, _, err := B.Get(XPath); read <- reply{string(v), err} }()
 	wait.For(t, 2*Within, "S4: B to be turned away by "+tr.Lagging.Label+" twice", func() (bool, string) {
-		n := m.DialsTo(tr.Lagging.Client)
+		n := b.m.DialsTo(tr.Lagging.Client)
 		return n >= 2, fmt.Sprintf("%d dials to %s; states since the move %v", n, tr.Lagging.Label, B.States()[mark:])
 	})
 	if slices.Contains(B.States()[mark:], zk.StateHasSession) {
@@ -768,23 +800,39 @@ func NoGoingBack(tr *Trio) {
 		if r.err == nil {
 			claims.RefutedNow(t, "S4", "B read %q on %s while it was behind B's zxid", r.v, tr.Lagging.Label)
 		}
-		pb.Fail("get: %v", r.err)
+		b.pb.Fail("get: %v", r.err)
 	default:
-		pb.Info("get pending")
+		b.pb.Info("get pending")
 	}
-	said, err := tr.Lagging.WaitLog(Within, refusal)
+	b.refusalNamesTheZxid(tr, mark)
+	return mark, sid
+}
+
+// refusalNamesTheZxid waits for the lagging server's refusal and wants it
+// to name the zxid B has seen.
+func (b *aheadReader) refusalNamesTheZxid(tr *Trio, mark int) {
+	t := tr.t
+	t.Helper()
+	said, err := tr.Lagging.WaitLog(Within, noGoingBackRefusal)
 	if err != nil {
 		claims.RefutedNow(t, "S4", "%v", err)
 	}
-	claims.Evidence(t, "after %d dials to %s, B has no session there (states since the move %v); the server logged: %s", m.DialsTo(tr.Lagging.Client), tr.Lagging.Label, B.States()[mark:], said)
-	if want := fmt.Sprintf("seen zxid 0x%x", st.Mzxid); !strings.Contains(said, want) {
+	claims.Evidence(t, "after %d dials to %s, B has no session there (states since the move %v); the server logged: %s", b.m.DialsTo(tr.Lagging.Client), tr.Lagging.Label, b.B.States()[mark:], said)
+	if want := fmt.Sprintf("seen zxid 0x%x", b.seen); !strings.Contains(said, want) {
 		claims.NotShown(t, "S4", "got the server's line %q; want it to name B's zxid (%q)", said, want)
 	}
+}
+
+// backWhenCaughtUp releases the leader's stream and wants B back on its
+// own session, reading its own write.
+func (b *aheadReader) backWhenCaughtUp(tr *Trio, mark int, sid int64) {
+	t, B := tr.t, b.B
+	t.Helper()
 	tr.Release()
 	if err := B.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); err != nil {
 		t.Fatalf("B after the release: %v", err)
 	}
-	v, _ := ReadAs(t, B, pb, XPath)
+	v, _ := ReadAs(t, B, b.pb, XPath)
 	claims.Evidence(t, "after %s caught up B has its session 0x%x again (was 0x%x) and read %q", tr.Lagging.Label, B.SessionID(), sid, v)
 	if B.SessionID() != sid || v != "8" {
 		claims.RefutedNow(t, "S4", "got session 0x%x reading %q after the move; want the same session 0x%x reading its own \"8\"", B.SessionID(), v, sid)

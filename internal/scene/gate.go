@@ -419,8 +419,23 @@ func SectionInSource(dir, fn string, replace map[string]string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	type step struct{ what, in string }
-	var steps []step
+	steps := sectionSteps(calls)
+	var seen []string
+	for _, s := range steps {
+		seen = append(seen, s.what+" in "+s.in)
+	}
+	at := fmt.Sprintf("%s in %s, following its calls: %s", fn, dir, strings.Join(seen, ", "))
+	return judgeSection(steps, at)
+}
+
+// sectionStep is a call of a write method that matters to its section:
+// what it does (lock, unlock, compare, write) and where.
+type sectionStep struct{ what, in string }
+
+// sectionSteps keeps the calls that lock or unlock a field named mu,
+// compare (admits) or write (apply), in the order they run.
+func sectionSteps(calls []reachedCall) []sectionStep {
+	var steps []sectionStep
 	for _, rc := range calls {
 		name, onMu := calledName(rc.call), false
 		if sel, ok := rc.call.Fun.(*ast.SelectorExpr); ok {
@@ -439,17 +454,18 @@ func SectionInSource(dir, fn string, replace map[string]string) (string, error) 
 		default:
 			continue
 		}
-		steps = append(steps, step{what, rc.where()})
+		steps = append(steps, sectionStep{what, rc.where()})
 	}
-	var seen []string
-	for _, s := range steps {
-		seen = append(seen, s.what+" in "+s.in)
-	}
-	at := fmt.Sprintf("%s in %s, following its calls: %s", fn, dir, strings.Join(seen, ", "))
-	compare := slices.IndexFunc(steps, func(s step) bool { return s.what == "compare" })
+	return steps
+}
+
+// judgeSection says why the compare and the write of steps are not in one
+// section (at says where), or "".
+func judgeSection(steps []sectionStep, at string) (string, error) {
+	compare := slices.IndexFunc(steps, func(s sectionStep) bool { return s.what == "compare" })
 	write := -1
 	if compare >= 0 {
-		if i := slices.IndexFunc(steps[compare:], func(s step) bool { return s.what == "write" }); i >= 0 {
+		if i := slices.IndexFunc(steps[compare:], func(s sectionStep) bool { return s.what == "write" }); i >= 0 {
 			write = compare + i
 		}
 	}
@@ -494,44 +510,8 @@ func TransactionInSource(replace map[string]string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var (
-		immediates int
-		open       bool     // a transaction is open at this point of the walk
-		outside    []string // statements run with no transaction open
-		steps      []string // "decided", "update", and what ends a transaction or the connection
-	)
-	for _, rc := range calls {
-		name := calledName(rc.call)
-		if name == "immediate" {
-			immediates++
-		}
-		if name == "decided" {
-			steps = append(steps, "decided")
-		}
-		if name == "Close" || name == "Conn" || name == "Commit" || name == "Rollback" || name == "BeginTx" || name == "Begin" {
-			steps = append(steps, name+" in "+rc.where())
-		}
-		stmt, ok := p.statement(rc.call)
-		if !ok {
-			continue
-		}
-		verb := strings.ToUpper(strings.Fields(stmt + " ?")[0])
-		switch {
-		case verb == "BEGIN" || verb == "SAVEPOINT":
-			open = true
-			steps = append(steps, stmt+" in "+rc.where())
-			continue
-		case verb == "COMMIT" || verb == "END" || verb == "ROLLBACK" || verb == "RELEASE":
-			steps = append(steps, stmt+" in "+rc.where())
-			open = false
-			continue
-		case strings.Contains(stmt, "fencedUpdate"):
-			steps = append(steps, "update")
-		}
-		if !open {
-			outside = append(outside, fmt.Sprintf("%q in %s", stmt, rc.where()))
-		}
-	}
+	w := p.walkTransaction(calls)
+	immediates, outside, steps := w.immediates, w.outside, w.steps
 	if immediates != 1 {
 		return fmt.Sprintf("(*Durable).write runs %d immediate transactions; want its read, compare and write in one", immediates), nil
 	}
@@ -547,6 +527,54 @@ func TransactionInSource(replace map[string]string) (string, error) {
 		return "the transaction or the connection is let go between the compare and the write: " + at, nil
 	}
 	return "", nil
+}
+
+// txWalk is what (*Durable).write's calls do to transactions, in order.
+type txWalk struct {
+	immediates int
+	open       bool     // a transaction is open at this point of the walk
+	outside    []string // statements run with no transaction open
+	steps      []string // "decided", "update", and what ends a transaction or the connection
+}
+
+// walkTransaction follows calls and notes the immediate transactions, the
+// statements run outside one, and the steps between the decision and the
+// update.
+func (p *pkgSource) walkTransaction(calls []reachedCall) txWalk {
+	var w txWalk
+	for _, rc := range calls {
+		name := calledName(rc.call)
+		if name == "immediate" {
+			w.immediates++
+		}
+		if name == "decided" {
+			w.steps = append(w.steps, "decided")
+		}
+		if name == "Close" || name == "Conn" || name == "Commit" || name == "Rollback" || name == "BeginTx" || name == "Begin" {
+			w.steps = append(w.steps, name+" in "+rc.where())
+		}
+		stmt, ok := p.statement(rc.call)
+		if !ok {
+			continue
+		}
+		verb := strings.ToUpper(strings.Fields(stmt + " ?")[0])
+		switch {
+		case verb == "BEGIN" || verb == "SAVEPOINT":
+			w.open = true
+			w.steps = append(w.steps, stmt+" in "+rc.where())
+			continue
+		case verb == "COMMIT" || verb == "END" || verb == "ROLLBACK" || verb == "RELEASE":
+			w.steps = append(w.steps, stmt+" in "+rc.where())
+			w.open = false
+			continue
+		case strings.Contains(stmt, "fencedUpdate"):
+			w.steps = append(w.steps, "update")
+		}
+		if !w.open {
+			w.outside = append(w.outside, fmt.Sprintf("%q in %s", stmt, rc.where()))
+		}
+	}
+	return w
 }
 
 // AdvanceInSource reads fence.AdvanceMark, the fence a service runs in its
