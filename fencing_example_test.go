@@ -28,6 +28,7 @@ import (
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/sqlite"
+	"github.com/zk19/zk19/internal/srcread"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 	"github.com/zk19/zk19/lock"
@@ -349,11 +350,11 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		})
 	}
 	t.Run("the memory resource's source compares and writes in one lock section, following its calls, where the control's does not", func(t *testing.T) {
-		control, err := scene.SectionInSource(filepath.Join("fence", "fencetest"), "CheckThenWrite.Write", nil)
+		control, err := srcread.SectionInSource(filepath.Join("fence", "fencetest"), "CheckThenWrite.Write", nil)
 		if err != nil {
 			claims.NotShown(t, "F6", "reading the control's source: %v", err)
 		}
-		src, err := scene.ReadSource(filepath.Join("fence", "resource.go"))
+		src, err := srcread.ReadSource(filepath.Join("fence", "resource.go"))
 		if err != nil {
 			claims.NotShown(t, "F6", "reading the memory resource's source: %v", err)
 		}
@@ -363,13 +364,13 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		apply := regexp.MustCompile(`(?m)^(\s*)s\.apply\(tok, value\)$`)
 		helper := apply.ReplaceAllString(string(src), "${1}s.applyAfterAGap(tok, value)") +
 			"\nfunc (s *state) applyAfterAGap(tok Token, value string) {\n\ts.mu.Unlock()\n\ts.mu.Lock()\n\ts.apply(tok, value)\n}\n"
-		inHelper, err := scene.SectionInSource("fence", "Memory.Write", map[string]string{"resource.go": helper})
+		inHelper, err := srcread.SectionInSource("fence", "Memory.Write", map[string]string{"resource.go": helper})
 		if err != nil || !apply.MatchString(string(src)) {
 			claims.NotShown(t, "F6", "the copy of the memory resource with a gap in a helper: %v (changed: %v)", err, apply.MatchString(string(src)))
 		}
 		var found []scene.SourceFinding
 		for _, fn := range []string{"Memory.Write", "Memory.WriteOnce"} {
-			why, err := scene.SectionInSource("fence", fn, nil)
+			why, err := srcread.SectionInSource("fence", fn, nil)
 			if err != nil {
 				claims.NotShown(t, "F6", "reading the memory resource's source: %v", err)
 			}
@@ -378,15 +379,15 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		scene.SourceVerdict(t, "memory", "lock section", found, []scene.SourceFinding{{Name: "the compare-then-write control's Write", Why: control}, {Name: "a copy that lets the section go in a helper", Why: inHelper}})
 	})
 	t.Run("the durable resource's source compares and writes in one transaction, following its calls, where changed copies do not", func(t *testing.T) {
-		durable, err := scene.ReadSource(filepath.Join("fence", "durable.go"))
+		durable, err := srcread.ReadSource(filepath.Join("fence", "durable.go"))
 		if err != nil {
 			claims.NotShown(t, "F6", "reading the durable resource's source: %v", err)
 		}
-		marks, err := scene.ReadSource(filepath.Join("fence", "marks.go"))
+		marks, err := srcread.ReadSource(filepath.Join("fence", "marks.go"))
 		if err != nil {
 			claims.NotShown(t, "F6", "reading the marks' source: %v", err)
 		}
-		why, err := scene.TransactionInSource(nil)
+		why, err := srcread.TransactionInSource(nil)
 		if err != nil {
 			claims.NotShown(t, "F6", "reading the durable resource's source: %v", err)
 		}
@@ -402,7 +403,7 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		} {
 			src := map[string][]byte{"durable.go": durable, "marks.go": marks}[c.file]
 			changed := regexp.MustCompile(c.pattern).ReplaceAllString(string(src), c.insert)
-			control, err := scene.TransactionInSource(map[string]string{c.file: changed})
+			control, err := srcread.TransactionInSource(map[string]string{c.file: changed})
 			if err != nil || changed == string(src) {
 				claims.NotShown(t, "F6", "%s of the durable resource's source: %v (changed: %v)", c.name, err, changed != string(src))
 			}
@@ -411,11 +412,11 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		scene.SourceVerdict(t, "durable", "transaction", []scene.SourceFinding{{Name: "Durable.Write and WriteOnce", Why: why}}, controls)
 	})
 	t.Run("fence.AdvanceMark, the fence in a service's own transaction, compares and advances the mark in one statement of that transaction, where changed copies do not", func(t *testing.T) {
-		marks, err := scene.ReadSource(filepath.Join("fence", "marks.go"))
+		marks, err := srcread.ReadSource(filepath.Join("fence", "marks.go"))
 		if err != nil {
 			claims.NotShown(t, "F6", "reading the marks' source: %v", err)
 		}
-		why, err := scene.AdvanceInSource(nil)
+		why, err := srcread.AdvanceInSource(nil)
 		if err != nil {
 			claims.NotShown(t, "F6", "reading fence.AdvanceMark's source: %v", err)
 		}
@@ -426,7 +427,7 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 			{"a copy whose statement advances the mark without comparing", `(?m)^WHERE marked = 0 OR [^` + "`" + `\n]*`, "-- no compare"},
 		} {
 			changed := regexp.MustCompile(c.pattern).ReplaceAllString(string(marks), c.insert)
-			control, err := scene.AdvanceInSource(map[string]string{"marks.go": changed})
+			control, err := srcread.AdvanceInSource(map[string]string{"marks.go": changed})
 			if err != nil || changed == string(marks) {
 				claims.NotShown(t, "F6", "%s of fence.AdvanceMark's source: %v (changed: %v)", c.name, err, changed != string(marks))
 			}

@@ -130,7 +130,7 @@ func (r *runner) goTest(ctx context.Context, pkg string, tests []string, overlay
 	cmd.Env = r.env()
 	if overlay != "" {
 		// The proofs that read the source (F6's) read it through the
-		// same overlay as the compiler (internal/scene/gate.go, ReadSource).
+		// same overlay as the compiler (internal/srcread, ReadSource).
 		cmd.Env = append(cmd.Env, "ZK19_SOURCE_OVERLAY="+overlay)
 	}
 	setGroup(cmd)

@@ -30,7 +30,8 @@
 //     A1.
 //   - fencing.go, gate.go: the fencing cast of §5 and the resources under
 //     test; the critical-section gate that parks a write between its
-//     compare and its write, and F6's reading of the resources' source.
+//     compare and its write. F6's reading of the resources' source is
+//     internal/srcread's.
 //
 // Every constructor takes a TB, registers its cleanup before it creates
 // anything, and fails the test itself; every wait is bounded by Within or
