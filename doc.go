@@ -32,25 +32,25 @@
 //     的请求按发出次序完成，也能读到自己写过的值，即使经过落后的 follower；
 //     某台服务器的最后 zxid 若落后于该 session 已见到的位置，它就拒绝这个
 //     session（客户端与服务器日志都记下了），所以 session 不会读回到过去。
-//     Proof: TestS4_SessionOrderAndNoGoingBack (stale_read_test.go:189)
+//     Proof: TestS4_SessionOrderAndNoGoingBack (stale_read_test.go:190)
 //   - S1 §1 ¶2 句1 (beyond) 「外部通道」「落后副本」「旧值」: A
 //     写入成功并经带外渠道告诉 B 之后，B 在还没收到这次提交的 follower
 //     上做普通读，拿到的仍是旧值 0。 Proof:
-//     TestS1_PlainReadOnLaggingFollowerIsStale (stale_read_test.go:126),
-//     Example_s1StaleReadFromLaggingFollower (stale_read_test.go:34)
+//     TestS1_PlainReadOnLaggingFollowerIsStale (stale_read_test.go:127),
+//     Example_s1StaleReadFromLaggingFollower (stale_read_test.go:35)
 //   - §1 ¶2 句2 (premise of S1) 「外部通知」「先后关系」
 //   - S2 §1 ¶2 句3 (beyond) 「寄存器」「线性一致性」「实时顺序」: porcupine
 //     把这段历史当作线性化寄存器来检查时予以拒绝；同样的操作若等 follower
 //     追上后 B 再读，则被接受。 Proof: TestS2_StaleHistoryIsNotLinearizable
-//     (stale_read_test.go:139), Example_s1StaleReadFromLaggingFollower
-//     (stale_read_test.go:34)
+//     (stale_read_test.go:140), Example_s1StaleReadFromLaggingFollower
+//     (stale_read_test.go:35)
 //   - §1 ¶2 句4 (citation) 「Hunt」「USENIX ATC 2010」
 //   - §1 ¶3 图 (diagram) 「外部消息」「落后副本」
 //   - §1 ¶3 句1 (premise of S3) 「ZKDatabase」「本地」
 //   - S3 §1 ¶3 句2 (beyond) 「follower」「getData」「leader」: follower
 //     以自己的本地状态回答 getData：leader 发往它的数据流仍被扣着，
 //     读取照样完成，不需要与 leader 往返。 Proof:
-//     TestS3_FollowerAnswersReadsFromItsOwnCopy (stale_read_test.go:151)
+//     TestS3_FollowerAnswersReadsFromItsOwnCopy (stale_read_test.go:152)
 //   - §1 ¶3 句3 (premise of S3) 「ReadIndex」「第 14 篇」
 //   - §1 ¶3 句4 (citation) 「Processor.java」「Follower」
 //
@@ -61,19 +61,19 @@
 //   - Y1 §2 ¶1 句2 (beyond) 「当前 leader」「更新顺序」「有用途」: leader
 //     正常时，在落后 follower 上调用 sync 会阻塞，直到被扣住的 leader
 //     链路放开，随后的读看到 1。 Proof: TestY1_SyncWaitsForTheLeaderStream
-//     (sync_test.go:111)
+//     (sync_test.go:112)
 //   - §2 ¶1 句3 (premise of Y2) 「sync 后读」「新多数确认」
 //   - Y2 §2 ¶2 句1 (beyond) 「ZOOKEEPER-1675」「五节点」「新多数」:
 //     五台服务器上复现 ZOOKEEPER-1675 的窗口（先确认被隔开的旧 leader
 //     仍报告自己在领导）：旧 follower 的客户端 sync 成功后读到 0，
 //     而新多数早已提交 1；porcupine 判定这段历史不可线性化。 Proof:
-//     TestY2_SyncInTheZK1675WindowReadsStale (sync_test.go:128),
-//     Example_s2SyncInZK1675Window (sync_test.go:43)
+//     TestY2_SyncInTheZK1675WindowReadsStale (sync_test.go:129),
+//     Example_s2SyncInZK1675Window (sync_test.go:44)
 //   - §2 ¶2 句2 (premise of Y7) 「Leader.processSync」「outstanding」
 //   - Y7 §2 ¶2 句3 (beyond) 「待处理提议」「挂到」: 五台服务器上扣住足够多
 //     follower 的确认，让一个写停在已提议、未提交的状态；剩下那台 follower
 //     上的 sync 要等这个提议提交后才返回，之后的读能看到这个写。 Proof:
-//     TestY7_SyncQueuesBehindAnOutstandingProposal (sync_test.go:338)
+//     TestY7_SyncQueuesBehindAnOutstandingProposal (sync_test.go:339)
 //   - §2 ¶2 句4 (premise of Y7) 「quorum」「每次 sync」
 //   - §2 ¶2 句5 (citation) 「Leader.java」「Leader」
 //   - §2 ¶3 图 (diagram) 「旧 leader」「新侧成功响应」
@@ -87,31 +87,31 @@
 //   - Y3 §2 ¶4 句1 (beyond) 「同一 session」「真实更新」「再读取」: 读取方
 //     session 自己做一次成功的更新就是写屏障：它要等落后的 follower
 //     应用之后才返回，紧接着的读看到 1。 Proof:
-//     TestY3_WriteBarrierGivesItsProgress (sync_test.go:138)
+//     TestY3_WriteBarrierGivesItsProgress (sync_test.go:139)
 //   - §2 ¶4 句2 (premise of Y3) 「更新」「复制提交链」
 //   - Y4 §2 ¶4 句3 (beyond) 「exists」「条件检查」「心跳」: exists
 //     调用和好几轮心跳都不能让落后的 follower 前进；失败的条件 set
 //     按服务器的实际处理记录下来（它占用一个 zxid、走提交链），
 //     这属于实现行为，并非文档承诺。 Proof:
-//     TestY4_ExistsAndHeartbeatsDoNotAdvance (sync_test.go:157)
+//     TestY4_ExistsAndHeartbeatsDoNotAdvance (sync_test.go:158)
 //   - Y9 §2 ¶4 句4 (beyond) 「写开销」「成功更新」: 在三节点集群上，
 //     写屏障的代价是一次复制写：每次 set 加读取都让每台服务器的 zxid 前进一，
 //     并让转发的请求、ACK、提案和提交经过 follower 到 leader 的链路；sync
 //     加读取只经过一次转发的 sync 及其应答，普通读取不经过该链路；
 //     中位耗时按普通读取、sync 加读取、set 加读取依次上升。 Proof:
-//     TestY9_WriteBarrierCostsAReplicatedWrite (sync_test.go:489)
+//     TestY9_WriteBarrierCostsAReplicatedWrite (sync_test.go:490)
 //   - §2 ¶5 句1 (premise of Y5) 「复合读取」「调用区间」
 //   - Y5 §2 ¶5 句2 (beyond) 「getData」「线性化读」「屏障」:
 //     屏障加读取的调用区间要从屏障发出时算起：若另一个写在两者之间完成，
 //     整个复合区间仍可线性化，只取读取本身的区间则不行。 Proof:
-//     TestY5_CompositeReadIntervalMustIncludeTheBarrier (sync_test.go:244)
+//     TestY5_CompositeReadIntervalMustIncludeTheBarrier (sync_test.go:245)
 //   - Y6 §2 ¶5 句3 (beyond) 「新鲜性」「永久」: 屏障只把进度带到它自己那一刻：
 //     再扣住链路、让另一个写落地，之后的普通读又会是旧值。 Proof:
-//     TestY6_OneBarrierDoesNotMakeLaterReadsFresh (sync_test.go:303)
+//     TestY6_OneBarrierDoesNotMakeLaterReadsFresh (sync_test.go:304)
 //   - Y8 §2 ¶5 句3 「跨路径」「原子快照」: 屏障不是跨路径的快照：B 先读 /a
 //     再读 /b，其间另一个 session 用一个 multi 同时改了两者，B
 //     拿到的这对值是从未同时存在过的状态。 Proof:
-//     TestY8_BarrierIsNoSnapshotAcrossPaths (sync_test.go:429)
+//     TestY8_BarrierIsNoSnapshotAcrossPaths (sync_test.go:430)
 //
 // # §3 临时顺序锁怎样判断资格
 //
@@ -211,41 +211,41 @@
 //   - §4 ¶1 句4 (premise of R4) 「GUID」「去重」
 //   - R6 §4 ¶2 句1 「GUID」「ephemeralOwner」「同 session」: GUID 对得上、
 //     ephemeralOwner 却是别的 session 的节点，绝不会被认作自己的。 Proof:
-//     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:483). Code:
+//     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:484). Code:
 //     lock.(*Locker).matches (lock/recover.go:214)
 //   - R3 §4 ¶2 句2 「恰好」「当前 session」「匹配节点」: 用同一 session 与
 //     GUID 恢复：列出父节点，正好找到一个带这个 GUID、属于本 session 的孩子，
 //     也就是服务器建的那个节点，确认时不借助代理提供的任何信息。 Proof:
-//     TestR3_RecoverFindsExactlyTheServersNode (proxy_test.go:214),
-//     TestR3_RecoverSyncsBeforeListing (proxy_test.go:262),
-//     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:377),
-//     Example_s4LostCreateReply (proxy_test.go:58). Code:
+//     TestR3_RecoverFindsExactlyTheServersNode (proxy_test.go:215),
+//     TestR3_RecoverSyncsBeforeListing (proxy_test.go:263),
+//     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:378),
+//     Example_s4LostCreateReply (proxy_test.go:59). Code:
 //     lock.(*Locker).Recover (lock/recover.go:98), lock.(*Locker).matches
 //     (lock/recover.go:214), lock.ofGUID (lock/recover.go:202)
 //   - R5 §4 ¶2 句3 「没有匹配」「明确失败」「新的获取」: 没有节点带着这个 GUID
 //     时，恢复报告节点缺失，绝不自作主张变成一次新的获取。 Proof:
-//     TestR5_NoMatchIsMissingNotANewAcquisition (proxy_test.go:448). Code:
+//     TestR5_NoMatchIsMissingNotANewAcquisition (proxy_test.go:449). Code:
 //     lock.(*Locker).Recover (lock/recover.go:98)
 //   - §4 ¶3 图 (diagram) 「ConnectionLoss」「ephemeralOwner」
 //   - §4 ¶3 句1 (premise of R1) 「这次实验」「网络故障」
 //   - R1 §4 ¶3 句2 「xid」「err=0」「关闭连接」: 代理转发 create，凭 xid 认出
 //     err=0 的那条回复，把它丢掉并关闭连接：调用方得到连接丢失，
 //     而节点已经在服务器上了。 Proof:
-//     TestR1_ProxyDropsTheSuccessfulCreateReply (proxy_test.go:138),
-//     Example_s4LostCreateReply (proxy_test.go:58). Code:
+//     TestR1_ProxyDropsTheSuccessfulCreateReply (proxy_test.go:139),
+//     Example_s4LostCreateReply (proxy_test.go:59). Code:
 //     lock.(*Locker).create (lock/lock.go:448)
 //   - §4 ¶3 句3 (premise of R1) 「异步回调」「ConnectionLoss」
 //   - R2 §4 ¶3 句4 「sessionId」「放行连接」: 经代理重新连上后，session id
 //     保持不变。 Proof: TestR2_SessionSurvivesTheLostReply
-//     (proxy_test.go:186), Example_s4LostCreateReply (proxy_test.go:58)
+//     (proxy_test.go:187), Example_s4LostCreateReply (proxy_test.go:59)
 //   - E5 §4 ¶4 句1 (beyond) 「官方 Jute」「CreateRequest」: 代理的 Go
 //     编解码器在它读取的每种记录上都与服务器自带 jar 中的官方 Jute 类一致，
 //     两个方向都是，模糊测试下也是；没有 JDK 的机器上这项证明会跳过并说明。
-//     Proof: TestE5_ProxyCodecAgreesWithOfficialJute (proxy_test.go:646)
+//     Proof: TestE5_ProxyCodecAgreesWithOfficialJute (proxy_test.go:647)
 //   - R7 §4 ¶4 句2 「CreateResponse」「返回路径」「不读取」:
 //     代理只解码请求的头部、回复的头部和 CreateRequest，从不解码 create
 //     回复的正文；每条连接的第一帧（握手）原样放过，不从里面读 xid。 Proof:
-//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:531),
+//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:532),
 //     internal/faultproxy.TestZKNeverDecodesCreateReplyBody
 //     (internal/faultproxy/zk_test.go:494),
 //     internal/faultproxy.TestZKFirstFrameIsNeverParsed
@@ -260,15 +260,15 @@
 //     会多出第二个节点，此后恢复以明确的歧义错误失败，两个都不接管，
 //     也不删除其他 session 的候选；本 session 中无人持有的节点被删掉，
 //     免得堵住队列。 Proof:
-//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:412),
-//     Example_s4LostCreateReply (proxy_test.go:58). Code:
+//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:413),
+//     Example_s4LostCreateReply (proxy_test.go:59). Code:
 //     lock.(*Locker).Recover (lock/recover.go:98)
 //   - D2 §4 ¶5 句3 (not verified here) 「GUID」「exactly-once」「客户端状态」:
 //     GUID 只是一次逻辑获取的查找键：它不让 create 变成恰好一次，
 //     也代替不了持久的客户端状态或客户端重启后的恢复。
 //   - R8 §4 ¶5 句4 「session 过期」「旧节点」「新的逻辑身份」: session
 //     过期后，旧节点不再带来候选资格，新的获取换用新的 GUID。 Proof:
-//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:576). Code:
+//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:577). Code:
 //     lock.(*Locker).Acquire (lock/lock.go:383)
 //
 // # §5 资源接受新 token 后拒绝旧写

@@ -26,6 +26,7 @@ import (
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/jute"
 	"github.com/zk19/zk19/internal/jute/official"
+	"github.com/zk19/zk19/internal/replicas"
 	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
@@ -266,7 +267,7 @@ func TestR3_RecoverSyncsBeforeListing(t *testing.T) {
 	c := scene.LeaseTrio(t)
 	leader, fs := c.Leader(), c.Followers()
 	fresh, lagging := fs[0], fs[1]
-	route := &scene.Mover{Dials: map[string]int{}}
+	route := &replicas.Mover{Dials: map[string]int{}}
 	lr := scene.NewLostReplyAt(t, fresh, leader, scene.JoinOpts{Client: []zkclient.Option{zkclient.WithDialer(route.Dial)}})
 	t.Logf("A creates through a proxy in front of %s and reconnects to %s; O reads on the leader %s", fresh.Label, lagging.Label, leader.Label)
 	hold := c.Links.HoldCommit(leader.ID, lagging.ID, faultproxy.TxnMatch{Types: scene.CreateOps, Under: lr.Parent, Session: lr.A.Session.SessionID()})

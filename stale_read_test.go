@@ -13,6 +13,7 @@ import (
 
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/history"
+	"github.com/zk19/zk19/internal/replicas"
 	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/zkserver"
 )
@@ -36,7 +37,7 @@ func Example_s1StaleReadFromLaggingFollower() {
 	defer scene.EndExample(sc)
 	claims.Open(sc, "S1")
 	claims.Open(sc, "S2")
-	tr := scene.NewTrio(sc) // three servers, a proxy on every link; A on one follower, B on the other; x=0
+	tr := replicas.NewTrio(sc) // three servers, a proxy on every link; A on one follower, B on the other; x=0
 	A, B := tr.A, tr.B
 
 	claims.Phase(sc, "the leader's stream to B's follower is held")
@@ -75,7 +76,7 @@ func Example_s1StaleReadFromLaggingFollower() {
 	if again != "1" {
 		claims.NotShown(sc, "S2", "after the catch-up B read %q; want \"1\"", again)
 	}
-	withRead := scene.VerdictOf(sc, "S2", moved)
+	withRead := replicas.VerdictOf(sc, "S2", moved)
 	claims.Evidence(sc, "porcupine: the same history with B's read taken after the catch-up is %v (%d operations)", withRead, len(moved.Operations()))
 	if withRead != history.Linearizable {
 		claims.RefutedNow(sc, "S2", "porcupine: got %v for the history with B reading after the catch-up; want linearizable", withRead)
@@ -152,7 +153,7 @@ func TestS3_FollowerAnswersReadsFromItsOwnCopy(t *testing.T) {
 	scene.Parallel(t)
 	zkserver.RequireFaults(t)
 	claims.Open(t, "S3")
-	tr := scene.NewTrio(t)
+	tr := replicas.NewTrio(t)
 	tr.HoldLeaderStream()
 	tr.A.Set("1")
 	p := tr.QuorumLink()
@@ -191,11 +192,11 @@ func TestS4_SessionOrderAndNoGoingBack(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claims.Open(t, "S4")
 	// The server says why it turns a session away at INFO.
-	tr := scene.NewTrio(t, zkserver.WithLogger("org.apache.zookeeper.server.ZooKeeperServer", "info"))
+	tr := replicas.NewTrio(t, zkserver.WithLogger("org.apache.zookeeper.server.ZooKeeperServer", "info"))
 	t.Run("a session reads its own write on a lagging follower", func(t *testing.T) {
-		scene.ReadYourWrite(tr.In(t))
+		replicas.ReadYourWrite(tr.In(t))
 	})
 	t.Run("a server behind the session's last zxid refuses it", func(t *testing.T) {
-		scene.NoGoingBack(tr.In(t))
+		replicas.NoGoingBack(tr.In(t))
 	})
 }

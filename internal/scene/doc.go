@@ -23,8 +23,8 @@
 //     the recipe's trace and from the wire; the referee that fails a test
 //     on two holders at once. The fencing cast, the ACL scene, the election
 //     and the lost-reply scene are Scenes with roles and verbs of their own.
-//   - consistency.go: the three-server scenes of §1 and §2 (NewTrio,
-//     LagBehind, the ZOOKEEPER-1675 window) and their porcupine histories.
+//   - The three-server scenes of §1 and §2 (NewTrio, the ZOOKEEPER-1675
+//     window) and their porcupine histories are internal/replicas'.
 //   - lock.go, lostreply.go, acl.go: the election of L10, the lost create
 //     and delete replies of §4 (NewLostReply, LoseCreate), the ACL scene of
 //     A1.
