@@ -278,8 +278,8 @@
 //     其工作线程停在门闩上；A 的流量被黑洞吞掉，session 自然过期，B
 //     由删除事件得知后重新检查，持有 token 1。 Proof:
 //     TestF1toF3_FencedResourceRejectsTheLateHolder
-//     (fencing_example_test.go:245), Example_s5aFencingSequence
-//     (fencing_example_test.go:58). Code: fence.(*state).write
+//     (fencing_example_test.go:246), Example_s5aFencingSequence
+//     (fencing_example_test.go:59). Code: fence.(*state).write
 //     (fence/resource.go:178), fence.(*Durable).decideAndWrite
 //     (fence/durable.go:180)
 //   - §5 ¶1 句3 (premise of F1) 「旧资格」「另一个系统」
@@ -290,22 +290,22 @@
 //     fencing 的内存与持久资源都没接受任何陈旧写，无 fencing
 //     的对照至少接受了一次，且不残留锁节点或 session。 Proof:
 //     TestC1_ChaosLeavesNoStaleWriteInAFencedResource
-//     (fencing_example_test.go:682)
+//     (fencing_example_test.go:683)
 //   - F6 §5 ¶2 句2 「高水位」「原子地」「比较 token」: 带 fencing
 //     的比较与写入是一个原子步骤：一个写停在比较与写入之间时，
 //     第二个写者到不了自己的比较（它被发现停在资源的 Write 里），
 //     之后看到的高水位是前一个写的 token；-race 下许多带着不同 token
 //     的并发写者，没有哪个低于高水位的写被接受。 Proof:
-//     TestF6_CompareAndWriteIsOneAtomicStep (fencing_example_test.go:332),
-//     Example_s5bCriticalSection (fencing_example_test.go:177). Code:
+//     TestF6_CompareAndWriteIsOneAtomicStep (fencing_example_test.go:333),
+//     Example_s5bCriticalSection (fencing_example_test.go:178). Code:
 //     fence.(*state).write (fence/resource.go:178),
 //     fence.(*Durable).decideAndWrite (fence/durable.go:180),
 //     fence.AdvanceMark (fence/marks.go:51)
 //   - F3 §5 ¶2 句3 「较大 token」「较小 token」「拒绝」: B 用 token 1 写
 //     new-owner 被接受，A 迟到的 stale-late（token 0）被拒绝，值仍为
 //     new-owner。 Proof: TestF1toF3_FencedResourceRejectsTheLateHolder
-//     (fencing_example_test.go:245), Example_s5aFencingSequence
-//     (fencing_example_test.go:58). Code: fence.(*state).write
+//     (fencing_example_test.go:246), Example_s5aFencingSequence
+//     (fencing_example_test.go:59). Code: fence.(*state).write
 //     (fence/resource.go:178), fence.(*Durable).decideAndWrite
 //     (fence/durable.go:180)
 //   - D7 §5 ¶2 句4 (not verified here) 「Chubby」「sequencer」「接收方」:
@@ -317,53 +317,53 @@
 //   - F5 §5 ¶3 句2 「ZooKeeper」「还持有锁」「失位窗口」: 写之前先问 ZooKeeper
 //     并不能解决问题：A 得知自己仍持有，接着暂停、过期，B 写入，A 对无 fencing
 //     资源的写依旧生效。 Proof: TestF5_CheckThenWriteLosesTheRace
-//     (fencing_example_test.go:265)
+//     (fencing_example_test.go:266)
 //   - F11 §5 ¶3 句3 「token 比较」「原子化」「竞态」: 把比较 token
 //     和写入拆成两步的对照资源，在另一个写者停在两步之间时接受了陈旧写；
 //     同样的交错下，原子资源把陈旧写者挡在外面，等另一个写完，
 //     再拒绝这同一个写。 Proof:
 //     TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite
-//     (fencing_example_test.go:585), Example_s5bCriticalSection
-//     (fencing_example_test.go:177). Code:
+//     (fencing_example_test.go:586), Example_s5bCriticalSection
+//     (fencing_example_test.go:178). Code:
 //     fence/fencetest.(*CheckThenWrite).Write
 //     (fence/fencetest/fencetest.go:142)
 //   - §5 ¶4 句1 (premise of F6) 「Resource.write」「synchronized」
 //   - F4 §5 ¶4 句2 「无 fence」「stale-late」「对照资源」: 不做 fencing
 //     的资源照单全收同一个迟到写，最后的值是 stale-late。 Proof:
-//     TestF4_UnfencedResourceTakesTheLateWrite (fencing_example_test.go:254),
-//     Example_s5aFencingSequence (fencing_example_test.go:58). Code:
+//     TestF4_UnfencedResourceTakesTheLateWrite (fencing_example_test.go:255),
+//     Example_s5aFencingSequence (fencing_example_test.go:59). Code:
 //     fence/fencetest.(*Unfenced).Write (fence/fencetest/fencetest.go:95)
 //   - §5 ¶4 句3 (premise of F3) 「带 fence」「new-owner」
 //   - §5 ¶4 句4 (premise of F4) 「内存资源模型」「数据库」
 //   - §5 ¶5 图 (diagram) 「高水位」「同一临界区」
 //   - F7 §5 ¶5 句1 「相等 token」「当前持有者」「继续写」: 等于高水位的 token
 //     会被接受，因此当前持有者可以接着写。 Proof: TestF7_EqualTokenIsAccepted
-//     (fencing_example_test.go:505). Code: fence.(*state).admits
+//     (fencing_example_test.go:506). Code: fence.(*state).admits
 //     (fence/resource.go:211)
 //   - F12 §5 ¶5 句1 「相等 token」「重复请求」「去重」: fencing 不负责去重：
 //     相同的 token 会让一次重试的请求生效两次；在同一事务里核对请求 id
 //     则只生效一次，内存资源和持久资源都是如此。 Proof:
-//     TestF12_EqualTokenAppliesARetryTwice (fencing_example_test.go:593),
+//     TestF12_EqualTokenAppliesARetryTwice (fencing_example_test.go:594),
 //     TestF12_RequestIDInTheSameTransactionAppliesOnce
-//     (fencing_example_test.go:612). Code: fence.(*Memory).WriteOnce
+//     (fencing_example_test.go:613). Code: fence.(*Memory).WriteOnce
 //     (fence/resource.go:291), fence.(*Durable).WriteOnce
 //     (fence/durable.go:150)
 //   - F8 §5 ¶5 句2 (beyond) 「高水位」「业务数据」「持久化」:
 //     持久资源在嵌入式数据库的一个事务里同时提交高水位与数据；重启之后它仍拒绝
 //     token 0，仍保有 new-owner。 Proof:
 //     TestF8_DurableResourceKeepsMarkAndValueAcrossRestart
-//     (fencing_example_test.go:525). Code: fence.(*Durable).decideAndWrite
+//     (fencing_example_test.go:526). Code: fence.(*Durable).decideAndWrite
 //     (fence/durable.go:180)
 //   - §5 ¶5 句3 (premise of F8) 「内存模型」「验证」
 //   - F9 §5 ¶5 句4 「fencing」「认证机制」「伪造」: fencing 不做认证：
 //     谁伪造出更大的 token，谁的写就被接受。 Proof:
-//     TestF9_ForgedLargerTokenIsAccepted (fencing_example_test.go:562). Code:
+//     TestF9_ForgedLargerTokenIsAccepted (fencing_example_test.go:563). Code:
 //     fence.(*state).admits (fence/resource.go:211)
 //   - F2 §5 ¶6 句1 「自然过期」「尚未到达资源」「旧 token」: A 已过期、B 的
 //     token 还没到资源时，资源的高水位仍是 A 自己的 token 0，它依旧接受 token
 //     0。 Proof: TestF1toF3_FencedResourceRejectsTheLateHolder
-//     (fencing_example_test.go:245), Example_s5aFencingSequence
-//     (fencing_example_test.go:58). Code: fence.(*state).admits
+//     (fencing_example_test.go:246), Example_s5aFencingSequence
+//     (fencing_example_test.go:59). Code: fence.(*state).admits
 //     (fence/resource.go:211)
 //   - §5 ¶6 句2 (premise of F2) 「较高 token」「验证拒绝」
 //   - §5 ¶6 句3 (premise of F2) 「资源接受新代」「session 过期瞬间」
@@ -376,7 +376,7 @@
 //   - T1 §6 ¶1 句4 「负序号」「超出支持范围」: token
 //     是同一个持久父节点内的序号后缀；后缀为负、溢出、非数字、不足 ZooKeeper
 //     写出的 10 位或缺失的名字都以清楚的错误被拒绝。 Proof:
-//     TestT1_MalformedSuffixesAreRejected (token_domain_test.go:28). Code:
+//     TestT1_MalformedSuffixesAreRejected (token_domain_test.go:29). Code:
 //     fence.ParseSeq (fence/token.go:136)
 //   - D5 §6 ¶1 句4 (not verified here) 「回绕实验」「负序号」:
 //     序号计数器回绕：后缀来自有符号 int 计数器；负的或超出范围的后缀被拒绝，
@@ -385,22 +385,22 @@
 //   - T2 §6 ¶2 句2 「旧域」「高水位」「新持有者」: 重建父节点后编号从 0 重来，
 //     沿用旧域高水位的资源会拒绝每一个新持有者；先比较域代数（例如父节点的
 //     czxid）就能修好。 Proof: TestT2_RecreatedParentRestartsNumbering
-//     (token_domain_test.go:65). Code: fence.Token.Compare (fence/token.go:81)
+//     (token_domain_test.go:66). Code: fence.Token.Compare (fence/token.go:81)
 //   - T4 §6 ¶2 句3 「清空高水位」「旧请求」: 清零高水位不算域规则：
 //     父节点重建后，把高水位清零的资源会再次接受旧持有者迟到的 token，
 //     先比较域代数的资源则拒绝它。 Proof: TestT4_ResetMarkLetsTheOldHolderIn
-//     (token_domain_test.go:195). Code: fence/fencetest.ClearMark
+//     (token_domain_test.go:196). Code: fence/fencetest.ClearMark
 //     (fence/fencetest/fencetest.go:182)
 //   - §6 ¶2 句4 (premise of T4) 「域代数」「恢复规则」
 //   - T3 §6 ¶3 句1 「czxid」「multi」「zxid」: czxid 当不了唯一 token，
 //     因为同一个 multi 里的多次创建共用它。 Proof:
-//     TestT3_CzxidIsNotAUniqueToken (token_domain_test.go:149)
+//     TestT3_CzxidIsNotAUniqueToken (token_domain_test.go:150)
 //   - T5 §6 ¶3 句1 (beyond) 「ensemble」「替换」「比较域」: 换掉 ensemble
 //     就换了域：服务器数据被清空并重启后，序号和 zxid 都从头开始，
 //     所以取自父节点 czxid 的域代数会重复或倒退；记录写明信任它的资源会怎样，
 //     以及哪条规则依然成立。 Proof:
 //     TestT5_WipedEnsembleRestartsNumberingAndZxids
-//     (token_domain_test.go:284). Code: fence.Token.Compare
+//     (token_domain_test.go:285). Code: fence.Token.Compare
 //     (fence/token.go:81)
 //   - §6 ¶3 句2 (premise of T3) 「受限顺序号」「token 服务」
 //
@@ -409,7 +409,7 @@
 //   - §7 ¶1 句1 (report) 「Zk19.java」「第 17 篇」
 //   - E4 §7 ¶1 句2 「官方 3.9.6」「Java 客户端」: 记录开头先交代运行对象：
 //     服务器版本、后端和集群规模。 Proof:
-//     TestE4_RecordStartsWithServerVersionBackendAndSize (zk19_test.go:212)
+//     TestE4_RecordStartsWithServerVersionBackendAndSize (zk19_test.go:213)
 //   - E1 §7 ¶1 句3 「127.0.0.1」「随机端口」: 每个服务器、代理和客户端都只在
 //     127.0.0.1 上用临时端口监听或连接。 Proof:
 //     TestE1_ServersListenOnlyOnLoopback (zk19_test.go:67)
@@ -424,7 +424,7 @@
 //     要等重新连上服务器才收到 Expired，两者都按发生顺序记入记录。 Proof:
 //     TestF10_ServerCleanupAndExpiredEventAreTwoObservations
 //     (zk19_test.go:40), Example_s5aFencingSequence
-//     (fencing_example_test.go:58)
+//     (fencing_example_test.go:59)
 //   - D4 §7 ¶3 句1 (not verified here) 「2026-09-20」「三个场景」「退出 0」:
 //     文章自己的那次运行：官方 Apache ZooKeeper 3.9.6
 //     以嵌入式服务器（ZooKeeperServer、NIOServerCnxnFactory）加 Java
@@ -444,7 +444,7 @@
 //   - E3 §7 ¶6 句3 「失败清理」「关闭」「运行目录」: 不论结果如何，
 //     每个场景都会收尾：关掉客户端，停下代理、服务器或容器，删掉临时目录，
 //     不泄漏 goroutine。 Proof: TestE3_ScenarioLeavesNothingBehind
-//     (zk19_test.go:188)
+//     (zk19_test.go:189)
 //   - D11 §7 ¶6 句3 (not verified here) 「运行目录」「其他实验数据」:
 //     文章在失败时的清理会关闭它建起的客户端、代理的线程和服务；
 //     每次运行只建自己的运行目录，不动其他实验的数据。
@@ -453,8 +453,8 @@
 //     第二个客户端也拿到锁；只给候选节点设创建者 ACL
 //     拦不住（删除检查的是父节点的 ACL）；给锁父节点设创建者 ACL 并用 digest
 //     认证后，窃取者得到 NoAuth，持有者仍只有一个。 Proof:
-//     TestA1_OpenACLLetsAThiefMakeASecondHolder (zk19_test.go:256),
-//     TestA1_CreatorOnlyACLRefusesTheThief (zk19_test.go:271). Code:
+//     TestA1_OpenACLLetsAThiefMakeASecondHolder (zk19_test.go:257),
+//     TestA1_CreatorOnlyACLRefusesTheThief (zk19_test.go:272). Code:
 //     lock.WithACL (lock/lock.go:203)
 //   - §7 ¶7 句1 (citation) 「论断证据表」「版本」
 //   - §7 ¶7 句2 (citation) 「验证记录」「源码依赖」
@@ -474,7 +474,7 @@
 //   - X1 §8 ¶2 句3 「GUID」「ephemeralOwner」「歧义」: 练习一：
 //     连接丢失后重试拿到更大的序号，而第一个节点还在，所以恢复必须核对 session
 //     与 ephemeralOwner，还要应对匹配到零个或好几个节点的情形。 Proof:
-//     Example_s8aX1RetryAfterConnectionLoss (exercises_test.go:35). Code:
+//     Example_s8aX1RetryAfterConnectionLoss (exercises_test.go:36). Code:
 //     lock.(*Locker).Recover (lock/recover.go:98)
 //   - §8 ¶2 句4 (answer of X1) 「后一次成功」「前一次」
 //   - §8 ¶3 句1 (question) 「练习二」「过期即拒绝」
@@ -485,7 +485,7 @@
 //   - X2 §8 ¶4 句1 「高水位」「token 0」「失效」: 照题面做练习二：A
 //     过期时资源的高水位已经是 A 的 token 0，A 写之前确实问过 ZooKeeper，
 //     竞态也被展示出来，资源在这个状态下（而不是空资源）接受 A 迟到的 token
-//     0。 Proof: Example_s8bX2ExpiryIsNotRejection (exercises_test.go:106).
+//     0。 Proof: Example_s8bX2ExpiryIsNotRejection (exercises_test.go:107).
 //     Code: fence.(*state).admits (fence/resource.go:211)
 //   - §8 ¶4 句2 (answer of X2) 「查询资格」「竞态」
 //   - §8 ¶4 句3 (answer of X2) 「原子边界」「fencing」

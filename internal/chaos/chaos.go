@@ -21,6 +21,7 @@ import (
 	"github.com/zk19/zk19/fence/fencetest"
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/fencescene"
 	"github.com/zk19/zk19/internal/history"
 	"github.com/zk19/zk19/internal/jute"
 	"github.com/zk19/zk19/internal/scene"
@@ -1138,7 +1139,7 @@ func (w *chaosWorker) writeAll(tok fence.Token, at moment) []fence.Result {
 		if r.rec != nil {
 			call = r.rec.Now()
 		}
-		res, err := scene.Outcome(r.r.Write(context.Background(), tok, value))
+		res, err := fencescene.Outcome(r.r.Write(context.Background(), tok, value))
 		if err != nil {
 			w.run.anomaly("%s: write to %s: %v", w.name, r.name, err)
 			continue

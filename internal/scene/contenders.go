@@ -367,6 +367,14 @@ func (acq *Acquisition) ResultOr(j claims.Judge) (*lock.Held, error) {
 	return acq.Held, acq.Err
 }
 
+// WaitReturn waits up to within for the acquisition to return; past it,
+// t fails (as its judge says) naming what it awaited and where the
+// acquisition stood.
+func (acq *Acquisition) WaitReturn(t wait.TB, within time.Duration, what string) {
+	t.Helper()
+	wait.ReceiveSeen(t, within, what, acq.done, acq.seen)
+}
+
 func (acq *Acquisition) what() string {
 	if acq.p == nil {
 		return "the acquisition's return"

@@ -1,6 +1,8 @@
-// Package scene holds the fixtures of the root's proofs, so that the root
-// package reads as the article: each of its files is a section's Examples
-// and Tests, and every step they take is a verb of this package.
+// Package scene holds the harness under the root's proofs (the TestMains,
+// the server pool, Retell) and the lock scenes built on it, so that the
+// root package reads as the article: each of its files is a section's
+// Examples and Tests, and every step they take is a verb of this package
+// or of the scenes built on it (internal/replicas, internal/fencescene).
 //
 //   - main.go: Main, KitMain and BenchMain, the TestMains of the root, of
 //     ./peers and of ./bench: backend, interrupts, reaper, shared server,
@@ -9,8 +11,9 @@
 //     Scope acting for the Test (tb.For), and checks what it printed: the
 //     Example is a diagram's one telling and states its claims' verdicts,
 //     the Test is its record (S1, S2, Y2, L4, F1–F4, F6, F8, F10, F11).
-//     RetellOn and RetellOnEachResource tell it again on another fenced
-//     resource, which the Example opens with Resource.
+//     RetellOn tells it again on another fenced resource, which the
+//     Example opens with Resource (internal/fencescene's
+//     RetellOnEachResource retells it on each).
 //   - pool.go, helpers.go: the pool that lends servers to the proofs
 //     (LeaseTrio, LeaseServer), the Cluster fixture (Leader, HoldStream,
 //     ReleaseStream), a test's znode root, Parallel and Within, the one
@@ -28,10 +31,8 @@
 //   - lock.go, lostreply.go, acl.go: the election of L10, the lost create
 //     and delete replies of §4 (NewLostReply, LoseCreate), the ACL scene of
 //     A1.
-//   - fencing.go, gate.go: the fencing cast of §5 and the resources under
-//     test; the critical-section gate that parks a write between its
-//     compare and its write. F6's reading of the resources' source is
-//     internal/srcread's.
+//   - The fencing cast of §5, the resources under test and the
+//     critical-section gate are internal/fencescene's.
 //
 // Every constructor takes a TB, registers its cleanup before it creates
 // anything, and fails the test itself; every wait is bounded by Within or

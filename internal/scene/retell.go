@@ -120,18 +120,6 @@ func Resource(sc *zkserver.Scope, opts ...fence.Option) fence.Resource {
 	return res
 }
 
-// RetellOnEachResource retells example once on each fenced resource
-// (ResourceKinds), in a subtest worded as the claim: "the memory
-// resource " + does.
-func RetellOnEachResource(t *testing.T, does string, example func()) {
-	t.Helper()
-	for _, kind := range ResourceKinds {
-		t.Run("the "+kind+" resource "+does, func(t *testing.T) {
-			RetellOn(t, example, func(opts ...fence.Option) fence.Resource { return OpenResource(t, kind, opts...) })
-		})
-	}
-}
-
 // retellingOf says whether sc acts for a Test that retells its Example,
 // and with which opener of the fenced resource (nil: the Example's own).
 func retellingOf(sc *zkserver.Scope) (open Opener, ok bool) {
