@@ -14,6 +14,7 @@ import (
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/fencescene"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/lock"
 )
@@ -34,8 +35,8 @@ import (
 // first still exists, or Recover does not answer two matches with
 // lock.ErrAmbiguous and none with lock.ErrMissing.
 func Example_s8aX1RetryAfterConnectionLoss() {
-	sc := scene.ExampleScope()
-	defer scene.EndExample(sc)
+	sc := harness.ExampleScope()
+	defer harness.EndExample(sc)
 	claims.Open(sc, "X1")
 	lost := scene.LoseCreate(sc, "X1", scene.NewLostReply(sc, scene.JoinOpts{})) // not shown unless A's create returned connection loss
 	if lost.SessionAfter != lost.SessionBefore {
@@ -105,8 +106,8 @@ func Example_s8aX1RetryAfterConnectionLoss() {
 // late write; refuted when that write is refused, or B's write does not
 // end token 0's run.
 func Example_s8bX2ExpiryIsNotRejection() {
-	sc := scene.ExampleScope()
-	defer scene.EndExample(sc)
+	sc := harness.ExampleScope()
+	defer harness.EndExample(sc)
 	claims.Open(sc, "X2")
 	cast := fencescene.NewFencingCast(sc) // O observes; A talks through a proxy that can cut it off; B talks directly
 	res := fence.NewMemory()

@@ -27,6 +27,7 @@ import (
 	"github.com/zk19/zk19/internal/chaos"
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/fencescene"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/sqlite"
 	"github.com/zk19/zk19/internal/srcread"
@@ -54,17 +55,17 @@ import (
 // verdicts itself: refuted when an answer of the resources, the tokens or
 // A's own view says otherwise; not shown when a step of the setup did not
 // take. TestF1toF3_FencedResourceRejectsTheLateHolder retells it on the
-// memory and the durable resource (scene.RetellOn), TestF4, TestF8 and
+// memory and the durable resource (harness.RetellOn), TestF4, TestF8 and
 // TestF10 retell it too.
 func Example_s5aFencingSequence() {
-	sc := scene.ExampleScope()
-	defer scene.EndExample(sc)
+	sc := harness.ExampleScope()
+	defer harness.EndExample(sc)
 	for _, id := range []string{"F1", "F2", "F3", "F4", "F10"} {
 		claims.Open(sc, id)
 	}
 	cast := fencescene.NewFencingCast(sc) // O observes; A reaches the server through a proxy that can cut it off; B directly
 	A, B := cast.A, cast.B
-	fenced := scene.Resource(sc) // fence.NewMemory(), or the durable resource when a Test retells this on it
+	fenced := harness.Resource(sc) // fence.NewMemory(), or the durable resource when a Test retells this on it
 	unfenced := fencetest.NewUnfenced()
 
 	claims.Phase(sc, "A holds and writes once with its token; its worker keeps the token and parks on a gate")
@@ -176,8 +177,8 @@ func Example_s5aFencingSequence() {
 // control; F11 refuted when the control keeps A out. TestF6 and TestF11
 // retell it on the memory and the durable resource.
 func Example_s5bCriticalSection() {
-	sc := scene.ExampleScope()
-	defer scene.EndExample(sc)
+	sc := harness.ExampleScope()
+	defer harness.EndExample(sc)
 	claims.Open(sc, "F6")
 	claims.Open(sc, "F11")
 	cast := scene.ExampleScene(sc) // the shared server, a lock parent, an observer
@@ -207,7 +208,7 @@ func Example_s5bCriticalSection() {
 		fmt.Printf("%s: A's token %v below mark %v? %v; accepted %v; value %q\n", name, il.ADecision.Token, il.ADecision.Mark, !il.ADecision.Admitted, il.Late.Accepted, il.Value)
 		return il
 	}
-	fenced := interleave("fenced", scene.Resource(sc, fence.WithTrace(section.Trace()))) // fence.NewMemory, or the resource a retelling Test opens
+	fenced := interleave("fenced", harness.Resource(sc, fence.WithTrace(section.Trace()))) // fence.NewMemory, or the resource a retelling Test opens
 	claims.Evidence(sc, "fenced: while B's write with %v was held at its decision, A's with %v was %v; A's compare then found mark %v, admitted: %v; value %q", fenced.TokB, fenced.TokA, fenced.A, fenced.ADecision.Mark, fenced.ADecision.Admitted, fenced.Value)
 	if why := fenced.NotAtomic(); why != "" {
 		claims.RefutedNow(sc, "F6", "the fenced resource: %s", why)
@@ -244,7 +245,7 @@ func Example_s5bCriticalSection() {
 // rejected, and the value and the mark read after the refusal are still
 // B's. The Example's checks state the verdicts.
 func TestF1toF3_FencedResourceRejectsTheLateHolder(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	fencescene.RetellOnEachResource(t, "still takes token 0 until token 1 arrives, then rejects the late holder", Example_s5aFencingSequence)
 }
 
@@ -253,8 +254,8 @@ func TestF1toF3_FencedResourceRejectsTheLateHolder(t *testing.T) {
 // resource that checks nothing, and it ends with A's "stale-late" over
 // B's "new-owner", while the fenced resource beside it keeps "new-owner".
 func TestF4_UnfencedResourceTakesTheLateWrite(t *testing.T) {
-	scene.Parallel(t)
-	scene.Retell(t, Example_s5aFencingSequence)
+	harness.Parallel(t)
+	harness.Retell(t, Example_s5aFencingSequence)
 }
 
 // TestF5_CheckThenWriteLosesTheRace: asking ZooKeeper "do I still hold the
@@ -264,7 +265,7 @@ func TestF4_UnfencedResourceTakesTheLateWrite(t *testing.T) {
 // does the gate open: A's checked write lands on the unfenced resource over
 // B's accepted write.
 func TestF5_CheckThenWriteLosesTheRace(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	claims.Open(t, "F5")
 	fc := fencescene.NewFencingCast(t)
 	res := fencetest.NewUnfenced()
@@ -481,8 +482,8 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		}()
 		select {
 		case <-gap.Opened:
-		case <-time.After(scene.Within):
-			claims.NotShown(t, "F6", "the first write did not reach the control's gap within %v", scene.Within)
+		case <-time.After(harness.Within):
+			claims.NotShown(t, "F6", "the first write did not reach the control's gap within %v", harness.Within)
 		}
 		run := fencescene.WriteConcurrently(t, "F6", res, 16, 100, 2, gap.Accepted)
 		select {
@@ -490,8 +491,8 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 			if r.Accepted {
 				run.Add(fencescene.AcceptedWrite{Commit: r.Commit, Tok: stale, Value: staleValue, Mark: r.Mark})
 			}
-		case <-time.After(scene.Within):
-			claims.NotShown(t, "F6", "the write held in the gap did not return within %v", scene.Within)
+		case <-time.After(harness.Within):
+			claims.NotShown(t, "F6", "the write held in the gap did not return within %v", harness.Within)
 		}
 		why := run.NotAtomic(t, res)
 		claims.Evidence(t, "compare-then-write control, %d accepted, the first write's gap held open until a larger token went in: the check finds %q", len(run.Accepted), why)
@@ -524,7 +525,7 @@ func TestF7_EqualTokenIsAccepted(t *testing.T) {
 // left durability unverified). The story is Example_s5aFencingSequence,
 // retold on the durable resource.
 func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	claims.Open(t, "F8")
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "resource.db")
@@ -533,7 +534,7 @@ func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = d.Close() }) // also when the story stops; Close is idempotent
-	scene.RetellOn(t, Example_s5aFencingSequence, func(...fence.Option) fence.Resource { return d })
+	harness.RetellOn(t, Example_s5aFencingSequence, func(...fence.Option) fence.Resource { return d })
 	if t.Failed() {
 		claims.NotShown(t, "F8", "the fencing story did not run as its Output says; nothing to restart")
 	}

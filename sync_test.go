@@ -18,9 +18,9 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/history"
 	"github.com/zk19/zk19/internal/replicas"
-	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
@@ -42,8 +42,8 @@ import (
 // history. TestY2 retells it. Every printed line is what the run observed;
 // each call and fault is logged.
 func Example_s2SyncInZK1675Window() {
-	sc := scene.ExampleScope()
-	defer scene.EndExample(sc)
+	sc := harness.ExampleScope()
+	defer harness.EndExample(sc)
 	claims.Open(sc, "Y2")
 	w := replicas.NewZK1675(sc) // five servers, a proxy on every link, x=0 everywhere; B on a follower of the leader
 	old, B := w.Old, w.B
@@ -110,7 +110,7 @@ func Example_s2SyncInZK1675Window() {
 // follower has forwarded the sync and the leader has answered into the
 // proxy's buffer, then checks that sync is still pending.
 func TestY1_SyncWaitsForTheLeaderStream(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	zkserver.RequireFaults(t)
 	claims.Open(t, "Y1")
 	replicas.RequireWaitsForTheStream(t, "Y1", "sync "+replicas.XPath, func(tr *replicas.Trio) error { _, err := tr.B.Conn.Sync(replicas.XPath); return err })
@@ -127,9 +127,9 @@ func TestY1_SyncWaitsForTheLeaderStream(t *testing.T) {
 // composite read, is not linearizable. Last, the record says how long the
 // window stayed open.
 func TestY2_SyncInTheZK1675WindowReadsStale(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	zkserver.RequireFaults(t)
-	scene.Retell(t, Example_s2SyncInZK1675Window)
+	harness.Retell(t, Example_s2SyncInZK1675Window)
 }
 
 // TestY3_WriteBarrierGivesItsProgress: a successful real update by B's own
@@ -137,7 +137,7 @@ func TestY2_SyncInTheZK1675WindowReadsStale(t *testing.T) {
 // follower has applied it, and it comes after A's write in the leader's
 // stream, so the read after it sees x=1 (claim Y3, article §2).
 func TestY3_WriteBarrierGivesItsProgress(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	zkserver.RequireFaults(t)
 	claims.Open(t, "Y3")
 	replicas.RequireWaitsForTheStream(t, "Y3", "set /barrier (write barrier)", func(tr *replicas.Trio) error {
@@ -156,7 +156,7 @@ func TestY3_WriteBarrierGivesItsProgress(t *testing.T) {
 // barrier, waits for the held stream. That is an implementation fact, not a
 // documented guarantee.
 func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	zkserver.RequireFaults(t)
 	claims.Open(t, "Y4")
 	trio := replicas.NewTrio(t)
@@ -185,7 +185,7 @@ func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 		}
 		recv0, _ := strconv.Atoi(replicas.ConsField(line, "recved"))
 		const heartbeats = 2 // one every third of B's session timeout: several of the server's ticks
-		wait.For(t, 2*scene.Within, fmt.Sprintf("%d heartbeats from B at its follower", heartbeats), func() (bool, string) {
+		wait.For(t, 2*harness.Within, fmt.Sprintf("%d heartbeats from B at its follower", heartbeats), func() (bool, string) {
 			l, err := replicas.ConsFor(tr.Lagging, tr.B.SessionID())
 			n, _ := strconv.Atoi(replicas.ConsField(l, "recved"))
 			return err == nil && n >= recv0+heartbeats && replicas.ConsField(l, "lop") == "PING", fmt.Sprintf("%s %v", l, err)
@@ -243,7 +243,7 @@ func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 // getData, which then returns the older value (claim Y5, article §2). The
 // composite interval is linearizable; the inner getData interval alone is not.
 func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	zkserver.RequireFaults(t)
 	claims.Open(t, "Y5")
 	tr := replicas.NewTrio(t)
@@ -288,13 +288,13 @@ func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 		return r
 	}
 	t.Run("the composite interval from the barrier's call is linearizable", func(t *testing.T) {
-		scene.RequireHistory(t, "Y5", "the history with the composite read from the barrier's call", build(barrierStart), true)
+		harness.RequireHistory(t, "Y5", "the history with the composite read from the barrier's call", build(barrierStart), true)
 	})
 	t.Run("the same composite read, recorded live, is linearizable", func(t *testing.T) {
-		scene.RequireHistory(t, "Y5", "the history recorded live, with the composite read", tr.History.Rec, true)
+		harness.RequireHistory(t, "Y5", "the history recorded live, with the composite read", tr.History.Rec, true)
 	})
 	t.Run("the inner getData interval alone is not linearizable", func(t *testing.T) {
-		scene.RequireHistory(t, "Y5", "the history with only the inner getData interval", build(readStart), false)
+		harness.RequireHistory(t, "Y5", "the history with only the inner getData interval", build(readStart), false)
 	})
 }
 
@@ -302,7 +302,7 @@ func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 // up to itself; hold the stream again, let A write, and B's next plain read
 // is stale again (claim Y6, article §2).
 func TestY6_OneBarrierDoesNotMakeLaterReadsFresh(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	zkserver.RequireFaults(t)
 	claims.Open(t, "Y6")
 	tr := replicas.NewTrio(t)
@@ -337,10 +337,10 @@ func TestY6_OneBarrierDoesNotMakeLaterReadsFresh(t *testing.T) {
 // returned, and it returns only after the acknowledgements are released and
 // the write commits; B's read after it sees the write.
 func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	zkserver.RequireFaults(t)
 	claims.Open(t, "Y7")
-	c := scene.StartCluster(t, 5, zkserver.WithTickTime(replicas.Y7Tick), zkserver.WithLimits(10, replicas.Y7SyncLimit))
+	c := harness.StartCluster(t, 5, zkserver.WithTickTime(replicas.Y7Tick), zkserver.WithLimits(10, replicas.Y7SyncLimit))
 	leader, fs := c.Leader(), c.Followers()
 	if len(fs) != 4 {
 		t.Fatalf("got %d followers; want 4", len(fs))
@@ -353,24 +353,24 @@ func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 		t.Fatalf("create %s: %v", replicas.XPath, err)
 	}
 
-	claims.Phase(t, "hold the acknowledgements of %v: the leader and %s are two of the five, one short of a quorum", scene.Labels(silent), syncer.Label)
+	claims.Phase(t, "hold the acknowledgements of %v: the leader and %s are two of the five, one short of a quorum", harness.Labels(silent), syncer.Label)
 	for _, f := range silent {
 		c.Links.Hold(f.ID, leader.ID)
 	}
 	claims.Phase(t, "control: nothing is outstanding, so the leader answers B's sync at once")
-	replicas.SyncAs(t, B, pb, scene.Within)
+	replicas.SyncAs(t, B, pb, harness.Within)
 
 	claims.Phase(t, "A's write is proposed and cannot commit")
 	// Bytes held on the followers' links say nothing of A's write: their
 	// pings are held too. The leader counts a proposal once it has put it
 	// among the outstanding ones and sent it, so its count passing the one
 	// read before the write is the write outstanding.
-	proposals := scene.Mntr(t, leader)["zk_proposal_count"]
+	proposals := harness.Mntr(t, leader)["zk_proposal_count"]
 	pa.Invoke("set %s \"1\"", replicas.XPath)
 	written := make(chan error, 1)
 	go func() { _, err := A.Set(replicas.XPath, []byte("1"), -1); written <- err }()
-	wait.For(t, scene.Within, "the leader to propose A's write", func() (bool, string) {
-		n := scene.Mntr(t, leader)["zk_proposal_count"]
+	wait.For(t, harness.Within, "the leader to propose A's write", func() (bool, string) {
+		n := harness.Mntr(t, leader)["zk_proposal_count"]
 		return n > proposals, fmt.Sprintf("leader zk_proposal_count=%d (%d before the write)", n, proposals)
 	})
 
@@ -379,14 +379,14 @@ func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 	synced := make(chan error, 1)
 	go func() { _, err := B.Sync(replicas.XPath); synced <- err }()
 	var early error
-	wait.For(t, scene.Within, "the leader to park B's sync, or B's sync to return", func() (bool, string) {
+	wait.For(t, harness.Within, "the leader to park B's sync, or B's sync to return", func() (bool, string) {
 		select {
 		case err := <-synced:
 			early = fmt.Errorf("sync returned (err %v) while the write was outstanding", err)
 			return true, ""
 		default:
 		}
-		n := scene.Mntr(t, leader)["zk_pending_syncs"]
+		n := harness.Mntr(t, leader)["zk_pending_syncs"]
 		return n >= 1, fmt.Sprintf("leader zk_pending_syncs=%d", n)
 	})
 	// A write that returned had a quorum: the acknowledgements were not
@@ -399,7 +399,7 @@ func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 	if early != nil {
 		claims.RefutedNow(t, "Y7", "%v", early)
 	}
-	claims.Evidence(t, "with A's write outstanding, leader %s reports zk_pending_syncs=%d and B's sync has not returned", leader.Label, scene.Mntr(t, leader)["zk_pending_syncs"])
+	claims.Evidence(t, "with A's write outstanding, leader %s reports zk_pending_syncs=%d and B's sync has not returned", leader.Label, harness.Mntr(t, leader)["zk_pending_syncs"])
 	pb.Info("sync pending")
 
 	claims.Phase(t, "release the acknowledgements: the write commits, then the sync returns")
@@ -407,7 +407,7 @@ func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 		c.Links.Release(f.ID, leader.ID)
 	}
 	for name, ch := range map[string]chan error{"A's write": written, "B's sync": synced} {
-		if err := wait.Receive(t, scene.Within, "Y7: the return of "+name+" after the release", ch); err != nil {
+		if err := wait.Receive(t, harness.Within, "Y7: the return of "+name+" after the release", ch); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
@@ -428,7 +428,7 @@ func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 // are ("0","0") before it and ("1","1") after it; B's pair is checked
 // against them and against the zxids of what it read.
 func TestY8_BarrierIsNoSnapshotAcrossPaths(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	zkserver.RequireFaults(t)
 	claims.Open(t, "Y8")
 	tr := replicas.NewTrio(t)
@@ -571,7 +571,7 @@ func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
 	get0, sync0, set0 := kinds[0], kinds[1], kinds[2]
 	var parts []string
 	for _, k := range kinds {
-		parts = append(parts, fmt.Sprintf("%s %.0f µs (link: %d bytes up, %d down)", k.Name, scene.MedianMicros(k.Took), replicas.MedianOf(k.Up), replicas.MedianOf(k.Down)))
+		parts = append(parts, fmt.Sprintf("%s %.0f µs (link: %d bytes up, %d down)", k.Name, harness.MedianMicros(k.Took), replicas.MedianOf(k.Up), replicas.MedianOf(k.Down)))
 	}
 	claims.Evidence(t, "%d rounds by %s's client in session 0x%x on %s (%s), the follower whose link was counted: medians %s; every server's zxid went from %#x to %#x: +%d for %d set barriers, none for %d syncs and %d gets", rounds, b.Name, sid, tr.Lagging.Label, b.Server(), strings.Join(parts, ", "), base, after, after-base, rounds, rounds, 2*rounds)
 	if replicas.MedianOf(get0.Up)+replicas.MedianOf(get0.Down) != 0 {
@@ -583,7 +583,7 @@ func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
 	if replicas.MedianOf(set0.Up) <= replicas.MedianOf(sync0.Up) || replicas.MedianOf(set0.Down) <= replicas.MedianOf(sync0.Down) {
 		claims.Refuted(t, "Y9", "set+get moved %d bytes up, %d down (medians); sync+get %d, %d; want more both ways: the request and its ack up, the proposal and its commit down", replicas.MedianOf(set0.Up), replicas.MedianOf(set0.Down), replicas.MedianOf(sync0.Up), replicas.MedianOf(sync0.Down))
 	}
-	if g, sy, se := scene.MedianMicros(get0.Took), scene.MedianMicros(sync0.Took), scene.MedianMicros(set0.Took); !(g < sy && sy < se) {
+	if g, sy, se := harness.MedianMicros(get0.Took), harness.MedianMicros(sync0.Took), harness.MedianMicros(set0.Took); !(g < sy && sy < se) {
 		claims.Refuted(t, "Y9", "medians get %.0f µs, sync+get %.0f µs, set+get %.0f µs; want them in this order, rising", g, sy, se)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/fencescene"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
@@ -92,9 +93,9 @@ func TestT2_RecreatedParentRestartsNumbering(t *testing.T) {
 		})
 	}
 	ctx := context.Background()
-	s := scene.SharedServer(t)
+	s := harness.SharedServer(t)
 	A := zkclient.Connect(t, "A", []string{s.Client})
-	root := scene.TestRoot(t, A)
+	root := harness.TestRoot(t, A)
 	parent := root + "/locks"
 	acquireSeqs := func(n int) []fence.Token {
 		if _, err := A.Create(parent, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
@@ -148,10 +149,10 @@ func TestT2_RecreatedParentRestartsNumbering(t *testing.T) {
 // same czxid (claim T3, §6 ¶3). Two creates in one multi,
 // then a third on its own: the first two share czxid, the third differs.
 func TestT3_CzxidIsNotAUniqueToken(t *testing.T) {
-	s := scene.SharedServer(t)
+	s := harness.SharedServer(t)
 	claims.Open(t, "T3")
 	a := zkclient.Connect(t, "A", []string{s.Client})
-	root := scene.TestRoot(t, a)
+	root := harness.TestRoot(t, a)
 	pa := claims.NewActor(t, "A")
 	acl := zk.WorldACL(zk.PermAll)
 	pa.Invoke("multi [create %s/one, create %s/two]", root, root)
@@ -195,10 +196,10 @@ func TestT3_CzxidIsNotAUniqueToken(t *testing.T) {
 // first, and clears nothing, accepts B and refuses A.
 func TestT4_ResetMarkLetsTheOldHolderIn(t *testing.T) {
 	claims.Open(t, "T4")
-	s := scene.SharedServer(t)
+	s := harness.SharedServer(t)
 	O := zkclient.Connect(t, "O", []string{s.Client})
 	oa := claims.NewActor(t, "O")
-	parent := scene.TestRoot(t, O) + "/locks"
+	parent := harness.TestRoot(t, O) + "/locks"
 	createParent := func() {
 		oa.Invoke("create %s", parent)
 		if _, err := O.Create(parent, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
@@ -220,7 +221,7 @@ func TestT4_ResetMarkLetsTheOldHolderIn(t *testing.T) {
 	a.Log.Info("A's worker keeps token %v and pauses", tokA)
 	claims.Phase(t, "the operator deletes the lock parent, A's node with it, and creates it again")
 	oa.Invoke("delete %s and everything below it", parent)
-	if err := scene.DeleteTree(O.Conn, parent); err != nil {
+	if err := harness.DeleteTree(O.Conn, parent); err != nil {
 		t.Fatalf("delete %s: %v", parent, err)
 	}
 	oa.Ok("")
@@ -283,7 +284,7 @@ func TestT4_ResetMarkLetsTheOldHolderIn(t *testing.T) {
 // raised at every change of the domain (here: per incarnation), compared
 // first.
 func TestT5_WipedEnsembleRestartsNumberingAndZxids(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	zkserver.RequireFaults(t)
 	claims.Open(t, "T5")
 	s := zkserver.Start(t)
@@ -291,7 +292,7 @@ func TestT5_WipedEnsembleRestartsNumberingAndZxids(t *testing.T) {
 	o1, a, tokA := fencescene.HoldOnFreshServer(t, s, "O1", "A")
 	claims.Phase(t, "the old ensemble's clients go with it; the server's data is wiped and it starts again")
 	for _, c := range []*zkclient.Client{a.Session, o1} {
-		if err := c.CloseWait(scene.Within); err != nil {
+		if err := c.CloseWait(harness.Within); err != nil {
 			t.Fatalf("close %s: %v", c.Name, err)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/zk19/zk19/fence/fencetest"
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/sqlite"
 	"github.com/zk19/zk19/internal/zkclient"
@@ -143,10 +144,10 @@ type FencingCast struct {
 // its proxy with the short session timeout, and B.
 func NewFencingCast(t zkserver.TB) *FencingCast {
 	t.Helper()
-	s := scene.ExpiryServer(t)
+	s := harness.ExpiryServer(t)
 	fc := &FencingCast{Scene: scene.NewScene(t, []string{s.Client}), srv: s}
 	fc.proxy = zkserver.ClientProxy(t, "A-proxy", s)
-	fc.A = fc.Join("A", scene.JoinOpts{Via: []string{fc.proxy.Addr()}, Client: []zkclient.Option{zkclient.WithSessionTimeout(scene.ExpirySessionTimeout)}})
+	fc.A = fc.Join("A", scene.JoinOpts{Via: []string{fc.proxy.Addr()}, Client: []zkclient.Option{zkclient.WithSessionTimeout(harness.ExpirySessionTimeout)}})
 	fc.B = fc.Join("B", scene.JoinOpts{})
 	return fc
 }
@@ -167,8 +168,8 @@ func (fc *FencingCast) ExpireA(t zkserver.TB, node string) {
 			t.Fatalf("O: got %v on A's node; want its deletion", ev.Type)
 		}
 		t.Logf("O: A's node %s deleted by the server: A's session expired", path.Base(node))
-	case <-time.After(10 * scene.ExpirySessionTimeout):
-		t.Fatalf("A's session did not expire within %v of the blackhole", 10*scene.ExpirySessionTimeout)
+	case <-time.After(10 * harness.ExpirySessionTimeout):
+		t.Fatalf("A's session did not expire within %v of the blackhole", 10*harness.ExpirySessionTimeout)
 	}
 }
 
@@ -186,7 +187,7 @@ func (fc *FencingCast) cutA(t zkserver.TB) {
 func (fc *FencingCast) HeldOnceAExpires(t zkserver.TB, id string, waitingB *scene.Acquisition) *lock.Held {
 	t.Helper()
 	fc.cutA(t)
-	waitingB.WaitReturn(claims.Judged(t, id, claims.NotShown), 10*scene.ExpirySessionTimeout, "the return of B's acquisition after A's blackhole")
+	waitingB.WaitReturn(claims.Judged(t, id, claims.NotShown), 10*harness.ExpirySessionTimeout, "the return of B's acquisition after A's blackhole")
 	if waitingB.Err != nil {
 		claims.NotShown(t, id, "B acquire: %v", waitingB.Err)
 	}
@@ -307,8 +308,8 @@ func (w *LateWorker) Resume(t zkserver.TB) []fence.Result {
 		return out
 	case err := <-w.err:
 		t.Fatalf("A's worker: write %q: %v", w.value, err)
-	case <-time.After(scene.Within):
-		t.Fatalf("A's worker did not write within %v", scene.Within)
+	case <-time.After(harness.Within):
+		t.Fatalf("A's worker did not write within %v", harness.Within)
 	}
 	return nil
 }
@@ -369,8 +370,8 @@ func (w *AskingWorker) Asked(t zkserver.TB) bool {
 		}
 		w.who.Ok("true, owned by this session 0x%x; the worker pauses before its write", w.self)
 		return true
-	case <-time.After(scene.Within):
-		t.Fatalf("%s: no answer to exists within %v", w.who.Name, scene.Within)
+	case <-time.After(harness.Within):
+		t.Fatalf("%s: no answer to exists within %v", w.who.Name, harness.Within)
 		return false
 	}
 }
@@ -386,8 +387,8 @@ func (w *AskingWorker) Resume(t zkserver.TB) fence.Result {
 		return r
 	case err := <-w.failed:
 		t.Fatalf("%s: write %q: %v", w.who.Name, w.value, err)
-	case <-time.After(scene.Within):
-		t.Fatalf("%s: the worker did not write within %v", w.who.Name, scene.Within)
+	case <-time.After(harness.Within):
+		t.Fatalf("%s: the worker did not write within %v", w.who.Name, harness.Within)
 	}
 	return fence.Result{}
 }
@@ -608,7 +609,7 @@ func (g *HeldGap) Between(d fence.Decision) {
 	}
 	select {
 	case <-g.raised:
-	case <-time.After(scene.Within):
+	case <-time.After(harness.Within):
 	}
 }
 
@@ -708,7 +709,7 @@ func RetellOnEachResource(t *testing.T, does string, example func()) {
 	t.Helper()
 	for _, kind := range ResourceKinds {
 		t.Run("the "+kind+" resource "+does, func(t *testing.T) {
-			scene.RetellOn(t, example, func(opts ...fence.Option) fence.Resource { return OpenResource(t, kind, opts...) })
+			harness.RetellOn(t, example, func(opts ...fence.Option) fence.Resource { return OpenResource(t, kind, opts...) })
 		})
 	}
 }

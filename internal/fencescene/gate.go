@@ -11,7 +11,7 @@ import (
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/scene"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkserver"
 )
@@ -55,7 +55,7 @@ type GatedWrite struct {
 	decided chan fence.Decision
 	release chan struct{}
 	letGo   sync.Once
-	done    scene.Returned
+	done    harness.Returned
 
 	Decision fence.Decision // what its compare found, once taken in
 	reached  bool           // decision was taken in
@@ -81,11 +81,11 @@ func (cs *CriticalSection) Write(res fence.Resource, who claims.Actor, tok fence
 		gid <- goroutineID()
 		w.res, w.err = Outcome(res.Write(context.Background(), tok, value))
 	}()
-	t.Cleanup(func() { w.let(); wait.Receive(t, scene.Within, who.Name+"'s write", w.done) })
+	t.Cleanup(func() { w.let(); wait.Receive(t, harness.Within, who.Name+"'s write", w.done) })
 	select {
 	case w.gid = <-gid:
-	case <-time.After(scene.Within):
-		claims.NotShown(t, cs.id, "%s's writer did not start within %v", who.Name, scene.Within)
+	case <-time.After(harness.Within):
+		claims.NotShown(t, cs.id, "%s's writer did not start within %v", who.Name, harness.Within)
 	}
 	return w
 }
@@ -117,8 +117,8 @@ func (w *GatedWrite) Entered() fence.Decision {
 		w.reached = true
 	case <-w.done:
 		claims.NotShown(t, w.cs.id, "%s's write returned (%v) without reaching its decision", w.who.Name, w.err)
-	case <-time.After(scene.Within):
-		claims.NotShown(t, w.cs.id, "%s's write did not reach its decision within %v", w.who.Name, scene.Within)
+	case <-time.After(harness.Within):
+		claims.NotShown(t, w.cs.id, "%s's write did not reach its decision within %v", w.who.Name, harness.Within)
 	}
 	w.who.Info("inside: token %v against mark %v (set: %v), admitted: %v; held before its write", w.Decision.Token, w.Decision.Mark, w.Decision.Marked, w.Decision.Admitted)
 	return w.Decision
@@ -154,7 +154,7 @@ func (w *GatedWrite) Whereabouts(other *GatedWrite) Whereabouts {
 	t.Helper()
 	var wa Whereabouts
 	var returned error
-	wait.For(t, scene.Within, fmt.Sprintf("%s: %s's write to reach its decision or park in the resource's Write while %s's is inside", w.cs.id, w.who.Name, other.who.Name), func() (bool, string) {
+	wait.For(t, harness.Within, fmt.Sprintf("%s: %s's write to reach its decision or park in the resource's Write while %s's is inside", w.cs.id, w.who.Name, other.who.Name), func() (bool, string) {
 		if w.take() {
 			wa.Inside, wa.decision = true, w.Decision
 			return true, ""
@@ -188,7 +188,7 @@ func (w *GatedWrite) Finish(other *GatedWrite) fence.Result {
 	if other != nil && !other.reached {
 		early = other.decided
 	}
-	timeout := time.After(scene.Within)
+	timeout := time.After(harness.Within)
 	for returned := false; !returned; {
 		select {
 		case <-w.done:
@@ -198,7 +198,7 @@ func (w *GatedWrite) Finish(other *GatedWrite) fence.Result {
 			other.who.Info("reached its decision (token %v against mark %v, admitted: %v) before %s's write returned", d.Token, d.Mark, d.Admitted, w.who.Name)
 			other.let()
 		case <-timeout:
-			claims.NotShown(t, w.cs.id, "%s's write did not return within %v of being let go", w.who.Name, scene.Within)
+			claims.NotShown(t, w.cs.id, "%s's write did not return within %v of being let go", w.who.Name, harness.Within)
 		}
 	}
 	if w.err != nil {
@@ -221,7 +221,7 @@ type WaitingRead struct {
 	cs   *CriticalSection
 	who  claims.Actor
 	gid  int64
-	done scene.Returned
+	done harness.Returned
 
 	value  string
 	mark   fence.Token
@@ -244,10 +244,10 @@ func (cs *CriticalSection) Read(res fence.Resource, who claims.Actor, held *Gate
 		gid <- goroutineID()
 		r.value, r.mark, r.marked, r.err = res.Read(context.Background())
 	}()
-	t.Cleanup(func() { held.let(); wait.Receive(t, scene.Within, who.Name+"'s read", r.done) })
-	r.gid = wait.Receive(t, scene.Within, cs.id+": "+who.Name+"'s reader to start", gid)
+	t.Cleanup(func() { held.let(); wait.Receive(t, harness.Within, who.Name+"'s read", r.done) })
+	r.gid = wait.Receive(t, harness.Within, cs.id+": "+who.Name+"'s reader to start", gid)
 	var where string
-	wait.For(t, scene.Within, fmt.Sprintf("%s: %s's read to park in the resource's Read while %s's write is inside", cs.id, who.Name, held.who.Name), func() (bool, string) {
+	wait.For(t, harness.Within, fmt.Sprintf("%s: %s's read to park in the resource's Read while %s's write is inside", cs.id, who.Name, held.who.Name), func() (bool, string) {
 		if r.done.Finished() {
 			return true, ""
 		}
@@ -268,7 +268,7 @@ func (cs *CriticalSection) Read(res fence.Resource, who claims.Actor, held *Gate
 func (r *WaitingRead) Result() (value string, mark fence.Token, marked bool) {
 	t := r.cs.t
 	t.Helper()
-	wait.Receive(t, scene.Within, r.cs.id+": "+r.who.Name+"'s read to return", r.done)
+	wait.Receive(t, harness.Within, r.cs.id+": "+r.who.Name+"'s read to return", r.done)
 	if r.err != nil {
 		claims.NotShown(t, r.cs.id, "%s's read: %v", r.who.Name, r.err)
 	}

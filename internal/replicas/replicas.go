@@ -15,8 +15,8 @@ import (
 
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/history"
-	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
@@ -27,7 +27,7 @@ import (
 // leader stream is held).
 type Trio struct {
 	t zkserver.TB
-	*scene.Cluster
+	*harness.Cluster
 	LeaderServer, fresh, Lagging *zkserver.Server
 	A, B                         *XClient
 	History                      *XHistory
@@ -40,11 +40,11 @@ const (
 
 func NewTrio(t zkserver.TB, opts ...zkserver.Option) *Trio {
 	t.Helper()
-	var c *scene.Cluster
+	var c *harness.Cluster
 	if len(opts) == 0 {
-		c = scene.LeaseTrio(t)
+		c = harness.LeaseTrio(t)
 	} else {
-		c = scene.StartCluster(t, 3, append([]zkserver.Option{zkserver.WithTickTime(scene.TrioKind.Tick()), zkserver.WithLimits(10, scene.TrioKind.SyncLimit())}, opts...)...)
+		c = harness.StartCluster(t, 3, append([]zkserver.Option{zkserver.WithTickTime(harness.TrioKind.Tick()), zkserver.WithLimits(10, harness.TrioKind.SyncLimit())}, opts...)...)
 	}
 	fs := c.Followers()
 	if len(fs) != 2 {
@@ -90,7 +90,7 @@ func (tr *Trio) LagBehind(v string) {
 func (tr *Trio) CatchUp(v string) {
 	tr.t.Helper()
 	tr.Release()
-	wait.For(tr.t, scene.Within, "B's follower to apply x="+v, func() (bool, string) {
+	wait.For(tr.t, harness.Within, "B's follower to apply x="+v, func() (bool, string) {
 		b, _, err := tr.B.Conn.Get(XPath)
 		return err == nil && string(b) == v, fmt.Sprintf("%q %v", b, err)
 	})
@@ -208,7 +208,7 @@ func (c *XClient) Tell(to *XClient, msg string) {
 // Told returns the next message another participant told c.
 func (c *XClient) Told() string {
 	c.Log.TB.Helper()
-	msg := wait.Receive(c.Log.TB, scene.Within, c.Name+"'s message", c.inbox)
+	msg := wait.Receive(c.Log.TB, harness.Within, c.Name+"'s message", c.inbox)
 	c.Log.Info("told %q", msg)
 	return msg
 }
@@ -234,7 +234,7 @@ func (tr *Trio) Release() { tr.t.Helper(); tr.ReleaseStream(tr.Lagging) }
 func (tr *Trio) waitLeaderAnswered(up0, held0 int64) {
 	tr.t.Helper()
 	p := tr.QuorumLink()
-	wait.For(tr.t, scene.Within, "the follower to forward the request and the leader to answer into the hold", func() (bool, string) {
+	wait.For(tr.t, harness.Within, "the follower to forward the request and the leader to answer into the hold", func() (bool, string) {
 		s := p.Stats()
 		return s.UpBytes > up0 && s.DownHeld > held0, fmt.Sprintf("up %d bytes (before %d), held down %d bytes (before %d)", s.UpBytes, up0, s.DownHeld, held0)
 	})
@@ -294,7 +294,7 @@ func (tr *Trio) BlockedUntilRelease(what string, op func() error) BarrierResult 
 	// Either the leader has answered into the hold while op is pending, or
 	// op returned first: then the claim is refuted at once, not at the
 	// wait's bound.
-	wait.For(tr.t, scene.Within, "the follower to forward "+what+" and the leader to answer into the hold, or "+what+" to return", func() (bool, string) {
+	wait.For(tr.t, harness.Within, "the follower to forward "+what+" and the leader to answer into the hold, or "+what+" to return", func() (bool, string) {
 		select {
 		case r.Err = <-done:
 			r.DoneBeforeRelease = true
@@ -312,7 +312,7 @@ func (tr *Trio) BlockedUntilRelease(what string, op func() error) BarrierResult 
 	}
 	tr.Release()
 	if !r.DoneBeforeRelease {
-		r.Err = wait.Receive(tr.t, scene.Within, "the return of "+what+" after the release", done)
+		r.Err = wait.Receive(tr.t, harness.Within, "the return of "+what+" after the release", done)
 		if r.Err != nil {
 			tr.B.Log.Fail("%s: %v", what, r.Err)
 		} else {
@@ -372,7 +372,7 @@ type Y9Kind struct {
 func SameZxid(t *testing.T, servers []*zkserver.Server, what string, atLeast int64) int64 {
 	t.Helper()
 	var got int64
-	wait.For(t, scene.Within, what, func() (bool, string) {
+	wait.For(t, harness.Within, what, func() (bool, string) {
 		var zs []string
 		same := true
 		for i, s := range servers {
@@ -476,7 +476,7 @@ const (
 // zk1675Kind is Y2's five servers as the pool lends them: TestY2 and
 // Example_s2SyncInZK1675Window play the same scene, and the Example, which
 // runs last and alone, need not wait for five servers to start.
-var zk1675Kind = scene.NewKind("five", 5, Y2Tick, Y2SyncLimit)
+var zk1675Kind = harness.NewKind("five", 5, Y2Tick, Y2SyncLimit)
 
 // ZK1675 is the Y2 scene: five servers with a proxy on every link and x=0
 // applied on all of them. old leads; oldFollower is one of its followers,
@@ -484,7 +484,7 @@ var zk1675Kind = scene.NewKind("five", 5, Y2Tick, Y2SyncLimit)
 // side that elects a new leader once cut off.
 type ZK1675 struct {
 	t zkserver.TB
-	*scene.Cluster
+	*harness.Cluster
 	Old, OldFollower *zkserver.Server
 	newSide          []*zkserver.Server
 	B                *XClient
@@ -494,20 +494,20 @@ type ZK1675 struct {
 
 func NewZK1675(t zkserver.TB) *ZK1675 {
 	t.Helper()
-	e := scene.Lease(t, zk1675Kind)
+	e := harness.Lease(t, zk1675Kind)
 	w := &ZK1675{t: t, Cluster: e, Old: e.Leader(), OldFollower: e.Followers()[0], History: newXHistory("0")}
 	for _, s := range e.Servers {
 		if s != w.Old && s != w.OldFollower {
 			w.newSide = append(w.newSide, s)
 		}
 	}
-	t.Logf("roles: old leader %s, old follower %s, new side %v", w.Old.Label, w.OldFollower.Label, scene.IDs(w.newSide...))
+	t.Logf("roles: old leader %s, old follower %s, new side %v", w.Old.Label, w.OldFollower.Label, harness.IDs(w.newSide...))
 	setup := zkclient.Connect(t, "S", []string{w.Old.Client})
 	if _, err := setup.Create(XPath, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatalf("create %s: %v", XPath, err)
 	}
 	want, _ := w.Old.Srvr()
-	wait.For(t, scene.Within, "every server to apply x=0", func() (bool, string) {
+	wait.For(t, harness.Within, "every server to apply x=0", func() (bool, string) {
 		var seen []string
 		ok := true
 		for _, s := range e.Servers {
@@ -527,16 +527,16 @@ func NewZK1675(t zkserver.TB) *ZK1675 {
 // for about syncLimit × tickTime.
 func (w *ZK1675) Cut() {
 	w.t.Helper()
-	claims.Phase(w.t, "asymmetric partition: {%s, %s} | %v", w.Old.Label, w.OldFollower.Label, scene.IDs(w.newSide...))
+	claims.Phase(w.t, "asymmetric partition: {%s, %s} | %v", w.Old.Label, w.OldFollower.Label, harness.IDs(w.newSide...))
 	w.cutAt = time.Now()
-	w.Links.PartitionAsym(scene.IDs(w.Old, w.OldFollower), scene.IDs(w.newSide...))
+	w.Links.PartitionAsym(harness.IDs(w.Old, w.OldFollower), harness.IDs(w.newSide...))
 }
 
 // newLeader waits until the new side has elected a leader and returns it.
 func (w *ZK1675) NewLeader() *zkserver.Server {
 	w.t.Helper()
 	var leader *zkserver.Server
-	wait.For(w.t, 2*scene.Within, "the new side to elect a leader", func() (bool, string) {
+	wait.For(w.t, 2*harness.Within, "the new side to elect a leader", func() (bool, string) {
 		var seen []string
 		for _, s := range w.newSide {
 			m, err := s.Mode()
@@ -566,7 +566,7 @@ func (w *ZK1675) Mode(s *zkserver.Server) string {
 // logs how long after the cut that was: how long the window stayed open.
 func (w *ZK1675) WaitStepDown() {
 	w.t.Helper()
-	wait.For(w.t, 4*scene.Within, "the old leader to step down", func() (bool, string) {
+	wait.For(w.t, 4*harness.Within, "the old leader to step down", func() (bool, string) {
 		m, err := w.Old.Mode()
 		return m != "leader", fmt.Sprintf("mode %q%v", m, ErrOrEmpty(err))
 	})
@@ -638,14 +638,14 @@ func ReadYourWrite(tr *Trio) {
 	tr.waitLeaderAnswered(q.UpBytes, q.DownHeld)
 	// The proxy counts the set's bytes after writing them, so the follower
 	// can forward the set before they are counted.
-	wait.For(t, scene.Within, "S4 check: B's set counted through B's proxy", func() (bool, string) {
+	wait.For(t, harness.Within, "S4 check: B's set counted through B's proxy", func() (bool, string) {
 		n := p.Stats().UpBytes
 		return n > u0, fmt.Sprintf("%d bytes up (before the set: %d)", n, u0)
 	})
 	u1 := p.Stats().UpBytes
 	pb.Invoke("get %s", XPath)
 	go func() { v, st, err := B.Get(XPath); read <- reply{string(v), st, err} }()
-	wait.For(t, scene.Within, "B's get to reach its follower", func() (bool, string) {
+	wait.For(t, harness.Within, "B's get to reach its follower", func() (bool, string) {
 		n := p.Stats().UpBytes
 		return n > u1, fmt.Sprintf("%d bytes up (after the set: %d)", n, u1)
 	})
@@ -783,7 +783,7 @@ func (b *aheadReader) turnedAway(tr *Trio) (mark int, sid int64) {
 	}
 	read := make(chan reply, 1)
 	go func() { v, _, err := B.Get(XPath); read <- reply{string(v), err} }()
-	wait.For(t, 2*scene.Within, "S4: B to be turned away by "+tr.Lagging.Label+" twice", func() (bool, string) {
+	wait.For(t, 2*harness.Within, "S4: B to be turned away by "+tr.Lagging.Label+" twice", func() (bool, string) {
 		n := b.m.DialsTo(tr.Lagging.Client)
 		return n >= 2, fmt.Sprintf("%d dials to %s; states since the move %v", n, tr.Lagging.Label, B.States()[mark:])
 	})
@@ -809,7 +809,7 @@ func (b *aheadReader) turnedAway(tr *Trio) (mark int, sid int64) {
 func (b *aheadReader) refusalNamesTheZxid(tr *Trio, mark int) {
 	t := tr.t
 	t.Helper()
-	said, err := tr.Lagging.WaitLog(scene.Within, noGoingBackRefusal)
+	said, err := tr.Lagging.WaitLog(harness.Within, noGoingBackRefusal)
 	if err != nil {
 		claims.RefutedNow(t, "S4", "%v", err)
 	}

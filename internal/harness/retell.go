@@ -1,4 +1,4 @@
-package scene
+package harness
 
 import (
 	"fmt"
@@ -118,6 +118,12 @@ func Resource(sc *zkserver.Scope, opts ...fence.Option) fence.Resource {
 	res := open(opts...)
 	sc.Logf("the fenced resource is the retelling's: %T", res)
 	return res
+}
+
+// Retold says whether sc acts for a Test that retells its Example.
+func Retold(sc *zkserver.Scope) bool {
+	_, ok := retellingOf(sc)
+	return ok
 }
 
 // retellingOf says whether sc acts for a Test that retells its Example,
