@@ -119,53 +119,53 @@
 //     每次获取都生成新的 GUID，并总在同一个持久父节点下创建带此 GUID
 //     的临时顺序节点。 Proof:
 //     TestL1_FreshGUIDEphemeralSequentialUnderOneParent
-//     (lock_example_test.go:307). Code: lock.(*Locker).create
+//     (lock_example_test.go:311). Code: lock.(*Locker).create
 //     (lock/lock.go:448)
 //   - §3 ¶1 句2 (premise of L2) 「顺序后缀」「比较时」
 //   - L2 §3 ¶1 句3 「完整名字」「字典序」「创建顺序」: 候选按 10
 //     位序号后缀排名；按整个名字排序得到的是另一种次序，
 //     这一点在服务器实际生成的名字上演示出来。 Proof:
-//     TestL2_SequenceSuffixOrdersCandidates (lock_example_test.go:386),
-//     Example_s3aSequenceOrderIsNotNameOrder (lock_example_test.go:50). Code:
+//     TestL2_SequenceSuffixOrdersCandidates (lock_example_test.go:390),
+//     Example_s3aSequenceOrderIsNotNameOrder (lock_example_test.go:54). Code:
 //     lock.order (lock/order.go:39)
 //   - §3 ¶2 句1 (premise of L3) 「孩子列表」「自己的位置」
 //   - L3 §3 ¶2 句2 「最小」「紧邻前驱」「监听」: 后缀最小的候选持有锁，
 //     其他候选各自只 watch 排在自己正前方的那个，服务器自身的 wchc/wchp
 //     监听表可以佐证。 Proof: TestL3_EachWaiterWatchesOnlyItsPredecessor
-//     (lock_example_test.go:470). Code: lock.(*attempt).decide
+//     (lock_example_test.go:474). Code: lock.(*attempt).decide
 //     (lock/attempt.go:104), lock.(*attempt).watch (lock/attempt.go:118)
 //   - L5 §3 ¶2 句3 「重新列出」「Watch」「回调」: watch
 //     事件的意思只是再看一次：持有者不动、中间的等待者放弃时，
 //     下一个等待者重新列出，把 watch 挪到持有者身上，并不拿到锁。 Proof:
-//     TestL5_WatchEventIsNotSuccess (lock_example_test.go:540). Code:
+//     TestL5_WatchEventIsNotSuccess (lock_example_test.go:544). Code:
 //     lock.(*attempt).wait (lock/attempt.go:147), lock.(*attempt).await
 //     (lock/attempt.go:16)
 //   - L6 §3 ¶2 句4 「节点已消失」「候选资格」:
 //     等待者自己的节点不在了（被别人删除或随 session 过期被清掉），
 //     它就以明确的丢失候选资格错误失败，永远不会报告自己持有锁。 Proof:
-//     TestL6_OwnNodeGoneMeansLostCandidacy (lock_example_test.go:593),
+//     TestL6_OwnNodeGoneMeansLostCandidacy (lock_example_test.go:597),
 //     TestL6_LateReleaseDeletesNothingOfTheNextHolder
-//     (lock_example_test.go:664), TestL6_ExpiredWaiterReportsSessionChanged
-//     (lock_example_test.go:705). Code: lock.(*attempt).decide
+//     (lock_example_test.go:668), TestL6_ExpiredWaiterReportsSessionChanged
+//     (lock_example_test.go:709). Code: lock.(*attempt).decide
 //     (lock/attempt.go:104), lock.(*Held).Lost (lock/held.go:93)
 //   - §3 ¶2 句5 (citation) 「3.9.6」「Locks」
 //   - L4 §3 ¶3 图 「B 收到通知」「C 仍等待 B」「重新列出」:
 //     删掉持有者的节点只会通知下一位候选，它重新列出孩子后拿到锁；
 //     再往后的候选什么也收不到，继续等。 Proof:
-//     TestL4_DeletionWakesOnlyTheNextCandidate (lock_example_test.go:527),
-//     Example_s3bPredecessorChain (lock_example_test.go:116). Code:
+//     TestL4_DeletionWakesOnlyTheNextCandidate (lock_example_test.go:531),
+//     Example_s3bPredecessorChain (lock_example_test.go:120). Code:
 //     lock.(*attempt).await (lock/attempt.go:16)
 //   - §3 ¶3 句1 (premise of L7) 「只 watch 前驱」「等待者数量」
 //   - L7 §3 ¶3 句2 「watch」「父节点」「许多等待者」:
 //     无故障运行中实测羊群效应：用前驱配方，一次释放恰好唤醒 N
 //     个等待者里的一个；若每个等待者都 watch 父节点，则唤醒其中 N-1 个。
-//     Proof: TestL7_HerdEffect (lock_example_test.go:757). Code:
+//     Proof: TestL7_HerdEffect (lock_example_test.go:761). Code:
 //     lock.(*attempt).watch (lock/attempt.go:118)
 //   - L11 §3 ¶3 句3 「前驱链」「恰好」「回调」: 前驱链不承诺只有一次回调：
 //     等待者若因前驱被删以外的原因被回调（前驱数据变了、重连、迟来的回调），
 //     会重新列出，只有自己最小时才拿到锁。 Proof:
-//     TestL11_CallbackThatIsNoDeletionListsAgain (lock_example_test.go:919),
-//     TestL11_LateCallbackAfterReconnectListsAgain (lock_example_test.go:984).
+//     TestL11_CallbackThatIsNoDeletionListsAgain (lock_example_test.go:923),
+//     TestL11_LateCallbackAfterReconnectListsAgain (lock_example_test.go:988).
 //     Code: lock.(*attempt).wait (lock/attempt.go:147)
 //   - §3 ¶3 句4 (premise of L11) 「会话状态事件」「重新注册」
 //   - §3 ¶4 句1 (premise of L8) 「列孩子」「竞态」
@@ -173,8 +173,8 @@
 //   - L8 §3 ¶4 句3 「exists」「返回空」「立即重新列出」: 前驱在 getChildren 与
 //     exists(watch) 之间消失时，exists 找不到节点，等待者马上重新列出；
 //     配方里的钩子在每次尝试时都打开这个窗口，不用 sleep。 Proof:
-//     TestL8_ListExistsRace (lock_example_test.go:782),
-//     Example_s3cListExistsRace (lock_example_test.go:184). Code:
+//     TestL8_ListExistsRace (lock_example_test.go:786),
+//     Example_s3cListExistsRace (lock_example_test.go:188). Code:
 //     lock.(*attempt).watch (lock/attempt.go:118)
 //   - §3 ¶4 句4 (premise of L8) 「调用钩子」「sleep」
 //   - §3 ¶5 句1 (question) 「普通读」「判断队列」
@@ -182,14 +182,14 @@
 //   - L9 §3 ¶5 句3 「编号更小」「候选」「前缀」: create 成功后，同一 session
 //     随即做的 getChildren（哪怕经由 follower）包含它自己的节点，
 //     以及每个仍然存在的更小候选。 Proof: TestL9_ReadYourCreateOnFollower
-//     (lock_example_test.go:842). Code: lock.(*attempt).list
+//     (lock_example_test.go:846). Code: lock.(*attempt).list
 //     (lock/attempt.go:79)
 //   - §3 ¶5 句4 (premise of L9) 「更小候选」「它的删除」
 //   - L12 §3 ¶5 句5 「看到的删除」「客户端多等待」: 等待者所连的 follower
 //     还没看到前驱被删除时，即使 leader 已经应用了这次删除，等待者也继续等待；
 //     follower 追上以后，它重新列出孩子，只有前面不再有候选时才持有锁，
 //     绝不会更早。 Proof: TestL12_UnseenDeletionOnlyDelaysTheWaiter
-//     (lock_example_test.go:1059). Code: lock.(*attempt).await
+//     (lock_example_test.go:1063). Code: lock.(*attempt).await
 //     (lock/attempt.go:16)
 //   - §3 ¶5 句6 (premise of L9) 「CommitProcessor」「写后读」
 //   - §3 ¶5 句7 (citation) 「原论文」「CommitProcessor.java」
@@ -200,8 +200,8 @@
 //     最小后缀只意味着成为候选：胜者先恢复状态再发布 ready 节点；等 ready
 //     的客户端永远读不到恢复到一半的状态，而把最小候选当作 leader
 //     的客户端会读到。 Proof: TestL10_ElectionNeedsReadyAcrossFailover
-//     (lock_example_test.go:885), Example_s3dElectionNeedsReady
-//     (lock_example_test.go:253)
+//     (lock_example_test.go:889), Example_s3dElectionNeedsReady
+//     (lock_example_test.go:257)
 //
 // # §4 create 回复丢失以后怎样找回节点
 //

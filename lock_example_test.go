@@ -13,6 +13,7 @@ package zk19_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"path"
 	"slices"
@@ -34,6 +35,9 @@ import (
 	"github.com/zk19/zk19/lock"
 	"github.com/zk19/zk19/lock/locktrace"
 )
+
+// herd1000 is L7's costly size, registered by this test binary only.
+var herd1000 = flag.Bool("zk19.herd1000", false, "L7: also measure N=1000 candidates (1000 sessions)")
 
 // Example_s3aSequenceOrderIsNotNameOrder: a candidate's place in the queue is
 // the number the server appends, not its name; the GUID in front of the
@@ -759,7 +763,7 @@ func TestL7_HerdEffect(t *testing.T) {
 	claims.Open(t, "L7")
 	srv := harness.LeaseServer(t, harness.SoloKind)
 	sizes := []int{10, 100}
-	if *scene.Herd1000 {
+	if *herd1000 {
 		sizes = append(sizes, 1000)
 	} else {
 		t.Logf("N=1000 skipped (pass -zk19.herd1000 to run it)")

@@ -3,7 +3,6 @@ package scene
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"path"
 	"slices"
@@ -24,8 +23,6 @@ import (
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 )
-
-var Herd1000 = flag.Bool("zk19.herd1000", false, "L7: also measure N=1000 candidates (1000 sessions)")
 
 // DeleteAs deletes p as client c, logged as actor a's operation.
 func DeleteAs(t zkserver.TB, c *zkclient.Client, a claims.Actor, p string) {
