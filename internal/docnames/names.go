@@ -47,17 +47,19 @@ func Spans(markdown string) []Span {
 // Foreign names, written in the docs as names of what zk19 is compared
 // with or runs, not of this module: each with where it belongs.
 var Foreign = map[string]string{
-	"InterProcessMutex": "Curator's lock recipe (Java)",
-	"Lock":              "kazoo's and go-zookeeper's lock",
-	"TryLock":           "go-zookeeper's zk.Lock",
-	"Unlock":            "go-zookeeper's zk.Lock",
-	"getChildren":       "a ZooKeeper operation",
-	"getData":           "a ZooKeeper operation",
-	"tickTime":          "a zoo.cfg key",
-	"minSessionTimeout": "a zoo.cfg key",
-	"zk19example":       "the peer scenarios' example recipe name",
-	"javac":             "the JDK's compiler",
-	"zk":                "go-zookeeper's package",
+	"InterProcessMutex":       "Curator's lock recipe (Java)",
+	"Lock":                    "kazoo's and go-zookeeper's lock",
+	"TryLock":                 "go-zookeeper's zk.Lock",
+	"Unlock":                  "go-zookeeper's zk.Lock",
+	"getChildren":             "a ZooKeeper operation",
+	"getData":                 "a ZooKeeper operation",
+	"tickTime":                "a zoo.cfg key",
+	"minSessionTimeout":       "a zoo.cfg key",
+	"zk19example":             "the peer scenarios' example recipe name",
+	"javac":                   "the JDK's compiler",
+	"ConnectionStateListener": "Curator's session state callback (Java)",
+	"StateDisconnected":       "go-zookeeper's zk.StateDisconnected",
+	"zk":                      "go-zookeeper's package",
 }
 
 // Root is the name of the module's root package: a package no one
