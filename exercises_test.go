@@ -13,6 +13,8 @@ import (
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/fencescene"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/lock"
 )
@@ -33,8 +35,8 @@ import (
 // first still exists, or Recover does not answer two matches with
 // lock.ErrAmbiguous and none with lock.ErrMissing.
 func Example_s8aX1RetryAfterConnectionLoss() {
-	sc := scene.ExampleScope()
-	defer scene.EndExample(sc)
+	sc := harness.ExampleScope()
+	defer harness.EndExample(sc)
 	claims.Open(sc, "X1")
 	lost := scene.LoseCreate(sc, "X1", scene.NewLostReply(sc, scene.JoinOpts{})) // not shown unless A's create returned connection loss
 	if lost.SessionAfter != lost.SessionBefore {
@@ -104,21 +106,21 @@ func Example_s8aX1RetryAfterConnectionLoss() {
 // late write; refuted when that write is refused, or B's write does not
 // end token 0's run.
 func Example_s8bX2ExpiryIsNotRejection() {
-	sc := scene.ExampleScope()
-	defer scene.EndExample(sc)
+	sc := harness.ExampleScope()
+	defer harness.EndExample(sc)
 	claims.Open(sc, "X2")
-	cast := scene.NewFencingCast(sc) // O observes; A talks through a proxy that can cut it off; B talks directly
+	cast := fencescene.NewFencingCast(sc) // O observes; A talks through a proxy that can cut it off; B talks directly
 	res := fence.NewMemory()
 
 	holdA := cast.A.Acquire()
-	scene.WriteAs(sc, cast.A.Log, res, holdA.Token, "A-first")
-	_, first, _ := scene.ReadResource(sc, res)
+	fencescene.WriteAs(sc, cast.A.Log, res, holdA.Token, "A-first")
+	_, first, _ := fencescene.ReadResource(sc, res)
 	if first != holdA.Token {
 		claims.NotShown(sc, "X2", "the resource's mark after A's write is %v; want A's token %v: the exercise starts from it", first, holdA.Token)
 	}
 	fmt.Printf("A holds token %d and has written with it; the resource's mark is token %d\n", holdA.Token.Seq, first.Seq)
 
-	worker := scene.StartAskingWorker(sc, cast.A, holdA.Path, res, holdA.Token, "A-after-check")
+	worker := fencescene.StartAskingWorker(sc, cast.A, holdA.Path, res, holdA.Token, "A-after-check")
 	asked := worker.Asked(sc)
 	if !asked {
 		claims.NotShown(sc, "X2", "A asked ZooKeeper whether its node %s exists and is its own and got no yes: the race needs A's check to pass", holdA.Path)
@@ -128,7 +130,7 @@ func Example_s8bX2ExpiryIsNotRejection() {
 	cast.ExpireA(sc, holdA.Path)
 	holdB := cast.B.Acquire()
 	fmt.Printf("A pauses; its session expires; B holds token %d\n", holdB.Token.Seq)
-	value, mark, _ := scene.ReadResource(sc, res)
+	value, mark, _ := fencescene.ReadResource(sc, res)
 	if value != "A-first" || mark != holdA.Token {
 		claims.NotShown(sc, "X2", "after B acquired %v the resource holds %q with mark %v; want A's \"A-first\" and token %v: nobody else wrote", holdB.Token, value, mark, holdA.Token)
 	}
@@ -137,9 +139,9 @@ func Example_s8bX2ExpiryIsNotRejection() {
 	late := worker.Resume(sc)
 	fmt.Printf("A resumes: its write with token %d is accepted: %v\n", holdA.Token.Seq, late.Accepted)
 
-	b := scene.WriteAs(sc, cast.B.Log, res, holdB.Token, "new-owner")
+	b := fencescene.WriteAs(sc, cast.B.Log, res, holdB.Token, "new-owner")
 	fmt.Printf("B's write with token %d: accepted %v\n", holdB.Token.Seq, b.Accepted)
-	again := scene.WriteAs(sc, cast.A.Log, res, holdA.Token, "A-again")
+	again := fencescene.WriteAs(sc, cast.A.Log, res, holdA.Token, "A-again")
 	fmt.Printf("A's next write with token %d: accepted %v\n", holdA.Token.Seq, again.Accepted)
 	claims.Evidence(sc, "mark %v before the expiry; A's check answered that it holds; after B acquired %v the resource still held %q with mark %v, and A's write with %v was accepted=%v over %q; after B's write accepted=%v, A's token refused: %v", first, holdB.Token, value, mark, holdA.Token, late.Accepted, late.Prev, b.Accepted, !again.Accepted)
 	if !late.Accepted || late.Prev != "A-first" {

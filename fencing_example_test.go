@@ -26,8 +26,11 @@ import (
 	"github.com/zk19/zk19/fence/fencetest"
 	"github.com/zk19/zk19/internal/chaos"
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/fencescene"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/sqlite"
+	"github.com/zk19/zk19/internal/srcread"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 	"github.com/zk19/zk19/lock"
@@ -52,29 +55,29 @@ import (
 // verdicts itself: refuted when an answer of the resources, the tokens or
 // A's own view says otherwise; not shown when a step of the setup did not
 // take. TestF1toF3_FencedResourceRejectsTheLateHolder retells it on the
-// memory and the durable resource (scene.RetellOn), TestF4, TestF8 and
+// memory and the durable resource (harness.RetellOn), TestF4, TestF8 and
 // TestF10 retell it too.
 func Example_s5aFencingSequence() {
-	sc := scene.ExampleScope()
-	defer scene.EndExample(sc)
+	sc := harness.ExampleScope()
+	defer harness.EndExample(sc)
 	for _, id := range []string{"F1", "F2", "F3", "F4", "F10"} {
 		claims.Open(sc, id)
 	}
-	cast := scene.NewFencingCast(sc) // O observes; A reaches the server through a proxy that can cut it off; B directly
+	cast := fencescene.NewFencingCast(sc) // O observes; A reaches the server through a proxy that can cut it off; B directly
 	A, B := cast.A, cast.B
-	fenced := scene.Resource(sc) // fence.NewMemory(), or the durable resource when a Test retells this on it
+	fenced := harness.Resource(sc) // fence.NewMemory(), or the durable resource when a Test retells this on it
 	unfenced := fencetest.NewUnfenced()
 
 	claims.Phase(sc, "A holds and writes once with its token; its worker keeps the token and parks on a gate")
 	heldA := A.Acquire()
-	first := scene.WriteEach(sc, A.Log, heldA.Token, "A-first", fenced, unfenced)
+	first := fencescene.WriteEach(sc, A.Log, heldA.Token, "A-first", fenced, unfenced)
 	if !first[0].Accepted || !first[1].Accepted {
 		claims.NotShown(sc, "F2", "got A's first write accepted=%v (fenced), %v (unfenced); want both: the holder's own write", first[0].Accepted, first[1].Accepted)
 	}
 	fmt.Printf("A holds token %v; A-first accepted: fenced %v, unfenced %v\n", heldA.Token, first[0].Accepted, first[1].Accepted)
 	lostA := heldA.Lost() // A's hold watches its own node
 	cast.WaitHoldWatching(sc, heldA)
-	worker := scene.ParkWorker(sc, heldA.Token, "stale-late", fenced, unfenced)
+	worker := fencescene.ParkWorker(sc, heldA.Token, "stale-late", fenced, unfenced)
 
 	claims.Phase(sc, "B waits on A's node")
 	waitingB := B.AcquireInBackground().WaitsOn(scene.NodeOf(heldA))
@@ -82,7 +85,7 @@ func Example_s5aFencingSequence() {
 	claims.Phase(sc, "A's connection is blackholed: no forced expiry, no close; the session runs out")
 	since := A.Session.Mark()
 	heldB := cast.HeldOnceAExpires(sc, "F1", waitingB)
-	sawExpired, lost := A.Session.Seen(zk.StateExpired), scene.Fired(lostA)
+	sawExpired, lost := A.Session.Seen(zk.StateExpired), fencescene.Fired(lostA)
 	A.Log.Info("A's own view when B acquired: session states %v; hold lost: %v", A.Session.States()[since:], lost)
 	nodeA, _, err := cast.O.Exists(heldA.Path)
 	if err != nil {
@@ -98,11 +101,11 @@ func Example_s5aFencingSequence() {
 	fmt.Printf("A blackholed: A's node exists %v; A's client saw Expired %v, its hold lost %v; B holds token %v\n", nodeA, sawExpired, lost, heldB.Token)
 
 	claims.Phase(sc, "the window: A has expired and B has not written yet")
-	_, mark, marked := scene.ReadResource(sc, fenced)
+	_, mark, marked := fencescene.ReadResource(sc, fenced)
 	if !marked || mark != heldA.Token {
 		claims.NotShown(sc, "F2", "got the fenced mark %v (set: %v) before the window; want A's token %v from A's first write", mark, marked, heldA.Token)
 	}
-	window := scene.WriteEach(sc, A.Log, heldA.Token, "A-in-window", fenced, unfenced)
+	window := fencescene.WriteEach(sc, A.Log, heldA.Token, "A-in-window", fenced, unfenced)
 	claims.Evidence(sc, "fenced: the mark before the window was %v; A's token %v in the window accepted=%v over %q", mark, heldA.Token, window[0].Accepted, window[0].Prev)
 	if !window[0].Accepted || window[0].Prev != "A-first" {
 		claims.RefutedNow(sc, "F2", "in the window A's token %v got accepted=%v over %q (mark %v); want accepted over \"A-first\": the mark is A's own token and cannot know of B yet", heldA.Token, window[0].Accepted, window[0].Prev, window[0].Mark)
@@ -110,7 +113,7 @@ func Example_s5aFencingSequence() {
 	fmt.Printf("fenced mark %v before B writes: A's token %v accepted %v\n", mark, heldA.Token, window[0].Accepted)
 
 	claims.Phase(sc, "B writes with its token")
-	byB := scene.WriteEach(sc, B.Log, heldB.Token, "new-owner", fenced, unfenced)
+	byB := fencescene.WriteEach(sc, B.Log, heldB.Token, "new-owner", fenced, unfenced)
 	if !byB[0].Accepted {
 		claims.RefutedNow(sc, "F3", "B's write with token %v was rejected by the fenced resource (mark %v); want accepted", heldB.Token, byB[0].Mark)
 	}
@@ -121,8 +124,8 @@ func Example_s5aFencingSequence() {
 
 	claims.Phase(sc, "the gate opens: A's worker writes with its old token")
 	late := worker.Resume(sc)
-	keptF, markF, _ := scene.ReadResource(sc, fenced)
-	keptU, _, _ := scene.ReadResource(sc, unfenced)
+	keptF, markF, _ := fencescene.ReadResource(sc, fenced)
+	keptU, _, _ := fencescene.ReadResource(sc, unfenced)
 	claims.Evidence(sc, "A's late write with %v: fenced accepted=%v, value %q, mark %v after the refusal; unfenced accepted=%v over %q, value %q", heldA.Token, late[0].Accepted, keptF, markF, late[1].Accepted, late[1].Prev, keptU)
 	if late[0].Accepted || keptF != "new-owner" || markF != heldB.Token {
 		claims.RefutedNow(sc, "F3", "A's late write with %v got accepted=%v, then the fenced value %q and mark %v; want rejected, \"new-owner\" and B's %v kept", heldA.Token, late[0].Accepted, keptF, markF, heldB.Token)
@@ -136,7 +139,7 @@ func Example_s5aFencingSequence() {
 	claims.Phase(sc, "heal A's connection: only now can A learn that its session expired")
 	cast.HealA()
 	expired := A.Session.WaitStateSince(since, zk.StateExpired, zkclient.ConnectWithin) == nil
-	why := scene.ReleaseOnceLost(sc, A, heldA)
+	why := fencescene.ReleaseOnceLost(sc, A, heldA)
 	claims.Evidence(sc, "after the heal A saw Expired: %v, and its hold's Release returned %v", expired, why)
 	if !expired || !errors.Is(why, lock.ErrSessionChanged) {
 		claims.RefutedNow(sc, "F10", "after the heal A saw Expired: %v, its hold gave %v; want Expired and a hold lost because the session changed (lock.ErrSessionChanged)", expired, why)
@@ -174,8 +177,8 @@ func Example_s5aFencingSequence() {
 // control; F11 refuted when the control keeps A out. TestF6 and TestF11
 // retell it on the memory and the durable resource.
 func Example_s5bCriticalSection() {
-	sc := scene.ExampleScope()
-	defer scene.EndExample(sc)
+	sc := harness.ExampleScope()
+	defer harness.EndExample(sc)
 	claims.Open(sc, "F6")
 	claims.Open(sc, "F11")
 	cast := scene.ExampleScene(sc) // the shared server, a lock parent, an observer
@@ -187,10 +190,10 @@ func Example_s5bCriticalSection() {
 	heldB := B.Acquire()
 	fmt.Printf("A held token %v and released; B holds token %v\n", heldA.Token, heldB.Token)
 
-	section := scene.NewCriticalSection(sc, "F6")
-	interleave := func(name string, res fence.Resource) scene.Interleaving {
-		il := scene.Interleaving{TokA: heldA.Token, TokB: heldB.Token}
-		scene.WriteAs(sc, A.Log, res, heldA.Token, "A-first")
+	section := fencescene.NewCriticalSection(sc, "F6")
+	interleave := func(name string, res fence.Resource) fencescene.Interleaving {
+		il := fencescene.Interleaving{TokA: heldA.Token, TokB: heldB.Token}
+		fencescene.WriteAs(sc, A.Log, res, heldA.Token, "A-first")
 		byB := section.Write(res, B.Log, heldB.Token, "new-owner")
 		il.BInside = byB.Entered()
 		fmt.Printf("%s: B inside; token %v below mark %v? %v\n", name, il.BInside.Token, il.BInside.Mark, !il.BInside.Admitted)
@@ -201,11 +204,11 @@ func Example_s5bCriticalSection() {
 		il.B = byB.Finish(lateA)
 		fmt.Printf("%s: B's section ends; accepted %v, mark %v\n", name, il.B.Accepted, il.B.Mark)
 		il.Late, il.ADecision = lateA.Finish(nil), lateA.Decision
-		il.Value, il.Mark, _ = scene.ReadResource(sc, res)
+		il.Value, il.Mark, _ = fencescene.ReadResource(sc, res)
 		fmt.Printf("%s: A's token %v below mark %v? %v; accepted %v; value %q\n", name, il.ADecision.Token, il.ADecision.Mark, !il.ADecision.Admitted, il.Late.Accepted, il.Value)
 		return il
 	}
-	fenced := interleave("fenced", scene.Resource(sc, fence.WithTrace(section.Trace()))) // fence.NewMemory, or the resource a retelling Test opens
+	fenced := interleave("fenced", harness.Resource(sc, fence.WithTrace(section.Trace()))) // fence.NewMemory, or the resource a retelling Test opens
 	claims.Evidence(sc, "fenced: while B's write with %v was held at its decision, A's with %v was %v; A's compare then found mark %v, admitted: %v; value %q", fenced.TokB, fenced.TokA, fenced.A, fenced.ADecision.Mark, fenced.ADecision.Admitted, fenced.Value)
 	if why := fenced.NotAtomic(); why != "" {
 		claims.RefutedNow(sc, "F6", "the fenced resource: %s", why)
@@ -242,8 +245,8 @@ func Example_s5bCriticalSection() {
 // rejected, and the value and the mark read after the refusal are still
 // B's. The Example's checks state the verdicts.
 func TestF1toF3_FencedResourceRejectsTheLateHolder(t *testing.T) {
-	scene.Parallel(t)
-	scene.RetellOnEachResource(t, "still takes token 0 until token 1 arrives, then rejects the late holder", Example_s5aFencingSequence)
+	harness.Parallel(t)
+	fencescene.RetellOnEachResource(t, "still takes token 0 until token 1 arrives, then rejects the late holder", Example_s5aFencingSequence)
 }
 
 // TestF4_UnfencedResourceTakesTheLateWrite is the control (claim F4, §5 ¶4):
@@ -251,8 +254,8 @@ func TestF1toF3_FencedResourceRejectsTheLateHolder(t *testing.T) {
 // resource that checks nothing, and it ends with A's "stale-late" over
 // B's "new-owner", while the fenced resource beside it keeps "new-owner".
 func TestF4_UnfencedResourceTakesTheLateWrite(t *testing.T) {
-	scene.Parallel(t)
-	scene.Retell(t, Example_s5aFencingSequence)
+	harness.Parallel(t)
+	harness.Retell(t, Example_s5aFencingSequence)
 }
 
 // TestF5_CheckThenWriteLosesTheRace: asking ZooKeeper "do I still hold the
@@ -262,13 +265,13 @@ func TestF4_UnfencedResourceTakesTheLateWrite(t *testing.T) {
 // does the gate open: A's checked write lands on the unfenced resource over
 // B's accepted write.
 func TestF5_CheckThenWriteLosesTheRace(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	claims.Open(t, "F5")
-	fc := scene.NewFencingCast(t)
+	fc := fencescene.NewFencingCast(t)
 	res := fencetest.NewUnfenced()
 	claims.Phase(t, "A holds; its worker asks ZooKeeper before it writes and parks after the answer")
 	hA := fc.A.Acquire()
-	worker := scene.StartAskingWorker(t, fc.A, hA.Path, res, hA.Token, "A-after-check")
+	worker := fencescene.StartAskingWorker(t, fc.A, hA.Path, res, hA.Token, "A-after-check")
 	if !worker.Asked(t) {
 		claims.NotShown(t, "F5", "A's check says it does not hold; want its node to exist: A holds")
 	}
@@ -276,13 +279,13 @@ func TestF5_CheckThenWriteLosesTheRace(t *testing.T) {
 	fc.ExpireA(t, hA.Path)
 	hB := fc.B.Acquire()
 	fc.B.Log.Ok("holds with token %v", hB.Token)
-	rb := scene.WriteAs(t, fc.B.Log, res, hB.Token, "new-owner")
+	rb := fencescene.WriteAs(t, fc.B.Log, res, hB.Token, "new-owner")
 	if !rb.Accepted {
 		claims.NotShown(t, "F5", "B's write with token %v was rejected; want accepted", hB.Token)
 	}
 	claims.Phase(t, "the gate opens: A's worker writes after its check")
 	ra := worker.Resume(t)
-	v, _, _ := scene.ReadResource(t, res)
+	v, _, _ := fencescene.ReadResource(t, res)
 	claims.Evidence(t, "A's check said its node exists; after A's expiry B's write with %v was accepted; then A's checked write with %v accepted=%v over %q; value %q", hB.Token, hA.Token, ra.Accepted, ra.Prev, v)
 	if !ra.Accepted || ra.Prev != "new-owner" || v != "A-after-check" {
 		claims.Refuted(t, "F5", "A's checked write accepted=%v over %q, final %q; want it accepted over B's \"new-owner\" and the value \"A-after-check\": the check did not protect B", ra.Accepted, ra.Prev, v)
@@ -330,13 +333,13 @@ func TestF5_CheckThenWriteLosesTheRace(t *testing.T) {
 // its gap is held open while another writer's larger token goes in.
 func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 	claims.Open(t, "F6")
-	scene.RetellOnEachResource(t, "keeps a second writer out while one is between its compare and its write", Example_s5bCriticalSection)
-	for _, kind := range scene.ResourceKinds {
+	fencescene.RetellOnEachResource(t, "keeps a second writer out while one is between its compare and its write", Example_s5bCriticalSection)
+	for _, kind := range fencescene.ResourceKinds {
 		t.Run("the "+kind+" resource gives a reader that waited while a write was inside that write's value with its token as the mark", func(t *testing.T) {
-			cs := scene.NewCriticalSection(t, "F6")
-			res := scene.OpenResource(t, kind, fence.WithTrace(cs.Trace()))
+			cs := fencescene.NewCriticalSection(t, "F6")
+			res := fencescene.OpenResource(t, kind, fence.WithTrace(cs.Trace()))
 			tokA, tokB := fence.Token{Seq: 1}, fence.Token{Seq: 2} // not Seq 0: the zero Token is refused
-			scene.WriteAs(t, claims.NewActor(t, "A"), res, tokA, "A-first")
+			fencescene.WriteAs(t, claims.NewActor(t, "A"), res, tokA, "A-first")
 			b := cs.Write(res, claims.NewActor(t, "B"), tokB, "new-owner")
 			b.Entered()
 			r := cs.Read(res, claims.NewActor(t, "R"), b)
@@ -349,11 +352,11 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		})
 	}
 	t.Run("the memory resource's source compares and writes in one lock section, following its calls, where the control's does not", func(t *testing.T) {
-		control, err := scene.SectionInSource(filepath.Join("fence", "fencetest"), "CheckThenWrite.Write", nil)
+		control, err := srcread.SectionInSource(filepath.Join("fence", "fencetest"), "CheckThenWrite.Write", nil)
 		if err != nil {
 			claims.NotShown(t, "F6", "reading the control's source: %v", err)
 		}
-		src, err := scene.ReadSource(filepath.Join("fence", "resource.go"))
+		src, err := srcread.ReadSource(filepath.Join("fence", "resource.go"))
 		if err != nil {
 			claims.NotShown(t, "F6", "reading the memory resource's source: %v", err)
 		}
@@ -363,37 +366,37 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		apply := regexp.MustCompile(`(?m)^(\s*)s\.apply\(tok, value\)$`)
 		helper := apply.ReplaceAllString(string(src), "${1}s.applyAfterAGap(tok, value)") +
 			"\nfunc (s *state) applyAfterAGap(tok Token, value string) {\n\ts.mu.Unlock()\n\ts.mu.Lock()\n\ts.apply(tok, value)\n}\n"
-		inHelper, err := scene.SectionInSource("fence", "Memory.Write", map[string]string{"resource.go": helper})
+		inHelper, err := srcread.SectionInSource("fence", "Memory.Write", map[string]string{"resource.go": helper})
 		if err != nil || !apply.MatchString(string(src)) {
 			claims.NotShown(t, "F6", "the copy of the memory resource with a gap in a helper: %v (changed: %v)", err, apply.MatchString(string(src)))
 		}
-		var found []scene.SourceFinding
+		var found []fencescene.SourceFinding
 		for _, fn := range []string{"Memory.Write", "Memory.WriteOnce"} {
-			why, err := scene.SectionInSource("fence", fn, nil)
+			why, err := srcread.SectionInSource("fence", fn, nil)
 			if err != nil {
 				claims.NotShown(t, "F6", "reading the memory resource's source: %v", err)
 			}
-			found = append(found, scene.SourceFinding{Name: fn, Why: why})
+			found = append(found, fencescene.SourceFinding{Name: fn, Why: why})
 		}
-		scene.SourceVerdict(t, "memory", "lock section", found, []scene.SourceFinding{{Name: "the compare-then-write control's Write", Why: control}, {Name: "a copy that lets the section go in a helper", Why: inHelper}})
+		fencescene.SourceVerdict(t, "memory", "lock section", found, []fencescene.SourceFinding{{Name: "the compare-then-write control's Write", Why: control}, {Name: "a copy that lets the section go in a helper", Why: inHelper}})
 	})
 	t.Run("the durable resource's source compares and writes in one transaction, following its calls, where changed copies do not", func(t *testing.T) {
-		durable, err := scene.ReadSource(filepath.Join("fence", "durable.go"))
+		durable, err := srcread.ReadSource(filepath.Join("fence", "durable.go"))
 		if err != nil {
 			claims.NotShown(t, "F6", "reading the durable resource's source: %v", err)
 		}
-		marks, err := scene.ReadSource(filepath.Join("fence", "marks.go"))
+		marks, err := srcread.ReadSource(filepath.Join("fence", "marks.go"))
 		if err != nil {
 			claims.NotShown(t, "F6", "reading the marks' source: %v", err)
 		}
-		why, err := scene.TransactionInSource(nil)
+		why, err := srcread.TransactionInSource(nil)
 		if err != nil {
 			claims.NotShown(t, "F6", "reading the durable resource's source: %v", err)
 		}
 		// The controls: the same source with its transaction ended and
 		// begun again right after the decision, and with the value stored
 		// again in a statement of its own once the transaction is over.
-		var controls []scene.SourceFinding
+		var controls []fencescene.SourceFinding
 		for _, c := range []struct{ name, file, pattern, insert string }{
 			{"a copy split after the decision", "marks.go", `(?m)^(\s*)trace\.decided\(.*\)$`,
 				"$0\n${1}_, _ = q.ExecContext(ctx, \"COMMIT\")\n${1}_, _ = q.ExecContext(ctx, \"BEGIN IMMEDIATE\")"},
@@ -402,44 +405,44 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		} {
 			src := map[string][]byte{"durable.go": durable, "marks.go": marks}[c.file]
 			changed := regexp.MustCompile(c.pattern).ReplaceAllString(string(src), c.insert)
-			control, err := scene.TransactionInSource(map[string]string{c.file: changed})
+			control, err := srcread.TransactionInSource(map[string]string{c.file: changed})
 			if err != nil || changed == string(src) {
 				claims.NotShown(t, "F6", "%s of the durable resource's source: %v (changed: %v)", c.name, err, changed != string(src))
 			}
-			controls = append(controls, scene.SourceFinding{Name: c.name, Why: control})
+			controls = append(controls, fencescene.SourceFinding{Name: c.name, Why: control})
 		}
-		scene.SourceVerdict(t, "durable", "transaction", []scene.SourceFinding{{Name: "Durable.Write and WriteOnce", Why: why}}, controls)
+		fencescene.SourceVerdict(t, "durable", "transaction", []fencescene.SourceFinding{{Name: "Durable.Write and WriteOnce", Why: why}}, controls)
 	})
 	t.Run("fence.AdvanceMark, the fence in a service's own transaction, compares and advances the mark in one statement of that transaction, where changed copies do not", func(t *testing.T) {
-		marks, err := scene.ReadSource(filepath.Join("fence", "marks.go"))
+		marks, err := srcread.ReadSource(filepath.Join("fence", "marks.go"))
 		if err != nil {
 			claims.NotShown(t, "F6", "reading the marks' source: %v", err)
 		}
-		why, err := scene.AdvanceInSource(nil)
+		why, err := srcread.AdvanceInSource(nil)
 		if err != nil {
 			claims.NotShown(t, "F6", "reading fence.AdvanceMark's source: %v", err)
 		}
-		var controls []scene.SourceFinding
+		var controls []fencescene.SourceFinding
 		for _, c := range []struct{ name, pattern, insert string }{
 			{"a copy that commits the caller's transaction after the decision", `(?m)^(\s*)trace\.decided\(.*\)$`,
 				"$0\n${1}_, _ = q.ExecContext(ctx, \"COMMIT\")"},
 			{"a copy whose statement advances the mark without comparing", `(?m)^WHERE marked = 0 OR [^` + "`" + `\n]*`, "-- no compare"},
 		} {
 			changed := regexp.MustCompile(c.pattern).ReplaceAllString(string(marks), c.insert)
-			control, err := scene.AdvanceInSource(map[string]string{"marks.go": changed})
+			control, err := srcread.AdvanceInSource(map[string]string{"marks.go": changed})
 			if err != nil || changed == string(marks) {
 				claims.NotShown(t, "F6", "%s of fence.AdvanceMark's source: %v (changed: %v)", c.name, err, changed != string(marks))
 			}
-			controls = append(controls, scene.SourceFinding{Name: c.name, Why: control})
+			controls = append(controls, fencescene.SourceFinding{Name: c.name, Why: control})
 		}
-		scene.SourceVerdict(t, "service-table", "statement of the caller's transaction", []scene.SourceFinding{{Name: "fence.AdvanceMark", Why: why}}, controls)
+		fencescene.SourceVerdict(t, "service-table", "statement of the caller's transaction", []fencescene.SourceFinding{{Name: "fence.AdvanceMark", Why: why}}, controls)
 	})
-	scene.OnEachResource(t, "keeps value and mark together among many writers and readers", func(t *testing.T, kind string, res scene.FencedResource) {
+	fencescene.OnEachResource(t, "keeps value and mark together among many writers and readers", func(t *testing.T, kind string, res fencescene.FencedResource) {
 		writers, per, readers := 16, 100, 2
 		if kind == "durable" {
 			per = 5 // each durable commit syncs the disk
 		}
-		run := scene.WriteConcurrently(t, "F6", res, writers, per, readers, nil)
+		run := fencescene.WriteConcurrently(t, "F6", res, writers, per, readers, nil)
 		if len(run.Accepted) < run.Writes/10 {
 			claims.NotShown(t, "F6", "the %s resource accepted %d of %d writes; want a tenth at least, or the run exercises no race", kind, len(run.Accepted), run.Writes)
 		}
@@ -455,7 +458,7 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = svc.Close() })
 		writers, per, readers := 16, 5, 2
-		run := scene.WriteConcurrently(t, "F6", svc, writers, per, readers, nil)
+		run := fencescene.WriteConcurrently(t, "F6", svc, writers, per, readers, nil)
 		if len(run.Accepted) < run.Writes/10 {
 			claims.NotShown(t, "F6", "the service's table accepted %d of %d writes; want a tenth at least, or the run exercises no race", len(run.Accepted), run.Writes)
 		}
@@ -465,13 +468,13 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		claims.Evidence(t, "service's own table, fence.AdvanceMark in its transaction: %d writers × %d writes beside %d readers: %d accepted, tokens non-decreasing in commit order, each the mark after its commit; %d reads each found the value written with the mark", writers, per, readers, len(run.Accepted), run.Reads)
 	})
 	t.Run("the many-writers check catches the control once its gap is held open", func(t *testing.T) {
-		gap := scene.NewHeldGap()
+		gap := fencescene.NewHeldGap()
 		res := fencetest.NewCheckThenWrite(&fence.Trace{Decided: gap.Between})
 		stale := fence.Token{Domain: 1, Seq: 0}
-		staleValue := scene.ValueOf(-1, 0, stale)
+		staleValue := fencescene.ValueOf(-1, 0, stale)
 		first := make(chan fence.Result, 1)
 		go func() {
-			r, err := scene.Outcome(res.Write(context.Background(), stale, staleValue))
+			r, err := fencescene.Outcome(res.Write(context.Background(), stale, staleValue))
 			if err != nil {
 				t.Error(err)
 			}
@@ -479,17 +482,17 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		}()
 		select {
 		case <-gap.Opened:
-		case <-time.After(scene.Within):
-			claims.NotShown(t, "F6", "the first write did not reach the control's gap within %v", scene.Within)
+		case <-time.After(harness.Within):
+			claims.NotShown(t, "F6", "the first write did not reach the control's gap within %v", harness.Within)
 		}
-		run := scene.WriteConcurrently(t, "F6", res, 16, 100, 2, gap.Accepted)
+		run := fencescene.WriteConcurrently(t, "F6", res, 16, 100, 2, gap.Accepted)
 		select {
 		case r := <-first:
 			if r.Accepted {
-				run.Add(scene.AcceptedWrite{Commit: r.Commit, Tok: stale, Value: staleValue, Mark: r.Mark})
+				run.Add(fencescene.AcceptedWrite{Commit: r.Commit, Tok: stale, Value: staleValue, Mark: r.Mark})
 			}
-		case <-time.After(scene.Within):
-			claims.NotShown(t, "F6", "the write held in the gap did not return within %v", scene.Within)
+		case <-time.After(harness.Within):
+			claims.NotShown(t, "F6", "the write held in the gap did not return within %v", harness.Within)
 		}
 		why := run.NotAtomic(t, res)
 		claims.Evidence(t, "compare-then-write control, %d accepted, the first write's gap held open until a larger token went in: the check finds %q", len(run.Accepted), why)
@@ -503,11 +506,11 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 // token (claim F7, §5 ¶5).
 func TestF7_EqualTokenIsAccepted(t *testing.T) {
 	claims.Open(t, "F7")
-	scene.OnEachResource(t, "accepts a second write with the token of its mark", func(t *testing.T, kind string, res scene.FencedResource) {
+	fencescene.OnEachResource(t, "accepts a second write with the token of its mark", func(t *testing.T, kind string, res fencescene.FencedResource) {
 		a := claims.NewActor(t, "A")
 		tok := fence.Token{Seq: 1}
-		r1 := scene.WriteAs(t, a, res, tok, "first")
-		r2 := scene.WriteAs(t, a, res, tok, "second")
+		r1 := fencescene.WriteAs(t, a, res, tok, "first")
+		r2 := fencescene.WriteAs(t, a, res, tok, "second")
 		claims.Evidence(t, "%s resource: two writes with the same token %v: accepted=%v, %v", kind, tok, r1.Accepted, r2.Accepted)
 		if !r1.Accepted || !r2.Accepted {
 			claims.Refuted(t, "F7", "the %s resource: writes with the same token accepted=%v,%v; want both", kind, r1.Accepted, r2.Accepted)
@@ -522,7 +525,7 @@ func TestF7_EqualTokenIsAccepted(t *testing.T) {
 // left durability unverified). The story is Example_s5aFencingSequence,
 // retold on the durable resource.
 func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	claims.Open(t, "F8")
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "resource.db")
@@ -531,11 +534,11 @@ func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = d.Close() }) // also when the story stops; Close is idempotent
-	scene.RetellOn(t, Example_s5aFencingSequence, func(...fence.Option) fence.Resource { return d })
+	harness.RetellOn(t, Example_s5aFencingSequence, func(...fence.Option) fence.Resource { return d })
 	if t.Failed() {
 		claims.NotShown(t, "F8", "the fencing story did not run as its Output says; nothing to restart")
 	}
-	value, mark, _ := scene.ReadResource(t, d)
+	value, mark, _ := fencescene.ReadResource(t, d)
 	tokenA := fence.Token{Lock: mark.Lock, Domain: mark.Domain} // A's token: g0/0 in the Output the retelling checked, below B's mark g0/1
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
@@ -546,8 +549,8 @@ func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d2.Close()
-	v, mark2, _ := scene.ReadResource(t, d2)
-	r := scene.WriteAs(t, claims.NewActor(t, "A"), d2, tokenA, "stale-after-restart")
+	v, mark2, _ := fencescene.ReadResource(t, d2)
+	r := fencescene.WriteAs(t, claims.NewActor(t, "A"), d2, tokenA, "stale-after-restart")
 	claims.Evidence(t, "after reopen: value %q mark %v; token %v accepted=%v", v, mark2, tokenA, r.Accepted)
 	if v != "new-owner" || mark2 != mark || r.Accepted {
 		claims.Refuted(t, "F8", "after restart value %q mark %v, token %v accepted=%v; want \"new-owner\", %v, rejected", v, mark2, tokenA, r.Accepted, mark)
@@ -560,9 +563,9 @@ func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
 // here.
 func TestF9_ForgedLargerTokenIsAccepted(t *testing.T) {
 	claims.Open(t, "F9")
-	scene.OnEachResource(t, "accepts a forged larger token", func(t *testing.T, kind string, res scene.FencedResource) {
-		scene.WriteAs(t, claims.NewActor(t, "B"), res, fence.Token{Seq: 1}, "new-owner")
-		r := scene.WriteAs(t, claims.NewActor(t, "M"), res, fence.Token{Seq: 999}, "forged")
+	fencescene.OnEachResource(t, "accepts a forged larger token", func(t *testing.T, kind string, res fencescene.FencedResource) {
+		fencescene.WriteAs(t, claims.NewActor(t, "B"), res, fence.Token{Seq: 1}, "new-owner")
+		r := fencescene.WriteAs(t, claims.NewActor(t, "M"), res, fence.Token{Seq: 999}, "forged")
 		claims.Evidence(t, "%s resource: forged token g0/999 accepted=%v after the mark g0/1: fencing is not authentication", kind, r.Accepted)
 		if !r.Accepted {
 			claims.Refuted(t, "F9", "the %s resource: a forged larger token was rejected; want accepted (the resource cannot tell forgery)", kind)
@@ -582,7 +585,7 @@ func TestF9_ForgedLargerTokenIsAccepted(t *testing.T) {
 // written, and then refuse it. The steps and the verdicts are
 // Example_s5bCriticalSection's, retold on each resource.
 func TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite(t *testing.T) {
-	scene.RetellOnEachResource(t, "under the same interleaving refuses A's stale write, which the control that compares, then writes in a second step, accepts", Example_s5bCriticalSection)
+	fencescene.RetellOnEachResource(t, "under the same interleaving refuses A's stale write, which the control that compares, then writes in a second step, accepts", Example_s5bCriticalSection)
 }
 
 // TestF12_EqualTokenAppliesARetryTwice: fencing does not deduplicate (claim
@@ -591,12 +594,12 @@ func TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite(t *testing.T) {
 // is applied a second time, as a second commit.
 func TestF12_EqualTokenAppliesARetryTwice(t *testing.T) {
 	claims.Open(t, "F12")
-	scene.OnEachResource(t, "applies a retried request twice when only the token is checked", func(t *testing.T, kind string, res scene.FencedResource) {
+	fencescene.OnEachResource(t, "applies a retried request twice when only the token is checked", func(t *testing.T, kind string, res fencescene.FencedResource) {
 		a := claims.NewActor(t, "A")
 		tok := fence.Token{Seq: 3}
-		first := scene.WriteAs(t, a, res, tok, "r-1: debit 10")
+		first := fencescene.WriteAs(t, a, res, tok, "r-1: debit 10")
 		a.Info("the answer to r-1 is lost; A sends r-1 again with the same token")
-		retry := scene.WriteAs(t, a, res, tok, "r-1: debit 10")
+		retry := fencescene.WriteAs(t, a, res, tok, "r-1: debit 10")
 		claims.Evidence(t, "%s resource: request r-1 with token %v sent twice: accepted=%v at commit %d, then accepted=%v at commit %d", kind, tok, first.Accepted, first.Commit, retry.Accepted, retry.Commit)
 		if !first.Accepted || !retry.Accepted || retry.Commit != first.Commit+1 {
 			claims.Refuted(t, "F12", "the %s resource: r-1 sent twice gave accepted=%v (commit %d), accepted=%v (commit %d); want two commits", kind, first.Accepted, first.Commit, retry.Accepted, retry.Commit)
@@ -610,7 +613,7 @@ func TestF12_EqualTokenAppliesARetryTwice(t *testing.T) {
 // durable resource.
 func TestF12_RequestIDInTheSameTransactionAppliesOnce(t *testing.T) {
 	claims.Open(t, "F12")
-	scene.OnEachResource(t, "applies a retried request once when its id is checked in the same transaction", func(t *testing.T, kind string, res scene.FencedResource) {
+	fencescene.OnEachResource(t, "applies a retried request once when its id is checked in the same transaction", func(t *testing.T, kind string, res fencescene.FencedResource) {
 		a := claims.NewActor(t, "A")
 		tok := fence.Token{Seq: 3}
 		ctx := context.Background()
@@ -632,7 +635,7 @@ func TestF12_RequestIDInTheSameTransactionAppliesOnce(t *testing.T) {
 			claims.Refuted(t, "F12", "the %s resource: r-1 sent twice with its id gave accepted=%v (commit %d), then accepted=%v duplicate=%v (commit %d); want one commit and the retry a duplicate", kind, first.Accepted, first.Commit, retry.Accepted, retry.Duplicate, retry.Commit)
 		}
 	})
-	scene.OnEachResource(t, "keeps the request ids of its mark only, and refuses by its token the retry of one it forgot", func(t *testing.T, kind string, res scene.FencedResource) {
+	fencescene.OnEachResource(t, "keeps the request ids of its mark only, and refuses by its token the retry of one it forgot", func(t *testing.T, kind string, res fencescene.FencedResource) {
 		a, b := claims.NewActor(t, "A"), claims.NewActor(t, "B")
 		ctx := context.Background()
 		tokA, tokB := fence.Token{Seq: 3}, fence.Token{Seq: 4}
@@ -646,7 +649,7 @@ func TestF12_RequestIDInTheSameTransactionAppliesOnce(t *testing.T) {
 		}
 		a.Info("A's answer to r-1 was lost; A sends r-1 again with its token, now below the mark")
 		retry, err := res.WriteOnce(ctx, tokA, "r-1", "r-1: debit 10")
-		value, mark, _ := scene.ReadResource(t, res)
+		value, mark, _ := fencescene.ReadResource(t, res)
 		a.Ok("retry: accepted=%v duplicate=%v, %v; value %q, mark %v", retry.Accepted, retry.Duplicate, err, value, mark)
 		claims.Evidence(t, "%s resource: r-1 with %v, then r-2 with %v; r-1 again with %v: accepted=%v, duplicate=%v, error %v; value %q under mark %v", kind, tokA, tokB, tokA, retry.Accepted, retry.Duplicate, err, value, mark)
 		var stale *fence.StaleError

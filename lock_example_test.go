@@ -13,6 +13,7 @@ package zk19_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"path"
 	"slices"
@@ -26,6 +27,7 @@ import (
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
@@ -33,6 +35,9 @@ import (
 	"github.com/zk19/zk19/lock"
 	"github.com/zk19/zk19/lock/locktrace"
 )
+
+// herd1000 is L7's costly size, registered by this test binary only.
+var herd1000 = flag.Bool("zk19.herd1000", false, "L7: also measure N=1000 candidates (1000 sessions)")
 
 // Example_s3aSequenceOrderIsNotNameOrder: a candidate's place in the queue is
 // the number the server appends, not its name; the GUID in front of the
@@ -47,8 +52,8 @@ import (
 // recipe, recovering C's candidate by its GUID, holds at once with token 0:
 // by name C would be last in the queue.
 func Example_s3aSequenceOrderIsNotNameOrder() {
-	sc := scene.ExampleScope()
-	defer scene.EndExample(sc)
+	sc := harness.ExampleScope()
+	defer harness.EndExample(sc)
 	r := scene.ExampleScene(sc)
 	session := r.Session("S")
 	guids := map[string]string{
@@ -113,8 +118,8 @@ func Example_s3aSequenceOrderIsNotNameOrder() {
 // B's node other than C and B's own hold (a hold watches its own node from
 // the start, lock.Held.Lost). TestL4 retells it.
 func Example_s3bPredecessorChain() {
-	sc := scene.ExampleScope()
-	defer scene.EndExample(sc)
+	sc := harness.ExampleScope()
+	defer harness.EndExample(sc)
 	claims.Open(sc, "L4")
 	r := scene.ExampleScene(sc) // the shared server, an observer O, a fresh lock parent
 	A, B, C := r.Join("A", scene.JoinOpts{}), r.Join("B", scene.JoinOpts{}), r.Join("C", scene.JoinOpts{})
@@ -138,7 +143,7 @@ func Example_s3bPredecessorChain() {
 	fmt.Println("A released; its node exists:", exists)
 	atB, atC := b.Settled(), c.Settled()
 	scene.Guarded(sc, B, 1) // B's hold watches its own node from the start
-	watchers := scene.WatchTable(sc, scene.SharedServer(sc), "wchp", r.Parent)[r.Parent+"/"+b.Own]
+	watchers := harness.WatchTable(sc, harness.SharedServer(sc), "wchp", r.Parent)[r.Parent+"/"+b.Own]
 	slices.Sort(watchers)
 	wantWatchers := slices.Sorted(slices.Values([]string{B.Session.SessionHex(), C.Session.SessionHex()}))
 	claims.Evidence(sc, "after A's release B acquired after %d notification(s) and %d listing(s); C, settled by a read on its own connection, got %d notifications and %d listing(s), waiting=%v on %s, acquired=%v; the server lists %v watching B's node", atB.Wakeups, atB.Rounds, atC.Wakeups, atC.Rounds, atC.Waiting, atC.Pred, c.Finished(), watchers)
@@ -181,8 +186,8 @@ func Example_s3bPredecessorChain() {
 // exists(A, watch) answers false, B lists again and holds, without having
 // received any watch event.
 func Example_s3cListExistsRace() {
-	sc := scene.ExampleScope()
-	defer scene.EndExample(sc)
+	sc := harness.ExampleScope()
+	defer harness.EndExample(sc)
 	r := scene.ExampleScene(sc)
 	ctx := r.Ctx
 	var hookErr error
@@ -250,10 +255,10 @@ func Example_s3cListExistsRace() {
 // TestL10_ElectionNeedsReadyAcrossFailover plays this round twice, across
 // a failover, and asserts on it.
 func Example_s3dElectionNeedsReady() {
-	sc := scene.ExampleScope()
-	defer scene.EndExample(sc)
+	sc := harness.ExampleScope()
+	defer harness.EndExample(sc)
 	claims.Open(sc, "L10")
-	el := scene.NewElection(sc, scene.SharedServer(sc)) // the election parent and the state, on the shared server
+	el := scene.NewElection(sc, harness.SharedServer(sc)) // the election parent and the state, on the shared server
 	Qready, Qlowest := el.Client("Qready", scene.WaitForReady), el.Client("Qlowest", scene.LowestCandidate)
 	L1, L2 := el.Candidate("L1"), el.Candidate("L2")
 
@@ -265,7 +270,7 @@ func Example_s3dElectionNeedsReady() {
 	control := Qlowest.Use()
 	fmt.Printf("Qlowest takes the lowest candidate, %s, and reads %q\n", control.Leader, control.State)
 
-	asked := make(scene.Returned)
+	asked := make(harness.Returned)
 	var correct scene.Usage
 	go func() {
 		defer close(asked)
@@ -276,13 +281,13 @@ func Example_s3dElectionNeedsReady() {
 		fmt.Printf("Qready finds no ready node and waits; used a leader meanwhile: %v\n", asked.Finished())
 	case <-asked:
 		fmt.Printf("Qready used %s and read %q\n", correct.Leader, correct.State)
-	case <-time.After(scene.Within):
-		claims.NotShown(sc, "L10", "Qready neither waited for ready nor returned within %v", scene.Within)
+	case <-time.After(harness.Within):
+		claims.NotShown(sc, "L10", "Qready neither waited for ready nor returned within %v", harness.Within)
 	}
 
 	recovered := L1.FinishRecovery()
 	fmt.Printf("L1 recovered %q and published ready\n", recovered)
-	wait.ReceiveSeen(claims.Judged(sc, "L10", claims.NotShown), scene.Within, "Qready's use once L1 published ready", asked, func() string { return "Qready's use pending" })
+	wait.ReceiveSeen(claims.Judged(sc, "L10", claims.NotShown), harness.Within, "Qready's use once L1 published ready", asked, func() string { return "Qready's use pending" })
 	fmt.Printf("Qready uses %s and reads %q\n", correct.Leader, correct.State)
 	// Output:
 	// L1 holds with token g0/0; L2 waits: true; the state says "epoch=1 recovering from x=41"
@@ -304,7 +309,7 @@ func Example_s3dElectionNeedsReady() {
 // The first acquisition refuses a missing or an ephemeral parent (the
 // constructor makes no call, so it cannot check).
 func TestL1_FreshGUIDEphemeralSequentialUnderOneParent(t *testing.T) {
-	s := scene.SharedServer(t)
+	s := harness.SharedServer(t)
 	claims.Open(t, "L1")
 	r := scene.NewScene(t, []string{s.Client})
 	O, root, ctx := r.O, r.Parent, r.Ctx
@@ -353,7 +358,7 @@ func TestL1_FreshGUIDEphemeralSequentialUnderOneParent(t *testing.T) {
 	he := e.Acquire()
 	e.Log.Info("close session %s", e.Session.SessionHex())
 	e.Session.Close()
-	wait.For(t, scene.Within, "E's node to go after its session closed", func() (bool, string) {
+	wait.For(t, harness.Within, "E's node to go after its session closed", func() (bool, string) {
 		ok, _, err := O.Exists(he.Path)
 		return err == nil && !ok, fmt.Sprintf("exists=%v err=%v", ok, err)
 	})
@@ -383,7 +388,7 @@ func TestL1_FreshGUIDEphemeralSequentialUnderOneParent(t *testing.T) {
 // malformed suffix makes an acquisition fail with the parse error, and the
 // failed acquisition removes its own node.
 func TestL2_SequenceSuffixOrdersCandidates(t *testing.T) {
-	s := scene.SharedServer(t)
+	s := harness.SharedServer(t)
 	claims.Open(t, "L2")
 	r := scene.NewScene(t, []string{s.Client})
 	O, root, ctx := r.O, r.Parent, r.Ctx
@@ -467,9 +472,9 @@ func TestL2_SequenceSuffixOrdersCandidates(t *testing.T) {
 // parent's children. On the
 // external backend's shared server that total is everyone's: not checked.
 func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	claims.Open(t, "L3")
-	srv := scene.LeaseServer(t, scene.SoloKind)
+	srv := harness.LeaseServer(t, harness.SoloKind)
 	r := scene.NewScene(t, []string{srv.Client})
 	A, B, C := r.Join("A", scene.JoinOpts{}), r.Join("B", scene.JoinOpts{}), r.Join("C", scene.JoinOpts{})
 	heldByA := A.Acquire()
@@ -482,7 +487,7 @@ func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 	sa, sb, scc := A.Session.SessionHex(), B.Session.SessionHex(), C.Session.SessionHex()
 	t.Logf("sessions: A=%s B=%s C=%s", sa, sb, scc)
 	scene.Guarded(t, A, 1) // A's hold watches its own node from the start
-	wchp := scene.WatchTable(t, srv, "wchp", root)
+	wchp := harness.WatchTable(t, srv, "wchp", root)
 	for _, ss := range wchp {
 		slices.Sort(ss)
 	}
@@ -490,7 +495,7 @@ func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 	if fmt.Sprint(wchp) != fmt.Sprint(wantP) {
 		claims.Refuted(t, "L3", "got wchp %v; want %v (A->A, its hold's own watch; B->A, C->B)", wchp, wantP)
 	}
-	wchc := scene.WatchTable(t, srv, "wchc", root)
+	wchc := harness.WatchTable(t, srv, "wchc", root)
 	wantC := map[string][]string{sa: {ha.Path}, sb: {ha.Path}, scc: {pbPath}}
 	if fmt.Sprint(wchc) != fmt.Sprint(wantC) {
 		claims.Refuted(t, "L3", "got wchc %v; want %v (A watches its own node only)", wchc, wantC)
@@ -500,7 +505,7 @@ func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 		if srv.External() {
 			t.Skipf("skipped: mntr's zk_watch_count counts the watches of every client of the shared external server %s, and wchp and wchc list no child watches", srv.Client)
 		}
-		m := scene.Mntr(t, srv)
+		m := harness.Mntr(t, srv)
 		claims.Evidence(t, "mntr zk_watch_count=%d (data, exists and child watches of the whole server)", m["zk_watch_count"])
 		if m["zk_watch_count"] != 3 {
 			claims.Refuted(t, "L3", "got %d watches on the server; want 3: B's and C's on their predecessors and A's hold's on its own node (no child watch on the parent)", m["zk_watch_count"])
@@ -524,7 +529,7 @@ func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 // holding. The server still lists C's watch on B's node, untouched. B
 // releases: C holds after one notification and two listings.
 func TestL4_DeletionWakesOnlyTheNextCandidate(t *testing.T) {
-	scene.Retell(t, Example_s3bPredecessorChain)
+	harness.Retell(t, Example_s3bPredecessorChain)
 }
 
 // TestL5_WatchEventIsNotSuccess: a watch event means "look again", never
@@ -537,7 +542,7 @@ func TestL4_DeletionWakesOnlyTheNextCandidate(t *testing.T) {
 // waits on A and does not hold; the server shows C's session watching A's
 // node. When A releases, C holds.
 func TestL5_WatchEventIsNotSuccess(t *testing.T) {
-	s := scene.SharedServer(t)
+	s := harness.SharedServer(t)
 	claims.Open(t, "L5")
 	r := scene.NewScene(t, []string{s.Client})
 	A, B, C := r.Join("A", scene.JoinOpts{}), r.Join("B", scene.JoinOpts{}), r.Join("C", scene.JoinOpts{})
@@ -569,7 +574,7 @@ func TestL5_WatchEventIsNotSuccess(t *testing.T) {
 	if c.Finished() || !st.Waiting || st.Pred != scene.NodeOf(heldByA) {
 		claims.Refuted(t, "L5", "C acquired on B's deletion or does not wait on A (finished=%v waiting=%v pred=%s)", c.Finished(), st.Waiting, st.Pred)
 	}
-	wchp := scene.WatchTable(t, s, "wchp", root)
+	wchp := harness.WatchTable(t, s, "wchp", root)
 	t.Logf("wchp under %s: %v (B's old watch on A stays until A changes or B's session ends)", root, wchp)
 	if !slices.Contains(wchp[heldByA.Path], C.Session.SessionHex()) {
 		claims.Refuted(t, "L5", "got watchers of A's node %v; want C's session %s among them", wchp[heldByA.Path], C.Session.SessionHex())
@@ -590,7 +595,7 @@ func TestL5_WatchEventIsNotSuccess(t *testing.T) {
 // ErrLostCandidacy. Holder: E holds and asks for Lost(); O deletes E's node;
 // Lost closes, and Release says why: ErrLostCandidacy.
 func TestL6_OwnNodeGoneMeansLostCandidacy(t *testing.T) {
-	s := scene.SharedServer(t)
+	s := harness.SharedServer(t)
 	claims.Open(t, "L6")
 	r := scene.NewScene(t, []string{s.Client})
 	A, B := r.Join("A", scene.JoinOpts{}), r.Join("B", scene.JoinOpts{})
@@ -633,7 +638,7 @@ func TestL6_OwnNodeGoneMeansLostCandidacy(t *testing.T) {
 	default:
 	}
 	scene.DeleteAs(t, r.O, r.OLog, he.Path)
-	wait.ReceiveSeen(claims.Judged(t, "L6", claims.RefutedNow), scene.Within, "E's Lost to close after O deleted E's node", lost, func() string {
+	wait.ReceiveSeen(claims.Judged(t, "L6", claims.RefutedNow), harness.Within, "E's Lost to close after O deleted E's node", lost, func() string {
 		ok, st, err := r.O.Exists(he.Path)
 		if err != nil {
 			return fmt.Sprintf("Lost still open; O's exists %s: %v", scene.NodeOf(he), err)
@@ -662,7 +667,7 @@ func TestL6_OwnNodeGoneMeansLostCandidacy(t *testing.T) {
 // "the lowest child" instead of its own node would delete F's here.
 func TestL6_LateReleaseDeletesNothingOfTheNextHolder(t *testing.T) {
 	claims.Open(t, "L6")
-	r := scene.NewScene(t, []string{scene.SharedServer(t).Client})
+	r := scene.NewScene(t, []string{harness.SharedServer(t).Client})
 	E, F := r.Join("E", scene.JoinOpts{}), r.Join("F", scene.JoinOpts{})
 	heldByE := E.Acquire()
 	f := F.AcquireInBackground().WaitsOn(scene.NodeOf(heldByE))
@@ -702,22 +707,22 @@ func TestL6_LateReleaseDeletesNothingOfTheNextHolder(t *testing.T) {
 // of the expiry, and B's acquisition returns ErrSessionChanged wrapping
 // zk.ErrSessionExpired, never a hold.
 func TestL6_ExpiredWaiterReportsSessionChanged(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	claims.Open(t, "L6")
-	srv := scene.ExpiryServer(t)
+	srv := harness.ExpiryServer(t)
 	r := scene.NewScene(t, []string{srv.Client})
 	A := r.Join("A", scene.JoinOpts{})
 	p := zkserver.ClientProxy(t, "B-proxy", srv)
-	b := r.Join("B", scene.JoinOpts{Via: []string{p.Addr()}, Client: []zkclient.Option{zkclient.WithSessionTimeout(scene.ExpirySessionTimeout)}})
+	b := r.Join("B", scene.JoinOpts{Via: []string{p.Addr()}, Client: []zkclient.Option{zkclient.WithSessionTimeout(harness.ExpirySessionTimeout)}})
 	oldSession := b.Session.SessionHex()
 	heldByA := A.Acquire()
 	pb := b.AcquireInBackground().WaitsOn(scene.NodeOf(heldByA))
 
-	claims.Phase(t, "B is cut off until the server expires its session (%v)", scene.ExpirySessionTimeout)
+	claims.Phase(t, "B is cut off until the server expires its session (%v)", harness.ExpirySessionTimeout)
 	mark := b.Session.Mark()
 	p.Cut(faultproxy.BothEnds)
 	t.Cleanup(p.Heal)
-	wait.For(t, 10*scene.ExpirySessionTimeout, "the server to delete B's node", func() (bool, string) {
+	wait.For(t, 10*harness.ExpirySessionTimeout, "the server to delete B's node", func() (bool, string) {
 		ok, _, err := r.O.Exists(r.Parent + "/" + pb.Own)
 		return err == nil && !ok, fmt.Sprintf("exists=%v err=%v", ok, err)
 	})
@@ -754,11 +759,11 @@ func TestL6_ExpiredWaiterReportsSessionChanged(t *testing.T) {
 // server triggered N-1 child watches (no four-letter word lists child
 // watches, so a shared server cannot show them).
 func TestL7_HerdEffect(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	claims.Open(t, "L7")
-	srv := scene.LeaseServer(t, scene.SoloKind)
+	srv := harness.LeaseServer(t, harness.SoloKind)
 	sizes := []int{10, 100}
-	if *scene.Herd1000 {
+	if *herd1000 {
 		sizes = append(sizes, 1000)
 	} else {
 		t.Logf("N=1000 skipped (pass -zk19.herd1000 to run it)")
@@ -779,7 +784,7 @@ func TestL7_HerdEffect(t *testing.T) {
 // the window every time. The exists on a missing node leaves a creation
 // watch on the server (reported, not a claim).
 func TestL8_ListExistsRace(t *testing.T) {
-	s := scene.SharedServer(t)
+	s := harness.SharedServer(t)
 	claims.Open(t, "L8")
 	r := scene.NewScene(t, []string{s.Client})
 	root, ctx := r.Parent, r.Ctx
@@ -821,7 +826,7 @@ func TestL8_ListExistsRace(t *testing.T) {
 		}
 	}
 	claims.Evidence(t, "%d of %d runs: the hook deleted the predecessor between list and exists; exists found no node, B listed again and held without an event", runs, runs)
-	left := scene.WatchTable(t, s, "wchc", root)[b.Session.SessionHex()]
+	left := harness.WatchTable(t, s, "wchc", root)[b.Session.SessionHex()]
 	t.Logf("creation watches B's exists left on deleted names: %d (cleared when B's session ends)", len(left))
 }
 
@@ -839,10 +844,10 @@ func TestL8_ListExistsRace(t *testing.T) {
 // return while the stream is held; once it is released, W's create returns
 // and W's list holds its own node, every y so far and no x.
 func TestL9_ReadYourCreateOnFollower(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	zkserver.RequireFaults(t)
 	claims.Open(t, "L9")
-	c := scene.LeaseTrio(t)
+	c := harness.LeaseTrio(t)
 	fs := c.Followers()
 	if len(fs) != 2 {
 		t.Fatalf("got %d followers; want 2", len(fs))
@@ -850,7 +855,7 @@ func TestL9_ReadYourCreateOnFollower(t *testing.T) {
 	f, other := fs[0], fs[1]
 	l9 := &scene.L9Round{T: t, C: c, F: f, Live: map[string]bool{}}
 	l9.X = zkclient.Connect(t, "X", []string{c.Leader().Client})
-	l9.Root = scene.TestRoot(t, l9.X)
+	l9.Root = harness.TestRoot(t, l9.X)
 	l9.Y = zkclient.Connect(t, "Y", []string{other.Client})
 	l9.W = zkclient.Connect(t, "W", []string{f.Client})
 	l9.Xa, l9.Ya, l9.Wa = claims.NewActor(t, "X"), claims.NewActor(t, "Y"), claims.NewActor(t, "W")
@@ -883,7 +888,7 @@ func TestL9_ReadYourCreateOnFollower(t *testing.T) {
 // is one such round.
 func TestL10_ElectionNeedsReadyAcrossFailover(t *testing.T) {
 	claims.Open(t, "L10")
-	el := scene.NewElection(t, scene.SharedServer(t))
+	el := scene.NewElection(t, harness.SharedServer(t))
 	Qready, Qlowest := el.Client("Qready", scene.WaitForReady), el.Client("Qlowest", scene.LowestCandidate)
 	L1, L2 := el.Candidate("L1"), el.Candidate("L2")
 
@@ -916,7 +921,7 @@ func TestL10_ElectionNeedsReadyAcrossFailover(t *testing.T) {
 // C holds. A recipe that took any event for success would hold at the
 // first change while A still holds.
 func TestL11_CallbackThatIsNoDeletionListsAgain(t *testing.T) {
-	s := scene.SharedServer(t)
+	s := harness.SharedServer(t)
 	claims.Open(t, "L11")
 	r := scene.NewScene(t, []string{s.Client})
 	A, B, C := r.Join("A", scene.JoinOpts{}), r.Join("B", scene.JoinOpts{}), r.Join("C", scene.JoinOpts{})
@@ -946,7 +951,7 @@ func TestL11_CallbackThatIsNoDeletionListsAgain(t *testing.T) {
 			claims.BrokenCheck(t, "L11", "B received %q; want only EventNodeDataChanged on A's node", ev)
 		}
 	}
-	if w := scene.WatchTable(t, s, "wchp", root)[ha.Path]; !slices.Contains(w, b.Session.SessionHex()) {
+	if w := harness.WatchTable(t, s, "wchp", root)[ha.Path]; !slices.Contains(w, b.Session.SessionHex()) {
 		claims.Refuted(t, "L11", "got watchers of A's node %v after the changes; want B's session %s among them (B watches A again)", w, b.Session.SessionHex())
 	}
 	if stC := pc.Settled(); stC.Wakeups != 0 || !stC.Waiting || stC.Pred != pb.Own {
@@ -981,8 +986,8 @@ func TestL11_CallbackThatIsNoDeletionListsAgain(t *testing.T) {
 // called back with EventNodeDataChanged for a change older than the
 // reconnect, lists again and still waits on A. When A releases, B holds.
 func TestL11_LateCallbackAfterReconnectListsAgain(t *testing.T) {
-	scene.Parallel(t)
-	s := scene.SharedServer(t)
+	harness.Parallel(t)
+	s := harness.SharedServer(t)
 	claims.Open(t, "L11")
 	r := scene.NewScene(t, []string{s.Client})
 	a := r.Join("A", scene.JoinOpts{})
@@ -1014,7 +1019,7 @@ func TestL11_LateCallbackAfterReconnectListsAgain(t *testing.T) {
 
 	claims.Phase(t, "a second cut; O changes A's node while B is away")
 	scene.ShortCut(t, p, b, func() { scene.SetAs(t, r.O, r.OLog, ha.Path, "changed while B was cut off") })
-	wait.For(t, scene.Within, "B's late callback", func() (bool, string) {
+	wait.For(t, harness.Within, "B's late callback", func() (bool, string) {
 		return b.Events.Load() > before, fmt.Sprintf("B's events: %v", b.EventsReceived())
 	})
 	st = stillWaiting("after the late callback")
@@ -1056,10 +1061,10 @@ func TestL11_LateCallbackAfterReconnectListsAgain(t *testing.T) {
 // W's own session has returned: the server sends a session's notifications
 // in order with its replies, so any event F had sent is taken in first.
 func TestL12_UnseenDeletionOnlyDelaysTheWaiter(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	zkserver.RequireFaults(t)
 	claims.Open(t, "L12")
-	c := scene.LeaseTrio(t)
+	c := harness.LeaseTrio(t)
 	leader := c.Leader()
 	sc := &scene.L12Scene{T: t, C: c, F: c.Followers()[0], R: scene.NewScene(t, []string{leader.Client})}
 	h := sc.R.Join("H", scene.JoinOpts{})

@@ -24,8 +24,11 @@ import (
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/jute"
+	"github.com/zk19/zk19/internal/jute/crosscheck"
 	"github.com/zk19/zk19/internal/jute/official"
+	"github.com/zk19/zk19/internal/replicas"
 	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
@@ -56,8 +59,8 @@ import (
 // take before they assert, so the flowchart's steps are told once. Every
 // printed line is what the run observed.
 func Example_s4LostCreateReply() {
-	sc := scene.ExampleScope()
-	defer scene.EndExample(sc)
+	sc := harness.ExampleScope()
+	defer harness.EndExample(sc)
 	for _, id := range []string{"R1", "R2", "R3", "R4"} {
 		claims.Open(sc, id)
 	}
@@ -136,7 +139,7 @@ func Example_s4LostCreateReply() {
 // reply passes with its error on the same connection, so what is lost is
 // the successful reply, not any reply to a create.
 func TestR1_ProxyDropsTheSuccessfulCreateReply(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	claims.Open(t, "R1")
 	lc := scene.LoseCreate(t, "R1", scene.NewLostReply(t, scene.JoinOpts{}))
 	seen := lc.NodesWithGUID(t)
@@ -184,7 +187,7 @@ func TestR1_ProxyDropsTheSuccessfulCreateReply(t *testing.T) {
 // TestR2_SessionSurvivesTheLostReply: after the lost reply A reconnects
 // through the proxy and its session id is unchanged (claim R2, §4 ¶3).
 func TestR2_SessionSurvivesTheLostReply(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	claims.Open(t, "R2")
 	lc := scene.LoseCreate(t, "R2", scene.NewLostReply(t, scene.JoinOpts{}))
 	accepted := lc.Proxy.Stats().Accepted
@@ -212,7 +215,7 @@ func TestR2_SessionSurvivesTheLostReply(t *testing.T) {
 // (no one else is queued); O sees that node with A's session as its owner,
 // and the look-alikes left alone.
 func TestR3_RecoverFindsExactlyTheServersNode(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	claims.Open(t, "R3")
 	lc := scene.LoseCreate(t, "R3", scene.NewLostReply(t, scene.JoinOpts{}))
 	servers := lc.NodesWithGUID(t)
@@ -260,13 +263,13 @@ func TestR3_RecoverFindsExactlyTheServersNode(t *testing.T) {
 // leader's SYNC) is seen held behind the COMMIT, and after the release
 // Recover adopts the node O sees.
 func TestR3_RecoverSyncsBeforeListing(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	zkserver.RequireFaults(t)
 	claims.Open(t, "R3")
-	c := scene.LeaseTrio(t)
+	c := harness.LeaseTrio(t)
 	leader, fs := c.Leader(), c.Followers()
 	fresh, lagging := fs[0], fs[1]
-	route := &scene.Mover{Dials: map[string]int{}}
+	route := &replicas.Mover{Dials: map[string]int{}}
 	lr := scene.NewLostReplyAt(t, fresh, leader, scene.JoinOpts{Client: []zkclient.Option{zkclient.WithDialer(route.Dial)}})
 	t.Logf("A creates through a proxy in front of %s and reconnects to %s; O reads on the leader %s", fresh.Label, lagging.Label, leader.Label)
 	hold := c.Links.HoldCommit(leader.ID, lagging.ID, faultproxy.TxnMatch{Types: scene.CreateOps, Under: lr.Parent, Session: lr.A.Session.SessionID()})
@@ -274,8 +277,8 @@ func TestR3_RecoverSyncsBeforeListing(t *testing.T) {
 	lc := scene.LoseCreate(t, "R3", lr)
 	select {
 	case <-hold.Holding():
-	case <-time.After(scene.Within):
-		claims.NotShown(t, "R3", "the COMMIT of A's create was not held on its way to %s within %v: %+v", lagging.Label, scene.Within, hold.Result())
+	case <-time.After(harness.Within):
+		claims.NotShown(t, "R3", "the COMMIT of A's create was not held on its way to %s within %v: %+v", lagging.Label, harness.Within, hold.Result())
 	}
 	created := hold.Result()
 	t.Logf("nemesis observes: %s got the proposal of %s at zxid %#x; its COMMIT is held", lagging.Label, path.Base(created.Path), created.Zxid)
@@ -309,7 +312,7 @@ func TestR3_RecoverSyncsBeforeListing(t *testing.T) {
 	lc.A.Log.Invoke("recover guid=%s", lc.Guid)
 	go func() { h, err := lc.A.Locker.Recover(ctx, lc.Guid); res <- outcome{h, err} }()
 	var early *outcome
-	wait.For(t, scene.Within, "A's Recover to return, or the leader's SYNC to be held behind the COMMIT", func() (bool, string) {
+	wait.For(t, harness.Within, "A's Recover to return, or the leader's SYNC to be held behind the COMMIT", func() (bool, string) {
 		select {
 		case o := <-res:
 			early = &o
@@ -333,8 +336,8 @@ func TestR3_RecoverSyncsBeforeListing(t *testing.T) {
 	var o outcome
 	select {
 	case o = <-res:
-	case <-time.After(scene.Within):
-		claims.RefutedNow(t, "R3", "Recover did not return within %v of the release", scene.Within)
+	case <-time.After(harness.Within):
+		claims.RefutedNow(t, "R3", "Recover did not return within %v of the release", harness.Within)
 	}
 	if o.err != nil {
 		lc.A.Log.Fail("%v", o.err)
@@ -375,7 +378,7 @@ func TestR3_RecoverSyncsBeforeListing(t *testing.T) {
 //     creates a node at A's exact path: Release leaves X's node alone and
 //     returns lock.ErrLostCandidacy.
 func TestR3_ReleaseLooksAgainAfterALostDelete(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	claims.Open(t, "R3")
 	t.Run("the delete took effect and its reply was lost", func(t *testing.T) {
 		lr, ha, b, pb := scene.ReleaseScene(t, scene.JoinOpts{})
@@ -410,7 +413,7 @@ func TestR3_ReleaseLooksAgainAfterALostDelete(t *testing.T) {
 // neither blocks the queue (claim R4, §4 ¶5; §4 ¶2 forbids deleting other
 // candidates, and none of another session's is touched).
 func TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	claims.Open(t, "R4")
 	lc := scene.LoseCreate(t, "R4", scene.NewLostReply(t, scene.JoinOpts{}))
 	scene.BlindRetry(t, lc)
@@ -446,7 +449,7 @@ func TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses(t *testing.T) {
 // lost reply, but O sees no node. Recover returns
 // ErrMissing and the parent stays empty.
 func TestR5_NoMatchIsMissingNotANewAcquisition(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	claims.Open(t, "R5")
 	lr := scene.NewLostReply(t, scene.JoinOpts{})
 	ctx := scene.LockCtx(t)
@@ -481,7 +484,7 @@ func TestR5_NoMatchIsMissingNotANewAcquisition(t *testing.T) {
 // released, only B's node carries the GUID: Recover returns ErrMissing,
 // names B's node as not adopted, and B's node is still there.
 func TestR6_ANodeOfAnotherSessionIsNotAdopted(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	claims.Open(t, "R6")
 	lc := scene.LoseCreate(t, "R6", scene.NewLostReply(t, scene.JoinOpts{}))
 	ctx := scene.LockCtx(t)
@@ -529,7 +532,7 @@ func TestR6_ANodeOfAnotherSessionIsNotAdopted(t *testing.T) {
 // prefix A's create sent, never the name the server gave the node, and
 // nothing else the proxy reports contains that name's sequence suffix.
 func TestR7_ProxyReadsHeadersAndTheCreateRequestOnly(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	claims.Open(t, "R7")
 	lc := scene.LoseCreate(t, "R7", scene.NewLostReply(t, scene.JoinOpts{}))
 	seen := lc.NodesWithGUID(t)
@@ -574,13 +577,13 @@ func TestR7_ProxyReadsHeadersAndTheCreateRequestOnly(t *testing.T) {
 // a short session. The proxy cuts A off until O sees the server delete A's
 // node, then lets A through: A's client sees Expired and a new session.
 func TestR8_AfterExpiryTheOldNodeGivesNoCandidacy(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	claims.Open(t, "R8")
-	s := scene.ExpiryServer(t)
+	s := harness.ExpiryServer(t)
 	r := scene.NewScene(t, []string{s.Client})
 	O, ctx := r.O, r.Ctx
 	p := zkserver.ClientProxy(t, "A-proxy", s)
-	a := r.Join("A", scene.JoinOpts{Via: []string{p.Addr()}, Client: []zkclient.Option{zkclient.WithSessionTimeout(scene.ExpirySessionTimeout)}})
+	a := r.Join("A", scene.JoinOpts{Via: []string{p.Addr()}, Client: []zkclient.Option{zkclient.WithSessionTimeout(harness.ExpirySessionTimeout)}})
 	h := a.Acquire()
 	_, _, gone, err := O.ExistsW(h.Path)
 	if err != nil {
@@ -590,7 +593,7 @@ func TestR8_AfterExpiryTheOldNodeGivesNoCandidacy(t *testing.T) {
 	old, mark := a.Session.SessionID(), a.Session.Mark()
 	p.Cut(faultproxy.BothEnds)
 	t.Cleanup(p.Heal)
-	ev := wait.Receive(t, 10*scene.ExpirySessionTimeout, "R8: the deletion of A's node", gone)
+	ev := wait.Receive(t, 10*harness.ExpirySessionTimeout, "R8: the deletion of A's node", gone)
 	r.OLog.Ok("event %v on %s: A's node deleted by the server", ev.Type, ev.Path)
 	p.Heal()
 	for _, st := range []zk.State{zk.StateExpired, zk.StateHasSession} {
@@ -645,24 +648,24 @@ func TestR8_AfterExpiryTheOldNodeGivesNoCandidacy(t *testing.T) {
 // in internal/jute does the same on fuzzed bytes.
 func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
 	claims.Open(t, "E5")
-	if scene.Backend.Kind == "" {
-		t.Skipf("E5 compares with the jar of the server under test, and no backend resolved: %v", scene.NoServer)
+	if harness.Backend.Kind == "" {
+		t.Skipf("E5 compares with the jar of the server under test, and no backend resolved: %v", harness.NoServer)
 	}
-	if scene.VersionErr != nil {
-		t.Skipf("skipped: E5 compares with the jar of the server's version, read with srvr; %v", scene.VersionErr)
+	if harness.VersionErr != nil {
+		t.Skipf("skipped: E5 compares with the jar of the server's version, read with srvr; %v", harness.VersionErr)
 	}
-	o := official.Start(t, scene.Backend)
+	o := official.Start(t, harness.Backend)
 	claims.Phase(t, "oracle: %s; ZooKeeper %s on Java %s; jar %v, javac %v, JVM start %v",
 		o.Jar.From, o.About.Version, o.About.Java, o.JarTime.Round(time.Millisecond), o.JavacTime.Round(time.Millisecond), o.JVMTime.Round(time.Millisecond))
 	juteJar := path.Base(o.About.Sources["org.apache.jute.BinaryInputArchive"])
 	for _, k := range official.Kinds {
 		t.Logf("class %s from %s", k.Class, o.About.Sources[k.Class])
 	}
-	if scene.Backend.Kind == zkserver.External && scene.JarVersion(o) != scene.Version.Version {
-		t.Skipf("skipped: E5 compares with the jar of the server under test; the local jar is ZooKeeper %q and the external server answers srvr with %q: set ZK19_ZOOKEEPER_JAR to a jar of the server's version", o.About.Version, scene.Version.Version)
+	if harness.Backend.Kind == zkserver.External && crosscheck.JarVersion(o) != harness.Version.Version {
+		t.Skipf("skipped: E5 compares with the jar of the server under test; the local jar is ZooKeeper %q and the external server answers srvr with %q: set ZK19_ZOOKEEPER_JAR to a jar of the server's version", o.About.Version, harness.Version.Version)
 	}
-	if scene.JarVersion(o) != scene.Version.Version {
-		claims.NotShown(t, "E5", "the jar is ZooKeeper %q; the server under test answers srvr with %q; want the server's own jar", o.About.Version, scene.Version.Version)
+	if crosscheck.JarVersion(o) != harness.Version.Version {
+		claims.NotShown(t, "E5", "the jar is ZooKeeper %q; the server under test answers srvr with %q; want the server's own jar", o.About.Version, harness.Version.Version)
 	}
 
 	claims.Phase(t, "Go records, both ways: official encode -> Go decode, Go encode -> official decode, encodings equal")
@@ -683,7 +686,7 @@ func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
 			t.Logf("check %s %s: ok, %d bytes, same fields both ways; %s", k.Name, c.Name, r.Bytes, r.Note)
 		}
 	}
-	records += scene.CheckCapturedFrames(t, o)
+	records += crosscheck.CheckCapturedFrames(t, o)
 
 	claims.Phase(t, "constants: opcodes and special xids")
 	missing, n, err := o.CheckConstants()
@@ -697,10 +700,10 @@ func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
 			"which the official BinaryOutputArchive writes as CESU-8 and Go as UTF-8 (the official decoder reads Go's bytes back right, and its own as U+FFFD)", cesu)
 	}
 	whose := "the server's own"
-	if scene.Backend.Kind == zkserver.External {
+	if harness.Backend.Kind == zkserver.External {
 		whose = "a local jar of the external server's version"
 	}
 	claims.Evidence(t, "%d records, %d kinds, both directions, agree with org.apache.jute from %s (ZooKeeper %s, %s: srvr says %s), %s; "+
 		"the handshake frames the proxy forwards unread are exactly the official ConnectRequest and ConnectResponse; %d opcodes and xids agree",
-		records, len(official.Kinds), juteJar, scene.JarVersion(o), whose, scene.Version.Version, bytesNote, n)
+		records, len(official.Kinds), juteJar, crosscheck.JarVersion(o), whose, harness.Version.Version, bytesNote, n)
 }

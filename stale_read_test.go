@@ -12,8 +12,9 @@ import (
 	"testing"
 
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/history"
-	"github.com/zk19/zk19/internal/scene"
+	"github.com/zk19/zk19/internal/replicas"
 	"github.com/zk19/zk19/internal/zkserver"
 )
 
@@ -29,14 +30,14 @@ import (
 // The Example is the diagram's one telling. It states its claims' verdicts
 // itself: not shown when the follower did not lag at the read, refuted
 // when B's read or porcupine's verdict says otherwise. TestS1 and TestS2
-// retell it (scene.Retell): their records hold its steps, from which the
+// retell it (harness.Retell): their records hold its steps, from which the
 // evidence draws the diagram. Every printed line is what the run observed.
 func Example_s1StaleReadFromLaggingFollower() {
-	sc := scene.ExampleScope()
-	defer scene.EndExample(sc)
+	sc := harness.ExampleScope()
+	defer harness.EndExample(sc)
 	claims.Open(sc, "S1")
 	claims.Open(sc, "S2")
-	tr := scene.NewTrio(sc) // three servers, a proxy on every link; A on one follower, B on the other; x=0
+	tr := replicas.NewTrio(sc) // three servers, a proxy on every link; A on one follower, B on the other; x=0
 	A, B := tr.A, tr.B
 
 	claims.Phase(sc, "the leader's stream to B's follower is held")
@@ -53,9 +54,9 @@ func Example_s1StaleReadFromLaggingFollower() {
 
 	claims.Phase(sc, "B reads x on its follower while the stream is still held")
 	read := B.Get()
-	held := scene.HeldDown(stream) // bytes leave the proxy only on release: held now means held during the read
+	held := harness.HeldDown(stream) // bytes leave the proxy only on release: held now means held during the read
 	if held == 0 {
-		claims.NotShown(sc, "S1", "got no byte of the leader's stream held within %v of B's read; want some (the follower was not lagging at the read)", scene.Within)
+		claims.NotShown(sc, "S1", "got no byte of the leader's stream held within %v of B's read; want some (the follower was not lagging at the read)", harness.Within)
 	}
 	claims.Evidence(sc, "B read %q on %s after A's acknowledged write of \"1\"; the proxy still held %d bytes of the leader's stream to it when the read returned", read, tr.Lagging.Label, held)
 	if read != "0" {
@@ -75,7 +76,7 @@ func Example_s1StaleReadFromLaggingFollower() {
 	if again != "1" {
 		claims.NotShown(sc, "S2", "after the catch-up B read %q; want \"1\"", again)
 	}
-	withRead := scene.VerdictOf(sc, "S2", moved)
+	withRead := replicas.VerdictOf(sc, "S2", moved)
 	claims.Evidence(sc, "porcupine: the same history with B's read taken after the catch-up is %v (%d operations)", withRead, len(moved.Operations()))
 	if withRead != history.Linearizable {
 		claims.RefutedNow(sc, "S2", "porcupine: got %v for the history with B reading after the catch-up; want linearizable", withRead)
@@ -124,9 +125,9 @@ func Example_s1StaleReadFromLaggingFollower() {
 // and the other follower. The Test retells Example_s1StaleReadFromLaggingFollower:
 // the Example's steps and checks, with this Test's record as their log.
 func TestS1_PlainReadOnLaggingFollowerIsStale(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	zkserver.RequireFaults(t)
-	scene.Retell(t, Example_s1StaleReadFromLaggingFollower)
+	harness.Retell(t, Example_s1StaleReadFromLaggingFollower)
 }
 
 // TestS2_StaleHistoryIsNotLinearizable: as a single read/write register, the
@@ -137,9 +138,9 @@ func TestS1_PlainReadOnLaggingFollowerIsStale(t *testing.T) {
 // stream was released before B read. The Test retells
 // Example_s1StaleReadFromLaggingFollower, whose checks state S2's verdict.
 func TestS2_StaleHistoryIsNotLinearizable(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	zkserver.RequireFaults(t)
-	scene.Retell(t, Example_s1StaleReadFromLaggingFollower)
+	harness.Retell(t, Example_s1StaleReadFromLaggingFollower)
 }
 
 // TestS3_FollowerAnswersReadsFromItsOwnCopy: the lagging follower answers
@@ -149,22 +150,22 @@ func TestS2_StaleHistoryIsNotLinearizable(t *testing.T) {
 // the proxy still held the leader's bytes, and no byte went up from B's
 // follower to the leader for it.
 func TestS3_FollowerAnswersReadsFromItsOwnCopy(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	zkserver.RequireFaults(t)
 	claims.Open(t, "S3")
-	tr := scene.NewTrio(t)
+	tr := replicas.NewTrio(t)
 	tr.HoldLeaderStream()
 	tr.A.Set("1")
 	p := tr.QuorumLink()
 	before := p.Stats()
 	v := tr.B.Get()
 	after := p.Stats()
-	held := scene.HeldDown(p)
+	held := harness.HeldDown(p)
 	claims.Evidence(t, "B's read returned %q while %d bytes of the leader's stream were held; %d bytes went up to the leader during it", v, held, after.UpBytes-before.UpBytes)
 	// A proxy that held nothing made no lag: checked first, so that run
 	// is not shown rather than refuted.
 	if held == 0 {
-		claims.BrokenCheck(t, "S3", "the proxy held nothing from the leader within %v; want the write's proposal held", scene.Within)
+		claims.BrokenCheck(t, "S3", "the proxy held nothing from the leader within %v; want the write's proposal held", harness.Within)
 	}
 	if v != "0" {
 		claims.Refuted(t, "S3", "B's read returned %q; want the follower's own \"0\"", v)
@@ -187,15 +188,15 @@ func TestS3_FollowerAnswersReadsFromItsOwnCopy(t *testing.T) {
 //     z: that server refuses the session (its own log says so) until it has
 //     caught up, so B's read never returns the older state.
 func TestS4_SessionOrderAndNoGoingBack(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	zkserver.RequireFaults(t)
 	claims.Open(t, "S4")
 	// The server says why it turns a session away at INFO.
-	tr := scene.NewTrio(t, zkserver.WithLogger("org.apache.zookeeper.server.ZooKeeperServer", "info"))
+	tr := replicas.NewTrio(t, zkserver.WithLogger("org.apache.zookeeper.server.ZooKeeperServer", "info"))
 	t.Run("a session reads its own write on a lagging follower", func(t *testing.T) {
-		scene.ReadYourWrite(tr.In(t))
+		replicas.ReadYourWrite(tr.In(t))
 	})
 	t.Run("a server behind the session's last zxid refuses it", func(t *testing.T) {
-		scene.NoGoingBack(tr.In(t))
+		replicas.NoGoingBack(tr.In(t))
 	})
 }

@@ -18,8 +18,9 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/history"
-	"github.com/zk19/zk19/internal/scene"
+	"github.com/zk19/zk19/internal/replicas"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
@@ -41,10 +42,10 @@ import (
 // history. TestY2 retells it. Every printed line is what the run observed;
 // each call and fault is logged.
 func Example_s2SyncInZK1675Window() {
-	sc := scene.ExampleScope()
-	defer scene.EndExample(sc)
+	sc := harness.ExampleScope()
+	defer harness.EndExample(sc)
 	claims.Open(sc, "Y2")
-	w := scene.NewZK1675(sc) // five servers, a proxy on every link, x=0 everywhere; B on a follower of the leader
+	w := replicas.NewZK1675(sc) // five servers, a proxy on every link, x=0 everywhere; B on a follower of the leader
 	old, B := w.Old, w.B
 	oldMode, bMode := w.Mode(old), w.Mode(w.OldFollower)
 	if oldMode != "leader" || bMode != "follower" {
@@ -109,10 +110,10 @@ func Example_s2SyncInZK1675Window() {
 // follower has forwarded the sync and the leader has answered into the
 // proxy's buffer, then checks that sync is still pending.
 func TestY1_SyncWaitsForTheLeaderStream(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	zkserver.RequireFaults(t)
 	claims.Open(t, "Y1")
-	scene.RequireWaitsForTheStream(t, "Y1", "sync "+scene.XPath, func(tr *scene.Trio) error { _, err := tr.B.Conn.Sync(scene.XPath); return err })
+	replicas.RequireWaitsForTheStream(t, "Y1", "sync "+replicas.XPath, func(tr *replicas.Trio) error { _, err := tr.B.Conn.Sync(replicas.XPath); return err })
 }
 
 // TestY2_SyncInTheZK1675WindowReadsStale reproduces ZOOKEEPER-1675 on five
@@ -126,9 +127,9 @@ func TestY1_SyncWaitsForTheLeaderStream(t *testing.T) {
 // composite read, is not linearizable. Last, the record says how long the
 // window stayed open.
 func TestY2_SyncInTheZK1675WindowReadsStale(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	zkserver.RequireFaults(t)
-	scene.Retell(t, Example_s2SyncInZK1675Window)
+	harness.Retell(t, Example_s2SyncInZK1675Window)
 }
 
 // TestY3_WriteBarrierGivesItsProgress: a successful real update by B's own
@@ -136,11 +137,11 @@ func TestY2_SyncInTheZK1675WindowReadsStale(t *testing.T) {
 // follower has applied it, and it comes after A's write in the leader's
 // stream, so the read after it sees x=1 (claim Y3, article §2).
 func TestY3_WriteBarrierGivesItsProgress(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	zkserver.RequireFaults(t)
 	claims.Open(t, "Y3")
-	scene.RequireWaitsForTheStream(t, "Y3", "set /barrier (write barrier)", func(tr *scene.Trio) error {
-		_, err := tr.B.Conn.Set(scene.BarrierPath, []byte("b"), -1)
+	replicas.RequireWaitsForTheStream(t, "Y3", "set /barrier (write barrier)", func(tr *replicas.Trio) error {
+		_, err := tr.B.Conn.Set(replicas.BarrierPath, []byte("b"), -1)
 		return err
 	})
 }
@@ -155,15 +156,15 @@ func TestY3_WriteBarrierGivesItsProgress(t *testing.T) {
 // barrier, waits for the held stream. That is an implementation fact, not a
 // documented guarantee.
 func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	zkserver.RequireFaults(t)
 	claims.Open(t, "Y4")
-	trio := scene.NewTrio(t)
+	trio := replicas.NewTrio(t)
 	t.Run("exists does not advance the follower", func(t *testing.T) {
 		tr := trio.In(t)
 		tr.LagBehind("1")
-		tr.B.Log.Invoke("exists %s", scene.XPath)
-		ok, _, err := tr.B.Exists(scene.XPath)
+		tr.B.Log.Invoke("exists %s", replicas.XPath)
+		ok, _, err := tr.B.Exists(replicas.XPath)
 		if err != nil {
 			t.Fatalf("exists: %v", err)
 		}
@@ -178,18 +179,18 @@ func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 	t.Run("heartbeats do not advance the follower", func(t *testing.T) {
 		tr := trio.In(t)
 		tr.LagBehind("2")
-		line, err := scene.ConsFor(tr.Lagging, tr.B.SessionID())
+		line, err := replicas.ConsFor(tr.Lagging, tr.B.SessionID())
 		if err != nil {
 			t.Fatal(err)
 		}
-		recv0, _ := strconv.Atoi(scene.ConsField(line, "recved"))
+		recv0, _ := strconv.Atoi(replicas.ConsField(line, "recved"))
 		const heartbeats = 2 // one every third of B's session timeout: several of the server's ticks
-		wait.For(t, 2*scene.Within, fmt.Sprintf("%d heartbeats from B at its follower", heartbeats), func() (bool, string) {
-			l, err := scene.ConsFor(tr.Lagging, tr.B.SessionID())
-			n, _ := strconv.Atoi(scene.ConsField(l, "recved"))
-			return err == nil && n >= recv0+heartbeats && scene.ConsField(l, "lop") == "PING", fmt.Sprintf("%s %v", l, err)
+		wait.For(t, 2*harness.Within, fmt.Sprintf("%d heartbeats from B at its follower", heartbeats), func() (bool, string) {
+			l, err := replicas.ConsFor(tr.Lagging, tr.B.SessionID())
+			n, _ := strconv.Atoi(replicas.ConsField(l, "recved"))
+			return err == nil && n >= recv0+heartbeats && replicas.ConsField(l, "lop") == "PING", fmt.Sprintf("%s %v", l, err)
 		})
-		l, _ := scene.ConsFor(tr.Lagging, tr.B.SessionID())
+		l, _ := replicas.ConsFor(tr.Lagging, tr.B.SessionID())
 		t.Logf("B's follower after the heartbeats: %s", l)
 		v := tr.B.Get()
 		claims.Evidence(t, "after %d heartbeats counted at B's follower, B read %q (A had written \"2\")", heartbeats, v)
@@ -206,7 +207,7 @@ func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := tr.BlockedUntilRelease("set /x \"9\" version 99 (wrong version)", func() error {
-			_, err := tr.B.Conn.Set(scene.XPath, []byte("9"), 99)
+			_, err := tr.B.Conn.Set(replicas.XPath, []byte("9"), 99)
 			return err
 		})
 		z1, err := tr.LeaderServer.Srvr()
@@ -242,10 +243,10 @@ func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 // getData, which then returns the older value (claim Y5, article §2). The
 // composite interval is linearizable; the inner getData interval alone is not.
 func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	zkserver.RequireFaults(t)
 	claims.Open(t, "Y5")
-	tr := scene.NewTrio(t)
+	tr := replicas.NewTrio(t)
 	tr.A.Set("1")
 	claims.Phase(t, "B's composite read: barrier, then getData")
 	composite := tr.History.Rec.Invoke(2, history.Read, "") // recorded live: barrier's call to getData's return
@@ -259,8 +260,8 @@ func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 	tr.HoldLeaderStream()
 	tr.History.Client(t, "C", 3, tr.A.Client).Set("2")
 	readStart := tr.History.Rec.Now()
-	tr.B.Log.Invoke("get %s", scene.XPath)
-	b, _, err := tr.B.Conn.Get(scene.XPath)
+	tr.B.Log.Invoke("get %s", replicas.XPath)
+	b, _, err := tr.B.Conn.Get(replicas.XPath)
 	if err != nil {
 		t.Fatalf("get: %v", err)
 	}
@@ -287,13 +288,13 @@ func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 		return r
 	}
 	t.Run("the composite interval from the barrier's call is linearizable", func(t *testing.T) {
-		scene.RequireHistory(t, "Y5", "the history with the composite read from the barrier's call", build(barrierStart), true)
+		harness.RequireHistory(t, "Y5", "the history with the composite read from the barrier's call", build(barrierStart), true)
 	})
 	t.Run("the same composite read, recorded live, is linearizable", func(t *testing.T) {
-		scene.RequireHistory(t, "Y5", "the history recorded live, with the composite read", tr.History.Rec, true)
+		harness.RequireHistory(t, "Y5", "the history recorded live, with the composite read", tr.History.Rec, true)
 	})
 	t.Run("the inner getData interval alone is not linearizable", func(t *testing.T) {
-		scene.RequireHistory(t, "Y5", "the history with only the inner getData interval", build(readStart), false)
+		harness.RequireHistory(t, "Y5", "the history with only the inner getData interval", build(readStart), false)
 	})
 }
 
@@ -301,10 +302,10 @@ func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 // up to itself; hold the stream again, let A write, and B's next plain read
 // is stale again (claim Y6, article §2).
 func TestY6_OneBarrierDoesNotMakeLaterReadsFresh(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	zkserver.RequireFaults(t)
 	claims.Open(t, "Y6")
-	tr := scene.NewTrio(t)
+	tr := replicas.NewTrio(t)
 	tr.A.Set("1")
 	tr.B.Log.Invoke("set /barrier")
 	if _, err := tr.B.Conn.Set("/barrier", []byte("b"), -1); err != nil {
@@ -336,10 +337,10 @@ func TestY6_OneBarrierDoesNotMakeLaterReadsFresh(t *testing.T) {
 // returned, and it returns only after the acknowledgements are released and
 // the write commits; B's read after it sees the write.
 func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	zkserver.RequireFaults(t)
 	claims.Open(t, "Y7")
-	c := scene.StartCluster(t, 5, zkserver.WithTickTime(scene.Y7Tick), zkserver.WithLimits(10, scene.Y7SyncLimit))
+	c := harness.StartCluster(t, 5, zkserver.WithTickTime(replicas.Y7Tick), zkserver.WithLimits(10, replicas.Y7SyncLimit))
 	leader, fs := c.Leader(), c.Followers()
 	if len(fs) != 4 {
 		t.Fatalf("got %d followers; want 4", len(fs))
@@ -348,44 +349,44 @@ func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 	A := zkclient.Connect(t, "A", []string{leader.Client})
 	B := zkclient.Connect(t, "B", []string{syncer.Client})
 	pa, pb := claims.NewActor(t, "A"), claims.NewActor(t, "B")
-	if _, err := A.Create(scene.XPath, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatalf("create %s: %v", scene.XPath, err)
+	if _, err := A.Create(replicas.XPath, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("create %s: %v", replicas.XPath, err)
 	}
 
-	claims.Phase(t, "hold the acknowledgements of %v: the leader and %s are two of the five, one short of a quorum", scene.Labels(silent), syncer.Label)
+	claims.Phase(t, "hold the acknowledgements of %v: the leader and %s are two of the five, one short of a quorum", harness.Labels(silent), syncer.Label)
 	for _, f := range silent {
 		c.Links.Hold(f.ID, leader.ID)
 	}
 	claims.Phase(t, "control: nothing is outstanding, so the leader answers B's sync at once")
-	scene.SyncAs(t, B, pb, scene.Within)
+	replicas.SyncAs(t, B, pb, harness.Within)
 
 	claims.Phase(t, "A's write is proposed and cannot commit")
 	// Bytes held on the followers' links say nothing of A's write: their
 	// pings are held too. The leader counts a proposal once it has put it
 	// among the outstanding ones and sent it, so its count passing the one
 	// read before the write is the write outstanding.
-	proposals := scene.Mntr(t, leader)["zk_proposal_count"]
-	pa.Invoke("set %s \"1\"", scene.XPath)
+	proposals := harness.Mntr(t, leader)["zk_proposal_count"]
+	pa.Invoke("set %s \"1\"", replicas.XPath)
 	written := make(chan error, 1)
-	go func() { _, err := A.Set(scene.XPath, []byte("1"), -1); written <- err }()
-	wait.For(t, scene.Within, "the leader to propose A's write", func() (bool, string) {
-		n := scene.Mntr(t, leader)["zk_proposal_count"]
+	go func() { _, err := A.Set(replicas.XPath, []byte("1"), -1); written <- err }()
+	wait.For(t, harness.Within, "the leader to propose A's write", func() (bool, string) {
+		n := harness.Mntr(t, leader)["zk_proposal_count"]
 		return n > proposals, fmt.Sprintf("leader zk_proposal_count=%d (%d before the write)", n, proposals)
 	})
 
 	claims.Phase(t, "B syncs from %s while the write is outstanding", syncer.Label)
-	pb.Invoke("sync %s", scene.XPath)
+	pb.Invoke("sync %s", replicas.XPath)
 	synced := make(chan error, 1)
-	go func() { _, err := B.Sync(scene.XPath); synced <- err }()
+	go func() { _, err := B.Sync(replicas.XPath); synced <- err }()
 	var early error
-	wait.For(t, scene.Within, "the leader to park B's sync, or B's sync to return", func() (bool, string) {
+	wait.For(t, harness.Within, "the leader to park B's sync, or B's sync to return", func() (bool, string) {
 		select {
 		case err := <-synced:
 			early = fmt.Errorf("sync returned (err %v) while the write was outstanding", err)
 			return true, ""
 		default:
 		}
-		n := scene.Mntr(t, leader)["zk_pending_syncs"]
+		n := harness.Mntr(t, leader)["zk_pending_syncs"]
 		return n >= 1, fmt.Sprintf("leader zk_pending_syncs=%d", n)
 	})
 	// A write that returned had a quorum: the acknowledgements were not
@@ -398,7 +399,7 @@ func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 	if early != nil {
 		claims.RefutedNow(t, "Y7", "%v", early)
 	}
-	claims.Evidence(t, "with A's write outstanding, leader %s reports zk_pending_syncs=%d and B's sync has not returned", leader.Label, scene.Mntr(t, leader)["zk_pending_syncs"])
+	claims.Evidence(t, "with A's write outstanding, leader %s reports zk_pending_syncs=%d and B's sync has not returned", leader.Label, harness.Mntr(t, leader)["zk_pending_syncs"])
 	pb.Info("sync pending")
 
 	claims.Phase(t, "release the acknowledgements: the write commits, then the sync returns")
@@ -406,13 +407,13 @@ func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 		c.Links.Release(f.ID, leader.ID)
 	}
 	for name, ch := range map[string]chan error{"A's write": written, "B's sync": synced} {
-		if err := wait.Receive(t, scene.Within, "Y7: the return of "+name+" after the release", ch); err != nil {
+		if err := wait.Receive(t, harness.Within, "Y7: the return of "+name+" after the release", ch); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
 	pa.Ok("")
 	pb.Ok("sync")
-	v, _ := scene.ReadAs(t, B, pb, scene.XPath)
+	v, _ := replicas.ReadAs(t, B, pb, replicas.XPath)
 	claims.Evidence(t, "after the release B's sync returned and B read %q", v)
 	if v != "1" {
 		claims.Refuted(t, "Y7", "the read after the parked sync returned %q; want \"1\"", v)
@@ -427,10 +428,10 @@ func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 // are ("0","0") before it and ("1","1") after it; B's pair is checked
 // against them and against the zxids of what it read.
 func TestY8_BarrierIsNoSnapshotAcrossPaths(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	zkserver.RequireFaults(t)
 	claims.Open(t, "Y8")
-	tr := scene.NewTrio(t)
+	tr := replicas.NewTrio(t)
 	for _, p := range []string{"/a", "/b"} {
 		if _, err := tr.A.Create(p, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatalf("create %s: %v", p, err)
@@ -438,11 +439,11 @@ func TestY8_BarrierIsNoSnapshotAcrossPaths(t *testing.T) {
 	}
 	claims.Phase(t, "B's barrier, then B reads /a")
 	tr.B.Log.Invoke("set /barrier")
-	if _, err := tr.B.Conn.Set(scene.BarrierPath, []byte("b"), -1); err != nil {
+	if _, err := tr.B.Conn.Set(replicas.BarrierPath, []byte("b"), -1); err != nil {
 		t.Fatalf("barrier: %v", err)
 	}
 	tr.B.Log.Ok("")
-	a, aStat := scene.ReadAs(t, tr.B.Client, tr.B.Log, "/a")
+	a, aStat := replicas.ReadAs(t, tr.B.Client, tr.B.Log, "/a")
 	claims.Phase(t, "A changes /a and /b in one multi")
 	tr.A.Log.Invoke("multi [set /a \"1\", set /b \"1\"]")
 	res, err := tr.A.Multi(&zk.SetDataRequest{Path: "/a", Data: []byte("1"), Version: -1}, &zk.SetDataRequest{Path: "/b", Data: []byte("1"), Version: -1})
@@ -455,7 +456,7 @@ func TestY8_BarrierIsNoSnapshotAcrossPaths(t *testing.T) {
 	if _, err := tr.B.Conn.Sync("/b"); err != nil {
 		t.Fatalf("sync: %v", err)
 	}
-	b, bStat := scene.ReadAs(t, tr.B.Client, tr.B.Log, "/b")
+	b, bStat := replicas.ReadAs(t, tr.B.Client, tr.B.Log, "/b")
 	claims.Evidence(t, "B read (a=%q at mzxid 0x%x, b=%q at mzxid 0x%x) across A's multi of zxid 0x%x; the tree only ever held (\"0\",\"0\") and (\"1\",\"1\")",
 		a, aStat.Mzxid, b, bStat.Mzxid, multiZxid)
 	// The reads must straddle the multi for the pair to say anything:
@@ -489,23 +490,23 @@ const y9Requests = 5
 func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
 	zkserver.RequireFaults(t)
 	claims.Open(t, "Y9")
-	tr := scene.NewTrio(t)
+	tr := replicas.NewTrio(t)
 	link := tr.QuorumLink()
 	// b is the one client measured: the one checked to be on the follower
 	// whose link the proxy counts, before and after the rounds, and the one
 	// every operation is given.
 	b := tr.B.Client
-	get := func(c *zkclient.Client) error { _, _, err := c.Get(scene.XPath); return err }
-	kinds := []*scene.Y9Kind{
+	get := func(c *zkclient.Client) error { _, _, err := c.Get(replicas.XPath); return err }
+	kinds := []*replicas.Y9Kind{
 		{Name: "get", Op: get},
 		{Name: "sync+get", Op: func(c *zkclient.Client) error {
-			if _, err := c.Sync(scene.XPath); err != nil {
+			if _, err := c.Sync(replicas.XPath); err != nil {
 				return err
 			}
 			return get(c)
 		}},
 		{Name: "set+get", Op: func(c *zkclient.Client) error {
-			if _, err := c.Set(scene.BarrierPath, []byte("b"), -1); err != nil {
+			if _, err := c.Set(replicas.BarrierPath, []byte("b"), -1); err != nil {
 				return err
 			}
 			return get(c)
@@ -513,27 +514,27 @@ func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
 	}
 	// The link counted is B's follower's: B must be that follower's client,
 	// or the link's counts say nothing of B's reads.
-	if why := scene.OnServer(b, tr.Lagging, tr.Servers); why != "" {
+	if why := replicas.OnServer(b, tr.Lagging, tr.Servers); why != "" {
 		claims.NotShown(t, "Y9", "B is not on the follower whose link the proxy counts: %s", why)
 	}
 	sid := b.SessionID()
 	// What the follower received in b's session, before and after: the
 	// rounds' requests must be among it, or they were measured elsewhere.
 	recved := func(when string) int {
-		n, err := scene.Recved(tr.Lagging, sid)
+		n, err := replicas.Recved(tr.Lagging, sid)
 		if err != nil {
 			claims.NotShown(t, "Y9", "%s the rounds, what %s received in B's session 0x%x: %v", when, tr.Lagging.Label, sid, err)
 		}
 		return n
 	}
 	recv0 := recved("before")
-	base := scene.SameZxid(t, tr.Servers, "every server to report the same zxid before the rounds", 0)
-	claims.Phase(t, "B reads /x on %s three ways, interleaved, up to %d rounds within %v", tr.Lagging.Label, scene.Y9Rounds, scene.Y9Within)
-	deadline := time.Now().Add(scene.Y9Within)
+	base := replicas.SameZxid(t, tr.Servers, "every server to report the same zxid before the rounds", 0)
+	claims.Phase(t, "B reads /x on %s three ways, interleaved, up to %d rounds within %v", tr.Lagging.Label, replicas.Y9Rounds, replicas.Y9Within)
+	deadline := time.Now().Add(replicas.Y9Within)
 	rounds := 0
-	for ; rounds < scene.Y9Rounds && time.Now().Before(deadline); rounds++ {
+	for ; rounds < replicas.Y9Rounds && time.Now().Before(deadline); rounds++ {
 		if rounds == 1 {
-			tr.B.Log.Info("rounds 2-%d: the same three operations in rotated order, log muted", scene.Y9Rounds)
+			tr.B.Log.Info("rounds 2-%d: the same three operations in rotated order, log muted", replicas.Y9Rounds)
 		}
 		for j := range kinds {
 			k := kinds[(rounds+j)%len(kinds)]
@@ -553,36 +554,36 @@ func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
 			}
 		}
 	}
-	if rounds < scene.Y9MinRounds {
-		claims.NotShown(t, "Y9", "%d rounds within %v; want at least %d for medians", rounds, scene.Y9Within, scene.Y9MinRounds)
+	if rounds < replicas.Y9MinRounds {
+		claims.NotShown(t, "Y9", "%d rounds within %v; want at least %d for medians", rounds, replicas.Y9Within, replicas.Y9MinRounds)
 	}
-	if why := scene.OnServer(b, tr.Lagging, tr.Servers); why != "" || b.SessionID() != sid {
+	if why := replicas.OnServer(b, tr.Lagging, tr.Servers); why != "" || b.SessionID() != sid {
 		claims.NotShown(t, "Y9", "B left the follower whose link the proxy counts during the rounds (session 0x%x, then 0x%x): %s", sid, b.SessionID(), why)
 	}
 	// get, sync and get, set and get: five requests a round.
 	if got, want := recved("after")-recv0, y9Requests*rounds; got < want {
 		claims.NotShown(t, "Y9", "%s received %d packets in B's session 0x%x over %d rounds; want at least %d (%d requests a round): the operations timed went through another server", tr.Lagging.Label, got, sid, rounds, want, y9Requests)
 	}
-	after := scene.SameZxid(t, tr.Servers, fmt.Sprintf("every server to apply the %d barriers", rounds), base+int64(rounds))
+	after := replicas.SameZxid(t, tr.Servers, fmt.Sprintf("every server to apply the %d barriers", rounds), base+int64(rounds))
 	if after != base+int64(rounds) {
 		claims.Refuted(t, "Y9", "every server's zxid went from %#x to %#x over %d set barriers, %d syncs and %d gets; want +%d, one replicated write per barrier", base, after, rounds, rounds, 2*rounds, rounds)
 	}
 	get0, sync0, set0 := kinds[0], kinds[1], kinds[2]
 	var parts []string
 	for _, k := range kinds {
-		parts = append(parts, fmt.Sprintf("%s %.0f µs (link: %d bytes up, %d down)", k.Name, scene.MedianMicros(k.Took), scene.MedianOf(k.Up), scene.MedianOf(k.Down)))
+		parts = append(parts, fmt.Sprintf("%s %.0f µs (link: %d bytes up, %d down)", k.Name, harness.MedianMicros(k.Took), replicas.MedianOf(k.Up), replicas.MedianOf(k.Down)))
 	}
 	claims.Evidence(t, "%d rounds by %s's client in session 0x%x on %s (%s), the follower whose link was counted: medians %s; every server's zxid went from %#x to %#x: +%d for %d set barriers, none for %d syncs and %d gets", rounds, b.Name, sid, tr.Lagging.Label, b.Server(), strings.Join(parts, ", "), base, after, after-base, rounds, rounds, 2*rounds)
-	if scene.MedianOf(get0.Up)+scene.MedianOf(get0.Down) != 0 {
-		claims.Refuted(t, "Y9", "a plain get moved %d bytes up, %d down on the follower's link (medians); want none: it is served by the follower", scene.MedianOf(get0.Up), scene.MedianOf(get0.Down))
+	if replicas.MedianOf(get0.Up)+replicas.MedianOf(get0.Down) != 0 {
+		claims.Refuted(t, "Y9", "a plain get moved %d bytes up, %d down on the follower's link (medians); want none: it is served by the follower", replicas.MedianOf(get0.Up), replicas.MedianOf(get0.Down))
 	}
-	if scene.MedianOf(sync0.Up) == 0 || scene.MedianOf(sync0.Down) == 0 {
-		claims.Refuted(t, "Y9", "sync+get moved %d bytes up, %d down on the follower's link (medians); want the sync forwarded to the leader and its answer back", scene.MedianOf(sync0.Up), scene.MedianOf(sync0.Down))
+	if replicas.MedianOf(sync0.Up) == 0 || replicas.MedianOf(sync0.Down) == 0 {
+		claims.Refuted(t, "Y9", "sync+get moved %d bytes up, %d down on the follower's link (medians); want the sync forwarded to the leader and its answer back", replicas.MedianOf(sync0.Up), replicas.MedianOf(sync0.Down))
 	}
-	if scene.MedianOf(set0.Up) <= scene.MedianOf(sync0.Up) || scene.MedianOf(set0.Down) <= scene.MedianOf(sync0.Down) {
-		claims.Refuted(t, "Y9", "set+get moved %d bytes up, %d down (medians); sync+get %d, %d; want more both ways: the request and its ack up, the proposal and its commit down", scene.MedianOf(set0.Up), scene.MedianOf(set0.Down), scene.MedianOf(sync0.Up), scene.MedianOf(sync0.Down))
+	if replicas.MedianOf(set0.Up) <= replicas.MedianOf(sync0.Up) || replicas.MedianOf(set0.Down) <= replicas.MedianOf(sync0.Down) {
+		claims.Refuted(t, "Y9", "set+get moved %d bytes up, %d down (medians); sync+get %d, %d; want more both ways: the request and its ack up, the proposal and its commit down", replicas.MedianOf(set0.Up), replicas.MedianOf(set0.Down), replicas.MedianOf(sync0.Up), replicas.MedianOf(sync0.Down))
 	}
-	if g, sy, se := scene.MedianMicros(get0.Took), scene.MedianMicros(sync0.Took), scene.MedianMicros(set0.Took); !(g < sy && sy < se) {
+	if g, sy, se := harness.MedianMicros(get0.Took), harness.MedianMicros(sync0.Took), harness.MedianMicros(set0.Took); !(g < sy && sy < se) {
 		claims.Refuted(t, "Y9", "medians get %.0f µs, sync+get %.0f µs, set+get %.0f µs; want them in this order, rising", g, sy, se)
 	}
 }

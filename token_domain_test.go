@@ -15,6 +15,8 @@ import (
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/fencescene"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
@@ -73,17 +75,17 @@ func TestT2_RecreatedParentRestartsNumbering(t *testing.T) {
 		{"-1 before 0", -1, 0},
 		{"math.MinInt64 before math.MinInt64+1", math.MinInt64, math.MinInt64 + 1},
 	} {
-		scene.OnEachResource(t, "orders domain "+d.name+" whatever the sequence", func(t *testing.T, kind string, res scene.FencedResource) {
+		fencescene.OnEachResource(t, "orders domain "+d.name+" whatever the sequence", func(t *testing.T, kind string, res fencescene.FencedResource) {
 			// The old domain's mark has the largest sequence a lock node
 			// can carry, the new holder the first.
 			// Both of one lock: Token{Domain: 0, Seq: 0} without a lock would be the zero Token, which no resource takes.
 			lockID := fence.LockID("/t2")
 			old, next := fence.Token{Lock: lockID, Domain: d.lo, Seq: math.MaxInt32}, fence.Token{Lock: lockID, Domain: d.hi, Seq: 0}
 			A, B := claims.NewActor(t, "A"), claims.NewActor(t, "B")
-			scene.WriteAs(t, A, res, old, "old-domain")
-			nb := scene.WriteAs(t, B, res, next, "new-domain")
-			late := scene.WriteAs(t, A, res, old, "old-domain-late")
-			value, mark, _ := scene.ReadResource(t, res)
+			fencescene.WriteAs(t, A, res, old, "old-domain")
+			nb := fencescene.WriteAs(t, B, res, next, "new-domain")
+			late := fencescene.WriteAs(t, A, res, old, "old-domain-late")
+			value, mark, _ := fencescene.ReadResource(t, res)
 			claims.Evidence(t, "%s resource: after mark %v, the new domain's %v accepted=%v; the old domain's %v then accepted=%v; value %q, mark %v", kind, old, next, nb.Accepted, old, late.Accepted, value, mark)
 			if !nb.Accepted || late.Accepted || value != "new-domain" || mark != next {
 				claims.Refuted(t, "T2", "the %s resource, domain %s: got the new holder %v accepted=%v over mark %v, then the old %v accepted=%v, value %q, mark %v; want the new accepted, the old refused, \"new-domain\" with mark %v", kind, d.name, next, nb.Accepted, old, old, late.Accepted, value, mark, next)
@@ -91,9 +93,9 @@ func TestT2_RecreatedParentRestartsNumbering(t *testing.T) {
 		})
 	}
 	ctx := context.Background()
-	s := scene.SharedServer(t)
+	s := harness.SharedServer(t)
 	A := zkclient.Connect(t, "A", []string{s.Client})
-	root := scene.TestRoot(t, A)
+	root := harness.TestRoot(t, A)
 	parent := root + "/locks"
 	acquireSeqs := func(n int) []fence.Token {
 		if _, err := A.Create(parent, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
@@ -124,17 +126,17 @@ func TestT2_RecreatedParentRestartsNumbering(t *testing.T) {
 		claims.RefutedNow(t, "T2", "the recreated parent numbered the first candidate %d; want 0", newDomain[0].Seq)
 	}
 	oldMark, newHolder := oldDomain[2], newDomain[0]
-	scene.OnEachResource(t, "that kept the old domain's mark and compares sequences only rejects every new holder", func(t *testing.T, kind string, res scene.FencedResource) {
-		scene.WriteAs(t, claims.NewActor(t, "A"), res, scene.SeqOnly(oldMark), "old-domain")
-		r := scene.WriteAs(t, claims.NewActor(t, "B"), res, scene.SeqOnly(newHolder), "new-domain")
+	fencescene.OnEachResource(t, "that kept the old domain's mark and compares sequences only rejects every new holder", func(t *testing.T, kind string, res fencescene.FencedResource) {
+		fencescene.WriteAs(t, claims.NewActor(t, "A"), res, fencescene.SeqOnly(oldMark), "old-domain")
+		r := fencescene.WriteAs(t, claims.NewActor(t, "B"), res, fencescene.SeqOnly(newHolder), "new-domain")
 		claims.Evidence(t, "%s resource, sequences only: new holder seq %d after the old mark seq %d accepted=%v", kind, newHolder.Seq, oldMark.Seq, r.Accepted)
 		if r.Accepted {
 			claims.Refuted(t, "T2", "the %s resource: new holder seq %d accepted over old mark seq %d; want rejected", kind, newHolder.Seq, oldMark.Seq)
 		}
 	})
-	scene.OnEachResource(t, "that compares the parent's czxid first accepts the new domain", func(t *testing.T, kind string, res scene.FencedResource) {
-		scene.WriteAs(t, claims.NewActor(t, "A"), res, oldMark, "old-domain")
-		r := scene.WriteAs(t, claims.NewActor(t, "B"), res, newHolder, "new-domain")
+	fencescene.OnEachResource(t, "that compares the parent's czxid first accepts the new domain", func(t *testing.T, kind string, res fencescene.FencedResource) {
+		fencescene.WriteAs(t, claims.NewActor(t, "A"), res, oldMark, "old-domain")
+		r := fencescene.WriteAs(t, claims.NewActor(t, "B"), res, newHolder, "new-domain")
 		claims.Evidence(t, "%s resource, czxid first: new holder %v after the old mark %v accepted=%v", kind, newHolder, oldMark, r.Accepted)
 		if newHolder.Domain <= oldMark.Domain || !r.Accepted {
 			claims.Refuted(t, "T2", "the %s resource: new token %v vs old mark %v accepted=%v; want a larger domain, accepted", kind, newHolder, oldMark, r.Accepted)
@@ -147,10 +149,10 @@ func TestT2_RecreatedParentRestartsNumbering(t *testing.T) {
 // same czxid (claim T3, §6 ¶3). Two creates in one multi,
 // then a third on its own: the first two share czxid, the third differs.
 func TestT3_CzxidIsNotAUniqueToken(t *testing.T) {
-	s := scene.SharedServer(t)
+	s := harness.SharedServer(t)
 	claims.Open(t, "T3")
 	a := zkclient.Connect(t, "A", []string{s.Client})
-	root := scene.TestRoot(t, a)
+	root := harness.TestRoot(t, a)
 	pa := claims.NewActor(t, "A")
 	acl := zk.WorldACL(zk.PermAll)
 	pa.Invoke("multi [create %s/one, create %s/two]", root, root)
@@ -194,10 +196,10 @@ func TestT3_CzxidIsNotAUniqueToken(t *testing.T) {
 // first, and clears nothing, accepts B and refuses A.
 func TestT4_ResetMarkLetsTheOldHolderIn(t *testing.T) {
 	claims.Open(t, "T4")
-	s := scene.SharedServer(t)
+	s := harness.SharedServer(t)
 	O := zkclient.Connect(t, "O", []string{s.Client})
 	oa := claims.NewActor(t, "O")
-	parent := scene.TestRoot(t, O) + "/locks"
+	parent := harness.TestRoot(t, O) + "/locks"
 	createParent := func() {
 		oa.Invoke("create %s", parent)
 		if _, err := O.Create(parent, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
@@ -219,7 +221,7 @@ func TestT4_ResetMarkLetsTheOldHolderIn(t *testing.T) {
 	a.Log.Info("A's worker keeps token %v and pauses", tokA)
 	claims.Phase(t, "the operator deletes the lock parent, A's node with it, and creates it again")
 	oa.Invoke("delete %s and everything below it", parent)
-	if err := scene.DeleteTree(O.Conn, parent); err != nil {
+	if err := harness.DeleteTree(O.Conn, parent); err != nil {
 		t.Fatalf("delete %s: %v", parent, err)
 	}
 	oa.Ok("")
@@ -231,29 +233,29 @@ func TestT4_ResetMarkLetsTheOldHolderIn(t *testing.T) {
 	if tokB.Seq != 0 || tokA.Seq != 2 || tokB.Domain <= tokA.Domain {
 		claims.NotShown(t, "T4", "A %v, B %v; want A sequence 2, B sequence 0 and a larger czxid for B", tokA, tokB)
 	}
-	scene.OnEachResource(t, "that clears its mark when the parent is recreated accepts the old holder's late write again", func(t *testing.T, kind string, res scene.FencedResource) {
+	fencescene.OnEachResource(t, "that clears its mark when the parent is recreated accepts the old holder's late write again", func(t *testing.T, kind string, res fencescene.FencedResource) {
 		pa, pb := claims.NewActor(t, "A"), claims.NewActor(t, "B")
-		scene.WriteAs(t, pa, res, scene.SeqOnly(tokA), "A-first")
+		fencescene.WriteAs(t, pa, res, fencescene.SeqOnly(tokA), "A-first")
 		oa := claims.NewActor(t, "O")
 		oa.Invoke("clear the resource's mark: the parent was recreated")
-		if err := scene.ClearMark(context.Background(), res); err != nil {
+		if err := fencescene.ClearMark(context.Background(), res); err != nil {
 			t.Fatalf("clear the mark: %v", err)
 		}
 		oa.Ok("")
-		bw := scene.WriteAs(t, pb, res, scene.SeqOnly(tokB), "new-owner")
-		late := scene.WriteAs(t, pa, res, scene.SeqOnly(tokA), "stale-late")
-		v, _, _ := scene.ReadResource(t, res)
+		bw := fencescene.WriteAs(t, pb, res, fencescene.SeqOnly(tokB), "new-owner")
+		late := fencescene.WriteAs(t, pa, res, fencescene.SeqOnly(tokA), "stale-late")
+		v, _, _ := fencescene.ReadResource(t, res)
 		claims.Evidence(t, "%s resource, mark cleared, sequences only: B's seq %d accepted=%v; then A's late seq %d accepted=%v over %q; value %q", kind, tokB.Seq, bw.Accepted, tokA.Seq, late.Accepted, late.Prev, v)
 		if !bw.Accepted || !late.Accepted || v != "stale-late" {
 			claims.Refuted(t, "T4", "the %s resource: after clearing the mark B accepted=%v, A's late write accepted=%v, value %q; want both accepted and A's \"stale-late\" over B's write", kind, bw.Accepted, late.Accepted, v)
 		}
 	})
-	scene.OnEachResource(t, "that compares the parent's czxid first refuses the old holder's late write", func(t *testing.T, kind string, res scene.FencedResource) {
+	fencescene.OnEachResource(t, "that compares the parent's czxid first refuses the old holder's late write", func(t *testing.T, kind string, res fencescene.FencedResource) {
 		pa, pb := claims.NewActor(t, "A"), claims.NewActor(t, "B")
-		scene.WriteAs(t, pa, res, tokA, "A-first")
-		bw := scene.WriteAs(t, pb, res, tokB, "new-owner")
-		late := scene.WriteAs(t, pa, res, tokA, "stale-late")
-		v, _, _ := scene.ReadResource(t, res)
+		fencescene.WriteAs(t, pa, res, tokA, "A-first")
+		bw := fencescene.WriteAs(t, pb, res, tokB, "new-owner")
+		late := fencescene.WriteAs(t, pa, res, tokA, "stale-late")
+		v, _, _ := fencescene.ReadResource(t, res)
 		claims.Evidence(t, "%s resource, czxid first, nothing cleared: B's %v accepted=%v; then A's late %v accepted=%v; value %q", kind, tokB, bw.Accepted, tokA, late.Accepted, v)
 		if !bw.Accepted || late.Accepted || v != "new-owner" {
 			claims.Refuted(t, "T4", "the %s resource: B's %v accepted=%v, A's late %v accepted=%v, value %q; want B accepted, A refused, \"new-owner\"", kind, tokB, bw.Accepted, tokA, late.Accepted, v)
@@ -282,38 +284,38 @@ func TestT4_ResetMarkLetsTheOldHolderIn(t *testing.T) {
 // raised at every change of the domain (here: per incarnation), compared
 // first.
 func TestT5_WipedEnsembleRestartsNumberingAndZxids(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	zkserver.RequireFaults(t)
 	claims.Open(t, "T5")
 	s := zkserver.Start(t)
-	claims.Phase(t, "the first incarnation: A holds under %s; its worker keeps the token", scene.T5Parent)
-	o1, a, tokA := scene.HoldOnFreshServer(t, s, "O1", "A")
+	claims.Phase(t, "the first incarnation: A holds under %s; its worker keeps the token", fencescene.T5Parent)
+	o1, a, tokA := fencescene.HoldOnFreshServer(t, s, "O1", "A")
 	claims.Phase(t, "the old ensemble's clients go with it; the server's data is wiped and it starts again")
 	for _, c := range []*zkclient.Client{a.Session, o1} {
-		if err := c.CloseWait(scene.Within); err != nil {
+		if err := c.CloseWait(harness.Within); err != nil {
 			t.Fatalf("close %s: %v", c.Name, err)
 		}
 	}
-	before := scene.ServerZxid(t, s)
+	before := fencescene.ServerZxid(t, s)
 	s.RestartWiped(t)
-	after := scene.ServerZxid(t, s)
+	after := fencescene.ServerZxid(t, s)
 	t.Logf("server zxid before the wipe 0x%x, after it 0x%x", before, after)
-	claims.Phase(t, "the second incarnation: the same steps, and B holds under %s", scene.T5Parent)
-	_, _, tokB := scene.HoldOnFreshServer(t, s, "O2", "B")
+	claims.Phase(t, "the second incarnation: the same steps, and B holds under %s", fencescene.T5Parent)
+	_, _, tokB := fencescene.HoldOnFreshServer(t, s, "O2", "B")
 	claims.Evidence(t, "server zxid 0x%x before the wipe, 0x%x after it; the parent's czxid 0x%x, then 0x%x; A's token %v, B's token %v", before, after, tokA.Domain, tokB.Domain, tokA, tokB)
 	if after >= before || tokB.Domain > tokA.Domain || tokB.Seq != 0 {
 		claims.RefutedNow(t, "T5", "zxid 0x%x after the wipe (0x%x before), czxid 0x%x after (0x%x before), B's sequence %d; want zxids from the start, a czxid that repeats or goes back, sequence 0", after, before, tokB.Domain, tokA.Domain, tokB.Seq)
 	}
-	scene.OnEachResource(t, "that trusts the parent's czxid as the domain no longer orders the old holder before the new", func(t *testing.T, kind string, res scene.FencedResource) {
-		bw, late, v := scene.T5Writes(t, res, tokA, tokB)
+	fencescene.OnEachResource(t, "that trusts the parent's czxid as the domain no longer orders the old holder before the new", func(t *testing.T, kind string, res fencescene.FencedResource) {
+		bw, late, v := fencescene.T5Writes(t, res, tokA, tokB)
 		claims.Evidence(t, "%s resource trusting czxid: B's %v accepted=%v; A's late %v accepted=%v; value %q", kind, tokB, bw.Accepted, tokA, late.Accepted, v)
 		if bw.Accepted && !late.Accepted {
 			claims.Refuted(t, "T5", "the %s resource: with czxid 0x%x after the wipe and 0x%x before, B's %v was accepted and A's late %v refused; want the czxid domain to fail one of them", kind, tokB.Domain, tokA.Domain, tokB, tokA)
 		}
 	})
-	scene.OnEachResource(t, "that compares a generation the operator assigns per incarnation first refuses the old holder", func(t *testing.T, kind string, res scene.FencedResource) {
+	fencescene.OnEachResource(t, "that compares a generation the operator assigns per incarnation first refuses the old holder", func(t *testing.T, kind string, res fencescene.FencedResource) {
 		oldTok, newTok := fence.Token{Lock: tokA.Lock, Domain: 1, Seq: tokA.Seq}, fence.Token{Lock: tokB.Lock, Domain: 2, Seq: tokB.Seq}
-		bw, late, v := scene.T5Writes(t, res, oldTok, newTok)
+		bw, late, v := fencescene.T5Writes(t, res, oldTok, newTok)
 		claims.Evidence(t, "%s resource, operator's generation first: B's %v accepted=%v; A's late %v accepted=%v; value %q", kind, newTok, bw.Accepted, oldTok, late.Accepted, v)
 		if !bw.Accepted || late.Accepted || v != "new-owner" {
 			claims.Refuted(t, "T5", "the %s resource: B's %v accepted=%v, A's late %v accepted=%v, value %q; want B accepted, A refused, \"new-owner\"", kind, newTok, bw.Accepted, oldTok, late.Accepted, v)

@@ -1,7 +1,7 @@
 package zk19_test
 
 // §7 of the article (三个本机场景的证据): what makes the record evidence.
-// TestMain (internal/scene.Main) resolves the backend, prints the record's
+// TestMain (internal/harness.Main) resolves the backend, prints the record's
 // header and leaves nothing behind; E1 to E4 check that servers listen on
 // loopback only, that no wait guesses a window, that a scenario leaves
 // nothing behind even when interrupted, and that the header names what ran.
@@ -22,12 +22,13 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 )
 
-func TestMain(m *testing.M) { scene.Main(m) }
+func TestMain(m *testing.M) { harness.Main(m) }
 
 // TestF10_ServerCleanupAndExpiredEventAreTwoObservations: the server's
 // deletion of A's node (seen by B) and A's own Expired event are separate
@@ -38,8 +39,8 @@ func TestMain(m *testing.M) { scene.Main(m) }
 // that its token is stale. The steps are §5's fencing sequence, retold
 // (Example_s5aFencingSequence), whose last step is the heal.
 func TestF10_ServerCleanupAndExpiredEventAreTwoObservations(t *testing.T) {
-	scene.Parallel(t)
-	scene.Retell(t, Example_s5aFencingSequence)
+	harness.Parallel(t)
+	harness.Retell(t, Example_s5aFencingSequence)
 }
 
 // TestE1_ServersListenOnlyOnLoopback: every socket of the experiment is on
@@ -65,24 +66,24 @@ func TestF10_ServerCleanupAndExpiredEventAreTwoObservations(t *testing.T) {
 // 0.6–0.9 s on a five that Y2 had first (ten runs), and Y2's window closed
 // before its sync once in three go test ./... runs.
 func TestE1_ServersListenOnlyOnLoopback(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	zkserver.RequireFaults(t)
 	claims.Open(t, "E1")
-	scene.RequireServerOnLoopback(t, scene.SharedServer(t), true)
+	harness.RequireServerOnLoopback(t, harness.SharedServer(t), true)
 	for _, n := range []int{3, 5} {
 		t.Run(fmt.Sprintf("%d servers", n), func(t *testing.T) {
-			var c *scene.Cluster
+			var c *harness.Cluster
 			if n == 3 {
-				c = scene.LeaseWhenFree(t, scene.TrioKind, scene.E1Patience)
+				c = harness.LeaseWhenFree(t, harness.TrioKind, harness.E1Patience)
 			} else {
-				c = scene.StartCluster(t, n)
+				c = harness.StartCluster(t, n)
 			}
 			p := zkserver.ClientProxy(t, "E1-proxy", c.Servers[0])
 			zkclient.Connect(t, "E1", []string{p.Addr()})
 			for _, srv := range c.Servers {
-				scene.RequireServerOnLoopback(t, srv, false)
+				harness.RequireServerOnLoopback(t, srv, false)
 			}
-			scene.RequireOwnSocketsOnLoopback(t)
+			harness.RequireOwnSocketsOnLoopback(t)
 		})
 	}
 	if t.Failed() {
@@ -98,7 +99,7 @@ func TestE1_ServersListenOnlyOnLoopback(t *testing.T) {
 			servers++
 			who := fmt.Sprintf("%s of ensemble %d (%d servers)", srv.Label, i+1, len(e.Servers))
 			for _, a := range []string{srv.Client, srv.Quorum, srv.Election} {
-				scene.RequireRunTimeAddr(t, who+" was given", a, "drawn")
+				harness.RequireRunTimeAddr(t, who+" was given", a, "drawn")
 				if other, ok := owner[a]; ok {
 					claims.Refuted(t, "E1", "%s was given %s, which %s was given too; want a port drawn for each server", who, a, other)
 				}
@@ -109,12 +110,13 @@ func TestE1_ServersListenOnlyOnLoopback(t *testing.T) {
 	if bySize[3] == 0 || bySize[5] == 0 {
 		claims.NotShown(t, "E1", "the run's record of started ensembles holds sizes %v; want the 3-server one this test borrowed and the 5-server one it started", bySize)
 	}
-	claims.Evidence(t, "while running, the shared server, a 3- and a 5-server ensemble, their proxies and this process listen on and dial only 127.0.0.1; all %d servers of the ensembles this run started so far (%s) were given %d distinct ports, each drawn at run time", servers, scene.StartedSizes(ran), len(owner))
+	claims.Evidence(t, "while running, the shared server, a 3- and a 5-server ensemble, their proxies and this process listen on and dial only 127.0.0.1; all %d servers of the ensembles this run started so far (%s) were given %d distinct ports, each drawn at run time", servers, harness.StartedSizes(ran), len(owner))
 }
 
 // TestE2_NoSleepGuessesAWindow: no proof, and no step of a scene a proof
-// plays (internal/scene, internal/chaos, ./peers), waits a guessed time for a
-// window to open (claim E2, "三个本机场景的证据"). A wait on time alone
+// plays (internal/harness and the scene packages, internal/chaos, ./peers),
+// waits a guessed time for a window to open (claim E2, "三个本机场景的证据").
+// A wait on time alone
 // (time.Sleep, a bare receive from time.After or a timer's channel, a select
 // whose only cases are timers, a range over a ticker, time.AfterFunc) must
 // be for a named constant of this package that is a session timeout. A
@@ -136,12 +138,13 @@ func TestE2_NoSleepGuessesAWindow(t *testing.T) {
 			}
 		}
 	})
-	// The root's proofs, and the rooms that hold their scenes' steps (the
-	// fixtures, C1's workers, the peer table): in the root and ./peers the
-	// test files, in the rooms every file.
+	// The root's proofs, and the packages that hold their scenes' steps
+	// (the harness, the lock, replica and fencing scenes, E5's codec
+	// check, C1's workers, the peer table): in the root and ./peers the
+	// test files, in the others every file.
 	var allowed, refused []string
 	files := 0
-	for _, dir := range []string{".", "internal/scene", "internal/chaos", "peers"} {
+	for _, dir := range []string{".", "internal/harness", "internal/scene", "internal/replicas", "internal/fencescene", "internal/jute/crosscheck", "internal/chaos", "peers"} {
 		fset := token.NewFileSet()
 		var all, scanned []*ast.File
 		names, _ := filepath.Glob(filepath.Join(dir, "*.go"))
@@ -186,16 +189,16 @@ func TestE2_NoSleepGuessesAWindow(t *testing.T) {
 // once closed, and a child interrupted right after it made its test's
 // parent on the user's server must have removed it.
 func TestE3_ScenarioLeavesNothingBehind(t *testing.T) {
-	if scene.Backend.Kind == zkserver.External {
+	if harness.Backend.Kind == zkserver.External {
 		claims.Open(t, "E3")
-		t.Run("a scenario leaves no node on the user's server when its scope closes", scene.ScopeLeavesNothingOnTheUsersServer)
-		t.Run("an interrupted run leaves no parent of its own on the user's server", scene.InterruptLeavesNoParentOnTheUsersServer("TestL1_FreshGUIDEphemeralSequentialUnderOneParent"))
+		t.Run("a scenario leaves no node on the user's server when its scope closes", harness.ScopeLeavesNothingOnTheUsersServer)
+		t.Run("an interrupted run leaves no parent of its own on the user's server", harness.InterruptLeavesNoParentOnTheUsersServer("TestL1_FreshGUIDEphemeralSequentialUnderOneParent"))
 		return
 	}
 	zkserver.RequireFaults(t)
 	claims.Open(t, "E3")
-	t.Run("a scenario leaves nothing behind when its scope closes", scene.ScopeLeavesNothing)
-	t.Run("an interrupted run leaves nothing behind", scene.InterruptLeavesNothing)
+	t.Run("a scenario leaves nothing behind when its scope closes", harness.ScopeLeavesNothing)
+	t.Run("an interrupted run leaves nothing behind", harness.InterruptLeavesNothing)
 }
 
 // TestE4_RecordStartsWithServerVersionBackendAndSize checks the header that
@@ -211,11 +214,11 @@ func TestE3_ScenarioLeavesNothingBehind(t *testing.T) {
 // before the first test.
 func TestE4_RecordStartsWithServerVersionBackendAndSize(t *testing.T) {
 	t.Parallel()
-	s := scene.SharedServer(t)
+	s := harness.SharedServer(t)
 	claims.Open(t, "E4")
-	scene.AfterTheOtherTests(t)
-	if scene.VersionErr != nil {
-		t.Skipf("skipped: the header names the server's version, read with srvr; %v", scene.VersionErr)
+	harness.AfterTheOtherTests(t)
+	if harness.VersionErr != nil {
+		t.Skipf("skipped: the header names the server's version, read with srvr; %v", harness.VersionErr)
 	}
 	st, err := s.Srvr()
 	if err != nil {
@@ -224,28 +227,28 @@ func TestE4_RecordStartsWithServerVersionBackendAndSize(t *testing.T) {
 	if !regexp.MustCompile(`^3\.\d+\.\d+$`).MatchString(st.Version) {
 		claims.Refuted(t, "E4", "got server version %q; want 3.x.y", st.Version)
 	}
-	want := []string{"# zk19 verification record\n", "# backend:   " + string(scene.Backend.Kind), "ZooKeeper " + st.Version + " "}
+	want := []string{"# zk19 verification record\n", "# backend:   " + string(harness.Backend.Kind), "ZooKeeper " + st.Version + " "}
 	for _, w := range want {
-		if !strings.Contains(scene.PrintedHeader, w) {
-			claims.Refuted(t, "E4", "got a printed header without %q; want it:\n%s", w, scene.PrintedHeader)
+		if !strings.Contains(harness.PrintedHeader, w) {
+			claims.Refuted(t, "E4", "got a printed header without %q; want it:\n%s", w, harness.PrintedHeader)
 		}
 	}
-	if !strings.HasPrefix(scene.PrintedHeader, "# zk19 verification record") {
-		claims.Refuted(t, "E4", "got a header starting %q; want the record's title first", scene.PrintedHeader)
+	if !strings.HasPrefix(harness.PrintedHeader, "# zk19 verification record") {
+		claims.Refuted(t, "E4", "got a header starting %q; want the record's title first", harness.PrintedHeader)
 	}
 	ran := zkserver.Started()
-	if scene.Backend.Kind != zkserver.External && len(ran) == 0 {
+	if harness.Backend.Kind != zkserver.External && len(ran) == 0 {
 		claims.NotShown(t, "E4", "the run's record of started ensembles is empty; want at least the shared server")
 	}
 	for _, e := range ran {
-		if e.Backend.Kind != scene.Backend.Kind {
-			claims.Refuted(t, "E4", "an ensemble of %s ran on the %s backend; the header says %s", scene.SizeName(len(e.Servers)), e.Backend.Kind, scene.Backend.Kind)
+		if e.Backend.Kind != harness.Backend.Kind {
+			claims.Refuted(t, "E4", "an ensemble of %s ran on the %s backend; the header says %s", harness.SizeName(len(e.Servers)), e.Backend.Kind, harness.Backend.Kind)
 		}
 	}
-	for _, miss := range scene.UnnamedSizes(scene.PrintedHeader, ran) {
-		claims.Refuted(t, "E4", "the run started %s, which the header's ensembles line does not name:\n%s", miss, scene.PrintedHeader)
+	for _, miss := range harness.UnnamedSizes(harness.PrintedHeader, ran) {
+		claims.Refuted(t, "E4", "the run started %s, which the header's ensembles line does not name:\n%s", miss, harness.PrintedHeader)
 	}
-	claims.Evidence(t, "the record began with: %s; ensembles the run's Tests started: %s", strings.ReplaceAll(scene.PrintedHeader, "\n", " | "), scene.StartedSizes(ran))
+	claims.Evidence(t, "the record began with: %s; ensembles the run's Tests started: %s", strings.ReplaceAll(harness.PrintedHeader, "\n", " | "), harness.StartedSizes(ran))
 }
 
 // TestA1_OpenACLLetsAThiefMakeASecondHolder: under an open ACL any session

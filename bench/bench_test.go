@@ -20,6 +20,7 @@ import (
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
@@ -56,9 +57,9 @@ type handoffKind struct {
 // handoff can cost: one delete by the holder, then one getChildren by the
 // next holder. Reported: the median of each, and the ratios.
 func BenchmarkLockHandoff(b *testing.B) {
-	s := scene.SharedServer(b)
+	s := harness.SharedServer(b)
 	d := benchClients(b, s, "O", 1)[0]
-	root := scene.TestRoot(b, d)
+	root := harness.TestRoot(b, d)
 	kinds := []handoffKind{oursHandoff(b, s, subRoot(b, d, root, "ours")), zkLockHandoff(b, s, d, subRoot(b, d, root, "zkLock")), floorHandoff(b, s, subRoot(b, d, root, "floor"))}
 	lat := make([][]time.Duration, len(kinds))
 	b.ResetTimer()
@@ -70,10 +71,10 @@ func BenchmarkLockHandoff(b *testing.B) {
 	}
 	b.StopTimer()
 	for k, kind := range kinds {
-		b.ReportMetric(scene.MedianMicros(lat[k]), "µs-"+kind.name)
+		b.ReportMetric(harness.MedianMicros(lat[k]), "µs-"+kind.name)
 	}
-	b.ReportMetric(scene.MedianMicros(lat[0])/scene.MedianMicros(lat[1]), "ours/zkLock")
-	b.ReportMetric(scene.MedianMicros(lat[0])/scene.MedianMicros(lat[2]), "ours/floor")
+	b.ReportMetric(harness.MedianMicros(lat[0])/harness.MedianMicros(lat[1]), "ours/zkLock")
+	b.ReportMetric(harness.MedianMicros(lat[0])/harness.MedianMicros(lat[2]), "ours/floor")
 }
 
 // subRoot makes the persistent parent root/name.
@@ -201,9 +202,9 @@ type pairKind struct {
 // handoff at a time is its natural baseline). The kinds take turns, a
 // block of pairs each, b.N pairs in all for each.
 func BenchmarkLockThroughput(b *testing.B) {
-	s := scene.SharedServer(b)
+	s := harness.SharedServer(b)
 	d := benchClients(b, s, "O", 1)[0]
-	root := scene.TestRoot(b, d)
+	root := harness.TestRoot(b, d)
 	const workers = 4
 	kinds := []pairKind{
 		oursPairs(b, s, subRoot(b, d, root, "ours"), workers),
@@ -300,7 +301,7 @@ func (k pairKind) block(b *testing.B, n int) time.Duration {
 // BenchmarkProxyOverhead measures getData through the client proxy against
 // getData direct, in one run: median latency added and throughput ratio.
 func BenchmarkProxyOverhead(b *testing.B) {
-	s := scene.SharedServer(b)
+	s := harness.SharedServer(b)
 	p, err := faultproxy.New(s.Client, faultproxy.WithZooKeeperFrames())
 	if err != nil {
 		b.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/exampleout"
 )
 
 var (
@@ -75,8 +76,8 @@ func firstError(res *result) string {
 		}
 	}
 	// An Example whose output differs: quote the first differing line.
-	if got, want, ok := exampleDiff(res.Lines); ok {
-		return fmt.Sprintf("output differs: got %q, want %q", got, want)
+	if d, ok := exampleout.First(res.Lines); ok {
+		return fmt.Sprintf("output differs: got %q, want %q", d.Got, d.Want)
 	}
 	for _, l := range ls {
 		if strings.Contains(l, "want") {
@@ -97,63 +98,6 @@ func firstError(res *result) string {
 		return ls[len(ls)-1]
 	}
 	return "no output"
-}
-
-// exampleDiff reads the "got:" and "want:" blocks go test prints for a
-// failing Example and returns the first line where they differ.
-func exampleDiff(lines []string) (got, want string, ok bool) {
-	var g, w []string
-	var cur *[]string
-	for _, l := range lines {
-		switch strings.TrimSpace(l) {
-		case "got:":
-			cur = &g
-			continue
-		case "want:":
-			cur = &w
-			continue
-		}
-		if strings.HasPrefix(strings.TrimSpace(l), "--- ") || strings.HasPrefix(l, "=== ") {
-			cur = nil
-			continue
-		}
-		if cur != nil {
-			*cur = append(*cur, l)
-		}
-	}
-	for i := 0; i < len(g) || i < len(w); i++ {
-		var a, b string
-		if i < len(g) {
-			a = g[i]
-		}
-		if i < len(w) {
-			b = w[i]
-		}
-		if a != b {
-			return a, b, true
-		}
-	}
-	return "", "", false
-}
-
-// withoutDiff drops the "got:"/"want:" blocks of failing Examples: the
-// verdict quotes the first difference, and printed output is no log line.
-func withoutDiff(lines []string) []string {
-	var out []string
-	in := false
-	for _, l := range lines {
-		switch t := strings.TrimSpace(l); {
-		case t == "got:" || t == "want:":
-			in = true
-			continue
-		case strings.HasPrefix(l, "=== ") || strings.HasPrefix(t, "--- "):
-			in = false
-		}
-		if !in {
-			out = append(out, l)
-		}
-	}
-	return out
 }
 
 // skipReason is the last log line before "--- SKIP" that talks of

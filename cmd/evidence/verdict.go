@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/exampleout"
 )
 
 // Verdict kinds: the words of the evidence table (see legend). Refuted and
@@ -73,7 +74,7 @@ func verdictFor(c claims.Claim, run *Run, h Header, version string) Verdict {
 		Tests:      pr.tests,
 		Decisive:   observations(pr.attrs),
 		DecisiveZh: observationsZh(pr.attrs),
-		Context:    operations(withoutDiff(pr.lines), 6),
+		Context:    operations(exampleout.Without(pr.lines), 6),
 	}
 	v.Kind, v.Text = decide(c, pr, run, h, version)
 	if word, reason := verdictOn(run.PkgAttrs, c.ID); word != "" {

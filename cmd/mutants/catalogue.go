@@ -47,81 +47,110 @@ type Fault struct {
 type Edit struct{ File, Old, New string }
 
 func parseFault(name string, b []byte) (Fault, error) {
-	f := Fault{Source: name}
-	var cur *Edit
-	var block *string
-	var lines []string
-	flush := func() {
-		if block != nil {
-			*block = strings.Join(lines, "\n")
-		}
-		block, lines = nil, nil
-	}
+	r := &faultReader{name: name, f: Fault{Source: name}}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
 	for n := 1; sc.Scan(); n++ {
-		l := sc.Text()
-		switch {
-		case strings.HasPrefix(l, "=== file "):
-			flush()
-			f.Edits = append(f.Edits, Edit{File: strings.TrimSpace(strings.TrimPrefix(l, "=== file "))})
-			cur = &f.Edits[len(f.Edits)-1]
-		case cur != nil && l == "--- old":
-			flush()
-			block = &cur.Old
-		case cur != nil && l == "--- new":
-			flush()
-			block = &cur.New
-		case block != nil:
-			lines = append(lines, l)
-		case cur != nil:
-			if strings.TrimSpace(l) != "" {
-				return f, fmt.Errorf("%s:%d: text outside --- old / --- new", name, n)
-			}
-		case strings.HasPrefix(l, "#"), strings.TrimSpace(l) == "":
-		default:
-			k, v, ok := strings.Cut(l, ":")
-			if !ok {
-				return f, fmt.Errorf("%s:%d: want key: value", name, n)
-			}
-			v = strings.TrimSpace(v)
-			switch k {
-			case "id":
-				f.ID = v
-			case "what":
-				f.What = v
-			case "run":
-				fs := strings.Fields(v)
-				if len(fs) < 2 {
-					return f, fmt.Errorf("%s:%d: run: want a package and tests", name, n)
-				}
-				f.Runs = append(f.Runs, plan{pkg: fs[0], tests: fs[1:]})
-			case "expect":
-				f.Expect = v
-			case "fast":
-				f.Fast = v == "yes" || v == "true"
-			case "note":
-				f.Note = v
-			default:
-				return f, fmt.Errorf("%s:%d: unknown key %q", name, n, k)
-			}
+		if err := r.line(n, sc.Text()); err != nil {
+			return r.f, err
 		}
 	}
-	flush()
+	r.flush()
+	if err := r.f.complete(); err != nil {
+		return r.f, err
+	}
+	return r.f, sc.Err()
+}
+
+// faultReader reads a .fault file a line at a time: its header's keys,
+// then each file's old and new text.
+type faultReader struct {
+	name  string
+	f     Fault
+	cur   *Edit   // the edit of the last "=== file" line
+	block *string // its old or new text, being read
+	lines []string
+}
+
+func (r *faultReader) flush() {
+	if r.block != nil {
+		*r.block = strings.Join(r.lines, "\n")
+	}
+	r.block, r.lines = nil, nil
+}
+
+// line reads line n, l.
+func (r *faultReader) line(n int, l string) error {
+	switch {
+	case strings.HasPrefix(l, "=== file "):
+		r.flush()
+		r.f.Edits = append(r.f.Edits, Edit{File: strings.TrimSpace(strings.TrimPrefix(l, "=== file "))})
+		r.cur = &r.f.Edits[len(r.f.Edits)-1]
+	case r.cur != nil && l == "--- old":
+		r.flush()
+		r.block = &r.cur.Old
+	case r.cur != nil && l == "--- new":
+		r.flush()
+		r.block = &r.cur.New
+	case r.block != nil:
+		r.lines = append(r.lines, l)
+	case r.cur != nil:
+		if strings.TrimSpace(l) != "" {
+			return fmt.Errorf("%s:%d: text outside --- old / --- new", r.name, n)
+		}
+	case strings.HasPrefix(l, "#"), strings.TrimSpace(l) == "":
+	default:
+		return r.header(n, l)
+	}
+	return nil
+}
+
+// header reads a "key: value" line of the header.
+func (r *faultReader) header(n int, l string) error {
+	k, v, ok := strings.Cut(l, ":")
+	if !ok {
+		return fmt.Errorf("%s:%d: want key: value", r.name, n)
+	}
+	v = strings.TrimSpace(v)
+	switch k {
+	case "id":
+		r.f.ID = v
+	case "what":
+		r.f.What = v
+	case "run":
+		fs := strings.Fields(v)
+		if len(fs) < 2 {
+			return fmt.Errorf("%s:%d: run: want a package and tests", r.name, n)
+		}
+		r.f.Runs = append(r.f.Runs, plan{pkg: fs[0], tests: fs[1:]})
+	case "expect":
+		r.f.Expect = v
+	case "fast":
+		r.f.Fast = v == "yes" || v == "true"
+	case "note":
+		r.f.Note = v
+	default:
+		return fmt.Errorf("%s:%d: unknown key %q", r.name, n, k)
+	}
+	return nil
+}
+
+// complete says what a fault read whole still lacks.
+func (f Fault) complete() error {
 	switch {
 	case f.ID == "" || f.What == "":
-		return f, fmt.Errorf("%s: id and what are required", name)
+		return fmt.Errorf("%s: id and what are required", f.Source)
 	case len(f.Runs) == 0:
-		return f, fmt.Errorf("%s: no run line", name)
+		return fmt.Errorf("%s: no run line", f.Source)
 	case len(f.Edits) == 0:
-		return f, fmt.Errorf("%s: no edit", name)
+		return fmt.Errorf("%s: no edit", f.Source)
 	}
 	for _, e := range f.Edits {
 		if e.Old == "" || e.Old == e.New {
-			return f, fmt.Errorf("%s: edit of %s: empty old text, or new text equal to it", name, e.File)
+			return fmt.Errorf("%s: edit of %s: empty old text, or new text equal to it", f.Source, e.File)
 		}
 	}
-	return f, sc.Err()
+	return nil
 }
 
 // loadFaults reads every *.fault file of dir, in name order.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/exampleout"
 )
 
 // runner runs the go command for the module at root.
@@ -129,7 +130,7 @@ func (r *runner) goTest(ctx context.Context, pkg string, tests []string, overlay
 	cmd.Env = r.env()
 	if overlay != "" {
 		// The proofs that read the source (F6's) read it through the
-		// same overlay as the compiler (internal/scene/gate.go, ReadSource).
+		// same overlay as the compiler (internal/srcread, ReadSource).
 		cmd.Env = append(cmd.Env, "ZK19_SOURCE_OVERLAY="+overlay)
 	}
 	setGroup(cmd)
@@ -164,9 +165,7 @@ var (
 // failed, its first verdict attribute (an attribute event, or an ATTR line
 // an Example prints) and the line that gives the verdict's reason.
 func readEvents(out []byte, stderr string) Outcome {
-	var o Outcome
-	outputs := map[string][]string{} // top-level test → its output lines
-	var verdicts []struct{ test, claim, word string }
+	lg := &eventLog{outputs: map[string][]string{}}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -174,35 +173,9 @@ func readEvents(out []byte, stderr string) Outcome {
 		if json.Unmarshal(sc.Bytes(), &ev) != nil {
 			continue
 		}
-		top, _, _ := strings.Cut(ev.Test, "/")
-		switch ev.Action {
-		case "build-fail":
-			o.Invalid = true
-		case "output":
-			l := strings.TrimRight(ev.Output, "\n")
-			if strings.Contains(l, "[build failed]") || strings.Contains(l, "[setup failed]") {
-				o.Invalid = true
-			}
-			if timedOut.MatchString(l) {
-				o.TimedOut = true
-			}
-			if t, key, value, ok := claims.ParseAttr(l); ok {
-				if id, ok := claims.VerdictClaim(key); ok {
-					tt, _, _ := strings.Cut(t, "/")
-					verdicts = append(verdicts, struct{ test, claim, word string }{tt, id, value})
-				}
-			}
-			outputs[top] = append(outputs[top], l)
-		case "attr":
-			if id, ok := claims.VerdictClaim(ev.Key); ok {
-				verdicts = append(verdicts, struct{ test, claim, word string }{top, id, ev.Value})
-			}
-		case "fail":
-			if ev.Test != "" && o.Test == "" {
-				o.Killed, o.Test = true, top
-			}
-		}
+		lg.add(ev)
 	}
+	o := lg.o
 	if strings.Contains(stderr, "build failed") || strings.Contains(stderr, "setup failed") {
 		o.Invalid = true
 	}
@@ -214,33 +187,82 @@ func readEvents(out []byte, stderr string) Outcome {
 	if o.TimedOut {
 		o.Killed = false
 	}
-	for _, v := range verdicts {
+	for _, v := range lg.verdicts {
 		if o.Test == "" || v.test == o.Test {
 			o.Claim, o.Verdict = v.claim, v.word
 			break
 		}
 	}
-	lines := outputs[o.Test]
+	o.Line = reasonLine(o, lg.outputs[o.Test])
+	return o
+}
+
+// verdictAttr is a verdict attribute a test stated: its claim and word.
+type verdictAttr struct{ test, claim, word string }
+
+// eventLog is what a go test -json stream said so far: the outcome, each
+// top-level test's output lines and the verdict attributes in order.
+type eventLog struct {
+	o        Outcome
+	outputs  map[string][]string
+	verdicts []verdictAttr
+}
+
+func (lg *eventLog) add(ev event) {
+	top, _, _ := strings.Cut(ev.Test, "/")
+	switch ev.Action {
+	case "build-fail":
+		lg.o.Invalid = true
+	case "output":
+		l := strings.TrimRight(ev.Output, "\n")
+		if strings.Contains(l, "[build failed]") || strings.Contains(l, "[setup failed]") {
+			lg.o.Invalid = true
+		}
+		if timedOut.MatchString(l) {
+			lg.o.TimedOut = true
+		}
+		if t, key, value, ok := claims.ParseAttr(l); ok {
+			if id, ok := claims.VerdictClaim(key); ok {
+				tt, _, _ := strings.Cut(t, "/")
+				lg.verdicts = append(lg.verdicts, verdictAttr{tt, id, value})
+			}
+		}
+		lg.outputs[top] = append(lg.outputs[top], l)
+	case "attr":
+		if id, ok := claims.VerdictClaim(ev.Key); ok {
+			lg.verdicts = append(lg.verdicts, verdictAttr{top, id, ev.Value})
+		}
+	case "fail":
+		if ev.Test != "" && lg.o.Test == "" {
+			lg.o.Killed, lg.o.Test = true, top
+		}
+	}
+}
+
+// reasonLine is the line that gives o's verdict its reason: the claim's
+// refuted or not-shown line, where an Example's output differs, the first
+// failure line, or the timeout.
+func reasonLine(o Outcome, lines []string) string {
+	line := ""
 	if o.Claim != "" {
 		for _, l := range lines {
 			s := strings.TrimSpace(fileLine.ReplaceAllString(l, ""))
 			if strings.HasPrefix(s, o.Claim+" refuted") || strings.HasPrefix(s, o.Claim+" not shown") || strings.HasPrefix(s, o.Claim+" not-shown") {
-				o.Line = s
+				line = s
 				break
 			}
 		}
 	}
-	if o.Line == "" && strings.HasPrefix(o.Test, "Example") {
-		o.Line = exampleDiff(lines)
+	if line == "" && strings.HasPrefix(o.Test, "Example") {
+		line = exampleDiff(lines)
 	}
-	if o.Line == "" {
-		o.Line = failureLine(lines)
+	if line == "" {
+		line = failureLine(lines)
 	}
-	if o.Line == "" && o.TimedOut {
-		o.Line = "panic: test timed out"
+	if line == "" && o.TimedOut {
+		line = "panic: test timed out"
 	}
-	o.Line = shorten(o.Line, 240)
-	return o
+	return shorten(line, 240)
 }
 
 // packageFailure says why a package failed outside a test's verdict: its
@@ -310,36 +332,10 @@ func failureLine(lines []string) string {
 }
 
 // exampleDiff says where a failed Example's output first differs from its
-// Output comment (testing prints "got:" and "want:" blocks).
+// Output comment.
 func exampleDiff(lines []string) string {
-	var got, want []string
-	var cur *[]string
-	for _, l := range lines {
-		switch t := strings.TrimSpace(l); {
-		case t == "got:":
-			cur = &got
-		case t == "want:":
-			cur = &want
-		case strings.HasPrefix(t, "--- ") || t == "FAIL" || strings.HasPrefix(t, "=== "):
-			cur = nil
-		case cur != nil:
-			*cur = append(*cur, l)
-		}
-	}
-	if got == nil && want == nil {
-		return ""
-	}
-	for i := 0; i < max(len(got), len(want)); i++ {
-		var g, w string
-		if i < len(got) {
-			g = got[i]
-		}
-		if i < len(want) {
-			w = want[i]
-		}
-		if g != w {
-			return fmt.Sprintf("Example output line %d: got %q, want %q", i+1, g, w)
-		}
+	if d, ok := exampleout.First(lines); ok {
+		return fmt.Sprintf("Example output line %d: got %q, want %q", d.Line, d.Got, d.Want)
 	}
 	return ""
 }

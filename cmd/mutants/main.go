@@ -25,6 +25,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -106,72 +107,105 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "mutants:", err)
 		return 2
 	}
+	status, err := runParsed(o, args, stdout, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "mutants:", err)
+		return 2
+	}
+	return status
+}
+
+// runParsed does what the flags ask and returns the exit status; an error
+// means status 2.
+func runParsed(o options, args []string, stdout, stderr io.Writer) (int, error) {
 	logf := func(format string, a ...any) {
 		fmt.Fprintf(stderr, "mutants: %s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, a...))
 	}
 	root, err := filepath.Abs(o.root)
 	if err != nil {
-		fmt.Fprintln(stderr, "mutants:", err)
-		return 2
+		return 2, err
 	}
-	ts := targets
-	if o.files != "" {
-		ts = nil
-		for _, f := range strings.Split(o.files, ",") {
-			t, ok := findTarget(strings.TrimSpace(f))
-			if !ok {
-				fmt.Fprintf(stderr, "mutants: %s is not a target file (see -list)\n", f)
-				return 2
-			}
-			ts = append(ts, t)
-		}
+	ts, err := chooseTargets(o.files)
+	if err != nil {
+		return 2, err
 	}
 	if o.list {
-		ms, err := Generate(root, ts)
-		if err == nil {
-			ms, err = atLines(ms, o.lines)
-		}
-		if err != nil {
-			fmt.Fprintln(stderr, "mutants:", err)
-			return 2
-		}
-		// With a cached coverage map of this tree, each mutant's tests too.
-		var cm *CoverMap
-		if key, err := treeKey(root); err == nil {
-			cm = cachedCover(key)
-		}
-		for _, m := range sample(ms, o.sample) {
-			plan := ""
-			if cm != nil {
-				for _, p := range cm.plan(m) {
-					plan += fmt.Sprintf("\t%s:%d tests %.0fs", p.pkg, len(p.tests), p.secs)
-				}
-				if plan == "" {
-					plan = "\tnot covered"
-				}
-			}
-			fmt.Fprintf(stdout, "%s:%d:%d\t%s\t%s\t%s → %s%s\n", m.File, m.Line, m.Col, m.Func, m.Op, m.Orig, m.Mut, plan)
-		}
-		return 0
+		return 0, listMutants(stdout, root, ts, o)
 	}
-
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	started := time.Now()
 	tmp, err := os.MkdirTemp("", "zk19-mutants-")
 	if err != nil {
-		fmt.Fprintln(stderr, "mutants:", err)
-		return 2
+		return 2, err
 	}
 	defer os.RemoveAll(tmp)
 	defer sweepRunDirs(started, logf)
-
 	r := &runner{root: root, tmp: tmp, backend: o.backend}
 	r.commit = gitDescribe(root)
 	if r.key, err = treeKey(root); err != nil {
-		fmt.Fprintln(stderr, "mutants:", err)
-		return 2
+		return 2, err
 	}
+	rp, err := newReport(r, o, args, started)
+	if err != nil {
+		return 2, err
+	}
+	switch {
+	case o.check:
+		return checkFaults(ctx, r, o, stdout)
+	case o.coverOnly:
+		return 0, printCover(ctx, r, o, stdout, logf)
+	}
+	return runParts(ctx, r, o, ts, rp, started, logf)
+}
+
+// chooseTargets is the target files of -files (all when it is empty).
+func chooseTargets(files string) ([]Target, error) {
+	if files == "" {
+		return targets, nil
+	}
+	var ts []Target
+	for _, f := range strings.Split(files, ",") {
+		t, ok := findTarget(strings.TrimSpace(f))
+		if !ok {
+			return nil, fmt.Errorf("%s is not a target file (see -list)", f)
+		}
+		ts = append(ts, t)
+	}
+	return ts, nil
+}
+
+// listMutants prints the operator mutants (-list), each with the tests
+// that cover it when this tree's coverage map is cached.
+func listMutants(stdout io.Writer, root string, ts []Target, o options) error {
+	ms, err := Generate(root, ts)
+	if err == nil {
+		ms, err = atLines(ms, o.lines)
+	}
+	if err != nil {
+		return err
+	}
+	var cm *CoverMap
+	if key, err := treeKey(root); err == nil {
+		cm = cachedCover(key)
+	}
+	for _, m := range sample(ms, o.sample) {
+		plan := ""
+		if cm != nil {
+			for _, p := range cm.plan(m) {
+				plan += fmt.Sprintf("\t%s:%d tests %.0fs", p.pkg, len(p.tests), p.secs)
+			}
+			if plan == "" {
+				plan = "\tnot covered"
+			}
+		}
+		fmt.Fprintf(stdout, "%s:%d:%d\t%s\t%s\t%s → %s%s\n", m.File, m.Line, m.Col, m.Func, m.Op, m.Orig, m.Mut, plan)
+	}
+	return nil
+}
+
+// newReport is the report's header: what ran, where and when.
+func newReport(r *runner, o options, args []string, started time.Time) (*Report, error) {
 	rp := &Report{
 		Commit: r.commit, Date: started.UTC().Format("2006-01-02 15:04 UTC"), Backend: o.backend,
 		Server:    serverOf(o.backend),
@@ -188,86 +222,97 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if o.lines != "" {
 		rp.Lines = strings.Split(o.lines, ",")
 	}
-	if rp.Claims, err = loadClaims(filepath.Join(root, "testdata/claims.json")); err != nil {
-		fmt.Fprintln(stderr, "mutants:", err)
-		return 2
+	var err error
+	rp.Claims, err = loadClaims(filepath.Join(r.root, "testdata/claims.json"))
+	return rp, err
+}
+
+// checkFaults applies every fault of the catalogue and builds the
+// packages with it (-check): status 1 when one does not apply or build.
+func checkFaults(ctx context.Context, r *runner, o options, stdout io.Writer) (int, error) {
+	faults, err := loadFaults(filepath.Join(r.root, o.faultDir))
+	if err != nil {
+		return 2, err
 	}
 	status := 0
-	if o.check {
-		faults, err := loadFaults(filepath.Join(root, o.faultDir))
+	for _, f := range faults {
+		files, err := f.apply(r.root)
+		if err == nil {
+			var ov string
+			if ov, err = r.overlay(files); err == nil {
+				err = r.goCmd(ctx, 5*time.Minute, "build", "-overlay", ov, "./lock", "./fence", "./internal/faultproxy")
+			}
+		}
 		if err != nil {
-			fmt.Fprintln(stderr, "mutants:", err)
-			return 2
+			fmt.Fprintf(stdout, "%s: %v\n", f.ID, err)
+			status = 1
+			continue
 		}
-		for _, f := range faults {
-			files, err := f.apply(root)
-			if err == nil {
-				var ov string
-				if ov, err = r.overlay(files); err == nil {
-					err = r.goCmd(ctx, 5*time.Minute, "build", "-overlay", ov, "./lock", "./fence", "./internal/faultproxy")
-				}
-			}
-			if err != nil {
-				fmt.Fprintf(stdout, "%s: %v\n", f.ID, err)
-				status = 1
-				continue
-			}
-			fmt.Fprintf(stdout, "%s: builds\n", f.ID)
-		}
-		return status
+		fmt.Fprintf(stdout, "%s: builds\n", f.ID)
 	}
-	if o.coverOnly {
-		cm, cached, err := loadOrComputeCover(ctx, r, o.freshCover, logf)
-		if err != nil {
-			fmt.Fprintln(stderr, "mutants:", err)
-			return 2
-		}
-		for _, t := range cm.Tests {
-			n := 0
-			for _, bs := range t.Blocks {
-				n += len(bs)
-			}
-			fmt.Fprintf(stdout, "%s\t%s\tpassed=%v\t%.1fs\t%d blocks\n", t.Pkg, t.Name, t.Passed, t.Seconds, n)
-		}
-		fmt.Fprintf(stdout, "coverage map %s (cached: %v), made in %s\n", cm.Key, cached, secs(cm.Seconds))
-		return 0
+	return status, nil
+}
+
+// printCover makes (or loads) the coverage map and prints which tests
+// cover what (-cover).
+func printCover(ctx context.Context, r *runner, o options, stdout io.Writer, logf func(string, ...any)) error {
+	cm, cached, err := loadOrComputeCover(ctx, r, o.freshCover, logf)
+	if err != nil {
+		return err
 	}
+	for _, t := range cm.Tests {
+		n := 0
+		for _, bs := range t.Blocks {
+			n += len(bs)
+		}
+		fmt.Fprintf(stdout, "%s\t%s\tpassed=%v\t%.1fs\t%d blocks\n", t.Pkg, t.Name, t.Passed, t.Seconds, n)
+	}
+	fmt.Fprintf(stdout, "coverage map %s (cached: %v), made in %s\n", cm.Key, cached, secs(cm.Seconds))
+	return nil
+}
+
+// runParts runs the operator mutants and the catalogue, as asked, and
+// writes the report (with -fast only if -o is given).
+func runParts(ctx context.Context, r *runner, o options, ts []Target, rp *Report, started time.Time, logf func(string, ...any)) (int, error) {
+	status := 0
 	if o.operators {
 		if err := runOperators(ctx, r, o, ts, rp, logf); err != nil {
-			fmt.Fprintln(stderr, "mutants:", err)
-			return 2
+			return 2, err
 		}
 	}
 	if o.catalogue {
 		st, err := runCatalogue(ctx, r, o, rp, logf)
 		if err != nil {
-			fmt.Fprintln(stderr, "mutants:", err)
-			return 2
+			return 2, err
 		}
 		status = st
 	}
 	if ctx.Err() != nil {
-		fmt.Fprintln(stderr, "mutants: interrupted; no report written")
-		return 2
+		return 2, errors.New("interrupted; no report written")
 	}
 	if !o.fast || o.outSet {
-		path := o.out
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(root, path)
+		if err := writeReport(r.root, o.out, rp); err != nil {
+			return 2, err
 		}
-		f, err := os.Create(path)
-		if err != nil {
-			fmt.Fprintln(stderr, "mutants:", err)
-			return 2
-		}
-		rp.Write(f)
-		if err := f.Close(); err != nil {
-			fmt.Fprintln(stderr, "mutants:", err)
-			return 2
-		}
-		logf("wrote %s (%s in all)", path, time.Since(started).Round(time.Second))
+		logf("wrote %s (%s in all)", reportPath(r.root, o.out), time.Since(started).Round(time.Second))
 	}
-	return status
+	return status, nil
+}
+
+func reportPath(root, out string) string {
+	if filepath.IsAbs(out) {
+		return out
+	}
+	return filepath.Join(root, out)
+}
+
+func writeReport(root, out string, rp *Report) error {
+	f, err := os.Create(reportPath(root, out))
+	if err != nil {
+		return err
+	}
+	rp.Write(f)
+	return f.Close()
 }
 
 // atLines keeps the mutants at the file:line places of lines ("" keeps
@@ -327,20 +372,51 @@ func runOperators(ctx context.Context, r *runner, o options, ts []Target, rp *Re
 	if err != nil {
 		return err
 	}
+	chosen := sample(all, o.sample)
+	t0 := time.Now()
+	ops := sortMutants(all, chosen, eqs, cache, rp)
+	if o.cached {
+		rp.FromCache = true
+		rp.OpInfo, _ = loadRunInfo(r.key)
+		ops.toRun = nil
+	}
+	if err := ops.run(ctx, r, o, cm, cache, rp, t0, logf); err != nil {
+		return err
+	}
+	ops.collect(all, eqs, rp)
+	rp.OpSeconds = time.Since(t0).Seconds()
+	if !o.cached && ctx.Err() == nil {
+		rp.OpInfo = &RunInfo{Command: rp.Command, Date: rp.Date, Wall: rp.OpSeconds, Ran: rp.OpRan, Cached: rp.OpCached, Budget: o.budget.String(), OverBudget: rp.OverBudget, Sample: o.sample, Files: o.files}
+		if err := saveRunInfo(r.key, rp.OpInfo); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// opRun is an operator run's mutants sorted: each one's result so far (an
+// equivalent, a cached result or not run), those to run, and which listed
+// equivalents matched a mutant.
+type opRun struct {
+	results map[string]Result
+	toRun   []Mutant
+	used    []bool
+}
+
+// sortMutants gives each mutant its result before the run: equivalent,
+// taken from the cache, or not run yet (to run if chosen).
+func sortMutants(all, chosenOnes []Mutant, eqs []Equivalent, cache *resultCache, rp *Report) *opRun {
 	chosen := map[string]bool{}
-	for _, m := range sample(all, o.sample) {
+	for _, m := range chosenOnes {
 		chosen[m.ID()] = true
 	}
-	used := make([]bool, len(eqs))
-	t0 := time.Now()
-	results := map[string]Result{}
-	var toRun []Mutant
+	ops := &opRun{results: map[string]Result{}, used: make([]bool, len(eqs))}
 	for _, m := range all {
 		res := Result{Mutant: m, ID: m.ID(), Status: stNotRun}
 		eq := -1
 		for i, e := range eqs {
 			if e.matches(m) {
-				eq, used[i] = i, true
+				eq, ops.used[i] = i, true
 			}
 		}
 		switch c, ok := cache.m[m.ID()]; {
@@ -352,21 +428,22 @@ func runOperators(ctx context.Context, r *runner, o options, ts []Target, rp *Re
 			res.Mutant = m
 			rp.OpCached++
 		case chosen[m.ID()]:
-			toRun = append(toRun, m)
+			ops.toRun = append(ops.toRun, m)
 		}
-		results[m.ID()] = res
+		ops.results[m.ID()] = res
 	}
-	if o.cached {
-		rp.FromCache = true
-		rp.OpInfo, _ = loadRunInfo(r.key)
-		toRun = nil
-	}
-	for i, m := range spread(toRun) {
+	return ops
+}
+
+// run runs the mutants to run, spread over the files, until the context
+// ends or the budget is spent, caching each result.
+func (ops *opRun) run(ctx context.Context, r *runner, o options, cm *CoverMap, cache *resultCache, rp *Report, t0 time.Time, logf func(string, ...any)) error {
+	for i, m := range spread(ops.toRun) {
 		if ctx.Err() != nil {
 			break
 		}
 		if o.budget > 0 && time.Since(t0) > o.budget {
-			rp.OverBudget = len(toRun) - i
+			rp.OverBudget = len(ops.toRun) - i
 			logf("budget %s spent: %d mutants not run", o.budget, rp.OverBudget)
 			break
 		}
@@ -378,27 +455,25 @@ func runOperators(ctx context.Context, r *runner, o options, ts []Target, rp *Re
 			return err
 		}
 		rp.OpRan++
-		results[m.ID()] = res
-		logf("%d/%d %s: %s %s %s", i+1, len(toRun), m.ID(), res.Status, killer(res.Pkg, res.Outcome), secs(res.Seconds))
+		ops.results[m.ID()] = res
+		logf("%d/%d %s: %s %s %s", i+1, len(ops.toRun), m.ID(), res.Status, killer(res.Pkg, res.Outcome), secs(res.Seconds))
 	}
+	return nil
+}
+
+// collect puts every mutant's result in the report, in the mutants' order,
+// and the listed equivalents that matched none.
+func (ops *opRun) collect(all []Mutant, eqs []Equivalent, rp *Report) {
 	for _, m := range all {
-		res := results[m.ID()]
+		res := ops.results[m.ID()]
 		rp.OpMutantSeconds += res.Seconds
 		rp.Results = append(rp.Results, res)
 	}
 	for i, e := range eqs {
-		if !used[i] {
+		if !ops.used[i] {
 			rp.StaleEquivalents = append(rp.StaleEquivalents, e)
 		}
 	}
-	rp.OpSeconds = time.Since(t0).Seconds()
-	if !o.cached && ctx.Err() == nil {
-		rp.OpInfo = &RunInfo{Command: rp.Command, Date: rp.Date, Wall: rp.OpSeconds, Ran: rp.OpRan, Cached: rp.OpCached, Budget: o.budget.String(), OverBudget: rp.OverBudget, Sample: o.sample, Files: o.files}
-		if err := saveRunInfo(r.key, rp.OpInfo); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func runCatalogue(ctx context.Context, r *runner, o options, rp *Report, logf func(string, ...any)) (int, error) {

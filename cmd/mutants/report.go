@@ -129,6 +129,18 @@ func (rp *Report) Write(w io.Writer) {
 }
 
 func (rp *Report) writeOperators(p func(string, ...any)) {
+	rp.writeOperatorsIntro(p)
+	rp.writeScope(p)
+	rp.writePerFile(p)
+	rp.writeClaims(p)
+	rp.writeEquivalents(p)
+	rp.writeLive(p)
+	rp.writeTimedOut(p)
+	rp.writeEveryMutant(p)
+}
+
+// writeOperatorsIntro says what the operators are and how tests are chosen.
+func (rp *Report) writeOperatorsIntro(p func(string, ...any)) {
 	p("")
 	p("## Operator mutants")
 	p("")
@@ -140,6 +152,11 @@ func (rp *Report) writeOperators(p func(string, ...any)) {
 		p("")
 		p("Failed on the unmutated tree in the coverage run, so never used: %s.", strings.Join(failed, ", "))
 	}
+}
+
+// writeScope says which mutants this run covers, and whether the budget
+// left some not run.
+func (rp *Report) writeScope(p func(string, ...any)) {
 	p("")
 	scope := "every mutant"
 	if rp.Sample > 0 {
@@ -166,6 +183,11 @@ func (rp *Report) writeOperators(p func(string, ...any)) {
 		p("")
 		p("**The budget (-budget %s) was spent before %d mutants were run: they are \"not run\" below, and the counts and scores are over the mutants that ran.** Mutants run in an order spread evenly over each file (bit-reversed places, files interleaved), so those that ran are an even sample of every file.", rp.budgetText(), over)
 	}
+}
+
+// writePerFile tallies the mutants by file, by directory and in all, and
+// says whether lock/ and fence/ meet the bar.
+func (rp *Report) writePerFile(p func(string, ...any)) {
 	p("")
 	p("### Per file")
 	p("")
@@ -208,7 +230,11 @@ func (rp *Report) writeOperators(p func(string, ...any)) {
 		verdict = "does not meet"
 	}
 	p("**lock/ and fence/ together: %d killed, %d lived, score %s; this %s the bar of 0.90.**", lf.killed, lf.lived, lf.score(), verdict)
-	rp.writeClaims(p)
+}
+
+// writeEquivalents lists the equivalent mutants and those listed that
+// match none.
+func (rp *Report) writeEquivalents(p func(string, ...any)) {
 	p("")
 	p("### Equivalent mutants (left out of the score)")
 	p("")
@@ -225,6 +251,10 @@ func (rp *Report) writeOperators(p func(string, ...any)) {
 		p("")
 		p("Listed as equivalent but matching no mutant of this tree (the code moved): %s:%d %s %s → %s.", e.File, e.Line, e.Op, code(e.Orig), code(e.Mut))
 	}
+}
+
+// writeLive lists the mutants that lived.
+func (rp *Report) writeLive(p func(string, ...any)) {
 	p("")
 	p("### Live mutants")
 	p("")
@@ -237,6 +267,10 @@ func (rp *Report) writeOperators(p func(string, ...any)) {
 			p("| %s:%d | %s | %s | %s | %s | %s |", r.File, r.Line, r.Func, r.Op, mdCell(code(r.Orig)), mdCell(code(r.Mut)), mdCell(strings.Join(r.Stages, "; ")))
 		}
 	}
+}
+
+// writeTimedOut lists the mutants whose tests timed out.
+func (rp *Report) writeTimedOut(p func(string, ...any)) {
 	p("")
 	p("### Timed out")
 	p("")
@@ -254,6 +288,10 @@ func (rp *Report) writeOperators(p func(string, ...any)) {
 	if n == 0 {
 		p("None.")
 	}
+}
+
+// writeEveryMutant is the table of every mutant, folded.
+func (rp *Report) writeEveryMutant(p func(string, ...any)) {
 	p("")
 	p("### Every mutant")
 	p("")
@@ -301,57 +339,10 @@ func (rp *Report) failedOnTree() []string {
 // the packages' own tests killed never does), how many its proofs killed
 // and with which verdict word, and how many lived through them.
 func (rp *Report) writeClaims(p func(string, ...any)) {
-	type ct struct {
-		reached, killed, lived, timedOut int
-		words                            map[string]int
-	}
-	byClaim := map[string]*ct{}
-	get := func(c string) *ct {
-		if byClaim[c] == nil {
-			byClaim[c] = &ct{words: map[string]int{}}
-		}
-		return byClaim[c]
-	}
+	byClaim := claimTally{}
 	for _, r := range rp.Results {
-		reached := false
-		for _, s := range r.Stages {
-			if strings.HasPrefix(s, ".:") {
-				reached = true
-			}
-		}
-		if !reached {
-			continue
-		}
-		seen := map[string]bool{}
-		for _, t := range r.Root {
-			for _, c := range rp.claimsOf(t) {
-				if seen[c] {
-					continue
-				}
-				seen[c] = true
-				x := get(c)
-				x.reached++
-				switch {
-				case r.Status == stLived:
-					x.lived++
-				case r.Status == stTimedOut && r.Pkg == ".":
-					x.timedOut++
-				}
-			}
-		}
-		if r.Status == stKilled && r.Pkg == "." {
-			c := r.Outcome.Claim
-			if c == "" {
-				cs := rp.claimsOf(r.Outcome.Test)
-				c = strings.Join(cs, "/")
-			}
-			x := get(c)
-			x.killed++
-			w := r.Outcome.Verdict
-			if w == "" {
-				w = "no verdict"
-			}
-			x.words[w]++
+		if reachedRoot(r) {
+			rp.tallyClaims(byClaim, r)
 		}
 	}
 	p("")
@@ -381,6 +372,69 @@ func (rp *Report) writeClaims(p func(string, ...any)) {
 	}
 }
 
+// claimCount is what happened to the mutants that reached one claim's
+// proofs.
+type claimCount struct {
+	reached, killed, lived, timedOut int
+	words                            map[string]int
+}
+
+// claimTally is the counts by claim.
+type claimTally map[string]*claimCount
+
+func (ct claimTally) get(c string) *claimCount {
+	if ct[c] == nil {
+		ct[c] = &claimCount{words: map[string]int{}}
+	}
+	return ct[c]
+}
+
+// reachedRoot says whether r's run reached the root claim proofs.
+func reachedRoot(r Result) bool {
+	for _, s := range r.Stages {
+		if strings.HasPrefix(s, ".:") {
+			return true
+		}
+	}
+	return false
+}
+
+// tallyClaims counts r, which reached the root proofs, under the claims of
+// the root proofs that cover it, and under the claim that killed it.
+func (rp *Report) tallyClaims(byClaim claimTally, r Result) {
+	seen := map[string]bool{}
+	for _, t := range r.Root {
+		for _, c := range rp.claimsOf(t) {
+			if seen[c] {
+				continue
+			}
+			seen[c] = true
+			x := byClaim.get(c)
+			x.reached++
+			switch {
+			case r.Status == stLived:
+				x.lived++
+			case r.Status == stTimedOut && r.Pkg == ".":
+				x.timedOut++
+			}
+		}
+	}
+	if r.Status == stKilled && r.Pkg == "." {
+		c := r.Outcome.Claim
+		if c == "" {
+			cs := rp.claimsOf(r.Outcome.Test)
+			c = strings.Join(cs, "/")
+		}
+		x := byClaim.get(c)
+		x.killed++
+		w := r.Outcome.Verdict
+		if w == "" {
+			w = "no verdict"
+		}
+		x.words[w]++
+	}
+}
+
 func (rp *Report) claimsOf(test string) []string {
 	if cs := rp.Claims[test]; len(cs) > 0 {
 		return cs
@@ -399,19 +453,7 @@ func (rp *Report) writeCatalogue(p func(string, ...any)) {
 	if rp.Fast {
 		which = "the fast part (fast: yes)"
 	}
-	killed, withVerdict := 0, 0
-	var noVerdict []string // killed, but by no claim proof's verdict
-	for _, fr := range rp.Catalogue {
-		if !fr.Killed() {
-			continue
-		}
-		killed++
-		if l, ok := fr.first(); ok && l.Outcome.Claim != "" {
-			withVerdict++
-		} else {
-			noVerdict = append(noVerdict, fr.Fault.ID)
-		}
-	}
+	killed, withVerdict, noVerdict := rp.catalogueKills()
 	p("Faults that operators cannot make, one file each under `testdata/mutants/` (the exact old and new text, applied through `go test -overlay`, and the tests that must fail). This run: %s, %d faults, %d killed, %d not killed, in %s.", which, len(rp.Catalogue), killed, len(rp.Catalogue)-killed, secs(rp.CatSeconds))
 	if rp.FromCache {
 		p("")
@@ -423,34 +465,7 @@ func (rp *Report) writeCatalogue(p func(string, ...any)) {
 	p("| fault | what | fast | expected | result | killed by | verdict line | time |")
 	p("|---|---|---|---|---|---|---|---:|")
 	for _, fr := range rp.Catalogue {
-		f := fr.Fault
-		fast := ""
-		if f.Fast {
-			fast = "yes"
-		}
-		var by []string
-		for _, l := range fr.Lines {
-			switch {
-			case l.Outcome.Killed:
-				by = append(by, killer(l.Pkg, l.Outcome))
-			case l.Outcome.TimedOut:
-				by = append(by, killer(l.Pkg, l.Outcome)+" (timed out)")
-			}
-		}
-		line := ""
-		if l, ok := fr.first(); ok {
-			line = l.Outcome.Line
-		}
-		if fr.Err != "" {
-			line = fr.Err
-		} else if !fr.Killed() && !fr.TimedOut() {
-			var ran []string
-			for _, l := range fr.Lines {
-				ran = append(ran, l.Pkg+" "+strings.Join(l.Tests, " "))
-			}
-			line = "all passed: " + strings.Join(ran, "; ")
-		}
-		p("| %s | %s | %s | %s | %s | %s | %s | %s |", f.ID, mdCell(f.What), fast, mdCell(f.Expect), fr.state(), mdCell(strings.Join(by, "; ")), mdCell(shorten(line, 220)), rp.faultTime(fr))
+		p("%s", rp.faultRow(fr))
 	}
 	p("")
 	p("Killed by a claim proof with a verdict word (`refuted` or `not-shown` on a named claim): %d of %d killed.", withVerdict, killed)
@@ -460,6 +475,66 @@ func (rp *Report) writeCatalogue(p func(string, ...any)) {
 		}
 		p("Killed only by tests that state no verdict: %s.", strings.Join(noVerdict, ", "))
 	}
+	rp.writeNotKilled(p)
+}
+
+// catalogueKills counts the faults killed, those killed by a claim proof's
+// verdict, and lists the others killed (by no claim proof's verdict).
+func (rp *Report) catalogueKills() (killed, withVerdict int, noVerdict []string) {
+	for _, fr := range rp.Catalogue {
+		if !fr.Killed() {
+			continue
+		}
+		killed++
+		if l, ok := fr.first(); ok && l.Outcome.Claim != "" {
+			withVerdict++
+		} else {
+			noVerdict = append(noVerdict, fr.Fault.ID)
+		}
+	}
+	return killed, withVerdict, noVerdict
+}
+
+// faultRow is a fault's row of the catalogue's table.
+func (rp *Report) faultRow(fr FaultResult) string {
+	f := fr.Fault
+	fast := ""
+	if f.Fast {
+		fast = "yes"
+	}
+	var by []string
+	for _, l := range fr.Lines {
+		switch {
+		case l.Outcome.Killed:
+			by = append(by, killer(l.Pkg, l.Outcome))
+		case l.Outcome.TimedOut:
+			by = append(by, killer(l.Pkg, l.Outcome)+" (timed out)")
+		}
+	}
+	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s |", f.ID, mdCell(f.What), fast, mdCell(f.Expect), fr.state(), mdCell(strings.Join(by, "; ")), mdCell(shorten(fr.verdictLine(), 220)), rp.faultTime(fr))
+}
+
+// verdictLine is the line the table quotes for a fault: the first kill's,
+// the error, or the tests that all passed.
+func (fr FaultResult) verdictLine() string {
+	line := ""
+	if l, ok := fr.first(); ok {
+		line = l.Outcome.Line
+	}
+	if fr.Err != "" {
+		line = fr.Err
+	} else if !fr.Killed() && !fr.TimedOut() {
+		var ran []string
+		for _, l := range fr.Lines {
+			ran = append(ran, l.Pkg+" "+strings.Join(l.Tests, " "))
+		}
+		line = "all passed: " + strings.Join(ran, "; ")
+	}
+	return line
+}
+
+// writeNotKilled names the faults not killed, or says every one was.
+func (rp *Report) writeNotKilled(p func(string, ...any)) {
 	var lived []string
 	for _, fr := range rp.Catalogue {
 		if !fr.Killed() {

@@ -21,6 +21,8 @@ import (
 	"github.com/zk19/zk19/fence/fencetest"
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/fencescene"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/history"
 	"github.com/zk19/zk19/internal/jute"
 	"github.com/zk19/zk19/internal/scene"
@@ -171,7 +173,7 @@ type chaosRun struct {
 	setup    chaosSetup
 	start    time.Time // the setup's start: holds say when they began from it
 	servers  []*zkserver.Server
-	cluster  *scene.Cluster // nil on one server
+	cluster  *harness.Cluster // nil on one server
 	O        *zkclient.Client
 	root     string
 	res      []*chaosResource
@@ -208,8 +210,8 @@ func RunChaos(t *testing.T, plan Plan, index int, setup chaosSetup, sum *Summary
 	// O's session is as short as the workers': go-zookeeper gives up on a
 	// handshake nobody answers (a server restarting) after ten receive
 	// timeouts, and those follow the session timeout.
-	run.O = zkclient.Connect(t, "O", run.clientAddrs(), zkclient.WithSessionTimeout(scene.ExpirySessionTimeout))
-	run.root = scene.TestRoot(t, run.O)
+	run.O = zkclient.Connect(t, "O", run.clientAddrs(), zkclient.WithSessionTimeout(harness.ExpirySessionTimeout))
+	run.root = harness.TestRoot(t, run.O)
 	run.openResources()
 	for i := range ChaosWorkers {
 		run.workers = append(run.workers, run.newWorker(i))
@@ -225,7 +227,7 @@ func RunChaos(t *testing.T, plan Plan, index int, setup chaosSetup, sum *Summary
 	run.stop()
 	for _, w := range run.workers {
 		w.a.Info("%d acquisitions in %d sessions", w.acquisitions, w.sessions)
-		if err := w.c.CloseWait(scene.Within); err != nil {
+		if err := w.c.CloseWait(harness.Within); err != nil {
 			claims.BrokenCheck(t, "C1", "%s's session did not close: %v", w.name, err)
 		}
 	}
@@ -235,14 +237,14 @@ func RunChaos(t *testing.T, plan Plan, index int, setup chaosSetup, sum *Summary
 
 func (run *chaosRun) startServers() {
 	t := run.t
-	opts := []zkserver.Option{zkserver.WithTickTime(scene.ExpiryTick)}
+	opts := []zkserver.Option{zkserver.WithTickTime(harness.ExpiryTick)}
 	if run.setup.servers == 1 {
 		run.servers = []*zkserver.Server{zkserver.Start(t, opts...)}
 		return
 	}
 	// A short syncLimit lets the followers give up on a partitioned leader
 	// within about a second.
-	run.cluster = scene.StartCluster(t, run.setup.servers, append(opts, zkserver.WithLimits(50, 10))...)
+	run.cluster = harness.StartCluster(t, run.setup.servers, append(opts, zkserver.WithLimits(50, 10))...)
 	run.servers = run.cluster.Servers
 }
 
@@ -308,7 +310,7 @@ func (run *chaosRun) checkNothingLeftOnServer() {
 	if err := run.O.WaitConnected(zkclient.ConnectWithin); err != nil {
 		claims.NotShown(t, "C1", "the observer has no session to check with: %v", err)
 	}
-	err := wait.Until(scene.Within, "no lock node under "+run.root, func() (bool, string) {
+	err := wait.Until(harness.Within, "no lock node under "+run.root, func() (bool, string) {
 		kids, _, err := run.O.Children(run.root)
 		return err == nil && len(kids) == 0, fmt.Sprintf("%v %v", kids, err)
 	})
@@ -322,7 +324,7 @@ func (run *chaosRun) checkNothingLeftOnServer() {
 		tracker = run.cluster.Leader()
 	}
 	own := fmt.Sprintf("0x%x", run.O.SessionID())
-	err = wait.Until(10*scene.ExpirySessionTimeout, "no session but O's ("+own+") in "+tracker.Label+"'s dump", func() (bool, string) {
+	err = wait.Until(10*harness.ExpirySessionTimeout, "no session but O's ("+own+") in "+tracker.Label+"'s dump", func() (bool, string) {
 		all, err := dumpSessions(tracker)
 		left := slices.DeleteFunc(all, func(s string) bool { return s == own })
 		return err == nil && len(left) == 0, fmt.Sprint(left, err)
@@ -347,7 +349,7 @@ var sessionID = regexp.MustCompile(`^\s*(0x[0-9a-f]+)\s*$`)
 // dumpSessions lists the sessions the server's dump names in its session
 // sets (a leader's, or a standalone server's, are every session).
 func dumpSessions(s *zkserver.Server) ([]string, error) {
-	answer, err := zkserver.FourLetter(s.Client, "dump", scene.Within)
+	answer, err := zkserver.FourLetter(s.Client, "dump", harness.Within)
 	if err != nil {
 		return nil, err
 	}
@@ -506,7 +508,7 @@ func (run *chaosRun) loseDecidingListing(f Fault) bool {
 		run.nemesis.Info("%s did not hold within %v; withdrawn", w.name, chaosFaultWithin)
 		return false
 	default: // the worker took it just now: it arms at once
-		return run.awaitLost(w, m, wait.Receive(run.t, scene.Within, "C1: "+w.name+"'s arming of the lost listing", armed))
+		return run.awaitLost(w, m, wait.Receive(run.t, harness.Within, "C1: "+w.name+"'s arming of the lost listing", armed))
 	}
 }
 
@@ -645,7 +647,7 @@ func (run *chaosRun) earlyWrite(f Fault, w *chaosWorker, h *lock.Held, wr frozen
 // observer sees it, and both fenced resources hold a token above its own.
 func (run *chaosRun) awaitSuccessor(w *chaosWorker, h *lock.Held) {
 	marks := make([]fence.Token, len(run.res))
-	err := wait.Until(10*scene.ExpirySessionTimeout+chaosProgressWithin, w.name+"'s node to go and a higher token to reach the fenced resources", func() (bool, string) {
+	err := wait.Until(10*harness.ExpirySessionTimeout+chaosProgressWithin, w.name+"'s node to go and a higher token to reach the fenced resources", func() (bool, string) {
 		exists, _, err := run.O.Exists(h.Path)
 		ok := err == nil && !exists
 		for i, r := range run.res {
@@ -933,7 +935,7 @@ func (run *chaosRun) newWorker(i int) *chaosWorker {
 		w.proxies = append(w.proxies, p)
 		addrs = append(addrs, p.Addr())
 	}
-	w.c = zkclient.Connect(t, w.name, addrs, zkclient.WithSessionTimeout(scene.ExpirySessionTimeout), zkclient.Quiet())
+	w.c = zkclient.Connect(t, w.name, addrs, zkclient.WithSessionTimeout(harness.ExpirySessionTimeout), zkclient.Quiet())
 	w.trace = locktrace.Compose(scene.RecordTrace(w.step), &locktrace.Trace{
 		Reply: func(r locktrace.ReplyInfo) {
 			if r.Err != nil {
@@ -1138,7 +1140,7 @@ func (w *chaosWorker) writeAll(tok fence.Token, at moment) []fence.Result {
 		if r.rec != nil {
 			call = r.rec.Now()
 		}
-		res, err := scene.Outcome(r.r.Write(context.Background(), tok, value))
+		res, err := fencescene.Outcome(r.r.Write(context.Background(), tok, value))
 		if err != nil {
 			w.run.anomaly("%s: write to %s: %v", w.name, r.name, err)
 			continue

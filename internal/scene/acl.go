@@ -10,6 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/lock"
 )
@@ -36,7 +37,7 @@ type ACLScene struct {
 // contenders ask for their nodes.
 func NewACLScene(t *testing.T, parentACL, nodeACL []zk.ACL) *ACLScene {
 	t.Helper()
-	sc := &ACLScene{Scene: NewScene(t, []string{SharedServer(t).Client}), nodeACL: nodeACL}
+	sc := &ACLScene{Scene: NewScene(t, []string{harness.SharedServer(t).Client}), nodeACL: nodeACL}
 	authenticate(t, sc.O, LockIdentity)
 	sc.Parent += "/locks"
 	sc.OLog.Invoke("create %s with ACL %v", sc.Parent, parentACL)

@@ -2,7 +2,6 @@ package scene
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -14,56 +13,13 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 	"github.com/zk19/zk19/lock"
 	"github.com/zk19/zk19/lock/locktrace"
 )
-
-// Natural expiry needs a short session: with tickTime 100 ms the server
-// accepts sessions of 200 ms to 2 s. The claims that use these are about
-// what happens when a session runs out.
-const (
-	ExpiryTick           = 100 * time.Millisecond
-	ExpirySessionTimeout = time.Second
-)
-
-// ExpiryServer lends the test a server of its own (from the pool, see
-// pool.go) whose sessions can run out within seconds (expiryTick).
-// A session runs out when a client proxy cuts its client off, which works
-// in front of any server: on the external
-// Backend it is the user's server, whose tickTime the harness cannot set,
-// and the claim skips unless a session expires there within the bound the
-// claims wait for expiry.
-func ExpiryServer(t zkserver.TB) *zkserver.Server {
-	t.Helper()
-	s := LeaseServer(t, expiryKind)
-	if why := expiryDoesNotFit(s); why != "" {
-		t.Skipf("skipped: %s", why)
-	}
-	return s
-}
-
-// expiryWithin is how long the expiry claims wait for a silent session to
-// run out: 10 × expirySessionTimeout.
-const expiryWithin = 10 * ExpirySessionTimeout
-
-// expiryDoesNotFit says why a silent session of expirySessionTimeout may
-// outlive expiryWithin on s, or "" if it cannot.
-func expiryDoesNotFit(s *zkserver.Server) string {
-	d, err := s.SessionExpiry(ExpirySessionTimeout)
-	var na *zkserver.NotAllowedError
-	switch {
-	case errors.As(err, &na):
-		return fmt.Sprintf("the claim reads the server's conf to know when a session expires; %v", na)
-	case err != nil:
-		return fmt.Sprintf("conf of %s: %v", s.Label, err)
-	case d > expiryWithin:
-		return fmt.Sprintf("a session asking for %v lives up to %v on %s (the granted timeout, within minSessionTimeout and maxSessionTimeout, plus one tickTime); the claim waits %v for it to expire: lower tickTime or minSessionTimeout", ExpirySessionTimeout, d, s.Client, expiryWithin)
-	}
-	return ""
-}
 
 // JoinOpts configures a contender.
 type JoinOpts struct {
@@ -96,7 +52,7 @@ func NewScene(t zkserver.TB, servers []string, opts ...zkclient.Option) *Scene {
 	t.Helper()
 	r := &Scene{t: t, servers: servers, OLog: claims.NewActor(t, "O"), Ctx: LockCtx(t)}
 	r.O = zkclient.Connect(t, "O", servers, opts...)
-	r.Parent = TestRoot(t, r.O)
+	r.Parent = harness.TestRoot(t, r.O)
 	return r
 }
 
@@ -104,10 +60,10 @@ func NewScene(t zkserver.TB, servers []string, opts ...zkclient.Option) *Scene {
 // O and the contenders quiet (an Example's standard error is not read),
 // unless a Test retells the Example: their steps are then its record.
 func ExampleScene(sc *zkserver.Scope) *Scene {
-	if _, ok := retellingOf(sc); ok {
-		return NewScene(sc, []string{SharedServer(sc).Client})
+	if harness.Retold(sc) {
+		return NewScene(sc, []string{harness.SharedServer(sc).Client})
 	}
-	r := NewScene(sc, []string{SharedServer(sc).Client}, zkclient.Quiet())
+	r := NewScene(sc, []string{harness.SharedServer(sc).Client}, zkclient.Quiet())
 	r.quiet = true
 	return r
 }
@@ -293,7 +249,7 @@ type Acquisition struct {
 	Own       string     // the candidate's node name, when p is known
 	Cancel    context.CancelFunc
 	cancelled atomic.Pointer[time.Time] // when cancel was first called
-	done      Returned
+	done      harness.Returned
 	Held      *lock.Held // set before done is closed
 	Err       error
 }
@@ -302,7 +258,7 @@ type Acquisition struct {
 // cancels it if still running, waits for it and releases a hold.
 func acquireInBackground(t zkserver.TB, ctx context.Context, l *lock.Locker) *Acquisition {
 	ctx, cancel := context.WithCancel(ctx)
-	acq := &Acquisition{t: t, done: make(Returned)}
+	acq := &Acquisition{t: t, done: make(harness.Returned)}
 	acq.Cancel = func() {
 		now := time.Now()
 		acq.cancelled.CompareAndSwap(nil, &now)
@@ -330,8 +286,8 @@ func (p *Contender) AcquireInBackground() *Acquisition {
 	case acq.Own = <-p.made:
 	case <-acq.done:
 		claims.Judged(p.t, claims.OpenedOn(p.t), claims.NotShown).Fatalf("%s: acquisition returned before its candidate was created: %v", p.Name, acq.Err)
-	case <-time.After(Within):
-		claims.Judged(p.t, claims.OpenedOn(p.t), claims.NotShown).Fatalf("%s: no candidate created within %v; last seen: %s", p.Name, Within, p.LastStep())
+	case <-time.After(harness.Within):
+		claims.Judged(p.t, claims.OpenedOn(p.t), claims.NotShown).Fatalf("%s: no candidate created within %v; last seen: %s", p.Name, harness.Within, p.LastStep())
 	}
 	return acq
 }
@@ -339,12 +295,12 @@ func (p *Contender) AcquireInBackground() *Acquisition {
 // stop cancels the acquisition, waits for it and releases a hold.
 func (acq *Acquisition) stop() {
 	acq.Cancel()
-	if err := wait.Until(Within, "the cancelled acquisition to return", func() (bool, string) { return acq.Finished(), acq.seen() }); err != nil {
+	if err := wait.Until(harness.Within, "the cancelled acquisition to return", func() (bool, string) { return acq.Finished(), acq.seen() }); err != nil {
 		acq.t.Logf("%v", err)
 		return
 	}
 	if acq.Held != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), Within)
+		ctx, cancel := context.WithTimeout(context.Background(), harness.Within)
 		defer cancel()
 		_ = acq.Held.Release(ctx)
 	}
@@ -363,8 +319,16 @@ func (acq *Acquisition) Result() (*lock.Held, error) {
 // claim observes), naming where the acquisition stood.
 func (acq *Acquisition) ResultOr(j claims.Judge) (*lock.Held, error) {
 	acq.t.Helper()
-	wait.ReceiveSeen(claims.Judged(acq.t, claims.OpenedOn(acq.t), j), Within, acq.what(), acq.done, acq.seen)
+	wait.ReceiveSeen(claims.Judged(acq.t, claims.OpenedOn(acq.t), j), harness.Within, acq.what(), acq.done, acq.seen)
 	return acq.Held, acq.Err
+}
+
+// WaitReturn waits up to within for the acquisition to return; past it,
+// t fails (as its judge says) naming what it awaited and where the
+// acquisition stood.
+func (acq *Acquisition) WaitReturn(t wait.TB, within time.Duration, what string) {
+	t.Helper()
+	wait.ReceiveSeen(t, within, what, acq.done, acq.seen)
 }
 
 func (acq *Acquisition) what() string {
@@ -468,7 +432,7 @@ func HoldOf(h *lock.Held) string {
 
 // LockCtx bounds a scenario's lock calls.
 func LockCtx(t zkserver.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*Within)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*harness.Within)
 	t.Cleanup(cancel)
 	return ctx
 }
@@ -515,8 +479,8 @@ func StatOf(t zkserver.TB, c *zkclient.Client, p string) (bool, *zk.Stat) {
 func WaitWatching(t zkserver.TB, s *zkserver.Server, root, p, sess string) {
 	t.Helper()
 	s.RequireWords(t, "wchp") // here: the wait asks from its own goroutine
-	wait.For(t, Within, sess+" to watch "+p, func() (bool, string) {
-		w := WatchTable(t, s, "wchp", root)[p]
+	wait.For(t, harness.Within, sess+" to watch "+p, func() (bool, string) {
+		w := harness.WatchTable(t, s, "wchp", root)[p]
 		return slices.Contains(w, sess), "watchers: " + strings.Join(w, " ")
 	})
 }

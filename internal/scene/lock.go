@@ -3,7 +3,6 @@ package scene
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"path"
 	"slices"
@@ -19,12 +18,11 @@ import (
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 )
-
-var Herd1000 = flag.Bool("zk19.herd1000", false, "L7: also measure N=1000 candidates (1000 sessions)")
 
 // DeleteAs deletes p as client c, logged as actor a's operation.
 func DeleteAs(t zkserver.TB, c *zkclient.Client, a claims.Actor, p string) {
@@ -88,9 +86,9 @@ type watchCounts struct {
 func readWatches(t *testing.T, srv *zkserver.Server, parent string) watchCounts {
 	t.Helper()
 	if srv.External() {
-		return watchCounts{srv: srv, parent: parent, wchp: WatchTable(t, srv, "wchp", parent)}
+		return watchCounts{srv: srv, parent: parent, wchp: harness.WatchTable(t, srv, "wchp", parent)}
 	}
-	return watchCounts{srv: srv, parent: parent, m: Mntr(t, srv)}
+	return watchCounts{srv: srv, parent: parent, m: harness.Mntr(t, srv)}
 }
 
 // requireOneWatchFired checks, against what was read before the release of
@@ -127,7 +125,7 @@ func (before watchCounts) requireOneWatchFired(t *testing.T, n, r int, woke int6
 // once it is set.
 func Guarded(t zkserver.TB, p *Contender, n int64) {
 	t.Helper()
-	wait.For(t, Within, p.Name+"'s hold to watch its own node", func() (bool, string) {
+	wait.For(t, harness.Within, p.Name+"'s hold to watch its own node", func() (bool, string) {
 		return p.Guards.Load() >= n, fmt.Sprintf("%d own-node watches set; last step: %s", p.Guards.Load(), p.LastStep())
 	})
 }
@@ -229,25 +227,25 @@ func herdFoil(t *testing.T, srv *zkserver.Server, ps []*Contender, parent string
 		}(i)
 	}
 	for i := 1; i < n; i++ {
-		wait.Receive(t, Within, fmt.Sprintf("foil waiter %d of %d registered", i, n-1), registered)
+		wait.Receive(t, harness.Within, fmt.Sprintf("foil waiter %d of %d registered", i, n-1), registered)
 	}
 	var before map[string]int64
 	if !srv.External() {
-		before = Mntr(t, srv) // server-wide: read only on a server of the test's own
+		before = harness.Mntr(t, srv) // server-wide: read only on a server of the test's own
 	}
 	if err := ps[0].Session.Delete(parent+"/"+names[0], -1); err != nil {
 		t.Fatalf("foil release: %v", err)
 	}
-	if i := wait.Receive(t, Within, "foil: a holder", acquired); i != 1 {
+	if i := wait.Receive(t, harness.Within, "foil: a holder", acquired); i != 1 {
 		t.Errorf("foil: P%d acquired; want P1", i)
 	}
-	wait.For(t, Within, "N-1 foil waiters to wake", func() (bool, string) {
+	wait.For(t, harness.Within, "N-1 foil waiters to wake", func() (bool, string) {
 		return foilWoke.Load() >= int64(n-1), fmt.Sprintf("%d woke", foilWoke.Load())
 	})
 	if srv.External() {
 		return foilWoke.Load(), 0
 	}
-	after := Mntr(t, srv)
+	after := harness.Mntr(t, srv)
 	return foilWoke.Load(), after["zk_sum_node_children_watch_count"] - before["zk_sum_node_children_watch_count"]
 }
 
@@ -294,7 +292,7 @@ func lowestBySeq(kids []string) string {
 // follower, W on follower f.
 type L9Round struct {
 	T          *testing.T
-	C          *Cluster
+	C          *harness.Cluster
 	F          *zkserver.Server
 	Root       string
 	X, Y, W    *zkclient.Client
@@ -385,7 +383,7 @@ func (r *L9Round) createBehind(i int, y string) string {
 		t.Fatalf("W children: %v", err)
 	}
 	r.Wa.Ok("%d children", len(pre))
-	held := HeldDown(r.C.StreamProxy(r.F))
+	held := harness.HeldDown(r.C.StreamProxy(r.F))
 	claims.Evidence(t, "round %d: W's follower %s was behind at W's plain read: it lacked %s, created by Y before the read; the proxy held %d bytes of the leader's stream to it", i, r.F.Label, y, held)
 	if slices.Contains(pre, y) || held == 0 {
 		claims.NotShown(t, "L9", "the follower was not behind (y listed: %v, held bytes: %d); the round would prove nothing", slices.Contains(pre, y), held)
@@ -402,7 +400,7 @@ func (r *L9Round) createBehind(i int, y string) string {
 		p, err := r.W.Create(r.Root+"/"+uuid.NewString()+fence.LockInfix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 		done <- created{p, err}
 	}()
-	wait.For(t, Within, "the follower to forward W's create and the leader to answer into the hold", func() (bool, string) {
+	wait.For(t, harness.Within, "the follower to forward W's create and the leader to answer into the hold", func() (bool, string) {
 		s := sp.Stats()
 		return s.UpBytes > up0 && s.DownHeld > held0, fmt.Sprintf("up %d bytes (before %d), held %d (before %d)", s.UpBytes, up0, s.DownHeld, held0)
 	})
@@ -412,7 +410,7 @@ func (r *L9Round) createBehind(i int, y string) string {
 	default:
 	}
 	r.C.ReleaseStream(r.F)
-	cr := wait.Receive(t, Within, "the return of W's create after the release", done)
+	cr := wait.Receive(t, harness.Within, "the return of W's create after the release", done)
 	if cr.err != nil {
 		t.Fatalf("W create: %v", cr.err)
 	}
@@ -424,7 +422,7 @@ func (r *L9Round) createBehind(i int, y string) string {
 // through follower f.
 type L12Scene struct {
 	T  *testing.T
-	C  *Cluster
+	C  *harness.Cluster
 	F  *zkserver.Server
 	R  *Scene
 	W  *Contender
@@ -471,7 +469,7 @@ func (sc *L12Scene) UnseenDeletion(node string, del func()) {
 func (sc *L12Scene) WaitsOnOrReturns(pred, why string) {
 	t := sc.T
 	t.Helper()
-	wait.For(claims.Judged(t, "L12", claims.RefutedNow), Within, "W to wait on "+pred+" or return", func() (bool, string) {
+	wait.For(claims.Judged(t, "L12", claims.RefutedNow), harness.Within, "W to wait on "+pred+" or return", func() (bool, string) {
 		at, _ := sc.W.Witness.now(sc.PW.Own)
 		return sc.PW.Finished() || at.Waiting && at.Pred == pred, fmt.Sprintf("W waiting=%v on %q, returned %v", at.Waiting, at.Pred, sc.PW.Finished())
 	})
@@ -713,24 +711,24 @@ func (el *Election) Round(p *ElectionCandidate, ready, lowest *ElectionClient) E
 	if r.control.err != nil {
 		claims.NotShown(t, "L10", "%s: %v", lowest.name, r.control.err)
 	}
-	done := make(Returned)
+	done := make(harness.Returned)
 	var correct Usage
 	go func() {
 		defer close(done)
 		correct = ready.Use()
 	}()
-	t.Cleanup(func() { wait.Receive(t, Within, ready.name+"'s use", done) })
+	t.Cleanup(func() { wait.Receive(t, harness.Within, ready.name+"'s use", done) })
 	select {
 	case <-ready.Waiting:
 		r.whileHalf = "waited for ready"
 	case <-done:
 		r.whileHalf, r.returnedEarly, r.early = "returned", true, correct
-	case <-time.After(Within):
-		claims.NotShown(t, "L10", "%s neither waited for ready nor returned within %v", ready.name, Within)
+	case <-time.After(harness.Within):
+		claims.NotShown(t, "L10", "%s neither waited for ready nor returned within %v", ready.name, harness.Within)
 	}
 	ready.a.Info("while %s is half recovered: %s", p.Name, r.whileHalf)
 	r.recovered = p.FinishRecovery()
-	wait.ReceiveSeen(claims.Judged(t, "L10", claims.NotShown), Within, ready.name+"'s use once "+p.Name+" published ready", done, func() string {
+	wait.ReceiveSeen(claims.Judged(t, "L10", claims.NotShown), harness.Within, ready.name+"'s use once "+p.Name+" published ready", done, func() string {
 		return fmt.Sprintf("%s's use pending; while %s was half recovered it %s", ready.name, p.Name, r.whileHalf)
 	})
 	if correct.err != nil {
@@ -759,7 +757,7 @@ func ShortCut(t zkserver.TB, p *faultproxy.Proxy, who *Contender, during func())
 	mark := who.Session.Mark()
 	who.Log.Info("cut off")
 	p.Cut(faultproxy.BothEnds)
-	if err := who.Session.WaitStateSince(mark, zk.StateDisconnected, Within); err != nil {
+	if err := who.Session.WaitStateSince(mark, zk.StateDisconnected, harness.Within); err != nil {
 		p.Heal()
 		t.Fatalf("%s: %v", who.Name, err)
 	}

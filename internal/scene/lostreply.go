@@ -14,6 +14,7 @@ import (
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/jute"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
@@ -40,7 +41,7 @@ type LostReply struct {
 // configures A.
 func NewLostReply(t zkserver.TB, aOpts JoinOpts) *LostReply {
 	t.Helper()
-	s := SharedServer(t)
+	s := harness.SharedServer(t)
 	return NewLostReplyAt(t, s, s, aOpts)
 }
 
@@ -84,7 +85,7 @@ func (lr *LostReply) LoseReply(t zkserver.TB, id string, m faultproxy.Match, cal
 	scene := claims.Judged(t, id, claims.NotShown)
 	// A dropped reply leaves A's call waiting until its connection ends, so
 	// the call need not return first.
-	wait.For(scene, Within, fmt.Sprintf("A's call to return or the fault on A's %s to end", m), func() (bool, string) {
+	wait.For(scene, harness.Within, fmt.Sprintf("A's call to return or the fault on A's %s to end", m), func() (bool, string) {
 		select {
 		case <-d.Done():
 			return true, ""
@@ -108,7 +109,7 @@ func (lr *LostReply) LoseReply(t zkserver.TB, id string, m faultproxy.Match, cal
 	if res.Dropped {
 		// The reply is lost as the claims need it only with A's connection:
 		// closed by the proxy, seen closed by A's client.
-		if werr := lr.A.Session.WaitStateSince(mark, zk.StateDisconnected, Within); werr != nil {
+		if werr := lr.A.Session.WaitStateSince(mark, zk.StateDisconnected, harness.Within); werr != nil {
 			claims.NotShown(t, id, "the proxy reports the reply to A's %s dropped (xid=%d err=%d: %s), but A's connection did not close: %v; the proxy has %d connection(s) open; A's call returned: %v", jute.OpName(res.Op), res.Xid, res.Err, res.Reason, werr, lr.Proxy.Stats().Open, returned)
 		}
 		lr.A.Log.Info("disconnected: the proxy closed A's connection with the reply")
@@ -134,7 +135,7 @@ func (lr *LostReply) LoseReply(t zkserver.TB, id string, m faultproxy.Match, cal
 // lostCallWithin bounds the return of A's call once a fault has ended: the
 // calls run under lockCtx (3 × within), and the recipe returns at most
 // cleanupGrace (3 s) after its context ends.
-const lostCallWithin = 4 * Within
+const lostCallWithin = 4 * harness.Within
 
 // FaultEnded waits until the lost-reply fault d has acted (or given up),
 // and fails t naming what it waited for and the fault's state otherwise.
@@ -142,7 +143,7 @@ const lostCallWithin = 4 * Within
 func FaultEnded(t zkserver.TB, d *faultproxy.Drop, what string) faultproxy.DropResult {
 	t.Helper()
 	defer d.Cancel() // a no-op once the fault has acted
-	wait.For(t, Within, what, func() (bool, string) {
+	wait.For(t, harness.Within, what, func() (bool, string) {
 		select {
 		case <-d.Done():
 			return true, ""
@@ -168,14 +169,14 @@ func (lr *LostReply) LoseRequest(t zkserver.TB, id string, m faultproxy.Match, c
 	go func() { res <- call() }()
 	// As in loseReply, the fault and A's reconnection are claim id's scene.
 	scene := claims.Judged(t, id, claims.NotShown)
-	wait.For(scene, Within, "the proxy to hold A's "+m.String(), func() (bool, string) {
+	wait.For(scene, harness.Within, "the proxy to hold A's "+m.String(), func() (bool, string) {
 		r := d.Result()
 		return r.Xid != 0, fmt.Sprintf("%+v", r)
 	})
 	lr.Proxy.Cut(faultproxy.BothEnds)
 	cut()
 	lr.Proxy.Heal()
-	err := wait.ReceiveSeen(scene, Within, "the return of A's call after the heal", res, func() string {
+	err := wait.ReceiveSeen(scene, harness.Within, "the return of A's call after the heal", res, func() string {
 		return fmt.Sprintf("A's call pending; A's session states since the fault was armed: %v", lr.A.Session.States()[mark:])
 	})
 	if werr := lr.A.Session.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); werr != nil {
@@ -341,7 +342,7 @@ func ReleaseOutcomeUnknown(t *testing.T) {
 	var bWaits Attempt
 	lr.LoseRequest(t, "R3", faultproxy.Match{Ops: DeleteOps, Path: ha.Path}, func() error {
 		// A's context ends while A is cut off, well inside its session.
-		ctx, cancel := context.WithTimeout(context.Background(), Within)
+		ctx, cancel := context.WithTimeout(context.Background(), harness.Within)
 		defer cancel()
 		err := ha.Release(ctx)
 		returned <- err
@@ -349,7 +350,7 @@ func ReleaseOutcomeUnknown(t *testing.T) {
 	}, func() {
 		// Release returns when its context ends, whatever the server does:
 		// R3's own promise.
-		releaseErr = wait.ReceiveSeen(claims.Judged(t, "R3", claims.RefutedNow), 2*Within, "the return of A's Release, its context ending after "+Within.String(), returned, func() string {
+		releaseErr = wait.ReceiveSeen(claims.Judged(t, "R3", claims.RefutedNow), 2*harness.Within, "the return of A's Release, its context ending after "+harness.Within.String(), returned, func() string {
 			return fmt.Sprintf("A's Release pending while A is cut off; A's session states: %v", lr.A.Session.States())
 		})
 		lr.A.Log.Info("release while cut off: %v", releaseErr)
@@ -372,8 +373,8 @@ func ReleaseOutcomeUnknown(t *testing.T) {
 	claims.Phase(t, "nobody acts: A is back in session 0x%x, and the recipe finishes its own delete", lr.SessionAfter)
 	select {
 	case <-ha.Gone():
-	case <-time.After(3 * Within):
-		claims.RefutedNow(t, "R3", "A's Gone still open %v after A was back in its session; want the recipe to finish its delete", 3*Within)
+	case <-time.After(3 * harness.Within):
+		claims.RefutedNow(t, "R3", "A's Gone still open %v after A was back in its session; want the recipe to finish its delete", 3*harness.Within)
 	}
 	if ok, _ := StatOf(t, lr.O, ha.Path); ok {
 		claims.RefutedNow(t, "R3", "A's Gone closed with A's node %s still there and A's session 0x%x open: a lock nobody holds and nobody frees", path.Base(ha.Path), lr.A.Session.SessionID())
@@ -406,7 +407,7 @@ func ReleaseLeavesAnotherSessionsNode(t *testing.T) {
 		}
 	}
 	lr, ha, _, _ := ReleaseScene(t, JoinOpts{Trace: &locktrace.Trace{Reply: atLook}})
-	x := zkclient.Connect(t, "X", []string{SharedServer(t).Client})
+	x := zkclient.Connect(t, "X", []string{harness.SharedServer(t).Client})
 	xa := claims.NewActor(t, "X")
 	var xErr error
 	// Runs on A's releasing goroutine, between the lost delete and A's look

@@ -18,7 +18,7 @@ type referee struct {
 
 var referees = struct {
 	sync.Mutex
-	m map[string]*referee // by lock parent; parents are per test (TestRoot)
+	m map[string]*referee // by lock parent; parents are per test (harness.TestRoot)
 }{m: map[string]*referee{}}
 
 // refereeOf returns the referee of parent, made on first use.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/jute"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkserver"
@@ -292,7 +293,7 @@ func (w *Witness) waitingOn(t zkserver.TB, pred string, returned func() bool) (a
 // claim describes it, and the cause is named, not a timeout.
 func (w *Witness) waitFor(t zkserver.TB, what, want string, cond wait.Cond) {
 	t.Helper()
-	wait.For(t, Within, what, func() (bool, string) {
+	wait.For(t, harness.Within, what, func() (bool, string) {
 		if w.ref.twoHolders() != "" {
 			return true, ""
 		}

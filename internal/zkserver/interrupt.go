@@ -32,7 +32,7 @@ const (
 	atContainerCreate = "container-create"
 	atEnsembleStart   = "ensemble-start"
 	// AtTestRoot is reached by a package that makes a test's parent node
-	// (internal/scene's TestRoot), through InterruptPoint.
+	// (internal/harness's TestRoot), through InterruptPoint.
 	AtTestRoot = "test-root"
 )
 

@@ -1,4 +1,4 @@
-package scene
+package harness
 
 import (
 	"fmt"
@@ -120,16 +120,10 @@ func Resource(sc *zkserver.Scope, opts ...fence.Option) fence.Resource {
 	return res
 }
 
-// RetellOnEachResource retells example once on each fenced resource
-// (ResourceKinds), in a subtest worded as the claim: "the memory
-// resource " + does.
-func RetellOnEachResource(t *testing.T, does string, example func()) {
-	t.Helper()
-	for _, kind := range ResourceKinds {
-		t.Run("the "+kind+" resource "+does, func(t *testing.T) {
-			RetellOn(t, example, func(opts ...fence.Option) fence.Resource { return OpenResource(t, kind, opts...) })
-		})
-	}
+// Retold says whether sc acts for a Test that retells its Example.
+func Retold(sc *zkserver.Scope) bool {
+	_, ok := retellingOf(sc)
+	return ok
 }
 
 // retellingOf says whether sc acts for a Test that retells its Example,

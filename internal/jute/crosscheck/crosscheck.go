@@ -1,4 +1,7 @@
-package scene
+// Package crosscheck is E5's check of the proxy's Jute codec against the
+// server jar's own classes (internal/jute/official): the jar's version, and
+// the captured frames of testdata/jute handed to both decoders.
+package crosscheck
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package scene
+package harness
 
 import (
 	"bufio"
@@ -294,8 +294,8 @@ func Labels(ss []*zkserver.Server) []string {
 	return out
 }
 
-// ids returns the servers' ids, as the link proxies name them.
-func ids(ss ...*zkserver.Server) []int {
+// IDs returns the servers' ids, as the link proxies name them.
+func IDs(ss ...*zkserver.Server) []int {
 	out := make([]int, len(ss))
 	for i, s := range ss {
 		out[i] = s.ID

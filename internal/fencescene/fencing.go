@@ -1,4 +1,4 @@
-package scene
+package fencescene
 
 import (
 	"context"
@@ -20,8 +20,9 @@ import (
 	"github.com/zk19/zk19/fence/fencetest"
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/harness"
+	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/sqlite"
-	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 	"github.com/zk19/zk19/lock"
@@ -129,25 +130,25 @@ func ReadResource(t zkserver.TB, res fence.Resource) (value string, mark fence.T
 	return value, mark, marked
 }
 
-// FencingCast is the Scene of the fencing scenarios, on a server with a
+// FencingCast is the lock Scene of the fencing scenarios, on a server with a
 // small tickTime: O observes directly, A talks through a proxy that can
 // blackhole it (so its session can expire naturally), B talks directly.
 type FencingCast struct {
-	*Scene
+	*scene.Scene
 	srv   *zkserver.Server
 	proxy *faultproxy.Proxy
-	A, B  *Contender
+	A, B  *scene.Contender
 }
 
 // NewFencingCast sets the fencing scene up: the expiry server, O, A behind
 // its proxy with the short session timeout, and B.
 func NewFencingCast(t zkserver.TB) *FencingCast {
 	t.Helper()
-	s := ExpiryServer(t)
-	fc := &FencingCast{Scene: NewScene(t, []string{s.Client}), srv: s}
+	s := harness.ExpiryServer(t)
+	fc := &FencingCast{Scene: scene.NewScene(t, []string{s.Client}), srv: s}
 	fc.proxy = zkserver.ClientProxy(t, "A-proxy", s)
-	fc.A = fc.Join("A", JoinOpts{Via: []string{fc.proxy.Addr()}, Client: []zkclient.Option{zkclient.WithSessionTimeout(ExpirySessionTimeout)}})
-	fc.B = fc.Join("B", JoinOpts{})
+	fc.A = fc.Join("A", scene.JoinOpts{Via: []string{fc.proxy.Addr()}, Client: []zkclient.Option{zkclient.WithSessionTimeout(harness.ExpirySessionTimeout)}})
+	fc.B = fc.Join("B", scene.JoinOpts{})
 	return fc
 }
 
@@ -167,8 +168,8 @@ func (fc *FencingCast) ExpireA(t zkserver.TB, node string) {
 			t.Fatalf("O: got %v on A's node; want its deletion", ev.Type)
 		}
 		t.Logf("O: A's node %s deleted by the server: A's session expired", path.Base(node))
-	case <-time.After(10 * ExpirySessionTimeout):
-		t.Fatalf("A's session did not expire within %v of the blackhole", 10*ExpirySessionTimeout)
+	case <-time.After(10 * harness.ExpirySessionTimeout):
+		t.Fatalf("A's session did not expire within %v of the blackhole", 10*harness.ExpirySessionTimeout)
 	}
 }
 
@@ -183,10 +184,10 @@ func (fc *FencingCast) cutA(t zkserver.TB) {
 // heldOnceAExpires cuts A off and returns the hold B's waiting acquisition
 // gets: the server must expire A's session on its own clock and delete A's
 // node, and B learn it from that deletion (claim id fails otherwise).
-func (fc *FencingCast) HeldOnceAExpires(t zkserver.TB, id string, waitingB *Acquisition) *lock.Held {
+func (fc *FencingCast) HeldOnceAExpires(t zkserver.TB, id string, waitingB *scene.Acquisition) *lock.Held {
 	t.Helper()
 	fc.cutA(t)
-	wait.ReceiveSeen(claims.Judged(t, id, claims.NotShown), 10*ExpirySessionTimeout, "the return of B's acquisition after A's blackhole", waitingB.done, waitingB.seen)
+	waitingB.WaitReturn(claims.Judged(t, id, claims.NotShown), 10*harness.ExpirySessionTimeout, "the return of B's acquisition after A's blackhole")
 	if waitingB.Err != nil {
 		claims.NotShown(t, id, "B acquire: %v", waitingB.Err)
 	}
@@ -208,7 +209,7 @@ func WriteEach(t zkserver.TB, who claims.Actor, tok fence.Token, value string, r
 // server, so that the blackhole that follows cuts a hold that is armed.
 func (fc *FencingCast) WaitHoldWatching(t zkserver.TB, held *lock.Held) {
 	t.Helper()
-	WaitWatching(t, fc.srv, fc.Parent, held.Path, fc.A.Session.SessionHex())
+	scene.WaitWatching(t, fc.srv, fc.Parent, held.Path, fc.A.Session.SessionHex())
 	fc.A.Log.Info("hold armed: watching its own node %s", path.Base(held.Path))
 }
 
@@ -233,7 +234,7 @@ func Fired[T any](ch <-chan T) bool {
 // ReleaseOnceLost waits, up to zkclient.ConnectWithin, for who's hold to
 // report itself lost, and returns what Release then says; nil when the
 // hold never reported itself lost within the bound (logged).
-func ReleaseOnceLost(t zkserver.TB, who *Contender, held *lock.Held) error {
+func ReleaseOnceLost(t zkserver.TB, who *scene.Contender, held *lock.Held) error {
 	t.Helper()
 	select {
 	case <-held.Lost():
@@ -251,7 +252,7 @@ type LateWorker struct {
 	who   claims.Actor
 	tok   fence.Token
 	value string
-	gate  chan struct{}
+	gate  parking
 	res   chan []fence.Result
 	err   chan error
 }
@@ -259,7 +260,7 @@ type LateWorker struct {
 // ParkWorker starts A's worker: it waits on a gate, then writes value with
 // tok to each resource in turn. Cleanup opens the gate and waits for it.
 func ParkWorker(t zkserver.TB, tok fence.Token, value string, rs ...fence.Resource) *LateWorker {
-	w := &LateWorker{who: claims.NewActor(t, "A"), tok: tok, value: value, gate: make(chan struct{}), res: make(chan []fence.Result, 1), err: make(chan error, 1)}
+	w := &LateWorker{who: claims.NewActor(t, "A"), tok: tok, value: value, gate: make(parking), res: make(chan []fence.Result, 1), err: make(chan error, 1)}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		<-w.gate
@@ -274,18 +275,22 @@ func ParkWorker(t zkserver.TB, tok fence.Token, value string, rs ...fence.Resour
 		w.res <- out
 	})
 	t.Cleanup(func() {
-		w.open()
+		w.gate.open()
 		wg.Wait()
 	})
 	w.who.Info("worker parked with token %v", tok)
 	return w
 }
 
-func (w *LateWorker) open() {
+// parking is where a worker waits before its write: open lets it go, and
+// opening it again (the test's, then its cleanup's) is harmless.
+type parking chan struct{}
+
+func (g parking) open() {
 	select {
-	case <-w.gate:
+	case <-g:
 	default:
-		close(w.gate)
+		close(g)
 	}
 }
 
@@ -294,7 +299,7 @@ func (w *LateWorker) open() {
 func (w *LateWorker) Resume(t zkserver.TB) []fence.Result {
 	t.Helper()
 	w.who.Invoke("write %q with token %v (the worker resumes)", w.value, w.tok)
-	w.open()
+	w.gate.open()
 	select {
 	case out := <-w.res:
 		for _, r := range out {
@@ -303,8 +308,8 @@ func (w *LateWorker) Resume(t zkserver.TB) []fence.Result {
 		return out
 	case err := <-w.err:
 		t.Fatalf("A's worker: write %q: %v", w.value, err)
-	case <-time.After(Within):
-		t.Fatalf("A's worker did not write within %v", Within)
+	case <-time.After(harness.Within):
+		t.Fatalf("A's worker did not write within %v", harness.Within)
 	}
 	return nil
 }
@@ -319,16 +324,16 @@ type AskingWorker struct {
 	value  string
 	self   int64      // the session the worker's hold belongs to
 	answer chan error // nil: the node exists and this session owns it
-	gate   chan struct{}
+	gate   parking
 	wrote  chan fence.Result
 	failed chan error
 }
 
 // StartAskingWorker starts p's worker for its hold of node. Cleanup opens
 // the gate and waits for the worker.
-func StartAskingWorker(t zkserver.TB, p *Contender, node string, res fence.Resource, tok fence.Token, value string) *AskingWorker {
+func StartAskingWorker(t zkserver.TB, p *scene.Contender, node string, res fence.Resource, tok fence.Token, value string) *AskingWorker {
 	t.Helper()
-	w := &AskingWorker{who: p.Log, tok: tok, value: value, self: p.Session.SessionID(), answer: make(chan error, 1), gate: make(chan struct{}), wrote: make(chan fence.Result, 1), failed: make(chan error, 1)}
+	w := &AskingWorker{who: p.Log, tok: tok, value: value, self: p.Session.SessionID(), answer: make(chan error, 1), gate: make(parking), wrote: make(chan fence.Result, 1), failed: make(chan error, 1)}
 	p.Log.Invoke("exists %s (do I still hold the lock?)", path.Base(node))
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -349,16 +354,8 @@ func StartAskingWorker(t zkserver.TB, p *Contender, node string, res fence.Resou
 		}
 		w.wrote <- r
 	})
-	t.Cleanup(func() { w.open(); wg.Wait() })
+	t.Cleanup(func() { w.gate.open(); wg.Wait() })
 	return w
-}
-
-func (w *AskingWorker) open() {
-	select {
-	case <-w.gate:
-	default:
-		close(w.gate)
-	}
 }
 
 // asked waits for ZooKeeper's answer and reports whether the node exists
@@ -373,8 +370,8 @@ func (w *AskingWorker) Asked(t zkserver.TB) bool {
 		}
 		w.who.Ok("true, owned by this session 0x%x; the worker pauses before its write", w.self)
 		return true
-	case <-time.After(Within):
-		t.Fatalf("%s: no answer to exists within %v", w.who.Name, Within)
+	case <-time.After(harness.Within):
+		t.Fatalf("%s: no answer to exists within %v", w.who.Name, harness.Within)
 		return false
 	}
 }
@@ -383,15 +380,15 @@ func (w *AskingWorker) Asked(t zkserver.TB) bool {
 func (w *AskingWorker) Resume(t zkserver.TB) fence.Result {
 	t.Helper()
 	w.who.Invoke("write %q with token %v (resumed after its check)", w.value, w.tok)
-	w.open()
+	w.gate.open()
 	select {
 	case r := <-w.wrote:
 		logWrite(w.who, w.tok, r)
 		return r
 	case err := <-w.failed:
 		t.Fatalf("%s: write %q: %v", w.who.Name, w.value, err)
-	case <-time.After(Within):
-		t.Fatalf("%s: the worker did not write within %v", w.who.Name, Within)
+	case <-time.After(harness.Within):
+		t.Fatalf("%s: the worker did not write within %v", w.who.Name, harness.Within)
 	}
 	return fence.Result{}
 }
@@ -612,7 +609,7 @@ func (g *HeldGap) Between(d fence.Decision) {
 	}
 	select {
 	case <-g.raised:
-	case <-time.After(Within):
+	case <-time.After(harness.Within):
 	}
 }
 
@@ -667,16 +664,16 @@ const T5Parent = "/locks"
 // in the same order each time: an observer's session, a holder's session,
 // the lock parent, the holder's acquisition with the parent's czxid as its
 // domain.
-func HoldOnFreshServer(t *testing.T, s *zkserver.Server, observer, holder string) (*zkclient.Client, *Contender, fence.Token) {
+func HoldOnFreshServer(t *testing.T, s *zkserver.Server, observer, holder string) (*zkclient.Client, *scene.Contender, fence.Token) {
 	t.Helper()
 	o := zkclient.Connect(t, observer, []string{s.Client})
-	p := Join(t, holder, []string{s.Client}, T5Parent, JoinOpts{Lock: []lock.Option{lock.WithCzxidDomain()}})
+	p := scene.Join(t, holder, []string{s.Client}, T5Parent, scene.JoinOpts{Lock: []lock.Option{lock.WithCzxidDomain()}})
 	oa := claims.NewActor(t, observer)
 	oa.Invoke("create %s", T5Parent)
 	if _, err := o.Create(T5Parent, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		claims.NotShown(t, "T5", "%s: create %s: got %v; want it created on a server that starts empty", observer, T5Parent, err)
 	}
-	_, st := StatOf(t, o, T5Parent)
+	_, st := scene.StatOf(t, o, T5Parent)
 	oa.Ok("czxid 0x%x", st.Czxid)
 	tok := p.Acquire().Token
 	p.Log.Ok("holds with token %v (its domain is the parent's czxid)", tok)
@@ -703,4 +700,16 @@ func T5Writes(t *testing.T, res fence.Resource, tokA, tokB fence.Token) (bWrite,
 	late = WriteAs(t, pa, res, tokA, "stale-late")
 	value, _, _ = ReadResource(t, res)
 	return bWrite, late, value
+}
+
+// RetellOnEachResource retells example once on each fenced resource
+// (ResourceKinds), in a subtest worded as the claim: "the memory
+// resource " + does.
+func RetellOnEachResource(t *testing.T, does string, example func()) {
+	t.Helper()
+	for _, kind := range ResourceKinds {
+		t.Run("the "+kind+" resource "+does, func(t *testing.T) {
+			harness.RetellOn(t, example, func(opts ...fence.Option) fence.Resource { return OpenResource(t, kind, opts...) })
+		})
+	}
 }

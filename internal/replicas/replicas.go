@@ -1,4 +1,4 @@
-package scene
+package replicas
 
 import (
 	"cmp"
@@ -15,20 +15,11 @@ import (
 
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/history"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
-)
-
-// Timing of the 3-server scenarios. A follower whose leader stream is held
-// drops the leader after syncLimit × tickTime without bytes, and a leader
-// drops a follower that has not acked a proposal for as long: every hold
-// below ends well inside that window (10 s), and inside B's session timeout
-// (the leader hears of B's heartbeats only through the held follower).
-const (
-	trioTick      = time.Second
-	trioSyncLimit = 10
 )
 
 // Trio is a 3-server ensemble with a proxy on every server-to-server link.
@@ -36,7 +27,7 @@ const (
 // leader stream is held).
 type Trio struct {
 	t zkserver.TB
-	*Cluster
+	*harness.Cluster
 	LeaderServer, fresh, Lagging *zkserver.Server
 	A, B                         *XClient
 	History                      *XHistory
@@ -49,11 +40,11 @@ const (
 
 func NewTrio(t zkserver.TB, opts ...zkserver.Option) *Trio {
 	t.Helper()
-	var c *Cluster
+	var c *harness.Cluster
 	if len(opts) == 0 {
-		c = LeaseTrio(t)
+		c = harness.LeaseTrio(t)
 	} else {
-		c = StartCluster(t, 3, append([]zkserver.Option{zkserver.WithTickTime(trioTick), zkserver.WithLimits(10, trioSyncLimit)}, opts...)...)
+		c = harness.StartCluster(t, 3, append([]zkserver.Option{zkserver.WithTickTime(harness.TrioKind.Tick()), zkserver.WithLimits(10, harness.TrioKind.SyncLimit())}, opts...)...)
 	}
 	fs := c.Followers()
 	if len(fs) != 2 {
@@ -99,7 +90,7 @@ func (tr *Trio) LagBehind(v string) {
 func (tr *Trio) CatchUp(v string) {
 	tr.t.Helper()
 	tr.Release()
-	wait.For(tr.t, Within, "B's follower to apply x="+v, func() (bool, string) {
+	wait.For(tr.t, harness.Within, "B's follower to apply x="+v, func() (bool, string) {
 		b, _, err := tr.B.Conn.Get(XPath)
 		return err == nil && string(b) == v, fmt.Sprintf("%q %v", b, err)
 	})
@@ -217,7 +208,7 @@ func (c *XClient) Tell(to *XClient, msg string) {
 // Told returns the next message another participant told c.
 func (c *XClient) Told() string {
 	c.Log.TB.Helper()
-	msg := wait.Receive(c.Log.TB, Within, c.Name+"'s message", c.inbox)
+	msg := wait.Receive(c.Log.TB, harness.Within, c.Name+"'s message", c.inbox)
 	c.Log.Info("told %q", msg)
 	return msg
 }
@@ -243,7 +234,7 @@ func (tr *Trio) Release() { tr.t.Helper(); tr.ReleaseStream(tr.Lagging) }
 func (tr *Trio) waitLeaderAnswered(up0, held0 int64) {
 	tr.t.Helper()
 	p := tr.QuorumLink()
-	wait.For(tr.t, Within, "the follower to forward the request and the leader to answer into the hold", func() (bool, string) {
+	wait.For(tr.t, harness.Within, "the follower to forward the request and the leader to answer into the hold", func() (bool, string) {
 		s := p.Stats()
 		return s.UpBytes > up0 && s.DownHeld > held0, fmt.Sprintf("up %d bytes (before %d), held down %d bytes (before %d)", s.UpBytes, up0, s.DownHeld, held0)
 	})
@@ -303,7 +294,7 @@ func (tr *Trio) BlockedUntilRelease(what string, op func() error) BarrierResult 
 	// Either the leader has answered into the hold while op is pending, or
 	// op returned first: then the claim is refuted at once, not at the
 	// wait's bound.
-	wait.For(tr.t, Within, "the follower to forward "+what+" and the leader to answer into the hold, or "+what+" to return", func() (bool, string) {
+	wait.For(tr.t, harness.Within, "the follower to forward "+what+" and the leader to answer into the hold, or "+what+" to return", func() (bool, string) {
 		select {
 		case r.Err = <-done:
 			r.DoneBeforeRelease = true
@@ -321,7 +312,7 @@ func (tr *Trio) BlockedUntilRelease(what string, op func() error) BarrierResult 
 	}
 	tr.Release()
 	if !r.DoneBeforeRelease {
-		r.Err = wait.Receive(tr.t, Within, "the return of "+what+" after the release", done)
+		r.Err = wait.Receive(tr.t, harness.Within, "the return of "+what+" after the release", done)
 		if r.Err != nil {
 			tr.B.Log.Fail("%s: %v", what, r.Err)
 		} else {
@@ -381,7 +372,7 @@ type Y9Kind struct {
 func SameZxid(t *testing.T, servers []*zkserver.Server, what string, atLeast int64) int64 {
 	t.Helper()
 	var got int64
-	wait.For(t, Within, what, func() (bool, string) {
+	wait.For(t, harness.Within, what, func() (bool, string) {
 		var zs []string
 		same := true
 		for i, s := range servers {
@@ -482,13 +473,18 @@ const (
 	Y2SyncLimit = 5
 )
 
+// zk1675Kind is Y2's five servers as the pool lends them: TestY2 and
+// Example_s2SyncInZK1675Window play the same scene, and the Example, which
+// runs last and alone, need not wait for five servers to start.
+var zk1675Kind = harness.NewKind("five", 5, Y2Tick, Y2SyncLimit)
+
 // ZK1675 is the Y2 scene: five servers with a proxy on every link and x=0
 // applied on all of them. old leads; oldFollower is one of its followers,
 // and B, a participant, is its client; the other three servers are the
 // side that elects a new leader once cut off.
 type ZK1675 struct {
 	t zkserver.TB
-	*Cluster
+	*harness.Cluster
 	Old, OldFollower *zkserver.Server
 	newSide          []*zkserver.Server
 	B                *XClient
@@ -498,20 +494,20 @@ type ZK1675 struct {
 
 func NewZK1675(t zkserver.TB) *ZK1675 {
 	t.Helper()
-	e := lease(t, zk1675Kind)
+	e := harness.Lease(t, zk1675Kind)
 	w := &ZK1675{t: t, Cluster: e, Old: e.Leader(), OldFollower: e.Followers()[0], History: newXHistory("0")}
 	for _, s := range e.Servers {
 		if s != w.Old && s != w.OldFollower {
 			w.newSide = append(w.newSide, s)
 		}
 	}
-	t.Logf("roles: old leader %s, old follower %s, new side %v", w.Old.Label, w.OldFollower.Label, ids(w.newSide...))
+	t.Logf("roles: old leader %s, old follower %s, new side %v", w.Old.Label, w.OldFollower.Label, harness.IDs(w.newSide...))
 	setup := zkclient.Connect(t, "S", []string{w.Old.Client})
 	if _, err := setup.Create(XPath, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatalf("create %s: %v", XPath, err)
 	}
 	want, _ := w.Old.Srvr()
-	wait.For(t, Within, "every server to apply x=0", func() (bool, string) {
+	wait.For(t, harness.Within, "every server to apply x=0", func() (bool, string) {
 		var seen []string
 		ok := true
 		for _, s := range e.Servers {
@@ -531,16 +527,16 @@ func NewZK1675(t zkserver.TB) *ZK1675 {
 // for about syncLimit × tickTime.
 func (w *ZK1675) Cut() {
 	w.t.Helper()
-	claims.Phase(w.t, "asymmetric partition: {%s, %s} | %v", w.Old.Label, w.OldFollower.Label, ids(w.newSide...))
+	claims.Phase(w.t, "asymmetric partition: {%s, %s} | %v", w.Old.Label, w.OldFollower.Label, harness.IDs(w.newSide...))
 	w.cutAt = time.Now()
-	w.Links.PartitionAsym(ids(w.Old, w.OldFollower), ids(w.newSide...))
+	w.Links.PartitionAsym(harness.IDs(w.Old, w.OldFollower), harness.IDs(w.newSide...))
 }
 
 // newLeader waits until the new side has elected a leader and returns it.
 func (w *ZK1675) NewLeader() *zkserver.Server {
 	w.t.Helper()
 	var leader *zkserver.Server
-	wait.For(w.t, 2*Within, "the new side to elect a leader", func() (bool, string) {
+	wait.For(w.t, 2*harness.Within, "the new side to elect a leader", func() (bool, string) {
 		var seen []string
 		for _, s := range w.newSide {
 			m, err := s.Mode()
@@ -570,7 +566,7 @@ func (w *ZK1675) Mode(s *zkserver.Server) string {
 // logs how long after the cut that was: how long the window stayed open.
 func (w *ZK1675) WaitStepDown() {
 	w.t.Helper()
-	wait.For(w.t, 4*Within, "the old leader to step down", func() (bool, string) {
+	wait.For(w.t, 4*harness.Within, "the old leader to step down", func() (bool, string) {
 		m, err := w.Old.Mode()
 		return m != "leader", fmt.Sprintf("mode %q%v", m, ErrOrEmpty(err))
 	})
@@ -642,14 +638,14 @@ func ReadYourWrite(tr *Trio) {
 	tr.waitLeaderAnswered(q.UpBytes, q.DownHeld)
 	// The proxy counts the set's bytes after writing them, so the follower
 	// can forward the set before they are counted.
-	wait.For(t, Within, "S4 check: B's set counted through B's proxy", func() (bool, string) {
+	wait.For(t, harness.Within, "S4 check: B's set counted through B's proxy", func() (bool, string) {
 		n := p.Stats().UpBytes
 		return n > u0, fmt.Sprintf("%d bytes up (before the set: %d)", n, u0)
 	})
 	u1 := p.Stats().UpBytes
 	pb.Invoke("get %s", XPath)
 	go func() { v, st, err := B.Get(XPath); read <- reply{string(v), st, err} }()
-	wait.For(t, Within, "B's get to reach its follower", func() (bool, string) {
+	wait.For(t, harness.Within, "B's get to reach its follower", func() (bool, string) {
 		n := p.Stats().UpBytes
 		return n > u1, fmt.Sprintf("%d bytes up (after the set: %d)", n, u1)
 	})
@@ -721,8 +717,29 @@ func (m *Mover) Redirect(addr string) {
 
 func (m *Mover) DialsTo(addr string) int { m.mu.Lock(); defer m.mu.Unlock(); return m.Dials[addr] }
 
-// NoGoingBack is the second half of S4.
+// NoGoingBack is the second half of S4: B writes on the fresh follower,
+// is moved to the lagging one and turned away, then comes back once it
+// caught up.
 func NoGoingBack(tr *Trio) {
+	tr.t.Helper()
+	b := writeAhead(tr)
+	mark, sid := b.turnedAway(tr)
+	b.backWhenCaughtUp(tr, mark, sid)
+}
+
+// aheadReader is S4's B once it wrote: its session, its mover and the
+// zxid it has seen.
+type aheadReader struct {
+	B    *zkclient.Client
+	pb   claims.Actor
+	m    *Mover
+	seen int64
+}
+
+// writeAhead connects B through a mover to the fresh follower, holds the
+// leader's stream to the lagging one and has B write: the lagging follower
+// is then behind B.
+func writeAhead(tr *Trio) *aheadReader {
 	t := tr.t
 	t.Helper()
 	m := &Mover{target: tr.fresh.Client, Dials: map[string]int{}}
@@ -743,20 +760,31 @@ func NoGoingBack(tr *Trio) {
 		claims.NotShown(t, "S4", "%s is at zxid 0x%x; want it behind B's 0x%x", tr.Lagging.Label, behind.Zxid, st.Mzxid)
 	}
 	claims.Phase(t, "B, having seen 0x%x, is moved to %s, whose last zxid is 0x%x", st.Mzxid, tr.Lagging.Label, behind.Zxid)
-	const refusal = "Refusing session" // 3.9 adds the session id: "Refusing session(0x…) request"
-	tr.Lagging.WatchLog(refusal)
-	mark := B.Mark()
-	m.moveTo(tr.Lagging.Client)
-	sid := B.SessionID()
-	pb.Invoke("get %s (on %s)", XPath, tr.Lagging.Label)
+	return &aheadReader{B: B, pb: pb, m: m, seen: st.Mzxid}
+}
+
+// noGoingBackRefusal is the lagging server's log line when it turns B away.
+const noGoingBackRefusal = "Refusing session" // 3.9 adds the session id: "Refusing session(0x…) request"
+
+// turnedAway moves B to the lagging follower and shows it turned away:
+// no session there, never an older value, and the server's refusal naming
+// B's zxid. It returns B's mark of states and session before the move.
+func (b *aheadReader) turnedAway(tr *Trio) (mark int, sid int64) {
+	t, B := tr.t, b.B
+	t.Helper()
+	tr.Lagging.WatchLog(noGoingBackRefusal)
+	mark = B.Mark()
+	b.m.moveTo(tr.Lagging.Client)
+	sid = B.SessionID()
+	b.pb.Invoke("get %s (on %s)", XPath, tr.Lagging.Label)
 	type reply struct {
 		v   string
 		err error
 	}
 	read := make(chan reply, 1)
 	go func() { v, _, err := B.Get(XPath); read <- reply{string(v), err} }()
-	wait.For(t, 2*Within, "S4: B to be turned away by "+tr.Lagging.Label+" twice", func() (bool, string) {
-		n := m.DialsTo(tr.Lagging.Client)
+	wait.For(t, 2*harness.Within, "S4: B to be turned away by "+tr.Lagging.Label+" twice", func() (bool, string) {
+		n := b.m.DialsTo(tr.Lagging.Client)
 		return n >= 2, fmt.Sprintf("%d dials to %s; states since the move %v", n, tr.Lagging.Label, B.States()[mark:])
 	})
 	if slices.Contains(B.States()[mark:], zk.StateHasSession) {
@@ -768,23 +796,39 @@ func NoGoingBack(tr *Trio) {
 		if r.err == nil {
 			claims.RefutedNow(t, "S4", "B read %q on %s while it was behind B's zxid", r.v, tr.Lagging.Label)
 		}
-		pb.Fail("get: %v", r.err)
+		b.pb.Fail("get: %v", r.err)
 	default:
-		pb.Info("get pending")
+		b.pb.Info("get pending")
 	}
-	said, err := tr.Lagging.WaitLog(Within, refusal)
+	b.refusalNamesTheZxid(tr, mark)
+	return mark, sid
+}
+
+// refusalNamesTheZxid waits for the lagging server's refusal and wants it
+// to name the zxid B has seen.
+func (b *aheadReader) refusalNamesTheZxid(tr *Trio, mark int) {
+	t := tr.t
+	t.Helper()
+	said, err := tr.Lagging.WaitLog(harness.Within, noGoingBackRefusal)
 	if err != nil {
 		claims.RefutedNow(t, "S4", "%v", err)
 	}
-	claims.Evidence(t, "after %d dials to %s, B has no session there (states since the move %v); the server logged: %s", m.DialsTo(tr.Lagging.Client), tr.Lagging.Label, B.States()[mark:], said)
-	if want := fmt.Sprintf("seen zxid 0x%x", st.Mzxid); !strings.Contains(said, want) {
+	claims.Evidence(t, "after %d dials to %s, B has no session there (states since the move %v); the server logged: %s", b.m.DialsTo(tr.Lagging.Client), tr.Lagging.Label, b.B.States()[mark:], said)
+	if want := fmt.Sprintf("seen zxid 0x%x", b.seen); !strings.Contains(said, want) {
 		claims.NotShown(t, "S4", "got the server's line %q; want it to name B's zxid (%q)", said, want)
 	}
+}
+
+// backWhenCaughtUp releases the leader's stream and wants B back on its
+// own session, reading its own write.
+func (b *aheadReader) backWhenCaughtUp(tr *Trio, mark int, sid int64) {
+	t, B := tr.t, b.B
+	t.Helper()
 	tr.Release()
 	if err := B.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); err != nil {
 		t.Fatalf("B after the release: %v", err)
 	}
-	v, _ := ReadAs(t, B, pb, XPath)
+	v, _ := ReadAs(t, B, b.pb, XPath)
 	claims.Evidence(t, "after %s caught up B has its session 0x%x again (was 0x%x) and read %q", tr.Lagging.Label, B.SessionID(), sid, v)
 	if B.SessionID() != sid || v != "8" {
 		claims.RefutedNow(t, "S4", "got session 0x%x reading %q after the move; want the same session 0x%x reading its own \"8\"", B.SessionID(), v, sid)

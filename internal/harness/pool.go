@@ -1,4 +1,4 @@
-package scene
+package harness
 
 import (
 	"errors"
@@ -35,9 +35,8 @@ import (
 // configured otherwise (S4's logger, Y7's five servers) starts its own.
 var pool serverPool
 
-// The pool lends Y2's five servers the same way: TestY2 and
-// Example_s2SyncInZK1675Window play the same scene, and the Example, which
-// runs last and alone, need not wait for five servers to start.
+// The pool lends other ensembles the same way, of a kind their scene
+// declares (NewKind): Y2's five servers, for one (internal/replicas).
 //
 // A Kind is a configuration the pool keeps: n servers with a proxy on every
 // link, tickTime tick and syncLimit syncLimit.
@@ -48,12 +47,34 @@ type Kind struct {
 	syncLimit int
 }
 
+// NewKind is a kind of ensemble a scene asks the pool for: n servers with
+// a proxy on every link, tickTime tick and syncLimit syncLimit. Kinds are
+// told apart by name.
+func NewKind(name string, n int, tick time.Duration, syncLimit int) Kind {
+	return Kind{name, n, tick, syncLimit}
+}
+
+// Tick is the kind's tickTime.
+func (k Kind) Tick() time.Duration { return k.tick }
+
+// SyncLimit is the kind's syncLimit, in ticks.
+func (k Kind) SyncLimit() int { return k.syncLimit }
+
+// Timing of the 3-server scenarios. A follower whose leader stream is held
+// drops the leader after syncLimit × tickTime without bytes, and a leader
+// drops a follower that has not acked a proposal for as long: every hold
+// below ends well inside that window (10 s), and inside B's session timeout
+// (the leader hears of B's heartbeats only through the held follower).
+const (
+	trioTick      = time.Second
+	trioSyncLimit = 10
+)
+
 // Standalone servers are lent too: expiryKind to the claims about a
 // session that runs out (expiryServer), soloKind to L3 and L7, which read
 // the server's watch tables and counters and so need it to themselves.
 var (
 	TrioKind   = Kind{"trio", 3, trioTick, trioSyncLimit}
-	zk1675Kind = Kind{"five", 5, Y2Tick, Y2SyncLimit}
 	expiryKind = Kind{"expiry", 1, ExpiryTick, 5}
 	SoloKind   = Kind{"solo", 1, 2 * time.Second, 5}
 )
@@ -92,7 +113,7 @@ type pooled struct {
 // the trio goes back to the pool after t's other cleanups.
 func LeaseTrio(t zkserver.TB) *Cluster {
 	t.Helper()
-	return lease(t, TrioKind)
+	return Lease(t, TrioKind)
 }
 
 // LeaseServer lends t a standalone server of kind k (its n is 1). On the
@@ -106,8 +127,9 @@ func LeaseServer(t zkserver.TB, k Kind) *zkserver.Server {
 	return lendTo(t, k).e.Servers[0]
 }
 
-// lease lends t an ensemble of kind k from the pool, or starts one.
-func lease(t zkserver.TB, k Kind) *Cluster {
+// Lease lends t an ensemble of kind k from the pool, or starts one, for
+// the rest of t; it goes back to the pool after t's other cleanups.
+func Lease(t zkserver.TB, k Kind) *Cluster {
 	t.Helper()
 	p := lendTo(t, k)
 	return newCluster(t, p.e, p.links)
@@ -129,7 +151,7 @@ func LeaseWhenFree(t zkserver.TB, k Kind, within time.Duration) *Cluster {
 	case held != "":
 		t.Logf(claims.HarnessNote+"waited %v for a %s of the pool (%s)", time.Since(began).Round(time.Millisecond), k.name, held)
 	}
-	return lease(t, k)
+	return Lease(t, k)
 }
 
 // waitIdle waits up to d until the pool has an idle ensemble of kind k or

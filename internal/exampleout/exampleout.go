@@ -1,0 +1,89 @@
+// Package exampleout reads what go test prints for a failed Example: the
+// "got:" block (its output) and the "want:" block (its Output comment), and
+// the first line where they differ. cmd/evidence quotes that line in a
+// verdict, cmd/mutants in the line of the mutant the Example killed.
+package exampleout
+
+import "strings"
+
+// Diff is where a failed Example's output first differs from its Output
+// comment: a line of one block and the same line of the other (empty when
+// that block is shorter).
+type Diff struct {
+	Line      int // 1-based, within the blocks
+	Got, Want string
+}
+
+// opens says which block a line opens: "got:", "want:" or "".
+func opens(l string) string {
+	switch t := strings.TrimSpace(l); t {
+	case "got:", "want:":
+		return t
+	}
+	return ""
+}
+
+// ends says whether a line ends a block: a test's framing ("--- FAIL: …",
+// "=== RUN …") or the package's "FAIL".
+func ends(l string) bool {
+	t := strings.TrimSpace(l)
+	return strings.HasPrefix(t, "--- ") || strings.HasPrefix(t, "=== ") || t == "FAIL"
+}
+
+// Blocks returns the "got:" and "want:" blocks of lines, without the
+// lines that open them; both nil when lines hold none.
+func Blocks(lines []string) (got, want []string) {
+	var cur *[]string
+	for _, l := range lines {
+		switch {
+		case opens(l) == "got:":
+			cur = &got
+		case opens(l) == "want:":
+			cur = &want
+		case ends(l):
+			cur = nil
+		case cur != nil:
+			*cur = append(*cur, l)
+		}
+	}
+	return got, want
+}
+
+// First returns the first line where the blocks differ; ok is false when
+// they agree or lines hold none.
+func First(lines []string) (d Diff, ok bool) {
+	got, want := Blocks(lines)
+	for i := 0; i < max(len(got), len(want)); i++ {
+		d = Diff{Line: i + 1}
+		if i < len(got) {
+			d.Got = got[i]
+		}
+		if i < len(want) {
+			d.Want = want[i]
+		}
+		if d.Got != d.Want {
+			return d, true
+		}
+	}
+	return Diff{}, false
+}
+
+// Without returns lines without the blocks and the lines that open them:
+// printed output is no log line.
+func Without(lines []string) []string {
+	var out []string
+	in := false
+	for _, l := range lines {
+		switch {
+		case opens(l) != "":
+			in = true
+			continue
+		case ends(l):
+			in = false
+		}
+		if !in {
+			out = append(out, l)
+		}
+	}
+	return out
+}
