@@ -7,7 +7,6 @@ package lock_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"sync"
@@ -27,28 +26,7 @@ import (
 var scope *zkserver.Scope
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	zkserver.SetShort(testing.Short())
-	if zkserver.Listing() { // go test -list: nothing of the harness runs
-		os.Exit(m.Run())
-	}
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	scope = zkserver.NewScope("lock")
-	stop := zkserver.HandleInterrupts(scope.Close)
-	defer stop()
-	defer scope.Close()
-	if _, err := zkserver.Resolve(); err != nil {
-		if !testing.Short() {
-			fmt.Fprintf(os.Stderr, "lock: the Examples need a ZooKeeper server: %v (run scripts/setup)\n", err)
-			return 1
-		}
-		fmt.Println("# lock: no ZooKeeper server (-short): the Examples are skipped")
-		_ = flag.Set("test.skip", "^Example")
-	}
-	return m.Run()
+	os.Exit(zkserver.RunExamples(m, "lock", func(s *zkserver.Scope) { scope = s }))
 }
 
 // server is the Examples' standalone server, started on first use.

@@ -240,7 +240,7 @@ func checkFaults(ctx context.Context, r *runner, o options, stdout io.Writer) (i
 		if err == nil {
 			var ov string
 			if ov, err = r.overlay(files); err == nil {
-				err = r.goCmd(ctx, 5*time.Minute, "build", "-overlay", ov, "./lock", "./fence", "./internal/faultproxy")
+				err = r.goCmd(ctx, 5*time.Minute, "build", "-overlay", ov, "./lock", "./fence", "./fence/fencehttp", "./internal/faultproxy")
 			}
 		}
 		if err != nil {

@@ -7,8 +7,6 @@ package fencehttp_test
 // zk.Connect to your ensemble instead.
 
 import (
-	"flag"
-	"fmt"
 	"os"
 	"sync"
 	"testing"
@@ -24,28 +22,7 @@ import (
 var scope *zkserver.Scope
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	zkserver.SetShort(testing.Short())
-	if zkserver.Listing() {
-		os.Exit(m.Run())
-	}
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	scope = zkserver.NewScope("fencehttp")
-	stop := zkserver.HandleInterrupts(scope.Close)
-	defer stop()
-	defer scope.Close()
-	if _, err := zkserver.Resolve(); err != nil {
-		if !testing.Short() {
-			fmt.Fprintf(os.Stderr, "fencehttp: the Example needs a ZooKeeper server: %v (run scripts/setup)\n", err)
-			return 1
-		}
-		fmt.Println("# fencehttp: no ZooKeeper server (-short): the Example is skipped")
-		_ = flag.Set("test.skip", "^Example")
-	}
-	return m.Run()
+	os.Exit(zkserver.RunExamples(m, "fencehttp", func(s *zkserver.Scope) { scope = s }))
 }
 
 // sessionTimeout is A's session timeout: the server's tick is a tenth of
