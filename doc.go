@@ -133,12 +133,12 @@
 //     其他候选各自只 watch 排在自己正前方的那个，服务器自身的 wchc/wchp
 //     监听表可以佐证。 Proof: TestL3_EachWaiterWatchesOnlyItsPredecessor
 //     (lock_example_test.go:474). Code: lock.(*attempt).decide
-//     (lock/attempt.go:104), lock.(*attempt).watch (lock/attempt.go:118)
+//     (lock/attempt.go:101), lock.(*attempt).watch (lock/attempt.go:115)
 //   - L5 §3 ¶2 句3 「重新列出」「Watch」「回调」: watch
 //     事件的意思只是再看一次：持有者不动、中间的等待者放弃时，
 //     下一个等待者重新列出，把 watch 挪到持有者身上，并不拿到锁。 Proof:
 //     TestL5_WatchEventIsNotSuccess (lock_example_test.go:544). Code:
-//     lock.(*attempt).wait (lock/attempt.go:147), lock.(*attempt).await
+//     lock.(*attempt).wait (lock/attempt.go:144), lock.(*attempt).await
 //     (lock/attempt.go:16)
 //   - L6 §3 ¶2 句4 「节点已消失」「候选资格」:
 //     等待者自己的节点不在了（被别人删除或随 session 过期被清掉），
@@ -147,7 +147,7 @@
 //     TestL6_LateReleaseDeletesNothingOfTheNextHolder
 //     (lock_example_test.go:668), TestL6_ExpiredWaiterReportsSessionChanged
 //     (lock_example_test.go:709). Code: lock.(*attempt).decide
-//     (lock/attempt.go:104), lock.(*Held).Lost (lock/held.go:93)
+//     (lock/attempt.go:101), lock.(*Held).Lost (lock/held.go:93)
 //   - §3 ¶2 句5 (citation) 「3.9.6」「Locks」
 //   - L4 §3 ¶3 图 「B 收到通知」「C 仍等待 B」「重新列出」:
 //     删掉持有者的节点只会通知下一位候选，它重新列出孩子后拿到锁；
@@ -160,13 +160,13 @@
 //     无故障运行中实测羊群效应：用前驱配方，一次释放恰好唤醒 N
 //     个等待者里的一个；若每个等待者都 watch 父节点，则唤醒其中 N-1 个。
 //     Proof: TestL7_HerdEffect (lock_example_test.go:761). Code:
-//     lock.(*attempt).watch (lock/attempt.go:118)
+//     lock.(*attempt).watch (lock/attempt.go:115)
 //   - L11 §3 ¶3 句3 「前驱链」「恰好」「回调」: 前驱链不承诺只有一次回调：
 //     等待者若因前驱被删以外的原因被回调（前驱数据变了、重连、迟来的回调），
 //     会重新列出，只有自己最小时才拿到锁。 Proof:
 //     TestL11_CallbackThatIsNoDeletionListsAgain (lock_example_test.go:923),
 //     TestL11_LateCallbackAfterReconnectListsAgain (lock_example_test.go:988).
-//     Code: lock.(*attempt).wait (lock/attempt.go:147)
+//     Code: lock.(*attempt).wait (lock/attempt.go:144)
 //   - §3 ¶3 句4 (premise of L11) 「会话状态事件」「重新注册」
 //   - §3 ¶4 句1 (premise of L8) 「列孩子」「竞态」
 //   - §3 ¶4 句2 (premise of L8) 「前驱」「可能已经删除」
@@ -175,7 +175,7 @@
 //     配方里的钩子在每次尝试时都打开这个窗口，不用 sleep。 Proof:
 //     TestL8_ListExistsRace (lock_example_test.go:786),
 //     Example_s3cListExistsRace (lock_example_test.go:188). Code:
-//     lock.(*attempt).watch (lock/attempt.go:118)
+//     lock.(*attempt).watch (lock/attempt.go:115)
 //   - §3 ¶4 句4 (premise of L8) 「调用钩子」「sleep」
 //   - §3 ¶5 句1 (question) 「普通读」「判断队列」
 //   - §3 ¶5 句2 (premise of L9) 「create」「同 session」
@@ -183,7 +183,7 @@
 //     随即做的 getChildren（哪怕经由 follower）包含它自己的节点，
 //     以及每个仍然存在的更小候选。 Proof: TestL9_ReadYourCreateOnFollower
 //     (lock_example_test.go:846). Code: lock.(*attempt).list
-//     (lock/attempt.go:79)
+//     (lock/attempt.go:76)
 //   - §3 ¶5 句4 (premise of L9) 「更小候选」「它的删除」
 //   - L12 §3 ¶5 句5 「看到的删除」「客户端多等待」: 等待者所连的 follower
 //     还没看到前驱被删除时，即使 leader 已经应用了这次删除，等待者也继续等待；

@@ -67,12 +67,9 @@ func (l *Locker) begin(session int64, guid, path string) *attempt {
 // listRetrying lists the parent, again after a connection error while the
 // retry policy allows: a lost reply to getChildren is never an empty queue.
 func (a *attempt) listRetrying(ctx context.Context) ([]entry, error) {
-	for {
-		ord, err := a.list(ctx)
-		if err == nil || !a.retries.again(err) {
-			return ord, err
-		}
-	}
+	var ord []entry
+	err := retrying(a.retries.again, func() (err error) { ord, err = a.list(ctx); return err })
+	return ord, err
 }
 
 // list reads the parent's children and orders the candidates among them.

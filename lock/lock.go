@@ -342,17 +342,17 @@ func (l *Locker) checkParent(ctx context.Context) error {
 	// candidate exists yet, so an expiry only means the acquisition runs in
 	// the new session.
 	var retries cleanupRetries
-	var err error
-	for expired := false; ; {
-		err = call(ctx, func() (err error) { ok, st, err = l.conn.Exists(l.parent); return err }, nil)
+	expired := false
+	again := func(err error) bool {
 		if errors.Is(err, zk.ErrSessionExpired) && !expired {
 			expired = true
-			continue
+			return true
 		}
-		if err == nil || !retries.again(err) {
-			break
-		}
+		return retries.again(err)
 	}
+	err := retrying(again, func() (err error) {
+		return call(ctx, func() (err error) { ok, st, err = l.conn.Exists(l.parent); return err }, nil)
+	})
 	switch {
 	case err != nil:
 		return fmt.Errorf("%w: exists %s: %w", ErrParent, l.parent, err)
@@ -530,6 +530,18 @@ func (r *connRetries) again(err error) bool {
 	}
 	*r++
 	return *r <= maxConnRetries
+}
+
+// retrying sends req, and again while it fails with an error that again
+// allows (again counts the tries): the one loop of the recipe's
+// idempotent requests.
+func retrying(again func(error) bool, req func() error) error {
+	for {
+		err := req()
+		if err == nil || !again(err) {
+			return err
+		}
+	}
 }
 
 func connectionError(err error) bool {

@@ -212,14 +212,7 @@ func ofGUID(name, guid string) bool {
 // session's and the others'. A call that fails is sent again while again
 // says so; each returns when ctx ends (with ctx's error).
 func (l *Locker) matches(ctx context.Context, tr tracer, session int64, guid string, again func(error) bool) (owned, foreign []string, err error) {
-	do := func(c func() error) error {
-		for {
-			err := c()
-			if err == nil || !again(err) {
-				return err
-			}
-		}
-	}
+	do := func(c func() error) error { return retrying(again, c) }
 	// The reply was lost, so this session's last zxid does not hold the
 	// server it reconnected to to the create: a follower may still lack the
 	// node and list the parent without it. Sync first (the article's §2):

@@ -33,15 +33,10 @@ const (
 // OpenService opens (creating if needed) the service's database at path,
 // with the register name.
 func OpenService(ctx context.Context, path, register string) (*Service, error) {
-	dsn, err := DSN(path)
+	db, err := openDB(path)
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
-	}
-	db.SetMaxOpenConns(1)
 	if err := fence.CreateMarks(ctx, db, serviceMarks); err != nil {
 		return nil, errors.Join(err, db.Close())
 	}

@@ -39,9 +39,11 @@ type Durable struct {
 	db *sql.DB
 }
 
-// Open opens (creating if needed) the durable resource stored at path.
-// Value and mark persist across Close and Open on the same path.
-func Open(ctx context.Context, path string, opts ...fence.Option) (*Durable, error) {
+// openDB opens the database file at path on one connection: it queues
+// this process's writes in database/sql's pool, in order; the busy timeout
+// is only for other processes. Many connections would poll SQLite's file
+// lock and starve each other.
+func openDB(path string) (*sql.DB, error) {
 	dsn, err := DSN(path)
 	if err != nil {
 		return nil, err
@@ -50,10 +52,17 @@ func Open(ctx context.Context, path string, opts ...fence.Option) (*Durable, err
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
 	}
-	// One connection queues this process's writes in database/sql's pool,
-	// in order; the busy timeout is only for other processes. Many
-	// connections would poll SQLite's file lock and starve each other.
 	db.SetMaxOpenConns(1)
+	return db, nil
+}
+
+// Open opens (creating if needed) the durable resource stored at path.
+// Value and mark persist across Close and Open on the same path.
+func Open(ctx context.Context, path string, opts ...fence.Option) (*Durable, error) {
+	db, err := openDB(path)
+	if err != nil {
+		return nil, err
+	}
 	d, err := fence.NewDurable(ctx, db, opts...)
 	if err != nil {
 		_ = db.Close()
