@@ -120,7 +120,7 @@
 //     的临时顺序节点。 Proof:
 //     TestL1_FreshGUIDEphemeralSequentialUnderOneParent
 //     (lock_example_test.go:311). Code: lock.(*Locker).create
-//     (lock/lock.go:468)
+//     (lock/lock.go:470)
 //   - §3 ¶1 句2 (premise of L2) 「顺序后缀」「比较时」
 //   - L2 §3 ¶1 句3 「完整名字」「字典序」「创建顺序」: 候选按 10
 //     位序号后缀排名；按整个名字排序得到的是另一种次序，
@@ -233,7 +233,7 @@
 //     而节点已经在服务器上了。 Proof:
 //     TestR1_ProxyDropsTheSuccessfulCreateReply (proxy_test.go:141),
 //     Example_s4LostCreateReply (proxy_test.go:61). Code:
-//     lock.(*Locker).create (lock/lock.go:468)
+//     lock.(*Locker).create (lock/lock.go:470)
 //   - §4 ¶3 句3 (premise of R1) 「异步回调」「ConnectionLoss」
 //   - R2 §4 ¶3 句4 「sessionId」「放行连接」: 经代理重新连上后，session id
 //     保持不变。 Proof: TestR2_SessionSurvivesTheLostReply
@@ -269,7 +269,7 @@
 //   - R8 §4 ¶5 句4 「session 过期」「旧节点」「新的逻辑身份」: session
 //     过期后，旧节点不再带来候选资格，新的获取换用新的 GUID。 Proof:
 //     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:579). Code:
-//     lock.(*Locker).Acquire (lock/lock.go:396)
+//     lock.(*Locker).Acquire (lock/lock.go:398)
 //
 // # §5 资源接受新 token 后拒绝旧写
 //

@@ -68,7 +68,7 @@ type Suspension struct {
 func newHeld(a *attempt) *Held {
 	seq, _ := fence.ParseSeq(a.own) // order parsed it already
 	h := &Held{
-		Path: a.path, GUID: a.guid, Token: fence.NewToken(a.l.parent, 0, seq),
+		Path: a.path, GUID: a.guid, Token: fence.Token{Lock: a.l.lockID, Seq: seq},
 		l: a.l, session: a.session,
 		lost: make(chan struct{}), stop: make(chan struct{}), gone: make(chan struct{}),
 		susp: make(chan Suspension, 1),

@@ -254,6 +254,7 @@ const cleanupGrace = 3 * time.Second
 type Locker struct {
 	conn        *zk.Conn
 	parent      string
+	lockID      string // fence.LockID(parent), every hold's Token.Lock
 	acl         []zk.ACL
 	czxidDomain bool
 	timeout     time.Duration // WithSessionTimeout; 0: unknown
@@ -300,6 +301,7 @@ func (l *Locker) unheld(names []string) []string {
 // checks that the parent exists and is persistent.
 func New(conn *zk.Conn, parent string, opts ...Option) *Locker {
 	l := &Locker{conn: conn, parent: strings.TrimSuffix(parent, "/"), acl: zk.WorldACL(zk.PermAll), czxidDomain: true}
+	l.lockID = fence.LockID(l.parent)
 	for _, o := range opts {
 		o.apply(l)
 	}
