@@ -7,9 +7,7 @@ package lock_test
 // own-node watch) just before the call that sends it.
 
 import (
-	"encoding/binary"
 	"fmt"
-	"net"
 	"time"
 
 	"github.com/zk19/zk19/internal/faultproxy"
@@ -242,26 +240,12 @@ func (c *cell) endSession() error {
 
 // closeSession resumes s on a connection of its own to addr and closes it.
 func closeSession(addr string, s faultproxy.Session) error {
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	nc, _, err := faultproxy.ResumeSession(addr, s, 5*time.Second)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
 	_ = nc.SetDeadline(time.Now().Add(answerWithin))
-	req := binary.BigEndian.AppendUint32(nil, 0) // protocolVersion
-	req = binary.BigEndian.AppendUint64(req, 0)  // lastZxidSeen
-	req = binary.BigEndian.AppendUint32(req, uint32(s.Timeout.Milliseconds()))
-	req = binary.BigEndian.AppendUint64(req, uint64(s.ID))
-	req = binary.BigEndian.AppendUint32(req, uint32(len(s.Passwd)))
-	req = append(req, s.Passwd...)
-	req = append(req, 0) // readOnly
-	if _, err := nc.Write(jute.AppendFrame(nil, req)); err != nil {
-		return fmt.Errorf("resume 0x%x: %w", s.ID, err)
-	}
-	reply, err := jute.ReadFrame(nc, 1<<16)
-	if err != nil || len(reply) < 16 || int64(binary.BigEndian.Uint64(reply[8:16])) != s.ID {
-		return fmt.Errorf("resume 0x%x: the server did not resume it (%d bytes, %v)", s.ID, len(reply), err)
-	}
 	hdr := jute.RequestHeader{Xid: 1, Type: jute.OpCloseSession}.Append(nil)
 	if _, err := nc.Write(jute.AppendFrame(nil, hdr)); err != nil {
 		return fmt.Errorf("closeSession 0x%x: %w", s.ID, err)

@@ -62,6 +62,42 @@ type Keeper struct {
 	why   string
 }
 
+// ResumeSession dials addr and resumes session s on that connection of
+// its own, as a client reconnecting with s's id and password does: the
+// server then moves s to it. It returns the connection, its deadline
+// cleared, and the session the server granted; the server's refusal (s
+// has expired) is an error. within bounds the dial and the handshake.
+func ResumeSession(addr string, s Session, within time.Duration) (net.Conn, Session, error) {
+	nc, err := net.DialTimeout("tcp", addr, within)
+	if err != nil {
+		return nil, Session{}, fmt.Errorf("resume %#x: dial %s: %w", s.ID, addr, err)
+	}
+	req := binary.BigEndian.AppendUint32(nil, 0) // protocolVersion
+	req = binary.BigEndian.AppendUint64(req, 0)  // lastZxidSeen
+	req = binary.BigEndian.AppendUint32(req, uint32(s.Timeout.Milliseconds()))
+	req = binary.BigEndian.AppendUint64(req, uint64(s.ID))
+	req = binary.BigEndian.AppendUint32(req, uint32(len(s.Passwd)))
+	req = append(req, s.Passwd...)
+	req = append(req, 0) // readOnly false
+	_ = nc.SetDeadline(time.Now().Add(within))
+	if _, err := nc.Write(jute.AppendFrame(nil, req)); err != nil {
+		nc.Close()
+		return nil, Session{}, fmt.Errorf("resume %#x: handshake: %w", s.ID, err)
+	}
+	reply, err := jute.ReadFrame(nc, 1<<16)
+	if err != nil {
+		nc.Close()
+		return nil, Session{}, fmt.Errorf("resume %#x: handshake reply: %w", s.ID, err)
+	}
+	got, err := decodeConnectResponse(reply)
+	if err != nil || got.ID != s.ID || got.Timeout <= 0 {
+		nc.Close()
+		return nil, Session{}, fmt.Errorf("the server would not resume session %#x (reply %+v, %v): expired already", s.ID, got, err)
+	}
+	_ = nc.SetDeadline(time.Time{})
+	return nc, got, nil
+}
+
 // KeepSession resumes session s on a connection of its own to p's upstream,
 // beside the proxy and none of its faults, and pings it every third of its
 // timeout: the server keeps the session, and its ephemeral nodes, alive
@@ -76,33 +112,10 @@ func (p *Proxy) KeepSession(s Session) (*Keeper, error) {
 	if s.ID == 0 || s.Timeout <= 0 {
 		return nil, fmt.Errorf("faultproxy: no session to keep: %+v", s)
 	}
-	nc, err := net.DialTimeout("tcp", p.upstream, 5*time.Second)
+	nc, got, err := ResumeSession(p.upstream, s, 5*time.Second)
 	if err != nil {
-		return nil, fmt.Errorf("faultproxy: keeper dial %s: %w", p.upstream, err)
+		return nil, fmt.Errorf("faultproxy: keeper: %w", err)
 	}
-	req := binary.BigEndian.AppendUint32(nil, 0) // protocolVersion
-	req = binary.BigEndian.AppendUint64(req, 0)  // lastZxidSeen
-	req = binary.BigEndian.AppendUint32(req, uint32(s.Timeout.Milliseconds()))
-	req = binary.BigEndian.AppendUint64(req, uint64(s.ID))
-	req = binary.BigEndian.AppendUint32(req, uint32(len(s.Passwd)))
-	req = append(req, s.Passwd...)
-	req = append(req, 0) // readOnly false
-	_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := nc.Write(jute.AppendFrame(nil, req)); err != nil {
-		nc.Close()
-		return nil, fmt.Errorf("faultproxy: keeper handshake: %w", err)
-	}
-	reply, err := jute.ReadFrame(nc, 1<<16)
-	if err != nil {
-		nc.Close()
-		return nil, fmt.Errorf("faultproxy: keeper handshake reply: %w", err)
-	}
-	got, err := decodeConnectResponse(reply)
-	if err != nil || got.ID != s.ID || got.Timeout <= 0 {
-		nc.Close()
-		return nil, fmt.Errorf("faultproxy: the server would not resume session %#x (reply %+v, %v): expired already", s.ID, got, err)
-	}
-	_ = nc.SetDeadline(time.Time{})
 	k := &Keeper{p: p, s: got, nc: nc, stop: make(chan struct{}), ended: make(chan struct{})}
 	p.logf("keeper: session %#x resumed on a connection of its own (timeout %v): the server keeps it while the keeper pings", s.ID, got.Timeout)
 	k.wg.Add(2)
