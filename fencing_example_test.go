@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -370,15 +371,15 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		if err != nil || !apply.MatchString(string(src)) {
 			claims.NotShown(t, "F6", "the copy of the memory resource with a gap in a helper: %v (changed: %v)", err, apply.MatchString(string(src)))
 		}
-		var found []fencescene.SourceFinding
+		var found []sourceFinding
 		for _, fn := range []string{"Memory.Write", "Memory.WriteOnce"} {
 			why, err := srcread.SectionInSource("fence", fn, nil)
 			if err != nil {
 				claims.NotShown(t, "F6", "reading the memory resource's source: %v", err)
 			}
-			found = append(found, fencescene.SourceFinding{Name: fn, Why: why})
+			found = append(found, sourceFinding{Name: fn, Why: why})
 		}
-		fencescene.SourceVerdict(t, "memory", "lock section", found, []fencescene.SourceFinding{{Name: "the compare-then-write control's Write", Why: control}, {Name: "a copy that lets the section go in a helper", Why: inHelper}})
+		sourceVerdict(t, "memory", "lock section", found, []sourceFinding{{Name: "the compare-then-write control's Write", Why: control}, {Name: "a copy that lets the section go in a helper", Why: inHelper}})
 	})
 	t.Run("the durable resource's source compares and writes in one transaction, following its calls, where changed copies do not", func(t *testing.T) {
 		durable, err := srcread.ReadSource(filepath.Join("fence", "durable.go"))
@@ -396,7 +397,7 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		// The controls: the same source with its transaction ended and
 		// begun again right after the decision, and with the value stored
 		// again in a statement of its own once the transaction is over.
-		var controls []fencescene.SourceFinding
+		var controls []sourceFinding
 		for _, c := range []struct{ name, file, pattern, insert string }{
 			{"a copy split after the decision", "marks.go", `(?m)^(\s*)trace\.decided\(.*\)$`,
 				"$0\n${1}_, _ = q.ExecContext(ctx, \"COMMIT\")\n${1}_, _ = q.ExecContext(ctx, \"BEGIN IMMEDIATE\")"},
@@ -409,9 +410,9 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 			if err != nil || changed == string(src) {
 				claims.NotShown(t, "F6", "%s of the durable resource's source: %v (changed: %v)", c.name, err, changed != string(src))
 			}
-			controls = append(controls, fencescene.SourceFinding{Name: c.name, Why: control})
+			controls = append(controls, sourceFinding{Name: c.name, Why: control})
 		}
-		fencescene.SourceVerdict(t, "durable", "transaction", []fencescene.SourceFinding{{Name: "Durable.Write and WriteOnce", Why: why}}, controls)
+		sourceVerdict(t, "durable", "transaction", []sourceFinding{{Name: "Durable.Write and WriteOnce", Why: why}}, controls)
 	})
 	t.Run("fence.AdvanceMark, the fence in a service's own transaction, compares and advances the mark in one statement of that transaction, where changed copies do not", func(t *testing.T) {
 		marks, err := srcread.ReadSource(filepath.Join("fence", "marks.go"))
@@ -422,7 +423,7 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		if err != nil {
 			claims.NotShown(t, "F6", "reading fence.AdvanceMark's source: %v", err)
 		}
-		var controls []fencescene.SourceFinding
+		var controls []sourceFinding
 		for _, c := range []struct{ name, pattern, insert string }{
 			{"a copy that commits the caller's transaction after the decision", `(?m)^(\s*)trace\.decided\(.*\)$`,
 				"$0\n${1}_, _ = q.ExecContext(ctx, \"COMMIT\")"},
@@ -433,9 +434,9 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 			if err != nil || changed == string(marks) {
 				claims.NotShown(t, "F6", "%s of fence.AdvanceMark's source: %v (changed: %v)", c.name, err, changed != string(marks))
 			}
-			controls = append(controls, fencescene.SourceFinding{Name: c.name, Why: control})
+			controls = append(controls, sourceFinding{Name: c.name, Why: control})
 		}
-		fencescene.SourceVerdict(t, "service-table", "statement of the caller's transaction", []fencescene.SourceFinding{{Name: "fence.AdvanceMark", Why: why}}, controls)
+		sourceVerdict(t, "service-table", "statement of the caller's transaction", []sourceFinding{{Name: "fence.AdvanceMark", Why: why}}, controls)
 	})
 	fencescene.OnEachResource(t, "keeps value and mark together among many writers and readers", func(t *testing.T, kind string, res fencescene.FencedResource) {
 		writers, per, readers := 16, 100, 2
@@ -709,4 +710,38 @@ func TestC1_ChaosLeavesNoStaleWriteInAFencedResource(t *testing.T) {
 	}
 	left := chaos.NothingLeft(t, keep, live, before)
 	chaos.ChaosEvidence(t, plan, cols, sums, left)
+}
+
+// sourceFinding is what F6's source check found in one write: why its
+// compare and its write are not one step, or "".
+type sourceFinding struct{ Name, Why string }
+
+// sourceVerdict records in one observation what F6's source check found
+// in the writes of the resource of kind and in its controls, each of which
+// must be caught, and states the verdict.
+func sourceVerdict(t *testing.T, kind, section string, found, controls []sourceFinding) {
+	t.Helper()
+	var seen []string
+	for _, f := range found {
+		why := f.Why
+		if why == "" {
+			why = "compare and write in one " + section
+		}
+		seen = append(seen, f.Name+": "+why)
+	}
+	for _, c := range controls {
+		seen = append(seen, c.Name+": "+c.Why)
+	}
+	claims.Evidence(t, "%s resource's source: %s", kind, strings.Join(seen, "; "))
+	for _, c := range controls {
+		if c.Why == "" {
+			claims.BrokenCheck(t, "F6", "the source check passed %s; want its gap found", c.Name)
+		}
+	}
+	for _, f := range found {
+		if f.Why != "" {
+			claims.Refuted(t, "F6", "on the %s resource, %s: got %s; want its compare and its write in one %s", kind, f.Name, f.Why, section)
+			return // the first write that breaks it is the verdict; the observation names the rest
+		}
+	}
 }

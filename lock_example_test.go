@@ -769,7 +769,7 @@ func TestL7_HerdEffect(t *testing.T) {
 		t.Logf("N=1000 skipped (pass -zk19.herd1000 to run it)")
 	}
 	for _, n := range sizes {
-		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) { scene.Herd(t, srv, n) })
+		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) { scene.Herd(t, srv, n, func(h scene.HerdRelease) { judgeHerdRelease(t, h) }) })
 	}
 }
 
@@ -863,11 +863,11 @@ func TestL9_ReadYourCreateOnFollower(t *testing.T) {
 	t.Logf("leader %s, W's follower %s, other follower %s", c.Leader().Label, f.Label, other.Label)
 	claims.Phase(t, "two rounds, W's follower in step")
 	for i := 1; i <= 2; i++ {
-		l9.Round(i, false)
+		judgeL9List(t, l9.Round(i, false))
 	}
 	claims.Phase(t, "three rounds, the leader's stream to W's follower held while X and Y change the parent")
 	for i := 3; i <= 5; i++ {
-		l9.Round(i, true)
+		judgeL9List(t, l9.Round(i, true))
 	}
 }
 
@@ -895,7 +895,7 @@ func TestL10_ElectionNeedsReadyAcrossFailover(t *testing.T) {
 	claims.Phase(t, "L1 is elected and halfway through its recovery; L2 waits behind it")
 	heldByL1 := L1.Acquire()
 	waitingL2 := L2.AcquireInBackground().WaitsOn(scene.NodeOf(heldByL1))
-	scene.CheckRound(t, el.Round(L1, Qready, Qlowest))
+	checkRound(t, el.Round(L1, Qready, Qlowest))
 
 	claims.Phase(t, "L1's session ends: its candidate and ready go with it; L2 holds and is halfway through its recovery")
 	L1.Log.Info("close session %s", L1.Session.SessionHex())
@@ -903,7 +903,7 @@ func TestL10_ElectionNeedsReadyAcrossFailover(t *testing.T) {
 	if _, err := waitingL2.Result(); err != nil {
 		claims.NotShown(t, "L10", "L2's acquisition after L1's session ended: got %v; want a hold", err)
 	}
-	scene.CheckRound(t, el.Round(L2, Qready, Qlowest))
+	checkRound(t, el.Round(L2, Qready, Qlowest))
 }
 
 // TestL11_CallbackThatIsNoDeletionListsAgain: the predecessor chain does
@@ -1079,20 +1079,20 @@ func TestL12_UnseenDeletionOnlyDelaysTheWaiter(t *testing.T) {
 	sc.PW = sc.W.AcquireInBackground().WaitsOn(pP.Own)
 
 	claims.Phase(t, "P gives up while H holds; the leader's stream to %s is held", sc.F.Label)
-	sc.UnseenDeletion(pP.Own, func() {
+	judgeUnseen(t, sc.UnseenDeletion(pP.Own, func() {
 		p.Log.Info("gives up: its acquisition is cancelled")
 		pP.Cancel()
 		pP.Result() // P giving up is L12's scene, not its observation: a cancel P does not answer is not shown
-	})
+	}))
 	claims.Phase(t, "released: W must list again, find H ahead and wait on it")
-	sc.WaitsOnOrReturns(path.Base(hH.Path), "H still holds")
+	waitsOnOrReturns(t, sc, path.Base(hH.Path), "H still holds")
 
 	claims.Phase(t, "H releases; the leader's stream to %s is held again", sc.F.Label)
-	sc.UnseenDeletion(path.Base(hH.Path), func() {
+	judgeUnseen(t, sc.UnseenDeletion(path.Base(hH.Path), func() {
 		if err := hH.Release(sc.R.Ctx); err != nil {
 			claims.NotShown(t, "L12", "H's release: %v", err)
 		}
-	})
+	}))
 	hW, err := sc.PW.ResultOr(claims.RefutedNow)
 	if err != nil {
 		claims.RefutedNow(t, "L12", "W's acquisition returned %v once its follower had caught up and no candidate was ahead; want a hold", err)
@@ -1102,5 +1102,86 @@ func TestL12_UnseenDeletionOnlyDelaysTheWaiter(t *testing.T) {
 	claims.Evidence(t, "after the release W held %s, the only candidate left as O sees on the leader: %v", path.Base(hW.Path), kids)
 	if len(kids) != 1 || kids[0] != sc.PW.Own {
 		claims.Refuted(t, "L12", "W holds while the parent holds %v; want W's node alone", kids)
+	}
+}
+
+// checkRound asserts L10 on one round: the control read the half-recovered
+// state (else the round shows nothing), Qready never did.
+func checkRound(t *testing.T, r scene.ElectionRound) {
+	t.Helper()
+	claims.Evidence(t, "%s elected, state %q: Qlowest used %s and read %q; Qready %s, then used %s and read %q once %s had published ready", r.Leader, r.Half, r.Control.Leader, r.Control.State, r.WhileHalf, r.Correct.Leader, r.Correct.State, r.Leader)
+	if r.Control.Leader != r.Leader || r.Control.State != r.Half {
+		claims.BrokenCheck(t, "L10", "Qlowest, the control, used %s and read %q; want %s and its half-recovered %q", r.Control.Leader, r.Control.State, r.Leader, r.Half)
+	}
+	if r.ReturnedEarly {
+		claims.Refuted(t, "L10", "Qready, which waits for ready, used %s and read %q while %s was half recovered (%q)", r.Early.Leader, r.Early.State, r.Leader, r.Half)
+		return
+	}
+	if r.Correct.Leader != r.Leader || r.Correct.State != r.Recovered {
+		claims.Refuted(t, "L10", "once %s published ready Qready used %s and read %q; want %s and %q", r.Leader, r.Correct.Leader, r.Correct.State, r.Leader, r.Recovered)
+	}
+}
+
+// judgeL9List judges one round of L9: W's listing after its create has its
+// own node and every live smaller candidate, and no node deleted before
+// the create.
+func judgeL9List(t *testing.T, l scene.L9List) {
+	t.Helper()
+	if !slices.Contains(l.Kids, l.Own) {
+		claims.Refuted(t, "L9", "round %d: W's list lacks its own node %s", l.Round, l.Own)
+	}
+	for _, n := range l.Live {
+		if !slices.Contains(l.Kids, n) {
+			claims.Refuted(t, "L9", "round %d: W's list lacks live smaller candidate %s", l.Round, n)
+		}
+	}
+	for _, n := range l.Deleted {
+		if slices.Contains(l.Kids, n) {
+			claims.Refuted(t, "L9", "round %d: W's list has %s, deleted before W's create", l.Round, n)
+		}
+	}
+}
+
+// judgeUnseen judges L12 while W's follower had not seen a deletion: W's
+// acquisition had not returned and still waited on the deleted node.
+func judgeUnseen(t *testing.T, u scene.Unseen) {
+	t.Helper()
+	if st := u.Attempt; st.Done || !st.Waiting || st.Pred != u.Node {
+		claims.Refuted(t, "L12", "while its follower had not seen %s deleted, W's acquisition returned: %v (acquired %v), waiting on %q; want it still waiting on %s", u.Node, st.Done, st.Acquired, st.Pred, u.Node)
+	}
+	if u.FinishedBeforeRelease {
+		claims.Refuted(t, "L12", "W's acquisition returned before the follower's stream was released")
+	}
+}
+
+// waitsOnOrReturns judges L12 once the stream is released: W's acquisition
+// waits on pred, which is still there (why); a return is a second holder.
+func waitsOnOrReturns(t *testing.T, sc *scene.L12Scene, pred, why string) {
+	t.Helper()
+	if sc.WaitsOnOrReturns(pred, claims.RefutedNow) {
+		claims.RefutedNow(t, "L12", "once its follower caught up W's acquisition returned (hold: %v, %v) while %s: two holders", sc.PW.Held != nil, sc.PW.Err, why)
+	}
+	st := sc.PW.Settled()
+	claims.Evidence(t, "after the release W waits on %s (%s): waiting %v, returned %v", pred, why, st.Waiting, st.Done)
+}
+
+// judgeHerdRelease judges one release of L7's herd (scene.Herd): it woke
+// exactly one waiter, no waiter still waiting woke, and the server fired
+// the next waiter's watch on the released node and the releaser's own.
+func judgeHerdRelease(t *testing.T, h scene.HerdRelease) {
+	t.Helper()
+	for _, w := range h.StillWaiting {
+		if w.Wakeups != 0 {
+			claims.Refuted(t, "L7", "P%d, still waiting, has woken %d times; want 0", w.P, w.Wakeups)
+		}
+	}
+	if h.Counted {
+		if h.Woke != 1 || h.Deleted != 2 || h.ChildWatches != 0 {
+			claims.Refuted(t, "L7", "got %d wakeups (server: %d deleted, %d child watches) for one release; want 1 (2: the next waiter's and the releaser's own, 0)", h.Woke, h.Deleted, h.ChildWatches)
+		}
+		return
+	}
+	if h.Woke != 1 || fmt.Sprint(h.Gone) != fmt.Sprint(h.WantGone) || fmt.Sprint(h.Added) != fmt.Sprint(h.WantAdded) {
+		claims.Refuted(t, "L7", "got %d wakeups (wchp lost %v, gained %v) for one release; want 1 (lost %v: the next waiter's and the releaser's own; gained %v: the new holder's own)", h.Woke, h.Gone, h.Added, h.WantGone, h.WantAdded)
 	}
 }

@@ -9,6 +9,7 @@ package zk19_test
 // the delete of a Release, or on any other request.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -386,7 +387,7 @@ func TestR3_ReleaseLooksAgainAfterALostDelete(t *testing.T) {
 		if !res.Dropped {
 			claims.NotShown(t, "R3", "the proxy did not lose the delete's reply: %+v", res)
 		}
-		scene.ReleaseOutcome(t, lr, ha, b, pb, err, fmt.Sprintf("the reply to A's delete (xid=%d, err=%d) was lost", res.Xid, res.Err))
+		releaseOutcome(t, lr, ha, b, pb, err, fmt.Sprintf("the reply to A's delete (xid=%d, err=%d) was lost", res.Xid, res.Err))
 	})
 	t.Run("the delete never reached the server", func(t *testing.T) {
 		lr, ha, b, pb := scene.ReleaseScene(t, scene.JoinOpts{})
@@ -398,11 +399,27 @@ func TestR3_ReleaseLooksAgainAfterALostDelete(t *testing.T) {
 		if !stillThere {
 			claims.NotShown(t, "R3", "A's node was gone while A was cut off; the request was not lost")
 		}
-		scene.ReleaseOutcome(t, lr, ha, b, pb, err, "A's delete never reached the server (O saw the node while A was cut off)")
+		releaseOutcome(t, lr, ha, b, pb, err, "A's delete never reached the server (O saw the node while A was cut off)")
 	})
-	t.Run("the outcome stays unknown while A is cut off", scene.ReleaseOutcomeUnknown)
-	t.Run("another session's node took the path", scene.ReleaseLeavesAnotherSessionsNode)
-	t.Run("an abandoned candidate's delete never reached the server", scene.AbandonedCandidateLooksAgain)
+	t.Run("the outcome stays unknown while A is cut off", releaseOutcomeUnknown)
+	t.Run("another session's node took the path", func(t *testing.T) {
+		x := scene.ReleaseLeavesAnotherSessionsNode(t)
+		if !x.Exists || x.Owner != x.X {
+			claims.Refuted(t, "R3", "A's Release removed X's node at %s (exists=%v owner=0x%x); want it left alone", x.Path, x.Exists, x.Owner)
+		}
+		if !errors.Is(x.ReleaseErr, lock.ErrLostCandidacy) {
+			claims.Refuted(t, "R3", "A's Release returned %v; want lock.ErrLostCandidacy (A's own node is gone; the path is another session's)", x.ReleaseErr)
+		}
+	})
+	t.Run("an abandoned candidate's delete never reached the server", func(t *testing.T) {
+		a := scene.AbandonedCandidateLooksAgain(t)
+		if !errors.Is(a.Err, context.Canceled) {
+			t.Errorf("R3: A's acquisition returned %v; want context.Canceled", a.Err)
+		}
+		if a.Left {
+			claims.Refuted(t, "R3", "A gave up but its candidate %s is still there: a phantom candidate in front of the next waiter", a.Node)
+		}
+	})
 }
 
 // TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses: retrying the same
@@ -706,4 +723,68 @@ func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
 	claims.Evidence(t, "%d records, %d kinds, both directions, agree with org.apache.jute from %s (ZooKeeper %s, %s: srvr says %s), %s; "+
 		"the handshake frames the proxy forwards unread are exactly the official ConnectRequest and ConnectResponse; %d opcodes and xids agree",
 		records, len(official.Kinds), juteJar, crosscheck.JarVersion(o), whose, harness.Version.Version, bytesNote, n)
+}
+
+// releaseOutcome judges a Release that met a lost delete: it succeeded,
+// A's node is gone, and B holds on its own node.
+func releaseOutcome(t *testing.T, lr *scene.LostReply, ha *lock.Held, b *scene.Contender, pb *scene.Acquisition, releaseErr error, what string) {
+	t.Helper()
+	aLeft, _ := scene.StatOf(t, lr.O, ha.Path)
+	if releaseErr != nil {
+		claims.Refuted(t, "R3", "Release returned %v; want nil once the own node is known gone", releaseErr)
+	}
+	if aLeft {
+		claims.RefutedNow(t, "R3", "A's node %s is still there after Release returned %v: a phantom holder in front of B", ha.Path, releaseErr)
+	}
+	hb, berr := pb.ResultOr(claims.RefutedNow)
+	var bOwner int64
+	if hb != nil {
+		_, st := scene.StatOf(t, lr.O, hb.Path)
+		bOwner = st.EphemeralOwner
+	}
+	claims.Evidence(t, "%s; A's Release returned %v in session 0x%x (before 0x%x); A's node is gone; B holds: %v (%v), its node owned by 0x%x", what, releaseErr, lr.SessionAfter, lr.SessionBefore, hb != nil, berr, bOwner)
+	if berr != nil || bOwner != b.Session.SessionID() {
+		claims.Refuted(t, "R3", "B did not hold on its own node after A's Release: %v, owner 0x%x", berr, bOwner)
+	}
+}
+
+// releaseOutcomeUnknown: A's delete never reaches the server, and A stays
+// cut off until its Release's context ends (scene.ReleaseCutOff). What
+// Release says must match the server: A's node is still there, so success
+// would make it a phantom holder. Nobody acts after that: once A is back in
+// its session, the recipe deletes the node by itself (Held.Gone), and B
+// holds.
+func releaseOutcomeUnknown(t *testing.T) {
+	c := scene.ReleaseCutOff(t, claims.RefutedNow)
+	// The lost delete is the scenario: without it Release's answer says
+	// nothing about R3, so it is checked first.
+	if !c.ALeft || c.PB.Finished() || !c.BWaits.Waiting {
+		claims.NotShown(t, "R3", "while A was cut off its node exists=%v and B finished=%v; want the node there and B waiting (the delete was lost)", c.ALeft, c.PB.Finished())
+	}
+	if !errors.Is(c.ReleaseErr, lock.ErrOutcomeUnknown) {
+		claims.Refuted(t, "R3", "A's Release, cut off with its delete lost, returned %v; want lock.ErrOutcomeUnknown", c.ReleaseErr)
+	}
+	if c.SessionAfter != c.SessionBefore {
+		claims.NotShown(t, "R3", "A came back in session 0x%x, not 0x%x: the node went with the old session, not by the recipe", c.SessionAfter, c.SessionBefore)
+	}
+
+	claims.Phase(t, "nobody acts: A is back in session 0x%x, and the recipe finishes its own delete", c.SessionAfter)
+	select {
+	case <-c.HA.Gone():
+	case <-time.After(3 * harness.Within):
+		claims.RefutedNow(t, "R3", "A's Gone still open %v after A was back in its session; want the recipe to finish its delete", 3*harness.Within)
+	}
+	if ok, _ := scene.StatOf(t, c.O, c.HA.Path); ok {
+		claims.RefutedNow(t, "R3", "A's Gone closed with A's node %s still there and A's session 0x%x open: a lock nobody holds and nobody frees", path.Base(c.HA.Path), c.A.Session.SessionID())
+	}
+	hb, berr := c.PB.ResultOr(claims.RefutedNow)
+	var bOwner int64
+	if hb != nil {
+		_, st := scene.StatOf(t, c.O, hb.Path)
+		bOwner = st.EphemeralOwner
+	}
+	claims.Evidence(t, "A's delete never reached the server and A stayed cut off: Release returned %v while O saw A's node (exists=%v) and B waiting; with nobody acting and A's session 0x%x still open, A's node was gone once Gone closed, and B holds=%v on its own node (owner 0x%x, B 0x%x)", c.ReleaseErr, c.ALeft, c.A.Session.SessionID(), hb != nil, bOwner, c.B.Session.SessionID())
+	if berr != nil || bOwner != c.B.Session.SessionID() {
+		claims.Refuted(t, "R3", "after A's node was gone by the recipe, B: %v, owner 0x%x; want B holding its own node", berr, bOwner)
+	}
 }

@@ -9,7 +9,10 @@ package zk19_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/harness"
@@ -194,9 +197,49 @@ func TestS4_SessionOrderAndNoGoingBack(t *testing.T) {
 	// The server says why it turns a session away at INFO.
 	tr := replicas.NewTrio(t, zkserver.WithLogger("org.apache.zookeeper.server.ZooKeeperServer", "info"))
 	t.Run("a session reads its own write on a lagging follower", func(t *testing.T) {
-		replicas.ReadYourWrite(tr.In(t))
+		readYourWrite(t, tr.In(t))
 	})
 	t.Run("a server behind the session's last zxid refuses it", func(t *testing.T) {
-		replicas.NoGoingBack(tr.In(t))
+		noGoingBack(t, tr.In(t))
 	})
+}
+
+// readYourWrite judges the first half of S4 (replicas.ReadYourWrite): B's
+// read does not return before B's own write commits, and then returns it.
+func readYourWrite(t *testing.T, tr *replicas.Trio) {
+	t.Helper()
+	pl := replicas.ReadYourWrite(tr)
+	if r, ok := pl.EarlyRead(); ok {
+		claims.RefutedNow(t, "S4", "B's read returned %q (%v) before B's own write committed", r.V, r.Err)
+	}
+	w, r := pl.AfterRelease()
+	if r.V != "7" || r.St.Mzxid != w.St.Mzxid {
+		claims.RefutedNow(t, "S4", "got B's read %q at mzxid 0x%x; want its own \"7\" at 0x%x", r.V, r.St.Mzxid, w.St.Mzxid)
+	}
+}
+
+// noGoingBack judges the second half of S4: B writes on the fresh
+// follower, is moved to the lagging one and turned away (no session there,
+// never an older value, and the server's refusal names B's zxid), then
+// comes back on its own session once the follower caught up.
+func noGoingBack(t *testing.T, tr *replicas.Trio) {
+	t.Helper()
+	b := replicas.WriteAhead(tr)
+	states, read := b.TurnedAway(tr)
+	if slices.Contains(states, zk.StateHasSession) {
+		claims.RefutedNow(t, "S4", "%s gave B a session although it was behind (states since the move %v)", tr.Lagging.Label, states)
+	}
+	// While refused, B may get an error, never an older value.
+	if read != nil && read.Err == nil {
+		claims.RefutedNow(t, "S4", "B read %q on %s while it was behind B's zxid", read.V, tr.Lagging.Label)
+	}
+	said, err := b.Refusal(tr)
+	if err != nil {
+		claims.RefutedNow(t, "S4", "%v", err)
+	}
+	b.RefusalNamesTheZxid(tr, said)
+	v, sid, now := b.BackWhenCaughtUp(tr)
+	if now != sid || v != "8" {
+		claims.RefutedNow(t, "S4", "got session 0x%x reading %q after the move; want the same session 0x%x reading its own \"8\"", now, v, sid)
+	}
 }

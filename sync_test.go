@@ -113,7 +113,7 @@ func TestY1_SyncWaitsForTheLeaderStream(t *testing.T) {
 	harness.Parallel(t)
 	zkserver.RequireFaults(t)
 	claims.Open(t, "Y1")
-	replicas.RequireWaitsForTheStream(t, "Y1", "sync "+replicas.XPath, func(tr *replicas.Trio) error { _, err := tr.B.Conn.Sync(replicas.XPath); return err })
+	requireWaitsForTheStream(t, "Y1", "sync "+replicas.XPath, func(tr *replicas.Trio) error { _, err := tr.B.Conn.Sync(replicas.XPath); return err })
 }
 
 // TestY2_SyncInTheZK1675WindowReadsStale reproduces ZOOKEEPER-1675 on five
@@ -140,7 +140,7 @@ func TestY3_WriteBarrierGivesItsProgress(t *testing.T) {
 	harness.Parallel(t)
 	zkserver.RequireFaults(t)
 	claims.Open(t, "Y3")
-	replicas.RequireWaitsForTheStream(t, "Y3", "set /barrier (write barrier)", func(tr *replicas.Trio) error {
+	requireWaitsForTheStream(t, "Y3", "set /barrier (write barrier)", func(tr *replicas.Trio) error {
 		_, err := tr.B.Conn.Set(replicas.BarrierPath, []byte("b"), -1)
 		return err
 	})
@@ -585,5 +585,22 @@ func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
 	}
 	if g, sy, se := harness.MedianMicros(get0.Took), harness.MedianMicros(sync0.Took), harness.MedianMicros(set0.Took); !(g < sy && sy < se) {
 		claims.Refuted(t, "Y9", "medians get %.0f µs, sync+get %.0f µs, set+get %.0f µs; want them in this order, rising", g, sy, se)
+	}
+}
+
+// requireWaitsForTheStream is Y1's and Y3's proof: B's op stays pending
+// while the leader's stream to its follower is held, succeeds, and the read
+// after it sees "1" (replicas.WaitsForTheStream).
+func requireWaitsForTheStream(t *testing.T, id, what string, op func(*replicas.Trio) error) {
+	t.Helper()
+	r := replicas.WaitsForTheStream(t, what, op)
+	if r.DoneBeforeRelease {
+		claims.Refuted(t, id, "%s returned (%v) while the leader's stream was held; want it pending", what, r.Err)
+	}
+	if r.Err != nil {
+		t.Errorf("%s: %s failed: %v", id, what, r.Err)
+	}
+	if r.ReadAfter != "1" {
+		claims.Refuted(t, id, "the read after %s returned %q; want \"1\"", what, r.ReadAfter)
 	}
 }

@@ -8,15 +8,20 @@ package zk19_test
 // F10 and A1 are the section's remarks on expiry and on ACLs.
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"net"
+	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
@@ -26,6 +31,7 @@ import (
 	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/lock"
 )
 
 func TestMain(m *testing.M) { harness.Main(m) }
@@ -69,7 +75,7 @@ func TestE1_ServersListenOnlyOnLoopback(t *testing.T) {
 	harness.Parallel(t)
 	zkserver.RequireFaults(t)
 	claims.Open(t, "E1")
-	harness.RequireServerOnLoopback(t, harness.SharedServer(t), true)
+	requireServerOnLoopback(t, harness.SharedServer(t), true)
 	for _, n := range []int{3, 5} {
 		t.Run(fmt.Sprintf("%d servers", n), func(t *testing.T) {
 			var c *harness.Cluster
@@ -81,9 +87,11 @@ func TestE1_ServersListenOnlyOnLoopback(t *testing.T) {
 			p := zkserver.ClientProxy(t, "E1-proxy", c.Servers[0])
 			zkclient.Connect(t, "E1", []string{p.Addr()})
 			for _, srv := range c.Servers {
-				harness.RequireServerOnLoopback(t, srv, false)
+				requireServerOnLoopback(t, srv, false)
 			}
-			harness.RequireOwnSocketsOnLoopback(t)
+			for _, a := range harness.OwnSockets(t) {
+				requireRunTimeAddr(t, a.What, a.Addr, a.How)
+			}
 		})
 	}
 	if t.Failed() {
@@ -99,7 +107,7 @@ func TestE1_ServersListenOnlyOnLoopback(t *testing.T) {
 			servers++
 			who := fmt.Sprintf("%s of ensemble %d (%d servers)", srv.Label, i+1, len(e.Servers))
 			for _, a := range []string{srv.Client, srv.Quorum, srv.Election} {
-				harness.RequireRunTimeAddr(t, who+" was given", a, "drawn")
+				requireRunTimeAddr(t, who+" was given", a, "drawn")
 				if other, ok := owner[a]; ok {
 					claims.Refuted(t, "E1", "%s was given %s, which %s was given too; want a port drawn for each server", who, a, other)
 				}
@@ -191,14 +199,14 @@ func TestE2_NoSleepGuessesAWindow(t *testing.T) {
 func TestE3_ScenarioLeavesNothingBehind(t *testing.T) {
 	if harness.Backend.Kind == zkserver.External {
 		claims.Open(t, "E3")
-		t.Run("a scenario leaves no node on the user's server when its scope closes", harness.ScopeLeavesNothingOnTheUsersServer)
-		t.Run("an interrupted run leaves no parent of its own on the user's server", harness.InterruptLeavesNoParentOnTheUsersServer("TestL1_FreshGUIDEphemeralSequentialUnderOneParent"))
+		t.Run("a scenario leaves no node on the user's server when its scope closes", scopeLeavesNothingOnTheUsersServer)
+		t.Run("an interrupted run leaves no parent of its own on the user's server", interruptLeavesNoParentOnTheUsersServer)
 		return
 	}
 	zkserver.RequireFaults(t)
 	claims.Open(t, "E3")
-	t.Run("a scenario leaves nothing behind when its scope closes", harness.ScopeLeavesNothing)
-	t.Run("an interrupted run leaves nothing behind", harness.InterruptLeavesNothing)
+	t.Run("a scenario leaves nothing behind when its scope closes", scopeLeavesNothing)
+	t.Run("an interrupted run leaves nothing behind", interruptLeavesNothing)
 }
 
 // TestE4_RecordStartsWithServerVersionBackendAndSize checks the header that
@@ -259,10 +267,10 @@ func TestE4_RecordStartsWithServerVersionBackendAndSize(t *testing.T) {
 func TestA1_OpenACLLetsAThiefMakeASecondHolder(t *testing.T) {
 	claims.Open(t, "A1")
 	t.Run("an open ACL lets another session delete the holder's node and the next candidate holds too", func(t *testing.T) {
-		scene.ThiefMakesSecondHolder(t, zk.WorldACL(zk.PermAll), zk.WorldACL(zk.PermAll))
+		thiefMakesSecondHolder(t, zk.WorldACL(zk.PermAll), zk.WorldACL(zk.PermAll))
 	})
 	t.Run("a creator-only ACL on the candidates under an open parent does not stop the thief", func(t *testing.T) {
-		scene.ThiefMakesSecondHolder(t, zk.WorldACL(zk.PermAll), zk.AuthACL(zk.PermAll))
+		thiefMakesSecondHolder(t, zk.WorldACL(zk.PermAll), zk.AuthACL(zk.PermAll))
 	})
 }
 
@@ -292,4 +300,139 @@ func TestA1_CreatorOnlyACLRefusesTheThief(t *testing.T) {
 		t.Fatalf("B after A's release: %v", err)
 	}
 	sc.B.Log.Ok("holds after A released")
+}
+
+// thiefMakesSecondHolder is A1's proof: T deletes A's node, and B,
+// waiting on it, acquires while A's hold was never released.
+func thiefMakesSecondHolder(t *testing.T, parentACL, nodeACL []zk.ACL) {
+	t.Helper()
+	sc := scene.NewACLScene(t, parentACL, nodeACL)
+	hA, pB := sc.HoldAndWait(t)
+	stolen := sc.Steal(t, hA.Path)
+	if stolen != nil {
+		claims.RefutedNow(t, "A1", "T's delete of A's node under parent ACL %v, node ACL %v: got %v; want it to succeed", parentACL, nodeACL, stolen)
+	}
+	hB, err := pB.ResultOr(claims.RefutedNow)
+	if err != nil {
+		claims.RefutedNow(t, "A1", "after the theft B's acquisition returned %v; want a hold", err)
+	}
+	sc.B.Log.Ok("holds %s", path.Base(hB.Path))
+	sc.A.Log.Info("A never released; its worker still acts on %s", path.Base(hA.Path))
+	late := hA.Release(scene.LockCtx(t))
+	sc.A.Log.Info("A's Release, when A gets to it: %v", late)
+	claims.Evidence(t, "parent ACL %v, node ACL %v (both candidates carry %v on the server): T deleted A's node (err %v); B then held %s while A's hold was never released: two holders; A's later Release reports lost candidacy: %v", parentACL, nodeACL, scene.StoredACL(nodeACL, scene.LockIdentity), stolen, path.Base(hB.Path), errors.Is(late, lock.ErrLostCandidacy))
+	if !errors.Is(late, lock.ErrLostCandidacy) {
+		claims.BrokenCheck(t, "A1", "A's Release after the theft returned %v; want lock.ErrLostCandidacy", late)
+	}
+}
+
+// requireServerOnLoopback judges E1 on a running server
+// (harness.ServerOnLoopback): every address it listens on or its conf
+// names is on loopback with a port chosen at run time, and its conf names
+// the ports the harness uses.
+func requireServerOnLoopback(t *testing.T, srv *zkserver.Server, standalone bool) {
+	t.Helper()
+	addrs, ports := harness.ServerOnLoopback(t, srv, standalone)
+	for _, p := range ports {
+		if _, port, _ := net.SplitHostPort(p.Own); port != p.Conf {
+			claims.Refuted(t, "E1", "got the harness using %s and %s saying %s=%s; want the same port", p.Own, srv.Label, p.Key, p.Conf)
+		}
+	}
+	for _, a := range addrs {
+		requireRunTimeAddr(t, a.What, a.Addr, a.How)
+	}
+}
+
+// requireRunTimeAddr fails E1 unless addr is 127.0.0.1 with a port chosen
+// at run time (see zkserver.RunTimePort); how, if set, is the way it must
+// have been chosen.
+func requireRunTimeAddr(t *testing.T, what, addr, how string) {
+	t.Helper()
+	host, port, err := net.SplitHostPort(addr)
+	n, perr := strconv.Atoi(port)
+	got := zkserver.RunTimePort(n)
+	switch {
+	case err != nil || perr != nil:
+		claims.Refuted(t, "E1", "%s %q: got an address that does not parse (%v %v); want 127.0.0.1:port", what, addr, err, perr)
+	case host != "127.0.0.1":
+		claims.Refuted(t, "E1", "%s %s; got host %s, want 127.0.0.1", what, addr, host)
+	case got == "" || how != "" && got != how:
+		claims.Refuted(t, "E1", "%s %s; got port %d, chosen %q; want one chosen at run time (%s)", what, addr, n, got, cmp.Or(how, "drawn by the harness or assigned by the kernel"))
+	}
+}
+
+// scopeLeavesNothing judges E3 on a scenario's closed Scope
+// (harness.ScopeLeavesNothing): its server process, its ports, its temp
+// dir and its goroutines are gone.
+func scopeLeavesNothing(t *testing.T) {
+	left := harness.ScopeLeavesNothing(t)
+	if left.Live != left.LiveBefore {
+		claims.Refuted(t, "E3", "%d servers tracked as running after the scenario; want %d", left.Live, left.LiveBefore)
+	}
+	if !errors.Is(left.Kill, syscall.ESRCH) {
+		claims.Refuted(t, "E3", "server process %d still exists (kill -0: %v)", left.PID, left.Kill)
+	}
+	for _, a := range left.Accepting {
+		claims.Refuted(t, "E3", "%s still accepts connections", a)
+	}
+	if !errors.Is(left.Stat, os.ErrNotExist) {
+		claims.Refuted(t, "E3", "temp dir %s still exists (%v)", left.Dir, left.Stat)
+	}
+	if left.Leak != nil {
+		claims.Refuted(t, "E3", "goroutines left: %v", left.Leak)
+	}
+	t.Logf("after close: process gone, ports closed, temp dir removed, no new goroutines")
+}
+
+// interruptLeavesNothing judges E3 on children of this binary interrupted
+// while a server is being made (harness.InterruptLeavesNothing): each
+// exits by its interrupt handler and leaves nothing behind.
+func interruptLeavesNothing(t *testing.T) {
+	for _, c := range harness.InterruptLeavesNothing(t) {
+		if c.Code != 130 && c.Code != 1 {
+			claims.BrokenCheck(t, "E3", "interrupted at %s the child exited %d; want 130 (interrupted) or 1 (failed first):\n%s", c.Point, c.Code, c.Out)
+		}
+		if !strings.Contains(c.Out, "zk19: interrupt") {
+			claims.BrokenCheck(t, "E3", "interrupted at %s the child never saw the interrupt; want its handler to run:\n%s", c.Point, c.Out)
+		}
+		if len(c.Left) > 0 {
+			claims.Refuted(t, "E3", "interrupted at %s the child left %v; want nothing", c.Point, c.Left)
+		}
+	}
+}
+
+// scopeLeavesNothingOnTheUsersServer judges E3 on the external backend
+// (harness.ScopeLeavesNothingOnTheUsersServer): once the scenario's Scope
+// closed, its proxy no longer accepts, none of its goroutines is left and
+// its parent is gone from the user's server.
+func scopeLeavesNothingOnTheUsersServer(t *testing.T) {
+	left := harness.ScopeLeavesNothingOnTheUsersServer(t)
+	if left.ProxyAccepts {
+		claims.Refuted(t, "E3", "the proxy's %s still accepts connections; want it closed", left.Proxy)
+	}
+	if left.Leak != nil {
+		claims.Refuted(t, "E3", "goroutines left: %v", left.Leak)
+	}
+	if left.ExistsErr != nil {
+		claims.NotShown(t, "E3", "O: exists %s: %v", left.Root, left.ExistsErr)
+	}
+	claims.Evidence(t, "after the scenario's Scope closed, its parent %s exists on the user's server: %v", left.Root, left.Exists)
+	if left.Exists {
+		claims.Refuted(t, "E3", "%s is still on the user's server after the scenario's Scope closed; want it removed with everything below it", left.Root)
+	}
+}
+
+// interruptLeavesNoParentOnTheUsersServer judges E3 on a child interrupted
+// right after it made its test's parent on the user's server
+// (harness.InterruptOnTheUsersServer): its handler removed the parent.
+func interruptLeavesNoParentOnTheUsersServer(t *testing.T) {
+	c := harness.InterruptOnTheUsersServer(t, "TestL1_FreshGUIDEphemeralSequentialUnderOneParent")
+	switch {
+	case c.Code != 130 || !strings.Contains(c.Out, "zk19: interrupt"):
+		claims.BrokenCheck(t, "E3", "the child exited %d without its interrupt handler running; want 130 from the handler:\n%s", c.Code, c.Out)
+	case c.Left:
+		claims.Refuted(t, "E3", "%s is still on the user's server after the interrupted child; want its handler to have removed it", c.Root)
+	case !strings.Contains(c.Removed, c.Root):
+		claims.BrokenCheck(t, "E3", "the child's handler did not name %s among the parents it removed (%q): something else removed it, and the interrupt path was not shown", c.Root, c.Removed)
+	}
 }

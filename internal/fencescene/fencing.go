@@ -619,40 +619,6 @@ func (g *HeldGap) Accepted(tok fence.Token) {
 	}
 }
 
-// SourceFinding is what F6's source check found in one write: why its
-// compare and its write are not one step, or "".
-type SourceFinding struct{ Name, Why string }
-
-// SourceVerdict records in one observation what F6's source check found
-// in the writes of the resource of kind and in its controls, each of which
-// must be caught, and states the verdict.
-func SourceVerdict(t *testing.T, kind, section string, found, controls []SourceFinding) {
-	t.Helper()
-	var seen []string
-	for _, f := range found {
-		why := f.Why
-		if why == "" {
-			why = "compare and write in one " + section
-		}
-		seen = append(seen, f.Name+": "+why)
-	}
-	for _, c := range controls {
-		seen = append(seen, c.Name+": "+c.Why)
-	}
-	claims.Evidence(t, "%s resource's source: %s", kind, strings.Join(seen, "; "))
-	for _, c := range controls {
-		if c.Why == "" {
-			claims.BrokenCheck(t, "F6", "the source check passed %s; want its gap found", c.Name)
-		}
-	}
-	for _, f := range found {
-		if f.Why != "" {
-			claims.Refuted(t, "F6", "on the %s resource, %s: got %s; want its compare and its write in one %s", kind, f.Name, f.Why, section)
-			return // the first write that breaks it is the verdict; the observation names the rest
-		}
-	}
-}
-
 // SeqOnly is a token as a resource that knows no domain sees it: the
 // lock and the sequence number.
 func SeqOnly(tok fence.Token) fence.Token { return fence.Token{Lock: tok.Lock, Seq: tok.Seq} }

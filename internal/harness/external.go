@@ -22,10 +22,10 @@ import (
 
 // ScopeLeavesNothingOnTheUsersServer runs a scenario on the user's server
 // (a client proxy, a client, a parent with a persistent and an ephemeral
-// node under it) in its own Scope, closes it, and checks that the parent
-// is gone from the server, the proxy no longer accepts and no goroutine
-// of it is left.
-func ScopeLeavesNothingOnTheUsersServer(t *testing.T) {
+// node under it) in its own Scope, closes it, and returns what is left for
+// E3 to judge: whether the proxy still accepts, the goroutines left, and
+// whether the parent is still on the server.
+func ScopeLeavesNothingOnTheUsersServer(t *testing.T) UsersScopeLeft {
 	keep := goleak.IgnoreCurrent()
 	sc := zkserver.NewScope("E3-scenario")
 	p := zkserver.ClientProxy(sc, "E3-proxy", SharedServer(t))
@@ -39,60 +39,62 @@ func ScopeLeavesNothingOnTheUsersServer(t *testing.T) {
 			t.Fatalf("create %s: %v", root+n.name, err)
 		}
 	}
-	proxyAddr := p.Addr()
-	t.Logf("scenario: proxy %s, client session 0x%x, parent %s with a persistent and an ephemeral node", proxyAddr, c.SessionID(), root)
+	left := UsersScopeLeft{Proxy: p.Addr(), Root: root}
+	t.Logf("scenario: proxy %s, client session 0x%x, parent %s with a persistent and an ephemeral node", left.Proxy, c.SessionID(), root)
 	sc.Close()
 
 	// Before O connects: its goroutines are not the scenario's.
-	if conn, err := net.DialTimeout("tcp", proxyAddr, time.Second); err == nil {
+	if conn, err := net.DialTimeout("tcp", left.Proxy, time.Second); err == nil {
 		conn.Close()
-		claims.Refuted(t, "E3", "the proxy's %s still accepts connections; want it closed", proxyAddr)
+		left.ProxyAccepts = true
 	}
-	if err := goleak.Find(append(zkserver.LeakOptions(), keep)...); err != nil {
-		claims.Refuted(t, "E3", "goroutines left: %v", err)
-	}
+	left.Leak = goleak.Find(append(zkserver.LeakOptions(), keep)...)
 	o := zkclient.Connect(t, "O", []string{SharedServer(t).Client}, zkclient.Quiet())
-	exists, _, err := o.Exists(root)
-	if err != nil {
-		claims.NotShown(t, "E3", "O: exists %s: %v", root, err)
-	}
-	claims.Evidence(t, "after the scenario's Scope closed, its parent %s exists on the user's server: %v", root, exists)
-	if exists {
-		claims.Refuted(t, "E3", "%s is still on the user's server after the scenario's Scope closed; want it removed with everything below it", root)
-	}
+	left.Exists, _, left.ExistsErr = o.Exists(root)
+	return left
 }
 
-// InterruptLeavesNoParentOnTheUsersServer runs test in a child of this
-// test binary that sends itself SIGINT right after it made the test's
-// parent on the user's server (zkserver.AtTestRoot), and checks that the
-// child's handler removed it: the user's ensemble is left as it was found.
-func InterruptLeavesNoParentOnTheUsersServer(test string) func(t *testing.T) {
-	return func(t *testing.T) {
-		if os.Getenv(zkserver.EnvInterruptAt) != "" {
-			t.Skip("skipped: this is the interrupted child")
-		}
-		root := rootPrefix + zkserver.SafeName(test)
-		pid, code, out, err := runInterruptedChild(test, zkserver.AtTestRoot+":1")
-		if err != nil {
-			t.Fatalf("child: %v", err)
-		}
-		o := zkclient.Connect(t, "O", []string{SharedServer(t).Client}, zkclient.Quiet())
-		kids, _, err := o.Children("/")
-		if err != nil {
-			claims.NotShown(t, "E3", "O: children of /: %v", err)
-		}
-		left := slices.Contains(kids, strings.TrimPrefix(root, "/"))
-		removed := lineWith(out, "zk19: removed the test parents made on")
-		claims.Evidence(t, "SIGINT in child %d right after it made %s on the user's server: it exited %d and said %q; %s on the server afterwards: %v", pid, root, code, removed, root, left)
-		switch {
-		case code != 130 || !strings.Contains(out, "zk19: interrupt"):
-			claims.BrokenCheck(t, "E3", "the child exited %d without its interrupt handler running; want 130 from the handler:\n%s", code, out)
-		case left:
-			claims.Refuted(t, "E3", "%s is still on the user's server after the interrupted child; want its handler to have removed it", root)
-		case !strings.Contains(removed, root):
-			claims.BrokenCheck(t, "E3", "the child's handler did not name %s among the parents it removed (%q): something else removed it, and the interrupt path was not shown", root, removed)
-		}
+// UsersScopeLeft is what a closed scenario left on the user's server and
+// in this process: whether its proxy still accepts, the goroutines goleak
+// finds, and whether its parent Root exists on the server (O's exists,
+// with its error).
+type UsersScopeLeft struct {
+	Proxy, Root          string
+	ProxyAccepts, Exists bool
+	Leak, ExistsErr      error
+}
+
+// InterruptOnTheUsersServer runs test in a child of this test binary that
+// sends itself SIGINT right after it made the test's parent on the user's
+// server (zkserver.AtTestRoot), and returns what the child said and whether
+// the parent is left on the server, for E3 to judge.
+func InterruptOnTheUsersServer(t *testing.T, test string) UsersInterrupted {
+	if os.Getenv(zkserver.EnvInterruptAt) != "" {
+		t.Skip("skipped: this is the interrupted child")
 	}
+	root := rootPrefix + zkserver.SafeName(test)
+	pid, code, out, err := runInterruptedChild(test, zkserver.AtTestRoot+":1")
+	if err != nil {
+		t.Fatalf("child: %v", err)
+	}
+	o := zkclient.Connect(t, "O", []string{SharedServer(t).Client}, zkclient.Quiet())
+	kids, _, err := o.Children("/")
+	if err != nil {
+		claims.NotShown(t, "E3", "O: children of /: %v", err)
+	}
+	left := slices.Contains(kids, strings.TrimPrefix(root, "/"))
+	removed := lineWith(out, "zk19: removed the test parents made on")
+	claims.Evidence(t, "SIGINT in child %d right after it made %s on the user's server: it exited %d and said %q; %s on the server afterwards: %v", pid, root, code, removed, root, left)
+	return UsersInterrupted{Root: root, Code: code, Out: out, Removed: removed, Left: left}
+}
+
+// UsersInterrupted is what InterruptOnTheUsersServer saw: the child's exit
+// code and output, the line in which its handler named what it removed,
+// and whether the test's parent Root is left on the user's server.
+type UsersInterrupted struct {
+	Root, Out, Removed string
+	Code               int
+	Left               bool
 }
 
 // lineWith returns the first line of out that contains s, or "".

@@ -1,7 +1,6 @@
 package scene
 
 import (
-	"errors"
 	"path"
 	"slices"
 	"strings"
@@ -121,28 +120,4 @@ func (sc *ACLScene) Steal(t *testing.T, node string) error {
 		ta.Ok("")
 	}
 	return err
-}
-
-// thiefMakesSecondHolder: T deletes A's node, and B, waiting on it,
-// acquires while A's hold was never released.
-func ThiefMakesSecondHolder(t *testing.T, parentACL, nodeACL []zk.ACL) {
-	t.Helper()
-	sc := NewACLScene(t, parentACL, nodeACL)
-	hA, pB := sc.HoldAndWait(t)
-	stolen := sc.Steal(t, hA.Path)
-	if stolen != nil {
-		claims.RefutedNow(t, "A1", "T's delete of A's node under parent ACL %v, node ACL %v: got %v; want it to succeed", parentACL, nodeACL, stolen)
-	}
-	hB, err := pB.ResultOr(claims.RefutedNow)
-	if err != nil {
-		claims.RefutedNow(t, "A1", "after the theft B's acquisition returned %v; want a hold", err)
-	}
-	sc.B.Log.Ok("holds %s", path.Base(hB.Path))
-	sc.A.Log.Info("A never released; its worker still acts on %s", path.Base(hA.Path))
-	late := hA.Release(LockCtx(t))
-	sc.A.Log.Info("A's Release, when A gets to it: %v", late)
-	claims.Evidence(t, "parent ACL %v, node ACL %v (both candidates carry %v on the server): T deleted A's node (err %v); B then held %s while A's hold was never released: two holders; A's later Release reports lost candidacy: %v", parentACL, nodeACL, StoredACL(nodeACL, LockIdentity), stolen, path.Base(hB.Path), errors.Is(late, lock.ErrLostCandidacy))
-	if !errors.Is(late, lock.ErrLostCandidacy) {
-		claims.BrokenCheck(t, "A1", "A's Release after the theft returned %v; want lock.ErrLostCandidacy", late)
-	}
 }

@@ -314,9 +314,9 @@ func (acq *Acquisition) Result() (*lock.Held, error) {
 	return acq.ResultOr(claims.NotShown)
 }
 
-// resultOr waits for the acquisition to return; j judges a return that
-// does not come within the bound (RefutedNow when that return is what the
-// claim observes), naming where the acquisition stood.
+// ResultOr waits for the acquisition to return; j, the proof's judge,
+// judges a return that does not come within the bound, naming where the
+// acquisition stood.
 func (acq *Acquisition) ResultOr(j claims.Judge) (*lock.Held, error) {
 	acq.t.Helper()
 	wait.ReceiveSeen(claims.Judged(acq.t, claims.OpenedOn(acq.t), j), harness.Within, acq.what(), acq.done, acq.seen)
