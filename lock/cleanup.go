@@ -44,7 +44,7 @@ func (l *Locker) cleanup(tr tracer, session int64, guid, path string) error {
 	if err != nil {
 		return err
 	}
-	for _, name := range owned {
+	for _, name := range l.unheld(owned) { // a live hold's node is the hold's
 		err = errors.Join(err, l.deleteOwn(tr, session, l.parent+"/"+name))
 	}
 	return err

@@ -151,8 +151,9 @@ var (
 	// node, and Gone is closed when that is done. The session's end removes
 	// the node at the latest; nothing is left for the caller to do.
 	ErrOutcomeUnknown = errors.New("lock: release outcome unknown")
-	// ErrMissing: Recover found no child of the GUID owned by this session.
-	// (The error Recover returns also lists the nodes it found.)
+	// ErrMissing: Recover found no child of the GUID owned by this session,
+	// other than the node of a live hold of its Locker. (The error Recover
+	// returns also lists the nodes it found.)
 	ErrMissing = errors.New("lock: recover: no node with this GUID is owned by this session")
 	// ErrAmbiguous: Recover found several children of the GUID owned by
 	// this session (a blind retry of the create made a second node).

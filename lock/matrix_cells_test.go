@@ -46,6 +46,7 @@ const (
 	phCleanup                    // the cleanup after the caller's context ended
 	phHold                       // a hold's own-node watch
 	phAmbiguous                  // Recover with two nodes of its GUID in its session
+	phMissing                    // Recover whose one node of its GUID is a live hold's
 )
 
 // at finds the cell's request among the subject's steps.
@@ -92,6 +93,7 @@ type state struct {
 	untraced     locktrace.Op
 	lateAnswered bool // the create's answer comes after its caller left (else it is lost)
 	ambiguous    bool // Recover finds two nodes of its GUID in its session (a blind retry's)
+	heldAhead    bool // and one of them is a live hold of the same Locker
 	pin          bool // the Locker's first call: its exists of the parent (untraced)
 	faults       []fault
 }
@@ -143,6 +145,8 @@ func (st *state) want(f fault) want {
 		return want{kinds: []error{lock.ErrLocked}}
 	case phAmbiguous:
 		return want{kinds: []error{lock.ErrAmbiguous}}
+	case phMissing:
+		return want{kinds: []error{lock.ErrMissing}}
 	case phRelease, phHold:
 		return want{}
 	}
@@ -207,23 +211,47 @@ func (c *cell) driveRelease() result {
 //
 // In an ambiguous state it makes two (a blind retry's): Recover must not
 // adopt either.
+//
+// With a hold ahead, the first node is adopted by an earlier Recover of
+// the same GUID, untraced by the cell, before the second is made: Recover
+// must delete the second and leave the hold's node alone.
 func (c *cell) driveRecover() result {
 	guid := uuid.NewString()
 	n := 1
 	if c.st.ambiguous {
 		n = 2
 	}
-	for range n {
+	if c.st.heldAhead && !c.st.ambiguous {
+		n = 1 // the one node, held: Recover finds nothing to adopt
+	}
+	for i := range n {
 		p, err := c.w.c.Create(c.parent+"/"+guid+"-lock-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 		if err != nil {
 			c.t.Fatalf("S create: %v", err)
 		}
 		c.logf("S ok %s (the node of a create whose reply was lost)", path.Base(p))
+		if i == 0 && c.st.heldAhead {
+			c.recoverAhead(guid)
+		}
 	}
 	if c.st.shared {
 		c.companion()
 	}
 	return c.run(func(ctx context.Context) (*lock.Held, error) { return c.l.Recover(ctx, guid) })
+}
+
+// recoverAhead makes S hold the one node of guid, as a Recover that finds
+// it adopts it.
+func (c *cell) recoverAhead(guid string) {
+	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
+	defer cancel()
+	h, err := c.l.Recover(ctx, guid)
+	if err != nil {
+		c.t.Fatalf("S Recover of the one node of %s: %v", guid, err)
+	}
+	c.logf("S holds %s (recovered)", path.Base(h.Path))
+	c.addHeld("S", h)
+	c.a, c.aWho = h, "S"
 }
 
 // driveHold faults the hold's own-node watch, the exists the hold sends
@@ -329,6 +357,14 @@ func matrixStates() []*state {
 		{req: "sync", name: "recover-ambiguous", call: callRecover, phase: phAmbiguous, at: at{op: locktrace.OpSync}, ambiguous: true},
 		{req: "children", name: "recover-ambiguous", call: callRecover, phase: phAmbiguous, at: at{op: locktrace.OpChildren}, ambiguous: true},
 		{req: "exists", name: "recover-ambiguous", call: callRecover, phase: phAmbiguous, at: at{op: locktrace.OpExists, watch: -1}, ambiguous: true},
+		{req: "delete", name: "recover-ambiguous", call: callRecover, phase: phAmbiguous, at: at{op: locktrace.OpDelete}, ambiguous: true},
+		{req: "sync", name: "recover-held", call: callRecover, phase: phMissing, at: at{op: locktrace.OpSync}, heldAhead: true},
+		{req: "children", name: "recover-held", call: callRecover, phase: phMissing, at: at{op: locktrace.OpChildren}, heldAhead: true},
+		{req: "exists", name: "recover-held", call: callRecover, phase: phMissing, at: at{op: locktrace.OpExists, watch: -1}, heldAhead: true},
+		{req: "sync", name: "recover-ambiguous-held", call: callRecover, phase: phAmbiguous, at: at{op: locktrace.OpSync}, ambiguous: true, heldAhead: true},
+		{req: "children", name: "recover-ambiguous-held", call: callRecover, phase: phAmbiguous, at: at{op: locktrace.OpChildren}, ambiguous: true, heldAhead: true},
+		{req: "exists", name: "recover-ambiguous-held", call: callRecover, phase: phAmbiguous, at: at{op: locktrace.OpExists, watch: -1}, ambiguous: true, heldAhead: true},
+		{req: "delete", name: "recover-ambiguous-held", call: callRecover, phase: phAmbiguous, at: at{op: locktrace.OpDelete}, ambiguous: true, heldAhead: true},
 		{req: "delete", name: "cleanup", call: callAcquire, phase: phCleanup, at: at{op: locktrace.OpDelete}, busy: true, parkCancel: true, faults: noCtx},
 		{req: "exists", name: "cleanup-look-again", call: callAcquire, phase: phCleanup, at: at{op: locktrace.OpExists, watch: -1, lookAgain: true}, busy: true, parkCancel: true, loseDelete: true, faults: noCtx},
 		{req: "exists", name: "hold-watch", call: callHold, phase: phHold, faults: noCtx},

@@ -14,6 +14,8 @@ package lock_test
 //   - the call returned within the doc's bound: the cell's deadline plus
 //     cleanupGrace, and cleanupGrace after the context ended;
 //   - at most one Held is live (not released, its node there);
+//   - every hold the call was not asked to release is kept (its node
+//     there, its Lost open), unless the session expired;
 //   - no node of the subject's sessions is left that no Held (or an
 //     acquisition still running) owns.
 //
@@ -21,7 +23,7 @@ package lock_test
 // defaults to GOMAXPROCS, two on the machines this runs on, and a cell
 // mostly waits for a reconnect (go-zookeeper waits a second before it
 // dials again). t.Run may be called from several goroutines; the parent
-// waits for them all. The 276 cells take about 17 s on 2 cores, so the
+// waits for them all. The 356 cells take about 25 s on 2 cores, so the
 // matrix runs in every go test ./lock, -short included. The table of
 // cells is the test's last log block (go test -v shows it; CI runs -v):
 // one line per cell with its request, state, fault, outcome (held,
@@ -37,6 +39,7 @@ package lock_test
 // THE PLAN, and run with ZK19_MATRIX_PLANNED=1 too.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -200,6 +203,7 @@ type cell struct {
 	premise   atomic.Pointer[faultproxy.Drop]
 
 	a       *lock.Held // the holder ahead, released once the fault is over
+	aWho    string     // who holds a: A, or S for a hold ahead of S's own call
 	aGone   bool       // a was released
 	cancelB func()     // B leaves: the candidate in between (round 2)
 
@@ -405,7 +409,7 @@ func (c *cell) releaseA() {
 	c.markReleased(c.a)
 	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
 	defer cancel()
-	c.logf("A releases: %v", errOrOK(c.a.Release(ctx)))
+	c.logf("%s releases %s: %v", cmp.Or(c.aWho, "A"), path.Base(c.a.Path), errOrOK(c.a.Release(ctx)))
 }
 
 // between puts B's candidate behind A: a plain ephemeral sequential node
@@ -565,6 +569,7 @@ func runCell(t *testing.T, cs cellSpec, r *row) {
 	c.checkBound(res)
 	c.checkLive("at the return")
 	c.checkNoOrphan("at the return")
+	c.checkHoldsKept() // after the wait for the orphans: a cleanup's deletes are done
 	if res.held != nil {
 		c.markReleased(res.held)
 		ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
@@ -665,6 +670,34 @@ func (c *cell) checkLive(when string) {
 	}
 	if len(live) > 1 {
 		c.broken("at most one live Held", "%s: got %d live holds %v; want at most one", when, len(live), live)
+	}
+}
+
+// checkHoldsKept: the call left every hold it was not asked to release
+// alone (its node there, its Lost open), unless the session expired.
+func (c *cell) checkHoldsKept() {
+	if c.f == expired {
+		return
+	}
+	c.mu.Lock()
+	helds := slices.Clone(c.helds)
+	c.mu.Unlock()
+	for _, r := range helds {
+		if r.released {
+			continue
+		}
+		ok, _, err := c.o.Exists(r.h.Path)
+		if err != nil {
+			c.fail("holds kept", "observer exists %s: %v", r.h.Path, err)
+		}
+		select {
+		case <-r.h.Lost():
+			c.broken("holds kept", "%s's hold of %s: got it lost (%v, node there: %v); want it kept", r.who, path.Base(r.h.Path), r.h.Err(), ok)
+		default:
+			if !ok {
+				c.broken("holds kept", "%s's hold of %s: got its node deleted; want it kept", r.who, path.Base(r.h.Path))
+			}
+		}
 	}
 }
 

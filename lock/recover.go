@@ -51,20 +51,36 @@ func (e *CreateError) Unwrap() []error {
 // node: it wraps Kind, ErrMissing or ErrAmbiguous, and says what it found.
 // On ErrAmbiguous, Recover deleted this session's nodes of the GUID that
 // no live hold of its Locker owns; Deleted names those it saw deleted, and
-// the rest of those are deleted once the server answers.
+// the rest of those are deleted once the server answers. Cleanup says why
+// not all were seen deleted, and the error wraps it too.
 type RecoverError struct {
 	GUID    string
 	Kind    error    // ErrMissing or ErrAmbiguous
 	Owned   []string // nodes of the GUID owned by this session, in sequence order
 	Foreign []string // nodes of the GUID owned by other sessions (never adopted nor deleted)
 	Deleted []string // this session's nodes of the GUID that Recover deleted
+	// Cleanup is nil when every node to delete was seen deleted.
+	// Otherwise it wraps ErrSessionChanged (the nodes went with the
+	// session, and so did any hold of it), the context's error (it ended
+	// first), or ErrOutcomeUnknown (no answer within cleanupGrace); the
+	// deletes go on until the server answers.
+	Cleanup error
 }
 
 func (e *RecoverError) Error() string {
-	return fmt.Sprintf("%v: GUID %s", e.Kind, e.GUID) + found(e.Owned, e.Foreign, e.Deleted)
+	s := fmt.Sprintf("%v: GUID %s", e.Kind, e.GUID) + found(e.Owned, e.Foreign, e.Deleted)
+	if e.Cleanup != nil {
+		s += "; not all deleted: " + e.Cleanup.Error()
+	}
+	return s
 }
 
-func (e *RecoverError) Unwrap() error { return e.Kind }
+func (e *RecoverError) Unwrap() []error {
+	if e.Cleanup != nil {
+		return []error{e.Kind, e.Cleanup}
+	}
+	return []error{e.Kind}
+}
 
 func found(owned, foreign, deleted []string) string {
 	s := ""
@@ -91,7 +107,10 @@ func found(owned, foreign, deleted []string) string {
 // what was found. Recover never creates. On ErrAmbiguous it deletes this
 // session's nodes of the GUID that no live hold of this Locker owns (they
 // are its own and nobody holds them); it never deletes another session's
-// node, nor the node of a hold. When ctx ends first it abandons
+// node, nor the node of a hold. A node that a live hold of this Locker
+// owns is that hold's: it is never adopted again, and when it is all that
+// Recover finds, the error is ErrMissing (the lost create made no other
+// node). When ctx ends first it abandons
 // the recovery as Acquire abandons an acquisition: the node of guid, if
 // this session owns it, is deleted once the server answers. A node of an
 // earlier session is gone with that session: ErrMissing.
@@ -108,16 +127,18 @@ func (l *Locker) Recover(ctx context.Context, guid string) (*Held, error) {
 	if err = l.settled(session, guid, err); err != nil {
 		return nil, err
 	}
-	switch len(owned) {
-	case 0:
+	switch {
+	case len(owned) == 0:
 		return nil, &RecoverError{GUID: guid, Kind: ErrMissing, Foreign: foreign}
-	case 1:
+	case len(l.unheld(owned)) == 0: // a live hold's node is never adopted twice
+		return nil, &RecoverError{GUID: guid, Kind: ErrMissing, Owned: owned, Foreign: foreign}
+	case len(owned) == 1:
 		path := l.parent + "/" + owned[0]
 		l.trace.recovered(path)
 		return l.begin(session, guid, path).await(ctx)
 	}
-	deleted := l.deleteNodes(session, l.unheld(owned))
-	return nil, &RecoverError{GUID: guid, Kind: ErrAmbiguous, Owned: owned, Foreign: foreign, Deleted: deleted}
+	deleted, cerr := l.deleteNodes(ctx, session, l.unheld(owned))
+	return nil, &RecoverError{GUID: guid, Kind: ErrAmbiguous, Owned: owned, Foreign: foreign, Deleted: deleted, Cleanup: cerr}
 }
 
 // settled turns what a recovery's look-up returned into the recovery's
@@ -157,44 +178,58 @@ func (l *Locker) recoverCreate(ctx context.Context, session int64, ce *CreateErr
 		l.trace.recovered(path)
 		return path, nil
 	}
-	ce.Deleted = l.deleteNodes(session, l.unheld(owned))
-	ce.Recovery = ErrAmbiguous
+	deleted, cerr := l.deleteNodes(ctx, session, l.unheld(owned))
+	ce.Deleted, ce.Recovery = deleted, ErrAmbiguous
+	if cerr != nil {
+		ce.Recovery = fmt.Errorf("%w; not all deleted: %w", ErrAmbiguous, cerr)
+	}
 	return "", ce
 }
 
 // deleteNodes deletes names, nodes of this session under the parent,
-// waiting at most cleanupGrace; it returns those it saw deleted. The
-// others are deleted in the background once the server answers.
-func (l *Locker) deleteNodes(session int64, names []string) []string {
+// until ctx ends or cleanupGrace has passed; it returns those it saw
+// deleted and, when that is not all, why: the session changed, ctx ended,
+// a delete failed, or the grace passed. The others are deleted in the
+// background once the server answers.
+func (l *Locker) deleteNodes(ctx context.Context, session int64, names []string) ([]string, error) {
 	tr, detach := l.trace.detachable()
-	results := make(chan string, len(names))
+	type outcome struct {
+		name string
+		err  error
+	}
+	results := make(chan outcome, len(names))
 	for _, name := range names {
 		go func() {
 			err := l.deleteOwn(tr, session, l.parent+"/"+name)
-			if err == nil || errors.Is(err, ErrLostCandidacy) {
-				results <- name
-				return
+			if errors.Is(err, ErrLostCandidacy) {
+				err = nil // gone already: deleted all the same
 			}
-			results <- ""
+			results <- outcome{name, err}
 		}()
 	}
 	grace := time.NewTimer(cleanupGrace)
 	defer grace.Stop()
 	var deleted []string
+	var why error
 	for range names {
 		select {
-		case name := <-results:
-			if name != "" {
-				deleted = append(deleted, name)
+		case r := <-results:
+			if r.err == nil {
+				deleted = append(deleted, r.name)
+			} else if why == nil || errors.Is(r.err, ErrSessionChanged) {
+				why = r.err
 			}
+			continue
+		case <-ctx.Done():
+			why = ctx.Err()
 		case <-grace.C:
-			detach()
-			sortBySeq(deleted)
-			return deleted
+			why = fmt.Errorf("%w: no answer to the deletes within %v", ErrOutcomeUnknown, cleanupGrace)
 		}
+		detach()
+		break
 	}
 	sortBySeq(deleted)
-	return deleted
+	return deleted, why
 }
 
 // ofGUID reports whether name is the name of a candidate of guid:
