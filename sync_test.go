@@ -427,36 +427,42 @@ func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 // multi makes both changes one transaction, so the only states of (a, b)
 // are ("0","0") before it and ("1","1") after it; B's pair is checked
 // against them and against the zxids of what it read.
+//
+// A and B are on the two followers of a trio; on the external backend,
+// whose user's server the harness can neither lag nor split, they are two
+// sessions on that one server (y8Sessions): the straddle needs no fault,
+// only the order of the calls. The nodes are under the test's parent.
 func TestY8_BarrierIsNoSnapshotAcrossPaths(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t)
 	claims.Open(t, "Y8")
-	tr := replicas.NewTrio(t)
-	for _, p := range []string{"/a", "/b"} {
-		if _, err := tr.A.Create(p, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+	A, B := y8Sessions(t)
+	root := harness.TestRoot(t, A.c)
+	pathA, pathB, barrier := root+"/a", root+"/b", root+"/barrier"
+	for _, p := range []string{pathA, pathB, barrier} {
+		if _, err := A.c.Create(p, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatalf("create %s: %v", p, err)
 		}
 	}
 	claims.Phase(t, "B's barrier, then B reads /a")
-	tr.B.Log.Invoke("set /barrier")
-	if _, err := tr.B.Conn.Set(replicas.BarrierPath, []byte("b"), -1); err != nil {
+	B.log.Invoke("set %s", barrier)
+	if _, err := B.c.Set(barrier, []byte("b"), -1); err != nil {
 		t.Fatalf("barrier: %v", err)
 	}
-	tr.B.Log.Ok("")
-	a, aStat := replicas.ReadAs(t, tr.B.Client, tr.B.Log, "/a")
+	B.log.Ok("")
+	a, aStat := replicas.ReadAs(t, B.c, B.log, pathA)
 	claims.Phase(t, "A changes /a and /b in one multi")
-	tr.A.Log.Invoke("multi [set /a \"1\", set /b \"1\"]")
-	res, err := tr.A.Multi(&zk.SetDataRequest{Path: "/a", Data: []byte("1"), Version: -1}, &zk.SetDataRequest{Path: "/b", Data: []byte("1"), Version: -1})
+	A.log.Invoke("multi [set %s \"1\", set %s \"1\"]", pathA, pathB)
+	res, err := A.c.Multi(&zk.SetDataRequest{Path: pathA, Data: []byte("1"), Version: -1}, &zk.SetDataRequest{Path: pathB, Data: []byte("1"), Version: -1})
 	if err != nil {
 		t.Fatalf("multi: %v", err)
 	}
 	multiZxid := res[0].Stat.Mzxid
-	tr.A.Log.Ok("zxid 0x%x", multiZxid)
-	claims.Phase(t, "B reads /b (after a sync, so its follower has the multi)")
-	if _, err := tr.B.Conn.Sync("/b"); err != nil {
+	A.log.Ok("zxid 0x%x", multiZxid)
+	claims.Phase(t, "B reads /b (after a sync, so its server has the multi)")
+	if _, err := B.c.Sync(pathB); err != nil {
 		t.Fatalf("sync: %v", err)
 	}
-	b, bStat := replicas.ReadAs(t, tr.B.Client, tr.B.Log, "/b")
+	b, bStat := replicas.ReadAs(t, B.c, B.log, pathB)
 	claims.Evidence(t, "B read (a=%q at mzxid 0x%x, b=%q at mzxid 0x%x) across A's multi of zxid 0x%x; the tree only ever held (\"0\",\"0\") and (\"1\",\"1\")",
 		a, aStat.Mzxid, b, bStat.Mzxid, multiZxid)
 	// The reads must straddle the multi for the pair to say anything:
@@ -467,6 +473,31 @@ func TestY8_BarrierIsNoSnapshotAcrossPaths(t *testing.T) {
 	if existed := a == b; existed {
 		claims.Refuted(t, "Y8", "got B's pair (a=%q, b=%q), a state that existed; want a pair that never existed", a, b)
 	}
+}
+
+// y8Session is one of Y8's sessions and the actor that logs its calls.
+type y8Session struct {
+	c   *zkclient.Client
+	log claims.Actor
+}
+
+// y8Sessions gives Y8's A and B: on the two followers of a trio, or, on
+// the external backend, two sessions on the user's server.
+func y8Sessions(t *testing.T) (a, b y8Session) {
+	t.Helper()
+	if harness.Backend.Kind != zkserver.External {
+		tr := replicas.NewTrio(t)
+		return y8Session{tr.A.Client, tr.A.Log}, y8Session{tr.B.Client, tr.B.Log}
+	}
+	srv := harness.SharedServer(t)
+	t.Logf("A and B are two sessions on the user's server %s (the external backend: one server, not the harness's to lag)", srv.Client)
+	for _, s := range []struct {
+		name string
+		into *y8Session
+	}{{"A", &a}, {"B", &b}} {
+		*s.into = y8Session{zkclient.Connect(t, s.name, []string{srv.Client}), claims.NewActor(t, s.name)}
+	}
+	return a, b
 }
 
 // y9Requests is how many requests one round of Y9 sends: get; sync, get;
