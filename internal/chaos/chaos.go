@@ -265,6 +265,8 @@ func (run *chaosRun) shareUsersServer() {
 		t.Skipf("skipped: the setup %s needs %d servers of the harness's own, with proxies on their links for a leader failover; the external backend shares the user's %v", run.setup.Name, run.setup.servers, harness.Backend.Servers)
 	}
 	run.servers, run.shared = []*zkserver.Server{harness.ExpiryServer(t)}, true
+	// What is left is read from the server's dump (checkNothingLeftOnServer).
+	run.servers[0].RequireWords(t, "dump")
 	t.Logf("on the user's server %s: the workers' proxies are the harness's, the server is not, and the schedule draws no %v", run.servers[0].Client, Restart)
 }
 
