@@ -161,8 +161,8 @@ func e1OnTheUsersServer(t *testing.T) {
 		harness.RequireRunTimeAddr(t, "this process's socket to", k.Remote, "")
 		viaProxy += count(k.Remote == p.Addr())
 	}
-	if proxy != 1 || viaProxy != 1 {
-		claims.BrokenCheck(t, "E1", "got %d listening sockets and %d connections at E1's proxy %s among this process's %d; want 1 and 1", proxy, viaProxy, p.Addr(), len(own))
+	if proxy == 0 || viaProxy == 0 {
+		claims.BrokenCheck(t, "E1", "got %d listening sockets and %d connections at E1's proxy %s among this process's %d; want one of each at least", proxy, viaProxy, p.Addr(), len(own))
 	}
 	claims.Evidence(t, "on the user's server %v (its address the user's, not the harness's): of this process's %d TCP sockets, %d listening (client proxies, E1's %s among them) and %d connected are on 127.0.0.1 with ports chosen at run time; the other %d dial the user's server",
 		harness.Backend.Servers, len(own), listening, p.Addr(), len(own)-listening-toUsers, toUsers)
