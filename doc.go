@@ -99,7 +99,7 @@
 //     并让转发的请求、ACK、提案和提交经过 follower 到 leader 的链路；sync
 //     加读取只经过一次转发的 sync 及其应答，普通读取不经过该链路；
 //     中位耗时按普通读取、sync 加读取、set 加读取依次上升。 Proof:
-//     TestY9_WriteBarrierCostsAReplicatedWrite (sync_test.go:490)
+//     TestY9_WriteBarrierCostsAReplicatedWrite (sync_test.go:521)
 //   - §2 ¶5 句1 (premise of Y5) 「复合读取」「调用区间」
 //   - Y5 §2 ¶5 句2 (beyond) 「getData」「线性化读」「屏障」:
 //     屏障加读取的调用区间要从屏障发出时算起：若另一个写在两者之间完成，
@@ -111,7 +111,7 @@
 //   - Y8 §2 ¶5 句3 「跨路径」「原子快照」: 屏障不是跨路径的快照：B 先读 /a
 //     再读 /b，其间另一个 session 用一个 multi 同时改了两者，B
 //     拿到的这对值是从未同时存在过的状态。 Proof:
-//     TestY8_BarrierIsNoSnapshotAcrossPaths (sync_test.go:430)
+//     TestY8_BarrierIsNoSnapshotAcrossPaths (sync_test.go:435)
 //
 // # §3 临时顺序锁怎样判断资格
 //
@@ -290,7 +290,7 @@
 //     fencing 的内存与持久资源都没接受任何陈旧写，无 fencing
 //     的对照至少接受了一次，且不残留锁节点或 session。 Proof:
 //     TestC1_ChaosLeavesNoStaleWriteInAFencedResource
-//     (fencing_example_test.go:685)
+//     (fencing_example_test.go:691)
 //   - F6 §5 ¶2 句2 「高水位」「原子地」「比较 token」: 带 fencing
 //     的比较与写入是一个原子步骤：一个写停在比较与写入之间时，
 //     第二个写者到不了自己的比较（它被发现停在资源的 Write 里），
@@ -409,10 +409,10 @@
 //   - §7 ¶1 句1 (report) 「Zk19.java」「第 17 篇」
 //   - E4 §7 ¶1 句2 「官方 3.9.6」「Java 客户端」: 记录开头先交代运行对象：
 //     服务器版本、后端和集群规模。 Proof:
-//     TestE4_RecordStartsWithServerVersionBackendAndSize (zk19_test.go:223)
+//     TestE4_RecordStartsWithServerVersionBackendAndSize (zk19_test.go:284)
 //   - E1 §7 ¶1 句3 「127.0.0.1」「随机端口」: 每个服务器、代理和客户端都只在
 //     127.0.0.1 上用临时端口监听或连接。 Proof:
-//     TestE1_ServersListenOnlyOnLoopback (zk19_test.go:74)
+//     TestE1_ServersListenOnlyOnLoopback (zk19_test.go:79)
 //   - D8 §7 ¶1 句4 (not verified here) 「同 JVM」「Resource」「数据库进程」:
 //     文章的运行里，外部写入由同一个 JVM 中单独的 Resource 对象完成，
 //     并没有说有独立的数据库进程。
@@ -439,12 +439,12 @@
 //   - E2 §7 ¶6 句1 「有界等待」「门闩」「调用钩子」: 时序由钩子、
 //     门闩和有界等待决定；仅有的 sleep 是某条论断本身关心的、有名字的 session
 //     超时常量，从不是猜测出来的窗口。 Proof: TestE2_NoSleepGuessesAWindow
-//     (zk19_test.go:134)
+//     (zk19_test.go:195)
 //   - §7 ¶6 句2 (premise of E2) 「sleep」「碰运气」
 //   - E3 §7 ¶6 句3 「失败清理」「关闭」「运行目录」: 不论结果如何，
 //     每个场景都会收尾：关掉客户端，停下代理、服务器或容器，删掉临时目录，
 //     不泄漏 goroutine。 Proof: TestE3_ScenarioLeavesNothingBehind
-//     (zk19_test.go:199)
+//     (zk19_test.go:260)
 //   - D11 §7 ¶6 句3 (not verified here) 「运行目录」「其他实验数据」:
 //     文章在失败时的清理会关闭它建起的客户端、代理的线程和服务；
 //     每次运行只建自己的运行目录，不动其他实验的数据。
@@ -453,8 +453,8 @@
 //     第二个客户端也拿到锁；只给候选节点设创建者 ACL
 //     拦不住（删除检查的是父节点的 ACL）；给锁父节点设创建者 ACL 并用 digest
 //     认证后，窃取者得到 NoAuth，持有者仍只有一个。 Proof:
-//     TestA1_OpenACLLetsAThiefMakeASecondHolder (zk19_test.go:267),
-//     TestA1_CreatorOnlyACLRefusesTheThief (zk19_test.go:282). Code:
+//     TestA1_OpenACLLetsAThiefMakeASecondHolder (zk19_test.go:328),
+//     TestA1_CreatorOnlyACLRefusesTheThief (zk19_test.go:343). Code:
 //     lock.WithACL (lock/lock.go:207)
 //   - §7 ¶7 句1 (citation) 「论断证据表」「版本」
 //   - §7 ¶7 句2 (citation) 「验证记录」「源码依赖」

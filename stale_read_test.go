@@ -129,7 +129,7 @@ func Example_s1StaleReadFromLaggingFollower() {
 // the Example's steps and checks, with this Test's record as their log.
 func TestS1_PlainReadOnLaggingFollowerIsStale(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t)
+	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it), whose plain read returns the old value")
 	harness.Retell(t, Example_s1StaleReadFromLaggingFollower)
 }
 
@@ -142,7 +142,7 @@ func TestS1_PlainReadOnLaggingFollowerIsStale(t *testing.T) {
 // Example_s1StaleReadFromLaggingFollower, whose checks state S2's verdict.
 func TestS2_StaleHistoryIsNotLinearizable(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t)
+	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it): S1's stale history")
 	harness.Retell(t, Example_s1StaleReadFromLaggingFollower)
 }
 
@@ -154,7 +154,7 @@ func TestS2_StaleHistoryIsNotLinearizable(t *testing.T) {
 // follower to the leader for it.
 func TestS3_FollowerAnswersReadsFromItsOwnCopy(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t)
+	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it), which answers a read from its own copy")
 	claims.Open(t, "S3")
 	tr := replicas.NewTrio(t)
 	tr.HoldLeaderStream()
@@ -192,7 +192,7 @@ func TestS3_FollowerAnswersReadsFromItsOwnCopy(t *testing.T) {
 //     caught up, so B's read never returns the older state.
 func TestS4_SessionOrderAndNoGoingBack(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t)
+	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it), and a server whose last zxid is behind what the session has seen")
 	claims.Open(t, "S4")
 	// The server says why it turns a session away at INFO.
 	tr := replicas.NewTrio(t, zkserver.WithLogger("org.apache.zookeeper.server.ZooKeeperServer", "info"))

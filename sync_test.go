@@ -111,7 +111,7 @@ func Example_s2SyncInZK1675Window() {
 // proxy's buffer, then checks that sync is still pending.
 func TestY1_SyncWaitsForTheLeaderStream(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t)
+	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it), on which sync waits for the held stream")
 	claims.Open(t, "Y1")
 	requireWaitsForTheStream(t, "Y1", "sync "+replicas.XPath, func(tr *replicas.Trio) error { _, err := tr.B.Conn.Sync(replicas.XPath); return err })
 }
@@ -128,7 +128,7 @@ func TestY1_SyncWaitsForTheLeaderStream(t *testing.T) {
 // window stayed open.
 func TestY2_SyncInTheZK1675WindowReadsStale(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t)
+	zkserver.RequireFaults(t, "five servers of its own, partitioned on their server-to-server links (the ZOOKEEPER-1675 window)")
 	harness.Retell(t, Example_s2SyncInZK1675Window)
 }
 
@@ -138,7 +138,7 @@ func TestY2_SyncInTheZK1675WindowReadsStale(t *testing.T) {
 // stream, so the read after it sees x=1 (claim Y3, article §2).
 func TestY3_WriteBarrierGivesItsProgress(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t)
+	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it), on which a write barrier waits for the held stream")
 	claims.Open(t, "Y3")
 	requireWaitsForTheStream(t, "Y3", "set /barrier (write barrier)", func(tr *replicas.Trio) error {
 		_, err := tr.B.Conn.Set(replicas.BarrierPath, []byte("b"), -1)
@@ -157,7 +157,7 @@ func TestY3_WriteBarrierGivesItsProgress(t *testing.T) {
 // documented guarantee.
 func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t)
+	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it), which exists and heartbeats leave behind")
 	claims.Open(t, "Y4")
 	trio := replicas.NewTrio(t)
 	t.Run("exists does not advance the follower", func(t *testing.T) {
@@ -244,7 +244,7 @@ func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 // composite interval is linearizable; the inner getData interval alone is not.
 func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t)
+	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it): its read after a barrier returns a value older than a write completed before the read")
 	claims.Open(t, "Y5")
 	tr := replicas.NewTrio(t)
 	tr.A.Set("1")
@@ -303,7 +303,7 @@ func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 // is stale again (claim Y6, article §2).
 func TestY6_OneBarrierDoesNotMakeLaterReadsFresh(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t)
+	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it), held again after a barrier")
 	claims.Open(t, "Y6")
 	tr := replicas.NewTrio(t)
 	tr.A.Set("1")
@@ -338,7 +338,7 @@ func TestY6_OneBarrierDoesNotMakeLaterReadsFresh(t *testing.T) {
 // the write commits; B's read after it sees the write.
 func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t)
+	zkserver.RequireFaults(t, "five servers of its own, with followers' acknowledgements held on their links to the leader")
 	claims.Open(t, "Y7")
 	c := harness.StartCluster(t, 5, zkserver.WithTickTime(replicas.Y7Tick), zkserver.WithLimits(10, replicas.Y7SyncLimit))
 	leader, fs := c.Leader(), c.Followers()
@@ -427,36 +427,42 @@ func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 // multi makes both changes one transaction, so the only states of (a, b)
 // are ("0","0") before it and ("1","1") after it; B's pair is checked
 // against them and against the zxids of what it read.
+//
+// A and B are on the two followers of a trio; on the external backend,
+// whose user's server the harness can neither lag nor split, they are two
+// sessions on that one server (y8Sessions): the straddle needs no fault,
+// only the order of the calls. The nodes are under the test's parent.
 func TestY8_BarrierIsNoSnapshotAcrossPaths(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t)
 	claims.Open(t, "Y8")
-	tr := replicas.NewTrio(t)
-	for _, p := range []string{"/a", "/b"} {
-		if _, err := tr.A.Create(p, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+	A, B := y8Sessions(t)
+	root := harness.TestRoot(t, A.c)
+	pathA, pathB, barrier := root+"/a", root+"/b", root+"/barrier"
+	for _, p := range []string{pathA, pathB, barrier} {
+		if _, err := A.c.Create(p, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatalf("create %s: %v", p, err)
 		}
 	}
 	claims.Phase(t, "B's barrier, then B reads /a")
-	tr.B.Log.Invoke("set /barrier")
-	if _, err := tr.B.Conn.Set(replicas.BarrierPath, []byte("b"), -1); err != nil {
+	B.log.Invoke("set %s", barrier)
+	if _, err := B.c.Set(barrier, []byte("b"), -1); err != nil {
 		t.Fatalf("barrier: %v", err)
 	}
-	tr.B.Log.Ok("")
-	a, aStat := replicas.ReadAs(t, tr.B.Client, tr.B.Log, "/a")
+	B.log.Ok("")
+	a, aStat := replicas.ReadAs(t, B.c, B.log, pathA)
 	claims.Phase(t, "A changes /a and /b in one multi")
-	tr.A.Log.Invoke("multi [set /a \"1\", set /b \"1\"]")
-	res, err := tr.A.Multi(&zk.SetDataRequest{Path: "/a", Data: []byte("1"), Version: -1}, &zk.SetDataRequest{Path: "/b", Data: []byte("1"), Version: -1})
+	A.log.Invoke("multi [set %s \"1\", set %s \"1\"]", pathA, pathB)
+	res, err := A.c.Multi(&zk.SetDataRequest{Path: pathA, Data: []byte("1"), Version: -1}, &zk.SetDataRequest{Path: pathB, Data: []byte("1"), Version: -1})
 	if err != nil {
 		t.Fatalf("multi: %v", err)
 	}
 	multiZxid := res[0].Stat.Mzxid
-	tr.A.Log.Ok("zxid 0x%x", multiZxid)
-	claims.Phase(t, "B reads /b (after a sync, so its follower has the multi)")
-	if _, err := tr.B.Conn.Sync("/b"); err != nil {
+	A.log.Ok("zxid 0x%x", multiZxid)
+	claims.Phase(t, "B reads /b (after a sync, so its server has the multi)")
+	if _, err := B.c.Sync(pathB); err != nil {
 		t.Fatalf("sync: %v", err)
 	}
-	b, bStat := replicas.ReadAs(t, tr.B.Client, tr.B.Log, "/b")
+	b, bStat := replicas.ReadAs(t, B.c, B.log, pathB)
 	claims.Evidence(t, "B read (a=%q at mzxid 0x%x, b=%q at mzxid 0x%x) across A's multi of zxid 0x%x; the tree only ever held (\"0\",\"0\") and (\"1\",\"1\")",
 		a, aStat.Mzxid, b, bStat.Mzxid, multiZxid)
 	// The reads must straddle the multi for the pair to say anything:
@@ -467,6 +473,31 @@ func TestY8_BarrierIsNoSnapshotAcrossPaths(t *testing.T) {
 	if existed := a == b; existed {
 		claims.Refuted(t, "Y8", "got B's pair (a=%q, b=%q), a state that existed; want a pair that never existed", a, b)
 	}
+}
+
+// y8Session is one of Y8's sessions and the actor that logs its calls.
+type y8Session struct {
+	c   *zkclient.Client
+	log claims.Actor
+}
+
+// y8Sessions gives Y8's A and B: on the two followers of a trio, or, on
+// the external backend, two sessions on the user's server.
+func y8Sessions(t *testing.T) (a, b y8Session) {
+	t.Helper()
+	if harness.Backend.Kind != zkserver.External {
+		tr := replicas.NewTrio(t)
+		return y8Session{tr.A.Client, tr.A.Log}, y8Session{tr.B.Client, tr.B.Log}
+	}
+	srv := harness.SharedServer(t)
+	t.Logf("A and B are two sessions on the user's server %s (the external backend: one server, not the harness's to lag)", srv.Client)
+	for _, s := range []struct {
+		name string
+		into *y8Session
+	}{{"A", &a}, {"B", &b}} {
+		*s.into = y8Session{zkclient.Connect(t, s.name, []string{srv.Client}), claims.NewActor(t, s.name)}
+	}
+	return a, b
 }
 
 // y9Requests is how many requests one round of Y9 sends: get; sync, get;
@@ -488,7 +519,7 @@ const y9Requests = 5
 // measured through the one client checked to be on that follower, and the
 // follower must have received their requests in its session (cons).
 func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
-	zkserver.RequireFaults(t)
+	zkserver.RequireFaults(t, "three servers of its own and a proxy counting the bytes on a follower's link to the leader")
 	claims.Open(t, "Y9")
 	tr := replicas.NewTrio(t)
 	link := tr.QuorumLink()

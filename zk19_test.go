@@ -71,8 +71,18 @@ func TestF10_ServerCleanupAndExpiredEventAreTwoObservations(t *testing.T) {
 // the new side of Y2's partition then took 1.8–5.7 s to elect, against
 // 0.6–0.9 s on a five that Y2 had first (ten runs), and Y2's window closed
 // before its sync once in three go test ./... runs.
+//
+// On the external backend the server is the user's, at the address the
+// user gave: its interfaces and ports are not the harness's to choose, and
+// it starts no ensemble. There E1 checks the harness's own side
+// (e1OnTheUsersServer).
 func TestE1_ServersListenOnlyOnLoopback(t *testing.T) {
 	harness.Parallel(t)
+	if harness.Backend.Kind == zkserver.External {
+		claims.Open(t, "E1")
+		e1OnTheUsersServer(t)
+		return
+	}
 	zkserver.RequireFaults(t)
 	claims.Open(t, "E1")
 	requireServerOnLoopback(t, harness.SharedServer(t), true)
@@ -119,6 +129,57 @@ func TestE1_ServersListenOnlyOnLoopback(t *testing.T) {
 		claims.NotShown(t, "E1", "the run's record of started ensembles holds sizes %v; want the 3-server one this test borrowed and the 5-server one it started", bySize)
 	}
 	claims.Evidence(t, "while running, the shared server, a 3- and a 5-server ensemble, their proxies and this process listen on and dial only 127.0.0.1; all %d servers of the ensembles this run started so far (%s) were given %d distinct ports, each drawn at run time", servers, harness.StartedSizes(ran), len(owner))
+}
+
+// e1OnTheUsersServer is E1 on the external backend: with a client proxy
+// in front of the user's server and a client through it, every TCP socket
+// of this process (every proxy and client of the run so far) listens on
+// and dials only 127.0.0.1 with a port chosen at run time; a socket to the
+// user's server dials the address the user gave, and is only counted.
+func e1OnTheUsersServer(t *testing.T) {
+	t.Helper()
+	users := map[string]bool{}
+	for _, a := range harness.Backend.Servers {
+		ua, err := net.ResolveTCPAddr("tcp", a)
+		if err != nil {
+			claims.NotShown(t, "E1", "the user's server %s: %v", a, err)
+		}
+		users[ua.String()] = true
+	}
+	p := zkserver.ClientProxy(t, "E1-proxy", harness.SharedServer(t))
+	zkclient.Connect(t, "E1", []string{p.Addr()})
+	own, err := zkserver.Sockets(os.Getpid())
+	if err != nil {
+		claims.NotShown(t, "E1", "sockets of this process: %v", err)
+	}
+	var listening, toUsers, proxy, viaProxy int
+	for _, k := range own {
+		if !k.Listening && users[k.Remote] {
+			toUsers++
+			continue
+		}
+		requireRunTimeAddr(t, "this process's socket at", k.Local, "")
+		if k.Listening {
+			listening++
+			proxy += count(k.Local == p.Addr())
+			continue
+		}
+		requireRunTimeAddr(t, "this process's socket to", k.Remote, "")
+		viaProxy += count(k.Remote == p.Addr())
+	}
+	if proxy == 0 || viaProxy == 0 {
+		claims.BrokenCheck(t, "E1", "got %d listening sockets and %d connections at E1's proxy %s among this process's %d; want one of each at least", proxy, viaProxy, p.Addr(), len(own))
+	}
+	claims.Evidence(t, "on the user's server %v (its address the user's, not the harness's): of this process's %d TCP sockets, %d listening (client proxies, E1's %s among them) and %d connected are on 127.0.0.1 with ports chosen at run time; the other %d dial the user's server",
+		harness.Backend.Servers, len(own), listening, p.Addr(), len(own)-listening-toUsers, toUsers)
+}
+
+// count is 1 for true and 0 for false.
+func count(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // TestE2_NoSleepGuessesAWindow: no proof, and no step of a scene a proof

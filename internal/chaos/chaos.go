@@ -174,6 +174,7 @@ type chaosRun struct {
 	start    time.Time // the setup's start: holds say when they began from it
 	servers  []*zkserver.Server
 	cluster  *harness.Cluster // nil on one server
+	shared   bool             // the server is the user's (external backend): not the harness's to restart
 	O        *zkclient.Client
 	root     string
 	res      []*chaosResource
@@ -237,6 +238,10 @@ func RunChaos(t *testing.T, plan Plan, index int, setup chaosSetup, sum *Summary
 
 func (run *chaosRun) startServers() {
 	t := run.t
+	if harness.Backend.Kind == zkserver.External {
+		run.shareUsersServer()
+		return
+	}
 	opts := []zkserver.Option{zkserver.WithTickTime(harness.ExpiryTick)}
 	if run.setup.servers == 1 {
 		run.servers = []*zkserver.Server{zkserver.Start(t, opts...)}
@@ -246,6 +251,23 @@ func (run *chaosRun) startServers() {
 	// within about a second.
 	run.cluster = harness.StartCluster(t, run.setup.servers, append(opts, zkserver.WithLimits(50, 10))...)
 	run.servers = run.cluster.Servers
+}
+
+// shareUsersServer runs the one-server setup on the user's server (the
+// external backend), whose sessions must expire within the bound the
+// frozen holder's partition waits (harness.ExpiryServer); the workers'
+// proxies are the harness's, the server is not. A setup of several
+// servers skips: its leader failover needs an ensemble of the harness's
+// own, with proxies on its server-to-server links.
+func (run *chaosRun) shareUsersServer() {
+	t := run.t
+	if run.setup.servers > 1 {
+		t.Skipf("skipped: the setup %s needs %d servers of the harness's own, with proxies on their links for a leader failover; the external backend shares the user's %v", run.setup.Name, run.setup.servers, harness.Backend.Servers)
+	}
+	run.servers, run.shared = []*zkserver.Server{harness.ExpiryServer(t)}, true
+	// What is left is read from the server's dump (checkNothingLeftOnServer).
+	run.servers[0].RequireWords(t, "dump")
+	t.Logf("on the user's server %s: the workers' proxies are the harness's, the server is not, and the schedule draws no %v", run.servers[0].Client, Restart)
 }
 
 func (run *chaosRun) clientAddrs() []string {
@@ -323,19 +345,34 @@ func (run *chaosRun) checkNothingLeftOnServer() {
 	if run.cluster != nil {
 		tracker = run.cluster.Leader()
 	}
-	own := fmt.Sprintf("0x%x", run.O.SessionID())
-	err = wait.Until(10*harness.ExpirySessionTimeout, "no session but O's ("+own+") in "+tracker.Label+"'s dump", func() (bool, string) {
+	what, left := run.leftSessions()
+	err = wait.Until(10*harness.ExpirySessionTimeout, what+" in "+tracker.Label+"'s dump", func() (bool, string) {
 		all, err := dumpSessions(tracker)
-		left := slices.DeleteFunc(all, func(s string) bool { return s == own })
-		return err == nil && len(left) == 0, fmt.Sprint(left, err)
+		all = slices.DeleteFunc(all, func(s string) bool { return !left(s) })
+		return err == nil && len(all) == 0, fmt.Sprint(all, err)
 	})
 	if err != nil {
 		claims.Refuted(t, "C1", "sessions left after every worker closed: %v", err)
 		run.sum.Note(rowLeft, "sessions (see the failure)")
 		return
 	}
-	t.Logf("after the workers closed: no lock node under the root and no session but O's (%s) in %s's dump", own, tracker.Label)
+	t.Logf("after the workers closed: no lock node under the root and %s in %s's dump", what, tracker.Label)
 	run.sum.Note(rowLeft, "none")
+}
+
+// leftSessions says which sessions of the server's dump the run would have
+// left: every one but O's on servers of the harness's own; on the user's
+// server, which others' sessions share, those the workers had.
+func (run *chaosRun) leftSessions() (what string, left func(string) bool) {
+	own := fmt.Sprintf("0x%x", run.O.SessionID())
+	if !run.shared {
+		return "no session but O's (" + own + ")", func(s string) bool { return s != own }
+	}
+	var ids []string
+	for _, w := range run.workers {
+		ids = append(ids, w.ids...)
+	}
+	return fmt.Sprintf("none of the workers' %d sessions", len(ids)), func(s string) bool { return slices.Contains(ids, s) }
 }
 
 // Rows the checks add to the summary table.
@@ -412,6 +449,9 @@ func (run *chaosRun) checkFences() {
 func (run *chaosRun) runNemesis() {
 	t := run.t
 	kinds := Kinds(run.setup.servers)
+	if run.shared {
+		kinds = slices.DeleteFunc(kinds, func(k Kind) bool { return k == Restart })
+	}
 	size := run.plan.Size
 	sc := NewSchedule(run.plan.Seed, run.index, kinds, size.Later(kinds), ChaosWorkers, run.setup.servers)
 	if size.Soak() {
@@ -916,6 +956,7 @@ type chaosWorker struct {
 	atHold  chan func() // the nemesis's, run in the cycle once the worker holds
 
 	cycles, acquisitions, sessions int
+	ids                            []string // its sessions, as the server's dump writes them
 	eventful                       bool
 	routine                        []fence.Token // tokens of the uneventful cycles not yet reported
 
@@ -1090,6 +1131,7 @@ func (w *chaosWorker) relock() error {
 		w.event("info", "session 0x%x ended; a new Locker on session 0x%x", w.session, sid)
 	}
 	w.session, w.sessions = sid, w.sessions+1
+	w.ids = append(w.ids, fmt.Sprintf("0x%x", sid))
 	w.l = lock.New(w.c.Conn, w.run.root, lock.WithCzxidDomain(), lock.WithTrace(w.trace))
 	return nil
 }

@@ -116,4 +116,7 @@ var zhFormats = map[string]string{
 	"%d waits on time alone in %d files of the proofs and their scenes, each for a named session-timeout constant; none guesses a window":                                                                                                                 "证明及其场景的 %[2]d 个文件中有 %[1]d 处只按时间等待，每处都是为一个命名的 session 超时常量；没有一处猜测时间窗口",
 	"the record began with: %s; ensembles the run's Tests started: %s": "记录以这些内容开头：%s；本次运行的 Test 启动的集群：%s",
 	"creator-only ACL on the parent and the candidates (both carry %v on the server): T's delete of A's node got %v; A's node exists: %v; B still waits on A: %v, acquired: %v": "父节点与候选都只允许创建者（服务器上两者都带 %v）：T 删除 A 的节点得到 %v；A 的节点是否存在：%v；B 是否仍在等 A：%v，是否已获取：%v",
+
+	// E1 on the external backend (the harness's own side of the user's server).
+	"on the user's server %v (its address the user's, not the harness's): of this process's %d TCP sockets, %d listening (client proxies, E1's %s among them) and %d connected are on 127.0.0.1 with ports chosen at run time; the other %d dial the user's server": "在用户的服务器 %v 上（地址是用户给的，不由测试框架选择）：本进程的 %d 个 TCP 套接字中，%d 个在监听（客户端代理，其中有 E1 的 %s），%d 个已连接，都在 127.0.0.1 上、端口在运行时选定；其余 %d 个连到用户的服务器",
 }
