@@ -21,6 +21,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/hostports"
+	"github.com/zk19/zk19/internal/reaper"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
@@ -178,7 +180,7 @@ func reapEarlierRuns() {
 	if os.Getenv(zkserver.EnvInterruptAt) != "" {
 		return
 	}
-	line, err := zkserver.Reap()
+	line, err := reaper.Reap()
 	if line != "" {
 		fmt.Println(line)
 	}
@@ -459,7 +461,7 @@ var memberAddr = regexp.MustCompile(`^server\.\d+=([^:]+):(\d+):(\d+)`)
 // RequireOwnSocketsOnLoopback checks every TCP socket of this process.
 func RequireOwnSocketsOnLoopback(t *testing.T) {
 	t.Helper()
-	own, err := zkserver.Sockets(os.Getpid())
+	own, err := hostports.Sockets(os.Getpid())
 	if err != nil {
 		claims.NotShown(t, "E1", "sockets of this process: %v", err)
 	}
@@ -476,13 +478,13 @@ func RequireOwnSocketsOnLoopback(t *testing.T) {
 }
 
 // RequireRunTimeAddr fails E1 unless addr is 127.0.0.1 with a port chosen
-// at run time (see zkserver.RunTimePort); how, if set, is the way it must
+// at run time (see hostports.RunTimePort); how, if set, is the way it must
 // have been chosen.
 func RequireRunTimeAddr(t *testing.T, what, addr, how string) {
 	t.Helper()
 	host, port, err := net.SplitHostPort(addr)
 	n, perr := strconv.Atoi(port)
-	got := zkserver.RunTimePort(n)
+	got := hostports.RunTimePort(n)
 	switch {
 	case err != nil || perr != nil:
 		claims.Refuted(t, "E1", "%s %q: got an address that does not parse (%v %v); want 127.0.0.1:port", what, addr, err, perr)
@@ -568,7 +570,7 @@ func InterruptLeavesNothing(t *testing.T) {
 			t.Fatalf("child at %s: %v", point, c.err)
 		}
 		pid, code, out := c.pid, c.code, c.out
-		left, err := zkserver.Leftovers(pid)
+		left, err := reaper.Leftovers(pid)
 		if err != nil {
 			t.Fatalf("leftovers of child %d: %v", pid, err)
 		}
