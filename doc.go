@@ -409,10 +409,10 @@
 //   - §7 ¶1 句1 (report) 「Zk19.java」「第 17 篇」
 //   - E4 §7 ¶1 句2 「官方 3.9.6」「Java 客户端」: 记录开头先交代运行对象：
 //     服务器版本、后端和集群规模。 Proof:
-//     TestE4_RecordStartsWithServerVersionBackendAndSize (zk19_test.go:284)
+//     TestE4_RecordStartsWithServerVersionBackendAndSize (zk19_test.go:285)
 //   - E1 §7 ¶1 句3 「127.0.0.1」「随机端口」: 每个服务器、代理和客户端都只在
 //     127.0.0.1 上用临时端口监听或连接。 Proof:
-//     TestE1_ServersListenOnlyOnLoopback (zk19_test.go:79)
+//     TestE1_ServersListenOnlyOnLoopback (zk19_test.go:80)
 //   - D8 §7 ¶1 句4 (not verified here) 「同 JVM」「Resource」「数据库进程」:
 //     文章的运行里，外部写入由同一个 JVM 中单独的 Resource 对象完成，
 //     并没有说有独立的数据库进程。
@@ -423,7 +423,7 @@
 //     看到服务器清理了节点、A 收到自己的 Expired 事件，是两次不同的观察；A
 //     要等重新连上服务器才收到 Expired，两者都按发生顺序记入记录。 Proof:
 //     TestF10_ServerCleanupAndExpiredEventAreTwoObservations
-//     (zk19_test.go:47), Example_s5aFencingSequence
+//     (zk19_test.go:48), Example_s5aFencingSequence
 //     (fencing_example_test.go:61)
 //   - D4 §7 ¶3 句1 (not verified here) 「2026-09-20」「三个场景」「退出 0」:
 //     文章自己的那次运行：官方 Apache ZooKeeper 3.9.6
@@ -439,12 +439,12 @@
 //   - E2 §7 ¶6 句1 「有界等待」「门闩」「调用钩子」: 时序由钩子、
 //     门闩和有界等待决定；仅有的 sleep 是某条论断本身关心的、有名字的 session
 //     超时常量，从不是猜测出来的窗口。 Proof: TestE2_NoSleepGuessesAWindow
-//     (zk19_test.go:195)
+//     (zk19_test.go:196)
 //   - §7 ¶6 句2 (premise of E2) 「sleep」「碰运气」
 //   - E3 §7 ¶6 句3 「失败清理」「关闭」「运行目录」: 不论结果如何，
 //     每个场景都会收尾：关掉客户端，停下代理、服务器或容器，删掉临时目录，
 //     不泄漏 goroutine。 Proof: TestE3_ScenarioLeavesNothingBehind
-//     (zk19_test.go:260)
+//     (zk19_test.go:261)
 //   - D11 §7 ¶6 句3 (not verified here) 「运行目录」「其他实验数据」:
 //     文章在失败时的清理会关闭它建起的客户端、代理的线程和服务；
 //     每次运行只建自己的运行目录，不动其他实验的数据。
@@ -453,8 +453,8 @@
 //     第二个客户端也拿到锁；只给候选节点设创建者 ACL
 //     拦不住（删除检查的是父节点的 ACL）；给锁父节点设创建者 ACL 并用 digest
 //     认证后，窃取者得到 NoAuth，持有者仍只有一个。 Proof:
-//     TestA1_OpenACLLetsAThiefMakeASecondHolder (zk19_test.go:328),
-//     TestA1_CreatorOnlyACLRefusesTheThief (zk19_test.go:343). Code:
+//     TestA1_OpenACLLetsAThiefMakeASecondHolder (zk19_test.go:329),
+//     TestA1_CreatorOnlyACLRefusesTheThief (zk19_test.go:344). Code:
 //     lock.WithACL (lock/lock.go:207)
 //   - §7 ¶7 句1 (citation) 「论断证据表」「版本」
 //   - §7 ¶7 句2 (citation) 「验证记录」「源码依赖」

@@ -680,7 +680,7 @@ func TestF12_RequestIDInTheSameTransactionAppliesOnce(t *testing.T) {
 // gone (its session expired); both nodes on the server is two holders at
 // once, and refutes the claim. It runs
 // sequentially (not parallel): what is left is counted for the whole test
-// process (zkserver.Live, goleak, zkserver.Leftovers), which a test running
+// process (zkserver.Live, goleak, reaper.Leftovers), which a test running
 // beside it would change.
 //
 // On the external backend the one-server setup runs on the user's server,

@@ -28,6 +28,7 @@ import (
 
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/harness"
+	"github.com/zk19/zk19/internal/hostports"
 	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
@@ -148,7 +149,7 @@ func e1OnTheUsersServer(t *testing.T) {
 	}
 	p := zkserver.ClientProxy(t, "E1-proxy", harness.SharedServer(t))
 	zkclient.Connect(t, "E1", []string{p.Addr()})
-	own, err := zkserver.Sockets(os.Getpid())
+	own, err := hostports.Sockets(os.Getpid())
 	if err != nil {
 		claims.NotShown(t, "E1", "sockets of this process: %v", err)
 	}
@@ -405,13 +406,13 @@ func requireServerOnLoopback(t *testing.T, srv *zkserver.Server, standalone bool
 }
 
 // requireRunTimeAddr fails E1 unless addr is 127.0.0.1 with a port chosen
-// at run time (see zkserver.RunTimePort); how, if set, is the way it must
+// at run time (see hostports.RunTimePort); how, if set, is the way it must
 // have been chosen.
 func requireRunTimeAddr(t *testing.T, what, addr, how string) {
 	t.Helper()
 	host, port, err := net.SplitHostPort(addr)
 	n, perr := strconv.Atoi(port)
-	got := zkserver.RunTimePort(n)
+	got := hostports.RunTimePort(n)
 	switch {
 	case err != nil || perr != nil:
 		claims.Refuted(t, "E1", "%s %q: got an address that does not parse (%v %v); want 127.0.0.1:port", what, addr, err, perr)

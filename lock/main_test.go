@@ -19,6 +19,7 @@ import (
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/jute"
+	"github.com/zk19/zk19/internal/servertest"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 )
@@ -26,7 +27,7 @@ import (
 var scope *zkserver.Scope
 
 func TestMain(m *testing.M) {
-	os.Exit(zkserver.RunExamples(m, "lock", func(s *zkserver.Scope) { scope = s }))
+	os.Exit(servertest.RunExamples(m, "lock", func(s *zkserver.Scope) { scope = s }))
 }
 
 // server is the Examples' standalone server, started on first use.

@@ -29,6 +29,7 @@ import (
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/jute"
 	"github.com/zk19/zk19/internal/peer"
 	"github.com/zk19/zk19/internal/scene"
@@ -94,9 +95,9 @@ func (sc *peerScene) oursMust(c peerCell, err, want error) peerCell {
 // "config") is in the lock dir before A acquires. A lock must ignore it or
 // refuse cleanly; go-zookeeper's parses every child as a lock node.
 func TestPeerStrangerChild(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	sp := peerScenario{"stranger", "a child that is not a lock node (`config`) sits in the lock dir"}
-	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
+	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		sc.o.Invoke("create %s/config (persistent, not a lock node)", sc.dir)
 		if _, err := sc.O.Create(sc.dir+"/config", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 			sc.t.Fatalf("create config: %v", err)
@@ -107,7 +108,7 @@ func TestPeerStrangerChild(t *testing.T) {
 		if w := sc.settle(a, try); w != "" {
 			return broke("", "waits on %s", w)
 		}
-		sc.result(try, scene.Within)
+		sc.result(try, harness.Within)
 		if try.held {
 			sc.releaseNow(a)
 			// Curator takes every child for a candidate and orders a name
@@ -131,9 +132,9 @@ func TestPeerStrangerChild(t *testing.T) {
 // W's node; H releases. A lock must never report a hold without a node of
 // its own (ours: lock.ErrLostCandidacy, claim L6's property).
 func TestPeerOwnNodeDeletedWhileWaiting(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	sp := peerScenario{"own-node-deleted", "the waiter's own node is deleted by another client while it waits"}
-	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
+	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		h := sc.join("H", 0)
 		sc.mustHold(h.acquire(0), "W waits on H")
 		hNode := sc.onlyNode(h)
@@ -179,9 +180,9 @@ func (sc *peerScene) onlyNode(l peerLock) string {
 // contender's; a recipe that ordered whole names would let W hold beside
 // it.
 func TestPeerOrderBySuffix(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	sp := peerScenario{"suffix-order", "an older node whose name sorts after the waiter's (order by suffix, not by name)"}
-	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
+	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		older := sc.plant(sc.r.prefix(strings.Repeat("f", 32)), true, "older, named to sort after any contender")
 		w := sc.join("W", 0)
 		tw := w.acquire(0)
@@ -195,7 +196,7 @@ func TestPeerOrderBySuffix(t *testing.T) {
 		case watched != "":
 			return broke("", "waited on %s, not on the older %s", watched, older)
 		}
-		sc.result(tw, scene.Within)
+		sc.result(tw, harness.Within)
 		if tw.held {
 			sc.releaseNow(w)
 			return broke("", "held at once beside the older %s: its name sorts first", older)
@@ -216,7 +217,7 @@ func (sc *peerScene) behindOlder(older string, src map[string][2]string, oursErr
 	switch watched := sc.settle(w, tw); {
 	case watched == older:
 		sc.remove(older)
-		if sc.result(tw, scene.Within); tw.held {
+		if sc.result(tw, harness.Within); tw.held {
 			sc.releaseNow(w)
 		}
 		// Curator compares the suffixes as strings: "-000000001" and an
@@ -235,7 +236,7 @@ func (sc *peerScene) behindOlder(older string, src map[string][2]string, oursErr
 // (refused formats the error), with the error ours documents (oursErr).
 func (sc *peerScene) judgeReturn(w peerLock, tw *peerTry, src map[string][2]string, held func() peerCell, refused string, oursErr error) peerCell {
 	sc.t.Helper()
-	sc.result(tw, scene.Within)
+	sc.result(tw, harness.Within)
 	left := sc.ownedBy(w.session())
 	switch {
 	case tw.held:
@@ -252,9 +253,9 @@ func (sc *peerScene) judgeReturn(w peerLock, tw *peerTry, src map[string][2]stri
 // … "-000000001" before it reaches 0 again. O's node, named as the server
 // names the one at -1, is older than W's; W must not hold beside it.
 func TestPeerWrappedSuffixOlder(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	sp := peerScenario{"wrap-older", "an older node named as after the sequence counter wrapped (`…-000000001`)"}
-	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
+	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		older := sc.plant(sc.r.prefix(plantGUID(1))+"-000000001", false, "as the server names the node at counter -1")
 		return sc.behindOlder(older, map[string][2]string{
 			// zk.Lock takes -1 for the lowest, but looks for a predecessor
@@ -273,9 +274,9 @@ func TestPeerWrappedSuffixOlder(t *testing.T) {
 // newer node first would let its owner hold while W's turn has come.
 // Refusing a name it cannot order (ours) keeps the guarantee too.
 func TestPeerWrappedSuffixNewer(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	sp := peerScenario{"wrap-newer", "a newer node named as after the counter wrapped (`…-2147483648`) appears while the waiter waits"}
-	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
+	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		holder, w, tw := sc.waiterBehindHolder()
 		newer := sc.plant(sc.r.prefix(plantGUID(2))+"-2147483648", false, "newer than W's, as the server names the first node after the wrap")
 		sc.remove(holder)
@@ -303,9 +304,9 @@ func TestPeerWrappedSuffixNewer(t *testing.T) {
 // %010d) is older than W's. Parsing it as a number, or refusing it, keeps
 // the guarantee; skipping it lets W hold beside it.
 func TestPeerOverlongSuffix(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	sp := peerScenario{"over-long", "an older lock-named node whose suffix has 11 digits"}
-	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
+	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		older := sc.plant(sc.r.prefix(plantGUID(1))+"0", true, "an 11-digit suffix: a 0, then the server's 10")
 		return sc.behindOlder(older, map[string][2]string{
 			recipeKazoo:   {"recipe/lock.py:110-114", `r"(?:{patterns})(-?\d{{10}})$"`},
@@ -348,9 +349,9 @@ func (sc *peerScene) loseCreateReply(w peerLock, cut bool) (*peerTry, faultproxy
 // must end up holding exactly its own node, found again by its GUID (ours:
 // Recover, claims R3–R6), or give up without leaving a node behind.
 func TestPeerLostCreateReply(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	sp := peerScenario{"lost-reply", "the create's reply is lost; the session survives the reconnect"}
-	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
+	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		w := sc.join("W", 0)
 		tw, _ := sc.loseCreateReply(w, false)
 		sc.result(tw, peerCallWithin)
@@ -389,15 +390,15 @@ var errOursHolds = errors.New("a hold")
 // the new session, and the cell says whether it reused the lost create's
 // GUID, which the node of TestPeerForeignGUID's row could then carry.
 func TestPeerLostCreateReplySessionExpired(t *testing.T) {
-	scene.Parallel(t)
-	s := scene.ExpiryServer(t)
+	harness.Parallel(t)
+	s := harness.ExpiryServer(t)
 	sp := peerScenario{"lost-reply-expired", "the create's reply is lost and the session expires before the client gets back"}
 	runPeers(t, s, sp, func(sc *peerScene) peerCell {
-		w := sc.join("W", scene.ExpirySessionTimeout)
+		w := sc.join("W", harness.ExpirySessionTimeout)
 		old := w.session()
 		_, st := scene.StatOf(sc.t, sc.O, sc.dir)
 		tw, res := sc.loseCreateReply(w, true)
-		wait.For(sc.t, 10*scene.ExpirySessionTimeout, "the server to expire W's session and delete the node its create made", func() (bool, string) {
+		wait.For(sc.t, 10*harness.ExpirySessionTimeout, "the server to expire W's session and delete the node its create made", func() (bool, string) {
 			_, now := scene.StatOf(sc.t, sc.O, sc.dir)
 			return now.NumChildren == 0 && now.Cversion >= st.Cversion+2, fmt.Sprintf("children %d, cversion %d (was %d)", now.NumChildren, now.Cversion, st.Cversion)
 		})
@@ -433,9 +434,9 @@ func TestPeerLostCreateReplySessionExpired(t *testing.T) {
 // would be. A lock must never adopt a node it does not own (ours: Recover
 // keeps only this session's matches, claim R6).
 func TestPeerForeignGUID(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	sp := peerScenario{"foreign-guid", "after a lost create reply, the only node with the waiter's GUID is another session's"}
-	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
+	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		w := sc.join("W", 0)
 		tw, res := sc.loseCreateReply(w, true)
 		prefix := path.Base(res.Path)
@@ -537,9 +538,9 @@ func (sc *peerScene) judgeForeign(w peerLock, tw *peerTry, foreign string, src m
 // make a fresh GUID for every acquisition; kazoo keeps one per Lock
 // object).
 func TestPeerReacquireAfterForeignPrefix(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	sp := peerScenario{"reacquire-foreign", "a second acquisition on the same lock object, with another session's node named like the first"}
-	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
+	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		w := sc.join("W", 0)
 		sc.mustHold(w.acquire(0), "the first acquisition names the prefix")
 		prefix := suffixless(sc.onlyNode(w))
@@ -555,7 +556,7 @@ func TestPeerReacquireAfterForeignPrefix(t *testing.T) {
 		case watched != "":
 			return broke("", "waited on %s", watched)
 		}
-		sc.result(t2, scene.Within)
+		sc.result(t2, harness.Within)
 		if _, still := sc.owners()[foreign]; still && t2.held && t2.node != foreign && len(sc.ownedBy(w.session())) == 1 {
 			sc.releaseNow(w)
 			return broke("", "held beside O's older node")
@@ -576,9 +577,9 @@ func TestPeerReacquireAfterForeignPrefix(t *testing.T) {
 // go-zookeeper's zk.Lock has no cancel: only closing the session ends its
 // wait.
 func TestPeerCancelWhileWaiting(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	sp := peerScenario{"cancel", "the waiter is cancelled while it waits"}
-	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
+	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		_, w, tw := sc.waiterBehindHolder()
 		a := claims.NewActor(sc.t, w.who())
 		a.Invoke("cancel")
@@ -592,7 +593,7 @@ func TestPeerCancelWhileWaiting(t *testing.T) {
 				outcome: fmt.Sprintf("no cancel, no timeout: only closing the session ended the wait (%s)", brief(tw.err))}
 		}
 		a.Ok("")
-		sc.result(tw, scene.Within)
+		sc.result(tw, harness.Within)
 		left := sc.ownedBy(w.session())
 		switch {
 		case tw.held:
@@ -620,9 +621,9 @@ func (sc *peerScene) noGiveUp() peerCell {
 // (the delete itself took effect). A lock must not leave its node behind,
 // and the next acquisition must work: W acquires again once H has gone.
 func TestPeerGiveUpCleanupReplyLost(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	sp := peerScenario{"cleanup-reply-lost", "the waiter times out and the reply to its cleanup delete is lost"}
-	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
+	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		return sc.giveUpLosingCleanup((*faultproxy.Proxy).LoseReply, "the reply to", nil)
 	})
 }
@@ -657,9 +658,9 @@ func (sc *peerScene) giveUpLosingCleanup(lose func(*faultproxy.Proxy, faultproxy
 	}
 	select {
 	case <-d.Done():
-	case <-time.After(scene.Within):
+	case <-time.After(harness.Within):
 		d.Cancel()
-		sc.t.Fatalf("W's cleanup delete: %s it was not lost within %v: %+v", what, scene.Within, d.Result())
+		sc.t.Fatalf("W's cleanup delete: %s it was not lost within %v: %+v", what, harness.Within, d.Result())
 	}
 	if res := d.Result(); !res.Dropped {
 		sc.t.Fatalf("%s W's cleanup delete was not lost: %+v", what, res)
@@ -667,13 +668,13 @@ func (sc *peerScene) giveUpLosingCleanup(lose func(*faultproxy.Proxy, faultproxy
 	if err := w.reconnected(mark); err != nil {
 		sc.t.Fatalf("W: %v", err)
 	}
-	left := sc.outlives(w, w.session(), scene.Within)
+	left := sc.outlives(w, w.session(), harness.Within)
 	switch {
 	case tw.held:
 		return broke("", "held although it timed out")
 	case len(left) > 0:
 		return broke(sc.citeFrom(src), "gave up (%s) but its node stayed %v after the reconnect: an orphan of a live session, ahead of every later contender",
-			brief(tw.err), scene.Within)
+			brief(tw.err), harness.Within)
 	}
 	sc.remove(holder)
 	t2 := w.acquire(0)
@@ -696,7 +697,7 @@ func (sc *peerScene) outlives(w peerLock, sess string, bound time.Duration) []st
 	sc.t.Helper()
 	var left []string
 	deadline := time.Now().Add(bound)
-	wait.For(sc.t, bound+scene.Within, w.who()+"'s nodes to go, or "+bound.String()+" to pass", func() (bool, string) {
+	wait.For(sc.t, bound+harness.Within, w.who()+"'s nodes to go, or "+bound.String()+" to pass", func() (bool, string) {
 		left = sc.ownedBy(sess)
 		return len(left) == 0 || time.Now().After(deadline), fmt.Sprintf("nodes %v of session %s", left, sess)
 	})
@@ -711,13 +712,13 @@ func (sc *peerScene) outlives(w peerLock, sess string, bound time.Duration) []st
 // the client opens a new session. Does the recipe know it no longer holds?
 // Ours: Lost closes and Release says the session changed.
 func TestPeerSessionExpiresWhileHolding(t *testing.T) {
-	scene.Parallel(t)
-	s := scene.ExpiryServer(t)
+	harness.Parallel(t)
+	s := harness.ExpiryServer(t)
 	sp := peerScenario{"expiry-holding", "the session expires while the recipe holds: does it know it no longer holds?"}
 	runPeers(t, s, sp, func(sc *peerScene) peerCell {
-		w, node, old, mark := sc.holdThenCut(scene.ExpirySessionTimeout, "the hold is what expires")
+		w, node, old, mark := sc.holdThenCut(harness.ExpirySessionTimeout, "the hold is what expires")
 		px := w.proxy()
-		wait.For(sc.t, 10*scene.ExpirySessionTimeout, "the server to delete W's node", func() (bool, string) {
+		wait.For(sc.t, 10*harness.ExpirySessionTimeout, "the server to delete W's node", func() (bool, string) {
 			_, ok := sc.owners()[node]
 			return !ok, "still there"
 		})
@@ -757,8 +758,8 @@ func (sc *peerScene) knowsItLost(w peerLock) peerCell {
 	case *oursLock:
 		select {
 		case <-l.hold().Lost():
-		case <-time.After(scene.Within):
-			return broke("", "Lost still open %v after the client got a new session", scene.Within)
+		case <-time.After(harness.Within):
+			return broke("", "Lost still open %v after the client got a new session", harness.Within)
 		}
 		_, err := l.release()
 		a.Info("Lost closed; Release: %v", err)
@@ -798,7 +799,7 @@ func (sc *peerScene) knowsItLost(w peerLock) peerCell {
 // acquisition one timeout after it began, however often W woke.
 func TestPeerTimeoutIsATotalDeadline(t *testing.T) {
 	sp := peerScenario{"total-deadline", "the waiter's predecessor keeps changing: is the acquire timeout a total deadline?"}
-	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
+	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		if sc.r.name == recipeGoZK {
 			return sc.noGiveUp()
 		}
@@ -857,9 +858,9 @@ func (sc *peerScene) keepWaking(w peerLock, tw *peerTry, queue []string) (wakeup
 // holds: two holders. A lock must list again once it is back and wait on
 // H (or give up cleanly, its node removed), and hold once H has released.
 func TestPeerLostChildrenReply(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	sp := peerScenario{"lost-children-reply", "the reply to the waiter's getChildren (the listing that decides whether it is first) is lost; the session survives the reconnect"}
-	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
+	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		h := sc.join("H", 0)
 		sc.mustHold(h.acquire(0), "W lists the dir while H holds")
 		hNode := sc.onlyNode(h)
@@ -891,7 +892,7 @@ func TestPeerLostChildrenReply(t *testing.T) {
 		case watched != "":
 			return broke("", "waited on %s, not on H's %s", watched, hNode)
 		}
-		sc.result(tw, scene.Within)
+		sc.result(tw, harness.Within)
 		if _, still := sc.owners()[hNode]; tw.held && still {
 			believes := sc.holdsNow(h)
 			sc.releaseNow(w)
@@ -901,7 +902,7 @@ func TestPeerLostChildrenReply(t *testing.T) {
 		if tw.held {
 			sc.t.Fatalf("W held and H's node %s is gone, though H has not released: the scene cannot be judged", hNode)
 		}
-		if left := sc.outlives(w, w.session(), scene.Within); len(left) > 0 {
+		if left := sc.outlives(w, w.session(), harness.Within); len(left) > 0 {
 			return broke(sc.citeFrom(dropped), "failed (%s) and left its node %v in the queue, owned by its live session; %s", brief(tw.err), left, sc.nextBehind(h, left))
 		}
 		return sc.oursMust(kept("gave up cleanly (%s), its node removed", brief(tw.err)), tw.err, errOursHolds)
@@ -920,7 +921,7 @@ func (sc *peerScene) nextBehind(h peerLock, left []string) string {
 	case watched != "":
 		return fmt.Sprintf("H released and acquired again: it waits on %s", watched)
 	}
-	sc.result(t2, scene.Within)
+	sc.result(t2, harness.Within)
 	if t2.held {
 		sc.releaseNow(h)
 	}
@@ -936,7 +937,7 @@ func (sc *peerScene) heldOnceReleased(h peerLock, hNode string, w peerLock, tw *
 	if _, still := sc.owners()[hNode]; still {
 		sc.t.Fatalf("H's release left its node %s: W's turn cannot come", hNode)
 	}
-	sc.result(tw, scene.Within)
+	sc.result(tw, harness.Within)
 	mine := sc.ownedBy(w.session())
 	switch {
 	case tw.held && len(mine) == 1 && (tw.node == "" || tw.node == mine[0]):
@@ -947,7 +948,7 @@ func (sc *peerScene) heldOnceReleased(h peerLock, hNode string, w peerLock, tw *
 	case tw.held:
 		return broke("", "held %s once H released, with nodes %v of its session", orUnsaid(tw.node), mine)
 	}
-	if left := sc.outlives(w, w.session(), scene.Within); len(left) > 0 {
+	if left := sc.outlives(w, w.session(), harness.Within); len(left) > 0 {
 		return broke("", "waited on H, then failed (%s) and left %v in the queue", brief(tw.err), left)
 	}
 	return sc.oursMust(kept("waited on H, then gave up cleanly (%s)", brief(tw.err)), tw.err, errOursHolds)

@@ -34,6 +34,7 @@ import (
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
@@ -59,7 +60,7 @@ const (
 // peerCallWithin bounds one recipe call that involves a reconnect:
 // go-zookeeper redials a lone server only after a second, kazoo backs off
 // its reconnects, and a session may have to expire first.
-const peerCallWithin = 4 * scene.Within
+const peerCallWithin = 4 * harness.Within
 
 // peerScenario is one row of the table.
 type peerScenario struct {
@@ -136,7 +137,7 @@ type peerTry struct {
 	who   string
 	l     peerLock // the contender acquiring
 	began time.Time
-	done  scene.Returned
+	done  harness.Returned
 	// Set before done is closed.
 	held bool
 	node string // the node the recipe says is its own; "" when it does not say
@@ -175,7 +176,7 @@ type peerScene struct {
 func runPeers(t *testing.T, s *zkserver.Server, sp peerScenario, body func(sc *peerScene) peerCell) {
 	t.Helper()
 	claims.Evidence(t, "peer %s | scenario | %s", sp.id, sp.title)
-	recipesSideBySide := scene.InParallel(t)
+	recipesSideBySide := harness.InParallel(t)
 	for _, r := range peerRecipes(t) {
 		t.Run(r.name, func(t *testing.T) {
 			if recipesSideBySide {
@@ -189,7 +190,7 @@ func runPeers(t *testing.T, s *zkserver.Server, sp peerScenario, body func(sc *p
 				sc.ver = goZKModule().version
 			}
 			sc.O = zkclient.Connect(t, "O", []string{s.Client})
-			sc.dir = scene.TestRoot(t, sc.O)
+			sc.dir = harness.TestRoot(t, sc.O)
 			sc.record(sc.play(body))
 		})
 	}
@@ -302,14 +303,14 @@ func (sc *peerScene) settle(l peerLock, try *peerTry) string {
 	sc.t.Helper()
 	sc.s.RequireWords(sc.t, "wchc") // here: the wait asks from its own goroutine
 	watched := ""
-	wait.For(sc.t, scene.Within, l.who()+"'s acquisition to return or to wait on a node", func() (bool, string) {
+	wait.For(sc.t, harness.Within, l.who()+"'s acquisition to return or to wait on a node", func() (bool, string) {
 		if try.finished() {
 			watched = ""
 			return true, ""
 		}
 		sess := l.session()
 		var own []string
-		for _, p := range scene.WatchTable(sc.t, sc.s, "wchc", sc.dir)[sess] {
+		for _, p := range harness.WatchTable(sc.t, sc.s, "wchc", sc.dir)[sess] {
 			if ok, st := scene.StatOf(sc.t, sc.O, p); ok && fmt.Sprintf("0x%x", st.EphemeralOwner) == sess {
 				own = append(own, path.Base(p))
 				continue
@@ -412,7 +413,7 @@ func (sc *peerScene) watchedBy(sess string) []string {
 		return nil
 	}
 	var watched []string
-	for _, p := range scene.ParseWatchTable(a, "wchc", sc.dir)[sess] {
+	for _, p := range harness.ParseWatchTable(a, "wchc", sc.dir)[sess] {
 		watched = append(watched, path.Base(p))
 	}
 	return watched
@@ -441,7 +442,7 @@ func (sc *peerScene) mustHold(try *peerTry, why string) {
 // (held) once l holds, broke if it fails instead.
 func (sc *peerScene) heldOnceGone(l peerLock, try *peerTry, node, behind, held string) peerCell {
 	sc.remove(node)
-	if sc.result(try, scene.Within); !try.held {
+	if sc.result(try, harness.Within); !try.held {
 		return broke("", "waited behind %s, then failed: %s", behind, brief(try.err))
 	}
 	sc.releaseNow(l)

@@ -19,8 +19,8 @@ import (
 
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/peer"
-	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/lock"
 )
@@ -69,7 +69,7 @@ func took(d time.Duration) string {
 // Sequential: it asserts how long the signals took.
 func TestPeerSuspendedHolderKnows(t *testing.T) {
 	sp := peerScenario{"suspended-holding", "knows it may have lost, while cut off: the holder's connection drops, and comes back before the session expires"}
-	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
+	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		w := sc.join("W", suspendSession)
 		sc.mustHold(w.acquire(0), "the hold is what may be lost")
 		node, sess, mark := sc.onlyNode(w), w.session(), w.mark()
@@ -165,8 +165,8 @@ func (sc *peerScene) oursSuspended(l *oursLock, node, sess string, mark int, cut
 	select {
 	case at := <-hasSession:
 		lag = resumed.Sub(at)
-	case <-time.After(scene.Within):
-		return broke("", "Resumed, but the client reported no session within %v of the heal", scene.Within)
+	case <-time.After(harness.Within):
+		return broke("", "Resumed, but the client reported no session within %v of the heal", harness.Within)
 	}
 	if lag > oursSuspendBound {
 		return broke("", "Resumed %v after the client had its session back; want within %v (the doc's bound)", lag, oursSuspendBound)

@@ -16,9 +16,9 @@ import (
 
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/jute"
 	"github.com/zk19/zk19/internal/peer"
-	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/wait"
 )
 
@@ -29,9 +29,9 @@ import (
 // candidate: a lock must hold past it, or refuse cleanly; waiting on it is
 // waiting for ever, since nothing will delete it.
 func TestPeerForeignChildSortsFirst(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	sp := peerScenario{"foreign-child-first", "another lock's dir (`0`, a persistent child whose name sorts before every candidate) sits in the lock dir (CURATOR-43)"}
-	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
+	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		sc.o.Invoke("create %s/0 (persistent: the dir of a lock on %s/0)", sc.dir, sc.dir)
 		if _, err := sc.O.Create(sc.dir+"/0", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 			sc.t.Fatalf("create %s/0: %v", sc.dir, err)
@@ -66,9 +66,9 @@ func TestPeerForeignChildSortsFirst(t *testing.T) {
 // without leaving it: a node of a live session that nobody will delete
 // blocks the lock for every contender.
 func TestPeerLostLookupAfterLostCreate(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	sp := peerScenario{"lost-lookup", "the create's reply is lost, then the reply to the look-up that would find the node again (go-zookeeper #229)"}
-	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
+	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		w := sc.join("W", 0)
 		tw, _ := sc.loseCreateReply(w, true)
 		m := faultproxy.Match{Ops: []int32{jute.OpGetChildren, jute.OpGetChildren2}, Path: sc.dir}
@@ -81,7 +81,7 @@ func TestPeerLostLookupAfterLostCreate(t *testing.T) {
 		if !res.Dropped {
 			sc.t.Fatalf("W's look-up: got %+v; want the reply to its getChildren of %s lost (the scene cannot be made without it)", res, sc.dir)
 		}
-		mine := sc.outlives(w, w.session(), scene.Within)
+		mine := sc.outlives(w, w.session(), harness.Within)
 		switch {
 		case tw.held && len(mine) == 1 && (tw.node == "" || tw.node == mine[0]):
 			sc.releaseNow(w)
@@ -107,9 +107,9 @@ func TestPeerLostLookupAfterLostCreate(t *testing.T) {
 // the reconnect: a recipe that swallows the failed delete leaves a node of
 // a live session, an orphan that blocks the lock once H goes.
 func TestPeerGiveUpCleanupRequestLost(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	sp := peerScenario{"cleanup-request-lost", "the waiter times out and its cleanup delete never reaches the server (kazoo #732)"}
-	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
+	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		return sc.giveUpLosingCleanup((*faultproxy.Proxy).LoseRequest, "the request of", map[string][2]string{
 			// The cleanup's failure is swallowed.
 			recipeKazoo: {"recipe/lock.py:336-342", "except KazooException:  # pragma: nocover"},
@@ -137,9 +137,9 @@ const (
 // forgets the hold, with no way left to delete its node short of the
 // session's end, breaks it: every later acquisition waits behind the node.
 func TestPeerReleaseWhileCutOff(t *testing.T) {
-	scene.Parallel(t)
+	harness.Parallel(t)
 	sp := peerScenario{"release-cut-off", "the holder releases while cut off: its delete cannot reach the server (CURATOR-678)"}
-	runPeers(t, scene.SharedServer(t), sp, func(sc *peerScene) peerCell {
+	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		w, node, sess, mark := sc.holdThenCut(releaseSessionTimeout, "the hold is what W releases")
 		px := w.proxy()
 		returned, rerr := sc.releaseCutOff(w)
@@ -154,7 +154,7 @@ func TestPeerReleaseWhileCutOff(t *testing.T) {
 			sc.t.Fatalf("W: %v", err)
 		}
 		outcome := fmt.Sprintf("release %s; then the lock object says it holds: %s", releaseSaid(returned, rerr), believes)
-		if left := sc.outlives(w, sess, scene.Within); len(left) == 0 {
+		if left := sc.outlives(w, sess, harness.Within); len(left) == 0 {
 			return sc.nextAcquisition(w, outcome+"; its node was gone once it was back", stayed, believes)
 		}
 		did := sc.followUpRelease(w, rerr, believes)
@@ -162,9 +162,9 @@ func TestPeerReleaseWhileCutOff(t *testing.T) {
 			return broke(sc.citeFrom(map[string][2]string{
 				// The thread's entry goes in a finally, whatever the delete did.
 				recipeCurator: {curatorLocks + "InterProcessMutex.java:152-159", "threadData.remove(currentThread);"},
-			}), "%s; its node stayed %v after the reconnect, and the lock object left no way to delete it: a lock nobody holds and nobody frees", outcome, scene.Within)
+			}), "%s; its node stayed %v after the reconnect, and the lock object left no way to delete it: a lock nobody holds and nobody frees", outcome, harness.Within)
 		}
-		if left := sc.outlives(w, sess, scene.Within); len(left) > 0 {
+		if left := sc.outlives(w, sess, harness.Within); len(left) > 0 {
 			return broke("", "%s; %s, and its node still stayed: a lock nobody frees", outcome, did)
 		}
 		return sc.nextAcquisition(w, fmt.Sprintf("%s; %s, and the node went", outcome, did), stayed, believes)
@@ -314,11 +314,11 @@ func (sc *peerScene) holdsNow(w peerLock) string {
 // a second holder, B, gets in. Clients that resume their old session (the
 // server still has it) hold on a node of their own live session.
 func TestPeerStaleSessionNode(t *testing.T) {
-	scene.Parallel(t)
-	s := scene.ExpiryServer(t)
+	harness.Parallel(t)
+	s := harness.ExpiryServer(t)
 	sp := peerScenario{"stale-session-node", "a new session's waiter finds its previous session's node, about to be deleted, first in line (CURATOR-604)"}
 	runPeers(t, s, sp, func(sc *peerScene) peerCell {
-		holder, w, tw := sc.waiterBehindHolderFor(scene.ExpirySessionTimeout)
+		holder, w, tw := sc.waiterBehindHolderFor(harness.ExpirySessionTimeout)
 		own := sc.onlyNode(w)
 		old := w.session()
 		mark := w.mark()
@@ -360,17 +360,17 @@ func TestPeerStaleSessionNode(t *testing.T) {
 		// W holds on a node its client's session does not own: let the old
 		// session go, and see whether another contender gets in.
 		k.Stop()
-		wait.For(sc.t, 10*scene.ExpirySessionTimeout, "the server to expire W's previous session and delete "+own, func() (bool, string) {
+		wait.For(sc.t, 10*harness.ExpirySessionTimeout, "the server to expire W's previous session and delete "+own, func() (bool, string) {
 			_, there := sc.owners()[own]
 			return !there, "still there"
 		})
 		sc.o.Info("W's previous session %s expired: its node %s deleted", old, own)
-		b := sc.join("B", scene.ExpirySessionTimeout)
+		b := sc.join("B", harness.ExpirySessionTimeout)
 		tb := b.acquire(0)
 		if watched := sc.settle(b, tb); watched != "" {
 			return broke("", "held on its previous session's node %s (owner %s, its session now %s); B waits on %s", own, owner, now, watched)
 		}
-		sc.result(tb, scene.Within)
+		sc.result(tb, harness.Within)
 		believes := sc.holdsNow(w)
 		if tb.held && !strings.HasPrefix(believes, "no") {
 			sc.releaseNow(b)
@@ -433,7 +433,7 @@ func sessionOf(t *testing.T, px *faultproxy.Proxy, id string) faultproxy.Session
 // session up), waiting at most staleWindowWithin.
 const (
 	staleWindowPings  = 9
-	staleWindowWithin = 10 * scene.ExpirySessionTimeout
+	staleWindowWithin = 10 * harness.ExpirySessionTimeout
 )
 
 func (sc *peerScene) staleWindow(w peerLock, k *faultproxy.Keeper) {
@@ -445,7 +445,7 @@ func (sc *peerScene) staleWindow(w peerLock, k *faultproxy.Keeper) {
 		sc.t.Fatalf("the keeper lost W's session while W was cut off (%d pings): %s", k.Pings(), why)
 	}
 	if d, ok := w.(*driverLock); ok && d.k.Hello.Recipe == recipeCurator {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*scene.ExpirySessionTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*harness.ExpirySessionTimeout)
 		defer cancel()
 		if _, err := d.k.WaitEvent(ctx, "Curator's LOST", 0, func(e peer.Event) bool {
 			return e.Kind == "state" && e.State == "LOST"

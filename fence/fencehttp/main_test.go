@@ -15,6 +15,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/servertest"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 )
@@ -22,7 +23,7 @@ import (
 var scope *zkserver.Scope
 
 func TestMain(m *testing.M) {
-	os.Exit(zkserver.RunExamples(m, "fencehttp", func(s *zkserver.Scope) { scope = s }))
+	os.Exit(servertest.RunExamples(m, "fencehttp", func(s *zkserver.Scope) { scope = s }))
 }
 
 // sessionTimeout is A's session timeout: the server's tick is a tenth of

@@ -25,6 +25,7 @@ import (
 	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/history"
 	"github.com/zk19/zk19/internal/jute"
+	"github.com/zk19/zk19/internal/reaper"
 	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/sqlite"
 	"github.com/zk19/zk19/internal/wait"
@@ -72,7 +73,7 @@ const (
 // for how long it has been up.
 func Leftovers(t *testing.T) []string {
 	t.Helper()
-	left, err := zkserver.Leftovers(os.Getpid())
+	left, err := reaper.Leftovers(os.Getpid())
 	if err != nil {
 		claims.NotShown(t, "C1", "leftovers of this process: %v", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/zk19/zk19/internal/history"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
+	"github.com/zk19/zk19/internal/zklinks"
 	"github.com/zk19/zk19/internal/zkserver"
 )
 
@@ -220,20 +221,20 @@ func ParseWatchTable(answer, word, root string) map[string][]string {
 type Cluster struct {
 	t zkserver.TB
 	*zkserver.Ensemble
-	Links *zkserver.Links
+	Links *zklinks.Links
 }
 
 // StartCluster starts n servers with link proxies and waits for a leader.
 // Every fault set through the cluster is undone at cleanup.
 func StartCluster(t zkserver.TB, n int, opts ...zkserver.Option) *Cluster {
 	t.Helper()
-	e, links := zkserver.StartLinkedEnsemble(t, n, opts...)
+	e, links := zklinks.StartLinkedEnsemble(t, n, opts...)
 	return newCluster(t, e, links)
 }
 
 // newCluster is the fixture over servers that run: every fault set through
 // it is undone at t's cleanup, and it waits for a leader.
-func newCluster(t zkserver.TB, e *zkserver.Ensemble, links *zkserver.Links) *Cluster {
+func newCluster(t zkserver.TB, e *zkserver.Ensemble, links *zklinks.Links) *Cluster {
 	t.Helper()
 	c := &Cluster{t: t, Ensemble: e, Links: links}
 	t.Cleanup(links.Heal)

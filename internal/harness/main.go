@@ -19,6 +19,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/hostports"
+	"github.com/zk19/zk19/internal/reaper"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
@@ -176,7 +178,7 @@ func reapEarlierRuns() {
 	if os.Getenv(zkserver.EnvInterruptAt) != "" {
 		return
 	}
-	line, err := zkserver.Reap()
+	line, err := reaper.Reap()
 	if line != "" {
 		fmt.Println(line)
 	}
@@ -452,7 +454,7 @@ func ServerOnLoopback(t *testing.T, srv *zkserver.Server, standalone bool) (addr
 
 // SeenAddr is an address E1 saw (What names where) and how its port must
 // have been chosen: "drawn" by the harness, or "" for either way (see
-// zkserver.RunTimePort).
+// hostports.RunTimePort).
 type SeenAddr struct{ What, Addr, How string }
 
 // ConfPort is a server's port as the harness uses it (Own, host:port) and
@@ -467,7 +469,7 @@ var memberAddr = regexp.MustCompile(`^server\.\d+=([^:]+):(\d+):(\d+)`)
 // a connection) its remote address, for E1 to judge.
 func OwnSockets(t *testing.T) []SeenAddr {
 	t.Helper()
-	own, err := zkserver.Sockets(os.Getpid())
+	own, err := hostports.Sockets(os.Getpid())
 	if err != nil {
 		claims.NotShown(t, "E1", "sockets of this process: %v", err)
 	}
@@ -561,7 +563,7 @@ func InterruptLeavesNothing(t *testing.T) []Interrupted {
 		if c.err != nil {
 			t.Fatalf("child at %s: %v", point, c.err)
 		}
-		left, err := zkserver.Leftovers(c.PID)
+		left, err := reaper.Leftovers(c.PID)
 		if err != nil {
 			t.Fatalf("leftovers of child %d: %v", c.PID, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
+	"github.com/zk19/zk19/internal/zklinks"
 	"github.com/zk19/zk19/internal/zkserver"
 )
 
@@ -105,7 +106,7 @@ type pooled struct {
 	scope  *zkserver.Scope
 	lender *lender
 	e      *zkserver.Ensemble
-	links  *zkserver.Links
+	links  *zklinks.Links
 	leases int
 }
 
@@ -267,7 +268,7 @@ func (tp *serverPool) start(t zkserver.TB, k Kind) *pooled {
 	if k.n == 1 {
 		p.e = &zkserver.Ensemble{Servers: []*zkserver.Server{zkserver.Start(p.lender, opts...)}}
 	} else {
-		p.e, p.links = zkserver.StartLinkedEnsemble(p.lender, k.n, opts...)
+		p.e, p.links = zklinks.StartLinkedEnsemble(p.lender, k.n, opts...)
 	}
 	p.lender.mu.Lock()
 	p.lender.making = false

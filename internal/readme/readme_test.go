@@ -3,7 +3,6 @@ package readme_test
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,25 +14,12 @@ import (
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/readme"
+	"github.com/zk19/zk19/internal/servertest"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 )
 
-func TestMain(m *testing.M) {
-	flag.Parse()
-	zkserver.SetShort(testing.Short())
-	if zkserver.Listing() {
-		os.Exit(m.Run())
-	}
-	stopInterrupts := zkserver.HandleInterrupts(func() {})
-	code := m.Run()
-	stopInterrupts()
-	if n := zkserver.Live(); n > 0 {
-		fmt.Fprintf(os.Stderr, "servers left running: %v\n", zkserver.KillAll())
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(servertest.RunTests(m)) }
 
 // TestTheReadmeShowsThisProgram: the README's first Go block is program.go
 // after its package clause, line for line.

@@ -16,8 +16,6 @@
 //   - lock.go, lostreply.go, acl.go: the election of L10, the lost create
 //     and delete replies of §4 (NewLostReply, LoseCreate), the ACL scene of
 //     A1.
-//   - aliases.go: the harness's names that ./peers still calls through this
-//     package, until it imports internal/harness itself.
 //
 // Every constructor takes a TB, registers its cleanup before it creates
 // anything, and fails the test itself; every wait is bounded by

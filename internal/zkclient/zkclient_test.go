@@ -1,8 +1,6 @@
 package zkclient
 
 import (
-	"flag"
-	"fmt"
 	"net"
 	"os"
 	"sync/atomic"
@@ -12,32 +10,11 @@ import (
 	"github.com/go-zookeeper/zk"
 	"go.uber.org/goleak"
 
+	"github.com/zk19/zk19/internal/servertest"
 	"github.com/zk19/zk19/internal/zkserver"
 )
 
-func TestMain(m *testing.M) {
-	flag.Parse()
-	zkserver.SetShort(testing.Short())
-	if zkserver.Listing() { // go test -list: nothing of the harness runs
-		os.Exit(m.Run())
-	}
-	// Before anything is created: an interrupt stops the servers and
-	// containers these tests started, or they would outlive the binary.
-	stopInterrupts := zkserver.HandleInterrupts(func() {})
-	code := m.Run()
-	stopInterrupts()
-	if n := zkserver.Live(); n > 0 {
-		fmt.Fprintf(os.Stderr, "servers left running: %v\n", zkserver.KillAll())
-		code = 1
-	}
-	if code == 0 {
-		if err := goleak.Find(zkserver.LeakOptions()...); err != nil {
-			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(servertest.RunTests(m)) }
 
 // TestWaitConnectedMeansASessionNow: after the session was seen and then
 // lost, WaitState(HasSession) still returns at once, WaitConnected does not

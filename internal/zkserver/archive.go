@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zk19/zk19/internal/jdk"
+	"github.com/zk19/zk19/internal/serverlog"
 	"github.com/zk19/zk19/internal/wait"
 )
 
@@ -95,7 +96,7 @@ func makeArchive(b Backend, flags []string, path string) error {
 	}
 	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf(".%s.%d.tmp", filepath.Base(path), os.Getpid()))
 	defer func() { _ = os.Remove(tmp) }()
-	log := newPrefixWriter("", nil)
+	log := serverlog.New("", nil)
 	p, err := newProcess(b, dir, 1, 1, renderConfig(1, all, filepath.Join(dir, "data"), buildOptions(nil)),
 		append(slices.Clone(flags), "-XX:ArchiveClassesAtExit="+tmp), log)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zk19/zk19/internal/serverlog"
 	"github.com/zk19/zk19/internal/wait"
 )
 
@@ -356,8 +357,8 @@ func (p hostNetProbe) run(img string) error {
 		}
 		return real
 	})})
-	log := newPrefixWriter("", nil)
-	log.watch(cannotOpen)
+	log := serverlog.New("", nil)
+	log.Watch(cannotOpen)
 	stop, err := startProbe(img, renderConfig(1, all, "/data", o), log)
 	if err != nil {
 		return fmt.Errorf("host-network probe: %w", err)
@@ -369,7 +370,7 @@ func (p hostNetProbe) run(img string) error {
 // startProbe starts the probe container, registered before it exists, and
 // follows its log into log with docker logs: a container's log consumer
 // stops when its start call returns. stop removes both.
-func startProbe(img, cfg string, log *prefixWriter) (stop func(), err error) {
+func startProbe(img, cfg string, log *serverlog.Writer) (stop func(), err error) {
 	// QuorumCnxManager is quieter than warn by default; its warning is the signal.
 	flags := jvmFlags("warn", map[string]string{"org.apache.zookeeper.server.quorum.QuorumCnxManager": "warn"})
 	c, err := newContainer(Backend{Kind: Container, Image: img}, "hostnet-probe", 1, 2, cfg, flags, io.Discard)
@@ -393,20 +394,20 @@ func startProbe(img, cfg string, log *prefixWriter) (stop func(), err error) {
 	return func() {
 		cancel()
 		_ = follow.Wait()
-		log.close()
+		log.Close()
 		_ = c.close()
 	}, nil
 }
 
 // await waits for the probe server's dial of this host, then dials it back.
-func (p hostNetProbe) await(img string, accepted <-chan struct{}, log *prefixWriter, client, hostPort int) error {
+func (p hostNetProbe) await(img string, accepted <-chan struct{}, log *serverlog.Writer, client, hostPort int) error {
 	err := wait.Until(p.within, "the probe server to dial this host's "+p.peer(hostPort), func() (bool, string) {
 		select {
 		case <-accepted:
 			return true, ""
 		default:
 		}
-		if log.first(cannotOpen) != "" {
+		if log.First(cannotOpen) != "" {
 			return true, ""
 		}
 		return false, lastLogLine(log)
@@ -430,7 +431,7 @@ func (p hostNetProbe) await(img string, accepted <-chan struct{}, log *prefixWri
 	return nil
 }
 
-func lastLogLine(log *prefixWriter) string {
+func lastLogLine(log *serverlog.Writer) string {
 	tail := log.Tail()
 	if len(tail) == 0 {
 		return "no output from the container yet"

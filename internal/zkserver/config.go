@@ -2,12 +2,8 @@ package zkserver
 
 import (
 	"fmt"
-	"math/rand"
 	"net"
-	"os"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -115,92 +111,17 @@ func renderConfig(id int, all []ports, dataDir string, o options) string {
 			if j != id && o.peerAddr != nil {
 				q, e = o.peerAddr(id, j, QuorumPort, q), o.peerAddr(id, j, ElectionPort, e)
 			}
-			w("server.%d=%s:%s", j, q, portOf(e))
+			w("server.%d=%s:%s", j, q, PortOf(e))
 		}
 	}
 	return b.String()
 }
 
-func portOf(hostport string) string {
+// PortOf is the port of a host:port address (the whole string if it has none).
+func PortOf(hostport string) string {
 	_, p, err := net.SplitHostPort(hostport)
 	if err != nil {
 		return hostport
 	}
 	return p
-}
-
-var (
-	portMu   sync.Mutex
-	portUsed = map[int]bool{}
-	portRNG  = rand.New(rand.NewSource(time.Now().UnixNano()))
-)
-
-// ephemeralLow is the start of the kernel's ephemeral port range.
-func ephemeralLow() int {
-	low, _ := ephemeralRange()
-	return low
-}
-
-// ephemeralRange is the kernel's ephemeral port range, both ends included
-// (Linux's default where /proc does not say).
-func ephemeralRange() (low, high int) {
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err == nil {
-		if f := strings.Fields(string(b)); len(f) == 2 {
-			l, err1 := strconv.Atoi(f[0])
-			h, err2 := strconv.Atoi(f[1])
-			if err1 == nil && err2 == nil {
-				return l, h
-			}
-		}
-	}
-	return 32768, 60999
-}
-
-// RunTimePort says how port came to be used in this run: "drawn" if
-// freePort handed it out to a server, "kernel" if it lies in the kernel's
-// ephemeral range (a listener bound to port 0, such as every proxy, or the
-// local end of an outgoing connection); "" for any other port, such as one
-// written into a config by hand (claim E1).
-func RunTimePort(port int) string {
-	portMu.Lock()
-	drawn := portUsed[port]
-	portMu.Unlock()
-	low, high := ephemeralRange()
-	switch {
-	case drawn:
-		return "drawn"
-	case port >= low && port <= high:
-		return "kernel"
-	}
-	return ""
-}
-
-// freePort picks an unused loopback port for a server to bind, chosen at
-// random below the kernel's ephemeral range: the kernel never hands such a
-// port to a proxy listening on port 0 or to an outgoing connection, so the
-// port is still free when the server binds it a moment later. It never hands
-// the same port out twice in one test binary.
-func freePort() (int, error) {
-	portMu.Lock()
-	defer portMu.Unlock()
-	high := ephemeralLow()
-	low := max(high-20000, 10000)
-	if high-low < 1000 {
-		low, high = 10000, 32768
-	}
-	for i := 0; i < 200; i++ {
-		p := low + portRNG.Intn(high-low)
-		if portUsed[p] {
-			continue
-		}
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-		if err != nil {
-			continue
-		}
-		_ = l.Close()
-		portUsed[p] = true
-		return p, nil
-	}
-	return 0, fmt.Errorf("no free loopback port in [%d, %d) after 200 tries", low, high)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
+	"github.com/zk19/zk19/internal/reaper"
 )
 
 // prepareTestcontainers runs once before the first container: Ryuk, the
@@ -31,10 +32,6 @@ var prepareTestcontainers = sync.OnceValue(func() string {
 	}
 	return "TESTCONTAINERS_RYUK_DISABLED=" + os.Getenv("TESTCONTAINERS_RYUK_DISABLED")
 })
-
-// containerLabel marks every container the harness starts, so that a leak
-// is easy to find: docker ps -a --filter label=org.zk19.harness
-const containerLabel = "org.zk19.harness"
 
 // containerRunner runs one server in a container on the host network, with
 // the harness's own zoo.cfg at /conf/zoo.cfg. Host networking keeps the
@@ -74,7 +71,7 @@ func newContainer(b Backend, testName string, id, n int, cfg string, flags []str
 	ctrSeq.Unlock()
 	// The unique part comes first: a long test name is cut, not the owner
 	// or the sequence number.
-	name := fmt.Sprintf("zk19-%s-%d-zk%d-%s", self(), seq, id, SafeName(testName))
+	name := fmt.Sprintf("zk19-%s-%d-zk%d-%s", reaper.Self(), seq, id, SafeName(testName))
 	if len(name) > 120 {
 		name = name[:120]
 	}
@@ -131,7 +128,7 @@ func (c *containerRunner) request(command []string) testcontainers.ContainerRequ
 	return testcontainers.ContainerRequest{
 		Image:      c.b.Image,
 		Name:       c.name,
-		Labels:     map[string]string{containerLabel: "1", ownerLabel: self().String()},
+		Labels:     map[string]string{reaper.ContainerLabel: "1", reaper.OwnerLabel: reaper.Self().String()},
 		Entrypoint: append([]string{"/bin/sh", "-c", startScript, "zk19-start"}, command...),
 		Cmd:        []string{},
 		Env: map[string]string{
@@ -184,7 +181,7 @@ func imageCommand(image string) ([]string, error) {
 		return v.([]string), nil
 	}
 	inspect := func() (string, error) {
-		return dockerCLI("image", "inspect", "-f", "{{json .Config.Entrypoint}}\n{{json .Config.Cmd}}", image)
+		return reaper.DockerCLI("image", "inspect", "-f", "{{json .Config.Entrypoint}}\n{{json .Config.Cmd}}", image)
 	}
 	out, err := inspect()
 	if err != nil {
@@ -284,7 +281,7 @@ func (c *containerRunner) close() error {
 			return nil
 		}
 		c.attempted = false
-		if _, err := dockerCLI("rm", "-f", c.name); err != nil && !strings.Contains(err.Error(), "No such container") {
+		if _, err := reaper.DockerCLI("rm", "-f", c.name); err != nil && !strings.Contains(err.Error(), "No such container") {
 			return err
 		}
 		return nil
@@ -345,12 +342,4 @@ func (c *containerRunner) pid() (int, error) {
 		return 0, fmt.Errorf("docker inspect %s: %w", c.name, err)
 	}
 	return strconv.Atoi(strings.TrimSpace(string(out)))
-}
-
-// LabelArgs are the `docker run` flags that mark a container started outside
-// the harness's runners (for example to copy a jar out of the image) as the
-// harness's and this process's, so a run interrupted while it exists, or
-// the next run's Reap, removes it.
-func LabelArgs() []string {
-	return []string{"--label", containerLabel + "=1", "--label", ownerLabel + "=" + self().String()}
 }

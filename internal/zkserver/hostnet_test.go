@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zk19/zk19/internal/reaper"
 )
 
 // probeImage is an image the probe can run, or a skip.
@@ -68,7 +70,7 @@ func assertOneLineAdvice(t *testing.T, err error, detail string) {
 // assertNoProbeLeft checks that the probe removed its container.
 func assertNoProbeLeft(t *testing.T) {
 	t.Helper()
-	left, err := Leftovers(os.Getpid())
+	left, err := reaper.Leftovers(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}

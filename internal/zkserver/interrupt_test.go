@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/zk19/zk19/internal/reaper"
 )
 
 // envNoHandler makes a child test binary die of SIGINT, as a binary does
@@ -68,7 +70,7 @@ func TestInterruptLeavesNothingBehind(t *testing.T) {
 			if !errors.As(err, &exit) || !exit.Exited() {
 				t.Fatalf("child %d interrupted at %s: got %v; want an exit (the handler ran)\n%s", pid, point, err, out)
 			}
-			left, err := Leftovers(pid)
+			left, err := reaper.Leftovers(pid)
 			if err != nil {
 				t.Fatalf("leftovers of %d: %v", pid, err)
 			}
@@ -90,18 +92,18 @@ func TestReapRemovesWhatADeadRunLeft(t *testing.T) {
 	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGINT {
 		t.Fatalf("child %d: got %v; want death by SIGINT\n%s", pid, err, out)
 	}
-	left, err := Leftovers(pid)
+	left, err := reaper.Leftovers(pid)
 	if err != nil || len(left) == 0 {
 		t.Fatalf("leftovers of the dead child %d: got %q, %v; want its server", pid, left, err)
 	}
-	line, err := Reap()
+	line, err := reaper.Reap()
 	if err != nil {
 		t.Fatalf("Reap: %v", err)
 	}
 	if !strings.Contains(line, strconv.Itoa(pid)) || !strings.HasSuffix(line, "(gone)") {
 		t.Errorf("Reap said %q; want a line naming pid %d (gone)", line, pid)
 	}
-	if after, _ := Leftovers(pid); len(after) > 0 {
+	if after, _ := reaper.Leftovers(pid); len(after) > 0 {
 		t.Errorf("after Reap, child %d still left %q", pid, after)
 	}
 	t.Logf("dead child %d left %q; %s", pid, left, line)
@@ -111,9 +113,9 @@ func TestReapRemovesWhatADeadRunLeft(t *testing.T) {
 // of a dead process (the same pid with another start time: a reused pid)
 // is removed.
 func TestReapKeepsWhatALiveOwnerHas(t *testing.T) {
-	mine := filepath.Join(os.TempDir(), runDirPrefix+self().String())
-	reused := owner{self().pid, self().start + 1}
-	dead := filepath.Join(os.TempDir(), runDirPrefix+reused.String())
+	mine := filepath.Join(os.TempDir(), reaper.RunDirPrefix+reaper.Self().String())
+	reused := reaper.Owner{PID: reaper.Self().PID, Start: reaper.Self().Start + 1}
+	dead := filepath.Join(os.TempDir(), reaper.RunDirPrefix+reused.String())
 	t.Cleanup(func() { _ = os.RemoveAll(dead) })
 	if err := os.MkdirAll(filepath.Join(dead, "TestX-1", "zk1"), 0o755); err != nil {
 		t.Fatal(err)
@@ -126,7 +128,7 @@ func TestReapKeepsWhatALiveOwnerHas(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = removeDir(keep) })
-	line, err := Reap()
+	line, err := reaper.Reap()
 	if err != nil {
 		t.Fatalf("Reap: %v", err)
 	}
@@ -136,8 +138,8 @@ func TestReapKeepsWhatALiveOwnerHas(t *testing.T) {
 	if _, err := os.Stat(keep); err != nil {
 		t.Errorf("this process's dir %s in %s: got %v; want it kept", keep, mine, err)
 	}
-	if !strings.Contains(line, "server dir") || !strings.Contains(line, strconv.Itoa(reused.pid)) {
-		t.Errorf("Reap said %q; want a server dir left by pid %d", line, reused.pid)
+	if !strings.Contains(line, "server dir") || !strings.Contains(line, strconv.Itoa(reused.PID)) {
+		t.Errorf("Reap said %q; want a server dir left by pid %d", line, reused.PID)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zk19/zk19/internal/jdk"
+	"github.com/zk19/zk19/internal/reaper"
 )
 
 // The host-network probe costs a container and a JVM (2–4 s, and more on a
@@ -91,11 +92,11 @@ func goTestRun() (string, bool) {
 	if err != nil || strings.TrimSpace(string(comm)) != "go" {
 		return "", false
 	}
-	start, err := startTicks(ppid)
+	start, err := reaper.StartTicks(ppid)
 	if err != nil {
 		return "", false
 	}
-	return "go-" + owner{ppid, start}.String(), true
+	return "go-" + reaper.Owner{PID: ppid, Start: start}.String(), true
 }
 
 // removeEndedRuns removes the files of go commands that have ended.
@@ -103,7 +104,7 @@ func removeEndedRuns(dir, current string) {
 	names, _ := filepath.Glob(filepath.Join(dir, "go-*"))
 	for _, p := range names {
 		name := filepath.Base(p)
-		if o, ok := parseOwner(strings.TrimPrefix(name, "go-")); ok && name != current && o.gone() {
+		if o, ok := reaper.ParseOwner(strings.TrimPrefix(name, "go-")); ok && name != current && o.Gone() {
 			_ = os.Remove(p)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+
+	"github.com/zk19/zk19/internal/reaper"
 )
 
 // Everything a test binary makes is registered here before it exists, so
@@ -111,7 +113,7 @@ func KillAll() []string {
 	}
 	wg.Wait()
 	if sweep {
-		if n, err := removeContainers(func(o owner) bool { return o == self() }); err != nil {
+		if n, err := reaper.RemoveContainers(func(o reaper.Owner) bool { return o == reaper.Self() }); err != nil {
 			killed = append(killed, fmt.Sprintf("label sweep: %v", err))
 		} else if n > 0 {
 			killed = append(killed, fmt.Sprintf("%d unregistered containers", n))
@@ -127,10 +129,8 @@ func KillAll() []string {
 // named after its owner so the reaper of a later run can tell whether the
 // owner is gone: os.TempDir()/zk19-run-<pid>-<start ticks>.
 func runDir() string {
-	return filepath.Join(os.TempDir(), runDirPrefix+self().String())
+	return filepath.Join(os.TempDir(), reaper.RunDirPrefix+reaper.Self().String())
 }
-
-const runDirPrefix = "zk19-run-"
 
 // newDir makes a fresh directory under the run dir. It refuses once KillAll
 // ran, so nothing is made after the interrupt path removed the run dir.

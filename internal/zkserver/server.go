@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zk19/zk19/internal/hostports"
+	"github.com/zk19/zk19/internal/serverlog"
 	"github.com/zk19/zk19/internal/wait"
 )
 
@@ -24,7 +26,7 @@ type Server struct {
 	Label    string // log prefix, e.g. "zk2"
 
 	run runner // nil for external servers
-	log *prefixWriter
+	log *serverlog.Writer
 }
 
 // runner is what a backend does to one server. A runner is registered (see
@@ -356,7 +358,7 @@ func tryStartEnsemble(t TB, n int, o options) (*Ensemble, error) {
 	// others' lost leader.
 	t.Cleanup(func() {
 		for _, s := range e.Servers {
-			s.log.close()
+			s.log.Close()
 		}
 	})
 	start := time.Now()
@@ -390,7 +392,7 @@ func allocatePorts(n int) ([]ports, error) {
 	all := make([]ports, n)
 	for i := range all {
 		for _, p := range []*int{&all[i].client, &all[i].quorum, &all[i].election} {
-			port, err := freePort()
+			port, err := hostports.FreePort()
 			if err != nil {
 				return nil, fmt.Errorf("allocate port: %w", err)
 			}
@@ -406,7 +408,7 @@ func allocatePorts(n int) ([]ports, error) {
 func newServer(t TB, b Backend, id int, all []ports, dir string, o options) (*Server, error) {
 	p := all[id-1]
 	s := &Server{ID: id, Client: addr(p.client), Quorum: addr(p.quorum), Election: addr(p.election), Label: fmt.Sprintf("%s%d", o.label, id)}
-	s.log = newPrefixWriter(s.Label+"| ", func(format string, args ...any) {
+	s.log = serverlog.New(s.Label+"| ", func(format string, args ...any) {
 		line := fmt.Sprintf(format, args...)
 		// Stack frames stay in the tail kept for failure messages.
 		if strings.Contains(line, "|\tat ") || strings.Contains(line, "| \tat ") {
@@ -431,7 +433,7 @@ func newServer(t TB, b Backend, id int, all []ports, dir string, o options) (*Se
 	}
 	run, log := s.run, s.log
 	t.Cleanup(func() {
-		log.close() // shutdown chatter is not evidence
+		log.Close() // shutdown chatter is not evidence
 		if err := run.close(); err != nil {
 			t.Logf("cleanup: %v", err)
 		}
@@ -533,14 +535,14 @@ func (e *Ensemble) Followers() []*Server {
 // WatchLog starts looking for text in the server's log, from now on; a
 // claim whose evidence is a line of the server's own log sets it before
 // the step that makes the line, then waits with WaitLog.
-func (s *Server) WatchLog(text string) { s.log.watch(text) }
+func (s *Server) WatchLog(text string) { s.log.Watch(text) }
 
 // WaitLog waits until a line containing text (watched with WatchLog) has
 // appeared in the server's log, and returns that line.
 func (s *Server) WaitLog(within time.Duration, text string) (string, error) {
 	var line string
 	err := wait.Until(within, fmt.Sprintf("%s to log %q", s.Label, text), func() (bool, string) {
-		line = s.log.first(text)
+		line = s.log.First(text)
 		return line != "", "not yet; last lines: " + strings.Join(s.log.Tail()[max(0, len(s.log.Tail())-3):], " / ")
 	})
 	return line, err

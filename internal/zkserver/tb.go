@@ -14,8 +14,14 @@
 // registered before it is made; server dirs live in one run dir named after
 // the test process (pid and start time); containers carry the same owner
 // label. KillAll, on interrupt, stops everything registered, waiting for
-// creations in flight, and removes the run dir. Reap, at the start of the
-// next run, removes what a process that died without cleaning up left.
+// creations in flight, and removes the run dir. internal/reaper's Reap, at
+// the start of the next run, removes what a process that died without
+// cleaning up left.
+//
+// Beside it: internal/zklinks puts proxies on an ensemble's server-to-server
+// links, internal/serverlog carries a server's output, internal/hostports
+// draws its ports and reads sockets from /proc, and internal/servertest is
+// the TestMain of a package whose tests start servers.
 package zkserver
 
 import "github.com/zk19/zk19/internal/tb"

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/zk19/zk19/internal/reaper"
 	"go.uber.org/goleak"
 )
 
@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 	if Listing() { // go test -list: nothing of the harness runs
 		os.Exit(m.Run())
 	}
-	line, err := Reap()
+	line, err := reaper.Reap()
 	if line != "" {
 		fmt.Println(line)
 	}
@@ -117,36 +117,4 @@ func TestEnsembleOfThreeElectsOneLeader(t *testing.T) {
 		t.Fatalf("got %d followers; want 2", got)
 	}
 	t.Logf("leader %s", l.Label)
-}
-
-// benchmarkReady starts and stops b.N servers or ensembles and reports the
-// median time until every server answered srvr with a Mode (and, for an
-// ensemble, one leader).
-func benchmarkReady(b *testing.B, start func(TB)) {
-	var took []time.Duration
-	for i := 0; i < b.N; i++ {
-		sc := NewScope("bench").Quiet()
-		t0 := time.Now()
-		start(sc)
-		took = append(took, time.Since(t0))
-		sc.Close()
-	}
-	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
-	b.ReportMetric(float64(took[len(took)/2].Milliseconds()), "ms-median-ready")
-}
-
-func BenchmarkStartStandalone(b *testing.B) {
-	benchmarkReady(b, func(t TB) { Start(t) })
-}
-
-func BenchmarkStartEnsemble3(b *testing.B) {
-	benchmarkReady(b, func(t TB) { StartEnsemble(t, 3) })
-}
-
-func BenchmarkStartLinkedEnsemble3(b *testing.B) {
-	benchmarkReady(b, func(t TB) { StartLinkedEnsemble(t, 3) })
-}
-
-func BenchmarkStartLinkedEnsemble5(b *testing.B) {
-	benchmarkReady(b, func(t TB) { StartLinkedEnsemble(t, 5) })
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zk19/zk19/internal/reaper"
 	"github.com/zk19/zk19/internal/zkserver"
 )
 
@@ -110,7 +111,7 @@ func copyJarsOut(image, dir string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, "docker", append(append([]string{"run", "--rm"}, zkserver.LabelArgs()...),
+	cmd := exec.CommandContext(ctx, "docker", append(append([]string{"run", "--rm"}, reaper.LabelArgs()...),
 		"--network", "none", "--entrypoint", "sh", image, "-c", jarsInImage)...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

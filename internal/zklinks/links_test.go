@@ -1,4 +1,4 @@
-package zkserver
+package zklinks
 
 import (
 	"fmt"
@@ -8,20 +8,22 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/servertest"
 	"github.com/zk19/zk19/internal/wait"
+	"github.com/zk19/zk19/internal/zkserver"
 )
 
 func TestLinkedEnsembleHasNoBypass(t *testing.T) {
 	for _, n := range []int{3, 5} {
 		t.Run(map[int]string{3: "three", 5: "five"}[n], func(t *testing.T) {
-			e, l := StartLinkedEnsemble(t, n, WithTickTime(200*time.Millisecond))
+			e, l := StartLinkedEnsemble(t, n, zkserver.WithTickTime(200*time.Millisecond))
 			if _, err := e.Leader(5 * time.Second); err != nil {
 				t.Fatal(err)
 			}
 			if by := l.Bypasses(); len(by) != 0 {
 				t.Fatalf("got bypasses %v; want none", by)
 			}
-			if p := l.Proxy(ElectionPort, 1, 2); p == nil || p.Stats().Accepted == 0 {
+			if p := l.Proxy(zkserver.ElectionPort, 1, 2); p == nil || p.Stats().Accepted == 0 {
 				t.Logf("election proxy 1->2 stats: %+v", p.Stats())
 			}
 		})
@@ -85,10 +87,10 @@ func awaitState(t *testing.T, states <-chan stamped, want zk.State, within time.
 // connection, so the client dials again at once: it has a session again in
 // a few seconds, not 10 receive timeouts.
 func TestHealEndsAClientPartitionAtOnce(t *testing.T) {
-	RequireFaults(t)
+	zkserver.RequireFaults(t)
 	const sessionTimeout = 2 * time.Second
 	recvTimeout := sessionTimeout * 2 / 3 // go-zookeeper's
-	s := Start(t, WithTickTime(100*time.Millisecond))
+	s := zkserver.Start(t, zkserver.WithTickTime(100*time.Millisecond))
 	p, err := faultproxy.New(s.Client, faultproxy.WithName("client"), faultproxy.WithZooKeeperFrames(), faultproxy.WithLogf(t.Logf))
 	if err != nil {
 		t.Fatal(err)
@@ -139,12 +141,12 @@ func linkStats(l *Links, a, b int) faultproxy.Stats {
 // connections. The reset is what keeps a damaged stream from going on.)
 func TestLinksHealResetsTheLinksWithAHole(t *testing.T) {
 	const tick = 200 * time.Millisecond
-	e, l := StartLinkedEnsemble(t, 3, WithTickTime(tick))
+	e, l := StartLinkedEnsemble(t, 3, zkserver.WithTickTime(tick))
 	leader, err := e.Leader(10 * time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f *Server
+	var f *zkserver.Server
 	for _, s := range e.Servers {
 		if s != leader {
 			f = s
@@ -169,4 +171,12 @@ func TestLinksHealResetsTheLinksWithAHole(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%s follows again %v after Heal; %d link connections with a hole were reset", f.Label, time.Since(healed).Round(time.Millisecond), s.Reset)
+}
+
+func BenchmarkStartLinkedEnsemble3(b *testing.B) {
+	servertest.BenchReady(b, func(t zkserver.TB) { StartLinkedEnsemble(t, 3) })
+}
+
+func BenchmarkStartLinkedEnsemble5(b *testing.B) {
+	servertest.BenchReady(b, func(t zkserver.TB) { StartLinkedEnsemble(t, 5) })
 }

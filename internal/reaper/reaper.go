@@ -1,4 +1,9 @@
-package zkserver
+// Package reaper does the part of Ryuk's job that outlives a test binary.
+// Each binary is named by its Owner (pid and start time), which its run dir
+// and the labels of its containers carry; Reap, at the start of a run,
+// removes the containers, server processes and run dirs whose owner is
+// gone, and Leftovers lists what one owner left.
+package reaper
 
 import (
 	"bytes"
@@ -14,35 +19,35 @@ import (
 	"time"
 )
 
-// owner identifies a test process by its pid and its start time (clock
+// Owner identifies a test process by its pid and its start time (clock
 // ticks since boot, /proc/<pid>/stat field 22), so that a pid the kernel has
 // since given to another process is not taken for the owner.
-type owner struct {
-	pid   int
-	start uint64
+type Owner struct {
+	PID   int
+	Start uint64
 }
 
-func (o owner) String() string { return fmt.Sprintf("%d-%d", o.pid, o.start) }
+func (o Owner) String() string { return fmt.Sprintf("%d-%d", o.PID, o.Start) }
 
-// parseOwner reads what String wrote.
-func parseOwner(s string) (owner, bool) {
+// ParseOwner reads what String wrote.
+func ParseOwner(s string) (Owner, bool) {
 	p, st, ok := strings.Cut(s, "-")
 	pid, err1 := strconv.Atoi(p)
 	start, err2 := strconv.ParseUint(st, 10, 64)
 	if !ok || err1 != nil || err2 != nil || pid <= 0 {
-		return owner{}, false
+		return Owner{}, false
 	}
-	return owner{pid, start}, true
+	return Owner{pid, start}, true
 }
 
-// gone reports whether the owner process no longer runs.
-func (o owner) gone() bool {
-	start, err := startTicks(o.pid)
-	return err != nil || start != o.start
+// Gone reports whether the owner process no longer runs.
+func (o Owner) Gone() bool {
+	start, err := StartTicks(o.PID)
+	return err != nil || start != o.Start
 }
 
-// startTicks reads a process's start time from /proc.
-func startTicks(pid int) (uint64, error) {
+// StartTicks reads a process's start time from /proc.
+func StartTicks(pid int) (uint64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
@@ -60,23 +65,24 @@ func startTicks(pid int) (uint64, error) {
 	return strconv.ParseUint(f[19], 10, 64)
 }
 
-// self is this test process.
-var self = sync.OnceValue(func() owner {
-	start, _ := startTicks(os.Getpid())
-	return owner{os.Getpid(), start}
+// Self is this test process.
+var Self = sync.OnceValue(func() Owner {
+	start, _ := StartTicks(os.Getpid())
+	return Owner{os.Getpid(), start}
 })
 
-// ownerLabel carries the owner (pid-start) of every harness container.
-const ownerLabel = "org.zk19.owner"
+// OwnerLabel carries the owner (pid-start) of every harness container.
+const OwnerLabel = "org.zk19.owner"
 
 // leftContainer is one harness container as docker ps lists it.
 type leftContainer struct {
 	id, name, status string
-	owner            owner
+	owner            Owner
 	owned            bool // the owner label parsed
 }
 
-func dockerCLI(args ...string) (string, error) {
+// DockerCLI runs docker with args, bounded by 30 s, and returns its output.
+func DockerCLI(args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "docker", args...).CombinedOutput()
@@ -86,14 +92,14 @@ func dockerCLI(args ...string) (string, error) {
 	return string(out), nil
 }
 
-// harnessContainers lists every container carrying containerLabel, or none
+// harnessContainers lists every container carrying ContainerLabel, or none
 // when there is no docker CLI.
 func harnessContainers() ([]leftContainer, error) {
 	if _, err := exec.LookPath("docker"); err != nil {
 		return nil, nil
 	}
-	out, err := dockerCLI("ps", "-a", "--filter", "label="+containerLabel,
-		"--format", `{{.ID}}|{{.Names}}|{{.Status}}|{{.Label "`+ownerLabel+`"}}`)
+	out, err := DockerCLI("ps", "-a", "--filter", "label="+ContainerLabel,
+		"--format", `{{.ID}}|{{.Names}}|{{.Status}}|{{.Label "`+OwnerLabel+`"}}`)
 	if err != nil {
 		return nil, err
 	}
@@ -103,16 +109,16 @@ func harnessContainers() ([]leftContainer, error) {
 		if len(f) != 4 {
 			continue
 		}
-		o, ok := parseOwner(f[3])
+		o, ok := ParseOwner(f[3])
 		cs = append(cs, leftContainer{id: f[0], name: f[1], status: f[2], owner: o, owned: ok})
 	}
 	return cs, nil
 }
 
-// removeContainers force-removes the harness containers whose owner matches,
+// RemoveContainers force-removes the harness containers whose owner matches,
 // and returns how many it removed. Containers without an owner label (made
 // by an older harness) are left alone: nothing tells whose they are.
-func removeContainers(match func(owner) bool) (int, error) {
+func RemoveContainers(match func(Owner) bool) (int, error) {
 	cs, err := harnessContainers()
 	if err != nil {
 		return 0, err
@@ -126,14 +132,14 @@ func removeContainers(match func(owner) bool) (int, error) {
 	if len(args) == 2 {
 		return 0, nil
 	}
-	_, err = dockerCLI(args...)
+	_, err = DockerCLI(args...)
 	return len(args) - 2, err
 }
 
 // serverProcess is a QuorumPeerMain process whose zoo.cfg lies in a run dir.
 type serverProcess struct {
 	pid   int
-	owner owner
+	owner Owner
 	args  string
 }
 
@@ -152,12 +158,12 @@ func serverProcesses() []serverProcess {
 			continue
 		}
 		args := strings.ReplaceAll(string(bytes.TrimRight(b, "\x00")), "\x00", " ")
-		_, rest, ok := strings.Cut(args, string(filepath.Separator)+runDirPrefix)
+		_, rest, ok := strings.Cut(args, string(filepath.Separator)+RunDirPrefix)
 		if !ok {
 			continue
 		}
 		name, _, _ := strings.Cut(rest, string(filepath.Separator))
-		if o, ok := parseOwner(name); ok {
+		if o, ok := ParseOwner(name); ok {
 			out = append(out, serverProcess{pid: pid, owner: o, args: args})
 		}
 	}
@@ -165,11 +171,11 @@ func serverProcesses() []serverProcess {
 }
 
 // runDirs lists the run dirs in the temp dir with their owners.
-func runDirs() map[string]owner {
-	paths, _ := filepath.Glob(filepath.Join(os.TempDir(), runDirPrefix+"*"))
-	out := map[string]owner{}
+func runDirs() map[string]Owner {
+	paths, _ := filepath.Glob(filepath.Join(os.TempDir(), RunDirPrefix+"*"))
+	out := map[string]Owner{}
 	for _, p := range paths {
-		if o, ok := parseOwner(strings.TrimPrefix(filepath.Base(p), runDirPrefix)); ok {
+		if o, ok := ParseOwner(strings.TrimPrefix(filepath.Base(p), RunDirPrefix)); ok {
 			out[p] = o
 		}
 	}
@@ -197,24 +203,24 @@ func Reap() (string, error) {
 	cs, err := harnessContainers()
 	var r reaped
 	for _, c := range cs {
-		if c.owned && c.owner.gone() {
+		if c.owned && c.owner.Gone() {
 			r.containers = append(r.containers, c.id)
-			r.by(c.owner.pid)
+			r.by(c.owner.PID)
 		}
 	}
 	if len(r.containers) > 0 {
-		if _, rmErr := dockerCLI(append([]string{"rm", "-f"}, r.containers...)...); rmErr != nil && err == nil {
+		if _, rmErr := DockerCLI(append([]string{"rm", "-f"}, r.containers...)...); rmErr != nil && err == nil {
 			err = rmErr
 		}
 	}
 	for _, p := range serverProcesses() {
-		if p.owner.gone() && syscall.Kill(p.pid, syscall.SIGKILL) == nil {
+		if p.owner.Gone() && syscall.Kill(p.pid, syscall.SIGKILL) == nil {
 			r.procs++
-			r.by(p.owner.pid)
+			r.by(p.owner.PID)
 		}
 	}
 	for dir, o := range runDirs() {
-		if !o.gone() {
+		if !o.Gone() {
 			continue
 		}
 		n := serverDirs(dir)
@@ -222,7 +228,7 @@ func Reap() (string, error) {
 			err = rmErr
 		}
 		r.dirs, r.serverDirs = r.dirs+1, r.serverDirs+n
-		r.by(o.pid)
+		r.by(o.PID)
 	}
 	return r.String(), err
 }
@@ -287,19 +293,34 @@ func Leftovers(pid int) ([]string, error) {
 	cs, err := harnessContainers()
 	var out []string
 	for _, c := range cs {
-		if c.owned && c.owner.pid == pid {
+		if c.owned && c.owner.PID == pid {
 			out = append(out, fmt.Sprintf("container %s (%s)", c.name, c.status))
 		}
 	}
 	for _, p := range serverProcesses() {
-		if p.owner.pid == pid {
+		if p.owner.PID == pid {
 			out = append(out, fmt.Sprintf("process %d: %s", p.pid, p.args))
 		}
 	}
 	for dir, o := range runDirs() {
-		if o.pid == pid {
+		if o.PID == pid {
 			out = append(out, fmt.Sprintf("dir %s (server dirs in it: %d)", dir, serverDirs(dir)))
 		}
 	}
 	return out, err
+}
+
+// ContainerLabel marks every container the harness starts, so that a leak
+// is easy to find: docker ps -a --filter label=org.zk19.harness
+const ContainerLabel = "org.zk19.harness"
+
+// RunDirPrefix begins the name of each test process's run dir (see Owner).
+const RunDirPrefix = "zk19-run-"
+
+// LabelArgs are the `docker run` flags that mark a container started outside
+// the harness's runners (for example to copy a jar out of the image) as the
+// harness's and this process's, so a run interrupted while it exists, or
+// the next run's Reap, removes it.
+func LabelArgs() []string {
+	return []string{"--label", ContainerLabel + "=1", "--label", OwnerLabel + "=" + Self().String()}
 }

@@ -1,4 +1,8 @@
-package zkserver
+// Package serverlog carries a ZooKeeper server's output into a test's log, one
+// call a line with the server's prefix, and keeps what a failure message or a
+// claim needs of it: the last lines, and the first line holding each text a
+// test watches for.
+package serverlog
 
 import (
 	"bytes"
@@ -6,10 +10,10 @@ import (
 	"sync"
 )
 
-// prefixWriter turns a server's byte stream into one log call per line, each
-// line starting with a prefix such as "zk2| ". Logging stops after close, so
+// Writer turns a server's byte stream into one log call per line, each
+// line starting with a prefix such as "zk2| ". Logging stops after Close, so
 // a late line never reaches a finished test.
-type prefixWriter struct {
+type Writer struct {
 	mu     sync.Mutex
 	prefix string
 	logf   func(format string, args ...any)
@@ -21,11 +25,13 @@ type prefixWriter struct {
 
 const tailLines = 40
 
-func newPrefixWriter(prefix string, logf func(string, ...any)) *prefixWriter {
-	return &prefixWriter{prefix: prefix, logf: logf}
+// New returns a Writer that logs each line with logf (nil: none) after prefix.
+func New(prefix string, logf func(string, ...any)) *Writer {
+	return &Writer{prefix: prefix, logf: logf}
 }
 
-func (w *prefixWriter) Write(p []byte) (int, error) {
+// Write takes the server's bytes and logs each whole line.
+func (w *Writer) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.buf = append(w.buf, p...)
@@ -40,7 +46,7 @@ func (w *prefixWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (w *prefixWriter) line(s string) {
+func (w *Writer) line(s string) {
 	for text, first := range w.found {
 		if first == "" && strings.Contains(s, text) {
 			w.found[text] = s
@@ -55,8 +61,8 @@ func (w *prefixWriter) line(s string) {
 	}
 }
 
-// watch starts looking for text in the lines written from now on.
-func (w *prefixWriter) watch(text string) {
+// Watch starts looking for text in the lines written from now on.
+func (w *Writer) Watch(text string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.found == nil {
@@ -67,22 +73,22 @@ func (w *prefixWriter) watch(text string) {
 	}
 }
 
-// first returns the first line containing a watched text, or "".
-func (w *prefixWriter) first(text string) string {
+// First returns the first line containing a watched text, or "".
+func (w *Writer) First(text string) string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.found[text]
 }
 
 // Tail returns the last lines written.
-func (w *prefixWriter) Tail() []string {
+func (w *Writer) Tail() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]string(nil), w.tail...)
 }
 
-// close flushes a partial line and stops forwarding to logf.
-func (w *prefixWriter) close() {
+// Close flushes a partial line and stops forwarding to logf.
+func (w *Writer) Close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.buf) > 0 {

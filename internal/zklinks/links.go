@@ -1,4 +1,7 @@
-package zkserver
+// Package zklinks puts a fault proxy on every directed server-to-server link
+// of a zk19 ensemble (StartLinkedEnsemble), so that a claim can hold,
+// blackhole or cut the bytes one server sends another (Links).
+package zklinks
 
 import (
 	"bufio"
@@ -13,6 +16,8 @@ import (
 	"time"
 
 	"github.com/zk19/zk19/internal/faultproxy"
+	"github.com/zk19/zk19/internal/hostports"
+	"github.com/zk19/zk19/internal/zkserver"
 )
 
 // Links puts a fault proxy on every directed server-to-server link of an
@@ -20,7 +25,7 @@ import (
 // proxies of its own, named in i's zoo.cfg. Faults are verbs on the links
 // between two servers, in the direction the bytes flow.
 type Links struct {
-	t    TB
+	t    zkserver.TB
 	mu   sync.Mutex
 	q, e map[[2]int]*faultproxy.Proxy // [from, to]: the proxy `from` dials to reach `to`
 	real map[[2]int]string            // [server, kind]: the real address
@@ -33,26 +38,26 @@ const electionHandshakeMax = 4096
 // StartLinkedEnsemble starts n servers with a proxy on every directed
 // server-to-server link, waits until they are ready, and checks that no
 // server-to-server connection bypasses a proxy.
-func StartLinkedEnsemble(t TB, n int, opts ...Option) (*Ensemble, *Links) {
+func StartLinkedEnsemble(t zkserver.TB, n int, opts ...zkserver.Option) (*zkserver.Ensemble, *Links) {
 	t.Helper()
-	RequireFaults(t)
+	zkserver.RequireFaults(t)
 	l := &Links{t: t, q: map[[2]int]*faultproxy.Proxy{}, e: map[[2]int]*faultproxy.Proxy{}, real: map[[2]int]string{}, logf: t.Logf}
 	t.Cleanup(l.close)
-	opts = append(opts, WithPeerAddr(l.peerAddr))
-	e := StartEnsemble(t, n, opts...)
+	opts = append(opts, zkserver.WithPeerAddr(l.peerAddr))
+	e := zkserver.StartEnsemble(t, n, opts...)
 	if by := l.Bypasses(); len(by) > 0 {
 		t.Fatalf("server-to-server connections bypass the proxies: %v", by)
 	}
 	return e, l
 }
 
-func (l *Links) peerAddr(from, to int, kind PortKind, real string) string {
+func (l *Links) peerAddr(from, to int, kind zkserver.PortKind, real string) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.real[[2]int{to, int(kind)}] = real
 	key := [2]int{from, to}
 	m := l.q
-	if kind == ElectionPort {
+	if kind == zkserver.ElectionPort {
 		m = l.e
 	}
 	if p, ok := m[key]; ok {
@@ -60,7 +65,7 @@ func (l *Links) peerAddr(from, to int, kind PortKind, real string) string {
 	}
 	name := fmt.Sprintf("%s %d->%d", kind, from, to)
 	popts := []faultproxy.Option{faultproxy.WithName(name), faultproxy.WithLogf(l.proxyLog)}
-	if kind == QuorumPort {
+	if kind == zkserver.QuorumPort {
 		// A new leader reports LEADING before it binds its quorum port.
 		// What flows Down is the leader's stream to `from`, read as
 		// packets for HoldCommit.
@@ -111,7 +116,7 @@ func (l *Links) rewriteElection(from, to int) func(io.Reader) ([]byte, error) {
 		if sid != int64(from) {
 			return nil, fmt.Errorf("election handshake on link %d->%d names sid %d", from, to, sid)
 		}
-		back := l.proxyAddr(ElectionPort, to, from)
+		back := l.proxyAddr(zkserver.ElectionPort, to, from)
 		if back == "" {
 			return nil, fmt.Errorf("no election proxy %d->%d for the call back", to, from)
 		}
@@ -123,11 +128,11 @@ func (l *Links) rewriteElection(from, to int) func(io.Reader) ([]byte, error) {
 	}
 }
 
-func (l *Links) proxyAddr(kind PortKind, from, to int) string {
+func (l *Links) proxyAddr(kind zkserver.PortKind, from, to int) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	m := l.q
-	if kind == ElectionPort {
+	if kind == zkserver.ElectionPort {
 		m = l.e
 	}
 	if p, ok := m[[2]int{from, to}]; ok {
@@ -148,12 +153,12 @@ func (l *Links) close() {
 
 // each calls f for every proxy that carries bytes between a and b, with the
 // direction in which bytes from `from` to `to` flow through it.
-func (l *Links) each(from, to int, kinds []PortKind, f func(p *faultproxy.Proxy, d faultproxy.Dir, dialer int)) {
+func (l *Links) each(from, to int, kinds []zkserver.PortKind, f func(p *faultproxy.Proxy, d faultproxy.Dir, dialer int)) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, k := range kinds {
 		m := l.q
-		if k == ElectionPort {
+		if k == zkserver.ElectionPort {
 			m = l.e
 		}
 		if p, ok := m[[2]int{from, to}]; ok { // dialed by `from`: its bytes go up
@@ -165,7 +170,7 @@ func (l *Links) each(from, to int, kinds []PortKind, f func(p *faultproxy.Proxy,
 	}
 }
 
-var allKinds = []PortKind{QuorumPort, ElectionPort}
+var allKinds = []zkserver.PortKind{zkserver.QuorumPort, zkserver.ElectionPort}
 
 // Hold stops the bytes that server from sends to server to, on every link
 // between them, and keeps them; Release delivers them in order.
@@ -190,7 +195,7 @@ func (l *Links) Release(from, to int) {
 // it too.
 func (l *Links) HoldCommit(from, to int, m faultproxy.TxnMatch) *faultproxy.CommitHold {
 	l.t.Helper()
-	p := l.Proxy(QuorumPort, to, from)
+	p := l.Proxy(zkserver.QuorumPort, to, from)
 	if p == nil {
 		l.t.Fatalf("no quorum link proxy %d->%d", to, from)
 	}
@@ -265,10 +270,10 @@ func (l *Links) Held(from, to int) int64 {
 }
 
 // Proxy returns the proxy server from dials to reach server to's port.
-func (l *Links) Proxy(kind PortKind, from, to int) *faultproxy.Proxy {
+func (l *Links) Proxy(kind zkserver.PortKind, from, to int) *faultproxy.Proxy {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if kind == ElectionPort {
+	if kind == zkserver.ElectionPort {
 		return l.e[[2]int{from, to}]
 	}
 	return l.q[[2]int{from, to}]
@@ -281,8 +286,8 @@ func (l *Links) Bypasses() []string {
 	l.mu.Lock()
 	ports := map[int]string{}
 	for k, a := range l.real {
-		if p, err := strconv.Atoi(portOf(a)); err == nil {
-			ports[p] = fmt.Sprintf("server %d %s port", k[0], PortKind(k[1]))
+		if p, err := strconv.Atoi(zkserver.PortOf(a)); err == nil {
+			ports[p] = fmt.Sprintf("server %d %s port", k[0], zkserver.PortKind(k[1]))
 		}
 	}
 	l.mu.Unlock()
@@ -305,13 +310,13 @@ func (l *Links) Bypasses() []string {
 			if len(fs) < 10 || fs[3] != "01" { // ESTABLISHED
 				continue
 			}
-			remote, err := decodeProcAddr(fs[2])
+			remote, err := hostports.DecodeProcAddr(fs[2])
 			if err != nil {
 				continue
 			}
-			rp, _ := strconv.Atoi(portOf(remote))
+			rp, _ := strconv.Atoi(zkserver.PortOf(remote))
 			if what, ok := ports[rp]; ok && !mine[fs[9]] {
-				local, _ := decodeProcAddr(fs[1])
+				local, _ := hostports.DecodeProcAddr(fs[1])
 				out = append(out, fmt.Sprintf("%s -> %s (%s)", local, remote, what))
 			}
 		}
