@@ -9,9 +9,9 @@ import "fmt"
 // each of them with the English verb (TestEveryObservationHasItsChinese).
 // Evidence and Differs state the Chinese beside the English
 // (AttrEvidenceZh, AttrDiffersZh); a format without an entry has none.
-// Zh formats args with the Chinese of format (zhFormats, zhFailures); ok
+// chineseOf formats args with the Chinese of format (zhFormats, zhFailures); ok
 // is false when the catalogue has none.
-func Zh(format string, args ...any) (s string, ok bool) {
+func chineseOf(format string, args ...any) (s string, ok bool) {
 	zh, ok := zhFormats[format]
 	if !ok {
 		zh, ok = zhFailures[format]
