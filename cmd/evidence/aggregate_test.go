@@ -193,7 +193,7 @@ func cellSays(kind string, os []outcome) string {
 func checkMix(t *testing.T, os []outcome, want string) {
 	t.Helper()
 	c, run := mixed(os)
-	v := verdictFor(c, run, Header{Version: "3.8.0"}, "3.8.0")
+	v := verdictFor(c, run, Header{Version: "3.8.0"})
 	if v.Kind != want {
 		t.Errorf("proofs %q: claim C9 %s (%s); want %s", os, v.Kind, v.Text, want)
 		return
@@ -277,7 +277,7 @@ func TestPackageVerdictCountsAsAProof(t *testing.T) {
 	for _, tc := range cases {
 		c, run := mixed(tc.os)
 		run.PkgAttrs = []attr{{Key: claims.VerdictKey("C9"), Value: tc.word, Reason: "E3 check: node left behind", at: -1}}
-		v := verdictFor(c, run, Header{Version: "3.8.0"}, "3.8.0")
+		v := verdictFor(c, run, Header{Version: "3.8.0"})
 		if v.Kind != tc.want {
 			t.Errorf("package verdict %s with proofs %q: claim C9 %s (%s); want %s", tc.word, tc.os, v.Kind, v.Text, tc.want)
 		}
@@ -297,7 +297,7 @@ func TestSuiteObservationsAreE3s(t *testing.T) {
 	for _, id := range []string{"E3", "C9"} {
 		c := claims.Claim{ID: id, Proof: []string{"TestX"}}
 		run.Results["TestX"] = proofResult("TestX", skipped)
-		v := verdictFor(c, run, Header{Version: "3.8.0"}, "3.8.0")
+		v := verdictFor(c, run, Header{Version: "3.8.0"})
 		has := slices.Contains(v.Decisive, "on the user's server the run left no node of its own")
 		if has != (id == "E3") {
 			t.Errorf("claim %s: decisive %q; want TestMain's observation there only for E3", id, v.Decisive)

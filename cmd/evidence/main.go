@@ -164,18 +164,18 @@ func writeEvidence(o options, ix *claims.Index, stderr io.Writer) int {
 		return 1
 	}
 	var md bytes.Buffer
+	l := english
 	if o.lang == "zh" {
-		renderMarkdownZh(&md, r)
-	} else {
-		renderMarkdown(&md, r)
+		l = chinese
 	}
+	renderMarkdown(&md, r, l)
 	if err := os.WriteFile(o.at(o.out), md.Bytes(), 0o644); err != nil {
 		fmt.Fprintf(stderr, "evidence: %v\n", err)
 		return 1
 	}
 	if o.zh != "" {
 		var zh bytes.Buffer
-		renderMarkdownZh(&zh, r)
+		renderMarkdown(&zh, r, chinese)
 		if err := os.WriteFile(o.at(o.zh), zh.Bytes(), 0o644); err != nil {
 			fmt.Fprintf(stderr, "evidence: %v\n", err)
 			return 1
@@ -188,7 +188,7 @@ func writeEvidence(o options, ix *claims.Index, stderr io.Writer) int {
 			status = 1
 		}
 	}
-	fmt.Fprintf(stderr, "evidence: wrote %s: %s\n", o.at(o.out), countVerdicts(r.vs))
+	fmt.Fprintf(stderr, "evidence: wrote %s: %s\n", o.at(o.out), countVerdicts(r.vs, english))
 	return status
 }
 

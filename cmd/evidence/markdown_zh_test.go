@@ -17,8 +17,8 @@ func zhRows(t *testing.T, ix *claims.Index) (string, map[string][]string) {
 	_, rn := fixture(t)
 	h := rn.header()
 	var b bytes.Buffer
-	renderMarkdownZh(&b, report{ix: ix, run: rn, h: h, vs: verdicts(ix, rn, h), peers: peers(rn),
-		m: Meta{Generator: "go run ./cmd/evidence -lang zh", Index: "testdata/claims.json", GoVersion: "go1.26"}})
+	renderMarkdown(&b, report{ix: ix, run: rn, h: h, vs: verdicts(ix, rn, h), peers: peers(rn),
+		m: Meta{Generator: "go run ./cmd/evidence -lang zh", Index: "testdata/claims.json", GoVersion: "go1.26"}}, chinese)
 	rows := map[string][]string{}
 	for _, l := range strings.Split(b.String(), "\n") {
 		if !strings.HasPrefix(l, "| ") || !strings.HasSuffix(l, " |") {
@@ -80,9 +80,9 @@ func TestChineseVerdictWords(t *testing.T) {
 		"S2": `在 3.8.0 上被否定："S2 refuted: porcupine says`,
 		"Y2": "未运行：skipped: the external backend",
 		"Y4": "已观察到，与原文措辞不同（3.8.0）",
-		"L3": "未能证明：TestL3_EachWaiterWatchesOnlyItsPredecessor: it has no result",
-		"R1": "成立，部分未运行：TestY2_SyncInTheZK1675WindowReadsStale: skipped",
-		"X1": "未能证明：no Test or Example",
+		"L3": "未能证明：TestL3_EachWaiterWatchesOnlyItsPredecessor：它在本次运行中没有结果",
+		"R1": "成立，部分未运行：TestY2_SyncInTheZK1675WindowReadsStale：skipped",
+		"X1": "未能证明：索引中没有证明它的 Test 或 Example",
 	} {
 		if r := rows[id]; len(r) != 6 || !strings.HasPrefix(r[3], want) || r[2] != "中文"+id {
 			t.Errorf("claim %s: row %q; want its verdict to begin %q", id, r, want)
@@ -112,13 +112,13 @@ func TestChineseObservationsAreTheProofsOwn(t *testing.T) {
 		{Key: claims.AttrDiffers, Value: "the failed update acted as a barrier", at: -1},
 		{Key: claims.AttrDiffersZh, Value: "失败的更新起到了屏障的作用", at: -1},
 	}}
-	v := verdictFor(claims.Claim{ID: "S1", Proof: []string{"TestX"}}, run, Header{Version: "3.8.0"}, "3.8.0")
+	v := verdictFor(claims.Claim{ID: "S1", Proof: []string{"TestX"}}, run, Header{Version: "3.8.0"})
 	wantEn := []string{`B read "0" on zk2`, "no Chinese for this one", "differs: the failed update acted as a barrier"}
 	wantZh := []string{`B 在 zk2 上读到 "0"`, "no Chinese for this one", "与原文措辞不同：失败的更新起到了屏障的作用"}
 	if !slices.Equal(v.Decisive, wantEn) || !slices.Equal(v.DecisiveZh, wantZh) {
 		t.Errorf("got decisive %q and in Chinese %q; want %q and %q", v.Decisive, v.DecisiveZh, wantEn, wantZh)
 	}
-	if cell := decisiveCellZh(v); !strings.HasPrefix(cell, `B 在 zk2 上读到 "0"<br>`) {
+	if cell := decisiveCell(v, chinese); !strings.HasPrefix(cell, `B 在 zk2 上读到 "0"<br>`) {
 		t.Errorf("got the Chinese cell %q; want the proof's Chinese first", cell)
 	}
 }

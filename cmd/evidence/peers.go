@@ -41,6 +41,7 @@ const (
 // peerCell is one recipe's outcome in one scenario.
 type peerCell struct {
 	Recipe, Version, Verdict, Outcome, Source string
+	OutcomeZh                                 string // the outcome in Chinese, when the test stated it
 }
 
 // peerRow is one scenario: its cells by recipe, and for a recipe without a
@@ -200,64 +201,99 @@ func columnName(recipe string, rows []peerRow) string {
 	return strings.Join(strings.Fields(fmt.Sprintf(f, version)), " ")
 }
 
+// peerWords are the peer section's words in one language.
+type peerWords struct {
+	peersIntro, peerTableIntro, peerHead, peerRow, noPeer, inTable string
+	scenario, noCell, notRunCell, noObservationCell                string
+	headlineOne, headlineMany, brokeWord                           string
+	cellWords                                                      map[string]string // kept, broke, n/a
+}
+
+var englishPeers = peerWords{
+	peersIntro: "\n## How other recipes fare\n\nPeer tests (named %s) run the same scenario with every recipe, one after the other " +
+		"on the same server, each contender through its own client proxy, so every fault is the same bytes on the wire. " +
+		"They are findings about the recipes, not proofs of a claim: a peer's failure changes no verdict above.\n\n",
+	peerTableIntro: "A cell says whether the recipe **kept** a lock's guarantees in the scenario (one holder, on a node of its own session, " +
+		"and the truth about whether it holds), **broke** one, or has no such feature (n/a); its words link the test. " +
+		"For a peer, the source line responsible follows: go-zookeeper's at its tag on GitHub, kazoo's in the package the driver imported " +
+		"(Debian's python3-kazoo, %s), Curator's at the tag %s on GitHub (Debian's libcurator-recipes-java 5.4.0 is built from it); " +
+		"the test checked each cited line against the code that ran (for Curator: the line tables of the classes the driver loaded, " +
+		"and the text at the tag where a clone was given in %s). " +
+		"Curator's driver counts two notions of \"knows it no longer holds\" and the cells name both: the lock object's own state " +
+		"(%s, %s, asked on the thread that acquired) decides the verdict; a %s that saw %s is written beside it.\n\n",
+	peerHead: "\n| peer test | result | evidence |\n|---|---|---|\n", peerRow: "| %s | %s (%.1fs) | %s |\n",
+	noPeer: "No peer test ran.\n", inTable: "its cells are in the table above",
+	scenario: "scenario", noCell: "no cell", notRunCell: "not run", noObservationCell: "no observation: ",
+	headlineOne: "In %d scenario: %s.", headlineMany: "In %d scenarios: %s.", brokeWord: "**broke**",
+	cellWords: map[string]string{cellKept: cellKept, cellBroke: cellBroke, cellNone: cellNone},
+}
+
+var chinesePeers = peerWords{
+	peersIntro: "\n### 其他配方的表现\n\n对照测试（名为 %s）让每个配方依次在同一台服务器上跑同一个场景，每个竞争者经过它自己的客户端代理，" +
+		"所以每个故障在线路上都是相同的字节。它们是关于这些配方的发现，不是论断的证明：对照测试失败不改变上面的任何结论。\n\n",
+	peerTableIntro: "单元格说明该配方在场景中是**守住**了锁的保证（只有一个持有者，持有者的节点属于它自己的 session，" +
+		"并如实知道自己是否持有），还是**破坏**了其中一条，或者没有这项功能（不适用）；文字链接到测试。" +
+		"对其他配方，随后给出负责的那一行源码：go-zookeeper 的在 GitHub 上它的标签处，kazoo 的在驱动导入的包中" +
+		"（Debian 的 python3-kazoo，%s），Curator 的在 GitHub 上的标签 %s 处（Debian 的 libcurator-recipes-java 5.4.0 由它构建）；" +
+		"测试把每一行引用与实际运行的代码核对过（Curator：驱动加载的类的行号表，以及在 %s 给出克隆时标签处的文本）。" +
+		"Curator 的驱动区分两种“知道自己不再持有”，单元格两者都写：锁对象自己的状态" +
+		"（%s、%s，在获取锁的线程上询问）决定结论；见到 %[7]s 的 %[6]s 写在旁边。\n\n",
+	peerHead: "\n| 对照测试 | 结果 | 证据 |\n|---|---|---|\n", peerRow: "| %s | %s（%.1f 秒） | %s |\n",
+	noPeer: "没有运行对照测试。\n", inTable: "它的单元格在上表中",
+	scenario: "场景", noCell: "无单元格", notRunCell: "未运行", noObservationCell: "没有观察：",
+	headlineOne: "在 %d 个场景中：%s。", headlineMany: "在 %d 个场景中：%s。", brokeWord: "**破坏**",
+	cellWords: map[string]string{cellKept: "守住", cellBroke: "破坏", cellNone: "不适用"},
+}
+
 // writePeers writes the section "How other recipes fare": the scenario
 // table, the headline counts, and every peer test's result.
-func writePeers(w io.Writer, r report) {
-	fmt.Fprintf(w, "\n## How other recipes fare\n\nPeer tests (named %s) run the same scenario with every recipe, one after the other "+
-		"on the same server, each contender through its own client proxy, so every fault is the same bytes on the wire. "+
-		"They are findings about the recipes, not proofs of a claim: a peer's failure changes no verdict above.\n\n", code("TestPeer…"))
+func writePeers(w io.Writer, r report, l *lang) {
+	fmt.Fprintf(w, l.peersIntro, code("TestPeer…"))
 	rows := peerTable(r.run)
 	if len(rows) > 0 {
-		writePeerTable(w, rows, r.peerSrc)
+		writePeerTable(w, rows, r.peerSrc, l)
 	}
 	if len(r.peers) == 0 {
-		fmt.Fprintf(w, "No peer test ran.\n")
+		fmt.Fprint(w, l.noPeer)
 		return
 	}
-	fmt.Fprintf(w, "\n| peer test | result | evidence |\n|---|---|---|\n")
+	fmt.Fprint(w, l.peerHead)
 	for _, p := range r.peers {
 		var ev []string
-		for _, l := range p.Evidence {
-			if _, _, ok := peerFields(l); !ok {
-				ev = append(ev, l)
+		for _, e := range p.Evidence {
+			if _, _, ok := peerFields(e); !ok {
+				ev = append(ev, e)
 			}
 		}
 		if len(ev) == 0 {
-			ev = []string{"its cells are in the table above"}
+			ev = []string{l.inTable}
 		}
-		fmt.Fprintf(w, "| %s | %s (%.1fs) | %s |\n", code(p.Name), p.Action, p.Elapsed, cell(strings.Join(ev, "<br>")))
+		fmt.Fprintf(w, l.peerRow, code(p.Name), l.status(p.Action), p.Elapsed, cell(strings.Join(ev, "<br>")))
 	}
 }
 
-func writePeerTable(w io.Writer, rows []peerRow, src map[string]string) {
+func writePeerTable(w io.Writer, rows []peerRow, src map[string]string, l *lang) {
 	cols := columns(rows)
-	fmt.Fprintf(w, "%s\n\n", headline(rows, cols))
-	fmt.Fprintf(w, "A cell says whether the recipe **kept** a lock's guarantees in the scenario (one holder, on a node of its own session, "+
-		"and the truth about whether it holds), **broke** one, or has no such feature (n/a); its words link the test. "+
-		"For a peer, the source line responsible follows: go-zookeeper's at its tag on GitHub, kazoo's in the package the driver imported "+
-		"(Debian's python3-kazoo, %s), Curator's at the tag %s on GitHub (Debian's libcurator-recipes-java 5.4.0 is built from it); "+
-		"the test checked each cited line against the code that ran (for Curator: the line tables of the classes the driver loaded, "+
-		"and the text at the tag where a clone was given in %s). "+
-		"Curator's driver counts two notions of \"knows it no longer holds\" and the cells name both: the lock object's own state "+
-		"(%s, %s, asked on the thread that acquired) decides the verdict; a %s that saw %s is written beside it.\n\n",
+	fmt.Fprintf(w, "%s\n\n", headline(rows, cols, l))
+	fmt.Fprintf(w, l.peerTableIntro,
 		code("/usr/lib/python3/dist-packages/kazoo"), code(curatorTag), code("ZK19_CURATOR_SRC"),
 		code("isAcquiredInThisProcess()"), code("isOwnedByCurrentThread()"), code("ConnectionStateListener"), code("LOST"))
-	head := []string{"scenario"}
+	head := []string{l.scenario}
 	for _, c := range cols {
 		head = append(head, columnName(c, rows))
 	}
 	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
 	for _, row := range rows {
-		out := []string{fmt.Sprintf("**%s**: %s", row.ID, cell(row.Title))}
+		out := []string{fmt.Sprintf("**%s**%s%s", row.ID, l.colon, cell(row.Title))}
 		for _, c := range cols {
-			out = append(out, peerCellText(row, c, src[row.Test]))
+			out = append(out, peerCellText(row, c, src[row.Test], l))
 		}
 		fmt.Fprintf(w, "| %s |\n", strings.Join(out, " | "))
 	}
 }
 
 // headline counts each recipe's cells.
-func headline(rows []peerRow, cols []string) string {
+func headline(rows []peerRow, cols []string, l *lang) string {
 	var parts []string
 	for _, c := range cols {
 		n := map[string]int{}
@@ -265,42 +301,67 @@ func headline(rows []peerRow, cols []string) string {
 			if cl, ok := r.Cells[c]; ok {
 				n[cl.Verdict]++
 			} else {
-				n["no cell"]++
+				n[""]++
 			}
 		}
 		var counts []string
-		for _, v := range []string{cellKept, cellBroke, cellNone, "no cell"} {
+		for _, v := range []string{cellKept, cellBroke, cellNone, ""} {
 			if n[v] > 0 {
-				counts = append(counts, fmt.Sprintf("%d %s", n[v], v))
+				counts = append(counts, fmt.Sprintf("%d %s", n[v], l.cellWord(v)))
 			}
 		}
-		parts = append(parts, fmt.Sprintf("%s: %s", columnName(c, rows), strings.Join(counts, ", ")))
+		parts = append(parts, fmt.Sprintf("%s%s%s", columnName(c, rows), l.colon, strings.Join(counts, l.itemSep)))
 	}
-	scenarios := "scenarios"
 	if len(rows) == 1 {
-		scenarios = "scenario"
+		return fmt.Sprintf(l.headlineOne, len(rows), strings.Join(parts, l.listSep))
 	}
-	return fmt.Sprintf("In %d %s: %s.", len(rows), scenarios, strings.Join(parts, "; "))
+	return fmt.Sprintf(l.headlineMany, len(rows), strings.Join(parts, l.listSep))
 }
 
-func peerCellText(row peerRow, recipe, testLink string) string {
+// cellWord is a cell's verdict in l; "" is a recipe without a cell.
+func (l *lang) cellWord(v string) string {
+	if v == "" {
+		return l.noCell
+	}
+	if w, ok := l.cellWords[v]; ok {
+		return w
+	}
+	return v
+}
+
+func peerCellText(row peerRow, recipe, testLink string, l *lang) string {
 	c, ok := row.Cells[recipe]
 	if !ok {
-		return cell(row.Missing[recipe])
+		return cell(l.missing(row.Missing[recipe]))
 	}
-	words := cell(c.Outcome)
+	outcome := c.Outcome
+	if l.zh && c.OutcomeZh != "" {
+		outcome = c.OutcomeZh
+	}
+	words := cell(outcome)
 	if testLink != "" {
 		words = "[" + linkText(words) + "](" + testLink + ")"
 	}
-	verdict := c.Verdict
-	if verdict == cellBroke {
-		verdict = "**broke**"
+	verdict := l.cellWord(c.Verdict)
+	if c.Verdict == cellBroke {
+		verdict = l.brokeWord
 	}
-	s := verdict + ": " + words
+	s := verdict + l.colon + words
 	if c.Source != "" {
 		s += " — " + sourceLink(c)
 	}
 	return s
+}
+
+// missing says in l why a recipe has no cell (missingCells).
+func (l *lang) missing(why string) string {
+	if rest, ok := strings.CutPrefix(why, "not run"); ok {
+		return l.notRunCell + strings.Replace(rest, ": ", l.colon, 1)
+	}
+	if rest, ok := strings.CutPrefix(why, "no observation: "); ok {
+		return l.noObservationCell + rest
+	}
+	return why
 }
 
 // linkText escapes what would end a link's text early.

@@ -43,7 +43,7 @@ func TestKnownRunGivesKnownPeerTable(t *testing.T) {
 	}
 	rn := peerRun(t, string(b))
 	var got bytes.Buffer
-	writePeers(&got, report{run: rn, peers: peers(rn), peerSrc: fixedSources(rn)})
+	writePeers(&got, report{run: rn, peers: peers(rn), peerSrc: fixedSources(rn)}, english)
 	if *updateGolden {
 		if err := os.WriteFile("testdata/peers.golden.md", got.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
@@ -117,7 +117,7 @@ func TestMissingPeerCellsSayWhy(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	writePeers(&b, report{run: rn, peers: peers(rn), peerSrc: map[string]string{"TestPeerX": "peers_test.go#L9"}})
+	writePeers(&b, report{run: rn, peers: peers(rn), peerSrc: map[string]string{"TestPeerX": "peers_test.go#L9"}}, english)
 	for _, s := range []string{
 		"In 1 scenario: ours (`lock`): 1 no cell; go-zookeeper v1.0.4 `zk.Lock`: 1 broke; kazoo `Lock`: 1 no cell; " +
 			"Curator `InterProcessMutex`: 1 no cell; mine 0.1: 1 kept.",

@@ -25,18 +25,18 @@ var (
 // opened by recordTitle before its first test started, naming the backend,
 // a server version 3.x.y, and among the ensembles "standalone" and "N
 // servers" for every size a claim of the index needs. It returns what it
-// saw, or the problem; both are empty for a run without a server (-short),
+// saw (the values of lang.recordOpens), or the problem; both are empty for a run without a server (-short),
 // which prints no header.
-func recordStart(run *Run, ix *claims.Index) (seen, problem string) {
+func recordStart(run *Run, ix *claims.Index) (seen []any, problem string) {
 	if run.header().NoServer != "" {
-		return "", ""
+		return nil, ""
 	}
 	block := headerBlock(run.Preamble)
 	if block == nil {
 		if headerBlock(run.PkgLines) != nil {
-			return "", "the record header was printed after the first test started"
+			return nil, "the record header was printed after the first test started"
 		}
-		return "", fmt.Sprintf("the record has no header (no %q line)", recordTitle)
+		return nil, fmt.Sprintf("the record has no header (no %q line)", recordTitle)
 	}
 	h := readHeader(block)
 	var lacks []string
@@ -52,10 +52,9 @@ func recordStart(run *Run, ix *claims.Index) (seen, problem string) {
 		}
 	}
 	if len(lacks) > 0 {
-		return "", "the record header lacks " + strings.Join(lacks, ", ")
+		return nil, "the record header lacks " + strings.Join(lacks, ", ")
 	}
-	return fmt.Sprintf("the record opens, before any test, with backend %s, server ZooKeeper %s, ensembles %s",
-		h.BackendKind, h.Version, h.Ensembles), ""
+	return []any{h.BackendKind, h.Version, h.Ensembles}, "" // lang.recordOpens
 }
 
 // headerBlock returns the "# " lines from recordTitle on, or nil.

@@ -31,8 +31,11 @@ type attr struct {
 	// Reason is what the test logged right after a verdict attribute: why
 	// it failed, in its own words, for the table to quote.
 	Reason string
-	at     int    // its line in the record (Lines), -1 when it has none
-	line   string // its record line (claims.AttrLine)
+	// ReasonZh is the Chinese of Reason, the claims.AttrReasonZh the
+	// proof set right after the verdict, when it set one.
+	ReasonZh string
+	at       int    // its line in the record (Lines), -1 when it has none
+	line     string // its record line (claims.AttrLine)
 }
 
 // result is what the run says about one top-level Test or Example, its
@@ -220,8 +223,26 @@ func readAttrs(events []attr, lines []string) []attr {
 		if _, ok := claims.VerdictClaim(out[i].Key); ok && out[i].at >= 0 {
 			out[i].Reason = logLineAfter(lines, out[i].at)
 		}
+		if _, ok := claims.VerdictClaim(out[i].Key); ok {
+			out[i].ReasonZh = reasonZh(out[i+1:], out[i].Sub)
+		}
 	}
 	return out
+}
+
+// reasonZh is the Chinese reason among the attributes after a verdict of
+// subtest sub: the next attribute sub set, when it is one.
+func reasonZh(after []attr, sub string) string {
+	for _, a := range after {
+		if a.Sub != sub {
+			continue
+		}
+		if a.Key == claims.AttrReasonZh {
+			return a.Value
+		}
+		break
+	}
+	return ""
 }
 
 // logLineAfter is the first line after lines[i] that a test logged.

@@ -59,30 +59,16 @@ func (t Tree) changed(more func(n int) string) string {
 	return strings.Join(names, ", ")
 }
 
-// line is the header's commit line in English.
-func (t Tree) line() string {
+// line is the header's commit line in l.
+func (t Tree) line(l *lang) string {
 	switch {
 	case t.Commit == "":
-		return fmt.Sprintf("- commit: unknown (%s)\n", t.Err)
+		return fmt.Sprintf(l.commit[0], t.Err)
 	case t.Err != "":
-		return fmt.Sprintf("- commit: %s; whether the tree had changes is unknown (%s)\n", code(t.Commit), t.Err)
+		return fmt.Sprintf(l.commit[1], code(t.Commit), t.Err)
 	case len(t.Changes) == 0:
-		return fmt.Sprintf("- commit: %s; the tree had no changes (git status --porcelain printed nothing)\n", code(t.Commit))
+		return fmt.Sprintf(l.commit[2], code(t.Commit))
 	}
-	return fmt.Sprintf("- commit: %s; the tree had changes (git status --porcelain: %d): %s\n", code(t.Commit), len(t.Changes),
-		t.changed(func(n int) string { return fmt.Sprintf("and %d more", n) }))
-}
-
-// lineZh is the header's commit line in Chinese.
-func (t Tree) lineZh() string {
-	switch {
-	case t.Commit == "":
-		return fmt.Sprintf("- 提交：未知（%s）\n", t.Err)
-	case t.Err != "":
-		return fmt.Sprintf("- 提交：%s；不知道工作树有没有改动（%s）\n", code(t.Commit), t.Err)
-	case len(t.Changes) == 0:
-		return fmt.Sprintf("- 提交：%s；工作树没有改动（git status --porcelain 无输出）\n", code(t.Commit))
-	}
-	return fmt.Sprintf("- 提交：%s；工作树有改动（git status --porcelain 列出 %d 项）：%s\n", code(t.Commit), len(t.Changes),
-		t.changed(func(n int) string { return fmt.Sprintf("另有 %d 项", n) }))
+	return fmt.Sprintf(l.commit[3], code(t.Commit), len(t.Changes),
+		t.changed(func(n int) string { return fmt.Sprintf(l.moreChanges, n) }))
 }

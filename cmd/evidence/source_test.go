@@ -43,8 +43,8 @@ func headers(t *testing.T, tr Tree) (en, zh string) {
 	h := rn.header()
 	r := report{ix: ix, run: rn, h: h, vs: verdicts(ix, rn, h), peers: peers(rn), m: Meta{Generator: "go run ./cmd/evidence", Index: "claims.json", Tree: tr}}
 	var e, z bytes.Buffer
-	writeHeader(&e, r)
-	writeClaimsZh(&z, r, "3.8.0")
+	writeHeader(&e, r, english)
+	writeHeader(&z, r, chinese)
 	return e.String(), z.String()
 }
 

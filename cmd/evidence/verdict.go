@@ -28,8 +28,11 @@ const (
 type Verdict struct {
 	Claim claims.Claim
 	Kind  string
-	Text  string   // the verdict cell
-	Tests []string // "TestX (pass, 1.2s)"
+	Text  string // the verdict cell
+	// TextZh is the verdict cell in Chinese: the same verdict, its reason
+	// in the Chinese its proof stated (claims.AttrReasonZh) where it did.
+	TextZh string
+	Tests  []string // "TestX (pass, 1.2s)"
 	// Decisive holds the observations its proofs stated as attributes
 	// (claims.AttrEvidence; claims.AttrDiffers as "differs: ..."), then
 	// what a failed proof failed with.
@@ -51,23 +54,19 @@ type proofRun struct {
 
 // verdicts gives every claim of the index its verdict on run.
 func verdicts(ix *claims.Index, run *Run, h Header) []Verdict {
-	version := h.Version
-	if version == "" {
-		version = "an unknown server version"
-	}
 	seen, problem := recordStart(run, ix)
 	var out []Verdict
 	for _, c := range ix.Claims {
-		v := verdictFor(c, run, h, version)
+		v := verdictFor(c, run, h)
 		if c.ID == recordClaim {
-			v.checkRecord(seen, problem, version)
+			v.checkRecord(seen, problem, h.Version)
 		}
 		out = append(out, v)
 	}
 	return out
 }
 
-func verdictFor(c claims.Claim, run *Run, h Header, version string) Verdict {
+func verdictFor(c claims.Claim, run *Run, h Header) Verdict {
 	pr := gather(c, run)
 	v := Verdict{
 		Claim:      c,
@@ -76,18 +75,19 @@ func verdictFor(c claims.Claim, run *Run, h Header, version string) Verdict {
 		DecisiveZh: observationsZh(pr.attrs),
 		Context:    operations(exampleout.Without(pr.lines), 6),
 	}
-	v.Kind, v.Text = decide(c, pr, run, h, version)
-	if word, reason := verdictOn(run.PkgAttrs, c.ID); word != "" {
-		v.Decisive, v.DecisiveZh = append(v.Decisive, reason), append(v.DecisiveZh, reason)
+	v.Kind, v.Text = decide(c, pr, run, h, english)
+	_, v.TextZh = decide(c, pr, run, h, chinese)
+	if word, reason := verdictOn(run.PkgAttrs, c.ID, english); word != "" {
+		_, zh := verdictOn(run.PkgAttrs, c.ID, chinese)
+		v.Decisive, v.DecisiveZh = append(v.Decisive, reason), append(v.DecisiveZh, zh)
 	}
 	if c.ID == suiteClaim {
 		v.Decisive = append(v.Decisive, observations(run.PkgAttrs)...)
 		v.DecisiveZh = append(v.DecisiveZh, observationsZh(run.PkgAttrs)...)
 	}
 	for _, res := range pr.failed {
-		why := trim(whyFailed(res, c.ID), 240)
-		v.Decisive = append(v.Decisive, fmt.Sprintf("%s failed: %s", res.Name, why))
-		v.DecisiveZh = append(v.DecisiveZh, fmt.Sprintf("%s 失败：%s", res.Name, why))
+		v.Decisive = append(v.Decisive, english.failedLine(res.Name, trim(whyFailed(res, c.ID, english), 240)))
+		v.DecisiveZh = append(v.DecisiveZh, chinese.failedLine(res.Name, trim(whyFailed(res, c.ID, chinese), 240)))
 	}
 	return v
 }
@@ -158,14 +158,14 @@ func observationsZh(as []attr) []string {
 }
 
 // verdictOn returns the verdict the attributes as give claim id, "" for
-// none, with the reason the test logged after it. The first verdict on id
+// none, with the reason the test logged after it, in l. The first verdict on id
 // decides: a proof that found its own scenario broken (not-shown) and went
 // on has no observation to refute the claim with afterwards, and a proof
 // that refuted the claim stays refuted whatever broke after it.
-func verdictOn(as []attr, id string) (word, reason string) {
+func verdictOn(as []attr, id string, l *lang) (word, reason string) {
 	for _, a := range as {
 		if c, ok := claims.VerdictClaim(a.Key); ok && c == id {
-			return a.Value, a.Reason
+			return a.Value, l.reason(a)
 		}
 	}
 	return "", ""
@@ -173,14 +173,14 @@ func verdictOn(as []attr, id string) (word, reason string) {
 
 // whyFailed says why res failed, for claim id: the reason logged with its
 // verdict on id, else with any verdict it carries, else the line that best
-// says it (firstError).
-func whyFailed(res *result, id string) string {
-	if _, reason := verdictOn(res.Attrs, id); reason != "" {
+// says it (firstError), in l where the proof stated it so.
+func whyFailed(res *result, id string, l *lang) string {
+	if _, reason := verdictOn(res.Attrs, id, l); reason != "" {
 		return reason
 	}
 	for _, a := range res.Attrs {
 		if _, ok := claims.VerdictClaim(a.Key); ok && a.Reason != "" {
-			return a.Reason
+			return l.reason(a)
 		}
 	}
 	return firstError(res)
@@ -189,15 +189,17 @@ func whyFailed(res *result, id string) string {
 // checkRecord lets what the record really starts with decide the record
 // claim: a header that is missing, late or incomplete refutes it, whatever
 // its Test said.
-func (v *Verdict) checkRecord(seen, problem, version string) {
+func (v *Verdict) checkRecord(seen []any, problem, version string) {
 	switch {
 	case problem != "":
-		v.Kind, v.Text = Refuted, fmt.Sprintf("refuted on %s: %s", version, problem)
-		v.Decisive = append(v.Decisive, "record check: "+problem)
-		v.DecisiveZh = append(v.DecisiveZh, "记录检查："+problem)
-	case seen != "" && (v.Kind == Holds || v.Kind == Partly):
-		v.Decisive = append([]string{seen}, v.Decisive...)
-		v.DecisiveZh = append([]string{seen}, v.DecisiveZh...)
+		v.Kind = Refuted
+		v.Text = fmt.Sprintf("refuted on %s: %s", english.version(version), problem)
+		v.TextZh = fmt.Sprintf("在 %s 上被否定：%s", chinese.version(version), problem)
+		v.Decisive = append(v.Decisive, english.recordCheck+problem)
+		v.DecisiveZh = append(v.DecisiveZh, chinese.recordCheck+problem)
+	case seen != nil && (v.Kind == Holds || v.Kind == Partly):
+		v.Decisive = append([]string{fmt.Sprintf(english.recordOpens, seen...)}, v.Decisive...)
+		v.DecisiveZh = append([]string{fmt.Sprintf(chinese.recordOpens, seen...)}, v.DecisiveZh...)
 	}
 }
 
@@ -229,47 +231,49 @@ func gather(c claims.Claim, run *Run) proofRun {
 	return pr
 }
 
-// decide returns a claim's verdict kind and cell. A verdict set outside any
-// test (TestMain's E3 checks, run.PkgAttrs) counts like one of its proofs'.
-func decide(c claims.Claim, pr proofRun, run *Run, h Header, version string) (kind, text string) {
+// decide returns a claim's verdict kind and cell, the cell in l. A verdict
+// set outside any test (TestMain's E3 checks, run.PkgAttrs) counts like
+// one of its proofs'.
+func decide(c claims.Claim, pr proofRun, run *Run, h Header, l *lang) (kind, text string) {
+	version := l.version(h.Version)
 	needs := ""
 	if len(c.Needs) > 0 {
-		needs = " (needs " + strings.Join(c.Needs, ", ") + ")"
+		needs = fmt.Sprintf(l.needs, strings.Join(c.Needs, l.itemSep))
 	}
-	pkgWord, pkgReason := verdictOn(run.PkgAttrs, c.ID)
+	pkgWord, pkgReason := verdictOn(run.PkgAttrs, c.ID, l)
 	switch {
 	case len(c.Proof) == 0:
-		return NotShown, "not shown: no Test or Example in the index proves it"
+		return NotShown, l.noProof
 	case pkgWord == claims.VerdictRefuted:
-		return Refuted, fmt.Sprintf("refuted on %s: %q", version, pkgReason)
+		return Refuted, fmt.Sprintf(l.refutedOn, version, pkgReason)
 	case len(pr.failed) > 0:
-		return failedVerdict(c.ID, pr.failed, version)
+		return failedVerdict(c.ID, pr.failed, version, l)
 	case pkgWord == claims.VerdictNotShown:
-		return NotShown, "not shown: " + pkgReason
+		return NotShown, l.notShown + pkgReason
 	case len(pr.missing) > 0 && !(h.NoServer != "" && allExamples(pr.missing)):
-		return NotShown, fmt.Sprintf("not shown: %s: %s", pr.missing[0].Name, whyMissing(run))
+		return NotShown, l.notShown + pr.missing[0].Name + l.colon + whyMissing(run, l)
 	case len(pr.passed) == 0 && len(pr.skipped) > 0:
-		return NotRun, "not run: " + skipReason(pr.skipped[0]) + needs
+		return NotRun, l.notRun + skipReason(pr.skipped[0]) + needs
 	case len(pr.passed) == 0: // only Examples, left out for want of a server
-		return NotRun, "not run: examples need a server: " + h.NoServer + needs
+		return NotRun, l.examplesNeed + h.NoServer + needs
 	}
-	kind, text = Holds, Holds
+	kind, text = Holds, l.word(Holds)
 	if len(pr.passed) < len(c.Proof) {
 		var not []string
 		for _, res := range pr.skipped {
-			not = append(not, fmt.Sprintf("%s: %s", res.Name, skipReason(res)))
+			not = append(not, res.Name+l.colon+skipReason(res))
 		}
 		for _, res := range pr.missing {
-			not = append(not, fmt.Sprintf("%s: %s", res.Name, h.NoServer))
+			not = append(not, res.Name+l.colon+h.NoServer)
 		}
-		kind, text = Partly, Partly+": "+strings.Join(not, "; ")
+		kind, text = Partly, l.word(Partly)+l.colon+strings.Join(not, l.listSep)
 	}
 	if !anyDiffers(pr.passed, c.ID) {
 		return kind, text
 	}
-	d := fmt.Sprintf("%s (on %s)", Differs, version)
+	d := fmt.Sprintf(l.differsOn, version)
 	if kind == Partly {
-		d += "; " + strings.TrimPrefix(text, Holds+", ")
+		d += l.listSep + strings.TrimPrefix(text, l.holdsComma)
 	}
 	return Differs, d
 }
@@ -290,24 +294,24 @@ func anyDiffers(passed []*result, id string) bool {
 // failedVerdict: a failed proof whose verdict attribute on the claim says
 // refuted refutes it; any other failure (a verdict of not-shown, or none)
 // means the proof did not get as far as its observation.
-func failedVerdict(id string, failed []*result, version string) (kind, text string) {
+func failedVerdict(id string, failed []*result, version string, l *lang) (kind, text string) {
 	for _, res := range failed {
-		if word, reason := verdictOn(res.Attrs, id); word == claims.VerdictRefuted {
-			return Refuted, fmt.Sprintf("refuted on %s: %q", version, reason)
+		if word, reason := verdictOn(res.Attrs, id, l); word == claims.VerdictRefuted {
+			return Refuted, fmt.Sprintf(l.refutedOn, version, reason)
 		}
 	}
 	res := failed[0]
-	return NotShown, fmt.Sprintf("not shown: %s: %s", res.Name, trim(whyFailed(res, id), 240))
+	return NotShown, l.notShown + res.Name + l.colon + trim(whyFailed(res, id, l), 240)
 }
 
-func whyMissing(run *Run) string {
+func whyMissing(run *Run, l *lang) string {
 	switch {
 	case !run.PkgEnded:
-		return "the run ended before it finished"
+		return l.runEnded
 	case run.PkgFail && len(run.Results) == 0:
-		return "the package did not build or TestMain failed: " + trim(lastLine(run.PkgLines), 200)
+		return l.noBuild + trim(lastLine(run.PkgLines), 200)
 	}
-	return "it has no result in the run"
+	return l.noResult
 }
 
 // linesFor returns the output of res that belongs to claim id: when res
@@ -392,7 +396,7 @@ func peers(run *Run) []Peer {
 			p.Action = "did not end"
 		}
 		if p.Action != "pass" && p.Action != "skip" {
-			p.Evidence = append(p.Evidence, "failed: "+trim(whyFailed(res, ""), 240))
+			p.Evidence = append(p.Evidence, "failed: "+trim(whyFailed(res, "", english), 240))
 		}
 		if p.Action == "skip" {
 			p.Evidence = append(p.Evidence, skipReason(res))

@@ -28,6 +28,9 @@ const (
 	// observation in Chinese, for EVIDENCE.zh.md.
 	AttrEvidenceZh = "zk19.evidence.zh"
 	AttrDiffersZh  = "zk19.differs.zh"
+	// AttrReasonZh follows a verdict (AttrVerdict) whose format has a
+	// Chinese entry: the line the proof logs after it, in Chinese ("C1 被否定：…").
+	AttrReasonZh = "zk19.reason.zh"
 	// AttrVerdict, followed by "." and a claim ID (VerdictKey), is how a
 	// failed proof labels its failure for that claim: VerdictRefuted or
 	// VerdictNotShown. The log line the proof writes right after it says

@@ -61,8 +61,8 @@ func OpenedOn(t tb.TB) string {
 func Evidence(t tb.TB, format string, args ...any) {
 	t.Helper()
 	t.Attr(AttrEvidence, OneLine(fmt.Sprintf(format, args...)))
-	if zh, ok := zhFormats[format]; ok {
-		t.Attr(AttrEvidenceZh, OneLine(fmt.Sprintf(zh, args...)))
+	if zh, ok := chineseOf(format, args...); ok {
+		t.Attr(AttrEvidenceZh, OneLine(zh))
 	}
 }
 
@@ -72,8 +72,8 @@ func Evidence(t tb.TB, format string, args ...any) {
 func Differs(t tb.TB, format string, args ...any) {
 	t.Helper()
 	t.Attr(AttrDiffers, OneLine(fmt.Sprintf(format, args...)))
-	if zh, ok := zhFormats[format]; ok {
-		t.Attr(AttrDiffersZh, OneLine(fmt.Sprintf(zh, args...)))
+	if zh, ok := chineseOf(format, args...); ok {
+		t.Attr(AttrDiffersZh, OneLine(zh))
 	}
 }
 
@@ -90,7 +90,7 @@ type failer interface {
 // or a setup step that timed out, is NotShown. The test goes on.
 func Refuted(t failer, id, format string, args ...any) {
 	t.Helper()
-	t.Attr(VerdictKey(id), VerdictRefuted)
+	verdict(t, id, VerdictRefuted, format, args)
 	t.Errorf("%s refuted: %s", id, fmt.Sprintf(format, args...))
 }
 
@@ -98,7 +98,7 @@ func Refuted(t failer, id, format string, args ...any) {
 // on without: it stops the test.
 func RefutedNow(t tb.TB, id, format string, args ...any) {
 	t.Helper()
-	t.Attr(VerdictKey(id), VerdictRefuted)
+	verdict(t, id, VerdictRefuted, format, args)
 	t.Fatalf("%s refuted: %s", id, fmt.Sprintf(format, args...))
 }
 
@@ -108,7 +108,7 @@ func RefutedNow(t tb.TB, id, format string, args ...any) {
 // reason, starting with id. The run then says nothing about the claim.
 func NotShown(t tb.TB, id, format string, args ...any) {
 	t.Helper()
-	t.Attr(VerdictKey(id), VerdictNotShown)
+	verdict(t, id, VerdictNotShown, format, args)
 	t.Fatalf("%s not shown: %s", id, fmt.Sprintf(format, args...))
 }
 
@@ -118,8 +118,20 @@ func NotShown(t tb.TB, id, format string, args ...any) {
 // first verdict a proof states on a claim is its verdict.
 func BrokenCheck(t failer, id, format string, args ...any) {
 	t.Helper()
-	t.Attr(VerdictKey(id), VerdictNotShown)
+	verdict(t, id, VerdictNotShown, format, args)
 	t.Errorf("%s not shown: %s", id, fmt.Sprintf(format, args...))
+}
+
+// verdict states word on claim id (AttrVerdict) and, when the catalogue
+// has the Chinese of format, the line that follows it in Chinese
+// (AttrReasonZh): its first line, as the record's reason is.
+func verdict(t tb.TB, id, word, format string, args []any) {
+	t.Helper()
+	t.Attr(VerdictKey(id), word)
+	if zh, ok := chineseOf(format, args...); ok {
+		first, _, _ := strings.Cut(zh, "\n")
+		t.Attr(AttrReasonZh, fmt.Sprintf("%s %s：%s", id, zhVerdicts[word], first))
+	}
 }
 
 // Judge states a verdict on claim id and stops the test: RefutedNow, when

@@ -1,5 +1,7 @@
 package claims
 
+import "fmt"
+
 // zhFormats is the Chinese of every format a proof passes to Evidence and
 // Differs, keyed by the English format: the observations of EVIDENCE.zh.md,
 // in the article's terms (候选、前驱、持有者、高水位). A format may put its
@@ -7,6 +9,22 @@ package claims
 // each of them with the English verb (TestEveryObservationHasItsChinese).
 // Evidence and Differs state the Chinese beside the English
 // (AttrEvidenceZh, AttrDiffersZh); a format without an entry has none.
+// chineseOf formats args with the Chinese of format (zhFormats, zhFailures); ok
+// is false when the catalogue has none.
+func chineseOf(format string, args ...any) (s string, ok bool) {
+	zh, ok := zhFormats[format]
+	if !ok {
+		zh, ok = zhFailures[format]
+	}
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf(zh, args...), true
+}
+
+// zhVerdicts are the verdict words of a failure line in Chinese.
+var zhVerdicts = map[string]string{VerdictRefuted: "被否定", VerdictNotShown: "未能证明"}
+
 var zhFormats = map[string]string{
 	"N=%d ours release %d: %d waiter(s) woke; server triggered %d node-deleted watch(es) (the next waiter's and the releaser's own hold's), %d child watch(es)":                                                                                                           "N=%d 本配方第 %d 次释放：%d 个等待者被唤醒；服务器触发了 %d 个节点删除 watch（下一个等待者的，和释放者自己持有时设在自身节点上的），%d 个子节点 watch",
 	"after expiry the old hold's release: %v; in the new session, Recover of the old GUID: %v; a new acquisition holds %s with GUID %s (old %s), owner 0x%x; the old node exists: %v":                                                                                     "过期之后旧持有的 release：%v；在新 session 中，对旧 GUID 的 Recover：%v；新的获取以 GUID %[4]s（旧为 %[5]s）持有 %[3]s，所有者 0x%[6]x；旧节点是否存在：%[7]v",

@@ -1,11 +1,13 @@
 package claims
 
 import (
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -58,93 +60,276 @@ func verbs(format string) (map[int][]string, error) {
 	return out, nil
 }
 
-// TestEveryChineseFormatUsesTheEnglishVerbs: each entry formats every
-// argument of its English format, and only those, with the same verb.
+// TestEveryChineseFormatUsesTheEnglishVerbs: each entry of the catalogue
+// (observations and failures) formats every argument of its English
+// format, and only those, with the same verb.
 func TestEveryChineseFormatUsesTheEnglishVerbs(t *testing.T) {
-	for en, zh := range zhFormats {
-		ve, err := verbs(en)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vz, err := verbs(zh)
-		if err != nil {
-			t.Errorf("%v", err)
-			continue
-		}
-		for n, vs := range vz {
-			vs = slices.Compact(slices.Sorted(slices.Values(vs)))
-			if len(vs) != 1 || len(ve[n]) != 1 || vs[0] != ve[n][0] {
-				t.Errorf("argument %d: got verbs %v in %q; want %v, as in %q", n, vs, zh, ve[n], en)
-			}
-		}
-		for n := range ve {
-			if _, ok := vz[n]; !ok {
-				t.Errorf("argument %d (%v of %q): got no verb for it in %q; want every argument shown", n, ve[n], en, zh)
+	for _, catalogue := range []map[string]string{zhFormats, zhFailures} {
+		for en, zh := range catalogue {
+			if err := sameVerbs(en, zh); err != nil {
+				t.Error(err)
 			}
 		}
 	}
 }
 
+// sameVerbs reports how zh's verbs differ from en's, if they do.
+func sameVerbs(en, zh string) error {
+	ve, err := verbs(en)
+	if err != nil {
+		return err
+	}
+	vz, err := verbs(zh)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, n := range slices.Sorted(maps.Keys(vz)) {
+		vs := slices.Compact(slices.Sorted(slices.Values(vz[n])))
+		if len(vs) != 1 || len(ve[n]) != 1 || vs[0] != ve[n][0] {
+			errs = append(errs, fmt.Errorf("argument %d: got verbs %v in %q; want %v, as in %q", n, vs, zh, ve[n], en))
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(ve)) {
+		if _, ok := vz[n]; !ok {
+			errs = append(errs, fmt.Errorf("argument %d (%v of %q): got no verb for it in %q; want every argument shown", n, ve[n], en, zh))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // TestEveryObservationHasItsChinese: every format the module's proofs pass
-// to Evidence and Differs has a Chinese entry, and every entry is used.
+// to Evidence and Differs has a Chinese entry in zhFormats, every format
+// of a failure line (Refuted, RefutedNow, NotShown, BrokenCheck, and the
+// Fatalf a Judged test reaches) one in zhFailures or zhFormats, and every
+// entry is used.
 func TestEveryObservationHasItsChinese(t *testing.T) {
-	used := map[string]string{}
-	err := filepath.WalkDir("../..", func(p string, d fs.DirEntry, err error) error {
+	used := scanFormats(t, "../..")
+	if len(used.observed) < 100 || len(used.failed) < 300 {
+		t.Fatalf("found %d formats of Evidence and Differs calls and %d of failure lines; want the proofs' (over 100, over 300)", len(used.observed), len(used.failed))
+	}
+	for _, format := range slices.Sorted(maps.Keys(used.observed)) {
+		if _, ok := zhFormats[format]; !ok {
+			t.Errorf("%s: got no Chinese entry for the observation %q; want one in zhFormats", used.observed[format], format)
+		}
+	}
+	for _, format := range slices.Sorted(maps.Keys(used.failed)) {
+		if _, ok := zhFailures[format]; !ok && zhFormats[format] == "" {
+			t.Errorf("%s: got no Chinese entry for the failure line %q; want one in zhFailures", used.failed[format], format)
+		}
+	}
+	for format := range zhFormats {
+		if _, ok := used.observed[format]; !ok && used.failed[format] == "" {
+			t.Errorf("zhFormats has %q, which no proof uses; want it removed", format)
+		}
+	}
+	for format := range zhFailures {
+		if _, ok := used.failed[format]; !ok {
+			t.Errorf("zhFailures has %q, which no failure line uses; want it removed", format)
+		}
+		if _, ok := zhFormats[format]; ok {
+			t.Errorf("%q is in both zhFormats and zhFailures; want it once", format)
+		}
+	}
+}
+
+// formatUses are the formats the module's Go files pass to the claims
+// helpers, each with where one call is.
+type formatUses struct {
+	observed map[string]string // Evidence, Differs
+	failed   map[string]string // Refuted, RefutedNow, NotShown, BrokenCheck, a Judged test's Fatalf
+}
+
+// scanFormats reads every Go file of the module under root (testdata and
+// hidden directories aside). A Judged test is followed by name, without
+// types: an expression claims.Judged(...), a variable assigned one, and
+// the parameter of any function of that name it is passed to, on and on;
+// the format of every Fatalf called on it is a failure line's.
+func scanFormats(t *testing.T, root string) formatUses {
+	fset := token.NewFileSet()
+	funcs := map[string][]*ast.FuncDecl{}
+	var files []*ast.File
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && p != "../.." && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
+		if d.IsDir() && p != root && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
 			return filepath.SkipDir
 		}
 		if d.IsDir() || !strings.HasSuffix(p, ".go") {
 			return nil
 		}
-		fset := token.NewFileSet()
 		f, err := parser.ParseFile(fset, p, nil, 0)
 		if err != nil {
 			return err
 		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			if format, ok := observationFormat(n); ok {
-				used[format] = fset.Position(n.Pos()).String()
+		files = append(files, f)
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
+				funcs[fd.Name.Name] = append(funcs[fd.Name.Name], fd)
 			}
-			return true
-		})
+		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(used) < 100 {
-		t.Fatalf("found %d formats of Evidence and Differs calls; want the proofs' (over 100)", len(used))
+	u := formatUses{observed: map[string]string{}, failed: map[string]string{}}
+	s := &judgedScan{fset: fset, u: u, seen: map[string]bool{}}
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			if c, ok := n.(*ast.CallExpr); ok {
+				s.direct(c)
+			}
+			if fd, ok := n.(*ast.FuncDecl); ok && fd.Body != nil {
+				s.body(fd.Body, judgedVars(fd.Body))
+			}
+			return true
+		})
 	}
-	for format, at := range used {
-		if _, ok := zhFormats[format]; !ok {
-			t.Errorf("%s: got no Chinese entry for %q; want one in zhFormats", at, format)
+	for len(s.todo) > 0 {
+		next := s.todo[0]
+		s.todo = s.todo[1:]
+		for _, fd := range funcs[next.name] {
+			if p := paramName(fd, next.arg); p != "" && p != "_" {
+				s.body(fd.Body, map[string]bool{p: true})
+			}
 		}
 	}
-	for format := range zhFormats {
-		if _, ok := used[format]; !ok {
-			t.Errorf("zhFormats has %q, which no proof uses; want it removed", format)
+	return u
+}
+
+// judgedScan follows Judged tests through the module's functions.
+type judgedScan struct {
+	fset *token.FileSet
+	u    formatUses
+	seen map[string]bool // "name/arg" already queued
+	todo []passed
+}
+
+// passed is a Judged test passed as argument arg of the functions named name.
+type passed struct {
+	name string
+	arg  int
+}
+
+// direct notes the format of a call of the claims helpers.
+func (s *judgedScan) direct(c *ast.CallExpr) {
+	sel, ok := c.Fun.(*ast.SelectorExpr)
+	if x, isID := selX(sel); !ok || !isID || x != "claims" {
+		return
+	}
+	at := s.fset.Position(c.Pos()).String()
+	switch sel.Sel.Name {
+	case "Evidence", "Differs":
+		if len(c.Args) >= 2 {
+			if f, ok := literal(c.Args[1]); ok {
+				s.u.observed[f] = at
+			}
+		}
+	case "Refuted", "RefutedNow", "NotShown", "BrokenCheck":
+		if len(c.Args) >= 3 {
+			if f, ok := literal(c.Args[2]); ok {
+				s.u.failed[f] = at
+			}
 		}
 	}
 }
 
-// observationFormat returns the format of a call claims.Evidence(t, "…",
-// …) or claims.Differs, a string constant made of literals.
-func observationFormat(n ast.Node) (string, bool) {
-	c, ok := n.(*ast.CallExpr)
-	if !ok || len(c.Args) < 2 {
+func selX(sel *ast.SelectorExpr) (string, bool) {
+	if sel == nil {
 		return "", false
 	}
-	s, ok := c.Fun.(*ast.SelectorExpr)
-	if !ok || s.Sel.Name != "Evidence" && s.Sel.Name != "Differs" {
+	x, ok := sel.X.(*ast.Ident)
+	if !ok {
 		return "", false
 	}
-	if x, ok := s.X.(*ast.Ident); !ok || x.Name != "claims" {
-		return "", false
+	return x.Name, true
+}
+
+// judgedVars are the variables of body assigned a claims.Judged(...).
+func judgedVars(body *ast.BlockStmt) map[string]bool {
+	vars := map[string]bool{}
+	ast.Inspect(body, func(n ast.Node) bool {
+		if as, ok := n.(*ast.AssignStmt); ok && len(as.Lhs) == len(as.Rhs) {
+			for i, r := range as.Rhs {
+				if id, ok := as.Lhs[i].(*ast.Ident); ok && isJudgedCall(r) {
+					vars[id.Name] = true
+				}
+			}
+		}
+		return true
+	})
+	return vars
+}
+
+func isJudgedCall(e ast.Expr) bool {
+	c, ok := e.(*ast.CallExpr)
+	if !ok {
+		return false
 	}
-	return literal(c.Args[1])
+	sel, _ := c.Fun.(*ast.SelectorExpr)
+	x, ok := selX(sel)
+	return ok && x == "claims" && sel.Sel.Name == "Judged"
+}
+
+// body notes, in body, the formats of Fatalf called on a Judged test (a
+// claims.Judged call, or a name in vars) and queues the functions it is
+// passed to.
+func (s *judgedScan) body(body *ast.BlockStmt, vars map[string]bool) {
+	judged := func(e ast.Expr) bool {
+		id, ok := e.(*ast.Ident)
+		return isJudgedCall(e) || ok && vars[id.Name]
+	}
+	ast.Inspect(body, func(n ast.Node) bool {
+		c, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		if sel, ok := c.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Fatalf" && judged(sel.X) && len(c.Args) > 0 {
+			if f, ok := literal(c.Args[0]); ok {
+				s.u.failed[f] = s.fset.Position(c.Pos()).String()
+			}
+		}
+		for i, a := range c.Args {
+			if name := calleeName(c.Fun); judged(a) && name != "" && !s.seen[fmt.Sprint(name, "/", i)] {
+				s.seen[fmt.Sprint(name, "/", i)] = true
+				s.todo = append(s.todo, passed{name, i})
+			}
+		}
+		return true
+	})
+}
+
+func calleeName(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.Ident:
+		return e.Name
+	case *ast.SelectorExpr:
+		return e.Sel.Name
+	case *ast.IndexExpr:
+		return calleeName(e.X)
+	case *ast.IndexListExpr:
+		return calleeName(e.X)
+	}
+	return ""
+}
+
+// paramName is the name of fd's parameter i, "" when it has none.
+func paramName(fd *ast.FuncDecl, i int) string {
+	var names []string
+	for _, f := range fd.Type.Params.List {
+		if len(f.Names) == 0 {
+			names = append(names, "")
+		}
+		for _, n := range f.Names {
+			names = append(names, n.Name)
+		}
+	}
+	if i < len(names) {
+		return names[i]
+	}
+	return ""
 }
 
 func literal(e ast.Expr) (string, bool) {

@@ -7,6 +7,7 @@
 package wait
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -29,10 +30,20 @@ type TB interface {
 type Cond func() (ok bool, last string)
 
 // For checks cond every Interval until it holds, and fails t after within,
-// naming what it waited for and the last state seen.
+// naming what it waited for and the last state seen. The failure's format
+// is the one literal below, whatever ended the wait: a claims.Judged t
+// finds it in the catalogue of Chinese formats.
 func For(t TB, within time.Duration, what string, cond Cond) {
 	t.Helper()
-	poll.WaitOn(pollT{t}, check(what, within, cond), poll.WithTimeout(within+backstop), poll.WithDelay(Interval))
+	err := Until(within, what, cond)
+	var gaveUp *timeout
+	switch {
+	case err == nil:
+	case errors.As(err, &gaveUp):
+		t.Fatalf("timeout hit after %v: waiting for %s; last seen: %s", gaveUp.within, gaveUp.what, gaveUp.last)
+	default: // poll.WaitOn's own timeout (backstop)
+		t.Fatalf("%s", err)
+	}
 }
 
 // backstop is how long past its bound poll.WaitOn itself gives up, when a
@@ -71,7 +82,7 @@ func ReceiveSeen[T any](t TB, within time.Duration, what string, ch <-chan T, se
 	case v := <-ch:
 		return v
 	case <-timer.C:
-		t.Fatalf("%s%v: waiting for %s; last seen: %s", timedOut, within, what, seen())
+		t.Fatalf("timeout hit after %v: waiting for %s; last seen: %s", within, what, seen())
 	}
 	var zero T // as in Receive
 	return zero
@@ -105,35 +116,30 @@ func check(what string, within time.Duration, cond Cond) poll.Check {
 		case ok:
 			return poll.Success()
 		case !time.Now().Before(deadline):
-			return poll.Error(fmt.Errorf("%s%v: waiting for %s; last seen: %s", timedOut, within, what, last))
+			return poll.Error(&timeout{within: within, what: what, last: last})
 		}
 		return poll.Continue("waiting for %s; last seen: %s", what, last)
 	}
 }
 
-const (
-	timedOut = "timeout hit after "     // the words poll.WaitOn's own timeout uses
-	failed   = "polling check failed: " // what poll.WaitOn puts before a check's error
-)
-
-// message is a failure of poll.WaitOn without the prefix it puts before a
-// check's error.
-func message(format string, args ...any) string {
-	return strings.TrimPrefix(strings.TrimSpace(fmt.Sprintf(format, args...)), failed)
+// timeout is a check's end at its bound: what it waited for and the last
+// state seen.
+type timeout struct {
+	within     time.Duration
+	what, last string
 }
 
-// pollT gives a TB the Log method poll.WaitOn wants.
-type pollT struct{ TB }
-
-func (p pollT) Log(args ...any) { p.TB.Helper(); p.TB.Logf("%s", fmt.Sprint(args...)) }
-
-func (p pollT) Fatalf(format string, args ...any) {
-	p.TB.Helper()
-	p.TB.Fatalf("%s", message(format, args...))
+func (e *timeout) Error() string {
+	return fmt.Sprintf("timeout hit after %v: waiting for %s; last seen: %s", e.within, e.what, e.last)
 }
+
+// failed is what poll.WaitOn puts before a check's error.
+const failed = "polling check failed: "
 
 // recorder is a poll.TestingT whose Fatalf ends the wait with an error
-// (a real test's Fatalf ends its goroutine; poll.WaitOn relies on that).
+// (a real test's Fatalf ends its goroutine; poll.WaitOn relies on that):
+// a check's timeout as it is, anything else as its message without the
+// prefix poll.WaitOn puts before a check's error.
 type recorder struct{}
 
 type stopped struct{ err error }
@@ -141,5 +147,11 @@ type stopped struct{ err error }
 func (recorder) Log(...any)          {}
 func (recorder) Logf(string, ...any) {}
 func (recorder) Fatalf(format string, args ...any) {
-	panic(stopped{fmt.Errorf("%s", message(format, args...))})
+	for _, a := range args {
+		if e, ok := a.(*timeout); ok {
+			panic(stopped{e})
+		}
+	}
+	msg := strings.TrimPrefix(strings.TrimSpace(fmt.Sprintf(format, args...)), failed)
+	panic(stopped{errors.New(msg)})
 }
