@@ -5,6 +5,8 @@ package claims
 // test's Fatalf (a bounded wait's), keyed by the English format, with the
 // same rules as zhFormats: the failure lines of EVIDENCE.zh.md.
 var zhFailures = map[string]string{
+	"got %d listening sockets and %d connections at E1's proxy %s among this process's %d; want one of each at least": "本进程的 %[4]d 个套接字中，E1 的代理 %[3]s 上有 %[1]d 个在监听、%[2]d 个连接；应至少各有一个",
+	"the user's server %s: %v": "用户的服务器 %s：%v",
 	"the resource's mark after A's write is %v; want A's token %v: the exercise starts from it":                                                                                                                 "A 写入之后资源的高水位是 %v；应为 A 的 token %v：练习从这里开始",
 	"A asked ZooKeeper whether its node %s exists and is its own and got no yes: the race needs A's check to pass":                                                                                              "A 向 ZooKeeper 询问它的节点 %s 是否存在且归它所有，没有得到肯定回答：这场竞争需要 A 的检查通过",
 	"after B acquired %v the resource holds %q with mark %v; want A's \"A-first\" and token %v: nobody else wrote":                                                                                              "B 获取 %v 之后，资源是 %q、高水位 %v；应为 A 的 \"A-first\" 与 token %v：没有别人写过",
