@@ -100,7 +100,7 @@ func TestChineseVerdictWords(t *testing.T) {
 }
 
 // TestChineseObservationsAreTheProofsOwn: an observation a proof stated
-// with its Chinese beside it (claims.Evidence with a zhFormats entry)
+// with its Chinese beside it (claims.Evidence with an entry in internal/claims/zh)
 // appears in Chinese in EVIDENCE.zh.md's claim table and unchanged in
 // English; one without stays as stated.
 func TestChineseObservationsAreTheProofsOwn(t *testing.T) {

@@ -24,7 +24,7 @@ const (
 	// update acting as a barrier): the verdict says so.
 	AttrDiffers = "zk19.differs"
 	// AttrEvidenceZh and AttrDiffersZh follow an AttrEvidence or
-	// AttrDiffers whose format has a Chinese entry (zhFormats): the same
+	// AttrDiffers whose format has a Chinese entry (package zh): the same
 	// observation in Chinese, for EVIDENCE.zh.md.
 	AttrEvidenceZh = "zk19.evidence.zh"
 	AttrDiffersZh  = "zk19.differs.zh"

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/zk19/zk19/internal/claims/zh"
 	"github.com/zk19/zk19/internal/tb"
 )
 
@@ -61,7 +62,7 @@ func OpenedOn(t tb.TB) string {
 func Evidence(t tb.TB, format string, args ...any) {
 	t.Helper()
 	t.Attr(AttrEvidence, OneLine(fmt.Sprintf(format, args...)))
-	if zh, ok := chineseOf(format, args...); ok {
+	if zh, ok := zh.Of(format, args...); ok {
 		t.Attr(AttrEvidenceZh, OneLine(zh))
 	}
 }
@@ -72,7 +73,7 @@ func Evidence(t tb.TB, format string, args ...any) {
 func Differs(t tb.TB, format string, args ...any) {
 	t.Helper()
 	t.Attr(AttrDiffers, OneLine(fmt.Sprintf(format, args...)))
-	if zh, ok := chineseOf(format, args...); ok {
+	if zh, ok := zh.Of(format, args...); ok {
 		t.Attr(AttrDiffersZh, OneLine(zh))
 	}
 }
@@ -128,7 +129,7 @@ func BrokenCheck(t failer, id, format string, args ...any) {
 func verdict(t tb.TB, id, word, format string, args []any) {
 	t.Helper()
 	t.Attr(VerdictKey(id), word)
-	if zh, ok := chineseOf(format, args...); ok {
+	if zh, ok := zh.Of(format, args...); ok {
 		first, _, _ := strings.Cut(zh, "\n")
 		t.Attr(AttrReasonZh, fmt.Sprintf("%s %s：%s", id, zhVerdicts[word], first))
 	}

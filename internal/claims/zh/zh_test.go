@@ -1,4 +1,4 @@
-package claims
+package zh
 
 import (
 	"errors"
@@ -64,7 +64,7 @@ func verbs(format string) (map[int][]string, error) {
 // (observations and failures) formats every argument of its English
 // format, and only those, with the same verb.
 func TestEveryChineseFormatUsesTheEnglishVerbs(t *testing.T) {
-	for _, catalogue := range []map[string]string{zhFormats, zhFailures} {
+	for _, catalogue := range []map[string]string{observations, failures} {
 		for en, zh := range catalogue {
 			if err := sameVerbs(en, zh); err != nil {
 				t.Error(err)
@@ -99,36 +99,36 @@ func sameVerbs(en, zh string) error {
 }
 
 // TestEveryObservationHasItsChinese: every format the module's proofs pass
-// to Evidence and Differs has a Chinese entry in zhFormats, every format
+// to Evidence and Differs has a Chinese entry in observations, every format
 // of a failure line (Refuted, RefutedNow, NotShown, BrokenCheck, and the
-// Fatalf a Judged test reaches) one in zhFailures or zhFormats, and every
+// Fatalf a Judged test reaches) one in failures or observations, and every
 // entry is used.
 func TestEveryObservationHasItsChinese(t *testing.T) {
-	used := scanFormats(t, "../..")
+	used := scanFormats(t, "../../..")
 	if len(used.observed) < 100 || len(used.failed) < 300 {
 		t.Fatalf("found %d formats of Evidence and Differs calls and %d of failure lines; want the proofs' (over 100, over 300)", len(used.observed), len(used.failed))
 	}
 	for _, format := range slices.Sorted(maps.Keys(used.observed)) {
-		if _, ok := zhFormats[format]; !ok {
-			t.Errorf("%s: got no Chinese entry for the observation %q; want one in zhFormats", used.observed[format], format)
+		if _, ok := observations[format]; !ok {
+			t.Errorf("%s: got no Chinese entry for the observation %q; want one in observations", used.observed[format], format)
 		}
 	}
 	for _, format := range slices.Sorted(maps.Keys(used.failed)) {
-		if _, ok := zhFailures[format]; !ok && zhFormats[format] == "" {
-			t.Errorf("%s: got no Chinese entry for the failure line %q; want one in zhFailures", used.failed[format], format)
+		if _, ok := failures[format]; !ok && observations[format] == "" {
+			t.Errorf("%s: got no Chinese entry for the failure line %q; want one in failures", used.failed[format], format)
 		}
 	}
-	for format := range zhFormats {
+	for format := range observations {
 		if _, ok := used.observed[format]; !ok && used.failed[format] == "" {
-			t.Errorf("zhFormats has %q, which no proof uses; want it removed", format)
+			t.Errorf("observations has %q, which no proof uses; want it removed", format)
 		}
 	}
-	for format := range zhFailures {
+	for format := range failures {
 		if _, ok := used.failed[format]; !ok {
-			t.Errorf("zhFailures has %q, which no failure line uses; want it removed", format)
+			t.Errorf("failures has %q, which no failure line uses; want it removed", format)
 		}
-		if _, ok := zhFormats[format]; ok {
-			t.Errorf("%q is in both zhFormats and zhFailures; want it once", format)
+		if _, ok := observations[format]; ok {
+			t.Errorf("%q is in both observations and failures; want it once", format)
 		}
 	}
 }

@@ -1,10 +1,10 @@
-package claims
+package zh
 
-// zhFailures is the Chinese of every format a proof passes to Refuted,
+// failures is the Chinese of every format a proof passes to Refuted,
 // RefutedNow, NotShown and BrokenCheck, directly or through a Judged
 // test's Fatalf (a bounded wait's), keyed by the English format, with the
-// same rules as zhFormats: the failure lines of EVIDENCE.zh.md.
-var zhFailures = map[string]string{
+// same rules as observations: the failure lines of EVIDENCE.zh.md.
+var failures = map[string]string{
 	"got %d listening sockets and %d connections at E1's proxy %s among this process's %d; want one of each at least": "本进程的 %[4]d 个套接字中，E1 的代理 %[3]s 上有 %[1]d 个在监听、%[2]d 个连接；应至少各有一个",
 	"the user's server %s: %v": "用户的服务器 %s：%v",
 	"the resource's mark after A's write is %v; want A's token %v: the exercise starts from it":                                                                                                                 "A 写入之后资源的高水位是 %v；应为 A 的 token %v：练习从这里开始",
