@@ -55,11 +55,25 @@ import (
 // verdicts itself: refuted when an answer of the resources, the tokens or
 // A's own view says otherwise; not shown when a step of the setup did not
 // take. TestF1toF3_FencedResourceRejectsTheLateHolder retells it on the
-// memory and the durable resource (harness.RetellOn), TestF4, TestF8 and
-// TestF10 retell it too.
+// memory and the durable resource (fencescene.RetellOnEachResource),
+// TestF4 and TestF10 on the memory one, TestF8 on the durable one: its
+// scene runs once on each resource (harness.Tell), and the Example prints
+// the memory telling's record.
 func Example_s5aFencingSequence() {
-	sc := harness.ExampleScope()
-	defer harness.EndExample(sc)
+	harness.Tell(s5aFencingSequence)
+	// Output:
+	// A holds token g0/0; A-first accepted: fenced true, unfenced true
+	// A blackholed: A's node exists false; A's client saw Expired false, its hold lost false; B holds token g0/1
+	// fenced mark g0/0 before B writes: A's token g0/0 accepted true
+	// B writes new-owner with g0/1: fenced accepted true (mark g0/1), unfenced accepted true
+	// A's worker resumes, stale-late with g0/0: fenced accepted false, unfenced accepted true
+	// values: fenced "new-owner", unfenced "stale-late"
+	// healed: A's client saw Expired true; A's hold lost, session changed: true
+}
+
+// s5aFencingSequence is the scene Example_s5aFencingSequence
+// tells (harness.Tell): its steps, its checks and what it prints.
+func s5aFencingSequence(sc *zkserver.Scope) {
 	for _, id := range []string{"F1", "F2", "F3", "F4", "F10"} {
 		claims.Open(sc, id)
 	}
@@ -145,14 +159,6 @@ func Example_s5aFencingSequence() {
 		claims.RefutedNow(sc, "F10", "after the heal A saw Expired: %v, its hold gave %v; want Expired and a hold lost because the session changed (lock.ErrSessionChanged)", expired, why)
 	}
 	fmt.Printf("healed: A's client saw Expired %v; A's hold lost, session changed: %v\n", expired, errors.Is(why, lock.ErrSessionChanged))
-	// Output:
-	// A holds token g0/0; A-first accepted: fenced true, unfenced true
-	// A blackholed: A's node exists false; A's client saw Expired false, its hold lost false; B holds token g0/1
-	// fenced mark g0/0 before B writes: A's token g0/0 accepted true
-	// B writes new-owner with g0/1: fenced accepted true (mark g0/1), unfenced accepted true
-	// A's worker resumes, stale-late with g0/0: fenced accepted false, unfenced accepted true
-	// values: fenced "new-owner", unfenced "stale-late"
-	// healed: A's client saw Expired true; A's hold lost, session changed: true
 }
 
 // Example_s5bCriticalSection walks the article's critical-section flowchart
@@ -177,8 +183,22 @@ func Example_s5aFencingSequence() {
 // control; F11 refuted when the control keeps A out. TestF6 and TestF11
 // retell it on the memory and the durable resource.
 func Example_s5bCriticalSection() {
-	sc := harness.ExampleScope()
-	defer harness.EndExample(sc)
+	harness.Tell(s5bCriticalSection)
+	// Output:
+	// A held token g0/0 and released; B holds token g0/1
+	// fenced: B inside; token g0/1 below mark g0/0? false
+	// fenced: A's write meanwhile: parked outside the section
+	// fenced: B's section ends; accepted true, mark g0/1
+	// fenced: A's token g0/0 below mark g0/1? true; accepted false; value "new-owner"
+	// control: B inside; token g0/1 below mark g0/0? false
+	// control: A's write meanwhile: inside too: token g0/0 against mark g0/0, admitted: true
+	// control: B's section ends; accepted true, mark g0/1
+	// control: A's token g0/0 below mark g0/0? false; accepted true; value "stale-late"
+}
+
+// s5bCriticalSection is the scene Example_s5bCriticalSection
+// tells (harness.Tell): its steps, its checks and what it prints.
+func s5bCriticalSection(sc *zkserver.Scope) {
 	claims.Open(sc, "F6")
 	claims.Open(sc, "F11")
 	cast := scene.ExampleScene(sc) // the shared server, a lock parent, an observer
@@ -222,16 +242,6 @@ func Example_s5bCriticalSection() {
 	if caught == "" {
 		claims.NotShown(sc, "F6", "the check that passed the fenced resource finds nothing wrong with the control, in which A's write was %v: it could not have failed", control.A)
 	}
-	// Output:
-	// A held token g0/0 and released; B holds token g0/1
-	// fenced: B inside; token g0/1 below mark g0/0? false
-	// fenced: A's write meanwhile: parked outside the section
-	// fenced: B's section ends; accepted true, mark g0/1
-	// fenced: A's token g0/0 below mark g0/1? true; accepted false; value "new-owner"
-	// control: B inside; token g0/1 below mark g0/0? false
-	// control: A's write meanwhile: inside too: token g0/0 against mark g0/0, admitted: true
-	// control: B's section ends; accepted true, mark g0/1
-	// control: A's token g0/0 below mark g0/0? false; accepted true; value "stale-late"
 }
 
 // TestF1toF3_FencedResourceRejectsTheLateHolder retells
@@ -523,21 +533,23 @@ func TestF7_EqualTokenIsAccepted(t *testing.T) {
 // story and a close and reopen it still holds "new-owner" and still
 // rejects token 0 (claim F8, §5 ¶5; beyond the article, whose memory model
 // left durability unverified). The story is Example_s5aFencingSequence,
-// retold on the durable resource.
+// retold on the durable resource: its telling there, which
+// TestF1toF3_FencedResourceRejectsTheLateHolder retells as well, leaves
+// the resource open for this Test to restart.
 func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
 	harness.Parallel(t)
 	claims.Open(t, "F8")
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "resource.db")
-	d, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.Close() }) // also when the story stops; Close is idempotent
-	harness.RetellOn(t, Example_s5aFencingSequence, func(...fence.Option) fence.Resource { return d })
+	told := fencescene.RetellOn(t, Example_s5aFencingSequence, "durable")
 	if t.Failed() {
 		claims.NotShown(t, "F8", "the fencing story did not run as its Output says; nothing to restart")
 	}
+	d, ok := told.Resource().(*sqlite.Durable)
+	if !ok {
+		t.Fatalf("the story's fenced resource is a %T; want the durable *sqlite.Durable it was retold on", told.Resource())
+	}
+	t.Cleanup(func() { _ = d.Close() }) // also when this Test stops; Close is idempotent
+	path := d.Path()
 	value, mark, _ := fencescene.ReadResource(t, d)
 	tokenA := fence.Token{Lock: mark.Lock, Domain: mark.Domain} // A's token: g0/0 in the Output the retelling checked, below B's mark g0/1
 	if err := d.Close(); err != nil {

@@ -118,8 +118,20 @@ func Example_s3aSequenceOrderIsNotNameOrder() {
 // B's node other than C and B's own hold (a hold watches its own node from
 // the start, lock.Held.Lost). TestL4 retells it.
 func Example_s3bPredecessorChain() {
-	sc := harness.ExampleScope()
-	defer harness.EndExample(sc)
+	harness.Tell(s3bPredecessorChain)
+	// Output:
+	// A: sequence 0 holds
+	// B: sequence 1 watches 0
+	// C: sequence 2 watches 1
+	// A released; its node exists: false
+	// B: 1 notification(s), 2 listing(s), holds with sequence 1
+	// C: 0 notification(s), 1 listing(s), still waits on 1 true
+	// B released; C: 1 notification(s), 2 listing(s), holds with sequence 2
+}
+
+// s3bPredecessorChain is the scene Example_s3bPredecessorChain
+// tells (harness.Tell): its steps, its checks and what it prints.
+func s3bPredecessorChain(sc *zkserver.Scope) {
 	claims.Open(sc, "L4")
 	r := scene.ExampleScene(sc) // the shared server, an observer O, a fresh lock parent
 	A, B, C := r.Join("A", scene.JoinOpts{}), r.Join("B", scene.JoinOpts{}), r.Join("C", scene.JoinOpts{})
@@ -165,14 +177,6 @@ func Example_s3bPredecessorChain() {
 		claims.RefutedNow(sc, "L4", "got C holding after %d notifications and %d listings; want 1 and 2", atC.Wakeups, atC.Rounds)
 	}
 	fmt.Println("B released; C:", atC.Wakeups, "notification(s),", atC.Rounds, "listing(s), holds with sequence", heldByC.Token.Seq)
-	// Output:
-	// A: sequence 0 holds
-	// B: sequence 1 watches 0
-	// C: sequence 2 watches 1
-	// A released; its node exists: false
-	// B: 1 notification(s), 2 listing(s), holds with sequence 1
-	// C: 0 notification(s), 1 listing(s), still waits on 1 true
-	// B released; C: 1 notification(s), 2 listing(s), holds with sequence 2
 }
 
 // Example_s3cListExistsRace: between listing the children and setting the

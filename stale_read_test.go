@@ -33,8 +33,24 @@ import (
 // retell it (harness.Retell): their records hold its steps, from which the
 // evidence draws the diagram. Every printed line is what the run observed.
 func Example_s1StaleReadFromLaggingFollower() {
-	sc := harness.ExampleScope()
-	defer harness.EndExample(sc)
+	harness.Tell(s1StaleReadFromLaggingFollower)
+	// Output:
+	// A: set x=1, version 1
+	// B: told x=1 is written
+	// B: get x on its follower -> 0
+	// stream to B's follower held at the read: true
+	// porcupine: not linearizable
+	// B: after the catch-up, get x -> 1 | porcupine, this read in place of the stale one: linearizable
+	// A: set x=2, version 2
+	// B: told x=2 is written
+	// B: get x on its follower -> 2
+	// stream to B's follower held at the read: false
+	// porcupine: linearizable
+}
+
+// s1StaleReadFromLaggingFollower is the scene Example_s1StaleReadFromLaggingFollower
+// tells (harness.Tell): its steps, its checks and what it prints.
+func s1StaleReadFromLaggingFollower(sc *zkserver.Scope) {
 	claims.Open(sc, "S1")
 	claims.Open(sc, "S2")
 	tr := replicas.NewTrio(sc) // three servers, a proxy on every link; A on one follower, B on the other; x=0
@@ -103,18 +119,6 @@ func Example_s1StaleReadFromLaggingFollower() {
 		claims.RefutedNow(sc, "S2", "porcupine: got %v for the control round recorded end to end; want linearizable", recorded)
 	}
 	fmt.Println("porcupine:", recorded)
-	// Output:
-	// A: set x=1, version 1
-	// B: told x=1 is written
-	// B: get x on its follower -> 0
-	// stream to B's follower held at the read: true
-	// porcupine: not linearizable
-	// B: after the catch-up, get x -> 1 | porcupine, this read in place of the stale one: linearizable
-	// A: set x=2, version 2
-	// B: told x=2 is written
-	// B: get x on its follower -> 2
-	// stream to B's follower held at the read: false
-	// porcupine: linearizable
 }
 
 // TestS1_PlainReadOnLaggingFollowerIsStale: after A's write has succeeded

@@ -42,8 +42,21 @@ import (
 // history. TestY2 retells it. Every printed line is what the run observed;
 // each call and fault is logged.
 func Example_s2SyncInZK1675Window() {
-	sc := harness.ExampleScope()
-	defer harness.EndExample(sc)
+	harness.Tell(s2SyncInZK1675Window)
+	// Output:
+	// before the cut: old leader is leader | B's server is follower
+	// the other three elected a server that is leader
+	// C: set x=1 on the new side, version 1
+	// the old leader still reports leader
+	// B: sync on the old follower, error: <nil>
+	// B: get x -> 0
+	// the old leader still reports leader
+	// porcupine: not linearizable
+}
+
+// s2SyncInZK1675Window is the scene Example_s2SyncInZK1675Window
+// tells (harness.Tell): its steps, its checks and what it prints.
+func s2SyncInZK1675Window(sc *zkserver.Scope) {
 	claims.Open(sc, "Y2")
 	w := replicas.NewZK1675(sc) // five servers, a proxy on every link, x=0 everywhere; B on a follower of the leader
 	old, B := w.Old, w.B
@@ -92,15 +105,6 @@ func Example_s2SyncInZK1675Window() {
 	}
 	fmt.Println("porcupine:", verdict)
 	w.WaitStepDown()
-	// Output:
-	// before the cut: old leader is leader | B's server is follower
-	// the other three elected a server that is leader
-	// C: set x=1 on the new side, version 1
-	// the old leader still reports leader
-	// B: sync on the old follower, error: <nil>
-	// B: get x -> 0
-	// the old leader still reports leader
-	// porcupine: not linearizable
 }
 
 // TestY1_SyncWaitsForTheLeaderStream: with a current, healthy leader, sync
