@@ -13,7 +13,6 @@ package zk19_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -88,7 +87,7 @@ func s5aFencingSequence(sc *zkserver.Scope) {
 	if !first[0].Accepted || !first[1].Accepted {
 		claims.NotShown(sc, "F2", "got A's first write accepted=%v (fenced), %v (unfenced); want both: the holder's own write", first[0].Accepted, first[1].Accepted)
 	}
-	fmt.Printf("A holds token %v; A-first accepted: fenced %v, unfenced %v\n", heldA.Token, first[0].Accepted, first[1].Accepted)
+	sc.Printf("A holds token %v; A-first accepted: fenced %v, unfenced %v\n", heldA.Token, first[0].Accepted, first[1].Accepted)
 	lostA := heldA.Lost() // A's hold watches its own node
 	cast.WaitHoldWatching(sc, heldA)
 	worker := fencescene.ParkWorker(sc, heldA.Token, "stale-late", fenced, unfenced)
@@ -112,7 +111,7 @@ func s5aFencingSequence(sc *zkserver.Scope) {
 	if sawExpired || lost {
 		claims.RefutedNow(sc, "F10", "when B held, A's client had seen Expired: %v, its hold lost: %v; want neither while A cannot reach the server", sawExpired, lost)
 	}
-	fmt.Printf("A blackholed: A's node exists %v; A's client saw Expired %v, its hold lost %v; B holds token %v\n", nodeA, sawExpired, lost, heldB.Token)
+	sc.Printf("A blackholed: A's node exists %v; A's client saw Expired %v, its hold lost %v; B holds token %v\n", nodeA, sawExpired, lost, heldB.Token)
 
 	claims.Phase(sc, "the window: A has expired and B has not written yet")
 	_, mark, marked := fencescene.ReadResource(sc, fenced)
@@ -124,7 +123,7 @@ func s5aFencingSequence(sc *zkserver.Scope) {
 	if !window[0].Accepted || window[0].Prev != "A-first" {
 		claims.RefutedNow(sc, "F2", "in the window A's token %v got accepted=%v over %q (mark %v); want accepted over \"A-first\": the mark is A's own token and cannot know of B yet", heldA.Token, window[0].Accepted, window[0].Prev, window[0].Mark)
 	}
-	fmt.Printf("fenced mark %v before B writes: A's token %v accepted %v\n", mark, heldA.Token, window[0].Accepted)
+	sc.Printf("fenced mark %v before B writes: A's token %v accepted %v\n", mark, heldA.Token, window[0].Accepted)
 
 	claims.Phase(sc, "B writes with its token")
 	byB := fencescene.WriteEach(sc, B.Log, heldB.Token, "new-owner", fenced, unfenced)
@@ -134,7 +133,7 @@ func s5aFencingSequence(sc *zkserver.Scope) {
 	if !byB[1].Accepted {
 		claims.RefutedNow(sc, "F4", "B's write was rejected by the unfenced resource; want accepted: it checks nothing")
 	}
-	fmt.Printf("B writes new-owner with %v: fenced accepted %v (mark %v), unfenced accepted %v\n", heldB.Token, byB[0].Accepted, byB[0].Mark, byB[1].Accepted)
+	sc.Printf("B writes new-owner with %v: fenced accepted %v (mark %v), unfenced accepted %v\n", heldB.Token, byB[0].Accepted, byB[0].Mark, byB[1].Accepted)
 
 	claims.Phase(sc, "the gate opens: A's worker writes with its old token")
 	late := worker.Resume(sc)
@@ -147,8 +146,8 @@ func s5aFencingSequence(sc *zkserver.Scope) {
 	if !late[1].Accepted || late[1].Prev != "new-owner" || keptU != "stale-late" {
 		claims.RefutedNow(sc, "F4", "unfenced: A's late write got accepted=%v over %q, value %q; want \"stale-late\" accepted over \"new-owner\"", late[1].Accepted, late[1].Prev, keptU)
 	}
-	fmt.Printf("A's worker resumes, stale-late with %v: fenced accepted %v, unfenced accepted %v\n", heldA.Token, late[0].Accepted, late[1].Accepted)
-	fmt.Printf("values: fenced %q, unfenced %q\n", keptF, keptU)
+	sc.Printf("A's worker resumes, stale-late with %v: fenced accepted %v, unfenced accepted %v\n", heldA.Token, late[0].Accepted, late[1].Accepted)
+	sc.Printf("values: fenced %q, unfenced %q\n", keptF, keptU)
 
 	claims.Phase(sc, "heal A's connection: only now can A learn that its session expired")
 	cast.HealA()
@@ -158,7 +157,7 @@ func s5aFencingSequence(sc *zkserver.Scope) {
 	if !expired || !errors.Is(why, lock.ErrSessionChanged) {
 		claims.RefutedNow(sc, "F10", "after the heal A saw Expired: %v, its hold gave %v; want Expired and a hold lost because the session changed (lock.ErrSessionChanged)", expired, why)
 	}
-	fmt.Printf("healed: A's client saw Expired %v; A's hold lost, session changed: %v\n", expired, errors.Is(why, lock.ErrSessionChanged))
+	sc.Printf("healed: A's client saw Expired %v; A's hold lost, session changed: %v\n", expired, errors.Is(why, lock.ErrSessionChanged))
 }
 
 // Example_s5bCriticalSection walks the article's critical-section flowchart
@@ -208,7 +207,7 @@ func s5bCriticalSection(sc *zkserver.Scope) {
 		sc.Fatalf("A: release: %v", err)
 	}
 	heldB := B.Acquire()
-	fmt.Printf("A held token %v and released; B holds token %v\n", heldA.Token, heldB.Token)
+	sc.Printf("A held token %v and released; B holds token %v\n", heldA.Token, heldB.Token)
 
 	section := fencescene.NewCriticalSection(sc, "F6")
 	interleave := func(name string, res fence.Resource) fencescene.Interleaving {
@@ -216,16 +215,16 @@ func s5bCriticalSection(sc *zkserver.Scope) {
 		fencescene.WriteAs(sc, A.Log, res, heldA.Token, "A-first")
 		byB := section.Write(res, B.Log, heldB.Token, "new-owner")
 		il.BInside = byB.Entered()
-		fmt.Printf("%s: B inside; token %v below mark %v? %v\n", name, il.BInside.Token, il.BInside.Mark, !il.BInside.Admitted)
+		sc.Printf("%s: B inside; token %v below mark %v? %v\n", name, il.BInside.Token, il.BInside.Mark, !il.BInside.Admitted)
 		lateA := section.Write(res, A.Log, heldA.Token, "stale-late")
 		il.A = lateA.Whereabouts(byB)
 		A.Log.Info("while B's write is inside: %v", il.A)
-		fmt.Printf("%s: A's write meanwhile: %s\n", name, il.A.Brief())
+		sc.Printf("%s: A's write meanwhile: %s\n", name, il.A.Brief())
 		il.B = byB.Finish(lateA)
-		fmt.Printf("%s: B's section ends; accepted %v, mark %v\n", name, il.B.Accepted, il.B.Mark)
+		sc.Printf("%s: B's section ends; accepted %v, mark %v\n", name, il.B.Accepted, il.B.Mark)
 		il.Late, il.ADecision = lateA.Finish(nil), lateA.Decision
 		il.Value, il.Mark, _ = fencescene.ReadResource(sc, res)
-		fmt.Printf("%s: A's token %v below mark %v? %v; accepted %v; value %q\n", name, il.ADecision.Token, il.ADecision.Mark, !il.ADecision.Admitted, il.Late.Accepted, il.Value)
+		sc.Printf("%s: A's token %v below mark %v? %v; accepted %v; value %q\n", name, il.ADecision.Token, il.ADecision.Mark, !il.ADecision.Admitted, il.Late.Accepted, il.Value)
 		return il
 	}
 	fenced := interleave("fenced", harness.Resource(sc, fence.WithTrace(section.Trace()))) // fence.NewMemory, or the resource a retelling Test opens

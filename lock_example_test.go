@@ -137,11 +137,11 @@ func s3bPredecessorChain(sc *zkserver.Scope) {
 	A, B, C := r.Join("A", scene.JoinOpts{}), r.Join("B", scene.JoinOpts{}), r.Join("C", scene.JoinOpts{})
 
 	heldByA := A.Acquire()
-	fmt.Println("A: sequence", heldByA.Token.Seq, "holds")
+	sc.Println("A: sequence", heldByA.Token.Seq, "holds")
 	b := B.AcquireInBackground().WaitsOn(scene.NodeOf(heldByA))
-	fmt.Println("B: sequence", scene.SeqOf(b.Own), "watches", scene.SeqOf(b.Settled().Pred))
+	sc.Println("B: sequence", scene.SeqOf(b.Own), "watches", scene.SeqOf(b.Settled().Pred))
 	c := C.AcquireInBackground().WaitsOn(b.Own)
-	fmt.Println("C: sequence", scene.SeqOf(c.Own), "watches", scene.SeqOf(c.Settled().Pred))
+	sc.Println("C: sequence", scene.SeqOf(c.Own), "watches", scene.SeqOf(c.Settled().Pred))
 	if got := []int64{heldByA.Token.Seq, scene.SeqOf(b.Own), scene.SeqOf(c.Own)}; !slices.Equal(got, []int64{0, 1, 2}) {
 		claims.NotShown(sc, "L4", "got sequences %v for A, B, C under a fresh parent; want [0 1 2]", got)
 	}
@@ -152,7 +152,7 @@ func s3bPredecessorChain(sc *zkserver.Scope) {
 	if exists {
 		claims.NotShown(sc, "L4", "A's node %s still exists after A's release", scene.NodeOf(heldByA))
 	}
-	fmt.Println("A released; its node exists:", exists)
+	sc.Println("A released; its node exists:", exists)
 	atB, atC := b.Settled(), c.Settled()
 	scene.Guarded(sc, B, 1) // B's hold watches its own node from the start
 	watchers := harness.WatchTable(sc, harness.SharedServer(sc), "wchp", r.Parent)[r.Parent+"/"+b.Own]
@@ -168,15 +168,15 @@ func s3bPredecessorChain(sc *zkserver.Scope) {
 	if !slices.Equal(watchers, wantWatchers) {
 		claims.RefutedNow(sc, "L4", "got watchers of B's node %v; want %v: C's session, and B's own hold's", watchers, wantWatchers)
 	}
-	fmt.Println("B:", atB.Wakeups, "notification(s),", atB.Rounds, "listing(s), holds with sequence", heldByB.Token.Seq)
-	fmt.Println("C:", atC.Wakeups, "notification(s),", atC.Rounds, "listing(s), still waits on", scene.SeqOf(atC.Pred), atC.Waiting)
+	sc.Println("B:", atB.Wakeups, "notification(s),", atB.Rounds, "listing(s), holds with sequence", heldByB.Token.Seq)
+	sc.Println("C:", atC.Wakeups, "notification(s),", atC.Rounds, "listing(s), still waits on", scene.SeqOf(atC.Pred), atC.Waiting)
 
 	claims.Phase(sc, "B releases")
 	heldByC := r.HandOver("L4", heldByB, c)
 	if atC = c.Settled(); atC.Wakeups != 1 || atC.Rounds != 2 {
 		claims.RefutedNow(sc, "L4", "got C holding after %d notifications and %d listings; want 1 and 2", atC.Wakeups, atC.Rounds)
 	}
-	fmt.Println("B released; C:", atC.Wakeups, "notification(s),", atC.Rounds, "listing(s), holds with sequence", heldByC.Token.Seq)
+	sc.Println("B released; C:", atC.Wakeups, "notification(s),", atC.Rounds, "listing(s), holds with sequence", heldByC.Token.Seq)
 }
 
 // Example_s3cListExistsRace: between listing the children and setting the

@@ -12,7 +12,9 @@
 //     Test that retells it, whatever -run selects and in whatever order,
 //     takes a Telling it has not taken yet, waits for its one run
 //     (sync.Once), gets its lines and attributes as its own and checks
-//     what it printed against the Output comment. go test runs the
+//     what it printed against the Output comment. A scene prints with
+//     its Scope's Printf, into its record, so the tellings of different
+//     Examples run side by side, never on os.Stdout. go test runs the
 //     Examples after the Tests, so the Example runner finds the telling
 //     the Tests took already told: the Example prints that telling's
 //     record (what its scene printed, and its steps and attributes on

@@ -73,7 +73,7 @@ func take(k tellingKey, taker string) *Telling {
 
 // Tell is the whole body of an Example that Tests retell, before its
 // Output comment: scene holds the Example's steps, checks and prints, on
-// the Scope it is given. Run by go test's Example runner, Tell prints the
+// the Scope it is given (it prints with the Scope's Printf and Println). Run by go test's Example runner, Tell prints the
 // record of a telling of the Example on its own resource that no Example
 // run has printed yet: the Tests that retold it ran before the Examples
 // (go test runs Tests first), so the scene is not run again; with no such
@@ -172,17 +172,19 @@ func (tl *Telling) replay(t *testing.T, name, want string) {
 	}
 }
 
-// stdout is held by the telling that has taken os.Stdout: one at a time.
-var stdout sync.Mutex
+// recordings are the tellings whose scenes run now, by their Scope, with
+// the Opener of their resource (Resource). Tellings of different Examples
+// or resources run side by side: a scene prints with its Scope's Printf,
+// into its record, never to os.Stdout.
+var recordings struct {
+	mu sync.Mutex
+	by map[*zkserver.Scope]recordingOf
+}
 
-// recording is the telling whose scene runs now, with the Opener of its
-// resource and the Scope its resource is opened with (Resource).
-var recording struct {
-	mu      sync.Mutex
-	example string
-	tl      *Telling
-	open    Opener
-	rec     *record
+type recordingOf struct {
+	tl   *Telling
+	open Opener
+	rec  *record
 }
 
 // tell runs scene on a Scope that acts for a record of its own, keeps
@@ -190,8 +192,6 @@ var recording struct {
 // that stops the scene (the Scope's Fatalf panics) is printed as a
 // "FAILED: " line, as EndExample prints it.
 func (tl *Telling) tell(k tellingKey, scene func(sc *zkserver.Scope), open Opener) {
-	stdout.Lock()
-	defer stdout.Unlock()
 	name := "Told"
 	if k.kind != "" {
 		name += "_" + k.kind
@@ -200,49 +200,24 @@ func (tl *Telling) tell(k tellingKey, scene func(sc *zkserver.Scope), open Opene
 		name += fmt.Sprintf("_%d", tl.gen)
 	}
 	rec := &record{Scope: zkserver.NewScope(name)}
-	recording.mu.Lock()
-	recording.example, recording.tl, recording.open, recording.rec = k.example, tl, open, rec
-	recording.mu.Unlock()
+	sc := tb.For(rec, k.example)
+	recordings.mu.Lock()
+	if recordings.by == nil {
+		recordings.by = map[*zkserver.Scope]recordingOf{}
+	}
+	recordings.by[sc] = recordingOf{tl: tl, open: open, rec: rec}
+	recordings.mu.Unlock()
 	defer func() {
-		recording.mu.Lock()
-		recording.example, recording.tl, recording.open, recording.rec = "", nil, nil, nil
-		recording.mu.Unlock()
-	}()
-	tl.printed = printedBy(func() {
-		defer rec.close()
-		defer failed()
-		scene(tb.For(rec, k.example))
-	})
-	tl.steps = rec.freeze()
-}
-
-// failed, deferred, prints a panic as the "FAILED: " line of EndExample.
-func failed() {
-	if r := recover(); r != nil {
-		fmt.Printf("%s%v\n", failedPrefix, r)
-	}
-}
-
-// printedBy runs f with os.Stdout taken and returns what f printed.
-func printedBy(f func()) string {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return fmt.Sprintf("%sos.Pipe: %v\n", failedPrefix, err)
-	}
-	saved := os.Stdout
-	os.Stdout = w
-	printed := make(chan []byte)
-	go func() {
-		b, _ := io.ReadAll(r)
-		printed <- b
+		recordings.mu.Lock()
+		delete(recordings.by, sc)
+		recordings.mu.Unlock()
 	}()
 	func() {
-		defer func() { os.Stdout = saved; _ = w.Close() }()
-		f()
+		defer rec.close()
+		defer rec.failed()
+		scene(sc)
 	}()
-	b := <-printed
-	_ = r.Close()
-	return string(b)
+	tl.steps, tl.printed = rec.freeze()
 }
 
 // A step of a record: text the Scope logged (a line with its place), or
@@ -250,17 +225,21 @@ func printedBy(f func()) string {
 type step struct{ text, key, value string }
 
 // record is the test a telling's Scope acts for (tb.For): it keeps the
-// Scope's lines and attributes in order; its cleanups and temp dirs are
-// its own Scope's, closed when the telling ends.
+// Scope's lines and attributes in order, and what it prints; its cleanups
+// and temp dirs are its own Scope's, closed when the telling ends.
 type record struct {
 	*zkserver.Scope
-	mu     sync.Mutex
-	steps  []step
-	frozen bool
+	mu      sync.Mutex
+	steps   []step
+	printed strings.Builder
+	frozen  bool
 }
 
 // Output takes the Scope's lines, each with the place of its step.
-func (r *record) Output() io.Writer { return recordWriter{r} }
+func (r *record) Output() io.Writer { return recordWriter{r, false} }
+
+// Stdout takes what the Scope prints (Printf).
+func (r *record) Stdout() io.Writer { return recordWriter{r, true} }
 
 // Logf keeps a line (the Scope writes to Output; a cleanup may call Logf).
 func (r *record) Logf(format string, args ...any) {
@@ -280,26 +259,46 @@ func (r *record) add(s step) {
 	r.steps = append(r.steps, s)
 }
 
+// failed, deferred, prints a panic as the "FAILED: " line of EndExample.
+func (r *record) failed() {
+	if p := recover(); p != nil {
+		fmt.Fprintf(r.Stdout(), "%s%v\n", failedPrefix, p)
+	}
+}
+
 // close runs the cleanups of the telling, last first, and removes its
 // temp dirs; a cleanup that panics is printed as a "FAILED: " line.
 func (r *record) close() {
-	defer failed()
+	defer r.failed()
 	r.Close()
 }
 
-// freeze ends the record and returns its steps.
-func (r *record) freeze() []step {
+// freeze ends the record and returns its steps and what was printed.
+func (r *record) freeze() ([]step, string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.frozen = true
-	return r.steps
+	return r.steps, r.printed.String()
 }
 
-type recordWriter struct{ r *record }
+// recordWriter writes to r's log, or to what it printed.
+type recordWriter struct {
+	r       *record
+	printed bool
+}
 
 func (w recordWriter) Write(p []byte) (int, error) {
-	w.r.add(step{text: string(p)})
-	return len(p), nil
+	if !w.printed {
+		w.r.add(step{text: string(p)})
+		return len(p), nil
+	}
+	w.r.mu.Lock()
+	defer w.r.mu.Unlock()
+	if w.r.frozen {
+		fmt.Fprintf(os.Stderr, "    %s: printed after its telling ended: %q\n", w.r.Name(), p)
+		return len(p), nil
+	}
+	return w.r.printed.Write(p)
 }
 
 // scenes are the scenes of the Examples, handed over by their Tell when
@@ -351,32 +350,34 @@ func handOver(name string, scene func(*zkserver.Scope)) bool {
 // another resource (RetellOn, fencescene.RetellOnEachResource), the one
 // its Opener opens, kept open after the telling (Telling.Resource).
 func Resource(sc *zkserver.Scope, opts ...fence.Option) fence.Resource {
-	recording.mu.Lock()
-	defer recording.mu.Unlock()
-	if recording.tl == nil || recording.example != sc.Name() {
+	recordings.mu.Lock()
+	r, ok := recordings.by[sc]
+	recordings.mu.Unlock()
+	if !ok {
 		return fence.NewMemory(opts...)
 	}
 	var res fence.Resource = fence.NewMemory(opts...)
-	if recording.open != nil {
-		kept := zkserver.NewScope(recording.rec.Name() + "_resource")
+	if r.open != nil {
+		kept := zkserver.NewScope(r.rec.Name() + "_resource")
 		if mainScope != nil {
 			mainScope.Cleanup(kept.Close) // when the test binary ends
 		} else {
-			recording.rec.Cleanup(kept.Close)
+			r.rec.Cleanup(kept.Close)
 		}
-		res = recording.open(kept, opts...)
+		res = r.open(kept, opts...)
 		sc.Logf("the fenced resource is the retelling's: %T", res)
 	}
-	recording.tl.res = res
+	r.tl.res = res
 	return res
 }
 
 // Retold says whether sc is the Scope of a telling (Tell, Retell): its
 // steps are then a record that Tests retell.
 func Retold(sc *zkserver.Scope) bool {
-	recording.mu.Lock()
-	defer recording.mu.Unlock()
-	return recording.tl != nil && recording.example == sc.Name()
+	recordings.mu.Lock()
+	defer recordings.mu.Unlock()
+	_, ok := recordings.by[sc]
+	return ok
 }
 
 // funcName is the name of f without its package.

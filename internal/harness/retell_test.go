@@ -23,7 +23,7 @@ func toldScene(sc *zkserver.Scope) {
 	n := told.Add(1)
 	sc.Logf("a step of telling %d", n)
 	sc.Attr("zk19.test", fmt.Sprint(n))
-	fmt.Println("the scene printed this")
+	sc.Println("the scene printed this")
 }
 
 // TestRetellTellsTheSceneOnceForAllItsTakers: two Tests that retell an
