@@ -27,10 +27,11 @@ import (
 // Each taker takes a Telling it has not taken yet, so go test -count=N
 // tells the scene N times, and a Test never needs another to have run.
 type Telling struct {
-	gen    int             // 1 for the first telling of its Example and resource, 2 for the next
-	first  string          // who took it first, and so ran its scene
-	takers map[string]bool // who took it; guarded by tellings.mu
-	once   sync.Once
+	example string          // the Example it tells
+	gen     int             // 1 for the first telling of its Example and resource, 2 for the next
+	first   string          // who took it first, and so ran its scene
+	takers  map[string]bool // who took it; guarded by tellings.mu
+	once    sync.Once
 
 	steps   []step         // the record: what the scene's Scope logged and stated
 	printed string         // what the scene printed, untrimmed
@@ -66,7 +67,7 @@ func take(k tellingKey, taker string) *Telling {
 	if tellings.by == nil {
 		tellings.by = map[tellingKey][]*Telling{}
 	}
-	tl := &Telling{gen: len(tellings.by[k]) + 1, first: taker, takers: map[string]bool{taker: true}}
+	tl := &Telling{example: k.example, gen: len(tellings.by[k]) + 1, first: taker, takers: map[string]bool{taker: true}}
 	tellings.by[k] = append(tellings.by[k], tl)
 	return tl
 }
@@ -90,7 +91,7 @@ func Tell(scene func(sc *zkserver.Scope)) {
 	tl := take(k, name)
 	tl.once.Do(func() { tl.tell(k, scene, nil) })
 	sc := zkserver.NewScope(name)
-	sc.Logf("%s%s", claims.HarnessNote, tl.about(name))
+	sc.Logf("%s%s", claims.HarnessNote, tl.about())
 	for _, s := range tl.steps {
 		if s.key != "" {
 			sc.Attr(s.key, s.value)
@@ -101,9 +102,9 @@ func Tell(scene func(sc *zkserver.Scope)) {
 	fmt.Print(tl.printed)
 }
 
-// about names the telling of Example name that a taker reuses.
-func (tl *Telling) about(name string) string {
-	return fmt.Sprintf("the record of %s's telling %d, run once for all who retell it, first for %s", name, tl.gen, tl.first)
+// about names the telling whose record a taker reuses.
+func (tl *Telling) about() string {
+	return fmt.Sprintf("the record of %s's telling %d, run once for all who retell it, first for %s", tl.example, tl.gen, tl.first)
 }
 
 // Retell runs example, an Example of the root package whose body is Tell,
@@ -151,7 +152,10 @@ func RetellOn(t *testing.T, example func(), kind string, open Opener) *Telling {
 // want, the Example's Output comment.
 func (tl *Telling) replay(t *testing.T, name, want string) {
 	t.Helper()
-	t.Logf("%s%s", claims.HarnessNote, tl.about(name))
+	t.Logf("%s%s", claims.HarnessNote, tl.about())
+	if tl.example != name || tl.steps == nil {
+		t.Errorf("got the record of %q's telling with %d steps; want one of %s's, with its steps", tl.example, len(tl.steps), name)
+	}
 	out := t.Output()
 	for _, s := range tl.steps {
 		if s.key != "" {
