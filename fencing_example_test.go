@@ -13,7 +13,6 @@ package zk19_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -56,11 +55,25 @@ import (
 // verdicts itself: refuted when an answer of the resources, the tokens or
 // A's own view says otherwise; not shown when a step of the setup did not
 // take. TestF1toF3_FencedResourceRejectsTheLateHolder retells it on the
-// memory and the durable resource (harness.RetellOn), TestF4, TestF8 and
-// TestF10 retell it too.
+// memory and the durable resource (fencescene.RetellOnEachResource),
+// TestF4 and TestF10 on the memory one, TestF8 on the durable one: its
+// scene runs once on each resource (harness.Tell), and the Example prints
+// the memory telling's record.
 func Example_s5aFencingSequence() {
-	sc := harness.ExampleScope()
-	defer harness.EndExample(sc)
+	harness.Tell(s5aFencingSequence)
+	// Output:
+	// A holds token g0/0; A-first accepted: fenced true, unfenced true
+	// A blackholed: A's node exists false; A's client saw Expired false, its hold lost false; B holds token g0/1
+	// fenced mark g0/0 before B writes: A's token g0/0 accepted true
+	// B writes new-owner with g0/1: fenced accepted true (mark g0/1), unfenced accepted true
+	// A's worker resumes, stale-late with g0/0: fenced accepted false, unfenced accepted true
+	// values: fenced "new-owner", unfenced "stale-late"
+	// healed: A's client saw Expired true; A's hold lost, session changed: true
+}
+
+// s5aFencingSequence is the scene Example_s5aFencingSequence
+// tells (harness.Tell): its steps, its checks and what it prints.
+func s5aFencingSequence(sc *zkserver.Scope) {
 	for _, id := range []string{"F1", "F2", "F3", "F4", "F10"} {
 		claims.Open(sc, id)
 	}
@@ -75,7 +88,7 @@ func Example_s5aFencingSequence() {
 	if !first[0].Accepted || !first[1].Accepted {
 		claims.NotShown(sc, "F2", "got A's first write accepted=%v (fenced), %v (unfenced); want both: the holder's own write", first[0].Accepted, first[1].Accepted)
 	}
-	fmt.Printf("A holds token %v; A-first accepted: fenced %v, unfenced %v\n", heldA.Token, first[0].Accepted, first[1].Accepted)
+	sc.Printf("A holds token %v; A-first accepted: fenced %v, unfenced %v\n", heldA.Token, first[0].Accepted, first[1].Accepted)
 	lostA := heldA.Lost() // A's hold watches its own node
 	cast.WaitHoldWatching(sc, heldA)
 	worker := fencescene.ParkWorker(sc, heldA.Token, "stale-late", fenced, unfenced)
@@ -99,7 +112,7 @@ func Example_s5aFencingSequence() {
 	if sawExpired || lost {
 		claims.RefutedNow(sc, "F10", "when B held, A's client had seen Expired: %v, its hold lost: %v; want neither while A cannot reach the server", sawExpired, lost)
 	}
-	fmt.Printf("A blackholed: A's node exists %v; A's client saw Expired %v, its hold lost %v; B holds token %v\n", nodeA, sawExpired, lost, heldB.Token)
+	sc.Printf("A blackholed: A's node exists %v; A's client saw Expired %v, its hold lost %v; B holds token %v\n", nodeA, sawExpired, lost, heldB.Token)
 
 	claims.Phase(sc, "the window: A has expired and B has not written yet")
 	_, mark, marked := fencescene.ReadResource(sc, fenced)
@@ -111,7 +124,7 @@ func Example_s5aFencingSequence() {
 	if !window[0].Accepted || window[0].Prev != "A-first" {
 		claims.RefutedNow(sc, "F2", "in the window A's token %v got accepted=%v over %q (mark %v); want accepted over \"A-first\": the mark is A's own token and cannot know of B yet", heldA.Token, window[0].Accepted, window[0].Prev, window[0].Mark)
 	}
-	fmt.Printf("fenced mark %v before B writes: A's token %v accepted %v\n", mark, heldA.Token, window[0].Accepted)
+	sc.Printf("fenced mark %v before B writes: A's token %v accepted %v\n", mark, heldA.Token, window[0].Accepted)
 
 	claims.Phase(sc, "B writes with its token")
 	byB := fencescene.WriteEach(sc, B.Log, heldB.Token, "new-owner", fenced, unfenced)
@@ -121,7 +134,7 @@ func Example_s5aFencingSequence() {
 	if !byB[1].Accepted {
 		claims.RefutedNow(sc, "F4", "B's write was rejected by the unfenced resource; want accepted: it checks nothing")
 	}
-	fmt.Printf("B writes new-owner with %v: fenced accepted %v (mark %v), unfenced accepted %v\n", heldB.Token, byB[0].Accepted, byB[0].Mark, byB[1].Accepted)
+	sc.Printf("B writes new-owner with %v: fenced accepted %v (mark %v), unfenced accepted %v\n", heldB.Token, byB[0].Accepted, byB[0].Mark, byB[1].Accepted)
 
 	claims.Phase(sc, "the gate opens: A's worker writes with its old token")
 	late := worker.Resume(sc)
@@ -134,8 +147,8 @@ func Example_s5aFencingSequence() {
 	if !late[1].Accepted || late[1].Prev != "new-owner" || keptU != "stale-late" {
 		claims.RefutedNow(sc, "F4", "unfenced: A's late write got accepted=%v over %q, value %q; want \"stale-late\" accepted over \"new-owner\"", late[1].Accepted, late[1].Prev, keptU)
 	}
-	fmt.Printf("A's worker resumes, stale-late with %v: fenced accepted %v, unfenced accepted %v\n", heldA.Token, late[0].Accepted, late[1].Accepted)
-	fmt.Printf("values: fenced %q, unfenced %q\n", keptF, keptU)
+	sc.Printf("A's worker resumes, stale-late with %v: fenced accepted %v, unfenced accepted %v\n", heldA.Token, late[0].Accepted, late[1].Accepted)
+	sc.Printf("values: fenced %q, unfenced %q\n", keptF, keptU)
 
 	claims.Phase(sc, "heal A's connection: only now can A learn that its session expired")
 	cast.HealA()
@@ -145,15 +158,7 @@ func Example_s5aFencingSequence() {
 	if !expired || !errors.Is(why, lock.ErrSessionChanged) {
 		claims.RefutedNow(sc, "F10", "after the heal A saw Expired: %v, its hold gave %v; want Expired and a hold lost because the session changed (lock.ErrSessionChanged)", expired, why)
 	}
-	fmt.Printf("healed: A's client saw Expired %v; A's hold lost, session changed: %v\n", expired, errors.Is(why, lock.ErrSessionChanged))
-	// Output:
-	// A holds token g0/0; A-first accepted: fenced true, unfenced true
-	// A blackholed: A's node exists false; A's client saw Expired false, its hold lost false; B holds token g0/1
-	// fenced mark g0/0 before B writes: A's token g0/0 accepted true
-	// B writes new-owner with g0/1: fenced accepted true (mark g0/1), unfenced accepted true
-	// A's worker resumes, stale-late with g0/0: fenced accepted false, unfenced accepted true
-	// values: fenced "new-owner", unfenced "stale-late"
-	// healed: A's client saw Expired true; A's hold lost, session changed: true
+	sc.Printf("healed: A's client saw Expired %v; A's hold lost, session changed: %v\n", expired, errors.Is(why, lock.ErrSessionChanged))
 }
 
 // Example_s5bCriticalSection walks the article's critical-section flowchart
@@ -178,8 +183,22 @@ func Example_s5aFencingSequence() {
 // control; F11 refuted when the control keeps A out. TestF6 and TestF11
 // retell it on the memory and the durable resource.
 func Example_s5bCriticalSection() {
-	sc := harness.ExampleScope()
-	defer harness.EndExample(sc)
+	harness.Tell(s5bCriticalSection)
+	// Output:
+	// A held token g0/0 and released; B holds token g0/1
+	// fenced: B inside; token g0/1 below mark g0/0? false
+	// fenced: A's write meanwhile: parked outside the section
+	// fenced: B's section ends; accepted true, mark g0/1
+	// fenced: A's token g0/0 below mark g0/1? true; accepted false; value "new-owner"
+	// control: B inside; token g0/1 below mark g0/0? false
+	// control: A's write meanwhile: inside too: token g0/0 against mark g0/0, admitted: true
+	// control: B's section ends; accepted true, mark g0/1
+	// control: A's token g0/0 below mark g0/0? false; accepted true; value "stale-late"
+}
+
+// s5bCriticalSection is the scene Example_s5bCriticalSection
+// tells (harness.Tell): its steps, its checks and what it prints.
+func s5bCriticalSection(sc *zkserver.Scope) {
 	claims.Open(sc, "F6")
 	claims.Open(sc, "F11")
 	cast := scene.ExampleScene(sc) // the shared server, a lock parent, an observer
@@ -189,7 +208,7 @@ func Example_s5bCriticalSection() {
 		sc.Fatalf("A: release: %v", err)
 	}
 	heldB := B.Acquire()
-	fmt.Printf("A held token %v and released; B holds token %v\n", heldA.Token, heldB.Token)
+	sc.Printf("A held token %v and released; B holds token %v\n", heldA.Token, heldB.Token)
 
 	section := fencescene.NewCriticalSection(sc, "F6")
 	interleave := func(name string, res fence.Resource) fencescene.Interleaving {
@@ -197,16 +216,16 @@ func Example_s5bCriticalSection() {
 		fencescene.WriteAs(sc, A.Log, res, heldA.Token, "A-first")
 		byB := section.Write(res, B.Log, heldB.Token, "new-owner")
 		il.BInside = byB.Entered()
-		fmt.Printf("%s: B inside; token %v below mark %v? %v\n", name, il.BInside.Token, il.BInside.Mark, !il.BInside.Admitted)
+		sc.Printf("%s: B inside; token %v below mark %v? %v\n", name, il.BInside.Token, il.BInside.Mark, !il.BInside.Admitted)
 		lateA := section.Write(res, A.Log, heldA.Token, "stale-late")
 		il.A = lateA.Whereabouts(byB)
 		A.Log.Info("while B's write is inside: %v", il.A)
-		fmt.Printf("%s: A's write meanwhile: %s\n", name, il.A.Brief())
+		sc.Printf("%s: A's write meanwhile: %s\n", name, il.A.Brief())
 		il.B = byB.Finish(lateA)
-		fmt.Printf("%s: B's section ends; accepted %v, mark %v\n", name, il.B.Accepted, il.B.Mark)
+		sc.Printf("%s: B's section ends; accepted %v, mark %v\n", name, il.B.Accepted, il.B.Mark)
 		il.Late, il.ADecision = lateA.Finish(nil), lateA.Decision
 		il.Value, il.Mark, _ = fencescene.ReadResource(sc, res)
-		fmt.Printf("%s: A's token %v below mark %v? %v; accepted %v; value %q\n", name, il.ADecision.Token, il.ADecision.Mark, !il.ADecision.Admitted, il.Late.Accepted, il.Value)
+		sc.Printf("%s: A's token %v below mark %v? %v; accepted %v; value %q\n", name, il.ADecision.Token, il.ADecision.Mark, !il.ADecision.Admitted, il.Late.Accepted, il.Value)
 		return il
 	}
 	fenced := interleave("fenced", harness.Resource(sc, fence.WithTrace(section.Trace()))) // fence.NewMemory, or the resource a retelling Test opens
@@ -223,16 +242,6 @@ func Example_s5bCriticalSection() {
 	if caught == "" {
 		claims.NotShown(sc, "F6", "the check that passed the fenced resource finds nothing wrong with the control, in which A's write was %v: it could not have failed", control.A)
 	}
-	// Output:
-	// A held token g0/0 and released; B holds token g0/1
-	// fenced: B inside; token g0/1 below mark g0/0? false
-	// fenced: A's write meanwhile: parked outside the section
-	// fenced: B's section ends; accepted true, mark g0/1
-	// fenced: A's token g0/0 below mark g0/1? true; accepted false; value "new-owner"
-	// control: B inside; token g0/1 below mark g0/0? false
-	// control: A's write meanwhile: inside too: token g0/0 against mark g0/0, admitted: true
-	// control: B's section ends; accepted true, mark g0/1
-	// control: A's token g0/0 below mark g0/0? false; accepted true; value "stale-late"
 }
 
 // TestF1toF3_FencedResourceRejectsTheLateHolder retells
@@ -524,21 +533,23 @@ func TestF7_EqualTokenIsAccepted(t *testing.T) {
 // story and a close and reopen it still holds "new-owner" and still
 // rejects token 0 (claim F8, §5 ¶5; beyond the article, whose memory model
 // left durability unverified). The story is Example_s5aFencingSequence,
-// retold on the durable resource.
+// retold on the durable resource: its telling there, which
+// TestF1toF3_FencedResourceRejectsTheLateHolder retells as well, leaves
+// the resource open for this Test to restart.
 func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
 	harness.Parallel(t)
 	claims.Open(t, "F8")
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "resource.db")
-	d, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.Close() }) // also when the story stops; Close is idempotent
-	harness.RetellOn(t, Example_s5aFencingSequence, func(...fence.Option) fence.Resource { return d })
+	told := fencescene.RetellOn(t, Example_s5aFencingSequence, "durable")
 	if t.Failed() {
 		claims.NotShown(t, "F8", "the fencing story did not run as its Output says; nothing to restart")
 	}
+	d, ok := told.Resource().(*sqlite.Durable)
+	if !ok {
+		t.Fatalf("the story's fenced resource is a %T; want the durable *sqlite.Durable it was retold on", told.Resource())
+	}
+	t.Cleanup(func() { _ = d.Close() }) // also when this Test stops; Close is idempotent
+	path := d.Path()
 	value, mark, _ := fencescene.ReadResource(t, d)
 	tokenA := fence.Token{Lock: mark.Lock, Domain: mark.Domain} // A's token: g0/0 in the Output the retelling checked, below B's mark g0/1
 	if err := d.Close(); err != nil {

@@ -118,18 +118,30 @@ func Example_s3aSequenceOrderIsNotNameOrder() {
 // B's node other than C and B's own hold (a hold watches its own node from
 // the start, lock.Held.Lost). TestL4 retells it.
 func Example_s3bPredecessorChain() {
-	sc := harness.ExampleScope()
-	defer harness.EndExample(sc)
+	harness.Tell(s3bPredecessorChain)
+	// Output:
+	// A: sequence 0 holds
+	// B: sequence 1 watches 0
+	// C: sequence 2 watches 1
+	// A released; its node exists: false
+	// B: 1 notification(s), 2 listing(s), holds with sequence 1
+	// C: 0 notification(s), 1 listing(s), still waits on 1 true
+	// B released; C: 1 notification(s), 2 listing(s), holds with sequence 2
+}
+
+// s3bPredecessorChain is the scene Example_s3bPredecessorChain
+// tells (harness.Tell): its steps, its checks and what it prints.
+func s3bPredecessorChain(sc *zkserver.Scope) {
 	claims.Open(sc, "L4")
 	r := scene.ExampleScene(sc) // the shared server, an observer O, a fresh lock parent
 	A, B, C := r.Join("A", scene.JoinOpts{}), r.Join("B", scene.JoinOpts{}), r.Join("C", scene.JoinOpts{})
 
 	heldByA := A.Acquire()
-	fmt.Println("A: sequence", heldByA.Token.Seq, "holds")
+	sc.Println("A: sequence", heldByA.Token.Seq, "holds")
 	b := B.AcquireInBackground().WaitsOn(scene.NodeOf(heldByA))
-	fmt.Println("B: sequence", scene.SeqOf(b.Own), "watches", scene.SeqOf(b.Settled().Pred))
+	sc.Println("B: sequence", scene.SeqOf(b.Own), "watches", scene.SeqOf(b.Settled().Pred))
 	c := C.AcquireInBackground().WaitsOn(b.Own)
-	fmt.Println("C: sequence", scene.SeqOf(c.Own), "watches", scene.SeqOf(c.Settled().Pred))
+	sc.Println("C: sequence", scene.SeqOf(c.Own), "watches", scene.SeqOf(c.Settled().Pred))
 	if got := []int64{heldByA.Token.Seq, scene.SeqOf(b.Own), scene.SeqOf(c.Own)}; !slices.Equal(got, []int64{0, 1, 2}) {
 		claims.NotShown(sc, "L4", "got sequences %v for A, B, C under a fresh parent; want [0 1 2]", got)
 	}
@@ -140,7 +152,7 @@ func Example_s3bPredecessorChain() {
 	if exists {
 		claims.NotShown(sc, "L4", "A's node %s still exists after A's release", scene.NodeOf(heldByA))
 	}
-	fmt.Println("A released; its node exists:", exists)
+	sc.Println("A released; its node exists:", exists)
 	atB, atC := b.Settled(), c.Settled()
 	scene.Guarded(sc, B, 1) // B's hold watches its own node from the start
 	watchers := harness.WatchTable(sc, harness.SharedServer(sc), "wchp", r.Parent)[r.Parent+"/"+b.Own]
@@ -156,23 +168,15 @@ func Example_s3bPredecessorChain() {
 	if !slices.Equal(watchers, wantWatchers) {
 		claims.RefutedNow(sc, "L4", "got watchers of B's node %v; want %v: C's session, and B's own hold's", watchers, wantWatchers)
 	}
-	fmt.Println("B:", atB.Wakeups, "notification(s),", atB.Rounds, "listing(s), holds with sequence", heldByB.Token.Seq)
-	fmt.Println("C:", atC.Wakeups, "notification(s),", atC.Rounds, "listing(s), still waits on", scene.SeqOf(atC.Pred), atC.Waiting)
+	sc.Println("B:", atB.Wakeups, "notification(s),", atB.Rounds, "listing(s), holds with sequence", heldByB.Token.Seq)
+	sc.Println("C:", atC.Wakeups, "notification(s),", atC.Rounds, "listing(s), still waits on", scene.SeqOf(atC.Pred), atC.Waiting)
 
 	claims.Phase(sc, "B releases")
 	heldByC := r.HandOver("L4", heldByB, c)
 	if atC = c.Settled(); atC.Wakeups != 1 || atC.Rounds != 2 {
 		claims.RefutedNow(sc, "L4", "got C holding after %d notifications and %d listings; want 1 and 2", atC.Wakeups, atC.Rounds)
 	}
-	fmt.Println("B released; C:", atC.Wakeups, "notification(s),", atC.Rounds, "listing(s), holds with sequence", heldByC.Token.Seq)
-	// Output:
-	// A: sequence 0 holds
-	// B: sequence 1 watches 0
-	// C: sequence 2 watches 1
-	// A released; its node exists: false
-	// B: 1 notification(s), 2 listing(s), holds with sequence 1
-	// C: 0 notification(s), 1 listing(s), still waits on 1 true
-	// B released; C: 1 notification(s), 2 listing(s), holds with sequence 2
+	sc.Println("B released; C:", atC.Wakeups, "notification(s),", atC.Rounds, "listing(s), holds with sequence", heldByC.Token.Seq)
 }
 
 // Example_s3cListExistsRace: between listing the children and setting the

@@ -8,7 +8,6 @@ package zk19_test
 // porcupine judging the recorded histories.
 
 import (
-	"fmt"
 	"slices"
 	"testing"
 
@@ -36,8 +35,24 @@ import (
 // retell it (harness.Retell): their records hold its steps, from which the
 // evidence draws the diagram. Every printed line is what the run observed.
 func Example_s1StaleReadFromLaggingFollower() {
-	sc := harness.ExampleScope()
-	defer harness.EndExample(sc)
+	harness.Tell(s1StaleReadFromLaggingFollower)
+	// Output:
+	// A: set x=1, version 1
+	// B: told x=1 is written
+	// B: get x on its follower -> 0
+	// stream to B's follower held at the read: true
+	// porcupine: not linearizable
+	// B: after the catch-up, get x -> 1 | porcupine, this read in place of the stale one: linearizable
+	// A: set x=2, version 2
+	// B: told x=2 is written
+	// B: get x on its follower -> 2
+	// stream to B's follower held at the read: false
+	// porcupine: linearizable
+}
+
+// s1StaleReadFromLaggingFollower is the scene Example_s1StaleReadFromLaggingFollower
+// tells (harness.Tell): its steps, its checks and what it prints.
+func s1StaleReadFromLaggingFollower(sc *zkserver.Scope) {
 	claims.Open(sc, "S1")
 	claims.Open(sc, "S2")
 	tr := replicas.NewTrio(sc) // three servers, a proxy on every link; A on one follower, B on the other; x=0
@@ -52,8 +67,8 @@ func Example_s1StaleReadFromLaggingFollower() {
 	if version != 1 || told != "x=1 is written" {
 		claims.NotShown(sc, "S1", "got A's write at version %d and B told %q; want version 1 and the message A sent", version, told)
 	}
-	fmt.Println("A: set x=1, version", version)
-	fmt.Println("B: told", told)
+	sc.Println("A: set x=1, version", version)
+	sc.Println("B: told", told)
 
 	claims.Phase(sc, "B reads x on its follower while the stream is still held")
 	read := B.Get()
@@ -65,14 +80,14 @@ func Example_s1StaleReadFromLaggingFollower() {
 	if read != "0" {
 		claims.RefutedNow(sc, "S1", "B read %q on the lagging follower after A's write; want the old value \"0\"", read)
 	}
-	fmt.Println("B: get x on its follower ->", read)
-	fmt.Println("stream to B's follower held at the read:", held > 0)
+	sc.Println("B: get x on its follower ->", read)
+	sc.Println("stream to B's follower held at the read:", held > 0)
 	stale := tr.History.Verdict(sc, "S2")
 	claims.Evidence(sc, "porcupine: the history with B's stale read is %v (%d operations)", stale, len(tr.History.Rec.Operations()))
 	if stale != history.NotLinearizable {
 		claims.RefutedNow(sc, "S2", "porcupine: got %v for the history with B's stale read; want not linearizable", stale)
 	}
-	fmt.Println("porcupine:", stale)
+	sc.Println("porcupine:", stale)
 
 	claims.Phase(sc, "release; B reads again once its follower has x=1")
 	again, moved := tr.ReadAgainAfterCatchUp("1")
@@ -84,40 +99,28 @@ func Example_s1StaleReadFromLaggingFollower() {
 	if withRead != history.Linearizable {
 		claims.RefutedNow(sc, "S2", "porcupine: got %v for the history with B reading after the catch-up; want linearizable", withRead)
 	}
-	fmt.Println("B: after the catch-up, get x ->", again, "| porcupine, this read in place of the stale one:", withRead)
+	sc.Println("B: after the catch-up, get x ->", again, "| porcupine, this read in place of the stale one:", withRead)
 
 	claims.Phase(sc, "control: the same steps, but B reads after its follower caught up")
 	tr.History.Start(again) // the control round is recorded on its own, end to end
 	stream = tr.HoldLeaderStream()
-	fmt.Println("A: set x=2, version", A.Set("2"))
+	sc.Println("A: set x=2, version", A.Set("2"))
 	A.Tell(B, "x=2 is written")
-	fmt.Println("B: told", B.Told())
+	sc.Println("B: told", B.Told())
 	tr.CatchUp("2")
 	control := B.Get()
 	controlHeld := stream.Stats().DownHeld
 	if control != "2" || controlHeld != 0 {
 		claims.NotShown(sc, "S2", "in the control round B read %q with %d bytes held; want \"2\" with the stream released", control, controlHeld)
 	}
-	fmt.Println("B: get x on its follower ->", control)
-	fmt.Println("stream to B's follower held at the read:", controlHeld > 0)
+	sc.Println("B: get x on its follower ->", control)
+	sc.Println("stream to B's follower held at the read:", controlHeld > 0)
 	recorded := tr.History.Verdict(sc, "S2")
 	claims.Evidence(sc, "porcupine: the control round, recorded end to end, is %v (%d operations)", recorded, len(tr.History.Rec.Operations()))
 	if recorded != history.Linearizable {
 		claims.RefutedNow(sc, "S2", "porcupine: got %v for the control round recorded end to end; want linearizable", recorded)
 	}
-	fmt.Println("porcupine:", recorded)
-	// Output:
-	// A: set x=1, version 1
-	// B: told x=1 is written
-	// B: get x on its follower -> 0
-	// stream to B's follower held at the read: true
-	// porcupine: not linearizable
-	// B: after the catch-up, get x -> 1 | porcupine, this read in place of the stale one: linearizable
-	// A: set x=2, version 2
-	// B: told x=2 is written
-	// B: get x on its follower -> 2
-	// stream to B's follower held at the read: false
-	// porcupine: linearizable
+	sc.Println("porcupine:", recorded)
 }
 
 // TestS1_PlainReadOnLaggingFollowerIsStale: after A's write has succeeded

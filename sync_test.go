@@ -42,8 +42,21 @@ import (
 // history. TestY2 retells it. Every printed line is what the run observed;
 // each call and fault is logged.
 func Example_s2SyncInZK1675Window() {
-	sc := harness.ExampleScope()
-	defer harness.EndExample(sc)
+	harness.Tell(s2SyncInZK1675Window)
+	// Output:
+	// before the cut: old leader is leader | B's server is follower
+	// the other three elected a server that is leader
+	// C: set x=1 on the new side, version 1
+	// the old leader still reports leader
+	// B: sync on the old follower, error: <nil>
+	// B: get x -> 0
+	// the old leader still reports leader
+	// porcupine: not linearizable
+}
+
+// s2SyncInZK1675Window is the scene Example_s2SyncInZK1675Window
+// tells (harness.Tell): its steps, its checks and what it prints.
+func s2SyncInZK1675Window(sc *zkserver.Scope) {
 	claims.Open(sc, "Y2")
 	w := replicas.NewZK1675(sc) // five servers, a proxy on every link, x=0 everywhere; B on a follower of the leader
 	old, B := w.Old, w.B
@@ -51,28 +64,28 @@ func Example_s2SyncInZK1675Window() {
 	if oldMode != "leader" || bMode != "follower" {
 		claims.NotShown(sc, "Y2", "before the cut the old leader reports %s and B's server %s; want leader and follower", oldMode, bMode)
 	}
-	fmt.Println("before the cut: old leader is", oldMode, "| B's server is", bMode)
+	sc.Println("before the cut: old leader is", oldMode, "| B's server is", bMode)
 
 	w.Cut() // {old leader, B's server} | the other three
 	N := w.NewLeader()
-	fmt.Println("the other three elected a server that is", w.Mode(N))
+	sc.Println("the other three elected a server that is", w.Mode(N))
 	C := w.History.Join(sc, "C", 3, N)
 	version := C.Set("1")
 	if version != 1 {
 		claims.NotShown(sc, "Y2", "C's write of x=1 gave version %d; want 1", version)
 	}
-	fmt.Println("C: set x=1 on the new side, version", version)
+	sc.Println("C: set x=1 on the new side, version", version)
 
 	before := w.Mode(old)
 	if before != "leader" {
 		claims.NotShown(sc, "Y2", "the window was not open: the old leader reported %q before B's sync; want leader", before)
 	}
-	fmt.Println("the old leader still reports", before)
+	sc.Println("the old leader still reports", before)
 	err := B.Sync()
 	if err != nil {
 		claims.RefutedNow(sc, "Y2", "sync on the old follower failed inside the window: %v", err)
 	}
-	fmt.Println("B: sync on the old follower, error:", err)
+	sc.Println("B: sync on the old follower, error:", err)
 	read := B.Get()
 	after := w.Mode(old)
 	claims.Evidence(sc, "B's sync on %s succeeded and B read %q after the new majority committed \"1\"; the old leader %s reported mode %q before and %q after the read, %v after the cut",
@@ -83,24 +96,15 @@ func Example_s2SyncInZK1675Window() {
 	if read != "0" {
 		claims.RefutedNow(sc, "Y2", "after a successful sync B read %q; want the old \"0\"", read)
 	}
-	fmt.Println("B: get x ->", read)
-	fmt.Println("the old leader still reports", after)
+	sc.Println("B: get x ->", read)
+	sc.Println("the old leader still reports", after)
 	verdict := w.History.Verdict(sc, "Y2")
 	claims.Evidence(sc, "porcupine: the history of the window, with sync and read as one composite read, is %v (%d operations)", verdict, len(w.History.Rec.Operations()))
 	if verdict != history.NotLinearizable {
 		claims.RefutedNow(sc, "Y2", "porcupine: got %v for the history of the window; want not linearizable", verdict)
 	}
-	fmt.Println("porcupine:", verdict)
+	sc.Println("porcupine:", verdict)
 	w.WaitStepDown()
-	// Output:
-	// before the cut: old leader is leader | B's server is follower
-	// the other three elected a server that is leader
-	// C: set x=1 on the new side, version 1
-	// the old leader still reports leader
-	// B: sync on the old follower, error: <nil>
-	// B: get x -> 0
-	// the old leader still reports leader
-	// porcupine: not linearizable
 }
 
 // TestY1_SyncWaitsForTheLeaderStream: with a current, healthy leader, sync

@@ -668,14 +668,25 @@ func T5Writes(t *testing.T, res fence.Resource, tokA, tokB fence.Token) (bWrite,
 	return bWrite, late, value
 }
 
-// RetellOnEachResource retells example once on each fenced resource
+// RetellOnEachResource retells example on each fenced resource
 // (ResourceKinds), in a subtest worded as the claim: "the memory
 // resource " + does.
 func RetellOnEachResource(t *testing.T, does string, example func()) {
 	t.Helper()
 	for _, kind := range ResourceKinds {
-		t.Run("the "+kind+" resource "+does, func(t *testing.T) {
-			harness.RetellOn(t, example, func(opts ...fence.Option) fence.Resource { return OpenResource(t, kind, opts...) })
-		})
+		t.Run("the "+kind+" resource "+does, func(t *testing.T) { RetellOn(t, example, kind) })
 	}
+}
+
+// RetellOn retells example on the fenced resource of kind: the memory
+// resource is the Example's own (harness.Resource opens fence.NewMemory,
+// as OpenResource does), so its telling is the Example's; another kind is
+// opened by OpenResource, and the Tests that retell example on it share
+// its tellings.
+func RetellOn(t *testing.T, example func(), kind string) *harness.Telling {
+	t.Helper()
+	if kind == "memory" {
+		return harness.Retell(t, example)
+	}
+	return harness.RetellOn(t, example, kind, func(t zkserver.TB, opts ...fence.Option) fence.Resource { return OpenResource(t, kind, opts...) })
 }

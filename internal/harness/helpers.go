@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,16 +31,8 @@ const Within = 5 * time.Second
 // ExampleScope opens the Scope of the Example that calls it, named after
 // it; everything the Example opens is registered with it. The Example
 // defers EndExample right after, so its body reads as the diagram's steps.
-// Under Retell, the Scope acts for the Test that retells the Example.
-func ExampleScope() *zkserver.Scope {
-	name := "Example"
-	if pc, _, _, ok := runtime.Caller(1); ok {
-		if f := runtime.FuncForPC(pc); f != nil {
-			name = f.Name()[strings.LastIndex(f.Name(), ".")+1:]
-		}
-	}
-	return scopeFor(name)
-}
+// An Example that Tests retell tells its scene with Tell instead.
+func ExampleScope() *zkserver.Scope { return zkserver.NewScope(callerName(1)) }
 
 // failedPrefix starts the line EndExample prints for a failure.
 const failedPrefix = "FAILED: "

@@ -36,7 +36,8 @@ func DSN(path string) (string, error) {
 // Durable is a fence.Durable that owns its database: Close closes both.
 type Durable struct {
 	*fence.Durable
-	db *sql.DB
+	db   *sql.DB
+	path string
 }
 
 // openDB opens the database file at path on one connection: it queues
@@ -68,8 +69,11 @@ func Open(ctx context.Context, path string, opts ...fence.Option) (*Durable, err
 		_ = db.Close()
 		return nil, err
 	}
-	return &Durable{Durable: d, db: db}, nil
+	return &Durable{Durable: d, db: db, path: path}, nil
 }
+
+// Path is the file the resource is stored at: Open it again after Close.
+func (d *Durable) Path() string { return d.path }
 
 // Close closes the resource, then its database.
 func (d *Durable) Close() error {

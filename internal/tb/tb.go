@@ -137,6 +137,21 @@ func (s *Scope) Logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "    %s: %s\n", s.name, fmt.Sprintf(format, args...))
 }
 
+// Printf prints to the Example's output: standard output, or what the
+// test a Scope acts for keeps as its output (a telling's record, whose
+// Example then prints it).
+func (s *Scope) Printf(format string, args ...any) { fmt.Fprintf(s.stdout(), format, args...) }
+
+// Println is Printf with fmt.Println's formatting.
+func (s *Scope) Println(args ...any) { fmt.Fprintln(s.stdout(), args...) }
+
+func (s *Scope) stdout() io.Writer {
+	if o, ok := s.on.(interface{ Stdout() io.Writer }); ok {
+		return o.Stdout()
+	}
+	return os.Stdout
+}
+
 // stepPlace is file:line of the step that logs: the innermost frame in a
 // test file (an Example's own line), or else the innermost outside this
 // package and the claims helpers (a scene's goroutine).
