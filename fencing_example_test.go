@@ -2,10 +2,11 @@ package zk19_test
 
 // §5 of the article (资源接受新 token 后拒绝旧写): the resource, not the lock,
 // refuses a late holder. The fencing sequence and the critical section come
-// first, as Examples; then F1 to F12 (F10 is in §7's file), each run on both
-// fenced resources, the one in memory and the durable one in SQLite, in
-// subtests named for what the claim says of them; then C1, the seeded chaos
-// run: workers take the lock and write with their tokens while a nemesis
+// first, as Examples; then F1 to F12 (F10 is in §7's file) and C1, in the
+// order the article states them. F1 to F12 each run on both fenced
+// resources, the one in memory and the durable one in SQLite, in subtests
+// named for what the claim says of them; C1 is the seeded chaos run:
+// workers take the lock and write with their tokens while a nemesis
 // loses replies, freezes holders until their sessions expire, cuts
 // connections, restarts servers and fails the leader over, and the fenced
 // resources must refuse every stale write the unfenced control takes.

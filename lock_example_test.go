@@ -4,8 +4,9 @@ package zk19_test
 // recipe of package lock. The section's four pictures come first, as
 // Examples on a real server (sequence order is not name order, the
 // predecessor chain, the list/exists race, an election that needs ready);
-// then L1 to L12. Timing comes from the recipe's locktrace hooks and from
-// reads that order notifications, never from sleeping; the counts the
+// then L1 to L12, in the order the article states them. Timing comes from
+// the recipe's locktrace hooks and from reads that order notifications,
+// never from sleeping; the counts the
 // claims rest on come from each session's own proxy (internal/scene's
 // witness). The go-zookeeper comparison is in ./peers, the benchmarks in
 // ./bench.

@@ -3,8 +3,9 @@ package zk19_test
 // §4 of the article (create 回复丢失以后怎样找回节点): a create takes effect on
 // the server, its reply is lost on the way back, and the client must find
 // out what happened. The section's diagram comes first, as
-// Example_s4LostCreateReply; then R1 to R8, and E5, which checks the proxy's
-// Jute codec against the server's own classes. The lost-reply scene picks
+// Example_s4LostCreateReply; then R1 to R8 and E5 (which checks the proxy's
+// Jute codec against the server's own classes), in the order the article
+// states them. The lost-reply scene picks
 // the request with a matcher, so the same experiment runs on a create, on
 // the delete of a Release, or on any other request.
 

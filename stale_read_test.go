@@ -4,8 +4,9 @@ package zk19_test
 // update, yet a plain read served by a follower may return a value older
 // than a write another client has already seen acknowledged. The section's
 // diagram comes first, as Example_s1StaleReadFromLaggingFollower; then S1 to
-// S4, on three real servers whose links run through fault proxies, with
-// porcupine judging the recorded histories.
+// S4 in the order the article states them (S4 first), on three real servers
+// whose links run through fault proxies, with porcupine judging the recorded
+// histories.
 
 import (
 	"fmt"

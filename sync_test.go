@@ -2,10 +2,10 @@ package zk19_test
 
 // §2 of the article (sync 的边界不能省略): what sync does and does not give.
 // The ZOOKEEPER-1675 window first, as Example_s2SyncInZK1675Window; then
-// Y1 to Y9: sync waits for the leader's stream, a write barrier gives its
-// progress and costs a replicated write, heartbeats and exists do not
-// advance a follower, and one barrier makes no snapshot across paths or
-// later reads.
+// Y1 to Y9, in the order the article states them: sync waits for the
+// leader's stream, a write barrier gives its progress and costs a replicated
+// write, heartbeats and exists do not advance a follower, and one barrier
+// makes no snapshot across paths or later reads.
 
 import (
 	"fmt"

@@ -1,9 +1,10 @@
 package zk19_test
 
 // §6 of the article (顺序号只在明确的锁域内比较): a sequence number is a token
-// only inside its lock domain. T1 to T5: malformed suffixes are rejected, a
-// recreated parent or a wiped ensemble restarts the numbering, czxid is no
-// unique token, and a reset mark lets the old holder in.
+// only inside its lock domain. T1 to T5, in the order the article states
+// them: malformed suffixes are rejected, a recreated parent or a wiped
+// ensemble restarts the numbering, czxid is no unique token, and a reset
+// mark lets the old holder in.
 
 import (
 	"context"
