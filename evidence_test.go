@@ -140,40 +140,95 @@ func TestDocTableOfContentsMatchesIndex(t *testing.T) {
 	}
 }
 
-// TestExamplesFollowTheArticle keeps the root package's page in the
-// article's order: pkg.go.dev lists package Examples by name, so sorted by
-// name the root Examples must come in the order of the first sentence each
-// proves (section, paragraph, sentence), the §1 diagram first. And each
-// body reads as its diagram's steps: it opens with no call that wraps the
-// body in a function literal.
-func TestExamplesFollowTheArticle(t *testing.T) {
+// TestProofsFollowTheArticle keeps the root package in the article's
+// order, on its page and in its files. A function's place is the earliest
+// sentence (section, paragraph, sentence) among the claims of the index it
+// cites, as claims.Index.FirstSentence finds it: a Test or Example that
+// proves several claims stands at its first.
+//
+// Examples: pkg.go.dev lists package Examples by name, so sorted by name
+// the root Examples must come in their places' order, the §1 diagram
+// first; every Example cites a claim. And each body reads as its diagram's
+// steps: it opens with no call that wraps the body in a function literal.
+//
+// Tests: in each file, the Tests that cite a claim come in their places'
+// order, Tests of one place in any order (claims.Index.TestOrders). Tests
+// that cite none (TestMain, these tests of the index) have no place and
+// are not checked; nor are helpers, Examples and other declarations. The
+// first Test out of order fails, with the one its place wants. To reorder,
+// "go run ./cmd/evidence -reorder" moves the cited Tests among the places
+// they fill in their file, each whole with its doc comment, and leaves
+// everything else where it is; then it does as -sync.
+func TestProofsFollowTheArticle(t *testing.T) {
 	ix := claims.LoadClaimIndex(t)
-	section := map[string]int{}
-	for i, s := range ix.Sections {
-		section[s.Key] = i
+	proofs := claims.ScanTests(t, ".")
+	var names []string
+	first := map[string]claims.Locator{}
+	for _, p := range proofs {
+		if !p.Example {
+			continue
+		}
+		names = append(names, p.Name)
+		if l, ok := ix.FirstSentence(p.Cites); ok {
+			first[p.Name] = l
+		}
 	}
-	type place struct{ sec, para, sent int }
-	before := func(a, b place) bool {
-		return a.sec < b.sec || a.sec == b.sec && (a.para < b.para || a.para == b.para && a.sent < b.sent)
+	if len(names) == 0 {
+		t.Fatal("no root Example found")
 	}
-	first := map[string]place{}
-	for _, c := range ix.Claims {
-		p := place{section[c.Section], c.Paragraph, c.Sentence}
-		for _, name := range c.Proof {
-			if !strings.HasPrefix(name, "Example_") {
-				continue
-			}
-			if q, ok := first[name]; !ok || before(p, q) {
-				first[name] = p
+	checkExampleBodies(t)
+	slices.Sort(names)
+	prev := ""
+	for _, name := range names {
+		l, ok := first[name]
+		if !ok {
+			t.Errorf("%s proves no claim of the index; want every root Example cited", name)
+			continue
+		}
+		if prev != "" && ix.CompareSentences(l, first[prev]) < 0 {
+			t.Errorf("pkg.go.dev lists %s (%s) before %s (%s); want the article's order: rename one", prev, first[prev], name, l)
+		}
+		prev = name
+	}
+	t.Logf("root Examples in pkg.go.dev's order: %s", strings.Join(names, ", "))
+	checkTestOrder(t, ix)
+}
+
+// checkTestOrder fails on the first Test out of the article's order in
+// each root test file.
+func checkTestOrder(t *testing.T, ix *claims.Index) {
+	orders, err := ix.TestOrders(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, out := 0, 0
+	for _, o := range orders {
+		n += len(o.Got)
+		for i := range o.Got {
+			if g, w := o.Got[i], o.Want[i]; g != w {
+				out++
+				t.Errorf("%s: Test %d of %d in the article's order: got %s (%s); want %s (%s), whose claim the article states first (reorder: go run ./cmd/evidence -reorder)",
+					o.File, i+1, len(o.Got), g, o.At[g], w, o.At[w])
+				break
 			}
 		}
 	}
+	if n == 0 {
+		t.Fatal("no root Test cites a claim of the index")
+	}
+	if out == 0 {
+		t.Logf("%d root Tests in %d files, each file's in the order of its claims' sentences", n, len(orders))
+	}
+}
+
+// checkExampleBodies: each root Example opens with its diagram's first
+// step, not with a call that wraps its body in a function literal.
+func checkExampleBodies(t *testing.T) {
 	fset := token.NewFileSet()
 	files, err := filepath.Glob("*_test.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
 	for _, name := range files {
 		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
 		if err != nil {
@@ -181,11 +236,7 @@ func TestExamplesFollowTheArticle(t *testing.T) {
 		}
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
-			if !ok || fd.Recv != nil || !strings.HasPrefix(fd.Name.Name, "Example_") {
-				continue
-			}
-			names = append(names, fd.Name.Name)
-			if len(fd.Body.List) == 0 {
+			if !ok || fd.Recv != nil || !strings.HasPrefix(fd.Name.Name, "Example_") || len(fd.Body.List) == 0 {
 				continue
 			}
 			if es, ok := fd.Body.List[0].(*ast.ExprStmt); ok {
@@ -199,22 +250,4 @@ func TestExamplesFollowTheArticle(t *testing.T) {
 			}
 		}
 	}
-	if len(names) == 0 {
-		t.Fatal("no root Example found")
-	}
-	slices.Sort(names)
-	prev := ""
-	for _, name := range names {
-		p, ok := first[name]
-		if !ok {
-			t.Errorf("%s proves no claim of the index; want every root Example cited", name)
-			continue
-		}
-		if prev != "" && before(p, first[prev]) {
-			q := first[prev]
-			t.Errorf("pkg.go.dev lists %s (%s ¶%d 句%d) before %s (%s ¶%d 句%d); want the article's order: rename one", prev, ix.Sections[q.sec].Key, q.para, q.sent, name, ix.Sections[p.sec].Key, p.para, p.sent)
-		}
-		prev = name
-	}
-	t.Logf("root Examples in pkg.go.dev's order: %s", strings.Join(names, ", "))
 }

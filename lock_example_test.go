@@ -4,8 +4,9 @@ package zk19_test
 // recipe of package lock. The section's four pictures come first, as
 // Examples on a real server (sequence order is not name order, the
 // predecessor chain, the list/exists race, an election that needs ready);
-// then L1 to L12. Timing comes from the recipe's locktrace hooks and from
-// reads that order notifications, never from sleeping; the counts the
+// then L1 to L12, in the order the article states them. Timing comes from
+// the recipe's locktrace hooks and from reads that order notifications,
+// never from sleeping; the counts the
 // claims rest on come from each session's own proxy (internal/scene's
 // witness). The go-zookeeper comparison is in ./peers, the benchmarks in
 // ./bench.
@@ -521,21 +522,6 @@ func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 	r.HandOver("L3", heldByB, c)
 }
 
-// TestL4_DeletionWakesOnlyTheNextCandidate: deleting the holder's node
-// notifies only the candidate right behind it, which lists again and holds;
-// the one after it hears nothing and keeps waiting (claim L4, §3 ¶3, the
-// predecessor-chain diagram). The Test retells Example_s3bPredecessorChain.
-//
-// A holds with sequence 0, B (1) waits on A, C (2) waits on B. A releases:
-// A's node is gone, and B acquires after exactly one notification and two
-// listings, counted on B's wire. C's state, settled after a read on C's
-// own connection: no notification, one listing, still waiting on B, not
-// holding. The server still lists C's watch on B's node, untouched. B
-// releases: C holds after one notification and two listings.
-func TestL4_DeletionWakesOnlyTheNextCandidate(t *testing.T) {
-	harness.Retell(t, Example_s3bPredecessorChain)
-}
-
 // TestL5_WatchEventIsNotSuccess: a watch event means "look again", never
 // "you hold it": when the candidate in front gives up while someone further
 // ahead still holds, the waiter wakes, lists, watches its new predecessor
@@ -746,6 +732,21 @@ func TestL6_ExpiredWaiterReportsSessionChanged(t *testing.T) {
 	b.Log.Info("new session %s (old %s)", b.Session.SessionHex(), oldSession)
 }
 
+// TestL4_DeletionWakesOnlyTheNextCandidate: deleting the holder's node
+// notifies only the candidate right behind it, which lists again and holds;
+// the one after it hears nothing and keeps waiting (claim L4, §3 ¶3, the
+// predecessor-chain diagram). The Test retells Example_s3bPredecessorChain.
+//
+// A holds with sequence 0, B (1) waits on A, C (2) waits on B. A releases:
+// A's node is gone, and B acquires after exactly one notification and two
+// listings, counted on B's wire. C's state, settled after a read on C's
+// own connection: no notification, one listing, still waiting on B, not
+// holding. The server still lists C's watch on B's node, untouched. B
+// releases: C holds after one notification and two listings.
+func TestL4_DeletionWakesOnlyTheNextCandidate(t *testing.T) {
+	harness.Retell(t, Example_s3bPredecessorChain)
+}
+
 // TestL7_HerdEffect: watching the predecessor wakes one waiter per release;
 // watching the parent's children wakes every waiter (claim L7, §3 ¶3). One
 // wakeup per release holds for a run without faults; the article warns that
@@ -775,139 +776,6 @@ func TestL7_HerdEffect(t *testing.T) {
 	for _, n := range sizes {
 		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) { scene.Herd(t, srv, n, func(h scene.HerdRelease) { judgeHerdRelease(t, h) }) })
 	}
-}
-
-// TestL8_ListExistsRace: the predecessor can vanish between the list and
-// the exists(pred, watch); exists then finds no node and the waiter must
-// list again at once, since the event it would wait for has already been
-// and gone (claim L8, §3 ¶4).
-//
-// The Trace's Watching callback deletes the predecessor exactly in that
-// window, twenty times in a row: each time exists answers false, B lists
-// again and holds, having received no watch event. No sleep: the hook makes
-// the window every time. The exists on a missing node leaves a creation
-// watch on the server (reported, not a claim).
-func TestL8_ListExistsRace(t *testing.T) {
-	s := harness.SharedServer(t)
-	claims.Open(t, "L8")
-	r := scene.NewScene(t, []string{s.Client})
-	root, ctx := r.Parent, r.Ctx
-	var hookErr error
-	var b *scene.Contender
-	hook := func(i locktrace.WatchInfo) {
-		pred := i.Predecessor
-		b.Log.Info("hook after list: predecessor %s", pred)
-		if err := r.O.Delete(root+"/"+pred, -1); err != nil {
-			hookErr = err
-			return
-		}
-		b.Log.Info("hook: %s deleted by O", pred)
-	}
-	a := r.Join("A", scene.JoinOpts{Quiet: true})
-	b = r.Join("B", scene.JoinOpts{Trace: &locktrace.Trace{Watching: hook}})
-	const runs = 20
-	for i := 0; i < runs; i++ {
-		if i == 1 {
-			b.Log.Info("runs 2-%d: same steps, log muted", runs)
-			b.Mute()
-		}
-		if _, err := a.Locker.Acquire(ctx); err != nil {
-			t.Fatalf("A: %v", err)
-		}
-		hb, err := b.Locker.Acquire(ctx)
-		if err != nil {
-			t.Fatalf("run %d: B: %v", i, err)
-		}
-		if hookErr != nil {
-			t.Fatalf("run %d: hook: %v", i, hookErr)
-		}
-		st := b.Settled(scene.NodeOf(hb))
-		if st.NoNode != 1 || st.Rounds != 2 || st.Wakeups != 0 {
-			claims.Refuted(t, "L8", "run %d: got exists-no-node=%d lists=%d events=%d; want 1, 2, 0", i, st.NoNode, st.Rounds, st.Wakeups)
-		}
-		if err := hb.Release(ctx); err != nil {
-			t.Fatalf("B release: %v", err)
-		}
-	}
-	claims.Evidence(t, "%d of %d runs: the hook deleted the predecessor between list and exists; exists found no node, B listed again and held without an event", runs, runs)
-	left := harness.WatchTable(t, s, "wchc", root)[b.Session.SessionHex()]
-	t.Logf("creation watches B's exists left on deleted names: %d (cleared when B's session ends)", len(left))
-}
-
-// TestL9_ReadYourCreateOnFollower: after its own successful create, a
-// session's getChildren includes its own node and every smaller candidate
-// that still exists, also on a follower that was behind when the create
-// arrived; so a smaller candidate missing from that list really has been
-// deleted (claim L9, §3 ¶5).
-//
-// 3-server ensemble with link proxies; W's session is on follower F, and F
-// reports itself a follower. Each lagging round holds the leader's stream
-// to F; X (on the leader) creates and deletes x, Y (on the other follower)
-// creates y. W's plain list then lacks y: F is behind at the read. W's
-// create is sent while F is still behind, reaches the leader, and does not
-// return while the stream is held; once it is released, W's create returns
-// and W's list holds its own node, every y so far and no x.
-func TestL9_ReadYourCreateOnFollower(t *testing.T) {
-	harness.Parallel(t)
-	zkserver.RequireFaults(t, "a follower held behind its leader while the session creates (a proxy on the leader's stream to it); on one server there is no follower to read through")
-	claims.Open(t, "L9")
-	c := harness.LeaseTrio(t)
-	fs := c.Followers()
-	if len(fs) != 2 {
-		t.Fatalf("got %d followers; want 2", len(fs))
-	}
-	f, other := fs[0], fs[1]
-	l9 := &scene.L9Round{T: t, C: c, F: f, Live: map[string]bool{}}
-	l9.X = zkclient.Connect(t, "X", []string{c.Leader().Client})
-	l9.Root = harness.TestRoot(t, l9.X)
-	l9.Y = zkclient.Connect(t, "Y", []string{other.Client})
-	l9.W = zkclient.Connect(t, "W", []string{f.Client})
-	l9.Xa, l9.Ya, l9.Wa = claims.NewActor(t, "X"), claims.NewActor(t, "Y"), claims.NewActor(t, "W")
-	l9.RequireFollower()
-	t.Logf("leader %s, W's follower %s, other follower %s", c.Leader().Label, f.Label, other.Label)
-	claims.Phase(t, "two rounds, W's follower in step")
-	for i := 1; i <= 2; i++ {
-		judgeL9List(t, l9.Round(i, false))
-	}
-	claims.Phase(t, "three rounds, the leader's stream to W's follower held while X and Y change the parent")
-	for i := 3; i <= 5; i++ {
-		judgeL9List(t, l9.Round(i, true))
-	}
-}
-
-// TestL10_ElectionNeedsReadyAcrossFailover: in an election the lowest
-// candidate is only a candidate; it can serve once it has recovered state
-// and published "ready", and clients wait for "ready" (claim L10, §3 ¶6,
-// sentences 3 and 4).
-//
-// Two clients of whoever leads ask for the leader at the same moments.
-// Qready waits for the ready node; Qlowest, the control, takes the lowest
-// candidate for the leader. L1 is elected (it holds the lock) and is
-// halfway through its recovery (the state says "recovering") when both
-// ask: Qlowest uses L1 at once and reads the half-recovered state; Qready
-// is found waiting (its exists(ready) answered false; it has read nothing)
-// until L1 has finished and published ready, and then reads L1's complete
-// state. L1's session ends, ready with it; L2 holds, is halfway through
-// its own recovery, and the same happens again. Example_s3dElectionNeedsReady
-// is one such round.
-func TestL10_ElectionNeedsReadyAcrossFailover(t *testing.T) {
-	claims.Open(t, "L10")
-	el := scene.NewElection(t, harness.SharedServer(t))
-	Qready, Qlowest := el.Client("Qready", scene.WaitForReady), el.Client("Qlowest", scene.LowestCandidate)
-	L1, L2 := el.Candidate("L1"), el.Candidate("L2")
-
-	claims.Phase(t, "L1 is elected and halfway through its recovery; L2 waits behind it")
-	heldByL1 := L1.Acquire()
-	waitingL2 := L2.AcquireInBackground().WaitsOn(scene.NodeOf(heldByL1))
-	checkRound(t, el.Round(L1, Qready, Qlowest))
-
-	claims.Phase(t, "L1's session ends: its candidate and ready go with it; L2 holds and is halfway through its recovery")
-	L1.Log.Info("close session %s", L1.Session.SessionHex())
-	L1.Session.Close()
-	if _, err := waitingL2.Result(); err != nil {
-		claims.NotShown(t, "L10", "L2's acquisition after L1's session ended: got %v; want a hold", err)
-	}
-	checkRound(t, el.Round(L2, Qready, Qlowest))
 }
 
 // TestL11_CallbackThatIsNoDeletionListsAgain: the predecessor chain does
@@ -1045,6 +913,104 @@ func TestL11_LateCallbackAfterReconnectListsAgain(t *testing.T) {
 	}
 }
 
+// TestL8_ListExistsRace: the predecessor can vanish between the list and
+// the exists(pred, watch); exists then finds no node and the waiter must
+// list again at once, since the event it would wait for has already been
+// and gone (claim L8, §3 ¶4).
+//
+// The Trace's Watching callback deletes the predecessor exactly in that
+// window, twenty times in a row: each time exists answers false, B lists
+// again and holds, having received no watch event. No sleep: the hook makes
+// the window every time. The exists on a missing node leaves a creation
+// watch on the server (reported, not a claim).
+func TestL8_ListExistsRace(t *testing.T) {
+	s := harness.SharedServer(t)
+	claims.Open(t, "L8")
+	r := scene.NewScene(t, []string{s.Client})
+	root, ctx := r.Parent, r.Ctx
+	var hookErr error
+	var b *scene.Contender
+	hook := func(i locktrace.WatchInfo) {
+		pred := i.Predecessor
+		b.Log.Info("hook after list: predecessor %s", pred)
+		if err := r.O.Delete(root+"/"+pred, -1); err != nil {
+			hookErr = err
+			return
+		}
+		b.Log.Info("hook: %s deleted by O", pred)
+	}
+	a := r.Join("A", scene.JoinOpts{Quiet: true})
+	b = r.Join("B", scene.JoinOpts{Trace: &locktrace.Trace{Watching: hook}})
+	const runs = 20
+	for i := 0; i < runs; i++ {
+		if i == 1 {
+			b.Log.Info("runs 2-%d: same steps, log muted", runs)
+			b.Mute()
+		}
+		if _, err := a.Locker.Acquire(ctx); err != nil {
+			t.Fatalf("A: %v", err)
+		}
+		hb, err := b.Locker.Acquire(ctx)
+		if err != nil {
+			t.Fatalf("run %d: B: %v", i, err)
+		}
+		if hookErr != nil {
+			t.Fatalf("run %d: hook: %v", i, hookErr)
+		}
+		st := b.Settled(scene.NodeOf(hb))
+		if st.NoNode != 1 || st.Rounds != 2 || st.Wakeups != 0 {
+			claims.Refuted(t, "L8", "run %d: got exists-no-node=%d lists=%d events=%d; want 1, 2, 0", i, st.NoNode, st.Rounds, st.Wakeups)
+		}
+		if err := hb.Release(ctx); err != nil {
+			t.Fatalf("B release: %v", err)
+		}
+	}
+	claims.Evidence(t, "%d of %d runs: the hook deleted the predecessor between list and exists; exists found no node, B listed again and held without an event", runs, runs)
+	left := harness.WatchTable(t, s, "wchc", root)[b.Session.SessionHex()]
+	t.Logf("creation watches B's exists left on deleted names: %d (cleared when B's session ends)", len(left))
+}
+
+// TestL9_ReadYourCreateOnFollower: after its own successful create, a
+// session's getChildren includes its own node and every smaller candidate
+// that still exists, also on a follower that was behind when the create
+// arrived; so a smaller candidate missing from that list really has been
+// deleted (claim L9, §3 ¶5).
+//
+// 3-server ensemble with link proxies; W's session is on follower F, and F
+// reports itself a follower. Each lagging round holds the leader's stream
+// to F; X (on the leader) creates and deletes x, Y (on the other follower)
+// creates y. W's plain list then lacks y: F is behind at the read. W's
+// create is sent while F is still behind, reaches the leader, and does not
+// return while the stream is held; once it is released, W's create returns
+// and W's list holds its own node, every y so far and no x.
+func TestL9_ReadYourCreateOnFollower(t *testing.T) {
+	harness.Parallel(t)
+	zkserver.RequireFaults(t, "a follower held behind its leader while the session creates (a proxy on the leader's stream to it); on one server there is no follower to read through")
+	claims.Open(t, "L9")
+	c := harness.LeaseTrio(t)
+	fs := c.Followers()
+	if len(fs) != 2 {
+		t.Fatalf("got %d followers; want 2", len(fs))
+	}
+	f, other := fs[0], fs[1]
+	l9 := &scene.L9Round{T: t, C: c, F: f, Live: map[string]bool{}}
+	l9.X = zkclient.Connect(t, "X", []string{c.Leader().Client})
+	l9.Root = harness.TestRoot(t, l9.X)
+	l9.Y = zkclient.Connect(t, "Y", []string{other.Client})
+	l9.W = zkclient.Connect(t, "W", []string{f.Client})
+	l9.Xa, l9.Ya, l9.Wa = claims.NewActor(t, "X"), claims.NewActor(t, "Y"), claims.NewActor(t, "W")
+	l9.RequireFollower()
+	t.Logf("leader %s, W's follower %s, other follower %s", c.Leader().Label, f.Label, other.Label)
+	claims.Phase(t, "two rounds, W's follower in step")
+	for i := 1; i <= 2; i++ {
+		judgeL9List(t, l9.Round(i, false))
+	}
+	claims.Phase(t, "three rounds, the leader's stream to W's follower held while X and Y change the parent")
+	for i := 3; i <= 5; i++ {
+		judgeL9List(t, l9.Round(i, true))
+	}
+}
+
 // TestL12_UnseenDeletionOnlyDelaysTheWaiter: a deletion that the waiter's
 // follower has not yet seen only makes the waiter wait longer; it holds once
 // the follower has caught up and no candidate is left ahead, never before
@@ -1107,6 +1073,41 @@ func TestL12_UnseenDeletionOnlyDelaysTheWaiter(t *testing.T) {
 	if len(kids) != 1 || kids[0] != sc.PW.Own {
 		claims.Refuted(t, "L12", "W holds while the parent holds %v; want W's node alone", kids)
 	}
+}
+
+// TestL10_ElectionNeedsReadyAcrossFailover: in an election the lowest
+// candidate is only a candidate; it can serve once it has recovered state
+// and published "ready", and clients wait for "ready" (claim L10, §3 ¶6,
+// sentences 3 and 4).
+//
+// Two clients of whoever leads ask for the leader at the same moments.
+// Qready waits for the ready node; Qlowest, the control, takes the lowest
+// candidate for the leader. L1 is elected (it holds the lock) and is
+// halfway through its recovery (the state says "recovering") when both
+// ask: Qlowest uses L1 at once and reads the half-recovered state; Qready
+// is found waiting (its exists(ready) answered false; it has read nothing)
+// until L1 has finished and published ready, and then reads L1's complete
+// state. L1's session ends, ready with it; L2 holds, is halfway through
+// its own recovery, and the same happens again. Example_s3dElectionNeedsReady
+// is one such round.
+func TestL10_ElectionNeedsReadyAcrossFailover(t *testing.T) {
+	claims.Open(t, "L10")
+	el := scene.NewElection(t, harness.SharedServer(t))
+	Qready, Qlowest := el.Client("Qready", scene.WaitForReady), el.Client("Qlowest", scene.LowestCandidate)
+	L1, L2 := el.Candidate("L1"), el.Candidate("L2")
+
+	claims.Phase(t, "L1 is elected and halfway through its recovery; L2 waits behind it")
+	heldByL1 := L1.Acquire()
+	waitingL2 := L2.AcquireInBackground().WaitsOn(scene.NodeOf(heldByL1))
+	checkRound(t, el.Round(L1, Qready, Qlowest))
+
+	claims.Phase(t, "L1's session ends: its candidate and ready go with it; L2 holds and is halfway through its recovery")
+	L1.Log.Info("close session %s", L1.Session.SessionHex())
+	L1.Session.Close()
+	if _, err := waitingL2.Result(); err != nil {
+		claims.NotShown(t, "L10", "L2's acquisition after L1's session ended: got %v; want a hold", err)
+	}
+	checkRound(t, el.Round(L2, Qready, Qlowest))
 }
 
 // checkRound asserts L10 on one round: the control read the half-recovered

@@ -3,8 +3,9 @@ package zk19_test
 // §4 of the article (create 回复丢失以后怎样找回节点): a create takes effect on
 // the server, its reply is lost on the way back, and the client must find
 // out what happened. The section's diagram comes first, as
-// Example_s4LostCreateReply; then R1 to R8, and E5, which checks the proxy's
-// Jute codec against the server's own classes. The lost-reply scene picks
+// Example_s4LostCreateReply; then R1 to R8 and E5 (which checks the proxy's
+// Jute codec against the server's own classes), in the order the article
+// states them. The lost-reply scene picks
 // the request with a matcher, so the same experiment runs on a create, on
 // the delete of a Release, or on any other request.
 
@@ -127,79 +128,44 @@ func Example_s4LostCreateReply() {
 	// A: recover of a GUID no node carries -> missing: true
 }
 
-// TestR1_ProxyDropsTheSuccessfulCreateReply: a create can succeed on the
-// server while its client never learns the name the server gave the node
-// (claim R1, §4 ¶3).
+// TestR6_ANodeOfAnotherSessionIsNotAdopted: a node that carries the GUID
+// but is owned by another session is never recovered (claim R6, §4 ¶2).
 //
-// The proxy records the xid of A's create, lets it through, recognises the
-// reply with that xid and err=0, discards it and closes A's connection. A's
-// acquisition returns a *lock.CreateError wrapping a connection loss (and
-// fails at once if the create returned anything else); O sees the node on
-// the server. Then the same matcher is armed for two creates of A's that
-// fail (the node exists; its parent is missing): it selects each, and the
-// reply passes with its error on the same connection, so what is lost is
-// the successful reply, not any reply to a create.
-func TestR1_ProxyDropsTheSuccessfulCreateReply(t *testing.T) {
+// After the lost create reply, B (another session) creates a node that
+// carries A's GUID. Recover adopts A's own node, not B's. Once A has
+// released, only B's node carries the GUID: Recover returns ErrMissing,
+// names B's node as not adopted, and B's node is still there.
+func TestR6_ANodeOfAnotherSessionIsNotAdopted(t *testing.T) {
 	harness.Parallel(t)
-	claims.Open(t, "R1")
-	lc := scene.LoseCreate(t, "R1", scene.NewLostReply(t, scene.JoinOpts{}))
+	claims.Open(t, "R6")
+	lc := scene.LoseCreate(t, "R6", scene.NewLostReply(t, scene.JoinOpts{}))
+	ctx := scene.LockCtx(t)
+	b := lc.Join("B", scene.JoinOpts{})
+	prefix := lc.Parent + "/" + lc.Guid + fence.LockInfix
+	b.Log.Invoke("create %s EPHEMERAL_SEQUENTIAL (B's session %s, A's GUID)", prefix, b.Session.SessionHex())
+	bp, err := b.Session.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatalf("B create: %v", err)
+	}
+	b.Log.Ok("%s", path.Base(bp))
+	h, err := lc.A.Locker.Recover(ctx, lc.Guid)
+	if err != nil {
+		claims.RefutedNow(t, "R6", "Recover with both sessions' nodes present: %v", err)
+	}
+	if h.Path == bp {
+		claims.Refuted(t, "R6", "A adopted B's node %s", bp)
+	}
+	if err := h.Release(ctx); err != nil {
+		t.Fatalf("A release: %v", err)
+	}
+	h2, err := lc.A.Locker.Recover(ctx, lc.Guid)
 	seen := lc.NodesWithGUID(t)
-	claims.Evidence(t, "the proxy dropped the reply xid=%d op=%s zxid=%#x err=%d (dropped=%v); A's create returned %v; O sees %d node(s) with A's GUID: %v", lc.Drop.Xid, jute.OpName(lc.Drop.Op), lc.Drop.Zxid, lc.Drop.Err, lc.Drop.Dropped, lc.CreateErr, len(seen), seen)
-	// What the proxy dropped is the harness's part: a reply it did not
-	// drop, or one that did not report success, is a fault of the proxy,
-	// and the proof then has nothing to say about R1.
-	if !lc.Drop.Dropped || lc.Drop.Err != 0 || lc.Drop.Xid <= 0 {
-		claims.BrokenCheck(t, "R1", "got drop result %+v; want a dropped reply with err=0 and a positive xid", lc.Drop)
+	claims.Evidence(t, "A adopted its own %s, not B's %s; with only B's left, Recover returned hold=%v err=%v; O sees %v", path.Base(h.Path), path.Base(bp), h2 != nil, err, seen)
+	if h2 != nil || !errors.Is(err, lock.ErrMissing) || !strings.Contains(err.Error(), path.Base(bp)) {
+		claims.Refuted(t, "R6", "got %s, %v; want lock.ErrMissing naming B's node %s as not adopted", scene.HoldOf(h2), err, path.Base(bp))
 	}
-	if len(seen) != 1 {
-		claims.Refuted(t, "R1", "the server holds %d nodes with A's GUID; want 1 (the create succeeded)", len(seen))
-	}
-	claims.Phase(t, "the same matcher on A's creates that fail: their replies carry an error and pass")
-	taken := lc.Parent + "/taken"
-	scene.CreateAs(t, lc.O, lc.OLog, taken)
-	for _, f := range []struct {
-		why, path string
-		want      error
-		code      int32 // the reply header's err, as the server's KeeperException.Code numbers it
-	}{
-		{"the node exists", taken, zk.ErrNodeExists, -110},
-		{"its parent is missing", lc.Parent + "/missing/child", zk.ErrNoNode, -101},
-	} {
-		accepted := lc.Proxy.Stats().Accepted
-		res, err := lc.LoseReply(t, "R1", faultproxy.Match{Ops: scene.CreateOps, Under: lc.Parent}, func() error {
-			lc.A.Log.Invoke("create %s (%s)", f.path, f.why)
-			_, err := lc.A.Session.Create(f.path, nil, 0, zk.WorldACL(zk.PermAll))
-			lc.A.Log.Fail("%v", err)
-			return err
-		})
-		claims.Evidence(t, "A's create of %s (%s) matched the same fault: xid=%d op=%s err=%d dropped=%v (%s); A got %v; the proxy accepted %d connection(s) before, %d after", path.Base(f.path), f.why, res.Xid, jute.OpName(res.Op), res.Err, res.Dropped, res.Reason, err, accepted, lc.Proxy.Stats().Accepted)
-		if res.Xid <= 0 || res.Path != f.path {
-			claims.NotShown(t, "R1", "the matcher did not select A's create of %s (drop result %+v); the failing reply was not put to it", f.path, res)
-		}
-		if res.Dropped || res.Err != f.code || !errors.Is(err, f.want) {
-			claims.Refuted(t, "R1", "A's create of %s (%s): got %v, drop result dropped=%v err=%d; want %v passed through with err=%d (only a successful reply is lost)", f.path, f.why, err, res.Dropped, res.Err, f.want, f.code)
-		}
-		if n := lc.Proxy.Stats().Accepted; n != accepted || lc.SessionAfter != lc.SessionBefore {
-			claims.Refuted(t, "R1", "A's failed create of %s cost a connection: got %d accepted (was %d), session 0x%x (was 0x%x); want the same connection", f.path, n, accepted, lc.SessionAfter, lc.SessionBefore)
-		}
-	}
-}
-
-// TestR2_SessionSurvivesTheLostReply: after the lost reply A reconnects
-// through the proxy and its session id is unchanged (claim R2, §4 ¶3).
-func TestR2_SessionSurvivesTheLostReply(t *testing.T) {
-	harness.Parallel(t)
-	claims.Open(t, "R2")
-	lc := scene.LoseCreate(t, "R2", scene.NewLostReply(t, scene.JoinOpts{}))
-	accepted := lc.Proxy.Stats().Accepted
-	claims.Evidence(t, "A's session before the create 0x%x, after reconnecting 0x%x; the proxy accepted %d connections", lc.SessionBefore, lc.SessionAfter, accepted)
-	// A reconnection through the proxy is the scenario, not the claim: it
-	// is checked first, so a run without one is not shown.
-	if accepted < 2 {
-		claims.BrokenCheck(t, "R2", "the proxy accepted %d connections; want a reconnection (>= 2)", accepted)
-	}
-	if lc.SessionAfter != lc.SessionBefore || lc.SessionAfter == 0 {
-		claims.Refuted(t, "R2", "session 0x%x after reconnecting; want the same 0x%x", lc.SessionAfter, lc.SessionBefore)
+	if owner, ok := seen[path.Base(bp)]; !ok || owner != b.Session.SessionID() {
+		claims.Refuted(t, "R6", "B's node %s is gone or changed owner (%v)", bp, seen)
 	}
 }
 
@@ -422,40 +388,6 @@ func TestR3_ReleaseLooksAgainAfterALostDelete(t *testing.T) {
 	})
 }
 
-// TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses: retrying the same
-// create after the lost reply makes a second node, because sequential
-// creates are not deduplicated by name; recovery then finds two matches in
-// this session and refuses, naming both and adopting neither; it deletes
-// both, since they are its own session's and no hold owns them, so that
-// neither blocks the queue (claim R4, §4 ¶5; §4 ¶2 forbids deleting other
-// candidates, and none of another session's is touched).
-func TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses(t *testing.T) {
-	harness.Parallel(t)
-	claims.Open(t, "R4")
-	lc := scene.LoseCreate(t, "R4", scene.NewLostReply(t, scene.JoinOpts{}))
-	scene.BlindRetry(t, lc)
-	before := lc.NodesWithGUID(t)
-	if len(before) != 2 {
-		claims.RefutedNow(t, "R4", "%d nodes carry the GUID after the retry; want 2", len(before))
-	}
-	lc.A.Log.Invoke("recover guid=%s", lc.Guid)
-	h, err := lc.A.Locker.Recover(scene.LockCtx(t), lc.Guid)
-	lc.A.Log.Fail("%v", err)
-	after := lc.NodesWithGUID(t)
-	claims.Evidence(t, "after a blind retry O sees %d nodes with the GUID; Recover returned hold=%v err=%v; O then sees %d", len(before), h != nil, err, len(after))
-	if h != nil || !errors.Is(err, lock.ErrAmbiguous) {
-		claims.Refuted(t, "R4", "Recover returned %s, %v; want lock.ErrAmbiguous", scene.HoldOf(h), err)
-	}
-	for name := range before {
-		if err == nil || !strings.Contains(err.Error(), name) {
-			claims.Refuted(t, "R4", "the ambiguity error %q does not name %s", err, name)
-		}
-	}
-	if len(after) != 0 {
-		claims.Refuted(t, "R4", "recovery left %v; want both of A's nodes deleted: neither is adopted, no hold owns them, and they would block the queue", after)
-	}
-}
-
 // TestR5_NoMatchIsMissingNotANewAcquisition: when no node carries the GUID,
 // recovery says the node is missing and creates nothing; it never turns
 // into a new acquisition by itself (claim R5, §4 ¶2).
@@ -493,160 +425,79 @@ func TestR5_NoMatchIsMissingNotANewAcquisition(t *testing.T) {
 	}
 }
 
-// TestR6_ANodeOfAnotherSessionIsNotAdopted: a node that carries the GUID
-// but is owned by another session is never recovered (claim R6, §4 ¶2).
+// TestR1_ProxyDropsTheSuccessfulCreateReply: a create can succeed on the
+// server while its client never learns the name the server gave the node
+// (claim R1, §4 ¶3).
 //
-// After the lost create reply, B (another session) creates a node that
-// carries A's GUID. Recover adopts A's own node, not B's. Once A has
-// released, only B's node carries the GUID: Recover returns ErrMissing,
-// names B's node as not adopted, and B's node is still there.
-func TestR6_ANodeOfAnotherSessionIsNotAdopted(t *testing.T) {
+// The proxy records the xid of A's create, lets it through, recognises the
+// reply with that xid and err=0, discards it and closes A's connection. A's
+// acquisition returns a *lock.CreateError wrapping a connection loss (and
+// fails at once if the create returned anything else); O sees the node on
+// the server. Then the same matcher is armed for two creates of A's that
+// fail (the node exists; its parent is missing): it selects each, and the
+// reply passes with its error on the same connection, so what is lost is
+// the successful reply, not any reply to a create.
+func TestR1_ProxyDropsTheSuccessfulCreateReply(t *testing.T) {
 	harness.Parallel(t)
-	claims.Open(t, "R6")
-	lc := scene.LoseCreate(t, "R6", scene.NewLostReply(t, scene.JoinOpts{}))
-	ctx := scene.LockCtx(t)
-	b := lc.Join("B", scene.JoinOpts{})
-	prefix := lc.Parent + "/" + lc.Guid + fence.LockInfix
-	b.Log.Invoke("create %s EPHEMERAL_SEQUENTIAL (B's session %s, A's GUID)", prefix, b.Session.SessionHex())
-	bp, err := b.Session.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
-	if err != nil {
-		t.Fatalf("B create: %v", err)
-	}
-	b.Log.Ok("%s", path.Base(bp))
-	h, err := lc.A.Locker.Recover(ctx, lc.Guid)
-	if err != nil {
-		claims.RefutedNow(t, "R6", "Recover with both sessions' nodes present: %v", err)
-	}
-	if h.Path == bp {
-		claims.Refuted(t, "R6", "A adopted B's node %s", bp)
-	}
-	if err := h.Release(ctx); err != nil {
-		t.Fatalf("A release: %v", err)
-	}
-	h2, err := lc.A.Locker.Recover(ctx, lc.Guid)
+	claims.Open(t, "R1")
+	lc := scene.LoseCreate(t, "R1", scene.NewLostReply(t, scene.JoinOpts{}))
 	seen := lc.NodesWithGUID(t)
-	claims.Evidence(t, "A adopted its own %s, not B's %s; with only B's left, Recover returned hold=%v err=%v; O sees %v", path.Base(h.Path), path.Base(bp), h2 != nil, err, seen)
-	if h2 != nil || !errors.Is(err, lock.ErrMissing) || !strings.Contains(err.Error(), path.Base(bp)) {
-		claims.Refuted(t, "R6", "got %s, %v; want lock.ErrMissing naming B's node %s as not adopted", scene.HoldOf(h2), err, path.Base(bp))
+	claims.Evidence(t, "the proxy dropped the reply xid=%d op=%s zxid=%#x err=%d (dropped=%v); A's create returned %v; O sees %d node(s) with A's GUID: %v", lc.Drop.Xid, jute.OpName(lc.Drop.Op), lc.Drop.Zxid, lc.Drop.Err, lc.Drop.Dropped, lc.CreateErr, len(seen), seen)
+	// What the proxy dropped is the harness's part: a reply it did not
+	// drop, or one that did not report success, is a fault of the proxy,
+	// and the proof then has nothing to say about R1.
+	if !lc.Drop.Dropped || lc.Drop.Err != 0 || lc.Drop.Xid <= 0 {
+		claims.BrokenCheck(t, "R1", "got drop result %+v; want a dropped reply with err=0 and a positive xid", lc.Drop)
 	}
-	if owner, ok := seen[path.Base(bp)]; !ok || owner != b.Session.SessionID() {
-		claims.Refuted(t, "R6", "B's node %s is gone or changed owner (%v)", bp, seen)
-	}
-}
-
-// TestR7_ProxyReadsHeadersAndTheCreateRequestOnly: the proxy learns the
-// target xid from the request header and the CreateRequest's path, and the
-// outcome from the reply header (xid, zxid, err); it has no decoder for the
-// create's response body, so recovery cannot learn the path from it. The
-// first frame of each connection, the session handshake, passes unread
-// (claim R7, §4 ¶4). The frame decoders are fuzzed in
-// internal/jute, and internal/faultproxy's TestZKNeverDecodesCreateReplyBody
-// and TestZKFirstFrameIsNeverParsed check both properties byte by byte.
-//
-// Here, end to end: the dropped reply belongs to the create, on A's first
-// connection, with a small request xid (a handshake read as a header would
-// have shifted every later frame). The path in the proxy's record is the
-// prefix A's create sent, never the name the server gave the node, and
-// nothing else the proxy reports contains that name's sequence suffix.
-func TestR7_ProxyReadsHeadersAndTheCreateRequestOnly(t *testing.T) {
-	harness.Parallel(t)
-	claims.Open(t, "R7")
-	lc := scene.LoseCreate(t, "R7", scene.NewLostReply(t, scene.JoinOpts{}))
-	seen := lc.NodesWithGUID(t)
 	if len(seen) != 1 {
-		claims.NotShown(t, "R7", "O sees %v; want the one created node", seen)
+		claims.Refuted(t, "R1", "the server holds %d nodes with A's GUID; want 1 (the create succeeded)", len(seen))
 	}
-	var created string
-	for name := range seen {
-		created = name
-	}
-	report := fmt.Sprintf("%+v", lc.Drop)
-	sent := lc.Parent + "/" + lc.Guid + fence.LockInfix
-	claims.Evidence(t, "the proxy's record names the path %s, the prefix A sent, not the node %s the server made; whole record: %s", path.Base(lc.Drop.Path), created, report)
-	if lc.Drop.Path != sent {
-		claims.Refuted(t, "R7", "the proxy's record names path %q; want the prefix A's create sent, %q", lc.Drop.Path, sent)
-	}
-	if !jute.IsCreate(lc.Drop.Op) {
-		claims.Refuted(t, "R7", "the dropped reply belongs to op %s; want a create", jute.OpName(lc.Drop.Op))
-	}
-	if lc.Drop.Conn != 1 {
-		claims.BrokenCheck(t, "R7", "the drop happened on connection #%d; want #1 (the create's own connection)", lc.Drop.Conn)
-	}
-	// go-zookeeper numbers requests from 1 per session; the handshake has
-	// no xid.
-	if lc.Drop.Xid < 1 || lc.Drop.Xid > 10 {
-		claims.Refuted(t, "R7", "target xid %d; want a small request xid", lc.Drop.Xid)
-	}
-	if suffix := created[strings.LastIndex(created, fence.LockInfix):]; strings.Contains(report, suffix) {
-		claims.Refuted(t, "R7", "the proxy's report %s contains the created node's sequence suffix %s: it read the reply body", report, suffix)
-	}
-}
-
-// TestR8_AfterExpiryTheOldNodeGivesNoCandidacy: once A's session has
-// expired, its node is gone and nothing of the old acquisition counts: the
-// old hold's release says the session changed (lock.ErrSessionChanged);
-// in the session the client opened by itself, Recover of the old GUID
-// finds no node (lock.ErrMissing); and the same Locker's next acquisition
-// runs in the new session with a GUID other than the old one (claim R8,
-// §4 ¶5).
-//
-// Dedicated server with a short tick; A holds through a client proxy with
-// a short session. The proxy cuts A off until O sees the server delete A's
-// node, then lets A through: A's client sees Expired and a new session.
-func TestR8_AfterExpiryTheOldNodeGivesNoCandidacy(t *testing.T) {
-	harness.Parallel(t)
-	claims.Open(t, "R8")
-	s := harness.ExpiryServer(t)
-	r := scene.NewScene(t, []string{s.Client})
-	O, ctx := r.O, r.Ctx
-	p := zkserver.ClientProxy(t, "A-proxy", s)
-	a := r.Join("A", scene.JoinOpts{Via: []string{p.Addr()}, Client: []zkclient.Option{zkclient.WithSessionTimeout(harness.ExpirySessionTimeout)}})
-	h := a.Acquire()
-	_, _, gone, err := O.ExistsW(h.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	claims.Phase(t, "A is cut off; its session expires on the server")
-	old, mark := a.Session.SessionID(), a.Session.Mark()
-	p.Cut(faultproxy.BothEnds)
-	t.Cleanup(p.Heal)
-	ev := wait.Receive(t, 10*harness.ExpirySessionTimeout, "R8: the deletion of A's node", gone)
-	r.OLog.Ok("event %v on %s: A's node deleted by the server", ev.Type, ev.Path)
-	p.Heal()
-	for _, st := range []zk.State{zk.StateExpired, zk.StateHasSession} {
-		if err := a.Session.WaitStateSince(mark, st, zkclient.ConnectWithin); err != nil {
-			claims.NotShown(t, "R8", "%v", err)
+	claims.Phase(t, "the same matcher on A's creates that fail: their replies carry an error and pass")
+	taken := lc.Parent + "/taken"
+	scene.CreateAs(t, lc.O, lc.OLog, taken)
+	for _, f := range []struct {
+		why, path string
+		want      error
+		code      int32 // the reply header's err, as the server's KeeperException.Code numbers it
+	}{
+		{"the node exists", taken, zk.ErrNodeExists, -110},
+		{"its parent is missing", lc.Parent + "/missing/child", zk.ErrNoNode, -101},
+	} {
+		accepted := lc.Proxy.Stats().Accepted
+		res, err := lc.LoseReply(t, "R1", faultproxy.Match{Ops: scene.CreateOps, Under: lc.Parent}, func() error {
+			lc.A.Log.Invoke("create %s (%s)", f.path, f.why)
+			_, err := lc.A.Session.Create(f.path, nil, 0, zk.WorldACL(zk.PermAll))
+			lc.A.Log.Fail("%v", err)
+			return err
+		})
+		claims.Evidence(t, "A's create of %s (%s) matched the same fault: xid=%d op=%s err=%d dropped=%v (%s); A got %v; the proxy accepted %d connection(s) before, %d after", path.Base(f.path), f.why, res.Xid, jute.OpName(res.Op), res.Err, res.Dropped, res.Reason, err, accepted, lc.Proxy.Stats().Accepted)
+		if res.Xid <= 0 || res.Path != f.path {
+			claims.NotShown(t, "R1", "the matcher did not select A's create of %s (drop result %+v); the failing reply was not put to it", f.path, res)
+		}
+		if res.Dropped || res.Err != f.code || !errors.Is(err, f.want) {
+			claims.Refuted(t, "R1", "A's create of %s (%s): got %v, drop result dropped=%v err=%d; want %v passed through with err=%d (only a successful reply is lost)", f.path, f.why, err, res.Dropped, res.Err, f.want, f.code)
+		}
+		if n := lc.Proxy.Stats().Accepted; n != accepted || lc.SessionAfter != lc.SessionBefore {
+			claims.Refuted(t, "R1", "A's failed create of %s cost a connection: got %d accepted (was %d), session 0x%x (was 0x%x); want the same connection", f.path, n, accepted, lc.SessionAfter, lc.SessionBefore)
 		}
 	}
-	a.Log.Info("expired; the client opened session %s by itself (old 0x%x)", a.Session.SessionHex(), old)
+}
 
-	claims.Phase(t, "the same Locker in the new session")
-	rel := h.Release(ctx)
-	a.Log.Fail("release of the old hold: %v", rel)
-	if !errors.Is(rel, lock.ErrSessionChanged) {
-		claims.Refuted(t, "R8", "release of the old hold in the new session returned %v; want lock.ErrSessionChanged", rel)
+// TestR2_SessionSurvivesTheLostReply: after the lost reply A reconnects
+// through the proxy and its session id is unchanged (claim R2, §4 ¶3).
+func TestR2_SessionSurvivesTheLostReply(t *testing.T) {
+	harness.Parallel(t)
+	claims.Open(t, "R2")
+	lc := scene.LoseCreate(t, "R2", scene.NewLostReply(t, scene.JoinOpts{}))
+	accepted := lc.Proxy.Stats().Accepted
+	claims.Evidence(t, "A's session before the create 0x%x, after reconnecting 0x%x; the proxy accepted %d connections", lc.SessionBefore, lc.SessionAfter, accepted)
+	// A reconnection through the proxy is the scenario, not the claim: it
+	// is checked first, so a run without one is not shown.
+	if accepted < 2 {
+		claims.BrokenCheck(t, "R2", "the proxy accepted %d connections; want a reconnection (>= 2)", accepted)
 	}
-	a.Log.Invoke("recover guid=%s (the old acquisition's GUID)", h.GUID)
-	hr, rerr := a.Locker.Recover(ctx, h.GUID)
-	a.Log.Fail("%v", rerr)
-	if hr != nil || !errors.Is(rerr, lock.ErrMissing) {
-		claims.Refuted(t, "R8", "the new session's Recover of the old GUID returned %s, %v; want lock.ErrMissing (the old node went with its session)", scene.HoldOf(hr), rerr)
-	}
-	h2, err := a.Locker.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("new acquisition: %v", err)
-	}
-	ok, st := scene.StatOf(t, O, h2.Path)
-	oldLeft, _ := scene.StatOf(t, O, h.Path)
-	claims.Evidence(t, "after expiry the old hold's release: %v; in the new session, Recover of the old GUID: %v; a new acquisition holds %s with GUID %s (old %s), owner 0x%x; the old node exists: %v", rel, rerr, path.Base(h2.Path), h2.GUID, h.GUID, st.EphemeralOwner, oldLeft)
-	if h2.GUID == h.GUID {
-		claims.Refuted(t, "R8", "the new acquisition reused GUID %s; want a new one", h.GUID)
-	}
-	if !ok || st.EphemeralOwner != a.Session.SessionID() || oldLeft {
-		claims.Refuted(t, "R8", "new node owner 0x%x (want the new session %s); old node exists: %v", st.EphemeralOwner, a.Session.SessionHex(), oldLeft)
-	}
-	if err := h2.Release(ctx); err != nil {
-		t.Fatalf("release: %v", err)
+	if lc.SessionAfter != lc.SessionBefore || lc.SessionAfter == 0 {
+		claims.Refuted(t, "R2", "session 0x%x after reconnecting; want the same 0x%x", lc.SessionAfter, lc.SessionBefore)
 	}
 }
 
@@ -723,6 +574,156 @@ func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
 	claims.Evidence(t, "%d records, %d kinds, both directions, agree with org.apache.jute from %s (ZooKeeper %s, %s: srvr says %s), %s; "+
 		"the handshake frames the proxy forwards unread are exactly the official ConnectRequest and ConnectResponse; %d opcodes and xids agree",
 		records, len(official.Kinds), juteJar, crosscheck.JarVersion(o), whose, harness.Version.Version, bytesNote, n)
+}
+
+// TestR7_ProxyReadsHeadersAndTheCreateRequestOnly: the proxy learns the
+// target xid from the request header and the CreateRequest's path, and the
+// outcome from the reply header (xid, zxid, err); it has no decoder for the
+// create's response body, so recovery cannot learn the path from it. The
+// first frame of each connection, the session handshake, passes unread
+// (claim R7, §4 ¶4). The frame decoders are fuzzed in
+// internal/jute, and internal/faultproxy's TestZKNeverDecodesCreateReplyBody
+// and TestZKFirstFrameIsNeverParsed check both properties byte by byte.
+//
+// Here, end to end: the dropped reply belongs to the create, on A's first
+// connection, with a small request xid (a handshake read as a header would
+// have shifted every later frame). The path in the proxy's record is the
+// prefix A's create sent, never the name the server gave the node, and
+// nothing else the proxy reports contains that name's sequence suffix.
+func TestR7_ProxyReadsHeadersAndTheCreateRequestOnly(t *testing.T) {
+	harness.Parallel(t)
+	claims.Open(t, "R7")
+	lc := scene.LoseCreate(t, "R7", scene.NewLostReply(t, scene.JoinOpts{}))
+	seen := lc.NodesWithGUID(t)
+	if len(seen) != 1 {
+		claims.NotShown(t, "R7", "O sees %v; want the one created node", seen)
+	}
+	var created string
+	for name := range seen {
+		created = name
+	}
+	report := fmt.Sprintf("%+v", lc.Drop)
+	sent := lc.Parent + "/" + lc.Guid + fence.LockInfix
+	claims.Evidence(t, "the proxy's record names the path %s, the prefix A sent, not the node %s the server made; whole record: %s", path.Base(lc.Drop.Path), created, report)
+	if lc.Drop.Path != sent {
+		claims.Refuted(t, "R7", "the proxy's record names path %q; want the prefix A's create sent, %q", lc.Drop.Path, sent)
+	}
+	if !jute.IsCreate(lc.Drop.Op) {
+		claims.Refuted(t, "R7", "the dropped reply belongs to op %s; want a create", jute.OpName(lc.Drop.Op))
+	}
+	if lc.Drop.Conn != 1 {
+		claims.BrokenCheck(t, "R7", "the drop happened on connection #%d; want #1 (the create's own connection)", lc.Drop.Conn)
+	}
+	// go-zookeeper numbers requests from 1 per session; the handshake has
+	// no xid.
+	if lc.Drop.Xid < 1 || lc.Drop.Xid > 10 {
+		claims.Refuted(t, "R7", "target xid %d; want a small request xid", lc.Drop.Xid)
+	}
+	if suffix := created[strings.LastIndex(created, fence.LockInfix):]; strings.Contains(report, suffix) {
+		claims.Refuted(t, "R7", "the proxy's report %s contains the created node's sequence suffix %s: it read the reply body", report, suffix)
+	}
+}
+
+// TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses: retrying the same
+// create after the lost reply makes a second node, because sequential
+// creates are not deduplicated by name; recovery then finds two matches in
+// this session and refuses, naming both and adopting neither; it deletes
+// both, since they are its own session's and no hold owns them, so that
+// neither blocks the queue (claim R4, §4 ¶5; §4 ¶2 forbids deleting other
+// candidates, and none of another session's is touched).
+func TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses(t *testing.T) {
+	harness.Parallel(t)
+	claims.Open(t, "R4")
+	lc := scene.LoseCreate(t, "R4", scene.NewLostReply(t, scene.JoinOpts{}))
+	scene.BlindRetry(t, lc)
+	before := lc.NodesWithGUID(t)
+	if len(before) != 2 {
+		claims.RefutedNow(t, "R4", "%d nodes carry the GUID after the retry; want 2", len(before))
+	}
+	lc.A.Log.Invoke("recover guid=%s", lc.Guid)
+	h, err := lc.A.Locker.Recover(scene.LockCtx(t), lc.Guid)
+	lc.A.Log.Fail("%v", err)
+	after := lc.NodesWithGUID(t)
+	claims.Evidence(t, "after a blind retry O sees %d nodes with the GUID; Recover returned hold=%v err=%v; O then sees %d", len(before), h != nil, err, len(after))
+	if h != nil || !errors.Is(err, lock.ErrAmbiguous) {
+		claims.Refuted(t, "R4", "Recover returned %s, %v; want lock.ErrAmbiguous", scene.HoldOf(h), err)
+	}
+	for name := range before {
+		if err == nil || !strings.Contains(err.Error(), name) {
+			claims.Refuted(t, "R4", "the ambiguity error %q does not name %s", err, name)
+		}
+	}
+	if len(after) != 0 {
+		claims.Refuted(t, "R4", "recovery left %v; want both of A's nodes deleted: neither is adopted, no hold owns them, and they would block the queue", after)
+	}
+}
+
+// TestR8_AfterExpiryTheOldNodeGivesNoCandidacy: once A's session has
+// expired, its node is gone and nothing of the old acquisition counts: the
+// old hold's release says the session changed (lock.ErrSessionChanged);
+// in the session the client opened by itself, Recover of the old GUID
+// finds no node (lock.ErrMissing); and the same Locker's next acquisition
+// runs in the new session with a GUID other than the old one (claim R8,
+// §4 ¶5).
+//
+// Dedicated server with a short tick; A holds through a client proxy with
+// a short session. The proxy cuts A off until O sees the server delete A's
+// node, then lets A through: A's client sees Expired and a new session.
+func TestR8_AfterExpiryTheOldNodeGivesNoCandidacy(t *testing.T) {
+	harness.Parallel(t)
+	claims.Open(t, "R8")
+	s := harness.ExpiryServer(t)
+	r := scene.NewScene(t, []string{s.Client})
+	O, ctx := r.O, r.Ctx
+	p := zkserver.ClientProxy(t, "A-proxy", s)
+	a := r.Join("A", scene.JoinOpts{Via: []string{p.Addr()}, Client: []zkclient.Option{zkclient.WithSessionTimeout(harness.ExpirySessionTimeout)}})
+	h := a.Acquire()
+	_, _, gone, err := O.ExistsW(h.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims.Phase(t, "A is cut off; its session expires on the server")
+	old, mark := a.Session.SessionID(), a.Session.Mark()
+	p.Cut(faultproxy.BothEnds)
+	t.Cleanup(p.Heal)
+	ev := wait.Receive(t, 10*harness.ExpirySessionTimeout, "R8: the deletion of A's node", gone)
+	r.OLog.Ok("event %v on %s: A's node deleted by the server", ev.Type, ev.Path)
+	p.Heal()
+	for _, st := range []zk.State{zk.StateExpired, zk.StateHasSession} {
+		if err := a.Session.WaitStateSince(mark, st, zkclient.ConnectWithin); err != nil {
+			claims.NotShown(t, "R8", "%v", err)
+		}
+	}
+	a.Log.Info("expired; the client opened session %s by itself (old 0x%x)", a.Session.SessionHex(), old)
+
+	claims.Phase(t, "the same Locker in the new session")
+	rel := h.Release(ctx)
+	a.Log.Fail("release of the old hold: %v", rel)
+	if !errors.Is(rel, lock.ErrSessionChanged) {
+		claims.Refuted(t, "R8", "release of the old hold in the new session returned %v; want lock.ErrSessionChanged", rel)
+	}
+	a.Log.Invoke("recover guid=%s (the old acquisition's GUID)", h.GUID)
+	hr, rerr := a.Locker.Recover(ctx, h.GUID)
+	a.Log.Fail("%v", rerr)
+	if hr != nil || !errors.Is(rerr, lock.ErrMissing) {
+		claims.Refuted(t, "R8", "the new session's Recover of the old GUID returned %s, %v; want lock.ErrMissing (the old node went with its session)", scene.HoldOf(hr), rerr)
+	}
+	h2, err := a.Locker.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("new acquisition: %v", err)
+	}
+	ok, st := scene.StatOf(t, O, h2.Path)
+	oldLeft, _ := scene.StatOf(t, O, h.Path)
+	claims.Evidence(t, "after expiry the old hold's release: %v; in the new session, Recover of the old GUID: %v; a new acquisition holds %s with GUID %s (old %s), owner 0x%x; the old node exists: %v", rel, rerr, path.Base(h2.Path), h2.GUID, h.GUID, st.EphemeralOwner, oldLeft)
+	if h2.GUID == h.GUID {
+		claims.Refuted(t, "R8", "the new acquisition reused GUID %s; want a new one", h.GUID)
+	}
+	if !ok || st.EphemeralOwner != a.Session.SessionID() || oldLeft {
+		claims.Refuted(t, "R8", "new node owner 0x%x (want the new session %s); old node exists: %v", st.EphemeralOwner, a.Session.SessionHex(), oldLeft)
+	}
+	if err := h2.Release(ctx); err != nil {
+		t.Fatalf("release: %v", err)
+	}
 }
 
 // releaseOutcome judges a Release that met a lost delete: it succeeded,

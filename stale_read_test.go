@@ -4,8 +4,9 @@ package zk19_test
 // update, yet a plain read served by a follower may return a value older
 // than a write another client has already seen acknowledged. The section's
 // diagram comes first, as Example_s1StaleReadFromLaggingFollower; then S1 to
-// S4, on three real servers whose links run through fault proxies, with
-// porcupine judging the recorded histories.
+// S4 in the order the article states them (S4 first), on three real servers
+// whose links run through fault proxies, with porcupine judging the recorded
+// histories.
 
 import (
 	"slices"
@@ -123,6 +124,31 @@ func s1StaleReadFromLaggingFollower(sc *zkserver.Scope) {
 	sc.Println("porcupine:", recorded)
 }
 
+// TestS4_SessionOrderAndNoGoingBack: ZooKeeper orders one session's requests
+// and never lets the session see the past, although plain reads of two
+// sessions are not ordered in real time (claim S4, article §1, second
+// paragraph).
+//   - On a lagging follower, B's write and then B's read: the write cannot
+//     commit while the leader's stream to B's follower is held, and B's read,
+//     sent after it, waits behind it and returns B's own value, while C's
+//     plain read on the same follower, sent after B's, returns the old one.
+//   - B, having seen zxid z, is moved to a follower whose last zxid is below
+//     z: that server refuses the session (its own log says so) until it has
+//     caught up, so B's read never returns the older state.
+func TestS4_SessionOrderAndNoGoingBack(t *testing.T) {
+	harness.Parallel(t)
+	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it), and a server whose last zxid is behind what the session has seen")
+	claims.Open(t, "S4")
+	// The server says why it turns a session away at INFO.
+	tr := replicas.NewTrio(t, zkserver.WithLogger("org.apache.zookeeper.server.ZooKeeperServer", "info"))
+	t.Run("a session reads its own write on a lagging follower", func(t *testing.T) {
+		readYourWrite(t, tr.In(t))
+	})
+	t.Run("a server behind the session's last zxid refuses it", func(t *testing.T) {
+		noGoingBack(t, tr.In(t))
+	})
+}
+
 // TestS1_PlainReadOnLaggingFollowerIsStale: after A's write has succeeded
 // and A has told B so through a channel, B's plain getData on a follower
 // that has not yet received the commit returns the old value (claim S1,
@@ -180,31 +206,6 @@ func TestS3_FollowerAnswersReadsFromItsOwnCopy(t *testing.T) {
 		claims.Refuted(t, "S3", "B's follower sent %d bytes to the leader during a plain read; want 0", after.UpBytes-before.UpBytes)
 	}
 	tr.Release()
-}
-
-// TestS4_SessionOrderAndNoGoingBack: ZooKeeper orders one session's requests
-// and never lets the session see the past, although plain reads of two
-// sessions are not ordered in real time (claim S4, article §1, second
-// paragraph).
-//   - On a lagging follower, B's write and then B's read: the write cannot
-//     commit while the leader's stream to B's follower is held, and B's read,
-//     sent after it, waits behind it and returns B's own value, while C's
-//     plain read on the same follower, sent after B's, returns the old one.
-//   - B, having seen zxid z, is moved to a follower whose last zxid is below
-//     z: that server refuses the session (its own log says so) until it has
-//     caught up, so B's read never returns the older state.
-func TestS4_SessionOrderAndNoGoingBack(t *testing.T) {
-	harness.Parallel(t)
-	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it), and a server whose last zxid is behind what the session has seen")
-	claims.Open(t, "S4")
-	// The server says why it turns a session away at INFO.
-	tr := replicas.NewTrio(t, zkserver.WithLogger("org.apache.zookeeper.server.ZooKeeperServer", "info"))
-	t.Run("a session reads its own write on a lagging follower", func(t *testing.T) {
-		readYourWrite(t, tr.In(t))
-	})
-	t.Run("a server behind the session's last zxid refuses it", func(t *testing.T) {
-		noGoingBack(t, tr.In(t))
-	})
 }
 
 // readYourWrite judges the first half of S4 (replicas.ReadYourWrite): B's

@@ -2,10 +2,10 @@ package zk19_test
 
 // §2 of the article (sync 的边界不能省略): what sync does and does not give.
 // The ZOOKEEPER-1675 window first, as Example_s2SyncInZK1675Window; then
-// Y1 to Y9: sync waits for the leader's stream, a write barrier gives its
-// progress and costs a replicated write, heartbeats and exists do not
-// advance a follower, and one barrier makes no snapshot across paths or
-// later reads.
+// Y1 to Y9, in the order the article states them: sync waits for the
+// leader's stream, a write barrier gives its progress and costs a replicated
+// write, heartbeats and exists do not advance a follower, and one barrier
+// makes no snapshot across paths or later reads.
 
 import (
 	"fmt"
@@ -136,6 +136,100 @@ func TestY2_SyncInTheZK1675WindowReadsStale(t *testing.T) {
 	harness.Retell(t, Example_s2SyncInZK1675Window)
 }
 
+// TestY7_SyncQueuesBehindAnOutstandingProposal: the leader answers a sync at
+// once only when no proposal is outstanding; otherwise it parks the sync
+// behind the last proposal and answers when that commits (claim Y7, article
+// §2, Leader.processSync). On five servers the acknowledgements of three
+// followers are held, so A's write is proposed but cannot reach a quorum of
+// three. First, as a control, B's sync from the fifth server returns while
+// nothing is outstanding. Then A writes, and B syncs again: the leader itself
+// reports the parked sync (mntr zk_pending_syncs), B's sync has not
+// returned, and it returns only after the acknowledgements are released and
+// the write commits; B's read after it sees the write.
+func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
+	harness.Parallel(t)
+	zkserver.RequireFaults(t, "five servers of its own, with followers' acknowledgements held on their links to the leader")
+	claims.Open(t, "Y7")
+	c := harness.StartCluster(t, 5, zkserver.WithTickTime(replicas.Y7Tick), zkserver.WithLimits(10, replicas.Y7SyncLimit))
+	leader, fs := c.Leader(), c.Followers()
+	if len(fs) != 4 {
+		t.Fatalf("got %d followers; want 4", len(fs))
+	}
+	silent, syncer := fs[:3], fs[3]
+	A := zkclient.Connect(t, "A", []string{leader.Client})
+	B := zkclient.Connect(t, "B", []string{syncer.Client})
+	pa, pb := claims.NewActor(t, "A"), claims.NewActor(t, "B")
+	if _, err := A.Create(replicas.XPath, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("create %s: %v", replicas.XPath, err)
+	}
+
+	claims.Phase(t, "hold the acknowledgements of %v: the leader and %s are two of the five, one short of a quorum", harness.Labels(silent), syncer.Label)
+	for _, f := range silent {
+		c.Links.Hold(f.ID, leader.ID)
+	}
+	claims.Phase(t, "control: nothing is outstanding, so the leader answers B's sync at once")
+	replicas.SyncAs(t, B, pb, harness.Within)
+
+	claims.Phase(t, "A's write is proposed and cannot commit")
+	// Bytes held on the followers' links say nothing of A's write: their
+	// pings are held too. The leader counts a proposal once it has put it
+	// among the outstanding ones and sent it, so its count passing the one
+	// read before the write is the write outstanding.
+	proposals := harness.Mntr(t, leader)["zk_proposal_count"]
+	pa.Invoke("set %s \"1\"", replicas.XPath)
+	written := make(chan error, 1)
+	go func() { _, err := A.Set(replicas.XPath, []byte("1"), -1); written <- err }()
+	wait.For(t, harness.Within, "the leader to propose A's write", func() (bool, string) {
+		n := harness.Mntr(t, leader)["zk_proposal_count"]
+		return n > proposals, fmt.Sprintf("leader zk_proposal_count=%d (%d before the write)", n, proposals)
+	})
+
+	claims.Phase(t, "B syncs from %s while the write is outstanding", syncer.Label)
+	pb.Invoke("sync %s", replicas.XPath)
+	synced := make(chan error, 1)
+	go func() { _, err := B.Sync(replicas.XPath); synced <- err }()
+	var early error
+	wait.For(t, harness.Within, "the leader to park B's sync, or B's sync to return", func() (bool, string) {
+		select {
+		case err := <-synced:
+			early = fmt.Errorf("sync returned (err %v) while the write was outstanding", err)
+			return true, ""
+		default:
+		}
+		n := harness.Mntr(t, leader)["zk_pending_syncs"]
+		return n >= 1, fmt.Sprintf("leader zk_pending_syncs=%d", n)
+	})
+	// A write that returned had a quorum: the acknowledgements were not
+	// held, and a sync returning early then says nothing about Y7.
+	select {
+	case err := <-written:
+		claims.NotShown(t, "Y7", "A's write returned (%v) without a quorum", err)
+	default:
+	}
+	if early != nil {
+		claims.RefutedNow(t, "Y7", "%v", early)
+	}
+	claims.Evidence(t, "with A's write outstanding, leader %s reports zk_pending_syncs=%d and B's sync has not returned", leader.Label, harness.Mntr(t, leader)["zk_pending_syncs"])
+	pb.Info("sync pending")
+
+	claims.Phase(t, "release the acknowledgements: the write commits, then the sync returns")
+	for _, f := range silent {
+		c.Links.Release(f.ID, leader.ID)
+	}
+	for name, ch := range map[string]chan error{"A's write": written, "B's sync": synced} {
+		if err := wait.Receive(t, harness.Within, "Y7: the return of "+name+" after the release", ch); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	pa.Ok("")
+	pb.Ok("sync")
+	v, _ := replicas.ReadAs(t, B, pb, replicas.XPath)
+	claims.Evidence(t, "after the release B's sync returned and B read %q", v)
+	if v != "1" {
+		claims.Refuted(t, "Y7", "the read after the parked sync returned %q; want \"1\"", v)
+	}
+}
+
 // TestY3_WriteBarrierGivesItsProgress: a successful real update by B's own
 // session (a write barrier on another node) does not return before B's
 // follower has applied it, and it comes after A's write in the leader's
@@ -240,273 +334,6 @@ func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 		}
 	})
 }
-
-// TestY5_CompositeReadIntervalMustIncludeTheBarrier: when a barrier and a
-// read are treated as one composite read, its interval must start at the
-// barrier's call: C's write can complete after B's barrier and before B's
-// getData, which then returns the older value (claim Y5, article §2). The
-// composite interval is linearizable; the inner getData interval alone is not.
-func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
-	harness.Parallel(t)
-	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it): its read after a barrier returns a value older than a write completed before the read")
-	claims.Open(t, "Y5")
-	tr := replicas.NewTrio(t)
-	tr.A.Set("1")
-	claims.Phase(t, "B's composite read: barrier, then getData")
-	composite := tr.History.Rec.Invoke(2, history.Read, "") // recorded live: barrier's call to getData's return
-	barrierStart := composite.Start()
-	tr.B.Log.Invoke("set /barrier (composite read begins)")
-	if _, err := tr.B.Conn.Set("/barrier", []byte("b"), -1); err != nil {
-		t.Fatalf("barrier: %v", err)
-	}
-	tr.B.Log.Ok("barrier")
-	claims.Phase(t, "after B's barrier and before B's getData, C's write x=2 completes")
-	tr.HoldLeaderStream()
-	tr.History.Client(t, "C", 3, tr.A.Client).Set("2")
-	readStart := tr.History.Rec.Now()
-	tr.B.Log.Invoke("get %s", replicas.XPath)
-	b, _, err := tr.B.Conn.Get(replicas.XPath)
-	if err != nil {
-		t.Fatalf("get: %v", err)
-	}
-	readEnd := tr.History.Rec.Now()
-	tr.B.Log.Ok("%q", b)
-	tr.Release()
-	claims.Evidence(t, "C's write of \"2\" completed after B's barrier and before B's getData, which returned %q", b)
-	if string(b) != "1" {
-		claims.NotShown(t, "Y5", "B read %q; want the older \"1\" (C's write was to land between the barrier and the read)", b)
-	}
-	composite.Ok(string(b))
-	var base []porcupine.Operation // every operation but the live composite read
-	for _, op := range tr.History.Rec.Operations() {
-		if op.ClientId != 2 || op.Call != barrierStart {
-			base = append(base, op)
-		}
-	}
-	build := func(call int64) *history.Recorder {
-		r := history.NewRecorder("0")
-		for _, op := range base {
-			_ = r.Span(op.ClientId, op.Input.(history.Input), op.Output.(history.Output), op.Call, op.Return)
-		}
-		_ = r.Span(2, history.Input{Op: history.Read}, history.Output{Value: string(b)}, call, readEnd)
-		return r
-	}
-	t.Run("the composite interval from the barrier's call is linearizable", func(t *testing.T) {
-		harness.RequireHistory(t, "Y5", "the history with the composite read from the barrier's call", build(barrierStart), true)
-	})
-	t.Run("the same composite read, recorded live, is linearizable", func(t *testing.T) {
-		harness.RequireHistory(t, "Y5", "the history recorded live, with the composite read", tr.History.Rec, true)
-	})
-	t.Run("the inner getData interval alone is not linearizable", func(t *testing.T) {
-		harness.RequireHistory(t, "Y5", "the history with only the inner getData interval", build(readStart), false)
-	})
-}
-
-// TestY6_OneBarrierDoesNotMakeLaterReadsFresh: a barrier gives progress only
-// up to itself; hold the stream again, let A write, and B's next plain read
-// is stale again (claim Y6, article §2).
-func TestY6_OneBarrierDoesNotMakeLaterReadsFresh(t *testing.T) {
-	harness.Parallel(t)
-	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it), held again after a barrier")
-	claims.Open(t, "Y6")
-	tr := replicas.NewTrio(t)
-	tr.A.Set("1")
-	tr.B.Log.Invoke("set /barrier")
-	if _, err := tr.B.Conn.Set("/barrier", []byte("b"), -1); err != nil {
-		t.Fatalf("barrier: %v", err)
-	}
-	tr.B.Log.Ok("")
-	if v := tr.B.Get(); v != "1" {
-		claims.NotShown(t, "Y6", "after the barrier B read %q; want \"1\"", v)
-	}
-	claims.Phase(t, "hold again; A writes x=2")
-	tr.HoldLeaderStream()
-	tr.A.Set("2")
-	v := tr.B.Get()
-	claims.Evidence(t, "after one barrier had made B fresh, A wrote \"2\"; B's later plain read returned %q", v)
-	tr.Release()
-	if v != "1" {
-		claims.Refuted(t, "Y6", "B's later plain read returned %q; want the stale \"1\"", v)
-	}
-}
-
-// TestY7_SyncQueuesBehindAnOutstandingProposal: the leader answers a sync at
-// once only when no proposal is outstanding; otherwise it parks the sync
-// behind the last proposal and answers when that commits (claim Y7, article
-// §2, Leader.processSync). On five servers the acknowledgements of three
-// followers are held, so A's write is proposed but cannot reach a quorum of
-// three. First, as a control, B's sync from the fifth server returns while
-// nothing is outstanding. Then A writes, and B syncs again: the leader itself
-// reports the parked sync (mntr zk_pending_syncs), B's sync has not
-// returned, and it returns only after the acknowledgements are released and
-// the write commits; B's read after it sees the write.
-func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
-	harness.Parallel(t)
-	zkserver.RequireFaults(t, "five servers of its own, with followers' acknowledgements held on their links to the leader")
-	claims.Open(t, "Y7")
-	c := harness.StartCluster(t, 5, zkserver.WithTickTime(replicas.Y7Tick), zkserver.WithLimits(10, replicas.Y7SyncLimit))
-	leader, fs := c.Leader(), c.Followers()
-	if len(fs) != 4 {
-		t.Fatalf("got %d followers; want 4", len(fs))
-	}
-	silent, syncer := fs[:3], fs[3]
-	A := zkclient.Connect(t, "A", []string{leader.Client})
-	B := zkclient.Connect(t, "B", []string{syncer.Client})
-	pa, pb := claims.NewActor(t, "A"), claims.NewActor(t, "B")
-	if _, err := A.Create(replicas.XPath, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatalf("create %s: %v", replicas.XPath, err)
-	}
-
-	claims.Phase(t, "hold the acknowledgements of %v: the leader and %s are two of the five, one short of a quorum", harness.Labels(silent), syncer.Label)
-	for _, f := range silent {
-		c.Links.Hold(f.ID, leader.ID)
-	}
-	claims.Phase(t, "control: nothing is outstanding, so the leader answers B's sync at once")
-	replicas.SyncAs(t, B, pb, harness.Within)
-
-	claims.Phase(t, "A's write is proposed and cannot commit")
-	// Bytes held on the followers' links say nothing of A's write: their
-	// pings are held too. The leader counts a proposal once it has put it
-	// among the outstanding ones and sent it, so its count passing the one
-	// read before the write is the write outstanding.
-	proposals := harness.Mntr(t, leader)["zk_proposal_count"]
-	pa.Invoke("set %s \"1\"", replicas.XPath)
-	written := make(chan error, 1)
-	go func() { _, err := A.Set(replicas.XPath, []byte("1"), -1); written <- err }()
-	wait.For(t, harness.Within, "the leader to propose A's write", func() (bool, string) {
-		n := harness.Mntr(t, leader)["zk_proposal_count"]
-		return n > proposals, fmt.Sprintf("leader zk_proposal_count=%d (%d before the write)", n, proposals)
-	})
-
-	claims.Phase(t, "B syncs from %s while the write is outstanding", syncer.Label)
-	pb.Invoke("sync %s", replicas.XPath)
-	synced := make(chan error, 1)
-	go func() { _, err := B.Sync(replicas.XPath); synced <- err }()
-	var early error
-	wait.For(t, harness.Within, "the leader to park B's sync, or B's sync to return", func() (bool, string) {
-		select {
-		case err := <-synced:
-			early = fmt.Errorf("sync returned (err %v) while the write was outstanding", err)
-			return true, ""
-		default:
-		}
-		n := harness.Mntr(t, leader)["zk_pending_syncs"]
-		return n >= 1, fmt.Sprintf("leader zk_pending_syncs=%d", n)
-	})
-	// A write that returned had a quorum: the acknowledgements were not
-	// held, and a sync returning early then says nothing about Y7.
-	select {
-	case err := <-written:
-		claims.NotShown(t, "Y7", "A's write returned (%v) without a quorum", err)
-	default:
-	}
-	if early != nil {
-		claims.RefutedNow(t, "Y7", "%v", early)
-	}
-	claims.Evidence(t, "with A's write outstanding, leader %s reports zk_pending_syncs=%d and B's sync has not returned", leader.Label, harness.Mntr(t, leader)["zk_pending_syncs"])
-	pb.Info("sync pending")
-
-	claims.Phase(t, "release the acknowledgements: the write commits, then the sync returns")
-	for _, f := range silent {
-		c.Links.Release(f.ID, leader.ID)
-	}
-	for name, ch := range map[string]chan error{"A's write": written, "B's sync": synced} {
-		if err := wait.Receive(t, harness.Within, "Y7: the return of "+name+" after the release", ch); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-	}
-	pa.Ok("")
-	pb.Ok("sync")
-	v, _ := replicas.ReadAs(t, B, pb, replicas.XPath)
-	claims.Evidence(t, "after the release B's sync returned and B read %q", v)
-	if v != "1" {
-		claims.Refuted(t, "Y7", "the read after the parked sync returned %q; want \"1\"", v)
-	}
-}
-
-// TestY8_BarrierIsNoSnapshotAcrossPaths: a barrier gives B a lower bound
-// for its next read, not a snapshot: reading /a and then /b, B can straddle
-// another session's multi that changed both, and B's pair of values is a
-// state the tree never had (claim Y8, article §2, last paragraph). The
-// multi makes both changes one transaction, so the only states of (a, b)
-// are ("0","0") before it and ("1","1") after it; B's pair is checked
-// against them and against the zxids of what it read.
-//
-// A and B are on the two followers of a trio; on the external backend,
-// whose user's server the harness can neither lag nor split, they are two
-// sessions on that one server (y8Sessions): the straddle needs no fault,
-// only the order of the calls. The nodes are under the test's parent.
-func TestY8_BarrierIsNoSnapshotAcrossPaths(t *testing.T) {
-	harness.Parallel(t)
-	claims.Open(t, "Y8")
-	A, B := y8Sessions(t)
-	root := harness.TestRoot(t, A.c)
-	pathA, pathB, barrier := root+"/a", root+"/b", root+"/barrier"
-	for _, p := range []string{pathA, pathB, barrier} {
-		if _, err := A.c.Create(p, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
-			t.Fatalf("create %s: %v", p, err)
-		}
-	}
-	claims.Phase(t, "B's barrier, then B reads /a")
-	B.log.Invoke("set %s", barrier)
-	if _, err := B.c.Set(barrier, []byte("b"), -1); err != nil {
-		t.Fatalf("barrier: %v", err)
-	}
-	B.log.Ok("")
-	a, aStat := replicas.ReadAs(t, B.c, B.log, pathA)
-	claims.Phase(t, "A changes /a and /b in one multi")
-	A.log.Invoke("multi [set %s \"1\", set %s \"1\"]", pathA, pathB)
-	res, err := A.c.Multi(&zk.SetDataRequest{Path: pathA, Data: []byte("1"), Version: -1}, &zk.SetDataRequest{Path: pathB, Data: []byte("1"), Version: -1})
-	if err != nil {
-		t.Fatalf("multi: %v", err)
-	}
-	multiZxid := res[0].Stat.Mzxid
-	A.log.Ok("zxid 0x%x", multiZxid)
-	claims.Phase(t, "B reads /b (after a sync, so its server has the multi)")
-	if _, err := B.c.Sync(pathB); err != nil {
-		t.Fatalf("sync: %v", err)
-	}
-	b, bStat := replicas.ReadAs(t, B.c, B.log, pathB)
-	claims.Evidence(t, "B read (a=%q at mzxid 0x%x, b=%q at mzxid 0x%x) across A's multi of zxid 0x%x; the tree only ever held (\"0\",\"0\") and (\"1\",\"1\")",
-		a, aStat.Mzxid, b, bStat.Mzxid, multiZxid)
-	// The reads must straddle the multi for the pair to say anything:
-	// checked first, so a run where they did not is not shown.
-	if aStat.Mzxid >= multiZxid || bStat.Mzxid != multiZxid {
-		claims.BrokenCheck(t, "Y8", "got a at mzxid 0x%x and b at 0x%x; want a before and b at the multi's 0x%x", aStat.Mzxid, bStat.Mzxid, multiZxid)
-	}
-	if existed := a == b; existed {
-		claims.Refuted(t, "Y8", "got B's pair (a=%q, b=%q), a state that existed; want a pair that never existed", a, b)
-	}
-}
-
-// y8Session is one of Y8's sessions and the actor that logs its calls.
-type y8Session struct {
-	c   *zkclient.Client
-	log claims.Actor
-}
-
-// y8Sessions gives Y8's A and B: on the two followers of a trio, or, on
-// the external backend, two sessions on the user's server.
-func y8Sessions(t *testing.T) (a, b y8Session) {
-	t.Helper()
-	if harness.Backend.Kind != zkserver.External {
-		tr := replicas.NewTrio(t)
-		return y8Session{tr.A.Client, tr.A.Log}, y8Session{tr.B.Client, tr.B.Log}
-	}
-	srv := harness.SharedServer(t)
-	t.Logf("A and B are two sessions on the user's server %s (the external backend: one server, not the harness's to lag)", srv.Client)
-	for _, s := range []struct {
-		name string
-		into *y8Session
-	}{{"A", &a}, {"B", &b}} {
-		*s.into = y8Session{zkclient.Connect(t, s.name, []string{srv.Client}), claims.NewActor(t, s.name)}
-	}
-	return a, b
-}
-
-// y9Requests is how many requests one round of Y9 sends: get; sync, get;
-// set, get.
-const y9Requests = 5
 
 // TestY9_WriteBarrierCostsAReplicatedWrite: the progress a write barrier
 // gives (Y3) is paid for with a replicated write (claim Y9, §2 ¶4). On a
@@ -620,6 +447,179 @@ func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
 	}
 	if g, sy, se := harness.MedianMicros(get0.Took), harness.MedianMicros(sync0.Took), harness.MedianMicros(set0.Took); !(g < sy && sy < se) {
 		claims.Refuted(t, "Y9", "medians get %.0f µs, sync+get %.0f µs, set+get %.0f µs; want them in this order, rising", g, sy, se)
+	}
+}
+
+// TestY5_CompositeReadIntervalMustIncludeTheBarrier: when a barrier and a
+// read are treated as one composite read, its interval must start at the
+// barrier's call: C's write can complete after B's barrier and before B's
+// getData, which then returns the older value (claim Y5, article §2). The
+// composite interval is linearizable; the inner getData interval alone is not.
+func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
+	harness.Parallel(t)
+	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it): its read after a barrier returns a value older than a write completed before the read")
+	claims.Open(t, "Y5")
+	tr := replicas.NewTrio(t)
+	tr.A.Set("1")
+	claims.Phase(t, "B's composite read: barrier, then getData")
+	composite := tr.History.Rec.Invoke(2, history.Read, "") // recorded live: barrier's call to getData's return
+	barrierStart := composite.Start()
+	tr.B.Log.Invoke("set /barrier (composite read begins)")
+	if _, err := tr.B.Conn.Set("/barrier", []byte("b"), -1); err != nil {
+		t.Fatalf("barrier: %v", err)
+	}
+	tr.B.Log.Ok("barrier")
+	claims.Phase(t, "after B's barrier and before B's getData, C's write x=2 completes")
+	tr.HoldLeaderStream()
+	tr.History.Client(t, "C", 3, tr.A.Client).Set("2")
+	readStart := tr.History.Rec.Now()
+	tr.B.Log.Invoke("get %s", replicas.XPath)
+	b, _, err := tr.B.Conn.Get(replicas.XPath)
+	if err != nil {
+		t.Fatalf("get: %v", err)
+	}
+	readEnd := tr.History.Rec.Now()
+	tr.B.Log.Ok("%q", b)
+	tr.Release()
+	claims.Evidence(t, "C's write of \"2\" completed after B's barrier and before B's getData, which returned %q", b)
+	if string(b) != "1" {
+		claims.NotShown(t, "Y5", "B read %q; want the older \"1\" (C's write was to land between the barrier and the read)", b)
+	}
+	composite.Ok(string(b))
+	var base []porcupine.Operation // every operation but the live composite read
+	for _, op := range tr.History.Rec.Operations() {
+		if op.ClientId != 2 || op.Call != barrierStart {
+			base = append(base, op)
+		}
+	}
+	build := func(call int64) *history.Recorder {
+		r := history.NewRecorder("0")
+		for _, op := range base {
+			_ = r.Span(op.ClientId, op.Input.(history.Input), op.Output.(history.Output), op.Call, op.Return)
+		}
+		_ = r.Span(2, history.Input{Op: history.Read}, history.Output{Value: string(b)}, call, readEnd)
+		return r
+	}
+	t.Run("the composite interval from the barrier's call is linearizable", func(t *testing.T) {
+		harness.RequireHistory(t, "Y5", "the history with the composite read from the barrier's call", build(barrierStart), true)
+	})
+	t.Run("the same composite read, recorded live, is linearizable", func(t *testing.T) {
+		harness.RequireHistory(t, "Y5", "the history recorded live, with the composite read", tr.History.Rec, true)
+	})
+	t.Run("the inner getData interval alone is not linearizable", func(t *testing.T) {
+		harness.RequireHistory(t, "Y5", "the history with only the inner getData interval", build(readStart), false)
+	})
+}
+
+// TestY6_OneBarrierDoesNotMakeLaterReadsFresh: a barrier gives progress only
+// up to itself; hold the stream again, let A write, and B's next plain read
+// is stale again (claim Y6, article §2).
+func TestY6_OneBarrierDoesNotMakeLaterReadsFresh(t *testing.T) {
+	harness.Parallel(t)
+	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it), held again after a barrier")
+	claims.Open(t, "Y6")
+	tr := replicas.NewTrio(t)
+	tr.A.Set("1")
+	tr.B.Log.Invoke("set /barrier")
+	if _, err := tr.B.Conn.Set("/barrier", []byte("b"), -1); err != nil {
+		t.Fatalf("barrier: %v", err)
+	}
+	tr.B.Log.Ok("")
+	if v := tr.B.Get(); v != "1" {
+		claims.NotShown(t, "Y6", "after the barrier B read %q; want \"1\"", v)
+	}
+	claims.Phase(t, "hold again; A writes x=2")
+	tr.HoldLeaderStream()
+	tr.A.Set("2")
+	v := tr.B.Get()
+	claims.Evidence(t, "after one barrier had made B fresh, A wrote \"2\"; B's later plain read returned %q", v)
+	tr.Release()
+	if v != "1" {
+		claims.Refuted(t, "Y6", "B's later plain read returned %q; want the stale \"1\"", v)
+	}
+}
+
+// y8Session is one of Y8's sessions and the actor that logs its calls.
+type y8Session struct {
+	c   *zkclient.Client
+	log claims.Actor
+}
+
+// y8Sessions gives Y8's A and B: on the two followers of a trio, or, on
+// the external backend, two sessions on the user's server.
+func y8Sessions(t *testing.T) (a, b y8Session) {
+	t.Helper()
+	if harness.Backend.Kind != zkserver.External {
+		tr := replicas.NewTrio(t)
+		return y8Session{tr.A.Client, tr.A.Log}, y8Session{tr.B.Client, tr.B.Log}
+	}
+	srv := harness.SharedServer(t)
+	t.Logf("A and B are two sessions on the user's server %s (the external backend: one server, not the harness's to lag)", srv.Client)
+	for _, s := range []struct {
+		name string
+		into *y8Session
+	}{{"A", &a}, {"B", &b}} {
+		*s.into = y8Session{zkclient.Connect(t, s.name, []string{srv.Client}), claims.NewActor(t, s.name)}
+	}
+	return a, b
+}
+
+// y9Requests is how many requests one round of Y9 sends: get; sync, get;
+// set, get.
+const y9Requests = 5
+
+// TestY8_BarrierIsNoSnapshotAcrossPaths: a barrier gives B a lower bound
+// for its next read, not a snapshot: reading /a and then /b, B can straddle
+// another session's multi that changed both, and B's pair of values is a
+// state the tree never had (claim Y8, article §2, last paragraph). The
+// multi makes both changes one transaction, so the only states of (a, b)
+// are ("0","0") before it and ("1","1") after it; B's pair is checked
+// against them and against the zxids of what it read.
+//
+// A and B are on the two followers of a trio; on the external backend,
+// whose user's server the harness can neither lag nor split, they are two
+// sessions on that one server (y8Sessions): the straddle needs no fault,
+// only the order of the calls. The nodes are under the test's parent.
+func TestY8_BarrierIsNoSnapshotAcrossPaths(t *testing.T) {
+	harness.Parallel(t)
+	claims.Open(t, "Y8")
+	A, B := y8Sessions(t)
+	root := harness.TestRoot(t, A.c)
+	pathA, pathB, barrier := root+"/a", root+"/b", root+"/barrier"
+	for _, p := range []string{pathA, pathB, barrier} {
+		if _, err := A.c.Create(p, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatalf("create %s: %v", p, err)
+		}
+	}
+	claims.Phase(t, "B's barrier, then B reads /a")
+	B.log.Invoke("set %s", barrier)
+	if _, err := B.c.Set(barrier, []byte("b"), -1); err != nil {
+		t.Fatalf("barrier: %v", err)
+	}
+	B.log.Ok("")
+	a, aStat := replicas.ReadAs(t, B.c, B.log, pathA)
+	claims.Phase(t, "A changes /a and /b in one multi")
+	A.log.Invoke("multi [set %s \"1\", set %s \"1\"]", pathA, pathB)
+	res, err := A.c.Multi(&zk.SetDataRequest{Path: pathA, Data: []byte("1"), Version: -1}, &zk.SetDataRequest{Path: pathB, Data: []byte("1"), Version: -1})
+	if err != nil {
+		t.Fatalf("multi: %v", err)
+	}
+	multiZxid := res[0].Stat.Mzxid
+	A.log.Ok("zxid 0x%x", multiZxid)
+	claims.Phase(t, "B reads /b (after a sync, so its server has the multi)")
+	if _, err := B.c.Sync(pathB); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	b, bStat := replicas.ReadAs(t, B.c, B.log, pathB)
+	claims.Evidence(t, "B read (a=%q at mzxid 0x%x, b=%q at mzxid 0x%x) across A's multi of zxid 0x%x; the tree only ever held (\"0\",\"0\") and (\"1\",\"1\")",
+		a, aStat.Mzxid, b, bStat.Mzxid, multiZxid)
+	// The reads must straddle the multi for the pair to say anything:
+	// checked first, so a run where they did not is not shown.
+	if aStat.Mzxid >= multiZxid || bStat.Mzxid != multiZxid {
+		claims.BrokenCheck(t, "Y8", "got a at mzxid 0x%x and b at 0x%x; want a before and b at the multi's 0x%x", aStat.Mzxid, bStat.Mzxid, multiZxid)
+	}
+	if existed := a == b; existed {
+		claims.Refuted(t, "Y8", "got B's pair (a=%q, b=%q), a state that existed; want a pair that never existed", a, b)
 	}
 }
 

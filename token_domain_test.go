@@ -1,9 +1,10 @@
 package zk19_test
 
 // §6 of the article (顺序号只在明确的锁域内比较): a sequence number is a token
-// only inside its lock domain. T1 to T5: malformed suffixes are rejected, a
-// recreated parent or a wiped ensemble restarts the numbering, czxid is no
-// unique token, and a reset mark lets the old holder in.
+// only inside its lock domain. T1 to T5, in the order the article states
+// them: malformed suffixes are rejected, a recreated parent or a wiped
+// ensemble restarts the numbering, czxid is no unique token, and a reset
+// mark lets the old holder in.
 
 import (
 	"context"
@@ -144,47 +145,6 @@ func TestT2_RecreatedParentRestartsNumbering(t *testing.T) {
 	})
 }
 
-// TestT3_CzxidIsNotAUniqueToken: a node's creation zxid cannot serve as a
-// unique token, because every create inside one multi transaction gets the
-// same czxid (claim T3, §6 ¶3). Two creates in one multi,
-// then a third on its own: the first two share czxid, the third differs.
-func TestT3_CzxidIsNotAUniqueToken(t *testing.T) {
-	s := harness.SharedServer(t)
-	claims.Open(t, "T3")
-	a := zkclient.Connect(t, "A", []string{s.Client})
-	root := harness.TestRoot(t, a)
-	pa := claims.NewActor(t, "A")
-	acl := zk.WorldACL(zk.PermAll)
-	pa.Invoke("multi [create %s/one, create %s/two]", root, root)
-	if _, err := a.Multi(
-		&zk.CreateRequest{Path: root + "/one", Acl: acl},
-		&zk.CreateRequest{Path: root + "/two", Acl: acl},
-	); err != nil {
-		t.Fatalf("multi: %v", err)
-	}
-	pa.Ok("")
-	pa.Invoke("create %s/three", root)
-	if _, err := a.Create(root+"/three", nil, 0, acl); err != nil {
-		t.Fatalf("create: %v", err)
-	}
-	pa.Ok("")
-	czxid := map[string]int64{}
-	for _, n := range []string{"one", "two", "three"} {
-		_, st, err := a.Get(root + "/" + n)
-		if err != nil {
-			t.Fatalf("get %s: %v", n, err)
-		}
-		czxid[n] = st.Czxid
-	}
-	claims.Evidence(t, "czxid of the two creates in one multi: 0x%x and 0x%x; of the create on its own: 0x%x", czxid["one"], czxid["two"], czxid["three"])
-	if czxid["one"] != czxid["two"] {
-		claims.Refuted(t, "T3", "the two creates of one multi got czxid 0x%x and 0x%x; want equal", czxid["one"], czxid["two"])
-	}
-	if czxid["three"] == czxid["one"] {
-		claims.BrokenCheck(t, "T3", "a separate create got the multi's czxid 0x%x; want a new one", czxid["three"])
-	}
-}
-
 // TestT4_ResetMarkLetsTheOldHolderIn: clearing the high-water mark is not a
 // domain rule (claim T4, §6 ¶2). Real acquisitions on a real server: two
 // holders come and go, A holds with token 2 and writes; A's worker keeps
@@ -269,6 +229,47 @@ func TestT4_ResetMarkLetsTheOldHolderIn(t *testing.T) {
 	claims.Evidence(t, "A's Locker, made under the first parent, now holds %v; B held %v", again, tokB)
 	if again.Domain != tokB.Domain {
 		claims.Refuted(t, "T4", "A's long-lived Locker holds %v under the recreated parent; want the new parent's czxid 0x%x as its domain", again, tokB.Domain)
+	}
+}
+
+// TestT3_CzxidIsNotAUniqueToken: a node's creation zxid cannot serve as a
+// unique token, because every create inside one multi transaction gets the
+// same czxid (claim T3, §6 ¶3). Two creates in one multi,
+// then a third on its own: the first two share czxid, the third differs.
+func TestT3_CzxidIsNotAUniqueToken(t *testing.T) {
+	s := harness.SharedServer(t)
+	claims.Open(t, "T3")
+	a := zkclient.Connect(t, "A", []string{s.Client})
+	root := harness.TestRoot(t, a)
+	pa := claims.NewActor(t, "A")
+	acl := zk.WorldACL(zk.PermAll)
+	pa.Invoke("multi [create %s/one, create %s/two]", root, root)
+	if _, err := a.Multi(
+		&zk.CreateRequest{Path: root + "/one", Acl: acl},
+		&zk.CreateRequest{Path: root + "/two", Acl: acl},
+	); err != nil {
+		t.Fatalf("multi: %v", err)
+	}
+	pa.Ok("")
+	pa.Invoke("create %s/three", root)
+	if _, err := a.Create(root+"/three", nil, 0, acl); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	pa.Ok("")
+	czxid := map[string]int64{}
+	for _, n := range []string{"one", "two", "three"} {
+		_, st, err := a.Get(root + "/" + n)
+		if err != nil {
+			t.Fatalf("get %s: %v", n, err)
+		}
+		czxid[n] = st.Czxid
+	}
+	claims.Evidence(t, "czxid of the two creates in one multi: 0x%x and 0x%x; of the create on its own: 0x%x", czxid["one"], czxid["two"], czxid["three"])
+	if czxid["one"] != czxid["two"] {
+		claims.Refuted(t, "T3", "the two creates of one multi got czxid 0x%x and 0x%x; want equal", czxid["one"], czxid["two"])
+	}
+	if czxid["three"] == czxid["one"] {
+		claims.BrokenCheck(t, "T3", "a separate create got the multi's czxid 0x%x; want a new one", czxid["three"])
 	}
 }
 

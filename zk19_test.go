@@ -37,17 +37,54 @@ import (
 
 func TestMain(m *testing.M) { harness.Main(m) }
 
-// TestF10_ServerCleanupAndExpiredEventAreTwoObservations: the server's
-// deletion of A's node (seen by B) and A's own Expired event are separate
-// observations; A sees Expired only when it reaches the server again, after
-// the blackhole heals (claim F10, §7 ¶2). A's hold, which watches its own
-// node, likewise reports itself lost only after the heal, and its Release
-// then says the session changed: until then A's worker has no local signal
-// that its token is stale. The steps are §5's fencing sequence, retold
-// (Example_s5aFencingSequence), whose last step is the heal.
-func TestF10_ServerCleanupAndExpiredEventAreTwoObservations(t *testing.T) {
-	harness.Parallel(t)
-	harness.Retell(t, Example_s5aFencingSequence)
+// TestE4_RecordStartsWithServerVersionBackendAndSize checks the header that
+// TestMain printed before any claim ran (claim E4, section §7) against what
+// ran: it names the backend of every ensemble started so far, the version
+// the shared server reports now through srvr, and the size of every
+// ensemble this run has started (zkserver.Started). It checks after every
+// other Test of the run and sees what they started: as a parallel test it
+// begins once the sequential ones have ended, and then waits for the other
+// parallel tests to end (sideBySide); the Examples run after it, and
+// TestMain repeats the size check over the whole run once they have ended.
+// cmd/evidence checks the record as a reader gets it: the header comes
+// before the first test.
+func TestE4_RecordStartsWithServerVersionBackendAndSize(t *testing.T) {
+	t.Parallel()
+	s := harness.SharedServer(t)
+	claims.Open(t, "E4")
+	harness.AfterTheOtherTests(t)
+	if harness.VersionErr != nil {
+		t.Skipf("skipped: the header names the server's version, read with srvr; %v", harness.VersionErr)
+	}
+	st, err := s.Srvr()
+	if err != nil {
+		t.Fatalf("srvr: %v", err)
+	}
+	if !regexp.MustCompile(`^3\.\d+\.\d+$`).MatchString(st.Version) {
+		claims.Refuted(t, "E4", "got server version %q; want 3.x.y", st.Version)
+	}
+	want := []string{"# zk19 verification record\n", "# backend:   " + string(harness.Backend.Kind), "ZooKeeper " + st.Version + " "}
+	for _, w := range want {
+		if !strings.Contains(harness.PrintedHeader, w) {
+			claims.Refuted(t, "E4", "got a printed header without %q; want it:\n%s", w, harness.PrintedHeader)
+		}
+	}
+	if !strings.HasPrefix(harness.PrintedHeader, "# zk19 verification record") {
+		claims.Refuted(t, "E4", "got a header starting %q; want the record's title first", harness.PrintedHeader)
+	}
+	ran := zkserver.Started()
+	if harness.Backend.Kind != zkserver.External && len(ran) == 0 {
+		claims.NotShown(t, "E4", "the run's record of started ensembles is empty; want at least the shared server")
+	}
+	for _, e := range ran {
+		if e.Backend.Kind != harness.Backend.Kind {
+			claims.Refuted(t, "E4", "an ensemble of %s ran on the %s backend; the header says %s", harness.SizeName(len(e.Servers)), e.Backend.Kind, harness.Backend.Kind)
+		}
+	}
+	for _, miss := range harness.UnnamedSizes(harness.PrintedHeader, ran) {
+		claims.Refuted(t, "E4", "the run started %s, which the header's ensembles line does not name:\n%s", miss, harness.PrintedHeader)
+	}
+	claims.Evidence(t, "the record began with: %s; ensembles the run's Tests started: %s", strings.ReplaceAll(harness.PrintedHeader, "\n", " | "), harness.StartedSizes(ran))
 }
 
 // TestE1_ServersListenOnlyOnLoopback: every socket of the experiment is on
@@ -183,6 +220,19 @@ func count(b bool) int {
 	return 0
 }
 
+// TestF10_ServerCleanupAndExpiredEventAreTwoObservations: the server's
+// deletion of A's node (seen by B) and A's own Expired event are separate
+// observations; A sees Expired only when it reaches the server again, after
+// the blackhole heals (claim F10, §7 ¶2). A's hold, which watches its own
+// node, likewise reports itself lost only after the heal, and its Release
+// then says the session changed: until then A's worker has no local signal
+// that its token is stale. The steps are §5's fencing sequence, retold
+// (Example_s5aFencingSequence), whose last step is the heal.
+func TestF10_ServerCleanupAndExpiredEventAreTwoObservations(t *testing.T) {
+	harness.Parallel(t)
+	harness.Retell(t, Example_s5aFencingSequence)
+}
+
 // TestE2_NoSleepGuessesAWindow: no proof, and no step of a scene a proof
 // plays (internal/harness and the scene packages, internal/chaos, ./peers),
 // waits a guessed time for a window to open (claim E2, "三个本机场景的证据").
@@ -269,56 +319,6 @@ func TestE3_ScenarioLeavesNothingBehind(t *testing.T) {
 	claims.Open(t, "E3")
 	t.Run("a scenario leaves nothing behind when its scope closes", scopeLeavesNothing)
 	t.Run("an interrupted run leaves nothing behind", interruptLeavesNothing)
-}
-
-// TestE4_RecordStartsWithServerVersionBackendAndSize checks the header that
-// TestMain printed before any claim ran (claim E4, section §7) against what
-// ran: it names the backend of every ensemble started so far, the version
-// the shared server reports now through srvr, and the size of every
-// ensemble this run has started (zkserver.Started). It checks after every
-// other Test of the run and sees what they started: as a parallel test it
-// begins once the sequential ones have ended, and then waits for the other
-// parallel tests to end (sideBySide); the Examples run after it, and
-// TestMain repeats the size check over the whole run once they have ended.
-// cmd/evidence checks the record as a reader gets it: the header comes
-// before the first test.
-func TestE4_RecordStartsWithServerVersionBackendAndSize(t *testing.T) {
-	t.Parallel()
-	s := harness.SharedServer(t)
-	claims.Open(t, "E4")
-	harness.AfterTheOtherTests(t)
-	if harness.VersionErr != nil {
-		t.Skipf("skipped: the header names the server's version, read with srvr; %v", harness.VersionErr)
-	}
-	st, err := s.Srvr()
-	if err != nil {
-		t.Fatalf("srvr: %v", err)
-	}
-	if !regexp.MustCompile(`^3\.\d+\.\d+$`).MatchString(st.Version) {
-		claims.Refuted(t, "E4", "got server version %q; want 3.x.y", st.Version)
-	}
-	want := []string{"# zk19 verification record\n", "# backend:   " + string(harness.Backend.Kind), "ZooKeeper " + st.Version + " "}
-	for _, w := range want {
-		if !strings.Contains(harness.PrintedHeader, w) {
-			claims.Refuted(t, "E4", "got a printed header without %q; want it:\n%s", w, harness.PrintedHeader)
-		}
-	}
-	if !strings.HasPrefix(harness.PrintedHeader, "# zk19 verification record") {
-		claims.Refuted(t, "E4", "got a header starting %q; want the record's title first", harness.PrintedHeader)
-	}
-	ran := zkserver.Started()
-	if harness.Backend.Kind != zkserver.External && len(ran) == 0 {
-		claims.NotShown(t, "E4", "the run's record of started ensembles is empty; want at least the shared server")
-	}
-	for _, e := range ran {
-		if e.Backend.Kind != harness.Backend.Kind {
-			claims.Refuted(t, "E4", "an ensemble of %s ran on the %s backend; the header says %s", harness.SizeName(len(e.Servers)), e.Backend.Kind, harness.Backend.Kind)
-		}
-	}
-	for _, miss := range harness.UnnamedSizes(harness.PrintedHeader, ran) {
-		claims.Refuted(t, "E4", "the run started %s, which the header's ensembles line does not name:\n%s", miss, harness.PrintedHeader)
-	}
-	claims.Evidence(t, "the record began with: %s; ensembles the run's Tests started: %s", strings.ReplaceAll(harness.PrintedHeader, "\n", " | "), harness.StartedSizes(ran))
 }
 
 // TestA1_OpenACLLetsAThiefMakeASecondHolder: under an open ACL any session

@@ -22,7 +22,7 @@ func main() {
 // options are the command line's flags.
 type options struct {
 	dir, index, out, jsonIn, save, backend, timeout, command, lang, zh string
-	doc, sync                                                          bool
+	doc, sync, reorder                                                 bool
 	args                                                               []string
 }
 
@@ -50,9 +50,10 @@ func parseFlags(args []string, stderr io.Writer) (options, bool) {
 	fs.StringVar(&o.zh, "zh", "", "also write, from the same run, the article's attachments in Chinese to this file (with -lang en), next to -o: it links the same pictures")
 	fs.BoolVar(&o.doc, "doc", false, "regenerate doc.go from the index and exit")
 	fs.BoolVar(&o.sync, "sync", false, "set the index's proof lists from the root package's tests, regenerate doc.go and exit")
+	fs.BoolVar(&o.reorder, "reorder", false, "put the Tests of each root test file in the order of their claims' sentences in the article (whole functions, bodies untouched), then as -sync")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: go run ./cmd/evidence [-backend process|container] [-lang en|zh] [-o EVIDENCE.md] [-zh EVIDENCE.zh.md] [-json file] [-save file]\n"+
-			"       go run ./cmd/evidence -doc | -sync\n")
+			"       go run ./cmd/evidence -doc | -sync | -reorder\n")
 		fs.PrintDefaults()
 	}
 	if fs.Parse(args) != nil {
@@ -81,6 +82,12 @@ func run(args []string, stderr io.Writer) int {
 	ix, err := claims.Load(o.at(o.index))
 	if err != nil {
 		return fail(err)
+	}
+	if o.reorder {
+		if err := reorderTests(o, ix, stderr); err != nil {
+			return fail(err)
+		}
+		o.sync = true
 	}
 	if o.sync {
 		if err := syncIndex(o, ix, stderr); err != nil {

@@ -55,7 +55,7 @@ var MetaTests = map[string]bool{
 	"TestEveryClaimHasEvidence":          true,
 	"TestClaimsCiteTheirParagraphs":      true,
 	"TestDocTableOfContentsMatchesIndex": true,
-	"TestExamplesFollowTheArticle":       true,
+	"TestProofsFollowTheArticle":         true,
 	"TestEverySentenceHasAnEntry":        true,
 }
 
