@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -706,7 +707,7 @@ func TestC1_ChaosLeavesNoStaleWriteInAFencedResource(t *testing.T) {
 	// left out, or that skipped, has no summary and no column.
 	sums := make([]*chaos.Summary, len(chaos.ChaosSetups))
 	for i, setup := range chaos.ChaosSetups {
-		t.Run(setup.Name, func(t *testing.T) {
+		t.Run(setup.Name.En, func(t *testing.T) {
 			sums[i] = chaos.NewSummary(chaos.ResMemory, chaos.ResDurable, chaos.ResControl)
 			defer func() {
 				if t.Skipped() {
@@ -717,7 +718,7 @@ func TestC1_ChaosLeavesNoStaleWriteInAFencedResource(t *testing.T) {
 		})
 	}
 	left := chaos.NothingLeft(t, keep, live, before)
-	var cols []string
+	var cols []zh.Text
 	var ran []*chaos.Summary
 	for i, s := range sums {
 		if s != nil {
@@ -725,7 +726,7 @@ func TestC1_ChaosLeavesNoStaleWriteInAFencedResource(t *testing.T) {
 		}
 	}
 	if len(ran) == 0 {
-		t.Skipf("skipped: no setup of the chaos ran on the %s backend (each subtest says why)", harness.Backend.Kind)
+		claims.Skip(t, "skipped: no setup of the chaos ran on the %s backend (each subtest says why)", harness.Backend.Kind)
 	}
 	chaos.ChaosEvidence(t, plan, cols, ran, left)
 }

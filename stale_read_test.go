@@ -9,6 +9,7 @@ package zk19_test
 
 import (
 	"fmt"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"slices"
 	"testing"
 
@@ -129,7 +130,7 @@ func Example_s1StaleReadFromLaggingFollower() {
 // the Example's steps and checks, with this Test's record as their log.
 func TestS1_PlainReadOnLaggingFollowerIsStale(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it), whose plain read returns the old value")
+	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), whose plain read returns the old value"))
 	harness.Retell(t, Example_s1StaleReadFromLaggingFollower)
 }
 
@@ -142,7 +143,7 @@ func TestS1_PlainReadOnLaggingFollowerIsStale(t *testing.T) {
 // Example_s1StaleReadFromLaggingFollower, whose checks state S2's verdict.
 func TestS2_StaleHistoryIsNotLinearizable(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it): S1's stale history")
+	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it): S1's stale history"))
 	harness.Retell(t, Example_s1StaleReadFromLaggingFollower)
 }
 
@@ -154,7 +155,7 @@ func TestS2_StaleHistoryIsNotLinearizable(t *testing.T) {
 // follower to the leader for it.
 func TestS3_FollowerAnswersReadsFromItsOwnCopy(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it), which answers a read from its own copy")
+	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), which answers a read from its own copy"))
 	claims.Open(t, "S3")
 	tr := replicas.NewTrio(t)
 	tr.HoldLeaderStream()
@@ -192,7 +193,7 @@ func TestS3_FollowerAnswersReadsFromItsOwnCopy(t *testing.T) {
 //     caught up, so B's read never returns the older state.
 func TestS4_SessionOrderAndNoGoingBack(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it), and a server whose last zxid is behind what the session has seen")
+	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), and a server whose last zxid is behind what the session has seen"))
 	claims.Open(t, "S4")
 	// The server says why it turns a session away at INFO.
 	tr := replicas.NewTrio(t, zkserver.WithLogger("org.apache.zookeeper.server.ZooKeeperServer", "info"))
