@@ -27,6 +27,7 @@ import (
 	"github.com/zk19/zk19/fence/fencetest"
 	"github.com/zk19/zk19/internal/chaos"
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"github.com/zk19/zk19/internal/fencescene"
 	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/scene"
@@ -306,7 +307,7 @@ func TestC1_ChaosLeavesNoStaleWriteInAFencedResource(t *testing.T) {
 	// left out, or that skipped, has no summary and no column.
 	sums := make([]*chaos.Summary, len(chaos.ChaosSetups))
 	for i, setup := range chaos.ChaosSetups {
-		t.Run(setup.Name, func(t *testing.T) {
+		t.Run(setup.Name.En, func(t *testing.T) {
 			sums[i] = chaos.NewSummary(chaos.ResMemory, chaos.ResDurable, chaos.ResControl)
 			defer func() {
 				if t.Skipped() {
@@ -317,7 +318,7 @@ func TestC1_ChaosLeavesNoStaleWriteInAFencedResource(t *testing.T) {
 		})
 	}
 	left := chaos.NothingLeft(t, keep, live, before)
-	var cols []string
+	var cols []zh.Text
 	var ran []*chaos.Summary
 	for i, s := range sums {
 		if s != nil {
@@ -325,7 +326,7 @@ func TestC1_ChaosLeavesNoStaleWriteInAFencedResource(t *testing.T) {
 		}
 	}
 	if len(ran) == 0 {
-		t.Skipf("skipped: no setup of the chaos ran on the %s backend (each subtest says why)", harness.Backend.Kind)
+		claims.Skip(t, "skipped: no setup of the chaos ran on the %s backend (each subtest says why)", harness.Backend.Kind)
 	}
 	chaos.ChaosEvidence(t, plan, cols, ran, left)
 }

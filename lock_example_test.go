@@ -16,6 +16,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"path"
 	"slices"
 	"strings"
@@ -508,7 +509,7 @@ func TestL3_EachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 	claims.Evidence(t, "server watch tables under %s: wchp %v, wchc %v", root, wchp, wchc)
 	t.Run("no child watch on the parent: mntr on a server of its own", func(t *testing.T) {
 		if srv.External() {
-			t.Skipf("skipped: mntr's zk_watch_count counts the watches of every client of the shared external server %s, and wchp and wchc list no child watches", srv.Client)
+			claims.Skip(t, "skipped: mntr's zk_watch_count counts the watches of every client of the shared external server %s, and wchp and wchc list no child watches", srv.Client)
 		}
 		m := harness.Mntr(t, srv)
 		claims.Evidence(t, "mntr zk_watch_count=%d (data, exists and child watches of the whole server)", m["zk_watch_count"])
@@ -985,7 +986,7 @@ func TestL8_ListExistsRace(t *testing.T) {
 // and W's list holds its own node, every y so far and no x.
 func TestL9_ReadYourCreateOnFollower(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, "a follower held behind its leader while the session creates (a proxy on the leader's stream to it); on one server there is no follower to read through")
+	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader while the session creates (a proxy on the leader's stream to it); on one server there is no follower to read through"))
 	claims.Open(t, "L9")
 	c := harness.LeaseTrio(t)
 	fs := c.Followers()
@@ -1032,7 +1033,7 @@ func TestL9_ReadYourCreateOnFollower(t *testing.T) {
 // in order with its replies, so any event F had sent is taken in first.
 func TestL12_UnseenDeletionOnlyDelaysTheWaiter(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, "a follower that has not yet seen the predecessor's deletion the leader applied (a proxy holding the leader's stream to it)")
+	zkserver.RequireFaults(t, zh.Say("a follower that has not yet seen the predecessor's deletion the leader applied (a proxy holding the leader's stream to it)"))
 	claims.Open(t, "L12")
 	c := harness.LeaseTrio(t)
 	leader := c.Leader()

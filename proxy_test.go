@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"maps"
 	"path"
 	"slices"
@@ -231,7 +232,7 @@ func TestR3_RecoverFindsExactlyTheServersNode(t *testing.T) {
 // Recover adopts the node O sees.
 func TestR3_RecoverSyncsBeforeListing(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, "a follower that logged the create and has not applied it (a proxy holding the COMMIT on the leader's stream to it)")
+	zkserver.RequireFaults(t, zh.Say("a follower that logged the create and has not applied it (a proxy holding the COMMIT on the leader's stream to it)"))
 	claims.Open(t, "R3")
 	c := harness.LeaseTrio(t)
 	leader, fs := c.Leader(), c.Followers()
@@ -517,10 +518,10 @@ func TestR2_SessionSurvivesTheLostReply(t *testing.T) {
 func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
 	claims.Open(t, "E5")
 	if harness.Backend.Kind == "" {
-		t.Skipf("E5 compares with the jar of the server under test, and no backend resolved: %v", harness.NoServer)
+		claims.Skip(t, "E5 compares with the jar of the server under test, and no backend resolved: %v", harness.NoServer)
 	}
 	if harness.VersionErr != nil {
-		t.Skipf("skipped: E5 compares with the jar of the server's version, read with srvr; %v", harness.VersionErr)
+		claims.Skip(t, "skipped: E5 compares with the jar of the server's version, read with srvr; %v", harness.VersionErr)
 	}
 	o := official.Start(t, harness.Backend)
 	claims.Phase(t, "oracle: %s; ZooKeeper %s on Java %s; jar %v, javac %v, JVM start %v",
@@ -530,7 +531,7 @@ func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
 		t.Logf("class %s from %s", k.Class, o.About.Sources[k.Class])
 	}
 	if harness.Backend.Kind == zkserver.External && crosscheck.JarVersion(o) != harness.Version.Version {
-		t.Skipf("skipped: E5 compares with the jar of the server under test; the local jar is ZooKeeper %q and the external server answers srvr with %q: set ZK19_ZOOKEEPER_JAR to a jar of the server's version", o.About.Version, harness.Version.Version)
+		claims.Skip(t, "skipped: E5 compares with the jar of the server under test; the local jar is ZooKeeper %q and the external server answers srvr with %q: set ZK19_ZOOKEEPER_JAR to a jar of the server's version", o.About.Version, harness.Version.Version)
 	}
 	if crosscheck.JarVersion(o) != harness.Version.Version {
 		claims.NotShown(t, "E5", "the jar is ZooKeeper %q; the server under test answers srvr with %q; want the server's own jar", o.About.Version, harness.Version.Version)

@@ -15,6 +15,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/history"
 	"github.com/zk19/zk19/internal/replicas"
@@ -137,7 +138,7 @@ func s1StaleReadFromLaggingFollower(sc *zkserver.Scope) {
 //     caught up, so B's read never returns the older state.
 func TestS4_SessionOrderAndNoGoingBack(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it), and a server whose last zxid is behind what the session has seen")
+	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), and a server whose last zxid is behind what the session has seen"))
 	claims.Open(t, "S4")
 	// The server says why it turns a session away at INFO.
 	tr := replicas.NewTrio(t, zkserver.WithLogger("org.apache.zookeeper.server.ZooKeeperServer", "info"))
@@ -158,7 +159,7 @@ func TestS4_SessionOrderAndNoGoingBack(t *testing.T) {
 // the Example's steps and checks, with this Test's record as their log.
 func TestS1_PlainReadOnLaggingFollowerIsStale(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it), whose plain read returns the old value")
+	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), whose plain read returns the old value"))
 	harness.Retell(t, Example_s1StaleReadFromLaggingFollower)
 }
 
@@ -171,7 +172,7 @@ func TestS1_PlainReadOnLaggingFollowerIsStale(t *testing.T) {
 // Example_s1StaleReadFromLaggingFollower, whose checks state S2's verdict.
 func TestS2_StaleHistoryIsNotLinearizable(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it): S1's stale history")
+	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it): S1's stale history"))
 	harness.Retell(t, Example_s1StaleReadFromLaggingFollower)
 }
 
@@ -183,7 +184,7 @@ func TestS2_StaleHistoryIsNotLinearizable(t *testing.T) {
 // follower to the leader for it.
 func TestS3_FollowerAnswersReadsFromItsOwnCopy(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it), which answers a read from its own copy")
+	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), which answers a read from its own copy"))
 	claims.Open(t, "S3")
 	tr := replicas.NewTrio(t)
 	tr.HoldLeaderStream()

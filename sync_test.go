@@ -9,6 +9,7 @@ package zk19_test
 
 import (
 	"fmt"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"strconv"
 	"strings"
 	"testing"
@@ -115,7 +116,7 @@ func s2SyncInZK1675Window(sc *zkserver.Scope) {
 // proxy's buffer, then checks that sync is still pending.
 func TestY1_SyncWaitsForTheLeaderStream(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it), on which sync waits for the held stream")
+	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), on which sync waits for the held stream"))
 	claims.Open(t, "Y1")
 	requireWaitsForTheStream(t, "Y1", "sync "+replicas.XPath, func(tr *replicas.Trio) error { _, err := tr.B.Conn.Sync(replicas.XPath); return err })
 }
@@ -132,7 +133,7 @@ func TestY1_SyncWaitsForTheLeaderStream(t *testing.T) {
 // window stayed open.
 func TestY2_SyncInTheZK1675WindowReadsStale(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, "five servers of its own, partitioned on their server-to-server links (the ZOOKEEPER-1675 window)")
+	zkserver.RequireFaults(t, zh.Say("five servers of its own, partitioned on their server-to-server links (the ZOOKEEPER-1675 window)"))
 	harness.Retell(t, Example_s2SyncInZK1675Window)
 }
 
@@ -148,7 +149,7 @@ func TestY2_SyncInTheZK1675WindowReadsStale(t *testing.T) {
 // the write commits; B's read after it sees the write.
 func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, "five servers of its own, with followers' acknowledgements held on their links to the leader")
+	zkserver.RequireFaults(t, zh.Say("five servers of its own, with followers' acknowledgements held on their links to the leader"))
 	claims.Open(t, "Y7")
 	c := harness.StartCluster(t, 5, zkserver.WithTickTime(replicas.Y7Tick), zkserver.WithLimits(10, replicas.Y7SyncLimit))
 	leader, fs := c.Leader(), c.Followers()
@@ -236,7 +237,7 @@ func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 // stream, so the read after it sees x=1 (claim Y3, article §2).
 func TestY3_WriteBarrierGivesItsProgress(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it), on which a write barrier waits for the held stream")
+	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), on which a write barrier waits for the held stream"))
 	claims.Open(t, "Y3")
 	requireWaitsForTheStream(t, "Y3", "set /barrier (write barrier)", func(tr *replicas.Trio) error {
 		_, err := tr.B.Conn.Set(replicas.BarrierPath, []byte("b"), -1)
@@ -255,7 +256,7 @@ func TestY3_WriteBarrierGivesItsProgress(t *testing.T) {
 // documented guarantee.
 func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it), which exists and heartbeats leave behind")
+	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), which exists and heartbeats leave behind"))
 	claims.Open(t, "Y4")
 	trio := replicas.NewTrio(t)
 	t.Run("exists does not advance the follower", func(t *testing.T) {
@@ -350,7 +351,7 @@ func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 // measured through the one client checked to be on that follower, and the
 // follower must have received their requests in its session (cons).
 func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
-	zkserver.RequireFaults(t, "three servers of its own and a proxy counting the bytes on a follower's link to the leader")
+	zkserver.RequireFaults(t, zh.Say("three servers of its own and a proxy counting the bytes on a follower's link to the leader"))
 	claims.Open(t, "Y9")
 	tr := replicas.NewTrio(t)
 	link := tr.QuorumLink()
@@ -457,7 +458,7 @@ func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
 // composite interval is linearizable; the inner getData interval alone is not.
 func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it): its read after a barrier returns a value older than a write completed before the read")
+	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it): its read after a barrier returns a value older than a write completed before the read"))
 	claims.Open(t, "Y5")
 	tr := replicas.NewTrio(t)
 	tr.A.Set("1")
@@ -516,7 +517,7 @@ func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 // is stale again (claim Y6, article §2).
 func TestY6_OneBarrierDoesNotMakeLaterReadsFresh(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, "a follower held behind its leader (a proxy on the leader's stream to it), held again after a barrier")
+	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), held again after a barrier"))
 	claims.Open(t, "Y6")
 	tr := replicas.NewTrio(t)
 	tr.A.Set("1")

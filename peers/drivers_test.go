@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/peer"
 	"github.com/zk19/zk19/internal/zkclient"
@@ -121,7 +122,7 @@ func driverRecipe(name, nodeName string, config func(who string) (peer.Config, e
 				_, err = template()
 			}
 			if errors.Is(err, peer.ErrMissing) {
-				t.Skipf("skipped: %v", err)
+				claims.Skip(t, "skipped: %v", err)
 			} else if err != nil {
 				t.Fatalf("%v", err)
 			}
@@ -151,7 +152,7 @@ func joinDriver(sc *peerScene, who string, sessionTimeout time.Duration, config 
 	sc.t.Helper()
 	cfg, err := config(sc.r.name + "-" + who)
 	if errors.Is(err, peer.ErrMissing) {
-		sc.t.Skipf("skipped: %v", err)
+		claims.Skip(sc.t, "skipped: %v", err)
 	}
 	if err != nil {
 		sc.t.Fatalf("%v", err)
@@ -272,13 +273,13 @@ func (k *driverLock) knowsItLost(sc *peerScene, src map[string][2]string) peerCe
 	a := claims.NewActor(sc.t, k.name)
 	li, err := k.isAcquired()
 	st := k.state()
-	listener := fmt.Sprintf("a connection listener saw LOST: %v (states %s)", st.LostSeen, strings.Join(st.States, ","))
+	listener := zh.Say("a connection listener saw LOST: %v (states %s)", st.LostSeen, strings.Join(st.States, ","))
 	if st.States == nil {
-		listener = fmt.Sprintf("a connection listener saw LOST: %v", st.LostSeen)
+		listener = zh.Say("a connection listener saw LOST: %v", st.LostSeen)
 	}
-	object := fmt.Sprintf("is_acquired %v", li.IsAcquired)
+	object := zh.Say("is_acquired %v", li.IsAcquired)
 	if li.Owned != nil {
-		object = fmt.Sprintf("isAcquiredInThisProcess %v, isOwnedByCurrentThread %v", li.IsAcquired, *li.Owned)
+		object = zh.Say("isAcquiredInThisProcess %v, isOwnedByCurrentThread %v", li.IsAcquired, *li.Owned)
 	}
 	if err != nil || (!li.IsAcquired && (li.Owned == nil || !*li.Owned)) {
 		return kept("knows: lock object says %s (%v); %s", object, err, listener)
@@ -287,9 +288,9 @@ func (k *driverLock) knowsItLost(sc *peerScene, src map[string][2]string) peerCe
 	r, rerr := k.k.Release(ctx, k.sc.dir)
 	cancel()
 	a.Info("release: released=%v is_acquired=%v%s", r.Released, r.IsAcquired, errSuffix(rerr))
-	released := fmt.Sprintf("release() returns without error (released=%v)", r.Released)
+	released := zh.Say("release() returns without error (released=%v)", r.Released)
 	if rerr != nil {
-		released = "release() raises " + brief(rerr)
+		released = zh.Say("release() raises %s", brief(rerr))
 	}
 	return broke(sc.citeFrom(src), "lock object does not know: %s with its node gone, and %s; %s", object, released, listener)
 }

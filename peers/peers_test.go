@@ -28,6 +28,7 @@ import (
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/jute"
@@ -43,12 +44,12 @@ const peerGiveUp = 600 * time.Millisecond
 
 // brief names an error in a few words: the sentinel it wraps, or the
 // exception class a driver's recipe raised.
-func brief(err error) string {
+func brief(err error) zh.Text {
 	if err == nil {
-		return "no error"
+		return zh.Say("no error")
 	}
 	if ke, ok := errors.AsType[*peer.RecipeError](err); ok {
-		return ke.Class
+		return value(ke.Class)
 	}
 	for _, s := range []struct {
 		err  error
@@ -60,11 +61,15 @@ func brief(err error) string {
 		{context.Canceled, "context.Canceled"}, {context.DeadlineExceeded, "context.DeadlineExceeded"},
 	} {
 		if errors.Is(err, s.err) {
-			return s.name
+			return value(s.name)
 		}
 	}
-	return err.Error()
+	return value(err.Error())
 }
+
+// value is a value of a cell (a node's name, an error's text): the same
+// in both languages.
+func value(s string) zh.Text { return zh.Text{En: s, Zh: s} }
 
 // pyBool writes a bool as kazoo's Python prints it.
 func pyBool(b bool) string {
@@ -75,11 +80,11 @@ func pyBool(b bool) string {
 }
 
 // errSuffix is ", error: <err>" for a non-nil err.
-func errSuffix(err error) string {
+func errSuffix(err error) zh.Text {
 	if err == nil {
-		return ""
+		return zh.Text{}
 	}
-	return ", error: " + err.Error()
+	return zh.Say(", error: %v", err)
 }
 
 // oursMust turns a cell of ours into broke when its contract's exact
@@ -96,7 +101,7 @@ func (sc *peerScene) oursMust(c peerCell, err, want error) peerCell {
 // refuse cleanly; go-zookeeper's parses every child as a lock node.
 func TestPeerStrangerChild(t *testing.T) {
 	harness.Parallel(t)
-	sp := peerScenario{"stranger", "a child that is not a lock node (`config`) sits in the lock dir"}
+	sp := peerScenario{"stranger", zh.Say("a child that is not a lock node (`config`) sits in the lock dir")}
 	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		sc.o.Invoke("create %s/config (persistent, not a lock node)", sc.dir)
 		if _, err := sc.O.Create(sc.dir+"/config", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
@@ -133,7 +138,7 @@ func TestPeerStrangerChild(t *testing.T) {
 // its own (ours: lock.ErrLostCandidacy, claim L6's property).
 func TestPeerOwnNodeDeletedWhileWaiting(t *testing.T) {
 	harness.Parallel(t)
-	sp := peerScenario{"own-node-deleted", "the waiter's own node is deleted by another client while it waits"}
+	sp := peerScenario{"own-node-deleted", zh.Say("the waiter's own node is deleted by another client while it waits")}
 	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		h := sc.join("H", 0)
 		sc.mustHold(h.acquire(0), "W waits on H")
@@ -181,7 +186,7 @@ func (sc *peerScene) onlyNode(l peerLock) string {
 // it.
 func TestPeerOrderBySuffix(t *testing.T) {
 	harness.Parallel(t)
-	sp := peerScenario{"suffix-order", "an older node whose name sorts after the waiter's (order by suffix, not by name)"}
+	sp := peerScenario{"suffix-order", zh.Say("an older node whose name sorts after the waiter's (order by suffix, not by name)")}
 	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		older := sc.plant(sc.r.prefix(strings.Repeat("f", 32)), true, "older, named to sort after any contender")
 		w := sc.join("W", 0)
@@ -192,7 +197,7 @@ func TestPeerOrderBySuffix(t *testing.T) {
 		}
 		switch {
 		case watched == older:
-			return sc.curatorBecause(sc.heldOnceGone(w, tw, older, older, "waited behind the older node, held once it went"), curatorSort[0], curatorSort[1])
+			return sc.curatorBecause(sc.heldOnceGone(w, tw, older, value(older), kept("waited behind the older node, held once it went")), curatorSort[0], curatorSort[1])
 		case watched != "":
 			return broke("", "waited on %s, not on the older %s", watched, older)
 		}
@@ -254,7 +259,7 @@ func (sc *peerScene) judgeReturn(w peerLock, tw *peerTry, src map[string][2]stri
 // names the one at -1, is older than W's; W must not hold beside it.
 func TestPeerWrappedSuffixOlder(t *testing.T) {
 	harness.Parallel(t)
-	sp := peerScenario{"wrap-older", "an older node named as after the sequence counter wrapped (`…-000000001`)"}
+	sp := peerScenario{"wrap-older", zh.Say("an older node named as after the sequence counter wrapped (`…-000000001`)")}
 	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		older := sc.plant(sc.r.prefix(plantGUID(1))+"-000000001", false, "as the server names the node at counter -1")
 		return sc.behindOlder(older, map[string][2]string{
@@ -275,7 +280,7 @@ func TestPeerWrappedSuffixOlder(t *testing.T) {
 // Refusing a name it cannot order (ours) keeps the guarantee too.
 func TestPeerWrappedSuffixNewer(t *testing.T) {
 	harness.Parallel(t)
-	sp := peerScenario{"wrap-newer", "a newer node named as after the counter wrapped (`…-2147483648`) appears while the waiter waits"}
+	sp := peerScenario{"wrap-newer", zh.Say("a newer node named as after the counter wrapped (`…-2147483648`) appears while the waiter waits")}
 	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		holder, w, tw := sc.waiterBehindHolder()
 		newer := sc.plant(sc.r.prefix(plantGUID(2))+"-2147483648", false, "newer than W's, as the server names the first node after the wrap")
@@ -305,7 +310,7 @@ func TestPeerWrappedSuffixNewer(t *testing.T) {
 // the guarantee; skipping it lets W hold beside it.
 func TestPeerOverlongSuffix(t *testing.T) {
 	harness.Parallel(t)
-	sp := peerScenario{"over-long", "an older lock-named node whose suffix has 11 digits"}
+	sp := peerScenario{"over-long", zh.Say("an older lock-named node whose suffix has 11 digits")}
 	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		older := sc.plant(sc.r.prefix(plantGUID(1))+"0", true, "an 11-digit suffix: a 0, then the server's 10")
 		return sc.behindOlder(older, map[string][2]string{
@@ -350,7 +355,7 @@ func (sc *peerScene) loseCreateReply(w peerLock, cut bool) (*peerTry, faultproxy
 // Recover, claims R3–R6), or give up without leaving a node behind.
 func TestPeerLostCreateReply(t *testing.T) {
 	harness.Parallel(t)
-	sp := peerScenario{"lost-reply", "the create's reply is lost; the session survives the reconnect"}
+	sp := peerScenario{"lost-reply", zh.Say("the create's reply is lost; the session survives the reconnect")}
 	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		w := sc.join("W", 0)
 		tw, _ := sc.loseCreateReply(w, false)
@@ -392,7 +397,7 @@ var errOursHolds = errors.New("a hold")
 func TestPeerLostCreateReplySessionExpired(t *testing.T) {
 	harness.Parallel(t)
 	s := harness.ExpiryServer(t)
-	sp := peerScenario{"lost-reply-expired", "the create's reply is lost and the session expires before the client gets back"}
+	sp := peerScenario{"lost-reply-expired", zh.Say("the create's reply is lost and the session expires before the client gets back")}
 	runPeers(t, s, sp, func(sc *peerScene) peerCell {
 		w := sc.join("W", harness.ExpirySessionTimeout)
 		old := w.session()
@@ -435,7 +440,7 @@ func TestPeerLostCreateReplySessionExpired(t *testing.T) {
 // keeps only this session's matches, claim R6).
 func TestPeerForeignGUID(t *testing.T) {
 	harness.Parallel(t)
-	sp := peerScenario{"foreign-guid", "after a lost create reply, the only node with the waiter's GUID is another session's"}
+	sp := peerScenario{"foreign-guid", zh.Say("after a lost create reply, the only node with the waiter's GUID is another session's")}
 	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		w := sc.join("W", 0)
 		tw, res := sc.loseCreateReply(w, true)
@@ -539,7 +544,7 @@ func (sc *peerScene) judgeForeign(w peerLock, tw *peerTry, foreign string, src m
 // object).
 func TestPeerReacquireAfterForeignPrefix(t *testing.T) {
 	harness.Parallel(t)
-	sp := peerScenario{"reacquire-foreign", "a second acquisition on the same lock object, with another session's node named like the first"}
+	sp := peerScenario{"reacquire-foreign", zh.Say("a second acquisition on the same lock object, with another session's node named like the first")}
 	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		w := sc.join("W", 0)
 		sc.mustHold(w.acquire(0), "the first acquisition names the prefix")
@@ -551,7 +556,7 @@ func TestPeerReacquireAfterForeignPrefix(t *testing.T) {
 		case watched == foreign:
 			// Curator: every create is a new builder withProtection(), so a
 			// new UUID.
-			return sc.curatorBecause(sc.heldOnceGone(w, t2, foreign, "O's "+foreign, "fresh GUID; waited behind O's node, held once it went"),
+			return sc.curatorBecause(sc.heldOnceGone(w, t2, foreign, zh.Say("O's %s", foreign), kept("fresh GUID; waited behind O's node, held once it went")),
 				curatorLocks+"StandardLockInternalsDriver.java:50-54", "withProtection()")
 		case watched != "":
 			return broke("", "waited on %s", watched)
@@ -578,7 +583,7 @@ func TestPeerReacquireAfterForeignPrefix(t *testing.T) {
 // wait.
 func TestPeerCancelWhileWaiting(t *testing.T) {
 	harness.Parallel(t)
-	sp := peerScenario{"cancel", "the waiter is cancelled while it waits"}
+	sp := peerScenario{"cancel", zh.Say("the waiter is cancelled while it waits")}
 	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		_, w, tw := sc.waiterBehindHolder()
 		a := claims.NewActor(sc.t, w.who())
@@ -589,8 +594,8 @@ func TestPeerCancelWhileWaiting(t *testing.T) {
 				sc.t.Fatalf("%v", err)
 			}
 			sc.result(tw, peerCallWithin)
-			return peerCell{verdict: peerNone, source: sc.cite("lock.go:52-55", "func (l *Lock) LockWithData(data []byte) error {"),
-				outcome: fmt.Sprintf("no cancel, no timeout: only closing the session ended the wait (%s)", brief(tw.err))}
+			return none(sc.cite("lock.go:52-55", "func (l *Lock) LockWithData(data []byte) error {"),
+				"no cancel, no timeout: only closing the session ended the wait (%s)", brief(tw.err))
 		}
 		a.Ok("")
 		sc.result(tw, harness.Within)
@@ -612,8 +617,7 @@ func TestPeerCancelWhileWaiting(t *testing.T) {
 // noGiveUp is go-zookeeper's cell in the rows about giving up: zk.Lock has
 // neither timeout nor cancel.
 func (sc *peerScene) noGiveUp() peerCell {
-	return peerCell{verdict: peerNone, outcome: "no timeout, no cancel (see the cancel row)",
-		source: sc.cite("lock.go:52-55", "func (l *Lock) LockWithData(data []byte) error {")}
+	return none(sc.cite("lock.go:52-55", "func (l *Lock) LockWithData(data []byte) error {"), "no timeout, no cancel (see the cancel row)")
 }
 
 // TestPeerGiveUpCleanupReplyLost: W waits on H with a timeout and gives
@@ -622,7 +626,7 @@ func (sc *peerScene) noGiveUp() peerCell {
 // and the next acquisition must work: W acquires again once H has gone.
 func TestPeerGiveUpCleanupReplyLost(t *testing.T) {
 	harness.Parallel(t)
-	sp := peerScenario{"cleanup-reply-lost", "the waiter times out and the reply to its cleanup delete is lost"}
+	sp := peerScenario{"cleanup-reply-lost", zh.Say("the waiter times out and the reply to its cleanup delete is lost")}
 	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		return sc.giveUpLosingCleanup((*faultproxy.Proxy).LoseReply, "the reply to", nil)
 	})
@@ -714,7 +718,7 @@ func (sc *peerScene) outlives(w peerLock, sess string, bound time.Duration) []st
 func TestPeerSessionExpiresWhileHolding(t *testing.T) {
 	harness.Parallel(t)
 	s := harness.ExpiryServer(t)
-	sp := peerScenario{"expiry-holding", "the session expires while the recipe holds: does it know it no longer holds?"}
+	sp := peerScenario{"expiry-holding", zh.Say("the session expires while the recipe holds: does it know it no longer holds?")}
 	runPeers(t, s, sp, func(sc *peerScene) peerCell {
 		w, node, old, mark := sc.holdThenCut(harness.ExpirySessionTimeout, "the hold is what expires")
 		px := w.proxy()
@@ -798,7 +802,7 @@ func (sc *peerScene) knowsItLost(w peerLock) peerCell {
 // waits again on the next. A timeout that is a total deadline ends W's
 // acquisition one timeout after it began, however often W woke.
 func TestPeerTimeoutIsATotalDeadline(t *testing.T) {
-	sp := peerScenario{"total-deadline", "the waiter's predecessor keeps changing: is the acquire timeout a total deadline?"}
+	sp := peerScenario{"total-deadline", zh.Say("the waiter's predecessor keeps changing: is the acquire timeout a total deadline?")}
 	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		if sc.r.name == recipeGoZK {
 			return sc.noGiveUp()
@@ -859,7 +863,7 @@ func (sc *peerScene) keepWaking(w peerLock, tw *peerTry, queue []string) (wakeup
 // H (or give up cleanly, its node removed), and hold once H has released.
 func TestPeerLostChildrenReply(t *testing.T) {
 	harness.Parallel(t)
-	sp := peerScenario{"lost-children-reply", "the reply to the waiter's getChildren (the listing that decides whether it is first) is lost; the session survives the reconnect"}
+	sp := peerScenario{"lost-children-reply", zh.Say("the reply to the waiter's getChildren (the listing that decides whether it is first) is lost; the session survives the reconnect")}
 	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		h := sc.join("H", 0)
 		sc.mustHold(h.acquire(0), "W lists the dir while H holds")
@@ -911,21 +915,21 @@ func TestPeerLostChildrenReply(t *testing.T) {
 
 // nextBehind has h release and acquire again with left, the nodes a failed
 // waiter left behind, in the dir, and says what that acquisition does.
-func (sc *peerScene) nextBehind(h peerLock, left []string) string {
+func (sc *peerScene) nextBehind(h peerLock, left []string) zh.Text {
 	sc.t.Helper()
 	sc.releaseNow(h)
 	t2 := h.acquire(0)
 	switch watched := sc.settle(h, t2); {
 	case slices.Contains(left, watched):
-		return fmt.Sprintf("H released and acquired again: it waits on W's orphan %s", watched)
+		return zh.Say("H released and acquired again: it waits on W's orphan %s", watched)
 	case watched != "":
-		return fmt.Sprintf("H released and acquired again: it waits on %s", watched)
+		return zh.Say("H released and acquired again: it waits on %s", watched)
 	}
 	sc.result(t2, harness.Within)
 	if t2.held {
 		sc.releaseNow(h)
 	}
-	return fmt.Sprintf("H released and acquired again: %s", heldOrErr(t2))
+	return zh.Say("H released and acquired again: %s", heldOrErr(t2))
 }
 
 // heldOnceReleased has H, which W's try waits behind, release, and judges

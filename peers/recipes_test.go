@@ -33,6 +33,7 @@ import (
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/scene"
@@ -64,23 +65,27 @@ const peerCallWithin = 4 * harness.Within
 
 // peerScenario is one row of the table.
 type peerScenario struct {
-	id    string // short and stable: the row's key in the evidence lines
-	title string // what the row is about
+	id    string  // short and stable: the row's key in the evidence lines
+	title zh.Text // what the row is about
 }
 
 // peerCell is one recipe's outcome in one scenario.
 type peerCell struct {
-	verdict string // peerKept, peerBroke, peerNone
-	outcome string // a few words
-	source  string // the peer's code responsible for a broke or n/a, as cited by cite
+	verdict string  // peerKept, peerBroke, peerNone
+	outcome zh.Text // a few words, in English and Chinese (the catalogue's phrases)
+	source  string  // the peer's code responsible for a broke or n/a, as cited by cite
 }
 
 func kept(format string, args ...any) peerCell {
-	return peerCell{verdict: peerKept, outcome: fmt.Sprintf(format, args...)}
+	return peerCell{verdict: peerKept, outcome: zh.Say(format, args...)}
 }
 
 func broke(source, format string, args ...any) peerCell {
-	return peerCell{verdict: peerBroke, outcome: fmt.Sprintf(format, args...), source: source}
+	return peerCell{verdict: peerBroke, outcome: zh.Say(format, args...), source: source}
+}
+
+func none(source, format string, args ...any) peerCell {
+	return peerCell{verdict: peerNone, outcome: zh.Say(format, args...), source: source}
 }
 
 // peerRecipe is a lock recipe and how it names its nodes.
@@ -224,7 +229,7 @@ func (sc *peerScene) record(c peerCell) {
 	if src == "" {
 		src = "-"
 	}
-	claims.Evidence(sc.t, "peer %s | %s | %s | %s | %s", sc.sp.id, recipe, c.verdict, oneField(c.outcome), oneField(src))
+	claims.Evidence(sc.t, "peer %s | %s | %s | %s | %s", sc.sp.id, recipe, c.verdict, c.outcome.Map(oneField), oneField(src))
 	if sc.r.name == recipeOurs && c.verdict != peerKept {
 		sc.t.Errorf("ours, scenario %s (%s): got %s: %s; want every guarantee kept", sc.sp.id, sc.sp.title, c.verdict, c.outcome)
 	}
@@ -357,9 +362,9 @@ func (sc *peerScene) waiterBehindHolder() (holder string, w peerLock, tw *peerTr
 // with the same account.
 func (sc *peerScene) result(try *peerTry, bound time.Duration) *peerTry {
 	sc.t.Helper()
-	if why := sc.awaitReturn(try, bound); why != "" {
+	if why := sc.awaitReturn(try, bound); why.En != "" {
 		if sc.r.name == recipeOurs {
-			panic(sceneEnd{broke("", "%s", why)})
+			panic(sceneEnd{peerCell{verdict: peerBroke, outcome: why}})
 		}
 		sc.t.Fatalf("%s: %s", sc.sp.id, why)
 	}
@@ -369,11 +374,11 @@ func (sc *peerScene) result(try *peerTry, bound time.Duration) *peerTry {
 // awaitReturn waits, within bound, for the acquisition to return and logs
 // what it returned; or, once bound has passed, logs and returns where it
 // stood then.
-func (sc *peerScene) awaitReturn(try *peerTry, bound time.Duration) string {
+func (sc *peerScene) awaitReturn(try *peerTry, bound time.Duration) zh.Text {
 	sc.t.Helper()
 	a := claims.NewActor(sc.t, try.who)
 	if err := wait.Until(bound, "the return of "+try.who+"'s acquisition", func() (bool, string) { return try.finished(), "not returned" }); err != nil {
-		why := fmt.Sprintf("%v; %s", err, sc.seen(try))
+		why := zh.Say("%v; %s", err, sc.seen(try))
 		a.Info("no return: %s", why)
 		return why
 	}
@@ -382,7 +387,7 @@ func (sc *peerScene) awaitReturn(try *peerTry, bound time.Duration) string {
 	} else {
 		a.Fail("%v (after %v)", try.err, try.took.Round(time.Millisecond))
 	}
-	return ""
+	return zh.Text{}
 }
 
 // seen says where an acquisition stands as the server shows it: the nodes
@@ -419,18 +424,18 @@ func (sc *peerScene) watchedBy(sess string) []string {
 	return watched
 }
 
-func orUnsaid(node string) string {
+func orUnsaid(node string) zh.Text {
 	if node == "" {
-		return "(the recipe does not say which node)"
+		return zh.Say("(the recipe does not say which node)")
 	}
-	return node
+	return value(node)
 }
 
 // mustHold is result for an acquisition the scenario needs to succeed:
 // without it the observation cannot be made.
 func (sc *peerScene) mustHold(try *peerTry, why string) {
 	sc.t.Helper()
-	if seen := sc.awaitReturn(try, peerCallWithin); seen != "" {
+	if seen := sc.awaitReturn(try, peerCallWithin); seen.En != "" {
 		sc.t.Fatalf("%s: %s (%s)", sc.sp.id, seen, why)
 	}
 	if !try.held {
@@ -439,14 +444,14 @@ func (sc *peerScene) mustHold(try *peerTry, why string) {
 }
 
 // heldOnceGone removes node, which l's try waits behind, and reports kept
-// (held) once l holds, broke if it fails instead.
-func (sc *peerScene) heldOnceGone(l peerLock, try *peerTry, node, behind, held string) peerCell {
+// (held, a kept cell) once l holds, broke if it fails instead.
+func (sc *peerScene) heldOnceGone(l peerLock, try *peerTry, node string, behind zh.Text, held peerCell) peerCell {
 	sc.remove(node)
 	if sc.result(try, harness.Within); !try.held {
 		return broke("", "waited behind %s, then failed: %s", behind, brief(try.err))
 	}
 	sc.releaseNow(l)
-	return kept("%s", held)
+	return held
 }
 
 // releaseNow releases l's hold, logging what the recipe said.

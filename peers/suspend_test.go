@@ -18,6 +18,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/peer"
@@ -68,7 +69,7 @@ func took(d time.Duration) string {
 // doc's bound, ExpiresBy = Since + the session timeout, then Resumed.
 // Sequential: it asserts how long the signals took.
 func TestPeerSuspendedHolderKnows(t *testing.T) {
-	sp := peerScenario{"suspended-holding", "knows it may have lost, while cut off: the holder's connection drops, and comes back before the session expires"}
+	sp := peerScenario{"suspended-holding", zh.Say("knows it may have lost, while cut off: the holder's connection drops, and comes back before the session expires")}
 	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		w := sc.join("W", suspendSession)
 		sc.mustHold(w.acquire(0), "the hold is what may be lost")
@@ -86,7 +87,7 @@ func TestPeerSuspendedHolderKnows(t *testing.T) {
 			return sc.gozkSuspended(l, node, sess, mark, cut)
 		case *goLock:
 			sc.heal(w, node, sess)
-			return peerCell{verdict: peerNone, outcome: "peer.GoLock has no way to report a suspension"}
+			return none("", "peer.GoLock has no way to report a suspension")
 		}
 		sc.t.Fatalf("no recipe %T", w)
 		return peerCell{}
@@ -106,7 +107,7 @@ func (sc *peerScene) heal(w peerLock, node, sess string) time.Time {
 // sameHold checks, once W says it is back, that the session survived and
 // W's node is still its own (else the heal came too late and the
 // observation was not made), and returns what the lock object says.
-func (sc *peerScene) sameHold(w peerLock, node, sess string) string {
+func (sc *peerScene) sameHold(w peerLock, node, sess string) zh.Text {
 	sc.t.Helper()
 	if now := w.session(); now != sess {
 		sc.t.Fatalf("W after the heal: got session %s; want %s, which the heal came before the expiry of", now, sess)
@@ -222,9 +223,9 @@ func (sc *peerScene) driverSuspended(k *driverLock, node, sess string, mark int,
 // to read for itself.
 func (sc *peerScene) gozkSuspended(l *gozkLock, node, sess string, mark int, cut time.Time) peerCell {
 	a := claims.NewActor(sc.t, l.who())
-	client := "the client's own session events said nothing"
+	client := zh.Say("the client's own session events said nothing")
 	if err := l.c.WaitStateSince(mark, zk.StateDisconnected, suspicionWithin); err == nil {
-		client = "the client's own session events said StateDisconnected within " + took(time.Since(cut)) + " of the cut"
+		client = zh.Say("the client's own session events said StateDisconnected within %s of the cut", took(time.Since(cut)))
 	}
 	a.Info("zk.Lock has nothing to say it with; %s", client)
 	again := l.c.Mark()
@@ -232,7 +233,7 @@ func (sc *peerScene) gozkSuspended(l *gozkLock, node, sess string, mark int, cut
 	if err := l.c.WaitStateSince(again, zk.StateHasSession, peerCallWithin); err != nil {
 		sc.t.Fatalf("W: %v", err)
 	}
-	client += " and StateHasSession within " + took(time.Since(healed)) + " of the heal"
+	client = zh.Say("%s and StateHasSession within %s of the heal", client, took(time.Since(healed)))
 	sc.sameHold(l, node, sess)
 	sc.releaseNow(l)
 	return broke(sc.cite("lock.go:18-24", "type Lock struct {"),

@@ -15,6 +15,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/jute"
@@ -30,7 +31,7 @@ import (
 // waiting for ever, since nothing will delete it.
 func TestPeerForeignChildSortsFirst(t *testing.T) {
 	harness.Parallel(t)
-	sp := peerScenario{"foreign-child-first", "another lock's dir (`0`, a persistent child whose name sorts before every candidate) sits in the lock dir (CURATOR-43)"}
+	sp := peerScenario{"foreign-child-first", zh.Say("another lock's dir (`0`, a persistent child whose name sorts before every candidate) sits in the lock dir (CURATOR-43)")}
 	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		sc.o.Invoke("create %s/0 (persistent: the dir of a lock on %s/0)", sc.dir, sc.dir)
 		if _, err := sc.O.Create(sc.dir+"/0", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
@@ -67,7 +68,7 @@ func TestPeerForeignChildSortsFirst(t *testing.T) {
 // blocks the lock for every contender.
 func TestPeerLostLookupAfterLostCreate(t *testing.T) {
 	harness.Parallel(t)
-	sp := peerScenario{"lost-lookup", "the create's reply is lost, then the reply to the look-up that would find the node again (go-zookeeper #229)"}
+	sp := peerScenario{"lost-lookup", zh.Say("the create's reply is lost, then the reply to the look-up that would find the node again (go-zookeeper #229)")}
 	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		w := sc.join("W", 0)
 		tw, _ := sc.loseCreateReply(w, true)
@@ -108,7 +109,7 @@ func TestPeerLostLookupAfterLostCreate(t *testing.T) {
 // a live session, an orphan that blocks the lock once H goes.
 func TestPeerGiveUpCleanupRequestLost(t *testing.T) {
 	harness.Parallel(t)
-	sp := peerScenario{"cleanup-request-lost", "the waiter times out and its cleanup delete never reaches the server (kazoo #732)"}
+	sp := peerScenario{"cleanup-request-lost", zh.Say("the waiter times out and its cleanup delete never reaches the server (kazoo #732)")}
 	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		return sc.giveUpLosingCleanup((*faultproxy.Proxy).LoseRequest, "the request of", map[string][2]string{
 			// The cleanup's failure is swallowed.
@@ -138,7 +139,7 @@ const (
 // session's end, breaks it: every later acquisition waits behind the node.
 func TestPeerReleaseWhileCutOff(t *testing.T) {
 	harness.Parallel(t)
-	sp := peerScenario{"release-cut-off", "the holder releases while cut off: its delete cannot reach the server (CURATOR-678)"}
+	sp := peerScenario{"release-cut-off", zh.Say("the holder releases while cut off: its delete cannot reach the server (CURATOR-678)")}
 	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
 		w, node, sess, mark := sc.holdThenCut(releaseSessionTimeout, "the hold is what W releases")
 		px := w.proxy()
@@ -153,12 +154,12 @@ func TestPeerReleaseWhileCutOff(t *testing.T) {
 		if err := w.reconnected(mark); err != nil {
 			sc.t.Fatalf("W: %v", err)
 		}
-		outcome := fmt.Sprintf("release %s; then the lock object says it holds: %s", releaseSaid(returned, rerr), believes)
+		outcome := zh.Say("release %s; then the lock object says it holds: %s", releaseSaid(returned, rerr), believes)
 		if left := sc.outlives(w, sess, harness.Within); len(left) == 0 {
-			return sc.nextAcquisition(w, outcome+"; its node was gone once it was back", stayed, believes)
+			return sc.nextAcquisition(w, zh.Say("%s; its node was gone once it was back", outcome), stayed, believes)
 		}
 		did := sc.followUpRelease(w, rerr, believes)
-		if did == "" {
+		if did.En == "" {
 			return broke(sc.citeFrom(map[string][2]string{
 				// The thread's entry goes in a finally, whatever the delete did.
 				recipeCurator: {curatorLocks + "InterProcessMutex.java:152-159", "threadData.remove(currentThread);"},
@@ -167,7 +168,7 @@ func TestPeerReleaseWhileCutOff(t *testing.T) {
 		if left := sc.outlives(w, sess, harness.Within); len(left) > 0 {
 			return broke("", "%s; %s, and its node still stayed: a lock nobody frees", outcome, did)
 		}
-		return sc.nextAcquisition(w, fmt.Sprintf("%s; %s, and the node went", outcome, did), stayed, believes)
+		return sc.nextAcquisition(w, zh.Say("%s; %s, and the node went", outcome, did), stayed, believes)
 	})
 }
 
@@ -210,31 +211,31 @@ func (sc *peerScene) releaseReturns(w peerLock) error {
 // for zk.Lock, which cannot be asked, keeps its path). Ours is owed no
 // step: its contract is that the recipe finishes its own cleanup. It says
 // what it did ("" for nothing possible).
-func (sc *peerScene) followUpRelease(w peerLock, rerr error, believes string) (did string) {
+func (sc *peerScene) followUpRelease(w peerLock, rerr error, believes zh.Text) (did zh.Text) {
 	sc.t.Helper()
 	a := claims.NewActor(sc.t, w.who())
 	switch w.(type) {
 	case *oursLock:
-		return ""
+		return did
 	case *gozkLock:
 		if rerr == nil {
-			return ""
+			return did
 		}
 	default:
-		if !strings.HasPrefix(believes, "yes") {
-			return ""
+		if !strings.HasPrefix(believes.En, "yes") {
+			return did
 		}
 	}
 	a.Invoke("release again")
 	said, err := w.release()
 	a.Info("%q%s", said, errSuffix(err))
-	return fmt.Sprintf("a second release: %s", releaseSaid(true, err))
+	return zh.Say("a second release: %s", releaseSaid(true, err))
 }
 
 // nextAcquisition has w acquire again, once its node has gone: it must
 // hold. The cell names Curator's guaranteed delete where that is what
 // removed the node.
-func (sc *peerScene) nextAcquisition(w peerLock, outcome string, stayed bool, believes string) peerCell {
+func (sc *peerScene) nextAcquisition(w peerLock, outcome zh.Text, stayed bool, believes zh.Text) peerCell {
 	sc.t.Helper()
 	t2 := w.acquire(0)
 	if sc.result(t2, peerCallWithin); !t2.held {
@@ -242,7 +243,7 @@ func (sc *peerScene) nextAcquisition(w peerLock, outcome string, stayed bool, be
 	}
 	sc.releaseNow(w)
 	c := kept("%s, and the next acquisition held", outcome)
-	if stayed && !strings.HasPrefix(believes, "yes") {
+	if stayed && !strings.HasPrefix(believes.En, "yes") {
 		// Curator forgot at once; the failed delete, a guaranteed one,
 		// was queued and removed the node after the reconnect.
 		c = sc.curatorBecause(c, curatorImps+"DeleteBuilderImpl.java:345-352", "client.getFailedDeleteManager().addFailedOperation(unfixedPath);")
@@ -251,56 +252,56 @@ func (sc *peerScene) nextAcquisition(w peerLock, outcome string, stayed bool, be
 }
 
 // releaseSaid words a release's outcome for a cell.
-func releaseSaid(returned bool, err error) string {
+func releaseSaid(returned bool, err error) zh.Text {
 	switch {
 	case err != nil:
-		return "raised " + brief(err)
+		return zh.Say("raised %s", brief(err))
 	case !returned:
-		return "waited for the connection, then returned"
+		return zh.Say("waited for the connection, then returned")
 	}
-	return "returned"
+	return zh.Say("returned")
 }
 
 // holdsNow is the lock object's own account of whether it holds, in the
 // recipe's terms: "yes …" or "no …".
-func (sc *peerScene) holdsNow(w peerLock) string {
+func (sc *peerScene) holdsNow(w peerLock) zh.Text {
 	sc.t.Helper()
 	switch l := w.(type) {
 	case *oursLock:
 		h := l.hold()
 		if h == nil {
-			return "no (nothing held)"
+			return zh.Say("no (nothing held)")
 		}
 		select {
 		case <-h.Lost():
-			return "no (Lost closed)"
+			return zh.Say("no (Lost closed)")
 		default:
-			return "yes (Lost open)"
+			return zh.Say("yes (Lost open)")
 		}
 	case *driverLock:
 		li, err := l.isAcquired()
 		if err != nil {
-			return "unknown (" + brief(err) + ")"
+			return zh.Say("unknown (%s)", brief(err))
 		}
 		if li.Owned != nil {
 			if li.IsAcquired || *li.Owned {
-				return fmt.Sprintf("yes (isAcquiredInThisProcess %v, isOwnedByCurrentThread %v)", li.IsAcquired, *li.Owned)
+				return zh.Say("yes (isAcquiredInThisProcess %v, isOwnedByCurrentThread %v)", li.IsAcquired, *li.Owned)
 			}
-			return "no (isAcquiredInThisProcess false, isOwnedByCurrentThread false)"
+			return zh.Say("no (isAcquiredInThisProcess false, isOwnedByCurrentThread false)")
 		}
 		if li.IsAcquired {
-			return "yes (is_acquired true)"
+			return zh.Say("yes (is_acquired true)")
 		}
-		return "no (is_acquired false)"
+		return zh.Say("no (is_acquired false)")
 	case *goLock:
 		if l.l.Held() {
-			return "yes (Held)"
+			return zh.Say("yes (Held)")
 		}
-		return "no (Held false)"
+		return zh.Say("no (Held false)")
 	case *gozkLock:
-		return "unknown (zk.Lock has no way to ask)"
+		return zh.Say("unknown (zk.Lock has no way to ask)")
 	}
-	return "unknown"
+	return zh.Say("unknown")
 }
 
 // TestPeerStaleSessionNode (CURATOR-604, "Double locking issue while using
@@ -316,7 +317,7 @@ func (sc *peerScene) holdsNow(w peerLock) string {
 func TestPeerStaleSessionNode(t *testing.T) {
 	harness.Parallel(t)
 	s := harness.ExpiryServer(t)
-	sp := peerScenario{"stale-session-node", "a new session's waiter finds its previous session's node, about to be deleted, first in line (CURATOR-604)"}
+	sp := peerScenario{"stale-session-node", zh.Say("a new session's waiter finds its previous session's node, about to be deleted, first in line (CURATOR-604)")}
 	runPeers(t, s, sp, func(sc *peerScene) peerCell {
 		holder, w, tw := sc.waiterBehindHolderFor(harness.ExpirySessionTimeout)
 		own := sc.onlyNode(w)
@@ -327,7 +328,7 @@ func TestPeerStaleSessionNode(t *testing.T) {
 		if window := staleWindowPings * sess.Timeout / 3; window > staleWindowWithin {
 			// Only a server that grants a longer timeout than asked (the
 			// external backend's own tickTime) gets here.
-			sc.t.Skipf("skipped: the server granted W a session timeout of %v; the stale window is %d keeper pings, one every %v, %v in all, beyond the %v the scene waits: lower tickTime or minSessionTimeout", sess.Timeout, staleWindowPings, sess.Timeout/3, window, staleWindowWithin)
+			claims.Skip(sc.t, "skipped: the server granted W a session timeout of %v; the stale window is %d keeper pings, one every %v, %v in all, beyond the %v the scene waits: lower tickTime or minSessionTimeout", sess.Timeout, staleWindowPings, sess.Timeout/3, window, staleWindowWithin)
 		}
 		px.Cut(faultproxy.BothEnds)
 		sc.t.Cleanup(px.Heal)
@@ -372,7 +373,7 @@ func TestPeerStaleSessionNode(t *testing.T) {
 		}
 		sc.result(tb, harness.Within)
 		believes := sc.holdsNow(w)
-		if tb.held && !strings.HasPrefix(believes, "no") {
+		if tb.held && !strings.HasPrefix(believes.En, "no") {
 			sc.releaseNow(b)
 			return broke(sc.citeFrom(map[string][2]string{
 				// Its own name is looked up in the listing; its owner never.
@@ -393,9 +394,9 @@ func orOpen(why string) string {
 }
 
 // heldOrErr says how an acquisition ended.
-func heldOrErr(try *peerTry) string {
+func heldOrErr(try *peerTry) zh.Text {
 	if try.held {
-		return "held " + orUnsaid(try.node)
+		return zh.Say("held %s", orUnsaid(try.node))
 	}
 	return brief(try.err)
 }

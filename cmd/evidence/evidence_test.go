@@ -193,8 +193,11 @@ func TestPeersAreReportedApartAndChangeNoVerdict(t *testing.T) {
 	want := []Peer{
 		{Name: "TestPeerGoZookeeperLock_FailsOnAStrangerAndLeavesItsNode", Action: "fail", Elapsed: 0.1, Evidence: []string{
 			"zk.Lock failed on the stranger and left its node guid-lock-0000000001",
-			"failed: peer observation changed: zk.Lock returned <nil>; recorded behaviour was an error"}},
+			"failed: peer observation changed: zk.Lock returned <nil>; recorded behaviour was an error"}, EvidenceZh: []string{
+			"zk.Lock failed on the stranger and left its node guid-lock-0000000001",
+			"失败：peer observation changed: zk.Lock returned <nil>; recorded behaviour was an error"}},
 		{Name: "TestL6_PeerGoZookeeperLockAcquiresWithoutItsNode", Action: "pass", Elapsed: 0.1, Evidence: []string{
+			"zk.Lock returned nil although its node was deleted"}, EvidenceZh: []string{
 			"zk.Lock returned nil although its node was deleted"}},
 	}
 	if !reflect.DeepEqual(got, want) {

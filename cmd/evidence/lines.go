@@ -115,6 +115,23 @@ func skipReason(res *result) string {
 	return "skipped"
 }
 
+// skipped is res's skip reason in l: in Chinese, the last the test or
+// its subtests stated in Chinese with their skip (claims.AttrSkipZh), as
+// skipReason's is the last line.
+func (l *lang) skipped(res *result) string { return skipReasonIn(res, l.zh) }
+
+// skipReasonIn is res's skip reason, in Chinese when zh (lang.skipped).
+func skipReasonIn(res *result, zh bool) string {
+	if zh {
+		for i := len(res.Attrs) - 1; i >= 0; i-- {
+			if res.Attrs[i].Key == claims.AttrSkipZh {
+				return res.Attrs[i].Value
+			}
+		}
+	}
+	return skipReason(res)
+}
+
 func lastLine(ls []string) string {
 	for i := len(ls) - 1; i >= 0; i-- {
 		if l := strings.TrimSpace(ls[i]); l != "" && !claims.IsFraming(l) {

@@ -48,8 +48,10 @@ type peerCell struct {
 // cell, why (its subtest was skipped, or failed before it could observe).
 type peerRow struct {
 	ID, Title, Test string
+	TitleZh         string // the title in Chinese, when the test stated it
 	Cells           map[string]peerCell
-	Missing         map[string]string
+	// Missing and MissingZh say why, in English and in Chinese.
+	Missing, MissingZh map[string]string
 }
 
 // peerTable reads the rows from the run's peer tests, in the order they ran.
@@ -61,10 +63,15 @@ func peerTable(run *Run) []peerRow {
 			continue
 		}
 		res := run.Results[name]
-		for _, l := range observations(res.Attrs) {
+		zhs := observationsZh(res.Attrs)
+		for j, l := range observations(res.Attrs) {
 			id, f, ok := peerFields(l)
 			if !ok {
 				continue
+			}
+			idZh, fZh, okZh := peerFields(zhs[j])
+			if !okZh || idZh != id || len(fZh) != len(f) {
+				fZh = make([]string, len(f))
 			}
 			i, seen := at[id]
 			if !seen {
@@ -73,15 +80,16 @@ func peerTable(run *Run) []peerRow {
 				rows = append(rows, peerRow{ID: id, Test: name, Cells: map[string]peerCell{}})
 			}
 			if len(f) == 1 {
-				rows[i].Title = f[0]
+				rows[i].Title, rows[i].TitleZh = f[0], fZh[0]
 				continue
 			}
 			recipe, version, _ := strings.Cut(f[0], " ")
-			rows[i].Cells[recipe] = peerCell{Recipe: recipe, Version: version, Verdict: f[1], Outcome: f[2], Source: f[3]}
+			rows[i].Cells[recipe] = peerCell{Recipe: recipe, Version: version, Verdict: f[1], Outcome: f[2], Source: f[3], OutcomeZh: fZh[2]}
 		}
 	}
 	for i := range rows {
-		rows[i].Missing = missingCells(run.Results[rows[i].Test], rows[i].Cells)
+		rows[i].Missing = missingCells(run.Results[rows[i].Test], rows[i].Cells, false)
+		rows[i].MissingZh = missingCells(run.Results[rows[i].Test], rows[i].Cells, true)
 	}
 	return rows
 }
@@ -106,9 +114,10 @@ func peerFields(l string) (id string, fields []string, ok bool) {
 	return "", nil, false
 }
 
-// missingCells says, for each column without a cell, what its subtest did:
-// the table's columns, and any recipe the scenario ran a subtest for.
-func missingCells(res *result, cells map[string]peerCell) map[string]string {
+// missingCells says, for each column without a cell, what its subtest did
+// (a skip's reason, in Chinese when zh): the table's columns, and any
+// recipe the scenario ran a subtest for.
+func missingCells(res *result, cells map[string]peerCell, zh bool) map[string]string {
 	out := map[string]string{}
 	recipes := append([]string(nil), peerColumns...)
 	for _, sub := range sortedKeys(res.Subs) {
@@ -125,9 +134,20 @@ func missingCells(res *result, cells map[string]peerCell) map[string]string {
 		case len(ls) == 0:
 			out[recipe] = "not run"
 		case anyPrefix(ls, "--- SKIP"):
-			out[recipe] = "not run: " + skipReason(&result{Lines: ls})
+			out[recipe] = "not run: " + skipReasonIn(&result{Lines: ls, Attrs: subAttrs(res.Attrs, recipe)}, zh)
 		default:
 			out[recipe] = "no observation: " + firstError(&result{Lines: ls})
+		}
+	}
+	return out
+}
+
+// subAttrs are the attributes of as that subtest sub set.
+func subAttrs(as []attr, sub string) []attr {
+	var out []attr
+	for _, a := range as {
+		if a.Sub == sub {
+			out = append(out, a)
 		}
 	}
 	return out
@@ -260,10 +280,14 @@ func writePeers(w io.Writer, r report, l *lang) {
 	fmt.Fprint(w, l.peerHead)
 	for _, p := range r.peers {
 		var ev []string
-		for _, e := range p.Evidence {
-			if _, _, ok := peerFields(e); !ok {
-				ev = append(ev, e)
+		for i, e := range p.Evidence {
+			if _, _, ok := peerFields(e); ok {
+				continue
 			}
+			if l.zh && len(p.EvidenceZh) == len(p.Evidence) {
+				e = p.EvidenceZh[i]
+			}
+			ev = append(ev, e)
 		}
 		if len(ev) == 0 {
 			ev = []string{l.inTable}
@@ -284,7 +308,11 @@ func writePeerTable(w io.Writer, rows []peerRow, src map[string]string, l *lang)
 	}
 	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
 	for _, row := range rows {
-		out := []string{fmt.Sprintf("**%s**%s%s", row.ID, l.colon, cell(row.Title))}
+		title := row.Title
+		if l.zh && row.TitleZh != "" {
+			title = row.TitleZh
+		}
+		out := []string{fmt.Sprintf("**%s**%s%s", row.ID, l.colon, cell(title))}
 		for _, c := range cols {
 			out = append(out, peerCellText(row, c, src[row.Test], l))
 		}
@@ -331,6 +359,9 @@ func (l *lang) cellWord(v string) string {
 
 func peerCellText(row peerRow, recipe, testLink string, l *lang) string {
 	c, ok := row.Cells[recipe]
+	if !ok && l.zh {
+		return cell(l.missing(row.MissingZh[recipe]))
+	}
 	if !ok {
 		return cell(l.missing(row.Missing[recipe]))
 	}

@@ -132,3 +132,48 @@ func TestMissingPeerCellsSayWhy(t *testing.T) {
 		}
 	}
 }
+
+// A stream whose cells, title and skip carry their Chinese, as the peer
+// tests state them (zh.Say, claims.Skip).
+const chineseCellsRun = `{"Action":"run","Package":"github.com/zk19/zk19","Test":"TestPeerX"}
+{"Action":"attr","Package":"github.com/zk19/zk19","Test":"TestPeerX","Key":"zk19.evidence","Value":"peer x | scenario | a scenario"}
+{"Action":"attr","Package":"github.com/zk19/zk19","Test":"TestPeerX","Key":"zk19.evidence.zh","Value":"peer x | scenario | 一个场景"}
+{"Action":"run","Package":"github.com/zk19/zk19","Test":"TestPeerX/ours"}
+{"Action":"attr","Package":"github.com/zk19/zk19","Test":"TestPeerX/ours","Key":"zk19.evidence","Value":"peer x | ours | kept | waited behind it | -"}
+{"Action":"attr","Package":"github.com/zk19/zk19","Test":"TestPeerX/ours","Key":"zk19.evidence.zh","Value":"peer x | ours | kept | 排在它之后等待 | -"}
+{"Action":"pass","Package":"github.com/zk19/zk19","Test":"TestPeerX/ours","Elapsed":0.1}
+{"Action":"run","Package":"github.com/zk19/zk19","Test":"TestPeerX/go-zookeeper"}
+{"Action":"attr","Package":"github.com/zk19/zk19","Test":"TestPeerX/go-zookeeper","Key":"zk19.evidence","Value":"peer x | go-zookeeper v1.0.4 | broke | held [twice] | lock.go:7"}
+{"Action":"pass","Package":"github.com/zk19/zk19","Test":"TestPeerX/go-zookeeper","Elapsed":0.1}
+{"Action":"run","Package":"github.com/zk19/zk19","Test":"TestPeerX/kazoo"}
+{"Action":"attr","Package":"github.com/zk19/zk19","Test":"TestPeerX/kazoo","Key":"zk19.skip.zh","Value":"跳过：没有安装 kazoo"}
+{"Action":"output","Package":"github.com/zk19/zk19","Test":"TestPeerX/kazoo","Output":"    kazoo.go:1: skipped: kazoo not installed\n"}
+{"Action":"output","Package":"github.com/zk19/zk19","Test":"TestPeerX/kazoo","Output":"    --- SKIP: TestPeerX/kazoo (0.00s)\n"}
+{"Action":"skip","Package":"github.com/zk19/zk19","Test":"TestPeerX/kazoo","Elapsed":0}
+{"Action":"pass","Package":"github.com/zk19/zk19","Test":"TestPeerX","Elapsed":0.2}
+`
+
+// TestPeerCellsAreChineseInChinese: EVIDENCE.zh.md gives a scenario's
+// title, a cell's outcome and a skip's reason in the Chinese the test
+// stated beside them, and a cell without its Chinese as stated;
+// EVIDENCE.md gives them in English.
+func TestPeerCellsAreChineseInChinese(t *testing.T) {
+	rn := peerRun(t, chineseCellsRun)
+	src := map[string]string{"TestPeerX": "peers_test.go#L9"}
+	var zh, en bytes.Buffer
+	writePeers(&zh, report{run: rn, peers: peers(rn), peerSrc: src}, chinese)
+	writePeers(&en, report{run: rn, peers: peers(rn), peerSrc: src}, english)
+	for _, c := range []struct {
+		out  *bytes.Buffer
+		want string
+	}{
+		{&zh, "| **x**：一个场景 | 守住：[排在它之后等待](peers_test.go#L9) | **破坏**：[held \\[twice\\]](peers_test.go#L9) — " +
+			"[lock.go:7](https://github.com/go-zookeeper/zk/blob/v1.0.4/lock.go#L7) | 未运行：跳过：没有安装 kazoo | 未运行 |"},
+		{&en, "| **x**: a scenario | kept: [waited behind it](peers_test.go#L9) | **broke**: [held \\[twice\\]](peers_test.go#L9) — " +
+			"[lock.go:7](https://github.com/go-zookeeper/zk/blob/v1.0.4/lock.go#L7) | not run: skipped: kazoo not installed | not run |"},
+	} {
+		if !strings.Contains(c.out.String(), c.want) {
+			t.Errorf("the section lacks %q:\n%s", c.want, c.out.String())
+		}
+	}
+}

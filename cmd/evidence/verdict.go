@@ -253,7 +253,7 @@ func decide(c claims.Claim, pr proofRun, run *Run, h Header, l *lang) (kind, tex
 	case len(pr.missing) > 0 && !(h.NoServer != "" && allExamples(pr.missing)):
 		return NotShown, l.notShown + pr.missing[0].Name + l.colon + whyMissing(run, l)
 	case len(pr.passed) == 0 && len(pr.skipped) > 0:
-		return NotRun, l.notRun + skipReason(pr.skipped[0]) + needs
+		return NotRun, l.notRun + l.skipped(pr.skipped[0]) + needs
 	case len(pr.passed) == 0: // only Examples, left out for want of a server
 		return NotRun, l.examplesNeed + h.NoServer + needs
 	}
@@ -261,7 +261,7 @@ func decide(c claims.Claim, pr proofRun, run *Run, h Header, l *lang) (kind, tex
 	if len(pr.passed) < len(c.Proof) {
 		var not []string
 		for _, res := range pr.skipped {
-			not = append(not, res.Name+l.colon+skipReason(res))
+			not = append(not, res.Name+l.colon+l.skipped(res))
 		}
 		for _, res := range pr.missing {
 			not = append(not, res.Name+l.colon+h.NoServer)
@@ -381,6 +381,9 @@ type Peer struct {
 	Action   string
 	Elapsed  float64
 	Evidence []string // its marked lines, then what it failed with
+	// EvidenceZh is Evidence for EVIDENCE.zh.md: the lines in the Chinese
+	// the test stated beside them, where it did.
+	EvidenceZh []string
 }
 
 // peers returns the run's peer tests in the order they ran.
@@ -391,15 +394,17 @@ func peers(run *Run) []Peer {
 			continue
 		}
 		res := run.Results[name]
-		p := Peer{Name: name, Action: res.Action, Elapsed: res.Elapsed, Evidence: observations(res.Attrs)}
+		p := Peer{Name: name, Action: res.Action, Elapsed: res.Elapsed, Evidence: observations(res.Attrs), EvidenceZh: observationsZh(res.Attrs)}
 		if p.Action == "" {
 			p.Action = "did not end"
 		}
 		if p.Action != "pass" && p.Action != "skip" {
 			p.Evidence = append(p.Evidence, "failed: "+trim(whyFailed(res, "", english), 240))
+			p.EvidenceZh = append(p.EvidenceZh, "失败："+trim(whyFailed(res, "", chinese), 240))
 		}
 		if p.Action == "skip" {
 			p.Evidence = append(p.Evidence, skipReason(res))
+			p.EvidenceZh = append(p.EvidenceZh, chinese.skipped(res))
 		}
 		out = append(out, p)
 	}

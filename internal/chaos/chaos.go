@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"os"
 	"path"
 	"path/filepath"
@@ -55,11 +56,11 @@ const (
 // with a small tickTime, so that a frozen holder's session expires within
 // seconds.
 type chaosSetup struct {
-	Name    string
+	Name    zh.Text // its subtest's name (Name.En) and its summary's column
 	servers int
 }
 
-var ChaosSetups = []chaosSetup{{"on one server", 1}, {"on three servers", 3}}
+var ChaosSetups = []chaosSetup{{zh.Say("on one server"), 1}, {zh.Say("on three servers"), 3}}
 
 // The resources every worker writes to, in this order.
 const (
@@ -67,6 +68,19 @@ const (
 	ResDurable = "durable"
 	ResControl = "control"
 )
+
+// resourceNames are the resources' names in both languages.
+var resourceNames = map[string]zh.Text{
+	ResMemory: zh.Say("memory"), ResDurable: zh.Say("durable"), ResControl: zh.Say("control"),
+}
+
+// resourceName is resource's name in both languages.
+func resourceName(resource string) zh.Text {
+	if n, ok := resourceNames[resource]; ok {
+		return n
+	}
+	return zh.Text{En: resource, Zh: resource}
+}
 
 // Leftovers lists the harness containers, server processes and run dirs of
 // this test process. A container is named without its status, which says
@@ -87,7 +101,7 @@ func Leftovers(t *testing.T) []string {
 
 // NothingLeft checks, after both setups, that no server, process, container
 // or goroutine of theirs is left, and says so for the record.
-func NothingLeft(t *testing.T, keep goleak.Option, live int, before []string) string {
+func NothingLeft(t *testing.T, keep goleak.Option, live int, before []string) zh.Text {
 	t.Helper()
 	failed := false
 	if n := zkserver.Live(); n != live {
@@ -109,13 +123,13 @@ func NothingLeft(t *testing.T, keep goleak.Option, live int, before []string) st
 		claims.BrokenCheck(t, "C1", "goroutines left after the chaos: %v", err)
 	}
 	if failed {
-		return "something was left after the run (see the failures)"
+		return zh.Say("something was left after the run (see the failures)")
 	}
-	return "after the run no server process, container, server dir or goroutine of it was left"
+	return zh.Say("after the run no server process, container, server dir or goroutine of it was left")
 }
 
 // ChaosEvidence logs the run's decisive line and its summary table.
-func ChaosEvidence(t *testing.T, plan Plan, cols []string, sums []*Summary, left string) {
+func ChaosEvidence(t *testing.T, plan Plan, cols []zh.Text, sums []*Summary, left zh.Text) {
 	t.Helper()
 	var stale int
 	n := map[Counter]int{}
@@ -134,7 +148,7 @@ func ChaosEvidence(t *testing.T, plan Plan, cols []string, sums []*Summary, left
 		}
 	}
 	claims.Evidence(t, "seed %d, %d workers, %s, %s: %d stale-late writes (a frozen holder's, its node gone while a higher token was accepted): the fenced memory resource refused %d, the fenced durable one %d, the unfenced control accepted %d; writes accepted below the resource's own mark: memory %d, durable %d, control %d; overlapping holds (lock's view): %d, judged on the server as %d pairs: the earlier holder's node gone (expected: its session expired, the lock passed on) %d, the later holder's own node gone %d, both nodes on the server (two holders at once) %d; holds read back on the server: %d, own node the lowest %d, own node gone %d, a candidate below it %d; %s",
-		plan.Seed, ChaosWorkers, plan.Size, strings.Join(cols, " and "), stale, refused[ResMemory], refused[ResDurable], accepted[ResControl],
+		plan.Seed, ChaosWorkers, plan.Size.Text(), zh.Join(cols, zh.Say(" and ")), stale, refused[ResMemory], refused[ResDurable], accepted[ResControl],
 		below[ResMemory], below[ResDurable], below[ResControl], n[Overlaps],
 		n[EarlierNodeGone]+n[LaterNodeGone]+n[TwoHolders], n[EarlierNodeGone], n[LaterNodeGone], n[TwoHolders],
 		n[ReadBack], n[ReadBack]-n[OwnGone]-n[NotLowest], n[OwnGone], n[NotLowest], left)
@@ -263,7 +277,7 @@ func (run *chaosRun) startServers() {
 func (run *chaosRun) shareUsersServer() {
 	t := run.t
 	if run.setup.servers > 1 {
-		t.Skipf("skipped: the setup %s needs %d servers of the harness's own, with proxies on their links for a leader failover; the external backend shares the user's %v", run.setup.Name, run.setup.servers, harness.Backend.Servers)
+		claims.Skip(t, "skipped: the setup %s needs %d servers of the harness's own, with proxies on their links for a leader failover; the external backend shares the user's %v", run.setup.Name, run.setup.servers, harness.Backend.Servers)
 	}
 	run.servers, run.shared = []*zkserver.Server{harness.ExpiryServer(t)}, true
 	// What is left is read from the server's dump (checkNothingLeftOnServer).
@@ -339,7 +353,7 @@ func (run *chaosRun) checkNothingLeftOnServer() {
 	})
 	if err != nil {
 		claims.Refuted(t, "C1", "lock nodes left after every worker closed: %v", err)
-		run.sum.Note(rowLeft, "lock nodes (see the failure)")
+		run.sum.Note(rowLeft, zh.Say("lock nodes (see the failure)"))
 		return
 	}
 	tracker := run.servers[0]
@@ -354,11 +368,11 @@ func (run *chaosRun) checkNothingLeftOnServer() {
 	})
 	if err != nil {
 		claims.Refuted(t, "C1", "sessions left after every worker closed: %v", err)
-		run.sum.Note(rowLeft, "sessions (see the failure)")
+		run.sum.Note(rowLeft, zh.Say("sessions (see the failure)"))
 		return
 	}
 	t.Logf("after the workers closed: no lock node under the root and %s in %s's dump", what, tracker.Label)
-	run.sum.Note(rowLeft, "none")
+	run.sum.Note(rowLeft, zh.Say("none"))
 }
 
 // leftSessions says which sessions of the server's dump the run would have
@@ -377,9 +391,9 @@ func (run *chaosRun) leftSessions() (what string, left func(string) bool) {
 }
 
 // Rows the checks add to the summary table.
-const (
-	rowLeft      = "left on the servers after the workers closed: lock nodes, sessions"
-	rowPorcupine = "porcupine on the fenced histories (refused writes as reads)"
+var (
+	rowLeft      = zh.Say("left on the servers after the workers closed: lock nodes, sessions")
+	rowPorcupine = zh.Say("porcupine on the fenced histories (refused writes as reads)")
 )
 
 var sessionID = regexp.MustCompile(`^\s*(0x[0-9a-f]+)\s*$`)
@@ -418,7 +432,7 @@ func (f *failWatch) Errorf(format string, args ...any) {
 // take a stale-late write, and nothing broke the bookkeeping.
 func (run *chaosRun) checkFences() {
 	t := run.t
-	var verdicts []string
+	var verdicts []zh.Text
 	for _, r := range run.res {
 		regressions := r.ledger.Regressions()
 		run.sum.SetBelowMark(r.name, len(regressions))
@@ -431,9 +445,9 @@ func (run *chaosRun) checkFences() {
 		}
 		ft := &failWatch{T: t}
 		history.RequireLinearizable(ft, r.rec, "C1")
-		verdicts = append(verdicts, fmt.Sprintf("%s linearizable=%v (%d ops)", r.name, !ft.failed, len(r.rec.Operations())))
+		verdicts = append(verdicts, zh.Say("%s linearizable=%v (%d ops)", resourceName(r.name), !ft.failed, len(r.rec.Operations())))
 	}
-	run.sum.Note(rowPorcupine, strings.Join(verdicts, ", "))
+	run.sum.Note(rowPorcupine, zh.Join(verdicts, zh.Say(", ")))
 	if c, _ := run.sum.StaleLate(ResControl); c == 0 {
 		claims.BrokenCheck(t, "C1", "the run proved nothing: no stale-late write reached the control (%s)", run.setup.Name)
 	}

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"fmt"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"path"
 	"slices"
 	"strings"
@@ -250,14 +251,20 @@ func TestTableHasOneColumnPerSetup(t *testing.T) {
 	s.Write("memory", false, true)
 	s.Write("control", true, true)
 	s.SetBelowMark("control", 1)
-	s.Note("porcupine", "linearizable")
-	rows := Table([]string{"one", "three"}, []*Summary{s, nil})
+	s.Note(zh.Text{En: "porcupine", Zh: "porcupine"}, zh.Text{En: "linearizable", Zh: "可线性化"})
+	rows := Table([]zh.Text{{En: "one", Zh: "一台"}, {En: "three", Zh: "三台"}}, []*Summary{s, nil})
+	var en, chinese []string
 	for _, r := range rows {
-		if n := strings.Count(r, "|"); n != 4 {
-			t.Errorf("got row %q with %d bars; want 4 (3 cells)", r, n)
+		if n, m := strings.Count(r.En, "|"), strings.Count(r.Zh, "|"); n != 4 || m != 4 {
+			t.Errorf("got row %q with %d bars, in Chinese %q with %d; want 4 (3 cells)", r.En, n, r.Zh, m)
 		}
+		en, chinese = append(en, r.En), append(chinese, r.Zh)
 	}
-	all := strings.Join(rows, "\n")
+	if zhAll := strings.Join(chinese, "\n"); !strings.Contains(zhAll, "| 故障：冻结的持有者被隔断直到过期 | 注入 2 次，1 次生效 | — |") ||
+		!strings.Contains(zhAll, "| porcupine | 可线性化 | — |") || !strings.Contains(zhAll, "| 混沌测试汇总 | 一台 | 三台 |") {
+		t.Errorf("got the table in Chinese without its Chinese rows:\n%s", zhAll)
+	}
+	all := strings.Join(en, "\n")
 	for _, want := range []string{
 		"| fault: frozen holder partitioned until expiry | 2 injected, 1 took effect | — |",
 		"| acquisitions | 7 (0 given up at their bound) | — |",

@@ -16,6 +16,7 @@
 package chaos
 
 import (
+	"github.com/zk19/zk19/internal/claims/zh"
 	"math/rand/v2"
 	"time"
 )
@@ -34,21 +35,26 @@ const (
 	Failover                     // the leader is partitioned from the other servers until they elect another
 )
 
-var kindNames = map[Kind]string{
-	LoseCreate:   "lost create reply",
-	LoseDelete:   "lost delete reply in Release",
-	LoseChildren: "lost getChildren reply",
-	FrozenExpiry: "frozen holder partitioned until expiry",
-	ShortCut:     "short cut",
-	Restart:      "server restart",
-	Failover:     "leader failover",
+var kindNames = map[Kind]zh.Text{
+	LoseCreate:   zh.Say("lost create reply"),
+	LoseDelete:   zh.Say("lost delete reply in Release"),
+	LoseChildren: zh.Say("lost getChildren reply"),
+	FrozenExpiry: zh.Say("frozen holder partitioned until expiry"),
+	ShortCut:     zh.Say("short cut"),
+	Restart:      zh.Say("server restart"),
+	Failover:     zh.Say("leader failover"),
 }
 
 func (k Kind) String() string {
+	return k.Text().En
+}
+
+// Text is k's name in both languages.
+func (k Kind) Text() zh.Text {
 	if s, ok := kindNames[k]; ok {
 		return s
 	}
-	return "fault kind ?"
+	return zh.Say("fault kind ?")
 }
 
 // Kinds are the fault kinds a setup of servers servers can take: a leader

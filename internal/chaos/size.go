@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"fmt"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"os"
 	"strconv"
 	"time"
@@ -69,14 +70,17 @@ func (s Size) Later(kinds []Kind) []Kind {
 	return out
 }
 
-func (s Size) String() string {
+func (s Size) String() string { return s.Text().En }
+
+// Text is s in both languages.
+func (s Size) Text() zh.Text {
 	switch {
 	case s.Duration > 0:
-		return fmt.Sprintf("soak of %v (%s=%v)", s.Duration, EnvSize, s.Duration)
+		return zh.Say("soak of %v (%s=%v)", s.Duration, EnvSize, s.Duration)
 	case s.Acquisitions > 0:
-		return fmt.Sprintf("soak of %d acquisitions (%s=%d)", s.Acquisitions, EnvSize, s.Acquisitions)
+		return zh.Say("soak of %d acquisitions (%s=%d)", s.Acquisitions, EnvSize, s.Acquisitions)
 	}
-	return fmt.Sprintf("CI size: every fault kind once, then %d more on a worker's connection (%s unset)", defaultExtra, EnvSize)
+	return zh.Say("CI size: every fault kind once, then %d more on a worker's connection (%s unset)", defaultExtra, EnvSize)
 }
 
 // parseSize reads EnvSize's value: "" is the CI run.

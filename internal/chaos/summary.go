@@ -2,8 +2,8 @@ package chaos
 
 import (
 	"fmt"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"slices"
-	"strings"
 	"sync"
 )
 
@@ -51,10 +51,10 @@ type Summary struct {
 	resources []string
 	accepted  map[string]int
 	rejected  map[string]int
-	stale     map[string][2]int // per resource: stale-late writes accepted, rejected
-	below     map[string]int    // per resource: accepted writes below a token it had accepted
-	notes     map[string]string // further rows: row name -> value
-	noted     []string          // their names, in the order first noted
+	stale     map[string][2]int  // per resource: stale-late writes accepted, rejected
+	below     map[string]int     // per resource: accepted writes below a token it had accepted
+	notes     map[string]zh.Text // further rows: row name (English) -> value
+	noted     []zh.Text          // their names, in the order first noted
 }
 
 // NewSummary returns an empty summary of writes to resources, named in the
@@ -62,18 +62,18 @@ type Summary struct {
 func NewSummary(resources ...string) *Summary {
 	return &Summary{injected: map[Kind]int{}, effective: map[Kind]int{}, n: map[Counter]int{},
 		resources: resources, accepted: map[string]int{}, rejected: map[string]int{},
-		stale: map[string][2]int{}, below: map[string]int{}, notes: map[string]string{}}
+		stale: map[string][2]int{}, below: map[string]int{}, notes: map[string]zh.Text{}}
 }
 
 // Note sets the value of a further row of the table, such as a check's
 // verdict; rows are listed in the order first noted by any summary.
-func (s *Summary) Note(row, value string) {
+func (s *Summary) Note(row, value zh.Text) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.notes[row]; !ok {
+	if _, ok := s.notes[row.En]; !ok {
 		s.noted = append(s.noted, row)
 	}
-	s.notes[row] = value
+	s.notes[row.En] = value
 }
 
 // Fault counts a fault injected; effective says whether it did what it is
@@ -145,19 +145,21 @@ func (s *Summary) BelowMark(resource string) int {
 }
 
 // Table renders summaries side by side, one column per setup, as the
-// rows of a Markdown table: faults injected by kind, acquisitions, writes
-// accepted and rejected per resource, stale-late writes caught, overlaps.
-// A nil summary (a setup that did not get to the end) shows "—".
-func Table(cols []string, sums []*Summary) []string {
-	rows := [][]string{append([]string{"chaos summary"}, cols...), make([]string, len(cols)+1)}
-	for i := range rows[1] {
-		rows[1][i] = "---"
+// rows of a Markdown table, in both languages: faults injected by kind,
+// acquisitions, writes accepted and rejected per resource, stale-late
+// writes caught, overlaps. A nil summary (a setup that did not get to the
+// end) shows "—".
+func Table(cols []zh.Text, sums []*Summary) []zh.Text {
+	rule := make([]zh.Text, len(cols)+1)
+	for i := range rule {
+		rule[i] = number("---")
 	}
-	add := func(name string, f func(s *Summary) string) {
-		row := []string{name}
+	rows := [][]zh.Text{append([]zh.Text{zh.Say("chaos summary")}, cols...), rule}
+	add := func(name zh.Text, f func(s *Summary) zh.Text) {
+		row := []zh.Text{name}
 		for _, s := range sums {
 			if s == nil {
-				row = append(row, "—")
+				row = append(row, number("—"))
 				continue
 			}
 			s.mu.Lock()
@@ -170,43 +172,47 @@ func Table(cols []string, sums []*Summary) []string {
 	countRows(add)
 	writeRows(add, sums)
 	noteRows(add, sums)
-	out := make([]string, len(rows))
+	out := make([]zh.Text, len(rows))
 	for i, r := range rows {
-		out[i] = "| " + strings.Join(r, " | ") + " |"
+		out[i] = zh.Join(r, number(" | ")).Map(func(s string) string { return "| " + s + " |" })
 	}
 	return out
 }
 
-type rowFunc func(name string, f func(s *Summary) string)
+// number is a cell with no words (counts, a dash): the same in both
+// languages.
+func number(s string) zh.Text { return zh.Text{En: s, Zh: s} }
+
+type rowFunc func(name zh.Text, f func(s *Summary) zh.Text)
 
 func faultRows(add rowFunc) {
 	for k := LoseCreate; k <= Failover; k++ {
-		add("fault: "+k.String(), func(s *Summary) string {
+		add(zh.Say("fault: %s", k.Text()), func(s *Summary) zh.Text {
 			if s.injected[k] == 0 {
-				return "—"
+				return number("—")
 			}
-			return fmt.Sprintf("%d injected, %d took effect", s.injected[k], s.effective[k])
+			return zh.Say("%d injected, %d took effect", s.injected[k], s.effective[k])
 		})
 	}
 }
 
 func countRows(add rowFunc) {
-	add("acquisitions", func(s *Summary) string {
-		return fmt.Sprintf("%d (%d given up at their bound)", s.n[Acquisitions], s.n[GaveUp])
+	add(zh.Say("acquisitions"), func(s *Summary) zh.Text {
+		return zh.Say("%d (%d given up at their bound)", s.n[Acquisitions], s.n[GaveUp])
 	})
-	add("lost creates: Recover adopted / found none", func(s *Summary) string {
-		return fmt.Sprintf("%d / %d", s.n[Recovered], s.n[RecoverMissing])
+	add(zh.Say("lost creates: Recover adopted / found none"), func(s *Summary) zh.Text {
+		return number(fmt.Sprintf("%d / %d", s.n[Recovered], s.n[RecoverMissing]))
 	})
-	add("sessions ended and replaced", func(s *Summary) string { return fmt.Sprint(s.n[SessionsEnded]) })
-	add("releases: ok / hold already over / outcome unknown", func(s *Summary) string {
-		return fmt.Sprintf("%d / %d / %d", s.n[Released], s.n[ReleaseLost], s.n[ReleaseUnknown])
+	add(zh.Say("sessions ended and replaced"), func(s *Summary) zh.Text { return number(fmt.Sprint(s.n[SessionsEnded])) })
+	add(zh.Say("releases: ok / hold already over / outcome unknown"), func(s *Summary) zh.Text {
+		return number(fmt.Sprintf("%d / %d / %d", s.n[Released], s.n[ReleaseLost], s.n[ReleaseUnknown]))
 	})
-	add("overlapping holds (lock's view)", func(s *Summary) string { return fmt.Sprint(s.n[Overlaps]) })
-	add("overlapping pairs on the server: earlier holder's node gone (expected) / later holder's node gone / both there (two holders at once)", func(s *Summary) string {
-		return fmt.Sprintf("%d / %d / %d", s.n[EarlierNodeGone], s.n[LaterNodeGone], s.n[TwoHolders])
+	add(zh.Say("overlapping holds (lock's view)"), func(s *Summary) zh.Text { return number(fmt.Sprint(s.n[Overlaps])) })
+	add(zh.Say("overlapping pairs on the server: earlier holder's node gone (expected) / later holder's node gone / both there (two holders at once)"), func(s *Summary) zh.Text {
+		return number(fmt.Sprintf("%d / %d / %d", s.n[EarlierNodeGone], s.n[LaterNodeGone], s.n[TwoHolders]))
 	})
-	add("holds read back on the server: own node the lowest / own node gone / a candidate below it", func(s *Summary) string {
-		return fmt.Sprintf("%d / %d / %d", s.n[ReadBack]-s.n[OwnGone]-s.n[NotLowest], s.n[OwnGone], s.n[NotLowest])
+	add(zh.Say("holds read back on the server: own node the lowest / own node gone / a candidate below it"), func(s *Summary) zh.Text {
+		return number(fmt.Sprintf("%d / %d / %d", s.n[ReadBack]-s.n[OwnGone]-s.n[NotLowest], s.n[OwnGone], s.n[NotLowest]))
 	})
 }
 
@@ -219,25 +225,25 @@ func writeRows(add rowFunc, sums []*Summary) {
 		}
 	}
 	for _, r := range resources {
-		add("writes to "+r+": accepted / rejected (accepted below its mark)", func(s *Summary) string {
-			return fmt.Sprintf("%d / %d (%d)", s.accepted[r], s.rejected[r], s.below[r])
+		add(zh.Say("writes to %s: accepted / rejected (accepted below its mark)", resourceName(r)), func(s *Summary) zh.Text {
+			return number(fmt.Sprintf("%d / %d (%d)", s.accepted[r], s.rejected[r], s.below[r]))
 		})
 	}
-	name := "stale-late writes caught"
+	name := zh.Say("stale-late writes caught")
 	for _, r := range resources {
-		name += " / " + r + " accepted"
+		name = zh.Say("%s / %s accepted", name, resourceName(r))
 	}
-	add(name, func(s *Summary) string {
+	add(name, func(s *Summary) zh.Text {
 		v := fmt.Sprint(s.n[StaleLate])
 		for _, r := range resources {
 			v += fmt.Sprintf(" / %d", s.stale[r][0])
 		}
-		return v
+		return number(v)
 	})
 }
 
 func noteRows(add rowFunc, sums []*Summary) {
-	var rows []string
+	var rows []zh.Text
 	for _, s := range sums {
 		if s == nil {
 			continue
@@ -251,11 +257,11 @@ func noteRows(add rowFunc, sums []*Summary) {
 		s.mu.Unlock()
 	}
 	for _, r := range rows {
-		add(r, func(s *Summary) string {
-			if v, ok := s.notes[r]; ok {
+		add(r, func(s *Summary) zh.Text {
+			if v, ok := s.notes[r.En]; ok {
 				return v
 			}
-			return "—"
+			return number("—")
 		})
 	}
 }

@@ -31,6 +31,9 @@ const (
 	// AttrReasonZh follows a verdict (AttrVerdict) whose format has a
 	// Chinese entry: the line the proof logs after it, in Chinese ("C1 被否定：…").
 	AttrReasonZh = "zk19.reason.zh"
+	// AttrSkipZh comes right before a skip (claims.Skip): its reason in
+	// Chinese, for EVIDENCE.zh.md.
+	AttrSkipZh = "zk19.skip.zh"
 	// AttrVerdict, followed by "." and a claim ID (VerdictKey), is how a
 	// failed proof labels its failure for that claim: VerdictRefuted or
 	// VerdictNotShown. The log line the proof writes right after it says

@@ -298,7 +298,7 @@ func CheckArticle(t *testing.T, ix *Index, check func(article string) ([]error, 
 	}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("skipped: the article is not at %q (%v); set ZK19_ARTICLE to its path to check the index against it", path, err)
+		Skip(t, "skipped: the article is not at %q (%v); set ZK19_ARTICLE to its path to check the index against it", path, err)
 	}
 	if err != nil {
 		t.Fatalf("the article: %v", err)

@@ -78,6 +78,14 @@ func Differs(t tb.TB, format string, args ...any) {
 	}
 }
 
+// Skip skips t with the reason format gives: the line go test prints,
+// and before it its Chinese (AttrSkipZh), from the catalogue's phrases.
+func Skip(t tb.TB, format string, args ...any) {
+	t.Helper()
+	t.Attr(AttrSkipZh, OneLine(zh.Say(format, args...).Zh))
+	t.Skipf(format, args...)
+}
+
 // Failer is a TB that can fail without stopping: a *testing.T.
 type failer interface {
 	tb.TB

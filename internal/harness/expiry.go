@@ -2,7 +2,8 @@ package harness
 
 import (
 	"errors"
-	"fmt"
+	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"time"
 
 	"github.com/zk19/zk19/internal/zkserver"
@@ -26,8 +27,8 @@ const (
 func ExpiryServer(t zkserver.TB) *zkserver.Server {
 	t.Helper()
 	s := LeaseServer(t, expiryKind)
-	if why := ExpiryDoesNotFit(s); why != "" {
-		t.Skipf("skipped: %s", why)
+	if why := ExpiryDoesNotFit(s); why.En != "" {
+		claims.Skip(t, "skipped: %s", why)
 	}
 	return s
 }
@@ -37,17 +38,17 @@ func ExpiryServer(t zkserver.TB) *zkserver.Server {
 const ExpiryWithin = 10 * ExpirySessionTimeout
 
 // ExpiryDoesNotFit says why a silent session of expirySessionTimeout may
-// outlive ExpiryWithin on s, or "" if it cannot.
-func ExpiryDoesNotFit(s *zkserver.Server) string {
+// outlive ExpiryWithin on s, or nothing ("") if it cannot.
+func ExpiryDoesNotFit(s *zkserver.Server) zh.Text {
 	d, err := s.SessionExpiry(ExpirySessionTimeout)
 	var na *zkserver.NotAllowedError
 	switch {
 	case errors.As(err, &na):
-		return fmt.Sprintf("the claim reads the server's conf to know when a session expires; %v", na)
+		return zh.Say("the claim reads the server's conf to know when a session expires; %v", na)
 	case err != nil:
-		return fmt.Sprintf("conf of %s: %v", s.Label, err)
+		return zh.Say("conf of %s: %v", s.Label, err)
 	case d > ExpiryWithin:
-		return fmt.Sprintf("a session asking for %v lives up to %v on %s (the granted timeout, within minSessionTimeout and maxSessionTimeout, plus one tickTime); the claim waits %v for it to expire: lower tickTime or minSessionTimeout", ExpirySessionTimeout, d, s.Client, ExpiryWithin)
+		return zh.Say("a session asking for %v lives up to %v on %s (the granted timeout, within minSessionTimeout and maxSessionTimeout, plus one tickTime); the claim waits %v for it to expire: lower tickTime or minSessionTimeout", ExpirySessionTimeout, d, s.Client, ExpiryWithin)
 	}
-	return ""
+	return zh.Text{}
 }

@@ -237,7 +237,7 @@ var (
 func skipExternalExamples() {
 	skip := examplesOwnServers
 	fmt.Printf("# zk19: external backend: %s skipped: they need servers of their own and proxies on server-to-server links\n", strings.Join(examplesOwnServers, ", "))
-	if why := ExpiryDoesNotFit(shared); why != "" {
+	if why := ExpiryDoesNotFit(shared); why.En != "" {
 		skip = append(skip, examplesExpiry...)
 		fmt.Printf("# zk19: external backend: %s skipped: %s\n", strings.Join(examplesExpiry, ", "), why)
 	}

@@ -44,7 +44,7 @@ func Herd(t *testing.T, srv *zkserver.Server, n int, judge func(HerdRelease)) {
 		// A user's server limits the connections from one host (60 by
 		// default); N waiters and D need N+1 at once.
 		if lim, err := strconv.Atoi(zkserver.Fields(srv.Word(t, "conf"))["maxClientCnxns"]); err == nil && lim != 0 && lim < n+1 {
-			t.Skipf("skipped: N=%d needs %d sessions from this host at once; the server's maxClientCnxns is %d: set it to 0 (no limit) or higher", n, n+1, lim)
+			claims.Skip(t, "skipped: N=%d needs %d sessions from this host at once; the server's maxClientCnxns is %d: set it to 0 (no limit) or higher", n, n+1, lim)
 		}
 	}
 	ss := []string{srv.Client}

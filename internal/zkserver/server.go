@@ -4,6 +4,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"os"
 	"path/filepath"
 	"slices"
@@ -51,9 +53,9 @@ var errNoControl = errors.New("the external backend does not control server life
 
 // skipError is why a claim cannot run on the resolved backend; the TB forms
 // skip the test with it.
-type skipError struct{ why string }
+type skipError struct{ why zh.Text }
 
-func (e skipError) Error() string { return e.why }
+func (e skipError) Error() string { return e.why.En }
 
 // Start starts a standalone server on the resolved backend and waits until
 // srvr reports a Mode. It skips under -short when no backend is usable, and
@@ -77,16 +79,17 @@ func TryStart(t TB, opts ...Option) (*Server, error) {
 // RequireFaults skips t when the backend cannot inject the server-side
 // faults the claim needs: on the external backend the harness puts client
 // proxies in front of the user's servers, but owns no server and no
-// server-to-server link. why says what the claim does that needs them.
-func RequireFaults(t TB, why ...string) Backend {
+// server-to-server link. why says what the claim does that needs them
+// (zh.Say: in English and Chinese).
+func RequireFaults(t TB, why ...zh.Text) Backend {
 	t.Helper()
 	b := MustResolve(t)
 	if !b.CanInjectFaults() {
-		need := "servers of its own and proxies on their server-to-server links"
+		need := zh.Say("servers of its own and proxies on their server-to-server links")
 		if len(why) > 0 {
-			need = strings.Join(why, "; ")
+			need = zh.Join(why, zh.Say("; "))
 		}
-		t.Skipf("skipped: the %s backend only puts client proxies in front of servers it does not own; the claim needs %s", b.Kind, need)
+		claims.Skip(t, "skipped: the %s backend only puts client proxies in front of servers it does not own; the claim needs %s", b.Kind, need)
 	}
 	return b
 }
@@ -115,7 +118,7 @@ func MustResolve(t TB) Backend {
 	b, err := Resolve()
 	if err != nil {
 		if shortMode {
-			t.Skipf("skipped: no ZooKeeper server (-short); run scripts/setup to get one")
+			claims.Skip(t, "skipped: no ZooKeeper server (-short); run scripts/setup to get one")
 		}
 		t.Fatalf("%v", err)
 	}
@@ -140,7 +143,7 @@ func (s *Server) Word(t TB, word string) string {
 	a, err := FourLetter(s.Client, word, 5*time.Second)
 	var na *NotAllowedError
 	if errors.As(err, &na) {
-		t.Skipf("skipped: the claim asks the server for %s; %v", word, na)
+		claims.Skip(t, "skipped: the claim asks the server for %s; %v", word, na)
 	}
 	if err != nil {
 		t.Fatalf("%s: %s: %v", s.Label, word, err)
@@ -315,7 +318,7 @@ func StartEnsemble(t TB, n int, opts ...Option) *Ensemble {
 	e, err := tryStartEnsemble(t, n, buildOptions(opts))
 	var skip skipError
 	if errors.As(err, &skip) {
-		t.Skipf("%v", skip)
+		claims.Skip(t, "%s", skip.why)
 	}
 	if err != nil {
 		t.Fatalf("%v", err)
@@ -376,10 +379,10 @@ func tryStartEnsemble(t TB, n int, o options) (*Ensemble, error) {
 // externalEnsemble names n of the servers the external backend points at.
 func externalEnsemble(b Backend, n int, o options) (*Ensemble, error) {
 	if !o.external {
-		return nil, skipError{fmt.Sprintf("skipped: the claim needs a server of its own; the external backend only shares %v", b.Servers)}
+		return nil, skipError{zh.Say("skipped: the claim needs a server of its own; the external backend only shares %v", b.Servers)}
 	}
 	if n > len(b.Servers) {
-		return nil, skipError{fmt.Sprintf("skipped: the claim needs %d servers; ZK19_SERVERS names %d", n, len(b.Servers))}
+		return nil, skipError{zh.Say("skipped: the claim needs %d servers; ZK19_SERVERS names %d", n, len(b.Servers))}
 	}
 	e := &Ensemble{Backend: b}
 	for i := 0; i < n; i++ {

@@ -1,12 +1,14 @@
 // Package zh is the Chinese of every format a proof states (an
-// observation, a failure line), keyed by the English format: the message
-// catalogue of EVIDENCE.zh.md, in the article's terms.
+// observation, a failure line, a peer cell, a skip reason, a summary's
+// words), keyed by the English format: the message catalogue of
+// EVIDENCE.zh.md, in the article's terms.
 package zh
 
 import "fmt"
 
-// Of formats args with the Chinese of format (observations, then
-// failures); ok is false when the catalogue has none.
+// Of formats args with the Chinese of format, an observation's or a
+// failure line's; ok is false when the catalogue has none. A Text among
+// the args is given in its Chinese.
 func Of(format string, args ...any) (s string, ok bool) {
 	zh, ok := observations[format]
 	if !ok {
@@ -15,5 +17,56 @@ func Of(format string, args ...any) (s string, ok bool) {
 	if !ok {
 		return "", false
 	}
-	return fmt.Sprintf(zh, args...), true
+	return fmt.Sprintf(zh, chinese(args)...), true
+}
+
+// Text is a piece of what a proof states in both languages: fmt prints it
+// as its English (String), and Of puts its Chinese in the Chinese, so a
+// Text passed to Evidence or Say reads right in both.
+type Text struct{ En, Zh string }
+
+func (t Text) String() string { return t.En }
+
+// Say formats args with format in English and, from the catalogue's
+// phrases, in Chinese. Its format is a literal, or a parameter of a
+// function that passes it on to Say, whose every call passes a literal:
+// each has an entry in phrases (TestEveryObservationHasItsChinese).
+// Without one, the Chinese is the English.
+func Say(format string, args ...any) Text {
+	en := fmt.Sprintf(format, args...)
+	if zh, ok := phrases[format]; ok {
+		return Text{en, fmt.Sprintf(zh, chinese(args)...)}
+	}
+	return Text{en, en}
+}
+
+// Map is f applied to the English and to the Chinese of t.
+func (t Text) Map(f func(string) string) Text { return Text{f(t.En), f(t.Zh)} }
+
+// Join joins texts with sep, which is given in both languages.
+func Join(texts []Text, sep Text) Text {
+	var out Text
+	for i, t := range texts {
+		if i > 0 {
+			out.En, out.Zh = out.En+sep.En, out.Zh+sep.Zh
+		}
+		out.En, out.Zh = out.En+t.En, out.Zh+t.Zh
+	}
+	return out
+}
+
+// chinese is args with every Text in its Chinese.
+func chinese(args []any) []any {
+	out := args
+	for i, a := range args {
+		t, ok := a.(Text)
+		if !ok {
+			continue
+		}
+		if &out[0] == &args[0] {
+			out = append([]any(nil), args...)
+		}
+		out[i] = t.Zh
+	}
+	return out
 }

@@ -64,7 +64,7 @@ func verbs(format string) (map[int][]string, error) {
 // (observations and failures) formats every argument of its English
 // format, and only those, with the same verb.
 func TestEveryChineseFormatUsesTheEnglishVerbs(t *testing.T) {
-	for _, catalogue := range []map[string]string{observations, failures} {
+	for _, catalogue := range []map[string]string{observations, failures, phrases} {
 		for en, zh := range catalogue {
 			if err := sameVerbs(en, zh); err != nil {
 				t.Error(err)
@@ -131,13 +131,39 @@ func TestEveryObservationHasItsChinese(t *testing.T) {
 			t.Errorf("%q is in both observations and failures; want it once", format)
 		}
 	}
+	everyPhraseHasItsChinese(t, used)
+}
+
+// everyPhraseHasItsChinese: every format given to Say (a peer cell, a
+// skip reason, a summary's words) is a literal with an entry in phrases,
+// and every entry is used. (Say reads phrases only, and Of never does: a
+// format may be in both, as "%s" is, with a Chinese of its own in each.)
+func everyPhraseHasItsChinese(t *testing.T, used formatUses) {
+	if len(used.said) < 100 {
+		t.Fatalf("found %d formats said with Say; want the peer cells', skip reasons' and summaries' (over 100)", len(used.said))
+	}
+	for _, at := range used.notLiteral {
+		t.Errorf("%s: got a format for Say that is no literal; want a literal, so that the catalogue can have its Chinese", at)
+	}
+	for _, format := range slices.Sorted(maps.Keys(used.said)) {
+		if _, ok := phrases[format]; !ok {
+			t.Errorf("%s: got no Chinese entry for the phrase %q; want one in phrases", used.said[format], format)
+		}
+	}
+	for format := range phrases {
+		if _, ok := used.said[format]; !ok {
+			t.Errorf("phrases has %q, which nothing says; want it removed", format)
+		}
+	}
 }
 
 // formatUses are the formats the module's Go files pass to the claims
 // helpers, each with where one call is.
 type formatUses struct {
-	observed map[string]string // Evidence, Differs
-	failed   map[string]string // Refuted, RefutedNow, NotShown, BrokenCheck, a Judged test's Fatalf
+	observed   map[string]string // Evidence, Differs
+	failed     map[string]string // Refuted, RefutedNow, NotShown, BrokenCheck, a Judged test's Fatalf
+	said       map[string]string // Say, directly or through a function that passes its format on
+	notLiteral []string          // where a format said is neither a literal nor passed on
 }
 
 // scanFormats reads every Go file of the module under root (testdata and
@@ -174,7 +200,7 @@ func scanFormats(t *testing.T, root string) formatUses {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := formatUses{observed: map[string]string{}, failed: map[string]string{}}
+	u := formatUses{observed: map[string]string{}, failed: map[string]string{}, said: map[string]string{}}
 	s := &judgedScan{fset: fset, u: u, seen: map[string]bool{}}
 	for _, f := range files {
 		ast.Inspect(f, func(n ast.Node) bool {
@@ -196,7 +222,84 @@ func scanFormats(t *testing.T, root string) formatUses {
 			}
 		}
 	}
+	scanSaid(fset, files, funcs, &u)
 	return u
+}
+
+// scanSaid notes the formats given to Say. A function that passes its
+// parameter i on as the format of Say (or of such a function) is a
+// sayer at i, by name as Judged tests are followed; every call of Say or
+// of a sayer gives a literal there, or passes on a sayer's own parameter;
+// so does every call outside functions (a package's var).
+func scanSaid(fset *token.FileSet, files []*ast.File, funcs map[string][]*ast.FuncDecl, u *formatUses) {
+	sayers := map[string]map[int]bool{}
+	formatAt := func(c *ast.CallExpr) (ast.Expr, bool) {
+		if sel, ok := c.Fun.(*ast.SelectorExpr); ok {
+			if x, isID := selX(sel); isID && x == "zh" && sel.Sel.Name == "Say" {
+				return c.Args[0], len(c.Args) > 0
+			}
+		}
+		for i := range sayers[calleeName(c.Fun)] {
+			if i < len(c.Args) {
+				return c.Args[i], true
+			}
+		}
+		return nil, false
+	}
+	// passedOn is the index of fd's parameter that e names, -1 for none.
+	passedOn := func(fd *ast.FuncDecl, e ast.Expr) int {
+		id, ok := e.(*ast.Ident)
+		ok = ok && fd != nil
+		for i := 0; ok && paramName(fd, i) != ""; i++ {
+			if paramName(fd, i) == id.Name {
+				return i
+			}
+		}
+		return -1
+	}
+	each := func(f func(fd *ast.FuncDecl, c *ast.CallExpr, format ast.Expr)) {
+		in := func(fd *ast.FuncDecl, n ast.Node) {
+			ast.Inspect(n, func(n ast.Node) bool {
+				if c, ok := n.(*ast.CallExpr); ok {
+					if format, ok := formatAt(c); ok {
+						f(fd, c, format)
+					}
+				}
+				return true
+			})
+		}
+		for _, name := range slices.Sorted(maps.Keys(funcs)) {
+			for _, fd := range funcs[name] {
+				in(fd, fd.Body)
+			}
+		}
+		for _, file := range files {
+			for _, d := range file.Decls {
+				if gd, ok := d.(*ast.GenDecl); ok {
+					in(nil, gd)
+				}
+			}
+		}
+	}
+	for grew := true; grew; {
+		grew = false
+		each(func(fd *ast.FuncDecl, _ *ast.CallExpr, format ast.Expr) {
+			if i := passedOn(fd, format); i >= 0 && !sayers[fd.Name.Name][i] {
+				if sayers[fd.Name.Name] == nil {
+					sayers[fd.Name.Name] = map[int]bool{}
+				}
+				sayers[fd.Name.Name][i], grew = true, true
+			}
+		})
+	}
+	each(func(fd *ast.FuncDecl, c *ast.CallExpr, format ast.Expr) {
+		at := fset.Position(c.Pos()).String()
+		if f, ok := literal(format); ok {
+			u.said[f] = at
+		} else if passedOn(fd, format) < 0 {
+			u.notLiteral = append(u.notLiteral, at)
+		}
+	})
 }
 
 // judgedScan follows Judged tests through the module's functions.

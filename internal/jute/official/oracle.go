@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/zk19/zk19/internal/claims"
 	"io"
 	"os"
 	"os/exec"
@@ -29,10 +30,6 @@ import (
 
 //go:embed JuteOracle.java
 var oracleSource []byte
-
-// noJDK is the skip message where javac is missing.
-const noJDK = "E5 needs a JDK to compile the official-Jute oracle and found no javac " +
-	"(JAVA_HOME/bin or PATH): install openjdk-17-jdk-headless (scripts/setup does)"
 
 // Oracle is one running JVM that answers with the official Jute classes.
 type Oracle struct {
@@ -58,12 +55,13 @@ type About struct {
 
 // Start finds the jar of the server backend b runs (serverJar), compiles
 // the oracle against it, starts it, and stops it at cleanup. It skips tb,
-// with noJDK, where no javac is installed.
+// where no javac is installed.
 func Start(tb zkserver.TB, b zkserver.Backend) *Oracle {
 	tb.Helper()
 	javac, java, ok := jdk.Find()
 	if !ok {
-		tb.Skipf("%s", noJDK)
+		claims.Skip(tb, "E5 needs a JDK to compile the official-Jute oracle and found no javac "+
+			"(JAVA_HOME/bin or PATH): install openjdk-17-jdk-headless (scripts/setup does)")
 	}
 	t0 := time.Now()
 	jar := serverJar(tb, b)
@@ -100,7 +98,7 @@ func StartResolved(tb zkserver.TB) *Oracle {
 	tb.Helper()
 	b, err := zkserver.Resolve()
 	if err != nil {
-		tb.Skipf("E5 compares with the jar of the server under test, and no backend resolves: %v", err)
+		claims.Skip(tb, "E5 compares with the jar of the server under test, and no backend resolves: %v", err)
 	}
 	return Start(tb, b)
 }
