@@ -354,7 +354,7 @@ func TestR3_ReleaseLooksAgainAfterALostDelete(t *testing.T) {
 		if !res.Dropped {
 			claims.NotShown(t, "R3", "the proxy did not lose the delete's reply: %+v", res)
 		}
-		releaseOutcome(t, lr, ha, b, pb, err, fmt.Sprintf("the reply to A's delete (xid=%d, err=%d) was lost", res.Xid, res.Err))
+		releaseOutcome(t, lr, ha, b, pb, err, zh.Say("the reply to A's delete (xid=%d, err=%d) was lost", res.Xid, res.Err))
 	})
 	t.Run("the delete never reached the server", func(t *testing.T) {
 		lr, ha, b, pb := scene.ReleaseScene(t, scene.JoinOpts{})
@@ -366,7 +366,7 @@ func TestR3_ReleaseLooksAgainAfterALostDelete(t *testing.T) {
 		if !stillThere {
 			claims.NotShown(t, "R3", "A's node was gone while A was cut off; the request was not lost")
 		}
-		releaseOutcome(t, lr, ha, b, pb, err, "A's delete never reached the server (O saw the node while A was cut off)")
+		releaseOutcome(t, lr, ha, b, pb, err, zh.Say("A's delete never reached the server (O saw the node while A was cut off)"))
 	})
 	t.Run("the outcome stays unknown while A is cut off", releaseOutcomeUnknown)
 	t.Run("another session's node took the path", func(t *testing.T) {
@@ -563,14 +563,13 @@ func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
 		t.Fatalf("E5: %v", err)
 	}
 	t.Logf("check constants: ok, %d Go opcodes and xids equal the jar's; opcodes the Go table does not name: %v", n, missing)
-	bytesNote := "and every encoding is byte-for-byte the official one"
+	bytesNote := zh.Say("and every encoding is byte-for-byte the official one")
 	if cesu > 0 {
-		bytesNote = fmt.Sprintf("and every encoding is byte-for-byte the official one except in %d records with characters outside the BMP, "+
-			"which the official BinaryOutputArchive writes as CESU-8 and Go as UTF-8 (the official decoder reads Go's bytes back right, and its own as U+FFFD)", cesu)
+		bytesNote = zh.Say("and every encoding is byte-for-byte the official one except in %d records with characters outside the BMP, which the official BinaryOutputArchive writes as CESU-8 and Go as UTF-8 (the official decoder reads Go's bytes back right, and its own as U+FFFD)", cesu)
 	}
-	whose := "the server's own"
+	whose := zh.Say("the server's own")
 	if harness.Backend.Kind == zkserver.External {
-		whose = "a local jar of the external server's version"
+		whose = zh.Say("a local jar of the external server's version")
 	}
 	claims.Evidence(t, "%d records, %d kinds, both directions, agree with org.apache.jute from %s (ZooKeeper %s, %s: srvr says %s), %s; "+
 		"the handshake frames the proxy forwards unread are exactly the official ConnectRequest and ConnectResponse; %d opcodes and xids agree",
@@ -729,7 +728,7 @@ func TestR8_AfterExpiryTheOldNodeGivesNoCandidacy(t *testing.T) {
 
 // releaseOutcome judges a Release that met a lost delete: it succeeded,
 // A's node is gone, and B holds on its own node.
-func releaseOutcome(t *testing.T, lr *scene.LostReply, ha *lock.Held, b *scene.Contender, pb *scene.Acquisition, releaseErr error, what string) {
+func releaseOutcome(t *testing.T, lr *scene.LostReply, ha *lock.Held, b *scene.Contender, pb *scene.Acquisition, releaseErr error, what zh.Text) {
 	t.Helper()
 	aLeft, _ := scene.StatOf(t, lr.O, ha.Path)
 	if releaseErr != nil {

@@ -502,13 +502,13 @@ func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 		return r
 	}
 	t.Run("the composite interval from the barrier's call is linearizable", func(t *testing.T) {
-		harness.RequireHistory(t, "Y5", "the history with the composite read from the barrier's call", build(barrierStart), true)
+		harness.RequireHistory(t, "Y5", zh.Say("the history with the composite read from the barrier's call"), build(barrierStart), true)
 	})
 	t.Run("the same composite read, recorded live, is linearizable", func(t *testing.T) {
-		harness.RequireHistory(t, "Y5", "the history recorded live, with the composite read", tr.History.Rec, true)
+		harness.RequireHistory(t, "Y5", zh.Say("the history recorded live, with the composite read"), tr.History.Rec, true)
 	})
 	t.Run("the inner getData interval alone is not linearizable", func(t *testing.T) {
-		harness.RequireHistory(t, "Y5", "the history with only the inner getData interval", build(readStart), false)
+		harness.RequireHistory(t, "Y5", zh.Say("the history with only the inner getData interval"), build(readStart), false)
 	})
 }
 

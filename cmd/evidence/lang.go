@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/zk19/zk19/internal/claims"
@@ -282,4 +283,31 @@ func (l *lang) decisive(v Verdict) []string {
 		return v.DecisiveZh
 	}
 	return v.Decisive
+}
+
+// sizeWords are the record header's ensemble sizes ("standalone (…); 3
+// servers (…)") in Chinese.
+var sizeWords = regexp.MustCompile(`\bstandalone\b|\b(\d+) servers\b`)
+
+// sizes is the header's ensembles in l's language.
+func (l *lang) sizes(ensembles string) string {
+	if !l.zh {
+		return ensembles
+	}
+	return sizeWords.ReplaceAllStringFunc(ensembles, func(m string) string {
+		if m == "standalone" {
+			return "单机"
+		}
+		return strings.TrimSuffix(m, " servers") + " 台服务器"
+	})
+}
+
+// sizesOf is recordOpens's values with the ensembles (the last) in l's
+// language.
+func (l *lang) sizesOf(seen []any) []any {
+	out := append([]any(nil), seen...)
+	if s, ok := out[len(out)-1].(string); ok {
+		out[len(out)-1] = l.sizes(s)
+	}
+	return out
 }

@@ -98,7 +98,7 @@ func writeHeader(w io.Writer, r report, l *lang) {
 	}
 	fmt.Fprintf(w, l.pkgResult, l.status(packageResult(r.run)), r.run.Elapsed)
 	if h.Ensembles != "" && l.ensembles != "" {
-		fmt.Fprintf(w, l.ensembles, h.Ensembles)
+		fmt.Fprintf(w, l.ensembles, l.sizes(h.Ensembles))
 	}
 	fmt.Fprintf(w, l.verdictCount, len(r.vs), orUnknown(h.Version), countVerdicts(r.vs, l))
 	fmt.Fprintf(w, l.notVerifiedCount, len(r.ix.Documentary), l.word(Documentary))

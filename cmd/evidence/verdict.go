@@ -199,7 +199,7 @@ func (v *Verdict) checkRecord(seen []any, problem, version string) {
 		v.DecisiveZh = append(v.DecisiveZh, chinese.recordCheck+problem)
 	case seen != nil && (v.Kind == Holds || v.Kind == Partly):
 		v.Decisive = append([]string{fmt.Sprintf(english.recordOpens, seen...)}, v.Decisive...)
-		v.DecisiveZh = append([]string{fmt.Sprintf(chinese.recordOpens, seen...)}, v.DecisiveZh...)
+		v.DecisiveZh = append([]string{fmt.Sprintf(chinese.recordOpens, chinese.sizesOf(seen)...)}, v.DecisiveZh...)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/history"
 	"github.com/zk19/zk19/internal/wait"
@@ -297,7 +298,7 @@ func IDs(ss ...*zkserver.Server) []int {
 
 // RequireHistory asserts porcupine's verdict on a register history and, when
 // it is the wanted one, marks it as the claim's evidence.
-func RequireHistory(t *testing.T, id, what string, rec *history.Recorder, linearizable bool) {
+func RequireHistory(t *testing.T, id string, what zh.Text, rec *history.Recorder, linearizable bool) {
 	t.Helper()
 	if linearizable {
 		history.RequireLinearizable(t, rec, id)

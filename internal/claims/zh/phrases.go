@@ -5,6 +5,16 @@ package zh
 // observation is made of (a peer cell's outcome, a scenario's title, a skip
 // reason, the words of C1's summary table).
 var phrases = map[string]string{
+	// Pieces of root observations (the porcupine histories of Y5, R3's release outcomes, E5's encodings).
+	"the history with the composite read from the barrier's call":              "以屏障调用为起点、含组合读的历史",
+	"the history recorded live, with the composite read":                       "实时记录的、含组合读的历史",
+	"the history with only the inner getData interval":                         "只含内层 getData 区间的历史",
+	"the reply to A's delete (xid=%d, err=%d) was lost":                        "A 的 delete 的回复（xid=%d，err=%d）丢失了",
+	"A's delete never reached the server (O saw the node while A was cut off)": "A 的 delete 从未到达服务器（A 断开期间 O 看到节点仍在）",
+	"and every encoding is byte-for-byte the official one":                     "且每一种编码都与官方实现逐字节相同",
+	"and every encoding is byte-for-byte the official one except in %d records with characters outside the BMP, which the official BinaryOutputArchive writes as CESU-8 and Go as UTF-8 (the official decoder reads Go's bytes back right, and its own as U+FFFD)": "且每一种编码都与官方实现逐字节相同，只有 %d 条含 BMP 之外字符的记录例外：官方 BinaryOutputArchive 把它们写成 CESU-8，Go 写成 UTF-8（官方解码器能正确读回 Go 的字节，读回自己的字节却得到 U+FFFD）",
+	"the server's own": "服务器自己的",
+	"a local jar of the external server's version": "与外部服务器同版本的本地 jar",
 	// The peer table: scenarios (peers/*_test.go, peerScenario).
 	"a child that is not a lock node (`config`) sits in the lock dir":                                                                  "锁目录里有一个不是锁节点的子节点（`config`）",
 	"the waiter's own node is deleted by another client while it waits":                                                                "等待者自己的节点在它等待时被另一个客户端删除",
