@@ -11,7 +11,7 @@ func TestTableNamesAreIdentifiers(t *testing.T) {
 		name string
 		ok   bool
 	}{
-		{"fence_marks", true}, {"T1", true}, {"_x", true}, {"Marks2", true},
+		{"fence_marks", true}, {"T1", true}, {"_x", true}, {"Marks2", true}, {"Z", true}, {"az", true}, {"a9", true}, {"A0", true},
 		{"", false}, {"1marks", false}, {"marks; DROP TABLE accounts", false},
 		{"a-b", false}, {"a b", false}, {"marks\"", false}, {"ämter", false}, {"a.b", false},
 	} {

@@ -105,3 +105,19 @@ func TestTransportAttachesTheToken(t *testing.T) {
 		t.Errorf("a Transport with the zero Token sent its request; want an error")
 	}
 }
+
+// TestCheckTakesOnly2xxAsAccepted: Check reads every 2xx as an accepted
+// write and nothing else as one, a redirect included (a client that
+// followed no redirect has not written).
+func TestCheckTakesOnly2xxAsAccepted(t *testing.T) {
+	tok := fence.Token{Lock: "L", Seq: 3}
+	for _, tc := range []struct {
+		status int
+		ok     bool
+	}{{199, false}, {200, true}, {204, true}, {299, true}, {300, false}, {307, false}, {409, false}, {500, false}} {
+		resp := &http.Response{StatusCode: tc.status, Status: http.StatusText(tc.status), Header: http.Header{}, Body: io.NopCloser(strings.NewReader("body"))}
+		if err := fencehttp.Check(resp, tok); (err == nil) != tc.ok {
+			t.Errorf("Check of a %d: got %v; want accepted %v", tc.status, err, tc.ok)
+		}
+	}
+}
