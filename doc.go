@@ -245,7 +245,7 @@
 //   - R7 §4 ¶4 句2 「CreateResponse」「返回路径」「不读取」:
 //     代理只解码请求的头部、回复的头部和 CreateRequest，从不解码 create
 //     回复的正文；每条连接的第一帧（握手）原样放过，不从里面读 xid。 Proof:
-//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:594),
+//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:593),
 //     internal/faultproxy.TestZKNeverDecodesCreateReplyBody
 //     (internal/faultproxy/zk_test.go:494),
 //     internal/faultproxy.TestZKFirstFrameIsNeverParsed
@@ -260,7 +260,7 @@
 //     会多出第二个节点，此后恢复以明确的歧义错误失败，两个都不接管，
 //     也不删除其他 session 的候选；本 session 中无人持有的节点被删掉，
 //     免得堵住队列。 Proof:
-//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:635),
+//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:634),
 //     Example_s4LostCreateReply (proxy_test.go:64). Code:
 //     lock.(*Locker).Recover (lock/recover.go:117)
 //   - D2 §4 ¶5 句3 (not verified here) 「GUID」「exactly-once」「客户端状态」:
@@ -268,7 +268,7 @@
 //     也代替不了持久的客户端状态或客户端重启后的恢复。
 //   - R8 §4 ¶5 句4 「session 过期」「旧节点」「新的逻辑身份」: session
 //     过期后，旧节点不再带来候选资格，新的获取换用新的 GUID。 Proof:
-//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:673). Code:
+//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:672). Code:
 //     lock.(*Locker).Acquire (lock/lock.go:399)
 //
 // # §5 资源接受新 token 后拒绝旧写

@@ -747,6 +747,35 @@ func TestRecoverOfAnAmbiguousGUIDDeletesItsOwnNodesOnly(t *testing.T) {
 	}
 }
 
+// TestRecoverSaysWhyItsAmbiguousNodesStay: when the server refuses
+// Recover's deletes of this session's ambiguous nodes (here the parent's
+// ACL grants no delete), the *RecoverError says so: Deleted is empty and
+// Cleanup wraps the server's answer, so errors.Is finds zk.ErrNoAuth.
+func TestRecoverSaysWhyItsAmbiguousNodesStay(t *testing.T) {
+	parent, o := freshParent(t)
+	c := zkclient.Connect(t, "B", []string{server().Client}, zkclient.Quiet())
+	guid := uuid.NewString()
+	for range 2 {
+		p, err := c.Create(parent+"/"+guid+"-lock-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		if err != nil {
+			t.Fatalf("B create: %v", err)
+		}
+		t.Logf("B ok %s", path.Base(p))
+	}
+	if _, err := o.SetACL(parent, zk.WorldACL(zk.PermAll&^zk.PermDelete), -1); err != nil {
+		t.Fatalf("observer setACL %s: %v", parent, err)
+	}
+	t.Logf("observer ok: %s grants no delete", parent)
+	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
+	defer cancel()
+	_, err := lock.New(c.Conn, parent).Recover(ctx, guid)
+	t.Logf("B Recover: %v", err)
+	re, ok := errors.AsType[*lock.RecoverError](err)
+	if !ok || !errors.Is(err, lock.ErrAmbiguous) || !errors.Is(err, zk.ErrNoAuth) || len(re.Deleted) != 0 || re.Cleanup == nil {
+		t.Fatalf("Recover with 2 nodes of its GUID it may not delete: got %v; want a *RecoverError wrapping ErrAmbiguous and zk.ErrNoAuth, Deleted empty, Cleanup set", err)
+	}
+}
+
 // shortSession is the session timeout TestALateCreateInANewSessionIsDeleted
 // asks for: the server grants at least two ticks (4 s), and the test waits
 // for that session to expire.
