@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -305,18 +306,24 @@ func TestC1_ChaosLeavesNoStaleWriteInAFencedResource(t *testing.T) {
 	before := chaos.Leftovers(t)
 	// A setup that fails keeps what it counted until then; one that -run
 	// left out, or that skipped, has no summary and no column.
+	// The setups run side by side (t.Run from a goroutine each; the
+	// leftovers are counted once both have ended).
 	sums := make([]*chaos.Summary, len(chaos.ChaosSetups))
+	var setups sync.WaitGroup
 	for i, setup := range chaos.ChaosSetups {
-		t.Run(setup.Name.En, func(t *testing.T) {
-			sums[i] = chaos.NewSummary(chaos.ResMemory, chaos.ResDurable, chaos.ResControl)
-			defer func() {
-				if t.Skipped() {
-					sums[i] = nil
-				}
-			}()
-			chaos.RunChaos(t, plan, i, setup, sums[i])
+		setups.Go(func() {
+			t.Run(setup.Name.En, func(t *testing.T) {
+				sums[i] = chaos.NewSummary(chaos.ResMemory, chaos.ResDurable, chaos.ResControl)
+				defer func() {
+					if t.Skipped() {
+						sums[i] = nil
+					}
+				}()
+				chaos.RunChaos(t, plan, i, setup, sums[i])
+			})
 		})
 	}
+	setups.Wait()
 	left := chaos.NothingLeft(t, keep, live, before)
 	var cols []zh.Text
 	var ran []*chaos.Summary
