@@ -64,8 +64,13 @@ func oneLine(parts ...[]byte) []byte {
 func shareViewer(o options, viz []visualization) error {
 	var css, js []byte
 	shared := o.home(filepath.Dir(picturesDir("porcupine", o.out)))
+	done := map[string]bool{} // a retold Example's page is named by each Test that retells it
 	for _, v := range viz {
 		path := o.home(v.Path)
+		if done[path] {
+			continue
+		}
+		done[path] = true
 		page, err := os.ReadFile(path)
 		if err != nil {
 			return err
