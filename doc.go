@@ -212,7 +212,7 @@
 //   - R6 §4 ¶2 句1 「GUID」「ephemeralOwner」「同 session」: GUID 对得上、
 //     ephemeralOwner 却是别的 session 的节点，绝不会被认作自己的。 Proof:
 //     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:139). Code:
-//     lock.(*Locker).matches (lock/recover.go:249)
+//     lock.(*Locker).matches (lock/recover.go:250)
 //   - R3 §4 ¶2 句2 「恰好」「当前 session」「匹配节点」: 用同一 session 与
 //     GUID 恢复：列出父节点，正好找到一个带这个 GUID、属于本 session 的孩子，
 //     也就是服务器建的那个节点，确认时不借助代理提供的任何信息。 Proof:
@@ -221,7 +221,7 @@
 //     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:348),
 //     Example_s4LostCreateReply (proxy_test.go:64). Code:
 //     lock.(*Locker).Recover (lock/recover.go:117), lock.(*Locker).matches
-//     (lock/recover.go:249), lock.ofGUID (lock/recover.go:237)
+//     (lock/recover.go:250), lock.ofGUID (lock/recover.go:238)
 //   - R5 §4 ¶2 句3 「没有匹配」「明确失败」「新的获取」: 没有节点带着这个 GUID
 //     时，恢复报告节点缺失，绝不自作主张变成一次新的获取。 Proof:
 //     TestR5_NoMatchIsMissingNotANewAcquisition (proxy_test.go:401). Code:

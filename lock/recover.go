@@ -127,17 +127,18 @@ func (l *Locker) Recover(ctx context.Context, guid string) (*Held, error) {
 	if err = l.settled(session, guid, err); err != nil {
 		return nil, err
 	}
+	free := l.unheld(owned) // a live hold's node is never adopted twice, nor deleted
 	switch {
 	case len(owned) == 0:
 		return nil, &RecoverError{GUID: guid, Kind: ErrMissing, Foreign: foreign}
-	case len(l.unheld(owned)) == 0: // a live hold's node is never adopted twice
+	case len(free) == 0:
 		return nil, &RecoverError{GUID: guid, Kind: ErrMissing, Owned: owned, Foreign: foreign}
 	case len(owned) == 1:
 		path := l.parent + "/" + owned[0]
 		l.trace.recovered(path)
 		return l.begin(session, guid, path).await(ctx)
 	}
-	deleted, cerr := l.deleteNodes(ctx, session, l.unheld(owned))
+	deleted, cerr := l.deleteNodes(ctx, session, free)
 	return nil, &RecoverError{GUID: guid, Kind: ErrAmbiguous, Owned: owned, Foreign: foreign, Deleted: deleted, Cleanup: cerr}
 }
 
