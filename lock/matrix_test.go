@@ -652,22 +652,12 @@ func (c *cell) checkBound(res result) {
 // checkLive: at most one Held of the cell is live: not released by the
 // cell and its node still there.
 func (c *cell) checkLive(when string) {
-	c.mu.Lock()
-	helds := slices.Clone(c.helds)
-	c.mu.Unlock()
 	var live []string
-	for _, r := range helds {
-		if r.released {
-			continue
-		}
-		ok, _, err := c.o.Exists(r.h.Path)
-		if err != nil {
-			c.fail("at most one live Held", "observer exists %s: %v", r.h.Path, err)
-		}
-		if ok {
+	c.eachUnreleased("at most one live Held", func(r *heldRec, there bool) {
+		if there {
 			live = append(live, r.who+":"+path.Base(r.h.Path))
 		}
-	}
+	})
 	if len(live) > 1 {
 		c.broken("at most one live Held", "%s: got %d live holds %v; want at most one", when, len(live), live)
 	}
@@ -679,6 +669,22 @@ func (c *cell) checkHoldsKept() {
 	if c.f == expired {
 		return
 	}
+	c.eachUnreleased("holds kept", func(r *heldRec, there bool) {
+		select {
+		case <-r.h.Lost():
+			c.broken("holds kept", "%s's hold of %s: got it lost (%v, node there: %v); want it kept", r.who, path.Base(r.h.Path), r.h.Err(), there)
+		default:
+			if !there {
+				c.broken("holds kept", "%s's hold of %s: got its node deleted; want it kept", r.who, path.Base(r.h.Path))
+			}
+		}
+	})
+}
+
+// eachUnreleased calls f with each Held of the cell that the cell has not
+// released, and whether the observer finds its node; an observer that
+// cannot tell fails the cell under invariant.
+func (c *cell) eachUnreleased(invariant string, f func(r *heldRec, there bool)) {
 	c.mu.Lock()
 	helds := slices.Clone(c.helds)
 	c.mu.Unlock()
@@ -688,16 +694,9 @@ func (c *cell) checkHoldsKept() {
 		}
 		ok, _, err := c.o.Exists(r.h.Path)
 		if err != nil {
-			c.fail("holds kept", "observer exists %s: %v", r.h.Path, err)
+			c.fail(invariant, "observer exists %s: %v", r.h.Path, err)
 		}
-		select {
-		case <-r.h.Lost():
-			c.broken("holds kept", "%s's hold of %s: got it lost (%v, node there: %v); want it kept", r.who, path.Base(r.h.Path), r.h.Err(), ok)
-		default:
-			if !ok {
-				c.broken("holds kept", "%s's hold of %s: got its node deleted; want it kept", r.who, path.Base(r.h.Path))
-			}
-		}
+		f(r, ok)
 	}
 }
 
