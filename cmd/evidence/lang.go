@@ -138,14 +138,12 @@ var englishDoc = doc{
 		"The tests named drive that path; their result is this run's.\n\n" +
 		"| server code | what the claims rely on | read at | claims | exercised by |\n|---|---|---|---|---|\n",
 	readAt: "%s (%s): %s, line %d",
-	// The first four words are the ones EVIDENCE.md has always shown
-	// there (its record is kept byte for byte).
 	legend: "\n## Verdict words\n\n" +
-		"- **%[4]s**: every proof of the claim ran and passed.\n" +
-		"- **%[1]s**: the proofs that ran passed; the others were skipped, each with its reason.\n" +
-		"- **refuted on 3.x**: the claim is false on that server version: its own observation contradicted it, and the failed proof " +
-		"says so with the test attribute %[2]s; the cell quotes the observed values.\n" +
-		"- **%[5]s**: the proofs passed, and one stated an observation as %s: what the server did goes beyond what the article says. " +
+		"- **%s**: every proof of the claim ran and passed.\n" +
+		"- **%s**: the proofs that ran passed; the others were skipped, each with its reason.\n" +
+		"- **%s on 3.x**: the claim is false on that server version: its own observation contradicted it, and the failed proof " +
+		"says so with the test attribute %s; the cell quotes the observed values.\n" +
+		"- **%s**: the proofs passed, and one stated an observation as %s: what the server did goes beyond what the article says. " +
 		"The details below give the article's wording and how far it holds.\n" +
 		"- **%s**: no proof ran (skipped, with the reason).\n" +
 		"- **%s**: a proof did not get as far as its observation (the harness or the fault proxy failed, a setup step timed out: " +

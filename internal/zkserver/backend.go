@@ -87,6 +87,7 @@ func (b Backend) Describe() string {
 func (b Backend) CanInjectFaults() bool { return b.Kind != External }
 
 // errNoServer is returned by Resolve when no backend is usable.
+//lint:ignore ST1005 the advice is printed as it is, a list ending in a sentence
 var errNoServer = errors.New(howToGetAServer)
 
 var (
@@ -123,7 +124,7 @@ func resolve() (Backend, error) {
 	case External:
 		s := splitServers(os.Getenv(envServers))
 		if len(s) == 0 {
-			return Backend{}, fmt.Errorf("ZK19_BACKEND=external needs ZK19_SERVERS=host:port,...")
+			return Backend{}, errors.New("ZK19_BACKEND=external needs ZK19_SERVERS, a comma-separated list of host:port")
 		}
 		return Backend{Kind: External, Servers: s, Why: "ZK19_BACKEND=external"}, nil
 	case "", "auto":

@@ -20,7 +20,7 @@ const envNoHandler = "ZK19_TEST_NO_SIGNAL_HANDLER"
 
 // child runs one test of this package in a child test binary that
 // interrupts itself at point, and returns its pid and how it ended.
-func child(t *testing.T, test, point string, handler bool) (int, error, string) {
+func child(t *testing.T, test, point string, handler bool) (int, string, error) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), EnvInterruptAt+"="+point)
@@ -33,7 +33,7 @@ func child(t *testing.T, test, point string, handler bool) (int, error, string) 
 		t.Fatalf("start child: %v", err)
 	}
 	err := cmd.Wait()
-	return cmd.Process.Pid, err, out.String()
+	return cmd.Process.Pid, out.String(), err
 }
 
 // points are the interrupt points this backend reaches, with the test that
@@ -62,7 +62,7 @@ func points(t *testing.T) map[string]string {
 func TestInterruptLeavesNothingBehind(t *testing.T) {
 	for point, test := range points(t) {
 		t.Run(point, func(t *testing.T) {
-			pid, err, out := child(t, test, point, true)
+			pid, out, err := child(t, test, point, true)
 			// 130 when the handler exits first; 1 when the test, failing
 			// because its server was killed, ends first (the end-of-run
 			// Live waits for the sweep). Never death by the signal.
@@ -87,7 +87,7 @@ func TestInterruptLeavesNothingBehind(t *testing.T) {
 // a run dir with a server dir); the next run's Reap removes it and says so.
 func TestReapRemovesWhatADeadRunLeft(t *testing.T) {
 	points(t)
-	pid, err, out := child(t, "TestStandaloneServerStartsAndStops", atEnsembleStart, false)
+	pid, out, err := child(t, "TestStandaloneServerStartsAndStops", atEnsembleStart, false)
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGINT {
 		t.Fatalf("child %d: got %v; want death by SIGINT\n%s", pid, err, out)

@@ -83,16 +83,16 @@ func (o *Oracle) officialToGo(k *Kind, bj []byte) error {
 func (o *Oracle) goToOfficial(k *Kind, rv reflect.Value, bg []byte) error {
 	consumed, reenc, tg, err := o.decode(k, bg)
 	if err != nil {
-		return fmt.Errorf("Go encode → official decode of %s: %w", showBytes(bg), err)
+		return fmt.Errorf("jute: Go encode → official decode of %s: %w", showBytes(bg), err)
 	}
 	if err := (&comparer{}).record(k.Name, rv, tg, k.trailer); err != nil {
-		return fmt.Errorf("Go encode → official decode of %s: %w", showBytes(bg), err)
+		return fmt.Errorf("jute: Go encode → official decode of %s: %w", showBytes(bg), err)
 	}
 	if consumed != len(bg) {
-		return fmt.Errorf("Go encode → official decode: %s consumed %d bytes (official); want all %d (Go)", k.Name, consumed, len(bg))
+		return fmt.Errorf("jute: Go encode → official decode: %s consumed %d bytes (official); want all %d (Go)", k.Name, consumed, len(bg))
 	}
 	if i := firstDiff(reenc, bg); i >= 0 && reflect.DeepEqual(cesuView(rv).Interface(), rv.Interface()) {
-		return fmt.Errorf("Go encode → official decode → official encode: got %s (official); want %s (Go) from byte %d",
+		return fmt.Errorf("jute: Go encode → official decode → official encode: got %s (official); want %s (Go) from byte %d",
 			showBytes(reenc[i:]), showBytes(bg[i:]), i)
 	}
 	return nil
