@@ -87,6 +87,7 @@ func (b Backend) Describe() string {
 func (b Backend) CanInjectFaults() bool { return b.Kind != External }
 
 // errNoServer is returned by Resolve when no backend is usable.
+//
 //lint:ignore ST1005 the advice is printed as it is, a list ending in a sentence
 var errNoServer = errors.New(howToGetAServer)
 
