@@ -153,13 +153,6 @@ func (st *state) want(f fault) want {
 	return want{held: true}
 }
 
-// planned says why a cell is not run, or "". Every cell runs: the
-// behaviours the matrix was written ahead of (Acquire and TryAcquire
-// recovering a lost create, Recover deleting this session's ambiguous
-// nodes, a Locker outliving its session, Lost armed with the hold,
-// Held.Err, pin's check of the parent retried) are in the package.
-func (st *state) planned(fault) string { return "" }
-
 // drive sets the state up and runs the call under test.
 func (st *state) drive(c *cell) result {
 	if st.busy {

@@ -27,16 +27,9 @@ package lock_test
 // matrix runs in every go test ./lock, -short included. The table of
 // cells is the test's last log block (go test -v shows it; CI runs -v):
 // one line per cell with its request, state, fault, outcome (held,
-// returned, plannedFix, or FAIL: the broken invariants), the error's
+// returned, or FAIL: the broken invariants), the error's
 // kind, the call's time and, when the context ended, the time from its
-// end to the return.
-//
-// Cells that fail on today's code because of a behaviour the planned API
-// (notes/lock-api.md) changes are skipped as plannedFix (state.planned);
-// checks that need the planned API run only with ZK19_MATRIX_PLANNED=1.
-// Both are marked PLANNED where they are. Cells that fail on today's code
-// for a reason the plan does not name are skipped as gap, marked NOT IN
-// THE PLAN, and run with ZK19_MATRIX_PLANNED=1 too.
+// end to the return. Every cell runs; none is skipped.
 
 import (
 	"cmp"
@@ -546,10 +539,6 @@ func (c *cell) undo() {
 // runCell runs one cell: the state's setup and call, then the checks at
 // the return and once the hold made or released is gone.
 func runCell(t *testing.T, cs cellSpec, r *row) {
-	if why := cs.st.planned(cs.f); why != "" {
-		r.outcome = "skipped"
-		t.Skipf("skipped: %s", why)
-	}
 	c := newCell(t, cs, r)
 	c.session0 = c.w.c.SessionID()
 	r.outcome = "running"
@@ -791,12 +780,6 @@ func kindOf(err error) string {
 	return "other"
 }
 
-// checkLockerOutlivesSession: after an expiry, the subject's Locker
-// acquires again, in the new session, and leaves nothing behind.
-//
-// PLANNED(a Locker outlives its session): today the Locker pins its first
-// session and every later call returns ErrSessionChanged; it runs with
-// ZK19_MATRIX_PLANNED=1 only.
 // checkToken checks the token of a hold the call gave: it names the
 // lock and carries the parent's czxid (the package's default domain).
 func (c *cell) checkToken(h *lock.Held) {
@@ -810,6 +793,8 @@ func (c *cell) checkToken(h *lock.Held) {
 	}
 }
 
+// checkLockerOutlivesSession: after an expiry, the subject's Locker
+// acquires again, in the new session, and leaves nothing behind.
 func (c *cell) checkLockerOutlivesSession() {
 	c.armed.Store(false) // the cell's steps and faults are over: the trace only logs
 	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)

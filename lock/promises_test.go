@@ -897,3 +897,71 @@ func TestTheTokenCarriesTheParentsCzxidByDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestAcquireDeletesTheNodesOfAnAmbiguousCreate: when Acquire's own
+// recovery of a lost create reply finds two nodes of its GUID in its
+// session (here the test makes the first through B's connection, in the
+// trace's Request callback, just before the recipe's create goes out and
+// loses its reply), none is held and both are its own: Acquire deletes
+// them and returns a *CreateError wrapping ErrAmbiguous that names them.
+// When the server refuses the deletes (the parent's ACL grants none), the
+// error's Cleanup says so, as RecoverError's does, and errors.Is finds
+// zk.ErrNoAuth.
+func TestAcquireDeletesTheNodesOfAnAmbiguousCreate(t *testing.T) {
+	for _, refused := range []bool{false, true} {
+		name := "Acquire deletes both nodes of its GUID and names them"
+		if refused {
+			name = "Acquire whose deletes are refused says why in Cleanup"
+		}
+		t.Run(name, func(t *testing.T) {
+			parent, o := freshParent(t)
+			b := newWire(t, "B")
+			if refused {
+				if _, err := o.SetACL(parent, zk.WorldACL(zk.PermAll&^zk.PermDelete), -1); err != nil {
+					t.Fatalf("observer setACL %s: %v", parent, err)
+				}
+				t.Logf("observer ok: %s grants no delete", parent)
+			}
+			var drop *faultproxy.Drop
+			var first atomic.Bool
+			tr := &locktrace.Trace{Request: func(r locktrace.RequestInfo) {
+				t.Logf("B invoke %s %s", r.Op, r.Path)
+				if r.Op != locktrace.OpCreate || first.Swap(true) {
+					return
+				}
+				p, err := b.c.Create(r.Path, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+				t.Logf("B (the test, on B's connection) create %s: %s %v", r.Path, path.Base(p), errOrOK(err))
+				t.Logf("fault: B's proxy loses the reply to B's next create under %s", parent)
+				drop = b.px.LoseReply(faultproxy.Match{Ops: []int32{jute.OpCreate, jute.OpCreate2}, Under: parent})
+			}}
+			lb := lock.New(b.c.Conn, parent, lock.WithTrace(tr))
+			ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
+			defer cancel()
+			h, err := lb.Acquire(ctx)
+			t.Logf("B Acquire: %v", err)
+			if h != nil {
+				t.Fatalf("B's Acquire with two nodes of its GUID: got a hold of %s; want none", h.Path)
+			}
+			if drop == nil || !drop.Result().Dropped {
+				t.Fatalf("not shown: the recipe's create reply was not lost (Acquire said %v)", err)
+			}
+			ce, ok := errors.AsType[*lock.CreateError](err)
+			if !ok || !errors.Is(err, lock.ErrAmbiguous) || len(ce.Owned) != 2 {
+				t.Fatalf("B's Acquire with two nodes of its GUID: got %v; want a *CreateError wrapping ErrAmbiguous that names both", err)
+			}
+			t.Attr("deleted", fmt.Sprint(ce.Deleted))
+			if refused {
+				if len(ce.Deleted) != 0 || ce.Cleanup == nil || !errors.Is(err, zk.ErrNoAuth) {
+					t.Fatalf("B's Acquire whose deletes are refused: got Deleted %v, Cleanup %v; want none deleted and Cleanup wrapping zk.ErrNoAuth", ce.Deleted, ce.Cleanup)
+				}
+				return
+			}
+			if !slices.Equal(ce.Deleted, ce.Owned) || ce.Cleanup != nil {
+				t.Fatalf("B's Acquire: got Deleted %v, Cleanup %v; want both of %v deleted and no Cleanup", ce.Deleted, ce.Cleanup, ce.Owned)
+			}
+			if owned, err := ownedBy(t, o, parent, b.c.SessionID()); err != nil || len(owned) != 0 {
+				t.Fatalf("after B's Acquire returned: got B's nodes %v (%v); want none", owned, err)
+			}
+		})
+	}
+}

@@ -20,9 +20,10 @@ import (
 // and TryAcquire run by themselves could not decide, or found several
 // nodes of the GUID. The fields say what the recovery found, by name under
 // the parent; Recovery says why it could not decide (ErrAmbiguous when it
-// found several, which it deleted). Nothing is left for the caller to
-// undo: a node of the GUID that this session may still own is deleted by
-// the recipe once the server answers.
+// found several, which it deleted). Cleanup says, as RecoverError's does,
+// why not all of those were seen deleted. Nothing is left for the caller
+// to undo: a node of the GUID that this session may still own is deleted
+// by the recipe once the server answers.
 type CreateError struct {
 	GUID     string
 	Err      error    // the create's error
@@ -30,6 +31,9 @@ type CreateError struct {
 	Owned    []string // nodes of the GUID owned by this session, in sequence order
 	Foreign  []string // nodes of the GUID owned by other sessions (never adopted nor deleted)
 	Deleted  []string // this session's nodes of the GUID that the recipe deleted
+	// Cleanup is nil when every node to delete was seen deleted; otherwise
+	// why not (see RecoverError.Cleanup).
+	Cleanup error
 }
 
 func (e *CreateError) Error() string {
@@ -37,14 +41,17 @@ func (e *CreateError) Error() string {
 	if e.Recovery != nil {
 		s += "; recovery: " + e.Recovery.Error()
 	}
-	return s + found(e.Owned, e.Foreign, e.Deleted)
+	return s + found(e.Owned, e.Foreign, e.Deleted) + notAll(e.Cleanup)
 }
 
 func (e *CreateError) Unwrap() []error {
-	if e.Recovery != nil {
-		return []error{e.Err, e.Recovery}
+	errs := []error{e.Err}
+	for _, err := range []error{e.Recovery, e.Cleanup} {
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
-	return []error{e.Err}
+	return errs
 }
 
 // RecoverError is what Recover returns when it cannot name exactly one
@@ -68,11 +75,15 @@ type RecoverError struct {
 }
 
 func (e *RecoverError) Error() string {
-	s := fmt.Sprintf("%v: GUID %s", e.Kind, e.GUID) + found(e.Owned, e.Foreign, e.Deleted)
-	if e.Cleanup != nil {
-		s += "; not all deleted: " + e.Cleanup.Error()
+	return fmt.Sprintf("%v: GUID %s", e.Kind, e.GUID) + found(e.Owned, e.Foreign, e.Deleted) + notAll(e.Cleanup)
+}
+
+// notAll says why not all the nodes to delete were seen deleted.
+func notAll(cleanup error) string {
+	if cleanup == nil {
+		return ""
 	}
-	return s
+	return "; not all deleted: " + cleanup.Error()
 }
 
 func (e *RecoverError) Unwrap() []error {
@@ -179,11 +190,8 @@ func (l *Locker) recoverCreate(ctx context.Context, session int64, ce *CreateErr
 		l.trace.recovered(path)
 		return path, nil
 	}
-	deleted, cerr := l.deleteNodes(ctx, session, l.unheld(owned))
-	ce.Deleted, ce.Recovery = deleted, ErrAmbiguous
-	if cerr != nil {
-		ce.Recovery = fmt.Errorf("%w; not all deleted: %w", ErrAmbiguous, cerr)
-	}
+	ce.Deleted, ce.Cleanup = l.deleteNodes(ctx, session, l.unheld(owned))
+	ce.Recovery = ErrAmbiguous
 	return "", ce
 }
 
