@@ -2,6 +2,9 @@ package harness_test
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -45,3 +48,28 @@ func TestRetellTellsTheSceneOnceForAllItsTakers(t *testing.T) {
 		}
 	})
 }
+
+// TestRetoldRecordIsTheTakersOwn: a Test that retells an Example gets the
+// telling's record as its own, in go test's -v output: the scene's lines
+// and, as attributes of the Test, what the scene stated (t.Attr). The
+// evidence reads a retelling Test's verdicts from those attributes, so a
+// replay that kept the lines and the printed output but dropped them
+// would leave the Test with no observation. The Test runs in a child
+// binary, whose output this one reads.
+func TestRetoldRecordIsTheTakersOwn(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRetellingTaker$", "-test.v", "-test.count=1")
+	out, err := cmd.CombinedOutput()
+	t.Logf("child: %v", err)
+	if err != nil {
+		t.Fatalf("child test binary: got %v; want it to pass:\n%s", err, out)
+	}
+	for _, want := range []string{"=== ATTR  TestRetellingTaker zk19.test 1", "a step of telling 1"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the retelling Test's record: got\n%s\nwant a line with %q", out, want)
+		}
+	}
+}
+
+// TestRetellingTaker retells Example_told: TestRetoldRecordIsTheTakersOwn
+// reads its record from a child binary.
+func TestRetellingTaker(t *testing.T) { harness.Retell(t, Example_told) }
