@@ -120,7 +120,7 @@
 //     的临时顺序节点。 Proof:
 //     TestL1_FreshGUIDEphemeralSequentialUnderOneParent
 //     (lock_example_test.go:317). Code: lock.(*Locker).create
-//     (lock/lock.go:471)
+//     (lock/lock.go:474)
 //   - §3 ¶1 句2 (premise of L2) 「顺序后缀」「比较时」
 //   - L2 §3 ¶1 句3 「完整名字」「字典序」「创建顺序」: 候选按 10
 //     位序号后缀排名；按整个名字排序得到的是另一种次序，
@@ -212,7 +212,7 @@
 //   - R6 §4 ¶2 句1 「GUID」「ephemeralOwner」「同 session」: GUID 对得上、
 //     ephemeralOwner 却是别的 session 的节点，绝不会被认作自己的。 Proof:
 //     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:139). Code:
-//     lock.(*Locker).matches (lock/recover.go:258)
+//     lock.(*Locker).matches (lock/recover.go:260)
 //   - R3 §4 ¶2 句2 「恰好」「当前 session」「匹配节点」: 用同一 session 与
 //     GUID 恢复：列出父节点，正好找到一个带这个 GUID、属于本 session 的孩子，
 //     也就是服务器建的那个节点，确认时不借助代理提供的任何信息。 Proof:
@@ -220,12 +220,12 @@
 //     TestR3_RecoverSyncsBeforeListing (proxy_test.go:233),
 //     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:348),
 //     Example_s4LostCreateReply (proxy_test.go:64). Code:
-//     lock.(*Locker).Recover (lock/recover.go:128), lock.(*Locker).matches
-//     (lock/recover.go:258), lock.ofGUID (lock/recover.go:246)
+//     lock.(*Locker).Recover (lock/recover.go:130), lock.(*Locker).matches
+//     (lock/recover.go:260), lock.ofGUID (lock/recover.go:248)
 //   - R5 §4 ¶2 句3 「没有匹配」「明确失败」「新的获取」: 没有节点带着这个 GUID
 //     时，恢复报告节点缺失，绝不自作主张变成一次新的获取。 Proof:
 //     TestR5_NoMatchIsMissingNotANewAcquisition (proxy_test.go:401). Code:
-//     lock.(*Locker).Recover (lock/recover.go:128)
+//     lock.(*Locker).Recover (lock/recover.go:130)
 //   - §4 ¶3 图 (diagram) 「ConnectionLoss」「ephemeralOwner」
 //   - §4 ¶3 句1 (premise of R1) 「这次实验」「网络故障」
 //   - R1 §4 ¶3 句2 「xid」「err=0」「关闭连接」: 代理转发 create，凭 xid 认出
@@ -233,7 +233,7 @@
 //     而节点已经在服务器上了。 Proof:
 //     TestR1_ProxyDropsTheSuccessfulCreateReply (proxy_test.go:441),
 //     Example_s4LostCreateReply (proxy_test.go:64). Code:
-//     lock.(*Locker).create (lock/lock.go:471)
+//     lock.(*Locker).create (lock/lock.go:474)
 //   - §4 ¶3 句3 (premise of R1) 「异步回调」「ConnectionLoss」
 //   - R2 §4 ¶3 句4 「sessionId」「放行连接」: 经代理重新连上后，session id
 //     保持不变。 Proof: TestR2_SessionSurvivesTheLostReply
@@ -262,14 +262,14 @@
 //     免得堵住队列。 Proof:
 //     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:634),
 //     Example_s4LostCreateReply (proxy_test.go:64). Code:
-//     lock.(*Locker).Recover (lock/recover.go:128)
+//     lock.(*Locker).Recover (lock/recover.go:130)
 //   - D2 §4 ¶5 句3 (not verified here) 「GUID」「exactly-once」「客户端状态」:
 //     GUID 只是一次逻辑获取的查找键：它不让 create 变成恰好一次，
 //     也代替不了持久的客户端状态或客户端重启后的恢复。
 //   - R8 §4 ¶5 句4 「session 过期」「旧节点」「新的逻辑身份」: session
 //     过期后，旧节点不再带来候选资格，新的获取换用新的 GUID。 Proof:
 //     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:672). Code:
-//     lock.(*Locker).Acquire (lock/lock.go:399)
+//     lock.(*Locker).Acquire (lock/lock.go:402)
 //
 // # §5 资源接受新 token 后拒绝旧写
 //
@@ -455,7 +455,7 @@
 //     认证后，窃取者得到 NoAuth，持有者仍只有一个。 Proof:
 //     TestA1_OpenACLLetsAThiefMakeASecondHolder (zk19_test.go:329),
 //     TestA1_CreatorOnlyACLRefusesTheThief (zk19_test.go:344). Code:
-//     lock.WithACL (lock/lock.go:207)
+//     lock.WithACL (lock/lock.go:210)
 //   - §7 ¶7 句1 (citation) 「论断证据表」「版本」
 //   - §7 ¶7 句2 (citation) 「验证记录」「源码依赖」
 //   - D12 §7 ¶7 句3 (not verified here) 「单实例」「陈旧读」「1675」:
@@ -475,7 +475,7 @@
 //     连接丢失后重试拿到更大的序号，而第一个节点还在，所以恢复必须核对 session
 //     与 ephemeralOwner，还要应对匹配到零个或好几个节点的情形。 Proof:
 //     Example_s8aX1RetryAfterConnectionLoss (exercises_test.go:37). Code:
-//     lock.(*Locker).Recover (lock/recover.go:128)
+//     lock.(*Locker).Recover (lock/recover.go:130)
 //   - §8 ¶2 句4 (answer of X1) 「后一次成功」「前一次」
 //   - §8 ¶3 句1 (question) 「练习二」「过期即拒绝」
 //   - §8 ¶3 句2 (question) 「token 1」「发送请求」

@@ -77,6 +77,8 @@ func (l *Locker) deleteOwn(tr tracer, session int64, path string) error {
 			return nil
 		case errors.Is(err, zk.ErrNoNode):
 			return fmt.Errorf("%w: %s was already gone at release", ErrLostCandidacy, path)
+		case errors.Is(err, zk.ErrNoAuth):
+			return fmt.Errorf("lock: release %s: the server refused the delete (the parent's ACL grants this session none): %w; the node stays until the session ends", path, err)
 		case !retries.again(err):
 			return fmt.Errorf("%w: release %s: %w", ErrOutcomeUnknown, path, err)
 		}

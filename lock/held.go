@@ -242,6 +242,10 @@ func (h *Held) ownEvent(ev zk.Event) error {
 //     gone): it is left alone, and the error wraps ErrLostCandidacy. In a
 //     changed session the node went with the old session:
 //     ErrSessionChanged;
+//   - the server refused the delete (the parent's ACL grants this
+//     session no delete): an error wrapping zk.ErrNoAuth. The outcome is
+//     known: the node stays, first in the queue, until the session ends;
+//     closing the client ends it;
 //   - ctx ended before that was known: an error wrapping ErrOutcomeUnknown
 //     and ctx's error, at once. The delete goes on by itself, and Gone is
 //     closed when it has finished;

@@ -48,9 +48,12 @@
 //	the own node deleted            ErrLostCandidacy
 //	TryAcquire behind another       ErrLocked; its candidate is deleted
 //	Release's ctx ended, or Close   ErrOutcomeUnknown; the delete goes on (Gone)
+//	a delete refused (parent's ACL) an error wrapping zk.ErrNoAuth; the node stays until
+//	                                the session ends
 //
 // No outcome leaves a node of this session in the queue that no Held owns,
-// once the server answers in the same session.
+// once the server answers in the same session, unless the parent's ACL
+// refuses this session's deletes.
 //
 // # What it guarantees
 //

@@ -965,3 +965,33 @@ func TestAcquireDeletesTheNodesOfAnAmbiguousCreate(t *testing.T) {
 		})
 	}
 }
+
+// TestReleaseRefusedByTheParentsACLSaysSo: when the server refuses
+// Release's delete (the parent's ACL grants no delete, so the node stays
+// first in the queue), Release says so with the server's answer,
+// zk.ErrNoAuth, and not with ErrOutcomeUnknown: the outcome is known. The
+// hold is over and Gone closes; the node goes with the session.
+func TestReleaseRefusedByTheParentsACLSaysSo(t *testing.T) {
+	parent, o := freshParent(t)
+	b := newWire(t, "B")
+	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
+	defer cancel()
+	h, err := lock.New(b.c.Conn, parent).Acquire(ctx)
+	if err != nil {
+		t.Fatalf("B Acquire: %v", err)
+	}
+	t.Logf("B ok: holds %s", path.Base(h.Path))
+	if _, err := o.SetACL(parent, zk.WorldACL(zk.PermAll&^zk.PermDelete), -1); err != nil {
+		t.Fatalf("observer setACL %s: %v", parent, err)
+	}
+	t.Logf("observer ok: %s grants no delete", parent)
+	err = h.Release(ctx)
+	t.Logf("B Release: %v", err)
+	if !errors.Is(err, zk.ErrNoAuth) || errors.Is(err, lock.ErrOutcomeUnknown) {
+		t.Fatalf("B's Release refused by the parent's ACL: got %v; want an error wrapping zk.ErrNoAuth and not ErrOutcomeUnknown", err)
+	}
+	wait.Receive(t, answerWithin, "B's Gone to close", h.Gone())
+	if owned, err := ownedBy(t, o, parent, b.c.SessionID()); err != nil || len(owned) != 1 {
+		t.Fatalf("after B's refused Release: got B's nodes %v (%v); want its node still there", owned, err)
+	}
+}

@@ -69,8 +69,10 @@ type RecoverError struct {
 	// Cleanup is nil when every node to delete was seen deleted.
 	// Otherwise it wraps ErrSessionChanged (the nodes went with the
 	// session, and so did any hold of it), the context's error (it ended
-	// first), or ErrOutcomeUnknown (no answer within cleanupGrace); the
-	// deletes go on until the server answers.
+	// first), ErrOutcomeUnknown (no answer within cleanupGrace; the
+	// deletes go on until the server answers), or the server's refusal
+	// (zk.ErrNoAuth: the parent's ACL grants no delete; those nodes stay
+	// until the session ends).
 	Cleanup error
 }
 
