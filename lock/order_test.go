@@ -8,6 +8,8 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zk19/zk19/fence"
 )
 
@@ -131,5 +133,24 @@ func TestSortBySeq(t *testing.T) {
 		if !slices.Equal(got, c.want) {
 			t.Errorf("sortBySeq(%q): got %q; want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// TestCreateErrorSaysWhatRecoveryFound: a CreateError names the create's
+// error, then, when there was one, why recovery did not adopt a node, what
+// it found and deleted, and why not all were deleted; errors.Is finds each
+// cause. Without a recovery's answer it says nothing of one.
+func TestCreateErrorSaysWhatRecoveryFound(t *testing.T) {
+	cleanup := errors.New("the cleanup's cause")
+	err := error(&CreateError{GUID: "g", Err: zk.ErrConnectionClosed, Recovery: ErrAmbiguous,
+		Owned: []string{"g-lock-0000000002", "g-lock-0000000010"}, Deleted: []string{"g-lock-0000000002"}, Cleanup: cleanup})
+	want := "lock: create of candidate g: " + zk.ErrConnectionClosed.Error() + "; recovery: " + ErrAmbiguous.Error() +
+		"; owned by this session: g-lock-0000000002, g-lock-0000000010; deleted: g-lock-0000000002; not all deleted: the cleanup's cause"
+	if err.Error() != want || !errors.Is(err, zk.ErrConnectionClosed) || !errors.Is(err, ErrAmbiguous) || !errors.Is(err, cleanup) {
+		t.Errorf("got %q; want %q wrapping the create's error, ErrAmbiguous and the cleanup's cause", err, want)
+	}
+	plain := error(&CreateError{GUID: "g", Err: zk.ErrNoNode})
+	if want := "lock: create of candidate g: " + zk.ErrNoNode.Error(); plain.Error() != want || errors.Is(plain, ErrAmbiguous) {
+		t.Errorf("got %q; want %q, wrapping no recovery's answer", plain, want)
 	}
 }

@@ -44,13 +44,7 @@ func TestHandlerAnswers(t *testing.T) {
 		t.Logf("PUT %s with %q: %s %s", path, header, resp.Status, strings.TrimSpace(string(body)))
 		return resp, string(body)
 	}
-	text := func(tok fence.Token) string {
-		b, err := tok.MarshalText()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
+	text := func(tok fence.Token) string { return text(t, tok) }
 	if resp, _ := send("/b", text(mark)); resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("write with the mark: %s; want 204", resp.Status)
 	}
@@ -120,4 +114,44 @@ func TestCheckTakesOnly2xxAsAccepted(t *testing.T) {
 			t.Errorf("Check of a %d: got %v; want accepted %v", tc.status, err, tc.ok)
 		}
 	}
+}
+
+// TestCheckTakesA409AsStaleOnlyBelowItsMark: a 409 is read as
+// fence.ErrStale only when its Fencing-Mark is of the token's lock and
+// above the token. A mark the token is not below (equal, lower), one of
+// another lock, or none at all, is some other refusal: an error that is
+// not ErrStale, so a caller does not give up its hold for a write it
+// could still make.
+func TestCheckTakesA409AsStaleOnlyBelowItsMark(t *testing.T) {
+	tok := fence.NewToken("/L", 1, 3)
+	text := func(tok fence.Token) string { return text(t, tok) }
+	for _, tc := range []struct {
+		what  string
+		mark  string
+		stale bool
+	}{
+		{"a mark above the token", text(fence.NewToken("/L", 1, 4)), true},
+		{"a mark equal to the token", text(tok), false},
+		{"a mark below the token", text(fence.NewToken("/L", 1, 2)), false},
+		{"a mark of another lock", text(fence.NewToken("/M", 1, 9)), false},
+		{"no mark", "", false},
+	} {
+		resp := &http.Response{StatusCode: http.StatusConflict, Status: "409 Conflict", Header: http.Header{}, Body: io.NopCloser(strings.NewReader("refused"))}
+		if tc.mark != "" {
+			resp.Header.Set(fencehttp.MarkHeader, tc.mark)
+		}
+		if err := fencehttp.Check(resp, tok); errors.Is(err, fence.ErrStale) != tc.stale || err == nil {
+			t.Errorf("Check of a 409 with %s: got %v; want an error, stale %v", tc.what, err, tc.stale)
+		}
+	}
+}
+
+// text is tok as the Fencing-Token and Fencing-Mark headers carry it.
+func text(t *testing.T, tok fence.Token) string {
+	t.Helper()
+	b, err := tok.MarshalText()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
