@@ -2,6 +2,7 @@ package fencehttp_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -154,4 +155,30 @@ func text(t *testing.T, tok fence.Token) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestHandlerAnswersARefusalWithoutAMarkWith400: a write refused for a
+// reason that has no mark to name (fence.ErrZeroToken) is answered 400,
+// with the refusal in the body, not 500 as a failed write: the request was
+// wrong, the resource is fine.
+func TestHandlerAnswersARefusalWithoutAMarkWith400(t *testing.T) {
+	srv := httptest.NewServer(fencehttp.Handler(func(http.ResponseWriter, *http.Request, fence.Token) error {
+		return fmt.Errorf("resource: %w", fence.ErrZeroToken)
+	}))
+	defer srv.Close()
+	req, err := http.NewRequest(http.MethodPut, srv.URL+"/a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(fencehttp.Header, text(t, fence.NewToken("/l", 0, 1)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	t.Logf("PUT /a: %s %s", resp.Status, strings.TrimSpace(string(body)))
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), fence.ErrZeroToken.Error()) {
+		t.Errorf("a write refused with ErrZeroToken: got %s %q; want 400 naming the refusal", resp.Status, body)
+	}
 }
