@@ -518,8 +518,10 @@ func (l *Locker) createdLate(session int64, guid, path string, err error) {
 	}
 }
 
+// baseName is the name of the node a create made, without the parent: ""
+// when the create failed (or was answered in another session).
 func baseName(path string, err error) string {
-	if err != nil || path == "" {
+	if err != nil {
 		return ""
 	}
 	return path[strings.LastIndexByte(path, '/')+1:]

@@ -154,3 +154,23 @@ func TestCreateErrorSaysWhatRecoveryFound(t *testing.T) {
 		t.Errorf("got %q; want %q, wrapping no recovery's answer", plain, want)
 	}
 }
+
+// TestALockerForgetsAHoldThatEnded: the nodes a Locker counts as its live
+// holds' are those of holds not yet over. A hold that ended is forgotten:
+// Recover may then clean up its node if it is still there, and a Locker
+// that lives for many holds does not keep them all.
+func TestALockerForgetsAHoldThatEnded(t *testing.T) {
+	l := New(nil, "/p")
+	l.track("/p/a", true)
+	l.track("/p/b", true)
+	if got := l.unheld([]string{"a", "b", "c"}); !slices.Equal(got, []string{"c"}) {
+		t.Fatalf("with the holds of a and b live: got unheld %v; want [c]", got)
+	}
+	l.track("/p/a", false)
+	if got := l.unheld([]string{"a", "b", "c"}); !slices.Equal(got, []string{"a", "c"}) {
+		t.Errorf("after a's hold ended: got unheld %v; want [a c]", got)
+	}
+	if len(l.holding) != 1 {
+		t.Errorf("after a's hold ended: got %d nodes counted as held; want 1", len(l.holding))
+	}
+}
