@@ -783,13 +783,23 @@ const shortSession = 4 * time.Second
 
 // TestALateCreateInANewSessionIsDeleted: a create that goes out after the
 // acquisition's session has given way to a new one makes its node in the
-// new session. When the caller has left before the answer, the recipe
-// deletes that node once the answer comes, whoever's session it is in: it
-// bears the acquisition's GUID and nobody will ever hold or release it.
-// B's session expires behind its blackholed proxy while B's create is
-// about to be sent; the create goes out in B's new session, its reply is
-// held, B's caller leaves, and once the reply flows the node is gone.
+// new session. It bears the acquisition's GUID and nobody will ever hold
+// or release it, so the recipe deletes it, whoever's session it is in:
+// once the answer comes when the caller has left, and before Acquire
+// returns ErrSessionChanged when the caller still waits. B's session
+// expires behind its blackholed proxy while B's create is about to be
+// sent; the create goes out in B's new session. When the caller leaves,
+// the create's reply is held first, and once the reply flows the node is
+// gone; when it stays, the reply flows, and the node is gone by Acquire's
+// return.
 func TestALateCreateInANewSessionIsDeleted(t *testing.T) {
+	t.Run("the caller left before the answer: the node is deleted once it comes", func(t *testing.T) { lateCreateInANewSession(t, false) })
+	t.Run("the caller waits: Acquire deletes the node and returns ErrSessionChanged", func(t *testing.T) { lateCreateInANewSession(t, true) })
+}
+
+// lateCreateInANewSession is TestALateCreateInANewSessionIsDeleted with
+// the caller leaving before the answer, or staying for it.
+func lateCreateInANewSession(t *testing.T, stays bool) {
 	parent, o := freshParent(t)
 	b := newWireTimeout(t, "B", shortSession)
 	old := b.c.SessionID()
@@ -841,10 +851,26 @@ func TestALateCreateInANewSessionIsDeleted(t *testing.T) {
 	fresh := b.c.SessionID()
 	t.Logf("B info new session 0x%x", fresh)
 
-	t.Logf("fault: B's proxy holds every reply from now on; the connection stays open")
-	b.px.Hold(faultproxy.Down)
 	creates := func() int { return b.px.Requests(jute.OpCreate, jute.OpCreate2) }
 	before := creates()
+	if stays {
+		letCreateGo()
+		select {
+		case r := <-done:
+			t.Logf("B Acquire: %v", r.err)
+			if r.h != nil || !errors.Is(r.err, lock.ErrSessionChanged) || creates() == before {
+				t.Fatalf("B's Acquire whose create went out in its new session: got %v, %v (%d creates passed); want ErrSessionChanged after the create", r.h, r.err, creates()-before)
+			}
+		case <-time.After(answerWithin):
+			t.Fatalf("B's Acquire: got no return within %v of its create going out; want ErrSessionChanged", answerWithin)
+		}
+		if owned, err := ownedBy(t, o, parent, fresh); err != nil || len(owned) != 0 {
+			t.Fatalf("at B's Acquire's return: got B's new session owning %v (%v); want none", owned, err)
+		}
+		return
+	}
+	t.Logf("fault: B's proxy holds every reply from now on; the connection stays open")
+	b.px.Hold(faultproxy.Down)
 	letCreateGo()
 	wait.For(t, answerWithin, "B's create to reach the server", func() (bool, string) {
 		return creates() > before, fmt.Sprintf("%d creates passed", creates())
