@@ -144,7 +144,7 @@ func (rp *Report) writeOperatorsIntro(p func(string, ...any)) {
 	p("")
 	p("## Operator mutants")
 	p("")
-	p("Each mutant changes one operator at one place of `lock/` (lock.go, cleanup.go, recover.go, order.go), `fence/` (token.go, resource.go, durable.go) or the fault proxy's matching and holding (`internal/faultproxy`: drop.go's check, request, under, matchingDrops, bindFirst, boundDrop; quorum.go's check, readTxn, matches, holdPacket; pipe.go's replyArrived). Operators: conditional boundary (`<` `<=`, `>` `>=`), negated conditional (`==` `!=`, `<` `>=`, `>` `<=`), `&&` `||`, removing `!`, `+` `-` (and `+=` `-=`; not on strings), `++` `--`, flipping a returned `true`/`false`, and removing a call statement (not a log call, a mutex's Lock/Unlock, or a call of the recipe's test seam, `trace`/`tr`). The mutated file reaches the compiler through `go test -overlay`; the tree is not touched.")
+	p("Each mutant changes one operator at one place of %s. Operators: conditional boundary (`<` `<=`, `>` `>=`), negated conditional (`==` `!=`, `<` `>=`, `>` `<=`), `&&` `||`, removing `!`, `+` `-` (and `+=` `-=`; not on strings), `++` `--`, flipping a returned `true`/`false`, and removing a call statement (not a log call, a mutex's Lock/Unlock, or a call of the recipe's test seam, `trace`/`tr`). The mutated file reaches the compiler through `go test -overlay`; the tree is not touched.", targetList(targets))
 	p("")
 	p("Tests are chosen by coverage: each top-level test and Example of `fence`, `lock`, `internal/faultproxy`, the peer table (`peers`) and the root package (the claim proofs) was run alone on the unmutated tree with `-coverpkg=%s` (%d tests, %s, %s). A mutant runs, with `-failfast` and a timeout, first the covering tests of `fence`, then of `lock`, then of `internal/faultproxy`, then of the peer table, and only if it lives those of the root claim proofs (`-run '^(…)$'`); the first test that fails kills it. A test that failed on the unmutated tree is never used. \"Not covered\": no test runs its code. \"Does not build\": the compiler refused the mutant (not counted). Score = killed / (killed + lived), equivalent mutants left out.",
 		coverPkgs, len(rp.Cover.Tests), rp.coverState(), secs(rp.Cover.Seconds))
@@ -608,4 +608,18 @@ func (rp *Report) faultTime(fr FaultResult) string {
 		return secs(fr.Seconds) + " (" + fr.Date + ")"
 	}
 	return secs(fr.Seconds)
+}
+
+// targetList names the operator run's targets as the report says them:
+// each file, with the functions mutated when only some are.
+func targetList(ts []Target) string {
+	var parts []string
+	for _, t := range ts {
+		s := code(t.File)
+		if len(t.Funcs) > 0 {
+			s += " (" + strings.Join(t.Funcs, ", ") + ")"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
 }
