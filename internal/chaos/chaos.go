@@ -339,6 +339,15 @@ func (run *chaosRun) stop() {
 	})
 }
 
+// leftWithin bounds the wait for what the workers' sessions leave on the
+// server once they are closed. A worker closed while the nemesis has just
+// cut it off cannot send its closeSession: the server expires that session,
+// and its nodes with it, after the negotiated timeout, up to a tick later.
+// On a server with the default tickTime (2 s), a user's own among them, the
+// shortest timeout is 4 s, so that is 6 s; a node or session still there
+// after leftWithin has outlived any session timeout C1's workers can get.
+const leftWithin = 10 * harness.ExpirySessionTimeout
+
 // checkNothingLeftOnServer: with every worker's session closed, no lock
 // node is left under the root and no session but the observer's is left
 // on the server that tracks them all (the leader, or the one server).
@@ -347,7 +356,7 @@ func (run *chaosRun) checkNothingLeftOnServer() {
 	if err := run.O.WaitConnected(zkclient.ConnectWithin); err != nil {
 		claims.NotShown(t, "C1", "the observer has no session to check with: %v", err)
 	}
-	err := wait.Until(harness.Within, "no lock node under "+run.root, func() (bool, string) {
+	err := wait.Until(leftWithin, "no lock node under "+run.root, func() (bool, string) {
 		kids, _, err := run.O.Children(run.root)
 		return err == nil && len(kids) == 0, fmt.Sprintf("%v %v", kids, err)
 	})
@@ -361,7 +370,7 @@ func (run *chaosRun) checkNothingLeftOnServer() {
 		tracker = run.cluster.Leader()
 	}
 	what, left := run.leftSessions()
-	err = wait.Until(10*harness.ExpirySessionTimeout, what+" in "+tracker.Label+"'s dump", func() (bool, string) {
+	err = wait.Until(leftWithin, what+" in "+tracker.Label+"'s dump", func() (bool, string) {
 		all, err := dumpSessions(tracker)
 		all = slices.DeleteFunc(all, func(s string) bool { return !left(s) })
 		return err == nil && len(all) == 0, fmt.Sprint(all, err)
