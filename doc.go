@@ -212,7 +212,7 @@
 //   - R6 §4 ¶2 句1 「GUID」「ephemeralOwner」「同 session」: GUID 对得上、
 //     ephemeralOwner 却是别的 session 的节点，绝不会被认作自己的。 Proof:
 //     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:139). Code:
-//     lock.(*Locker).matches (lock/recover.go:260)
+//     lock.(*Locker).matches (lock/recover.go:259)
 //   - R3 §4 ¶2 句2 「恰好」「当前 session」「匹配节点」: 用同一 session 与
 //     GUID 恢复：列出父节点，正好找到一个带这个 GUID、属于本 session 的孩子，
 //     也就是服务器建的那个节点，确认时不借助代理提供的任何信息。 Proof:
@@ -220,12 +220,12 @@
 //     TestR3_RecoverSyncsBeforeListing (proxy_test.go:233),
 //     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:348),
 //     Example_s4LostCreateReply (proxy_test.go:64). Code:
-//     lock.(*Locker).Recover (lock/recover.go:130), lock.(*Locker).matches
-//     (lock/recover.go:260), lock.ofGUID (lock/recover.go:248)
+//     lock.(*Locker).Recover (lock/recover.go:129), lock.(*Locker).matches
+//     (lock/recover.go:259), lock.ofGUID (lock/recover.go:247)
 //   - R5 §4 ¶2 句3 「没有匹配」「明确失败」「新的获取」: 没有节点带着这个 GUID
 //     时，恢复报告节点缺失，绝不自作主张变成一次新的获取。 Proof:
 //     TestR5_NoMatchIsMissingNotANewAcquisition (proxy_test.go:401). Code:
-//     lock.(*Locker).Recover (lock/recover.go:130)
+//     lock.(*Locker).Recover (lock/recover.go:129)
 //   - §4 ¶3 图 (diagram) 「ConnectionLoss」「ephemeralOwner」
 //   - §4 ¶3 句1 (premise of R1) 「这次实验」「网络故障」
 //   - R1 §4 ¶3 句2 「xid」「err=0」「关闭连接」: 代理转发 create，凭 xid 认出
@@ -262,7 +262,7 @@
 //     免得堵住队列。 Proof:
 //     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:634),
 //     Example_s4LostCreateReply (proxy_test.go:64). Code:
-//     lock.(*Locker).Recover (lock/recover.go:130)
+//     lock.(*Locker).Recover (lock/recover.go:129)
 //   - D2 §4 ¶5 句3 (not verified here) 「GUID」「exactly-once」「客户端状态」:
 //     GUID 只是一次逻辑获取的查找键：它不让 create 变成恰好一次，
 //     也代替不了持久的客户端状态或客户端重启后的恢复。
@@ -475,7 +475,7 @@
 //     连接丢失后重试拿到更大的序号，而第一个节点还在，所以恢复必须核对 session
 //     与 ephemeralOwner，还要应对匹配到零个或好几个节点的情形。 Proof:
 //     Example_s8aX1RetryAfterConnectionLoss (exercises_test.go:37). Code:
-//     lock.(*Locker).Recover (lock/recover.go:130)
+//     lock.(*Locker).Recover (lock/recover.go:129)
 //   - §8 ¶2 句4 (answer of X1) 「后一次成功」「前一次」
 //   - §8 ¶3 句1 (question) 「练习二」「过期即拒绝」
 //   - §8 ¶3 句2 (question) 「token 1」「发送请求」

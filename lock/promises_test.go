@@ -108,6 +108,16 @@ func ownedBy(t *testing.T, o *zkclient.Client, parent string, session int64) ([]
 	return owned, nil
 }
 
+// denyDeletes makes parent's ACL grant every permission but delete, so the
+// server refuses the delete of any of its children.
+func denyDeletes(t *testing.T, o *zkclient.Client, parent string) {
+	t.Helper()
+	if _, err := o.SetACL(parent, zk.WorldACL(zk.PermAll&^zk.PermDelete), -1); err != nil {
+		t.Fatalf("observer setACL %s: %v", parent, err)
+	}
+	t.Logf("observer ok: %s grants no delete", parent)
+}
+
 // waitNoneOwned waits until session owns no child of parent.
 func waitNoneOwned(t *testing.T, o *zkclient.Client, parent, who string, session int64) {
 	t.Helper()
@@ -762,10 +772,7 @@ func TestRecoverSaysWhyItsAmbiguousNodesStay(t *testing.T) {
 		}
 		t.Logf("B ok %s", path.Base(p))
 	}
-	if _, err := o.SetACL(parent, zk.WorldACL(zk.PermAll&^zk.PermDelete), -1); err != nil {
-		t.Fatalf("observer setACL %s: %v", parent, err)
-	}
-	t.Logf("observer ok: %s grants no delete", parent)
+	denyDeletes(t, o, parent)
 	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
 	defer cancel()
 	_, err := lock.New(c.Conn, parent).Recover(ctx, guid)
@@ -943,10 +950,7 @@ func TestAcquireDeletesTheNodesOfAnAmbiguousCreate(t *testing.T) {
 			parent, o := freshParent(t)
 			b := newWire(t, "B")
 			if refused {
-				if _, err := o.SetACL(parent, zk.WorldACL(zk.PermAll&^zk.PermDelete), -1); err != nil {
-					t.Fatalf("observer setACL %s: %v", parent, err)
-				}
-				t.Logf("observer ok: %s grants no delete", parent)
+				denyDeletes(t, o, parent)
 			}
 			var drop *faultproxy.Drop
 			var first atomic.Bool
@@ -1007,10 +1011,7 @@ func TestReleaseRefusedByTheParentsACLSaysSo(t *testing.T) {
 		t.Fatalf("B Acquire: %v", err)
 	}
 	t.Logf("B ok: holds %s", path.Base(h.Path))
-	if _, err := o.SetACL(parent, zk.WorldACL(zk.PermAll&^zk.PermDelete), -1); err != nil {
-		t.Fatalf("observer setACL %s: %v", parent, err)
-	}
-	t.Logf("observer ok: %s grants no delete", parent)
+	denyDeletes(t, o, parent)
 	err = h.Release(ctx)
 	t.Logf("B Release: %v", err)
 	if !errors.Is(err, zk.ErrNoAuth) || errors.Is(err, lock.ErrOutcomeUnknown) {

@@ -44,15 +44,7 @@ func (e *CreateError) Error() string {
 	return s + found(e.Owned, e.Foreign, e.Deleted) + notAll(e.Cleanup)
 }
 
-func (e *CreateError) Unwrap() []error {
-	errs := []error{e.Err}
-	for _, err := range []error{e.Recovery, e.Cleanup} {
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errs
-}
+func (e *CreateError) Unwrap() []error { return causes(e.Err, e.Recovery, e.Cleanup) }
 
 // RecoverError is what Recover returns when it cannot name exactly one
 // node: it wraps Kind, ErrMissing or ErrAmbiguous, and says what it found.
@@ -88,11 +80,18 @@ func notAll(cleanup error) string {
 	return "; not all deleted: " + cleanup.Error()
 }
 
-func (e *RecoverError) Unwrap() []error {
-	if e.Cleanup != nil {
-		return []error{e.Kind, e.Cleanup}
+func (e *RecoverError) Unwrap() []error { return causes(e.Kind, e.Cleanup) }
+
+// causes is what an error of the package wraps: those of errs that are
+// not nil.
+func causes(errs ...error) []error {
+	var out []error
+	for _, err := range errs {
+		if err != nil {
+			out = append(out, err)
+		}
 	}
-	return []error{e.Kind}
+	return out
 }
 
 func found(owned, foreign, deleted []string) string {

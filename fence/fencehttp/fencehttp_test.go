@@ -45,27 +45,26 @@ func TestHandlerAnswers(t *testing.T) {
 		t.Logf("PUT %s with %q: %s %s", path, header, resp.Status, strings.TrimSpace(string(body)))
 		return resp, string(body)
 	}
-	text := func(tok fence.Token) string { return text(t, tok) }
-	if resp, _ := send("/b", text(mark)); resp.StatusCode != http.StatusNoContent {
+	if resp, _ := send("/b", text(t, mark)); resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("write with the mark: %s; want 204", resp.Status)
 	}
-	resp, body := send("/a", text(stale))
-	if resp.StatusCode != http.StatusConflict || !strings.Contains(body, "mark g0/2") || resp.Header.Get(fencehttp.MarkHeader) != text(mark) {
+	resp, body := send("/a", text(t, stale))
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(body, "mark g0/2") || resp.Header.Get(fencehttp.MarkHeader) != text(t, mark) {
 		t.Errorf("stale write: %s %q, %s %q; want 409 naming the mark g0/2 in the body and the header", resp.Status, body, fencehttp.MarkHeader, resp.Header.Get(fencehttp.MarkHeader))
 	}
 	var se *fence.StaleError
 	if err := fencehttp.Check(resp, stale); !errors.As(err, &se) || se.Mark != mark || se.Token != stale {
 		t.Errorf("Check of the 409 = %v; want a *fence.StaleError with mark %v and token %v", err, mark, stale)
 	}
-	if resp, body := send("/c", text(fence.NewToken("/other", 0, 9))); resp.StatusCode != http.StatusConflict || !strings.Contains(body, "of lock") {
+	if resp, body := send("/c", text(t, fence.NewToken("/other", 0, 9))); resp.StatusCode != http.StatusConflict || !strings.Contains(body, "of lock") {
 		t.Errorf("another lock's token: %s %q; want 409 saying which lock", resp.Status, body)
 	}
-	for _, h := range []string{"", "g0/3", text(mark) + "x", `"` + text(mark) + `"`, "zk19-fence-v1::0:0"} {
+	for _, h := range []string{"", "g0/3", text(t, mark) + "x", `"` + text(t, mark) + `"`, "zk19-fence-v1::0:0"} {
 		if resp, _ := send("/d", h); resp.StatusCode != http.StatusBadRequest {
 			t.Errorf("token header %q: %s; want 400, the write not run", h, resp.Status)
 		}
 	}
-	if resp, _ := send("/broken", text(mark)); resp.StatusCode != http.StatusInternalServerError {
+	if resp, _ := send("/broken", text(t, mark)); resp.StatusCode != http.StatusInternalServerError {
 		t.Errorf("a write that fails: %s; want 500", resp.Status)
 	}
 	if v, m, _, _ := store.Read(t.Context()); v != "/b" || m != mark {
@@ -125,16 +124,15 @@ func TestCheckTakesOnly2xxAsAccepted(t *testing.T) {
 // could still make.
 func TestCheckTakesA409AsStaleOnlyBelowItsMark(t *testing.T) {
 	tok := fence.NewToken("/L", 1, 3)
-	text := func(tok fence.Token) string { return text(t, tok) }
 	for _, tc := range []struct {
 		what  string
 		mark  string
 		stale bool
 	}{
-		{"a mark above the token", text(fence.NewToken("/L", 1, 4)), true},
-		{"a mark equal to the token", text(tok), false},
-		{"a mark below the token", text(fence.NewToken("/L", 1, 2)), false},
-		{"a mark of another lock", text(fence.NewToken("/M", 1, 9)), false},
+		{"a mark above the token", text(t, fence.NewToken("/L", 1, 4)), true},
+		{"a mark equal to the token", text(t, tok), false},
+		{"a mark below the token", text(t, fence.NewToken("/L", 1, 2)), false},
+		{"a mark of another lock", text(t, fence.NewToken("/M", 1, 9)), false},
 		{"no mark", "", false},
 	} {
 		resp := &http.Response{StatusCode: http.StatusConflict, Status: "409 Conflict", Header: http.Header{}, Body: io.NopCloser(strings.NewReader("refused"))}
