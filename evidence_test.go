@@ -66,15 +66,18 @@ func TestEveryClaimHasEvidence(t *testing.T) {
 }
 
 // TestClaimsCiteTheirParagraphs: every claim, pending claim and
-// documentary item of the index cites one sentence of the article (section,
-// paragraph, sentence, counted as claims.Sentences defines them) with two
-// to four terms that occur in that sentence as written, so a locator moved
-// by one sentence fails; and its Chinese statement restates, sharing no
-// claims.CopiedRun Chinese characters in a row with the article. The
-// article is not in the repository; ZK19_ARTICLE names it, else the index's
-// articleFile (relative to the module root) is read. The test skips only
-// where that file does not exist, and says so; the index's own rules
-// (claims.Index.CheckEntries) are checked first, article or not.
+// documentary item of the index cites one sentence of the article
+// (section, paragraph, sentence, counted as a reader counts them, by
+// claims.CountRule: a sentence ends at 。？！, not at ；) with two to four
+// terms that occur in that sentence as written, so a locator moved by one
+// sentence fails, and so does a count that splits at ； again (33 claims
+// and documentary items then miss a term of theirs); and its Chinese
+// statement restates, sharing no claims.CopiedRun Chinese characters in a
+// row with the article. The article is not in the repository; ZK19_ARTICLE
+// names it, else the index's articleFile (relative to the module root) is
+// read. The test skips only where that file does not exist, and says so;
+// the index's own rules (claims.Index.CheckEntries) are checked first,
+// article or not.
 func TestClaimsCiteTheirParagraphs(t *testing.T) {
 	ix := claims.LoadClaimIndex(t)
 	for _, err := range ix.CheckEntries() {

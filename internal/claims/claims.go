@@ -37,9 +37,10 @@ type Index struct {
 	// Claims replaces that entry when its proof lands.
 	Pending     []Claim       `json:"pending,omitempty"`
 	Documentary []Documentary `json:"documentary,omitempty"`
-	// Context gives each remaining sentence of the article its one line:
-	// what it is to a reader (a citation, a question, a diagram, the
-	// premise of a claim), so that every sentence has an entry (CheckCoverage).
+	// Context gives each remaining sentence of the article, one that no
+	// claim or documentary item cites, its one line: what it is to a
+	// reader (a citation, a question, a diagram, the premise of a claim),
+	// so that every sentence has an entry (CheckCoverage).
 	Context []Context `json:"context,omitempty"`
 	// Diagrams say where each of the article's diagrams ends: the article
 	// runs the next paragraph's text on from a diagram's last line.

@@ -14,7 +14,7 @@ const (
 	// maxTermRunes and maxTermHan keep a term a term: a clause of the
 	// article is longer, or holds a mark that ends or divides a clause.
 	maxTermRunes, maxTermHan = 20, 6
-	termBreaks               = SentenceMarks + "，、："
+	termBreaks               = SentenceMarks + ClauseMarks
 	// CopiedRun is how many Chinese characters in a row (Han characters and
 	// full-width punctuation) an entry's Chinese text may not share with
 	// the article: the index restates, it does not copy.
@@ -179,9 +179,11 @@ func (ix *Index) CheckCitations(article string) ([]error, error) {
 
 // CheckCoverage returns a sentence of the article (or a diagram) that no
 // claim, pending claim, documentary item or context entry cites, one error
-// each, and a sentence that more than one context entry cites: every
-// sentence has an entry, so a reader can tell a premise from a forgotten
-// sentence. Its error is Sentences'.
+// each, a sentence that more than one context entry cites, and a context
+// entry on a sentence that a claim, pending claim or documentary item
+// cites: every sentence has an entry, so a reader can tell a premise from
+// a forgotten sentence, and a context line is the one entry of a sentence
+// nothing else cites. Its error is Sentences'.
 func (ix *Index) CheckCoverage(article string) ([]error, error) {
 	secs, diagrams, err := ix.texts(article)
 	if err != nil {
@@ -218,10 +220,15 @@ func (ix *Index) CheckCoverage(article string) ([]error, error) {
 		}
 	}
 	for _, c := range ix.Context {
-		if n := contexts[key(c.Locator())]; n > 1 {
+		k := key(c.Locator())
+		n := contexts[k]
+		if n > 1 {
 			errs = append(errs, fmt.Errorf("%s has %d context lines; want one", c.Locator(), n))
-			contexts[key(c.Locator())] = 0
 		}
+		if n > 0 && cited[k] > n {
+			errs = append(errs, fmt.Errorf("%s has a context line (%s) and a claim or documentary item cites it too; want a context line only on a sentence nothing else cites", c.Locator(), c.Line()))
+		}
+		contexts[k] = 0
 	}
 	return errs, nil
 }

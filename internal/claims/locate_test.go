@@ -7,13 +7,14 @@ import (
 )
 
 // article is a small article in the real one's shape: sections headed by
-// their title lines, a citation with no mark at a paragraph's end, a
-// flowchart whose decision asks a question, whose last label holds a mark,
-// and whose caption runs on from its last line.
+// their title lines, a sentence of two clauses joined by "；", one that
+// ends at "！", a citation with no mark at a paragraph's end, a flowchart
+// whose decision asks a question, whose last label holds a mark, and whose
+// caption runs on from its last line.
 var article = strings.Join([]string{
 	"标题",
 	"第一节",
-	"甲在前驱删除后重新列出；乙继续等待。Hunt 等，§2.3",
+	"甲在前驱删除后重新列出；乙继续等待。丙不再等！Hunt 等，§2.3",
 	"flowchart TD",
 	`A["取得 token"] --> C{"token 小于高水位？"}`,
 	`C -- 是 --> R["拒绝；保留"]图注第一句。图注第二句？`,
@@ -24,15 +25,17 @@ var article = strings.Join([]string{
 // diagramEnd is where the fixture's diagram ends.
 var diagramEnd = []Diagram{{Section: "§1", Paragraph: 2, Last: `R["拒绝；保留"]`}}
 
-// TestSentences: after a diagram, sentences are counted as a reader counts
-// them, from the text after it; the marks inside the diagram (its
-// decision's "？", its label's "；") end no sentence.
+// TestSentences: sentences are counted as a reader counts them
+// (CountRule): one ends at "。", "？" or "！" and not at "；", so two clauses
+// joined by "；" are one sentence; after a diagram, from the text after it,
+// and the marks inside the diagram (its decision's "？", its label's "；")
+// end no sentence.
 func TestSentences(t *testing.T) {
 	ix := &Index{Sections: []Section{{Key: "§1", Title: "第一节"}, {Key: "§2", Title: "第二节"}}, Diagrams: diagramEnd}
 	got, err := ix.Sentences(article)
 	want := map[string][][]string{
 		"§1": {
-			{"甲在前驱删除后重新列出；", "乙继续等待。", "Hunt 等，§2.3"},
+			{"甲在前驱删除后重新列出；乙继续等待。", "丙不再等！", "Hunt 等，§2.3"},
 			{"图注第一句。", "图注第二句？"},
 		},
 		"§2": {{"exists 返回空时立即重新列出。"}},
@@ -51,12 +54,28 @@ func TestSentences(t *testing.T) {
 	}
 }
 
+// TestCountRule: a mark either ends a sentence or divides one, never both,
+// and the rule that doc.go and the record print is one line in each
+// language.
+func TestCountRule(t *testing.T) {
+	for _, r := range ClauseMarks {
+		if strings.ContainsRune(SentenceMarks, r) {
+			t.Errorf("SentenceMarks = %q holds %q, a mark of ClauseMarks %q: got a sentence that ends where a reader reads on; want each mark in one of the two", SentenceMarks, r, ClauseMarks)
+		}
+	}
+	for _, rule := range []string{CountRule, CountRuleZh} {
+		if strings.Contains(rule, "\n") || !strings.Contains(rule, SentenceMarks) || !strings.Contains(rule, ClauseMarks) {
+			t.Errorf("count rule %q; want one line that names SentenceMarks %q and ClauseMarks %q", rule, SentenceMarks, ClauseMarks)
+		}
+	}
+}
+
 func TestCheckCitations(t *testing.T) {
 	ix := &Index{
 		Sections: []Section{{Key: "§1", Title: "第一节"}, {Key: "§2", Title: "第二节"}},
 		Diagrams: diagramEnd,
 		Claims: []Claim{
-			{ID: "L4", Section: "§1", Paragraph: 1, Sentence: 1, Terms: []string{"前驱", "重新列出"}, Zh: "删除只通知下一位。"},
+			{ID: "L4", Section: "§1", Paragraph: 1, Sentence: 1, Terms: []string{"前驱", "继续等待"}, Zh: "删除只通知下一位。"},
 			{ID: "F6", Section: "§1", Paragraph: 2, Sentence: 0, Terms: []string{"高水位", "拒绝"}, Zh: "比较与写入不可分。"},
 			{ID: "L8", Section: "§2", Paragraph: 1, Sentence: 1, Terms: []string{"exists", "立即重新列出"}, Zh: "空返回时马上再列。"},
 		},
@@ -83,8 +102,8 @@ func TestCheckCitations(t *testing.T) {
 		got = append(got, e.Error())
 	}
 	want := []string{
-		`claim L4 cites §1 ¶1 句2; term "前驱" is not in that sentence (it begins "乙继续等待。")`,
-		`claim L4 cites §1 ¶1 句2; term "重新列出" is not in that sentence (it begins "乙继续等待。")`,
+		`claim L4 cites §1 ¶1 句2; term "前驱" is not in that sentence (it begins "丙不再等！")`,
+		`claim L4 cites §1 ¶1 句2; term "继续等待" is not in that sentence (it begins "丙不再等！")`,
 		`claim F6 cites §1 ¶2 句3; that paragraph has 2 sentences`,
 		`claim L8: zh shares "返回空时立即重新" with the article; restate it, do not copy`,
 		`documentary D1 cites §1 ¶2 图; term "图注第一句" is not in that sentence (it begins "C -- 是 --> R…")`,
@@ -120,7 +139,7 @@ func TestCheckEntries(t *testing.T) {
 		`claim S2: 5 terms ["前驱" "前驱" "一个很长的中文短语" "a，b" " x"]; want 2 to 4`,
 		`claim S2: term "前驱" twice`,
 		`claim S2: term "一个很长的中文短语" has more than 6 Han characters: a term, not a clause`,
-		`claim S2: term "a，b" holds one of "。？；，、：": a term, not a clause`,
+		`claim S2: term "a，b" holds one of "。？！；，、：": a term, not a clause`,
 		`claim S2: term " x" is empty or has white space around it`,
 		`claim S2: zh "stale"; want the Chinese text`,
 		`pending claim L12: zh ""; want the Chinese text`,
@@ -133,15 +152,16 @@ func TestCheckEntries(t *testing.T) {
 }
 
 // TestCheckCoverage: a sentence or a diagram that no entry cites is named;
-// a sentence with two context lines is too; and a context line says what
-// it is in the words the index allows.
+// a sentence with two context lines is too, and one with a context line
+// beside a claim; and a context line says what it is in the words the
+// index allows.
 func TestCheckCoverage(t *testing.T) {
 	ix := &Index{
 		Sections: []Section{{Key: "§1", Title: "第一节"}, {Key: "§2", Title: "第二节"}},
 		Diagrams: diagramEnd,
-		Claims:   []Claim{{ID: "L4", Section: "§1", Paragraph: 1, Sentence: 1, Terms: []string{"前驱", "重新列出"}, Zh: "删除只通知下一位。"}},
+		Claims:   []Claim{{ID: "L4", Section: "§1", Paragraph: 1, Sentence: 1, Terms: []string{"前驱", "继续等待"}, Zh: "删除只通知下一位。"}},
 		Context: []Context{
-			{Section: "§1", Paragraph: 1, Sentence: 2, Kind: KindPremise, Of: "L4", Terms: []string{"乙", "继续等待"}},
+			{Section: "§1", Paragraph: 1, Sentence: 2, Kind: KindPremise, Of: "L4", Terms: []string{"丙", "不再等"}},
 			{Section: "§1", Paragraph: 1, Sentence: 3, Kind: KindCitation, Terms: []string{"Hunt", "§2.3"}},
 			{Section: "§1", Paragraph: 2, Sentence: 0, Kind: KindDiagram, Terms: []string{"高水位", "拒绝"}},
 			{Section: "§1", Paragraph: 2, Sentence: 1, Kind: KindReport, Terms: []string{"图注", "第一句"}},
@@ -165,6 +185,8 @@ func TestCheckCoverage(t *testing.T) {
 	ix.Context[3].Kind = "aside"                                      // no such kind
 	ix.Context[4] = ix.Context[5]                                     // §1 ¶2 句2 left, §2 ¶1 句1 twice
 	ix.Context = append(ix.Context[:5], ix.Context[5], ix.Context[5]) // three times
+	// a context line on L4's sentence
+	ix.Context = append(ix.Context, Context{Section: "§1", Paragraph: 1, Sentence: 1, Kind: KindCitation, Terms: []string{"甲", "乙"}})
 	var got []string
 	for _, e := range ix.CheckEntries() {
 		got = append(got, e.Error())
@@ -181,6 +203,7 @@ func TestCheckCoverage(t *testing.T) {
 		`context §1 ¶2 句1: kind "aside"; want one of citation, question, diagram, premise, answer, report`,
 		`§1 ¶2 句2, which begins "图注第二句？", has no entry; want a claim, a documentary item or a context line`,
 		`§2 ¶1 句1 has 3 context lines; want one`,
+		`§1 ¶1 句1 has a context line (citation) and a claim or documentary item cites it too; want a context line only on a sentence nothing else cites`,
 	}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("CheckEntries and CheckCoverage =\n%s\n%v\nwant\n%s", strings.Join(got, "\n"), err, strings.Join(want, "\n"))

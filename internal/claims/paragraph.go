@@ -5,9 +5,23 @@ import (
 	"strings"
 )
 
-// SentenceMarks are the marks that end a sentence of the article: 。, ？
-// and ；.
-const SentenceMarks = "。？；"
+// The count of the article's sentences (句), as a reader counts them.
+const (
+	// SentenceMarks are the marks that end a sentence of the article: the
+	// full-width full stop, question mark and exclamation mark. (The
+	// article writes no ASCII "." "?" "!" at a sentence's end.)
+	SentenceMarks = "。？！"
+	// ClauseMarks divide a sentence and end none: a reader reads on past
+	// a semicolon, and so does Sentences.
+	ClauseMarks = "；，、："
+	// CountRule is the rule in one line, for doc.go's top line and the
+	// record's: what 句 counts.
+	CountRule = "句 (sentence) is counted as a reader counts it: a sentence ends at each of " + SentenceMarks +
+		" and at none of " + ClauseMarks + "; 图 is a diagram, which is no sentence, and the marks inside it end none."
+	// CountRuleZh is CountRule in Chinese, for the Chinese record.
+	CountRuleZh = "“句”按读者的数法计数：句子在 " + SentenceMarks + " 处结束，在 " + ClauseMarks +
+		" 处都不结束；“图”指图示，不算句子，图内的标点也不断句。"
+)
 
 // Paragraphs counts the paragraphs of each of the index's sections in the
 // article's text, by section key: the lengths of what Sentences returns.
@@ -42,8 +56,10 @@ func (ix *Index) Paragraphs(article string) (map[string]int, error) {
 // says the diagram ends (a label of a sequence diagram cannot be told from
 // the text after it by its syntax).
 //
-// Sentences. A sentence ends with each of SentenceMarks and includes it;
-// what follows the last mark is one more sentence when it is not blank
+// Sentences. A sentence ends with each of SentenceMarks (。？！) and
+// includes it; a ClauseMarks mark (；，、：) ends none, so two clauses
+// joined by "；" are one sentence, as a reader counts them (CountRule).
+// What follows the last mark is one more sentence when it is not blank
 // (the article ends some paragraphs with a source citation that has no
 // mark). Sentences are trimmed of white space and numbered from 1. After a
 // diagram they are counted from the end of the diagram, as a reader counts
