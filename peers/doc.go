@@ -10,5 +10,5 @@
 //	go test -count=1 -v -run TestPeerLostCreateReply ./peers
 //
 // cmd/evidence reads the run and writes the table into EVIDENCE.md; see
-// docs/peers.md and the README's "Test your own lock recipe".
+// docs/peers.md, "Test your own lock recipe".
 package peers

@@ -2,7 +2,7 @@
 
 package peers_test
 
-// How a recipe written in Go takes the peer scenarios (README, "Test your
+// How a recipe written in Go takes the peer scenarios (docs/peers.md, "Test your
 // own lock recipe"): go-zookeeper's zk.Lock behind peer.GoRecipe, as a
 // column of its own, "zk.Lock-via-GoRecipe". Built only with
 // -tags zk19example, so that the table's go-zookeeper column is not there

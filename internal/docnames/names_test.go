@@ -19,8 +19,9 @@ var records = map[string]bool{
 	"docs/mutants-issue39-stop45.md":  true,
 }
 
-// TestDocsNameWhatExists: every Go name that README.md and docs/*.md write
-// in backticks and that looks like this module's is declared in it.
+// TestDocsNameWhatExists: every Go name that README.md, README.zh.md and
+// docs/*.md write in backticks and that looks like this module's is
+// declared in it.
 func TestDocsNameWhatExists(t *testing.T) {
 	root := filepath.Join("..", "..")
 	ix, err := docnames.Load(root)
@@ -32,7 +33,7 @@ func TestDocsNameWhatExists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs = append([]string{filepath.Join(root, "README.md")}, docs...)
+	docs = append([]string{filepath.Join(root, "README.md"), filepath.Join(root, "README.zh.md")}, docs...)
 	for _, path := range docs {
 		rel, _ := filepath.Rel(root, path)
 		rel = filepath.ToSlash(rel)

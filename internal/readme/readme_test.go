@@ -21,18 +21,9 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(servertest.RunTests(m)) }
 
-// TestTheReadmeShowsThisProgram: the README's first Go block is program.go
-// after its package clause, line for line.
+// TestTheReadmeShowsThisProgram: the first Go block of README.md, and of
+// README.zh.md, is program.go after its package clause, line for line.
 func TestTheReadmeShowsThisProgram(t *testing.T) {
-	md, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, block, ok := strings.Cut(string(md), "```go\n")
-	block, _, closed := strings.Cut(block, "```")
-	if !ok || !closed {
-		t.Fatal("README.md: no ```go block; want the program of internal/readme")
-	}
 	src, err := os.ReadFile("program.go")
 	if err != nil {
 		t.Fatal(err)
@@ -41,19 +32,31 @@ func TestTheReadmeShowsThisProgram(t *testing.T) {
 	if !ok {
 		t.Fatal("program.go: no package clause followed by a blank line")
 	}
-	got, want := strings.Split(block, "\n"), strings.Split(prog, "\n")
-	for i := range max(len(got), len(want)) {
-		g, w := "(end of block)", "(end of file)"
-		if i < len(got) {
-			g = got[i]
+	for _, file := range []string{"README.md", "README.zh.md"} {
+		md, err := os.ReadFile("../../" + file)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if i < len(want) {
-			w = want[i]
+		_, block, ok := strings.Cut(string(md), "```go\n")
+		block, _, closed := strings.Cut(block, "```")
+		if !ok || !closed {
+			t.Fatalf("%s: no ```go block; want the program of internal/readme", file)
 		}
-		if g != w {
-			t.Fatalf("README.md's first Go block, line %d: got %q; want %q (internal/readme/program.go): the README shows another program than the one compiled and run", i+1, g, w)
+		got, want := strings.Split(block, "\n"), strings.Split(prog, "\n")
+		for i := range max(len(got), len(want)) {
+			if g, w := lineAt(got, i, "(end of block)"), lineAt(want, i, "(end of file)"); g != w {
+				t.Fatalf("%s's first Go block, line %d: got %q; want %q (internal/readme/program.go): the README shows another program than the one compiled and run", file, i+1, g, w)
+			}
 		}
 	}
+}
+
+// lineAt is lines[i], or past at the end of lines.
+func lineAt(lines []string, i int, past string) string {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return past
 }
 
 // server starts a server for one test and returns a session on it and a
