@@ -37,20 +37,18 @@
 //   - S1 §1 ¶2 句1 (beyond) 「外部通道」「落后副本」「旧值」: A
 //     写入成功并经带外渠道告诉 B 之后，B 在还没收到这次提交的 follower
 //     上做普通读，拿到的仍是旧值 0。 Proof:
-//     TestS1_PlainReadOnLaggingFollowerIsStale (stale_read_test.go:160),
-//     Example_s1StaleReadFromLaggingFollower (stale_read_test.go:39)
+//     Example_s1StaleReadFromLaggingFollower (stale_read_test.go:43)
 //   - §1 ¶2 句2 (premise of S1) 「外部通知」「先后关系」
 //   - S2 §1 ¶2 句3 (beyond) 「寄存器」「线性一致性」「实时顺序」: porcupine
 //     把这段历史当作线性化寄存器来检查时予以拒绝；同样的操作若等 follower
-//     追上后 B 再读，则被接受。 Proof: TestS2_StaleHistoryIsNotLinearizable
-//     (stale_read_test.go:173), Example_s1StaleReadFromLaggingFollower
-//     (stale_read_test.go:39)
+//     追上后 B 再读，则被接受。 Proof: Example_s1StaleReadFromLaggingFollower
+//     (stale_read_test.go:43)
 //   - §1 ¶2 句4 (citation) 「Hunt」「USENIX ATC 2010」
 //   - §1 ¶3 图 (diagram) 「外部消息」「落后副本」
 //   - S3 §1 ¶3 句1 (beyond) 「follower」「getData」「leader」「ZKDatabase」:
 //     follower 以自己的本地状态回答 getData：leader 发往它的数据流仍被扣着，
 //     读取照样完成，不需要与 leader 往返。 Proof:
-//     TestS3_FollowerAnswersReadsFromItsOwnCopy (stale_read_test.go:185)
+//     TestS3_FollowerAnswersReadsFromItsOwnCopy (stale_read_test.go:159)
 //   - §1 ¶3 句2 (premise of S3) 「ReadIndex」「第 14 篇」
 //   - §1 ¶3 句3 (citation) 「Processor.java」「Follower」
 //
@@ -62,19 +60,18 @@
 //     「当前 leader」「更新顺序」「有用途」「sync 后读」: leader 正常时，
 //     在落后 follower 上调用 sync 会阻塞，直到被扣住的 leader 链路放开，
 //     随后的读看到 1。 Proof: TestY1_SyncWaitsForTheLeaderStream
-//     (sync_test.go:117)
+//     (sync_test.go:116)
 //   - Y2 §2 ¶2 句1 (beyond) 「ZOOKEEPER-1675」「五节点」「新多数」:
 //     五台服务器上复现 ZOOKEEPER-1675 的窗口（先确认被隔开的旧 leader
 //     仍报告自己在领导）：旧 follower 的客户端 sync 成功后读到 0，
 //     而新多数早已提交 1；porcupine 判定这段历史不可线性化。 Proof:
-//     TestY2_SyncInTheZK1675WindowReadsStale (sync_test.go:134),
-//     Example_s2SyncInZK1675Window (sync_test.go:45)
+//     Example_s2SyncInZK1675Window (sync_test.go:48)
 //   - Y7 §2 ¶2 句2 (beyond)
 //     「待处理提议」「挂到」「Leader.processSync」「outstanding」:
 //     五台服务器上扣住足够多 follower 的确认，让一个写停在已提议、
 //     未提交的状态；剩下那台 follower 上的 sync 要等这个提议提交后才返回，
 //     之后的读能看到这个写。 Proof:
-//     TestY7_SyncQueuesBehindAnOutstandingProposal (sync_test.go:150)
+//     TestY7_SyncQueuesBehindAnOutstandingProposal (sync_test.go:133)
 //   - §2 ¶2 句3 (premise of Y7) 「quorum」「每次 sync」
 //   - §2 ¶2 句4 (citation) 「Leader.java」「Leader」
 //   - §2 ¶3 图 (diagram) 「旧 leader」「新侧成功响应」
@@ -87,30 +84,30 @@
 //   - Y3 §2 ¶4 句1 (beyond) 「同一 session」「真实更新」「再读取」: 读取方
 //     session 自己做一次成功的更新就是写屏障：它要等落后的 follower
 //     应用之后才返回，紧接着的读看到 1。 Proof:
-//     TestY3_WriteBarrierGivesItsProgress (sync_test.go:238)
+//     TestY3_WriteBarrierGivesItsProgress (sync_test.go:221)
 //   - Y4 §2 ¶4 句2 (beyond) 「exists」「条件检查」「心跳」「复制提交链」:
 //     exists 调用和好几轮心跳都不能让落后的 follower 前进；失败的条件 set
 //     按服务器的实际处理记录下来（它占用一个 zxid、走提交链），
 //     这属于实现行为，并非文档承诺。 Proof:
-//     TestY4_ExistsAndHeartbeatsDoNotAdvance (sync_test.go:257)
+//     TestY4_ExistsAndHeartbeatsDoNotAdvance (sync_test.go:240)
 //   - Y9 §2 ¶4 句3 (beyond) 「写开销」「成功更新」: 在三节点集群上，
 //     写屏障的代价是一次复制写：每次 set 加读取都让每台服务器的 zxid 前进一，
 //     并让转发的请求、ACK、提案和提交经过 follower 到 leader 的链路；sync
 //     加读取只经过一次转发的 sync 及其应答，普通读取不经过该链路；
 //     中位耗时按普通读取、sync 加读取、set 加读取依次上升。 Proof:
-//     TestY9_WriteBarrierCostsAReplicatedWrite (sync_test.go:353)
+//     TestY9_WriteBarrierCostsAReplicatedWrite (sync_test.go:336)
 //   - §2 ¶5 句1 (premise of Y5) 「复合读取」「调用区间」
 //   - Y5 §2 ¶5 句2 (beyond) 「getData」「线性化读」「屏障」:
 //     屏障加读取的调用区间要从屏障发出时算起：若另一个写在两者之间完成，
 //     整个复合区间仍可线性化，只取读取本身的区间则不行。 Proof:
-//     TestY5_CompositeReadIntervalMustIncludeTheBarrier (sync_test.go:459)
+//     TestY5_CompositeReadIntervalMustIncludeTheBarrier (sync_test.go:442)
 //   - Y6 §2 ¶5 句3 (beyond) 「新鲜性」「永久」: 屏障只把进度带到它自己那一刻：
 //     再扣住链路、让另一个写落地，之后的普通读又会是旧值。 Proof:
-//     TestY6_OneBarrierDoesNotMakeLaterReadsFresh (sync_test.go:518)
+//     TestY6_OneBarrierDoesNotMakeLaterReadsFresh (sync_test.go:501)
 //   - Y8 §2 ¶5 句3 「跨路径」「原子快照」: 屏障不是跨路径的快照：B 先读 /a
 //     再读 /b，其间另一个 session 用一个 multi 同时改了两者，B
 //     拿到的这对值是从未同时存在过的状态。 Proof:
-//     TestY8_BarrierIsNoSnapshotAcrossPaths (sync_test.go:584)
+//     TestY8_BarrierIsNoSnapshotAcrossPaths (sync_test.go:567)
 //
 // # §3 临时顺序锁怎样判断资格
 //
@@ -118,60 +115,59 @@
 //     每次获取都生成新的 GUID，并总在同一个持久父节点下创建带此 GUID
 //     的临时顺序节点。 Proof:
 //     TestL1_FreshGUIDEphemeralSequentialUnderOneParent
-//     (lock_example_test.go:317). Code: lock.(*Locker).create
+//     (lock_example_test.go:313). Code: lock.(*Locker).create
 //     (lock/lock.go:474)
 //   - L2 §3 ¶1 句2 「完整名字」「字典序」「创建顺序」「顺序后缀」: 候选按 10
 //     位序号后缀排名；按整个名字排序得到的是另一种次序，
 //     这一点在服务器实际生成的名字上演示出来。 Proof:
-//     TestL2_SequenceSuffixOrdersCandidates (lock_example_test.go:396),
+//     TestL2_SequenceSuffixOrdersCandidates (lock_example_test.go:392),
 //     Example_s3aSequenceOrderIsNotNameOrder (lock_example_test.go:56). Code:
 //     lock.order (lock/order.go:39)
 //   - §3 ¶2 句1 (premise of L3) 「孩子列表」「自己的位置」
 //   - L3 §3 ¶2 句2 「最小」「紧邻前驱」「监听」: 后缀最小的候选持有锁，
 //     其他候选各自只 watch 排在自己正前方的那个，服务器自身的 wchc/wchp
 //     监听表可以佐证。 Proof: TestL3_EachWaiterWatchesOnlyItsPredecessor
-//     (lock_example_test.go:480). Code: lock.(*attempt).decide
+//     (lock_example_test.go:476). Code: lock.(*attempt).decide
 //     (lock/attempt.go:101), lock.(*attempt).watch (lock/attempt.go:115)
 //   - L5 §3 ¶2 句3 「重新列出」「Watch」「回调」: watch
 //     事件的意思只是再看一次：持有者不动、中间的等待者放弃时，
 //     下一个等待者重新列出，把 watch 挪到持有者身上，并不拿到锁。 Proof:
-//     TestL5_WatchEventIsNotSuccess (lock_example_test.go:535). Code:
+//     TestL5_WatchEventIsNotSuccess (lock_example_test.go:531). Code:
 //     lock.(*attempt).wait (lock/attempt.go:144), lock.(*attempt).await
 //     (lock/attempt.go:16)
 //   - L6 §3 ¶2 句4 「节点已消失」「候选资格」:
 //     等待者自己的节点不在了（被别人删除或随 session 过期被清掉），
 //     它就以明确的丢失候选资格错误失败，永远不会报告自己持有锁。 Proof:
-//     TestL6_OwnNodeGoneMeansLostCandidacy (lock_example_test.go:588),
+//     TestL6_OwnNodeGoneMeansLostCandidacy (lock_example_test.go:584),
 //     TestL6_LateReleaseDeletesNothingOfTheNextHolder
-//     (lock_example_test.go:659), TestL6_ExpiredWaiterReportsSessionChanged
-//     (lock_example_test.go:700). Code: lock.(*attempt).decide
+//     (lock_example_test.go:655), TestL6_ExpiredWaiterReportsSessionChanged
+//     (lock_example_test.go:696). Code: lock.(*attempt).decide
 //     (lock/attempt.go:101), lock.(*Held).Lost (lock/held.go:93)
 //   - §3 ¶2 句5 (citation) 「3.9.6」「Locks」
 //   - L4 §3 ¶3 图 「B 收到通知」「C 仍等待 B」「重新列出」:
 //     删掉持有者的节点只会通知下一位候选，它重新列出孩子后拿到锁；
-//     再往后的候选什么也收不到，继续等。 Proof:
-//     TestL4_DeletionWakesOnlyTheNextCandidate (lock_example_test.go:747),
-//     Example_s3bPredecessorChain (lock_example_test.go:122). Code:
-//     lock.(*attempt).await (lock/attempt.go:16)
+//     再往后的候选什么也收不到，继续等。 Proof: Example_s3bPredecessorChain
+//     (lock_example_test.go:122). Code: lock.(*attempt).await
+//     (lock/attempt.go:16)
 //   - §3 ¶3 句1 (premise of L7) 「只 watch 前驱」「等待者数量」
 //   - L7 §3 ¶3 句2 「watch」「父节点」「许多等待者」:
 //     无故障运行中实测羊群效应：用前驱配方，一次释放恰好唤醒 N
 //     个等待者里的一个；若每个等待者都 watch 父节点，则唤醒其中 N-1 个。
-//     Proof: TestL7_HerdEffect (lock_example_test.go:767). Code:
+//     Proof: TestL7_HerdEffect (lock_example_test.go:748). Code:
 //     lock.(*attempt).watch (lock/attempt.go:115)
 //   - L11 §3 ¶3 句3 「前驱链」「恰好」「回调」「会话状态事件」:
 //     前驱链不承诺只有一次回调：
 //     等待者若因前驱被删以外的原因被回调（前驱数据变了、重连、迟来的回调），
 //     会重新列出，只有自己最小时才拿到锁。 Proof:
-//     TestL11_CallbackThatIsNoDeletionListsAgain (lock_example_test.go:796),
-//     TestL11_LateCallbackAfterReconnectListsAgain (lock_example_test.go:861).
+//     TestL11_CallbackThatIsNoDeletionListsAgain (lock_example_test.go:777),
+//     TestL11_LateCallbackAfterReconnectListsAgain (lock_example_test.go:842).
 //     Code: lock.(*attempt).wait (lock/attempt.go:144)
 //   - §3 ¶4 句1 (premise of L8) 「列孩子」「竞态」
 //   - L8 §3 ¶4 句2 「exists」「返回空」「立即重新列出」「可能已经删除」:
 //     前驱在 getChildren 与 exists(watch) 之间消失时，exists 找不到节点，
 //     等待者马上重新列出；配方里的钩子在每次尝试时都打开这个窗口，不用 sleep。
-//     Proof: TestL8_ListExistsRace (lock_example_test.go:927),
-//     Example_s3cListExistsRace (lock_example_test.go:194). Code:
+//     Proof: TestL8_ListExistsRace (lock_example_test.go:908),
+//     Example_s3cListExistsRace (lock_example_test.go:190). Code:
 //     lock.(*attempt).watch (lock/attempt.go:115)
 //   - §3 ¶4 句3 (premise of L8) 「调用钩子」「sleep」
 //   - §3 ¶5 句1 (question) 「普通读」「判断队列」
@@ -179,13 +175,13 @@
 //   - L9 §3 ¶5 句3 「编号更小」「候选」「前缀」「它的删除」: create 成功后，
 //     同一 session 随即做的 getChildren（哪怕经由 follower）包含它自己的节点，
 //     以及每个仍然存在的更小候选。 Proof: TestL9_ReadYourCreateOnFollower
-//     (lock_example_test.go:987). Code: lock.(*attempt).list
+//     (lock_example_test.go:968). Code: lock.(*attempt).list
 //     (lock/attempt.go:76)
 //   - L12 §3 ¶5 句4 「看到的删除」「客户端多等待」: 等待者所连的 follower
 //     还没看到前驱被删除时，即使 leader 已经应用了这次删除，等待者也继续等待；
 //     follower 追上以后，它重新列出孩子，只有前面不再有候选时才持有锁，
 //     绝不会更早。 Proof: TestL12_UnseenDeletionOnlyDelaysTheWaiter
-//     (lock_example_test.go:1034). Code: lock.(*attempt).await
+//     (lock_example_test.go:1015). Code: lock.(*attempt).await
 //     (lock/attempt.go:16)
 //   - §3 ¶5 句5 (premise of L9) 「CommitProcessor」「写后读」
 //   - §3 ¶5 句6 (citation) 「原论文」「CommitProcessor.java」
@@ -195,8 +191,8 @@
 //     最小后缀只意味着成为候选：胜者先恢复状态再发布 ready 节点；等 ready
 //     的客户端永远读不到恢复到一半的状态，而把最小候选当作 leader
 //     的客户端会读到。 Proof: TestL10_ElectionNeedsReadyAcrossFailover
-//     (lock_example_test.go:1094), Example_s3dElectionNeedsReady
-//     (lock_example_test.go:263)
+//     (lock_example_test.go:1075), Example_s3dElectionNeedsReady
+//     (lock_example_test.go:259)
 //
 // # §4 create 回复丢失以后怎样找回节点
 //
@@ -271,11 +267,9 @@
 //   - F1 §5 ¶1 句2 「心跳超时」「排到第一」「旧资格」「另一个系统」: A 持有
 //     token 0，其工作线程停在门闩上；A 的流量被黑洞吞掉，session 自然过期，B
 //     由删除事件得知后重新检查，持有 token 1。 Proof:
-//     TestF1toF3_FencedResourceRejectsTheLateHolder
-//     (fencing_example_test.go:260), Example_s5aFencingSequence
-//     (fencing_example_test.go:65). Code: fence.(*state).write
-//     (fence/resource.go:178), fence.(*Durable).decideAndWrite
-//     (fence/durable.go:180)
+//     Example_s5aFencingSequence (fencing_example_test.go:68). Code:
+//     fence.(*state).write (fence/resource.go:178),
+//     fence.(*Durable).decideAndWrite (fence/durable.go:180)
 //   - C1 §5 ¶2 句1 (beyond) 「fencing」「受保护资源」「最后一道校验」:
 //     按带种子的随机故障计划（丢失 create 与 delete 的回复、
 //     长到足以让暂停中的持有者自然过期的分区、短暂断连、服务器重启、
@@ -283,22 +277,21 @@
 //     fencing 的内存与持久资源都没接受任何陈旧写，无 fencing
 //     的对照至少接受了一次，且不残留锁节点或 session。 Proof:
 //     TestC1_ChaosLeavesNoStaleWriteInAFencedResource
-//     (fencing_example_test.go:293)
+//     (fencing_example_test.go:331)
 //   - F6 §5 ¶2 句2 「高水位」「原子地」「比较 token」: 带 fencing
 //     的比较与写入是一个原子步骤：一个写停在比较与写入之间时，
 //     第二个写者到不了自己的比较（它被发现停在资源的 Write 里），
 //     之后看到的高水位是前一个写的 token；-race 下许多带着不同 token
 //     的并发写者，没有哪个低于高水位的写被接受。 Proof:
-//     TestF6_CompareAndWriteIsOneAtomicStep (fencing_example_test.go:380),
-//     Example_s5bCriticalSection (fencing_example_test.go:188). Code:
+//     TestF6_CompareAndWriteIsOneAtomicStep (fencing_example_test.go:418),
+//     Example_s5bCriticalSection (fencing_example_test.go:221). Code:
 //     fence.(*state).write (fence/resource.go:178),
 //     fence.(*Durable).decideAndWrite (fence/durable.go:180),
 //     fence.AdvanceMark (fence/marks.go:51)
 //   - F3 §5 ¶2 句3 「较大 token」「较小 token」「拒绝」: B 用 token 1 写
 //     new-owner 被接受，A 迟到的 stale-late（token 0）被拒绝，值仍为
-//     new-owner。 Proof: TestF1toF3_FencedResourceRejectsTheLateHolder
-//     (fencing_example_test.go:260), Example_s5aFencingSequence
-//     (fencing_example_test.go:65). Code: fence.(*state).write
+//     new-owner。 Proof: Example_s5aFencingSequence
+//     (fencing_example_test.go:68). Code: fence.(*state).write
 //     (fence/resource.go:178), fence.(*Durable).decideAndWrite
 //     (fence/durable.go:180)
 //   - D7 §5 ¶2 句4 (not verified here) 「Chubby」「sequencer」「接收方」:
@@ -310,52 +303,46 @@
 //   - F5 §5 ¶3 句2 「ZooKeeper」「还持有锁」「失位窗口」: 写之前先问 ZooKeeper
 //     并不能解决问题：A 得知自己仍持有，接着暂停、过期，B 写入，A 对无 fencing
 //     资源的写依旧生效。 Proof: TestF5_CheckThenWriteLosesTheRace
-//     (fencing_example_test.go:557)
+//     (fencing_example_test.go:637)
 //   - F11 §5 ¶3 句3 「token 比较」「原子化」「竞态」: 把比较 token
 //     和写入拆成两步的对照资源，在另一个写者停在两步之间时接受了陈旧写；
 //     同样的交错下，原子资源把陈旧写者挡在外面，等另一个写完，
-//     再拒绝这同一个写。 Proof:
-//     TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite
-//     (fencing_example_test.go:596), Example_s5bCriticalSection
-//     (fencing_example_test.go:188). Code:
+//     再拒绝这同一个写。 Proof: Example_s5bCriticalSection
+//     (fencing_example_test.go:221). Code:
 //     fence/fencetest.(*CheckThenWrite).Write
 //     (fence/fencetest/fencetest.go:142)
 //   - §5 ¶4 句1 (premise of F6) 「Resource.write」「synchronized」
 //   - F4 §5 ¶4 句2 「无 fence」「stale-late」「对照资源」「带 fence」: 不做
 //     fencing 的资源照单全收同一个迟到写，最后的值是 stale-late。 Proof:
-//     TestF4_UnfencedResourceTakesTheLateWrite (fencing_example_test.go:604),
-//     Example_s5aFencingSequence (fencing_example_test.go:65). Code:
+//     Example_s5aFencingSequence (fencing_example_test.go:68). Code:
 //     fence/fencetest.(*Unfenced).Write (fence/fencetest/fencetest.go:95)
 //   - §5 ¶4 句3 (premise of F4) 「内存资源模型」「数据库」
 //   - §5 ¶5 图 (diagram) 「高水位」「同一临界区」
 //   - F7 §5 ¶5 句1 「相等 token」「当前持有者」「继续写」: 等于高水位的 token
 //     会被接受，因此当前持有者可以接着写。 Proof: TestF7_EqualTokenIsAccepted
-//     (fencing_example_test.go:611). Code: fence.(*state).admits
+//     (fencing_example_test.go:667). Code: fence.(*state).admits
 //     (fence/resource.go:211)
 //   - F12 §5 ¶5 句1 「相等 token」「重复请求」「去重」: fencing 不负责去重：
 //     相同的 token 会让一次重试的请求生效两次；在同一事务里核对请求 id
 //     则只生效一次，内存资源和持久资源都是如此。 Proof:
-//     TestF12_EqualTokenAppliesARetryTwice (fencing_example_test.go:629),
+//     TestF12_EqualTokenAppliesARetryTwice (fencing_example_test.go:685),
 //     TestF12_RequestIDInTheSameTransactionAppliesOnce
-//     (fencing_example_test.go:648). Code: fence.(*Memory).WriteOnce
+//     (fencing_example_test.go:704). Code: fence.(*Memory).WriteOnce
 //     (fence/resource.go:291), fence.(*Durable).WriteOnce
 //     (fence/durable.go:150)
 //   - F8 §5 ¶5 句2 (beyond) 「高水位」「业务数据」「持久化」「内存模型」:
 //     持久资源在嵌入式数据库的一个事务里同时提交高水位与数据；重启之后它仍拒绝
-//     token 0，仍保有 new-owner。 Proof:
-//     TestF8_DurableResourceKeepsMarkAndValueAcrossRestart
-//     (fencing_example_test.go:704). Code: fence.(*Durable).decideAndWrite
+//     token 0，仍保有 new-owner。 Proof: Example_s5aFencingSequence
+//     (fencing_example_test.go:68). Code: fence.(*Durable).decideAndWrite
 //     (fence/durable.go:180)
 //   - F9 §5 ¶5 句3 「fencing」「认证机制」「伪造」: fencing 不做认证：
 //     谁伪造出更大的 token，谁的写就被接受。 Proof:
-//     TestF9_ForgedLargerTokenIsAccepted (fencing_example_test.go:741). Code:
+//     TestF9_ForgedLargerTokenIsAccepted (fencing_example_test.go:756). Code:
 //     fence.(*state).admits (fence/resource.go:211)
 //   - F2 §5 ¶6 句1 「自然过期」「尚未到达资源」「旧 token」: A 已过期、B 的
 //     token 还没到资源时，资源的高水位仍是 A 自己的 token 0，它依旧接受 token
-//     0。 Proof: TestF1toF3_FencedResourceRejectsTheLateHolder
-//     (fencing_example_test.go:260), Example_s5aFencingSequence
-//     (fencing_example_test.go:65). Code: fence.(*state).admits
-//     (fence/resource.go:211)
+//     0。 Proof: Example_s5aFencingSequence (fencing_example_test.go:68).
+//     Code: fence.(*state).admits (fence/resource.go:211)
 //   - §5 ¶6 句2 (premise of F2) 「较高 token」「验证拒绝」
 //   - §5 ¶6 句3 (premise of F2) 「资源接受新代」「session 过期瞬间」
 //
@@ -411,9 +398,7 @@
 //   - F10 §7 ¶2 句3 「Expired」「服务端清理」「不同观察对象」: B
 //     看到服务器清理了节点、A 收到自己的 Expired 事件，是两次不同的观察；A
 //     要等重新连上服务器才收到 Expired，两者都按发生顺序记入记录。 Proof:
-//     TestF10_ServerCleanupAndExpiredEventAreTwoObservations
-//     (zk19_test.go:231), Example_s5aFencingSequence
-//     (fencing_example_test.go:65)
+//     Example_s5aFencingSequence (fencing_example_test.go:68)
 //   - D4 §7 ¶3 句1 (not verified here) 「2026-09-20」「三个场景」「退出 0」:
 //     文章自己的那次运行：官方 Apache ZooKeeper 3.9.6
 //     以嵌入式服务器（ZooKeeperServer、NIOServerCnxnFactory）加 Java
@@ -428,11 +413,11 @@
 //   - E2 §7 ¶6 句1 「有界等待」「门闩」「调用钩子」「sleep」: 时序由钩子、
 //     门闩和有界等待决定；仅有的 sleep 是某条论断本身关心的、有名字的 session
 //     超时常量，从不是猜测出来的窗口。 Proof: TestE2_NoSleepGuessesAWindow
-//     (zk19_test.go:246)
+//     (zk19_test.go:233)
 //   - E3 §7 ¶6 句2 「失败清理」「关闭」「运行目录」: 不论结果如何，
 //     每个场景都会收尾：关掉客户端，停下代理、服务器或容器，删掉临时目录，
 //     不泄漏 goroutine。 Proof: TestE3_ScenarioLeavesNothingBehind
-//     (zk19_test.go:311)
+//     (zk19_test.go:298)
 //   - D11 §7 ¶6 句2 (not verified here) 「运行目录」「其他实验数据」:
 //     文章在失败时的清理会关闭它建起的客户端、代理的线程和服务；
 //     每次运行只建自己的运行目录，不动其他实验的数据。
@@ -441,8 +426,8 @@
 //     第二个客户端也拿到锁；只给候选节点设创建者 ACL
 //     拦不住（删除检查的是父节点的 ACL）；给锁父节点设创建者 ACL 并用 digest
 //     认证后，窃取者得到 NoAuth，持有者仍只有一个。 Proof:
-//     TestA1_OpenACLLetsAThiefMakeASecondHolder (zk19_test.go:329),
-//     TestA1_CreatorOnlyACLRefusesTheThief (zk19_test.go:344). Code:
+//     TestA1_OpenACLLetsAThiefMakeASecondHolder (zk19_test.go:316),
+//     TestA1_CreatorOnlyACLRefusesTheThief (zk19_test.go:331). Code:
 //     lock.WithACL (lock/lock.go:210)
 //   - §7 ¶7 句1 (citation) 「论断证据表」「版本」「验证记录」「源码依赖」
 //   - D12 §7 ¶7 句2 (not verified here)

@@ -14,8 +14,10 @@ package zk19_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -39,62 +41,54 @@ import (
 	"github.com/zk19/zk19/lock"
 )
 
-// Example_s5aFencingSequence is the article's fencing sequence diagram
-// (claims F1, F2, F3 and F4, §5; the diagram is ¶3), with a fenced resource
-// and an unfenced one side by side: every write goes to both. It ends with
-// what A learns once its connection heals (claim F10, §7 ¶2).
+// Example_s5aFencingSequence is the article's fencing sequence diagram (§5
+// ¶3); it proves claims F1, F2, F3, F4, F8 and F10: F1 (§5 ¶1, sentence
+// 2), F3 (¶2, sentence 3), F4 (¶4, sentence 2) and F2 (¶6, sentence 1) on
+// each fenced resource, with an unfenced one beside them, then F8 (¶5,
+// sentence 2) on the durable one and F10 (§7 ¶2, sentence 3) on A's own
+// client.
 //
-// A holds token 0 and writes with it; its worker keeps the token and
-// pauses. A's traffic is blackholed, never closed: the server expires A's
-// session on its own clock and deletes A's node; B, waiting on that node,
-// is told, lists again and holds token 1, while A's own client has seen
-// nothing. Until token 1 reaches the resource, the fenced mark is A's own
-// token, and token 0 still writes. B writes "new-owner"; A's worker
-// resumes and writes "stale-late" with token 0: the fenced resource refuses
-// it and keeps "new-owner", the unfenced one takes it. Healed, A's client
-// sees Expired and its hold says the session changed.
+// The steps: A holds token 0 and writes with it to every resource; its
+// worker keeps the token and pauses on a gate. A's traffic is blackholed,
+// never closed: the server expires A's session on its own clock and
+// deletes A's node; B, waiting on that node, is told, lists again and
+// holds token 1, while A's own client has seen nothing (F1, F10). Until
+// token 1 reaches a resource, its mark is A's own token, and token 0 still
+// writes (F2). B writes "new-owner"; A's worker resumes and writes
+// "stale-late" with token 0: each fenced resource refuses it and keeps
+// "new-owner" (F3), the unfenced one takes it (F4). The durable resource,
+// closed and opened again, still holds "new-owner" and still refuses token
+// 0 (F8). Healed, A's client sees Expired and its hold says the session
+// changed (F10).
 //
-// The Example is the diagram's one telling, and it states its claims'
-// verdicts itself: refuted when an answer of the resources, the tokens or
-// A's own view says otherwise; not shown when a step of the setup did not
-// take. TestF1toF3_FencedResourceRejectsTheLateHolder retells it on the
-// memory and the durable resource (fencescene.RetellOnEachResource),
-// TestF4 and TestF10 on the memory one, TestF8 on the durable one: its
-// scene runs once on each resource (harness.Tell), and the Example prints
-// the memory telling's record.
+// The Example judges its claims itself, resource by resource: refuted
+// when an answer of a resource, the tokens or A's own view says
+// otherwise; not shown when a step of the setup did not take. Every
+// printed line is what the run observed.
 func Example_s5aFencingSequence() {
-	harness.Tell(s5aFencingSequence)
-	// Output:
-	// A holds token g0/0; A-first accepted: fenced true, unfenced true
-	// A blackholed: A's node exists false; A's client saw Expired false, its hold lost false; B holds token g0/1
-	// fenced mark g0/0 before B writes: A's token g0/0 accepted true
-	// B writes new-owner with g0/1: fenced accepted true (mark g0/1), unfenced accepted true
-	// A's worker resumes, stale-late with g0/0: fenced accepted false, unfenced accepted true
-	// values: fenced "new-owner", unfenced "stale-late"
-	// healed: A's client saw Expired true; A's hold lost, session changed: true
-}
-
-// s5aFencingSequence is the scene Example_s5aFencingSequence
-// tells (harness.Tell): its steps, its checks and what it prints.
-func s5aFencingSequence(sc *zkserver.Scope) {
-	for _, id := range []string{"F1", "F2", "F3", "F4", "F10"} {
+	sc := harness.ExampleScope()
+	defer harness.EndExample(sc)
+	for _, id := range []string{"F1", "F2", "F3", "F4", "F8", "F10"} {
 		claims.Open(sc, id)
 	}
 	cast := fencescene.NewFencingCast(sc) // O observes; A reaches the server through a proxy that can cut it off; B directly
 	A, B := cast.A, cast.B
-	fenced := harness.Resource(sc) // fence.NewMemory(), or the durable resource when a Test retells this on it
-	unfenced := fencetest.NewUnfenced()
+	fenced := fencescene.OpenEach(sc) // one fenced resource of each kind: in memory, durable in SQLite
+	kinds := fencescene.ResourceKinds
+	all, names := append(slices.Clip(fenced), fencetest.NewUnfenced()), append(slices.Clip(kinds), "unfenced")
 
 	claims.Phase(sc, "A holds and writes once with its token; its worker keeps the token and parks on a gate")
 	heldA := A.Acquire()
-	first := fencescene.WriteEach(sc, A.Log, heldA.Token, "A-first", fenced, unfenced)
-	if !first[0].Accepted || !first[1].Accepted {
-		claims.NotShown(sc, "F2", "got A's first write accepted=%v (fenced), %v (unfenced); want both: the holder's own write", first[0].Accepted, first[1].Accepted)
+	first := fencescene.WriteEach(sc, A.Log, heldA.Token, "A-first", all...)
+	for i, r := range first {
+		if !r.Accepted {
+			claims.NotShown(sc, "F2", "got A's first write refused by the %s resource; want it accepted: the holder's own write", names[i])
+		}
 	}
-	sc.Printf("A holds token %v; A-first accepted: fenced %v, unfenced %v\n", heldA.Token, first[0].Accepted, first[1].Accepted)
+	fmt.Printf("A holds token %v; A-first accepted: %s\n", heldA.Token, accepted(names, first))
 	lostA := heldA.Lost() // A's hold watches its own node
 	cast.WaitHoldWatching(sc, heldA)
-	worker := fencescene.ParkWorker(sc, heldA.Token, "stale-late", fenced, unfenced)
+	worker := fencescene.ParkWorker(sc, heldA.Token, "stale-late", all...)
 
 	claims.Phase(sc, "B waits on A's node")
 	waitingB := B.AcquireInBackground().WaitsOn(scene.NodeOf(heldA))
@@ -115,43 +109,63 @@ func s5aFencingSequence(sc *zkserver.Scope) {
 	if sawExpired || lost {
 		claims.RefutedNow(sc, "F10", "when B held, A's client had seen Expired: %v, its hold lost: %v; want neither while A cannot reach the server", sawExpired, lost)
 	}
-	sc.Printf("A blackholed: A's node exists %v; A's client saw Expired %v, its hold lost %v; B holds token %v\n", nodeA, sawExpired, lost, heldB.Token)
+	fmt.Printf("A blackholed: A's node exists %v; A's client saw Expired %v, its hold lost %v; B holds token %v\n", nodeA, sawExpired, lost, heldB.Token)
 
 	claims.Phase(sc, "the window: A has expired and B has not written yet")
-	_, mark, marked := fencescene.ReadResource(sc, fenced)
-	if !marked || mark != heldA.Token {
-		claims.NotShown(sc, "F2", "got the fenced mark %v (set: %v) before the window; want A's token %v from A's first write", mark, marked, heldA.Token)
+	window := make([]fence.Result, len(fenced))
+	for i, res := range fenced {
+		_, mark, marked := fencescene.ReadResource(sc, res)
+		if !marked || mark != heldA.Token {
+			claims.NotShown(sc, "F2", "got the %s resource's mark %v (set: %v) before the window; want A's token %v from A's first write", kinds[i], mark, marked, heldA.Token)
+		}
+		window[i] = fencescene.WriteAs(sc, A.Log, res, heldA.Token, "A-in-window")
+		claims.Evidence(sc, "the %s resource: the mark before the window was %v; A's token %v in the window accepted=%v over %q", kinds[i], mark, heldA.Token, window[i].Accepted, window[i].Prev)
+		if !window[i].Accepted || window[i].Prev != "A-first" {
+			claims.RefutedNow(sc, "F2", "the %s resource: in the window A's token %v got accepted=%v over %q (mark %v); want accepted over \"A-first\": the mark is A's own token and cannot know of B yet", kinds[i], heldA.Token, window[i].Accepted, window[i].Prev, window[i].Mark)
+		}
 	}
-	window := fencescene.WriteEach(sc, A.Log, heldA.Token, "A-in-window", fenced, unfenced)
-	claims.Evidence(sc, "fenced: the mark before the window was %v; A's token %v in the window accepted=%v over %q", mark, heldA.Token, window[0].Accepted, window[0].Prev)
-	if !window[0].Accepted || window[0].Prev != "A-first" {
-		claims.RefutedNow(sc, "F2", "in the window A's token %v got accepted=%v over %q (mark %v); want accepted over \"A-first\": the mark is A's own token and cannot know of B yet", heldA.Token, window[0].Accepted, window[0].Prev, window[0].Mark)
-	}
-	sc.Printf("fenced mark %v before B writes: A's token %v accepted %v\n", mark, heldA.Token, window[0].Accepted)
+	fmt.Printf("marks before B writes are A's %v; A's token accepted: %s\n", heldA.Token, accepted(kinds, window))
 
 	claims.Phase(sc, "B writes with its token")
-	byB := fencescene.WriteEach(sc, B.Log, heldB.Token, "new-owner", fenced, unfenced)
-	if !byB[0].Accepted {
-		claims.RefutedNow(sc, "F3", "B's write with token %v was rejected by the fenced resource (mark %v); want accepted", heldB.Token, byB[0].Mark)
+	byB := fencescene.WriteEach(sc, B.Log, heldB.Token, "new-owner", all...)
+	for i, r := range byB {
+		if !r.Accepted {
+			claims.RefutedNow(sc, "F3", "B's write with token %v was rejected by the %s resource (mark %v); want accepted: the holder's token, and no resource refuses it", heldB.Token, names[i], r.Mark)
+		}
 	}
-	if !byB[1].Accepted {
-		claims.RefutedNow(sc, "F4", "B's write was rejected by the unfenced resource; want accepted: it checks nothing")
-	}
-	sc.Printf("B writes new-owner with %v: fenced accepted %v (mark %v), unfenced accepted %v\n", heldB.Token, byB[0].Accepted, byB[0].Mark, byB[1].Accepted)
+	fmt.Printf("B writes new-owner with %v: accepted: %s\n", heldB.Token, accepted(names, byB))
 
 	claims.Phase(sc, "the gate opens: A's worker writes with its old token")
 	late := worker.Resume(sc)
-	keptF, markF, _ := fencescene.ReadResource(sc, fenced)
-	keptU, _, _ := fencescene.ReadResource(sc, unfenced)
-	claims.Evidence(sc, "A's late write with %v: fenced accepted=%v, value %q, mark %v after the refusal; unfenced accepted=%v over %q, value %q", heldA.Token, late[0].Accepted, keptF, markF, late[1].Accepted, late[1].Prev, keptU)
-	if late[0].Accepted || keptF != "new-owner" || markF != heldB.Token {
-		claims.RefutedNow(sc, "F3", "A's late write with %v got accepted=%v, then the fenced value %q and mark %v; want rejected, \"new-owner\" and B's %v kept", heldA.Token, late[0].Accepted, keptF, markF, heldB.Token)
+	values := make([]string, len(all))
+	for i, res := range all {
+		value, mark, _ := fencescene.ReadResource(sc, res)
+		values[i] = fmt.Sprintf("%s %q", names[i], value)
+		claims.Evidence(sc, "the %s resource: A's late write with %v accepted=%v over %q; then value %q, mark %v", names[i], heldA.Token, late[i].Accepted, late[i].Prev, value, mark)
+		if i < len(fenced) && (late[i].Accepted || value != "new-owner" || mark != heldB.Token) {
+			claims.RefutedNow(sc, "F3", "the %s resource: A's late write with %v got accepted=%v, then value %q and mark %v; want rejected, \"new-owner\" and B's %v kept", names[i], heldA.Token, late[i].Accepted, value, mark, heldB.Token)
+		}
+		if i == len(fenced) && (!late[i].Accepted || late[i].Prev != "new-owner" || value != "stale-late") {
+			claims.RefutedNow(sc, "F4", "unfenced: A's late write got accepted=%v over %q, value %q; want \"stale-late\" accepted over \"new-owner\"", late[i].Accepted, late[i].Prev, value)
+		}
 	}
-	if !late[1].Accepted || late[1].Prev != "new-owner" || keptU != "stale-late" {
-		claims.RefutedNow(sc, "F4", "unfenced: A's late write got accepted=%v over %q, value %q; want \"stale-late\" accepted over \"new-owner\"", late[1].Accepted, late[1].Prev, keptU)
+	fmt.Printf("A's worker resumes, stale-late with %v: accepted: %s\n", heldA.Token, accepted(names, late))
+	fmt.Printf("values: %s\n", strings.Join(values, ", "))
+
+	claims.Phase(sc, "the durable resource restarts: closed, then opened again from its file")
+	for i, res := range fenced {
+		again, keeps := fencescene.Reopen(sc, res) // false for the one in memory, which keeps nothing
+		if !keeps {
+			continue
+		}
+		value, mark, _ := fencescene.ReadResource(sc, again)
+		r := fencescene.WriteAs(sc, A.Log, again, heldA.Token, "stale-after-restart")
+		claims.Evidence(sc, "the %s resource after a restart: value %q, mark %v; A's token %v accepted=%v", kinds[i], value, mark, heldA.Token, r.Accepted)
+		if value != "new-owner" || mark != heldB.Token || r.Accepted {
+			claims.RefutedNow(sc, "F8", "the %s resource after a restart: value %q, mark %v, A's token %v accepted=%v; want \"new-owner\", B's %v, rejected", kinds[i], value, mark, heldA.Token, r.Accepted, heldB.Token)
+		}
+		fmt.Printf("%s restarted: value %q, mark %v; A's token accepted %v\n", kinds[i], value, mark, r.Accepted)
 	}
-	sc.Printf("A's worker resumes, stale-late with %v: fenced accepted %v, unfenced accepted %v\n", heldA.Token, late[0].Accepted, late[1].Accepted)
-	sc.Printf("values: fenced %q, unfenced %q\n", keptF, keptU)
 
 	claims.Phase(sc, "heal A's connection: only now can A learn that its session expired")
 	cast.HealA()
@@ -161,47 +175,52 @@ func s5aFencingSequence(sc *zkserver.Scope) {
 	if !expired || !errors.Is(why, lock.ErrSessionChanged) {
 		claims.RefutedNow(sc, "F10", "after the heal A saw Expired: %v, its hold gave %v; want Expired and a hold lost because the session changed (lock.ErrSessionChanged)", expired, why)
 	}
-	sc.Printf("healed: A's client saw Expired %v; A's hold lost, session changed: %v\n", expired, errors.Is(why, lock.ErrSessionChanged))
-}
-
-// Example_s5bCriticalSection walks the article's critical-section flowchart
-// (claims F6 and F11, §5; the flowchart is ¶5): a write with a token of
-// the lock domain enters the resource's critical section; there its token
-// is compared with the mark; a token below it is refused and changes
-// nothing; any other is written and raises the mark; then the section
-// ends.
-//
-// A and B take their tokens from the lock: A holds first (token 0), writes
-// and releases; B holds (token 1). B's write is held inside the section at
-// its decision (fence.Trace.Decided) while A's late write with token 0
-// arrives. The fenced resource keeps A parked outside (its goroutine, read
-// from the Go runtime, waits for the section); B's write ends the section;
-// A's compare then finds B's token and refuses. The control that compares
-// and writes in two steps lets A's compare in beside B's, and A's stale
-// write lands over B's.
-//
-// The Example is the flowchart's one telling and states its claims'
-// verdicts: F6 refuted when the fenced resource lets A in beside B or takes
-// A's write, not shown when the same check finds nothing wrong with the
-// control; F11 refuted when the control keeps A out. TestF6 and TestF11
-// retell it on the memory and the durable resource.
-func Example_s5bCriticalSection() {
-	harness.Tell(s5bCriticalSection)
+	fmt.Printf("healed: A's client saw Expired %v; A's hold lost, session changed: %v\n", expired, errors.Is(why, lock.ErrSessionChanged))
 	// Output:
-	// A held token g0/0 and released; B holds token g0/1
-	// fenced: B inside; token g0/1 below mark g0/0? false
-	// fenced: A's write meanwhile: parked outside the section
-	// fenced: B's section ends; accepted true, mark g0/1
-	// fenced: A's token g0/0 below mark g0/1? true; accepted false; value "new-owner"
-	// control: B inside; token g0/1 below mark g0/0? false
-	// control: A's write meanwhile: inside too: token g0/0 against mark g0/0, admitted: true
-	// control: B's section ends; accepted true, mark g0/1
-	// control: A's token g0/0 below mark g0/0? false; accepted true; value "stale-late"
+	// A holds token g0/0; A-first accepted: memory true, durable true, unfenced true
+	// A blackholed: A's node exists false; A's client saw Expired false, its hold lost false; B holds token g0/1
+	// marks before B writes are A's g0/0; A's token accepted: memory true, durable true
+	// B writes new-owner with g0/1: accepted: memory true, durable true, unfenced true
+	// A's worker resumes, stale-late with g0/0: accepted: memory false, durable false, unfenced true
+	// values: memory "new-owner", durable "new-owner", unfenced "stale-late"
+	// durable restarted: value "new-owner", mark g0/1; A's token accepted false
+	// healed: A's client saw Expired true; A's hold lost, session changed: true
 }
 
-// s5bCriticalSection is the scene Example_s5bCriticalSection
-// tells (harness.Tell): its steps, its checks and what it prints.
-func s5bCriticalSection(sc *zkserver.Scope) {
+// accepted says, resource by resource, whether each write was accepted:
+// "memory true, durable false".
+func accepted(names []string, rs []fence.Result) string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = fmt.Sprintf("%s %v", names[i], r.Accepted)
+	}
+	return strings.Join(out, ", ")
+}
+
+// Example_s5bCriticalSection walks the article's critical-section
+// flowchart (§5 ¶5's diagram); it proves claims F6 and F11 (§5 ¶2,
+// sentence 2; ¶3, sentence 3) on each fenced resource: a write with a token of the lock
+// domain enters the resource's critical section; there its token is
+// compared with the mark; a token below it is refused and changes nothing;
+// any other is written and raises the mark; then the section ends.
+//
+// The steps: A and B take their tokens from the lock: A holds first (token
+// 0), writes and releases; B holds (token 1). On each resource in turn,
+// B's write is held inside the section at its decision
+// (fence.Trace.Decided) while A's late write with token 0 arrives. A fenced
+// resource keeps A parked outside (its goroutine, read from the Go
+// runtime, waits for the section); B's write ends the section; A's compare
+// then finds B's token and refuses (F6). The control that compares and
+// writes in two steps lets A's compare in beside B's, and A's stale write
+// lands over B's (F11).
+//
+// The Example judges its claims itself, from what each run observed
+// (outsideWhileInside): F6 refuted when a fenced resource lets A in beside
+// B or takes A's write, not shown when the same comparison finds nothing
+// wrong with the control; F11 refuted when the control keeps A out.
+func Example_s5bCriticalSection() {
+	sc := harness.ExampleScope()
+	defer harness.EndExample(sc)
 	claims.Open(sc, "F6")
 	claims.Open(sc, "F11")
 	cast := scene.ExampleScene(sc) // the shared server, a lock parent, an observer
@@ -211,55 +230,74 @@ func s5bCriticalSection(sc *zkserver.Scope) {
 		sc.Fatalf("A: release: %v", err)
 	}
 	heldB := B.Acquire()
-	sc.Printf("A held token %v and released; B holds token %v\n", heldA.Token, heldB.Token)
+	fmt.Printf("A held token %v and released; B holds token %v\n", heldA.Token, heldB.Token)
 
-	section := fencescene.NewCriticalSection(sc, "F6")
-	interleave := func(name string, res fence.Resource) fencescene.Interleaving {
+	interleave := func(name string, res fence.Resource, section *fencescene.CriticalSection) fencescene.Interleaving {
 		il := fencescene.Interleaving{TokA: heldA.Token, TokB: heldB.Token}
 		fencescene.WriteAs(sc, A.Log, res, heldA.Token, "A-first")
 		byB := section.Write(res, B.Log, heldB.Token, "new-owner")
 		il.BInside = byB.Entered()
-		sc.Printf("%s: B inside; token %v below mark %v? %v\n", name, il.BInside.Token, il.BInside.Mark, !il.BInside.Admitted)
+		fmt.Printf("%s: B inside; token %v below mark %v? %v\n", name, il.BInside.Token, il.BInside.Mark, !il.BInside.Admitted)
 		lateA := section.Write(res, A.Log, heldA.Token, "stale-late")
 		il.A = lateA.Whereabouts(byB)
 		A.Log.Info("while B's write is inside: %v", il.A)
-		sc.Printf("%s: A's write meanwhile: %s\n", name, il.A.Brief())
+		fmt.Printf("%s: A's write meanwhile: %s\n", name, il.A.Brief())
 		il.B = byB.Finish(lateA)
-		sc.Printf("%s: B's section ends; accepted %v, mark %v\n", name, il.B.Accepted, il.B.Mark)
+		fmt.Printf("%s: B's section ends; accepted %v, mark %v\n", name, il.B.Accepted, il.B.Mark)
 		il.Late, il.ADecision = lateA.Finish(nil), lateA.Decision
 		il.Value, il.Mark, _ = fencescene.ReadResource(sc, res)
-		sc.Printf("%s: A's token %v below mark %v? %v; accepted %v; value %q\n", name, il.ADecision.Token, il.ADecision.Mark, !il.ADecision.Admitted, il.Late.Accepted, il.Value)
+		fmt.Printf("%s: A's token %v below mark %v? %v; accepted %v; value %q\n", name, il.ADecision.Token, il.ADecision.Mark, !il.ADecision.Admitted, il.Late.Accepted, il.Value)
 		return il
 	}
-	fenced := interleave("fenced", harness.Resource(sc, fence.WithTrace(section.Trace()))) // fence.NewMemory, or the resource a retelling Test opens
-	claims.Evidence(sc, "fenced: while B's write with %v was held at its decision, A's with %v was %v; A's compare then found mark %v, admitted: %v; value %q", fenced.TokB, fenced.TokA, fenced.A, fenced.ADecision.Mark, fenced.ADecision.Admitted, fenced.Value)
-	if why := fenced.NotAtomic(); why != "" {
-		claims.RefutedNow(sc, "F6", "the fenced resource: %s", why)
+	for _, kind := range fencescene.ResourceKinds {
+		section := fencescene.NewCriticalSection(sc, "F6")
+		fenced := interleave(kind, fencescene.OpenResource(sc, kind, fence.WithTrace(section.Trace())), section)
+		claims.Evidence(sc, "the %s resource: while B's write with %v was held at its decision, A's with %v was %v; A's compare then found mark %v, admitted: %v; value %q", kind, fenced.TokB, fenced.TokA, fenced.A, fenced.ADecision.Mark, fenced.ADecision.Admitted, fenced.Value)
+		if why := outsideWhileInside(fenced); why.En != "" {
+			claims.RefutedNow(sc, "F6", "the %s resource: %s", kind, why)
+		}
 	}
-	control := interleave("control", fencetest.NewCheckThenWrite(section.Trace()))
-	caught := control.NotAtomic()
-	claims.Evidence(sc, "compare-then-write control: while B's write was held between its compare and its write, A's was %v; A's stale write then accepted=%v over %q; the check that passed the fenced resource finds: %s", control.A, control.Late.Accepted, control.Late.Prev, caught)
+	section := fencescene.NewCriticalSection(sc, "F6")
+	control := interleave("control", fencetest.NewCheckThenWrite(section.Trace()), section)
+	caught := outsideWhileInside(control)
+	claims.Evidence(sc, "compare-then-write control: while B's write was held between its compare and its write, A's was %v; A's stale write then accepted=%v over %q; the comparison that passed the fenced resources finds: %s", control.A, control.Late.Accepted, control.Late.Prev, caught)
 	if !control.A.Inside || !control.Late.Accepted || control.Value != "stale-late" {
 		claims.RefutedNow(sc, "F11", "the control that compares, then writes in a second step: A's write was %v, then accepted=%v, value %q; want A inside beside B and its stale write accepted over B's", control.A, control.Late.Accepted, control.Value)
 	}
-	if caught == "" {
-		claims.NotShown(sc, "F6", "the check that passed the fenced resource finds nothing wrong with the control, in which A's write was %v: it could not have failed", control.A)
+	if caught.En == "" {
+		claims.NotShown(sc, "F6", "the comparison that passed the fenced resources finds nothing wrong with the control, in which A's write was %v: it could not have failed", control.A)
 	}
+	// Output:
+	// A held token g0/0 and released; B holds token g0/1
+	// memory: B inside; token g0/1 below mark g0/0? false
+	// memory: A's write meanwhile: parked outside the section
+	// memory: B's section ends; accepted true, mark g0/1
+	// memory: A's token g0/0 below mark g0/1? true; accepted false; value "new-owner"
+	// durable: B inside; token g0/1 below mark g0/0? false
+	// durable: A's write meanwhile: parked outside the section
+	// durable: B's section ends; accepted true, mark g0/1
+	// durable: A's token g0/0 below mark g0/1? true; accepted false; value "new-owner"
+	// control: B inside; token g0/1 below mark g0/0? false
+	// control: A's write meanwhile: inside too: token g0/0 against mark g0/0, admitted: true
+	// control: B's section ends; accepted true, mark g0/1
+	// control: A's token g0/0 below mark g0/0? false; accepted true; value "stale-late"
 }
 
-// TestF1toF3_FencedResourceRejectsTheLateHolder retells
-// Example_s5aFencingSequence on the fenced resource in memory and on the
-// durable SQLite one (claims F1 §5 ¶1, F2 §5 ¶6, F3 §5 ¶2). F1: A held
-// token 0; its session expired naturally (blackholed, never closed or
-// force-expired); B learned it from the deletion and held token 1. F2: A
-// had written once with token 0, so the mark was A's token; in the window
-// before B's write, token 0 was still accepted from that state. F3: after
-// B wrote "new-owner" with token 1, A's late "stale-late" with token 0 was
-// rejected, and the value and the mark read after the refusal are still
-// B's. The Example's checks state the verdicts.
-func TestF1toF3_FencedResourceRejectsTheLateHolder(t *testing.T) {
-	harness.Parallel(t)
-	fencescene.RetellOnEachResource(t, "still takes token 0 until token 1 arrives, then rejects the late holder", Example_s5aFencingSequence)
+// outsideWhileInside is F6's decisive comparison of one interleaving: it
+// returns why the run shows that the compare and the write are not one
+// step, or an empty Text when A's write was kept out while B's was inside, A's
+// compare then found B's token as the mark, and A's stale write was
+// refused, B's kept.
+func outsideWhileInside(il fencescene.Interleaving) zh.Text {
+	switch {
+	case il.A.Inside:
+		return zh.Say("A's write with token %v reached its decision (against mark %v, admitted: %v) while B's with token %v was held between its compare and its write: two writers inside at once", il.TokA, il.A.Decision.Mark, il.A.Decision.Admitted, il.TokB)
+	case il.ADecision.Mark != il.TokB || il.ADecision.Admitted:
+		return zh.Say("A's compare, once B was let go, found mark %v and admitted: %v; want B's token %v, refused: B's compare and its write were not one step", il.ADecision.Mark, il.ADecision.Admitted, il.TokB)
+	case !il.B.Accepted || il.Late.Accepted || il.Value != "new-owner":
+		return zh.Say("B accepted: %v, then A's stale write accepted: %v; value %q; want B's accepted, A's refused, \"new-owner\"", il.B.Accepted, il.Late.Accepted, il.Value)
+	}
+	return zh.Text{}
 }
 
 // TestC1_ChaosLeavesNoStaleWriteInAFencedResource runs the seeded chaos of
@@ -379,7 +417,6 @@ func TestC1_ChaosLeavesNoStaleWriteInAFencedResource(t *testing.T) {
 // its gap is held open while another writer's larger token goes in.
 func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 	claims.Open(t, "F6")
-	fencescene.RetellOnEachResource(t, "keeps a second writer out while one is between its compare and its write", Example_s5bCriticalSection)
 	for _, kind := range fencescene.ResourceKinds {
 		t.Run("the "+kind+" resource gives a reader that waited while a write was inside that write's value with its token as the mark", func(t *testing.T) {
 			cs := fencescene.NewCriticalSection(t, "F6")
@@ -492,7 +529,7 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		if len(run.Accepted) < run.Writes/10 {
 			claims.NotShown(t, "F6", "the %s resource accepted %d of %d writes; want a tenth at least, or the run exercises no race", kind, len(run.Accepted), run.Writes)
 		}
-		if why := run.NotAtomic(t, res); why != "" {
+		if why := manyWritersBreak(t, run, res); why.En != "" {
 			claims.RefutedNow(t, "F6", "the %s resource: %s", kind, why)
 		}
 		claims.Evidence(t, "%s resource: %d writers × %d writes beside %d readers: %d accepted, tokens non-decreasing in commit order, each the mark after its commit; %d reads each found the value written with the mark; the last value is the largest accepted token's, that token the mark", kind, writers, per, readers, len(run.Accepted), run.Reads)
@@ -508,7 +545,7 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		if len(run.Accepted) < run.Writes/10 {
 			claims.NotShown(t, "F6", "the service's table accepted %d of %d writes; want a tenth at least, or the run exercises no race", len(run.Accepted), run.Writes)
 		}
-		if why := run.NotAtomic(t, svc); why != "" {
+		if why := manyWritersBreak(t, run, svc); why.En != "" {
 			claims.RefutedNow(t, "F6", "the service's table fenced by fence.AdvanceMark: %s", why)
 		}
 		claims.Evidence(t, "service's own table, fence.AdvanceMark in its transaction: %d writers × %d writes beside %d readers: %d accepted, tokens non-decreasing in commit order, each the mark after its commit; %d reads each found the value written with the mark", writers, per, readers, len(run.Accepted), run.Reads)
@@ -540,12 +577,55 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		case <-time.After(harness.Within):
 			claims.NotShown(t, "F6", "the write held in the gap did not return within %v", harness.Within)
 		}
-		why := run.NotAtomic(t, res)
+		why := manyWritersBreak(t, run, res)
 		claims.Evidence(t, "compare-then-write control, %d accepted, the first write's gap held open until a larger token went in: the check finds %q", len(run.Accepted), why)
-		if why == "" {
+		if why.En == "" {
 			claims.BrokenCheck(t, "F6", "the compare-then-write control passed the check; want the write of token %v held in its gap caught below the mark", stale)
 		}
 	})
+}
+
+// manyWritersBreak is F6's decisive comparison of a concurrent run (the
+// statistical check): it reads the resource's value and mark once the run
+// is over and returns why the run shows that the compare and the write are
+// not one step, or an empty Text: in commit order the accepted writes are
+// numbered 1..n, each token is not below the mark at its commit and became
+// the mark; no reader saw a value beside a mark it was not written with;
+// and the resource ends with the value of the write with the largest
+// accepted token, and that token as its mark.
+func manyWritersBreak(t *testing.T, run *fencescene.WriteRun, res fence.Resource) zh.Text {
+	t.Helper()
+	acc := run.Accepted
+	if len(acc) == 0 {
+		return zh.Say("got no write accepted; want some, to judge")
+	}
+	var mark fence.Token
+	for i, w := range acc {
+		switch {
+		case w.Commit != uint64(i+1):
+			return zh.Say("got commit %d as the %d-th accepted write; want commits numbered 1..%d, one per accepted write", w.Commit, i+1, len(acc))
+		case i > 0 && w.Tok.Compare(mark) < 0:
+			return zh.Say("got commit %d accepting token %v after an earlier commit had raised the mark to %v; want no token below the mark accepted", w.Commit, w.Tok, mark)
+		case w.Mark != w.Tok:
+			return zh.Say("got commit %d accepting token %v and giving back mark %v; want its own token as the mark", w.Commit, w.Tok, w.Mark)
+		}
+		if i == 0 || w.Tok.Compare(mark) > 0 {
+			mark = w.Tok
+		}
+	}
+	if bad := run.FirstBad; bad != nil {
+		wrote := zh.Say("written by no write of the run")
+		if bad.Written {
+			wrote = zh.Say("written with token %v", bad.Tok)
+		}
+		return zh.Say("a reader got value %q (%v) with mark %v; want the value written with the mark (%d of %d reads so)", bad.Value, wrote, bad.Mark, run.BadReads, run.Reads)
+	}
+	value, last, marked := fencescene.ReadResource(t, res)
+	final := acc[len(acc)-1]
+	if !marked || value != final.Value || last != mark {
+		return zh.Say("after the run got value %q with mark %v (set: %v); want %q, the value of commit %d, the last write with the largest accepted token %v, and that token as the mark", value, last, marked, final.Value, final.Commit, mark)
+	}
+	return zh.Text{}
 }
 
 // TestF5_CheckThenWriteLosesTheRace: asking ZooKeeper "do I still hold the
@@ -580,30 +660,6 @@ func TestF5_CheckThenWriteLosesTheRace(t *testing.T) {
 	if !ra.Accepted || ra.Prev != "new-owner" || v != "A-after-check" {
 		claims.Refuted(t, "F5", "A's checked write accepted=%v over %q, final %q; want it accepted over B's \"new-owner\" and the value \"A-after-check\": the check did not protect B", ra.Accepted, ra.Prev, v)
 	}
-}
-
-// TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite: the compare must be
-// atomic with the write (claim F11, §5 ¶3). A has written with token 0, so
-// the mark is A's own token. B's write with token 1 is held between its
-// compare and its write (fence.Trace.Decided) and A's late write with token
-// 0 starts. A control resource that compares in one step and writes in a
-// second lets A's compare in beside B's (its mark is still 0: A passes);
-// B writes, then A's stale value lands over B's: a write below the mark at
-// its commit point. The fenced resources, in memory and durable, under the
-// same interleaving, keep A's write parked outside until B's has been
-// written, and then refuse it. The steps and the verdicts are
-// Example_s5bCriticalSection's, retold on each resource.
-func TestF11_CompareThenWriteInTwoStepsAcceptsAStaleWrite(t *testing.T) {
-	fencescene.RetellOnEachResource(t, "under the same interleaving refuses A's stale write, which the control that compares, then writes in a second step, accepts", Example_s5bCriticalSection)
-}
-
-// TestF4_UnfencedResourceTakesTheLateWrite is the control (claim F4, §5 ¶4):
-// in Example_s5aFencingSequence, retold here, every write also goes to a
-// resource that checks nothing, and it ends with A's "stale-late" over
-// B's "new-owner", while the fenced resource beside it keeps "new-owner".
-func TestF4_UnfencedResourceTakesTheLateWrite(t *testing.T) {
-	harness.Parallel(t)
-	harness.Retell(t, Example_s5aFencingSequence)
 }
 
 // TestF7_EqualTokenIsAccepted: the current holder may keep writing with its
@@ -691,47 +747,6 @@ func TestF12_RequestIDInTheSameTransactionAppliesOnce(t *testing.T) {
 			claims.Refuted(t, "F12", "the %s resource: r-1's retry with %v after r-2 raised the mark to %v gave accepted=%v, error %v, value %q; want it refused by its token (fence.ErrStale) and r-2's value kept: applied once", kind, tokA, tokB, retry.Accepted, err, value)
 		}
 	})
-}
-
-// TestF8_DurableResourceKeepsMarkAndValueAcrossRestart: the SQLite resource
-// keeps the mark and the value in one transaction, so after the fencing
-// story and a close and reopen it still holds "new-owner" and still
-// rejects token 0 (claim F8, §5 ¶5; beyond the article, whose memory model
-// left durability unverified). The story is Example_s5aFencingSequence,
-// retold on the durable resource: its telling there, which
-// TestF1toF3_FencedResourceRejectsTheLateHolder retells as well, leaves
-// the resource open for this Test to restart.
-func TestF8_DurableResourceKeepsMarkAndValueAcrossRestart(t *testing.T) {
-	harness.Parallel(t)
-	claims.Open(t, "F8")
-	ctx := context.Background()
-	told := fencescene.RetellOn(t, Example_s5aFencingSequence, "durable")
-	if t.Failed() {
-		claims.NotShown(t, "F8", "the fencing story did not run as its Output says; nothing to restart")
-	}
-	d, ok := told.Resource().(*sqlite.Durable)
-	if !ok {
-		t.Fatalf("the story's fenced resource is a %T; want the durable *sqlite.Durable it was retold on", told.Resource())
-	}
-	t.Cleanup(func() { _ = d.Close() }) // also when this Test stops; Close is idempotent
-	path := d.Path()
-	value, mark, _ := fencescene.ReadResource(t, d)
-	tokenA := fence.Token{Lock: mark.Lock, Domain: mark.Domain} // A's token: g0/0 in the Output the retelling checked, below B's mark g0/1
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("resource closed with value %q, mark %v; reopening %s", value, mark, filepath.Base(path))
-	d2, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d2.Close()
-	v, mark2, _ := fencescene.ReadResource(t, d2)
-	r := fencescene.WriteAs(t, claims.NewActor(t, "A"), d2, tokenA, "stale-after-restart")
-	claims.Evidence(t, "after reopen: value %q mark %v; token %v accepted=%v", v, mark2, tokenA, r.Accepted)
-	if v != "new-owner" || mark2 != mark || r.Accepted {
-		claims.Refuted(t, "F8", "after restart value %q mark %v, token %v accepted=%v; want \"new-owner\", %v, rejected", v, mark2, tokenA, r.Accepted, mark)
-	}
 }
 
 // TestF9_ForgedLargerTokenIsAccepted: fencing orders honest holders; it does

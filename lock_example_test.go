@@ -100,50 +100,38 @@ func Example_s3aSequenceOrderIsNotNameOrder() {
 	// holder: C token seq: 0
 }
 
-// Example_s3bPredecessorChain is the article's predecessor-chain diagram (claim
-// L4, §3 ¶3): A, the lowest candidate, holds; B watches only A; C watches
-// only B. A's node is deleted: B is notified, lists the parent again and
-// holds; C hears nothing and still waits on B, not holding because A went.
-// Then B releases and C holds.
+// Example_s3bPredecessorChain is the article's predecessor-chain diagram
+// (§3 ¶3's flowchart); it proves claim L4 (§3 ¶3, the flowchart): a
+// deletion wakes only the candidate right behind it.
 //
-// A sequence is the number the server appended to a candidate's node. The
-// counts are what each session's own proxy saw on the wire (notifications
-// pushed to it, getChildren requests it sent), not what the recipe says
-// of itself, and Settled() reads on the session's own connection first, so
-// every notification the server sent is counted. A recipe that held on the
-// event without listing again would print one listing; one that woke every
-// waiter would print a notification for C.
+// The steps: A, the lowest candidate, holds; B watches only A; C watches
+// only B. A releases: B is notified, lists the parent again and holds; C
+// hears nothing and still waits on B, not holding because A went. Then B
+// releases and C holds. A sequence is the number the server appended to a
+// candidate's node. The counts are what each session's own proxy saw on
+// the wire (notifications pushed to it, getChildren requests it sent), not
+// what the recipe says of itself, and Settled() reads on the session's own
+// connection first, so every notification the server sent is counted. A
+// recipe that held on the event without listing again would print one
+// listing; one that woke every waiter would print a notification for C.
 //
-// The Example is the diagram's one telling and states L4's verdict: not
-// shown when the queue or A's release did not come about, refuted on
-// B's or C's counts, on C's state, or when the server lists a watcher of
-// B's node other than C and B's own hold (a hold watches its own node from
-// the start, lock.Held.Lost). TestL4 retells it.
+// The Example judges L4 itself: not shown when the queue or A's release
+// did not come about, refuted on B's or C's counts, on C's state, or when
+// the server lists a watcher of B's node other than C and B's own hold (a
+// hold watches its own node from the start, lock.Held.Lost).
 func Example_s3bPredecessorChain() {
-	harness.Tell(s3bPredecessorChain)
-	// Output:
-	// A: sequence 0 holds
-	// B: sequence 1 watches 0
-	// C: sequence 2 watches 1
-	// A released; its node exists: false
-	// B: 1 notification(s), 2 listing(s), holds with sequence 1
-	// C: 0 notification(s), 1 listing(s), still waits on 1 true
-	// B released; C: 1 notification(s), 2 listing(s), holds with sequence 2
-}
-
-// s3bPredecessorChain is the scene Example_s3bPredecessorChain
-// tells (harness.Tell): its steps, its checks and what it prints.
-func s3bPredecessorChain(sc *zkserver.Scope) {
+	sc := harness.ExampleScope()
+	defer harness.EndExample(sc)
 	claims.Open(sc, "L4")
 	r := scene.ExampleScene(sc) // the shared server, an observer O, a fresh lock parent
 	A, B, C := r.Join("A", scene.JoinOpts{}), r.Join("B", scene.JoinOpts{}), r.Join("C", scene.JoinOpts{})
 
 	heldByA := A.Acquire()
-	sc.Println("A: sequence", heldByA.Token.Seq, "holds")
+	fmt.Println("A: sequence", heldByA.Token.Seq, "holds")
 	b := B.AcquireInBackground().WaitsOn(scene.NodeOf(heldByA))
-	sc.Println("B: sequence", scene.SeqOf(b.Own), "watches", scene.SeqOf(b.Settled().Pred))
+	fmt.Println("B: sequence", scene.SeqOf(b.Own), "watches", scene.SeqOf(b.Settled().Pred))
 	c := C.AcquireInBackground().WaitsOn(b.Own)
-	sc.Println("C: sequence", scene.SeqOf(c.Own), "watches", scene.SeqOf(c.Settled().Pred))
+	fmt.Println("C: sequence", scene.SeqOf(c.Own), "watches", scene.SeqOf(c.Settled().Pred))
 	if got := []int64{heldByA.Token.Seq, scene.SeqOf(b.Own), scene.SeqOf(c.Own)}; !slices.Equal(got, []int64{0, 1, 2}) {
 		claims.NotShown(sc, "L4", "got sequences %v for A, B, C under a fresh parent; want [0 1 2]", got)
 	}
@@ -154,7 +142,7 @@ func s3bPredecessorChain(sc *zkserver.Scope) {
 	if exists {
 		claims.NotShown(sc, "L4", "A's node %s still exists after A's release", scene.NodeOf(heldByA))
 	}
-	sc.Println("A released; its node exists:", exists)
+	fmt.Println("A released; its node exists:", exists)
 	atB, atC := b.Settled(), c.Settled()
 	scene.Guarded(sc, B, 1) // B's hold watches its own node from the start
 	watchers := harness.WatchTable(sc, harness.SharedServer(sc), "wchp", r.Parent)[r.Parent+"/"+b.Own]
@@ -170,15 +158,23 @@ func s3bPredecessorChain(sc *zkserver.Scope) {
 	if !slices.Equal(watchers, wantWatchers) {
 		claims.RefutedNow(sc, "L4", "got watchers of B's node %v; want %v: C's session, and B's own hold's", watchers, wantWatchers)
 	}
-	sc.Println("B:", atB.Wakeups, "notification(s),", atB.Rounds, "listing(s), holds with sequence", heldByB.Token.Seq)
-	sc.Println("C:", atC.Wakeups, "notification(s),", atC.Rounds, "listing(s), still waits on", scene.SeqOf(atC.Pred), atC.Waiting)
+	fmt.Println("B:", atB.Wakeups, "notification(s),", atB.Rounds, "listing(s), holds with sequence", heldByB.Token.Seq)
+	fmt.Println("C:", atC.Wakeups, "notification(s),", atC.Rounds, "listing(s), still waits on", scene.SeqOf(atC.Pred), atC.Waiting)
 
 	claims.Phase(sc, "B releases")
 	heldByC := r.HandOver("L4", heldByB, c)
 	if atC = c.Settled(); atC.Wakeups != 1 || atC.Rounds != 2 {
 		claims.RefutedNow(sc, "L4", "got C holding after %d notifications and %d listings; want 1 and 2", atC.Wakeups, atC.Rounds)
 	}
-	sc.Println("B released; C:", atC.Wakeups, "notification(s),", atC.Rounds, "listing(s), holds with sequence", heldByC.Token.Seq)
+	fmt.Println("B released; C:", atC.Wakeups, "notification(s),", atC.Rounds, "listing(s), holds with sequence", heldByC.Token.Seq)
+	// Output:
+	// A: sequence 0 holds
+	// B: sequence 1 watches 0
+	// C: sequence 2 watches 1
+	// A released; its node exists: false
+	// B: 1 notification(s), 2 listing(s), holds with sequence 1
+	// C: 0 notification(s), 1 listing(s), still waits on 1 true
+	// B released; C: 1 notification(s), 2 listing(s), holds with sequence 2
 }
 
 // Example_s3cListExistsRace: between listing the children and setting the
@@ -731,21 +727,6 @@ func TestL6_ExpiredWaiterReportsSessionChanged(t *testing.T) {
 		t.Fatalf("B: %v", err)
 	}
 	b.Log.Info("new session %s (old %s)", b.Session.SessionHex(), oldSession)
-}
-
-// TestL4_DeletionWakesOnlyTheNextCandidate: deleting the holder's node
-// notifies only the candidate right behind it, which lists again and holds;
-// the one after it hears nothing and keeps waiting (claim L4, §3 ¶3, the
-// predecessor-chain diagram). The Test retells Example_s3bPredecessorChain.
-//
-// A holds with sequence 0, B (1) waits on A, C (2) waits on B. A releases:
-// A's node is gone, and B acquires after exactly one notification and two
-// listings, counted on B's wire. C's state, settled after a read on C's
-// own connection: no notification, one listing, still waiting on B, not
-// holding. The server still lists C's watch on B's node, untouched. B
-// releases: C holds after one notification and two listings.
-func TestL4_DeletionWakesOnlyTheNextCandidate(t *testing.T) {
-	harness.Retell(t, Example_s3bPredecessorChain)
 }
 
 // TestL7_HerdEffect: watching the predecessor wakes one waiter per release;

@@ -9,6 +9,7 @@ package zk19_test
 // histories.
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -22,39 +23,26 @@ import (
 	"github.com/zk19/zk19/internal/zkserver"
 )
 
-// Example_s1StaleReadFromLaggingFollower is the article's first diagram, the
-// stale-read sequence, on three real servers (claims S1 and S2, §1 ¶2): A
-// writes x=1 and the update succeeds; A tells B out of band; B's plain
-// getData on its follower, whose stream from the leader the proxy holds,
-// still returns x=0 (S1). As a register history that is not linearizable;
-// with B's read taken after the catch-up instead, it is (S2). The control
-// round takes the same steps but releases the stream before B reads: B
-// reads the new value and porcupine accepts the history recorded end to end.
+// Example_s1StaleReadFromLaggingFollower is the article's first diagram,
+// the stale-read sequence (§1 ¶3's diagram), run on three real servers; it
+// proves claims S1 and S2 (§1 ¶2, sentences 1 and 3).
 //
-// The Example is the diagram's one telling. It states its claims' verdicts
-// itself: not shown when the follower did not lag at the read, refuted
-// when B's read or porcupine's verdict says otherwise. TestS1 and TestS2
-// retell it (harness.Retell): their records hold its steps, from which the
-// evidence draws the diagram. Every printed line is what the run observed.
+// The steps: the proxy holds the leader's stream to B's follower; A writes
+// x=1 through the other follower and the update commits without B's; A
+// tells B so out of band; B's plain getData on its follower returns the old
+// x=0 while the stream is still held (S1). Porcupine, given the recorded
+// history as one register, rejects it, and accepts the same history with
+// B's read taken after the catch-up instead (S2). The control round takes
+// the same steps but lets the follower catch up before B reads: B reads the
+// new value and porcupine accepts the round recorded end to end.
+//
+// The Example judges its claims itself: not shown when the follower did
+// not lag at the read, refuted when B's read or porcupine's verdict says
+// otherwise. Every printed line is what the run observed; every call and
+// fault is logged, and the record draws the diagram from those lines.
 func Example_s1StaleReadFromLaggingFollower() {
-	harness.Tell(s1StaleReadFromLaggingFollower)
-	// Output:
-	// A: set x=1, version 1
-	// B: told x=1 is written
-	// B: get x on its follower -> 0
-	// stream to B's follower held at the read: true
-	// porcupine: not linearizable
-	// B: after the catch-up, get x -> 1 | porcupine, this read in place of the stale one: linearizable
-	// A: set x=2, version 2
-	// B: told x=2 is written
-	// B: get x on its follower -> 2
-	// stream to B's follower held at the read: false
-	// porcupine: linearizable
-}
-
-// s1StaleReadFromLaggingFollower is the scene Example_s1StaleReadFromLaggingFollower
-// tells (harness.Tell): its steps, its checks and what it prints.
-func s1StaleReadFromLaggingFollower(sc *zkserver.Scope) {
+	sc := harness.ExampleScope()
+	defer harness.EndExample(sc)
 	claims.Open(sc, "S1")
 	claims.Open(sc, "S2")
 	tr := replicas.NewTrio(sc) // three servers, a proxy on every link; A on one follower, B on the other; x=0
@@ -69,8 +57,8 @@ func s1StaleReadFromLaggingFollower(sc *zkserver.Scope) {
 	if version != 1 || told != "x=1 is written" {
 		claims.NotShown(sc, "S1", "got A's write at version %d and B told %q; want version 1 and the message A sent", version, told)
 	}
-	sc.Println("A: set x=1, version", version)
-	sc.Println("B: told", told)
+	fmt.Println("A: set x=1, version", version)
+	fmt.Println("B: told", told)
 
 	claims.Phase(sc, "B reads x on its follower while the stream is still held")
 	read := B.Get()
@@ -82,14 +70,14 @@ func s1StaleReadFromLaggingFollower(sc *zkserver.Scope) {
 	if read != "0" {
 		claims.RefutedNow(sc, "S1", "B read %q on the lagging follower after A's write; want the old value \"0\"", read)
 	}
-	sc.Println("B: get x on its follower ->", read)
-	sc.Println("stream to B's follower held at the read:", held > 0)
+	fmt.Println("B: get x on its follower ->", read)
+	fmt.Println("stream to B's follower held at the read:", held > 0)
 	stale := tr.History.Verdict(sc, "S2")
 	claims.Evidence(sc, "porcupine: the history with B's stale read is %v (%d operations)", stale, len(tr.History.Rec.Operations()))
 	if stale != history.NotLinearizable {
 		claims.RefutedNow(sc, "S2", "porcupine: got %v for the history with B's stale read; want not linearizable", stale)
 	}
-	sc.Println("porcupine:", stale)
+	fmt.Println("porcupine:", stale)
 
 	claims.Phase(sc, "release; B reads again once its follower has x=1")
 	again, moved := tr.ReadAgainAfterCatchUp("1")
@@ -101,28 +89,40 @@ func s1StaleReadFromLaggingFollower(sc *zkserver.Scope) {
 	if withRead != history.Linearizable {
 		claims.RefutedNow(sc, "S2", "porcupine: got %v for the history with B reading after the catch-up; want linearizable", withRead)
 	}
-	sc.Println("B: after the catch-up, get x ->", again, "| porcupine, this read in place of the stale one:", withRead)
+	fmt.Println("B: after the catch-up, get x ->", again, "| porcupine, this read in place of the stale one:", withRead)
 
 	claims.Phase(sc, "control: the same steps, but B reads after its follower caught up")
 	tr.History.Start(again) // the control round is recorded on its own, end to end
 	stream = tr.HoldLeaderStream()
-	sc.Println("A: set x=2, version", A.Set("2"))
+	fmt.Println("A: set x=2, version", A.Set("2"))
 	A.Tell(B, "x=2 is written")
-	sc.Println("B: told", B.Told())
+	fmt.Println("B: told", B.Told())
 	tr.CatchUp("2")
 	control := B.Get()
 	controlHeld := stream.Stats().DownHeld
 	if control != "2" || controlHeld != 0 {
 		claims.NotShown(sc, "S2", "in the control round B read %q with %d bytes held; want \"2\" with the stream released", control, controlHeld)
 	}
-	sc.Println("B: get x on its follower ->", control)
-	sc.Println("stream to B's follower held at the read:", controlHeld > 0)
+	fmt.Println("B: get x on its follower ->", control)
+	fmt.Println("stream to B's follower held at the read:", controlHeld > 0)
 	recorded := tr.History.Verdict(sc, "S2")
 	claims.Evidence(sc, "porcupine: the control round, recorded end to end, is %v (%d operations)", recorded, len(tr.History.Rec.Operations()))
 	if recorded != history.Linearizable {
 		claims.RefutedNow(sc, "S2", "porcupine: got %v for the control round recorded end to end; want linearizable", recorded)
 	}
-	sc.Println("porcupine:", recorded)
+	fmt.Println("porcupine:", recorded)
+	// Output:
+	// A: set x=1, version 1
+	// B: told x=1 is written
+	// B: get x on its follower -> 0
+	// stream to B's follower held at the read: true
+	// porcupine: not linearizable
+	// B: after the catch-up, get x -> 1 | porcupine, this read in place of the stale one: linearizable
+	// A: set x=2, version 2
+	// B: told x=2 is written
+	// B: get x on its follower -> 2
+	// stream to B's follower held at the read: false
+	// porcupine: linearizable
 }
 
 // TestS4_SessionOrderAndNoGoingBack: ZooKeeper orders one session's requests
@@ -148,32 +148,6 @@ func TestS4_SessionOrderAndNoGoingBack(t *testing.T) {
 	t.Run("a server behind the session's last zxid refuses it", func(t *testing.T) {
 		noGoingBack(t, tr.In(t))
 	})
-}
-
-// TestS1_PlainReadOnLaggingFollowerIsStale: after A's write has succeeded
-// and A has told B so through a channel, B's plain getData on a follower
-// that has not yet received the commit returns the old value (claim S1,
-// article §1 ¶2, the sequence diagram). The follower lags because the
-// proxy holds the leader's stream to it; the write commits with the leader
-// and the other follower. The Test retells Example_s1StaleReadFromLaggingFollower:
-// the Example's steps and checks, with this Test's record as their log.
-func TestS1_PlainReadOnLaggingFollowerIsStale(t *testing.T) {
-	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), whose plain read returns the old value"))
-	harness.Retell(t, Example_s1StaleReadFromLaggingFollower)
-}
-
-// TestS2_StaleHistoryIsNotLinearizable: as a single read/write register, the
-// S1 history is not linearizable, and the same history with B's read taken
-// after the follower caught up is (claim S2, article §1 ¶2). Porcupine
-// gives the verdicts: on the stale history, on it with B's read moved after
-// the catch-up, and on the control round recorded end to end, in which the
-// stream was released before B read. The Test retells
-// Example_s1StaleReadFromLaggingFollower, whose checks state S2's verdict.
-func TestS2_StaleHistoryIsNotLinearizable(t *testing.T) {
-	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it): S1's stale history"))
-	harness.Retell(t, Example_s1StaleReadFromLaggingFollower)
 }
 
 // TestS3_FollowerAnswersReadsFromItsOwnCopy: the lagging follower answers

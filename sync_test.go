@@ -27,37 +27,27 @@ import (
 	"github.com/zk19/zk19/internal/zkserver"
 )
 
-// Example_s2SyncInZK1675Window is the article's ZOOKEEPER-1675 flowchart on
-// five real servers (claim Y2, §2 ¶2): the old leader and one old follower
-// are cut off from the other three, which elect a new leader and commit
-// x=1 while the old leader still reports leading. B, on the old follower,
-// calls sync: the old leader answers it at once, and B's read after it
-// returns x=0. Porcupine rejects the history, with sync and read as one
-// composite read. Last, unprinted, how long the window stayed open: the
-// time from the cut until the old leader steps down.
+// Example_s2SyncInZK1675Window is the article's ZOOKEEPER-1675 flowchart
+// (§2 ¶3's diagram) run on five real servers; it proves claim Y2 (§2 ¶2,
+// sentence 1).
 //
-// The Example is the flowchart's one telling and states Y2's verdict: not
-// shown when the window was not open around B's sync and read (the old
-// leader did not report leading, or C's write did not commit), refuted
-// when the sync fails inside it, B reads x=1 or porcupine accepts the
-// history. TestY2 retells it. Every printed line is what the run observed;
-// each call and fault is logged.
+// The steps: the old leader and one old follower are cut off from the
+// other three, asymmetrically (see ZK1675.Cut); the three elect a new
+// leader and C commits x=1 on their side, while the old leader still
+// reports leading (the window is seen open, not guessed). B, on the old
+// follower, calls sync: the old leader answers it at once, and B's read
+// after it returns x=0. Porcupine rejects the history, with sync and read
+// as one composite read. Last, unprinted, how long the window stayed open:
+// the time from the cut until the old leader steps down.
+//
+// The Example judges Y2 itself: not shown when the window was not open
+// around B's sync and read (the old leader did not report leading, or C's
+// write did not commit), refuted when the sync fails inside it, B reads
+// x=1 or porcupine accepts the history. Every printed line is what the run
+// observed; each call and fault is logged.
 func Example_s2SyncInZK1675Window() {
-	harness.Tell(s2SyncInZK1675Window)
-	// Output:
-	// before the cut: old leader is leader | B's server is follower
-	// the other three elected a server that is leader
-	// C: set x=1 on the new side, version 1
-	// the old leader still reports leader
-	// B: sync on the old follower, error: <nil>
-	// B: get x -> 0
-	// the old leader still reports leader
-	// porcupine: not linearizable
-}
-
-// s2SyncInZK1675Window is the scene Example_s2SyncInZK1675Window
-// tells (harness.Tell): its steps, its checks and what it prints.
-func s2SyncInZK1675Window(sc *zkserver.Scope) {
+	sc := harness.ExampleScope()
+	defer harness.EndExample(sc)
 	claims.Open(sc, "Y2")
 	w := replicas.NewZK1675(sc) // five servers, a proxy on every link, x=0 everywhere; B on a follower of the leader
 	old, B := w.Old, w.B
@@ -65,28 +55,28 @@ func s2SyncInZK1675Window(sc *zkserver.Scope) {
 	if oldMode != "leader" || bMode != "follower" {
 		claims.NotShown(sc, "Y2", "before the cut the old leader reports %s and B's server %s; want leader and follower", oldMode, bMode)
 	}
-	sc.Println("before the cut: old leader is", oldMode, "| B's server is", bMode)
+	fmt.Println("before the cut: old leader is", oldMode, "| B's server is", bMode)
 
 	w.Cut() // {old leader, B's server} | the other three
 	N := w.NewLeader()
-	sc.Println("the other three elected a server that is", w.Mode(N))
+	fmt.Println("the other three elected a server that is", w.Mode(N))
 	C := w.History.Join(sc, "C", 3, N)
 	version := C.Set("1")
 	if version != 1 {
 		claims.NotShown(sc, "Y2", "C's write of x=1 gave version %d; want 1", version)
 	}
-	sc.Println("C: set x=1 on the new side, version", version)
+	fmt.Println("C: set x=1 on the new side, version", version)
 
 	before := w.Mode(old)
 	if before != "leader" {
 		claims.NotShown(sc, "Y2", "the window was not open: the old leader reported %q before B's sync; want leader", before)
 	}
-	sc.Println("the old leader still reports", before)
+	fmt.Println("the old leader still reports", before)
 	err := B.Sync()
 	if err != nil {
 		claims.RefutedNow(sc, "Y2", "sync on the old follower failed inside the window: %v", err)
 	}
-	sc.Println("B: sync on the old follower, error:", err)
+	fmt.Println("B: sync on the old follower, error:", err)
 	read := B.Get()
 	after := w.Mode(old)
 	claims.Evidence(sc, "B's sync on %s succeeded and B read %q after the new majority committed \"1\"; the old leader %s reported mode %q before and %q after the read, %v after the cut",
@@ -97,15 +87,24 @@ func s2SyncInZK1675Window(sc *zkserver.Scope) {
 	if read != "0" {
 		claims.RefutedNow(sc, "Y2", "after a successful sync B read %q; want the old \"0\"", read)
 	}
-	sc.Println("B: get x ->", read)
-	sc.Println("the old leader still reports", after)
+	fmt.Println("B: get x ->", read)
+	fmt.Println("the old leader still reports", after)
 	verdict := w.History.Verdict(sc, "Y2")
 	claims.Evidence(sc, "porcupine: the history of the window, with sync and read as one composite read, is %v (%d operations)", verdict, len(w.History.Rec.Operations()))
 	if verdict != history.NotLinearizable {
 		claims.RefutedNow(sc, "Y2", "porcupine: got %v for the history of the window; want not linearizable", verdict)
 	}
-	sc.Println("porcupine:", verdict)
+	fmt.Println("porcupine:", verdict)
 	w.WaitStepDown()
+	// Output:
+	// before the cut: old leader is leader | B's server is follower
+	// the other three elected a server that is leader
+	// C: set x=1 on the new side, version 1
+	// the old leader still reports leader
+	// B: sync on the old follower, error: <nil>
+	// B: get x -> 0
+	// the old leader still reports leader
+	// porcupine: not linearizable
 }
 
 // TestY1_SyncWaitsForTheLeaderStream: with a current, healthy leader, sync
@@ -119,22 +118,6 @@ func TestY1_SyncWaitsForTheLeaderStream(t *testing.T) {
 	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), on which sync waits for the held stream"))
 	claims.Open(t, "Y1")
 	requireWaitsForTheStream(t, "Y1", "sync "+replicas.XPath, func(tr *replicas.Trio) error { _, err := tr.B.Conn.Sync(replicas.XPath); return err })
-}
-
-// TestY2_SyncInTheZK1675WindowReadsStale reproduces ZOOKEEPER-1675 on five
-// real servers (claim Y2, article §2 ¶2, the 1675 flowchart) by retelling
-// Example_s2SyncInZK1675Window. The old leader and one follower are cut
-// off from the other three, asymmetrically (see ZK1675.Cut), and the new
-// side elects a leader. C, on it, writes x=1. The old leader is seen to
-// report leader (the window is proven open, not guessed); then B, a client
-// of the old follower, gets a successful sync and reads x=0, with the old
-// leader still leading. Porcupine: the history, with sync and read as one
-// composite read, is not linearizable. Last, the record says how long the
-// window stayed open.
-func TestY2_SyncInTheZK1675WindowReadsStale(t *testing.T) {
-	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("five servers of its own, partitioned on their server-to-server links (the ZOOKEEPER-1675 window)"))
-	harness.Retell(t, Example_s2SyncInZK1675Window)
 }
 
 // TestY7_SyncQueuesBehindAnOutstandingProposal: the leader answers a sync at

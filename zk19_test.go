@@ -220,19 +220,6 @@ func count(b bool) int {
 	return 0
 }
 
-// TestF10_ServerCleanupAndExpiredEventAreTwoObservations: the server's
-// deletion of A's node (seen by B) and A's own Expired event are separate
-// observations; A sees Expired only when it reaches the server again, after
-// the blackhole heals (claim F10, §7 ¶2). A's hold, which watches its own
-// node, likewise reports itself lost only after the heal, and its Release
-// then says the session changed: until then A's worker has no local signal
-// that its token is stale. The steps are §5's fencing sequence, retold
-// (Example_s5aFencingSequence), whose last step is the heal.
-func TestF10_ServerCleanupAndExpiredEventAreTwoObservations(t *testing.T) {
-	harness.Parallel(t)
-	harness.Retell(t, Example_s5aFencingSequence)
-}
-
 // TestE2_NoSleepGuessesAWindow: no proof, and no step of a scene a proof
 // plays (internal/harness and the scene packages, internal/chaos, ./peers),
 // waits a guessed time for a window to open (claim E2, "三个本机场景的证据").

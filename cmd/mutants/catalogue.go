@@ -23,7 +23,7 @@ import (
 //
 //	id: F8-second-statement
 //	what: the durable resource stores the value in a statement of its own
-//	run: . TestF8_DurableResourceKeepsMarkAndValueAcrossRestart
+//	run: . Example_s5aFencingSequence
 //	run: ./fence TestDurablePersists
 //	expect: F8 refuted
 //	fast: yes

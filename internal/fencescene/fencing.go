@@ -6,7 +6,6 @@ import (
 	"math/rand"
 	"path"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -408,8 +407,18 @@ type WriteRun struct {
 	Accepted []AcceptedWrite // in commit order once the run is over
 	Writes   int
 	Reads    int
-	badRead  string // the first read whose value was not written with the mark read with it
-	badReads int
+	BadReads int      // reads whose value was not written with the mark read with it
+	FirstBad *BadRead // the first of them
+}
+
+// BadRead is a read that found a value beside a mark it was not written
+// with: Tok is the token the value was written with, if Written says it
+// was written by a write of the run.
+type BadRead struct {
+	Value   string
+	Written bool
+	Tok     fence.Token
+	Mark    fence.Token
 }
 
 // ValueOf is the value writer w's i-th write stores with tok. The token is
@@ -520,68 +529,11 @@ func (run *WriteRun) read(res fence.Resource) error {
 	defer run.mu.Unlock()
 	run.Reads++
 	if tok, ok := tokenIn(value); marked && (!ok || tok != mark) {
-		if run.badReads++; run.badRead == "" {
-			wrote := "written by no write of the run"
-			if ok {
-				wrote = fmt.Sprintf("written with token %v", tok)
-			}
-			run.badRead = fmt.Sprintf("a reader got value %q (%s) with mark %v; want the value written with the mark", value, wrote, mark)
+		if run.BadReads++; run.FirstBad == nil {
+			run.FirstBad = &BadRead{Value: value, Written: ok, Tok: tok, Mark: mark}
 		}
 	}
 	return nil
-}
-
-// notAtomic reads the resource's value and mark once the run is over and
-// returns why the run shows that the compare and the write are not one
-// step, or "": in commit order the accepted writes are numbered 1..n, each
-// token is not below the mark at its commit and became the mark; no reader
-// saw a value beside a mark it was not written with; and the resource ends
-// with the value of the write with the largest accepted token, and that
-// token as its mark.
-func (run *WriteRun) NotAtomic(t zkserver.TB, res fence.Resource) string {
-	t.Helper()
-	acc := run.Accepted
-	if len(acc) == 0 {
-		return "got no write accepted; want some, to judge"
-	}
-	for i, w := range acc {
-		if w.Commit != uint64(i+1) {
-			return fmt.Sprintf("got commit %d as the %d-th accepted write; want commits numbered 1..%d, one per accepted write", w.Commit, i+1, len(acc))
-		}
-	}
-	if bad := belowTheMark(acc); bad != "" {
-		return bad
-	}
-	for _, w := range acc {
-		if w.Mark != w.Tok {
-			return fmt.Sprintf("got commit %d accepting token %v and giving back mark %v; want its own token as the mark", w.Commit, w.Tok, w.Mark)
-		}
-	}
-	if run.badRead != "" {
-		return fmt.Sprintf("%s (%d of %d reads so)", run.badRead, run.badReads, run.Reads)
-	}
-	value, mark, marked := ReadResource(t, res)
-	last := acc[len(acc)-1]
-	largest := slices.MaxFunc(acc, func(a, b AcceptedWrite) int { return a.Tok.Compare(b.Tok) }).Tok
-	if !marked || value != last.Value || mark != largest {
-		return fmt.Sprintf("after the run got value %q with mark %v (set: %v); want %q, the value of commit %d, the last write with the largest accepted token %v, and that token as the mark", value, mark, marked, last.Value, last.Commit, largest)
-	}
-	return ""
-}
-
-// belowTheMark returns the first accepted write whose token is below the
-// mark an earlier commit had set, or "" when there is none.
-func belowTheMark(accepted []AcceptedWrite) string {
-	var mark fence.Token
-	for i, w := range accepted {
-		if i > 0 && w.Tok.Compare(mark) < 0 {
-			return fmt.Sprintf("got commit %d accepting token %v after an earlier commit had raised the mark to %v; want no token below the mark accepted", w.Commit, w.Tok, mark)
-		}
-		if i == 0 || w.Tok.Compare(mark) > 0 {
-			mark = w.Tok
-		}
-	}
-	return ""
 }
 
 // HeldGap holds the gap of a compare-then-write control open once: the
@@ -668,25 +620,34 @@ func T5Writes(t *testing.T, res fence.Resource, tokA, tokB fence.Token) (bWrite,
 	return bWrite, late, value
 }
 
-// RetellOnEachResource retells example on each fenced resource
-// (ResourceKinds), in a subtest worded as the claim: "the memory
-// resource " + does.
-func RetellOnEachResource(t *testing.T, does string, example func()) {
+// OpenEach opens an empty fenced resource of each kind (ResourceKinds, in
+// that order) with opts; each is closed at cleanup.
+func OpenEach(t zkserver.TB, opts ...fence.Option) []fence.Resource {
 	t.Helper()
-	for _, kind := range ResourceKinds {
-		t.Run("the "+kind+" resource "+does, func(t *testing.T) { RetellOn(t, example, kind) })
+	out := make([]fence.Resource, len(ResourceKinds))
+	for i, kind := range ResourceKinds {
+		out[i] = OpenResource(t, kind, opts...)
 	}
+	return out
 }
 
-// RetellOn retells example on the fenced resource of kind: the memory
-// resource is the Example's own (harness.Resource opens fence.NewMemory,
-// as OpenResource does), so its telling is the Example's; another kind is
-// opened by OpenResource, and the Tests that retell example on it share
-// its tellings.
-func RetellOn(t *testing.T, example func(), kind string) *harness.Telling {
+// Reopen closes a resource that keeps what it stored and opens it again
+// from there, as a restart does; the reopened one is closed at cleanup.
+// It returns false for a resource that keeps nothing across a restart (the
+// one in memory).
+func Reopen(t zkserver.TB, res fence.Resource) (fence.Resource, bool) {
 	t.Helper()
-	if kind == "memory" {
-		return harness.Retell(t, example)
+	d, ok := res.(*sqlite.Durable)
+	if !ok {
+		return nil, false
 	}
-	return harness.RetellOn(t, example, kind, func(t zkserver.TB, opts ...fence.Option) fence.Resource { return OpenResource(t, kind, opts...) })
+	if err := d.Close(); err != nil {
+		t.Fatalf("close the durable resource: %v", err)
+	}
+	again, err := sqlite.Open(context.Background(), d.Path())
+	if err != nil {
+		t.Fatalf("reopen the durable resource %s: %v", d.Path(), err)
+	}
+	t.Cleanup(func() { _ = again.Close() })
+	return again, true
 }

@@ -127,15 +127,15 @@ func (w *GatedWrite) Entered() fence.Decision {
 // Whereabouts is where a write was while another was held inside.
 type Whereabouts struct {
 	Inside   bool           // it reached its own decision: two writers inside
-	decision fence.Decision // its decision, when inside
-	parked   string         // else where it waited: "sync.(*Mutex).Lock in fence.(*Memory).Write"
+	Decision fence.Decision // its decision, when inside
+	Parked   string         // else where it waited: "sync.(*Mutex).Lock in fence.(*Memory).Write"
 }
 
 func (wa Whereabouts) String() string {
 	if wa.Inside {
-		return fmt.Sprintf("inside too: token %v against mark %v, admitted: %v", wa.decision.Token, wa.decision.Mark, wa.decision.Admitted)
+		return fmt.Sprintf("inside too: token %v against mark %v, admitted: %v", wa.Decision.Token, wa.Decision.Mark, wa.Decision.Admitted)
 	}
-	return "parked in " + wa.parked
+	return "parked in " + wa.Parked
 }
 
 // Brief says where the write was without naming the resource's own call
@@ -156,7 +156,7 @@ func (w *GatedWrite) Whereabouts(other *GatedWrite) Whereabouts {
 	var returned error
 	wait.For(t, harness.Within, fmt.Sprintf("%s: %s's write to reach its decision or park in the resource's Write while %s's is inside", w.cs.id, w.who.Name, other.who.Name), func() (bool, string) {
 		if w.take() {
-			wa.Inside, wa.decision = true, w.Decision
+			wa.Inside, wa.Decision = true, w.Decision
 			return true, ""
 		}
 		if w.done.Finished() {
@@ -164,7 +164,7 @@ func (w *GatedWrite) Whereabouts(other *GatedWrite) Whereabouts {
 			return true, ""
 		}
 		where, last := parkedIn(w.gid)
-		wa.parked = where
+		wa.Parked = where
 		return where != "", last
 	})
 	if returned != nil {
@@ -379,20 +379,4 @@ type Interleaving struct {
 	ADecision  fence.Decision // A's decision, whenever it came
 	Value      string         // the resource's value at the end
 	Mark       fence.Token
-}
-
-// NotAtomic returns why the run shows the compare and the write are not one
-// step, or "" when it shows they are: A's write was kept out while B's was
-// inside, A's compare then saw B's token as the mark, and A's stale write
-// was refused.
-func (il Interleaving) NotAtomic() string {
-	switch {
-	case il.A.Inside:
-		return fmt.Sprintf("A's write with token %v reached its decision (against mark %v, admitted: %v) while B's with token %v was held between its compare and its write: two writers inside at once", il.TokA, il.A.decision.Mark, il.A.decision.Admitted, il.TokB)
-	case il.ADecision.Mark != il.TokB || il.ADecision.Admitted:
-		return fmt.Sprintf("A's compare, once B was let go, found mark %v and admitted: %v; want B's token %v, refused: B's compare and its write were not one step", il.ADecision.Mark, il.ADecision.Admitted, il.TokB)
-	case !il.B.Accepted || il.Late.Accepted || il.Value != "new-owner":
-		return fmt.Sprintf("B accepted: %v, then A's stale write accepted: %v; value %q; want B's accepted, A's refused, \"new-owner\"", il.B.Accepted, il.Late.Accepted, il.Value)
-	}
-	return ""
 }

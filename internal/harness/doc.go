@@ -3,29 +3,11 @@
 //   - main.go: Main, KitMain and BenchMain, the TestMains of the root, of
 //     ./peers and of ./bench: backend, interrupts, reaper, shared server,
 //     the record's header (claim E4) and the check that nothing was left.
-//   - retell.go: an Example that Tests retell is one call of Tell with
-//     its scene; the Example is a diagram's one telling and states its
-//     claims' verdicts, and each Test that retells it (Retell) is its
-//     record (S1, S2, Y2, L4, F1–F4, F6, F8, F10, F11). The scene runs
-//     once per go test (per run under -count=N), for the first to take
-//     it, on a Scope that acts for a record of its own (tb.For): every
-//     Test that retells it, whatever -run selects and in whatever order,
-//     takes a Telling it has not taken yet, waits for its one run
-//     (sync.Once), gets its lines and attributes as its own and checks
-//     what it printed against the Output comment. A scene prints with
-//     its Scope's Printf, into its record, so the tellings of different
-//     Examples run side by side, never on os.Stdout. go test runs the
-//     Examples after the Tests, so the Example runner finds the telling
-//     the Tests took already told: the Example prints that telling's
-//     record (what its scene printed, and its steps and attributes on
-//     standard error), not a run of its own, which would pay every
-//     scene's waits (the fencing sequence's natural expiry, the 1675
-//     window) a second time for the same observations; alone (go test
-//     -run Example_x) it tells the scene itself. RetellOn tells it on
-//     another fenced resource, which the Example opens with Resource
-//     (internal/fencescene's RetellOnEachResource retells it on each):
-//     the tellings of each kind are shared too, and the resource stays
-//     open for a Test to inspect (Telling.Resource; F8 restarts it).
+//   - helpers.go: ExampleScope and EndExample, the frame of every
+//     Example that proves a claim: the Example's body holds the diagram's
+//     steps, its checks and its prints, and runs once per go test; its
+//     lines and attributes go to standard error, where the record reads
+//     them, and a cleanup that fails makes it fail.
 //   - pool.go, expiry.go, helpers.go: the pool that lends servers to the
 //     proofs (LeaseTrio, LeaseServer, Lease of a kind a scene declares with
 //     NewKind, ExpiryServer for sessions that run out within seconds), the

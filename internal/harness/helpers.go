@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,7 +33,6 @@ const Within = 5 * time.Second
 // ExampleScope opens the Scope of the Example that calls it, named after
 // it; everything the Example opens is registered with it. The Example
 // defers EndExample right after, so its body reads as the diagram's steps.
-// An Example that Tests retell tells its scene with Tell instead.
 func ExampleScope() *zkserver.Scope { return zkserver.NewScope(callerName(1)) }
 
 // failedPrefix starts the line EndExample prints for a failure.
@@ -41,12 +41,16 @@ const failedPrefix = "FAILED: "
 // EndExample, deferred by an Example, prints a failure inside it (the
 // Scope's Fatalf panics) to the Example's output, so the Example fails with
 // the reason and the test binary goes on with the next test; then it closes
-// everything the Example opened.
+// everything the Example opened; a cleanup that failed (Errorf) is printed
+// the same way, after the Example's own lines, so the Example fails.
 func EndExample(sc *zkserver.Scope) {
 	if r := recover(); r != nil {
 		fmt.Printf("%s%v\n", failedPrefix, r)
 	}
 	sc.Close()
+	for _, e := range sc.Errors() {
+		fmt.Printf("%s%s: %s\n", failedPrefix, sc.Name(), e)
+	}
 }
 
 // SharedServer returns the standalone server TestMain started.
@@ -62,16 +66,12 @@ func SharedServer(t zkserver.TB) *zkserver.Server {
 // TestRoot creates a fresh persistent /zk19-<test name> node and removes it
 // with everything below it when the test ends, so a shared server is left
 // as it was found. An existing node of that name is not the test's: it
-// fails the test and is left alone. An Example retold by a Test is named
-// after both (tb.Scope.TestName): the Tests that retell one Example never
-// share a parent, on a shared server either.
+// fails the test and is left alone. A cleanup that cannot remove it fails
+// the test (or the Example, through EndExample): a proof that leaves its
+// parent behind does not pass.
 func TestRoot(t zkserver.TB, c *zkclient.Client) string {
 	t.Helper()
-	name := t.Name()
-	if s, ok := t.(interface{ TestName() string }); ok {
-		name = s.TestName()
-	}
-	root := rootPrefix + zkserver.SafeName(name)
+	root := rootPrefix + zkserver.SafeName(t.Name())
 	if _, err := c.Create(root, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatalf("create %s: %v", root, err)
 	}
@@ -88,7 +88,7 @@ func TestRoot(t zkserver.TB, c *zkclient.Client) string {
 	addr := c.Server()
 	t.Cleanup(func() {
 		if err := DeleteTree(c.Conn, root); err != nil && !errors.Is(err, zk.ErrNoNode) {
-			t.Logf("cleanup %s on %s: %v", root, addr, err)
+			t.Errorf("cleanup: got %v deleting %s on %s; want it and everything below it deleted (the test leaves its parent behind)", err, root, addr)
 			return
 		}
 		madeRoots.Delete(root)
@@ -413,4 +413,15 @@ func MedianMicros(d []time.Duration) float64 {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return float64(s[len(s)/2].Nanoseconds()) / 1e3
+}
+
+// callerName is the name, without its package, of the function skip
+// frames above the caller of callerName: the Example that opens a Scope.
+func callerName(skip int) string {
+	pc, _, _, ok := runtime.Caller(skip + 1)
+	if !ok {
+		return "Example"
+	}
+	fn := runtime.FuncForPC(pc).Name()
+	return fn[strings.LastIndex(fn, ".")+1:]
 }

@@ -44,7 +44,6 @@ type Scene struct {
 	OLog    claims.Actor // O's record lines
 	Parent  string
 	Ctx     context.Context
-	quiet   bool // contenders join quiet (the Examples)
 }
 
 // NewScene opens a lock scene on servers; opts configure O's client.
@@ -56,16 +55,11 @@ func NewScene(t zkserver.TB, servers []string, opts ...zkclient.Option) *Scene {
 	return r
 }
 
-// ExampleScene is the scene of the lock Examples: on the shared server, with
-// O and the contenders quiet (an Example's standard error is not read),
-// unless a Test retells the Example: their steps are then its record.
+// ExampleScene is the scene of the lock Examples, on the shared server: O
+// and the contenders log every call and answer, as a Test's do, for the
+// record to draw the Example's diagram from.
 func ExampleScene(sc *zkserver.Scope) *Scene {
-	if harness.Retold(sc) {
-		return NewScene(sc, []string{harness.SharedServer(sc).Client})
-	}
-	r := NewScene(sc, []string{harness.SharedServer(sc).Client}, zkclient.Quiet())
-	r.quiet = true
-	return r
+	return NewScene(sc, []string{harness.SharedServer(sc).Client})
 }
 
 // Join connects contender name to the scene (or through o.Via) and makes
@@ -76,7 +70,6 @@ func (r *Scene) Join(name string, o JoinOpts) *Contender {
 	if o.Via != nil {
 		servers = o.Via
 	}
-	o.Quiet = o.Quiet || r.quiet
 	p := Join(r.t, name, servers, r.Parent, o)
 	p.ctx = r.Ctx
 	return p

@@ -6,11 +6,8 @@ package tb
 
 import (
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"unicode"
@@ -23,6 +20,7 @@ type TB interface {
 	Helper()
 	Cleanup(func())
 	Fatalf(format string, args ...any)
+	Errorf(format string, args ...any)
 	Logf(format string, args ...any)
 	Attr(key, value string)
 	Skipf(format string, args ...any)
@@ -38,15 +36,13 @@ type Scope struct {
 	name  string
 	quiet bool
 	dirs  Dirs
-	// on is the test a Scope acts for (For): its lines, attributes,
-	// cleanups and temp dirs are on's.
-	on TB
 
 	mu       sync.Mutex
 	cleanups []func()
 	attrs    [][2]string
 	made     []string
 	closed   bool
+	errs     []string // what Errorf said: the Scope failed, and goes on
 }
 
 // Dirs makes and removes a Scope's temp dirs. The harness passes its own,
@@ -72,12 +68,6 @@ func NewScope(name string, dirs Dirs) *Scope {
 	return &Scope{name: name, dirs: dirs}
 }
 
-// For returns a Scope that acts for t: the lines, attributes, cleanups and
-// temp dirs of what runs in it are t's, and Close leaves the cleanups to
-// t. Fatalf and Skipf still panic, as in an Example: code written for an
-// Example (a Scope) runs unchanged under a Test that retells it.
-func For(t TB, name string) *Scope { return &Scope{name: name, on: t} }
-
 // Quiet makes s drop its log lines (benchmarks) and returns it.
 func (s *Scope) Quiet() *Scope {
 	s.mu.Lock()
@@ -92,42 +82,15 @@ func (s *Scope) Helper() {}
 // Name returns the scope's name.
 func (s *Scope) Name() string { return s.name }
 
-// TestName names the test s runs in: the Test it acts for followed by its
-// own name ("TestF4_x/Example_s5a"), or its own name. Two Tests that
-// retell one Example get two test names.
-func (s *Scope) TestName() string {
-	if s.on != nil {
-		return s.on.Name() + "/" + s.name
-	}
-	return s.name
-}
-
 // Cleanup registers f to run at Close, last registered first.
 func (s *Scope) Cleanup(f func()) {
-	if s.on != nil {
-		s.on.Cleanup(f)
-		return
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cleanups = append(s.cleanups, f)
 }
 
-// Logf writes one line to standard error; a Scope acting for a test writes
-// it to the test's log, at the line of the Example that took the step.
+// Logf writes one line to standard error, prefixed with the Scope's name.
 func (s *Scope) Logf(format string, args ...any) {
-	if s.on != nil {
-		// t.Logf would name this line as the place of every step: Helper
-		// cannot reach across the Scope. The test's Output takes the line
-		// as it is, so the Scope names the place itself.
-		if o, ok := s.on.(interface{ Output() io.Writer }); ok {
-			msg := strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", "\n    ")
-			fmt.Fprintf(o.Output(), "%s: %s\n", stepPlace(), msg)
-			return
-		}
-		s.on.Logf(format, args...)
-		return
-	}
 	s.mu.Lock()
 	quiet := s.quiet
 	s.mu.Unlock()
@@ -137,45 +100,11 @@ func (s *Scope) Logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "    %s: %s\n", s.name, fmt.Sprintf(format, args...))
 }
 
-// Printf prints to the Example's output: standard output, or what the
-// test a Scope acts for keeps as its output (a telling's record, whose
-// Example then prints it).
-func (s *Scope) Printf(format string, args ...any) { fmt.Fprintf(s.stdout(), format, args...) }
+// Printf prints to the Example's output, standard output.
+func (s *Scope) Printf(format string, args ...any) { fmt.Printf(format, args...) }
 
 // Println is Printf with fmt.Println's formatting.
-func (s *Scope) Println(args ...any) { fmt.Fprintln(s.stdout(), args...) }
-
-func (s *Scope) stdout() io.Writer {
-	if o, ok := s.on.(interface{ Stdout() io.Writer }); ok {
-		return o.Stdout()
-	}
-	return os.Stdout
-}
-
-// stepPlace is file:line of the step that logs: the innermost frame in a
-// test file (an Example's own line), or else the innermost outside this
-// package and the claims helpers (a scene's goroutine).
-func stepPlace() string {
-	pcs := make([]uintptr, 32)
-	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
-	outside := ""
-	for {
-		f, more := frames.Next()
-		if strings.HasSuffix(f.File, "_test.go") {
-			return fmt.Sprintf("%s:%d", filepath.Base(f.File), f.Line)
-		}
-		if outside == "" && !strings.Contains(f.Function, "/internal/tb.") && !strings.Contains(f.Function, "/internal/claims.") {
-			outside = fmt.Sprintf("%s:%d", filepath.Base(f.File), f.Line)
-		}
-		if !more {
-			break
-		}
-	}
-	if outside == "" {
-		return "tb.go"
-	}
-	return outside
-}
+func (s *Scope) Println(args ...any) { fmt.Println(args...) }
 
 // Attr keeps an attribute for the record. An Example has no *testing.T, so
 // go test -json reports no event for it: the Scope writes the line that
@@ -195,10 +124,6 @@ func (s *Scope) Attr(key, value string) {
 	s.attrs = append(s.attrs, [2]string{key, value})
 	quiet := s.quiet
 	s.mu.Unlock()
-	if s.on != nil {
-		s.on.Attr(key, value)
-		return
-	}
 	if !quiet {
 		fmt.Fprintln(os.Stderr, "=== ATTR  "+s.name+" "+key+" "+value)
 	}
@@ -223,6 +148,25 @@ func (s *Scope) Fatalf(format string, args ...any) {
 	panic(ScopeFailure{Msg: s.name + ": " + msg})
 }
 
+// Errorf marks the Scope failed and goes on, as testing.T's does: a
+// cleanup that could not undo what the Scope made says so here, and the
+// Example's EndExample prints it so the Example fails.
+func (s *Scope) Errorf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	s.Logf("ERROR: %s", msg)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.errs = append(s.errs, msg)
+}
+
+// Errors returns what Errorf said, in order; none when the Scope has not
+// failed.
+func (s *Scope) Errors() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.errs...)
+}
+
 // Skipf panics like Fatalf: a Scope cannot be skipped.
 func (s *Scope) Skipf(format string, args ...any) { s.Fatalf("cannot skip: "+format, args...) }
 
@@ -235,9 +179,6 @@ func SafeName(name string) string { return unsafeName.ReplaceAllString(name, "_"
 
 // TempDir returns a new directory removed at Close.
 func (s *Scope) TempDir() string {
-	if s.on != nil {
-		return s.on.TempDir()
-	}
 	dir, err := s.dirs.Make(s.name)
 	if err != nil {
 		s.Fatalf("temp dir: %v", err)
