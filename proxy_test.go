@@ -18,6 +18,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,6 +38,7 @@ import (
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 	"github.com/zk19/zk19/lock"
+	"github.com/zk19/zk19/lock/locktrace"
 )
 
 // Example_s4LostCreateReply is the article's lost-create flowchart (claims
@@ -318,6 +320,211 @@ func TestR3_RecoverSyncsBeforeListing(t *testing.T) {
 		lc.SessionAfter, lagging.Label, created.Zxid, st.Zxid, plain, faultproxy.Kinds(waiting.Passed), faultproxy.Kinds(waiting.Held), path.Base(o.h.Path), after)
 	if path.Base(o.h.Path) != path.Base(created.Path) || after[path.Base(o.h.Path)] != lc.SessionAfter {
 		claims.Refuted(t, "R3", "Recover adopted %s; want %s, the node O sees owned by A's session 0x%x (O sees %v)", path.Base(o.h.Path), path.Base(created.Path), lc.SessionAfter, after)
+	}
+	if err := o.h.Release(ctx); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+}
+
+// TestR3_AcquireSyncsBeforeListing: R3 through Acquire's own recovery, on
+// the lagging follower of TestR3_RecoverSyncsBeforeListing (claim R3, §4
+// ¶2, the second sentence; the sync of §2 ¶1; issue 48, item 9). Acquire
+// recovers a lost create reply by itself, with the same sync as Recover:
+// were it to list the parent on a follower that has not applied its
+// create, it would find no node of its GUID, take the create as not made
+// and create again, and its first node, the one the server made, would
+// stay in the queue ahead of its second.
+//
+// The scene is the neighbour's, with lock.Acquire in place of A's
+// hand-made create and Recover: the proxy in front of the fresh follower
+// loses the reply to the create Acquire sends, A's next dial lands on the
+// lagging follower, whose link from the leader holds the create's COMMIT
+// and what follows it. The window is shown open when the recovery sends
+// its first request (a trace hook on A's acquiring goroutine: A's own plain
+// listing goes out first, on the same connection, and lacks the node O
+// sees on the leader). Then Acquire must neither return nor create again
+// while the COMMIT is held, its sync's answer (the leader's SYNC) is seen
+// held behind it, and after the release Acquire holds the node O sees,
+// owned by A's session, and A's session has no other node.
+func TestR3_AcquireSyncsBeforeListing(t *testing.T) {
+	harness.Parallel(t)
+	zkserver.RequireFaults(t, zh.Say("a follower that logged the create and has not applied it (a proxy holding the COMMIT on the leader's stream to it)"))
+	claims.Open(t, "R3")
+	c := harness.LeaseTrio(t)
+	leader, fs := c.Leader(), c.Followers()
+	fresh, lagging := fs[0], fs[1]
+	route := &replicas.Mover{Dials: map[string]int{}}
+
+	// What A's recipe does, as its trace says: the creates it sends, the
+	// lost one's error, the requests after it, and the window as A's own
+	// plain listing saw it just before the first of those went out.
+	type window struct {
+		first string   // the recovery's first request
+		plain []string // A's plain listing, sent just before it
+		err   error
+	}
+	var (
+		mu       sync.Mutex
+		creates  []string // the prefixes of A's creates: <parent>/<guid>-lock-
+		after    []string // A's requests after the lost create
+		lost     bool
+		lookedAt bool
+	)
+	createErr, looked := make(chan error, 1), make(chan window, 1)
+	var lr *scene.LostReply
+	trace := &locktrace.Trace{
+		Request: func(i locktrace.RequestInfo) {
+			mu.Lock()
+			if i.Op == locktrace.OpCreate {
+				creates = append(creates, i.Path)
+			}
+			look := lost && !lookedAt
+			if lost {
+				after = append(after, i.Op.String())
+				lookedAt = true
+			}
+			mu.Unlock()
+			if look {
+				// A's plain listing goes out once A has its session again,
+				// ahead of the recovery's request, which waits for this hook.
+				w := window{first: i.Op.String()}
+				if w.err = wait.Until(harness.Within, "A's session again", func() (bool, string) {
+					s := lr.A.Session.State()
+					return s == zk.StateHasSession, s.String()
+				}); w.err == nil {
+					w.plain, _, w.err = lr.A.Session.Children(lr.Parent)
+				}
+				looked <- w
+			}
+		},
+		Reply: func(i locktrace.ReplyInfo) {
+			mu.Lock()
+			first := i.Op == locktrace.OpCreate && i.Err != nil && !lost
+			lost = lost || first
+			mu.Unlock()
+			if first {
+				createErr <- i.Err
+			}
+		},
+	}
+	lr = scene.NewLostReplyAt(t, fresh, leader, scene.JoinOpts{Client: []zkclient.Option{zkclient.WithDialer(route.Dial)}, Trace: trace})
+	t.Logf("A creates through a proxy in front of %s and reconnects to %s; O reads on the leader %s", fresh.Label, lagging.Label, leader.Label)
+	hold := c.Links.HoldCommit(leader.ID, lagging.ID, faultproxy.TxnMatch{Types: scene.CreateOps, Under: lr.Parent, Session: lr.A.Session.SessionID()})
+	route.Redirect(lagging.Client)
+
+	type outcome struct {
+		h   *lock.Held
+		err error
+	}
+	ctx := scene.LockCtx(t)
+	res := make(chan outcome, 1)
+	var early *outcome
+	claims.Phase(t, "the proxy loses the reply to the create of A's Acquire under %s", lr.Parent)
+	drop, cerr := lr.LoseReply(t, "R3", faultproxy.Match{Ops: scene.CreateOps, Under: lr.Parent}, func() error {
+		lr.A.Log.Invoke("acquire")
+		go func() { h, err := lr.A.Locker.Acquire(ctx); res <- outcome{h, err} }()
+		select {
+		case err := <-createErr:
+			return err
+		case o := <-res:
+			early = &o
+			return nil
+		}
+	})
+	if early != nil || !errors.Is(cerr, zk.ErrConnectionClosed) {
+		claims.NotShown(t, "R3", "A's create: got %v (Acquire returned early: %v); want connection loss (fault: %+v)", cerr, early != nil, drop)
+	}
+	select {
+	case <-hold.Holding():
+	case <-time.After(harness.Within):
+		claims.NotShown(t, "R3", "the COMMIT of A's create was not held on its way to %s within %v: %+v", lagging.Label, harness.Within, hold.Result())
+	}
+	created := hold.Result()
+	t.Logf("nemesis observes: %s got the proposal of %s at zxid %#x; its COMMIT is held", lagging.Label, path.Base(created.Path), created.Zxid)
+
+	claims.Phase(t, "the window: %s has A's session and lacks A's node when the recovery begins", lagging.Label)
+	var w window
+	select {
+	case w = <-looked:
+	case o := <-res:
+		claims.RefutedNow(t, "R3", "Acquire returned %s, %v after its create's lost reply without a request of its own; want its recovery", scene.HoldOf(o.h), o.err)
+	case <-time.After(harness.Within):
+		claims.NotShown(t, "R3", "Acquire's recovery sent no request within %v of the lost reply", harness.Within)
+	}
+	lr.A.Log.Info("its recovery's first request: %s; A's plain listing on %s just before it: %v (err %v)", w.first, lagging.Label, w.plain, w.err)
+	lr.A.Log.Info("its dialer sent %d connection(s) to %s since the reply was lost", route.DialsTo(lagging.Client), lagging.Label)
+	st, err := lagging.Srvr()
+	if err != nil {
+		t.Fatalf("srvr %s: %v", lagging.Label, err)
+	}
+	guid := strings.TrimSuffix(path.Base(creates[0]), fence.LockInfix)
+	seen := scene.Carrying(t, lr.O, lr.OLog, lr.Parent, guid)
+	if w.err != nil || route.DialsTo(lagging.Client) == 0 || lr.SessionAfter != lr.SessionBefore || seen[path.Base(created.Path)] != lr.SessionAfter ||
+		slices.Contains(w.plain, path.Base(created.Path)) || st.Zxid >= created.Zxid {
+		claims.NotShown(t, "R3", "the window is not open: A's dials to %s %d, session 0x%x (before 0x%x); O sees %v; A's plain listing there %v, %v; its zxid %#x (the create's %#x); want A on %s in its session, lacking the node O sees",
+			lagging.Label, route.DialsTo(lagging.Client), lr.SessionAfter, lr.SessionBefore, seen, w.plain, w.err, st.Zxid, created.Zxid, lagging.Label)
+	}
+
+	claims.Phase(t, "A's Acquire recovers on %s while the COMMIT is held", lagging.Label)
+	var again []string
+	wait.For(t, harness.Within, "A's Acquire to return or create again, or the leader's SYNC to be held behind the COMMIT", func() (bool, string) {
+		select {
+		case o := <-res:
+			early = &o
+			return true, ""
+		default:
+		}
+		mu.Lock()
+		again = slices.Clone(creates[1:])
+		mu.Unlock()
+		r := hold.Result()
+		return len(again) > 0 || r.Held[jute.QuorumSync] > 0, "held: " + faultproxy.Kinds(r.Held)
+	})
+	mu.Lock()
+	sent := slices.Clone(after)
+	mu.Unlock()
+	if early != nil || len(again) > 0 {
+		returned := "no"
+		if early != nil {
+			returned = fmt.Sprintf("%s, %v", scene.HoldOf(early.h), early.err)
+		}
+		lr.A.Log.Fail("returned: %s; created again: %v", returned, again)
+		claims.RefutedNow(t, "R3", "got Acquire returned: %s, and created again: %v, after the lost reply (its requests since: %v) on %s while the COMMIT of the node O sees (%s) was held there (held: %s); want neither: its recovery listed what the follower had without waiting for the leader's commits",
+			returned, again, sent, lagging.Label, path.Base(created.Path), faultproxy.Kinds(hold.Result().Held))
+	}
+	waiting := hold.Result()
+	lr.A.Log.Info("acquire pending (requests since the lost create: %v): the leader's SYNC for it is held behind the COMMIT (held: %s)", sent, faultproxy.Kinds(waiting.Held))
+
+	claims.Phase(t, "the COMMIT and what followed it reach %s", lagging.Label)
+	hold.Release()
+	t.Logf("nemesis release-commit %d->%d: %s delivered in order", leader.ID, lagging.ID, faultproxy.Kinds(hold.Result().Held))
+	var o outcome
+	select {
+	case o = <-res:
+	case <-time.After(harness.Within):
+		claims.RefutedNow(t, "R3", "Acquire did not return within %v of the release", harness.Within)
+	}
+	if o.err != nil {
+		lr.A.Log.Fail("%v", o.err)
+		claims.RefutedNow(t, "R3", "Acquire after the release: %v; want a hold of the node %s", o.err, path.Base(created.Path))
+	}
+	lr.A.Log.Ok("%s", path.Base(o.h.Path))
+	after2 := scene.Carrying(t, lr.O, lr.OLog, lr.Parent, guid)
+	var mine []string // the nodes of A's session under the parent
+	for _, k := range scene.ListChildren(t, lr.O, lr.Parent) {
+		if ok, st := scene.StatOf(t, lr.O, lr.Parent+"/"+k); ok && st.EphemeralOwner == lr.SessionAfter {
+			mine = append(mine, k)
+		}
+	}
+	mu.Lock()
+	made := slices.Clone(creates)
+	mu.Unlock()
+	claims.Evidence(t, "after the lost reply to its Acquire's create, A reconnected in its session 0x%x to %s, which had logged the create at zxid %#x but not applied it (its zxid %#x; A's plain listing there: %v; let past the hold: %s); "+
+		"Acquire's recovery began with %s, did not return nor create again while the COMMIT was held, its sync's answer was held behind it (%s), and after the release Acquire holds %s; O sees %v, and A's session owns %v",
+		lr.SessionAfter, lagging.Label, created.Zxid, st.Zxid, w.plain, faultproxy.Kinds(waiting.Passed), w.first, faultproxy.Kinds(waiting.Held), path.Base(o.h.Path), after2, mine)
+	if path.Base(o.h.Path) != path.Base(created.Path) || after2[path.Base(o.h.Path)] != lr.SessionAfter || len(made) != 1 || len(mine) != 1 {
+		claims.Refuted(t, "R3", "Acquire holds %s after creates %v, A's session owns %v; want a hold of %s, the node O sees owned by A's session 0x%x (O sees %v), its one create, its one node",
+			path.Base(o.h.Path), made, mine, path.Base(created.Path), lr.SessionAfter, after2)
 	}
 	if err := o.h.Release(ctx); err != nil {
 		t.Fatalf("release: %v", err)

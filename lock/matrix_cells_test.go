@@ -20,6 +20,7 @@ import (
 
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/wait"
+	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/lock"
 	"github.com/zk19/zk19/lock/locktrace"
 )
@@ -95,7 +96,11 @@ type state struct {
 	ambiguous    bool // Recover finds two nodes of its GUID in its session (a blind retry's)
 	heldAhead    bool // and one of them is a live hold of the same Locker
 	pin          bool // the Locker's first call: its exists of the parent (untraced)
-	faults       []fault
+	// twin: another session's node carries the GUID of S's first create,
+	// made just before it (issue 48, item 9): the recovery after a lost
+	// create must never hold it nor delete it (checkTwin).
+	twin   bool
+	faults []fault
 }
 
 // want is what the call must give.
@@ -368,6 +373,14 @@ func matrixStates() []*state {
 	base = append(base,
 		state{req: "exists", name: "acquire-first-call", call: callAcquire, phase: phHolds, pin: true},
 		state{req: "exists", name: "try-first-call", call: callTry, phase: phHolds, pin: true})
+	// Acquire's and TryAcquire's own recovery beside another session's node
+	// of the same GUID, ahead of S's: the create's request lost (the
+	// recovery finds only the other's node, and creates again) and its reply
+	// lost (it finds its own and the other's).
+	twinFaults := []fault{requestLost, replyLost}
+	base = append(base,
+		state{req: "create", name: "acquire-foreign-twin", call: callAcquire, phase: phHolds, at: at{op: locktrace.OpCreate}, twin: true, faults: twinFaults},
+		state{req: "create", name: "try-foreign-twin", call: callTry, phase: phTryBusy, at: at{op: locktrace.OpCreate}, twin: true, faults: twinFaults})
 	base = append(base, state{req: "delete", name: "late-create-answered", call: callAcquire, phase: phCleanup, untraced: locktrace.OpDelete, lateAnswered: true, busy: true, faults: noCtx})
 	var out []*state
 	for _, st := range base {
@@ -479,4 +492,66 @@ func (c *cell) drivePin() result {
 		return c.run(c.l.TryAcquire)
 	}
 	return c.run(c.l.Acquire)
+}
+
+// twinNode is T's node in a twin state: T, a session of its own, makes it
+// with the GUID of S's first create just before S sends that create, so
+// it is ahead of any node S makes.
+type twinNode struct {
+	t       *zkclient.Client
+	path    string
+	session int64
+	left    bool // T deleted it: S waited behind it
+}
+
+// makeTwin, at S's first create of prefix (<parent>/<guid>-lock-), makes
+// T's node with the same GUID.
+func (c *cell) makeTwin(prefix string) {
+	t := zkclient.Connect(c.t, "T", []string{server().Client}, zkclient.Quiet())
+	p, err := t.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		c.t.Fatalf("T create %s: %v", path.Base(prefix), err)
+	}
+	c.twin = twinNode{t: t, path: p, session: t.SessionID()}
+	c.logf("T ok %s (T's session 0x%x, the GUID of S's create)", path.Base(p), c.twin.session)
+}
+
+// twinLeaves: S waits (behind T's node, the lowest): T's node must still
+// be T's, and T deletes it, so that S holds.
+func (c *cell) twinLeaves() {
+	c.twinThere("when S waits")
+	err := c.twin.t.Delete(c.twin.path, -1)
+	c.twin.left = err == nil
+	c.logf("T delete %s (T leaves): %v", path.Base(c.twin.path), errOrOK(err))
+}
+
+// twinThere fails the cell when T's node is gone or another's.
+func (c *cell) twinThere(when string) {
+	ok, st, err := c.o.Exists(c.twin.path)
+	switch {
+	case err != nil:
+		c.fail("never deletes another session's node", "observer exists %s: %v", c.twin.path, err)
+	case !ok:
+		c.broken("never deletes another session's node", "%s: got T's node %s deleted (only T deletes it, and T had not); want it left alone", when, path.Base(c.twin.path))
+	case st.EphemeralOwner != c.twin.session:
+		c.broken("never deletes another session's node", "%s: got the node %s owned by 0x%x; want T's session 0x%x", when, path.Base(c.twin.path), st.EphemeralOwner, c.twin.session)
+	}
+}
+
+// checkTwin: in a twin state, the call never held T's node and, unless T
+// left, T's node is still there, T's.
+func (c *cell) checkTwin(res result) {
+	if !c.st.twin {
+		return
+	}
+	if c.twin.path == "" {
+		c.broken("not shown", "T's node was never made: S sent no create")
+		return
+	}
+	if res.held != nil && res.held.Path == c.twin.path {
+		c.broken("never holds another session's node", "got a Held of %s, T's node (session 0x%x); want S's own node, or no hold", path.Base(res.held.Path), c.twin.session)
+	}
+	if !c.twin.left {
+		c.twinThere("at the return")
+	}
 }

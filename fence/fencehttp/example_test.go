@@ -20,7 +20,8 @@ import (
 // writes; A sends another write, which is held up on its way; A's session
 // expires meanwhile, and B holds the lock and writes. A's late request
 // arrives with A's token, below the mark B's write set: the service answers
-// 409 Conflict, and the stored value is B's.
+// 409 Conflict, which fencehttp.Do gives A back as the resource's refusal
+// (a *fence.StaleError), and the stored value is B's.
 func Example() {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -39,22 +40,23 @@ func Example() {
 	}))
 	defer srv.Close()
 
-	// put sends value with held's token through base and reports the answer.
-	put := func(who string, held *lock.Held, base http.RoundTripper, value string) {
-		client := &http.Client{Transport: &fencehttp.Transport{Token: held.Token, Base: base}}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPut, srv.URL+"/register", strings.NewReader(value))
+	// put sends value with held's token through client (nil: the default)
+	// and reports the answer. fencehttp.Do is the client side in one call:
+	// the token's header, the send, the check (a refusal comes back as the
+	// resource's error) and, for a refusal, the body's close.
+	put := func(who string, held *lock.Held, client *http.Client, value string) {
+		req, err := http.NewRequest(http.MethodPut, srv.URL+"/register", strings.NewReader(value))
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
-		resp, err := client.Do(req)
+		resp, err := fencehttp.Do(ctx, client, req, held.Token)
 		if err != nil {
-			fmt.Println(who, err)
+			fmt.Printf("%s writes %q with token sequence %d: refused: %v; stale: %v\n", who, value, held.Token.Seq, fence.Refused(err), errors.Is(err, fence.ErrStale))
 			return
 		}
 		defer resp.Body.Close()
-		err = fencehttp.Check(resp, held.Token) // a 409 back as a *fence.StaleError
-		fmt.Printf("%s writes %q with token sequence %d: %s; stale: %v\n", who, value, held.Token.Seq, resp.Status, errors.Is(err, fence.ErrStale))
+		fmt.Printf("%s writes %q with token sequence %d: %s\n", who, value, held.Token.Seq, resp.Status)
 	}
 
 	connA, expireA := connectCuttable("A")
@@ -67,10 +69,10 @@ func Example() {
 
 	// A's next request waits on its way until resume is closed.
 	resume, lateDone := make(chan struct{}), make(chan struct{})
-	paused := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+	paused := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		<-resume
 		return http.DefaultTransport.RoundTrip(r)
-	})
+	})}
 	go func() {
 		defer close(lateDone)
 		put("A (late)", heldByA, paused, "late, from A")
@@ -92,10 +94,10 @@ func Example() {
 	value, mark, _, _ := store.Read(ctx)
 	fmt.Printf("stored: %q under B's token: %v\n", value, mark == heldByB.Token)
 	// Output:
-	// A writes "from A" with token sequence 0: 204 No Content; stale: false
+	// A writes "from A" with token sequence 0: 204 No Content
 	// A's session expired while its request waited; the server deleted A's node
-	// B writes "from B" with token sequence 1: 204 No Content; stale: false
-	// A (late) writes "late, from A" with token sequence 0: 409 Conflict; stale: true
+	// B writes "from B" with token sequence 1: 204 No Content
+	// A (late) writes "late, from A" with token sequence 0: refused: true; stale: true
 	// stored: "from B" under B's token: true
 }
 
