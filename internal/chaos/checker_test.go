@@ -31,9 +31,11 @@ func rules(v Verdict) []Rule {
 }
 
 // TestCheckerJudgesSavedHistories: C1's checker, on histories saved in
-// testdata/ (a live run's, clean.json, and small ones written for each
-// case), finds what each shows and nothing else, in the order the run saw
-// it: the first finding is the setup's verdict.
+// testdata/, finds what each shows and nothing else, in the order the run
+// saw it: the first finding is the setup's verdict. clean.json is a live
+// run's, saved with ZK19_CHAOS_HISTORY (seed 20261205, process backend,
+// one server); the others are small histories of the same shape written
+// for their case, each with registers porcupine can linearize.
 func TestCheckerJudgesSavedHistories(t *testing.T) {
 	for _, c := range []struct {
 		file  string

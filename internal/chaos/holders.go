@@ -17,14 +17,14 @@ type Hold struct {
 	Token   fence.Token
 	Node    string        // the hold's node, a full path
 	Session int64         // the session the worker's Locker pinned, which created the node
-	Since   time.Duration // when Acquire (or Recover) returned it, from the setup's start
+	Since   time.Duration // when Acquire returned it, from the setup's start
 }
 
 // String names the hold as the worker's log does: "W2 g5/7".
 func (h Hold) String() string { return fmt.Sprintf("%s %v", h.Who, h.Token) }
 
 // Holders tracks who holds the lock from the lock's own view: from the
-// moment Acquire (or Recover) returns a hold to the moment its worker
+// moment Acquire returns a hold to the moment its worker
 // decides to release it or learns it is lost. Two holds at once are an
 // overlap. The article expects some: a holder frozen until its session
 // expired still believes it holds after its node is gone and the next

@@ -105,6 +105,9 @@ func RunChaos(t *testing.T, plan Plan, index int, setup chaosSetup, sum *Summary
 	run.nemesis = &nemesis{run: run, a: claims.NewActor(t, "nemesis")}
 	run.ctx, run.cancel = context.WithCancel(context.Background())
 	t.Cleanup(run.cancel)
+	// A run that stops on a failure that states no verdict (a wait of the
+	// harness that gave up) still has its events judged, after it.
+	t.Cleanup(run.judgeSoFar)
 	run.startServers()
 	// O's session is as short as the workers': go-zookeeper gives up on a
 	// handshake nobody answers (a server restarting) after ten receive
@@ -176,7 +179,7 @@ func (run *chaosRun) shareUsersServer() {
 		claims.Skip(t, "skipped: the setup %s needs %d servers of the harness's own, with proxies on their links for a leader failover; the external backend shares the user's %v", run.setup.Name, run.setup.servers, harness.Backend.Servers)
 	}
 	run.servers, run.shared = []*zkserver.Server{harness.ExpiryServer(t)}, true
-	// What is left is read from the server's dump (checkNothingLeftOnServer).
+	// What is left is read from the server's dump (leftOnServer).
 	run.servers[0].RequireWords(t, "dump")
 	t.Logf("on the user's server %s: the workers' proxies are the harness's, the server is not, and the schedule draws no %v", run.servers[0].Client, Restart)
 }
