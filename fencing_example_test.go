@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -357,7 +358,7 @@ func TestC1_ChaosLeavesNoStaleWriteInAFencedResource(t *testing.T) {
 						sums[i] = nil
 					}
 				}()
-				chaos.RunChaos(t, plan, i, setup, sums[i])
+				chaos.RunChaos(t, plan, i, setup, sums[i], func(h chaos.History) { judgeC1(t, h, sums[i]) })
 			})
 		})
 	}
@@ -374,6 +375,64 @@ func TestC1_ChaosLeavesNoStaleWriteInAFencedResource(t *testing.T) {
 		claims.Skip(t, "skipped: no setup of the chaos ran on the %s backend (each subtest says why)", harness.Backend.Kind)
 	}
 	chaos.ChaosEvidence(t, plan, cols, ran, left)
+}
+
+// judgeC1 states C1's verdict on one setup's history (chaos.History, what
+// the run recorded): chaos.Checker reads it by its rules, and each finding
+// is stated here, in the order the run saw it, so that the first is the
+// setup's verdict. The fenced resources must refuse every stale-late write
+// and accept no token below one they took, their histories must be
+// linearizable registers, no hold may share the lock or sit above another
+// candidate, and nothing may be left on the server: each of those refutes
+// C1. A frozen holder that wrote before its stale-late moment, a run whose
+// control took no stale-late write, and broken bookkeeping make it not
+// shown.
+func judgeC1(t *testing.T, h chaos.History, sum *chaos.Summary) {
+	t.Helper()
+	v := chaos.Checker{}.Check(h)
+	v.Note(h, sum)
+	if h.Ended {
+		regs := v.Regressions[chaos.ResControl]
+		t.Logf("the control accepted %d writes below a token it had accepted before: %v", len(regs), regs)
+	}
+	for _, f := range v.Findings {
+		switch f.Rule {
+		case chaos.RuleTwoHolders:
+			rb, o := f.ReadBack, f.ReadBack.Others[f.Other]
+			claims.Refuted(t, "C1", "two holders at once: %s holds %s since %v into the run and %s holds %s since %v; O listed the parent %s, %v into the run, with both nodes on the server (%s; %s); got both nodes there while both hold; want the earlier holder's node gone (its session expired) before a later hold begins",
+				o.Who, path.Base(o.Node), o.Since, rb.Hold.Who, path.Base(rb.Hold.Node), rb.Hold.Since, rb.How, rb.At, rb.Owners[f.Other][0], rb.Owners[f.Other][1])
+		case chaos.RuleNotLowest:
+			rb := f.ReadBack
+			claims.Refuted(t, "C1", "%s holds %s (session 0x%x) since %v into the run, and O listed the parent %s, %v into the run, with %d candidates below its node: %v; got a hold whose node is not the lowest; want the lowest candidate to hold",
+				rb.Hold.Who, path.Base(rb.Hold.Node), rb.Hold.Session, rb.Hold.Since, rb.How, rb.At, len(rb.Seen.Ahead), rb.Seen.Ahead)
+		case chaos.RuleStaleLateTaken:
+			claims.Refuted(t, "C1", "the fenced %s resource accepted %s's stale-late write with token %v (its node gone, a higher token accepted before); want it refused", f.Resource, f.Write.Worker, f.Write.Token)
+		case chaos.RuleNodesLeft:
+			claims.Refuted(t, "C1", "lock nodes left after every worker closed: %v", f.What[0])
+		case chaos.RuleSessionsLeft:
+			claims.Refuted(t, "C1", "sessions left after every worker closed: %v", f.What[0])
+		case chaos.RuleBelowMark:
+			claims.Refuted(t, "C1", "the fenced %s resource accepted %d writes below a token it had accepted before; want none: %v", f.Resource, len(f.What), f.What)
+		case chaos.RuleNotARegister:
+			claims.Refuted(t, "C1", "porcupine found the fenced %s resource's history %s as a register; want linearizable", f.Resource, f.What[0])
+		case chaos.RuleEarlyWrite:
+			fw := f.Write
+			claims.BrokenCheck(t, "C1", "the schedule (seed %d, %s, fault %d: %v on %s; replay with %s=%d) let %s write with token %v before the moment it would be stale-late: when it wrote, %s; its write was a holder's (%s), so no resource's answer to it says anything of the fence",
+				h.Seed, h.Setup, fw.Fault, fw.Kind, fw.Worker, chaos.EnvSeed, h.Seed, fw.Worker, fw.Token, fw.Moment, fw.Answers())
+		case chaos.RuleNotStopped:
+			claims.BrokenCheck(t, "C1", "the workers did not end their cycles within %v of the stop", h.StopWithin)
+		case chaos.RuleSessionNotClosed:
+			claims.BrokenCheck(t, "C1", "%s's session did not close: %v", f.Worker, f.What[0])
+		case chaos.RuleNoPorcupineVerdict:
+			claims.BrokenCheck(t, "C1", "porcupine gave no verdict on the fenced %s resource's history: %v", f.Resource, f.What[0])
+		case chaos.RuleNothingReachedTheControl:
+			claims.BrokenCheck(t, "C1", "the run proved nothing: no stale-late write reached the control (%s)", h.Setup)
+		case chaos.RuleAnomaly:
+			claims.BrokenCheck(t, "C1", "%s", f.What[0])
+		default:
+			t.Errorf("C1: the checker found a finding of rule %q, which judgeC1 does not state; want every rule stated", f.Rule)
+		}
+	}
 }
 
 // TestF6_CompareAndWriteIsOneAtomicStep: a fenced resource compares the

@@ -2,12 +2,13 @@ package chaos
 
 import (
 	"fmt"
-	"github.com/zk19/zk19/internal/claims/zh"
 	"path"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zk19/zk19/internal/claims/zh"
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/wait"
@@ -286,18 +287,18 @@ func TestTableHasOneColumnPerSetup(t *testing.T) {
 // moment, or one whose moment is unknown, is not.
 func TestAWriteIsStaleLateOnlyAfterItsMoment(t *testing.T) {
 	cases := []struct {
-		m    moment
+		m    Moment
 		want bool
 		says string
 	}{
-		{moment{node: "n-7", gone: true, above: true, checked: true}, true, "its node n-7 was gone and a higher token had been accepted"},
-		{moment{node: "n-7", gone: false, above: true, checked: true}, false, "its node n-7 was still on the server"},
-		{moment{node: "n-7", gone: true, above: false, checked: true}, false, "no higher token had been accepted"},
-		{moment{node: "n-7", gone: false, above: true, checked: true, err: fmt.Errorf("zk: connection closed")}, false, "whether its node n-7 was gone is unknown (zk: connection closed)"},
-		{moment{}, false, ""},
+		{Moment{Node: "n-7", Gone: true, Above: true, Checked: true}, true, "its node n-7 was gone and a higher token had been accepted"},
+		{Moment{Node: "n-7", Gone: false, Above: true, Checked: true}, false, "its node n-7 was still on the server"},
+		{Moment{Node: "n-7", Gone: true, Above: false, Checked: true}, false, "no higher token had been accepted"},
+		{Moment{Node: "n-7", Gone: false, Above: true, Checked: true, Err: "zk: connection closed"}, false, "whether its node n-7 was gone is unknown (zk: connection closed)"},
+		{Moment{}, false, ""},
 	}
 	for _, tc := range cases {
-		if got := tc.m.stale(); got != tc.want {
+		if got := tc.m.Stale(); got != tc.want {
 			t.Errorf("%+v: stale-late %v; want %v", tc.m, got, tc.want)
 		}
 		if s := tc.m.String(); !strings.Contains(s, tc.says) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/zk19/zk19/fence"
 )
@@ -16,13 +15,7 @@ import (
 // returned in. It is safe for concurrent use.
 type Ledger struct {
 	mu       sync.Mutex
-	accepted []entry
-}
-
-type entry struct {
-	commit uint64
-	who    string
-	tok    fence.Token
+	accepted []Accepted
 }
 
 // Record notes who's write with tok if the resource accepted it.
@@ -32,103 +25,37 @@ func (l *Ledger) Record(who string, tok fence.Token, r fence.Result) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.accepted = append(l.accepted, entry{commit: r.Commit, who: who, tok: tok})
+	l.accepted = append(l.accepted, Accepted{Commit: r.Commit, Who: who, Token: tok})
+}
+
+// Accepted returns the writes recorded, in commit order.
+func (l *Ledger) Accepted() []Accepted {
+	l.mu.Lock()
+	es := slices.Clone(l.accepted)
+	l.mu.Unlock()
+	slices.SortFunc(es, func(a, b Accepted) int { return cmp.Compare(a.Commit, b.Commit) })
+	return es
 }
 
 // Regressions lists, in commit order, every accepted write whose token is
 // below one the resource had accepted before it: what a fenced resource
 // must never do, and what an unfenced one does with a stale write.
-func (l *Ledger) Regressions() []string {
-	l.mu.Lock()
-	es := slices.Clone(l.accepted)
-	l.mu.Unlock()
-	slices.SortFunc(es, func(a, b entry) int { return cmp.Compare(a.commit, b.commit) })
+func (l *Ledger) Regressions() []string { return regressions(l.Accepted()) }
+
+// regressions is Regressions of writes accepted, in any order.
+func regressions(accepted []Accepted) []string {
+	es := slices.Clone(accepted)
+	slices.SortFunc(es, func(a, b Accepted) int { return cmp.Compare(a.Commit, b.Commit) })
 	var out []string
-	var high entry
+	var high Accepted
 	for i, e := range es {
-		if i > 0 && e.tok.Compare(high.tok) < 0 {
+		if i > 0 && e.Token.Compare(high.Token) < 0 {
 			out = append(out, fmt.Sprintf("%s's token %v accepted as commit %d after %s's %v (commit %d)",
-				e.who, e.tok, e.commit, high.who, high.tok, high.commit))
+				e.Who, e.Token, e.Commit, high.Who, high.Token, high.Commit))
 		}
-		if i == 0 || e.tok.Compare(high.tok) > 0 {
+		if i == 0 || e.Token.Compare(high.Token) > 0 {
 			high = e
 		}
 	}
 	return out
-}
-
-// Hold is one hold from the lock's view: who holds, with which token, on
-// which node of which session, and since when.
-type Hold struct {
-	Who     string
-	Token   fence.Token
-	Node    string        // the hold's node, a full path
-	Session int64         // the session the worker's Locker pinned, which created the node
-	Since   time.Duration // when Acquire (or Recover) returned it, from the setup's start
-}
-
-// String names the hold as the worker's log does: "W2 g5/7".
-func (h Hold) String() string { return fmt.Sprintf("%s %v", h.Who, h.Token) }
-
-// Holders tracks who holds the lock from the lock's own view: from the
-// moment Acquire (or Recover) returns a hold to the moment its worker
-// decides to release it or learns it is lost. Two holds at once are an
-// overlap. The article expects some: a holder frozen until its session
-// expired still believes it holds after its node is gone and the next
-// holder took over. Whether an overlap is that or two holders at once is
-// for the server to say (Read); Holders only says who overlapped whom, and
-// keeps an overlapped hold from ending while the later hold's check reads
-// the server. It is safe for concurrent use.
-type Holders struct {
-	mu  sync.Mutex
-	now map[string]*holding
-}
-
-type holding struct {
-	Hold
-	// pins counts the checks of later holds that read this hold's node.
-	// Every Add happens under Holders.mu while the holding is in now, and
-	// End removes it from now before it waits: no Add follows the Wait.
-	pins sync.WaitGroup
-}
-
-// Begin notes hold and returns the others holding at that moment, in name
-// order (an overlap when there is any). They stay pinned until the caller
-// calls unpin: until then their End waits. So a worker cannot end its hold
-// and release (delete) its node while a later hold's check reads the
-// server: a node that check finds gone was removed by the server (its
-// session ended), not by an overlap that was over a moment after it began.
-func (h *Holders) Begin(hold Hold) (others []Hold, unpin func()) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.now == nil {
-		h.now = map[string]*holding{}
-	}
-	var pinned []*holding
-	for _, o := range h.now {
-		o.pins.Add(1)
-		pinned = append(pinned, o)
-	}
-	slices.SortFunc(pinned, func(a, b *holding) int { return cmp.Compare(a.Who, b.Who) })
-	for _, o := range pinned {
-		others = append(others, o.Hold)
-	}
-	h.now[hold.Who] = &holding{Hold: hold}
-	return others, sync.OnceFunc(func() {
-		for _, o := range pinned {
-			o.pins.Done()
-		}
-	})
-}
-
-// End notes that who's hold is over from its own view. It returns once no
-// check of a later hold pins it any more (Begin).
-func (h *Holders) End(who string) {
-	h.mu.Lock()
-	o := h.now[who]
-	delete(h.now, who)
-	h.mu.Unlock()
-	if o != nil {
-		o.pins.Wait()
-	}
 }

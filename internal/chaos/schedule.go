@@ -1,24 +1,33 @@
-// Package chaos is the scheduler of claim C1's seeded chaos run (issue 13):
-// which fault comes next and whom it hits, how long each worker pauses
-// with its token (the GC pause), how big the run is, and the bookkeeping
-// its checks and its summary table rest on. It knows nothing of ZooKeeper:
-// the root test injects the faults it draws.
+// Package chaos runs claim C1's seeded chaos (issue 13) and keeps its
+// parts apart, as Jepsen keeps generator, client, nemesis and checker:
 //
-// A seed fixes everything drawn here: the order and targets of the faults
-// and every worker's pauses. It cannot fix the Interleaving of goroutines
-// and servers, so a replayed seed repeats the schedule, not the run.
+//   - the generator, Schedule (schedule.go), draws from the seed which
+//     fault comes next and whom it hits, and each worker's pauses; Size
+//     and Plan (size.go) say how long the run is;
+//   - the workers, chaosWorker (worker.go), acquire, write with their token
+//     to the resources (resource.go) and release; lostCreates
+//     (lostcreates.go) follows the lock's trace after a lost create reply;
+//   - the nemesis (nemesis.go, freeze.go) injects the faults into the
+//     run, chaosRun (run.go, setup.go), whose observer reads every hold
+//     back on the server (readback.go, overlap.go, holders.go) and looks
+//     for what the run left (leftovers.go);
+//   - the run records what it saw as a History (history.go, moment.go,
+//     ledger.go), plain data that JSON keeps, and the Checker
+//     (checker.go) reads it by C1's rules: a pure function, tested offline
+//     on the histories in testdata/. The root states the verdict.
 //
-// Files: schedule.go draws faults and pauses; size.go reads the run's seed
-// and size from the environment; ledger.go keeps what the resources
-// accepted and who held at once; overlap.go reads a listing of the lock
-// parent taken after a hold began: two holders at once, or the overlap
-// the article expects; summary.go counts and renders the table.
+// summary.go counts and renders the summary table, evidence.go logs it.
+//
+// A seed fixes everything drawn: the order and targets of the faults and
+// every worker's pauses. It cannot fix the interleaving of goroutines and
+// servers, so a replayed seed repeats the schedule, not the run.
 package chaos
 
 import (
-	"github.com/zk19/zk19/internal/claims/zh"
 	"math/rand/v2"
 	"time"
+
+	"github.com/zk19/zk19/internal/claims/zh"
 )
 
 // Kind is a fault the nemesis injects.

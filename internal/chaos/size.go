@@ -2,10 +2,11 @@ package chaos
 
 import (
 	"fmt"
-	"github.com/zk19/zk19/internal/claims/zh"
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/zk19/zk19/internal/claims/zh"
 )
 
 // Environment variables of a chaos run.

@@ -2,9 +2,10 @@ package chaos
 
 import (
 	"fmt"
-	"github.com/zk19/zk19/internal/claims/zh"
 	"slices"
 	"sync"
+
+	"github.com/zk19/zk19/internal/claims/zh"
 )
 
 // Counter is one count of a setup's summary.
@@ -12,22 +13,26 @@ type Counter int
 
 // The counts of a summary besides faults and writes.
 const (
-	Acquisitions    Counter = iota + 1 // holds returned by Acquire or Recover
-	Recovered                          // lost create replies after which Recover adopted the node
-	RecoverMissing                     // ... after which Recover found no node (the create never ran)
-	SessionsEnded                      // sessions a worker saw end and replaced
-	GaveUp                             // acquisitions abandoned at their bound
-	Released                           // Release returned nil
-	ReleaseLost                        // Release said the hold was over before (node or session gone)
-	ReleaseUnknown                     // Release said the outcome is unknown
-	StaleLate                          // writes by a frozen holder whose node was gone while a higher token was accepted
-	Overlaps                           // holds that began while another was held, from the lock's view
-	ReadBack                           // holds whose lock parent was listed on the server after they began
-	OwnGone                            // ... whose own node was gone by then (their session had ended)
-	NotLowest                          // ... whose own node was listed with a candidate below it
-	EarlierNodeGone                    // overlapping pairs of holds: the earlier holder's node gone (expected)
-	LaterNodeGone                      // ... the later holder's own node gone
-	TwoHolders                         // ... both nodes on the server: two holders at once
+	Acquisitions       Counter = iota + 1 // holds returned by Acquire
+	LostCreates                           // create replies lost, as the recipe's trace saw them (a connection error)
+	LostAdopted                           // ... after which the recipe adopted the node in the same session
+	LostCreatedAgain                      // ... after which it found none and created again
+	LostSessionChanged                    // ... after which the session changed (the worker creates again in the new one)
+	LostAmbiguous                         // ... after which it found several nodes of the GUID
+	LostUndecided                         // ... after which the acquisition ended otherwise (recovery undecided, context ended)
+	SessionsEnded                         // sessions a worker saw end and replaced
+	GaveUp                                // acquisitions abandoned at their bound
+	Released                              // Release returned nil
+	ReleaseLost                           // Release said the hold was over before (node or session gone)
+	ReleaseUnknown                        // Release said the outcome is unknown
+	StaleLate                             // writes by a frozen holder whose node was gone while a higher token was accepted
+	Overlaps                              // holds that began while another was held, from the lock's view
+	ReadBack                              // holds whose lock parent was listed on the server after they began
+	OwnGone                               // ... whose own node was gone by then (their session had ended)
+	NotLowest                             // ... whose own node was listed with a candidate below it
+	EarlierNodeGone                       // overlapping pairs of holds: the earlier holder's node gone (expected)
+	LaterNodeGone                         // ... the later holder's own node gone
+	TwoHolders                            // ... both nodes on the server: two holders at once
 )
 
 // Counter returns the count of overlapping pairs that look like o.
@@ -200,8 +205,8 @@ func countRows(add rowFunc) {
 	add(zh.Say("acquisitions"), func(s *Summary) zh.Text {
 		return zh.Say("%d (%d given up at their bound)", s.n[Acquisitions], s.n[GaveUp])
 	})
-	add(zh.Say("lost creates: Recover adopted / found none"), func(s *Summary) zh.Text {
-		return number(fmt.Sprintf("%d / %d", s.n[Recovered], s.n[RecoverMissing]))
+	add(zh.Say("lost create replies (the recipe's trace): adopted in the same session / none found, created again / session changed, created again / ambiguous / undecided"), func(s *Summary) zh.Text {
+		return number(fmt.Sprintf("%d: %d / %d / %d / %d / %d", s.n[LostCreates], s.n[LostAdopted], s.n[LostCreatedAgain], s.n[LostSessionChanged], s.n[LostAmbiguous], s.n[LostUndecided]))
 	})
 	add(zh.Say("sessions ended and replaced"), func(s *Summary) zh.Text { return number(fmt.Sprint(s.n[SessionsEnded])) })
 	add(zh.Say("releases: ok / hold already over / outcome unknown"), func(s *Summary) zh.Text {

@@ -56,6 +56,8 @@ var failures = map[string]string{
 	"durable resource: %v":                                                                          "持久资源：%v",
 	"the workers did not end their cycles within %v of the stop":                                    "停止之后 %v 内工作者没有结束它们的循环",
 	"the observer has no session to check with: %v":                                                 "观察者没有可用于检查的 session：%v",
+	"porcupine found the fenced %s resource's history %s as a register; want linearizable":          "porcupine 判定带 fencing 的 %s 资源的历史作为寄存器为 %s；应为可线性化",
+	"porcupine gave no verdict on the fenced %s resource's history: %v":                             "porcupine 对带 fencing 的 %s 资源的历史没有给出结论：%v",
 	"lock nodes left after every worker closed: %v":                                                 "所有工作者关闭之后留下的锁节点：%v",
 	"sessions left after every worker closed: %v":                                                   "所有工作者关闭之后留下的 session：%v",
 	"the fenced %s resource accepted %d writes below a token it had accepted before; want none: %v": "带 fencing 的 %s 资源接受了 %d 次低于它此前接受过的 token 的写入；应为零：%v",

@@ -232,7 +232,7 @@ var phrases = map[string]string{
 	"%d injected, %d took effect":            "注入 %d 次，%d 次生效",
 	"acquisitions":                           "获取次数",
 	"%d (%d given up at their bound)":        "%d（其中 %d 次到时限放弃）",
-	"lost creates: Recover adopted / found none":         "丢失的 create：Recover 采用 / 没找到",
+	"lost create replies (the recipe's trace): adopted in the same session / none found, created again / session changed, created again / ambiguous / undecided": "丢失的 create 回复（锁的 trace）：在同一 session 中接管 / 没找到，重新 create / session 已变，重新 create / 有歧义 / 未决",
 	"sessions ended and replaced":                        "结束并被替换的 session",
 	"releases: ok / hold already over / outcome unknown": "释放：成功 / 持有已结束 / 结果未知",
 	"overlapping holds (lock's view)":                    "重叠的持有（锁的视角）",
