@@ -134,7 +134,7 @@ func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 	harness.Parallel(t)
 	zkserver.RequireFaults(t, zh.Say("five servers of its own, with followers' acknowledgements held on their links to the leader"))
 	claims.Open(t, "Y7")
-	c := harness.StartCluster(t, 5, zkserver.WithTickTime(replicas.Y7Tick), zkserver.WithLimits(10, replicas.Y7SyncLimit))
+	c := harness.StartCluster(t, 5, zkserver.WithTickTime(replicas.HeldAcksTick), zkserver.WithLimits(10, replicas.HeldAcksSyncLimit))
 	leader, fs := c.Leader(), c.Followers()
 	if len(fs) != 4 {
 		t.Fatalf("got %d followers; want 4", len(fs))
@@ -343,7 +343,7 @@ func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
 	// every operation is given.
 	b := tr.B.Client
 	get := func(c *zkclient.Client) error { _, _, err := c.Get(replicas.XPath); return err }
-	kinds := []*replicas.Y9Kind{
+	kinds := []*replicas.BarrierKind{
 		{Name: "get", Op: get},
 		{Name: "sync+get", Op: func(c *zkclient.Client) error {
 			if _, err := c.Sync(replicas.XPath); err != nil {
@@ -375,12 +375,12 @@ func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
 	}
 	recv0 := recved("before")
 	base := replicas.SameZxid(t, tr.Servers, "every server to report the same zxid before the rounds", 0)
-	claims.Phase(t, "B reads /x on %s three ways, interleaved, up to %d rounds within %v", tr.Lagging.Label, replicas.Y9Rounds, replicas.Y9Within)
-	deadline := time.Now().Add(replicas.Y9Within)
+	claims.Phase(t, "B reads /x on %s three ways, interleaved, up to %d rounds within %v", tr.Lagging.Label, replicas.BarrierRounds, replicas.BarrierWithin)
+	deadline := time.Now().Add(replicas.BarrierWithin)
 	rounds := 0
-	for ; rounds < replicas.Y9Rounds && time.Now().Before(deadline); rounds++ {
+	for ; rounds < replicas.BarrierRounds && time.Now().Before(deadline); rounds++ {
 		if rounds == 1 {
-			tr.B.Log.Info("rounds 2-%d: the same three operations in rotated order, log muted", replicas.Y9Rounds)
+			tr.B.Log.Info("rounds 2-%d: the same three operations in rotated order, log muted", replicas.BarrierRounds)
 		}
 		for j := range kinds {
 			k := kinds[(rounds+j)%len(kinds)]
@@ -400,8 +400,8 @@ func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
 			}
 		}
 	}
-	if rounds < replicas.Y9MinRounds {
-		claims.NotShown(t, "Y9", "%d rounds within %v; want at least %d for medians", rounds, replicas.Y9Within, replicas.Y9MinRounds)
+	if rounds < replicas.BarrierMinRounds {
+		claims.NotShown(t, "Y9", "%d rounds within %v; want at least %d for medians", rounds, replicas.BarrierWithin, replicas.BarrierMinRounds)
 	}
 	if why := replicas.OnServer(b, tr.Lagging, tr.Servers); why != "" || b.SessionID() != sid {
 		claims.NotShown(t, "Y9", "B left the follower whose link the proxy counts during the rounds (session 0x%x, then 0x%x): %s", sid, b.SessionID(), why)

@@ -403,9 +403,9 @@ func runMatchesHeader(code int) int {
 	return code
 }
 
-// E1Patience bounds E1's wait for a trio that other tests hold, before it
+// TrioPatience bounds E1's wait for a trio that other tests hold, before it
 // starts one of its own.
-const E1Patience = 90 * time.Second
+const TrioPatience = 90 * time.Second
 
 // ServerOnLoopback reads a running server from outside (the sockets its
 // process listens on) and from inside (its conf answer: its own ports, and
