@@ -219,17 +219,26 @@ func where(section string, paragraph int) string {
 // Load reads the index at path. A field the index types do not know is an
 // error; a decoding error names path.
 func Load(path string) (*Index, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
+	var ix Index
+	if err := decodeFile(path, &ix); err != nil {
 		return nil, err
 	}
-	var ix Index
+	return &ix, nil
+}
+
+// decodeFile decodes the JSON file at path into v; a field v's type does
+// not know is an error, and a decoding error names path.
+func decodeFile(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&ix); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	return &ix, nil
+	return nil
 }
 
 // Marshal returns the index as the file holds it: indented by two spaces,

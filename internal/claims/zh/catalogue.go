@@ -70,3 +70,16 @@ func chinese(args []any) []any {
 	}
 	return out
 }
+
+// Entries are every Chinese format of the catalogue (observations,
+// failure lines, phrases), keyed by the catalogue's name and the English:
+// what the checks of the article's words read.
+func Entries() map[string]string {
+	out := map[string]string{}
+	for name, m := range map[string]map[string]string{"observations": observations, "failures": failures, "phrases": phrases} {
+		for en, zh := range m {
+			out[name+" "+fmt.Sprintf("%q", en)] = zh
+		}
+	}
+	return out
+}
