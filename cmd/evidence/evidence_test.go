@@ -326,7 +326,7 @@ func TestZhFromTheSameRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("-zh wrote no file: %v\n%s", err, stderr.String())
 	}
-	for _, want := range []string{"论断证据表", "验证记录", "| S2（超出原文） |", "| X1 |"} {
+	for _, want := range []string{"论断证据表", "验证记录", `| <a id="s2"></a>S2（超出原文） |`, `| <a id="x1"></a>X1 |`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("EVIDENCE.zh.md lacks %q", want)
 		}

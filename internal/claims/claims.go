@@ -93,6 +93,22 @@ type Claim struct {
 	// Diagram names the proof whose recorded trace the evidence table draws
 	// as a sequence diagram for this claim ("" for none).
 	Diagram string `json:"diagram,omitempty"`
+	// Decisive picks the claim's one decisive observation among those its
+	// proofs state (nil: the first), for the row of the Chinese table.
+	Decisive *Pick `json:"decisive,omitempty"`
+	// Report marks a sentence that reports the article's own run (official
+	// 3.9.6, the Java client): its proof checks this run's counterpart, and
+	// the records and doc.go show it beside this run, not as a claim that
+	// holds here.
+	Report bool `json:"report,omitempty"`
+}
+
+// Pick chooses one observation of a claim: the first whose English starts
+// with Observation ("differs: " for a differs note), and of it the
+// Clause-th clause (from 1, clauses split at "; " and "；"; 0: all of it).
+type Pick struct {
+	Observation string `json:"observation"`
+	Clause      int    `json:"clause,omitempty"`
 }
 
 // Where is the claim's place in the article: "§3 ¶2".

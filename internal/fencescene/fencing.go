@@ -19,6 +19,7 @@ import (
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/fence/fencetest"
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/scene"
@@ -408,7 +409,7 @@ type WriteRun struct {
 	Accepted []AcceptedWrite // in commit order once the run is over
 	Writes   int
 	Reads    int
-	badRead  string // the first read whose value was not written with the mark read with it
+	badRead  zh.Said // the first read whose value was not written with the mark read with it
 	badReads int
 }
 
@@ -525,7 +526,7 @@ func (run *WriteRun) read(res fence.Resource) error {
 			if ok {
 				wrote = fmt.Sprintf("written with token %v", tok)
 			}
-			run.badRead = fmt.Sprintf("a reader got value %q (%s) with mark %v; want the value written with the mark", value, wrote, mark)
+			run.badRead = zh.Say("a reader got value %q (%s) with mark %v; want the value written with the mark", value, wrote, mark).Said()
 		}
 	}
 	return nil
@@ -538,15 +539,15 @@ func (run *WriteRun) read(res fence.Resource) error {
 // saw a value beside a mark it was not written with; and the resource ends
 // with the value of the write with the largest accepted token, and that
 // token as its mark.
-func (run *WriteRun) NotAtomic(t zkserver.TB, res fence.Resource) string {
+func (run *WriteRun) NotAtomic(t zkserver.TB, res fence.Resource) zh.Said {
 	t.Helper()
 	acc := run.Accepted
 	if len(acc) == 0 {
-		return "got no write accepted; want some, to judge"
+		return zh.Say("got no write accepted; want some, to judge").Said()
 	}
 	for i, w := range acc {
 		if w.Commit != uint64(i+1) {
-			return fmt.Sprintf("got commit %d as the %d-th accepted write; want commits numbered 1..%d, one per accepted write", w.Commit, i+1, len(acc))
+			return zh.Say("got commit %d as the %d-th accepted write; want commits numbered 1..%d, one per accepted write", w.Commit, i+1, len(acc)).Said()
 		}
 	}
 	if bad := belowTheMark(acc); bad != "" {
@@ -554,28 +555,28 @@ func (run *WriteRun) NotAtomic(t zkserver.TB, res fence.Resource) string {
 	}
 	for _, w := range acc {
 		if w.Mark != w.Tok {
-			return fmt.Sprintf("got commit %d accepting token %v and giving back mark %v; want its own token as the mark", w.Commit, w.Tok, w.Mark)
+			return zh.Say("got commit %d accepting token %v and giving back mark %v; want its own token as the mark", w.Commit, w.Tok, w.Mark).Said()
 		}
 	}
 	if run.badRead != "" {
-		return fmt.Sprintf("%s (%d of %d reads so)", run.badRead, run.badReads, run.Reads)
+		return zh.Say("%v (%d of %d reads so)", run.badRead, run.badReads, run.Reads).Said()
 	}
 	value, mark, marked := ReadResource(t, res)
 	last := acc[len(acc)-1]
 	largest := slices.MaxFunc(acc, func(a, b AcceptedWrite) int { return a.Tok.Compare(b.Tok) }).Tok
 	if !marked || value != last.Value || mark != largest {
-		return fmt.Sprintf("after the run got value %q with mark %v (set: %v); want %q, the value of commit %d, the last write with the largest accepted token %v, and that token as the mark", value, mark, marked, last.Value, last.Commit, largest)
+		return zh.Say("after the run got value %q with mark %v (set: %v); want %q, the value of commit %d, the last write with the largest accepted token %v, and that token as the mark", value, mark, marked, last.Value, last.Commit, largest).Said()
 	}
 	return ""
 }
 
 // belowTheMark returns the first accepted write whose token is below the
 // mark an earlier commit had set, or "" when there is none.
-func belowTheMark(accepted []AcceptedWrite) string {
+func belowTheMark(accepted []AcceptedWrite) zh.Said {
 	var mark fence.Token
 	for i, w := range accepted {
 		if i > 0 && w.Tok.Compare(mark) < 0 {
-			return fmt.Sprintf("got commit %d accepting token %v after an earlier commit had raised the mark to %v; want no token below the mark accepted", w.Commit, w.Tok, mark)
+			return zh.Say("got commit %d accepting token %v after an earlier commit had raised the mark to %v; want no token below the mark accepted", w.Commit, w.Tok, mark).Said()
 		}
 		if i == 0 || w.Tok.Compare(mark) > 0 {
 			mark = w.Tok

@@ -11,6 +11,7 @@ import (
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkserver"
@@ -131,11 +132,16 @@ type Whereabouts struct {
 	parked   string         // else where it waited: "sync.(*Mutex).Lock in fence.(*Memory).Write"
 }
 
-func (wa Whereabouts) String() string {
+func (wa Whereabouts) String() string { return wa.text().En }
+
+// Chinese is where the write was, in the Chinese record's words.
+func (wa Whereabouts) Chinese() string { return wa.text().Zh }
+
+func (wa Whereabouts) text() zh.Text {
 	if wa.Inside {
-		return fmt.Sprintf("inside too: token %v against mark %v, admitted: %v", wa.decision.Token, wa.decision.Mark, wa.decision.Admitted)
+		return zh.Say("inside too: token %v against mark %v, admitted: %v", wa.decision.Token, wa.decision.Mark, wa.decision.Admitted)
 	}
-	return "parked in " + wa.parked
+	return zh.Say("parked in %s", wa.parked)
 }
 
 // Brief says where the write was without naming the resource's own call
@@ -385,14 +391,14 @@ type Interleaving struct {
 // step, or "" when it shows they are: A's write was kept out while B's was
 // inside, A's compare then saw B's token as the mark, and A's stale write
 // was refused.
-func (il Interleaving) NotAtomic() string {
+func (il Interleaving) NotAtomic() zh.Said {
 	switch {
 	case il.A.Inside:
-		return fmt.Sprintf("A's write with token %v reached its decision (against mark %v, admitted: %v) while B's with token %v was held between its compare and its write: two writers inside at once", il.TokA, il.A.decision.Mark, il.A.decision.Admitted, il.TokB)
+		return zh.Say("A's write with token %v reached its decision (against mark %v, admitted: %v) while B's with token %v was held between its compare and its write: two writers inside at once", il.TokA, il.A.decision.Mark, il.A.decision.Admitted, il.TokB).Said()
 	case il.ADecision.Mark != il.TokB || il.ADecision.Admitted:
-		return fmt.Sprintf("A's compare, once B was let go, found mark %v and admitted: %v; want B's token %v, refused: B's compare and its write were not one step", il.ADecision.Mark, il.ADecision.Admitted, il.TokB)
+		return zh.Say("A's compare, once B was let go, found mark %v and admitted: %v; want B's token %v, refused: B's compare and its write were not one step", il.ADecision.Mark, il.ADecision.Admitted, il.TokB).Said()
 	case !il.B.Accepted || il.Late.Accepted || il.Value != "new-owner":
-		return fmt.Sprintf("B accepted: %v, then A's stale write accepted: %v; value %q; want B's accepted, A's refused, \"new-owner\"", il.B.Accepted, il.Late.Accepted, il.Value)
+		return zh.Say("B accepted: %v, then A's stale write accepted: %v; value %q; want B's accepted, A's refused, \"new-owner\"", il.B.Accepted, il.Late.Accepted, il.Value).Said()
 	}
 	return ""
 }

@@ -550,6 +550,10 @@ func (w *ZK1675) Mode(s *zkserver.Server) string {
 	if err != nil {
 		m = "unknown:" + ErrOrEmpty(err)
 	}
+	if w.cutAt.IsZero() { // no cut yet: time.Since a zero time is Go's largest duration
+		w.t.Logf("%s reports mode %s, before the cut", s.Label, m)
+		return m
+	}
 	w.t.Logf("%s reports mode %s, %v after the cut", s.Label, m, w.SinceCut())
 	return m
 }

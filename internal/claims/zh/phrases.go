@@ -255,4 +255,20 @@ var phrases = map[string]string{
 	"soak of %v (%s=%v)":                                                                 "浸泡测试，时长 %v（%s=%v）",
 	"after the run no server process, container, server dir or goroutine of it was left": "运行之后没有留下它的服务器进程、容器、服务器目录或 goroutine",
 	"something was left after the run (see the failures)":                                "运行之后有东西遗留（见失败）",
+
+	// Where a write was, and why a run shows a compare and a write are not one step (internal/fencescene); the ensembles started (internal/harness).
+	"%d servers ×%d":         "%d 台服务器 ×%d",
+	"standalone ×%d":         "单机 ×%d",
+	"%v (%d of %d reads so)": "%v（%d 次读取中有 %d 次如此）",
+	"A's compare, once B was let go, found mark %v and admitted: %v; want B's token %v, refused: B's compare and its write were not one step":                                     "B 放行后 A 比较时看到高水位 %v，是否放行：%v；应看到 B 的 token %v 并被拒绝：B 的比较与写入不是一步",
+	"A's write with token %v reached its decision (against mark %v, admitted: %v) while B's with token %v was held between its compare and its write: two writers inside at once": "A 用 token %v 的写入到达了判定处（对照高水位 %v，是否放行：%v），而 B 用 token %v 的写入正停在比较与写入之间：同时有两个写者在临界区内",
+	"B accepted: %v, then A's stale write accepted: %v; value %q; want B's accepted, A's refused, \"new-owner\"":                                                                  "B 是否被接受：%v，随后 A 的陈旧写入是否被接受：%v；值 %q；应为 B 被接受、A 被拒绝、值 \"new-owner\"",
+	"a reader got value %q (%s) with mark %v; want the value written with the mark":                                                                                               "一个读者读到值 %q（%s）与高水位 %v；应读到与该高水位一同写入的值",
+	"after the run got value %q with mark %v (set: %v); want %q, the value of commit %d, the last write with the largest accepted token %v, and that token as the mark":           "运行之后读到值 %q、高水位 %v（是否已设：%v）；应为 %q，即提交号 %d 的值，也就是被接受的最大 token %v 的最后一次写入，且该 token 为高水位",
+	"got commit %d accepting token %v after an earlier commit had raised the mark to %v; want no token below the mark accepted":                                                   "提交号 %d 接受了 token %v，而更早的提交已把高水位抬到 %v；应不接受任何低于高水位的 token",
+	"got commit %d accepting token %v and giving back mark %v; want its own token as the mark":                                                                                    "提交号 %d 接受了 token %v，返回的高水位却是 %v；应以它自己的 token 为高水位",
+	"got commit %d as the %d-th accepted write; want commits numbered 1..%d, one per accepted write":                                                                              "提交号 %d 是第 %d 次被接受的写入；应按 1..%d 编号，每次被接受的写入一个",
+	"got no write accepted; want some, to judge":         "没有写入被接受；要判断，应有一些",
+	"inside too: token %v against mark %v, admitted: %v": "也进入了临界区：token %v 对照高水位 %v，是否放行：%v",
+	"parked in %s": "停在 %s",
 }
