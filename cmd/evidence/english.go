@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // The Chinese record says everything in Chinese but its values: paths,
@@ -31,16 +32,20 @@ var (
 		regexp.MustCompile(`\b(lock|zk|fence|recover|release|acquire|context|sql|dial|read|write|open|fencehttp|chaos|harness|zkserver|exec|signal|bolt|sqlite|exit status|strconv\.\w+): [^\p{Han}，；。（）]*`),
 		regexp.MustCompile(`[^\s\p{Han}，；。：、（）！？「」“”|]*([0-9_./\\()*=#\[\]{}<>$%@&+~^-]|[a-z][A-Z])[^\s\p{Han}，；。：、（）！？「」“”|]*`),
 	}
+	// markdownLink is a Markdown link, whose text is read as words.
+	markdownLink = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
 	// chineseText breaks a run: a Chinese word or mark between two English
 	// words makes them two pieces of a Chinese sentence.
 	chineseText = regexp.MustCompile(`[\p{Han}，；。：、（）！？「」“”《》…—|]+`)
-	// plainWord is an English word of letters only, as a sentence has it.
-	plainWord = regexp.MustCompile(`^[A-Za-z]+$`)
+	// plainWord is an English word of letters only, as a sentence has it;
+	// a capitalized word is a name (Debian, A, Expired) and breaks a run.
+	plainWord = regexp.MustCompile(`^[a-z]+$`)
 )
 
 // englishRuns returns the runs of two or more plain English words in
 // line, outside its values, that verbatim does not allow.
 func englishRuns(line string) []string {
+	line = markdownLink.ReplaceAllString(line, " $1 ")
 	for _, re := range append(valueLike, chineseText) {
 		line = re.ReplaceAllString(line, " \x00 ")
 	}
@@ -97,4 +102,29 @@ func englishIn(md string) []string {
 
 func fmtLine(n int, run, line string) string {
 	return fmt.Sprintf("line %d: %q in %s", n, run, trim(line, 160))
+}
+
+// longestRun bounds a duration a record may show: no run of the suite
+// takes a day, and Go's largest duration (2562047h47m16.854775807s,
+// time.Since a zero time) is a bug's.
+const longestRun = 24 * time.Hour
+
+// goDuration is a duration as Go prints one with hours.
+var goDuration = regexp.MustCompile(`\b\d+h\d+m[0-9.]+s\b`)
+
+// brokenOutput returns what in md no run can have printed: fmt's "%!"
+// (a bad verb, index or argument), and a duration of longestRun or more.
+func brokenOutput(md string) []string {
+	var out []string
+	for i, l := range strings.Split(md, "\n") {
+		if strings.Contains(l, "%!") {
+			out = append(out, fmtLine(i+1, "%!", l))
+		}
+		for _, m := range goDuration.FindAllString(l, -1) {
+			if d, err := time.ParseDuration(m); err != nil || d >= longestRun {
+				out = append(out, fmtLine(i+1, m, l))
+			}
+		}
+	}
+	return out
 }

@@ -95,6 +95,23 @@ func (l *lang) reason(a attr) string {
 
 func (l *lang) failedLine(name, why string) string { return fmt.Sprintf(l.failed, name, why) }
 
+// logged is a line a test logged, quoted where no proof stated it in l:
+// in Chinese, as a code span (a value the record shows as it was logged),
+// an Example's differing output in Chinese words around its values.
+func (l *lang) logged(line string) string { return loggedIn(line, l.zh) }
+
+// loggedIn is lang.logged, in Chinese when zh.
+func loggedIn(line string, zh bool) string {
+	if !zh {
+		return line
+	}
+	var got, want string
+	if n, _ := fmt.Sscanf(line, outputDiffers, &got, &want); n == 2 {
+		return fmt.Sprintf("输出不同：得到 %q，应为 %q", got, want)
+	}
+	return code(line)
+}
+
 // doc is the evidence file's own text in one language: its parts in
 // order, headings, and the formats of its lines and cells.
 type doc struct {
@@ -240,15 +257,15 @@ var chineseDoc = doc{
 	differs: func(c claims.Claim) string { return "\n原文的措辞：" + zhOr(c.DiffersZh, c.Differs) + "\n" },
 	context: "上下文：",
 	pictures: "\n### 运行轨迹图\n\n每张图都由 `internal/diagram` 依据上面这次运行的日志绘制" +
-		"（参与者、session id、xid、zxid、token 与故障均按记录），不是手画的。\n",
+		"（参与者、sessionId、xid、zxid、token 与故障均按记录），不是手画的。\n",
 	picture: "\n#### %s：`%s`\n\n",
 	svg:     "SVG：[%s](%s)\n\n",
 	noSVG:   "SVG：未生成（%s）；D2 源文件为 %s\n\n",
 	viz:     "\n#### porcupine 绘制的线性一致性判定\n\n",
 	vizLine: "- %s：%s，[%s](%s)\n",
 	commit: [4]string{"- 提交：未知（%s）\n", "- 提交：%s；不知道工作树有没有改动（%s）\n",
-		"- 提交：%s；工作树没有改动（git status --porcelain 无输出）\n",
-		"- 提交：%s；工作树有改动（git status --porcelain 列出 %d 项）：%s\n"},
+		"- 提交：%s；工作树没有改动（`git status --porcelain` 无输出）\n",
+		"- 提交：%s；工作树有改动（`git status --porcelain` 列出 %d 项）：%s\n"},
 	moreChanges: "另有 %d 项",
 	results:     map[string]string{"pass": "通过", "fail": "失败", "skip": "跳过", "FAIL": "失败", "did not end": "未结束", "no result": "无结果"},
 	peerWords:   chinesePeers,

@@ -81,11 +81,11 @@ func TestChineseVerdictWords(t *testing.T) {
 	md, rows := zhRows(t, ix)
 	for id, want := range map[string]string{
 		"S1": "成立",
-		"S2": `在 3.8.0 上被否定："S2 refuted: porcupine says`,
-		"Y2": "未运行：skipped: the external backend",
+		"S2": `在 3.8.0 上被否定："S2 被否定：porcupine 说陈旧的历史可线性化`,
+		"Y2": "未运行：跳过：外部后端不能注入故障",
 		"Y4": "已观察到，与原文措辞不同（3.8.0）",
 		"L3": "未能证明：TestL3_EachWaiterWatchesOnlyItsPredecessor：它在本次运行中没有结果",
-		"R1": "成立，部分未运行：TestY2_SyncInTheZK1675WindowReadsStale：skipped",
+		"R1": "成立，部分未运行：TestY2_SyncInTheZK1675WindowReadsStale：跳过：",
 		"X1": "未能证明：索引中没有证明它的 Test 或 Example",
 	} {
 		if r := rows[id]; len(r) != 7 || !strings.HasPrefix(r[4], want) || r[3] != "中文"+id {
