@@ -144,3 +144,58 @@ func TestTheCommittedRecordsAreClean(t *testing.T) {
 		}
 	}
 }
+
+// loggedObservations reads, from a committed EVIDENCE.md's "What the tests
+// logged", each claim's observations as its proofs stated them in English.
+func loggedObservations(md string) map[string][]string {
+	out := map[string][]string{}
+	_, details, _ := strings.Cut(md, "\n## What the tests logged\n")
+	for _, part := range strings.Split(details, "\n### ")[1:] {
+		id, _, _ := strings.Cut(part, " ")
+		if _, body, ok := strings.Cut(part, "\n```\n"); ok {
+			block, _, _ := strings.Cut(body, "\n```")
+			out[id] = strings.Split(block, "\n")
+		}
+	}
+	return out
+}
+
+// TestEveryClaimHasADecisiveObservationOfItsOwn: with the observations the
+// committed EVIDENCE.md logged, each claim's row in the Chinese table
+// (decisiveOne) shows an observation no other claim's row shows, and each
+// pick of claims.json (decisive) finds one of its claim's observations, and
+// in it the clause it names. F2's row showed F1's first line, and R2's R4's,
+// when every row showed its proofs' first lines.
+func TestEveryClaimHasADecisiveObservationOfItsOwn(t *testing.T) {
+	ix := loadIndex(t, "../../testdata/claims.json")
+	b, err := os.ReadFile("../../EVIDENCE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logged := loggedObservations(string(b))
+	if len(logged) < len(ix.Claims)-2 {
+		t.Fatalf("read observations of %d claims from EVIDENCE.md; want nearly all %d", len(logged), len(ix.Claims))
+	}
+	shownBy := map[string]string{}
+	for _, c := range ix.Claims {
+		obs := logged[c.ID]
+		if len(obs) == 0 {
+			continue
+		}
+		if p := c.Decisive; p != nil {
+			i := slices.IndexFunc(obs, func(o string) bool { return strings.HasPrefix(o, p.Observation) })
+			if i < 0 {
+				t.Errorf("claim %s: its decisive pick %q starts none of its observations %q", c.ID, p.Observation, obs)
+				continue
+			}
+			if n := len(clauses(obs[i])); p.Clause > n {
+				t.Errorf("claim %s: its decisive pick names clause %d of %q, which has %d", c.ID, p.Clause, obs[i], n)
+			}
+		}
+		shown := decisiveOne(Verdict{Claim: c, Kind: Holds, Decisive: obs}, english)
+		if other, ok := shownBy[shown]; ok {
+			t.Errorf("claims %s and %s: both rows show %q; want each its own observation (claims.json's decisive)", other, c.ID, shown)
+		}
+		shownBy[shown] = c.ID
+	}
+}

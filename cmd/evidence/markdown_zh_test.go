@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/zk19/zk19/internal/claims"
 )
@@ -54,6 +56,9 @@ func TestChineseTablesNameEveryClaim(t *testing.T) {
 		r := rows[c.ID]
 		if len(r) != 7 || r[1] != c.Locator().String() || r[2] != termsOf(c) || r[3] != cell(c.Zh) {
 			t.Errorf("claim %s: row %q; want its locator %s, its terms and its Chinese statement", c.ID, r, c.Locator())
+		}
+		if len(r) == 7 && utf8.RuneCountInString(html.UnescapeString(r[5])) > rowObservation {
+			t.Errorf("claim %s: its row's observation %q has more than %d characters", c.ID, r[5], rowObservation)
 		}
 		if !strings.Contains(md, fmt.Sprintf("\n##### %s（%s）：", c.ID, c.Locator())) {
 			t.Errorf("claim %s: no record under 各论断的记录", c.ID)
