@@ -323,7 +323,7 @@ func writePictures(w io.Writer, r report, l *lang) {
 	if len(r.viz) > 0 {
 		fmt.Fprint(w, l.viz)
 		for _, v := range r.viz {
-			fmt.Fprintf(w, l.vizLine, v.Claim, v.Verdict, filepath.Base(v.Path), filepath.ToSlash(v.Path))
+			fmt.Fprintf(w, l.vizLine, v.Claim, l.porcupine(v.Verdict), filepath.Base(v.Path), filepath.ToSlash(v.Path))
 		}
 	}
 }

@@ -33,6 +33,12 @@ import (
 // runs against: one in memory, one durable in SQLite (issue 12).
 var ResourceKinds = []string{"memory", "durable"}
 
+// KindText is a resource kind as a proof states it, in both languages
+// ("memory": 内存, for 内存资源).
+func KindText(kind string) zh.Text { return kindTexts[kind] }
+
+var kindTexts = map[string]zh.Text{"memory": zh.Say("memory"), "durable": zh.Say("durable"), "service-table": zh.Say("service-table")}
+
 // FencedResource is a fenced resource with the call some claims need
 // beside the fence: a request id checked with the token (F12).
 type FencedResource interface {

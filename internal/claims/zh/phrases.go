@@ -222,6 +222,7 @@ var phrases = map[string]string{
 	"on three servers":                       "三台服务器",
 	"memory":                                 "内存",
 	"durable":                                "持久",
+	"service-table":                          "服务表",
 	"control":                                "对照",
 	"fault: %s":                              "故障：%s",
 	"fault kind ?":                           "未知故障种类",
