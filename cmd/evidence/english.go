@@ -29,6 +29,8 @@ var (
 		regexp.MustCompile("`[^`]*`"),
 		regexp.MustCompile(`"[^"]*"|'[^' ]*'|“[^”]*”`),
 		regexp.MustCompile(`\]\([^)]*\)|<[^>]*>`),
+		// a server's own log line, quoted as it logged it
+		regexp.MustCompile(`\d\d:\d\d:\d\d[.,]\d+ \[[^\]]*\] (INFO|WARN|ERROR|DEBUG) .*`),
 		regexp.MustCompile(`\b(lock|zk|fence|recover|release|acquire|context|sql|dial|read|write|open|fencehttp|chaos|harness|zkserver|exec|signal|bolt|sqlite|exit status|strconv\.\w+): [^\p{Han}，；。（）]*`),
 		regexp.MustCompile(`[^\s\p{Han}，；。：、（）！？「」“”|]*([0-9_./\\()*=#\[\]{}<>$%@&+~^-]|[a-z][A-Z])[^\s\p{Han}，；。：、（）！？「」“”|]*`),
 	}

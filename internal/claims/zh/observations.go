@@ -36,7 +36,7 @@ var observations = map[string]string{
 	"parent ACL %v, node ACL %v (both candidates carry %v on the server): T deleted A's node (err %v); B then held %s while A's hold was never released: two holders; A's later Release reports lost candidacy: %v": "父节点 ACL %v，节点 ACL %v（服务器上两个候选都带 %v）：T 删除了 A 的节点（err %v）；随后 B 持有 %s，而 A 的持有从未释放：两个持有者；A 之后的 Release 报告候选资格已失去：%v",
 	"%s returned before the release: %v; its error: %v; read after it: %q":                                                      "%s 在放行之前返回：%v；错误：%v；其后读到：%q",
 	"on the lagging follower C read %q while B's get, sent after B's set, returned B's own %q at the set's zxid 0x%x":           "在落后副本上 C 读到 %q，而 B 在 set 之后发出的 get 返回 B 自己的 %q，位于该 set 的 zxid 0x%x",
-	"after %d dials to %s, B has no session there (states since the move %v); the server logged: %s":                            "拨号 %d 次、目标 %s 之后，B 在那里没有 session（迁移以来的状态 %v）；服务器日志：%s",
+	"after %d dials to %s, B has no session there (states since the move %v); the server logged: %s":                            "拨号 %d 次、目标 %s 之后，B 在那里没有 session（迁移以来的状态 %v）；服务器日志：`%s`",
 	"after %s caught up B has its session 0x%x again (was 0x%x) and read %q":                                                    "%s 追上之后 B 重新拥有 session 0x%x（原为 0x%x），读到 %q",
 	"after the scenario's Scope closed, its parent %s exists on the user's server: %v":                                          "场景的 Scope 关闭后，它的父节点 %s 在用户服务器上是否存在：%v",
 	"SIGINT in child %d right after it made %s on the user's server: it exited %d and said %q; %s on the server afterwards: %v": "在子进程 %d 刚在用户服务器上建好 %s 时发送 SIGINT：它以 %d 退出并输出 %q；此后服务器上 %s 是否存在：%v",
@@ -114,7 +114,7 @@ var observations = map[string]string{
 	"%s resource, operator's generation first: B's %v accepted=%v; A's late %v accepted=%v; value %q":                                                                                                                                                       "%s资源，先比运维给出的代号：B 的 %v accepted=%v；A 迟到的 %v accepted=%v；值 %q",
 	"while running, the shared server, a 3- and a 5-server ensemble, their proxies and this process listen on and dial only 127.0.0.1; all %d servers of the ensembles this run started so far (%s) were given %d distinct ports, each drawn at run time": "运行期间，共享服务器、一个 3 台与一个 5 台的集群、它们的代理以及本进程只在 127.0.0.1 上监听和拨号；本次运行至今启动的集群中的全部 %d 台服务器（%s）得到了 %d 个互不相同的端口，都在运行时抽取",
 	"%d waits on time alone in %d files of the proofs and their scenes, each for a named session-timeout constant; none guesses a window":                                                                                                                 "%d 处只按时间等待，在证明及其场景的 %d 个文件中，每处都是为一个命名的 session 超时常量；没有一处猜测时间窗口",
-	"the record began with: %s; ensembles the run's Tests started: %s": "记录以这些内容开头：%s；本次运行的 Test 启动的集群：%s",
+	"the record began with: %s; ensembles the run's Tests started: %s": "记录以这些内容开头：`%s`；本次运行的 Test 启动的集群：%s",
 	"creator-only ACL on the parent and the candidates (both carry %v on the server): T's delete of A's node got %v; A's node exists: %v; B still waits on A: %v, acquired: %v": "父节点与候选都只允许创建者（服务器上两者都带 %v）：T 删除 A 的节点得到 %v；A 的节点是否存在：%v；B 是否仍在等 A：%v，是否已获取：%v",
 
 	// E1 on the external backend (the harness's own side of the user's server).

@@ -272,4 +272,6 @@ var phrases = map[string]string{
 	"got no write accepted; want some, to judge":         "没有写入被接受；要判断，应有一些",
 	"inside too: token %v against mark %v, admitted: %v": "也进入了临界区：token %v 对照高水位 %v，是否放行：%v",
 	"parked in %s": "停在 %s",
+	// Where L10's Qready was while the leader was half recovered (internal/scene).
+	"waited for ready": "等待 ready",
 }
