@@ -1037,7 +1037,7 @@ func TestL12_UnseenDeletionOnlyDelaysTheWaiter(t *testing.T) {
 		pP.Result() // P giving up is L12's scene, not its observation: a cancel P does not answer is not shown
 	}))
 	claims.Phase(t, "released: W must list again, find H ahead and wait on it")
-	waitsOnOrReturns(t, sc, path.Base(hH.Path), "H still holds")
+	waitsOnOrReturns(t, sc, path.Base(hH.Path), zh.Say("H still holds"))
 
 	claims.Phase(t, "H releases; the leader's stream to %s is held again", sc.F.Label)
 	judgeUnseen(t, sc.UnseenDeletion(path.Base(hH.Path), func() {
@@ -1143,7 +1143,7 @@ func judgeUnseen(t *testing.T, u scene.Unseen) {
 
 // waitsOnOrReturns judges L12 once the stream is released: W's acquisition
 // waits on pred, which is still there (why); a return is a second holder.
-func waitsOnOrReturns(t *testing.T, sc *scene.UnseenDeletionScene, pred, why string) {
+func waitsOnOrReturns(t *testing.T, sc *scene.UnseenDeletionScene, pred string, why zh.Text) {
 	t.Helper()
 	if sc.WaitsOnOrReturns(pred, claims.RefutedNow) {
 		claims.RefutedNow(t, "L12", "once its follower caught up W's acquisition returned (hold: %v, %v) while %s: two holders", sc.PW.Held != nil, sc.PW.Err, why)

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"github.com/zk19/zk19/internal/claims/zh"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -117,7 +116,7 @@ func TestY1_SyncWaitsForTheLeaderStream(t *testing.T) {
 	harness.Parallel(t)
 	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), on which sync waits for the held stream"))
 	claims.Open(t, "Y1")
-	requireWaitsForTheStream(t, "Y1", "sync "+replicas.XPath, func(tr *replicas.Trio) error { _, err := tr.B.Conn.Sync(replicas.XPath); return err })
+	requireWaitsForTheStream(t, "Y1", zh.Say("sync %s", replicas.XPath), func(tr *replicas.Trio) error { _, err := tr.B.Conn.Sync(replicas.XPath); return err })
 }
 
 // TestY7_SyncQueuesBehindAnOutstandingProposal: the leader answers a sync at
@@ -222,7 +221,7 @@ func TestY3_WriteBarrierGivesItsProgress(t *testing.T) {
 	harness.Parallel(t)
 	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), on which a write barrier waits for the held stream"))
 	claims.Open(t, "Y3")
-	requireWaitsForTheStream(t, "Y3", "set /barrier (write barrier)", func(tr *replicas.Trio) error {
+	requireWaitsForTheStream(t, "Y3", zh.Say("set %s (write barrier)", replicas.BarrierPath), func(tr *replicas.Trio) error {
 		_, err := tr.B.Conn.Set(replicas.BarrierPath, []byte("b"), -1)
 		return err
 	})
@@ -297,7 +296,7 @@ func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 			t.Fatal(err)
 		}
 		consumed := z1.Zxid > z0.Zxid
-		observed := fmt.Sprintf("on %s a failed set (err=%v) moved the leader's zxid 0x%x -> 0x%x; pending while held: %v; read after it: %q",
+		observed := zh.Say("on %s a failed set (err=%v) moved the leader's zxid 0x%x -> 0x%x; pending while held: %v; read after it: %q",
 			z1.Version, r.Err, z0.Zxid, z1.Zxid, !r.DoneBeforeRelease, r.ReadAfter)
 		if consumed {
 			// The article says a failed conditional check cannot stand in for
@@ -415,11 +414,11 @@ func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
 		claims.Refuted(t, "Y9", "every server's zxid went from %#x to %#x over %d set barriers, %d syncs and %d gets; want +%d, one replicated write per barrier", base, after, rounds, rounds, 2*rounds, rounds)
 	}
 	get0, sync0, set0 := kinds[0], kinds[1], kinds[2]
-	var parts []string
+	var parts []zh.Text
 	for _, k := range kinds {
-		parts = append(parts, fmt.Sprintf("%s %.0f µs (link: %d bytes up, %d down)", k.Name, harness.MedianMicros(k.Took), replicas.MedianOf(k.Up), replicas.MedianOf(k.Down)))
+		parts = append(parts, zh.Say("%s %.0f µs (link: %d bytes up, %d down)", k.Name, harness.MedianMicros(k.Took), replicas.MedianOf(k.Up), replicas.MedianOf(k.Down)))
 	}
-	claims.Evidence(t, "%d rounds by %s's client in session 0x%x on %s (%s), the follower whose link was counted: medians %s; every server's zxid went from %#x to %#x: +%d for %d set barriers, none for %d syncs and %d gets", rounds, b.Name, sid, tr.Lagging.Label, b.Server(), strings.Join(parts, ", "), base, after, after-base, rounds, rounds, 2*rounds)
+	claims.Evidence(t, "%d rounds by %s's client in session 0x%x on %s (%s), the follower whose link was counted: medians %s; every server's zxid went from %#x to %#x: +%d for %d set barriers, none for %d syncs and %d gets", rounds, b.Name, sid, tr.Lagging.Label, b.Server(), zh.Join(parts, zh.Text{En: ", ", Zh: "，"}), base, after, after-base, rounds, rounds, 2*rounds)
 	if replicas.MedianOf(get0.Up)+replicas.MedianOf(get0.Down) != 0 {
 		claims.Refuted(t, "Y9", "a plain get moved %d bytes up, %d down on the follower's link (medians); want none: it is served by the follower", replicas.MedianOf(get0.Up), replicas.MedianOf(get0.Down))
 	}
@@ -610,7 +609,7 @@ func TestY8_BarrierIsNoSnapshotAcrossPaths(t *testing.T) {
 // requireWaitsForTheStream is Y1's and Y3's proof: B's op stays pending
 // while the leader's stream to its follower is held, succeeds, and the read
 // after it sees "1" (replicas.WaitsForTheStream).
-func requireWaitsForTheStream(t *testing.T, id, what string, op func(*replicas.Trio) error) {
+func requireWaitsForTheStream(t *testing.T, id string, what zh.Text, op func(*replicas.Trio) error) {
 	t.Helper()
 	r := replicas.WaitsForTheStream(t, what, op)
 	if r.DoneBeforeRelease {

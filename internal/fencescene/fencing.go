@@ -18,6 +18,7 @@ import (
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/fence/fencetest"
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/scene"
@@ -30,6 +31,12 @@ import (
 // ResourceKinds are the fenced resources every claim about the resource
 // runs against: one in memory, one durable in SQLite (issue 12).
 var ResourceKinds = []string{"memory", "durable"}
+
+// KindText is a resource kind as a proof states it, in both languages
+// ("memory": 内存, for 内存资源).
+func KindText(kind string) zh.Text { return kindTexts[kind] }
+
+var kindTexts = map[string]zh.Text{"memory": zh.Say("memory"), "durable": zh.Say("durable"), "service-table": zh.Say("service-table"), "unfenced": zh.Say("unfenced")}
 
 // FencedResource is a fenced resource with the call some claims need
 // beside the fence: a request id checked with the token (F12).

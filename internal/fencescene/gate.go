@@ -11,6 +11,7 @@ import (
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkserver"
@@ -131,11 +132,16 @@ type Whereabouts struct {
 	Parked   string         // else where it waited: "sync.(*Mutex).Lock in fence.(*Memory).Write"
 }
 
-func (wa Whereabouts) String() string {
+func (wa Whereabouts) String() string { return wa.text().En }
+
+// Chinese is where the write was, in the Chinese record's words.
+func (wa Whereabouts) Chinese() string { return wa.text().Zh }
+
+func (wa Whereabouts) text() zh.Text {
 	if wa.Inside {
-		return fmt.Sprintf("inside too: token %v against mark %v, admitted: %v", wa.Decision.Token, wa.Decision.Mark, wa.Decision.Admitted)
+		return zh.Say("inside too: token %v against mark %v, admitted: %v", wa.Decision.Token, wa.Decision.Mark, wa.Decision.Admitted)
 	}
-	return "parked in " + wa.Parked
+	return zh.Say("parked in %s", wa.Parked)
 }
 
 // Brief says where the write was without naming the resource's own call

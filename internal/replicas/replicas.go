@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/history"
@@ -327,12 +328,12 @@ func (tr *Trio) BlockedUntilRelease(what string, op func() error) BarrierResult 
 // B's follower held and A's write of "1" committed, B's op (sync or a write
 // barrier) runs until the release, and the read after it is taken. The
 // proof judges what it returns.
-func WaitsForTheStream(t *testing.T, what string, op func(*Trio) error) BarrierResult {
+func WaitsForTheStream(t *testing.T, what zh.Text, op func(*Trio) error) BarrierResult {
 	t.Helper()
 	tr := NewTrio(t)
 	tr.HoldLeaderStream()
 	tr.A.Set("1")
-	r := tr.BlockedUntilRelease(what, func() error { return op(tr) })
+	r := tr.BlockedUntilRelease(what.En, func() error { return op(tr) })
 	claims.Evidence(t, "%s returned before the release: %v; its error: %v; read after it: %q", what, r.DoneBeforeRelease, r.Err, r.ReadAfter)
 	return r
 }
@@ -550,7 +551,7 @@ func (w *ZK1675) Mode(s *zkserver.Server) string {
 	if err != nil {
 		m = "unknown:" + ErrOrEmpty(err)
 	}
-	if w.cutAt.IsZero() {
+	if w.cutAt.IsZero() { // no cut yet: time.Since a zero time is Go's largest duration
 		w.t.Logf("%s reports mode %s, before the cut", s.Label, m)
 		return m
 	}

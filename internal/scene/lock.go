@@ -18,6 +18,7 @@ import (
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/wait"
@@ -693,7 +694,7 @@ func (q *ElectionClient) Use() Usage {
 type ElectionRound struct {
 	Leader, Half, Recovered string
 	Control                 Usage
-	WhileHalf               string // "waited for ready" or "returned"
+	WhileHalf               zh.Text // "waited for ready" or "returned"
 	ReturnedEarly           bool
 	Early                   Usage // Qready's usage if it returned while the leader was half recovered
 	Correct                 Usage // Qready's usage, whenever it returned
@@ -721,9 +722,9 @@ func (el *Election) Round(p *ElectionCandidate, ready, lowest *ElectionClient) E
 	t.Cleanup(func() { wait.Receive(t, harness.Within, ready.name+"'s use", done) })
 	select {
 	case <-ready.Waiting:
-		r.WhileHalf = "waited for ready"
+		r.WhileHalf = zh.Say("waited for ready")
 	case <-done:
-		r.WhileHalf, r.ReturnedEarly, r.Early = "returned", true, correct
+		r.WhileHalf, r.ReturnedEarly, r.Early = zh.Say("returned"), true, correct
 	case <-time.After(harness.Within):
 		claims.NotShown(t, "L10", "%s neither waited for ready nor returned within %v", ready.name, harness.Within)
 	}
