@@ -16,7 +16,11 @@ func CreateMarks(ctx context.Context, db *sql.DB, table string) error {
 	if !isIdent(table) {
 		return fmt.Errorf("fence: table name %q: want an SQL identifier ([A-Za-z_][A-Za-z0-9_]*)", table)
 	}
-	if _, err := db.ExecContext(ctx, strings.ReplaceAll(marksSchema, "{marks}", table)); err != nil {
+	dl, err := detect(ctx, db)
+	if err != nil {
+		return err
+	}
+	if _, err := db.ExecContext(ctx, dl.rewrite(strings.ReplaceAll(marksSchema, "{marks}", table))); err != nil {
 		return fmt.Errorf("fence: create table %s: %w", table, err)
 	}
 	return nil
@@ -58,7 +62,11 @@ func AdvanceMark(ctx context.Context, tx *sql.Tx, table, register string, tok To
 	if tok.IsZero() {
 		return ErrZeroToken
 	}
-	m, err := advance(ctx, tx, table, register, tok, nil)
+	dl, err := detect(ctx, tx)
+	if err != nil {
+		return err
+	}
+	m, err := advance(ctx, dl.in(tx), table, register, tok, nil)
 	if err != nil {
 		return err
 	}
@@ -76,7 +84,11 @@ func ReadMark(ctx context.Context, tx *sql.Tx, table, register string) (mark Tok
 	if !isIdent(table) {
 		return Token{}, false, fmt.Errorf("fence: table name %q: want an SQL identifier ([A-Za-z_][A-Za-z0-9_]*)", table)
 	}
-	m, err := readMark(ctx, tx, table, register)
+	dl, err := detect(ctx, tx)
+	if err != nil {
+		return Token{}, false, err
+	}
+	m, err := readMark(ctx, dl.in(tx), table, register)
 	return m.tok, m.marked, err
 }
 
@@ -127,6 +139,18 @@ func advance(ctx context.Context, q querier, table, register string, tok Token, 
 	case n == 0 && refused != nil:
 		m.refused = refused
 		return m, nil
+	case n == 0:
+		// On PostgreSQL under READ COMMITTED: the register had no mark
+		// when it was read, and another transaction's first mark, which
+		// the statement waited for, committed since; the statement
+		// compared tok with that mark and refused it. Read it (this
+		// statement sees it) and say why.
+		again, err := readMark(ctx, q, table, register)
+		if err == nil {
+			if again.refused = Admit(tok, again.tok, again.marked); again.refused != nil {
+				return again, nil
+			}
+		}
 	}
 	return m, fmt.Errorf("fence: the mark of %q moved under the transaction: read %v (set: %v), the statement changed %d rows for %v", register, m.tok, m.marked, n, tok)
 }

@@ -2,10 +2,12 @@ package fence_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	. "github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/fence/fencetest"
+	"github.com/zk19/zk19/internal/pgserver"
 	"github.com/zk19/zk19/internal/sqlite"
 	"math/rand/v2"
 	"path/filepath"
@@ -20,8 +22,15 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(withPostgres{m})
 }
+
+// withPostgres runs the tests with the PostgreSQL server of this binary
+// (internal/pgserver), started on first use, stopped at the end and on
+// Ctrl-C.
+type withPostgres struct{ m *testing.M }
+
+func (w withPostgres) Run() int { return pgserver.Main(w.m) }
 
 // impl opens a fresh resource of one kind with opts, closed at test
 // cleanup.
@@ -46,9 +55,22 @@ func openDurable(t testing.TB, opts ...Option) Resource {
 	return d
 }
 
+// openPostgresDurable opens a Durable on a fresh database of this binary's
+// PostgreSQL server.
+func openPostgresDurable(t testing.TB, opts ...Option) Resource {
+	t.Helper()
+	d, err := NewDurable(context.Background(), pgserver.Open(t), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	return d
+}
+
 var fencedImpls = []impl{
 	{"memory", openMemory},
 	{"durable", openDurable},
+	{"durable-postgres", openPostgresDurable},
 }
 
 type step struct {
@@ -558,6 +580,25 @@ func TestConcurrentFencing(t *testing.T) {
 		}
 		return rs
 	}
+	// Two handles on one PostgreSQL database: two pools, as two
+	// processes of a service have.
+	sharedPostgres := func(t testing.TB) []Resource {
+		name := pgserver.Shared(t).NewDatabase(t)
+		var rs []Resource
+		for range 2 {
+			db, err := sql.Open("pgx", pgserver.Shared(t).DSN(name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = db.Close() })
+			d, err := NewDurable(context.Background(), db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs = append(rs, d)
+		}
+		return rs
+	}
 	cases := []struct {
 		name string
 		open func(testing.TB) []Resource
@@ -566,6 +607,8 @@ func TestConcurrentFencing(t *testing.T) {
 		{"memory", func(t testing.TB) []Resource { return []Resource{fencedImpls[0].open(t)} }, perWriter},
 		{"durable", func(t testing.TB) []Resource { return []Resource{openDurable(t)} }, perWriter},
 		{"durable-two-handles", shared, perWriter / 4},
+		{"durable-postgres", func(t testing.TB) []Resource { return []Resource{openPostgresDurable(t)} }, perWriter / 4},
+		{"durable-postgres-two-handles", sharedPostgres, perWriter / 4},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,86 @@
+package pgserver
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestMain(m *testing.M) { os.Exit(Main(m)) }
+
+// TestServerAnswersAndStopLeavesNothing: a server of its own answers as
+// PostgreSQL, and once stopped its postmaster is gone and its run dir
+// removed (what the tests' cleanup and Ctrl-C rely on).
+func TestServerAnswersAndStopLeavesNothing(t *testing.T) {
+	s := Start(t)
+	db := s.Open(t)
+	var v string
+	if err := db.QueryRowContext(context.Background(), "SELECT version()").Scan(&v); err != nil || !strings.HasPrefix(v, "PostgreSQL ") {
+		t.Fatalf("SELECT version() = %q, %v; want PostgreSQL's", v, err)
+	}
+	t.Logf("%s", v)
+	_ = db.Close()
+	pid := s.PID()
+	if pid == 0 {
+		t.Fatalf("got no postmaster pid of a running server")
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("postmaster %d after Stop: kill -0 = %v; want ESRCH, the process gone", pid, err)
+	}
+	if _, err := os.Stat(s.Dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("run dir %s after Stop: %v; want it removed", s.Dir, err)
+	}
+	for p, dir := range postmasters() {
+		if dir == s.Dir {
+			t.Errorf("process %d of the stopped server's run dir %s still runs", p, dir)
+		}
+	}
+}
+
+// TestSharedServerGivesEachTestItsDatabase: Open gives each caller a fresh
+// database on the one server of the binary.
+func TestSharedServerGivesEachTestItsDatabase(t *testing.T) {
+	ctx := context.Background()
+	a, b := Open(t), Open(t)
+	if _, err := a.ExecContext(ctx, "CREATE TABLE x (n int)"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	err := b.QueryRowContext(ctx, "SELECT count(*) FROM pg_tables WHERE tablename = 'x'").Scan(&n)
+	if err != nil || n != 0 {
+		t.Errorf("the second database sees %d tables named x (%v); want 0, a database of its own", n, err)
+	}
+	if Shared(t) != Shared(t) {
+		t.Errorf("Shared gave two servers; want one per test binary")
+	}
+}
+
+// TestInterruptLeavesNothingBehind: SIGINT to a test binary whose shared
+// server was just started and is not ready yet leaves no PostgreSQL process
+// and no run dir once the binary has exited with 130 (as zkserver's
+// interrupt test proves for ZooKeeper, claim E3).
+func TestInterruptLeavesNothingBehind(t *testing.T) {
+	if os.Getenv(EnvInterruptAt) != "" {
+		t.Skip("skipped: this is the interrupted child")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSharedServerGivesEachTestItsDatabase$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), EnvInterruptAt+"="+atStarted)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+		t.Fatalf("child interrupted at %q: got %v; want exit status 130 (the handler ran)\n%s", atStarted, err, out.String())
+	}
+	if left := Leftovers(cmd.Process.Pid); len(left) > 0 {
+		t.Errorf("E3 violated: the interrupted child %d left %q\n%s", cmd.Process.Pid, left, out.String())
+	}
+	t.Logf("child %d interrupted at %q exited 130, nothing left:\n%s", cmd.Process.Pid, atStarted, out.String())
+}
