@@ -171,6 +171,11 @@ func (d *Durable) write(ctx context.Context, tok Token, id, value string) (res R
 		res, refused, err = d.decideAndWrite(ctx, conn, tok, id, value)
 		return err
 	})
+	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		// pgx closes a connection whose context ends, and the next
+		// statement on it reports a bad connection: the cause is ctx's.
+		err = fmt.Errorf("%w: %w", ctx.Err(), err)
+	}
 	if err != nil {
 		return Result{}, err
 	}

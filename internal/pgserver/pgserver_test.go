@@ -57,7 +57,7 @@ func TestSharedServerGivesEachTestItsDatabase(t *testing.T) {
 	if err != nil || n != 0 {
 		t.Errorf("the second database sees %d tables named x (%v); want 0, a database of its own", n, err)
 	}
-	if Shared(t) != Shared(t) {
+	if first, again := Shared(t), Shared(t); first != again {
 		t.Errorf("Shared gave two servers; want one per test binary")
 	}
 }
