@@ -9,19 +9,22 @@ import (
 	"sync/atomic"
 )
 
-// Durable is a fenced register kept in a SQLite database that the caller
-// opens with the driver of its choice (this package imports none). Its mark
-// is a row of a marks table, kept by the same statement AdvanceMark runs;
-// its value and commit count are a row of a values table; the request ids
-// of WriteOnce are rows of an applied table. Several registers (WithRegister)
-// share the tables, whose names the caller chooses (WithTables). Each Write
-// runs on one connection as BEGIN IMMEDIATE … COMMIT: it reads the mark,
-// advances it with one conditional statement that compares and writes, and
-// stores the value, so the decision and the write commit together or not at
-// all (claims F6, F8, F12).
+// Durable is a fenced register kept in a SQLite or PostgreSQL database that
+// the caller opens with the driver of its choice (this package imports
+// none; NewDurable asks the database which it is). Its mark is a row of a
+// marks table, kept by the same statement AdvanceMark runs; its value and
+// commit count are a row of a values table; the request ids of WriteOnce
+// are rows of an applied table. Several registers (WithRegister) share the
+// tables, whose names the caller chooses (WithTables). Each Write runs on
+// one connection in one transaction: it reads the mark, advances it with
+// one conditional statement that compares and writes, and stores the
+// value, so the decision and the write commit together or not at all
+// (claims F6, F8, F12).
 //
-// For an accepted write to survive a crash, open the database in WAL mode
-// with synchronous=FULL; for writers in several processes, set a busy
+// On SQLite the transaction is BEGIN IMMEDIATE … COMMIT: SQLite takes its
+// write lock at BEGIN, so no other write of the database runs until it
+// ends. For an accepted write to survive a crash, open the database in WAL
+// mode with synchronous=FULL; for writers in several processes, set a busy
 // timeout. With modernc.org/sqlite, for example:
 //
 //	sql.Open("sqlite", path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)")
@@ -29,8 +32,18 @@ import (
 // and, so that the writers of one process queue instead of polling the file
 // lock, db.SetMaxOpenConns(1).
 //
+// On PostgreSQL the transaction is READ COMMITTED, whatever the server's
+// default, and it starts by locking the register's row of the marks table
+// (SELECT … FOR UPDATE, after inserting the row without a mark if it is
+// missing): a second write of the register, from any process, waits there
+// until the first commits or rolls back, then reads what it committed.
+// Writes of other registers do not wait. An accepted write is durable as
+// the server's settings make a commit (fsync, synchronous_commit). With
+// pgx, for example: sql.Open("pgx", "postgres://…") after importing
+// github.com/jackc/pgx/v5/stdlib.
+//
 // It is safe for concurrent use, also by several Durable values (or
-// processes) on the same database file.
+// processes) on the same database.
 type Durable struct {
 	db       *sql.DB
 	dl       dialect
@@ -67,8 +80,9 @@ func WithTables(t Tables) Option { return func(c *config) { c.tables = &t } }
 // resources ignore it.
 func WithRegister(name string) Option { return func(c *config) { c.register = name } }
 
-// NewDurable makes a register of db (a SQLite database) a fenced resource,
-// creating its tables if they are missing. Value and mark persist in the
+// NewDurable makes a register of db (a SQLite or PostgreSQL database; any
+// other is refused with ErrUnknownDatabase) a fenced resource, creating its
+// tables if they are missing. Value and mark persist in the
 // database; a later NewDurable of the same register continues with them.
 // Close does not close db. A database written by the Durable of earlier
 // versions (one row in a table named resource, with a mark_seq column) is

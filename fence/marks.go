@@ -10,8 +10,8 @@ import (
 
 // CreateMarks creates the marks table named table in db if it is missing:
 // one row per register, holding that register's mark. AdvanceMark keeps
-// it. table is an SQL identifier ([A-Za-z_][A-Za-z0-9_]*). The statements
-// are SQLite's (an upsert, numbered parameters ?1).
+// it. table is an SQL identifier ([A-Za-z_][A-Za-z0-9_]*). db is a SQLite
+// or a PostgreSQL database; any other is refused with ErrUnknownDatabase.
 func CreateMarks(ctx context.Context, db *sql.DB, table string) error {
 	if !isIdent(table) {
 		return fmt.Errorf("fence: table name %q: want an SQL identifier ([A-Za-z_][A-Za-z0-9_]*)", table)
@@ -43,15 +43,32 @@ const marksSchema = `CREATE TABLE IF NOT EXISTS {marks} (
 // *StaleError, *ForeignLockError or ErrZeroToken, and the caller rolls tx
 // back. Any other error is the database's.
 //
+// tx is a transaction of a SQLite or a PostgreSQL database: AdvanceMark
+// asks which (one SELECT version(), and on SQLite one sqlite_version(), in
+// tx, at each call) and refuses any other with ErrUnknownDatabase rather
+// than guess.
+//
 // What it guarantees: among transactions that call AdvanceMark for one
 // register before they write, none that commits wrote with a token below
-// one committed before it. It relies on the database running the
-// statement's compare and write as one step and serializing the
-// transactions' writes, as SQLite does (a transaction whose snapshot is
-// older than a committed write fails with SQLITE_BUSY; a BEGIN IMMEDIATE
-// transaction, or a busy timeout and a retry, avoids it). What it does
-// not: it fences only the writes made in tx; it does not commit or roll
-// back tx.
+// one committed before it, nor with another lock's token.
+//   - SQLite: the statement's compare and write are one step, and SQLite
+//     runs one writing transaction at a time; a transaction whose snapshot
+//     is older than a committed write fails with SQLITE_BUSY (a BEGIN
+//     IMMEDIATE transaction, or a busy timeout and a retry, avoids it).
+//   - PostgreSQL, READ COMMITTED (its default): the statement (INSERT … ON
+//     CONFLICT DO UPDATE … WHERE the token is not below the mark) locks
+//     the register's row until tx ends; a second transaction's statement
+//     waits for that lock, then compares its token with the mark the first
+//     committed, and is refused (*StaleError) below it. Under REPEATABLE
+//     READ or SERIALIZABLE, the second fails instead with PostgreSQL's
+//     serialization failure (SQLSTATE 40001) when the two overlap, even
+//     with an equal or larger token; retry the whole transaction.
+//
+// What it does not: it fences only the writes made in tx; it does not
+// commit or roll back tx. On PostgreSQL under READ COMMITTED, rows tx read
+// before AdvanceMark may be older than the mark it finds; read the
+// service's rows after it, when the register's row is locked, and they are
+// the ones written under the mark.
 func AdvanceMark(ctx context.Context, tx *sql.Tx, table, register string, tok Token) error {
 	if tx == nil {
 		return errors.New("fence: AdvanceMark needs a transaction")
