@@ -381,7 +381,9 @@ func (s *Server) NewDatabase(tb TB) string {
 			_, _ = admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
 		}
 	})
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+	// FILE_COPY copies the template's files (fsync is off): a third of
+	// the default WAL_LOG's time for an empty database.
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name+" STRATEGY = FILE_COPY"); err != nil {
 		tb.Fatalf("pgserver: create database %s: %v", name, err)
 	}
 	return name
