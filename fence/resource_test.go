@@ -22,15 +22,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(withPostgres{m})
+	// The PostgreSQL server of this binary (internal/pgserver), started on
+	// first use, is stopped at the end and on Ctrl-C.
+	goleak.VerifyTestMain(pgserver.Wrap(m))
 }
-
-// withPostgres runs the tests with the PostgreSQL server of this binary
-// (internal/pgserver), started on first use, stopped at the end and on
-// Ctrl-C.
-type withPostgres struct{ m *testing.M }
-
-func (w withPostgres) Run() int { return pgserver.Main(w.m) }
 
 // impl opens a fresh resource of one kind with opts, closed at test
 // cleanup.
@@ -59,12 +54,7 @@ func openDurable(t testing.TB, opts ...Option) Resource {
 // PostgreSQL server.
 func openPostgresDurable(t testing.TB, opts ...Option) Resource {
 	t.Helper()
-	d, err := NewDurable(context.Background(), pgserver.Open(t), opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	return d
+	return pgserver.OpenDurable(t, opts...)
 }
 
 var fencedImpls = []impl{

@@ -42,6 +42,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 
+	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/reaper"
 	"github.com/zk19/zk19/internal/tb"
 )
@@ -418,7 +419,7 @@ func Shared(tb TB) *Server {
 	shared.Lock()
 	defer shared.Unlock()
 	if !shared.main {
-		tb.Fatalf("pgserver: Shared needs the package's TestMain to run the tests through pgserver.Main, which stops the server at the end and on Ctrl-C")
+		tb.Fatalf("pgserver: Shared needs the package's TestMain to run the tests through pgserver.Main (or Wrap), or to bind the server to its Scope (BindShared), so that it is stopped at the end and on Ctrl-C")
 	}
 	if shared.srv == nil {
 		// Registered before it is made: Main stops it, and removes
@@ -472,6 +473,42 @@ func Main(m M) int {
 		code = 1
 	}
 	return code
+}
+
+// Wrap is m run through Main, for a TestMain that hands m to another
+// runner: goleak.VerifyTestMain(pgserver.Wrap(m)).
+func Wrap(m M) M { return wrapped{m} }
+
+type wrapped struct{ m M }
+
+func (w wrapped) Run() int { return Main(w.m) }
+
+// BindShared makes owner (a TestMain's Scope whose Close runs at the end
+// and on Ctrl-C, as internal/servertest's RunExamples and the root's
+// harness close theirs) the owner of the shared server in place of Main:
+// the server is stopped at owner's cleanup. Call it before any test runs.
+func BindShared(owner TB) {
+	shared.Lock()
+	defer shared.Unlock()
+	shared.main = true
+	owner.Cleanup(func() {
+		if err := stopShared(); err != nil {
+			owner.Logf("pgserver: stop: %v", err)
+		}
+	})
+}
+
+// OpenDurable is a fence.Durable on a fresh database of this binary's
+// server (Shared), closed at tb's cleanup: the PostgreSQL-backed
+// fence.Resource of a test.
+func OpenDurable(tb TB, opts ...fence.Option) *fence.Durable {
+	tb.Helper()
+	d, err := fence.NewDurable(context.Background(), Open(tb), opts...)
+	if err != nil {
+		tb.Fatalf("pgserver: a Durable on PostgreSQL: %v", err)
+	}
+	tb.Cleanup(func() { _ = d.Close() })
+	return d
 }
 
 // stopShared stops the shared server, waiting for a start in flight.
