@@ -53,9 +53,9 @@ func serializationFailure(err error) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == "40001"
 }
 
-// TestF6OnPostgres_TwoTransactionsCannotBothAdvanceTheMark: claim F6 (§5 ¶2,
-// the sentence on comparing the token with the high-water mark atomically),
-// for a service's own PostgreSQL table fenced by fence.AdvanceMark in its
+// TestF6OnPostgres_TwoTransactionsCannotBothAdvanceTheMark: claim F6 (§5 ¶2
+// sentence 2: the fenced compare and write are one atomic step), for a
+// service's own PostgreSQL table fenced by fence.AdvanceMark in its
 // transaction, under the isolation levels services run: READ COMMITTED
 // (PostgreSQL's default) and SERIALIZABLE. Two transactions each read the
 // mark (ReadMark), then advance it; the second advances while the first,
@@ -194,7 +194,7 @@ func markOf(t *testing.T, db *sql.DB, table, register string) Token {
 }
 
 // TestF6OnPostgres_DurableKeepsASecondWriteOutWhileOneIsInside: claim F6
-// (§5 ¶2) for the durable resource on PostgreSQL, as the root's
+// (§5 ¶2 sentence 2) for the durable resource on PostgreSQL, as the root's
 // TestF6_CompareAndWriteIsOneAtomicStep shows it on SQLite: A's write is
 // held at its decision (Trace.Decided, after the compare, before the
 // write); B's write of a lower token, on another connection, must be seen
@@ -257,9 +257,11 @@ func TestF6OnPostgres_DurableKeepsASecondWriteOutWhileOneIsInside(t *testing.T) 
 	}
 }
 
-// TestDurableOnPostgresPersists: a Durable opened again on the same
-// PostgreSQL database, through a new pool, continues with its value, mark
-// and commit count (as TestDurablePersists shows for a SQLite file), and
+// TestDurableOnPostgresPersists: claim F8 (§5 ¶5 sentence 2: a durable
+// resource keeps its mark and value together, and a reopened one still
+// refuses the old token) on PostgreSQL: a Durable opened again on the same
+// database, through a new pool, continues with its value, mark and commit
+// count (as TestDurablePersists shows for a SQLite file), and
 // two Durables of one database, each on its own pool (two processes of a
 // service), fence each other's writes (as TestDurableSharedFile shows).
 func TestDurableOnPostgresPersists(t *testing.T) {
@@ -295,8 +297,9 @@ func TestDurableOnPostgresPersists(t *testing.T) {
 	}
 }
 
-// TestAnUnknownDatabaseIsRefused: the fence's statements and locking are
-// proven on SQLite and PostgreSQL only; on any other database every entry
+// TestAnUnknownDatabaseIsRefused: the package's promise to be safe by
+// default (no claim of the article; issue 48's dialect rule): the fence's
+// statements and locking are proven on SQLite and PostgreSQL only; on any other database every entry
 // point fails with ErrUnknownDatabase and runs no statement that writes,
 // rather than guess a dialect (a database that answers version() as MySQL
 // does, and one that answers neither version() nor sqlite_version()).
@@ -390,7 +393,7 @@ func (r *fakeRows) Next(dest []driver.Value) error {
 // mark was advanced (PostgreSQL refuses a NUL byte in text, so the value's
 // statement fails) leaves the mark and the value as they were: the mark
 // and the value commit together or not at all (claims F6 and F8's
-// premise), and the next write and read work. With pgx, a connection left
+// premise; F8 is §5 ¶5 sentence 2), and the next write and read work. With pgx, a connection left
 // in a transaction is not reused (its ResetSession discards it), so the
 // Durable's ROLLBACK is not what this test tells apart on PostgreSQL;
 // TestDurableFailedWriteRollsBack does on SQLite.

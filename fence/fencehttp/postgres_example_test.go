@@ -26,8 +26,11 @@ import (
 // handler. A holds the lock, writes, and lets the lock go; B holds it and
 // writes; A's late request, with A's token, is refused over HTTP (409
 // Conflict, a *fence.StaleError for A), and the database keeps B's value
-// under B's token. (Claims F1 and F3 over the wire, with a PostgreSQL
-// resource; the article's §5 ¶2 describes the resource that refuses.)
+// under B's token. This is claim F3 (§5 ¶2 sentence 3: after the new
+// holder's write is accepted, the old holder's late write is refused and
+// the new value stays) over HTTP, with the resource in PostgreSQL; here A
+// lets the lock go instead of expiring (F1, §5 ¶1 sentence 2, is the
+// package's Example), which the resource cannot tell apart.
 func Example_postgres() {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -12,8 +12,9 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(Main(m)) }
 
-// TestServerAnswersAndStopLeavesNothing: a server of its own answers as
-// PostgreSQL, and once stopped its postmaster is gone and its run dir
+// TestServerAnswersAndStopLeavesNothing: claim E3 (§7 ¶6 sentence 3) for
+// the PostgreSQL server: a server of its own answers as PostgreSQL, and
+// once stopped its postmaster is gone and its run dir
 // removed (what the tests' cleanup and Ctrl-C rely on).
 func TestServerAnswersAndStopLeavesNothing(t *testing.T) {
 	s := Start(t)
@@ -64,8 +65,9 @@ func TestSharedServerGivesEachTestItsDatabase(t *testing.T) {
 
 // TestInterruptStopsThePostgresServer: SIGINT to a test binary whose shared
 // server was just started and is not ready yet leaves no PostgreSQL process
-// and no run dir once the binary has exited with 130 (as zkserver's
-// interrupt test proves for ZooKeeper, claim E3).
+// and no run dir once the binary has exited with 130: claim E3 (§7 ¶6
+// sentence 3, every scenario cleans up whatever happens) for the
+// PostgreSQL server, as zkserver's interrupt test shows it for ZooKeeper.
 func TestInterruptStopsThePostgresServer(t *testing.T) {
 	if os.Getenv(EnvInterruptAt) != "" {
 		t.Skip("skipped: this is the interrupted child")
