@@ -93,7 +93,10 @@ func AdvanceMark(ctx context.Context, tx *sql.Tx, table, register string, tok To
 // ReadMark reads register's mark in the marks table named table, inside the
 // caller's transaction tx: marked is false while no token was admitted for
 // the register. Read in the same transaction as the service's own rows, it
-// is the mark those rows were written under.
+// is the mark those rows were written under (on PostgreSQL, under REPEATABLE
+// READ or SERIALIZABLE, where one snapshot serves the whole transaction;
+// under READ COMMITTED each statement reads the latest commit). It takes no
+// lock. tx is a SQLite or PostgreSQL transaction, as for AdvanceMark.
 func ReadMark(ctx context.Context, tx *sql.Tx, table, register string) (mark Token, marked bool, err error) {
 	if tx == nil {
 		return Token{}, false, errors.New("fence: ReadMark needs a transaction")
