@@ -8,9 +8,43 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/zk19/zk19/internal/tb"
 )
 
-func TestMain(m *testing.M) { os.Exit(Main(m)) }
+// envBindScope makes the test binary own its shared server through a
+// Scope (BindShared), as a TestMain whose runner is not Main does.
+const envBindScope = "ZK19_PG_TEST_BIND_SCOPE"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envBindScope) == "" {
+		os.Exit(Main(m))
+	}
+	sc := tb.NewScope("pgserver-test", tb.Dirs{})
+	BindShared(sc)
+	code := m.Run()
+	sc.Close()
+	os.Exit(code)
+}
+
+// TestBindSharedStopsTheServerWithTheScope: claim E3 (§7 ¶6 sentence 3)
+// for a binary whose TestMain binds the shared server to its Scope: once
+// the binary has run a test on the shared server and exited, no PostgreSQL
+// process and no run dir of it remain.
+func TestBindSharedStopsTheServerWithTheScope(t *testing.T) {
+	if os.Getenv(envBindScope) != "" {
+		t.Skip("skipped: this is the child")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSharedServerGivesEachTestItsDatabase$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), envBindScope+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "pgserver: PostgreSQL on") {
+		t.Fatalf("child with its server bound to a Scope: %v; want it passing on a shared server it started\n%s", err, out)
+	}
+	if left := Leftovers(cmd.Process.Pid); len(left) > 0 {
+		t.Fatalf("E3 violated: the child %d, its server bound to its Scope, left %q", cmd.Process.Pid, left)
+	}
+}
 
 // TestServerAnswersAndStopLeavesNothing: claim E3 (§7 ¶6 sentence 3) for
 // the PostgreSQL server: a server of its own answers as PostgreSQL, and
