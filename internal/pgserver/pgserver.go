@@ -160,6 +160,7 @@ func (s *Server) start() error {
 	if s.stopped.Load() {
 		return errors.New("stopped before it started")
 	}
+	live.add(s)
 	dir, err := os.MkdirTemp("", DirPrefix+reaper.Self().String()+"-")
 	if err != nil {
 		return err
@@ -206,7 +207,6 @@ func (s *Server) run(bin, data string, port int, cred *syscall.Credential) error
 	if err != nil {
 		return err
 	}
-	defer log.Close()
 	cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(port), "-k", s.Dir,
 		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off",
 		"-c", "full_page_writes=off", "-c", "max_connections=100", "-c", "log_min_messages=warning")
@@ -216,10 +216,12 @@ func (s *Server) run(bin, data string, port int, cred *syscall.Credential) error
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
+		_ = log.Close()
 		return err
 	}
 	cmd.Stdout = log
 	if err := cmd.Start(); err != nil {
+		_ = log.Close()
 		return fmt.Errorf("start postgres: %w", err)
 	}
 	exited := make(chan struct{})
@@ -238,6 +240,7 @@ func (s *Server) run(bin, data string, port int, cred *syscall.Credential) error
 		}
 		_, _ = io.Copy(io.Discard, stderr)
 		_ = cmd.Wait()
+		_ = log.Close()
 		close(exited)
 	}()
 	s.cmd, s.exited, s.Port = cmd, exited, port
@@ -338,6 +341,7 @@ func (s *Server) Stop() error {
 	s.stopMu.Lock()
 	defer s.stopMu.Unlock()
 	s.stopped.Store(true)
+	defer live.remove(s)
 	var err error
 	if s.cmd != nil {
 		// SIGINT is PostgreSQL's fast shutdown: it ends the sessions and
@@ -444,8 +448,10 @@ func Open(tb TB) *sql.DB {
 type M interface{ Run() int }
 
 // Main runs m with the shared server's lifetime bound to it: SIGINT and
-// SIGTERM stop the server, remove its run dir and exit with 130; the end of
-// the run stops it. Use it as TestMain's m.Run, before anything is created:
+// SIGTERM stop every server of this process (the shared one and those of
+// Start, whose tests' cleanups an exit skips), remove their run dirs and
+// exit with 130; the end of the run stops the shared server, and fails the
+// run if another is still running. Use it as TestMain's m.Run, before anything is created:
 //
 //	func TestMain(m *testing.M) { os.Exit(pgserver.Main(m)) }
 func Main(m M) int {
@@ -460,7 +466,7 @@ func Main(m M) int {
 		case sig := <-sigs:
 			// Said before the work, which waits for a start in flight.
 			fmt.Fprintf(os.Stderr, "pgserver: %v: stopping this run's PostgreSQL server\n", sig)
-			fmt.Fprintf(os.Stderr, "pgserver: stopped (%v)\n", stopShared())
+			fmt.Fprintf(os.Stderr, "pgserver: stopped (%v)\n", stopAll())
 			os.Exit(130)
 		case <-done:
 		}
@@ -470,6 +476,10 @@ func Main(m M) int {
 	close(done)
 	if err := stopShared(); err != nil {
 		fmt.Fprintf(os.Stderr, "pgserver: stop: %v\n", err)
+		code = 1
+	}
+	if n := live.count(); n > 0 {
+		fmt.Fprintf(os.Stderr, "pgserver: %d PostgreSQL server(s) left running by the tests; stopped now (%v)\n", n, stopAll())
 		code = 1
 	}
 	return code
@@ -509,6 +519,34 @@ func OpenDurable(tb TB, opts ...fence.Option) *fence.Durable {
 	}
 	tb.Cleanup(func() { _ = d.Close() })
 	return d
+}
+
+// live are the servers of this process that were started and not stopped.
+var live = &servers{set: map[*Server]bool{}}
+
+type servers struct {
+	mu  sync.Mutex
+	set map[*Server]bool
+}
+
+func (l *servers) add(s *Server)    { l.mu.Lock(); l.set[s] = true; l.mu.Unlock() }
+func (l *servers) remove(s *Server) { l.mu.Lock(); delete(l.set, s); l.mu.Unlock() }
+func (l *servers) count() int       { l.mu.Lock(); defer l.mu.Unlock(); return len(l.set) }
+
+// stopAll stops the shared server and every other server of this process
+// still running (those of Start, whose tests' cleanups an exit skips).
+func stopAll() error {
+	err := stopShared()
+	live.mu.Lock()
+	left := make([]*Server, 0, len(live.set))
+	for s := range live.set {
+		left = append(left, s)
+	}
+	live.mu.Unlock()
+	for _, s := range left {
+		err = errors.Join(err, s.Stop())
+	}
+	return err
 }
 
 // stopShared stops the shared server, waiting for a start in flight.
