@@ -3,6 +3,7 @@ package pgserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -134,3 +135,39 @@ func TestInterruptStopsThePostgresServer(t *testing.T) {
 		})
 	}
 }
+
+// TestMissingBinariesSkipOnlyOutsideCI: without PostgreSQL's binaries a
+// test skips with the reason, but under CI (CI=true), where scripts/setup
+// installs them, it fails saying how to install them; any other start
+// error fails everywhere.
+func TestMissingBinariesSkipOnlyOutsideCI(t *testing.T) {
+	missing := fmt.Errorf("%w: no initdb in /usr/lib/postgresql/*/bin; install Debian's postgresql package (bash scripts/setup, or apt-get install postgresql)", ErrNoBinaries)
+	for _, c := range []struct {
+		ci           string
+		err          error
+		skip, failed bool
+	}{
+		{"", missing, true, false},
+		{"true", missing, false, true},
+		{"", errors.New("initdb failed"), false, true},
+	} {
+		t.Setenv("CI", c.ci)
+		rec := &recordingTB{T: t}
+		failOrSkip(rec, c.err)
+		if (rec.skipped != "") != c.skip || (rec.failed != "") != c.failed {
+			t.Errorf("CI=%q, %v: skipped %q, failed %q; want skipped %v, failed %v", c.ci, c.err, rec.skipped, rec.failed, c.skip, c.failed)
+		}
+		if c.failed && c.err == missing && !strings.Contains(rec.failed, "scripts/setup") {
+			t.Errorf("CI=true without the binaries: %q; want it to say how to install them", rec.failed)
+		}
+	}
+}
+
+// recordingTB records Skipf and Fatalf instead of ending the test.
+type recordingTB struct {
+	*testing.T
+	skipped, failed string
+}
+
+func (r *recordingTB) Skipf(format string, args ...any)  { r.skipped = fmt.Sprintf(format, args...) }
+func (r *recordingTB) Fatalf(format string, args ...any) { r.failed = fmt.Sprintf(format, args...) }
