@@ -599,6 +599,8 @@ func TestConcurrentFencing(t *testing.T) {
 		{"durable-two-handles", shared, perWriter / 4},
 		{"durable-postgres", func(t testing.TB) []Resource { return []Resource{openPostgresDurable(t)} }, perWriter / 4},
 		{"durable-postgres-two-handles", sharedPostgres, perWriter / 4},
+		// A service's own table, fenced by AdvanceMark in its transaction.
+		{"service-postgres", func(t testing.TB) []Resource { return []Resource{pgserver.OpenService(t, "ledger")} }, perWriter / 4},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
