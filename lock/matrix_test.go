@@ -13,7 +13,8 @@ package lock_test
 //     observation shows it (a request or reply the proxy dropped, a cut
 //     whose reconnect the proxy refused, a session the server closed, a
 //     context ended while the call was in flight); else the cell is "not
-//     shown", a failure, whatever the call did;
+//     shown", a failure, whatever the call did (no cell is exempt: the
+//     fault of every one of the 360 takes);
 //   - the error is the kind the doc's table gives for the fault;
 //   - the call returned within the doc's bound: the cell's deadline plus
 //     cleanupGrace, and cleanupGrace after the context ended;
