@@ -293,9 +293,8 @@ func (c *cell) driveHold() result {
 	wait.Receive(c.t, 3*answerWithin, "the fault on the hold's watch to run its course", c.faultDone)
 	// Every fault here drops the hold's connection: the hold must say so,
 	// and then that it came back in its session, or, after an expiry, never.
-	var s lock.Suspension
 	c.check(chkSuspension, "", func() {
-		s = wait.Receive(c.t, answerWithin, "a Suspension from S's hold after its connection dropped", h.Suspensions())
+		s := wait.Receive(c.t, answerWithin, "a Suspension from S's hold after its connection dropped", h.Suspensions())
 		c.logf("S suspended at %v, expires by since+%v", s.Since.Format("15:04:05.000"), s.ExpiresBy.Sub(s.Since))
 		if c.f != expired {
 			wait.Receive(c.t, answerWithin, "S's Suspension to be Resumed in the same session", s.Resumed)
