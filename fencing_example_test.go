@@ -46,7 +46,7 @@ import (
 // ¶3); it proves claims F1, F2, F3, F4, F8 and F10: F1 (§5 ¶1, sentence
 // 2), F3 (¶2, sentence 3), F4 (¶4, sentence 2) and F2 (¶6, sentence 1) on
 // each fenced resource, with an unfenced one beside them, then F8 (¶5,
-// sentence 2) on the durable one and F10 (§7 ¶2, sentence 3) on A's own
+// sentence 2) on the durable ones and F10 (§7 ¶2, sentence 3) on A's own
 // client.
 //
 // The steps: A holds token 0 and writes with it to every resource; its
@@ -57,10 +57,11 @@ import (
 // token 1 reaches a resource, its mark is A's own token, and token 0 still
 // writes (F2). B writes "new-owner"; A's worker resumes and writes
 // "stale-late" with token 0: each fenced resource refuses it and keeps
-// "new-owner" (F3), the unfenced one takes it (F4). The durable resource,
-// closed and opened again, still holds "new-owner" and still refuses token
-// 0 (F8). Healed, A's client sees Expired and its hold says the session
-// changed (F10).
+// "new-owner" (F3), the unfenced one takes it (F4). The durable resources
+// (SQLite, and PostgreSQL with connections of their own), closed and
+// opened again, still hold "new-owner" and still refuse token 0 (F8).
+// Healed, A's client sees Expired and its hold says the session changed
+// (F10).
 //
 // The Example judges its claims itself, resource by resource: refuted
 // when an answer of a resource, the tokens or A's own view says
@@ -74,7 +75,7 @@ func Example_s5aFencingSequence() {
 	}
 	cast := fencescene.NewFencingCast(sc) // O observes; A reaches the server through a proxy that can cut it off; B directly
 	A, B := cast.A, cast.B
-	fenced := fencescene.OpenEach(sc) // one fenced resource of each kind: in memory, durable in SQLite
+	fenced := fencescene.OpenEach(sc) // one fenced resource of each kind: in memory, durable in SQLite, durable in PostgreSQL
 	kinds := fencescene.ResourceKinds
 	all, names := append(slices.Clip(fenced), fencetest.NewUnfenced()), append(slices.Clip(kinds), "unfenced")
 
@@ -178,13 +179,14 @@ func Example_s5aFencingSequence() {
 	}
 	fmt.Printf("healed: A's client saw Expired %v; A's hold lost, session changed: %v\n", expired, errors.Is(why, lock.ErrSessionChanged))
 	// Output:
-	// A holds token g0/0; A-first accepted: memory true, durable true, unfenced true
+	// A holds token g0/0; A-first accepted: memory true, durable true, postgres true, unfenced true
 	// A blackholed: A's node exists false; A's client saw Expired false, its hold lost false; B holds token g0/1
-	// marks before B writes are A's g0/0; A's token accepted: memory true, durable true
-	// B writes new-owner with g0/1: accepted: memory true, durable true, unfenced true
-	// A's worker resumes, stale-late with g0/0: accepted: memory false, durable false, unfenced true
-	// values: memory "new-owner", durable "new-owner", unfenced "stale-late"
+	// marks before B writes are A's g0/0; A's token accepted: memory true, durable true, postgres true
+	// B writes new-owner with g0/1: accepted: memory true, durable true, postgres true, unfenced true
+	// A's worker resumes, stale-late with g0/0: accepted: memory false, durable false, postgres false, unfenced true
+	// values: memory "new-owner", durable "new-owner", postgres "new-owner", unfenced "stale-late"
 	// durable restarted: value "new-owner", mark g0/1; A's token accepted false
+	// postgres restarted: value "new-owner", mark g0/1; A's token accepted false
 	// healed: A's client saw Expired true; A's hold lost, session changed: true
 }
 
@@ -210,7 +212,9 @@ func accepted(names []string, rs []fence.Result) string {
 // B's write is held inside the section at its decision
 // (fence.Trace.Decided) while A's late write with token 0 arrives. A fenced
 // resource keeps A parked outside (its goroutine, read from the Go
-// runtime, waits for the section); B's write ends the section; A's compare
+// runtime, waits for the section; on PostgreSQL, the server itself lists
+// A's session waiting for the register's row lock); B's write ends the
+// section; A's compare
 // then finds B's token and refuses (F6). The control that compares and
 // writes in two steps lets A's compare in beside B's, and A's stale write
 // lands over B's (F11).
@@ -278,6 +282,10 @@ func Example_s5bCriticalSection() {
 	// durable: A's write meanwhile: parked outside the section
 	// durable: B's section ends; accepted true, mark g0/1
 	// durable: A's token g0/0 below mark g0/1? true; accepted false; value "new-owner"
+	// postgres: B inside; token g0/1 below mark g0/0? false
+	// postgres: A's write meanwhile: parked outside the section
+	// postgres: B's section ends; accepted true, mark g0/1
+	// postgres: A's token g0/0 below mark g0/1? true; accepted false; value "new-owner"
 	// control: B inside; token g0/1 below mark g0/0? false
 	// control: A's write meanwhile: inside too: token g0/0 against mark g0/0, admitted: true
 	// control: B's section ends; accepted true, mark g0/1
@@ -352,7 +360,7 @@ func TestC1_ChaosLeavesNoStaleWriteInAFencedResource(t *testing.T) {
 	for i, setup := range chaos.ChaosSetups {
 		setups.Go(func() {
 			t.Run(setup.Name.En, func(t *testing.T) {
-				sums[i] = chaos.NewSummary(chaos.ResMemory, chaos.ResDurable, chaos.ResControl)
+				sums[i] = chaos.NewSummary(chaos.ResMemory, chaos.ResDurable, chaos.ResPostgres, chaos.ResControl)
 				defer func() {
 					if t.Skipped() {
 						sums[i] = nil

@@ -175,24 +175,9 @@ func writeEvidence(o options, ix *claims.Index, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "evidence: porcupine's pages: %v\n", err)
 		return 1
 	}
-	var md bytes.Buffer
-	l := english
-	if o.lang == "zh" {
-		l = chinese
-	}
-	renderMarkdown(&md, r, l)
-	if err := os.WriteFile(o.at(o.out), md.Bytes(), 0o644); err != nil {
+	if err := writeMarkdowns(o, r, stderr); err != nil {
 		fmt.Fprintf(stderr, "evidence: %v\n", err)
 		return 1
-	}
-	if o.zh != "" {
-		var zh bytes.Buffer
-		renderMarkdown(&zh, r, chinese)
-		if err := os.WriteFile(o.at(o.zh), zh.Bytes(), 0o644); err != nil {
-			fmt.Fprintf(stderr, "evidence: %v\n", err)
-			return 1
-		}
-		fmt.Fprintf(stderr, "evidence: wrote %s\n", o.at(o.zh))
 	}
 	for _, v := range r.vs {
 		if v.Kind == NotShown || v.Kind == Refuted {
@@ -202,6 +187,30 @@ func writeEvidence(o options, ix *claims.Index, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "evidence: wrote %s: %s\n", o.at(o.out), countVerdicts(r.vs, english))
 	return status
+}
+
+// writeMarkdowns writes the evidence file in -lang's language and, with
+// -zh, the Chinese one beside it, both from the one report.
+func writeMarkdowns(o options, r report, stderr io.Writer) error {
+	var md bytes.Buffer
+	l := english
+	if o.lang == "zh" {
+		l = chinese
+	}
+	renderMarkdown(&md, r, l)
+	if err := os.WriteFile(o.at(o.out), md.Bytes(), 0o644); err != nil {
+		return err
+	}
+	if o.zh == "" {
+		return nil
+	}
+	var zh bytes.Buffer
+	renderMarkdown(&zh, r, chinese)
+	if err := os.WriteFile(o.at(o.zh), zh.Bytes(), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "evidence: wrote %s\n", o.at(o.zh))
+	return nil
 }
 
 // readStream returns the "go test -json" stream: read from -json, or run

@@ -15,6 +15,7 @@ import (
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/history"
+	"github.com/zk19/zk19/internal/pgserver"
 	"github.com/zk19/zk19/internal/sqlite"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
@@ -205,6 +206,7 @@ func (run *chaosRun) openResources() {
 	for _, r := range []*chaosResource{
 		{name: ResMemory, r: fence.NewMemory(), fenced: true},
 		{name: ResDurable, r: dur, fenced: true},
+		{name: ResPostgres, r: pgserver.OpenDurable(sc), fenced: true},
 		{name: ResControl, r: fencetest.NewUnfenced()},
 	} {
 		t.Cleanup(func() { _ = r.r.Close() })

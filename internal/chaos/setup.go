@@ -34,14 +34,15 @@ var ChaosSetups = []chaosSetup{{zh.Say("on one server"), 1}, {zh.Say("on three s
 
 // The resources every worker writes to, in this order.
 const (
-	ResMemory  = "memory"
-	ResDurable = "durable"
-	ResControl = "control"
+	ResMemory   = "memory"
+	ResDurable  = "durable"
+	ResPostgres = "postgres"
+	ResControl  = "control"
 )
 
 // resourceNames are the resources' names in both languages.
 var resourceNames = map[string]zh.Text{
-	ResMemory: zh.Say("memory"), ResDurable: zh.Say("durable"), ResControl: zh.Say("control"),
+	ResMemory: zh.Say("memory"), ResDurable: zh.Say("durable"), ResPostgres: zh.Say("postgres"), ResControl: zh.Say("control"),
 }
 
 // resourceName is resource's name in both languages.

@@ -2,6 +2,8 @@ package fencescene
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"math/rand"
 	"path"
@@ -21,6 +23,7 @@ import (
 	"github.com/zk19/zk19/internal/claims/zh"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/harness"
+	"github.com/zk19/zk19/internal/pgserver"
 	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/sqlite"
 	"github.com/zk19/zk19/internal/zkclient"
@@ -29,14 +32,16 @@ import (
 )
 
 // ResourceKinds are the fenced resources every claim about the resource
-// runs against: one in memory, one durable in SQLite (issue 12).
-var ResourceKinds = []string{"memory", "durable"}
+// runs against: one in memory, one durable in SQLite (issue 12), and one
+// durable in PostgreSQL (internal/pgserver: a real server of the test
+// binary, a fresh database each).
+var ResourceKinds = []string{"memory", "durable", "postgres"}
 
 // KindText is a resource kind as a proof states it, in both languages
 // ("memory": 内存, for 内存资源).
 func KindText(kind string) zh.Text { return kindTexts[kind] }
 
-var kindTexts = map[string]zh.Text{"memory": zh.Say("memory"), "durable": zh.Say("durable"), "service-table": zh.Say("service-table"), "unfenced": zh.Say("unfenced")}
+var kindTexts = map[string]zh.Text{"memory": zh.Say("memory"), "durable": zh.Say("durable"), "service-table": zh.Say("service-table"), "unfenced": zh.Say("unfenced"), "postgres": zh.Say("postgres")}
 
 // FencedResource is a fenced resource with the call some claims need
 // beside the fence: a request id checked with the token (F12).
@@ -53,6 +58,8 @@ func ClearMark(ctx context.Context, res FencedResource) error {
 	case *fence.Memory:
 		return fencetest.ClearMark(ctx, r)
 	case *sqlite.Durable:
+		return fencetest.ClearMark(ctx, r.Durable)
+	case *PostgresDurable:
 		return fencetest.ClearMark(ctx, r.Durable)
 	}
 	return fmt.Errorf("clear the mark of %T; want a *fence.Memory or a *sqlite.Durable", res)
@@ -72,6 +79,8 @@ func OpenResource(t zkserver.TB, kind string, opts ...fence.Option) FencedResour
 			t.Fatalf("open the durable resource: %v", err)
 		}
 		res = d
+	case "postgres":
+		res = OpenPostgres(t, opts...)
 	default:
 		t.Fatalf("no fenced resource of kind %q", kind)
 	}
@@ -644,6 +653,9 @@ func OpenEach(t zkserver.TB, opts ...fence.Option) []fence.Resource {
 // one in memory).
 func Reopen(t zkserver.TB, res fence.Resource) (fence.Resource, bool) {
 	t.Helper()
+	if p, ok := res.(*PostgresDurable); ok {
+		return p.reopen(t), true
+	}
 	d, ok := res.(*sqlite.Durable)
 	if !ok {
 		return nil, false
@@ -657,4 +669,60 @@ func Reopen(t zkserver.TB, res fence.Resource) (fence.Resource, bool) {
 	}
 	t.Cleanup(func() { _ = again.Close() })
 	return again, true
+}
+
+// PostgresDurable is the durable resource on PostgreSQL: a fence.Durable
+// on a fresh database of the test binary's server (internal/pgserver),
+// with its own connection pool, which Close closes too.
+type PostgresDurable struct {
+	*fence.Durable
+	dsn string
+	db  *sql.DB
+}
+
+// OpenPostgres opens a PostgresDurable with opts on a fresh database,
+// closed at cleanup.
+func OpenPostgres(t zkserver.TB, opts ...fence.Option) *PostgresDurable {
+	t.Helper()
+	srv := pgserver.Shared(t)
+	return openPostgres(t, srv.DSN(srv.NewDatabase(t)), opts...)
+}
+
+func openPostgres(t zkserver.TB, dsn string, opts ...fence.Option) *PostgresDurable {
+	t.Helper()
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatalf("open the PostgreSQL resource: %v", err)
+	}
+	d, err := fence.NewDurable(context.Background(), db, opts...)
+	if err != nil {
+		_ = db.Close()
+		t.Fatalf("open the PostgreSQL resource: %v", err)
+	}
+	p := &PostgresDurable{Durable: d, dsn: dsn, db: db}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// Close closes the resource and its connections; the database stays.
+func (p *PostgresDurable) Close() error {
+	return errors.Join(p.Durable.Close(), p.db.Close())
+}
+
+// reopen closes p and opens the resource again on the same database, with
+// connections of its own, as a service restarted beside its database.
+func (p *PostgresDurable) reopen(t zkserver.TB) *PostgresDurable {
+	t.Helper()
+	if err := p.Close(); err != nil {
+		t.Fatalf("close the PostgreSQL resource: %v", err)
+	}
+	return openPostgres(t, p.dsn)
+}
+
+// LockWaits counts the sessions of p's database that wait for a lock in
+// the server now, read on a connection of their own (pg_stat_activity).
+func (p *PostgresDurable) LockWaits(ctx context.Context) (int, error) {
+	var n int
+	err := p.db.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n)
+	return n, err
 }

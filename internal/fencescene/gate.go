@@ -53,6 +53,7 @@ type GatedWrite struct {
 	tok     fence.Token
 	value   string
 	gid     int64 // the goroutine that writes, as runtime.Stack names it
+	on      fence.Resource
 	decided chan fence.Decision
 	release chan struct{}
 	letGo   sync.Once
@@ -70,7 +71,7 @@ type GatedWrite struct {
 func (cs *CriticalSection) Write(res fence.Resource, who claims.Actor, tok fence.Token, value string) *GatedWrite {
 	t := cs.t
 	t.Helper()
-	w := &GatedWrite{cs: cs, who: who, tok: tok, value: value,
+	w := &GatedWrite{cs: cs, who: who, tok: tok, value: value, on: res,
 		decided: make(chan fence.Decision, 1), release: make(chan struct{}), done: make(chan struct{})}
 	cs.mu.Lock()
 	cs.writers[tok] = w
@@ -169,7 +170,7 @@ func (w *GatedWrite) Whereabouts(other *GatedWrite) Whereabouts {
 			returned = fmt.Errorf("returned %+v, %v", w.res, w.err)
 			return true, ""
 		}
-		where, last := parkedIn(w.gid)
+		where, last := w.parkedIn()
 		wa.Parked = where
 		return where != "", last
 	})
@@ -385,4 +386,28 @@ type Interleaving struct {
 	ADecision  fence.Decision // A's decision, whenever it came
 	Value      string         // the resource's value at the end
 	Mark       fence.Token
+}
+
+// LockWaiter is a resource whose writers queue in its database server, not
+// in this process: it says how many of its own sessions wait there for a
+// lock now (PostgreSQL's pg_stat_activity), which is where a write waits
+// while another holds the register's row.
+type LockWaiter interface {
+	LockWaits(ctx context.Context) (int, error)
+}
+
+// parkedIn says where the write waits for the resource's critical section,
+// if it does: in this process (parkedIn of its goroutine), or, for a
+// LockWaiter, in its database server, where one of the resource's sessions
+// waits for a lock while the write has not returned.
+func (w *GatedWrite) parkedIn() (where, last string) {
+	lw, ok := w.on.(LockWaiter)
+	if !ok {
+		return parkedIn(w.gid)
+	}
+	n, err := lw.LockWaits(context.Background())
+	if err != nil || n == 0 {
+		return "", fmt.Sprintf("%d of the resource's sessions wait for a lock in its server (%v)", n, err)
+	}
+	return fmt.Sprintf("pg_stat_activity: %d session wait_event_type=Lock", n), ""
 }

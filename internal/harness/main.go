@@ -21,6 +21,7 @@ import (
 	"github.com/zk19/zk19/internal/claims"
 	"github.com/zk19/zk19/internal/claims/zh"
 	"github.com/zk19/zk19/internal/hostports"
+	"github.com/zk19/zk19/internal/pgserver"
 	"github.com/zk19/zk19/internal/reaper"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
@@ -74,6 +75,7 @@ func runMain(m *testing.M, record bool) (code int) {
 	// the backend's host-network probe included, stops what this binary
 	// started.
 	mainScope = zkserver.NewScope("TestMain")
+	pgserver.BindShared(mainScope) // the fenced resources' PostgreSQL, started on first use, stops with mainScope
 	stopInterrupts := zkserver.HandleInterrupts(func() {
 		// On the user's own servers, nothing is stopped: the test parents
 		// this run made there go instead.

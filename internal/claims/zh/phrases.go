@@ -282,4 +282,5 @@ var phrases = map[string]string{
 	"sync %s":                "sync %s",
 	"the node exists":        "节点已存在",
 	"with a fresh GUID":      "换用新的 GUID",
+	"postgres":               "PostgreSQL 持久",
 }
