@@ -48,3 +48,25 @@ func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
+
+// Named says which packages of the module the spans name by their
+// directory (`internal/wait`, `lock/`), the root package by its name (zk19),
+// and returns the directories of the others, the ones not named.
+func (ix *Index) Named(spans []Span) (named, missing []string) {
+	seen := map[string]bool{}
+	for _, s := range spans {
+		seen[strings.TrimSuffix(s.Text, "/")] = true
+	}
+	for dir := range ix.ByDir {
+		name := dir
+		if dir == "." {
+			name = Root
+		}
+		if seen[name] {
+			named = append(named, dir)
+		} else {
+			missing = append(missing, dir)
+		}
+	}
+	return named, missing
+}
