@@ -14,33 +14,35 @@
 // and in each, in the article's order, a bullet per sentence of the article:
 // for a claim, its ID, where the article makes it (§ section, ¶ paragraph, 句
 // sentence counted as a reader counts them, 图 for a diagram), "(beyond)"
-// where the proof goes further than the article, the article's own terms in
-// 「」, so that a search with the article's words finds it, the claim restated
-// in Chinese, then the Tests and Examples that prove it, each with its file
-// and line; for a statement that no test here executes, "(not verified here)";
-// for every other sentence, one line of context: a citation, a question, a
-// diagram, a report of the article's own run, the premise of a claim or an
-// exercise's answer. The claims in English, with their verdicts, are in
-// EVIDENCE.md. The Examples below are the article's diagrams run on real
-// servers, named so that they list in the article's order. "go run
-// ./cmd/evidence" runs the proofs and writes EVIDENCE.md with a verdict per
-// claim; "-lang zh" writes the Chinese tables.
+// where the proof goes further than the article, "(the article's own run)"
+// where the sentence reports the article's run, with the proof of this run's
+// counterpart beside it, the article's own terms in 「」, so that a search
+// with the article's words finds it, the claim restated in Chinese, then the
+// Tests and Examples that prove it, each with its file and line; for a
+// statement that no test here executes, "(not verified here)"; for every other
+// sentence, one line of context: a citation, a question, a diagram, a report
+// of the article's own run, the premise of a claim or an exercise's answer.
+// The claims in English, with their verdicts, are in EVIDENCE.md. The Examples
+// below are the article's diagrams run on real servers, named so that they
+// list in the article's order. "go run ./cmd/evidence" runs the proofs and
+// writes EVIDENCE.md with a verdict per claim; "-lang zh" writes the Chinese
+// tables.
 //
 // # §1 更新有统一顺序，普通读仍可能陈旧
 //
 //   - §1 ¶1 句1 (premise of S1) 「复制提交链」「本地完成」
 //   - S4 §1 ¶1 句2 「FIFO」「session」「进度约束」: 一个 session
-//     的请求按发出次序完成，也能读到自己写过的值，即使经过落后的 follower；
+//     的请求按发出次序完成，也能读到自己写过的值，即使经过落后副本；
 //     某台服务器的最后 zxid 若落后于该 session 已见到的位置，它就拒绝这个
 //     session（客户端与服务器日志都记下了），所以 session 不会读回到过去。
 //     Proof: TestS4_SessionOrderAndNoGoingBack (stale_read_test.go:139)
 //   - S1 §1 ¶2 句1 (beyond) 「外部通道」「落后副本」「旧值」: A
-//     写入成功并经带外渠道告诉 B 之后，B 在还没收到这次提交的 follower
+//     写入成功并经外部通道告诉 B 之后，B 在还没收到这次提交的 follower
 //     上做普通读，拿到的仍是旧值 0。 Proof:
 //     Example_s1StaleReadFromLaggingFollower (stale_read_test.go:43)
 //   - §1 ¶2 句2 (premise of S1) 「外部通知」「先后关系」
 //   - S2 §1 ¶2 句3 (beyond) 「寄存器」「线性一致性」「实时顺序」: porcupine
-//     把这段历史当作线性化寄存器来检查时予以拒绝；同样的操作若等 follower
+//     把这段历史当作完整读写寄存器来检查时予以拒绝；同样的操作若等 follower
 //     追上后 B 再读，则被接受。 Proof: Example_s1StaleReadFromLaggingFollower
 //     (stale_read_test.go:43)
 //   - §1 ¶2 句4 (citation) 「Hunt」「USENIX ATC 2010」
@@ -58,20 +60,19 @@
 //     ZooKeeper 官方编程指南建议在读之前调用 sync，让读取所处的位置向前推进。
 //   - Y1 §2 ¶1 句2 (beyond)
 //     「当前 leader」「更新顺序」「有用途」「sync 后读」: leader 正常时，
-//     在落后 follower 上调用 sync 会阻塞，直到被扣住的 leader 链路放开，
-//     随后的读看到 1。 Proof: TestY1_SyncWaitsForTheLeaderStream
-//     (sync_test.go:116)
+//     在落后副本上调用 sync 会阻塞，直到被扣住的 leader 链路放开，随后的读看到
+//     1。 Proof: TestY1_SyncWaitsForTheLeaderStream (sync_test.go:115)
 //   - Y2 §2 ¶2 句1 (beyond) 「ZOOKEEPER-1675」「五节点」「新多数」:
-//     五台服务器上复现 ZOOKEEPER-1675 的窗口（先确认被隔开的旧 leader
-//     仍报告自己在领导）：旧 follower 的客户端 sync 成功后读到 0，
+//     五台服务器上复现 ZOOKEEPER-1675 的窗口（先确认被隔开、尚未处理失位的旧
+//     leader 仍报告自己在领导）：旧 follower 的客户端 sync 成功后读到 0，
 //     而新多数早已提交 1；porcupine 判定这段历史不可线性化。 Proof:
-//     Example_s2SyncInZK1675Window (sync_test.go:48)
+//     Example_s2SyncInZK1675Window (sync_test.go:47)
 //   - Y7 §2 ¶2 句2 (beyond)
 //     「待处理提议」「挂到」「Leader.processSync」「outstanding」:
 //     五台服务器上扣住足够多 follower 的确认，让一个写停在已提议、
 //     未提交的状态；剩下那台 follower 上的 sync 要等这个提议提交后才返回，
 //     之后的读能看到这个写。 Proof:
-//     TestY7_SyncQueuesBehindAnOutstandingProposal (sync_test.go:133)
+//     TestY7_SyncQueuesBehindAnOutstandingProposal (sync_test.go:132)
 //   - §2 ¶2 句3 (premise of Y7) 「quorum」「每次 sync」
 //   - §2 ¶2 句4 (citation) 「Leader.java」「Leader」
 //   - §2 ¶3 图 (diagram) 「旧 leader」「新侧成功响应」
@@ -82,32 +83,32 @@
 //     也没有修复版本；它旧的受影响版本标签本身说明不了整个 3.9.6 的行为。
 //   - §2 ¶3 句3 (premise of Y2) 「交叉核对」「单机调用」
 //   - Y3 §2 ¶4 句1 (beyond) 「同一 session」「真实更新」「再读取」: 读取方
-//     session 自己做一次成功的更新就是写屏障：它要等落后的 follower
-//     应用之后才返回，紧接着的读看到 1。 Proof:
-//     TestY3_WriteBarrierGivesItsProgress (sync_test.go:221)
+//     session 自己做一次成功的更新就是写屏障：它要等落后副本应用之后才返回，
+//     紧接着的读看到 1。 Proof: TestY3_WriteBarrierGivesItsProgress
+//     (sync_test.go:220)
 //   - Y4 §2 ¶4 句2 (beyond) 「exists」「条件检查」「心跳」「复制提交链」:
-//     exists 调用和好几轮心跳都不能让落后的 follower 前进；失败的条件 set
+//     exists 调用和好几轮心跳都不能让落后副本前进；失败的条件 set
 //     按服务器的实际处理记录下来（它占用一个 zxid、走提交链），
 //     这属于实现行为，并非文档承诺。 Proof:
-//     TestY4_ExistsAndHeartbeatsDoNotAdvance (sync_test.go:240)
+//     TestY4_ExistsAndHeartbeatsDoNotAdvance (sync_test.go:239)
 //   - Y9 §2 ¶4 句3 (beyond) 「写开销」「成功更新」: 在三节点集群上，
 //     写屏障的代价是一次复制写：每次 set 加读取都让每台服务器的 zxid 前进一，
 //     并让转发的请求、ACK、提案和提交经过 follower 到 leader 的链路；sync
 //     加读取只经过一次转发的 sync 及其应答，普通读取不经过该链路；
 //     中位耗时按普通读取、sync 加读取、set 加读取依次上升。 Proof:
-//     TestY9_WriteBarrierCostsAReplicatedWrite (sync_test.go:336)
+//     TestY9_WriteBarrierCostsAReplicatedWrite (sync_test.go:335)
 //   - §2 ¶5 句1 (premise of Y5) 「复合读取」「调用区间」
 //   - Y5 §2 ¶5 句2 (beyond) 「getData」「线性化读」「屏障」:
 //     屏障加读取的调用区间要从屏障发出时算起：若另一个写在两者之间完成，
 //     整个复合区间仍可线性化，只取读取本身的区间则不行。 Proof:
-//     TestY5_CompositeReadIntervalMustIncludeTheBarrier (sync_test.go:442)
+//     TestY5_CompositeReadIntervalMustIncludeTheBarrier (sync_test.go:441)
 //   - Y6 §2 ¶5 句3 (beyond) 「新鲜性」「永久」: 屏障只把进度带到它自己那一刻：
 //     再扣住链路、让另一个写落地，之后的普通读又会是旧值。 Proof:
-//     TestY6_OneBarrierDoesNotMakeLaterReadsFresh (sync_test.go:501)
+//     TestY6_OneBarrierDoesNotMakeLaterReadsFresh (sync_test.go:500)
 //   - Y8 §2 ¶5 句3 「跨路径」「原子快照」: 屏障不是跨路径的快照：B 先读 /a
 //     再读 /b，其间另一个 session 用一个 multi 同时改了两者，B
 //     拿到的这对值是从未同时存在过的状态。 Proof:
-//     TestY8_BarrierIsNoSnapshotAcrossPaths (sync_test.go:567)
+//     TestY8_BarrierIsNoSnapshotAcrossPaths (sync_test.go:566)
 //
 // # §3 临时顺序锁怎样判断资格
 //
@@ -124,28 +125,28 @@
 //     Example_s3aSequenceOrderIsNotNameOrder (lock_example_test.go:56). Code:
 //     lock.order (lock/order.go:39)
 //   - §3 ¶2 句1 (premise of L3) 「孩子列表」「自己的位置」
-//   - L3 §3 ¶2 句2 「最小」「紧邻前驱」「监听」: 后缀最小的候选持有锁，
+//   - L3 §3 ¶2 句2 「最小」「紧邻前驱」「监听」: 后缀最小的候选获得获取资格，
 //     其他候选各自只 watch 排在自己正前方的那个，服务器自身的 wchc/wchp
 //     监听表可以佐证。 Proof: TestL3_EachWaiterWatchesOnlyItsPredecessor
 //     (lock_example_test.go:476). Code: lock.(*attempt).decide
 //     (lock/attempt.go:101), lock.(*attempt).watch (lock/attempt.go:115)
 //   - L5 §3 ¶2 句3 「重新列出」「Watch」「回调」: watch
 //     事件的意思只是再看一次：持有者不动、中间的等待者放弃时，
-//     下一个等待者重新列出，把 watch 挪到持有者身上，并不拿到锁。 Proof:
+//     下一个等待者重新列出，把 watch 挪到持有者身上，并不因此获得资格。 Proof:
 //     TestL5_WatchEventIsNotSuccess (lock_example_test.go:531). Code:
 //     lock.(*attempt).wait (lock/attempt.go:144), lock.(*attempt).await
 //     (lock/attempt.go:16)
 //   - L6 §3 ¶2 句4 「节点已消失」「候选资格」:
 //     等待者自己的节点不在了（被别人删除或随 session 过期被清掉），
-//     它就以明确的丢失候选资格错误失败，永远不会报告自己持有锁。 Proof:
-//     TestL6_OwnNodeGoneMeansLostCandidacy (lock_example_test.go:584),
+//     它就以明确的丢失候选资格错误失败，永远不会报告自己获得了获取资格。
+//     Proof: TestL6_OwnNodeGoneMeansLostCandidacy (lock_example_test.go:584),
 //     TestL6_LateReleaseDeletesNothingOfTheNextHolder
 //     (lock_example_test.go:655), TestL6_ExpiredWaiterReportsSessionChanged
 //     (lock_example_test.go:696). Code: lock.(*attempt).decide
 //     (lock/attempt.go:101), lock.(*Held).Lost (lock/held.go:93)
 //   - §3 ¶2 句5 (citation) 「3.9.6」「Locks」
 //   - L4 §3 ¶3 图 「B 收到通知」「C 仍等待 B」「重新列出」:
-//     删掉持有者的节点只会通知下一位候选，它重新列出孩子后拿到锁；
+//     删掉持有者的节点只会通知下一位候选，它重新列出孩子后获得获取资格；
 //     再往后的候选什么也收不到，继续等。 Proof: Example_s3bPredecessorChain
 //     (lock_example_test.go:122). Code: lock.(*attempt).await
 //     (lock/attempt.go:16)
@@ -158,7 +159,7 @@
 //   - L11 §3 ¶3 句3 「前驱链」「恰好」「回调」「会话状态事件」:
 //     前驱链不承诺只有一次回调：
 //     等待者若因前驱被删以外的原因被回调（前驱数据变了、重连、迟来的回调），
-//     会重新列出，只有自己最小时才拿到锁。 Proof:
+//     会重新列出，只有自己最小时才获得获取资格。 Proof:
 //     TestL11_CallbackThatIsNoDeletionListsAgain (lock_example_test.go:777),
 //     TestL11_LateCallbackAfterReconnectListsAgain (lock_example_test.go:842).
 //     Code: lock.(*attempt).wait (lock/attempt.go:144)
@@ -179,7 +180,7 @@
 //     (lock/attempt.go:76)
 //   - L12 §3 ¶5 句4 「看到的删除」「客户端多等待」: 等待者所连的 follower
 //     还没看到前驱被删除时，即使 leader 已经应用了这次删除，等待者也继续等待；
-//     follower 追上以后，它重新列出孩子，只有前面不再有候选时才持有锁，
+//     follower 追上以后，它重新列出孩子，只有前面不再有候选时才获得获取资格，
 //     绝不会更早。 Proof: TestL12_UnseenDeletionOnlyDelaysTheWaiter
 //     (lock_example_test.go:1015). Code: lock.(*attempt).await
 //     (lock/attempt.go:16)
@@ -226,13 +227,13 @@
 //     Example_s4LostCreateReply (proxy_test.go:66). Code:
 //     lock.(*Locker).create (lock/lock.go:474)
 //   - §4 ¶3 句3 (premise of R1) 「异步回调」「ConnectionLoss」
-//   - R2 §4 ¶3 句4 「sessionId」「放行连接」: 经代理重新连上后，session id
+//   - R2 §4 ¶3 句4 「sessionId」「放行连接」: 经代理重新连上后，sessionId
 //     保持不变。 Proof: TestR2_SessionSurvivesTheLostReply
-//     (proxy_test.go:696), Example_s4LostCreateReply (proxy_test.go:66)
+//     (proxy_test.go:697), Example_s4LostCreateReply (proxy_test.go:66)
 //   - R7 §4 ¶4 句1 「CreateResponse」「返回路径」「不读取」:
 //     代理只解码请求的头部、回复的头部和 CreateRequest，从不解码 create
 //     回复的正文；每条连接的第一帧（握手）原样放过，不从里面读 xid。 Proof:
-//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:800),
+//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:801),
 //     internal/faultproxy.TestZKNeverDecodesCreateReplyBody
 //     (internal/faultproxy/zk_test.go:494),
 //     internal/faultproxy.TestZKFirstFrameIsNeverParsed
@@ -240,7 +241,7 @@
 //   - E5 §4 ¶4 句1 (beyond) 「官方 Jute」「CreateRequest」: 代理的 Go
 //     编解码器在它读取的每种记录上都与服务器自带 jar 中的官方 Jute 类一致，
 //     两个方向都是，模糊测试下也是；没有 JDK 的机器上这项证明会跳过并说明。
-//     Proof: TestE5_ProxyCodecAgreesWithOfficialJute (proxy_test.go:725)
+//     Proof: TestE5_ProxyCodecAgreesWithOfficialJute (proxy_test.go:726)
 //   - §4 ¶4 句2 (premise of R7) 「恢复逻辑」「故障注入器」
 //   - §4 ¶4 句3 (premise of E5) 「首帧」「握手」
 //   - D3 §4 ¶4 句4 (not verified here) 「明文协议」「有限帧大小」「TLS」:
@@ -251,7 +252,7 @@
 //     会多出第二个节点，此后恢复以明确的歧义错误失败，两个都不接管，
 //     也不删除其他 session 的候选；本 session 中无人持有的节点被删掉，
 //     免得堵住队列。 Proof:
-//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:841),
+//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:842),
 //     Example_s4LostCreateReply (proxy_test.go:66). Code:
 //     lock.(*Locker).Recover (lock/recover.go:129)
 //   - D2 §4 ¶5 句3 (not verified here) 「GUID」「exactly-once」「客户端状态」:
@@ -259,7 +260,7 @@
 //     也代替不了持久的客户端状态或客户端重启后的恢复。
 //   - R8 §4 ¶5 句4 「session 过期」「旧节点」「新的逻辑身份」: session
 //     过期后，旧节点不再带来候选资格，新的获取换用新的 GUID。 Proof:
-//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:879). Code:
+//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:880). Code:
 //     lock.(*Locker).Acquire (lock/lock.go:402)
 //
 // # §5 资源接受新 token 后拒绝旧写
@@ -302,9 +303,9 @@
 //   - §5 ¶3 图 (diagram) 「stale-late」「new-owner」
 //   - §5 ¶3 句1 (premise of F6) 「提交点」「比较与写入」
 //   - F5 §5 ¶3 句2 「ZooKeeper」「还持有锁」「失位窗口」: 写之前先问 ZooKeeper
-//     并不能解决问题：A 得知自己仍持有，接着暂停、过期，B 写入，A 对无 fencing
-//     资源的写依旧生效。 Proof: TestF5_CheckThenWriteLosesTheRace
-//     (fencing_example_test.go:696)
+//     并不能解决问题：A 得知自己仍持有，接着暂停、过期，B 写入：
+//     检查与写入之间有失位窗口，A 对无 fencing 资源的写依旧生效。 Proof:
+//     TestF5_CheckThenWriteLosesTheRace (fencing_example_test.go:696)
 //   - F11 §5 ¶3 句3 「token 比较」「原子化」「竞态」: 把比较 token
 //     和写入拆成两步的对照资源，在另一个写者停在两步之间时接受了陈旧写；
 //     同样的交错下，原子资源把陈旧写者挡在外面，等另一个写完，
@@ -361,12 +362,13 @@
 //     大规模回绕没有实际运行。
 //   - §6 ¶2 句1 (premise of T2) 「父路径重建」「从小值」
 //   - T2 §6 ¶2 句2 「旧域」「高水位」「新持有者」: 重建父节点后编号从 0 重来，
-//     沿用旧域高水位的资源会拒绝每一个新持有者；先比较域代数（例如父节点的
-//     czxid）就能修好。 Proof: TestT2_RecreatedParentRestartsNumbering
-//     (token_domain_test.go:69). Code: fence.Token.Compare (fence/token.go:81)
-//   - T4 §6 ¶2 句2 「清空高水位」「旧请求」: 清零高水位不算域规则：
+//     沿用旧锁域高水位的资源会拒绝每一个新持有者；
+//     先比较锁域的代数（例如父节点的 czxid）就能修好。 Proof:
+//     TestT2_RecreatedParentRestartsNumbering (token_domain_test.go:69). Code:
+//     fence.Token.Compare (fence/token.go:81)
+//   - T4 §6 ¶2 句2 「清空高水位」「旧请求」: 清零高水位不算锁域规则：
 //     父节点重建后，把高水位清零的资源会再次接受旧持有者迟到的 token，
-//     先比较域代数的资源则拒绝它。 Proof: TestT4_ResetMarkLetsTheOldHolderIn
+//     先比较锁域代数的资源则拒绝它。 Proof: TestT4_ResetMarkLetsTheOldHolderIn
 //     (token_domain_test.go:158). Code: fence/fencetest.ClearMark
 //     (fence/fencetest/fencetest.go:182)
 //   - §6 ¶2 句3 (premise of T4) 「域代数」「恢复规则」
@@ -374,9 +376,9 @@
 //     因为同一个 multi 里的多次创建共用它。 Proof:
 //     TestT3_CzxidIsNotAUniqueToken (token_domain_test.go:240)
 //   - T5 §6 ¶3 句1 (beyond) 「ensemble」「替换」「比较域」: 换掉 ensemble
-//     就换了域：服务器数据被清空并重启后，序号和 zxid 都从头开始，
-//     所以取自父节点 czxid 的域代数会重复或倒退；记录写明信任它的资源会怎样，
-//     以及哪条规则依然成立。 Proof:
+//     就换了锁域：服务器数据被清空并重启后，序号和 zxid 都从头开始，
+//     所以取自父节点 czxid 的锁域代数会重复或倒退；
+//     记录写明信任它的资源会怎样，以及哪条规则依然成立。 Proof:
 //     TestT5_WipedEnsembleRestartsNumberingAndZxids
 //     (token_domain_test.go:288). Code: fence.Token.Compare
 //     (fence/token.go:81)
@@ -388,7 +390,8 @@
 //   - E1 §7 ¶1 句2 「127.0.0.1」「随机端口」: 每个服务器、代理和客户端都只在
 //     127.0.0.1 上用临时端口监听或连接。 Proof:
 //     TestE1_ServersListenOnlyOnLoopback (zk19_test.go:117)
-//   - E4 §7 ¶1 句2 「官方 3.9.6」「Java 客户端」: 记录开头先交代运行对象：
+//   - E4 §7 ¶1 句2 (the article's own run; its proof checks this run's record
+//     beside it) 「官方 3.9.6」「Java 客户端」: 记录开头先交代运行对象：
 //     服务器版本、后端和集群规模。 Proof:
 //     TestE4_RecordStartsWithServerVersionBackendAndSize (zk19_test.go:51)
 //   - D8 §7 ¶1 句3 (not verified here) 「同 JVM」「Resource」「数据库进程」:
@@ -424,7 +427,7 @@
 //     每次运行只建自己的运行目录，不动其他实验的数据。
 //   - A1 §7 ¶6 句3 (beyond) 「开放 ACL」「独占本机实例」「共享环境」: 开放 ACL
 //     只适合私有实例：开放 ACL 下另一个 session 删掉持有者的节点，
-//     第二个客户端也拿到锁；只给候选节点设创建者 ACL
+//     第二个客户端也获得了获取资格；只给候选节点设创建者 ACL
 //     拦不住（删除检查的是父节点的 ACL）；给锁父节点设创建者 ACL 并用 digest
 //     认证后，窃取者得到 NoAuth，持有者仍只有一个。 Proof:
 //     TestA1_OpenACLLetsAThiefMakeASecondHolder (zk19_test.go:316),

@@ -83,7 +83,7 @@ func Example_s5aFencingSequence() {
 	first := fencescene.WriteEach(sc, A.Log, heldA.Token, "A-first", all...)
 	for i, r := range first {
 		if !r.Accepted {
-			claims.NotShown(sc, "F2", "got A's first write refused by the %s resource; want it accepted: the holder's own write", names[i])
+			claims.NotShown(sc, "F2", "got A's first write refused by the %s resource; want it accepted: the holder's own write", fencescene.KindText(names[i]))
 		}
 	}
 	fmt.Printf("A holds token %v; A-first accepted: %s\n", heldA.Token, accepted(names, first))
@@ -117,12 +117,12 @@ func Example_s5aFencingSequence() {
 	for i, res := range fenced {
 		_, mark, marked := fencescene.ReadResource(sc, res)
 		if !marked || mark != heldA.Token {
-			claims.NotShown(sc, "F2", "got the %s resource's mark %v (set: %v) before the window; want A's token %v from A's first write", kinds[i], mark, marked, heldA.Token)
+			claims.NotShown(sc, "F2", "got the %s resource's mark %v (set: %v) before the window; want A's token %v from A's first write", fencescene.KindText(kinds[i]), mark, marked, heldA.Token)
 		}
 		window[i] = fencescene.WriteAs(sc, A.Log, res, heldA.Token, "A-in-window")
-		claims.Evidence(sc, "the %s resource: the mark before the window was %v; A's token %v in the window accepted=%v over %q", kinds[i], mark, heldA.Token, window[i].Accepted, window[i].Prev)
+		claims.Evidence(sc, "the %s resource: the mark before the window was %v; A's token %v in the window accepted=%v over %q", fencescene.KindText(kinds[i]), mark, heldA.Token, window[i].Accepted, window[i].Prev)
 		if !window[i].Accepted || window[i].Prev != "A-first" {
-			claims.RefutedNow(sc, "F2", "the %s resource: in the window A's token %v got accepted=%v over %q (mark %v); want accepted over \"A-first\": the mark is A's own token and cannot know of B yet", kinds[i], heldA.Token, window[i].Accepted, window[i].Prev, window[i].Mark)
+			claims.RefutedNow(sc, "F2", "the %s resource: in the window A's token %v got accepted=%v over %q (mark %v); want accepted over \"A-first\": the mark is A's own token and cannot know of B yet", fencescene.KindText(kinds[i]), heldA.Token, window[i].Accepted, window[i].Prev, window[i].Mark)
 		}
 	}
 	fmt.Printf("marks before B writes are A's %v; A's token accepted: %s\n", heldA.Token, accepted(kinds, window))
@@ -142,9 +142,9 @@ func Example_s5aFencingSequence() {
 	for i, res := range all {
 		value, mark, _ := fencescene.ReadResource(sc, res)
 		values[i] = fmt.Sprintf("%s %q", names[i], value)
-		claims.Evidence(sc, "the %s resource: A's late write with %v accepted=%v over %q; then value %q, mark %v", names[i], heldA.Token, late[i].Accepted, late[i].Prev, value, mark)
+		claims.Evidence(sc, "the %s resource: A's late write with %v accepted=%v over %q; then value %q, mark %v", fencescene.KindText(names[i]), heldA.Token, late[i].Accepted, late[i].Prev, value, mark)
 		if i < len(fenced) && (late[i].Accepted || value != "new-owner" || mark != heldB.Token) {
-			claims.RefutedNow(sc, "F3", "the %s resource: A's late write with %v got accepted=%v, then value %q and mark %v; want rejected, \"new-owner\" and B's %v kept", names[i], heldA.Token, late[i].Accepted, value, mark, heldB.Token)
+			claims.RefutedNow(sc, "F3", "the %s resource: A's late write with %v got accepted=%v, then value %q and mark %v; want rejected, \"new-owner\" and B's %v kept", fencescene.KindText(names[i]), heldA.Token, late[i].Accepted, value, mark, heldB.Token)
 		}
 		if i == len(fenced) && (!late[i].Accepted || late[i].Prev != "new-owner" || value != "stale-late") {
 			claims.RefutedNow(sc, "F4", "unfenced: A's late write got accepted=%v over %q, value %q; want \"stale-late\" accepted over \"new-owner\"", late[i].Accepted, late[i].Prev, value)
@@ -161,9 +161,9 @@ func Example_s5aFencingSequence() {
 		}
 		value, mark, _ := fencescene.ReadResource(sc, again)
 		r := fencescene.WriteAs(sc, A.Log, again, heldA.Token, "stale-after-restart")
-		claims.Evidence(sc, "the %s resource after a restart: value %q, mark %v; A's token %v accepted=%v", kinds[i], value, mark, heldA.Token, r.Accepted)
+		claims.Evidence(sc, "the %s resource after a restart: value %q, mark %v; A's token %v accepted=%v", fencescene.KindText(kinds[i]), value, mark, heldA.Token, r.Accepted)
 		if value != "new-owner" || mark != heldB.Token || r.Accepted {
-			claims.RefutedNow(sc, "F8", "the %s resource after a restart: value %q, mark %v, A's token %v accepted=%v; want \"new-owner\", B's %v, rejected", kinds[i], value, mark, heldA.Token, r.Accepted, heldB.Token)
+			claims.RefutedNow(sc, "F8", "the %s resource after a restart: value %q, mark %v, A's token %v accepted=%v; want \"new-owner\", B's %v, rejected", fencescene.KindText(kinds[i]), value, mark, heldA.Token, r.Accepted, heldB.Token)
 		}
 		fmt.Printf("%s restarted: value %q, mark %v; A's token accepted %v\n", kinds[i], value, mark, r.Accepted)
 	}
@@ -253,9 +253,9 @@ func Example_s5bCriticalSection() {
 	for _, kind := range fencescene.ResourceKinds {
 		section := fencescene.NewCriticalSection(sc, "F6")
 		fenced := interleave(kind, fencescene.OpenResource(sc, kind, fence.WithTrace(section.Trace())), section)
-		claims.Evidence(sc, "the %s resource: while B's write with %v was held at its decision, A's with %v was %v; A's compare then found mark %v, admitted: %v; value %q", kind, fenced.TokB, fenced.TokA, fenced.A, fenced.ADecision.Mark, fenced.ADecision.Admitted, fenced.Value)
+		claims.Evidence(sc, "the %s resource: while B's write with %v was held at its decision, A's with %v was %v; A's compare then found mark %v, admitted: %v; value %q", fencescene.KindText(kind), fenced.TokB, fenced.TokA, fenced.A, fenced.ADecision.Mark, fenced.ADecision.Admitted, fenced.Value)
 		if why := outsideWhileInside(fenced); why.En != "" {
-			claims.RefutedNow(sc, "F6", "the %s resource: %s", kind, why)
+			claims.RefutedNow(sc, "F6", "the %s resource: %s", fencescene.KindText(kind), why)
 		}
 	}
 	section := fencescene.NewCriticalSection(sc, "F6")
@@ -487,9 +487,9 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 			r := cs.Read(res, claims.NewActor(t, "R"), b)
 			byB := b.Finish(nil)
 			value, mark, marked := r.Result()
-			claims.Evidence(t, "%s resource: a read parked while B's write with %v was inside got %q with mark %v once B's write returned accepted=%v", kind, tokB, value, mark, byB.Accepted)
+			claims.Evidence(t, "%s resource: a read parked while B's write with %v was inside got %q with mark %v once B's write returned accepted=%v", fencescene.KindText(kind), tokB, value, mark, byB.Accepted)
 			if !byB.Accepted || value != "new-owner" || mark != tokB || !marked {
-				claims.Refuted(t, "F6", "on the %s resource: B's write accepted=%v; the read that waited for it got %q with mark %v (set: %v); want B's \"new-owner\" with B's token %v as the mark: the value and the mark were not stored in one step", kind, byB.Accepted, value, mark, marked, tokB)
+				claims.Refuted(t, "F6", "on the %s resource: B's write accepted=%v; the read that waited for it got %q with mark %v (set: %v); want B's \"new-owner\" with B's token %v as the mark: the value and the mark were not stored in one step", fencescene.KindText(kind), byB.Accepted, value, mark, marked, tokB)
 			}
 		})
 	}
@@ -586,12 +586,12 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		}
 		run := fencescene.WriteConcurrently(t, "F6", res, writers, per, readers, nil)
 		if len(run.Accepted) < run.Writes/10 {
-			claims.NotShown(t, "F6", "the %s resource accepted %d of %d writes; want a tenth at least, or the run exercises no race", kind, len(run.Accepted), run.Writes)
+			claims.NotShown(t, "F6", "the %s resource accepted %d of %d writes; want a tenth at least, or the run exercises no race", fencescene.KindText(kind), len(run.Accepted), run.Writes)
 		}
 		if why := manyWritersBreak(t, run, res); why.En != "" {
-			claims.RefutedNow(t, "F6", "the %s resource: %s", kind, why)
+			claims.RefutedNow(t, "F6", "the %s resource: %s", fencescene.KindText(kind), why)
 		}
-		claims.Evidence(t, "%s resource: %d writers × %d writes beside %d readers: %d accepted, tokens non-decreasing in commit order, each the mark after its commit; %d reads each found the value written with the mark; the last value is the largest accepted token's, that token the mark", kind, writers, per, readers, len(run.Accepted), run.Reads)
+		claims.Evidence(t, "%s resource: %d writers × %d writes beside %d readers: %d accepted, tokens non-decreasing in commit order, each the mark after its commit; %d reads each found the value written with the mark; the last value is the largest accepted token's, that token the mark", fencescene.KindText(kind), writers, per, readers, len(run.Accepted), run.Reads)
 	})
 	t.Run("a service's own table fenced by fence.AdvanceMark in the service's transaction keeps its row and the mark together among many writers and readers", func(t *testing.T) {
 		svc, err := sqlite.OpenService(context.Background(), filepath.Join(t.TempDir(), "service.db"), "billing")
@@ -730,9 +730,9 @@ func TestF7_EqualTokenIsAccepted(t *testing.T) {
 		tok := fence.Token{Seq: 1}
 		r1 := fencescene.WriteAs(t, a, res, tok, "first")
 		r2 := fencescene.WriteAs(t, a, res, tok, "second")
-		claims.Evidence(t, "%s resource: two writes with the same token %v: accepted=%v, %v", kind, tok, r1.Accepted, r2.Accepted)
+		claims.Evidence(t, "%s resource: two writes with the same token %v: accepted=%v, %v", fencescene.KindText(kind), tok, r1.Accepted, r2.Accepted)
 		if !r1.Accepted || !r2.Accepted {
-			claims.Refuted(t, "F7", "the %s resource: writes with the same token accepted=%v,%v; want both", kind, r1.Accepted, r2.Accepted)
+			claims.Refuted(t, "F7", "the %s resource: writes with the same token accepted=%v,%v; want both", fencescene.KindText(kind), r1.Accepted, r2.Accepted)
 		}
 	})
 }
@@ -749,9 +749,9 @@ func TestF12_EqualTokenAppliesARetryTwice(t *testing.T) {
 		first := fencescene.WriteAs(t, a, res, tok, "r-1: debit 10")
 		a.Info("the answer to r-1 is lost; A sends r-1 again with the same token")
 		retry := fencescene.WriteAs(t, a, res, tok, "r-1: debit 10")
-		claims.Evidence(t, "%s resource: request r-1 with token %v sent twice: accepted=%v at commit %d, then accepted=%v at commit %d", kind, tok, first.Accepted, first.Commit, retry.Accepted, retry.Commit)
+		claims.Evidence(t, "%s resource: request r-1 with token %v sent twice: accepted=%v at commit %d, then accepted=%v at commit %d", fencescene.KindText(kind), tok, first.Accepted, first.Commit, retry.Accepted, retry.Commit)
 		if !first.Accepted || !retry.Accepted || retry.Commit != first.Commit+1 {
-			claims.Refuted(t, "F12", "the %s resource: r-1 sent twice gave accepted=%v (commit %d), accepted=%v (commit %d); want two commits", kind, first.Accepted, first.Commit, retry.Accepted, retry.Commit)
+			claims.Refuted(t, "F12", "the %s resource: r-1 sent twice gave accepted=%v (commit %d), accepted=%v (commit %d); want two commits", fencescene.KindText(kind), first.Accepted, first.Commit, retry.Accepted, retry.Commit)
 		}
 	})
 }
@@ -779,9 +779,9 @@ func TestF12_RequestIDInTheSameTransactionAppliesOnce(t *testing.T) {
 			claims.NotShown(t, "F12", "retry r-1: %v", err)
 		}
 		a.Ok("accepted=%v duplicate=%v commit %d", retry.Accepted, retry.Duplicate, retry.Commit)
-		claims.Evidence(t, "%s resource: request r-1 with token %v sent twice with its id: accepted=%v at commit %d, then duplicate=%v, accepted=%v, still commit %d", kind, tok, first.Accepted, first.Commit, retry.Duplicate, retry.Accepted, retry.Commit)
+		claims.Evidence(t, "%s resource: request r-1 with token %v sent twice with its id: accepted=%v at commit %d, then duplicate=%v, accepted=%v, still commit %d", fencescene.KindText(kind), tok, first.Accepted, first.Commit, retry.Duplicate, retry.Accepted, retry.Commit)
 		if !first.Accepted || retry.Accepted || !retry.Duplicate || retry.Commit != first.Commit {
-			claims.Refuted(t, "F12", "the %s resource: r-1 sent twice with its id gave accepted=%v (commit %d), then accepted=%v duplicate=%v (commit %d); want one commit and the retry a duplicate", kind, first.Accepted, first.Commit, retry.Accepted, retry.Duplicate, retry.Commit)
+			claims.Refuted(t, "F12", "the %s resource: r-1 sent twice with its id gave accepted=%v (commit %d), then accepted=%v duplicate=%v (commit %d); want one commit and the retry a duplicate", fencescene.KindText(kind), first.Accepted, first.Commit, retry.Accepted, retry.Duplicate, retry.Commit)
 		}
 	})
 	fencescene.OnEachResource(t, "keeps the request ids of its mark only, and refuses by its token the retry of one it forgot", func(t *testing.T, kind string, res fencescene.FencedResource) {
@@ -800,10 +800,10 @@ func TestF12_RequestIDInTheSameTransactionAppliesOnce(t *testing.T) {
 		retry, err := res.WriteOnce(ctx, tokA, "r-1", "r-1: debit 10")
 		value, mark, _ := fencescene.ReadResource(t, res)
 		a.Ok("retry: accepted=%v duplicate=%v, %v; value %q, mark %v", retry.Accepted, retry.Duplicate, err, value, mark)
-		claims.Evidence(t, "%s resource: r-1 with %v, then r-2 with %v; r-1 again with %v: accepted=%v, duplicate=%v, error %v; value %q under mark %v", kind, tokA, tokB, tokA, retry.Accepted, retry.Duplicate, err, value, mark)
+		claims.Evidence(t, "%s resource: r-1 with %v, then r-2 with %v; r-1 again with %v: accepted=%v, duplicate=%v, error %v; value %q under mark %v", fencescene.KindText(kind), tokA, tokB, tokA, retry.Accepted, retry.Duplicate, err, value, mark)
 		var stale *fence.StaleError
 		if retry.Accepted || !errors.As(err, &stale) || stale.Token != tokA || value != "r-2: credit 5" {
-			claims.Refuted(t, "F12", "the %s resource: r-1's retry with %v after r-2 raised the mark to %v gave accepted=%v, error %v, value %q; want it refused by its token (fence.ErrStale) and r-2's value kept: applied once", kind, tokA, tokB, retry.Accepted, err, value)
+			claims.Refuted(t, "F12", "the %s resource: r-1's retry with %v after r-2 raised the mark to %v gave accepted=%v, error %v, value %q; want it refused by its token (fence.ErrStale) and r-2's value kept: applied once", fencescene.KindText(kind), tokA, tokB, retry.Accepted, err, value)
 		}
 	})
 }
@@ -817,9 +817,9 @@ func TestF9_ForgedLargerTokenIsAccepted(t *testing.T) {
 	fencescene.OnEachResource(t, "accepts a forged larger token", func(t *testing.T, kind string, res fencescene.FencedResource) {
 		fencescene.WriteAs(t, claims.NewActor(t, "B"), res, fence.Token{Seq: 1}, "new-owner")
 		r := fencescene.WriteAs(t, claims.NewActor(t, "M"), res, fence.Token{Seq: 999}, "forged")
-		claims.Evidence(t, "%s resource: forged token g0/999 accepted=%v after the mark g0/1: fencing is not authentication", kind, r.Accepted)
+		claims.Evidence(t, "%s resource: forged token g0/999 accepted=%v after the mark g0/1: fencing is not authentication", fencescene.KindText(kind), r.Accepted)
 		if !r.Accepted {
-			claims.Refuted(t, "F9", "the %s resource: a forged larger token was rejected; want accepted (the resource cannot tell forgery)", kind)
+			claims.Refuted(t, "F9", "the %s resource: a forged larger token was rejected; want accepted (the resource cannot tell forgery)", fencescene.KindText(kind))
 		}
 	})
 }
@@ -844,7 +844,7 @@ func sourceVerdict(t *testing.T, kind, section string, found, controls []sourceF
 	for _, c := range controls {
 		seen = append(seen, c.Name+": "+c.Why)
 	}
-	claims.Evidence(t, "%s resource's source: %s", kind, strings.Join(seen, "; "))
+	claims.Evidence(t, "%s resource's source: %s", fencescene.KindText(kind), strings.Join(seen, "; "))
 	for _, c := range controls {
 		if c.Why == "" {
 			claims.BrokenCheck(t, "F6", "the source check passed %s; want its gap found", c.Name)
@@ -852,7 +852,7 @@ func sourceVerdict(t *testing.T, kind, section string, found, controls []sourceF
 	}
 	for _, f := range found {
 		if f.Why != "" {
-			claims.Refuted(t, "F6", "on the %s resource, %s: got %s; want its compare and its write in one %s", kind, f.Name, f.Why, section)
+			claims.Refuted(t, "F6", "on the %s resource, %s: got %s; want its compare and its write in one %s", fencescene.KindText(kind), f.Name, f.Why, section)
 			return // the first write that breaks it is the verdict; the observation names the rest
 		}
 	}

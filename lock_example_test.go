@@ -975,7 +975,7 @@ func TestL9_ReadYourCreateOnFollower(t *testing.T) {
 		t.Fatalf("got %d followers; want 2", len(fs))
 	}
 	f, other := fs[0], fs[1]
-	l9 := &scene.L9Round{T: t, C: c, F: f, Live: map[string]bool{}}
+	l9 := &scene.CreateReadRound{T: t, C: c, F: f, Live: map[string]bool{}}
 	l9.X = zkclient.Connect(t, "X", []string{c.Leader().Client})
 	l9.Root = harness.TestRoot(t, l9.X)
 	l9.Y = zkclient.Connect(t, "Y", []string{other.Client})
@@ -1018,7 +1018,7 @@ func TestL12_UnseenDeletionOnlyDelaysTheWaiter(t *testing.T) {
 	claims.Open(t, "L12")
 	c := harness.LeaseTrio(t)
 	leader := c.Leader()
-	sc := &scene.L12Scene{T: t, C: c, F: c.Followers()[0], R: scene.NewScene(t, []string{leader.Client})}
+	sc := &scene.UnseenDeletionScene{T: t, C: c, F: c.Followers()[0], R: scene.NewScene(t, []string{leader.Client})}
 	h := sc.R.Join("H", scene.JoinOpts{})
 	p := sc.R.Join("P", scene.JoinOpts{})
 	sc.W = sc.R.Join("W", scene.JoinOpts{Via: []string{sc.F.Client}})
@@ -1037,7 +1037,7 @@ func TestL12_UnseenDeletionOnlyDelaysTheWaiter(t *testing.T) {
 		pP.Result() // P giving up is L12's scene, not its observation: a cancel P does not answer is not shown
 	}))
 	claims.Phase(t, "released: W must list again, find H ahead and wait on it")
-	waitsOnOrReturns(t, sc, path.Base(hH.Path), "H still holds")
+	waitsOnOrReturns(t, sc, path.Base(hH.Path), zh.Say("H still holds"))
 
 	claims.Phase(t, "H releases; the leader's stream to %s is held again", sc.F.Label)
 	judgeUnseen(t, sc.UnseenDeletion(path.Base(hH.Path), func() {
@@ -1112,7 +1112,7 @@ func checkRound(t *testing.T, r scene.ElectionRound) {
 // judgeL9List judges one round of L9: W's listing after its create has its
 // own node and every live smaller candidate, and no node deleted before
 // the create.
-func judgeL9List(t *testing.T, l scene.L9List) {
+func judgeL9List(t *testing.T, l scene.CreateReadList) {
 	t.Helper()
 	if !slices.Contains(l.Kids, l.Own) {
 		claims.Refuted(t, "L9", "round %d: W's list lacks its own node %s", l.Round, l.Own)
@@ -1143,7 +1143,7 @@ func judgeUnseen(t *testing.T, u scene.Unseen) {
 
 // waitsOnOrReturns judges L12 once the stream is released: W's acquisition
 // waits on pred, which is still there (why); a return is a second holder.
-func waitsOnOrReturns(t *testing.T, sc *scene.L12Scene, pred, why string) {
+func waitsOnOrReturns(t *testing.T, sc *scene.UnseenDeletionScene, pred string, why zh.Text) {
 	t.Helper()
 	if sc.WaitsOnOrReturns(pred, claims.RefutedNow) {
 		claims.RefutedNow(t, "L12", "once its follower caught up W's acquisition returned (hold: %v, %v) while %s: two holders", sc.PW.Held != nil, sc.PW.Err, why)

@@ -664,12 +664,13 @@ func TestR1_ProxyDropsTheSuccessfulCreateReply(t *testing.T) {
 	taken := lc.Parent + "/taken"
 	scene.CreateAs(t, lc.O, lc.OLog, taken)
 	for _, f := range []struct {
-		why, path string
-		want      error
-		code      int32 // the reply header's err, as the server's KeeperException.Code numbers it
+		why  zh.Text
+		path string
+		want error
+		code int32 // the reply header's err, as the server's KeeperException.Code numbers it
 	}{
-		{"the node exists", taken, zk.ErrNodeExists, -110},
-		{"its parent is missing", lc.Parent + "/missing/child", zk.ErrNoNode, -101},
+		{zh.Say("the node exists"), taken, zk.ErrNodeExists, -110},
+		{zh.Say("its parent is missing"), lc.Parent + "/missing/child", zk.ErrNoNode, -101},
 	} {
 		accepted := lc.Proxy.Stats().Accepted
 		res, err := lc.LoseReply(t, "R1", faultproxy.Match{Ops: scene.CreateOps, Under: lc.Parent}, func() error {

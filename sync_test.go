@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"github.com/zk19/zk19/internal/claims/zh"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -117,7 +116,7 @@ func TestY1_SyncWaitsForTheLeaderStream(t *testing.T) {
 	harness.Parallel(t)
 	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), on which sync waits for the held stream"))
 	claims.Open(t, "Y1")
-	requireWaitsForTheStream(t, "Y1", "sync "+replicas.XPath, func(tr *replicas.Trio) error { _, err := tr.B.Conn.Sync(replicas.XPath); return err })
+	requireWaitsForTheStream(t, "Y1", zh.Say("sync %s", replicas.XPath), func(tr *replicas.Trio) error { _, err := tr.B.Conn.Sync(replicas.XPath); return err })
 }
 
 // TestY7_SyncQueuesBehindAnOutstandingProposal: the leader answers a sync at
@@ -134,7 +133,7 @@ func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 	harness.Parallel(t)
 	zkserver.RequireFaults(t, zh.Say("five servers of its own, with followers' acknowledgements held on their links to the leader"))
 	claims.Open(t, "Y7")
-	c := harness.StartCluster(t, 5, zkserver.WithTickTime(replicas.Y7Tick), zkserver.WithLimits(10, replicas.Y7SyncLimit))
+	c := harness.StartCluster(t, 5, zkserver.WithTickTime(replicas.HeldAcksTick), zkserver.WithLimits(10, replicas.HeldAcksSyncLimit))
 	leader, fs := c.Leader(), c.Followers()
 	if len(fs) != 4 {
 		t.Fatalf("got %d followers; want 4", len(fs))
@@ -222,7 +221,7 @@ func TestY3_WriteBarrierGivesItsProgress(t *testing.T) {
 	harness.Parallel(t)
 	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), on which a write barrier waits for the held stream"))
 	claims.Open(t, "Y3")
-	requireWaitsForTheStream(t, "Y3", "set /barrier (write barrier)", func(tr *replicas.Trio) error {
+	requireWaitsForTheStream(t, "Y3", zh.Say("set %s (write barrier)", replicas.BarrierPath), func(tr *replicas.Trio) error {
 		_, err := tr.B.Conn.Set(replicas.BarrierPath, []byte("b"), -1)
 		return err
 	})
@@ -297,7 +296,7 @@ func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 			t.Fatal(err)
 		}
 		consumed := z1.Zxid > z0.Zxid
-		observed := fmt.Sprintf("on %s a failed set (err=%v) moved the leader's zxid 0x%x -> 0x%x; pending while held: %v; read after it: %q",
+		observed := zh.Say("on %s a failed set (err=%v) moved the leader's zxid 0x%x -> 0x%x; pending while held: %v; read after it: %q",
 			z1.Version, r.Err, z0.Zxid, z1.Zxid, !r.DoneBeforeRelease, r.ReadAfter)
 		if consumed {
 			// The article says a failed conditional check cannot stand in for
@@ -343,7 +342,7 @@ func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
 	// every operation is given.
 	b := tr.B.Client
 	get := func(c *zkclient.Client) error { _, _, err := c.Get(replicas.XPath); return err }
-	kinds := []*replicas.Y9Kind{
+	kinds := []*replicas.BarrierKind{
 		{Name: "get", Op: get},
 		{Name: "sync+get", Op: func(c *zkclient.Client) error {
 			if _, err := c.Sync(replicas.XPath); err != nil {
@@ -375,12 +374,12 @@ func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
 	}
 	recv0 := recved("before")
 	base := replicas.SameZxid(t, tr.Servers, "every server to report the same zxid before the rounds", 0)
-	claims.Phase(t, "B reads /x on %s three ways, interleaved, up to %d rounds within %v", tr.Lagging.Label, replicas.Y9Rounds, replicas.Y9Within)
-	deadline := time.Now().Add(replicas.Y9Within)
+	claims.Phase(t, "B reads /x on %s three ways, interleaved, up to %d rounds within %v", tr.Lagging.Label, replicas.BarrierRounds, replicas.BarrierWithin)
+	deadline := time.Now().Add(replicas.BarrierWithin)
 	rounds := 0
-	for ; rounds < replicas.Y9Rounds && time.Now().Before(deadline); rounds++ {
+	for ; rounds < replicas.BarrierRounds && time.Now().Before(deadline); rounds++ {
 		if rounds == 1 {
-			tr.B.Log.Info("rounds 2-%d: the same three operations in rotated order, log muted", replicas.Y9Rounds)
+			tr.B.Log.Info("rounds 2-%d: the same three operations in rotated order, log muted", replicas.BarrierRounds)
 		}
 		for j := range kinds {
 			k := kinds[(rounds+j)%len(kinds)]
@@ -400,8 +399,8 @@ func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
 			}
 		}
 	}
-	if rounds < replicas.Y9MinRounds {
-		claims.NotShown(t, "Y9", "%d rounds within %v; want at least %d for medians", rounds, replicas.Y9Within, replicas.Y9MinRounds)
+	if rounds < replicas.BarrierMinRounds {
+		claims.NotShown(t, "Y9", "%d rounds within %v; want at least %d for medians", rounds, replicas.BarrierWithin, replicas.BarrierMinRounds)
 	}
 	if why := replicas.OnServer(b, tr.Lagging, tr.Servers); why != "" || b.SessionID() != sid {
 		claims.NotShown(t, "Y9", "B left the follower whose link the proxy counts during the rounds (session 0x%x, then 0x%x): %s", sid, b.SessionID(), why)
@@ -415,11 +414,11 @@ func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
 		claims.Refuted(t, "Y9", "every server's zxid went from %#x to %#x over %d set barriers, %d syncs and %d gets; want +%d, one replicated write per barrier", base, after, rounds, rounds, 2*rounds, rounds)
 	}
 	get0, sync0, set0 := kinds[0], kinds[1], kinds[2]
-	var parts []string
+	var parts []zh.Text
 	for _, k := range kinds {
-		parts = append(parts, fmt.Sprintf("%s %.0f µs (link: %d bytes up, %d down)", k.Name, harness.MedianMicros(k.Took), replicas.MedianOf(k.Up), replicas.MedianOf(k.Down)))
+		parts = append(parts, zh.Say("%s %.0f µs (link: %d bytes up, %d down)", k.Name, harness.MedianMicros(k.Took), replicas.MedianOf(k.Up), replicas.MedianOf(k.Down)))
 	}
-	claims.Evidence(t, "%d rounds by %s's client in session 0x%x on %s (%s), the follower whose link was counted: medians %s; every server's zxid went from %#x to %#x: +%d for %d set barriers, none for %d syncs and %d gets", rounds, b.Name, sid, tr.Lagging.Label, b.Server(), strings.Join(parts, ", "), base, after, after-base, rounds, rounds, 2*rounds)
+	claims.Evidence(t, "%d rounds by %s's client in session 0x%x on %s (%s), the follower whose link was counted: medians %s; every server's zxid went from %#x to %#x: +%d for %d set barriers, none for %d syncs and %d gets", rounds, b.Name, sid, tr.Lagging.Label, b.Server(), zh.Join(parts, zh.Text{En: ", ", Zh: "，"}), base, after, after-base, rounds, rounds, 2*rounds)
 	if replicas.MedianOf(get0.Up)+replicas.MedianOf(get0.Down) != 0 {
 		claims.Refuted(t, "Y9", "a plain get moved %d bytes up, %d down on the follower's link (medians); want none: it is served by the follower", replicas.MedianOf(get0.Up), replicas.MedianOf(get0.Down))
 	}
@@ -610,7 +609,7 @@ func TestY8_BarrierIsNoSnapshotAcrossPaths(t *testing.T) {
 // requireWaitsForTheStream is Y1's and Y3's proof: B's op stays pending
 // while the leader's stream to its follower is held, succeeds, and the read
 // after it sees "1" (replicas.WaitsForTheStream).
-func requireWaitsForTheStream(t *testing.T, id, what string, op func(*replicas.Trio) error) {
+func requireWaitsForTheStream(t *testing.T, id string, what zh.Text, op func(*replicas.Trio) error) {
 	t.Helper()
 	r := replicas.WaitsForTheStream(t, what, op)
 	if r.DoneBeforeRelease {

@@ -290,7 +290,7 @@ func TestT5_WipedEnsembleRestartsNumberingAndZxids(t *testing.T) {
 	zkserver.RequireFaults(t, zh.Say("a server of its own, whose data it wipes before starting it again"))
 	claims.Open(t, "T5")
 	s := zkserver.Start(t)
-	claims.Phase(t, "the first incarnation: A holds under %s; its worker keeps the token", fencescene.T5Parent)
+	claims.Phase(t, "the first incarnation: A holds under %s; its worker keeps the token", fencescene.WipedParent)
 	o1, a, tokA := fencescene.HoldOnFreshServer(t, s, "O1", "A")
 	claims.Phase(t, "the old ensemble's clients go with it; the server's data is wiped and it starts again")
 	for _, c := range []*zkclient.Client{a.Session, o1} {
@@ -302,14 +302,14 @@ func TestT5_WipedEnsembleRestartsNumberingAndZxids(t *testing.T) {
 	s.RestartWiped(t)
 	after := fencescene.ServerZxid(t, s)
 	t.Logf("server zxid before the wipe 0x%x, after it 0x%x", before, after)
-	claims.Phase(t, "the second incarnation: the same steps, and B holds under %s", fencescene.T5Parent)
+	claims.Phase(t, "the second incarnation: the same steps, and B holds under %s", fencescene.WipedParent)
 	_, _, tokB := fencescene.HoldOnFreshServer(t, s, "O2", "B")
 	claims.Evidence(t, "server zxid 0x%x before the wipe, 0x%x after it; the parent's czxid 0x%x, then 0x%x; A's token %v, B's token %v", before, after, tokA.Domain, tokB.Domain, tokA, tokB)
 	if after >= before || tokB.Domain > tokA.Domain || tokB.Seq != 0 {
 		claims.RefutedNow(t, "T5", "zxid 0x%x after the wipe (0x%x before), czxid 0x%x after (0x%x before), B's sequence %d; want zxids from the start, a czxid that repeats or goes back, sequence 0", after, before, tokB.Domain, tokA.Domain, tokB.Seq)
 	}
 	fencescene.OnEachResource(t, "that trusts the parent's czxid as the domain no longer orders the old holder before the new", func(t *testing.T, kind string, res fencescene.FencedResource) {
-		bw, late, v := fencescene.T5Writes(t, res, tokA, tokB)
+		bw, late, v := fencescene.WritesAcrossTheWipe(t, res, tokA, tokB)
 		claims.Evidence(t, "%s resource trusting czxid: B's %v accepted=%v; A's late %v accepted=%v; value %q", kind, tokB, bw.Accepted, tokA, late.Accepted, v)
 		if bw.Accepted && !late.Accepted {
 			claims.Refuted(t, "T5", "the %s resource: with czxid 0x%x after the wipe and 0x%x before, B's %v was accepted and A's late %v refused; want the czxid domain to fail one of them", kind, tokB.Domain, tokA.Domain, tokB, tokA)
@@ -317,7 +317,7 @@ func TestT5_WipedEnsembleRestartsNumberingAndZxids(t *testing.T) {
 	})
 	fencescene.OnEachResource(t, "that compares a generation the operator assigns per incarnation first refuses the old holder", func(t *testing.T, kind string, res fencescene.FencedResource) {
 		oldTok, newTok := fence.Token{Lock: tokA.Lock, Domain: 1, Seq: tokA.Seq}, fence.Token{Lock: tokB.Lock, Domain: 2, Seq: tokB.Seq}
-		bw, late, v := fencescene.T5Writes(t, res, oldTok, newTok)
+		bw, late, v := fencescene.WritesAcrossTheWipe(t, res, oldTok, newTok)
 		claims.Evidence(t, "%s resource, operator's generation first: B's %v accepted=%v; A's late %v accepted=%v; value %q", kind, newTok, bw.Accepted, oldTok, late.Accepted, v)
 		if !bw.Accepted || late.Accepted || v != "new-owner" {
 			claims.Refuted(t, "T5", "the %s resource: B's %v accepted=%v, A's late %v accepted=%v, value %q; want B accepted, A refused, \"new-owner\"", kind, newTok, bw.Accepted, oldTok, late.Accepted, v)

@@ -128,7 +128,7 @@ func TestE1_ServersListenOnlyOnLoopback(t *testing.T) {
 		t.Run(fmt.Sprintf("%d servers", n), func(t *testing.T) {
 			var c *harness.Cluster
 			if n == 3 {
-				c = harness.LeaseWhenFree(t, harness.TrioKind, harness.E1Patience)
+				c = harness.LeaseWhenFree(t, harness.TrioKind, harness.TrioPatience)
 			} else {
 				c = harness.StartCluster(t, n)
 			}
@@ -233,13 +233,13 @@ func count(b bool) int {
 func TestE2_NoSleepGuessesAWindow(t *testing.T) {
 	claims.Open(t, "E2")
 	t.Run("the check refuses waits on time alone", func(t *testing.T) {
-		for _, tc := range claims.E2Bites {
+		for _, tc := range claims.SleepBites {
 			fset := token.NewFileSet()
 			f, err := parser.ParseFile(fset, "x_test.go", "package x\nimport \"time\"\nconst aSessionTimeout = time.Second\n"+tc.Src, 0)
 			if err != nil {
 				t.Fatalf("%s: %v", tc.Name, err)
 			}
-			_, refused := claims.E2Scan(fset, []*ast.File{f}, []*ast.File{f})
+			_, refused := claims.ScanSleeps(fset, []*ast.File{f}, []*ast.File{f})
 			if (len(refused) > 0) != tc.Refused {
 				claims.BrokenCheck(t, "E2", "%s: refused %q; want refused=%v", tc.Name, refused, tc.Refused)
 			}
@@ -265,7 +265,7 @@ func TestE2_NoSleepGuessesAWindow(t *testing.T) {
 				scanned = append(scanned, f)
 			}
 		}
-		a, r := claims.E2Scan(fset, all, scanned)
+		a, r := claims.ScanSleeps(fset, all, scanned)
 		allowed, refused, files = append(allowed, a...), append(refused, r...), files+len(scanned)
 	}
 	for _, r := range refused {

@@ -9,19 +9,22 @@ import (
 	"sync/atomic"
 )
 
-// Durable is a fenced register kept in a SQLite database that the caller
-// opens with the driver of its choice (this package imports none). Its mark
-// is a row of a marks table, kept by the same statement AdvanceMark runs;
-// its value and commit count are a row of a values table; the request ids
-// of WriteOnce are rows of an applied table. Several registers (WithRegister)
-// share the tables, whose names the caller chooses (WithTables). Each Write
-// runs on one connection as BEGIN IMMEDIATE … COMMIT: it reads the mark,
-// advances it with one conditional statement that compares and writes, and
-// stores the value, so the decision and the write commit together or not at
-// all (claims F6, F8, F12).
+// Durable is a fenced register kept in a SQLite or PostgreSQL database that
+// the caller opens with the driver of its choice (this package imports
+// none; NewDurable asks the database which it is). Its mark is a row of a
+// marks table, kept by the same statement AdvanceMark runs; its value and
+// commit count are a row of a values table; the request ids of WriteOnce
+// are rows of an applied table. Several registers (WithRegister) share the
+// tables, whose names the caller chooses (WithTables). Each Write runs on
+// one connection in one transaction: it reads the mark, advances it with
+// one conditional statement that compares and writes, and stores the
+// value, so the decision and the write commit together or not at all
+// (claims F6, F8, F12).
 //
-// For an accepted write to survive a crash, open the database in WAL mode
-// with synchronous=FULL; for writers in several processes, set a busy
+// On SQLite the transaction is BEGIN IMMEDIATE … COMMIT: SQLite takes its
+// write lock at BEGIN, so no other write of the database runs until it
+// ends. For an accepted write to survive a crash, open the database in WAL
+// mode with synchronous=FULL; for writers in several processes, set a busy
 // timeout. With modernc.org/sqlite, for example:
 //
 //	sql.Open("sqlite", path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)")
@@ -29,10 +32,21 @@ import (
 // and, so that the writers of one process queue instead of polling the file
 // lock, db.SetMaxOpenConns(1).
 //
+// On PostgreSQL the transaction is READ COMMITTED, whatever the server's
+// default, and it starts by locking the register's row of the marks table
+// (SELECT … FOR UPDATE, after inserting the row without a mark if it is
+// missing): a second write of the register, from any process, waits there
+// until the first commits or rolls back, then reads what it committed.
+// Writes of other registers do not wait. An accepted write is durable as
+// the server's settings make a commit (fsync, synchronous_commit). With
+// pgx, for example: sql.Open("pgx", "postgres://…") after importing
+// github.com/jackc/pgx/v5/stdlib.
+//
 // It is safe for concurrent use, also by several Durable values (or
-// processes) on the same database file.
+// processes) on the same database.
 type Durable struct {
 	db       *sql.DB
+	dl       dialect
 	trace    *Trace
 	register string
 	t        Tables
@@ -66,8 +80,9 @@ func WithTables(t Tables) Option { return func(c *config) { c.tables = &t } }
 // resources ignore it.
 func WithRegister(name string) Option { return func(c *config) { c.register = name } }
 
-// NewDurable makes a register of db (a SQLite database) a fenced resource,
-// creating its tables if they are missing. Value and mark persist in the
+// NewDurable makes a register of db (a SQLite or PostgreSQL database; any
+// other is refused with ErrUnknownDatabase) a fenced resource, creating its
+// tables if they are missing. Value and mark persist in the
 // database; a later NewDurable of the same register continues with them.
 // Close does not close db. A database written by the Durable of earlier
 // versions (one row in a table named resource, with a mark_seq column) is
@@ -77,6 +92,7 @@ func NewDurable(ctx context.Context, db *sql.DB, opts ...Option) (*Durable, erro
 	if db == nil {
 		return nil, errors.New("fence: NewDurable needs a database")
 	}
+	var err error
 	c := options(opts)
 	d := &Durable{db: db, trace: c.trace, register: c.register, t: DefaultTables}
 	if c.tables != nil {
@@ -90,7 +106,10 @@ func NewDurable(ctx context.Context, db *sql.DB, opts ...Option) (*Durable, erro
 			return nil, fmt.Errorf("fence: table name %q: want an SQL identifier ([A-Za-z_][A-Za-z0-9_]*)", name)
 		}
 	}
-	if err := refuseOldSchema(ctx, db); err != nil {
+	if d.dl, err = detect(ctx, db); err != nil {
+		return nil, err
+	}
+	if err := refuseOldSchema(ctx, db, d.dl); err != nil {
 		return nil, err
 	}
 	if err := CreateMarks(ctx, db, d.t.Marks); err != nil {
@@ -103,9 +122,9 @@ func NewDurable(ctx context.Context, db *sql.DB, opts ...Option) (*Durable, erro
 }
 
 // refuseOldSchema fails if db holds the one-row table of earlier versions.
-func refuseOldSchema(ctx context.Context, db *sql.DB) error {
+func refuseOldSchema(ctx context.Context, db *sql.DB, dl dialect) error {
 	var n int
-	err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'resource' AND sql LIKE '%mark_seq%'`).Scan(&n)
+	err := db.QueryRowContext(ctx, dl.oldSchema()).Scan(&n)
 	if err != nil {
 		return fmt.Errorf("fence: look for an earlier version's table: %w", err)
 	}
@@ -129,9 +148,9 @@ CREATE TABLE IF NOT EXISTS {applied} (
 	PRIMARY KEY (register, request)
 );`
 
-// sql puts the tables' names into a statement.
+// sql puts the tables' names into a statement, in the database's dialect.
 func (d *Durable) sql(stmt string) string {
-	return strings.NewReplacer("{marks}", d.t.Marks, "{values}", d.t.Values, "{applied}", d.t.Applied).Replace(stmt)
+	return d.dl.rewrite(strings.NewReplacer("{marks}", d.t.Marks, "{values}", d.t.Values, "{applied}", d.t.Applied).Replace(stmt))
 }
 
 // Write implements Resource. A token equal to the mark is accepted; a
@@ -166,6 +185,11 @@ func (d *Durable) write(ctx context.Context, tok Token, id, value string) (res R
 		res, refused, err = d.decideAndWrite(ctx, conn, tok, id, value)
 		return err
 	})
+	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		// pgx closes a connection whose context ends, and the next
+		// statement on it reports a bad connection: the cause is ctx's.
+		err = fmt.Errorf("%w: %w", ctx.Err(), err)
+	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -178,6 +202,11 @@ func (d *Durable) write(ctx context.Context, tok Token, id, value string) (res R
 // the value and record the request. A refusal is returned apart from err,
 // which ends the transaction.
 func (d *Durable) decideAndWrite(ctx context.Context, conn *sql.Conn, tok Token, id, value string) (res Result, refused, err error) {
+	if d.dl == postgres {
+		if err := d.lockRegister(ctx, conn); err != nil {
+			return res, nil, err
+		}
+	}
 	if err := conn.QueryRowContext(ctx, d.sql(selectValue), d.register).Scan(&res.Prev, &res.Commit); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return res, nil, fmt.Errorf("fence: read: %w", err)
 	}
@@ -187,7 +216,7 @@ func (d *Durable) decideAndWrite(ctx context.Context, conn *sql.Conn, tok Token,
 		}
 	}
 	var m markRow
-	if m, err = advance(ctx, conn, d.t.Marks, d.register, tok, d.trace); err != nil {
+	if m, err = advance(ctx, d.dl.in(conn), d.t.Marks, d.register, tok, d.trace); err != nil {
 		return res, nil, err
 	}
 	res.Mark = m.tok
@@ -215,7 +244,7 @@ ON CONFLICT (register) DO UPDATE SET value = excluded.value, commits = commits +
 AND (mark_lock <> ?2 OR mark_domain < ?3 OR (mark_domain = ?3 AND mark_seq < ?4))`
 	selectRow = `SELECT coalesce(v.value, ''), coalesce(m.marked, 0), coalesce(m.mark_lock, ''),
 	coalesce(m.mark_domain, 0), coalesce(m.mark_seq, 0)
-FROM (SELECT ?1 AS register) AS r
+FROM (SELECT CAST(?1 AS TEXT) AS register) AS r
 LEFT JOIN {values} AS v ON v.register = r.register
 LEFT JOIN {marks} AS m ON m.register = r.register`
 )
@@ -230,7 +259,7 @@ func (d *Durable) applied(ctx context.Context, conn *sql.Conn, id string) (bool,
 	if n == 0 {
 		return false, Token{}, nil
 	}
-	m, err := readMark(ctx, conn, d.t.Marks, d.register)
+	m, err := readMark(ctx, d.dl.in(conn), d.t.Marks, d.register)
 	return true, m.tok, err
 }
 
@@ -248,14 +277,23 @@ func (d *Durable) record(ctx context.Context, conn *sql.Conn, id string, tok Tok
 
 // immediate runs body on one connection inside BEGIN IMMEDIATE … COMMIT:
 // SQLite takes the write lock at BEGIN, so the row body reads is the row its
-// UPDATE judges, also against other processes. Any error rolls back.
+// UPDATE judges, also against other processes. On PostgreSQL the
+// transaction is READ COMMITTED, whatever the server's default, and body
+// starts by locking the register's row of the marks table
+// (lockRegister), which orders the register's writes as SQLite's write
+// lock does. Any error rolls back.
 func (d *Durable) immediate(ctx context.Context, body func(*sql.Conn) error) (err error) {
 	conn, err := d.db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("fence: connection: %w", err)
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+	if d.dl == postgres {
+		_, err = conn.ExecContext(ctx, "BEGIN ISOLATION LEVEL READ COMMITTED")
+	} else {
+		_, err = conn.ExecContext(ctx, "BEGIN IMMEDIATE")
+	}
+	if err != nil {
 		return fmt.Errorf("fence: begin: %w", err)
 	}
 	defer func() {
@@ -273,6 +311,30 @@ func (d *Durable) immediate(ctx context.Context, body func(*sql.Conn) error) (er
 	}
 	return nil
 }
+
+// lockRegister takes, on PostgreSQL, the lock on the register's row of the
+// marks table, first in the write's transaction, and holds it until the
+// transaction ends: a second write of the register waits here, before it
+// reads the value, the request ids or the mark, for the first to commit,
+// and then reads what it committed (READ COMMITTED reads the latest commit
+// at each statement). A register without a row gets one with no mark
+// (marked 0) first; two first writes wait for each other on its key.
+func (d *Durable) lockRegister(ctx context.Context, conn *sql.Conn) error {
+	if _, err := conn.ExecContext(ctx, d.sql(insertNoMark), d.register); err != nil {
+		return fmt.Errorf("fence: the register's row: %w", err)
+	}
+	var marked bool
+	if err := conn.QueryRowContext(ctx, d.sql(lockMarkRow), d.register).Scan(&marked); err != nil {
+		return fmt.Errorf("fence: lock the register's row: %w", err)
+	}
+	return nil
+}
+
+const (
+	insertNoMark = `INSERT INTO {marks} (register, marked, mark_lock, mark_domain, mark_seq) VALUES (?1, 0, '', 0, 0)
+ON CONFLICT (register) DO NOTHING`
+	lockMarkRow = `SELECT marked FROM {marks} WHERE register = ?1 FOR UPDATE`
+)
 
 // clearMark forgets the mark and keeps the value. One UPDATE is one
 // transaction, so no write is judged against half of it. It is reached only

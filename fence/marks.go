@@ -10,13 +10,17 @@ import (
 
 // CreateMarks creates the marks table named table in db if it is missing:
 // one row per register, holding that register's mark. AdvanceMark keeps
-// it. table is an SQL identifier ([A-Za-z_][A-Za-z0-9_]*). The statements
-// are SQLite's (an upsert, numbered parameters ?1).
+// it. table is an SQL identifier ([A-Za-z_][A-Za-z0-9_]*). db is a SQLite
+// or a PostgreSQL database; any other is refused with ErrUnknownDatabase.
 func CreateMarks(ctx context.Context, db *sql.DB, table string) error {
 	if !isIdent(table) {
 		return fmt.Errorf("fence: table name %q: want an SQL identifier ([A-Za-z_][A-Za-z0-9_]*)", table)
 	}
-	if _, err := db.ExecContext(ctx, strings.ReplaceAll(marksSchema, "{marks}", table)); err != nil {
+	dl, err := detect(ctx, db)
+	if err != nil {
+		return err
+	}
+	if _, err := db.ExecContext(ctx, dl.rewrite(strings.ReplaceAll(marksSchema, "{marks}", table))); err != nil {
 		return fmt.Errorf("fence: create table %s: %w", table, err)
 	}
 	return nil
@@ -39,15 +43,32 @@ const marksSchema = `CREATE TABLE IF NOT EXISTS {marks} (
 // *StaleError, *ForeignLockError or ErrZeroToken, and the caller rolls tx
 // back. Any other error is the database's.
 //
+// tx is a transaction of a SQLite or a PostgreSQL database: AdvanceMark
+// asks which (one SELECT version(), and on SQLite one sqlite_version(), in
+// tx, at each call) and refuses any other with ErrUnknownDatabase rather
+// than guess.
+//
 // What it guarantees: among transactions that call AdvanceMark for one
 // register before they write, none that commits wrote with a token below
-// one committed before it. It relies on the database running the
-// statement's compare and write as one step and serializing the
-// transactions' writes, as SQLite does (a transaction whose snapshot is
-// older than a committed write fails with SQLITE_BUSY; a BEGIN IMMEDIATE
-// transaction, or a busy timeout and a retry, avoids it). What it does
-// not: it fences only the writes made in tx; it does not commit or roll
-// back tx.
+// one committed before it, nor with another lock's token.
+//   - SQLite: the statement's compare and write are one step, and SQLite
+//     runs one writing transaction at a time; a transaction whose snapshot
+//     is older than a committed write fails with SQLITE_BUSY (a BEGIN
+//     IMMEDIATE transaction, or a busy timeout and a retry, avoids it).
+//   - PostgreSQL, READ COMMITTED (its default): the statement (INSERT … ON
+//     CONFLICT DO UPDATE … WHERE the token is not below the mark) locks
+//     the register's row until tx ends; a second transaction's statement
+//     waits for that lock, then compares its token with the mark the first
+//     committed, and is refused (*StaleError) below it. Under REPEATABLE
+//     READ or SERIALIZABLE, the second fails instead with PostgreSQL's
+//     serialization failure (SQLSTATE 40001) when the two overlap, even
+//     with an equal or larger token; retry the whole transaction.
+//
+// What it does not: it fences only the writes made in tx; it does not
+// commit or roll back tx. On PostgreSQL under READ COMMITTED, rows tx read
+// before AdvanceMark may be older than the mark it finds; read the
+// service's rows after it, when the register's row is locked, and they are
+// the ones written under the mark.
 func AdvanceMark(ctx context.Context, tx *sql.Tx, table, register string, tok Token) error {
 	if tx == nil {
 		return errors.New("fence: AdvanceMark needs a transaction")
@@ -58,7 +79,11 @@ func AdvanceMark(ctx context.Context, tx *sql.Tx, table, register string, tok To
 	if tok.IsZero() {
 		return ErrZeroToken
 	}
-	m, err := advance(ctx, tx, table, register, tok, nil)
+	dl, err := detect(ctx, tx)
+	if err != nil {
+		return err
+	}
+	m, err := advance(ctx, dl.in(tx), table, register, tok, nil)
 	if err != nil {
 		return err
 	}
@@ -68,7 +93,10 @@ func AdvanceMark(ctx context.Context, tx *sql.Tx, table, register string, tok To
 // ReadMark reads register's mark in the marks table named table, inside the
 // caller's transaction tx: marked is false while no token was admitted for
 // the register. Read in the same transaction as the service's own rows, it
-// is the mark those rows were written under.
+// is the mark those rows were written under (on PostgreSQL, under REPEATABLE
+// READ or SERIALIZABLE, where one snapshot serves the whole transaction;
+// under READ COMMITTED each statement reads the latest commit). It takes no
+// lock. tx is a SQLite or PostgreSQL transaction, as for AdvanceMark.
 func ReadMark(ctx context.Context, tx *sql.Tx, table, register string) (mark Token, marked bool, err error) {
 	if tx == nil {
 		return Token{}, false, errors.New("fence: ReadMark needs a transaction")
@@ -76,7 +104,11 @@ func ReadMark(ctx context.Context, tx *sql.Tx, table, register string) (mark Tok
 	if !isIdent(table) {
 		return Token{}, false, fmt.Errorf("fence: table name %q: want an SQL identifier ([A-Za-z_][A-Za-z0-9_]*)", table)
 	}
-	m, err := readMark(ctx, tx, table, register)
+	dl, err := detect(ctx, tx)
+	if err != nil {
+		return Token{}, false, err
+	}
+	m, err := readMark(ctx, dl.in(tx), table, register)
 	return m.tok, m.marked, err
 }
 
@@ -127,6 +159,18 @@ func advance(ctx context.Context, q querier, table, register string, tok Token, 
 	case n == 0 && refused != nil:
 		m.refused = refused
 		return m, nil
+	case n == 0:
+		// On PostgreSQL under READ COMMITTED: the register had no mark
+		// when it was read, and another transaction's first mark, which
+		// the statement waited for, committed since; the statement
+		// compared tok with that mark and refused it. Read it (this
+		// statement sees it) and say why.
+		again, err := readMark(ctx, q, table, register)
+		if err == nil {
+			if again.refused = Admit(tok, again.tok, again.marked); again.refused != nil {
+				return again, nil
+			}
+		}
 	}
 	return m, fmt.Errorf("fence: the mark of %q moved under the transaction: read %v (set: %v), the statement changed %d rows for %v", register, m.tok, m.marked, n, tok)
 }

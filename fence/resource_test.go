@@ -2,10 +2,12 @@ package fence_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	. "github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/fence/fencetest"
+	"github.com/zk19/zk19/internal/pgserver"
 	"github.com/zk19/zk19/internal/sqlite"
 	"math/rand/v2"
 	"path/filepath"
@@ -20,7 +22,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	// The PostgreSQL server of this binary (internal/pgserver), started on
+	// first use, is stopped at the end and on Ctrl-C.
+	goleak.VerifyTestMain(pgserver.Wrap(m))
 }
 
 // impl opens a fresh resource of one kind with opts, closed at test
@@ -46,9 +50,17 @@ func openDurable(t testing.TB, opts ...Option) Resource {
 	return d
 }
 
+// openPostgresDurable opens a Durable on a fresh database of this binary's
+// PostgreSQL server.
+func openPostgresDurable(t testing.TB, opts ...Option) Resource {
+	t.Helper()
+	return pgserver.OpenDurable(t, opts...)
+}
+
 var fencedImpls = []impl{
 	{"memory", openMemory},
 	{"durable", openDurable},
+	{"durable-postgres", openPostgresDurable},
 }
 
 type step struct {
@@ -558,6 +570,25 @@ func TestConcurrentFencing(t *testing.T) {
 		}
 		return rs
 	}
+	// Two handles on one PostgreSQL database: two pools, as two
+	// processes of a service have.
+	sharedPostgres := func(t testing.TB) []Resource {
+		name := pgserver.Shared(t).NewDatabase(t)
+		var rs []Resource
+		for range 2 {
+			db, err := sql.Open("pgx", pgserver.Shared(t).DSN(name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = db.Close() })
+			d, err := NewDurable(context.Background(), db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs = append(rs, d)
+		}
+		return rs
+	}
 	cases := []struct {
 		name string
 		open func(testing.TB) []Resource
@@ -566,6 +597,10 @@ func TestConcurrentFencing(t *testing.T) {
 		{"memory", func(t testing.TB) []Resource { return []Resource{fencedImpls[0].open(t)} }, perWriter},
 		{"durable", func(t testing.TB) []Resource { return []Resource{openDurable(t)} }, perWriter},
 		{"durable-two-handles", shared, perWriter / 4},
+		{"durable-postgres", func(t testing.TB) []Resource { return []Resource{openPostgresDurable(t)} }, perWriter / 4},
+		{"durable-postgres-two-handles", sharedPostgres, perWriter / 4},
+		// A service's own table, fenced by AdvanceMark in its transaction.
+		{"service-postgres", func(t testing.TB) []Resource { return []Resource{pgserver.OpenService(t, "ledger")} }, perWriter / 4},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,9 +12,9 @@
 //
 // A fenced resource keeps a high-water mark, the largest token it has
 // accepted, and compares a write's token with the mark and stores the value
-// in one critical section: Memory under a mutex, Durable in one SQLite
-// transaction, and a service's own table in the service's transaction with
-// AdvanceMark. A refusal is an error: *StaleError (ErrStale) for a token
+// in one critical section: Memory under a mutex, Durable in one SQLite or
+// PostgreSQL transaction, and a service's own table in the service's
+// transaction with AdvanceMark. A refusal is an error: *StaleError (ErrStale) for a token
 // below the mark, *ForeignLockError (ErrForeignLock) for a token of another
 // lock than the mark's, ErrZeroToken for the zero Token.
 //
@@ -38,6 +38,12 @@
 //     that lost its lock (F2).
 //   - A resource is bound to a lock by its mark: before its first accepted
 //     write, or after the mark is cleared, it takes any lock's token.
+//   - The database resources speak SQLite and PostgreSQL (proven on
+//     PostgreSQL 15); they refuse any other database (ErrUnknownDatabase),
+//     and take any server whose version() begins "PostgreSQL " for
+//     PostgreSQL. On PostgreSQL, a transaction under REPEATABLE READ or
+//     SERIALIZABLE that overlaps another's advance of the same mark fails
+//     with a serialization failure, which the caller retries (AdvanceMark).
 //
 // The controls that break the guarantee on purpose, for demonstrations and
 // tests, are in package fencetest, apart from the resources a service uses.

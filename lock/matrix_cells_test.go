@@ -283,38 +283,43 @@ func (c *cell) driveHold() result {
 	c.armed.Store(true)
 	c.logf("observer invoke set %s (the hold watches it again)", path.Base(h.Path))
 	if _, err := c.o.Set(h.Path, []byte("x"), -1); err != nil {
-		c.fail("not shown", "observer set %s: %v", path.Base(h.Path), err)
+		c.notShownNow("observer set %s: %v", path.Base(h.Path), err)
 	}
 	if err := wait.Until(answerWithin, "the hold's own-node watch to be faulted", func() (bool, string) {
 		return c.fired.Load(), "not yet"
 	}); err != nil {
-		c.fail("not shown", "%v", err)
+		c.notShownNow("%v", err)
 	}
 	wait.Receive(c.t, 3*answerWithin, "the fault on the hold's watch to run its course", c.faultDone)
 	// Every fault here drops the hold's connection: the hold must say so,
 	// and then that it came back in its session, or, after an expiry, never.
-	s := wait.Receive(c.t, answerWithin, "a Suspension from S's hold after its connection dropped", h.Suspensions())
-	c.logf("S suspended at %v, expires by since+%v", s.Since.Format("15:04:05.000"), s.ExpiresBy.Sub(s.Since))
-	if c.f == expired {
+	c.check(chkSuspension, "", func() {
+		s := wait.Receive(c.t, answerWithin, "a Suspension from S's hold after its connection dropped", h.Suspensions())
+		c.logf("S suspended at %v, expires by since+%v", s.Since.Format("15:04:05.000"), s.ExpiresBy.Sub(s.Since))
+		if c.f != expired {
+			wait.Receive(c.t, answerWithin, "S's Suspension to be Resumed in the same session", s.Resumed)
+			return
+		}
 		wait.Receive(c.t, 2*answerWithin, "S's Lost to close after its session ended", h.Lost())
 		select {
 		case <-s.Resumed:
-			c.fail("suspension", "got Resumed closed after the session expired; want it never closed")
+			c.fail(chkSuspension, "got Resumed closed after the session expired; want it never closed")
 		default:
 		}
+	})
+	if c.f == expired {
 		c.markReleased(h)
 		_ = h.Release(context.Background())
 		return result{err: h.Err(), took: time.Since(start), end: time.Now(), gone: h.Gone()}
 	}
-	wait.Receive(c.t, answerWithin, "S's Suspension to be Resumed in the same session", s.Resumed)
 	if err := wait.Until(answerWithin, "S's hold to watch its node again after the fault", func() (bool, string) {
 		return c.guards.Load() > c.guardsAtFault.Load() || h.Err() != nil, fmt.Sprintf("%d own-node watches set, %d when the fault was armed; hold's Err %v", c.guards.Load(), c.guardsAtFault.Load(), h.Err())
 	}); err != nil {
-		c.fail("not shown", "%v", err)
+		c.notShownNow("%v", err)
 	}
 	select {
 	case <-h.Lost():
-		c.fail("error kind", "got Lost closed (%v) after a %s on the hold's watch; want the hold to go on", h.Err(), c.f)
+		c.fail(chkKind, "got Lost closed (%v) after a %s on the hold's watch; want the hold to go on", h.Err(), c.f)
 	default:
 	}
 	c.markReleased(h)
@@ -413,7 +418,7 @@ func (c *cell) driveLateCreate() result {
 		n := c.w.px.Stats().DownHeld
 		return n > 0, fmt.Sprintf("%d bytes held", n)
 	}); err != nil {
-		c.fail("not shown", "%v", err)
+		c.notShownNow("%v", err)
 	}
 	c.injectOnWire(c.st.untraced)
 	if c.st.lateAnswered {
@@ -458,6 +463,9 @@ func (c *cell) injectOnWire(op locktrace.Op) {
 		m.Under = c.parent
 	}
 	c.logf("fault: %s on S's next %s (the background cleanup's, untraced)", c.f, m)
+	if c.seamStopsFault() {
+		return
+	}
 	if c.f == requestLost {
 		c.afterDrop(c.w.px.LoseRequest(m))
 		return
@@ -519,39 +527,33 @@ func (c *cell) makeTwin(prefix string) {
 // twinLeaves: S waits (behind T's node, the lowest): T's node must still
 // be T's, and T deletes it, so that S holds.
 func (c *cell) twinLeaves() {
-	c.twinThere("when S waits")
+	c.check(chkTwinDelete, "", func() { c.twinThere("when S waits") })
 	err := c.twin.t.Delete(c.twin.path, -1)
 	c.twin.left = err == nil
 	c.logf("T delete %s (T leaves): %v", path.Base(c.twin.path), errOrOK(err))
 }
 
-// twinThere fails the cell when T's node is gone or another's.
+// twinThere fails the cell when T's node is gone or another's; with no
+// T's node (S sent no create: the cell is not shown) it has nothing to
+// check.
 func (c *cell) twinThere(when string) {
+	if c.twin.path == "" {
+		return
+	}
 	ok, st, err := c.o.Exists(c.twin.path)
 	switch {
 	case err != nil:
-		c.fail("never deletes another session's node", "observer exists %s: %v", c.twin.path, err)
+		c.fail(chkTwinDelete, "observer exists %s: %v", c.twin.path, err)
 	case !ok:
-		c.broken("never deletes another session's node", "%s: got T's node %s deleted (only T deletes it, and T had not); want it left alone", when, path.Base(c.twin.path))
+		c.broken(chkTwinDelete, "%s: got T's node %s deleted (only T deletes it, and T had not); want it left alone", when, path.Base(c.twin.path))
 	case st.EphemeralOwner != c.twin.session:
-		c.broken("never deletes another session's node", "%s: got the node %s owned by 0x%x; want T's session 0x%x", when, path.Base(c.twin.path), st.EphemeralOwner, c.twin.session)
+		c.broken(chkTwinDelete, "%s: got the node %s owned by 0x%x; want T's session 0x%x", when, path.Base(c.twin.path), st.EphemeralOwner, c.twin.session)
 	}
 }
 
-// checkTwin: in a twin state, the call never held T's node and, unless T
-// left, T's node is still there, T's.
-func (c *cell) checkTwin(res result) {
-	if !c.st.twin {
-		return
-	}
-	if c.twin.path == "" {
-		c.broken("not shown", "T's node was never made: S sent no create")
-		return
-	}
-	if res.held != nil && res.held.Path == c.twin.path {
-		c.broken("never holds another session's node", "got a Held of %s, T's node (session 0x%x); want S's own node, or no hold", path.Base(res.held.Path), c.twin.session)
-	}
-	if !c.twin.left {
-		c.twinThere("at the return")
+// checkTwinHold: in a twin state, the call never held T's node.
+func (c *cell) checkTwinHold(res result) {
+	if res.held != nil && c.twin.path != "" && res.held.Path == c.twin.path {
+		c.broken(chkTwinHold, "got a Held of %s, T's node (session 0x%x); want S's own node, or no hold", path.Base(res.held.Path), c.twin.session)
 	}
 }

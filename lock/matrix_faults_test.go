@@ -4,7 +4,12 @@ package lock_test
 // recipe is about to send the request of a cell: from inside locktrace's
 // Request callback, which runs on the recipe's goroutine just before the
 // request goes out, or (for requests the recipe does not trace: the hold's
-// own-node watch) just before the call that sends it.
+// own-node watch) just before the call that sends it. Each fault records
+// its own observation that it took (cell.saw): the proxy's account of the
+// request or reply it dropped, the reconnect it refused after the cut, the
+// server's answer to the closeSession that ended the session, the context
+// ended while the call had not returned. Without it the cell is "not
+// shown".
 
 import (
 	"fmt"
@@ -117,6 +122,9 @@ func (c *cell) matchOf(op locktrace.Op, path string) faultproxy.Match {
 // server. c.faultDone is closed when the fault has run its course.
 func (c *cell) inject(op locktrace.Op, path string) {
 	c.logf("fault: %s while %s %s is in flight (state %s)", c.f, op, path, c.st.name)
+	if c.seamStopsFault() {
+		return
+	}
 	switch c.f {
 	case requestLost:
 		c.afterDrop(c.w.px.LoseRequest(c.matchOf(op, path)))
@@ -155,7 +163,7 @@ func (c *cell) inject(op locktrace.Op, path string) {
 }
 
 // act does the fault once the request is on the wire (held: the replies
-// are held).
+// are held), and records what shows that it took.
 func (c *cell) act(held bool) {
 	switch c.f {
 	case cut:
@@ -166,19 +174,29 @@ func (c *cell) act(held bool) {
 			return n > refused, fmt.Sprintf("%d refused", n)
 		}); err != nil {
 			c.faultErr.Store(err.Error())
+		} else {
+			c.saw("cut, reconnect refused", fmt.Sprintf("the proxy refused a reconnect after the cut: %d refused", c.w.px.Stats().Refused))
 		}
 		c.w.px.Heal()
 		c.logf("fault: cut, a reconnect refused, healed")
 	case expired:
-		if err := c.endSession(); err != nil {
+		if sid, err := c.endSession(); err != nil {
 			c.faultErr.Store(err.Error())
+		} else {
+			c.saw("session ended", fmt.Sprintf("the server answered the closeSession of 0x%x", sid))
 		}
 		if held {
 			c.w.px.Blackhole(faultproxy.Down) // the held reply is lost
 			c.w.px.Heal()
 		}
 	case ctxEnded:
+		inFlight := !c.returned.Load()
 		c.endCtx()
+		if inFlight {
+			c.saw("ctx ended in flight", "the caller's context ended before the call returned")
+		} else {
+			c.faultErr.Store("the call had returned before its context ended")
+		}
 	}
 }
 
@@ -193,9 +211,16 @@ func (c *cell) afterDrop(d *faultproxy.Drop) {
 			d.Cancel()
 			return
 		}
-		if r := d.Result(); !r.Dropped {
+		r := d.Result()
+		if !r.Dropped {
 			c.faultErr.Store("the proxy did not drop: " + r.Reason)
+			return
 		}
+		what := "reply dropped"
+		if c.f == requestLost {
+			what = "request dropped"
+		}
+		c.saw(what, fmt.Sprintf("the proxy's conn#%d, xid %d, op %d %s: %s", r.Conn, r.Xid, r.Op, r.Path, r.Reason))
 	}()
 }
 
@@ -220,7 +245,8 @@ func (c *cell) endCtx() {
 // its password and sends closeSession. The server deletes the session's
 // ephemeral nodes and closes its connections; the client learns it at its
 // next handshake (session 0: expired) and go-zookeeper opens a new session.
-func (c *cell) endSession() error {
+// It returns the session it ended.
+func (c *cell) endSession() (int64, error) {
 	sid := c.w.c.SessionID()
 	var s faultproxy.Session
 	for _, g := range c.w.px.Sessions() {
@@ -229,13 +255,13 @@ func (c *cell) endSession() error {
 		}
 	}
 	if s.ID == 0 {
-		return fmt.Errorf("session 0x%x was not granted through the proxy", sid)
+		return 0, fmt.Errorf("session 0x%x was not granted through the proxy", sid)
 	}
 	if err := closeSession(server().Client, s); err != nil {
-		return err
+		return 0, err
 	}
 	c.logf("fault: the server ended session 0x%x", sid)
-	return nil
+	return sid, nil
 }
 
 // closeSession resumes s on a connection of its own to addr and closes it.

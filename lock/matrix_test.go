@@ -9,7 +9,12 @@ package lock_test
 // real server on a parent, a proxy and sessions of its own, and checks,
 // once the call returns and again once the hold it made (or released) is
 // gone:
-//   - the state was reached and the fault happened (else: not shown);
+//   - the state was reached and the fault took, as the fault's own
+//     observation shows it (a request or reply the proxy dropped, a cut
+//     whose reconnect the proxy refused, a session the server closed, a
+//     context ended while the call was in flight); else the cell is "not
+//     shown", a failure, whatever the call did (no cell is exempt: the
+//     fault of every one of the 360 takes);
 //   - the error is the kind the doc's table gives for the fault;
 //   - the call returned within the doc's bound: the cell's deadline plus
 //     cleanupGrace, and cleanupGrace after the context ended;
@@ -22,6 +27,12 @@ package lock_test
 //     subject's create, issue 48, item 9), the call never holds that node
 //     and never deletes it.
 //
+// A cell records the checks it ran, by name, and the checks its row
+// promises follow from the state and the fault alone (promises): a cell
+// that returned before a promised check fails, naming it (issue 49, item
+// 4). TestMatrixChecksItself shows that the table says so, through the
+// matrix's seam (seamEnv).
+//
 // The cells run concurrently, matrixWorkers at a time: go test's -parallel
 // defaults to GOMAXPROCS, two on the machines this runs on, and a cell
 // mostly waits for a reconnect (go-zookeeper waits a second before it
@@ -29,16 +40,19 @@ package lock_test
 // waits for them all. The 360 cells take about 25 s on 2 cores, so the
 // matrix runs in every go test ./lock, -short included. The table of
 // cells is the test's last log block (go test -v shows it; CI runs -v):
-// one line per cell with its request, state, fault, outcome (held,
-// returned, or FAIL: the broken invariants), the error's
-// kind, the call's time and, when the context ended, the time from its
-// end to the return. Every cell runs; none is skipped.
+// one line per cell with its request, state, fault, what was seen of the
+// fault (none: it did not take), the outcome (held, returned, not shown,
+// or FAIL: the broken invariants and the checks not run), how many of the
+// promised checks ran, the error's kind, the call's time and, when the
+// context ended, the time from its end to the return. Every cell runs;
+// none is skipped.
 
 import (
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path"
 	"slices"
 	"sort"
@@ -72,21 +86,34 @@ const (
 // row is one line of the matrix's table.
 type row struct {
 	req, state, fault string
-	outcome, kind     string
+	seen              string // what was seen of the fault taking; "" when it did not take
+	verdict           string // held, returned, not shown or FAIL
+	outcome           string // the verdict and, after a colon, what broke and what did not run
+	checks            string // the promised checks that ran, of all promised
+	kind              string
 	took              time.Duration
 	afterEnd          time.Duration // from the context's end to the return; 0 when it did not end
 }
 
 func TestMatrix(t *testing.T) {
+	seams, err := parseSeam(os.Getenv(seamEnv))
+	if err != nil {
+		t.Fatalf("%s: %v", seamEnv, err)
+	}
 	states := matrixStates()
 	var specs []cellSpec
 	for _, st := range states {
 		for _, f := range st.faults {
-			specs = append(specs, cellSpec{st, f})
+			cs := cellSpec{st: st, f: f}
+			cs.seam = seams[cs.name()]
+			specs = append(specs, cs)
 		}
 	}
 	if len(specs) < matrixCells {
 		t.Fatalf("the matrix has %d cells; want at least %d", len(specs), matrixCells)
+	}
+	if len(seams) > 0 {
+		t.Logf("the matrix's seam (%s) is set: %v", seamEnv, seams)
 	}
 	begin := time.Now()
 	var mu sync.Mutex
@@ -99,14 +126,19 @@ func TestMatrix(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			r := row{req: cs.st.req, state: cs.st.name, fault: cs.f.String(), outcome: "not run"}
+			r := row{req: cs.st.req, state: cs.st.name, fault: cs.f.String(), verdict: verdictFail, outcome: verdictFail + ": not run"}
 			ran := false
-			ok := t.Run(cs.name(), func(t *testing.T) { ran = true; runCell(t, cs, &r) })
+			ok := t.Run(cs.name(), func(t *testing.T) {
+				ran = true
+				rec := newRecord()
+				defer finishCell(t, cs, rec, &r) // also when the cell stops early
+				runCell(t, cs, rec, &r)
+			})
 			if !ran {
 				return // filtered out by -run
 			}
-			if !ok && !strings.HasPrefix(r.outcome, "FAIL") {
-				r.outcome = "FAIL: " + r.outcome
+			if !ok && r.verdict != verdictFail && r.verdict != verdictNotShown {
+				r.verdict, r.outcome = verdictFail, verdictFail+": after its checks (the cell's log says what)"
 			}
 			mu.Lock()
 			rows = append(rows, r)
@@ -120,7 +152,8 @@ func TestMatrix(t *testing.T) {
 	t.Logf("the matrix: %d cells (of %d) in %v, %d at a time\n%s", len(rows), len(specs), wall.Round(100*time.Millisecond), matrixWorkers, table(rows))
 }
 
-// table renders the rows sorted by request, state and fault.
+// table renders the rows sorted by request, state and fault, and then how
+// many cells have each verdict.
 func table(rows []row) string {
 	order := map[string]int{}
 	for i, f := range allFaults {
@@ -138,15 +171,15 @@ func table(rows []row) string {
 	})
 	var sb strings.Builder
 	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "request\tstate\tfault\toutcome\terror kind\ttime\tafter ctx end")
+	fmt.Fprintln(tw, "request\tstate\tfault\tfault seen\toutcome\tchecks\terror kind\ttime\tafter ctx end")
 	counts := map[string]int{}
 	for _, r := range rows {
 		after := ""
 		if r.afterEnd != 0 {
 			after = r.afterEnd.Round(10 * time.Millisecond).String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\n", r.req, r.state, r.fault, r.outcome, r.kind, r.took.Round(10*time.Millisecond), after)
-		counts[strings.SplitN(r.outcome, ":", 2)[0]]++
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%v\t%s\n", r.req, r.state, r.fault, cmp.Or(r.seen, seenNone), r.outcome, r.checks, r.kind, r.took.Round(10*time.Millisecond), after)
+		counts[r.verdict]++
 	}
 	_ = tw.Flush()
 	keys := make([]string, 0, len(counts))
@@ -160,10 +193,12 @@ func table(rows []row) string {
 	return sb.String()
 }
 
-// cellSpec is one cell: a state and a fault.
+// cellSpec is one cell: a state and a fault, and what the matrix's seam
+// does to it (nothing, but in TestMatrixChecksItself's run).
 type cellSpec struct {
-	st *state
-	f  fault
+	st   *state
+	f    fault
+	seam seam
 }
 
 func (cs cellSpec) name() string { return cs.st.req + "/" + cs.st.name + "/" + cs.f.String() }
@@ -180,7 +215,8 @@ type cell struct {
 	t      *testing.T
 	st     *state
 	f      fault
-	r      *row
+	rec    *record // what the cell saw of its fault, the checks it ran, what broke
+	seam   seam
 	parent string
 	o      *zkclient.Client // the observer's direct session
 	w      *wire            // the subject's session, through its proxy
@@ -194,6 +230,7 @@ type cell struct {
 
 	armed     atomic.Bool   // the call under test has begun
 	fired     atomic.Bool   // its state was reached and the fault armed
+	returned  atomic.Bool   // the call under test has returned
 	faultDone chan struct{} // the fault has run its course
 	faultErr  atomic.Value  // string: why the fault did not happen
 	premise   atomic.Pointer[faultproxy.Drop]
@@ -243,16 +280,25 @@ func (c *cell) logf(format string, args ...any) {
 // message, and lets the cell go on to its next check.
 func (c *cell) broken(invariant, format string, args ...any) {
 	c.t.Helper()
-	c.mu.Lock()
-	switch {
-	case strings.Contains(c.r.outcome, invariant):
-	case strings.HasPrefix(c.r.outcome, "FAIL: "):
-		c.r.outcome += ", " + invariant
-	default:
-		c.r.outcome = "FAIL: " + invariant
-	}
-	c.mu.Unlock()
+	c.rec.add(&c.rec.broken, invariant)
 	c.t.Errorf("%s/%s/%s: %s: %s", c.st.req, c.st.name, c.f, invariant, fmt.Sprintf(format, args...))
+}
+
+// notShown reports that the cell shows nothing about its fault (its state
+// was not reached, its fault or a premise did not take): the table then
+// says "not shown", and the cell fails, whatever the call did.
+func (c *cell) notShown(format string, args ...any) {
+	c.t.Helper()
+	why := fmt.Sprintf(format, args...)
+	c.rec.add(&c.rec.notShown, why)
+	c.t.Errorf("%s/%s/%s: %s: %s", c.st.req, c.st.name, c.f, verdictNotShown, why)
+}
+
+// notShownNow is notShown for a cell that cannot go on.
+func (c *cell) notShownNow(format string, args ...any) {
+	c.t.Helper()
+	c.notShown(format, args...)
+	c.t.FailNow()
 }
 
 // fail is broken for a check the cell cannot go on after.
@@ -262,8 +308,8 @@ func (c *cell) fail(invariant, format string, args ...any) {
 	c.t.FailNow()
 }
 
-func newCell(t *testing.T, cs cellSpec, r *row) *cell {
-	c := &cell{t: t, st: cs.st, f: cs.f, r: r, cancelled: make(chan struct{}), faultDone: make(chan struct{}), pending: map[string]bool{}}
+func newCell(t *testing.T, cs cellSpec, rec *record) *cell {
+	c := &cell{t: t, st: cs.st, f: cs.f, rec: rec, seam: cs.seam, cancelled: make(chan struct{}), faultDone: make(chan struct{}), pending: map[string]bool{}}
 	t.Cleanup(func() { c.logMu.Lock(); c.over = true; c.logMu.Unlock() })
 	c.parent, c.o = freshParent(t)
 	c.w = newWire(t, "S")
@@ -501,6 +547,7 @@ func (c *cell) run(fn func(context.Context) (*lock.Held, error)) result {
 	done := make(chan result, 1)
 	go func() {
 		h, err := fn(c.ctx)
+		c.returned.Store(true)
 		done <- result{held: h, err: err, took: time.Since(start), end: time.Now()}
 	}()
 	handOver := c.a != nil && c.st.call == callAcquire && c.f != expired && c.f != ctxEnded && !c.st.parkCancel
@@ -525,7 +572,7 @@ func (c *cell) run(fn func(context.Context) (*lock.Held, error)) result {
 			if at := c.cancelAt.Load(); at != nil {
 				bound = "the context's end"
 			}
-			c.fail("bound", "got no return within %v of %s; want the call's return by then (ctx deadline %v, cleanupGrace %v, scheduling %v)",
+			c.fail(chkBound, "got no return within %v of %s; want the call's return by then (ctx deadline %v, cleanupGrace %v, scheduling %v)",
 				time.Since(start).Round(time.Millisecond), bound, cellDeadline, cleanupGrace, scheduling)
 		}
 	}
@@ -548,15 +595,17 @@ func (c *cell) undo() {
 }
 
 // runCell runs one cell: the state's setup and call, then the checks at
-// the return and once the hold made or released is gone.
-func runCell(t *testing.T, cs cellSpec, r *row) {
-	c := newCell(t, cs, r)
+// the return and once the hold made or released is gone. Each check runs
+// through c.check, which records it as run; finishCell, deferred by the
+// caller, compares them with the row's promises.
+func runCell(t *testing.T, cs cellSpec, rec *record, r *row) {
+	c := newCell(t, cs, rec)
 	c.session0 = c.w.c.SessionID()
-	r.outcome = "running"
 	res := c.st.drive(c)
+	rec.setHeld(res.held != nil)
 	if res.held != nil {
 		c.addHeld("S", res.held)
-		c.checkToken(res.held)
+		c.check(chkToken, "", func() { c.checkToken(res.held) })
 	}
 	r.took = res.took
 	if at := c.cancelAt.Load(); at != nil {
@@ -564,57 +613,76 @@ func runCell(t *testing.T, cs cellSpec, r *row) {
 	}
 	r.kind = kindOf(res.err)
 	c.undo()
-	c.shown(res)
-	c.checkTwin(res)
-	c.checkKind(res)
-	c.checkBound(res)
-	c.checkLive("at the return")
-	c.checkNoOrphan("at the return")
-	c.checkHoldsKept() // after the wait for the orphans: a cleanup's deletes are done
-	if res.held != nil {
-		c.markReleased(res.held)
-		ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
-		err := res.held.Release(ctx)
-		cancel()
-		c.logf("S releases what the call gave: %v", errOrOK(err))
-		if err != nil {
-			c.broken("release", "S's Release of the hold the call gave, after the fault was undone: got %v; want nil", err)
+	c.check(chkShown, "", func() { c.shown(res) })
+	if c.st.twin {
+		c.check(chkTwinHold, "", func() { c.checkTwinHold(res) })
+		if !c.twin.left {
+			c.check(chkTwinDelete, "", func() { c.twinThere(atReturn) })
 		}
-		res.gone = res.held.Gone()
+	}
+	c.check(chkKind, "", func() { c.checkKind(res) })
+	c.check(chkBound, "", func() { c.checkBound(res) })
+	c.checkLiveAndOrphans(atReturn)
+	if c.f != expired {
+		c.check(chkKept, "", c.checkHoldsKept) // after the wait for the orphans: a cleanup's deletes are done
+	}
+	if res.held != nil {
+		c.check(chkRelease, "", func() { res.gone = c.releaseGiven(res.held) })
 	}
 	if res.gone != nil {
 		wait.Receive(t, 2*answerWithin, "S's Gone to close", res.gone)
-		c.checkLive("once Gone closed")
-		c.checkNoOrphan("once Gone closed")
+		c.checkLiveAndOrphans(onceGone)
 	}
 	c.releaseA()
 	c.finishCompanion()
-	c.checkNoOrphan("once every hold of the cell was released")
+	c.check(chkOrphan, allReleased, func() { c.checkNoOrphan(allReleased) })
 	if c.f == expired {
-		c.checkLockerOutlivesSession()
-	}
-	if t.Failed() {
-		return
-	}
-	r.outcome = "held"
-	if res.held == nil {
-		r.outcome = "returned"
+		c.check(chkOutlives, "", c.checkLockerOutlivesSession)
 	}
 }
 
-// shown fails the cell when its state was not reached or the fault did
-// not happen: the cell would then prove nothing about the fault. The
-// checks that follow still run: what they find holds for the call as it
-// ran (a recipe that never sends the request can still leave a node).
+// checkLiveAndOrphans runs the checks of the Helds alive and of the nodes
+// left at moment when.
+func (c *cell) checkLiveAndOrphans(when string) {
+	c.check(chkLive, when, func() { c.checkLive(when) })
+	c.check(chkOrphan, when, func() { c.checkNoOrphan(when) })
+}
+
+// releaseGiven releases the hold the call gave, once the fault is undone,
+// and returns its Gone.
+func (c *cell) releaseGiven(h *lock.Held) <-chan struct{} {
+	c.markReleased(h)
+	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
+	defer cancel()
+	err := h.Release(ctx)
+	c.logf("S releases what the call gave: %v", errOrOK(err))
+	if err != nil {
+		c.broken(chkRelease, "S's Release of the hold the call gave, after the fault was undone: got %v; want nil", err)
+	}
+	return h.Gone()
+}
+
+// shown is the check that the cell's fault took: the state was reached,
+// the fault's own observation was recorded (c.saw), and its premises
+// happened. A cell that fails it is "not shown": it would prove nothing
+// about the fault. The checks that follow still run: what they find holds
+// for the call as it ran (a recipe that never sends the request can still
+// leave a node).
 func (c *cell) shown(res result) {
-	if !c.fired.Load() {
-		c.broken("not shown", "the recipe never sent %s in state %s (the call returned %v)", c.st.req, c.st.name, res.err)
+	why, _ := c.faultErr.Load().(string)
+	switch {
+	case !c.fired.Load():
+		c.notShown("the recipe never sent %s in state %s (the call returned %v)", c.st.req, c.st.name, res.err)
+	case why != "":
+		c.notShown("the fault %s did not happen: %s (the call returned %v)", c.f, why, res.err)
+	case c.rec.seenFault() == "":
+		c.notShown("the fault %s was armed but never seen to take: nothing on the wire or in the trace shows it (the call returned %v)", c.f, res.err)
 	}
 	if p := c.premise.Load(); p != nil && !p.Result().Dropped {
-		c.broken("not shown", "the premise's lost delete reply did not happen: %s", p.Result().Reason)
+		c.notShown("the premise's lost delete reply did not happen: %s", p.Result().Reason)
 	}
-	if why, _ := c.faultErr.Load().(string); why != "" {
-		c.broken("not shown", "the fault %s did not happen: %s (the call returned %v)", c.f, why, res.err)
+	if c.st.twin && c.twin.path == "" {
+		c.notShown("T's node was never made: S sent no create")
 	}
 }
 
@@ -623,15 +691,15 @@ func (c *cell) checkKind(res result) {
 	w := c.st.want(c.f)
 	switch {
 	case w.held && (res.held == nil || res.err != nil):
-		c.broken("error kind", "got %v, %v; want a hold (a %s is transient: the recipe retries)", res.held, res.err, c.f)
+		c.broken(chkKind, "got %v, %v; want a hold (a %s is transient: the recipe retries)", res.held, res.err, c.f)
 	case !w.held && res.held != nil:
-		c.broken("error kind", "got a hold of %s; want %v", path.Base(res.held.Path), w)
+		c.broken(chkKind, "got a hold of %s; want %v", path.Base(res.held.Path), w)
 	case !w.held && len(w.kinds) == 0 && res.err != nil:
-		c.broken("error kind", "got %v; want nil", res.err)
+		c.broken(chkKind, "got %v; want nil", res.err)
 	}
 	for _, k := range w.kinds {
 		if !errors.Is(res.err, k) {
-			c.broken("error kind", "got %v (%s); want an error wrapping %v", res.err, kindOf(res.err), w)
+			c.broken(chkKind, "got %v (%s); want an error wrapping %v", res.err, kindOf(res.err), w)
 			break
 		}
 	}
@@ -641,11 +709,11 @@ func (c *cell) checkKind(res result) {
 // (and scheduling) of the end.
 func (c *cell) checkBound(res result) {
 	if res.took > cellDeadline+cleanupGrace+scheduling {
-		c.broken("bound", "returned after %v; want at most the deadline %v, cleanupGrace %v and scheduling %v", res.took, cellDeadline, cleanupGrace, scheduling)
+		c.broken(chkBound, "returned after %v; want at most the deadline %v, cleanupGrace %v and scheduling %v", res.took, cellDeadline, cleanupGrace, scheduling)
 	}
 	if at := c.cancelAt.Load(); at != nil {
 		if after := res.end.Sub(*at); after > cleanupGrace+scheduling {
-			c.broken("bound", "returned %v after the context ended; want at most cleanupGrace %v and scheduling %v", after.Round(time.Millisecond), cleanupGrace, scheduling)
+			c.broken(chkBound, "returned %v after the context ended; want at most cleanupGrace %v and scheduling %v", after.Round(time.Millisecond), cleanupGrace, scheduling)
 		}
 	}
 }
@@ -654,29 +722,27 @@ func (c *cell) checkBound(res result) {
 // cell and its node still there.
 func (c *cell) checkLive(when string) {
 	var live []string
-	c.eachUnreleased("at most one live Held", func(r *heldRec, there bool) {
+	c.eachUnreleased(chkLive, func(r *heldRec, there bool) {
 		if there {
 			live = append(live, r.who+":"+path.Base(r.h.Path))
 		}
 	})
 	if len(live) > 1 {
-		c.broken("at most one live Held", "%s: got %d live holds %v; want at most one", when, len(live), live)
+		c.broken(chkLive, "%s: got %d live holds %v; want at most one", when, len(live), live)
 	}
 }
 
 // checkHoldsKept: the call left every hold it was not asked to release
-// alone (its node there, its Lost open), unless the session expired.
+// alone (its node there, its Lost open); runCell runs it unless the
+// session expired.
 func (c *cell) checkHoldsKept() {
-	if c.f == expired {
-		return
-	}
-	c.eachUnreleased("holds kept", func(r *heldRec, there bool) {
+	c.eachUnreleased(chkKept, func(r *heldRec, there bool) {
 		select {
 		case <-r.h.Lost():
-			c.broken("holds kept", "%s's hold of %s: got it lost (%v, node there: %v); want it kept", r.who, path.Base(r.h.Path), r.h.Err(), there)
+			c.broken(chkKept, "%s's hold of %s: got it lost (%v, node there: %v); want it kept", r.who, path.Base(r.h.Path), r.h.Err(), there)
 		default:
 			if !there {
-				c.broken("holds kept", "%s's hold of %s: got its node deleted; want it kept", r.who, path.Base(r.h.Path))
+				c.broken(chkKept, "%s's hold of %s: got its node deleted; want it kept", r.who, path.Base(r.h.Path))
 			}
 		}
 	})
@@ -740,10 +806,7 @@ func (c *cell) orphans() ([]string, error) {
 // background finishes once the server answers, which it does once the
 // fault is undone.
 func (c *cell) checkNoOrphan(when string) {
-	c.mu.Lock()
-	reported := strings.Contains(c.r.outcome, "no node without a Held")
-	c.mu.Unlock()
-	if reported {
+	if c.rec.isBroken(chkOrphan) {
 		return // the node is still there: no need to wait for it again
 	}
 	var last []string
@@ -756,7 +819,7 @@ func (c *cell) checkNoOrphan(when string) {
 		return len(o) == 0, fmt.Sprint(o)
 	})
 	if err != nil {
-		c.broken("no node without a Held", "%s: got nodes of S's sessions that no Held owns, %v, still there %v after; want none", when, last, answerWithin)
+		c.broken(chkOrphan, "%s: got nodes of S's sessions that no Held owns, %v, still there %v after; want none", when, last, answerWithin)
 	}
 }
 
@@ -797,11 +860,11 @@ func kindOf(err error) string {
 func (c *cell) checkToken(h *lock.Held) {
 	_, st, err := c.o.Exists(c.parent)
 	if err != nil || st == nil {
-		c.broken("token", "observer exists %s: %v", c.parent, err)
+		c.broken(chkToken, "observer exists %s: %v", c.parent, err)
 		return
 	}
 	if want := fence.NewToken(c.parent, st.Czxid, h.Token.Seq); h.Token != want {
-		c.broken("token", "got the hold's token %#v; want %#v: its lock, the parent's czxid as its domain", h.Token, want)
+		c.broken(chkToken, "got the hold's token %#v; want %#v: its lock, the parent's czxid as its domain", h.Token, want)
 	}
 }
 
@@ -817,19 +880,19 @@ func (c *cell) checkLockerOutlivesSession() {
 		sid := c.w.c.SessionID()
 		return c.w.c.State() == zk.StateHasSession && sid != 0 && sid != c.session0, fmt.Sprintf("state %v, session 0x%x (0x%x before the fault)", c.w.c.State(), sid, c.session0)
 	}); err != nil {
-		c.broken("Locker outlives its session", "%v", err)
+		c.broken(chkOutlives, "%v", err)
 		return
 	}
 	h, err := c.l.Acquire(ctx)
 	c.logf("S Acquire after the expiry: %v", errOrOK(err))
 	if err != nil {
-		c.broken("Locker outlives its session", "S's next Acquire after the expiry: got %v; want a hold in the new session", err)
+		c.broken(chkOutlives, "S's next Acquire after the expiry: got %v; want a hold in the new session", err)
 		return
 	}
 	c.addHeld("S", h)
 	c.markReleased(h)
 	if err := h.Release(ctx); err != nil {
-		c.broken("Locker outlives its session", "S's Release in the new session: got %v; want nil", err)
+		c.broken(chkOutlives, "S's Release in the new session: got %v; want nil", err)
 	}
-	c.checkNoOrphan("after a hold in the new session")
+	c.check(chkOrphan, newSession, func() { c.checkNoOrphan(newSession) })
 }

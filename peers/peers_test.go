@@ -415,9 +415,9 @@ func TestPeerLostCreateReplySessionExpired(t *testing.T) {
 		lost := path.Base(res.Path)
 		switch {
 		case tw.held && len(mine) == 1 && now != old:
-			reuse := "with a fresh GUID"
+			reuse := zh.Say("with a fresh GUID")
 			if strings.HasPrefix(mine[0], lost) {
-				reuse = "same GUID"
+				reuse = zh.Say("same GUID")
 			}
 			sc.releaseNow(w)
 			// Curator: the create's retry loop, finding no node of its

@@ -39,12 +39,21 @@
 //   - per claim, its proofs' observations and, as context, its operations.
 //
 // With -lang zh (go run ./cmd/evidence -lang zh -o EVIDENCE.zh.md) the
-// file is the article's two attachments in Chinese, from the same verdicts:
-// 论断证据表, a row per claim with its sentence of the article (§ ¶ 句), the
-// index's Chinese statement, the verdict in Chinese, the decisive
-// observation and the proofs; and 验证记录, with the run, the pictures, what
-// each claim's proofs logged, 未验证事项 and 源码依赖. Observations stay as
-// the tests logged them.
+// file is the article's appendix in Chinese, from the same verdicts
+// (appendix.go): first the conclusion (the server this run used, why not
+// the article's official 3.9.6, how many claims hold and which do not,
+// linked to their rows); then 论断证据表, a table per section of the article
+// under its own title, the rows in the article's order, each with the
+// claim's sentence (§ ¶ 句), the article's 「terms」, the index's Chinese
+// statement, the verdict, one decisive observation of at most 120
+// characters (the index's decisive picks it where claims share proofs) and
+// links to the claim's record and to its proofs' file:line; then 验证记录:
+// each claim's record in the article's order, its logs and the diagrams
+// folded in <details>, the peers, 未验证事项 and 源码依赖. Observations are
+// in the Chinese their proofs stated (internal/claims/zh), in the article's
+// words (testdata/glossary.json). A sentence that reports the article's own
+// run (the index's report, E4) is shown beside this run in both files, and
+// counted with none of this run's verdicts.
 //
 // The record claim E4 is judged on the record itself as well: its header
 // must come before the first test and name the backend, the server version

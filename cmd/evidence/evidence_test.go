@@ -18,11 +18,23 @@ const fixtureModule = "github.com/zk19/zk19"
 // fails, and a proof in another package.
 func fixture(t *testing.T) (*claims.Index, *Run) {
 	t.Helper()
-	ix, err := claims.Load("testdata/claims.json")
+	return loadIndex(t, "testdata/claims.json"), loadRun(t, "testdata/run.json")
+}
+
+// loadIndex reads the claim index at path, or stops t.
+func loadIndex(t *testing.T, path string) *claims.Index {
+	t.Helper()
+	ix, err := claims.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile("testdata/run.json")
+	return ix
+}
+
+// loadRun reads the saved "go test -json" stream at path, or stops t.
+func loadRun(t *testing.T, path string) *Run {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +42,7 @@ func fixture(t *testing.T) (*claims.Index, *Run) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ix, rn
+	return rn
 }
 
 func byID(vs []Verdict) map[string]Verdict {
@@ -194,11 +206,11 @@ func TestPeersAreReportedApartAndChangeNoVerdict(t *testing.T) {
 		{Name: "TestPeerGoZookeeperLock_FailsOnAStrangerAndLeavesItsNode", Action: "fail", Elapsed: 0.1, Evidence: []string{
 			"zk.Lock failed on the stranger and left its node guid-lock-0000000001",
 			"failed: peer observation changed: zk.Lock returned <nil>; recorded behaviour was an error"}, EvidenceZh: []string{
-			"zk.Lock failed on the stranger and left its node guid-lock-0000000001",
-			"失败：peer observation changed: zk.Lock returned <nil>; recorded behaviour was an error"}},
+			"zk.Lock 遇到外来的孩子时失败，留下了它的节点 guid-lock-0000000001",
+			"失败：`peer observation changed: zk.Lock returned <nil>; recorded behaviour was an error`"}},
 		{Name: "TestL6_PeerGoZookeeperLockAcquiresWithoutItsNode", Action: "pass", Elapsed: 0.1, Evidence: []string{
 			"zk.Lock returned nil although its node was deleted"}, EvidenceZh: []string{
-			"zk.Lock returned nil although its node was deleted"}},
+			"zk.Lock 返回 nil，尽管它的节点已被删除"}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("peers %+v;\nwant %+v", got, want)
@@ -326,7 +338,7 @@ func TestZhFromTheSameRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("-zh wrote no file: %v\n%s", err, stderr.String())
 	}
-	for _, want := range []string{"论断证据表", "验证记录", "| S2（超出原文） |", "| X1 |"} {
+	for _, want := range []string{"论断证据表", "验证记录", `| <a id="s2"></a>S2（超出原文） |`, `| <a id="x1"></a>X1 |`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("EVIDENCE.zh.md lacks %q", want)
 		}

@@ -77,7 +77,7 @@ func firstError(res *result) string {
 	}
 	// An Example whose output differs: quote the first differing line.
 	if d, ok := exampleout.First(res.Lines); ok {
-		return fmt.Sprintf("output differs: got %q, want %q", d.Got, d.Want)
+		return fmt.Sprintf(outputDiffers, d.Got, d.Want)
 	}
 	for _, l := range ls {
 		if strings.Contains(l, "want") {
@@ -99,6 +99,10 @@ func firstError(res *result) string {
 	}
 	return "no output"
 }
+
+// outputDiffers says how an Example's output differs from its want
+// (firstError); lang.logged gives it in Chinese.
+const outputDiffers = "output differs: got %q, want %q"
 
 // skipReason is the last log line before "--- SKIP" that talks of
 // skipping, or the last log line.
@@ -128,6 +132,9 @@ func skipReasonIn(res *result, zh bool) string {
 				return res.Attrs[i].Value
 			}
 		}
+	}
+	if zh {
+		return loggedIn(skipReason(res), true)
 	}
 	return skipReason(res)
 }

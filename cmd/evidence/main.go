@@ -164,6 +164,11 @@ func writeEvidence(o options, ix *claims.Index, stderr io.Writer) int {
 	}
 	h := rn.header()
 	r := report{ix: ix, run: rn, h: h, vs: verdicts(ix, rn, h), peers: peers(rn), peerSrc: peerSources(o.dir), m: meta}
+	if at, err := ix.ProofPositions(o.dir); err == nil {
+		r.at = at
+	} else {
+		fmt.Fprintf(stderr, "evidence: the proofs' positions, for the Chinese table's links: %v\n", err)
+	}
 	r.pics = drawPictures(o, r, stderr)
 	r.viz = visualizations(o, r)
 	if err := shareViewer(o, r.viz); err != nil {

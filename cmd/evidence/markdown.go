@@ -30,8 +30,11 @@ type report struct {
 	// peerSrc links each peer test to its source, for the peer table.
 	peerSrc map[string]string
 	m       Meta
-	pics    []picture       // diagrams drawn from the run's traces
-	viz     []visualization // porcupine's pictures of the verdicts
+	// at gives each proof its file:line (claims.Index.ProofPositions), as
+	// doc.go cites it; nil where it could not be read.
+	at   map[string]string
+	pics []picture       // diagrams drawn from the run's traces
+	viz  []visualization // porcupine's pictures of the verdicts
 }
 
 // verdictOrder is the order the header counts verdicts in.
@@ -100,9 +103,21 @@ func writeHeader(w io.Writer, r report, l *lang) {
 	if h.Ensembles != "" && l.ensembles != "" {
 		fmt.Fprintf(w, l.ensembles, l.sizes(h.Ensembles))
 	}
-	fmt.Fprintf(w, l.verdictCount, len(r.vs), orUnknown(h.Version), countVerdicts(r.vs, l))
+	fmt.Fprintf(w, l.verdictCount, len(r.vs)-reports(r.vs), orUnknown(h.Version), countVerdicts(r.vs, l))
 	fmt.Fprintf(w, l.notVerifiedCount, len(r.ix.Documentary), l.word(Documentary))
 	fmt.Fprintf(w, l.peerCnt, countPeers(r.peers, l))
+}
+
+// reports counts the verdicts of sentences that report the article's own
+// run: shown beside this run, counted with none of its verdicts.
+func reports(vs []Verdict) int {
+	n := 0
+	for _, v := range vs {
+		if v.Claim.Report {
+			n++
+		}
+	}
+	return n
 }
 
 func orUnknown(s string) string {
@@ -125,7 +140,9 @@ func packageResult(run *Run) string {
 func countVerdicts(vs []Verdict, l *lang) string {
 	n := map[string]int{}
 	for _, v := range vs {
-		n[v.Kind]++
+		if !v.Claim.Report {
+			n[v.Kind]++
+		}
 	}
 	var out []string
 	for _, k := range verdictOrder {
@@ -170,7 +187,7 @@ func writeClaims(w io.Writer, r report, l *lang) {
 		if l.zh {
 			cells = append(cells, cell(zhOr(v.Claim.Zh, v.Claim.Statement)))
 		}
-		cells = append(cells, cell(l.text(v)), cell(decisiveCell(v, l)), cell(strings.Join(tests, "<br>")))
+		cells = append(cells, cell(l.verdictCell(v)), cell(decisiveCell(v, l)), cell(strings.Join(tests, "<br>")))
 		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 	}
 }
@@ -295,12 +312,18 @@ func writePictures(w io.Writer, r report, l *lang) {
 		} else {
 			fmt.Fprintf(w, l.noSVG, p.Err, code(filepath.ToSlash(p.D2)))
 		}
+		if l.pictureFold != "" {
+			fmt.Fprintf(w, "<details><summary>"+l.pictureFold+"</summary>\n\n", strings.Join(p.Claims, l.itemSep), p.Test)
+		}
 		fmt.Fprintf(w, "```mermaid\n%s\n```\n", strings.TrimSpace(p.Mermaid))
+		if l.pictureFold != "" {
+			fmt.Fprint(w, "\n</details>\n")
+		}
 	}
 	if len(r.viz) > 0 {
 		fmt.Fprint(w, l.viz)
 		for _, v := range r.viz {
-			fmt.Fprintf(w, l.vizLine, v.Claim, v.Verdict, filepath.Base(v.Path), filepath.ToSlash(v.Path))
+			fmt.Fprintf(w, l.vizLine, v.Claim, l.porcupine(v.Verdict), filepath.Base(v.Path), filepath.ToSlash(v.Path))
 		}
 	}
 }

@@ -3,12 +3,18 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"html"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/zk19/zk19/internal/claims"
 )
+
+// rowAnchor is the anchor that opens a claim's row.
+var rowAnchor = regexp.MustCompile(`^<a id="[^"]*"></a>`)
 
 // zhRows renders the Chinese file for ix and the fixture's run and returns
 // it with its table rows by their first cell's ID.
@@ -25,7 +31,7 @@ func zhRows(t *testing.T, ix *claims.Index) (string, map[string][]string) {
 			continue
 		}
 		cells := strings.Split(strings.TrimSuffix(strings.TrimPrefix(l, "| "), " |"), " | ")
-		id, _, _ := strings.Cut(cells[0], "（")
+		id, _, _ := strings.Cut(rowAnchor.ReplaceAllString(cells[0], ""), "（")
 		rows[id] = cells
 	}
 	return b.String(), rows
@@ -48,10 +54,13 @@ func TestChineseTablesNameEveryClaim(t *testing.T) {
 	}
 	for _, c := range ix.Claims {
 		r := rows[c.ID]
-		if len(r) != 6 || r[1] != c.Locator().String() || r[2] != cell(c.Zh) {
-			t.Errorf("claim %s: row %q; want its locator %s and its Chinese statement", c.ID, r, c.Locator())
+		if len(r) != 7 || r[1] != c.Locator().String() || r[2] != termsOf(c) || r[3] != cell(c.Zh) {
+			t.Errorf("claim %s: row %q; want its locator %s, its terms and its Chinese statement", c.ID, r, c.Locator())
 		}
-		if !strings.Contains(md, fmt.Sprintf("\n#### %s（%s）：", c.ID, c.Locator())) {
+		if len(r) == 7 && utf8.RuneCountInString(html.UnescapeString(r[5])) > rowObservation {
+			t.Errorf("claim %s: its row's observation %q has more than %d characters", c.ID, r[5], rowObservation)
+		}
+		if !strings.Contains(md, fmt.Sprintf("\n##### %s（%s）：", c.ID, c.Locator())) {
 			t.Errorf("claim %s: no record under 各论断的记录", c.ID)
 		}
 	}
@@ -77,19 +86,19 @@ func TestChineseVerdictWords(t *testing.T) {
 	md, rows := zhRows(t, ix)
 	for id, want := range map[string]string{
 		"S1": "成立",
-		"S2": `在 3.8.0 上被否定："S2 refuted: porcupine says`,
-		"Y2": "未运行：skipped: the external backend",
+		"S2": `在 3.8.0 上被否定："S2 被否定：porcupine 说陈旧的历史可线性化`,
+		"Y2": "未运行：跳过：外部后端不能注入故障",
 		"Y4": "已观察到，与原文措辞不同（3.8.0）",
 		"L3": "未能证明：TestL3_EachWaiterWatchesOnlyItsPredecessor：它在本次运行中没有结果",
-		"R1": "成立，部分未运行：TestY2_SyncInTheZK1675WindowReadsStale：skipped",
+		"R1": "成立，部分未运行：TestY2_SyncInTheZK1675WindowReadsStale：跳过：",
 		"X1": "未能证明：索引中没有证明它的 Test 或 Example",
 	} {
-		if r := rows[id]; len(r) != 6 || !strings.HasPrefix(r[3], want) || r[2] != "中文"+id {
+		if r := rows[id]; len(r) != 7 || !strings.HasPrefix(r[4], want) || r[3] != "中文"+id {
 			t.Errorf("claim %s: row %q; want its verdict to begin %q", id, r, want)
 		}
 	}
-	if w := "`TestS1_PlainReadOnLaggingFollowerIsStale`（通过，2.5s）"; !strings.Contains(rows["S1"][5], w) {
-		t.Errorf("S1's proofs %q; want %s", rows["S1"][5], w)
+	if w := "`TestS1_PlainReadOnLaggingFollowerIsStale`（通过，2.5s）"; !strings.Contains(rows["S1"][6], w) {
+		t.Errorf("S1's proofs %q; want %s", rows["S1"][6], w)
 	}
 	if w := "- 结论（共 13 条论断，服务器 3.8.0）：成立 4 条；成立，部分未运行 1 条；已观察到，与原文措辞不同 1 条；被否定 2 条；未运行 1 条；未能证明 4 条\n"; !strings.Contains(md, w) {
 		t.Errorf("the counts are not %q:\n%s", w, md)

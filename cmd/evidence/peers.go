@@ -203,7 +203,10 @@ var columnNames = map[string]string{
 	"curator":      "Curator %s `InterProcessMutex`",
 }
 
-func columnName(recipe string, rows []peerRow) string {
+func columnName(recipe string, rows []peerRow, l *lang) string {
+	if recipe == "ours" && l.zh {
+		return "本配方（`lock`）"
+	}
 	version := ""
 	for _, r := range rows {
 		if c, ok := r.Cells[recipe]; ok && c.Version != "" {
@@ -304,7 +307,7 @@ func writePeerTable(w io.Writer, rows []peerRow, src map[string]string, l *lang)
 		code("isAcquiredInThisProcess()"), code("isOwnedByCurrentThread()"), code("ConnectionStateListener"), code("LOST"))
 	head := []string{l.scenario}
 	for _, c := range cols {
-		head = append(head, columnName(c, rows))
+		head = append(head, columnName(c, rows, l))
 	}
 	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
 	for _, row := range rows {
@@ -338,7 +341,7 @@ func headline(rows []peerRow, cols []string, l *lang) string {
 				counts = append(counts, fmt.Sprintf("%d %s", n[v], l.cellWord(v)))
 			}
 		}
-		parts = append(parts, fmt.Sprintf("%s%s%s", columnName(c, rows), l.colon, strings.Join(counts, l.itemSep)))
+		parts = append(parts, fmt.Sprintf("%s%s%s", columnName(c, rows, l), l.colon, strings.Join(counts, l.itemSep)))
 	}
 	if len(rows) == 1 {
 		return fmt.Sprintf(l.headlineOne, len(rows), strings.Join(parts, l.listSep))

@@ -114,6 +114,16 @@ type visualization struct {
 	Claim, Verdict, Path string
 }
 
+// porcupine is a porcupine verdict as the record logged it, in l.
+func (l *lang) porcupine(verdict string) string {
+	for _, v := range []history.Verdict{history.Linearizable, history.NotLinearizable, history.Unknown} {
+		if l.zh && v.String() == verdict {
+			return v.Chinese()
+		}
+	}
+	return verdict
+}
+
 var visualized = regexp.MustCompile(`^(\S+): porcupine visualization of the verdict (.+): (\S+\.html)$`)
 
 // visualizations lists the pictures the run's Require helpers kept (see

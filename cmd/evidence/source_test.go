@@ -78,7 +78,7 @@ func TestHeaderNamesTheCommitAndItsChanges(t *testing.T) {
 	if want := "- commit: `" + commit + "`; the tree had changes (git status --porcelain: 2): `M a`, `?? b`\n"; !strings.Contains(en, want) {
 		t.Errorf("EVIDENCE.md's header after changing a and adding b lacks %q:\n%s", want, en)
 	}
-	if want := "- 提交：`" + commit + "`；工作树有改动（git status --porcelain 列出 2 项）：`M a`, `?? b`\n"; !strings.Contains(zh, want) {
+	if want := "- 提交：`" + commit + "`；工作树有改动（`git status --porcelain` 列出 2 项）：`M a`, `?? b`\n"; !strings.Contains(zh, want) {
 		t.Errorf("EVIDENCE.zh.md's header after changing a and adding b lacks %q:\n%s", want, zh)
 	}
 

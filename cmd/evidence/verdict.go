@@ -183,7 +183,7 @@ func whyFailed(res *result, id string, l *lang) string {
 			return l.reason(a)
 		}
 	}
-	return firstError(res)
+	return l.logged(firstError(res))
 }
 
 // checkRecord lets what the record really starts with decide the record

@@ -11,11 +11,14 @@ import (
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/fence/fencetest"
+	"github.com/zk19/zk19/internal/pgserver"
 	"github.com/zk19/zk19/internal/sqlite"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	// The PostgreSQL server of this binary (internal/pgserver), started on
+	// first use, is stopped at the end and on Ctrl-C.
+	goleak.VerifyTestMain(pgserver.Wrap(m))
 }
 
 func g(domain, seq int64) fence.Token { return fence.Token{Domain: domain, Seq: seq} }
@@ -147,12 +150,17 @@ func openDurable(t *testing.T) markCleared {
 	return markCleared{d, func(ctx context.Context) error { return fencetest.ClearMark(ctx, d.Durable) }}
 }
 
+func openPostgresDurable(t *testing.T) markCleared {
+	d := pgserver.OpenDurable(t)
+	return markCleared{d, func(ctx context.Context) error { return fencetest.ClearMark(ctx, d) }}
+}
+
 func TestClearMarkLetsAnOldTokenIn(t *testing.T) {
 	ctx := context.Background()
 	for _, im := range []struct {
 		name string
 		open func(*testing.T) markCleared
-	}{{"memory", openMemory}, {"durable", openDurable}} {
+	}{{"memory", openMemory}, {"durable", openDurable}, {"durable-postgres", openPostgresDurable}} {
 		t.Run(im.name, func(t *testing.T) {
 			r := im.open(t)
 			if res, err := r.Write(ctx, g(0, 5), "a"); err != nil || !res.Accepted {

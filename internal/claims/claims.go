@@ -94,6 +94,22 @@ type Claim struct {
 	// Diagram names the proof whose recorded trace the evidence table draws
 	// as a sequence diagram for this claim ("" for none).
 	Diagram string `json:"diagram,omitempty"`
+	// Decisive picks the claim's one decisive observation among those its
+	// proofs state (nil: the first), for the row of the Chinese table.
+	Decisive *Pick `json:"decisive,omitempty"`
+	// Report marks a sentence that reports the article's own run (official
+	// 3.9.6, the Java client): its proof checks this run's counterpart, and
+	// the records and doc.go show it beside this run, not as a claim that
+	// holds here.
+	Report bool `json:"report,omitempty"`
+}
+
+// Pick chooses one observation of a claim: the first whose English starts
+// with Observation ("differs: " for a differs note), and of it the
+// Clause-th clause (from 1, clauses split at "; " and "；"; 0: all of it).
+type Pick struct {
+	Observation string `json:"observation"`
+	Clause      int    `json:"clause,omitempty"`
 }
 
 // Where is the claim's place in the article: "§3 ¶2".
@@ -220,17 +236,26 @@ func where(section string, paragraph int) string {
 // Load reads the index at path. A field the index types do not know is an
 // error; a decoding error names path.
 func Load(path string) (*Index, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
+	var ix Index
+	if err := decodeFile(path, &ix); err != nil {
 		return nil, err
 	}
-	var ix Index
+	return &ix, nil
+}
+
+// decodeFile decodes the JSON file at path into v; a field v's type does
+// not know is an error, and a decoding error names path.
+func decodeFile(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&ix); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	return &ix, nil
+	return nil
 }
 
 // Marshal returns the index as the file holds it: indented by two spaces,

@@ -203,7 +203,7 @@ func CheckProofList(t *testing.T, c Claim, funcs []Proof) {
 	}
 }
 
-// checkEveryTestCites: every root Test and Example but the meta and peer
+// CheckEveryTestCites checks that every root Test and Example but the meta and peer
 // tests cites a claim of the index and is in its proof list.
 func CheckEveryTestCites(t *testing.T, funcs []Proof, indexed map[string]Claim) {
 	t.Helper()
@@ -232,7 +232,7 @@ func CheckEveryTestCites(t *testing.T, funcs []Proof, indexed map[string]Claim) 
 
 var documentaryID = regexp.MustCompile(`^D[0-9]+$`)
 
-// checkDocumentary: each statement the index records as not executable has
+// CheckDocumentary checks that each statement the index records as not executable has
 // an ID, a place in the article, a subject and a reason.
 func CheckDocumentary(t *testing.T, ix *Index) {
 	t.Helper()
@@ -254,7 +254,7 @@ func CheckDocumentary(t *testing.T, ix *Index) {
 	}
 }
 
-// checkSources: each source dependency names claims of the index, tests
+// CheckSources checks that each source dependency names claims of the index, tests
 // that prove them, and where it was read at each version.
 func CheckSources(t *testing.T, ix *Index) {
 	t.Helper()
@@ -317,9 +317,9 @@ func CheckArticle(t *testing.T, ix *Index, check func(article string) ([]error, 
 // a session timeout is what some claims are about (E2).
 var sessionTimeoutConst = regexp.MustCompile(`SessionTimeout`)
 
-// E2Bites are sources the E2 check must refuse, and bounded waits it must
+// SleepBites are sources the E2 check must refuse, and bounded waits it must
 // let pass.
-var E2Bites = []struct {
+var SleepBites = []struct {
 	Name, Src string
 	Refused   bool
 }{
@@ -339,12 +339,12 @@ var E2Bites = []struct {
 	{"a bounded send", "func f(ch chan int) { select { case ch <- 1: case <-time.After(time.Second): } }", false},
 }
 
-// E2Scan finds the waits on time alone in files: allowed ones (for a named
+// ScanSleeps finds the waits on time alone in files: allowed ones (for a named
 // session-timeout constant) and refused ones, each with its place. Names
 // count as constants when decls, of the whole package, declare them with
 // const and nowhere as anything else (a var, a parameter, a := or a range
 // variable that could shadow them): the check has no type information.
-func E2Scan(fset *token.FileSet, decls, files []*ast.File) (allowed, refused []string) {
+func ScanSleeps(fset *token.FileSet, decls, files []*ast.File) (allowed, refused []string) {
 	consts := packageConsts(decls)
 	for _, f := range files {
 		s := &e2File{fset: fset, consts: consts, timePkg: timeImport(f), timers: map[string]bool{}, inSelect: map[ast.Expr]bool{}}

@@ -139,6 +139,7 @@ func funcDecls(root, dir string) (map[string]string, error) {
 // the article's order (paragraph, then sentence):
 //
 //	S1 §1 ¶2 句1 (beyond) 「术语」「term」: 中文论断 Proof: TestX (x_test.go:12), ExampleY (y_test.go:30)
+//	E4 §7 ¶1 句2 (the article's own run; its proof checks this run's record beside it) 「术语」: 中文陈述 Proof: …
 //	D6 §2 ¶1 句1 (not verified here) 「术语」「term」: 中文陈述
 //	§3 ¶4 句2 (premise of L8) 「术语」「term」
 //
@@ -166,6 +167,7 @@ func (ix *Index) TableOfContents(at map[string]string) ([]byte, error) {
 		"How to read this page: below, a heading per section of the article, and in each, in the article's order, "+
 		"a bullet per sentence of the article: for a claim, its ID, where the article makes it (§ section, ¶ paragraph, 句 sentence "+
 		"counted as a reader counts them, 图 for a diagram), \"(beyond)\" where the proof goes further than the article, "+
+		"\"(the article's own run)\" where the sentence reports the article's run, with the proof of this run's counterpart beside it, "+
 		"the article's own terms in 「」, so that a search with the article's words finds it, the claim restated in Chinese, "+
 		"then the Tests and Examples that prove it, each with its file and line; "+
 		"for a statement that no test here executes, \"(not verified here)\"; for every other sentence, one line of context: "+
@@ -216,6 +218,9 @@ func (ix *Index) bullets(section string, at map[string]string) ([]string, error)
 		head := c.ID + " " + c.Locator().String()
 		if c.Beyond {
 			head += " (beyond)"
+		}
+		if c.Report {
+			head += " (the article's own run; its proof checks this run's record beside it)"
 		}
 		var proofs []string
 		for _, name := range c.Proof {

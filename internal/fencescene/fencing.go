@@ -18,6 +18,7 @@ import (
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/fence/fencetest"
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/scene"
@@ -30,6 +31,12 @@ import (
 // ResourceKinds are the fenced resources every claim about the resource
 // runs against: one in memory, one durable in SQLite (issue 12).
 var ResourceKinds = []string{"memory", "durable"}
+
+// KindText is a resource kind as a proof states it, in both languages
+// ("memory": 内存, for 内存资源).
+func KindText(kind string) zh.Text { return kindTexts[kind] }
+
+var kindTexts = map[string]zh.Text{"memory": zh.Say("memory"), "durable": zh.Say("durable"), "service-table": zh.Say("service-table"), "unfenced": zh.Say("unfenced")}
 
 // FencedResource is a fenced resource with the call some claims need
 // beside the fence: a request id checked with the token (F12).
@@ -151,7 +158,7 @@ func NewFencingCast(t zkserver.TB) *FencingCast {
 	return fc
 }
 
-// expireA cuts A off behind its proxy (a blackhole: no close, no forced
+// ExpireA cuts A off behind its proxy (a blackhole: no close, no forced
 // expiry) and waits until O sees the server delete A's node: A's session
 // ran out on the server's clock, and A has not been told.
 func (fc *FencingCast) ExpireA(t zkserver.TB, node string) {
@@ -180,7 +187,7 @@ func (fc *FencingCast) cutA(t zkserver.TB) {
 	fc.A.Log.Info("connection blackholed: no close, no forced expiry")
 }
 
-// heldOnceAExpires cuts A off and returns the hold B's waiting acquisition
+// HeldOnceAExpires cuts A off and returns the hold B's waiting acquisition
 // gets: the server must expire A's session on its own clock and delete A's
 // node, and B learn it from that deletion (claim id fails otherwise).
 func (fc *FencingCast) HeldOnceAExpires(t zkserver.TB, id string, waitingB *scene.Acquisition) *lock.Held {
@@ -293,7 +300,7 @@ func (g parking) open() {
 	}
 }
 
-// resume opens the gate and returns what each resource answered the
+// Resume opens the gate and returns what each resource answered the
 // worker's write.
 func (w *LateWorker) Resume(t zkserver.TB) []fence.Result {
 	t.Helper()
@@ -357,7 +364,7 @@ func StartAskingWorker(t zkserver.TB, p *scene.Contender, node string, res fence
 	return w
 }
 
-// asked waits for ZooKeeper's answer and reports whether the node exists
+// Asked waits for ZooKeeper's answer and reports whether the node exists
 // and is owned by the worker's session; the worker is then parked.
 func (w *AskingWorker) Asked(t zkserver.TB) bool {
 	t.Helper()
@@ -375,7 +382,7 @@ func (w *AskingWorker) Asked(t zkserver.TB) bool {
 	}
 }
 
-// resume opens the gate and waits for the worker's write.
+// Resume opens the gate and waits for the worker's write.
 func (w *AskingWorker) Resume(t zkserver.TB) fence.Result {
 	t.Helper()
 	w.who.Invoke("write %q with token %v (resumed after its check)", w.value, w.tok)
@@ -511,7 +518,7 @@ func (run *WriteRun) wrote(w AcceptedWrite, accepted bool) {
 	}
 }
 
-// add records an accepted write made beside the run, once it is over.
+// Add records an accepted write made beside the run, once it is over.
 func (run *WriteRun) Add(w AcceptedWrite) {
 	run.wrote(w, true)
 	sort.Slice(run.Accepted, func(i, j int) bool { return run.Accepted[i].Commit < run.Accepted[j].Commit })
@@ -575,8 +582,8 @@ func (g *HeldGap) Accepted(tok fence.Token) {
 // lock and the sequence number.
 func SeqOnly(tok fence.Token) fence.Token { return fence.Token{Lock: tok.Lock, Seq: tok.Seq} }
 
-// T5Parent is T5's lock parent, the same path in both incarnations.
-const T5Parent = "/locks"
+// WipedParent is T5's lock parent, the same path in both incarnations.
+const WipedParent = "/locks"
 
 // HoldOnFreshServer is what one incarnation of T5's server goes through,
 // in the same order each time: an observer's session, a holder's session,
@@ -585,13 +592,13 @@ const T5Parent = "/locks"
 func HoldOnFreshServer(t *testing.T, s *zkserver.Server, observer, holder string) (*zkclient.Client, *scene.Contender, fence.Token) {
 	t.Helper()
 	o := zkclient.Connect(t, observer, []string{s.Client})
-	p := scene.Join(t, holder, []string{s.Client}, T5Parent, scene.JoinOpts{Lock: []lock.Option{lock.WithCzxidDomain()}})
+	p := scene.Join(t, holder, []string{s.Client}, WipedParent, scene.JoinOpts{Lock: []lock.Option{lock.WithCzxidDomain()}})
 	oa := claims.NewActor(t, observer)
-	oa.Invoke("create %s", T5Parent)
-	if _, err := o.Create(T5Parent, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-		claims.NotShown(t, "T5", "%s: create %s: got %v; want it created on a server that starts empty", observer, T5Parent, err)
+	oa.Invoke("create %s", WipedParent)
+	if _, err := o.Create(WipedParent, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		claims.NotShown(t, "T5", "%s: create %s: got %v; want it created on a server that starts empty", observer, WipedParent, err)
 	}
-	_, st := scene.StatOf(t, o, T5Parent)
+	_, st := scene.StatOf(t, o, WipedParent)
 	oa.Ok("czxid 0x%x", st.Czxid)
 	tok := p.Acquire().Token
 	p.Log.Ok("holds with token %v (its domain is the parent's czxid)", tok)
@@ -608,9 +615,9 @@ func ServerZxid(t *testing.T, s *zkserver.Server) int64 {
 	return st.Zxid
 }
 
-// t5Writes: A writes with its token while it holds, B with its own after
-// the wipe, then A's worker writes late.
-func T5Writes(t *testing.T, res fence.Resource, tokA, tokB fence.Token) (bWrite, late fence.Result, value string) {
+// WritesAcrossTheWipe is T5's writes: A writes with its token while it
+// holds, B with its own after the wipe, then A's worker writes late.
+func WritesAcrossTheWipe(t *testing.T, res fence.Resource, tokA, tokB fence.Token) (bWrite, late fence.Result, value string) {
 	t.Helper()
 	pa, pb := claims.NewActor(t, "A"), claims.NewActor(t, "B")
 	WriteAs(t, pa, res, tokA, "A-first")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkserver"
@@ -30,7 +31,7 @@ func NewCriticalSection(t zkserver.TB, id string) *CriticalSection {
 	return &CriticalSection{t: t, id: id, writers: map[fence.Token]*GatedWrite{}}
 }
 
-// trace is the Trace to open the resource under test with.
+// Trace is the Trace to open the resource under test with.
 func (cs *CriticalSection) Trace() *fence.Trace {
 	return &fence.Trace{Decided: func(d fence.Decision) {
 		cs.mu.Lock()
@@ -63,7 +64,7 @@ type GatedWrite struct {
 	err      error
 }
 
-// write starts who's write of value with tok on res, a resource opened with
+// Write starts who's write of value with tok on res, a resource opened with
 // cs.trace(). Tokens identify the writes: one held write per token.
 // Cleanup lets the write go and waits for it.
 func (cs *CriticalSection) Write(res fence.Resource, who claims.Actor, tok fence.Token, value string) *GatedWrite {
@@ -106,7 +107,7 @@ func (w *GatedWrite) take() bool {
 	return w.reached
 }
 
-// entered waits until the write has compared its token and is held at its
+// Entered waits until the write has compared its token and is held at its
 // decision, inside the resource's critical section, and returns the
 // decision.
 func (w *GatedWrite) Entered() fence.Decision {
@@ -131,11 +132,16 @@ type Whereabouts struct {
 	Parked   string         // else where it waited: "sync.(*Mutex).Lock in fence.(*Memory).Write"
 }
 
-func (wa Whereabouts) String() string {
+func (wa Whereabouts) String() string { return wa.text().En }
+
+// Chinese is where the write was, in the Chinese record's words.
+func (wa Whereabouts) Chinese() string { return wa.text().Zh }
+
+func (wa Whereabouts) text() zh.Text {
 	if wa.Inside {
-		return fmt.Sprintf("inside too: token %v against mark %v, admitted: %v", wa.Decision.Token, wa.Decision.Mark, wa.Decision.Admitted)
+		return zh.Say("inside too: token %v against mark %v, admitted: %v", wa.Decision.Token, wa.Decision.Mark, wa.Decision.Admitted)
 	}
-	return "parked in " + wa.Parked
+	return zh.Say("parked in %s", wa.Parked)
 }
 
 // Brief says where the write was without naming the resource's own call
@@ -174,7 +180,7 @@ func (w *GatedWrite) Whereabouts(other *GatedWrite) Whereabouts {
 	return wa
 }
 
-// finish lets the write go and returns its result; the decision is taken
+// Finish lets the write go and returns its result; the decision is taken
 // in as well (a write that was parked reaches it after the release). If
 // other, a write started meanwhile, reaches its decision before this one
 // has returned, other is let go too: it may hold what this write needs to
@@ -229,7 +235,7 @@ type WaitingRead struct {
 	err    error
 }
 
-// read starts who's Read of res in a goroutine of its own while held is
+// Read starts who's Read of res in a goroutine of its own while held is
 // inside, and waits until the read is parked in the resource's Read,
 // waiting for the section held keeps. Cleanup lets held go and waits for
 // the read.
@@ -264,7 +270,7 @@ func (cs *CriticalSection) Read(res fence.Resource, who claims.Actor, held *Gate
 	return r
 }
 
-// result waits for the read to return and returns what it read.
+// Result waits for the read to return and returns what it read.
 func (r *WaitingRead) Result() (value string, mark fence.Token, marked bool) {
 	t := r.cs.t
 	t.Helper()

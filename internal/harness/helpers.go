@@ -336,7 +336,7 @@ func parseMntr(answer string) map[string]int64 {
 // (wait.Receive waits for it).
 type Returned chan struct{}
 
-// finished reports, without waiting, whether the call has returned.
+// Finished reports, without waiting, whether the call has returned.
 func (r Returned) Finished() bool {
 	select {
 	case <-r:

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"github.com/zk19/zk19/internal/hostports"
 	"github.com/zk19/zk19/internal/reaper"
 	"github.com/zk19/zk19/internal/wait"
@@ -360,17 +361,22 @@ func UnnamedSizes(header string, ran []*zkserver.Ensemble) []string {
 	return out
 }
 
-// StartedSizes counts started ensembles by size: "standalone ×3, 3 servers ×2".
-func StartedSizes(ran []*zkserver.Ensemble) string {
+// StartedSizes counts started ensembles by size: "standalone ×3, 3
+// servers ×2", in both languages.
+func StartedSizes(ran []*zkserver.Ensemble) zh.Text {
 	count := map[int]int{}
 	for _, e := range ran {
 		count[len(e.Servers)]++
 	}
-	var parts []string
+	var parts []zh.Text
 	for _, n := range slices.Sorted(maps.Keys(count)) {
-		parts = append(parts, fmt.Sprintf("%s ×%d", SizeName(n), count[n]))
+		if n == 1 {
+			parts = append(parts, zh.Say("standalone ×%d", count[n]))
+		} else {
+			parts = append(parts, zh.Say("%d servers ×%d", n, count[n]))
+		}
 	}
-	return strings.Join(parts, ", ")
+	return zh.Join(parts, zh.Text{En: ", ", Zh: "，"})
 }
 
 // runMatchesHeader ends the record with the ensembles the whole run started
@@ -403,9 +409,9 @@ func runMatchesHeader(code int) int {
 	return code
 }
 
-// E1Patience bounds E1's wait for a trio that other tests hold, before it
+// TrioPatience bounds E1's wait for a trio that other tests hold, before it
 // starts one of its own.
-const E1Patience = 90 * time.Second
+const TrioPatience = 90 * time.Second
 
 // ServerOnLoopback reads a running server from outside (the sockets its
 // process listens on) and from inside (its conf answer: its own ports, and

@@ -36,11 +36,10 @@ import (
 // configured otherwise (S4's logger, Y7's five servers) starts its own.
 var pool serverPool
 
-// The pool lends other ensembles the same way, of a kind their scene
-// declares (NewKind): Y2's five servers, for one (internal/replicas).
-//
-// A Kind is a configuration the pool keeps: n servers with a proxy on every
-// link, tickTime tick and syncLimit syncLimit.
+// Kind is an ensemble the pool lends besides the trio, as a scene declares
+// it (NewKind): Y2's five servers, for one (internal/replicas). It is a
+// configuration the pool keeps: n servers with a proxy on every link,
+// tickTime tick and syncLimit syncLimit.
 type Kind struct {
 	name      string
 	n         int

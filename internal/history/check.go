@@ -79,6 +79,18 @@ func (v Verdict) String() string {
 	}
 }
 
+// Chinese is the verdict in the Chinese record's words (zh.Chinese).
+func (v Verdict) Chinese() string {
+	switch v {
+	case Linearizable:
+		return "可线性化"
+	case NotLinearizable:
+		return "不可线性化"
+	default:
+		return "未知"
+	}
+}
+
 // Check reports whether ops, a history of the register with the given
 // initial value (as built by Recorder.Operations), is linearizable. A
 // timeout of 0 means none. The returned info can be passed to

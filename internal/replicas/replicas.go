@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/history"
@@ -71,14 +72,14 @@ func NewTrio(t zkserver.TB, opts ...zkserver.Option) *Trio {
 	return tr
 }
 
-// in returns the trio with t as the test that logs and fails (for subtests).
+// In returns the trio with t as the test that logs and fails (for subtests).
 func (tr *Trio) In(t zkserver.TB) *Trio {
 	c := *tr
 	c.t, c.A, c.B = t, tr.A.in(t), tr.B.in(t)
 	return &c
 }
 
-// lagBehind holds the leader's stream to B's follower and lets A write v:
+// LagBehind holds the leader's stream to B's follower and lets A write v:
 // the write commits without B's follower.
 func (tr *Trio) LagBehind(v string) {
 	tr.t.Helper()
@@ -86,7 +87,7 @@ func (tr *Trio) LagBehind(v string) {
 	tr.A.Set(v)
 }
 
-// catchUp releases the stream and waits until B reads v.
+// CatchUp releases the stream and waits until B reads v.
 func (tr *Trio) CatchUp(v string) {
 	tr.t.Helper()
 	tr.Release()
@@ -102,7 +103,7 @@ type XHistory struct{ Rec *history.Recorder }
 
 func newXHistory(initial string) *XHistory { return &XHistory{Rec: history.NewRecorder(initial)} }
 
-// start begins a new history, of a register whose value is now initial.
+// Start begins a new history, of a register whose value is now initial.
 func (h *XHistory) Start(initial string) { h.Rec = history.NewRecorder(initial) }
 
 // Verdict is porcupine's verdict on the history so far, as an
@@ -118,7 +119,7 @@ func (h *XHistory) Join(t zkserver.TB, name string, id int, s *zkserver.Server) 
 	return h.Client(t, name, id, zkclient.Connect(t, name, []string{s.Client}))
 }
 
-// client makes session c participant name, porcupine's client id.
+// Client makes session c participant name, porcupine's client id.
 func (h *XHistory) Client(t zkserver.TB, name string, id int, c *zkclient.Client) *XClient {
 	return &XClient{Client: c, Log: claims.NewActor(t, name), id: id, h: h, inbox: make(chan string, 16)}
 }
@@ -213,10 +214,10 @@ func (c *XClient) Told() string {
 	return msg
 }
 
-// quorumLink is the proxy B's follower dials to reach the leader.
+// QuorumLink is the proxy B's follower dials to reach the leader.
 func (tr *Trio) QuorumLink() *faultproxy.Proxy { return tr.StreamProxy(tr.Lagging) }
 
-// holdLeaderStream makes B's follower lag: everything the leader sends it is
+// HoldLeaderStream makes B's follower lag: everything the leader sends it is
 // kept by the proxy (the cluster heals at cleanup). It returns that proxy,
 // whose held bytes show the lag.
 func (tr *Trio) HoldLeaderStream() *faultproxy.Proxy {
@@ -280,7 +281,7 @@ type BarrierResult struct {
 	ReadAfter         string
 }
 
-// blockedUntilRelease runs op (as B, on the lagging follower, while the
+// BlockedUntilRelease runs op (as B, on the lagging follower, while the
 // leader's stream is held and after A's write of "1"), shows that op has
 // reached the leader and is still pending, releases, and reads.
 func (tr *Trio) BlockedUntilRelease(what string, op func() error) BarrierResult {
@@ -327,12 +328,12 @@ func (tr *Trio) BlockedUntilRelease(what string, op func() error) BarrierResult 
 // B's follower held and A's write of "1" committed, B's op (sync or a write
 // barrier) runs until the release, and the read after it is taken. The
 // proof judges what it returns.
-func WaitsForTheStream(t *testing.T, what string, op func(*Trio) error) BarrierResult {
+func WaitsForTheStream(t *testing.T, what zh.Text, op func(*Trio) error) BarrierResult {
 	t.Helper()
 	tr := NewTrio(t)
 	tr.HoldLeaderStream()
 	tr.A.Set("1")
-	r := tr.BlockedUntilRelease(what, func() error { return op(tr) })
+	r := tr.BlockedUntilRelease(what.En, func() error { return op(tr) })
 	claims.Evidence(t, "%s returned before the release: %v; its error: %v; read after it: %q", what, r.DoneBeforeRelease, r.Err, r.ReadAfter)
 	return r
 }
@@ -341,16 +342,16 @@ func WaitsForTheStream(t *testing.T, what string, op func(*Trio) error) BarrierR
 // follower, the three interleaved and their order rotated each round, so
 // that the load of a shared 2-core machine falls on all three alike.
 // Bounded by y9Rounds and by y9Within, whichever ends first; fewer than
-// Y9MinRounds rounds show nothing.
+// BarrierMinRounds rounds show nothing.
 const (
-	Y9Rounds    = 100
-	Y9MinRounds = 30
-	Y9Within    = 60 * time.Second
+	BarrierRounds    = 100
+	BarrierMinRounds = 30
+	BarrierWithin    = 60 * time.Second
 )
 
-// Y9Kind is one way to read and what each of its runs cost: its time, and
+// BarrierKind is one way to read and what each of its runs cost: its time, and
 // the bytes that crossed B's follower's link to the leader while it ran.
-type Y9Kind struct {
+type BarrierKind struct {
 	Name string
 	// Op reads through c, the client whose server the proof checked: it has
 	// no other client to measure through.
@@ -418,7 +419,7 @@ func OnServer(c *zkclient.Client, s *zkserver.Server, servers []*zkserver.Server
 	return ""
 }
 
-// consLine returns the lagging follower's cons line for session sid.
+// ConsFor returns the cons line of server s for session sid.
 func ConsFor(s *zkserver.Server, sid int64) (string, error) {
 	a, err := zkserver.FourLetter(s.Client, "cons", 2*time.Second)
 	if err != nil {
@@ -461,14 +462,14 @@ func ConsField(line, name string) string {
 // leads until its followers on the other side have not acked for about
 // syncLimit × tickTime (5 s here); the scenario needs about 2 s of it.
 const (
-	Y2Tick      = time.Second
-	Y2SyncLimit = 5
+	zk1675Tick      = time.Second
+	zk1675SyncLimit = 5
 )
 
 // zk1675Kind is Y2's five servers as the pool lends them: TestY2 and
 // Example_s2SyncInZK1675Window play the same scene, and the Example, which
 // runs last and alone, need not wait for five servers to start.
-var zk1675Kind = harness.NewKind("five", 5, Y2Tick, Y2SyncLimit)
+var zk1675Kind = harness.NewKind("five", 5, zk1675Tick, zk1675SyncLimit)
 
 // ZK1675 is the Y2 scene: five servers with a proxy on every link and x=0
 // applied on all of them. old leads; oldFollower is one of its followers,
@@ -513,7 +514,7 @@ func NewZK1675(t zkserver.TB) *ZK1675 {
 	return w
 }
 
-// cut partitions {old leader, old follower} from the new side,
+// Cut partitions {old leader, old follower} from the new side,
 // asymmetrically: the three see their connections close and elect at once,
 // while the old leader's ends stay open and silent, so it goes on leading
 // for about syncLimit × tickTime.
@@ -524,7 +525,7 @@ func (w *ZK1675) Cut() {
 	w.Links.PartitionAsym(harness.IDs(w.Old, w.OldFollower), harness.IDs(w.newSide...))
 }
 
-// newLeader waits until the new side has elected a leader and returns it.
+// NewLeader waits until the new side has elected a leader and returns it.
 func (w *ZK1675) NewLeader() *zkserver.Server {
 	w.t.Helper()
 	var leader *zkserver.Server
@@ -544,13 +545,13 @@ func (w *ZK1675) NewLeader() *zkserver.Server {
 	return leader
 }
 
-// mode is what s says it is now (srvr's Mode), or why it did not say.
+// Mode is what s says it is now (srvr's Mode), or why it did not say.
 func (w *ZK1675) Mode(s *zkserver.Server) string {
 	m, err := s.Mode()
 	if err != nil {
 		m = "unknown:" + ErrOrEmpty(err)
 	}
-	if w.cutAt.IsZero() {
+	if w.cutAt.IsZero() { // no cut yet: time.Since a zero time is Go's largest duration
 		w.t.Logf("%s reports mode %s, before the cut", s.Label, m)
 		return m
 	}
@@ -566,7 +567,7 @@ func (w *ZK1675) WaitStepDown() {
 		m, err := w.Old.Mode()
 		return m != "leader", fmt.Sprintf("mode %q%v", m, ErrOrEmpty(err))
 	})
-	w.t.Logf("the old leader stepped down %v after the cut (syncLimit × tickTime = %v)", w.SinceCut(), Y2SyncLimit*Y2Tick)
+	w.t.Logf("the old leader stepped down %v after the cut (syncLimit × tickTime = %v)", w.SinceCut(), zk1675SyncLimit*zk1675Tick)
 }
 
 // SinceCut is how long ago the cut was made.
@@ -595,8 +596,8 @@ func ReadAs(t zkserver.TB, c *zkclient.Client, a claims.Actor, path string) (str
 // Timing of Y7: the held acknowledgements must not make the leader drop
 // those followers (syncLimit × tickTime = 10 s) while the test looks.
 const (
-	Y7Tick      = time.Second
-	Y7SyncLimit = 10
+	HeldAcksTick      = time.Second
+	HeldAcksSyncLimit = 10
 )
 
 // SyncAs runs a sync as the actor and fails unless it returns within d.

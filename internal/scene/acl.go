@@ -63,7 +63,7 @@ func authenticate(t *testing.T, c *zkclient.Client, identity string) {
 	}
 }
 
-// holdAndWait: A holds; B waits on A's node. Both candidates carry the
+// HoldAndWait makes A hold and B wait on A's node. Both candidates carry the
 // ACL their Lockers asked for, as O reads it back from the server.
 func (sc *ACLScene) HoldAndWait(t *testing.T) (*lock.Held, *Acquisition) {
 	t.Helper()
@@ -108,7 +108,7 @@ func StoredACL(asked []zk.ACL, identity string) []zk.ACL {
 	return out
 }
 
-// steal is T's delete of A's node.
+// Steal is T's delete of A's node.
 func (sc *ACLScene) Steal(t *testing.T, node string) error {
 	t.Helper()
 	ta := claims.NewActor(t, "T")

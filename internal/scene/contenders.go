@@ -75,13 +75,13 @@ func (r *Scene) Join(name string, o JoinOpts) *Contender {
 	return p
 }
 
-// session opens a plain session on the scene's servers (no Locker).
+// Session opens a plain session on the scene's servers (no Locker).
 func (r *Scene) Session(name string) *zkclient.Client {
 	r.t.Helper()
 	return zkclient.Connect(r.t, name, r.servers, zkclient.Quiet())
 }
 
-// handOver releases h and returns the hold that next, waiting right
+// HandOver releases h and returns the hold that next, waiting right
 // behind it, takes. A release or an acquisition that fails here is the
 // scene's, not claim id's own observation (what the claim counts is checked
 // by its test): the proof of id stops, not shown.
@@ -144,7 +144,7 @@ func Join(t zkserver.TB, name string, servers []string, parent string, o JoinOpt
 	return p
 }
 
-// relock gives p a fresh Locker on its client's current session. The
+// Relock gives p a fresh Locker on its client's current session. The
 // article's tokens are the sequence numbers alone (§5's diagram: token 0,
 // token 1), so a contender's Locker opts out of the parent's czxid domain
 // unless JoinOpts.Lock turns it back on (lock.WithCzxidDomain), as the §6
@@ -187,7 +187,7 @@ func (p *Contender) line(typ, format string, args ...any) {
 	}
 }
 
-// lastStep is the recipe's last step on p's session, as its record line
+// LastStep is the recipe's last step on p's session, as its record line
 // says it.
 func (p *Contender) LastStep() string {
 	p.mu.Lock()
@@ -198,7 +198,7 @@ func (p *Contender) LastStep() string {
 	return p.last
 }
 
-// eventsReceived returns the watch events p's acquisitions have received so
+// EventsReceived returns the watch events p's acquisitions have received so
 // far, oldest first, as "EventNodeDataChanged <node name>".
 func (p *Contender) EventsReceived() []string {
 	p.mu.Lock()
@@ -206,10 +206,10 @@ func (p *Contender) EventsReceived() []string {
 	return slices.Clone(p.received)
 }
 
-// mute stops p's trace lines.
+// Mute stops p's trace lines.
 func (p *Contender) Mute() { p.mu.Lock(); p.muted = true; p.mu.Unlock(); p.stopped.Store(true) }
 
-// acquire takes the lock now, within the scene's bound, or fails the test.
+// Acquire takes the lock now, within the scene's bound, or fails the test.
 func (p *Contender) Acquire() *lock.Held {
 	p.t.Helper()
 	h, err := p.Locker.Acquire(p.ctx)
@@ -219,7 +219,7 @@ func (p *Contender) Acquire() *lock.Held {
 	return h
 }
 
-// settled returns the state of p's acquisition of candidate own, certain
+// Settled returns the state of p's acquisition of candidate own, certain
 // about notifications: a read on p's own connection first (see
 // Witness.settle). An acquisition that does not settle within the bound
 // is a step of the scene that did not take: not shown.
@@ -265,7 +265,7 @@ func acquireInBackground(t zkserver.TB, ctx context.Context, l *lock.Locker) *Ac
 	return acq
 }
 
-// acquireInBackground starts an acquisition of p's and returns once its
+// AcquireInBackground starts an acquisition of p's and returns once its
 // candidate exists, so its name is known. p's acquisitions start one at a
 // time; each runs until it holds, fails or is cancelled.
 func (p *Contender) AcquireInBackground() *Acquisition {
@@ -299,7 +299,7 @@ func (acq *Acquisition) stop() {
 	}
 }
 
-// result waits for the acquisition to return, as a step of the scene: a
+// Result waits for the acquisition to return, as a step of the scene: a
 // return that does not come within the bound is not shown, with where the
 // Acquisition stood.
 func (acq *Acquisition) Result() (*lock.Held, error) {
@@ -351,17 +351,17 @@ func (acq *Acquisition) seen() string {
 	return fmt.Sprintf("%s; %s's last step: %s", s, acq.p.Name, acq.p.LastStep())
 }
 
-// finished reports, without waiting, whether the acquisition has returned.
+// Finished reports, without waiting, whether the acquisition has returned.
 func (acq *Acquisition) Finished() bool { return acq.done.Finished() }
 
-// waitsOn waits until the acquisition blocks on the watch of pred, and
+// WaitsOn waits until the acquisition blocks on the watch of pred, and
 // returns it; as a step of the scene, one that does not is not shown.
 func (acq *Acquisition) WaitsOn(pred string) *Acquisition {
 	acq.t.Helper()
 	return acq.WaitsOnOr(claims.NotShown, pred)
 }
 
-// waitsOnOr is waitsOn for a wait the claim observes: j judges an
+// WaitsOnOr is waitsOn for a wait the claim observes: j judges an
 // Acquisition that does not block on pred.
 func (acq *Acquisition) WaitsOnOr(j claims.Judge, pred string) *Acquisition {
 	acq.t.Helper()
@@ -401,14 +401,14 @@ func (acq *Acquisition) instead(pred string) string {
 	return got + "; " + pred + " is gone from the server"
 }
 
-// settled is the acquisition's state, certain about notifications (see
+// Settled is the acquisition's state, certain about notifications (see
 // contender.settled).
 func (acq *Acquisition) Settled() Attempt {
 	acq.t.Helper()
 	return acq.p.Settled(acq.Own)
 }
 
-// settledOr is settled for a state the claim observes (see
+// SettledOr is settled for a state the claim observes (see
 // contender.settledOr).
 func (acq *Acquisition) SettledOr(j claims.Judge) Attempt {
 	acq.t.Helper()

@@ -18,6 +18,7 @@ import (
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/claims/zh"
 	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/harness"
 	"github.com/zk19/zk19/internal/wait"
@@ -307,9 +308,9 @@ func lowestBySeq(kids []string) string {
 	return low
 }
 
-// L9Round is TestL9's scenario state: X on the leader, Y on the other
+// CreateReadRound is TestL9's scenario state: X on the leader, Y on the other
 // follower, W on follower f.
-type L9Round struct {
+type CreateReadRound struct {
 	T          *testing.T
 	C          *harness.Cluster
 	F          *zkserver.Server
@@ -320,9 +321,9 @@ type L9Round struct {
 	deleted    []string
 }
 
-// requireFollower checks that the server W's session is connected to
+// RequireFollower checks that the server W's session is connected to
 // reports itself a follower: on the leader the claim would hold trivially.
-func (r *L9Round) RequireFollower() {
+func (r *CreateReadRound) RequireFollower() {
 	r.T.Helper()
 	at := r.W.Server()
 	for _, s := range r.C.Servers {
@@ -339,7 +340,7 @@ func (r *L9Round) RequireFollower() {
 	claims.NotShown(r.T, "L9", "W is connected to %s, none of the ensemble's servers", at)
 }
 
-func (r *L9Round) create(c *zkclient.Client, a claims.Actor) string {
+func (r *CreateReadRound) create(c *zkclient.Client, a claims.Actor) string {
 	r.T.Helper()
 	a.Invoke("create %s/<guid>-lock- EPHEMERAL_SEQUENTIAL", r.Root)
 	p, err := c.Create(r.Root+"/"+uuid.NewString()+fence.LockInfix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
@@ -351,7 +352,7 @@ func (r *L9Round) create(c *zkclient.Client, a claims.Actor) string {
 	return path.Base(p)
 }
 
-func (r *L9Round) Round(i int, lag bool) L9List {
+func (r *CreateReadRound) Round(i int, lag bool) CreateReadList {
 	t := r.T
 	t.Helper()
 	if lag {
@@ -374,15 +375,15 @@ func (r *L9Round) Round(i int, lag bool) L9List {
 		t.Fatalf("W children: %v", err)
 	}
 	r.Wa.Ok("%d children", len(kids))
-	l := L9List{Round: i, Own: own, Kids: kids, Live: slices.Sorted(maps.Keys(r.Live)), Deleted: slices.Clone(r.deleted)}
+	l := CreateReadList{Round: i, Own: own, Kids: kids, Live: slices.Sorted(maps.Keys(r.Live)), Deleted: slices.Clone(r.deleted)}
 	r.Live[own] = true
 	return l
 }
 
-// L9List is what W listed in one round of L9, after its create in the same
+// CreateReadList is what W listed in one round of L9, after its create in the same
 // session: its own node, the listing, the candidates that were live before
 // W's create and those deleted before it.
-type L9List struct {
+type CreateReadList struct {
 	Round               int
 	Own                 string
 	Kids, Live, Deleted []string
@@ -391,7 +392,7 @@ type L9List struct {
 // createBehind shows W's follower behind (its plain list lacks y), sends
 // W's create while it is, and releases the held stream once the leader has
 // answered the create into the hold. It returns W's node.
-func (r *L9Round) createBehind(i int, y string) string {
+func (r *CreateReadRound) createBehind(i int, y string) string {
 	t := r.T
 	t.Helper()
 	r.Wa.Invoke("children %s (plain read, before W's create)", r.Root)
@@ -435,9 +436,9 @@ func (r *L9Round) createBehind(i int, y string) string {
 	return path.Base(cr.p)
 }
 
-// L12Scene is TestL12's lock scene: O on the leader, W's acquisition
+// UnseenDeletionScene is TestL12's lock scene: O on the leader, W's acquisition
 // through follower f.
-type L12Scene struct {
+type UnseenDeletionScene struct {
 	T  *testing.T
 	C  *harness.Cluster
 	F  *zkserver.Server
@@ -449,7 +450,7 @@ type L12Scene struct {
 // UnseenDeletion holds the leader's stream to f, runs del, which deletes
 // node through the leader, and observes W's acquisition while f has not
 // seen the deletion; then it releases the stream.
-func (sc *L12Scene) UnseenDeletion(node string, del func()) Unseen {
+func (sc *UnseenDeletionScene) UnseenDeletion(node string, del func()) Unseen {
 	t := sc.T
 	t.Helper()
 	events := sc.W.Events.Load()
@@ -488,7 +489,7 @@ type Unseen struct {
 // WaitsOnOrReturns waits, once the stream is released, until W's
 // Acquisition waits on pred or returns, and says whether it returned; late
 // judges a wait that sees neither within the bound.
-func (sc *L12Scene) WaitsOnOrReturns(pred string, late claims.Judge) (returned bool) {
+func (sc *UnseenDeletionScene) WaitsOnOrReturns(pred string, late claims.Judge) (returned bool) {
 	t := sc.T
 	t.Helper()
 	wait.For(claims.Judged(t, "L12", late), harness.Within, "W to wait on "+pred+" or return", func() (bool, string) {
@@ -539,7 +540,7 @@ func (el *Election) Candidate(name string) *ElectionCandidate {
 	return &ElectionCandidate{Contender: p, el: el}
 }
 
-// beginRecovery is the first half of p's recovery: it reads the state the
+// BeginRecovery is the first half of p's recovery: it reads the state the
 // last leader left ("epoch=N x=V") and marks it as being recovered into
 // the next epoch. It returns what the state says now.
 func (p *ElectionCandidate) BeginRecovery() string {
@@ -550,7 +551,7 @@ func (p *ElectionCandidate) BeginRecovery() string {
 	return now
 }
 
-// finishRecovery is the second half: the recovered state of the new epoch
+// FinishRecovery is the second half: the recovered state of the new epoch
 // (the earlier leader's pending update applied), then ready, ephemeral,
 // naming p. It returns the recovered state.
 func (p *ElectionCandidate) FinishRecovery() string {
@@ -672,7 +673,7 @@ type Usage struct {
 	err           error
 }
 
-// use finds the leader by q's rule and reads the state it serves.
+// Use finds the leader by q's rule and reads the state it serves.
 func (q *ElectionClient) Use() Usage {
 	leader, err := q.rule(q)
 	if err != nil {
@@ -693,13 +694,13 @@ func (q *ElectionClient) Use() Usage {
 type ElectionRound struct {
 	Leader, Half, Recovered string
 	Control                 Usage
-	WhileHalf               string // "waited for ready" or "returned"
+	WhileHalf               zh.Text // "waited for ready" or "returned"
 	ReturnedEarly           bool
 	Early                   Usage // Qready's usage if it returned while the leader was half recovered
 	Correct                 Usage // Qready's usage, whenever it returned
 }
 
-// round: p holds the lock and begins its recovery; both clients ask for the
+// Round is one round of L10: p holds the lock and begins its recovery; both clients ask for the
 // leader while the state is half recovered; Qready, started in the
 // background, is awaited until it waits for ready or returns; then p
 // finishes its recovery and publishes ready (also when Qready returned
@@ -721,9 +722,9 @@ func (el *Election) Round(p *ElectionCandidate, ready, lowest *ElectionClient) E
 	t.Cleanup(func() { wait.Receive(t, harness.Within, ready.name+"'s use", done) })
 	select {
 	case <-ready.Waiting:
-		r.WhileHalf = "waited for ready"
+		r.WhileHalf = zh.Say("waited for ready")
 	case <-done:
-		r.WhileHalf, r.ReturnedEarly, r.Early = "returned", true, correct
+		r.WhileHalf, r.ReturnedEarly, r.Early = zh.Say("returned"), true, correct
 	case <-time.After(harness.Within):
 		claims.NotShown(t, "L10", "%s neither waited for ready nor returned within %v", ready.name, harness.Within)
 	}

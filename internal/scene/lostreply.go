@@ -62,7 +62,7 @@ var (
 	DeleteOps = []int32{jute.OpDelete}
 )
 
-// loseReply runs call, one of A's operations, while the proxy loses the
+// LoseReply runs call, one of A's operations, while the proxy loses the
 // reply to the request m picks. It returns what the fault did and call's
 // error. A call that returns no error may have been answered (the fault then
 // is cancelled, and the caller sees Dropped false) or may have resolved the
@@ -153,7 +153,7 @@ func FaultEnded(t zkserver.TB, d *faultproxy.Drop, what string) faultproxy.DropR
 	return d.Result()
 }
 
-// loseRequest runs call while the request m picks never reaches the
+// LoseRequest runs call while the request m picks never reaches the
 // server: the proxy holds A's traffic to the server until the request is
 // among the held bytes, then cuts A's connection (the held bytes go with
 // it), runs cut (A is cut off now), and heals. It returns call's error.
@@ -228,7 +228,7 @@ func LoseCreate(t zkserver.TB, id string, lr *LostReply) *LostCreate {
 	return lc
 }
 
-// nodesWithGUID is what O sees directly on the server: the children of
+// NodesWithGUID is what O sees directly on the server: the children of
 // the root that carry the GUID, with their owners (ephemeralOwner).
 func (lc *LostCreate) NodesWithGUID(t zkserver.TB) map[string]int64 {
 	t.Helper()
@@ -302,7 +302,8 @@ type Abandoned struct {
 	Left bool
 }
 
-// releaseScene: A holds through the lost-reply proxy, B waits on A directly.
+// ReleaseScene makes A hold through the lost-reply proxy and B wait on A
+// directly.
 func ReleaseScene(t *testing.T, aOpts JoinOpts) (*LostReply, *lock.Held, *Contender, *Acquisition) {
 	t.Helper()
 	lr := NewLostReply(t, aOpts)

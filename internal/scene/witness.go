@@ -79,7 +79,7 @@ func newWitness(t zkserver.TB, name, parent string, servers []string) (*Witness,
 	return w, addrs
 }
 
-// server is the server behind addr, the address the session dialled.
+// Server is the server behind addr, the address the session dialled.
 func (w *Witness) Server(addr string) string { return w.upstream[addr] }
 
 // listings is the number of getChildren requests on the wire so far.
@@ -304,7 +304,7 @@ func (w *Witness) waitFor(t zkserver.TB, what, want string, cond wait.Cond) {
 	}
 }
 
-// all returns the state of every acquisition, in the order they began;
+// All returns the state of every acquisition, in the order they began;
 // each must be settled.
 func (w *Witness) All(t zkserver.TB) []Attempt {
 	t.Helper()

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"maps"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,17 +61,51 @@ func verbs(format string) (map[int][]string, error) {
 	return out, nil
 }
 
-// TestEveryChineseFormatUsesTheEnglishVerbs: each entry of the catalogue
-// (observations and failures) formats every argument of its English
-// format, and only those, with the same verb.
-func TestEveryChineseFormatUsesTheEnglishVerbs(t *testing.T) {
+// TestEveryChineseFormatShowsTheEnglishArguments: each entry of the
+// catalogue (observations, failures, phrases) formats every argument of
+// its English format, and only those, with the same verb; filled with
+// distinct sample values, the Chinese shows them in the English order
+// (a Chinese that must reorder says it another way: indexes swapped by
+// mistake read as well as right ones), and a value named as a participant's
+// ("A's %v") is the same participant's in the Chinese ("A 的 %v"): "A's
+// %v, B's %v" said as "B 的 %v，A 的 %v" would give each token to the other.
+func TestEveryChineseFormatShowsTheEnglishArguments(t *testing.T) {
 	for _, catalogue := range []map[string]string{observations, failures, phrases} {
 		for en, zh := range catalogue {
-			if err := sameVerbs(en, zh); err != nil {
+			if err := sameArguments(en, zh); err != nil {
 				t.Error(err)
 			}
 		}
 	}
+}
+
+// sameArguments reports how zh shows en's arguments differently, if it
+// does: another verb for one, one missing or extra (sameVerbs), a value
+// out of the English order, or a value given to another participant.
+func sameArguments(en, zh string) error {
+	if err := sameVerbs(en, zh); err != nil {
+		return err
+	}
+	ve, _ := verbs(en)
+	args := samples(ve)
+	got, want := fmt.Sprintf(zh, args...), fmt.Sprintf(en, args...)
+	if strings.Contains(got, "%!") || strings.Contains(want, "%!") {
+		return fmt.Errorf("filled with samples, %q gives %q and %q gives %q; want no %%! (a bad verb or index)", en, want, zh, got)
+	}
+	rendered := make([]string, len(args))
+	for n := range args {
+		rendered[n] = fmt.Sprintf("%"+ve[n+1][0], args[n])
+	}
+	oe, oz := valueOrder(want, rendered), valueOrder(got, rendered)
+	if !slices.Equal(oe, oz) {
+		return fmt.Errorf("filled with distinct samples, %q shows the arguments in the order %v; want the English order %v, as %q shows them", got, oz, oe, want)
+	}
+	for n, r := range rendered {
+		if pe, pz := owner(want, r, ownerEn), owner(got, r, ownerZh); pe != "" && pz != "" && pe != pz {
+			return fmt.Errorf("filled with distinct samples, %q gives argument %d (%s) to %s; want it %s's, as %q", got, n+1, r, pz, pe, want)
+		}
+	}
+	return nil
 }
 
 // sameVerbs reports how zh's verbs differ from en's, if they do.
@@ -96,6 +131,61 @@ func sameVerbs(en, zh string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// samples are distinct values for the arguments whose verbs are ve: an
+// integer for an integer verb, a float for a float verb, a string else;
+// none is a part of another as printed.
+func samples(ve map[int][]string) []any {
+	args := make([]any, len(ve))
+	for n := range args {
+		verb := ve[n+1][0]
+		switch verb[len(verb)-1] {
+		case 'd', 'x', 'X', 'o', 'b', 'c':
+			args[n] = 4000 + 37*(n+1)
+		case 'f', 'g', 'e':
+			args[n] = 600 + 11.25*float64(n+1)
+		case 't':
+			args[n] = n%2 == 0
+		default:
+			args[n] = fmt.Sprintf("q%dq", n+1)
+		}
+	}
+	return args
+}
+
+// valueOrder is the arguments (from 1) in the order their rendered
+// values first show in s; a bool's value is not told apart, and is left out.
+func valueOrder(s string, rendered []string) []int {
+	var at []int
+	for n, r := range rendered {
+		if r != "true" && r != "false" && strings.Contains(s, r) {
+			at = append(at, n+1)
+		}
+	}
+	slices.SortFunc(at, func(a, b int) int { return strings.Index(s, rendered[a-1]) - strings.Index(s, rendered[b-1]) })
+	return at
+}
+
+// owners find the participant a value belongs to, named right before it
+// in a possessive ("A's token %v", "A 的 token %v"), with at most a few
+// words between and no mark that ends a clause.
+var (
+	ownerEn = regexp.MustCompile(`(?:^|[^A-Za-z0-9_])([A-Z])'s(?: [A-Za-z-]+){0,2} $`)
+	ownerZh = regexp.MustCompile(`(?:^|[^A-Za-z0-9_])([A-Z]) 的 ?[^，；：。（）、,;:()A-Z]{0,8}$`)
+)
+
+// owner is the participant whose possessive comes right before value r
+// in s, "" for none.
+func owner(s, r string, possessive *regexp.Regexp) string {
+	i := strings.Index(s, r)
+	if i < 0 || r == "true" || r == "false" {
+		return ""
+	}
+	if m := possessive.FindStringSubmatch(strings.TrimSuffix(s[:i], `"`)); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // TestEveryObservationHasItsChinese: every format the module's proofs pass
