@@ -1,7 +1,10 @@
 // Command mutants measures whether the project's proofs can fail: it makes
 // faults in the recipe (lock), the resources (fence) and the fault proxy's
 // matching (internal/faultproxy), applies each through go test -overlay,
-// runs the tests that cover it, and writes MUTANTS.md.
+// runs the tests that cover it, and writes a report: by default to
+// $TMPDIR/zk19-mutants-<commit>.md, outside the tree, whose path the run
+// prints (a CI artifact, never a committed file); -o MUTANTS.md makes it the
+// project's current measurement.
 //
 // Two parts:
 //
@@ -17,7 +20,8 @@
 //
 // Usage:
 //
-//	go run ./cmd/mutants                      # both parts, every mutant; writes MUTANTS.md
+//	go run ./cmd/mutants                      # both parts, every mutant; prints where its report is
+//	go run ./cmd/mutants -o MUTANTS.md        # the same, as the project's current measurement
 //	go run ./cmd/mutants -catalogue -fast     # CI: the fast catalogue; exit 1 if a fault lives
 //	go run ./cmd/mutants -operators -files fence/token.go -sample 10
 //	go run ./cmd/mutants -list                # print the operator mutants
@@ -56,7 +60,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("mutants", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.root, "C", ".", "the module root")
-	fs.StringVar(&o.out, "o", "MUTANTS.md", "the report to write, relative to -C (with -fast: only if given)")
+	fs.StringVar(&o.out, "o", "", "the report to write, relative to -C (default: $TMPDIR/zk19-mutants-<commit>.md, outside the tree; with -fast: only if given)")
 	fs.StringVar(&o.backend, "backend", "process", "ZK19_BACKEND of every test run")
 	fs.BoolVar(&o.operators, "operators", false, "run the operator mutants (default: both parts)")
 	fs.BoolVar(&o.catalogue, "catalogue", false, "run the catalogue of hand-written faults (default: both parts)")
@@ -291,23 +295,43 @@ func runParts(ctx context.Context, r *runner, o options, ts []Target, rp *Report
 		return 2, errors.New("interrupted; no report written")
 	}
 	if !o.fast || o.outSet {
-		if err := writeReport(r.root, o.out, rp); err != nil {
+		path := reportPath(r.root, o.out, r.commit)
+		if err := writeReport(path, rp); err != nil {
 			return 2, err
 		}
-		logf("wrote %s (%s in all)", reportPath(r.root, o.out), time.Since(started).Round(time.Second))
+		logf("wrote %s (%s in all)", path, time.Since(started).Round(time.Second))
 	}
 	return status, nil
 }
 
-func reportPath(root, out string) string {
+// reportPath is where the report goes: -o, relative to the module root,
+// or without it a file outside the tree named after the commit, so that a
+// run leaves no file to commit by accident.
+func reportPath(root, out, commit string) string {
+	if out == "" {
+		return filepath.Join(os.TempDir(), "zk19-mutants-"+reportName(commit)+".md")
+	}
 	if filepath.IsAbs(out) {
 		return out
 	}
 	return filepath.Join(root, out)
 }
 
-func writeReport(root, out string, rp *Report) error {
-	f, err := os.Create(reportPath(root, out))
+// reportName is the commit as a file name: its first 12 digits, and
+// "-changes" when the work tree differed from it (see gitDescribe).
+func reportName(commit string) string {
+	hash, changes := strings.CutSuffix(commit, " + uncommitted changes")
+	if len(hash) > 12 {
+		hash = hash[:12]
+	}
+	if changes {
+		hash += "-changes"
+	}
+	return hash
+}
+
+func writeReport(path string, rp *Report) error {
+	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -385,6 +386,40 @@ func TestTheReportNamesEveryTarget(t *testing.T) {
 	for _, tg := range targets {
 		if !strings.Contains(intro, "`"+tg.File+"`") {
 			t.Errorf("the report's operator intro: got %q; want it to name %s", intro, tg.File)
+		}
+	}
+}
+
+// TestTheReportGoesOutsideTheTreeByDefault: a run without -o writes its
+// report to a file outside the module, named after the commit (a run's
+// report is a CI artifact, not a committed page); -o MUTANTS.md writes the
+// project's current measurement, at the module root.
+func TestTheReportGoesOutsideTheTreeByDefault(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const commit = "66ac17d8060bde05e193ab6324b313acbf35eaad"
+	for _, c := range []struct {
+		args   []string
+		commit string
+		want   string
+	}{
+		{nil, commit, filepath.Join(os.TempDir(), "zk19-mutants-66ac17d8060b.md")},
+		{nil, commit + " + uncommitted changes", filepath.Join(os.TempDir(), "zk19-mutants-66ac17d8060b-changes.md")},
+		{[]string{"-operators", "-sample", "3"}, commit, filepath.Join(os.TempDir(), "zk19-mutants-66ac17d8060b.md")},
+		{[]string{"-o", "MUTANTS.md"}, commit, filepath.Join(root, "MUTANTS.md")},
+	} {
+		o, err := parseFlags(c.args, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := reportPath(root, o.out, c.commit)
+		if got != c.want {
+			t.Errorf("args %q at %q: the report goes to %s; want %s", c.args, c.commit, got, c.want)
+		}
+		if rel, err := filepath.Rel(root, got); !slices.Contains(c.args, "-o") && (err != nil || !strings.HasPrefix(rel, "..")) {
+			t.Errorf("args %q: got the report inside the tree, %s; want it outside %s unless -o says so", c.args, got, root)
 		}
 	}
 }

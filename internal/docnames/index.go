@@ -20,10 +20,16 @@ type Package struct {
 	Types   map[string]bool
 	Members map[string]map[string]bool // type name → field and method names
 	Embeds  map[string][]string        // type name → the types it embeds
+
+	// What it imports of the module, by directory, from its code and
+	// from its tests; and whether its non-test files declare anything.
+	Code, Tests map[string]bool
+	HasCode     bool
 }
 
 // Index is every package of the module, by directory and by name.
 type Index struct {
+	Module string // the module path, from go.mod
 	ByDir  map[string]*Package
 	ByName map[string][]*Package
 }
@@ -31,9 +37,13 @@ type Index struct {
 // Load parses every .go file under root, skipping testdata, hidden
 // directories and nested modules (a directory with a go.mod of its own).
 func Load(root string) (*Index, error) {
-	ix := &Index{ByDir: map[string]*Package{}, ByName: map[string][]*Package{}}
+	module, err := modulePath(root)
+	if err != nil {
+		return nil, err
+	}
+	ix := &Index{Module: module, ByDir: map[string]*Package{}, ByName: map[string][]*Package{}}
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -51,7 +61,7 @@ func Load(root string) (*Index, error) {
 		if err != nil {
 			return err
 		}
-		ix.add(filepath.ToSlash(rel), f)
+		ix.add(filepath.ToSlash(rel), f, strings.HasSuffix(path, "_test.go"))
 		return nil
 	})
 	return ix, err
@@ -71,13 +81,15 @@ func skipDir(root, path string, d fs.DirEntry) error {
 	return nil
 }
 
-func (ix *Index) add(dir string, f *ast.File) {
+func (ix *Index) add(dir string, f *ast.File, test bool) {
 	p := ix.ByDir[dir]
 	if p == nil {
 		p = &Package{Dir: dir, Top: map[string]bool{}, Types: map[string]bool{},
-			Members: map[string]map[string]bool{}, Embeds: map[string][]string{}}
+			Members: map[string]map[string]bool{}, Embeds: map[string][]string{},
+			Code: map[string]bool{}, Tests: map[string]bool{}}
 		ix.ByDir[dir] = p
 	}
+	p.addImports(f, ix.Module, test)
 	if p.Name == "" {
 		p.Name = strings.TrimSuffix(f.Name.Name, "_test")
 		ix.ByName[p.Name] = append(ix.ByName[p.Name], p)

@@ -132,7 +132,8 @@ func (ix *Index) staleQualified(parts []string) string {
 // staleBare judges a name without a qualifier: in the package table's row
 // of a directory, it must be that package's (or a parent's or child's), or
 // name a package of the module;
-// elsewhere, a camelCase name or a call must be declared in the module.
+// elsewhere, a camelCase name or a call must be declared in the module
+// (a package's own name is one of the module's).
 func (ix *Index) staleBare(name string, s Span, called bool) string {
 	if s.Row != "" {
 		if p := ix.ByDir[s.Row]; p != nil && isName(name) && len(ix.ByName[name]) == 0 {
@@ -144,8 +145,8 @@ func (ix *Index) staleBare(name string, s Span, called bool) string {
 			return fmt.Sprintf("in the row of %s: neither it nor a package under or above it declares %s", s.Row, name)
 		}
 	}
-	if !camel.MatchString(name) && !called {
-		return ""
+	if !camel.MatchString(name) && !called || len(ix.ByName[name]) > 0 && !called {
+		return "" // not Go-like, or a package's own name (zk19, the root's)
 	}
 	for _, p := range ix.ByDir {
 		if p.Declares(name) {
