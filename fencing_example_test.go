@@ -34,6 +34,7 @@ import (
 	"github.com/zk19/zk19/internal/claims/zh"
 	"github.com/zk19/zk19/internal/fencescene"
 	"github.com/zk19/zk19/internal/harness"
+	"github.com/zk19/zk19/internal/pgserver"
 	"github.com/zk19/zk19/internal/scene"
 	"github.com/zk19/zk19/internal/sqlite"
 	"github.com/zk19/zk19/internal/srcread"
@@ -348,6 +349,7 @@ func TestC1_ChaosLeavesNoStaleWriteInAFencedResource(t *testing.T) {
 		from = "from " + chaos.EnvSeed
 	}
 	t.Logf("chaos seed %d (%s; replay the schedule with %s=%d), %d workers, %s", plan.Seed, from, chaos.EnvSeed, plan.Seed, chaos.ChaosWorkers, plan.Size)
+	pgserver.Shared(t) // the fenced resources' PostgreSQL outlives the chaos: started before what is left is counted
 	keep := goleak.IgnoreCurrent()
 	live := zkserver.Live()
 	before := chaos.Leftovers(t)
