@@ -1,4 +1,7 @@
-package readme_test
+package main
+
+// The README's first Go block is program.go, whole; the tests here compile
+// it (package main, with its tests) and run Work on a real server.
 
 import (
 	"context"
@@ -13,7 +16,6 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/fence"
-	"github.com/zk19/zk19/internal/readme"
 	"github.com/zk19/zk19/internal/servertest"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
@@ -21,8 +23,9 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(servertest.RunTests(m)) }
 
-// TestTheReadmeShowsThisProgram: the README's first Go block is program.go
-// after its package clause, line for line.
+// TestTheReadmeShowsThisProgram: the README's first Go block is
+// program.go, byte for byte, comments included (they carry the advice), from
+// its first line to its last: a reader pastes a whole package main.
 func TestTheReadmeShowsThisProgram(t *testing.T) {
 	md, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -33,15 +36,11 @@ func TestTheReadmeShowsThisProgram(t *testing.T) {
 	if !ok || !closed {
 		t.Fatal("README.md: no ```go block; want the program of internal/readme")
 	}
-	src, err := os.ReadFile("program.go")
+	prog, err := os.ReadFile("program.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, prog, ok := strings.Cut(string(src), "\npackage readme\n\n")
-	if !ok {
-		t.Fatal("program.go: no package clause followed by a blank line")
-	}
-	got, want := strings.Split(block, "\n"), strings.Split(prog, "\n")
+	got, want := strings.Split(block, "\n"), strings.Split(string(prog), "\n")
 	for i := range max(len(got), len(want)) {
 		g, w := "(end of block)", "(end of file)"
 		if i < len(got) {
@@ -80,7 +79,7 @@ func TestWorkWritesWithTheHoldsToken(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res := fence.NewMemory()
-	if err := readme.Work(ctx, c.Conn, parent, res, []string{"a", "b"}); err != nil {
+	if err := Work(ctx, c.Conn, parent, res, []string{"a", "b"}); err != nil {
 		t.Fatalf("Work: %v; want nil", err)
 	}
 	v, mark, _, err := res.Read(ctx)
@@ -105,7 +104,7 @@ func TestWorkReactsToARefusal(t *testing.T) {
 	if _, err := res.Write(ctx, later, "later holder"); err != nil {
 		t.Fatal(err)
 	}
-	err := readme.Work(ctx, c.Conn, parent, res, []string{"a", "b"})
+	err := Work(ctx, c.Conn, parent, res, []string{"a", "b"})
 	t.Logf("Work: %v", err)
 	var stale *fence.StaleError
 	if !errors.As(err, &stale) || stale.Mark != later || !strings.Contains(err.Error(), "the lock has passed on") {
@@ -178,7 +177,7 @@ func TestWorkStopsWhenLost(t *testing.T) {
 	defer cancel()
 	other := zkclient.Connect(t, "other", []string{addr})
 	res := &losingResource{Memory: fence.NewMemory(), c: other, parent: parent}
-	err := readme.Work(ctx, c.Conn, parent, res, []string{"a", "b", "c"})
+	err := Work(ctx, c.Conn, parent, res, []string{"a", "b", "c"})
 	t.Logf("Work: %v after %d writes", err, res.writes)
 	if err == nil || !strings.Contains(err.Error(), "lock lost") || !errors.Is(err, context.Canceled) || res.writes != 2 {
 		t.Errorf("Work whose hold was lost during its second write: %v after %d writes; want \"lock lost\" (context.Canceled) after 2", err, res.writes)
@@ -194,4 +193,26 @@ func czxid(t *testing.T, c *zkclient.Client, parent string) int64 {
 		t.Fatalf("exists %s: %v", parent, err)
 	}
 	return st.Czxid
+}
+
+// TestTheProgramRuns: the README's program, run as a reader runs it (go run,
+// pointed at a server), holds the lock, creates the missing parent, writes
+// its three values and prints the last one with the hold's token.
+func TestTheProgramRuns(t *testing.T) {
+	c, _, addr := serverAt(t)
+	const parent = "/services/billing/lock" // the program's default, missing
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "run", ".", "-zk", addr)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	t.Logf("go run . -zk %s: stdout:\n%s\nstderr (go-zookeeper's log):\n%s", addr, out, stderr.String())
+	if err != nil {
+		t.Fatalf("go run the README's program: %v; want it to exit 0", err)
+	}
+	want := fmt.Sprintf("stored \"c\" under token %v (<nil>)\n", fence.NewToken(parent, czxid(t, c, parent), 0))
+	if string(out) != want {
+		t.Fatalf("the README's program printed %q; want %q", out, want)
+	}
 }
