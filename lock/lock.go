@@ -502,17 +502,25 @@ func (l *Locker) checkParent(ctx context.Context) error {
 
 // createParents creates the parent as a container and its missing
 // ancestors as persistent nodes, all with the world's ACL. A node that
-// exists already is fine; a create lost with the connection is sent again
-// (NodeExists then means made).
+// exists already is fine; a create lost with the connection, or answered
+// with an expiry, is sent again (NodeExists then means made).
 func (l *Locker) createParents(ctx context.Context) error {
+	// No candidate exists yet: an expiry only means the creates run in the
+	// next session, as the check's do.
 	var retries cleanupRetries
+	again := func(err error) bool {
+		return errors.Is(err, zk.ErrSessionExpired) || retries.again(err)
+	}
 	for i := 1; i <= len(l.parent); i++ {
 		if i < len(l.parent) && l.parent[i] != '/' {
 			continue
 		}
 		p := l.parent[:i]
-		err := retrying(retries.again, func() error {
-			return call(ctx, func() (err error) {
+		err := retrying(again, func() error {
+			if p == l.parent {
+				l.trace.request(locktrace.OpCreateParent, p, false)
+			}
+			err := call(ctx, func() (err error) {
 				if p == l.parent {
 					_, err = l.conn.CreateContainer(p, nil, zk.FlagContainer, zk.WorldACL(zk.PermAll))
 				} else {
@@ -520,6 +528,10 @@ func (l *Locker) createParents(ctx context.Context) error {
 				}
 				return err
 			}, nil)
+			if p == l.parent {
+				l.trace.reply(locktrace.ReplyInfo{Op: locktrace.OpCreateParent, Path: p, Err: err})
+			}
+			return err
 		})
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return fmt.Errorf("%w: create %s: %w", ErrParent, p, err)

@@ -95,6 +95,7 @@ type state struct {
 	ambiguous    bool // Recover finds two nodes of its GUID in its session (a blind retry's)
 	heldAhead    bool // and one of them is a live hold of the same Locker
 	pin          bool // the Locker's first call: its exists of the parent (untraced)
+	parents      bool // the parent is missing and the Locker has WithParents
 	faults       []fault
 }
 
@@ -128,9 +129,10 @@ func (st *state) want(f fault) want {
 		return ended
 	}
 	switch {
-	case f == expired && st.pin:
-		// The first call's check of the parent comes before any candidate:
-		// the acquisition runs in the session the check is answered in.
+	case f == expired && (st.pin || st.parents):
+		// The first call's check of the parent, and its creation, come
+		// before any candidate: the acquisition runs in the session the
+		// check (or the create) is answered in.
 		return want{held: true}
 	case f == expired:
 		return expiry
@@ -368,6 +370,9 @@ func matrixStates() []*state {
 	base = append(base,
 		state{req: "exists", name: "acquire-first-call", call: callAcquire, phase: phHolds, pin: true},
 		state{req: "exists", name: "try-first-call", call: callTry, phase: phHolds, pin: true})
+	base = append(base,
+		state{req: "create-parent", name: "acquire-parent-missing", call: callAcquire, phase: phHolds, at: at{op: locktrace.OpCreateParent}, parents: true},
+		state{req: "create-parent", name: "try-parent-missing", call: callTry, phase: phHolds, at: at{op: locktrace.OpCreateParent}, parents: true})
 	base = append(base, state{req: "delete", name: "late-create-answered", call: callAcquire, phase: phCleanup, untraced: locktrace.OpDelete, lateAnswered: true, busy: true, faults: noCtx})
 	var out []*state
 	for _, st := range base {
