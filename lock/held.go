@@ -65,11 +65,13 @@ type Suspension struct {
 	// when the request of the last reply the client read was sent, and the
 	// timeout is the one the server negotiated, read from its connect
 	// reply: ExpiresBy is never later than the server's expiry, for a
-	// connection that closed and for one that went silent alike (claim
-	// L13). On another connection, with WithSessionTimeout, it is Since
-	// minus two thirds of the timeout (a silent connection is dropped after
-	// that long without a reply) minus suspendPoll, plus the timeout; with
-	// neither, the timeout is unknown and ExpiresBy is Since. The session
+	// connection that closed and for one that went silent alike
+	// (TestExpiresByIsNeverLate). On another connection, with
+	// WithSessionTimeout, it is Since minus two thirds of the timeout (a
+	// silent connection is dropped after that long without a reply) minus
+	// suspendPoll, plus the timeout, which assumes replies come within a
+	// round trip; with neither, the timeout is unknown and ExpiresBy is
+	// Since. The session
 	// may outlive ExpiresBy (the server heard a later packet, or expires
 	// sessions on its next tick): a holder stops starting writes when
 	// suspended, and only the fence stops one already sent.

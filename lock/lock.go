@@ -129,9 +129,9 @@
 //   - A Suspension is advisory: the client notices a silent drop only
 //     after two thirds of the session timeout without a reply; until then
 //     Ready returns nil. ExpiresBy is never later than the server's expiry
-//     on a connection made by Connect (TestExpiresByIsNeverLate); on another one it rests
-//     on go-zookeeper's bound on a silent connection and on the timeout
-//     the caller gave.
+//     on a connection made by Connect (TestExpiresByIsNeverLate); on
+//     another one it rests on go-zookeeper's bound on a silent connection
+//     and on the timeout the caller gave.
 //   - ZooKeeper's sequence counter is a signed 32-bit integer per parent; a
 //     wrapped (negative) suffix is refused, not ordered (claim T1).
 //   - ACLs on the candidates do not stop another session from deleting
@@ -148,7 +148,8 @@
 // Files: lock.go makes candidates; attempt.go waits for the lock; held.go
 // is the hold and its release; cleanup.go deletes what an abandoned call
 // left; recover.go finds a candidate again after a lost create reply;
-// order.go orders candidates; trace.go calls the test seam.
+// order.go orders candidates; link.go is Connect and the connection's
+// clock; trace.go calls the test seam.
 package lock
 
 import (
@@ -269,8 +270,9 @@ func WithoutCzxidDomain() Option { return optionFunc(func(l *Locker) { l.czxidDo
 // its sequence numbers, but gets a larger czxid, and the default
 // Token.Domain is that czxid, so a hold of the recreated parent orders
 // after every hold of the old one, and a resource refuses the old
-// holders' tokens as stale (fence.StaleError), since a Token's Lock is
-// the parent's path, the same for both (TestARecreatedParentRefusesTheOldParentsToken). Under
+// holders' tokens as stale (fence.StaleError), not as another lock's: a
+// Token's Lock is the parent's path, the same for both
+// (TestARecreatedParentRefusesTheOldParentsToken). Under
 // WithoutCzxidDomain, the recreated parent's holders are refused instead
 // until someone resets the mark (claim T2): do not combine the two.
 func WithParents() Option { return optionFunc(func(l *Locker) { l.parents = true }) }
@@ -466,9 +468,9 @@ func (l *Locker) awaitSession(ctx context.Context) (int64, error) {
 }
 
 // checkParent checks that the parent exists and is persistent (or a
-// container, which the server shows as persistent), and under WithParents creates it when it is missing. A
-// check that the connection lost is sent again, as every idempotent call
-// is.
+// container, which the server shows as persistent), and under WithParents
+// creates it when it is missing. A check that the connection lost is sent
+// again, as every idempotent call is.
 func (l *Locker) checkParent(ctx context.Context) error {
 	var ok bool
 	var st *zk.Stat
