@@ -447,3 +447,58 @@ func TestARecreatedParentRefusesTheOldParentsToken(t *testing.T) {
 		t.Fatalf("write with the old parent's token %v after %v: got %v; want a *fence.StaleError", old, held.Token, err)
 	}
 }
+
+// TestNoServerIsWaitedOutWithinCtx: while the client reaches no server,
+// go-zookeeper fails each queued request with zk.ErrNoServer about once a
+// second, though nothing was sent; an acquisition sends the request again
+// within its ctx, never counting it as a lost connection nor returning it,
+// and holds once the link is back (package doc, errors table, "no server
+// reachable"; issue 48, item 3).
+func TestNoServerIsWaitedOutWithinCtx(t *testing.T) {
+	parent, _ := freshParent(t)
+	s := newWire(t, "S")
+	const noServers = maxConnRetriesInDoc + 1
+	var mu sync.Mutex
+	cut, seen := false, 0
+	l := lock.New(s.c.Conn, parent, lock.WithTrace(&locktrace.Trace{
+		Request: func(r locktrace.RequestInfo) {
+			t.Logf("S invoke %s %s", r.Op, path.Base(r.Path))
+			mu.Lock()
+			defer mu.Unlock()
+			if r.Op == locktrace.OpChildren && !cut {
+				cut = true
+				t.Logf("fault: S's proxy cuts S's connection and refuses new ones, as S lists the parent")
+				s.px.Cut(faultproxy.BothEnds)
+			}
+		},
+		Reply: func(r locktrace.ReplyInfo) {
+			t.Logf("S %s %s: %v", r.Op, path.Base(r.Path), errOrOK(r.Err))
+			mu.Lock()
+			defer mu.Unlock()
+			if errors.Is(r.Err, zk.ErrNoServer) {
+				if seen++; seen == noServers {
+					t.Logf("fault undone: S's proxy heals after %d answers of zk.ErrNoServer", seen)
+					s.px.Heal()
+				}
+			}
+		},
+	}))
+	t.Cleanup(s.px.Heal)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*answerWithin)
+	defer cancel()
+	held, err := l.Acquire(ctx)
+	mu.Lock()
+	n := seen
+	mu.Unlock()
+	if n < noServers {
+		t.Fatalf("not shown: S's listing got %d answers of zk.ErrNoServer; want %d", n, noServers)
+	}
+	if err != nil {
+		t.Fatalf("S's Acquire through %d answers of zk.ErrNoServer: got %v; want a hold once the link is back", n, err)
+	}
+	defer held.Release(ctx)
+	t.Logf("S holds %s after %d answers of zk.ErrNoServer", path.Base(held.Path), n)
+}
+
+// maxConnRetriesInDoc is the doc's "up to 3 lost connections in a row".
+const maxConnRetriesInDoc = 3

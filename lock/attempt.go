@@ -90,7 +90,7 @@ func (a *attempt) list(ctx context.Context) ([]entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock: children %s: %w", l.parent, err)
 	}
-	a.retries = cleanupRetries{}
+	a.retries.reset()
 	a.parentCzxid = st.Czxid
 	ord, err := order(kids)
 	if err != nil {
@@ -133,7 +133,7 @@ func (a *attempt) watch(ctx context.Context, pred string) (<-chan zk.Event, erro
 	if err != nil {
 		return nil, fmt.Errorf("lock: exists %s: %w", pp, err)
 	}
-	a.retries = cleanupRetries{}
+	a.retries.reset()
 	if !ok {
 		// List again now. (The exists left a creation watch on a name
 		// nobody reuses: the GUID is in it.)
