@@ -16,7 +16,9 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/fence"
+	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/servertest"
+	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 )
@@ -181,6 +183,63 @@ func TestWorkStopsWhenLost(t *testing.T) {
 	t.Logf("Work: %v after %d writes", err, res.writes)
 	if err == nil || !strings.Contains(err.Error(), "lock lost") || !errors.Is(err, context.Canceled) || res.writes != 2 {
 		t.Errorf("Work whose hold was lost during its second write: %v after %d writes; want \"lock lost\" (context.Canceled) after 2", err, res.writes)
+	}
+}
+
+// cuttingResource is a memory resource that notes the state of W's
+// connection at each write, and after the first write cuts W's link (and
+// heals it at once, once W's client has noticed): the client needs a
+// moment to reconnect, and a write that does not wait for it would go out
+// while the hold is suspended.
+type cuttingResource struct {
+	*fence.Memory
+	t      *testing.T
+	conn   *zk.Conn
+	px     *faultproxy.Proxy
+	states []zk.State
+}
+
+func (r *cuttingResource) Write(ctx context.Context, tok fence.Token, value string) (fence.Result, error) {
+	r.states = append(r.states, r.conn.State())
+	res, err := r.Memory.Write(ctx, tok, value)
+	if len(r.states) == 1 {
+		r.t.Logf("fault: W's proxy cuts W's link after the first write")
+		r.px.Cut(faultproxy.BothEnds)
+		wait.For(r.t, 20*time.Second, "W's client to notice the cut", func() (bool, string) {
+			return r.conn.State() != zk.StateHasSession, r.conn.State().String()
+		})
+		r.t.Logf("fault undone: W's proxy heals; W's client reconnects by itself")
+		r.px.Heal()
+	}
+	return res, err
+}
+
+// TestWorkWaitsOutASuspension: W's link drops between two writes and comes
+// back before the session expires: Work starts no write while the
+// connection carrying the hold's session is down (Ready waits for it), and
+// writes every value once it is back.
+func TestWorkWaitsOutASuspension(t *testing.T) {
+	s := zkserver.Start(t)
+	px, err := faultproxy.New(s.Client, faultproxy.WithName("W"), faultproxy.WithLogf(t.Logf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = px.Close() })
+	c := zkclient.Connect(t, "W", []string{px.Addr()}, zkclient.WithSessionTimeout(30*time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res := &cuttingResource{Memory: fence.NewMemory(), t: t, conn: c.Conn, px: px}
+	if err := Work(ctx, c.Conn, "/services/billing/lock", res, []string{"a", "b", "c"}); err != nil {
+		t.Fatalf("Work across a link drop healed before expiry: %v; want nil", err)
+	}
+	t.Logf("W's connection at each write: %v", res.states)
+	for i, st := range res.states {
+		if st != zk.StateHasSession {
+			t.Fatalf("Work's write %d of %d: got it started with the connection %v; want none started while the hold is suspended", i+1, len(res.states), st)
+		}
+	}
+	if v, _, _, _ := res.Read(ctx); v != "c" || len(res.states) != 3 {
+		t.Fatalf("after Work: value %q after %d writes; want \"c\" after 3", v, len(res.states))
 	}
 }
 
