@@ -234,7 +234,7 @@ func (e *sessionError) Unwrap() []error {
 	return []error{ErrSessionChanged}
 }
 
-// Option configures a Locker: WithACL, WithoutCzxidDomain,
+// Option configures a Locker: WithACL, WithParents, WithoutCzxidDomain,
 // WithSessionTimeout, or WithTrace, which a test passes to observe and
 // steer the recipe.
 type Option interface{ apply(*Locker) }
@@ -365,7 +365,10 @@ func (l *Locker) unheld(names []string) []string {
 // that talks to the server fails whenever the client is reconnecting, and
 // the first acquisition has to talk to it anyway, under a context and with
 // the errors a caller already handles. That first acquisition (or Recover)
-// checks that the parent exists and is persistent.
+// checks that the parent exists and is persistent (and creates it under
+// WithParents). On a connection made by Connect the Locker reads the
+// session timeout from the connection; on another, give it with
+// WithSessionTimeout.
 func New(conn *zk.Conn, parent string, opts ...Option) *Locker {
 	l := &Locker{conn: conn, parent: strings.TrimSuffix(parent, "/"), acl: zk.WorldACL(zk.PermAll), czxidDomain: true}
 	l.lockID = fence.LockID(l.parent)
