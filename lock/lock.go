@@ -76,6 +76,14 @@
 //	                                the session ends
 //	Held.Ready's ctx ended while    ErrSuspended
 //	  suspended
+//	Recover found no node, or       *RecoverError wrapping ErrMissing or ErrAmbiguous; an
+//	  several, of its GUID          unusable GUID is an error of its own
+//	a child under the parent with   an error wrapping fence's parse error (fence.ErrNegativeSeq,
+//	  the infix and a malformed     ErrSeqOverflow, ...): something other than this recipe
+//	  suffix, or two of one number  wrote there; the recipe does not guess an order (claim T1)
+//	the client closed mid-call      an error wrapping zk.ErrConnectionClosed (every request
+//	                                fails so at once, 3 in a row) or zk.ErrClosing; its
+//	                                candidate went with the session
 //
 // A client closed with Close is a connection that never comes back: a call
 // then waits for a session until its ctx ends.
