@@ -117,7 +117,7 @@
 //     的临时顺序节点。 Proof:
 //     TestL1_FreshGUIDEphemeralSequentialUnderOneParent
 //     (lock_example_test.go:313). Code: lock.(*Locker).create
-//     (lock/lock.go:474)
+//     (lock/lock.go:663)
 //   - L2 §3 ¶1 句2 「完整名字」「字典序」「创建顺序」「顺序后缀」: 候选按 10
 //     位序号后缀排名；按整个名字排序得到的是另一种次序，
 //     这一点在服务器实际生成的名字上演示出来。 Proof:
@@ -129,12 +129,12 @@
 //     其他候选各自只 watch 排在自己正前方的那个，服务器自身的 wchc/wchp
 //     监听表可以佐证。 Proof: TestL3_EachWaiterWatchesOnlyItsPredecessor
 //     (lock_example_test.go:476). Code: lock.(*attempt).decide
-//     (lock/attempt.go:101), lock.(*attempt).watch (lock/attempt.go:115)
+//     (lock/attempt.go:105), lock.(*attempt).watch (lock/attempt.go:119)
 //   - L5 §3 ¶2 句3 「重新列出」「Watch」「回调」: watch
 //     事件的意思只是再看一次：持有者不动、中间的等待者放弃时，
 //     下一个等待者重新列出，把 watch 挪到持有者身上，并不因此获得资格。 Proof:
 //     TestL5_WatchEventIsNotSuccess (lock_example_test.go:531). Code:
-//     lock.(*attempt).wait (lock/attempt.go:144), lock.(*attempt).await
+//     lock.(*attempt).wait (lock/attempt.go:148), lock.(*attempt).await
 //     (lock/attempt.go:16)
 //   - L6 §3 ¶2 句4 「节点已消失」「候选资格」:
 //     等待者自己的节点不在了（被别人删除或随 session 过期被清掉），
@@ -143,7 +143,7 @@
 //     TestL6_LateReleaseDeletesNothingOfTheNextHolder
 //     (lock_example_test.go:655), TestL6_ExpiredWaiterReportsSessionChanged
 //     (lock_example_test.go:696). Code: lock.(*attempt).decide
-//     (lock/attempt.go:101), lock.(*Held).Lost (lock/held.go:93)
+//     (lock/attempt.go:105), lock.(*Held).Lost (lock/held.go:111)
 //   - §3 ¶2 句5 (citation) 「3.9.6」「Locks」
 //   - L4 §3 ¶3 图 「B 收到通知」「C 仍等待 B」「重新列出」:
 //     删掉持有者的节点只会通知下一位候选，它重新列出孩子后获得获取资格；
@@ -155,21 +155,21 @@
 //     无故障运行中实测羊群效应：用前驱配方，一次释放恰好唤醒 N
 //     个等待者里的一个；若每个等待者都 watch 父节点，则唤醒其中 N-1 个。
 //     Proof: TestL7_HerdEffect (lock_example_test.go:748). Code:
-//     lock.(*attempt).watch (lock/attempt.go:115)
+//     lock.(*attempt).watch (lock/attempt.go:119)
 //   - L11 §3 ¶3 句3 「前驱链」「恰好」「回调」「会话状态事件」:
 //     前驱链不承诺只有一次回调：
 //     等待者若因前驱被删以外的原因被回调（前驱数据变了、重连、迟来的回调），
 //     会重新列出，只有自己最小时才获得获取资格。 Proof:
 //     TestL11_CallbackThatIsNoDeletionListsAgain (lock_example_test.go:777),
 //     TestL11_LateCallbackAfterReconnectListsAgain (lock_example_test.go:842).
-//     Code: lock.(*attempt).wait (lock/attempt.go:144)
+//     Code: lock.(*attempt).wait (lock/attempt.go:148)
 //   - §3 ¶4 句1 (premise of L8) 「列孩子」「竞态」
 //   - L8 §3 ¶4 句2 「exists」「返回空」「立即重新列出」「可能已经删除」:
 //     前驱在 getChildren 与 exists(watch) 之间消失时，exists 找不到节点，
 //     等待者马上重新列出；配方里的钩子在每次尝试时都打开这个窗口，不用 sleep。
 //     Proof: TestL8_ListExistsRace (lock_example_test.go:908),
 //     Example_s3cListExistsRace (lock_example_test.go:190). Code:
-//     lock.(*attempt).watch (lock/attempt.go:115)
+//     lock.(*attempt).watch (lock/attempt.go:119)
 //   - §3 ¶4 句3 (premise of L8) 「调用钩子」「sleep」
 //   - §3 ¶5 句1 (question) 「普通读」「判断队列」
 //   - §3 ¶5 句2 (premise of L9) 「create」「同 session」
@@ -177,7 +177,7 @@
 //     同一 session 随即做的 getChildren（哪怕经由 follower）包含它自己的节点，
 //     以及每个仍然存在的更小候选。 Proof: TestL9_ReadYourCreateOnFollower
 //     (lock_example_test.go:968). Code: lock.(*attempt).list
-//     (lock/attempt.go:76)
+//     (lock/attempt.go:79)
 //   - L12 §3 ¶5 句4 「看到的删除」「客户端多等待」: 等待者所连的 follower
 //     还没看到前驱被删除时，即使 leader 已经应用了这次删除，等待者也继续等待；
 //     follower 追上以后，它重新列出孩子，只有前面不再有候选时才获得获取资格，
@@ -203,7 +203,7 @@
 //   - R6 §4 ¶2 句1 「GUID」「ephemeralOwner」「同 session」: GUID 对得上、
 //     ephemeralOwner 却是别的 session 的节点，绝不会被认作自己的。 Proof:
 //     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:141). Code:
-//     lock.(*Locker).matches (lock/recover.go:259)
+//     lock.(*Locker).matches (lock/recover.go:260)
 //   - R3 §4 ¶2 句2 「恰好」「当前 session」「匹配节点」: 用同一 session 与
 //     GUID 恢复：列出父节点，正好找到一个带这个 GUID、属于本 session 的孩子，
 //     也就是服务器建的那个节点，确认时不借助代理提供的任何信息。 Proof:
@@ -213,7 +213,7 @@
 //     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:555),
 //     Example_s4LostCreateReply (proxy_test.go:66). Code:
 //     lock.(*Locker).Recover (lock/recover.go:129), lock.(*Locker).matches
-//     (lock/recover.go:259), lock.ofGUID (lock/recover.go:247)
+//     (lock/recover.go:260), lock.ofGUID (lock/recover.go:247)
 //   - R5 §4 ¶2 句3 「没有匹配」「明确失败」「新的获取」: 没有节点带着这个 GUID
 //     时，恢复报告节点缺失，绝不自作主张变成一次新的获取。 Proof:
 //     TestR5_NoMatchIsMissingNotANewAcquisition (proxy_test.go:608). Code:
@@ -225,7 +225,7 @@
 //     而节点已经在服务器上了。 Proof:
 //     TestR1_ProxyDropsTheSuccessfulCreateReply (proxy_test.go:648),
 //     Example_s4LostCreateReply (proxy_test.go:66). Code:
-//     lock.(*Locker).create (lock/lock.go:474)
+//     lock.(*Locker).create (lock/lock.go:663)
 //   - §4 ¶3 句3 (premise of R1) 「异步回调」「ConnectionLoss」
 //   - R2 §4 ¶3 句4 「sessionId」「放行连接」: 经代理重新连上后，sessionId
 //     保持不变。 Proof: TestR2_SessionSurvivesTheLostReply
@@ -261,7 +261,7 @@
 //   - R8 §4 ¶5 句4 「session 过期」「旧节点」「新的逻辑身份」: session
 //     过期后，旧节点不再带来候选资格，新的获取换用新的 GUID。 Proof:
 //     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:880). Code:
-//     lock.(*Locker).Acquire (lock/lock.go:402)
+//     lock.(*Locker).Acquire (lock/lock.go:585)
 //
 // # §5 资源接受新 token 后拒绝旧写
 //
@@ -432,7 +432,7 @@
 //     认证后，窃取者得到 NoAuth，持有者仍只有一个。 Proof:
 //     TestA1_OpenACLLetsAThiefMakeASecondHolder (zk19_test.go:316),
 //     TestA1_CreatorOnlyACLRefusesTheThief (zk19_test.go:331). Code:
-//     lock.WithACL (lock/lock.go:210)
+//     lock.WithACL (lock/lock.go:259)
 //   - §7 ¶7 句1 (citation) 「论断证据表」「版本」「验证记录」「源码依赖」
 //   - D12 §7 ¶7 句2 (not verified here)
 //     「单实例」「陈旧读」「1675」「内存 Resource」:

@@ -54,7 +54,10 @@ type attempt struct {
 	path    string
 	own     string
 	pred    string // the predecessor watched now or last
-	retries connRetries
+	// retries counts the connections lost in a row; any answered
+	// request resets it. zk.ErrNoServer (no connection yet: nothing was
+	// sent) is always tried again, within ctx: the session may well live.
+	retries cleanupRetries
 	// parentCzxid is the parent's czxid as the last listing saw it.
 	parentCzxid int64
 }
@@ -87,6 +90,7 @@ func (a *attempt) list(ctx context.Context) ([]entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock: children %s: %w", l.parent, err)
 	}
+	a.retries.reset()
 	a.parentCzxid = st.Czxid
 	ord, err := order(kids)
 	if err != nil {
@@ -129,7 +133,7 @@ func (a *attempt) watch(ctx context.Context, pred string) (<-chan zk.Event, erro
 	if err != nil {
 		return nil, fmt.Errorf("lock: exists %s: %w", pp, err)
 	}
-	a.retries = 0
+	a.retries.reset()
 	if !ok {
 		// List again now. (The exists left a creation watch on a name
 		// nobody reuses: the GUID is in it.)

@@ -40,7 +40,7 @@ func (l *Locker) cleanup(tr tracer, session int64, guid, path string) error {
 		return l.deleteOwn(tr, session, path)
 	}
 	var retries cleanupRetries
-	owned, _, err := l.matches(context.Background(), tr, session, guid, retries.again)
+	owned, _, err := l.matches(context.Background(), tr, session, guid, &retries)
 	if err != nil {
 		return err
 	}
@@ -102,6 +102,7 @@ func (l *Locker) resolve(tr tracer, session int64, path string, retries *cleanup
 		tr.reply(locktrace.ReplyInfo{Op: locktrace.OpExists, Path: path, Err: err, Exists: ok, Stat: st})
 		switch {
 		case err == nil:
+			retries.reset()
 		case retries.again(err):
 			continue
 		default:

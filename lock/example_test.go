@@ -133,10 +133,10 @@ func ExampleHeld_Suspensions() {
 	ctx, cancel := bounded()
 	defer cancel()
 	parent := newParent()
-	const sessionTimeout = 10 * time.Second // what the service gave zk.Connect
+	const sessionTimeout = 10 * time.Second // given once, to lock.Connect
 	conn, cut, heal := connectCuttable("A", sessionTimeout)
 
-	held, err := lock.New(conn, parent, lock.WithSessionTimeout(sessionTimeout)).Acquire(ctx)
+	held, err := lock.New(conn, parent).Acquire(ctx)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -147,7 +147,10 @@ func ExampleHeld_Suspensions() {
 	var s lock.Suspension
 	select {
 	case s = <-held.Suspensions():
-		fmt.Println("A: suspended; stop starting writes; the session may be gone by since +", s.ExpiresBy.Sub(s.Since))
+		// The server heard A at most a ping interval before the cut, and
+		// expires the session a timeout after that, not after Since.
+		left := s.ExpiresBy.Sub(s.Since)
+		fmt.Println("A: suspended; stop starting writes; the session lasts at least until ExpiresBy, within the timeout:", left > 0 && left <= sessionTimeout)
 	case <-ctx.Done():
 		return
 	}
@@ -162,8 +165,58 @@ func ExampleHeld_Suspensions() {
 		fmt.Println("A: neither by ExpiresBy; treat the hold as lost")
 	}
 	// Output:
-	// A: suspended; stop starting writes; the session may be gone by since + 10s
+	// A: suspended; stop starting writes; the session lasts at least until ExpiresBy, within the timeout: true
 	// A: resumed in the same session; the hold goes on: true
+}
+
+// A service gates each write with Ready, right before it: nil while the
+// hold is good; while the connection is down it waits (within its ctx) for
+// the session to come back; once the hold is known lost it refuses, every
+// time. Context is cancelled on loss, for the write already under way.
+// No select of the service's own.
+func ExampleHeld_Ready() {
+	ctx, cancel := bounded()
+	defer cancel()
+	parent := newParent()
+	conn, cut, heal := connectCuttable("A", 10*time.Second)
+	held, err := lock.New(conn, parent).Acquire(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res := fence.NewMemory()
+	defer res.Close()
+	write := func(v string) error {
+		if err := held.Ready(ctx); err != nil {
+			return err
+		}
+		_, err := res.Write(held.Context(), held.Token, v)
+		return err
+	}
+	fmt.Println("write 1:", write("1"))
+
+	cut()
+	brief, stop := context.WithTimeout(ctx, 100*time.Millisecond)
+	select {
+	case <-held.Suspensions():
+	case <-ctx.Done():
+	}
+	fmt.Println("while cut off:", errors.Is(held.Ready(brief), lock.ErrSuspended))
+	stop()
+	heal()
+	fmt.Println("write 2, after the heal:", write("2"))
+
+	deleteNode(held.Path) // somebody else's hand
+	select {
+	case <-held.Lost():
+	case <-ctx.Done():
+	}
+	fmt.Println("write 3, after the loss:", errors.Is(write("3"), lock.ErrLostCandidacy), context.Cause(held.Context()) == held.Err())
+	// Output:
+	// write 1: <nil>
+	// while cut off: true
+	// write 2, after the heal: <nil>
+	// write 3, after the loss: true true
 }
 
 // The reply of the create is lost: the server made the node, the client saw

@@ -32,11 +32,14 @@ type Held struct {
 
 	l        *Locker
 	session  int64
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
 	mu       sync.Mutex
 	released bool
+	lostErr  error         // why the hold ended, set before lost closes
+	resumed  chan struct{} // the current Suspension's Resumed; nil while not suspended
 	lost     chan struct{}
 	lostOnce sync.Once
-	lostErr  error
 	stop     chan struct{}
 	gone     chan struct{} // closed when Release's delete has finished
 	susp     chan Suspension
@@ -54,10 +57,24 @@ type Suspension struct {
 	// after the client noticed it. A connection that fails silently is
 	// noticed after two thirds of the session timeout without an answer.
 	Since time.Time
-	// ExpiresBy is the time by which the server may have expired the
-	// session: Since plus the timeout given to WithSessionTimeout, or Since
-	// itself when none was given. It is not a promise that the session
-	// lives until then: the client may have noticed the drop late.
+	// ExpiresBy is the earliest time at which the server may expire the
+	// session: the session timeout counted from the last moment the
+	// server is known to have heard the client. The server resets its
+	// timer on every packet it hears, and a reply says that it heard the
+	// request answered, so on a connection made by Connect that moment is
+	// when the request of the last reply the client read was sent, and the
+	// timeout is the one the server negotiated, read from its connect
+	// reply: ExpiresBy is never later than the server's expiry, for a
+	// connection that closed and for one that went silent alike
+	// (TestExpiresByIsNeverLate). On another connection, with
+	// WithSessionTimeout, it is Since minus two thirds of the timeout (a
+	// silent connection is dropped after that long without a reply) minus
+	// suspendPoll, plus the timeout, which assumes replies come within a
+	// round trip; with neither, the timeout is unknown and ExpiresBy is
+	// Since. The session
+	// may outlive ExpiresBy (the server heard a later packet, or expires
+	// sessions on its next tick): a holder stops starting writes when
+	// suspended, and only the fence stops one already sent.
 	ExpiresBy time.Time
 	// Resumed is closed when the client has the same session again, at
 	// most suspendPoll after it has. It is never closed when the session
@@ -73,6 +90,7 @@ func newHeld(a *attempt) *Held {
 		lost: make(chan struct{}), stop: make(chan struct{}), gone: make(chan struct{}),
 		susp: make(chan Suspension, 1),
 	}
+	h.ctx, h.cancel = context.WithCancelCause(context.Background())
 	if a.l.czxidDomain {
 		h.Token.Domain = a.parentCzxid
 	}
@@ -93,15 +111,59 @@ func (h *Held) start() {
 func (h *Held) Lost() <-chan struct{} { return h.lost }
 
 // Err returns nil while the hold is not known to be over, and after Lost
-// has closed, why it ended: an error wrapping ErrReleased (Release was
-// called), ErrLostCandidacy (the node was deleted), ErrSessionChanged (the
-// session expired), or the client's error.
+// has closed, why it ended: an error wrapping ErrLostCandidacy (the node
+// was deleted), ErrSessionChanged (the session expired), the client's
+// error, or ErrReleased (Release was called). It keeps the first cause: a
+// Release of a hold that had already ended leaves Err as it was, and when
+// Release's delete finds that the hold had ended before it was called
+// (the session expired while the client could not tell, or the node was
+// deleted), Err says that cause, wrapping ErrReleased too.
 func (h *Held) Err() error {
 	select {
 	case <-h.lost:
+		h.mu.Lock()
+		defer h.mu.Unlock()
 		return h.lostErr
 	default:
 		return nil
+	}
+}
+
+// Context returns a context that is cancelled when the hold is known to be
+// over (when Lost closes); context.Cause then returns Err. Pass it to the
+// writes the hold guards: a write still waiting when the hold is lost
+// gives up. It is not cancelled by a Suspension (see Ready).
+func (h *Held) Context() context.Context { return h.ctx }
+
+// Ready is the check a holder makes right before each write, instead of a
+// select of its own: it returns nil only when the hold is neither over nor
+// suspended as far as this client knows at the moment of the call. It
+// reads the connection's state itself, so a drop the client has noticed
+// counts at once, not at the hold's next poll; and it looks for the end
+// before the drop, never at random as a select among ready channels
+// does: a hold known lost always gets Err, however many times Ready is
+// called. While suspended it waits for the Suspension to end: nil once the
+// client has the same session again, Err once the hold is lost, or, when
+// ctx ends first, an error wrapping ErrSuspended and ctx's cause.
+//
+// A nil from Ready is not a lease: the session may expire on the server
+// before the client can know (see Suspension.ExpiresBy), and a write sent
+// then is stopped only by the resource's fence.
+func (h *Held) Ready(ctx context.Context) error {
+	for {
+		resumed, err := h.observe(time.Now())
+		if err != nil {
+			return err
+		}
+		if resumed == nil {
+			return nil
+		}
+		select {
+		case <-resumed: // look again: the end still comes first
+		case <-h.lost:
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %s: %w", ErrSuspended, h.Path, context.Cause(ctx))
+		}
 	}
 }
 
@@ -112,8 +174,11 @@ func (h *Held) Suspensions() <-chan Suspension { return h.susp }
 
 func (h *Held) markLost(err error) {
 	h.lostOnce.Do(func() {
+		h.mu.Lock()
 		h.lostErr = err
+		h.mu.Unlock()
 		h.l.track(h.Path, false)
+		h.cancel(err)
 		close(h.lost)
 		if errors.Is(err, ErrReleased) {
 			h.l.trace.ended(h.Path, locktrace.EndReleased, nil)
@@ -123,12 +188,50 @@ func (h *Held) markLost(err error) {
 	})
 }
 
+// endedBefore records, when Release's delete found that the hold had
+// ended before Release was called (err: its session changed, or its node
+// was gone), that cause in Err in place of ErrReleased alone.
+func (h *Held) endedBefore(err error) {
+	if !errors.Is(err, ErrSessionChanged) && !errors.Is(err, ErrLostCandidacy) {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if errors.Is(h.lostErr, ErrReleased) {
+		h.lostErr = fmt.Errorf("%w (found by Release: %w)", err, ErrReleased)
+	}
+}
+
+// observe reads the connection's state now and brings the hold's up to
+// date: it ends the hold when the connection carries another session, and
+// begins or ends a Suspension. It returns why the hold is over, and
+// otherwise the current Suspension's Resumed, nil when not suspended.
+func (h *Held) observe(now time.Time) (chan struct{}, error) {
+	sid, st := h.l.conn.SessionID(), h.l.conn.State()
+	if sid != 0 && sid != h.session {
+		h.markLost(&sessionError{pinned: h.session, now: sid})
+	}
+	if err := h.Err(); err != nil { // the end wins over anything else
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.resumed == nil && st != zk.StateHasSession:
+		h.resumed = make(chan struct{})
+		h.suspend(Suspension{Since: now, ExpiresBy: h.l.expiresBy(now), Resumed: h.resumed})
+	case h.resumed != nil && st == zk.StateHasSession && sid == h.session:
+		close(h.resumed)
+		h.resumed = nil
+	}
+	return h.resumed, nil
+}
+
 // watchConn reports the connection's drops and returns, and ends the hold
 // when the connection carries another session.
 func (h *Held) watchConn() {
 	tick := time.NewTicker(suspendPoll)
 	defer tick.Stop()
-	var resumed chan struct{} // open while suspended
 	for {
 		select {
 		case <-h.stop:
@@ -136,17 +239,8 @@ func (h *Held) watchConn() {
 		case <-h.lost:
 			return
 		case now := <-tick.C:
-			sid, st := h.l.conn.SessionID(), h.l.conn.State()
-			switch {
-			case sid != 0 && sid != h.session:
-				h.markLost(&sessionError{pinned: h.session, now: sid})
+			if _, err := h.observe(now); err != nil {
 				return
-			case resumed == nil && st != zk.StateHasSession:
-				resumed = make(chan struct{})
-				h.suspend(Suspension{Since: now, ExpiresBy: now.Add(h.l.timeout), Resumed: resumed})
-			case resumed != nil && st == zk.StateHasSession && sid == h.session:
-				close(resumed)
-				resumed = nil
 			}
 		}
 	}
@@ -230,46 +324,60 @@ func (h *Held) ownEvent(ev zk.Event) error {
 	return nil
 }
 
-// Release deletes this hold's own node, and only it, and closes Lost. It
-// returns nil once the node is known gone by this release. Otherwise:
-//   - the hold was over before (its node deleted by someone else, or its
-//     session changed): an error wrapping ErrLostCandidacy or
-//     ErrSessionChanged, and nothing is deleted;
-//   - the delete's answer was lost with the connection: Release looks
-//     again after the reconnect, in the same session; the node gone means
-//     released, the node still there means delete again. A node found at
-//     the path that another session owns is not this hold's (its own is
-//     gone): it is left alone, and the error wraps ErrLostCandidacy. In a
-//     changed session the node went with the old session:
-//     ErrSessionChanged;
-//   - the server refused the delete (the parent's ACL grants this
-//     session no delete): an error wrapping zk.ErrNoAuth. The outcome is
-//     known: the node stays, first in the queue, until the session ends;
-//     closing the client ends it;
-//   - ctx ended before that was known: an error wrapping ErrOutcomeUnknown
-//     and ctx's error, at once. The delete goes on by itself, and Gone is
-//     closed when it has finished;
-//   - the client was closed before that was known: an error wrapping
-//     ErrOutcomeUnknown; closing the client ended the session, and the
-//     node with it.
+// Release deletes this hold's own node, and only it, and closes Lost. Its
+// error says whether anything is left to do:
+//   - nil: the node is known gone by this release;
+//   - an error wrapping ErrAlreadyOver: the hold had ended before (its
+//     session expired or changed, wrapping ErrSessionChanged; its node was
+//     deleted by someone else or found gone, wrapping ErrLostCandidacy).
+//     Nothing was deleted and nothing is left to do;
+//   - an error wrapping ErrOutcomeUnknown: ctx ended before the outcome
+//     was known (a ctx without a deadline is given one: the session
+//     timeout when the Locker knows it, else releaseBound), or the client
+//     was closed. Nothing is left to do either: the delete goes on by
+//     itself in the same session (Gone is closed when it has finished),
+//     and the session's end removes the node at the latest;
+//   - an error wrapping zk.ErrNoAuth: the server refused the delete (the
+//     parent's ACL grants this session none). The node stays, first in
+//     the queue, until the session ends: closing the client ends it.
+//
+// A delete whose answer was lost with the connection is resolved after the
+// reconnect, in the same session: the node gone means released, still
+// there means delete again; a node at the path that another session owns
+// is not this hold's (its own is gone), and is left alone.
 func (h *Held) Release(ctx context.Context) error {
 	if err := h.end(); err != nil {
 		return err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, h.l.releaseBound())
+		defer cancel()
 	}
 	tr, detach := h.l.trace.detachable()
 	done := make(chan error, 1)
 	go func() {
 		err := h.l.deleteOwn(tr, h.session, h.Path)
+		h.endedBefore(err)
 		close(h.gone)
 		done <- err
 	}()
 	select {
 	case err := <-done:
-		return err
+		return alreadyOver(err)
 	case <-ctx.Done():
 		detach()
 		return fmt.Errorf("%w: release %s: %w; the recipe deletes the node once the client reaches a server again in this session (Gone is closed then)", ErrOutcomeUnknown, h.Path, ctx.Err())
 	}
+}
+
+// alreadyOver marks err, a Release's, with ErrAlreadyOver when it says the
+// hold had ended before: its session changed or its node was gone.
+func alreadyOver(err error) error {
+	if errors.Is(err, ErrSessionChanged) || errors.Is(err, ErrLostCandidacy) {
+		return fmt.Errorf("%w: %w", ErrAlreadyOver, err)
+	}
+	return err
 }
 
 // Gone returns a channel closed when Release's delete has finished: the
@@ -291,13 +399,9 @@ func (h *Held) end() error {
 	h.released = true
 	close(h.stop)
 	h.mu.Unlock()
-	select {
-	case <-h.lost:
-		if errors.Is(h.lostErr, ErrLostCandidacy) || errors.Is(h.lostErr, ErrSessionChanged) {
-			close(h.gone)
-			return h.lostErr
-		}
-	default:
+	if err := alreadyOver(h.Err()); errors.Is(err, ErrAlreadyOver) {
+		close(h.gone)
+		return err
 	}
 	// The hold ends when its owner decides to release, before the delete
 	// is confirmed. The Lost watcher, if any, exits when its call returns.

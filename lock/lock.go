@@ -2,7 +2,8 @@
 // (section "临时顺序锁怎样判断资格"), with recovery after a lost create reply
 // (section "create 回复丢失以后怎样找回节点").
 //
-// A Locker works on one connection and one persistent parent. Every
+// A Locker works on one connection and one persistent parent (created as
+// a container under WithParents). Every
 // acquisition runs in the session the connection has when it starts, makes
 // a fresh GUID and creates the EPHEMERAL_SEQUENTIAL node
 // <parent>/<guid>-lock-. Candidates are ordered by the parsed sequence
@@ -14,7 +15,8 @@
 // still carries the acquisition's session (ErrSessionChanged otherwise:
 // go-zookeeper silently opens a new session after expiry, and nothing done
 // in the new session may continue the old one's candidacy). The next
-// acquisition runs in the new session.
+// acquisition runs in the new session: one that starts while the client
+// has no session waits for it, within its context.
 //
 // A create whose reply is lost is never retried blindly. Acquire and
 // TryAcquire recover it themselves, in the same session: they sync the
@@ -25,9 +27,18 @@
 // caller kept.
 //
 // A hold watches its own node and its connection from the moment it is
-// made: Lost closes when the hold is known over and Err says why;
-// Suspensions reports, as it happens, that the connection carrying the
-// session dropped, and by when the session may have expired.
+// made: Lost closes (and Context is cancelled) when the hold is known over,
+// and Err says why; Suspensions reports, as it happens, that the connection
+// carrying the session dropped, and the earliest time the server may
+// expire the session. A service gates its writes with one call, Ready,
+// right before each: it returns nil only when the hold is neither known
+// over nor suspended, waits out a suspension within its ctx, and a known
+// end always wins over the next write (no select among ready channels,
+// which Go decides at random).
+//
+// Give the session timeout once: make the connection with Connect, and the
+// Locker reads the timeout the server negotiated, and when the server last
+// heard the client, from the connection itself.
 //
 // # Errors
 //
@@ -35,21 +46,47 @@
 //
 //	the caller's ctx ended          ctx's error, at most cleanupGrace (3s) after ctx ended;
 //	                                its candidate is deleted once the server answers
+//	no session yet (connecting, or  nothing: the call waits for the client's next session,
+//	  reconnecting after expiry)    within ctx, and runs in it
+//	no server reachable             nothing: zk.ErrNoServer means the request was not sent;
+//	  (zk.ErrNoServer)              it is sent again once the client reaches a server, within
+//	                                ctx (a call never returns zk.ErrNoServer)
 //	a lost create reply             nothing: recovered in the same session (see above);
+//	                                none made: created again, with a fresh GUID, within ctx;
 //	                                *CreateError only when recovery cannot decide
 //	other lost replies, a cut       the request is sent again after the reconnect, up to
-//	                                3 lost connections in a row; then an error wrapping
+//	                                3 lost connections in a row (an answered request starts
+//	                                the count again); then an error wrapping
 //	                                zk.ErrConnectionClosed, and the candidate is deleted
-//	the session expired             ErrSessionChanged (wrapping zk.ErrSessionExpired when
-//	                                seen as a dropped watch); nothing is left to delete;
-//	                                the next call runs in the new session (an expiry
-//	                                during a Locker's first check of the parent, before
-//	                                any candidate, is none: the call runs in the new one)
-//	the own node deleted            ErrLostCandidacy
+//	the session expired during      ErrSessionChanged (wrapping zk.ErrSessionExpired when
+//	  the call                      seen as a dropped watch); nothing is left to delete;
+//	                                the next call runs in the new session
+//	the own node deleted            ErrLostCandidacy (someone else acted on the queue: the
+//	                                recipe reports it, claim L6, and does not start over)
 //	TryAcquire behind another       ErrLocked; its candidate is deleted
-//	Release's ctx ended, or Close   ErrOutcomeUnknown; the delete goes on (Gone)
+//	the parent missing              ErrParent, unless WithParents (then it is created)
+//	a create refused by the server  *CreateError wrapping the server's error (zk.ErrNoAuth:
+//	                                the parent's ACL grants no create)
+//	Release of a hold already over  ErrAlreadyOver, wrapping ErrSessionChanged or
+//	                                ErrLostCandidacy: nothing to do
+//	Release's ctx ended (bounded    ErrOutcomeUnknown: nothing to do, the delete goes on
+//	  even without a deadline),     (Gone)
+//	  or Close
 //	a delete refused (parent's ACL) an error wrapping zk.ErrNoAuth; the node stays until
 //	                                the session ends
+//	Held.Ready's ctx ended while    ErrSuspended
+//	  suspended
+//	Recover found no node, or       *RecoverError wrapping ErrMissing or ErrAmbiguous; an
+//	  several, of its GUID          unusable GUID is an error of its own
+//	a child under the parent with   an error wrapping fence's parse error (fence.ErrNegativeSeq,
+//	  the infix and a malformed     ErrSeqOverflow, ...): something other than this recipe
+//	  suffix, or two of one number  wrote there; the recipe does not guess an order (claim T1)
+//	the client closed mid-call      an error wrapping zk.ErrConnectionClosed (every request
+//	                                fails so at once, 3 in a row) or zk.ErrClosing; its
+//	                                candidate went with the session
+//
+// A client closed with Close is a connection that never comes back: a call
+// then waits for a session until its ctx ends.
 //
 // No outcome leaves a node of this session in the queue that no Held owns,
 // once the server answers in the same session, unless the parent's ACL
@@ -97,8 +134,12 @@
 //     sequence numbers restart in a new parent; the default czxid domain
 //     keeps tokens ordered across it (claims T2 and T4), for one
 //     ensemble's life (T5).
-//   - A Suspension is advisory: the client may notice a silent drop late,
-//     and the session may expire before ExpiresBy.
+//   - A Suspension is advisory: the client notices a silent drop only
+//     after two thirds of the session timeout without a reply; until then
+//     Ready returns nil. ExpiresBy is never later than the server's expiry
+//     on a connection made by Connect (TestExpiresByIsNeverLate); on
+//     another one it rests on go-zookeeper's bound on a silent connection
+//     and on the timeout the caller gave.
 //   - ZooKeeper's sequence counter is a signed 32-bit integer per parent; a
 //     wrapped (negative) suffix is refused, not ordered (claim T1).
 //   - ACLs on the candidates do not stop another session from deleting
@@ -106,7 +147,8 @@
 //
 // The surface is the one of etcd's concurrency.Mutex: New, Acquire,
 // TryAcquire (and Recover for a kept GUID), and a Held with Lost, Err,
-// Suspensions, Release and Gone. The package returns errors and takes
+// Suspensions, Context, Ready, Release and Gone; Connect makes the
+// connection. The package returns errors and takes
 // contexts; it never sleeps (a hold reads its connection's state, an
 // atomic read, every 20ms). Tests observe and steer it through package
 // locktrace (WithTrace).
@@ -114,7 +156,8 @@
 // Files: lock.go makes candidates; attempt.go waits for the lock; held.go
 // is the hold and its release; cleanup.go deletes what an abandoned call
 // left; recover.go finds a candidate again after a lost create reply;
-// order.go orders candidates; trace.go calls the test seam.
+// order.go orders candidates; link.go is Connect and the connection's
+// clock; trace.go calls the test seam.
 package lock
 
 import (
@@ -165,9 +208,15 @@ var (
 	// ErrReleased: the hold ended because its owner called Release
 	// (Held.Err after Lost closed).
 	ErrReleased = errors.New("lock: released")
+	// ErrAlreadyOver: Release found the hold over before it was called
+	// (its session changed, or its node was gone): nothing was deleted and
+	// nothing is left to do. The error wraps the cause too.
+	ErrAlreadyOver = errors.New("lock: the hold was already over")
+	// ErrSuspended: Held.Ready's context ended while the connection
+	// carrying the hold's session was down.
+	ErrSuspended = errors.New("lock: hold suspended")
 
-	errBadGUID   = errors.New("lock: unusable GUID")
-	errNoSession = errors.New("lock: the connection has no session")
+	errBadGUID = errors.New("lock: unusable GUID")
 )
 
 // sessionError reports that the connection's session differs from the
@@ -193,7 +242,7 @@ func (e *sessionError) Unwrap() []error {
 	return []error{ErrSessionChanged}
 }
 
-// Option configures a Locker: WithACL, WithoutCzxidDomain,
+// Option configures a Locker: WithACL, WithParents, WithoutCzxidDomain,
 // WithSessionTimeout, or WithTrace, which a test passes to observe and
 // steer the recipe.
 type Option interface{ apply(*Locker) }
@@ -218,6 +267,24 @@ func WithACL(acl []zk.ACL) Option { return optionFunc(func(l *Locker) { l.acl = 
 // store the domain.
 func WithoutCzxidDomain() Option { return optionFunc(func(l *Locker) { l.czxidDomain = false }) }
 
+// WithParents makes the Locker create its parent when it is missing, as
+// Curator's creatingParentContainersIfNeeded does: the missing ancestors
+// are created as persistent nodes and the parent itself as a container
+// node (ZooKeeper 3.5 and later; the server deletes a container once its
+// last child is gone, so a parent of locks nobody takes does not stay).
+// Without it, a missing parent is ErrParent.
+//
+// What it does to fencing tokens: a parent deleted and recreated restarts
+// its sequence numbers, but gets a larger czxid, and the default
+// Token.Domain is that czxid, so a hold of the recreated parent orders
+// after every hold of the old one, and a resource refuses the old
+// holders' tokens as stale (fence.StaleError), not as another lock's: a
+// Token's Lock is the parent's path, the same for both
+// (TestARecreatedParentRefusesTheOldParentsToken). Under
+// WithoutCzxidDomain, the recreated parent's holders are refused instead
+// until someone resets the mark (claim T2): do not combine the two.
+func WithParents() Option { return optionFunc(func(l *Locker) { l.parents = true }) }
+
 // WithCzxidDomain is the default, and undoes an earlier
 // WithoutCzxidDomain: Held.Token.Domain is the czxid of the parent as the
 // acquisition last listed it (the listing that found the candidate
@@ -227,12 +294,14 @@ func WithoutCzxidDomain() Option { return optionFunc(func(l *Locker) { l.czxidDo
 func WithCzxidDomain() Option { return optionFunc(func(l *Locker) { l.czxidDomain = true }) }
 
 // WithSessionTimeout tells the Locker the session timeout the caller gave
-// zk.Connect, so that a Suspension can say by when the session may have
-// expired (go-zookeeper does not expose the timeout the server
-// negotiated). Without it, a Suspension's ExpiresBy is its Since: the
-// session may be gone at once. A server that negotiated a shorter timeout
-// than the one asked for makes ExpiresBy late: pass the server's
-// maxSessionTimeout when it is lower.
+// zk.Connect, for a connection not made by Connect (whose timeout the
+// Locker reads from the server's connect reply, and which needs no option:
+// give the timeout once, to Connect). Without either, a Suspension's
+// ExpiresBy is its Since: the session may be gone at once. On a plain
+// connection ExpiresBy is counted from go-zookeeper's own bound on a
+// silent connection (see Suspension); a server that negotiated a shorter
+// timeout than the one asked for makes it late: pass the server's
+// maxSessionTimeout when it is lower, or use Connect.
 func WithSessionTimeout(d time.Duration) Option {
 	return optionFunc(func(l *Locker) { l.timeout = d })
 }
@@ -261,7 +330,9 @@ type Locker struct {
 	lockID      string // fence.LockID(parent), every hold's Token.Lock
 	acl         []zk.ACL
 	czxidDomain bool
+	parents     bool          // WithParents
 	timeout     time.Duration // WithSessionTimeout; 0: unknown
+	link        *link         // the connection's, when Connect made it
 	trace       tracer
 
 	mu       sync.Mutex
@@ -302,36 +373,83 @@ func (l *Locker) unheld(names []string) []string {
 // that talks to the server fails whenever the client is reconnecting, and
 // the first acquisition has to talk to it anyway, under a context and with
 // the errors a caller already handles. That first acquisition (or Recover)
-// checks that the parent exists and is persistent.
+// checks that the parent exists and is persistent (and creates it under
+// WithParents). On a connection made by Connect the Locker reads the
+// session timeout from the connection; on another, give it with
+// WithSessionTimeout.
 func New(conn *zk.Conn, parent string, opts ...Option) *Locker {
 	l := &Locker{conn: conn, parent: strings.TrimSuffix(parent, "/"), acl: zk.WorldACL(zk.PermAll), czxidDomain: true}
 	l.lockID = fence.LockID(l.parent)
+	l.link = linkOf(conn)
 	for _, o := range opts {
 		o.apply(l)
 	}
 	return l
 }
 
+// sessionTimeout is the session's timeout as far as the Locker knows it:
+// the one the server negotiated (a connection made by Connect), else
+// WithSessionTimeout's, else 0.
+func (l *Locker) sessionTimeout() time.Duration {
+	if l.link != nil {
+		if _, t, ok := l.link.last(); ok {
+			return t
+		}
+	}
+	return l.timeout
+}
+
+// expiresBy is a Suspension's ExpiresBy for one seen at since.
+func (l *Locker) expiresBy(since time.Time) time.Time {
+	if l.link != nil {
+		if heard, t, ok := l.link.last(); ok {
+			return heard.Add(t)
+		}
+	}
+	if l.timeout == 0 {
+		return since
+	}
+	// go-zookeeper drops a connection that read nothing for two thirds of
+	// the timeout: the last reply came at most that long before the drop.
+	return since.Add(l.timeout - 2*l.timeout/3 - suspendPoll)
+}
+
+// releaseBound is how long a Release whose context has no deadline waits
+// for the server: the session timeout when known (a server unreachable
+// that long has expired the session, and the node with it), else this.
+const defaultReleaseBound = 10 * time.Second
+
+func (l *Locker) releaseBound() time.Duration {
+	if t := l.sessionTimeout(); t > 0 {
+		return t
+	}
+	return defaultReleaseBound
+}
+
 // pin returns the session an acquisition or recovery runs in: the one the
-// connection has when it starts. The first call checks the parent; so
-// does a call while the client has no session, and the check's answer then
-// waits for one. A failed check is tried again by the next call.
+// connection has when it starts. While the client has no session (it is
+// connecting, or reconnecting after an expiry: go-zookeeper opens a new
+// session by itself) it waits for the next one, within ctx. The first
+// call checks the parent (and creates it, under WithParents); a failed
+// check is tried again by the next call.
 func (l *Locker) pin(ctx context.Context) (int64, error) {
+	sid, err := l.awaitSession(ctx)
+	if err != nil {
+		return 0, err
+	}
 	l.mu.Lock()
 	checked := l.parentOK
 	l.mu.Unlock()
-	sid := l.conn.SessionID()
-	if checked && sid != 0 {
+	if checked {
 		return sid, nil
 	}
 	if err := l.checkParent(ctx); err != nil {
-		if errors.Is(err, zk.ErrSessionExpired) { // the call spans a change of session
-			return 0, &sessionError{pinned: sid, now: l.conn.SessionID(), cause: err}
-		}
 		return 0, err
 	}
-	if sid = l.conn.SessionID(); sid == 0 {
-		return 0, errNoSession
+	// No candidate exists yet: an expiry during the check only means the
+	// call runs in the next session.
+	if sid, err = l.awaitSession(ctx); err != nil {
+		return 0, err
 	}
 	l.mu.Lock()
 	l.parentOK = true
@@ -339,8 +457,31 @@ func (l *Locker) pin(ctx context.Context) (int64, error) {
 	return sid, nil
 }
 
-// checkParent checks that the parent exists and is persistent. A check
-// that the connection lost is sent again, as every idempotent call is.
+// awaitSession returns the connection's session once it has one, reading
+// its state every suspendPoll (an atomic read, no request), or ctx's
+// error.
+func (l *Locker) awaitSession(ctx context.Context) (int64, error) {
+	var tick *time.Ticker
+	for {
+		if sid := l.conn.SessionID(); sid != 0 && l.conn.State() == zk.StateHasSession {
+			return sid, nil
+		}
+		if tick == nil {
+			tick = time.NewTicker(suspendPoll)
+			defer tick.Stop()
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return 0, fmt.Errorf("lock: waiting for the client's session (state %v): %w", l.conn.State(), ctx.Err())
+		}
+	}
+}
+
+// checkParent checks that the parent exists and is persistent (or a
+// container, which the server shows as persistent), and under WithParents
+// creates it when it is missing. A check that the connection lost is sent
+// again, as every idempotent call is.
 func (l *Locker) checkParent(ctx context.Context) error {
 	var ok bool
 	var st *zk.Stat
@@ -348,24 +489,66 @@ func (l *Locker) checkParent(ctx context.Context) error {
 	// candidate exists yet, so an expiry only means the acquisition runs in
 	// the new session.
 	var retries cleanupRetries
-	expired := false
 	again := func(err error) bool {
-		if errors.Is(err, zk.ErrSessionExpired) && !expired {
-			expired = true
-			return true
-		}
-		return retries.again(err)
+		return errors.Is(err, zk.ErrSessionExpired) || retries.again(err)
 	}
-	err := retrying(again, func() (err error) {
-		return call(ctx, func() (err error) { ok, st, err = l.conn.Exists(l.parent); return err }, nil)
-	})
-	switch {
-	case err != nil:
-		return fmt.Errorf("%w: exists %s: %w", ErrParent, l.parent, err)
-	case !ok:
-		return fmt.Errorf("%w: %s does not exist", ErrParent, l.parent)
-	case st.EphemeralOwner != 0:
-		return fmt.Errorf("%w: %s is ephemeral (owner 0x%x); candidates need a persistent parent", ErrParent, l.parent, st.EphemeralOwner)
+	for created := false; ; created = true {
+		err := retrying(again, func() (err error) {
+			return call(ctx, func() (err error) { ok, st, err = l.conn.Exists(l.parent); return err }, nil)
+		})
+		switch {
+		case err != nil:
+			return fmt.Errorf("%w: exists %s: %w", ErrParent, l.parent, err)
+		case !ok && l.parents && !created:
+			if err := l.createParents(ctx); err != nil {
+				return err
+			}
+			continue
+		case !ok:
+			return fmt.Errorf("%w: %s does not exist", ErrParent, l.parent)
+		case st.EphemeralOwner != 0: // a container shows 0, as a persistent node
+			return fmt.Errorf("%w: %s is ephemeral (owner 0x%x); candidates need a persistent parent", ErrParent, l.parent, st.EphemeralOwner)
+		}
+		return nil
+	}
+}
+
+// createParents creates the parent as a container and its missing
+// ancestors as persistent nodes, all with the world's ACL. A node that
+// exists already is fine; a create lost with the connection, or answered
+// with an expiry, is sent again (NodeExists then means made).
+func (l *Locker) createParents(ctx context.Context) error {
+	// No candidate exists yet: an expiry only means the creates run in the
+	// next session, as the check's do.
+	var retries cleanupRetries
+	again := func(err error) bool {
+		return errors.Is(err, zk.ErrSessionExpired) || retries.again(err)
+	}
+	for i := 1; i <= len(l.parent); i++ {
+		if i < len(l.parent) && l.parent[i] != '/' {
+			continue
+		}
+		p := l.parent[:i]
+		err := retrying(again, func() error {
+			if p == l.parent {
+				l.trace.request(locktrace.OpCreateParent, p, false)
+			}
+			err := call(ctx, func() (err error) {
+				if p == l.parent {
+					_, err = l.conn.CreateContainer(p, nil, zk.FlagContainer, zk.WorldACL(zk.PermAll))
+				} else {
+					_, err = l.conn.Create(p, nil, zk.FlagPersistent, zk.WorldACL(zk.PermAll))
+				}
+				return err
+			}, nil)
+			if p == l.parent {
+				l.trace.reply(locktrace.ReplyInfo{Op: locktrace.OpCreateParent, Path: p, Err: err})
+			}
+			return err
+		})
+		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return fmt.Errorf("%w: create %s: %w", ErrParent, p, err)
+		}
 	}
 	return nil
 }
@@ -443,27 +626,33 @@ func (l *Locker) candidate(ctx context.Context) (*attempt, error) {
 }
 
 // created makes the acquisition's candidate in session: a create, and
-// after a lost reply the recovery, at most maxConnRetries lost creates in a
-// row.
+// after a lost reply the recovery. A create known not to have happened (a
+// lost reply and no node of its GUID, or, under WithParents, a parent
+// deleted since the check) is made again with a fresh GUID, for as long
+// as ctx lives: a caller would do the same.
 func (l *Locker) created(ctx context.Context, session int64) (*attempt, error) {
-	for lost := 1; ; lost++ {
+	for {
 		guid := uuid.NewString()
 		path, err := l.create(ctx, session, guid)
 		ce, ok := errors.AsType[*CreateError](err)
-		if !ok || !connectionError(ce.Err) {
-			if err != nil {
+		switch {
+		case !ok && err != nil:
+			return nil, err
+		case !ok:
+			return l.begin(session, guid, path), nil
+		case l.parents && errors.Is(ce.Err, zk.ErrNoNode):
+			if err := l.createParents(ctx); err != nil {
 				return nil, err
 			}
-			return l.begin(session, guid, path), nil
+			continue
+		case !connectionError(ce.Err):
+			return nil, err
 		}
 		if path, err = l.recoverCreate(ctx, session, ce); err != nil || path != "" {
 			if err != nil {
 				return nil, err
 			}
 			return l.begin(session, guid, path), nil
-		}
-		if lost == maxConnRetries {
-			return nil, ce
 		}
 	}
 }
@@ -531,6 +720,15 @@ func baseName(path string, err error) string {
 // failed on the connection (the client reconnects by itself) is sent again,
 // at most maxConnRetries times in a row.
 type connRetries int
+
+// reset starts the count again: a request was answered.
+func (r *connRetries) reset() { *r = 0 }
+
+// retryPolicy is connRetries or cleanupRetries.
+type retryPolicy interface {
+	again(error) bool
+	reset()
+}
 
 func (r *connRetries) again(err error) bool {
 	if !connectionError(err) {

@@ -22,6 +22,7 @@ import (
 	"github.com/zk19/zk19/internal/servertest"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/lock"
 )
 
 var scope *zkserver.Scope
@@ -98,15 +99,19 @@ func createCandidate(conn *zk.Conn, parent string) string {
 	return guid
 }
 
-// connectCuttable opens a session through a fault proxy and returns, with
-// it, the proxy's cut (the client's connection closes and new ones are
-// refused) and heal.
+// connectCuttable opens a session through a fault proxy with lock.Connect
+// and returns, with it, the proxy's cut (the client's connection closes
+// and new ones are refused) and heal.
 func connectCuttable(name string, timeout time.Duration) (*zk.Conn, func(), func()) {
 	p, err := faultproxy.New(server().Client, faultproxy.WithName(name), faultproxy.WithZooKeeperFrames())
 	if err != nil {
 		scope.Fatalf("proxy: %v", err)
 	}
 	scope.Cleanup(func() { _ = p.Close() })
-	c := zkclient.Connect(scope, name, []string{p.Addr()}, zkclient.Quiet(), zkclient.WithSessionTimeout(timeout))
-	return c.Conn, func() { p.Cut(faultproxy.BothEnds) }, p.Heal
+	conn, _, err := lock.Connect([]string{p.Addr()}, timeout, nil, zk.WithLogInfo(false), zk.WithLogger(quiet{}))
+	if err != nil {
+		scope.Fatalf("lock.Connect %s: %v", name, err)
+	}
+	scope.Cleanup(conn.Close)
+	return conn, func() { p.Cut(faultproxy.BothEnds) }, p.Heal
 }

@@ -99,8 +99,9 @@ type state struct {
 	// twin: another session's node carries the GUID of S's first create,
 	// made just before it (issue 48, item 9): the recovery after a lost
 	// create must never hold it nor delete it (checkTwin).
-	twin   bool
-	faults []fault
+	twin    bool
+	parents bool // the parent is missing and the Locker has WithParents
+	faults  []fault
 }
 
 // want is what the call must give.
@@ -133,9 +134,10 @@ func (st *state) want(f fault) want {
 		return ended
 	}
 	switch {
-	case f == expired && st.pin:
-		// The first call's check of the parent comes before any candidate:
-		// the acquisition runs in the session the check is answered in.
+	case f == expired && (st.pin || st.parents):
+		// The first call's check of the parent, and its creation, come
+		// before any candidate: the acquisition runs in the session the
+		// check (or the create) is answered in.
 		return want{held: true}
 	case f == expired:
 		return expiry
@@ -386,6 +388,9 @@ func matrixStates() []*state {
 	base = append(base,
 		state{req: "create", name: "acquire-foreign-twin", call: callAcquire, phase: phHolds, at: at{op: locktrace.OpCreate}, twin: true, faults: twinFaults},
 		state{req: "create", name: "try-foreign-twin", call: callTry, phase: phTryBusy, at: at{op: locktrace.OpCreate}, twin: true, faults: twinFaults})
+	base = append(base,
+		state{req: "create-parent", name: "acquire-parent-missing", call: callAcquire, phase: phHolds, at: at{op: locktrace.OpCreateParent}, parents: true},
+		state{req: "create-parent", name: "try-parent-missing", call: callTry, phase: phHolds, at: at{op: locktrace.OpCreateParent}, parents: true})
 	base = append(base, state{req: "delete", name: "late-create-answered", call: callAcquire, phase: phCleanup, untraced: locktrace.OpDelete, lateAnswered: true, busy: true, faults: noCtx})
 	var out []*state
 	for _, st := range base {

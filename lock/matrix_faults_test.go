@@ -90,6 +90,8 @@ func wireOps(op locktrace.Op) []int32 {
 		return []int32{jute.OpDelete}
 	case locktrace.OpSync:
 		return []int32{jute.OpSync}
+	case locktrace.OpCreateParent:
+		return []int32{jute.OpCreateContainer}
 	}
 	return nil
 }

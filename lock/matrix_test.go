@@ -37,7 +37,7 @@ package lock_test
 // defaults to GOMAXPROCS, two on the machines this runs on, and a cell
 // mostly waits for a reconnect (go-zookeeper waits a second before it
 // dials again). t.Run may be called from several goroutines; the parent
-// waits for them all. The 360 cells take about 25 s on 2 cores, so the
+// waits for them all. The 370 cells take about 30 s on 2 cores, so the
 // matrix runs in every go test ./lock, -short included. The table of
 // cells is the test's last log block (go test -v shows it; CI runs -v):
 // one line per cell with its request, state, fault, what was seen of the
@@ -312,10 +312,15 @@ func newCell(t *testing.T, cs cellSpec, rec *record) *cell {
 	c := &cell{t: t, st: cs.st, f: cs.f, rec: rec, seam: cs.seam, cancelled: make(chan struct{}), faultDone: make(chan struct{}), pending: map[string]bool{}}
 	t.Cleanup(func() { c.logMu.Lock(); c.over = true; c.logMu.Unlock() })
 	c.parent, c.o = freshParent(t)
+	opts := []lock.Option{lock.WithTrace(c.trace())}
+	if c.st.parents { // a parent missing, under one that exists
+		c.parent += "/lock"
+		opts = append(opts, lock.WithParents())
+	}
 	c.w = newWire(t, "S")
 	c.ctx, c.cancel = context.WithTimeout(context.Background(), cellDeadline)
 	t.Cleanup(c.cancel)
-	c.l = lock.New(c.w.c.Conn, c.parent, lock.WithTrace(c.trace()))
+	c.l = lock.New(c.w.c.Conn, c.parent, opts...)
 	return c
 }
 

@@ -134,8 +134,8 @@ func (l *Locker) Recover(ctx context.Context, guid string) (*Held, error) {
 	if err != nil {
 		return nil, err
 	}
-	var retries connRetries
-	owned, foreign, err := l.matches(ctx, l.trace, session, guid, retries.again)
+	var retries cleanupRetries
+	owned, foreign, err := l.matches(ctx, l.trace, session, guid, &retries)
 	if err = l.settled(session, guid, err); err != nil {
 		return nil, err
 	}
@@ -174,7 +174,7 @@ func (l *Locker) settled(session int64, guid string, err error) error {
 // decide. Several nodes are deleted: none is held, all are its own.
 func (l *Locker) recoverCreate(ctx context.Context, session int64, ce *CreateError) (string, error) {
 	var retries cleanupRetries
-	owned, foreign, err := l.matches(ctx, l.trace, session, ce.GUID, retries.again)
+	owned, foreign, err := l.matches(ctx, l.trace, session, ce.GUID, &retries)
 	ce.Owned, ce.Foreign = owned, foreign
 	if err = l.settled(session, ce.GUID, err); err != nil {
 		if isContextError(err) || errors.Is(err, ErrSessionChanged) {
@@ -254,10 +254,17 @@ func ofGUID(name, guid string) bool {
 }
 
 // matches lists the parent's candidates of guid, split by owner: this
-// session's and the others'. A call that fails is sent again while again
-// says so; each returns when ctx ends (with ctx's error).
-func (l *Locker) matches(ctx context.Context, tr tracer, session int64, guid string, again func(error) bool) (owned, foreign []string, err error) {
-	do := func(c func() error) error { return retrying(again, c) }
+// session's and the others'. A call that fails is sent again while the
+// policy says so (an answered call resets its count); each returns when
+// ctx ends (with ctx's error).
+func (l *Locker) matches(ctx context.Context, tr tracer, session int64, guid string, retries retryPolicy) (owned, foreign []string, err error) {
+	do := func(c func() error) error {
+		err := retrying(retries.again, c)
+		if err == nil {
+			retries.reset()
+		}
+		return err
+	}
 	// The reply was lost, so this session's last zxid does not hold the
 	// server it reconnected to to the create: a follower may still lack the
 	// node and list the parent without it. Sync first (the article's §2):

@@ -1,4 +1,7 @@
-package readme_test
+package main
+
+// The README's first Go block is program.go, whole; the tests here compile
+// it (package main, with its tests) and run Work on a real server.
 
 import (
 	"context"
@@ -13,8 +16,9 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/fence"
-	"github.com/zk19/zk19/internal/readme"
+	"github.com/zk19/zk19/internal/faultproxy"
 	"github.com/zk19/zk19/internal/servertest"
+	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/internal/zkclient"
 	"github.com/zk19/zk19/internal/zkserver"
 )
@@ -22,15 +26,13 @@ import (
 func TestMain(m *testing.M) { os.Exit(servertest.RunTests(m)) }
 
 // TestTheReadmeShowsThisProgram: the first Go block of README.md, and of
-// README.zh.md, is program.go after its package clause, line for line.
+// README.zh.md, is program.go, byte for byte, comments included (they
+// carry the advice), from its first line to its last: a reader pastes a
+// whole package main.
 func TestTheReadmeShowsThisProgram(t *testing.T) {
-	src, err := os.ReadFile("program.go")
+	prog, err := os.ReadFile("program.go")
 	if err != nil {
 		t.Fatal(err)
-	}
-	_, prog, ok := strings.Cut(string(src), "\npackage readme\n\n")
-	if !ok {
-		t.Fatal("program.go: no package clause followed by a blank line")
 	}
 	for _, file := range []string{"README.md", "README.zh.md"} {
 		md, err := os.ReadFile("../../" + file)
@@ -42,7 +44,7 @@ func TestTheReadmeShowsThisProgram(t *testing.T) {
 		if !ok || !closed {
 			t.Fatalf("%s: no ```go block; want the program of internal/readme", file)
 		}
-		got, want := strings.Split(block, "\n"), strings.Split(prog, "\n")
+		got, want := strings.Split(block, "\n"), strings.Split(string(prog), "\n")
 		for i := range max(len(got), len(want)) {
 			if g, w := lineAt(got, i, "(end of block)"), lineAt(want, i, "(end of file)"); g != w {
 				t.Fatalf("%s's first Go block, line %d: got %q; want %q (internal/readme/program.go): the README shows another program than the one compiled and run", file, i+1, g, w)
@@ -83,7 +85,7 @@ func TestWorkWritesWithTheHoldsToken(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res := fence.NewMemory()
-	if err := readme.Work(ctx, c.Conn, parent, res, []string{"a", "b"}); err != nil {
+	if err := Work(ctx, c.Conn, parent, res, []string{"a", "b"}); err != nil {
 		t.Fatalf("Work: %v; want nil", err)
 	}
 	v, mark, _, err := res.Read(ctx)
@@ -108,7 +110,7 @@ func TestWorkReactsToARefusal(t *testing.T) {
 	if _, err := res.Write(ctx, later, "later holder"); err != nil {
 		t.Fatal(err)
 	}
-	err := readme.Work(ctx, c.Conn, parent, res, []string{"a", "b"})
+	err := Work(ctx, c.Conn, parent, res, []string{"a", "b"})
 	t.Logf("Work: %v", err)
 	var stale *fence.StaleError
 	if !errors.As(err, &stale) || stale.Mark != later || !strings.Contains(err.Error(), "the lock has passed on") {
@@ -181,10 +183,67 @@ func TestWorkStopsWhenLost(t *testing.T) {
 	defer cancel()
 	other := zkclient.Connect(t, "other", []string{addr})
 	res := &losingResource{Memory: fence.NewMemory(), c: other, parent: parent}
-	err := readme.Work(ctx, c.Conn, parent, res, []string{"a", "b", "c"})
+	err := Work(ctx, c.Conn, parent, res, []string{"a", "b", "c"})
 	t.Logf("Work: %v after %d writes", err, res.writes)
 	if err == nil || !strings.Contains(err.Error(), "lock lost") || !errors.Is(err, context.Canceled) || res.writes != 2 {
 		t.Errorf("Work whose hold was lost during its second write: %v after %d writes; want \"lock lost\" (context.Canceled) after 2", err, res.writes)
+	}
+}
+
+// cuttingResource is a memory resource that notes the state of W's
+// connection at each write, and after the first write cuts W's link (and
+// heals it at once, once W's client has noticed): the client needs a
+// moment to reconnect, and a write that does not wait for it would go out
+// while the hold is suspended.
+type cuttingResource struct {
+	*fence.Memory
+	t      *testing.T
+	conn   *zk.Conn
+	px     *faultproxy.Proxy
+	states []zk.State
+}
+
+func (r *cuttingResource) Write(ctx context.Context, tok fence.Token, value string) (fence.Result, error) {
+	r.states = append(r.states, r.conn.State())
+	res, err := r.Memory.Write(ctx, tok, value)
+	if len(r.states) == 1 {
+		r.t.Logf("fault: W's proxy cuts W's link after the first write")
+		r.px.Cut(faultproxy.BothEnds)
+		wait.For(r.t, 20*time.Second, "W's client to notice the cut", func() (bool, string) {
+			return r.conn.State() != zk.StateHasSession, r.conn.State().String()
+		})
+		r.t.Logf("fault undone: W's proxy heals; W's client reconnects by itself")
+		r.px.Heal()
+	}
+	return res, err
+}
+
+// TestWorkWaitsOutASuspension: W's link drops between two writes and comes
+// back before the session expires: Work starts no write while the
+// connection carrying the hold's session is down (Ready waits for it), and
+// writes every value once it is back.
+func TestWorkWaitsOutASuspension(t *testing.T) {
+	s := zkserver.Start(t)
+	px, err := faultproxy.New(s.Client, faultproxy.WithName("W"), faultproxy.WithLogf(t.Logf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = px.Close() })
+	c := zkclient.Connect(t, "W", []string{px.Addr()}, zkclient.WithSessionTimeout(30*time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res := &cuttingResource{Memory: fence.NewMemory(), t: t, conn: c.Conn, px: px}
+	if err := Work(ctx, c.Conn, "/services/billing/lock", res, []string{"a", "b", "c"}); err != nil {
+		t.Fatalf("Work across a link drop healed before expiry: %v; want nil", err)
+	}
+	t.Logf("W's connection at each write: %v", res.states)
+	for i, st := range res.states {
+		if st != zk.StateHasSession {
+			t.Fatalf("Work's write %d of %d: got it started with the connection %v; want none started while the hold is suspended", i+1, len(res.states), st)
+		}
+	}
+	if v, _, _, _ := res.Read(ctx); v != "c" || len(res.states) != 3 {
+		t.Fatalf("after Work: value %q after %d writes; want \"c\" after 3", v, len(res.states))
 	}
 }
 
@@ -197,4 +256,26 @@ func czxid(t *testing.T, c *zkclient.Client, parent string) int64 {
 		t.Fatalf("exists %s: %v", parent, err)
 	}
 	return st.Czxid
+}
+
+// TestTheProgramRuns: the README's program, run as a reader runs it (go run,
+// pointed at a server), holds the lock, creates the missing parent, writes
+// its three values and prints the last one with the hold's token.
+func TestTheProgramRuns(t *testing.T) {
+	c, _, addr := serverAt(t)
+	const parent = "/services/billing/lock" // the program's default, missing
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "run", ".", "-zk", addr)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	t.Logf("go run . -zk %s: stdout:\n%s\nstderr (go-zookeeper's log):\n%s", addr, out, stderr.String())
+	if err != nil {
+		t.Fatalf("go run the README's program: %v; want it to exit 0", err)
+	}
+	want := fmt.Sprintf("stored \"c\" under token %v (<nil>)\n", fence.NewToken(parent, czxid(t, c, parent), 0))
+	if string(out) != want {
+		t.Fatalf("the README's program printed %q; want %q", out, want)
+	}
 }

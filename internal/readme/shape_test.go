@@ -1,4 +1,4 @@
-package readme_test
+package main
 
 import (
 	"go/ast"

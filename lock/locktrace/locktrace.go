@@ -115,6 +115,10 @@ const (
 	OpChildren               // getChildren of the parent
 	OpExists                 // exists, with a watch on a predecessor or own node
 	OpDelete                 // delete of the own node
+	// OpCreateParent: createContainer of the missing parent (WithParents),
+	// sent again after a lost connection (NodeExists then means made).
+	// The creates of missing ancestors before it are not traced.
+	OpCreateParent
 )
 
 func (o Op) String() string {
@@ -129,6 +133,8 @@ func (o Op) String() string {
 		return "exists"
 	case OpDelete:
 		return "delete"
+	case OpCreateParent:
+		return "create-parent"
 	}
 	return "op?"
 }

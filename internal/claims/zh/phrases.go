@@ -52,7 +52,6 @@ var phrases = map[string]string{
 	"%v after the cut; after the heal, Lost (%s) instead of Resumed": "隔断后 %v；恢复连接后收到 Lost（%s），而不是 Resumed",
 	"%v after the cut; no Resumed within %v of the heal":             "隔断后 %v；恢复连接后 %v 内没有 Resumed",
 	"(the recipe does not say which node)":                           "（配方没有说是哪个节点）",
-	"ExpiresBy = Since + %v; want Since + the session timeout %v":    "ExpiresBy = Since + %v；应为 Since + session 超时 %v",
 	"H released and acquired again: %s":                              "H 释放后再次获取：%s",
 	"H released and acquired again: it waits on %s":                  "H 释放后再次获取：它在等 %s",
 	"H released and acquired again: it waits on W's orphan %s":       "H 释放后再次获取：它在等 W 的孤儿节点 %s",
@@ -283,4 +282,5 @@ var phrases = map[string]string{
 	"the node exists":        "节点已存在",
 	"with a fresh GUID":      "换用新的 GUID",
 	"postgres":               "PostgreSQL 持久",
+	"ExpiresBy = Since + %v; want after Since and before Since + the session timeout %v (the server counts from the last packet it heard, before the drop)": "ExpiresBy = Since + %v；应在 Since 之后、Since + session 超时 %v 之前（服务器从它最后听到的那个包算起，早于断开）",
 }
