@@ -63,7 +63,7 @@ func Work(ctx context.Context, conn *zk.Conn, parent string, resource fence.Reso
 	}
 	switch stale := (*fence.StaleError)(nil); {
 	case errors.As(err, &stale):
-		err = fmt.Errorf("refused: the lock passed on (mark %v); never retry with this token: %w", stale.Mark, err)
+		err = fmt.Errorf("refused, the lock has passed on (mark %v); never retry with this token: %w", stale.Mark, err)
 	case err != nil && held.Err() != nil && ctx.Err() == nil:
 		err = fmt.Errorf("lock lost: %w", err)
 	}
