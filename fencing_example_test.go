@@ -133,7 +133,7 @@ func Example_s5aFencingSequence() {
 	byB := fencescene.WriteEach(sc, B.Log, heldB.Token, "new-owner", all...)
 	for i, r := range byB {
 		if !r.Accepted {
-			claims.RefutedNow(sc, "F3", "B's write with token %v was rejected by the %s resource (mark %v); want accepted: the holder's token, and no resource refuses it", heldB.Token, names[i], r.Mark)
+			claims.RefutedNow(sc, "F3", "B's write with token %v was rejected by the %s resource (mark %v); want accepted: the holder's token, and no resource refuses it", heldB.Token, fencescene.KindText(names[i]), r.Mark)
 		}
 	}
 	fmt.Printf("B writes new-owner with %v: accepted: %s\n", heldB.Token, accepted(names, byB))
@@ -416,15 +416,15 @@ func judgeC1(t *testing.T, h chaos.History, sum *chaos.Summary) {
 			claims.Refuted(t, "C1", "%s holds %s (session 0x%x) since %v into the run, and O listed the parent %s, %v into the run, with %d candidates below its node: %v; got a hold whose node is not the lowest; want the lowest candidate to hold",
 				rb.Hold.Who, path.Base(rb.Hold.Node), rb.Hold.Session, rb.Hold.Since, rb.How, rb.At, len(rb.Seen.Ahead), rb.Seen.Ahead)
 		case chaos.RuleStaleLateTaken:
-			claims.Refuted(t, "C1", "the fenced %s resource accepted %s's stale-late write with token %v (its node gone, a higher token accepted before); want it refused", f.Resource, f.Write.Worker, f.Write.Token)
+			claims.Refuted(t, "C1", "the fenced %s resource accepted %s's stale-late write with token %v (its node gone, a higher token accepted before); want it refused", fencescene.KindText(f.Resource), f.Write.Worker, f.Write.Token)
 		case chaos.RuleNodesLeft:
 			claims.Refuted(t, "C1", "lock nodes left after every worker closed: %v", f.What[0])
 		case chaos.RuleSessionsLeft:
 			claims.Refuted(t, "C1", "sessions left after every worker closed: %v", f.What[0])
 		case chaos.RuleBelowMark:
-			claims.Refuted(t, "C1", "the fenced %s resource accepted %d writes below a token it had accepted before; want none: %v", f.Resource, len(f.What), f.What)
+			claims.Refuted(t, "C1", "the fenced %s resource accepted %d writes below a token it had accepted before; want none: %v", fencescene.KindText(f.Resource), len(f.What), f.What)
 		case chaos.RuleNotARegister:
-			claims.Refuted(t, "C1", "porcupine found the fenced %s resource's history %s as a register; want linearizable", f.Resource, f.What[0])
+			claims.Refuted(t, "C1", "porcupine found the fenced %s resource's history %s as a register; want linearizable", fencescene.KindText(f.Resource), f.What[0])
 		case chaos.RuleEarlyWrite:
 			fw := f.Write
 			claims.BrokenCheck(t, "C1", "the schedule (seed %d, %s, fault %d: %v on %s; replay with %s=%d) let %s write with token %v before the moment it would be stale-late: when it wrote, %s; its write was a holder's (%s), so no resource's answer to it says anything of the fence",
@@ -434,7 +434,7 @@ func judgeC1(t *testing.T, h chaos.History, sum *chaos.Summary) {
 		case chaos.RuleSessionNotClosed:
 			claims.BrokenCheck(t, "C1", "%s's session did not close: %v", f.Worker, f.What[0])
 		case chaos.RuleNoPorcupineVerdict:
-			claims.BrokenCheck(t, "C1", "porcupine gave no verdict on the fenced %s resource's history: %v", f.Resource, f.What[0])
+			claims.BrokenCheck(t, "C1", "porcupine gave no verdict on the fenced %s resource's history: %v", fencescene.KindText(f.Resource), f.What[0])
 		case chaos.RuleNothingReachedTheControl:
 			claims.BrokenCheck(t, "C1", "the run proved nothing: no stale-late write reached the control (%s)", h.Setup)
 		case chaos.RuleAnomaly:
@@ -528,9 +528,9 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 			if err != nil {
 				claims.NotShown(t, "F6", "reading the memory resource's source: %v", err)
 			}
-			found = append(found, sourceFinding{Name: fn, Why: why})
+			found = append(found, sourceFinding{Name: zh.Text{En: fn, Zh: fn}, Why: why})
 		}
-		sourceVerdict(t, "memory", "lock section", found, []sourceFinding{{Name: "the compare-then-write control's Write", Why: control}, {Name: "a copy that lets the section go in a helper", Why: inHelper}})
+		sourceVerdict(t, "memory", zh.Say("lock section"), found, []sourceFinding{{Name: zh.Say("the compare-then-write control's Write"), Why: control}, {Name: zh.Say("a copy that lets the section go in a helper"), Why: inHelper}})
 	})
 	t.Run("the durable resource's source compares and writes in one transaction, following its calls, where changed copies do not", func(t *testing.T) {
 		durable, err := srcread.ReadSource(filepath.Join("fence", "durable.go"))
@@ -549,10 +549,13 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		// begun again right after the decision, and with the value stored
 		// again in a statement of its own once the transaction is over.
 		var controls []sourceFinding
-		for _, c := range []struct{ name, file, pattern, insert string }{
-			{"a copy split after the decision", "marks.go", `(?m)^(\s*)trace\.decided\(.*\)$`,
+		for _, c := range []struct {
+			name                  zh.Text
+			file, pattern, insert string
+		}{
+			{zh.Say("a copy split after the decision"), "marks.go", `(?m)^(\s*)trace\.decided\(.*\)$`,
 				"$0\n${1}_, _ = q.ExecContext(ctx, \"COMMIT\")\n${1}_, _ = q.ExecContext(ctx, \"BEGIN IMMEDIATE\")"},
-			{"a copy that stores the value after its transaction", "durable.go", `(?m)^(\s*)return res, refused$`,
+			{zh.Say("a copy that stores the value after its transaction"), "durable.go", `(?m)^(\s*)return res, refused$`,
 				"${1}_, _ = d.db.ExecContext(ctx, d.sql(upsertValue), d.register, value)\n$0"},
 		} {
 			src := map[string][]byte{"durable.go": durable, "marks.go": marks}[c.file]
@@ -563,7 +566,7 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 			}
 			controls = append(controls, sourceFinding{Name: c.name, Why: control})
 		}
-		sourceVerdict(t, "durable", "transaction", []sourceFinding{{Name: "Durable.Write and WriteOnce", Why: why}}, controls)
+		sourceVerdict(t, "durable", zh.Say("transaction"), []sourceFinding{{Name: zh.Say("Durable.Write and WriteOnce"), Why: why}}, controls)
 	})
 	t.Run("fence.AdvanceMark, the fence in a service's own transaction, compares and advances the mark in one statement of that transaction, where changed copies do not", func(t *testing.T) {
 		marks, err := srcread.ReadSource(filepath.Join("fence", "marks.go"))
@@ -575,10 +578,13 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 			claims.NotShown(t, "F6", "reading fence.AdvanceMark's source: %v", err)
 		}
 		var controls []sourceFinding
-		for _, c := range []struct{ name, pattern, insert string }{
-			{"a copy that commits the caller's transaction after the decision", `(?m)^(\s*)trace\.decided\(.*\)$`,
+		for _, c := range []struct {
+			name            zh.Text
+			pattern, insert string
+		}{
+			{zh.Say("a copy that commits the caller's transaction after the decision"), `(?m)^(\s*)trace\.decided\(.*\)$`,
 				"$0\n${1}_, _ = q.ExecContext(ctx, \"COMMIT\")"},
-			{"a copy whose statement advances the mark without comparing", `(?m)^WHERE marked = 0 OR [^` + "`" + `\n]*`, "-- no compare"},
+			{zh.Say("a copy whose statement advances the mark without comparing"), `(?m)^WHERE marked = 0 OR [^` + "`" + `\n]*`, "-- no compare"},
 		} {
 			changed := regexp.MustCompile(c.pattern).ReplaceAllString(string(marks), c.insert)
 			control, err := srcread.AdvanceInSource(map[string]string{"marks.go": changed})
@@ -587,7 +593,7 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 			}
 			controls = append(controls, sourceFinding{Name: c.name, Why: control})
 		}
-		sourceVerdict(t, "service-table", "statement of the caller's transaction", []sourceFinding{{Name: "fence.AdvanceMark", Why: why}}, controls)
+		sourceVerdict(t, "service-table", zh.Say("statement of the caller's transaction"), []sourceFinding{{Name: zh.Text{En: "fence.AdvanceMark", Zh: "fence.AdvanceMark"}, Why: why}}, controls)
 	})
 	fencescene.OnEachResource(t, "keeps value and mark together among many writers and readers", func(t *testing.T, kind string, res fencescene.FencedResource) {
 		writers, per, readers := 16, 100, 2
@@ -836,32 +842,32 @@ func TestF9_ForgedLargerTokenIsAccepted(t *testing.T) {
 
 // sourceFinding is what F6's source check found in one write: why its
 // compare and its write are not one step, or "".
-type sourceFinding struct{ Name, Why string }
+type sourceFinding struct{ Name, Why zh.Text }
 
 // sourceVerdict records in one observation what F6's source check found
 // in the writes of the resource of kind and in its controls, each of which
 // must be caught, and states the verdict.
-func sourceVerdict(t *testing.T, kind, section string, found, controls []sourceFinding) {
+func sourceVerdict(t *testing.T, kind string, section zh.Text, found, controls []sourceFinding) {
 	t.Helper()
-	var seen []string
+	var seen []zh.Text
 	for _, f := range found {
 		why := f.Why
-		if why == "" {
-			why = "compare and write in one " + section
+		if why.En == "" {
+			why = zh.Say("compare and write in one %v", section)
 		}
-		seen = append(seen, f.Name+": "+why)
+		seen = append(seen, zh.Say("%v: %v", f.Name, why))
 	}
 	for _, c := range controls {
-		seen = append(seen, c.Name+": "+c.Why)
+		seen = append(seen, zh.Say("%v: %v", c.Name, c.Why))
 	}
-	claims.Evidence(t, "%s resource's source: %s", fencescene.KindText(kind), strings.Join(seen, "; "))
+	claims.Evidence(t, "%s resource's source: %s", fencescene.KindText(kind), zh.Join(seen, zh.Text{En: "; ", Zh: "；"}))
 	for _, c := range controls {
-		if c.Why == "" {
+		if c.Why.En == "" {
 			claims.BrokenCheck(t, "F6", "the source check passed %s; want its gap found", c.Name)
 		}
 	}
 	for _, f := range found {
-		if f.Why != "" {
+		if f.Why.En != "" {
 			claims.Refuted(t, "F6", "on the %s resource, %s: got %s; want its compare and its write in one %s", fencescene.KindText(kind), f.Name, f.Why, section)
 			return // the first write that breaks it is the verdict; the observation names the rest
 		}

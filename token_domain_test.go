@@ -88,9 +88,9 @@ func TestT2_RecreatedParentRestartsNumbering(t *testing.T) {
 			nb := fencescene.WriteAs(t, B, res, next, "new-domain")
 			late := fencescene.WriteAs(t, A, res, old, "old-domain-late")
 			value, mark, _ := fencescene.ReadResource(t, res)
-			claims.Evidence(t, "%s resource: after mark %v, the new domain's %v accepted=%v; the old domain's %v then accepted=%v; value %q, mark %v", kind, old, next, nb.Accepted, old, late.Accepted, value, mark)
+			claims.Evidence(t, "%s resource: after mark %v, the new domain's %v accepted=%v; the old domain's %v then accepted=%v; value %q, mark %v", fencescene.KindText(kind), old, next, nb.Accepted, old, late.Accepted, value, mark)
 			if !nb.Accepted || late.Accepted || value != "new-domain" || mark != next {
-				claims.Refuted(t, "T2", "the %s resource, domain %s: got the new holder %v accepted=%v over mark %v, then the old %v accepted=%v, value %q, mark %v; want the new accepted, the old refused, \"new-domain\" with mark %v", kind, d.name, next, nb.Accepted, old, old, late.Accepted, value, mark, next)
+				claims.Refuted(t, "T2", "the %s resource, domain %s: got the new holder %v accepted=%v over mark %v, then the old %v accepted=%v, value %q, mark %v; want the new accepted, the old refused, \"new-domain\" with mark %v", fencescene.KindText(kind), d.name, next, nb.Accepted, old, old, late.Accepted, value, mark, next)
 			}
 		})
 	}
@@ -131,17 +131,17 @@ func TestT2_RecreatedParentRestartsNumbering(t *testing.T) {
 	fencescene.OnEachResource(t, "that kept the old domain's mark and compares sequences only rejects every new holder", func(t *testing.T, kind string, res fencescene.FencedResource) {
 		fencescene.WriteAs(t, claims.NewActor(t, "A"), res, fencescene.SeqOnly(oldMark), "old-domain")
 		r := fencescene.WriteAs(t, claims.NewActor(t, "B"), res, fencescene.SeqOnly(newHolder), "new-domain")
-		claims.Evidence(t, "%s resource, sequences only: new holder seq %d after the old mark seq %d accepted=%v", kind, newHolder.Seq, oldMark.Seq, r.Accepted)
+		claims.Evidence(t, "%s resource, sequences only: new holder seq %d after the old mark seq %d accepted=%v", fencescene.KindText(kind), newHolder.Seq, oldMark.Seq, r.Accepted)
 		if r.Accepted {
-			claims.Refuted(t, "T2", "the %s resource: new holder seq %d accepted over old mark seq %d; want rejected", kind, newHolder.Seq, oldMark.Seq)
+			claims.Refuted(t, "T2", "the %s resource: new holder seq %d accepted over old mark seq %d; want rejected", fencescene.KindText(kind), newHolder.Seq, oldMark.Seq)
 		}
 	})
 	fencescene.OnEachResource(t, "that compares the parent's czxid first accepts the new domain", func(t *testing.T, kind string, res fencescene.FencedResource) {
 		fencescene.WriteAs(t, claims.NewActor(t, "A"), res, oldMark, "old-domain")
 		r := fencescene.WriteAs(t, claims.NewActor(t, "B"), res, newHolder, "new-domain")
-		claims.Evidence(t, "%s resource, czxid first: new holder %v after the old mark %v accepted=%v", kind, newHolder, oldMark, r.Accepted)
+		claims.Evidence(t, "%s resource, czxid first: new holder %v after the old mark %v accepted=%v", fencescene.KindText(kind), newHolder, oldMark, r.Accepted)
 		if newHolder.Domain <= oldMark.Domain || !r.Accepted {
-			claims.Refuted(t, "T2", "the %s resource: new token %v vs old mark %v accepted=%v; want a larger domain, accepted", kind, newHolder, oldMark, r.Accepted)
+			claims.Refuted(t, "T2", "the %s resource: new token %v vs old mark %v accepted=%v; want a larger domain, accepted", fencescene.KindText(kind), newHolder, oldMark, r.Accepted)
 		}
 	})
 }
@@ -206,9 +206,9 @@ func TestT4_ResetMarkLetsTheOldHolderIn(t *testing.T) {
 		bw := fencescene.WriteAs(t, pb, res, fencescene.SeqOnly(tokB), "new-owner")
 		late := fencescene.WriteAs(t, pa, res, fencescene.SeqOnly(tokA), "stale-late")
 		v, _, _ := fencescene.ReadResource(t, res)
-		claims.Evidence(t, "%s resource, mark cleared, sequences only: B's seq %d accepted=%v; then A's late seq %d accepted=%v over %q; value %q", kind, tokB.Seq, bw.Accepted, tokA.Seq, late.Accepted, late.Prev, v)
+		claims.Evidence(t, "%s resource, mark cleared, sequences only: B's seq %d accepted=%v; then A's late seq %d accepted=%v over %q; value %q", fencescene.KindText(kind), tokB.Seq, bw.Accepted, tokA.Seq, late.Accepted, late.Prev, v)
 		if !bw.Accepted || !late.Accepted || v != "stale-late" {
-			claims.Refuted(t, "T4", "the %s resource: after clearing the mark B accepted=%v, A's late write accepted=%v, value %q; want both accepted and A's \"stale-late\" over B's write", kind, bw.Accepted, late.Accepted, v)
+			claims.Refuted(t, "T4", "the %s resource: after clearing the mark B accepted=%v, A's late write accepted=%v, value %q; want both accepted and A's \"stale-late\" over B's write", fencescene.KindText(kind), bw.Accepted, late.Accepted, v)
 		}
 	})
 	fencescene.OnEachResource(t, "that compares the parent's czxid first refuses the old holder's late write", func(t *testing.T, kind string, res fencescene.FencedResource) {
@@ -217,9 +217,9 @@ func TestT4_ResetMarkLetsTheOldHolderIn(t *testing.T) {
 		bw := fencescene.WriteAs(t, pb, res, tokB, "new-owner")
 		late := fencescene.WriteAs(t, pa, res, tokA, "stale-late")
 		v, _, _ := fencescene.ReadResource(t, res)
-		claims.Evidence(t, "%s resource, czxid first, nothing cleared: B's %v accepted=%v; then A's late %v accepted=%v; value %q", kind, tokB, bw.Accepted, tokA, late.Accepted, v)
+		claims.Evidence(t, "%s resource, czxid first, nothing cleared: B's %v accepted=%v; then A's late %v accepted=%v; value %q", fencescene.KindText(kind), tokB, bw.Accepted, tokA, late.Accepted, v)
 		if !bw.Accepted || late.Accepted || v != "new-owner" {
-			claims.Refuted(t, "T4", "the %s resource: B's %v accepted=%v, A's late %v accepted=%v, value %q; want B accepted, A refused, \"new-owner\"", kind, tokB, bw.Accepted, tokA, late.Accepted, v)
+			claims.Refuted(t, "T4", "the %s resource: B's %v accepted=%v, A's late %v accepted=%v, value %q; want B accepted, A refused, \"new-owner\"", fencescene.KindText(kind), tokB, bw.Accepted, tokA, late.Accepted, v)
 		}
 	})
 	claims.Phase(t, "B releases; A's Locker, made under the first parent, acquires under the new one")
@@ -310,17 +310,17 @@ func TestT5_WipedEnsembleRestartsNumberingAndZxids(t *testing.T) {
 	}
 	fencescene.OnEachResource(t, "that trusts the parent's czxid as the domain no longer orders the old holder before the new", func(t *testing.T, kind string, res fencescene.FencedResource) {
 		bw, late, v := fencescene.WritesAcrossTheWipe(t, res, tokA, tokB)
-		claims.Evidence(t, "%s resource trusting czxid: B's %v accepted=%v; A's late %v accepted=%v; value %q", kind, tokB, bw.Accepted, tokA, late.Accepted, v)
+		claims.Evidence(t, "%s resource trusting czxid: B's %v accepted=%v; A's late %v accepted=%v; value %q", fencescene.KindText(kind), tokB, bw.Accepted, tokA, late.Accepted, v)
 		if bw.Accepted && !late.Accepted {
-			claims.Refuted(t, "T5", "the %s resource: with czxid 0x%x after the wipe and 0x%x before, B's %v was accepted and A's late %v refused; want the czxid domain to fail one of them", kind, tokB.Domain, tokA.Domain, tokB, tokA)
+			claims.Refuted(t, "T5", "the %s resource: with czxid 0x%x after the wipe and 0x%x before, B's %v was accepted and A's late %v refused; want the czxid domain to fail one of them", fencescene.KindText(kind), tokB.Domain, tokA.Domain, tokB, tokA)
 		}
 	})
 	fencescene.OnEachResource(t, "that compares a generation the operator assigns per incarnation first refuses the old holder", func(t *testing.T, kind string, res fencescene.FencedResource) {
 		oldTok, newTok := fence.Token{Lock: tokA.Lock, Domain: 1, Seq: tokA.Seq}, fence.Token{Lock: tokB.Lock, Domain: 2, Seq: tokB.Seq}
 		bw, late, v := fencescene.WritesAcrossTheWipe(t, res, oldTok, newTok)
-		claims.Evidence(t, "%s resource, operator's generation first: B's %v accepted=%v; A's late %v accepted=%v; value %q", kind, newTok, bw.Accepted, oldTok, late.Accepted, v)
+		claims.Evidence(t, "%s resource, operator's generation first: B's %v accepted=%v; A's late %v accepted=%v; value %q", fencescene.KindText(kind), newTok, bw.Accepted, oldTok, late.Accepted, v)
 		if !bw.Accepted || late.Accepted || v != "new-owner" {
-			claims.Refuted(t, "T5", "the %s resource: B's %v accepted=%v, A's late %v accepted=%v, value %q; want B accepted, A refused, \"new-owner\"", kind, newTok, bw.Accepted, oldTok, late.Accepted, v)
+			claims.Refuted(t, "T5", "the %s resource: B's %v accepted=%v, A's late %v accepted=%v, value %q; want B accepted, A refused, \"new-owner\"", fencescene.KindText(kind), newTok, bw.Accepted, oldTok, late.Accepted, v)
 		}
 	})
 }

@@ -230,7 +230,7 @@ func (k *driverLock) acquire(timeout time.Duration) *peerTry {
 // was false (kazoo: its retry deadline passed; Curator: its timeout).
 func acquireErr(r peer.Acquired, err error) error {
 	if err == nil && !r.Acquired {
-		return errors.New("acquire returned false")
+		return errors.New("kazoo: acquire() returned False")
 	}
 	return err
 }

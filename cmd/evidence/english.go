@@ -27,6 +27,12 @@ var (
 	// with a digit, a mark of code or an inner capital.
 	valueLike = []*regexp.Regexp{
 		regexp.MustCompile("`[^`]*`"),
+		// a Go value as %+v prints it ({Field:value …}, map[…]), to its end
+		// or to where the cell cut it (…), and a code span the cell cut
+		regexp.MustCompile(`\{[A-Z]\w*:[^}]*(\}|…|$)|map\[[^\]]*(\]|…|$)|` + "`[^`]*$"),
+		// Go's context errors, as their Error method says them
+		regexp.MustCompile(`\bcontext (canceled|deadline exceeded)\b`),
+
 		regexp.MustCompile(`"[^"]*"|'[^' ]*'|“[^”]*”`),
 		regexp.MustCompile(`\]\([^)]*\)|<[^>]*>`),
 		// a server's own log line, quoted as it logged it

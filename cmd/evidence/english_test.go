@@ -69,6 +69,11 @@ func TestTheChineseRecordSaysItInChinese(t *testing.T) {
 		{"A 的 create 返回 zk: connection closed；O 看到 map[x:1]", nil},
 		{"B 在 zk2 上读到 \"new owner here\"，`go test -run X`，[记录](#s1-record)", nil},
 		{"隔断后 A 见到 Expired：true，Release 返回 lock: session changed: pinned 0x1, connection now has 0x0", nil},
+		{"完整记录：{Conn:1 Xid:1 Dropped:true Reason:reply dropped; connection closed}", nil},
+		{"watch 表：wchp map[/zk19-x/a:[0x1 0x2] /zk19-x/b…", nil},
+		{"A 放弃了（context canceled）；它的清理没有到达", nil},
+		{"记录以这些内容开头：`# zk19 verification record | # backend: process…", nil},
+		{"记录：{Conn:1} then the proxy went on", []string{"then the proxy went on"}},
 	} {
 		if got := englishRuns(tc.line); !slices.Equal(got, tc.want) {
 			t.Errorf("englishRuns(%q) = %q; want %q", tc.line, got, tc.want)

@@ -338,7 +338,7 @@ func (pp *pipe) replyArrived(h jute.ReplyHeader, m mode, n int64) (pending *Drop
 	case h.Err != d.rule.err:
 		p.logConn(c, "reply xid=%d zxid=%#x err=%d: %s; DropReply spent without dropping (it loses err=%d)",
 			h.Xid, h.Zxid, h.Err, verb(m), d.rule.err)
-		p.finishDrop(d, false, fmt.Sprintf("reply had err=%d and was forwarded", h.Err))
+		p.finishDrop(d, false, fmt.Sprintf("forwarded(err=%d)", h.Err))
 		return nil, false
 	case m == blackhole:
 		p.discarded[pp.idx] += n

@@ -21,6 +21,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/zk19/zk19/internal/claims/zh"
 )
 
 // SectionInSource reads the write method fn ("Memory.Write") of the
@@ -28,21 +30,21 @@ import (
 // parsePackage) with every call it makes, and returns why its compare
 // (admits) and its write (apply) are not in one section of the lock on a
 // field named mu, or "".
-func SectionInSource(dir, fn string, replace map[string]string) (string, error) {
+func SectionInSource(dir, fn string, replace map[string]string) (zh.Text, error) {
 	p, err := parsePackage(dir, replace)
 	if err != nil {
-		return "", err
+		return zh.Text{}, err
 	}
 	calls, err := p.calls(fn)
 	if err != nil {
-		return "", err
+		return zh.Text{}, err
 	}
 	steps := sectionSteps(calls)
 	var seen []string
 	for _, s := range steps {
-		seen = append(seen, s.what+" in "+s.in)
+		seen = append(seen, s.what+"@"+s.in)
 	}
-	at := fmt.Sprintf("%s in %s, following its calls: %s", fn, dir, strings.Join(seen, ", "))
+	at := zh.Say("%s in %s, following its calls: %s", fn, dir, strings.Join(seen, ", "))
 	return judgeSection(steps, at)
 }
 
@@ -79,7 +81,7 @@ func sectionSteps(calls []reachedCall) []sectionStep {
 
 // judgeSection says why the compare and the write of steps are not in one
 // section (at says where), or "".
-func judgeSection(steps []sectionStep, at string) (string, error) {
+func judgeSection(steps []sectionStep, at zh.Text) (zh.Text, error) {
 	compare := slices.IndexFunc(steps, func(s sectionStep) bool { return s.what == "compare" })
 	write := -1
 	if compare >= 0 {
@@ -88,7 +90,7 @@ func judgeSection(steps []sectionStep, at string) (string, error) {
 		}
 	}
 	if write < 0 {
-		return "", fmt.Errorf("%s: no compare followed by a write", at)
+		return zh.Text{}, fmt.Errorf("%s: no compare followed by a write", at)
 	}
 	held := 0
 	for _, s := range steps[:compare] {
@@ -100,14 +102,14 @@ func judgeSection(steps []sectionStep, at string) (string, error) {
 		}
 	}
 	if held <= 0 {
-		return "compare outside the section: " + at, nil
+		return zh.Say("compare outside the section: %v", at), nil
 	}
 	for _, s := range steps[compare:write] {
 		if s.what == "unlock" {
-			return fmt.Sprintf("the section is let go between the compare and the write (unlock in %s): %s", s.in, at), nil
+			return zh.Say("the section is let go between the compare and the write (unlock@%s): %v", s.in, at), nil
 		}
 	}
-	return "", nil
+	return zh.Text{}, nil
 }
 
 // TransactionInSource reads the durable resource's write, (*Durable).write
@@ -119,32 +121,32 @@ func judgeSection(steps []sectionStep, at string) (string, error) {
 // between the decision (Trace.Decided, after the mark is read and compared)
 // and the statement that compares and writes the mark (fencedUpdate) no
 // statement ends or begins a transaction and the connection is not let go.
-func TransactionInSource(replace map[string]string) (string, error) {
+func TransactionInSource(replace map[string]string) (zh.Text, error) {
 	p, err := parsePackage("fence", replace)
 	if err != nil {
-		return "", err
+		return zh.Text{}, err
 	}
 	calls, err := p.calls("Durable.write")
 	if err != nil {
-		return "", err
+		return zh.Text{}, err
 	}
 	w := p.walkTransaction(calls)
 	immediates, outside, steps := w.immediates, w.outside, w.steps
 	if immediates != 1 {
-		return fmt.Sprintf("(*Durable).write runs %d immediate transactions; want its read, compare and write in one", immediates), nil
+		return zh.Say("(*Durable).write runs %d immediate transactions; want its read, compare and write in one", immediates), nil
 	}
 	if len(outside) > 0 {
-		return fmt.Sprintf("(*Durable).write runs %s with no transaction open: the resource is read or written outside the transaction that compares", strings.Join(outside, ", ")), nil
+		return zh.Say("(*Durable).write runs %s with no transaction open: the resource is read or written outside the transaction that compares", strings.Join(outside, ", ")), nil
 	}
-	at := "(*Durable).write, following its calls: " + strings.Join(steps, ", ")
+	at := zh.Say("(*Durable).write, following its calls: %s", strings.Join(steps, ", "))
 	decided, update := slices.Index(steps, "decided"), slices.Index(steps, "update")
 	if decided < 0 || update < decided {
-		return "", fmt.Errorf("%s: no decision followed by the UPDATE", at)
+		return zh.Text{}, fmt.Errorf("%s: no decision followed by the UPDATE", at)
 	}
 	if update-decided > 1 {
-		return "the transaction or the connection is let go between the compare and the write: " + at, nil
+		return zh.Say("the transaction or the connection is let go between the compare and the write: %v", at), nil
 	}
-	return "", nil
+	return zh.Text{}, nil
 }
 
 // txWalk is what (*Durable).write's calls do to transactions, in order.
@@ -169,7 +171,7 @@ func (p *pkgSource) walkTransaction(calls []reachedCall) txWalk {
 			w.steps = append(w.steps, "decided")
 		}
 		if name == "Close" || name == "Conn" || name == "Commit" || name == "Rollback" || name == "BeginTx" || name == "Begin" {
-			w.steps = append(w.steps, name+" in "+rc.where())
+			w.steps = append(w.steps, name+"@"+rc.where())
 		}
 		stmt, ok := p.statement(rc.call)
 		if !ok {
@@ -179,17 +181,17 @@ func (p *pkgSource) walkTransaction(calls []reachedCall) txWalk {
 		switch {
 		case verb == "BEGIN" || verb == "SAVEPOINT":
 			w.open = true
-			w.steps = append(w.steps, stmt+" in "+rc.where())
+			w.steps = append(w.steps, stmt+"@"+rc.where())
 			continue
 		case verb == "COMMIT" || verb == "END" || verb == "ROLLBACK" || verb == "RELEASE":
-			w.steps = append(w.steps, stmt+" in "+rc.where())
+			w.steps = append(w.steps, stmt+"@"+rc.where())
 			w.open = false
 			continue
 		case strings.Contains(stmt, "fencedUpdate"):
 			w.steps = append(w.steps, "update")
 		}
 		if !w.open {
-			w.outside = append(w.outside, fmt.Sprintf("%q in %s", stmt, rc.where()))
+			w.outside = append(w.outside, fmt.Sprintf("%q@%s", stmt, rc.where()))
 		}
 	}
 	return w
@@ -203,20 +205,20 @@ func (p *pkgSource) walkTransaction(calls []reachedCall) txWalk {
 // reached from AdvanceMark begins, ends or leaves the caller's transaction
 // (no BEGIN, COMMIT, ROLLBACK, Commit, Rollback, Begin, Conn or Close), nor
 // writes the mark in another statement.
-func AdvanceInSource(replace map[string]string) (string, error) {
+func AdvanceInSource(replace map[string]string) (zh.Text, error) {
 	p, err := parsePackage("fence", replace)
 	if err != nil {
-		return "", err
+		return zh.Text{}, err
 	}
 	calls, err := p.calls("AdvanceMark")
 	if err != nil {
-		return "", err
+		return zh.Text{}, err
 	}
 	var updates, others []string
 	for _, rc := range calls {
 		name := calledName(rc.call)
 		if name == "Close" || name == "Conn" || name == "Commit" || name == "Rollback" || name == "BeginTx" || name == "Begin" {
-			others = append(others, name+" in "+rc.where())
+			others = append(others, name+"@"+rc.where())
 		}
 		stmt, ok := p.statement(rc.call)
 		if !ok {
@@ -225,25 +227,25 @@ func AdvanceInSource(replace map[string]string) (string, error) {
 		verb := strings.ToUpper(strings.Fields(stmt + " ?")[0])
 		switch {
 		case strings.Contains(stmt, "fencedUpdate"):
-			updates = append(updates, "the compare-and-advance in "+rc.where())
+			updates = append(updates, "compare-and-advance@"+rc.where())
 		case verb == "BEGIN" || verb == "SAVEPOINT" || verb == "COMMIT" || verb == "END" || verb == "ROLLBACK" || verb == "RELEASE":
-			others = append(others, stmt+" in "+rc.where())
+			others = append(others, stmt+"@"+rc.where())
 		case verb == "UPDATE" || verb == "INSERT" || verb == "DELETE" || verb == "REPLACE":
-			others = append(others, fmt.Sprintf("%q in %s", stmt, rc.where()))
+			others = append(others, fmt.Sprintf("%q@%s", stmt, rc.where()))
 		}
 	}
-	at := "fence.AdvanceMark, following its calls: " + strings.Join(append(updates, others...), ", ")
+	at := zh.Say("fence.AdvanceMark, following its calls: %s", strings.Join(append(updates, others...), ", "))
 	if len(updates) != 1 {
-		return "", fmt.Errorf("%s: %d compare-and-advance statements; want 1", at, len(updates))
+		return zh.Text{}, fmt.Errorf("%s: %d compare-and-advance statements; want 1", at, len(updates))
 	}
 	update := strings.ToUpper(strings.Join(strings.Fields(p.consts["fencedUpdate"]), " "))
 	if !strings.Contains(update, "WHERE") || !strings.Contains(update, "MARK_SEQ <=") {
-		return "the statement that advances the mark does not compare the token with it (no WHERE … mark_seq <= …): " + at, nil
+		return zh.Say("the statement that advances the mark does not compare the token with it (no WHERE … mark_seq <= …): %v", at), nil
 	}
 	if len(others) > 0 {
-		return "the caller's transaction is begun, ended or left, or the mark written apart: " + at, nil
+		return zh.Say("the caller's transaction is begun, ended or left, or the mark written apart: %v", at), nil
 	}
-	return "", nil
+	return zh.Text{}, nil
 }
 
 // pkgSource is one package's source, parsed, with what following its calls

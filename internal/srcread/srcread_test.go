@@ -18,12 +18,12 @@ var fenceDir = filepath.Join("..", "..", "fence")
 // CheckThenWrite, the control, does not.
 func TestSectionInSourceTellsTheResourceFromItsControl(t *testing.T) {
 	why, err := srcread.SectionInSource(fenceDir, "Memory.Write", nil)
-	if err != nil || why != "" {
+	if err != nil || why.En != "" {
 		t.Fatalf("Memory.Write: got %q, %v; want one section, no error", why, err)
 	}
 	t.Logf("Memory.Write: one section")
 	why, err = srcread.SectionInSource(filepath.Join(fenceDir, "fencetest"), "CheckThenWrite.Write", nil)
-	if err != nil || why == "" {
+	if err != nil || why.En == "" {
 		t.Fatalf("CheckThenWrite.Write: got %q, %v; want a reason it is not one section", why, err)
 	}
 	t.Logf("CheckThenWrite.Write: %s", why)
@@ -42,7 +42,7 @@ func TestSectionInSourceFollowsAnEditedCopy(t *testing.T) {
 	}
 	changed := strings.Replace(string(b), compare, compare+"\ts.mu.Unlock()\n", 1)
 	why, err := srcread.SectionInSource(fenceDir, "Memory.Write", map[string]string{"resource.go": changed})
-	if err != nil || !strings.HasPrefix(why, "the section is let go between the compare and the write") {
+	if err != nil || !strings.HasPrefix(why.En, "the section is let go between the compare and the write") {
 		t.Fatalf("Memory.Write with the lock let go after the compare: got %q, %v; want the section let go between the compare and the write", why, err)
 	}
 	t.Logf("Memory.Write with the lock let go after the compare: %s", why)
@@ -53,11 +53,11 @@ func TestSectionInSourceFollowsAnEditedCopy(t *testing.T) {
 func TestTransactionInSourceOfTheDurableResource(t *testing.T) {
 	t.Chdir(filepath.Join("..", ".."))
 	why, err := srcread.TransactionInSource(nil)
-	if err != nil || why != "" {
+	if err != nil || why.En != "" {
 		t.Fatalf("(*Durable).write: got %q, %v; want one transaction, no error", why, err)
 	}
 	why, err = srcread.AdvanceInSource(nil)
-	if err != nil || why != "" {
+	if err != nil || why.En != "" {
 		t.Fatalf("AdvanceMark: got %q, %v; want one statement, no error", why, err)
 	}
 	t.Logf("(*Durable).write: one transaction; AdvanceMark: one statement")
