@@ -487,6 +487,10 @@ func judgeC1(t *testing.T, h chaos.History, sum *chaos.Summary) {
 func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 	claims.Open(t, "F6")
 	for _, kind := range fencescene.ResourceKinds {
+		if kind == "postgres" {
+			t.Run("the postgres resource, whose reads never wait for a write (MVCC), gives a reader beside a write inside its transaction the last committed value with its own token, and the new pair once it commits", readBesideAWrite)
+			continue
+		}
 		t.Run("the "+kind+" resource gives a reader that waited while a write was inside that write's value with its token as the mark", func(t *testing.T) {
 			cs := fencescene.NewCriticalSection(t, "F6")
 			res := fencescene.OpenResource(t, kind, fence.WithTrace(cs.Trace()))
@@ -658,6 +662,29 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 			claims.BrokenCheck(t, "F6", "the compare-then-write control passed the check; want the write of token %v held in its gap caught below the mark", stale)
 		}
 	})
+}
+
+// readBesideAWrite is F6's reader on PostgreSQL, whose reads take the last
+// committed state and never wait for a writer's row lock: while B's write
+// is held inside its transaction, at its decision, R reads A's value with
+// A's token as the mark; once B's write commits, R reads B's value with
+// B's token. Either way the value and the mark are a pair one write
+// stored: never the new mark beside the old value.
+func readBesideAWrite(t *testing.T) {
+	cs := fencescene.NewCriticalSection(t, "F6")
+	res := fencescene.OpenResource(t, "postgres", fence.WithTrace(cs.Trace()))
+	tokA, tokB := fence.Token{Seq: 1}, fence.Token{Seq: 2} // not Seq 0: the zero Token is refused
+	fencescene.WriteAs(t, claims.NewActor(t, "A"), res, tokA, "A-first")
+	b := cs.Write(res, claims.NewActor(t, "B"), tokB, "new-owner")
+	b.Entered()
+	r := claims.NewActor(t, "R")
+	during, markDuring, _ := fencescene.ReadAs(t, r, res)
+	byB := b.Finish(nil)
+	after, markAfter, _ := fencescene.ReadAs(t, r, res)
+	claims.Evidence(t, "postgres resource: a read while B's write with %v was inside its transaction got %q with mark %v; once B's write returned accepted=%v, %q with mark %v", tokB, during, markDuring, byB.Accepted, after, markAfter)
+	if during != "A-first" || markDuring != tokA || !byB.Accepted || after != "new-owner" || markAfter != tokB {
+		claims.Refuted(t, "F6", "on the postgres resource: beside B's write R read %q with mark %v, after it %q with mark %v (B accepted=%v); want \"A-first\" with A's %v, then \"new-owner\" with B's %v: a value beside a mark another write stored", during, markDuring, after, markAfter, byB.Accepted, tokA, tokB)
+	}
 }
 
 // manyWritersBreak is F6's decisive comparison of a concurrent run (the

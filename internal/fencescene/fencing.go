@@ -135,6 +135,16 @@ func logWrite(who claims.Actor, tok fence.Token, r fence.Result) {
 	}
 }
 
+// ReadAs is who's read of the resource's value and mark, logged as its
+// operation; an error stops the scenario.
+func ReadAs(t zkserver.TB, who claims.Actor, res fence.Resource) (value string, mark fence.Token, marked bool) {
+	t.Helper()
+	who.Invoke("read the value and the mark")
+	value, mark, marked = ReadResource(t, res)
+	who.Ok("%q with mark %v (set: %v)", value, mark, marked)
+	return value, mark, marked
+}
+
 // ReadResource reads the resource's value and mark or stops the scenario.
 func ReadResource(t zkserver.TB, res fence.Resource) (value string, mark fence.Token, marked bool) {
 	t.Helper()
