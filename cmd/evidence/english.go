@@ -27,9 +27,6 @@ var (
 	// with a digit, a mark of code or an inner capital.
 	valueLike = []*regexp.Regexp{
 		regexp.MustCompile("`[^`]*`"),
-		// a Go value as %+v prints it ({Field:value …}, map[…]), to its end
-		// or to where the cell cut it (…), and a code span the cell cut
-		regexp.MustCompile(`\{[A-Z]\w*:[^}]*(\}|…|$)|map\[[^\]]*(\]|…|$)|` + "`[^`]*$"),
 		// Go's context errors, as their Error method says them
 		regexp.MustCompile(`\bcontext (canceled|deadline exceeded)\b`),
 
@@ -40,6 +37,10 @@ var (
 		regexp.MustCompile(`\b(lock|zk|fence|recover|release|acquire|context|sql|dial|read|write|open|fencehttp|chaos|harness|zkserver|exec|signal|bolt|sqlite|exit status|strconv\.\w+): [^\p{Han}，；。（）]*`),
 		regexp.MustCompile(`[^\s\p{Han}，；。：、（）！？「」“”|]*([0-9_./\\()*=#\[\]{}<>$%@&+~^-]|[a-z][A-Z])[^\s\p{Han}，；。：、（）！？「」“”|]*`),
 	}
+	// goValue is a Go value as %+v prints it ({Field:value …}, map[…]), to
+	// its end or to where a cell cut it (…): taken out before the links,
+	// whose brackets it may hold.
+	goValue = regexp.MustCompile(`\{[A-Z]\w*:[^}]*(\}|…|$)|map\[[^\]…]*(\]|…|$)`)
 	// markdownLink is a Markdown link, whose text is read as words.
 	markdownLink = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
 	// chineseText breaks a run: a Chinese word or mark between two English
@@ -53,6 +54,10 @@ var (
 // englishRuns returns the runs of two or more plain English words in
 // line, outside its values, that verbatim does not allow.
 func englishRuns(line string) []string {
+	if strings.Count(line, "`")%2 == 1 { // a code span a cell cut runs to the end
+		line = line[:strings.LastIndex(line, "`")]
+	}
+	line = goValue.ReplaceAllString(line, " \x00 ")
 	line = markdownLink.ReplaceAllString(line, " $1 ")
 	for _, re := range append(valueLike, chineseText) {
 		line = re.ReplaceAllString(line, " \x00 ")
