@@ -367,6 +367,7 @@ func Parallel(t *testing.T) {
 	sideBySide.Add(1)
 	t.Cleanup(sideBySide.Done)
 	t.Parallel()
+	warmForExamples()
 }
 
 // parallelTests holds the names of the tests that called parallel.
