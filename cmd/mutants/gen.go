@@ -30,17 +30,31 @@ var targets = []Target{
 	{File: "lock/cleanup.go"},
 	{File: "lock/recover.go"},
 	{File: "lock/order.go"},
+	{File: "lock/trace.go"},
+	{File: "lock/locktrace/locktrace.go"},
 	{File: "fence/token.go"},
 	{File: "fence/tokentext.go"},
 	{File: "fence/resource.go"},
 	{File: "fence/marks.go"},
 	{File: "fence/durable.go"},
+	{File: "fence/dialect.go"},
 	{File: "fence/fencehttp/fencehttp.go"},
+	{File: "fence/fencetest/fencetest.go"},
 	// The matching of LoseReply and LoseRequest, and which drop waits for a
 	// reply; HoldCommit's matching and hold; what a reply does to a drop.
 	{File: "internal/faultproxy/drop.go", Funcs: []string{"check", "request", "under", "matchingDrops", "bindFirst", "boundDrop"}},
 	{File: "internal/faultproxy/quorum.go", Funcs: []string{"check", "readTxn", "matches", "holdPacket"}},
 	{File: "internal/faultproxy/pipe.go", Funcs: []string{"replyArrived"}},
+}
+
+// notTargets are the non-test files of lock/ and fence/ (subpackages
+// included) that the operator run leaves out, each with the reason; a
+// file of those packages that is neither a target nor here fails
+// TestEveryFileOfLockAndFenceIsATarget, and so does one here that has an
+// operator to mutate.
+var notTargets = map[string]string{
+	"fence/mark.go":               "no operator applies: an init that sets mark.Clear, and clearMark's type switch of returns",
+	"fence/internal/mark/mark.go": "no function: the declaration of mark.Clear, set by package fence",
 }
 
 // Operators, as the report names them.
@@ -376,4 +390,30 @@ func (g *gen) visit(n ast.Node) bool {
 		}
 	}
 	return true
+}
+
+// packageFiles is the non-test Go files under the dirs of the module at
+// root (relative to it, slash-separated), testdata/ left out.
+func packageFiles(root string, dirs ...string) ([]string, error) {
+	var out []string
+	for _, d := range dirs {
+		err := filepath.WalkDir(filepath.Join(root, d), func(p string, e os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if e.IsDir() && e.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			if e.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+				return nil
+			}
+			rel, err := filepath.Rel(root, p)
+			out = append(out, filepath.ToSlash(rel))
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
