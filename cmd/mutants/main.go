@@ -49,7 +49,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 type options struct {
 	root, out, backend, files, lines, faults, faultDir, equivalent string
 	operators, catalogue, fast, list, freshCover, fresh            bool
-	coverOnly, check, cached                                       bool
+	coverOnly, check, cached, noSchema                             bool
 	sample                                                         int
 	faultTimeout, budget                                           time.Duration
 	outSet                                                         bool
@@ -79,12 +79,14 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.coverOnly, "cover", false, "make (or load) the coverage map, print which tests cover what, and exit")
 	fs.BoolVar(&o.freshCover, "fresh-cover", false, "make the coverage map again even if it is cached")
 	fs.BoolVar(&o.fresh, "fresh", false, "run every mutant again instead of taking cached results")
+	schema := fs.Bool("schema", true, "compile the operator mutants into one schema and build each test package once (false: a go test -overlay build per mutant and package, as before)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	o.noSchema = !*schema
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "o" {
 			o.outSet = true
@@ -462,6 +464,13 @@ func sortMutants(all, chosenOnes []Mutant, eqs []Equivalent, cache *resultCache,
 // run runs the mutants to run, spread over the files, until the context
 // ends or the budget is spent, caching each result.
 func (ops *opRun) run(ctx context.Context, r *runner, o options, cm *CoverMap, cache *resultCache, rp *Report, t0 time.Time, logf func(string, ...any)) error {
+	var sr *schemaRun
+	if !o.noSchema && len(ops.toRun) > 0 {
+		var err error
+		if sr, err = buildSchema(ctx, r, ops.toRun, logf); err != nil {
+			return err
+		}
+	}
 	for i, m := range spread(ops.toRun) {
 		if ctx.Err() != nil {
 			break
@@ -471,7 +480,7 @@ func (ops *opRun) run(ctx context.Context, r *runner, o options, cm *CoverMap, c
 			logf("budget %s spent: %d mutants not run", o.budget, rp.OverBudget)
 			break
 		}
-		res := r.runMutant(ctx, cm, m)
+		res := r.runMutant(ctx, cm, sr, m)
 		if res.Status == stNotRun {
 			break
 		}
@@ -480,7 +489,11 @@ func (ops *opRun) run(ctx context.Context, r *runner, o options, cm *CoverMap, c
 		}
 		rp.OpRan++
 		ops.results[m.ID()] = res
-		logf("%d/%d %s: %s %s %s", i+1, len(ops.toRun), m.ID(), res.Status, killer(res.Pkg, res.Outcome), secs(res.Seconds))
+		how := "schema"
+		if why, own := sr.fallbackOf(m); own {
+			how = "own build: " + why
+		}
+		logf("%d/%d %s: %s %s %s (%s)", i+1, len(ops.toRun), m.ID(), res.Status, killer(res.Pkg, res.Outcome), secs(res.Seconds), how)
 	}
 	return nil
 }

@@ -104,8 +104,9 @@ func (cm *CoverMap) plan(m Mutant) []plan {
 }
 
 // runMutant applies m through an overlay and runs its tests, stage by
-// stage, until one kills it.
-func (r *runner) runMutant(ctx context.Context, cm *CoverMap, m Mutant) Result {
+// stage, until one kills it: the test binaries of the schema sr when m is
+// in it, else a go test build of m's own.
+func (r *runner) runMutant(ctx context.Context, cm *CoverMap, sr *schemaRun, m Mutant) Result {
 	t0 := time.Now()
 	res := Result{Mutant: m, ID: m.ID()}
 	plans := cm.plan(m)
@@ -130,8 +131,14 @@ func (r *runner) runMutant(ctx context.Context, cm *CoverMap, m Mutant) Result {
 	}
 	defer os.RemoveAll(filepath.Dir(ov))
 	res.Status = stLived
+	_, own := sr.fallbackOf(m)
 	for _, p := range plans {
-		o := r.goTest(ctx, p.pkg, p.tests, ov, stageLimit(p.pkg, p.secs))
+		var o Outcome
+		if own {
+			o = r.goTest(ctx, p.pkg, p.tests, ov, stageLimit(p.pkg, p.secs))
+		} else {
+			o = sr.goTest(ctx, m, p.pkg, p.tests, ov, stageLimit(p.pkg, p.secs))
+		}
 		if ctx.Err() != nil {
 			res.Status = stNotRun
 			return res
@@ -198,14 +205,7 @@ func sample(ms []Mutant, n int) []Mutant {
 	if n <= 0 {
 		return ms
 	}
-	byFile := map[string][]Mutant{}
-	var files []string
-	for _, m := range ms {
-		if _, ok := byFile[m.File]; !ok {
-			files = append(files, m.File)
-		}
-		byFile[m.File] = append(byFile[m.File], m)
-	}
+	files, byFile := groupByFile(ms)
 	var out []Mutant
 	for _, f := range files {
 		fm := byFile[f]
@@ -267,4 +267,18 @@ func vanDerCorput(i int) float64 {
 		f /= 2
 	}
 	return v
+}
+
+// groupByFile is ms's files in their first mutant's order, and each
+// file's mutants.
+func groupByFile(ms []Mutant) ([]string, map[string][]Mutant) {
+	byFile := map[string][]Mutant{}
+	var files []string
+	for _, m := range ms {
+		if _, ok := byFile[m.File]; !ok {
+			files = append(files, m.File)
+		}
+		byFile[m.File] = append(byFile[m.File], m)
+	}
+	return files, byFile
 }
