@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -26,6 +27,7 @@ type runner struct {
 	backend string
 	commit  string
 	key     string
+	mu      sync.Mutex
 	n       int // overlay files written
 }
 
@@ -69,8 +71,10 @@ func (r *runner) goCmd(ctx context.Context, limit time.Duration, args ...string)
 // content) and the overlay JSON that maps each real file to its copy, and
 // returns the JSON's path.
 func (r *runner) overlay(files map[string][]byte) (string, error) {
+	r.mu.Lock()
 	r.n++
 	dir := filepath.Join(r.tmp, fmt.Sprintf("m%d", r.n))
+	r.mu.Unlock()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -111,6 +115,7 @@ type Outcome struct {
 	Verdict  string  `json:"verdict,omitempty"`  // that attribute's word: refuted or not-shown
 	Line     string  `json:"line,omitempty"`     // the verdict's reason line, or the first failure line
 	Seconds  float64 `json:"seconds"`
+	NotRun   bool    `json:"-"` // the test binary could not be started
 }
 
 // event is one line of go test -json.

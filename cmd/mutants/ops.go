@@ -139,8 +139,8 @@ func (r *runner) runMutant(ctx context.Context, cm *CoverMap, sr *schemaRun, m M
 		} else {
 			o = sr.goTest(ctx, m, p.pkg, p.tests, ov, stageLimit(p.pkg, p.secs))
 		}
-		if ctx.Err() != nil {
-			res.Status = stNotRun
+		if ctx.Err() != nil || o.NotRun {
+			res.Status, res.Outcome.Line = stNotRun, o.Line
 			return res
 		}
 		res.Stages = append(res.Stages, fmt.Sprintf("%s: %d tests, %.0fs", p.pkg, len(p.tests), o.Seconds))

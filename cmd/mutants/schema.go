@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"go/parser"
 	"go/token"
@@ -14,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -209,6 +211,7 @@ type schemaRun struct {
 	overlay  string
 	nums     map[string]int
 	fallback map[string]string // mutant ID → why it is not in the schema
+	mu       sync.Mutex        // held while a test binary is built
 	bins     map[string]string // test package → binary
 	binErr   map[string]error
 	test2j   string
@@ -225,11 +228,11 @@ func buildSchema(ctx context.Context, r *runner, ms []Mutant, logf func(string, 
 	if err := os.MkdirAll(sr.dir, 0o755); err != nil {
 		return nil, err
 	}
-	tool, err := exec.Command("go", "env", "GOTOOLDIR").Output()
-	if err != nil {
-		return nil, fmt.Errorf("go env GOTOOLDIR: %w", err)
+	// go test -json's reader, built once (the toolchain builds it on demand).
+	sr.test2j = filepath.Join(sr.dir, "test2json")
+	if err := r.goCmd(ctx, 5*time.Minute, "build", "-o", sr.test2j, "cmd/test2json"); err != nil {
+		return nil, err
 	}
-	sr.test2j = filepath.Join(strings.TrimSpace(string(tool)), "test2json")
 	files, byFile := groupByFile(ms)
 	for _, m := range ms {
 		sr.nums[m.ID()] = len(sr.nums) + 1
@@ -239,6 +242,7 @@ func buildSchema(ctx context.Context, r *runner, ms []Mutant, logf func(string, 
 	}
 	srcs := map[string][]byte{}
 	for _, f := range files {
+		var err error
 		if srcs[f], err = os.ReadFile(filepath.Join(r.root, filepath.FromSlash(f))); err != nil {
 			return nil, err
 		}
@@ -380,6 +384,8 @@ func offsetOf(text string, line, col int) int {
 
 // binary is test package pkg built with the schema, built on first use.
 func (sr *schemaRun) binary(ctx context.Context, pkg string) (string, error) {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
 	if b, ok := sr.bins[pkg]; ok {
 		return b, sr.binErr[pkg]
 	}
@@ -413,6 +419,11 @@ func (sr *schemaRun) goTest(ctx context.Context, m Mutant, pkg string, tests []s
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) && ctx2.Err() == nil {
+		// The binary never ran: no verdict, and the run stops.
+		return Outcome{NotRun: true, Line: err.Error(), Seconds: time.Since(t0).Seconds()}
+	}
 	return judge(ctx, ctx2, pkg, out, stderr.String(), err, limit+time.Minute, t0)
 }
 

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestTheSchemaOfTheTargetsBuilds: every mutant of the targets compiles
@@ -144,4 +145,19 @@ func runProgram(t *testing.T, bin, mutant string) string {
 		return fmt.Sprintf("%s (%v)", text, err)
 	}
 	return string(out)
+}
+
+// TestABinaryThatDoesNotStartIsNoVerdict: when a schema's test binary
+// cannot be run at all (the reader test2json missing, as when the
+// toolchain no longer ships it prebuilt), the mutant is not run, never
+// killed: a run once counted every such mutant killed by "(package)".
+func TestABinaryThatDoesNotStartIsNoVerdict(t *testing.T) {
+	dir := t.TempDir()
+	r := &runner{root: dir, tmp: dir, backend: "process"}
+	sr := &schemaRun{r: r, dir: dir, nums: map[string]int{"m": 1}, test2j: filepath.Join(dir, "no-test2json"),
+		bins: map[string]string{".": filepath.Join(dir, "x.test")}, binErr: map[string]error{}}
+	o := sr.goTest(context.Background(), Mutant{}, ".", []string{"TestX"}, "", time.Minute)
+	if !o.NotRun || o.Killed {
+		t.Errorf("a test binary that does not start: got outcome %+v; want not run, not killed", o)
+	}
 }
