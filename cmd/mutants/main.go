@@ -200,7 +200,7 @@ func listMutants(stdout io.Writer, root string, ts []Target, o options) error {
 	for _, m := range sample(ms, o.sample) {
 		plan := ""
 		if cm != nil {
-			for _, p := range cm.plan(m) {
+			for _, p := range cm.plan(m, false) {
 				plan += fmt.Sprintf("\t%s:%d tests %.0fs", p.pkg, len(p.tests), p.secs)
 			}
 			if plan == "" {

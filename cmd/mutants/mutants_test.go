@@ -181,9 +181,30 @@ func TestProfileAndCoverageSelectTheTestsThatRanTheCode(t *testing.T) {
 			t.Errorf("covering %d.%d in %s: got %q; want %q", c.line, c.col, c.pkg, got, c.want)
 		}
 	}
-	p := cm.plan(Mutant{File: "lock/order.go", CoverL: 17, CoverC: 1})
+	p := cm.plan(Mutant{File: "lock/order.go", CoverL: 17, CoverC: 1}, false)
 	if len(p) != 2 || p[0].pkg != "./lock" || p[1].pkg != "." {
 		t.Errorf("plan: got %+v; want ./lock first, then the root", p)
+	}
+}
+
+// TestQuickTestsRunFirst: on the schema's binaries, a mutant runs the
+// quick covering tests of every package, the root's too, before any slow
+// one, and still runs every covering test if none kills it.
+func TestQuickTestsRunFirst(t *testing.T) {
+	b := map[string][]Block{"lock/order.go": {{10, 1, 20, 1}}}
+	cm := &CoverMap{All: b, Tests: []TestCover{
+		{Pkg: "./lock", Name: "TestMatrix", Passed: true, Seconds: 27, Blocks: b},
+		{Pkg: "./lock", Name: "TestQuick", Passed: true, Seconds: 0.5, Blocks: b},
+		{Pkg: "./peers", Name: "TestPeer", Passed: true, Seconds: 12, Blocks: b},
+		{Pkg: ".", Name: "TestL2", Passed: true, Seconds: 1, Blocks: b},
+	}}
+	var got []string
+	for _, p := range cm.plan(Mutant{File: "lock/order.go", CoverL: 12, CoverC: 1}, true) {
+		got = append(got, p.pkg+":"+strings.Join(p.tests, "+"))
+	}
+	want := "./lock:TestQuick ./root:TestL2 ./lock:TestMatrix ./peers:TestPeer"
+	if g := strings.ReplaceAll(strings.Join(got, " "), ".:", "./root:"); g != want {
+		t.Errorf("the schema's stages: got %s; want %s", g, want)
 	}
 }
 

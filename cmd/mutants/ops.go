@@ -86,19 +86,36 @@ type plan struct {
 	secs  float64
 }
 
-func (cm *CoverMap) plan(m Mutant) []plan {
+// quickTest is how long, at most, a quick test took in the coverage run.
+const quickTest = 3.0
+
+// plan is the stages of m's covering tests, package by package. With
+// quickFirst (the schema's binaries, which cost no build per stage) the
+// quick tests of every package run first, then the slow ones: the same
+// tests run on a mutant that lives, and one that a quick test kills does
+// not wait for lock's matrix or the peer table first.
+func (cm *CoverMap) plan(m Mutant, quickFirst bool) []plan {
 	var out []plan
-	for _, pkg := range testPkgs {
-		ts := cm.covering(m, pkg)
-		if len(ts) == 0 {
-			continue
+	waves := []func(TestCover) bool{func(TestCover) bool { return true }}
+	if quickFirst {
+		waves = []func(TestCover) bool{
+			func(t TestCover) bool { return t.Seconds <= quickTest },
+			func(t TestCover) bool { return t.Seconds > quickTest },
 		}
-		p := plan{pkg: pkg}
-		for _, t := range ts {
-			p.tests = append(p.tests, t.Name)
-			p.secs += t.Seconds
+	}
+	for _, in := range waves {
+		for _, pkg := range testPkgs {
+			p := plan{pkg: pkg}
+			for _, t := range cm.covering(m, pkg) {
+				if in(t) {
+					p.tests = append(p.tests, t.Name)
+					p.secs += t.Seconds
+				}
+			}
+			if len(p.tests) > 0 {
+				out = append(out, p)
+			}
 		}
-		out = append(out, p)
 	}
 	return out
 }
@@ -109,10 +126,11 @@ func (cm *CoverMap) plan(m Mutant) []plan {
 func (r *runner) runMutant(ctx context.Context, cm *CoverMap, sr *schemaRun, m Mutant) Result {
 	t0 := time.Now()
 	res := Result{Mutant: m, ID: m.ID()}
-	plans := cm.plan(m)
+	_, own := sr.fallbackOf(m)
+	plans := cm.plan(m, !own)
 	for _, p := range plans {
 		if p.pkg == "." {
-			res.Root = p.tests
+			res.Root = append(res.Root, p.tests...)
 		}
 	}
 	if len(plans) == 0 {
@@ -131,7 +149,6 @@ func (r *runner) runMutant(ctx context.Context, cm *CoverMap, sr *schemaRun, m M
 	}
 	defer os.RemoveAll(filepath.Dir(ov))
 	res.Status = stLived
-	_, own := sr.fallbackOf(m)
 	for _, p := range plans {
 		var o Outcome
 		if own {
