@@ -632,5 +632,5 @@ func (rp *Report) buildText() string {
 	if rp.NoSchema {
 		return "Each mutant was built on its own: a `go test -overlay` build per mutant and package (-schema=false)."
 	}
-	return fmt.Sprintf("The mutants run were compiled into one schema (each place holds its original and its mutants, one chosen at run time by the environment variable %s), each test package built once with it, and each mutant run on those binaries; a mutant that does not type-check alone, or whose place the schema could not compile, was built on its own (%d this run).", schemaEnv, rp.OwnBuilds)
+	return fmt.Sprintf("The mutants run were compiled into one schema (each place holds its original and its mutants, one chosen at run time by the environment variable %s), each test package built once with it, and each mutant run on those binaries; a mutant that does not type-check alone, or whose place the schema could not compile, was built on its own (%d this run). On the schema's binaries the order of the tests below is by wave: the quick covering tests (at most %.0f s each in the coverage run) of every package, the root's included, then the slow ones, package by package; a mutant that lives has run them all.", schemaEnv, rp.OwnBuilds, quickTest)
 }
