@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -26,6 +27,7 @@ type runner struct {
 	backend string
 	commit  string
 	key     string
+	mu      sync.Mutex
 	n       int // overlay files written
 }
 
@@ -69,12 +71,14 @@ func (r *runner) goCmd(ctx context.Context, limit time.Duration, args ...string)
 // content) and the overlay JSON that maps each real file to its copy, and
 // returns the JSON's path.
 func (r *runner) overlay(files map[string][]byte) (string, error) {
+	r.mu.Lock()
 	r.n++
 	dir := filepath.Join(r.tmp, fmt.Sprintf("m%d", r.n))
+	r.mu.Unlock()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	ov := struct{ Replace map[string]string }{Replace: map[string]string{}}
+	replace := map[string]string{}
 	names := make([]string, 0, len(files))
 	for f := range files {
 		names = append(names, f)
@@ -85,14 +89,20 @@ func (r *runner) overlay(files map[string][]byte) (string, error) {
 		if err := os.WriteFile(p, files[f], 0o644); err != nil {
 			return "", err
 		}
-		ov.Replace[filepath.Join(r.root, filepath.FromSlash(f))] = p
-	}
-	b, err := json.Marshal(ov)
-	if err != nil {
-		return "", err
+		replace[filepath.Join(r.root, filepath.FromSlash(f))] = p
 	}
 	p := filepath.Join(dir, "overlay.json")
-	return p, os.WriteFile(p, b, 0o644)
+	return p, writeOverlay(p, replace)
+}
+
+// writeOverlay writes the overlay JSON at p that maps each real file to
+// its copy.
+func writeOverlay(p string, replace map[string]string) error {
+	b, err := json.Marshal(struct{ Replace map[string]string }{replace})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(p, b, 0o644)
 }
 
 // Outcome is what one go test run of selected tests did.
@@ -105,6 +115,7 @@ type Outcome struct {
 	Verdict  string  `json:"verdict,omitempty"`  // that attribute's word: refuted or not-shown
 	Line     string  `json:"line,omitempty"`     // the verdict's reason line, or the first failure line
 	Seconds  float64 `json:"seconds"`
+	NotRun   bool    `json:"-"` // the test binary could not be started
 }
 
 // event is one line of go test -json.
@@ -137,12 +148,18 @@ func (r *runner) goTest(ctx context.Context, pkg string, tests []string, overlay
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	o := readEvents(out, stderr.String())
+	return judge(ctx, ctx2, pkg, out, stderr.String(), err, limit+3*time.Minute, t0)
+}
+
+// judge reads what a test run of pkg did: its go test -json output, its
+// stderr and exit error; ctx2 is the run's context, bound ends it.
+func judge(ctx, ctx2 context.Context, pkg string, out []byte, stderr string, err error, bound time.Duration, t0 time.Time) Outcome {
+	o := readEvents(out, stderr)
 	o.Seconds = time.Since(t0).Seconds()
 	if ctx2.Err() != nil && ctx.Err() == nil {
 		o.TimedOut, o.Killed = true, false
 		if o.Line == "" {
-			o.Line = fmt.Sprintf("no end within %s", limit+3*time.Minute)
+			o.Line = fmt.Sprintf("no end within %s", bound)
 		}
 	}
 	if err != nil && !o.Killed && !o.Invalid && !o.TimedOut && ctx.Err() == nil {
@@ -150,7 +167,7 @@ func (r *runner) goTest(ctx context.Context, pkg string, tests []string, overlay
 		// running test is named in its trace), TestMain.
 		o.Killed, o.Test = true, "(package "+pkg+")"
 		if o.Line == "" {
-			o.Line = packageFailure(out, stderr.String())
+			o.Line = packageFailure(out, stderr)
 		}
 	}
 	return o

@@ -40,6 +40,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -49,8 +50,8 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 type options struct {
 	root, out, backend, files, lines, faults, faultDir, equivalent string
 	operators, catalogue, fast, list, freshCover, fresh            bool
-	coverOnly, check, cached                                       bool
-	sample                                                         int
+	coverOnly, check, cached, noSchema                             bool
+	sample, jobs                                                   int
 	faultTimeout, budget                                           time.Duration
 	outSet                                                         bool
 }
@@ -67,6 +68,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.fast, "fast", false, "with -catalogue: only its fast part (CI); exit 1 if one of its faults is not killed")
 	fs.StringVar(&o.files, "files", "", "comma-separated target files to mutate (default: all)")
 	fs.StringVar(&o.lines, "lines", "", "comma-separated file:line places: run only the operator mutants there (e.g. a live mutant's place, to rerun it after a new proof)")
+	fs.IntVar(&o.jobs, "jobs", 1, "operator mutants run at once (each its own test binaries and servers; 2 changed one verdict of 56 on 2 cores, see docs/mutants.md)")
 	fs.IntVar(&o.sample, "sample", 0, "run at most this many mutants per file, spread evenly (0: all)")
 	fs.StringVar(&o.faults, "faults", "", "comma-separated fault ids to run (default: all, or the fast part)")
 	fs.StringVar(&o.faultDir, "dir", "testdata/mutants", "the catalogue's directory, relative to -C")
@@ -79,12 +81,14 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.coverOnly, "cover", false, "make (or load) the coverage map, print which tests cover what, and exit")
 	fs.BoolVar(&o.freshCover, "fresh-cover", false, "make the coverage map again even if it is cached")
 	fs.BoolVar(&o.fresh, "fresh", false, "run every mutant again instead of taking cached results")
+	schema := fs.Bool("schema", true, "compile the operator mutants into one schema and build each test package once (false: a go test -overlay build per mutant and package, as before)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	o.noSchema = !*schema
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "o" {
 			o.outSet = true
@@ -196,7 +200,7 @@ func listMutants(stdout io.Writer, root string, ts []Target, o options) error {
 	for _, m := range sample(ms, o.sample) {
 		plan := ""
 		if cm != nil {
-			for _, p := range cm.plan(m) {
+			for _, p := range cm.plan(m, false) {
 				plan += fmt.Sprintf("\t%s:%d tests %.0fs", p.pkg, len(p.tests), p.secs)
 			}
 			if plan == "" {
@@ -215,7 +219,7 @@ func newReport(r *runner, o options, args []string, started time.Time) (*Report,
 		Server:    serverOf(o.backend),
 		Command:   "go run ./cmd/mutants " + strings.Join(args, " "),
 		GoVersion: runtime.Version(), Machine: fmt.Sprintf("%d cores (runtime.NumCPU)", runtime.NumCPU()),
-		Sample: o.sample, Fast: o.fast, Budget: o.budget,
+		Sample: o.sample, Fast: o.fast, Budget: o.budget, NoSchema: o.noSchema,
 	}
 	if len(args) == 0 {
 		rp.Command = "go run ./cmd/mutants"
@@ -462,8 +466,28 @@ func sortMutants(all, chosenOnes []Mutant, eqs []Equivalent, cache *resultCache,
 // run runs the mutants to run, spread over the files, until the context
 // ends or the budget is spent, caching each result.
 func (ops *opRun) run(ctx context.Context, r *runner, o options, cm *CoverMap, cache *resultCache, rp *Report, t0 time.Time, logf func(string, ...any)) error {
+	var sr *schemaRun
+	if !o.noSchema && len(ops.toRun) > 0 {
+		var err error
+		if sr, err = buildSchema(ctx, r, ops.toRun, logf); err != nil {
+			return err
+		}
+		rp.OwnBuilds = len(sr.fallback)
+	}
+	var (
+		mu      sync.Mutex
+		wg      sync.WaitGroup
+		putErr  error
+		done    int
+		stopped bool
+	)
+	slots := make(chan struct{}, max(o.jobs, 1))
 	for i, m := range spread(ops.toRun) {
-		if ctx.Err() != nil {
+		slots <- struct{}{}
+		mu.Lock()
+		stop := stopped || putErr != nil
+		mu.Unlock()
+		if stop || ctx.Err() != nil {
 			break
 		}
 		if o.budget > 0 && time.Since(t0) > o.budget {
@@ -471,18 +495,35 @@ func (ops *opRun) run(ctx context.Context, r *runner, o options, cm *CoverMap, c
 			logf("budget %s spent: %d mutants not run", o.budget, rp.OverBudget)
 			break
 		}
-		res := r.runMutant(ctx, cm, m)
-		if res.Status == stNotRun {
-			break
-		}
-		if err := cache.put(res); err != nil {
-			return err
-		}
-		rp.OpRan++
-		ops.results[m.ID()] = res
-		logf("%d/%d %s: %s %s %s", i+1, len(ops.toRun), m.ID(), res.Status, killer(res.Pkg, res.Outcome), secs(res.Seconds))
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			res := r.runMutant(ctx, cm, sr, m)
+			mu.Lock()
+			defer mu.Unlock()
+			if res.Status == stNotRun {
+				if !stopped && ctx.Err() == nil {
+					logf("%s: not run, the run stops: %s", m.ID(), res.Outcome.Line)
+				}
+				stopped = true
+				return
+			}
+			if err := cache.put(res); err != nil {
+				putErr = err
+				return
+			}
+			rp.OpRan++
+			done++
+			ops.results[m.ID()] = res
+			how := "schema"
+			if why, own := sr.fallbackOf(m); own {
+				how = "own build: " + why
+			}
+			logf("%d/%d %s: %s %s %s (%s)", done, len(ops.toRun), m.ID(), res.Status, killer(res.Pkg, res.Outcome), secs(res.Seconds), how)
+		}()
 	}
-	return nil
+	wg.Wait()
+	return putErr
 }
 
 // collect puts every mutant's result in the report, in the mutants' order,

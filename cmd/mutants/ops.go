@@ -86,32 +86,51 @@ type plan struct {
 	secs  float64
 }
 
-func (cm *CoverMap) plan(m Mutant) []plan {
+// quickTest is how long, at most, a quick test took in the coverage run.
+const quickTest = 3.0
+
+// plan is the stages of m's covering tests, package by package. With
+// quickFirst (the schema's binaries, which cost no build per stage) the
+// quick tests of every package run first, then the slow ones: the same
+// tests run on a mutant that lives, and one that a quick test kills does
+// not wait for lock's matrix or the peer table first.
+func (cm *CoverMap) plan(m Mutant, quickFirst bool) []plan {
 	var out []plan
-	for _, pkg := range testPkgs {
-		ts := cm.covering(m, pkg)
-		if len(ts) == 0 {
-			continue
+	waves := []func(TestCover) bool{func(TestCover) bool { return true }}
+	if quickFirst {
+		waves = []func(TestCover) bool{
+			func(t TestCover) bool { return t.Seconds <= quickTest },
+			func(t TestCover) bool { return t.Seconds > quickTest },
 		}
-		p := plan{pkg: pkg}
-		for _, t := range ts {
-			p.tests = append(p.tests, t.Name)
-			p.secs += t.Seconds
+	}
+	for _, in := range waves {
+		for _, pkg := range testPkgs {
+			p := plan{pkg: pkg}
+			for _, t := range cm.covering(m, pkg) {
+				if in(t) {
+					p.tests = append(p.tests, t.Name)
+					p.secs += t.Seconds
+				}
+			}
+			if len(p.tests) > 0 {
+				out = append(out, p)
+			}
 		}
-		out = append(out, p)
 	}
 	return out
 }
 
 // runMutant applies m through an overlay and runs its tests, stage by
-// stage, until one kills it.
-func (r *runner) runMutant(ctx context.Context, cm *CoverMap, m Mutant) Result {
+// stage, until one kills it: the test binaries of the schema sr when m is
+// in it, else a go test build of m's own.
+func (r *runner) runMutant(ctx context.Context, cm *CoverMap, sr *schemaRun, m Mutant) Result {
 	t0 := time.Now()
 	res := Result{Mutant: m, ID: m.ID()}
-	plans := cm.plan(m)
+	_, own := sr.fallbackOf(m)
+	plans := cm.plan(m, !own)
 	for _, p := range plans {
 		if p.pkg == "." {
-			res.Root = p.tests
+			res.Root = append(res.Root, p.tests...)
 		}
 	}
 	if len(plans) == 0 {
@@ -131,9 +150,14 @@ func (r *runner) runMutant(ctx context.Context, cm *CoverMap, m Mutant) Result {
 	defer os.RemoveAll(filepath.Dir(ov))
 	res.Status = stLived
 	for _, p := range plans {
-		o := r.goTest(ctx, p.pkg, p.tests, ov, stageLimit(p.pkg, p.secs))
-		if ctx.Err() != nil {
-			res.Status = stNotRun
+		var o Outcome
+		if own {
+			o = r.goTest(ctx, p.pkg, p.tests, ov, stageLimit(p.pkg, p.secs))
+		} else {
+			o = sr.goTest(ctx, m, p.pkg, p.tests, ov, stageLimit(p.pkg, p.secs))
+		}
+		if ctx.Err() != nil || o.NotRun {
+			res.Status, res.Outcome.Line = stNotRun, o.Line
 			return res
 		}
 		res.Stages = append(res.Stages, fmt.Sprintf("%s: %d tests, %.0fs", p.pkg, len(p.tests), o.Seconds))
@@ -198,14 +222,7 @@ func sample(ms []Mutant, n int) []Mutant {
 	if n <= 0 {
 		return ms
 	}
-	byFile := map[string][]Mutant{}
-	var files []string
-	for _, m := range ms {
-		if _, ok := byFile[m.File]; !ok {
-			files = append(files, m.File)
-		}
-		byFile[m.File] = append(byFile[m.File], m)
-	}
+	files, byFile := groupByFile(ms)
 	var out []Mutant
 	for _, f := range files {
 		fm := byFile[f]
@@ -267,4 +284,18 @@ func vanDerCorput(i int) float64 {
 		f /= 2
 	}
 	return v
+}
+
+// groupByFile is ms's files in their first mutant's order, and each
+// file's mutants.
+func groupByFile(ms []Mutant) ([]string, map[string][]Mutant) {
+	byFile := map[string][]Mutant{}
+	var files []string
+	for _, m := range ms {
+		if _, ok := byFile[m.File]; !ok {
+			files = append(files, m.File)
+		}
+		byFile[m.File] = append(byFile[m.File], m)
+	}
+	return files, byFile
 }

@@ -33,6 +33,8 @@ type Report struct {
 	Catalogue                                         []FaultResult
 	CatSeconds                                        float64
 	Fast                                              bool
+	NoSchema                                          bool                // -schema=false: a build per mutant
+	OwnBuilds                                         int                 // mutants of the schema run built on their own
 	Claims                                            map[string][]string // root test → claims it proves
 }
 
@@ -144,9 +146,9 @@ func (rp *Report) writeOperatorsIntro(p func(string, ...any)) {
 	p("")
 	p("## Operator mutants")
 	p("")
-	p("Each mutant changes one operator at one place of %s. Operators: conditional boundary (`<` `<=`, `>` `>=`), negated conditional (`==` `!=`, `<` `>=`, `>` `<=`), `&&` `||`, removing `!`, `+` `-` (and `+=` `-=`; not on strings), `++` `--`, flipping a returned `true`/`false`, and removing a call statement (not a log call, a mutex's Lock/Unlock, or a call of the recipe's test seam, `trace`/`tr`). The mutated file reaches the compiler through `go test -overlay`; the tree is not touched.", targetList(targets))
+	p("Each mutant changes one operator at one place of %s. Operators: conditional boundary (`<` `<=`, `>` `>=`), negated conditional (`==` `!=`, `<` `>=`, `>` `<=`), `&&` `||`, removing `!`, `+` `-` (and `+=` `-=`; not on strings), `++` `--`, flipping a returned `true`/`false`, and removing a call statement (not a log call, a mutex's Lock/Unlock, or a call of the recipe's test seam, `trace`/`tr`). The mutated file reaches the compiler through a `go test` overlay; the tree is not touched. %s", targetList(targets), rp.buildText())
 	p("")
-	p("Tests are chosen by coverage: each top-level test and Example of `fence`, `lock`, `internal/faultproxy`, the peer table (`peers`) and the root package (the claim proofs) was run alone on the unmutated tree with `-coverpkg=%s` (%d tests, %s, %s). A mutant runs, with `-failfast` and a timeout, first the covering tests of `fence`, then of `lock`, then of `internal/faultproxy`, then of the peer table, and only if it lives those of the root claim proofs (`-run '^(…)$'`); the first test that fails kills it. A test that failed on the unmutated tree is never used. \"Not covered\": no test runs its code. \"Does not build\": the compiler refused the mutant (not counted). Score = killed / (killed + lived), equivalent mutants left out.",
+	p("Tests are chosen by coverage: each top-level test and Example of `fence`, `fence/fencehttp`, `fence/fencetest`, `lock`, `internal/faultproxy`, the peer table (`peers`) and the root package (the claim proofs) was run alone on the unmutated tree with `-coverpkg=%s` (%d tests, %s, %s). A mutant runs, with `-failfast` and a timeout, first the covering tests of `fence` and its subpackages, then of `lock`, then of `internal/faultproxy`, then of the peer table, and only if it lives those of the root claim proofs (`-run '^(…)$'`); the first test that fails kills it. A test that failed on the unmutated tree is never used. \"Not covered\": no test runs its code. \"Does not build\": the compiler refused the mutant (not counted). Score = killed / (killed + lived), equivalent mutants left out.",
 		coverPkgs, len(rp.Cover.Tests), rp.coverState(), secs(rp.Cover.Seconds))
 	if failed := rp.failedOnTree(); len(failed) > 0 {
 		p("")
@@ -622,4 +624,13 @@ func targetList(ts []Target) string {
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// buildText says how the mutants reached the tests: one schema, or a
+// build each.
+func (rp *Report) buildText() string {
+	if rp.NoSchema {
+		return "Each mutant was built on its own: a `go test -overlay` build per mutant and package (-schema=false)."
+	}
+	return fmt.Sprintf("The mutants run were compiled into one schema (each place holds its original and its mutants, one chosen at run time by the environment variable %s), each test package built once with it, and each mutant run on those binaries; a mutant that does not type-check alone, or whose place the schema could not compile, was built on its own (%d this run). On the schema's binaries the order of the tests below is by wave: the quick covering tests (at most %.0f s each in the coverage run) of every package, the root's included, then the slow ones, package by package; a mutant that lives has run them all.", schemaEnv, rp.OwnBuilds, quickTest)
 }
