@@ -31,6 +31,7 @@ var targets = []Target{
 	{File: "lock/recover.go"},
 	{File: "lock/order.go"},
 	{File: "lock/trace.go"},
+	{File: "lock/link.go"},
 	{File: "lock/locktrace/locktrace.go"},
 	{File: "fence/token.go"},
 	{File: "fence/tokentext.go"},
