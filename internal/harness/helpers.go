@@ -367,7 +367,6 @@ func Parallel(t *testing.T) {
 	sideBySide.Add(1)
 	t.Cleanup(sideBySide.Done)
 	t.Parallel()
-	warmForExamples()
 }
 
 // parallelTests holds the names of the tests that called parallel.

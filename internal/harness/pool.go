@@ -2,9 +2,7 @@ package harness
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -501,73 +499,4 @@ func (l *lender) Attr(key, value string) {
 	if t := l.holder(); t != nil {
 		t.Attr(key, value)
 	}
-}
-
-// warm are the ensembles an Example will lease, by the Example's name: go
-// test runs the Examples one at a time after every Test, so the pool
-// starts theirs while the Tests run beside each other, and the Example
-// finds it idle (WarmFor).
-var warm struct {
-	mu    sync.Mutex
-	kinds map[string]Kind
-	once  sync.Once
-}
-
-// WarmFor has the pool start an ensemble of kind k for Example example
-// once the parallel Tests begin (the first Test that calls Parallel
-// resumes), unless -run or -skip leaves the Example out. A package's
-// scene calls it from a var initializer, before TestMain runs.
-func WarmFor(example string, k Kind) bool {
-	warm.mu.Lock()
-	defer warm.mu.Unlock()
-	if warm.kinds == nil {
-		warm.kinds = map[string]Kind{}
-	}
-	warm.kinds[example] = k
-	return true
-}
-
-// warmForExamples starts, once, in the background, an ensemble of each
-// kind WarmFor named for an Example this run will run, and gives it back
-// to the pool idle. It runs when the sequential Tests are over (C1 counts
-// what is left around them), and a warm-up that fails only costs the
-// Example its own start.
-func warmForExamples() {
-	warm.once.Do(func() {
-		if Backend.Kind == zkserver.External {
-			return
-		}
-		warm.mu.Lock()
-		defer warm.mu.Unlock()
-		for example, k := range warm.kinds {
-			if !willRun(example) {
-				continue
-			}
-			go func() {
-				sc := zkserver.NewScope("warm-" + k.name).Quiet() // its servers' lines are no test's record
-				defer func() {
-					if r := recover(); r != nil {
-						sc.Logf("%swarming a %s for %s failed: %v", claims.HarnessNote, k.name, example, r)
-					}
-					sc.Close() // gives the ensemble back to the pool, idle
-				}()
-				lendTo(sc, k)
-			}()
-		}
-	})
-}
-
-// willRun says whether go test's -run and -skip select the top-level test
-// or Example name.
-func willRun(name string) bool {
-	match := func(flagName string, empty bool) bool {
-		f := flag.Lookup(flagName)
-		if f == nil || f.Value.String() == "" {
-			return empty
-		}
-		first, _, _ := strings.Cut(f.Value.String(), "/")
-		re, err := regexp.Compile(first)
-		return err == nil && re.MatchString(name)
-	}
-	return match("test.run", true) && !match("test.skip", false)
 }

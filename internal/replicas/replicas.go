@@ -471,10 +471,6 @@ const (
 // runs last and alone, need not wait for five servers to start.
 var zk1675Kind = harness.NewKind("five", 5, zk1675Tick, zk1675SyncLimit)
 
-// The pool starts Y2's five servers while the Tests run, for the Example
-// that proves Y2 (go test runs the Examples one by one, after the Tests).
-var _ = harness.WarmFor("Example_s2SyncInZK1675Window", zk1675Kind)
-
 // ZK1675 is the Y2 scene: five servers with a proxy on every link and x=0
 // applied on all of them. old leads; oldFollower is one of its followers,
 // and B, a participant, is its client; the other three servers are the
