@@ -44,6 +44,37 @@ func verdictsOutsideTheRoot(fset *token.FileSet, f *ast.File) []string {
 	return at
 }
 
+// eachSource parses every non-test Go file under root, leaving out testdata,
+// hidden folders and the folders skip names (by their path below root),
+// and hands each to visit; a file that does not parse fails t.
+func eachSource(t *testing.T, root string, skip func(rel string) bool, visit func(*token.FileSet, *ast.File)) {
+	t.Helper()
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if rel, _ := filepath.Rel(root, p); skip(rel) || strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		visit(fset, f)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestRefutationsAreTheRootsOwn: a scene in internal/ returns what it
 // observed, and the proof in the root's test files judges it; no file of
 // internal/ states a refutation itself, save this package (C1's checker in
@@ -64,33 +95,12 @@ func f(t T) { c.Refuted(t, "L1", "got"); wait(c.Judged(t, "L1", c.RefutedNow)); 
 	}
 	root := filepath.Join("..", "..", "internal")
 	scanned := 0
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if d.IsDir() {
-			if rel == "claims" || strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	eachSource(t, root, func(rel string) bool { return rel == "claims" }, func(fset *token.FileSet, f *ast.File) {
 		scanned++
 		for _, at := range verdictsOutsideTheRoot(fset, f) {
 			t.Errorf("%s: got a refutation stated in internal/; want the scene to return what it observed and the root's proof to judge it", at)
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if scanned == 0 {
 		t.Fatalf("scanned no Go file under %s", root)
 	}

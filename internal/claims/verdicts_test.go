@@ -4,10 +4,8 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 )
 
@@ -28,24 +26,7 @@ var judged = regexp.MustCompile(`[SYLRFTEXAC][0-9]{1,2}|Holds|Atomic|Refut|Viola
 func verdictShaped(t *testing.T, dirs ...string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	fset := token.NewFileSet()
-	walk := func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	visit := func(_ *token.FileSet, f *ast.File) {
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
 			if !ok || fd.Type.Results == nil || fd.Type.Results.NumFields() != 1 {
@@ -60,12 +41,9 @@ func verdictShaped(t *testing.T, dirs ...string) map[string]string {
 				}
 			}
 		}
-		return nil
 	}
 	for _, dir := range dirs {
-		if err := filepath.WalkDir(dir, walk); err != nil {
-			t.Fatal(err)
-		}
+		eachSource(t, dir, func(string) bool { return false }, visit)
 	}
 	return out
 }
