@@ -9,8 +9,8 @@
 //     lines and attributes go to standard error, where the record reads
 //     them, and a cleanup that fails makes it fail.
 //   - pool.go, expiry.go, helpers.go: the pool that lends servers to the
-//     proofs (LeaseTrio, LeaseServer, Lease of a kind a scene declares with
-//     NewKind, ExpiryServer for sessions that run out within seconds), the
+//     proofs (LeaseTrio, LeaseServer, LeaseWhenFree, ExpiryServer for
+//     sessions that run out within seconds), the
 //     Cluster fixture (Leader, HoldStream, ReleaseStream), a test's znode
 //     root, Parallel and Within, the one bound of a scene's waits.
 //   - sharedlog.go, external.go: the shared server's log, and the user's

@@ -36,22 +36,13 @@ import (
 // configured otherwise (S4's logger, Y7's five servers) starts its own.
 var pool serverPool
 
-// Kind is an ensemble the pool lends besides the trio, as a scene declares
-// it (NewKind): Y2's five servers, for one (internal/replicas). It is a
-// configuration the pool keeps: n servers with a proxy on every link,
-// tickTime tick and syncLimit syncLimit.
+// Kind is a configuration of servers the pool keeps: n servers (with a
+// proxy on every link when n > 1), tickTime tick and syncLimit syncLimit.
 type Kind struct {
 	name      string
 	n         int
 	tick      time.Duration
 	syncLimit int
-}
-
-// NewKind is a kind of ensemble a scene asks the pool for: n servers with
-// a proxy on every link, tickTime tick and syncLimit syncLimit. Kinds are
-// told apart by name.
-func NewKind(name string, n int, tick time.Duration, syncLimit int) Kind {
-	return Kind{name, n, tick, syncLimit}
 }
 
 // Tick is the kind's tickTime.
@@ -113,7 +104,7 @@ type pooled struct {
 // the trio goes back to the pool after t's other cleanups.
 func LeaseTrio(t zkserver.TB) *Cluster {
 	t.Helper()
-	return Lease(t, TrioKind)
+	return lease(t, TrioKind)
 }
 
 // LeaseServer lends t a standalone server of kind k (its n is 1). On the
@@ -127,15 +118,15 @@ func LeaseServer(t zkserver.TB, k Kind) *zkserver.Server {
 	return lendTo(t, k).e.Servers[0]
 }
 
-// Lease lends t an ensemble of kind k from the pool, or starts one, for
+// lease lends t an ensemble of kind k from the pool, or starts one, for
 // the rest of t; it goes back to the pool after t's other cleanups.
-func Lease(t zkserver.TB, k Kind) *Cluster {
+func lease(t zkserver.TB, k Kind) *Cluster {
 	t.Helper()
 	p := lendTo(t, k)
 	return newCluster(t, p.e, p.links)
 }
 
-// LeaseWhenFree lends t an ensemble of kind k as lease does, but where every
+// LeaseWhenFree lends t an ensemble of kind k as LeaseTrio does, but where every
 // one the pool has is held by another test (or being started for one), it
 // waits up to within for one to come back before it starts another: for a
 // claim that only looks at an ensemble and can wait (E1), so that it costs
@@ -151,7 +142,7 @@ func LeaseWhenFree(t zkserver.TB, k Kind, within time.Duration) *Cluster {
 	case held != "":
 		t.Logf(claims.HarnessNote+"waited %v for a %s of the pool (%s)", time.Since(began).Round(time.Millisecond), k.name, held)
 	}
-	return Lease(t, k)
+	return lease(t, k)
 }
 
 // waitIdle waits up to d until the pool has an idle ensemble of kind k or

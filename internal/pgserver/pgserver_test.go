@@ -98,6 +98,39 @@ func TestSharedServerGivesEachTestItsDatabase(t *testing.T) {
 	}
 }
 
+// TestDatabasesMadeAheadAreHandedOutOnceAndDropped: NewDatabase hands out
+// the database it made ahead at most once, each test gets a name no other
+// got, and a test's database is gone once its drop, which runs beside the
+// next test, is done.
+func TestDatabasesMadeAheadAreHandedOutOnceAndDropped(t *testing.T) {
+	srv := Shared(t)
+	seen := map[string]bool{}
+	var first string
+	for i := range 4 {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			name := srv.NewDatabase(t)
+			if seen[name] {
+				t.Fatalf("got database %s a second time; want a fresh one each call", name)
+			}
+			seen[name] = true
+			if first == "" {
+				first = name
+			}
+		})
+	}
+	srv.bg.Wait() // the drops, and the next spare
+	srv.dbMu.Lock()
+	spare := srv.spare
+	srv.dbMu.Unlock()
+	if spare == "" || seen[spare] {
+		t.Errorf("got spare %q once the drops were done (handed out before: %v); want a fresh database made ahead", spare, seen[spare])
+	}
+	var n int
+	if err := Open(t).QueryRowContext(context.Background(), "SELECT count(*) FROM pg_database WHERE datname = $1", first).Scan(&n); err != nil || n != 0 {
+		t.Errorf("database %s of an ended test: %d left (%v); want it dropped", first, n, err)
+	}
+}
+
 // TestInterruptStopsThePostgresServer: SIGINT to a test binary whose
 // server was just started and is not ready yet (the shared one, and one of
 // Start) leaves no PostgreSQL process and no run dir once the binary has
