@@ -170,7 +170,7 @@ func TestExpiresByIsNeverLate(t *testing.T) {
 			if silent {
 				name = fmt.Sprintf("silent link, blackholed %v after a ping", offset)
 			}
-			t.Run(name, func(t *testing.T) { expiresByRun(t, silent, offset) })
+			t.Run(name, func(t *testing.T) { t.Parallel(); expiresByRun(t, silent, offset) })
 		}
 	}
 }
@@ -333,6 +333,7 @@ func TestRetriesAreCountedInARow(t *testing.T) {
 // (Release's and Err's docs; issue 48, item 4).
 func TestAReleaseOfAHoldAlreadyOverIsOneCheck(t *testing.T) {
 	t.Run("node deleted", func(t *testing.T) {
+		t.Parallel()
 		parent, o := freshParent(t)
 		held := mustAcquire(t, "H", lock.New(newWire(t, "H").c.Conn, parent))
 		if err := o.Delete(held.Path, -1); err != nil {
@@ -344,6 +345,7 @@ func TestAReleaseOfAHoldAlreadyOverIsOneCheck(t *testing.T) {
 		}
 	})
 	t.Run("session expired, Release while cut off", func(t *testing.T) {
+		t.Parallel()
 		h, _, held, o := cutHolder(t)
 		waitExpired(t, o, held)
 		start := time.Now()
@@ -369,6 +371,7 @@ func TestAReleaseOfAHoldAlreadyOverIsOneCheck(t *testing.T) {
 		t.Logf("H's Err: %v", held.Err())
 	})
 	t.Run("session expired, Release after Lost", func(t *testing.T) {
+		t.Parallel()
 		h, _, held, o := cutHolder(t)
 		waitExpired(t, o, held)
 		h.px.Heal()

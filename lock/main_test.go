@@ -7,6 +7,7 @@ package lock_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"sync"
@@ -28,6 +29,12 @@ import (
 var scope *zkserver.Scope
 
 func TestMain(m *testing.M) {
+	// The parallel subtests (ExpiresBy's six, the late create's two, ...)
+	// spend their seconds waiting for a session to expire on the server,
+	// not computing: six run at once unless -parallel says otherwise (go
+	// test's default is GOMAXPROCS, 2 here). Set before the flags are
+	// parsed, so a -parallel given wins.
+	_ = flag.Set("test.parallel", "6")
 	os.Exit(servertest.RunExamples(m, "lock", func(s *zkserver.Scope) { scope = s }))
 }
 

@@ -184,6 +184,7 @@ func errOrOK(err error) any {
 func TestAcquireReturnsWhenItsContextEnds(t *testing.T) {
 	for _, op := range []locktrace.Op{locktrace.OpCreate, locktrace.OpChildren, locktrace.OpExists} {
 		t.Run(fmt.Sprintf("Acquire returns by the deadline when the reply to %s is held, and leaves no candidate", op), func(t *testing.T) {
+			t.Parallel()
 			parent, o := freshParent(t)
 			a := lock.New(zkclient.Connect(t, "A", []string{server().Client}, zkclient.Quiet()).Conn, parent)
 			ha := mustAcquire(t, "A", a)
@@ -800,8 +801,8 @@ const shortSession = 4 * time.Second
 // gone; when it stays, the reply flows, and the node is gone by Acquire's
 // return.
 func TestALateCreateInANewSessionIsDeleted(t *testing.T) {
-	t.Run("the caller left before the answer: the node is deleted once it comes", func(t *testing.T) { lateCreateInANewSession(t, false) })
-	t.Run("the caller waits: Acquire deletes the node and returns ErrSessionChanged", func(t *testing.T) { lateCreateInANewSession(t, true) })
+	t.Run("the caller left before the answer: the node is deleted once it comes", func(t *testing.T) { t.Parallel(); lateCreateInANewSession(t, false) })
+	t.Run("the caller waits: Acquire deletes the node and returns ErrSessionChanged", func(t *testing.T) { t.Parallel(); lateCreateInANewSession(t, true) })
 }
 
 // lateCreateInANewSession is TestALateCreateInANewSessionIsDeleted with
