@@ -234,10 +234,10 @@
 //     代理只解码请求的头部、回复的头部和 CreateRequest，从不解码 create
 //     回复的正文；每条连接的第一帧（握手）原样放过，不从里面读 xid。 Proof:
 //     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:801),
-//     internal/faultproxy.TestZKNeverDecodesCreateReplyBody
-//     (internal/faultproxy/zk_test.go:494),
-//     internal/faultproxy.TestZKFirstFrameIsNeverParsed
-//     (internal/faultproxy/zk_test.go:154)
+//     internal/server/faultproxy.TestZKNeverDecodesCreateReplyBody
+//     (internal/server/faultproxy/zk_test.go:494),
+//     internal/server/faultproxy.TestZKFirstFrameIsNeverParsed
+//     (internal/server/faultproxy/zk_test.go:154)
 //   - E5 §4 ¶4 句1 (beyond) 「官方 Jute」「CreateRequest」: 代理的 Go
 //     编解码器在它读取的每种记录上都与服务器自带 jar 中的官方 Jute 类一致，
 //     两个方向都是，模糊测试下也是；没有 JDK 的机器上这项证明会跳过并说明。

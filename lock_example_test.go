@@ -7,7 +7,7 @@ package zk19_test
 // then L1 to L12, in the order the article states them. Timing comes from
 // the recipe's locktrace hooks and from reads that order notifications,
 // never from sleeping; the counts the
-// claims rest on come from each session's own proxy (internal/scene's
+// claims rest on come from each session's own proxy (internal/proof/scene's
 // witness). The go-zookeeper comparison is in ./peers, the benchmarks in
 // ./bench.
 
@@ -16,7 +16,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/zk19/zk19/internal/claims/zh"
+	"github.com/zk19/zk19/internal/proof/claims/zh"
 	"path"
 	"slices"
 	"strings"
@@ -27,13 +27,13 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/zk19/zk19/fence"
-	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/harness"
-	"github.com/zk19/zk19/internal/scene"
-	"github.com/zk19/zk19/internal/wait"
-	"github.com/zk19/zk19/internal/zkclient"
-	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/internal/proof/claims"
+	"github.com/zk19/zk19/internal/proof/harness"
+	"github.com/zk19/zk19/internal/proof/scene"
+	"github.com/zk19/zk19/internal/server/faultproxy"
+	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/zkclient"
+	"github.com/zk19/zk19/internal/server/zkserver"
 	"github.com/zk19/zk19/lock"
 	"github.com/zk19/zk19/lock/locktrace"
 )

@@ -13,7 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/zk19/zk19/internal/claims/zh"
+	"github.com/zk19/zk19/internal/proof/claims/zh"
 	"maps"
 	"path"
 	"slices"
@@ -26,17 +26,17 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/zk19/zk19/fence"
-	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/harness"
-	"github.com/zk19/zk19/internal/jute"
-	"github.com/zk19/zk19/internal/jute/crosscheck"
-	"github.com/zk19/zk19/internal/jute/official"
-	"github.com/zk19/zk19/internal/replicas"
-	"github.com/zk19/zk19/internal/scene"
-	"github.com/zk19/zk19/internal/wait"
-	"github.com/zk19/zk19/internal/zkclient"
-	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/internal/proof/claims"
+	"github.com/zk19/zk19/internal/proof/crosscheck"
+	"github.com/zk19/zk19/internal/proof/harness"
+	"github.com/zk19/zk19/internal/proof/replicas"
+	"github.com/zk19/zk19/internal/proof/scene"
+	"github.com/zk19/zk19/internal/server/faultproxy"
+	"github.com/zk19/zk19/internal/server/jute"
+	"github.com/zk19/zk19/internal/server/juteoracle"
+	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/zkclient"
+	"github.com/zk19/zk19/internal/server/zkserver"
 	"github.com/zk19/zk19/lock"
 	"github.com/zk19/zk19/lock/locktrace"
 )
@@ -711,9 +711,9 @@ func TestR2_SessionSurvivesTheLostReply(t *testing.T) {
 }
 
 // TestE5_ProxyCodecAgreesWithOfficialJute proves that the proxy's Jute codec
-// (internal/jute) agrees with the official Jute classes of the server's own
+// (internal/server/jute) agrees with the official Jute classes of the server's own
 // jar, which the article's proxy used. Every record the proxy reads or
-// writes (official.Kinds: the request header, the create body, createTTL's
+// writes (juteoracle.Kinds: the request header, the create body, createTTL's
 // body read as a create, the reply header, and on the server-to-server
 // links the leader's QuorumPacket and a proposal's TxnHeader) is checked on
 // edge cases built from its Go type, both ways: the official classes encode
@@ -722,7 +722,7 @@ func TestR2_SessionSurvivesTheLostReply(t *testing.T) {
 // testdata/jute then go to both decoders as they are, and the handshake
 // frames, which the proxy forwards unread, must be exactly what the
 // official ConnectRequest and ConnectResponse read. FuzzJuteAgreesWithOfficial
-// in internal/jute does the same on fuzzed bytes.
+// in internal/server/jute does the same on fuzzed bytes.
 func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
 	claims.Open(t, "E5")
 	if harness.Backend.Kind == "" {
@@ -731,11 +731,11 @@ func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
 	if harness.VersionErr != nil {
 		claims.Skip(t, "skipped: E5 compares with the jar of the server's version, read with srvr; %v", harness.VersionErr)
 	}
-	o := official.Start(t, harness.Backend)
+	o := juteoracle.Start(t, harness.Backend)
 	claims.Phase(t, "oracle: %s; ZooKeeper %s on Java %s; jar %v, javac %v, JVM start %v",
 		o.Jar.From, o.About.Version, o.About.Java, o.JarTime.Round(time.Millisecond), o.JavacTime.Round(time.Millisecond), o.JVMTime.Round(time.Millisecond))
 	juteJar := path.Base(o.About.Sources["org.apache.jute.BinaryInputArchive"])
-	for _, k := range official.Kinds {
+	for _, k := range juteoracle.Kinds {
 		t.Logf("class %s from %s", k.Class, o.About.Sources[k.Class])
 	}
 	if harness.Backend.Kind == zkserver.External && crosscheck.JarVersion(o) != harness.Version.Version {
@@ -747,9 +747,9 @@ func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
 
 	claims.Phase(t, "Go records, both ways: official encode -> Go decode, Go encode -> official decode, encodings equal")
 	records, cesu := 0, 0
-	for i := range official.Kinds {
-		k := &official.Kinds[i]
-		for _, c := range official.Cases(k) {
+	for i := range juteoracle.Kinds {
+		k := &juteoracle.Kinds[i]
+		for _, c := range juteoracle.Cases(k) {
 			r, err := o.CheckValue(k, c.Value)
 			if err != nil {
 				t.Fatalf("E5 %s, case %s: %v", k.Name, c.Name, err)
@@ -781,7 +781,7 @@ func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
 	}
 	claims.Evidence(t, "%d records, %d kinds, both directions, agree with org.apache.jute from %s (ZooKeeper %s, %s: srvr says %s), %s; "+
 		"the handshake frames the proxy forwards unread are exactly the official ConnectRequest and ConnectResponse; %d opcodes and xids agree",
-		records, len(official.Kinds), juteJar, crosscheck.JarVersion(o), whose, harness.Version.Version, bytesNote, n)
+		records, len(juteoracle.Kinds), juteJar, crosscheck.JarVersion(o), whose, harness.Version.Version, bytesNote, n)
 }
 
 // TestR7_ProxyReadsHeadersAndTheCreateRequestOnly: the proxy learns the
@@ -790,7 +790,7 @@ func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
 // create's response body, so recovery cannot learn the path from it. The
 // first frame of each connection, the session handshake, passes unread
 // (claim R7, §4 ¶4). The frame decoders are fuzzed in
-// internal/jute, and internal/faultproxy's TestZKNeverDecodesCreateReplyBody
+// internal/server/jute, and internal/server/faultproxy's TestZKNeverDecodesCreateReplyBody
 // and TestZKFirstFrameIsNeverParsed check both properties byte by byte.
 //
 // Here, end to end: the dropped reply belongs to the create, on A's first

@@ -15,12 +15,12 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/claims/zh"
-	"github.com/zk19/zk19/internal/harness"
-	"github.com/zk19/zk19/internal/history"
-	"github.com/zk19/zk19/internal/replicas"
-	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/internal/proof/claims"
+	"github.com/zk19/zk19/internal/proof/claims/zh"
+	"github.com/zk19/zk19/internal/proof/harness"
+	"github.com/zk19/zk19/internal/proof/history"
+	"github.com/zk19/zk19/internal/proof/replicas"
+	"github.com/zk19/zk19/internal/server/zkserver"
 )
 
 // Example_s1StaleReadFromLaggingFollower is the article's first diagram,

@@ -9,7 +9,7 @@ package zk19_test
 
 import (
 	"fmt"
-	"github.com/zk19/zk19/internal/claims/zh"
+	"github.com/zk19/zk19/internal/proof/claims/zh"
 	"strconv"
 	"testing"
 	"time"
@@ -17,13 +17,13 @@ import (
 	"github.com/anishathalye/porcupine"
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/harness"
-	"github.com/zk19/zk19/internal/history"
-	"github.com/zk19/zk19/internal/replicas"
-	"github.com/zk19/zk19/internal/wait"
-	"github.com/zk19/zk19/internal/zkclient"
-	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/internal/proof/claims"
+	"github.com/zk19/zk19/internal/proof/harness"
+	"github.com/zk19/zk19/internal/proof/history"
+	"github.com/zk19/zk19/internal/proof/replicas"
+	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/zkclient"
+	"github.com/zk19/zk19/internal/server/zkserver"
 )
 
 // Example_s2SyncInZK1675Window is the article's ZOOKEEPER-1675 flowchart

@@ -1,7 +1,7 @@
 package zk19_test
 
 // §7 of the article (三个本机场景的证据): what makes the record evidence.
-// TestMain (internal/harness.Main) resolves the backend, prints the record's
+// TestMain (internal/proof/harness.Main) resolves the backend, prints the record's
 // header and leaves nothing behind; E1 to E4 check that servers listen on
 // loopback only, that no wait guesses a window, that a scenario leaves
 // nothing behind even when interrupted, and that the header names what ran.
@@ -26,12 +26,12 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/harness"
-	"github.com/zk19/zk19/internal/hostports"
-	"github.com/zk19/zk19/internal/scene"
-	"github.com/zk19/zk19/internal/zkclient"
-	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/internal/proof/claims"
+	"github.com/zk19/zk19/internal/proof/harness"
+	"github.com/zk19/zk19/internal/proof/scene"
+	"github.com/zk19/zk19/internal/server/hostports"
+	"github.com/zk19/zk19/internal/server/zkclient"
+	"github.com/zk19/zk19/internal/server/zkserver"
 	"github.com/zk19/zk19/lock"
 )
 
@@ -221,14 +221,14 @@ func count(b bool) int {
 }
 
 // TestE2_NoSleepGuessesAWindow: no proof, and no step of a scene a proof
-// plays (internal/harness and the scene packages, internal/chaos, ./peers),
+// plays (internal/proof/harness and the scene packages, internal/proof/chaos, ./peers),
 // waits a guessed time for a window to open (claim E2, "三个本机场景的证据").
 // A wait on time alone
 // (time.Sleep, a bare receive from time.After or a timer's channel, a select
 // whose only cases are timers, a range over a ticker, time.AfterFunc) must
 // be for a named constant of this package that is a session timeout. A
 // bounded wait is a select with a real event beside its timer, or
-// internal/wait and poll, which call no timer here. The check is first shown
+// internal/server/wait and poll, which call no timer here. The check is first shown
 // to refuse such waits in sources written for it.
 func TestE2_NoSleepGuessesAWindow(t *testing.T) {
 	claims.Open(t, "E2")
@@ -251,7 +251,7 @@ func TestE2_NoSleepGuessesAWindow(t *testing.T) {
 	// test files, in the others every file.
 	var allowed, refused []string
 	files := 0
-	for _, dir := range []string{".", "internal/harness", "internal/scene", "internal/replicas", "internal/fencescene", "internal/jute/crosscheck", "internal/chaos", "peers"} {
+	for _, dir := range []string{".", "internal/proof/harness", "internal/proof/scene", "internal/proof/replicas", "internal/proof/fencescene", "internal/proof/crosscheck", "internal/proof/chaos", "peers"} {
 		fset := token.NewFileSet()
 		var all, scanned []*ast.File
 		names, _ := filepath.Glob(filepath.Join(dir, "*.go"))

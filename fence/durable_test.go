@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	. "github.com/zk19/zk19/fence"
-	"github.com/zk19/zk19/internal/pgserver"
-	"github.com/zk19/zk19/internal/sqlite"
+	"github.com/zk19/zk19/internal/server/pgserver"
+	"github.com/zk19/zk19/internal/server/sqlite"
 )
 
 // databases are the two databases fence speaks, each opened fresh for a
@@ -42,7 +42,7 @@ func onEachDatabase(t *testing.T, test func(t *testing.T, open func(*testing.T) 
 }
 
 // openDurableDB opens a Durable on a database the test holds (open), with
-// one connection, as internal/sqlite opens it: every call of the resource
+// one connection, as internal/server/sqlite opens it: every call of the resource
 // then runs on the same connection, the one the call before left in the
 // pool.
 func openDurableDB(t *testing.T, open func(*testing.T) *sql.DB, opts ...Option) (*Durable, *sql.DB) {

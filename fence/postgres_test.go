@@ -14,7 +14,7 @@ import (
 	"gotest.tools/v3/poll"
 
 	. "github.com/zk19/zk19/fence"
-	"github.com/zk19/zk19/internal/pgserver"
+	"github.com/zk19/zk19/internal/server/pgserver"
 )
 
 // lockWithin bounds every wait for a transaction to be seen waiting on a

@@ -17,11 +17,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/zk19/zk19/fence"
-	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/jute"
-	"github.com/zk19/zk19/internal/servertest"
-	"github.com/zk19/zk19/internal/zkclient"
-	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/internal/server/faultproxy"
+	"github.com/zk19/zk19/internal/server/jute"
+	"github.com/zk19/zk19/internal/server/servertest"
+	"github.com/zk19/zk19/internal/server/zkclient"
+	"github.com/zk19/zk19/internal/server/zkserver"
 	"github.com/zk19/zk19/lock"
 )
 

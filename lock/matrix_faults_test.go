@@ -15,9 +15,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/jute"
-	"github.com/zk19/zk19/internal/wait"
+	"github.com/zk19/zk19/internal/server/faultproxy"
+	"github.com/zk19/zk19/internal/server/jute"
+	"github.com/zk19/zk19/internal/server/wait"
 	"github.com/zk19/zk19/lock/locktrace"
 
 	"github.com/go-zookeeper/zk"

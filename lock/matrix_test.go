@@ -67,9 +67,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/zk19/zk19/fence"
-	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/wait"
-	"github.com/zk19/zk19/internal/zkclient"
+	"github.com/zk19/zk19/internal/server/faultproxy"
+	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/lock"
 	"github.com/zk19/zk19/lock/locktrace"
 )

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/wait"
-	"github.com/zk19/zk19/internal/zkclient"
+	"github.com/zk19/zk19/internal/server/faultproxy"
+	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/lock"
 )
 

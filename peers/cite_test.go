@@ -19,7 +19,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/zk19/zk19/internal/jdk"
+	"github.com/zk19/zk19/internal/server/jdk"
 )
 
 type goModule struct{ version, dir string }

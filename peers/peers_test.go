@@ -27,14 +27,14 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/fence"
-	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/claims/zh"
-	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/harness"
-	"github.com/zk19/zk19/internal/jute"
-	"github.com/zk19/zk19/internal/peer"
-	"github.com/zk19/zk19/internal/scene"
-	"github.com/zk19/zk19/internal/wait"
+	"github.com/zk19/zk19/internal/proof/claims"
+	"github.com/zk19/zk19/internal/proof/claims/zh"
+	"github.com/zk19/zk19/internal/proof/harness"
+	"github.com/zk19/zk19/internal/proof/peer"
+	"github.com/zk19/zk19/internal/proof/scene"
+	"github.com/zk19/zk19/internal/server/faultproxy"
+	"github.com/zk19/zk19/internal/server/jute"
+	"github.com/zk19/zk19/internal/server/wait"
 	"github.com/zk19/zk19/lock"
 )
 

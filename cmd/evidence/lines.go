@@ -5,8 +5,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/exampleout"
+	"github.com/zk19/zk19/internal/proof/claims"
+	"github.com/zk19/zk19/internal/record/exampleout"
 )
 
 var (

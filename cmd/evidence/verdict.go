@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/exampleout"
+	"github.com/zk19/zk19/internal/proof/claims"
+	"github.com/zk19/zk19/internal/record/exampleout"
 )
 
 // Verdict kinds: the words of the evidence table (see legend). Refuted and

@@ -16,8 +16,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/exampleout"
+	"github.com/zk19/zk19/internal/proof/claims"
+	"github.com/zk19/zk19/internal/record/exampleout"
 )
 
 // runner runs the go command for the module at root.
@@ -141,7 +141,7 @@ func (r *runner) goTest(ctx context.Context, pkg string, tests []string, overlay
 	cmd.Env = r.env()
 	if overlay != "" {
 		// The proofs that read the source (F6's) read it through the
-		// same overlay as the compiler (internal/srcread, ReadSource).
+		// same overlay as the compiler (internal/proof/srcread, ReadSource).
 		cmd.Env = append(cmd.Env, "ZK19_SOURCE_OVERLAY="+overlay)
 	}
 	setGroup(cmd)

@@ -14,10 +14,10 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/servertest"
-	"github.com/zk19/zk19/internal/zkclient"
-	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/internal/server/faultproxy"
+	"github.com/zk19/zk19/internal/server/servertest"
+	"github.com/zk19/zk19/internal/server/zkclient"
+	"github.com/zk19/zk19/internal/server/zkserver"
 )
 
 var scope *zkserver.Scope

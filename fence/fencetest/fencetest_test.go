@@ -11,12 +11,12 @@ import (
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/fence/fencetest"
-	"github.com/zk19/zk19/internal/pgserver"
-	"github.com/zk19/zk19/internal/sqlite"
+	"github.com/zk19/zk19/internal/server/pgserver"
+	"github.com/zk19/zk19/internal/server/sqlite"
 )
 
 func TestMain(m *testing.M) {
-	// The PostgreSQL server of this binary (internal/pgserver), started on
+	// The PostgreSQL server of this binary (internal/server/pgserver), started on
 	// first use, is stopped at the end and on Ctrl-C.
 	goleak.VerifyTestMain(pgserver.Wrap(m))
 }
