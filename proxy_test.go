@@ -27,14 +27,13 @@ import (
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/proof/claims"
-	"github.com/zk19/zk19/internal/proof/crosscheck"
 	"github.com/zk19/zk19/internal/proof/harness"
 	"github.com/zk19/zk19/internal/proof/replicas"
 	"github.com/zk19/zk19/internal/proof/scene"
 	"github.com/zk19/zk19/internal/server/faultproxy"
 	"github.com/zk19/zk19/internal/server/jute"
 	"github.com/zk19/zk19/internal/server/juteoracle"
-	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/tb"
 	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/internal/server/zkserver"
 	"github.com/zk19/zk19/lock"
@@ -282,7 +281,7 @@ func TestR3_RecoverSyncsBeforeListing(t *testing.T) {
 	lc.A.Log.Invoke("recover guid=%s", lc.Guid)
 	go func() { h, err := lc.A.Locker.Recover(ctx, lc.Guid); res <- outcome{h, err} }()
 	var early *outcome
-	wait.For(t, harness.Within, "A's Recover to return, or the leader's SYNC to be held behind the COMMIT", func() (bool, string) {
+	tb.WaitFor(t, harness.Within, "A's Recover to return, or the leader's SYNC to be held behind the COMMIT", func() (bool, string) {
 		select {
 		case o := <-res:
 			early = &o
@@ -388,7 +387,7 @@ func TestR3_AcquireSyncsBeforeListing(t *testing.T) {
 				// A's plain listing goes out once A has its session again,
 				// ahead of the recovery's request, which waits for this hook.
 				w := window{first: i.Op.String()}
-				if w.err = wait.Until(harness.Within, "A's session again", func() (bool, string) {
+				if w.err = tb.WaitUntil(harness.Within, "A's session again", func() (bool, string) {
 					s := lr.A.Session.State()
 					return s == zk.StateHasSession, s.String()
 				}); w.err == nil {
@@ -467,7 +466,7 @@ func TestR3_AcquireSyncsBeforeListing(t *testing.T) {
 
 	claims.Phase(t, "A's Acquire recovers on %s while the COMMIT is held", lagging.Label)
 	var again []string
-	wait.For(t, harness.Within, "A's Acquire to return or create again, or the leader's SYNC to be held behind the COMMIT", func() (bool, string) {
+	tb.WaitFor(t, harness.Within, "A's Acquire to return or create again, or the leader's SYNC to be held behind the COMMIT", func() (bool, string) {
 		select {
 		case o := <-res:
 			early = &o
@@ -738,10 +737,10 @@ func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
 	for _, k := range juteoracle.Kinds {
 		t.Logf("class %s from %s", k.Class, o.About.Sources[k.Class])
 	}
-	if harness.Backend.Kind == zkserver.External && crosscheck.JarVersion(o) != harness.Version.Version {
+	if harness.Backend.Kind == zkserver.External && harness.JarVersion(o) != harness.Version.Version {
 		claims.Skip(t, "skipped: E5 compares with the jar of the server under test; the local jar is ZooKeeper %q and the external server answers srvr with %q: set ZK19_ZOOKEEPER_JAR to a jar of the server's version", o.About.Version, harness.Version.Version)
 	}
-	if crosscheck.JarVersion(o) != harness.Version.Version {
+	if harness.JarVersion(o) != harness.Version.Version {
 		claims.NotShown(t, "E5", "the jar is ZooKeeper %q; the server under test answers srvr with %q; want the server's own jar", o.About.Version, harness.Version.Version)
 	}
 
@@ -763,7 +762,7 @@ func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
 			t.Logf("check %s %s: ok, %d bytes, same fields both ways; %s", k.Name, c.Name, r.Bytes, r.Note)
 		}
 	}
-	records += crosscheck.CheckCapturedFrames(t, o)
+	records += harness.CheckCapturedFrames(t, o)
 
 	claims.Phase(t, "constants: opcodes and special xids")
 	missing, n, err := o.CheckConstants()
@@ -781,7 +780,7 @@ func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
 	}
 	claims.Evidence(t, "%d records, %d kinds, both directions, agree with org.apache.jute from %s (ZooKeeper %s, %s: srvr says %s), %s; "+
 		"the handshake frames the proxy forwards unread are exactly the official ConnectRequest and ConnectResponse; %d opcodes and xids agree",
-		records, len(juteoracle.Kinds), juteJar, crosscheck.JarVersion(o), whose, harness.Version.Version, bytesNote, n)
+		records, len(juteoracle.Kinds), juteJar, harness.JarVersion(o), whose, harness.Version.Version, bytesNote, n)
 }
 
 // TestR7_ProxyReadsHeadersAndTheCreateRequestOnly: the proxy learns the
@@ -894,7 +893,7 @@ func TestR8_AfterExpiryTheOldNodeGivesNoCandidacy(t *testing.T) {
 	old, mark := a.Session.SessionID(), a.Session.Mark()
 	p.Cut(faultproxy.BothEnds)
 	t.Cleanup(p.Heal)
-	ev := wait.Receive(t, 10*harness.ExpirySessionTimeout, "R8: the deletion of A's node", gone)
+	ev := tb.Receive(t, 10*harness.ExpirySessionTimeout, "R8: the deletion of A's node", gone)
 	r.OLog.Ok("event %v on %s: A's node deleted by the server", ev.Type, ev.Path)
 	p.Heal()
 	for _, st := range []zk.State{zk.StateExpired, zk.StateHasSession} {

@@ -21,7 +21,7 @@ import (
 	"github.com/zk19/zk19/internal/proof/harness"
 	"github.com/zk19/zk19/internal/proof/history"
 	"github.com/zk19/zk19/internal/proof/replicas"
-	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/tb"
 	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/internal/server/zkserver"
 )
@@ -162,7 +162,7 @@ func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 	pa.Invoke("set %s \"1\"", replicas.XPath)
 	written := make(chan error, 1)
 	go func() { _, err := A.Set(replicas.XPath, []byte("1"), -1); written <- err }()
-	wait.For(t, harness.Within, "the leader to propose A's write", func() (bool, string) {
+	tb.WaitFor(t, harness.Within, "the leader to propose A's write", func() (bool, string) {
 		n := harness.Mntr(t, leader)["zk_proposal_count"]
 		return n > proposals, fmt.Sprintf("leader zk_proposal_count=%d (%d before the write)", n, proposals)
 	})
@@ -172,7 +172,7 @@ func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 	synced := make(chan error, 1)
 	go func() { _, err := B.Sync(replicas.XPath); synced <- err }()
 	var early error
-	wait.For(t, harness.Within, "the leader to park B's sync, or B's sync to return", func() (bool, string) {
+	tb.WaitFor(t, harness.Within, "the leader to park B's sync, or B's sync to return", func() (bool, string) {
 		select {
 		case err := <-synced:
 			early = fmt.Errorf("sync returned (err %v) while the write was outstanding", err)
@@ -200,7 +200,7 @@ func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 		c.Links.Release(f.ID, leader.ID)
 	}
 	for name, ch := range map[string]chan error{"A's write": written, "B's sync": synced} {
-		if err := wait.Receive(t, harness.Within, "Y7: the return of "+name+" after the release", ch); err != nil {
+		if err := tb.Receive(t, harness.Within, "Y7: the return of "+name+" after the release", ch); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
@@ -266,7 +266,7 @@ func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 		}
 		recv0, _ := strconv.Atoi(replicas.ConsField(line, "recved"))
 		const heartbeats = 2 // one every third of B's session timeout: several of the server's ticks
-		wait.For(t, 2*harness.Within, fmt.Sprintf("%d heartbeats from B at its follower", heartbeats), func() (bool, string) {
+		tb.WaitFor(t, 2*harness.Within, fmt.Sprintf("%d heartbeats from B at its follower", heartbeats), func() (bool, string) {
 			l, err := replicas.ConsFor(tr.Lagging, tr.B.SessionID())
 			n, _ := strconv.Atoi(replicas.ConsField(l, "recved"))
 			return err == nil && n >= recv0+heartbeats && replicas.ConsField(l, "lop") == "PING", fmt.Sprintf("%s %v", l, err)

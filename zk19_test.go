@@ -29,7 +29,6 @@ import (
 	"github.com/zk19/zk19/internal/proof/claims"
 	"github.com/zk19/zk19/internal/proof/harness"
 	"github.com/zk19/zk19/internal/proof/scene"
-	"github.com/zk19/zk19/internal/server/hostports"
 	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/internal/server/zkserver"
 	"github.com/zk19/zk19/lock"
@@ -186,7 +185,7 @@ func e1OnTheUsersServer(t *testing.T) {
 	}
 	p := zkserver.ClientProxy(t, "E1-proxy", harness.SharedServer(t))
 	zkclient.Connect(t, "E1", []string{p.Addr()})
-	own, err := hostports.Sockets(os.Getpid())
+	own, err := zkserver.Sockets(os.Getpid())
 	if err != nil {
 		claims.NotShown(t, "E1", "sockets of this process: %v", err)
 	}
@@ -228,7 +227,7 @@ func count(b bool) int {
 // whose only cases are timers, a range over a ticker, time.AfterFunc) must
 // be for a named constant of this package that is a session timeout. A
 // bounded wait is a select with a real event beside its timer, or
-// internal/server/wait and poll, which call no timer here. The check is first shown
+// internal/server/tb and poll, which call no timer here. The check is first shown
 // to refuse such waits in sources written for it.
 func TestE2_NoSleepGuessesAWindow(t *testing.T) {
 	claims.Open(t, "E2")
@@ -251,7 +250,7 @@ func TestE2_NoSleepGuessesAWindow(t *testing.T) {
 	// test files, in the others every file.
 	var allowed, refused []string
 	files := 0
-	for _, dir := range []string{".", "internal/proof/harness", "internal/proof/scene", "internal/proof/replicas", "internal/proof/fencescene", "internal/proof/crosscheck", "internal/proof/chaos", "peers"} {
+	for _, dir := range []string{".", "internal/proof/harness", "internal/proof/scene", "internal/proof/replicas", "internal/proof/fencescene", "internal/proof/chaos", "peers"} {
 		fset := token.NewFileSet()
 		var all, scanned []*ast.File
 		names, _ := filepath.Glob(filepath.Join(dir, "*.go"))
@@ -393,13 +392,13 @@ func requireServerOnLoopback(t *testing.T, srv *zkserver.Server, standalone bool
 }
 
 // requireRunTimeAddr fails E1 unless addr is 127.0.0.1 with a port chosen
-// at run time (see hostports.RunTimePort); how, if set, is the way it must
+// at run time (see zkserver.RunTimePort); how, if set, is the way it must
 // have been chosen.
 func requireRunTimeAddr(t *testing.T, what, addr, how string) {
 	t.Helper()
 	host, port, err := net.SplitHostPort(addr)
 	n, perr := strconv.Atoi(port)
-	got := hostports.RunTimePort(n)
+	got := zkserver.RunTimePort(n)
 	switch {
 	case err != nil || perr != nil:
 		claims.Refuted(t, "E1", "%s %q: got an address that does not parse (%v %v); want 127.0.0.1:port", what, addr, err, perr)

@@ -19,7 +19,6 @@ import (
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/server/faultproxy"
 	"github.com/zk19/zk19/internal/server/jute"
-	"github.com/zk19/zk19/internal/server/servertest"
 	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/internal/server/zkserver"
 	"github.com/zk19/zk19/lock"
@@ -28,7 +27,7 @@ import (
 var scope *zkserver.Scope
 
 func TestMain(m *testing.M) {
-	os.Exit(servertest.RunExamples(m, "lock", func(s *zkserver.Scope) { scope = s }))
+	os.Exit(zkserver.RunExamples(m, "lock", func(s *zkserver.Scope) { scope = s }))
 }
 
 // server is the Examples' standalone server, started on first use.

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/zk19/zk19/internal/proof/claims"
-	"github.com/zk19/zk19/internal/record/exampleout"
+	"github.com/zk19/zk19/internal/record/diagram"
 )
 
 // runner runs the go command for the module at root.
@@ -351,7 +351,7 @@ func failureLine(lines []string) string {
 // exampleDiff says where a failed Example's output first differs from its
 // Output comment.
 func exampleDiff(lines []string) string {
-	if d, ok := exampleout.First(lines); ok {
+	if d, ok := diagram.FirstExampleDiff(lines); ok {
 		return fmt.Sprintf("Example output line %d: got %q, want %q", d.Line, d.Got, d.Want)
 	}
 	return ""

@@ -15,7 +15,6 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/internal/server/faultproxy"
-	"github.com/zk19/zk19/internal/server/servertest"
 	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/internal/server/zkserver"
 )
@@ -23,7 +22,7 @@ import (
 var scope *zkserver.Scope
 
 func TestMain(m *testing.M) {
-	os.Exit(servertest.RunExamples(m, "fencehttp", func(s *zkserver.Scope) { scope = s }))
+	os.Exit(zkserver.RunExamples(m, "fencehttp", func(s *zkserver.Scope) { scope = s }))
 }
 
 // sessionTimeout is A's session timeout: the server's tick is a tenth of

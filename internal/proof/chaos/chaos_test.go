@@ -11,7 +11,7 @@ import (
 	"github.com/zk19/zk19/internal/proof/claims/zh"
 
 	"github.com/zk19/zk19/fence"
-	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/tb"
 )
 
 func draw(sc *Schedule, n int) []Fault {
@@ -186,7 +186,7 @@ func TestHoldersEndWaitsForTheLaterHoldsCheck(t *testing.T) {
 	go func() { h.End("W1"); close(ended) }()
 	// End removes W1 at once (a hold beginning now does not overlap it)
 	// and then waits for W2's check; poll the first, not the second.
-	if err := wait.Until(time.Second, "W1 gone from the holders", func() (bool, string) {
+	if err := tb.WaitUntil(time.Second, "W1 gone from the holders", func() (bool, string) {
 		others, unpin := h.Begin(Hold{Who: "W3"})
 		unpin()
 		h.End("W3")
@@ -201,7 +201,7 @@ func TestHoldersEndWaitsForTheLaterHoldsCheck(t *testing.T) {
 	}
 	unpin2()
 	unpin2() // a second call is harmless
-	wait.Receive(t, time.Second, "W1's End once W2's check unpinned it", ended)
+	tb.Receive(t, time.Second, "W1's End once W2's check unpinned it", ended)
 }
 
 func TestReadTellsTheOverlapsApart(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"github.com/zk19/zk19/internal/proof/claims"
 	"github.com/zk19/zk19/internal/proof/harness"
 	"github.com/zk19/zk19/internal/server/faultproxy"
-	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/tb"
 	"github.com/zk19/zk19/lock"
 )
 
@@ -74,7 +74,7 @@ func (nm *nemesis) frozenExpiry(f Fault) bool {
 	heal()
 	nm.a.Invoke("heal %s's connections and open its gate: it writes with token %v", w.name, h.Token)
 	fr.open()
-	got := wait.Receive(t, chaosFaultWithin, "C1: "+w.name+"'s write after its gate opened", fr.wrote)
+	got := tb.Receive(t, chaosFaultWithin, "C1: "+w.name+"'s write after its gate opened", fr.wrote)
 	fw := &FrozenWrite{Fault: f.N, Kind: f.Kind, Worker: w.name, Token: h.Token, Moment: got.at}
 	for i, r := range run.res {
 		fw.Writes = append(fw.Writes, WriteAnswer{Resource: r.name, Fenced: r.fenced, Accepted: got.got[i].Accepted, Mark: got.got[i].Mark})
@@ -96,7 +96,7 @@ func (nm *nemesis) frozenExpiry(f Fault) bool {
 func (nm *nemesis) awaitSuccessor(w *chaosWorker, h *lock.Held) {
 	run := nm.run
 	marks := make([]fence.Token, len(run.res))
-	err := wait.Until(10*harness.ExpirySessionTimeout+chaosProgressWithin, w.name+"'s node to go and a higher token to reach the fenced resources", func() (bool, string) {
+	err := tb.WaitUntil(10*harness.ExpirySessionTimeout+chaosProgressWithin, w.name+"'s node to go and a higher token to reach the fenced resources", func() (bool, string) {
 		exists, _, err := run.O.Exists(h.Path)
 		ok := err == nil && !exists
 		for i, r := range run.res {

@@ -14,7 +14,7 @@ import (
 	"github.com/zk19/zk19/internal/proof/claims/zh"
 	"github.com/zk19/zk19/internal/proof/harness"
 	"github.com/zk19/zk19/internal/server/reaper"
-	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/tb"
 	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/internal/server/zkserver"
 )
@@ -85,7 +85,7 @@ func (run *chaosRun) leftOnServer() (nodes, sessions string) {
 		run.judgeSoFar()
 		claims.NotShown(t, "C1", "the observer has no session to check with: %v", err)
 	}
-	err := wait.Until(leftWithin, "no lock node under "+run.root, func() (bool, string) {
+	err := tb.WaitUntil(leftWithin, "no lock node under "+run.root, func() (bool, string) {
 		kids, _, err := run.O.Children(run.root)
 		return err == nil && len(kids) == 0, fmt.Sprintf("%v %v", kids, err)
 	})
@@ -97,7 +97,7 @@ func (run *chaosRun) leftOnServer() (nodes, sessions string) {
 		tracker = run.cluster.Leader()
 	}
 	what, left := run.leftSessions()
-	err = wait.Until(leftWithin, what+" in "+tracker.Label+"'s dump", func() (bool, string) {
+	err = tb.WaitUntil(leftWithin, what+" in "+tracker.Label+"'s dump", func() (bool, string) {
 		all, err := dumpSessions(tracker)
 		all = slices.DeleteFunc(all, func(s string) bool { return !left(s) })
 		return err == nil && len(all) == 0, fmt.Sprint(all, err)

@@ -12,7 +12,7 @@ import (
 	"github.com/zk19/zk19/internal/proof/scene"
 	"github.com/zk19/zk19/internal/server/faultproxy"
 	"github.com/zk19/zk19/internal/server/jute"
-	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/tb"
 	"github.com/zk19/zk19/internal/server/zkserver"
 )
 
@@ -61,7 +61,7 @@ func (nm *nemesis) awaitProgress(after string, n int) {
 	run := nm.run
 	run.t.Helper()
 	target := run.acquired.Load() + int64(n)
-	err := wait.Until(chaosProgressWithin, fmt.Sprintf("%d acquisitions after %s", n, after), func() (bool, string) {
+	err := tb.WaitUntil(chaosProgressWithin, fmt.Sprintf("%d acquisitions after %s", n, after), func() (bool, string) {
 		got := run.acquired.Load()
 		return got >= target, fmt.Sprintf("%d of %d", got, target)
 	})
@@ -138,7 +138,7 @@ func (nm *nemesis) loseDecidingListing(f Fault) bool {
 		nm.a.Info("%s did not hold within %v; withdrawn", w.name, chaosFaultWithin)
 		return false
 	default: // the worker took it just now: it arms at once
-		return nm.awaitLost(w, m, wait.Receive(run.t, harness.Within, "C1: "+w.name+"'s arming of the lost listing", armed))
+		return nm.awaitLost(w, m, tb.Receive(run.t, harness.Within, "C1: "+w.name+"'s arming of the lost listing", armed))
 	}
 }
 
@@ -262,7 +262,7 @@ func (nm *nemesis) failover(Fault) bool {
 		}
 	}
 	var next *zkserver.Server
-	err = wait.Until(chaosServerWithin, "another server to lead", func() (bool, string) {
+	err = tb.WaitUntil(chaosServerWithin, "another server to lead", func() (bool, string) {
 		var modes []string
 		for _, s := range c.Servers {
 			mode, _ := s.Mode()

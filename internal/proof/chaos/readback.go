@@ -5,7 +5,7 @@ import (
 	"path"
 	"sync"
 
-	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/tb"
 )
 
 // readBack lists the lock parent on the server after w's hold began, and
@@ -87,7 +87,7 @@ func (run *chaosRun) listParent(hold Hold, others []Hold, write bool) (Seen, str
 	if write {
 		what = "O's write and listing of the lock parent"
 	}
-	err := wait.Until(chaosServerWithin, what, func() (bool, string) {
+	err := tb.WaitUntil(chaosServerWithin, what, func() (bool, string) {
 		sid := run.O.SessionID()
 		h := "after a sync"
 		if write {

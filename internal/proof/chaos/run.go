@@ -15,8 +15,7 @@ import (
 	"github.com/zk19/zk19/internal/proof/claims"
 	"github.com/zk19/zk19/internal/proof/harness"
 	"github.com/zk19/zk19/internal/proof/history"
-	"github.com/zk19/zk19/internal/server/pgserver"
-	"github.com/zk19/zk19/internal/server/sqlite"
+	"github.com/zk19/zk19/internal/server/sqldb"
 	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/internal/server/zkserver"
 )
@@ -199,14 +198,14 @@ func (run *chaosRun) openResources() {
 	// removes too (t.TempDir would stay behind).
 	sc := zkserver.NewScope(t.Name())
 	t.Cleanup(sc.Close)
-	dur, err := sqlite.Open(context.Background(), filepath.Join(sc.TempDir(), "resource.db"))
+	dur, err := sqldb.OpenSQLite(context.Background(), filepath.Join(sc.TempDir(), "resource.db"))
 	if err != nil {
 		claims.NotShown(t, "C1", "durable resource: %v", err)
 	}
 	for _, r := range []*chaosResource{
 		{name: ResMemory, r: fence.NewMemory(), fenced: true},
 		{name: ResDurable, r: dur, fenced: true},
-		{name: ResPostgres, r: pgserver.OpenDurable(sc), fenced: true},
+		{name: ResPostgres, r: sqldb.OpenDurable(sc), fenced: true},
 		{name: ResControl, r: fencetest.NewUnfenced()},
 	} {
 		t.Cleanup(func() { _ = r.r.Close() })

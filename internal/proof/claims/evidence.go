@@ -501,7 +501,7 @@ func (s *e2File) visit(n ast.Node) bool {
 		}
 	case *ast.RangeStmt:
 		if s.timerChan(n.X) {
-			s.refuse(n, "a range over a ticker waits on time alone; use internal/server/wait")
+			s.refuse(n, "a range over a ticker waits on time alone; use internal/server/tb")
 		}
 	case *ast.CallExpr:
 		switch {

@@ -24,8 +24,7 @@ import (
 	"github.com/zk19/zk19/internal/proof/harness"
 	"github.com/zk19/zk19/internal/proof/scene"
 	"github.com/zk19/zk19/internal/server/faultproxy"
-	"github.com/zk19/zk19/internal/server/pgserver"
-	"github.com/zk19/zk19/internal/server/sqlite"
+	"github.com/zk19/zk19/internal/server/sqldb"
 	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/internal/server/zkserver"
 	"github.com/zk19/zk19/lock"
@@ -33,7 +32,7 @@ import (
 
 // ResourceKinds are the fenced resources every claim about the resource
 // runs against: one in memory, one durable in SQLite (issue 12), and one
-// durable in PostgreSQL (internal/server/pgserver: a real server of the test
+// durable in PostgreSQL (internal/server/sqldb: a real server of the test
 // binary, a fresh database each).
 var ResourceKinds = []string{"memory", "durable", "postgres"}
 
@@ -57,12 +56,12 @@ func ClearMark(ctx context.Context, res FencedResource) error {
 	switch r := res.(type) {
 	case *fence.Memory:
 		return fencetest.ClearMark(ctx, r)
-	case *sqlite.Durable:
+	case *sqldb.SQLiteDurable:
 		return fencetest.ClearMark(ctx, r.Durable)
 	case *PostgresDurable:
 		return fencetest.ClearMark(ctx, r.Durable)
 	}
-	return fmt.Errorf("clear the mark of %T; want a *fence.Memory or a *sqlite.Durable", res)
+	return fmt.Errorf("clear the mark of %T; want a *fence.Memory or a *sqldb.SQLiteDurable", res)
 }
 
 // OpenResource opens an empty fenced resource of kind with opts (a
@@ -74,7 +73,7 @@ func OpenResource(t zkserver.TB, kind string, opts ...fence.Option) FencedResour
 	case "memory":
 		res = fence.NewMemory(opts...)
 	case "durable":
-		d, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "resource.db"), opts...)
+		d, err := sqldb.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "resource.db"), opts...)
 		if err != nil {
 			t.Fatalf("open the durable resource: %v", err)
 		}
@@ -666,14 +665,14 @@ func Reopen(t zkserver.TB, res fence.Resource) (fence.Resource, bool) {
 	if p, ok := res.(*PostgresDurable); ok {
 		return p.reopen(t), true
 	}
-	d, ok := res.(*sqlite.Durable)
+	d, ok := res.(*sqldb.SQLiteDurable)
 	if !ok {
 		return nil, false
 	}
 	if err := d.Close(); err != nil {
 		t.Fatalf("close the durable resource: %v", err)
 	}
-	again, err := sqlite.Open(context.Background(), d.Path())
+	again, err := sqldb.OpenSQLite(context.Background(), d.Path())
 	if err != nil {
 		t.Fatalf("reopen the durable resource %s: %v", d.Path(), err)
 	}
@@ -682,7 +681,7 @@ func Reopen(t zkserver.TB, res fence.Resource) (fence.Resource, bool) {
 }
 
 // PostgresDurable is the durable resource on PostgreSQL: a fence.Durable
-// on a fresh database of the test binary's server (internal/server/pgserver),
+// on a fresh database of the test binary's server (internal/server/sqldb),
 // with its own connection pool, which Close closes too.
 type PostgresDurable struct {
 	*fence.Durable
@@ -694,7 +693,7 @@ type PostgresDurable struct {
 // closed at cleanup.
 func OpenPostgres(t zkserver.TB, opts ...fence.Option) *PostgresDurable {
 	t.Helper()
-	srv := pgserver.Shared(t)
+	srv := sqldb.Shared(t)
 	return openPostgres(t, srv.DSN(srv.NewDatabase(t)), opts...)
 }
 

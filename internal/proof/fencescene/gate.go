@@ -13,7 +13,7 @@ import (
 	"github.com/zk19/zk19/internal/proof/claims"
 	"github.com/zk19/zk19/internal/proof/claims/zh"
 	"github.com/zk19/zk19/internal/proof/harness"
-	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/tb"
 	"github.com/zk19/zk19/internal/server/zkserver"
 )
 
@@ -83,7 +83,7 @@ func (cs *CriticalSection) Write(res fence.Resource, who claims.Actor, tok fence
 		gid <- goroutineID()
 		w.res, w.err = Outcome(res.Write(context.Background(), tok, value))
 	}()
-	t.Cleanup(func() { w.let(); wait.Receive(t, harness.Within, who.Name+"'s write", w.done) })
+	t.Cleanup(func() { w.let(); tb.Receive(t, harness.Within, who.Name+"'s write", w.done) })
 	select {
 	case w.gid = <-gid:
 	case <-time.After(harness.Within):
@@ -161,7 +161,7 @@ func (w *GatedWrite) Whereabouts(other *GatedWrite) Whereabouts {
 	t.Helper()
 	var wa Whereabouts
 	var returned error
-	wait.For(t, harness.Within, fmt.Sprintf("%s: %s's write to reach its decision or park in the resource's Write while %s's is inside", w.cs.id, w.who.Name, other.who.Name), func() (bool, string) {
+	tb.WaitFor(t, harness.Within, fmt.Sprintf("%s: %s's write to reach its decision or park in the resource's Write while %s's is inside", w.cs.id, w.who.Name, other.who.Name), func() (bool, string) {
 		if w.take() {
 			wa.Inside, wa.Decision = true, w.Decision
 			return true, ""
@@ -251,10 +251,10 @@ func (cs *CriticalSection) Read(res fence.Resource, who claims.Actor, held *Gate
 		gid <- goroutineID()
 		r.value, r.mark, r.marked, r.err = res.Read(context.Background())
 	}()
-	t.Cleanup(func() { held.let(); wait.Receive(t, harness.Within, who.Name+"'s read", r.done) })
-	r.gid = wait.Receive(t, harness.Within, cs.id+": "+who.Name+"'s reader to start", gid)
+	t.Cleanup(func() { held.let(); tb.Receive(t, harness.Within, who.Name+"'s read", r.done) })
+	r.gid = tb.Receive(t, harness.Within, cs.id+": "+who.Name+"'s reader to start", gid)
 	var where string
-	wait.For(t, harness.Within, fmt.Sprintf("%s: %s's read to park in the resource's Read while %s's write is inside", cs.id, who.Name, held.who.Name), func() (bool, string) {
+	tb.WaitFor(t, harness.Within, fmt.Sprintf("%s: %s's read to park in the resource's Read while %s's write is inside", cs.id, who.Name, held.who.Name), func() (bool, string) {
 		if r.done.Finished() {
 			return true, ""
 		}
@@ -275,7 +275,7 @@ func (cs *CriticalSection) Read(res fence.Resource, who claims.Actor, held *Gate
 func (r *WaitingRead) Result() (value string, mark fence.Token, marked bool) {
 	t := r.cs.t
 	t.Helper()
-	wait.Receive(t, harness.Within, r.cs.id+": "+r.who.Name+"'s read to return", r.done)
+	tb.Receive(t, harness.Within, r.cs.id+": "+r.who.Name+"'s read to return", r.done)
 	if r.err != nil {
 		claims.NotShown(t, r.cs.id, "%s's read: %v", r.who.Name, r.err)
 	}

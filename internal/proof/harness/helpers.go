@@ -20,7 +20,7 @@ import (
 	"github.com/zk19/zk19/internal/proof/claims/zh"
 	"github.com/zk19/zk19/internal/proof/history"
 	"github.com/zk19/zk19/internal/server/faultproxy"
-	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/tb"
 	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/internal/server/zklinks"
 	"github.com/zk19/zk19/internal/server/zkserver"
@@ -79,7 +79,7 @@ func TestRoot(t zkserver.TB, c *zkclient.Client) string {
 	if zkserver.InterruptPoint(zkserver.AtTestRoot) {
 		// E3's interrupted child: the handler removes root and ends the
 		// process; the test must not remove it first.
-		err := wait.Until(interruptEnds, "the interrupt handler to remove "+root, func() (bool, string) {
+		err := tb.WaitUntil(interruptEnds, "the interrupt handler to remove "+root, func() (bool, string) {
 			_, ok := madeRoots.Load(root)
 			return !ok, "still among the parents to remove"
 		})
@@ -123,7 +123,7 @@ func removeRoots(servers []string) (removed, left []string) {
 	}
 	defer conn.Close()
 	for _, root := range roots {
-		err := wait.Until(Within, "remove "+root, func() (bool, string) {
+		err := tb.WaitUntil(Within, "remove "+root, func() (bool, string) {
 			err := DeleteTree(conn, root) // a test still running may add a node meanwhile
 			return err == nil || errors.Is(err, zk.ErrNoNode), fmt.Sprint(err)
 		})
@@ -272,7 +272,7 @@ func (c *Cluster) StreamProxy(f *zkserver.Server) *faultproxy.Proxy {
 // before the caller releases shows the hold in force since it began.
 func HeldDown(p *faultproxy.Proxy) int64 {
 	var n atomic.Int64 // written by the wait's goroutine
-	_ = wait.Until(Within, "the proxy to hold bytes", func() (bool, string) {
+	_ = tb.WaitUntil(Within, "the proxy to hold bytes", func() (bool, string) {
 		n.Store(p.Stats().DownHeld)
 		return n.Load() > 0, fmt.Sprintf("%d bytes held", n.Load())
 	})
@@ -333,7 +333,7 @@ func parseMntr(answer string) map[string]int64 {
 }
 
 // Returned is closed when a call run in the background has returned
-// (wait.Receive waits for it).
+// (tb.Receive waits for it).
 type Returned chan struct{}
 
 // Finished reports, without waiting, whether the call has returned.

@@ -20,10 +20,9 @@ import (
 
 	"github.com/zk19/zk19/internal/proof/claims"
 	"github.com/zk19/zk19/internal/proof/claims/zh"
-	"github.com/zk19/zk19/internal/server/hostports"
-	"github.com/zk19/zk19/internal/server/pgserver"
 	"github.com/zk19/zk19/internal/server/reaper"
-	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/sqldb"
+	"github.com/zk19/zk19/internal/server/tb"
 	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/internal/server/zkserver"
 )
@@ -75,7 +74,7 @@ func runMain(m *testing.M, record bool) (code int) {
 	// the backend's host-network probe included, stops what this binary
 	// started.
 	mainScope = zkserver.NewScope("TestMain")
-	pgserver.BindShared(mainScope) // the fenced resources' PostgreSQL, started on first use, stops with mainScope
+	sqldb.BindShared(mainScope) // the fenced resources' PostgreSQL, started on first use, stops with mainScope
 	stopInterrupts := zkserver.HandleInterrupts(func() {
 		// On the user's own servers, nothing is stopped: the test parents
 		// this run made there go instead.
@@ -139,7 +138,7 @@ func topLevel(servers []string) ([]string, error) {
 	}
 	defer conn.Close()
 	var kids []string
-	err = wait.Until(Within, "the children of / on "+strings.Join(servers, ","), func() (bool, string) {
+	err = tb.WaitUntil(Within, "the children of / on "+strings.Join(servers, ","), func() (bool, string) {
 		kids, _, err = conn.Children("/")
 		return err == nil, fmt.Sprint(err)
 	})
@@ -331,7 +330,7 @@ func AfterTheOtherTests(t *testing.T) {
 	if d, ok := t.Deadline(); ok {
 		bound = time.Until(d) - 10*time.Second
 	}
-	wait.Receive(t, bound, "the other parallel tests to end", ended)
+	tb.Receive(t, bound, "the other parallel tests to end", ended)
 	t.Logf("the other tests have ended")
 }
 
@@ -462,7 +461,7 @@ func ServerOnLoopback(t *testing.T, srv *zkserver.Server, standalone bool) (addr
 
 // SeenAddr is an address E1 saw (What names where) and how its port must
 // have been chosen: "drawn" by the harness, or "" for either way (see
-// hostports.RunTimePort).
+// zkserver.RunTimePort).
 type SeenAddr struct{ What, Addr, How string }
 
 // ConfPort is a server's port as the harness uses it (Own, host:port) and
@@ -477,7 +476,7 @@ var memberAddr = regexp.MustCompile(`^server\.\d+=([^:]+):(\d+):(\d+)`)
 // a connection) its remote address, for E1 to judge.
 func OwnSockets(t *testing.T) []SeenAddr {
 	t.Helper()
-	own, err := hostports.Sockets(os.Getpid())
+	own, err := zkserver.Sockets(os.Getpid())
 	if err != nil {
 		claims.NotShown(t, "E1", "sockets of this process: %v", err)
 	}

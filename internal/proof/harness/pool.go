@@ -10,7 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/internal/proof/claims"
-	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/tb"
 	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/internal/server/zklinks"
 	"github.com/zk19/zk19/internal/server/zkserver"
@@ -345,7 +345,7 @@ func (p *pooled) settle() (err error) {
 	if err := c.CloseWait(Within); err != nil {
 		return err
 	}
-	return wait.Until(p.kind.settleWithin(), p.name+" to settle: no session on the leader, every server at one zxid", func() (bool, string) {
+	return tb.WaitUntil(p.kind.settleWithin(), p.name+" to settle: no session on the leader, every server at one zxid", func() (bool, string) {
 		state := p.state()
 		return state.settled(p.kind.n), state.String()
 	})

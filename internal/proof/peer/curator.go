@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zk19/zk19/internal/server/jdk"
+	"github.com/zk19/zk19/internal/server/zkserver"
 )
 
 // CuratorInstall says how to get Curator and the JDK that compiles its
@@ -117,7 +117,7 @@ func CuratorBuildNote(source string) string {
 }
 
 func (b *curatorBuild) build(source string) {
-	javac, java, ok := jdk.Find()
+	javac, java, ok := zkserver.FindJDK()
 	if !ok {
 		b.err = fmt.Errorf("%w: Curator's driver is compiled with javac and found none (JAVA_HOME/bin or PATH); %s", ErrMissing, CuratorInstall)
 		return
@@ -199,8 +199,8 @@ func buildKey(src []byte, classpath, javac string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// cacheRoot is the cache's peers directory (jdk.Cache).
-func cacheRoot() (string, error) { return jdk.Cache("peers") }
+// cacheRoot is the cache's peers directory (zkserver.JDKCache).
+func cacheRoot() (string, error) { return zkserver.JDKCache("peers") }
 
 // compileInto compiles source into the jar: into a fresh directory beside
 // it first, then into a jar file beside it, renamed into place once whole,

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zk19/zk19/internal/server/jdk"
+	"github.com/zk19/zk19/internal/server/zkserver"
 )
 
 // A class archive (the JVM's class data sharing) holds the classes a
@@ -138,7 +138,7 @@ func dumpArchive(b *curatorBuild, base []string, list, path string) error {
 	defer os.Remove(tmp)
 	ctx, cancel := context.WithTimeout(context.Background(), dumpWithin)
 	defer cancel()
-	args := append(jdk.ArchiveFlags(base[1:]), "-Xshare:dump", "-XX:SharedClassListFile="+list, "-XX:SharedArchiveFile="+tmp, "-cp", b.classpathOf())
+	args := append(zkserver.JDKArchiveFlags(base[1:]), "-Xshare:dump", "-XX:SharedClassListFile="+list, "-XX:SharedArchiveFile="+tmp, "-cp", b.classpathOf())
 	cmd := exec.CommandContext(ctx, base[0], args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // gone with the test binary
 	out, err := cmd.CombinedOutput()
@@ -163,11 +163,11 @@ func removeStale(pattern string) {
 	}
 }
 
-// curatorArchiveKey is jdk.ArchiveKey of the driver's JVM, class path and
+// curatorArchiveKey is zkserver.JDKArchiveKey of the driver's JVM, class path and
 // flags (the JVM checks the class path too, and maps no archive whose jars
 // have changed).
 func curatorArchiveKey(b *curatorBuild, base []string) (string, error) {
-	return jdk.ArchiveKey(base[0], filepath.SplitList(b.classpathOf()), base[1:])
+	return zkserver.JDKArchiveKey(base[0], filepath.SplitList(b.classpathOf()), base[1:])
 }
 
 // lastLines is the end of a command's output, for an error.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/zk19/zk19/internal/server/faultproxy"
 	"github.com/zk19/zk19/internal/server/jute"
-	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/tb"
 	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/internal/server/zkserver"
 )
@@ -106,7 +106,7 @@ func TestCuratorDriverReportsTimeoutAndInterrupt(t *testing.T) {
 	// background), so the server may delete the node a moment later.
 	onlyA := func(when string) {
 		t.Helper()
-		wait.For(t, 10*time.Second, "the lock dir to hold only A's node "+ga.Node+" after B's "+when, func() (bool, string) {
+		tb.WaitFor(t, 10*time.Second, "the lock dir to hold only A's node "+ga.Node+" after B's "+when, func() (bool, string) {
 			c, err := a.Children(ctx, dir)
 			if err != nil {
 				return false, fmt.Sprintf("children %s: %v", dir, err)

@@ -18,7 +18,7 @@ import (
 	"github.com/zk19/zk19/internal/proof/harness"
 	"github.com/zk19/zk19/internal/proof/history"
 	"github.com/zk19/zk19/internal/server/faultproxy"
-	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/tb"
 	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/internal/server/zkserver"
 )
@@ -91,7 +91,7 @@ func (tr *Trio) LagBehind(v string) {
 func (tr *Trio) CatchUp(v string) {
 	tr.t.Helper()
 	tr.Release()
-	wait.For(tr.t, harness.Within, "B's follower to apply x="+v, func() (bool, string) {
+	tb.WaitFor(tr.t, harness.Within, "B's follower to apply x="+v, func() (bool, string) {
 		b, _, err := tr.B.Conn.Get(XPath)
 		return err == nil && string(b) == v, fmt.Sprintf("%q %v", b, err)
 	})
@@ -209,7 +209,7 @@ func (c *XClient) Tell(to *XClient, msg string) {
 // Told returns the next message another participant told c.
 func (c *XClient) Told() string {
 	c.Log.TB.Helper()
-	msg := wait.Receive(c.Log.TB, harness.Within, c.Name+"'s message", c.inbox)
+	msg := tb.Receive(c.Log.TB, harness.Within, c.Name+"'s message", c.inbox)
 	c.Log.Info("told %q", msg)
 	return msg
 }
@@ -235,7 +235,7 @@ func (tr *Trio) Release() { tr.t.Helper(); tr.ReleaseStream(tr.Lagging) }
 func (tr *Trio) waitLeaderAnswered(up0, held0 int64) {
 	tr.t.Helper()
 	p := tr.QuorumLink()
-	wait.For(tr.t, harness.Within, "the follower to forward the request and the leader to answer into the hold", func() (bool, string) {
+	tb.WaitFor(tr.t, harness.Within, "the follower to forward the request and the leader to answer into the hold", func() (bool, string) {
 		s := p.Stats()
 		return s.UpBytes > up0 && s.DownHeld > held0, fmt.Sprintf("up %d bytes (before %d), held down %d bytes (before %d)", s.UpBytes, up0, s.DownHeld, held0)
 	})
@@ -295,7 +295,7 @@ func (tr *Trio) BlockedUntilRelease(what string, op func() error) BarrierResult 
 	// Either the leader has answered into the hold while op is pending, or
 	// op returned first: then the claim is refuted at once, not at the
 	// wait's bound.
-	wait.For(tr.t, harness.Within, "the follower to forward "+what+" and the leader to answer into the hold, or "+what+" to return", func() (bool, string) {
+	tb.WaitFor(tr.t, harness.Within, "the follower to forward "+what+" and the leader to answer into the hold, or "+what+" to return", func() (bool, string) {
 		select {
 		case r.Err = <-done:
 			r.DoneBeforeRelease = true
@@ -313,7 +313,7 @@ func (tr *Trio) BlockedUntilRelease(what string, op func() error) BarrierResult 
 	}
 	tr.Release()
 	if !r.DoneBeforeRelease {
-		r.Err = wait.Receive(tr.t, harness.Within, "the return of "+what+" after the release", done)
+		r.Err = tb.Receive(tr.t, harness.Within, "the return of "+what+" after the release", done)
 		if r.Err != nil {
 			tr.B.Log.Fail("%s: %v", what, r.Err)
 		} else {
@@ -365,7 +365,7 @@ type BarrierKind struct {
 func SameZxid(t *testing.T, servers []*zkserver.Server, what string, atLeast int64) int64 {
 	t.Helper()
 	var got int64
-	wait.For(t, harness.Within, what, func() (bool, string) {
+	tb.WaitFor(t, harness.Within, what, func() (bool, string) {
 		var zs []string
 		same := true
 		for i, s := range servers {
@@ -500,7 +500,7 @@ func NewZK1675(t zkserver.TB) *ZK1675 {
 		t.Fatalf("create %s: %v", XPath, err)
 	}
 	want, _ := w.Old.Srvr()
-	wait.For(t, harness.Within, "every server to apply x=0", func() (bool, string) {
+	tb.WaitFor(t, harness.Within, "every server to apply x=0", func() (bool, string) {
 		var seen []string
 		ok := true
 		for _, s := range e.Servers {
@@ -529,7 +529,7 @@ func (w *ZK1675) Cut() {
 func (w *ZK1675) NewLeader() *zkserver.Server {
 	w.t.Helper()
 	var leader *zkserver.Server
-	wait.For(w.t, 2*harness.Within, "the new side to elect a leader", func() (bool, string) {
+	tb.WaitFor(w.t, 2*harness.Within, "the new side to elect a leader", func() (bool, string) {
 		var seen []string
 		for _, s := range w.newSide {
 			m, err := s.Mode()
@@ -563,7 +563,7 @@ func (w *ZK1675) Mode(s *zkserver.Server) string {
 // logs how long after the cut that was: how long the window stayed open.
 func (w *ZK1675) WaitStepDown() {
 	w.t.Helper()
-	wait.For(w.t, 4*harness.Within, "the old leader to step down", func() (bool, string) {
+	tb.WaitFor(w.t, 4*harness.Within, "the old leader to step down", func() (bool, string) {
 		m, err := w.Old.Mode()
 		return m != "leader", fmt.Sprintf("mode %q%v", m, ErrOrEmpty(err))
 	})
@@ -606,7 +606,7 @@ func SyncAs(t zkserver.TB, c *zkclient.Client, a claims.Actor, d time.Duration) 
 	a.Invoke("sync %s", XPath)
 	done := make(chan error, 1)
 	go func() { _, err := c.Sync(XPath); done <- err }()
-	if err := wait.Receive(t, d, "the return of "+a.Name+"'s sync", done); err != nil {
+	if err := tb.Receive(t, d, "the return of "+a.Name+"'s sync", done); err != nil {
 		a.Fail("%v", err)
 		t.Fatalf("sync: %v", err)
 	}
@@ -631,14 +631,14 @@ func ReadYourWrite(tr *Trio) *Pipelined {
 	tr.waitLeaderAnswered(q.UpBytes, q.DownHeld)
 	// The proxy counts the set's bytes after writing them, so the follower
 	// can forward the set before they are counted.
-	wait.For(t, harness.Within, "S4 check: B's set counted through B's proxy", func() (bool, string) {
+	tb.WaitFor(t, harness.Within, "S4 check: B's set counted through B's proxy", func() (bool, string) {
 		n := p.Stats().UpBytes
 		return n > u0, fmt.Sprintf("%d bytes up (before the set: %d)", n, u0)
 	})
 	u1 := p.Stats().UpBytes
 	pb.Invoke("get %s", XPath)
 	go func() { v, st, err := B.Get(XPath); pl.read <- Reply{string(v), st, err} }()
-	wait.For(t, harness.Within, "B's get to reach its follower", func() (bool, string) {
+	tb.WaitFor(t, harness.Within, "B's get to reach its follower", func() (bool, string) {
 		n := p.Stats().UpBytes
 		return n > u1, fmt.Sprintf("%d bytes up (after the set: %d)", n, u1)
 	})
@@ -801,7 +801,7 @@ func (b *AheadReader) TurnedAway(tr *Trio) (states []zk.State, read *Reply) {
 	b.pb.Invoke("get %s (on %s)", XPath, tr.Lagging.Label)
 	got := make(chan Reply, 1)
 	go func() { v, st, err := B.Get(XPath); got <- Reply{string(v), st, err} }()
-	wait.For(t, 2*harness.Within, "S4: B to be turned away by "+tr.Lagging.Label+" twice", func() (bool, string) {
+	tb.WaitFor(t, 2*harness.Within, "S4: B to be turned away by "+tr.Lagging.Label+" twice", func() (bool, string) {
 		n := b.m.DialsTo(tr.Lagging.Client)
 		return n >= 2, fmt.Sprintf("%d dials to %s; states since the move %v", n, tr.Lagging.Label, B.States()[b.mark:])
 	})

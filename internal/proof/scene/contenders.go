@@ -14,7 +14,7 @@ import (
 
 	"github.com/zk19/zk19/internal/proof/claims"
 	"github.com/zk19/zk19/internal/proof/harness"
-	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/tb"
 	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/internal/server/zkserver"
 	"github.com/zk19/zk19/lock"
@@ -288,7 +288,7 @@ func (p *Contender) AcquireInBackground() *Acquisition {
 // stop cancels the acquisition, waits for it and releases a hold.
 func (acq *Acquisition) stop() {
 	acq.Cancel()
-	if err := wait.Until(harness.Within, "the cancelled acquisition to return", func() (bool, string) { return acq.Finished(), acq.seen() }); err != nil {
+	if err := tb.WaitUntil(harness.Within, "the cancelled acquisition to return", func() (bool, string) { return acq.Finished(), acq.seen() }); err != nil {
 		acq.t.Logf("%v", err)
 		return
 	}
@@ -312,16 +312,16 @@ func (acq *Acquisition) Result() (*lock.Held, error) {
 // acquisition stood.
 func (acq *Acquisition) ResultOr(j claims.Judge) (*lock.Held, error) {
 	acq.t.Helper()
-	wait.ReceiveSeen(claims.Judged(acq.t, claims.OpenedOn(acq.t), j), harness.Within, acq.what(), acq.done, acq.seen)
+	tb.ReceiveSeen(claims.Judged(acq.t, claims.OpenedOn(acq.t), j), harness.Within, acq.what(), acq.done, acq.seen)
 	return acq.Held, acq.Err
 }
 
 // WaitReturn waits up to within for the acquisition to return; past it,
 // t fails (as its judge says) naming what it awaited and where the
 // acquisition stood.
-func (acq *Acquisition) WaitReturn(t wait.TB, within time.Duration, what string) {
+func (acq *Acquisition) WaitReturn(t tb.Waiter, within time.Duration, what string) {
 	t.Helper()
-	wait.ReceiveSeen(t, within, what, acq.done, acq.seen)
+	tb.ReceiveSeen(t, within, what, acq.done, acq.seen)
 }
 
 func (acq *Acquisition) what() string {
@@ -472,7 +472,7 @@ func StatOf(t zkserver.TB, c *zkclient.Client, p string) (bool, *zk.Stat) {
 func WaitWatching(t zkserver.TB, s *zkserver.Server, root, p, sess string) {
 	t.Helper()
 	s.RequireWords(t, "wchp") // here: the wait asks from its own goroutine
-	wait.For(t, harness.Within, sess+" to watch "+p, func() (bool, string) {
+	tb.WaitFor(t, harness.Within, sess+" to watch "+p, func() (bool, string) {
 		w := harness.WatchTable(t, s, "wchp", root)[p]
 		return slices.Contains(w, sess), "watchers: " + strings.Join(w, " ")
 	})

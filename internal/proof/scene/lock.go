@@ -21,7 +21,7 @@ import (
 	"github.com/zk19/zk19/internal/proof/claims/zh"
 	"github.com/zk19/zk19/internal/proof/harness"
 	"github.com/zk19/zk19/internal/server/faultproxy"
-	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/tb"
 	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/internal/server/zkserver"
 )
@@ -146,7 +146,7 @@ type Waiter struct{ P, Wakeups int }
 // once it is set.
 func Guarded(t zkserver.TB, p *Contender, n int64) {
 	t.Helper()
-	wait.For(t, harness.Within, p.Name+"'s hold to watch its own node", func() (bool, string) {
+	tb.WaitFor(t, harness.Within, p.Name+"'s hold to watch its own node", func() (bool, string) {
 		return p.Guards.Load() >= n, fmt.Sprintf("%d own-node watches set; last step: %s", p.Guards.Load(), p.LastStep())
 	})
 }
@@ -247,7 +247,7 @@ func herdFoil(t *testing.T, srv *zkserver.Server, ps []*Contender, parent string
 		}(i)
 	}
 	for i := 1; i < n; i++ {
-		wait.Receive(t, harness.Within, fmt.Sprintf("foil waiter %d of %d registered", i, n-1), registered)
+		tb.Receive(t, harness.Within, fmt.Sprintf("foil waiter %d of %d registered", i, n-1), registered)
 	}
 	var before map[string]int64
 	if !srv.External() {
@@ -256,10 +256,10 @@ func herdFoil(t *testing.T, srv *zkserver.Server, ps []*Contender, parent string
 	if err := ps[0].Session.Delete(parent+"/"+names[0], -1); err != nil {
 		t.Fatalf("foil release: %v", err)
 	}
-	if i := wait.Receive(t, harness.Within, "foil: a holder", acquired); i != 1 {
+	if i := tb.Receive(t, harness.Within, "foil: a holder", acquired); i != 1 {
 		t.Errorf("foil: P%d acquired; want P1", i)
 	}
-	wait.For(t, harness.Within, "N-1 foil waiters to wake", func() (bool, string) {
+	tb.WaitFor(t, harness.Within, "N-1 foil waiters to wake", func() (bool, string) {
 		return foilWoke.Load() >= int64(n-1), fmt.Sprintf("%d woke", foilWoke.Load())
 	})
 	if srv.External() {
@@ -418,7 +418,7 @@ func (r *CreateReadRound) createBehind(i int, y string) string {
 		p, err := r.W.Create(r.Root+"/"+uuid.NewString()+fence.LockInfix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 		done <- created{p, err}
 	}()
-	wait.For(t, harness.Within, "the follower to forward W's create and the leader to answer into the hold", func() (bool, string) {
+	tb.WaitFor(t, harness.Within, "the follower to forward W's create and the leader to answer into the hold", func() (bool, string) {
 		s := sp.Stats()
 		return s.UpBytes > up0 && s.DownHeld > held0, fmt.Sprintf("up %d bytes (before %d), held %d (before %d)", s.UpBytes, up0, s.DownHeld, held0)
 	})
@@ -428,7 +428,7 @@ func (r *CreateReadRound) createBehind(i int, y string) string {
 	default:
 	}
 	r.C.ReleaseStream(r.F)
-	cr := wait.Receive(t, harness.Within, "the return of W's create after the release", done)
+	cr := tb.Receive(t, harness.Within, "the return of W's create after the release", done)
 	if cr.err != nil {
 		t.Fatalf("W create: %v", cr.err)
 	}
@@ -492,7 +492,7 @@ type Unseen struct {
 func (sc *UnseenDeletionScene) WaitsOnOrReturns(pred string, late claims.Judge) (returned bool) {
 	t := sc.T
 	t.Helper()
-	wait.For(claims.Judged(t, "L12", late), harness.Within, "W to wait on "+pred+" or return", func() (bool, string) {
+	tb.WaitFor(claims.Judged(t, "L12", late), harness.Within, "W to wait on "+pred+" or return", func() (bool, string) {
 		at, _ := sc.W.Witness.now(sc.PW.Own)
 		return sc.PW.Finished() || at.Waiting && at.Pred == pred, fmt.Sprintf("W waiting=%v on %q, returned %v", at.Waiting, at.Pred, sc.PW.Finished())
 	})
@@ -719,7 +719,7 @@ func (el *Election) Round(p *ElectionCandidate, ready, lowest *ElectionClient) E
 		defer close(done)
 		correct = ready.Use()
 	}()
-	t.Cleanup(func() { wait.Receive(t, harness.Within, ready.name+"'s use", done) })
+	t.Cleanup(func() { tb.Receive(t, harness.Within, ready.name+"'s use", done) })
 	select {
 	case <-ready.Waiting:
 		r.WhileHalf = zh.Say("waited for ready")
@@ -730,7 +730,7 @@ func (el *Election) Round(p *ElectionCandidate, ready, lowest *ElectionClient) E
 	}
 	ready.a.Info("while %s is half recovered: %s", p.Name, r.WhileHalf)
 	r.Recovered = p.FinishRecovery()
-	wait.ReceiveSeen(claims.Judged(t, "L10", claims.NotShown), harness.Within, ready.name+"'s use once "+p.Name+" published ready", done, func() string {
+	tb.ReceiveSeen(claims.Judged(t, "L10", claims.NotShown), harness.Within, ready.name+"'s use once "+p.Name+" published ready", done, func() string {
 		return fmt.Sprintf("%s's use pending; while %s was half recovered it %s", ready.name, p.Name, r.WhileHalf)
 	})
 	if correct.err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/zk19/zk19/internal/proof/harness"
 	"github.com/zk19/zk19/internal/server/faultproxy"
 	"github.com/zk19/zk19/internal/server/jute"
-	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/tb"
 	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/internal/server/zkserver"
 	"github.com/zk19/zk19/lock"
@@ -84,7 +84,7 @@ func (lr *LostReply) LoseReply(t zkserver.TB, id string, m faultproxy.Match, cal
 	scene := claims.Judged(t, id, claims.NotShown)
 	// A dropped reply leaves A's call waiting until its connection ends, so
 	// the call need not return first.
-	wait.For(scene, harness.Within, fmt.Sprintf("A's call to return or the fault on A's %s to end", m), func() (bool, string) {
+	tb.WaitFor(scene, harness.Within, fmt.Sprintf("A's call to return or the fault on A's %s to end", m), func() (bool, string) {
 		select {
 		case <-d.Done():
 			return true, ""
@@ -114,7 +114,7 @@ func (lr *LostReply) LoseReply(t zkserver.TB, id string, m faultproxy.Match, cal
 		lr.A.Log.Info("disconnected: the proxy closed A's connection with the reply")
 	}
 	if !returned {
-		err = wait.ReceiveSeen(scene, lostCallWithin, "the return of A's call after the fault on its "+m.String(), ret, func() string {
+		err = tb.ReceiveSeen(scene, lostCallWithin, "the return of A's call after the fault on its "+m.String(), ret, func() string {
 			return fmt.Sprintf("A's call pending; the fault: %+v; A's session states since it was armed: %v", res, lr.A.Session.States()[mark:])
 		})
 	}
@@ -142,7 +142,7 @@ const lostCallWithin = 4 * harness.Within
 func FaultEnded(t zkserver.TB, d *faultproxy.Drop, what string) faultproxy.DropResult {
 	t.Helper()
 	defer d.Cancel() // a no-op once the fault has acted
-	wait.For(t, harness.Within, what, func() (bool, string) {
+	tb.WaitFor(t, harness.Within, what, func() (bool, string) {
 		select {
 		case <-d.Done():
 			return true, ""
@@ -168,14 +168,14 @@ func (lr *LostReply) LoseRequest(t zkserver.TB, id string, m faultproxy.Match, c
 	go func() { res <- call() }()
 	// As in loseReply, the fault and A's reconnection are claim id's scene.
 	scene := claims.Judged(t, id, claims.NotShown)
-	wait.For(scene, harness.Within, "the proxy to hold A's "+m.String(), func() (bool, string) {
+	tb.WaitFor(scene, harness.Within, "the proxy to hold A's "+m.String(), func() (bool, string) {
 		r := d.Result()
 		return r.Xid != 0, fmt.Sprintf("%+v", r)
 	})
 	lr.Proxy.Cut(faultproxy.BothEnds)
 	cut()
 	lr.Proxy.Heal()
-	err := wait.ReceiveSeen(scene, harness.Within, "the return of A's call after the heal", res, func() string {
+	err := tb.ReceiveSeen(scene, harness.Within, "the return of A's call after the heal", res, func() string {
 		return fmt.Sprintf("A's call pending; A's session states since the fault was armed: %v", lr.A.Session.States()[mark:])
 	})
 	if werr := lr.A.Session.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); werr != nil {
@@ -329,7 +329,7 @@ func ReleaseCutOff(t *testing.T, late claims.Judge) CutOff {
 		returned <- err
 		return err
 	}, func() {
-		c.ReleaseErr = wait.ReceiveSeen(claims.Judged(t, "R3", late), 2*harness.Within, "the return of A's Release, its context ending after "+harness.Within.String(), returned, func() string {
+		c.ReleaseErr = tb.ReceiveSeen(claims.Judged(t, "R3", late), 2*harness.Within, "the return of A's Release, its context ending after "+harness.Within.String(), returned, func() string {
 			return fmt.Sprintf("A's Release pending while A is cut off; A's session states: %v", lr.A.Session.States())
 		})
 		lr.A.Log.Info("release while cut off: %v", c.ReleaseErr)

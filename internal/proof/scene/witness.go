@@ -13,7 +13,7 @@ import (
 	"github.com/zk19/zk19/internal/proof/harness"
 	"github.com/zk19/zk19/internal/server/faultproxy"
 	"github.com/zk19/zk19/internal/server/jute"
-	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/tb"
 	"github.com/zk19/zk19/internal/server/zkserver"
 	"github.com/zk19/zk19/lock/locktrace"
 )
@@ -287,13 +287,13 @@ func (w *Witness) waitingOn(t zkserver.TB, pred string, returned func() bool) (a
 	return at, ok
 }
 
-// waitFor waits, bounded, until cond holds, as wait.For does, but fails
+// waitFor waits, bounded, until cond holds, as tb.WaitFor does, but fails
 // the test at once if the referee sees two holders under w's parent
 // meanwhile: what the scene waits for (want) cannot come true as its
 // claim describes it, and the cause is named, not a timeout.
-func (w *Witness) waitFor(t zkserver.TB, what, want string, cond wait.Cond) {
+func (w *Witness) waitFor(t zkserver.TB, what, want string, cond tb.Cond) {
 	t.Helper()
-	wait.For(t, harness.Within, what, func() (bool, string) {
+	tb.WaitFor(t, harness.Within, what, func() (bool, string) {
 		if w.ref.twoHolders() != "" {
 			return true, ""
 		}

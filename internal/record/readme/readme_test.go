@@ -17,13 +17,12 @@ import (
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/server/faultproxy"
-	"github.com/zk19/zk19/internal/server/servertest"
-	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/tb"
 	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/internal/server/zkserver"
 )
 
-func TestMain(m *testing.M) { os.Exit(servertest.RunTests(m)) }
+func TestMain(m *testing.M) { os.Exit(zkserver.RunTests(m)) }
 
 // TestTheReadmeShowsThisProgram: the first Go block of README.md, and of
 // README.zh.md, is program.go, byte for byte, comments included (they
@@ -209,7 +208,7 @@ func (r *cuttingResource) Write(ctx context.Context, tok fence.Token, value stri
 	if len(r.states) == 1 {
 		r.t.Logf("fault: W's proxy cuts W's link after the first write")
 		r.px.Cut(faultproxy.BothEnds)
-		wait.For(r.t, 20*time.Second, "W's client to notice the cut", func() (bool, string) {
+		tb.WaitFor(r.t, 20*time.Second, "W's client to notice the cut", func() (bool, string) {
 			return r.conn.State() != zk.StateHasSession, r.conn.State().String()
 		})
 		r.t.Logf("fault undone: W's proxy heals; W's client reconnects by itself")

@@ -14,7 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/tb"
 )
 
 func TestMain(m *testing.M) {
@@ -225,7 +225,7 @@ func expectReset(t testing.TB, c net.Conn) {
 // the proxy's counters; if it gives up it shows the last counters seen.
 func waitStats(t testing.TB, p *Proxy, what string, cond func(Stats) bool) {
 	t.Helper()
-	wait.For(t, within, what, func() (bool, string) {
+	tb.WaitFor(t, within, what, func() (bool, string) {
 		s := p.Stats()
 		return cond(s), fmt.Sprintf("%+v", s)
 	})

@@ -23,8 +23,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zk19/zk19/internal/server/jdk"
-	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/tb"
 	"github.com/zk19/zk19/internal/server/zkserver"
 )
 
@@ -58,7 +57,7 @@ type About struct {
 // where no javac is installed.
 func Start(tb zkserver.TB, b zkserver.Backend) *Oracle {
 	tb.Helper()
-	javac, java, ok := jdk.Find()
+	javac, java, ok := zkserver.FindJDK()
 	if !ok {
 		claims.Skip(tb, "E5 needs a JDK to compile the official-Jute oracle and found no javac "+
 			"(JAVA_HOME/bin or PATH): install openjdk-17-jdk-headless (scripts/setup does)")
@@ -129,7 +128,7 @@ func (o *Oracle) run(java, classpath string) error {
 // has not exited within a bound.
 func (o *Oracle) stop() {
 	_ = o.stdin.Close()
-	err := wait.Until(30*time.Second, "the oracle JVM to exit after its stdin closed", func() (bool, string) {
+	err := tb.WaitUntil(30*time.Second, "the oracle JVM to exit after its stdin closed", func() (bool, string) {
 		select {
 		case <-o.done:
 			return true, "exited"

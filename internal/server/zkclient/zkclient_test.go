@@ -10,11 +10,10 @@ import (
 	"github.com/go-zookeeper/zk"
 	"go.uber.org/goleak"
 
-	"github.com/zk19/zk19/internal/server/servertest"
 	"github.com/zk19/zk19/internal/server/zkserver"
 )
 
-func TestMain(m *testing.M) { os.Exit(servertest.RunTests(m)) }
+func TestMain(m *testing.M) { os.Exit(zkserver.RunTests(m)) }
 
 // TestWaitConnectedMeansASessionNow: after the session was seen and then
 // lost, WaitState(HasSession) still returns at once, WaitConnected does not

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/zk19/zk19/internal/server/faultproxy"
-	"github.com/zk19/zk19/internal/server/hostports"
 	"github.com/zk19/zk19/internal/server/zkserver"
 )
 
@@ -310,13 +309,13 @@ func (l *Links) Bypasses() []string {
 			if len(fs) < 10 || fs[3] != "01" { // ESTABLISHED
 				continue
 			}
-			remote, err := hostports.DecodeProcAddr(fs[2])
+			remote, err := zkserver.DecodeProcAddr(fs[2])
 			if err != nil {
 				continue
 			}
 			rp, _ := strconv.Atoi(zkserver.PortOf(remote))
 			if what, ok := ports[rp]; ok && !mine[fs[9]] {
-				local, _ := hostports.DecodeProcAddr(fs[1])
+				local, _ := zkserver.DecodeProcAddr(fs[1])
 				out = append(out, fmt.Sprintf("%s -> %s (%s)", local, remote, what))
 			}
 		}

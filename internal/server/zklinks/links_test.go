@@ -8,8 +8,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/internal/server/faultproxy"
-	"github.com/zk19/zk19/internal/server/servertest"
-	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/tb"
 	"github.com/zk19/zk19/internal/server/zkserver"
 )
 
@@ -101,7 +100,7 @@ func TestHealEndsAClientPartitionAtOnce(t *testing.T) {
 
 	p.Blackhole(faultproxy.Both)
 	awaitState(t, states, zk.StateDisconnected, 3*recvTimeout)
-	wait.For(t, 3*recvTimeout, "the client's new connection to lose its handshake", func() (bool, string) {
+	tb.WaitFor(t, 3*recvTimeout, "the client's new connection to lose its handshake", func() (bool, string) {
 		st := p.Stats()
 		return st.Accepted >= 2 && st.Holed >= 2, fmt.Sprintf("%+v", st)
 	})
@@ -155,7 +154,7 @@ func TestLinksHealResetsTheLinksWithAHole(t *testing.T) {
 	}
 	l.Blackhole(leader.ID, f.ID)
 	l.Blackhole(f.ID, leader.ID)
-	wait.For(t, 20*5*tick, f.Label+" to leave the leader over links with a hole", func() (bool, string) {
+	tb.WaitFor(t, 20*5*tick, f.Label+" to leave the leader over links with a hole", func() (bool, string) {
 		m, err := f.Mode()
 		s := linkStats(l, leader.ID, f.ID)
 		return m != "follower" && s.Holed > 0, fmt.Sprintf("mode %q (%v), link connections with a hole: %d", m, err, s.Holed)
@@ -174,9 +173,9 @@ func TestLinksHealResetsTheLinksWithAHole(t *testing.T) {
 }
 
 func BenchmarkStartLinkedEnsemble3(b *testing.B) {
-	servertest.BenchReady(b, func(t zkserver.TB) { StartLinkedEnsemble(t, 3) })
+	zkserver.BenchReady(b, func(t zkserver.TB) { StartLinkedEnsemble(t, 3) })
 }
 
 func BenchmarkStartLinkedEnsemble5(b *testing.B) {
-	servertest.BenchReady(b, func(t zkserver.TB) { StartLinkedEnsemble(t, 5) })
+	zkserver.BenchReady(b, func(t zkserver.TB) { StartLinkedEnsemble(t, 5) })
 }

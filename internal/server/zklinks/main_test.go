@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/zk19/zk19/internal/server/servertest"
+	"github.com/zk19/zk19/internal/server/zkserver"
 )
 
-func TestMain(m *testing.M) { os.Exit(servertest.RunTests(m)) }
+func TestMain(m *testing.M) { os.Exit(zkserver.RunTests(m)) }

@@ -10,9 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zk19/zk19/internal/server/jdk"
-	"github.com/zk19/zk19/internal/server/serverlog"
-	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/tb"
 )
 
 // A class archive (the JVM's class data sharing) holds ZooKeeper's classes
@@ -55,7 +53,7 @@ func archiveFlags(b Backend, flags []string) []string {
 
 // archivePath returns the cached archive of key, made first if need be.
 func archivePath(b Backend, flags []string, key string) (string, error) {
-	dir, err := jdk.Cache("cds")
+	dir, err := JDKCache("cds")
 	if err != nil {
 		return "", err
 	}
@@ -66,9 +64,9 @@ func archivePath(b Backend, flags []string, key string) (string, error) {
 	return path, makeArchive(b, flags, path)
 }
 
-// archiveKey is jdk.ArchiveKey of b's JVM, class path and flags, short.
+// archiveKey is JDKArchiveKey of b's JVM, class path and flags, short.
 func archiveKey(b Backend, flags []string) (string, error) {
-	key, err := jdk.ArchiveKey(b.Java, filepath.SplitList(b.Classpath), flags)
+	key, err := JDKArchiveKey(b.Java, filepath.SplitList(b.Classpath), flags)
 	if err != nil {
 		return "", err
 	}
@@ -96,7 +94,7 @@ func makeArchive(b Backend, flags []string, path string) error {
 	}
 	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf(".%s.%d.tmp", filepath.Base(path), os.Getpid()))
 	defer func() { _ = os.Remove(tmp) }()
-	log := serverlog.New("", nil)
+	log := NewLogWriter("", nil)
 	p, err := newProcess(b, dir, 1, 1, renderConfig(1, all, filepath.Join(dir, "data"), buildOptions(nil)),
 		append(slices.Clone(flags), "-XX:ArchiveClassesAtExit="+tmp), log)
 	if err != nil {
@@ -107,7 +105,7 @@ func makeArchive(b Backend, flags []string, path string) error {
 	if err := p.start(); err != nil {
 		return err
 	}
-	err = wait.Until(archiveWithin, "the archive's server to answer srvr", func() (bool, string) {
+	err = tb.WaitUntil(archiveWithin, "the archive's server to answer srvr", func() (bool, string) {
 		if !p.alive() {
 			return true, ""
 		}

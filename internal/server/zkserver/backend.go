@@ -13,8 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zk19/zk19/internal/server/serverlog"
-	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/tb"
 )
 
 // Kind names a backend.
@@ -359,7 +358,7 @@ func (p hostNetProbe) run(img string) error {
 		}
 		return real
 	})})
-	log := serverlog.New("", nil)
+	log := NewLogWriter("", nil)
 	log.Watch(cannotOpen)
 	stop, err := startProbe(img, renderConfig(1, all, "/data", o), log)
 	if err != nil {
@@ -372,7 +371,7 @@ func (p hostNetProbe) run(img string) error {
 // startProbe starts the probe container, registered before it exists, and
 // follows its log into log with docker logs: a container's log consumer
 // stops when its start call returns. stop removes both.
-func startProbe(img, cfg string, log *serverlog.Writer) (stop func(), err error) {
+func startProbe(img, cfg string, log *LogWriter) (stop func(), err error) {
 	// QuorumCnxManager is quieter than warn by default; its warning is the signal.
 	flags := jvmFlags("warn", map[string]string{"org.apache.zookeeper.server.quorum.QuorumCnxManager": "warn"})
 	c, err := newContainer(Backend{Kind: Container, Image: img}, "hostnet-probe", 1, 2, cfg, flags, io.Discard)
@@ -402,8 +401,8 @@ func startProbe(img, cfg string, log *serverlog.Writer) (stop func(), err error)
 }
 
 // await waits for the probe server's dial of this host, then dials it back.
-func (p hostNetProbe) await(img string, accepted <-chan struct{}, log *serverlog.Writer, client, hostPort int) error {
-	err := wait.Until(p.within, "the probe server to dial this host's "+p.peer(hostPort), func() (bool, string) {
+func (p hostNetProbe) await(img string, accepted <-chan struct{}, log *LogWriter, client, hostPort int) error {
+	err := tb.WaitUntil(p.within, "the probe server to dial this host's "+p.peer(hostPort), func() (bool, string) {
 		select {
 		case <-accepted:
 			return true, ""
@@ -433,7 +432,7 @@ func (p hostNetProbe) await(img string, accepted <-chan struct{}, log *serverlog
 	return nil
 }
 
-func lastLogLine(log *serverlog.Writer) string {
+func lastLogLine(log *LogWriter) string {
 	tail := log.Tail()
 	if len(tail) == 0 {
 		return "no output from the container yet"

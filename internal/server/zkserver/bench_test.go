@@ -3,14 +3,13 @@ package zkserver_test
 import (
 	"testing"
 
-	"github.com/zk19/zk19/internal/server/servertest"
 	"github.com/zk19/zk19/internal/server/zkserver"
 )
 
 func BenchmarkStartStandalone(b *testing.B) {
-	servertest.BenchReady(b, func(t zkserver.TB) { zkserver.Start(t) })
+	zkserver.BenchReady(b, func(t zkserver.TB) { zkserver.Start(t) })
 }
 
 func BenchmarkStartEnsemble3(b *testing.B) {
-	servertest.BenchReady(b, func(t zkserver.TB) { zkserver.StartEnsemble(t, 3) })
+	zkserver.BenchReady(b, func(t zkserver.TB) { zkserver.StartEnsemble(t, 3) })
 }

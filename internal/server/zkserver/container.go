@@ -222,7 +222,7 @@ func startContext() (ctx context.Context, started func()) {
 }
 
 // aliveFor is how long alive's answer from docker is taken as still true.
-// WaitMode asks at every check (every wait.Interval) while srvr fails, as
+// WaitMode asks at every check (every tb.WaitInterval) while srvr fails, as
 // it does throughout a server's start; an inspection each time cost
 // dockerd more CPU than the start itself needs of it. An exit is seen at
 // most aliveFor late.

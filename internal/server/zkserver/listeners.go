@@ -1,7 +1,5 @@
 package zkserver
 
-import "github.com/zk19/zk19/internal/server/hostports"
-
 // Listeners returns the addresses the server's process listens on, read from
 // /proc (Linux). It is how a test shows from outside the server that nothing
 // is bound beyond loopback (claim E1).
@@ -13,7 +11,7 @@ func (s *Server) Listeners() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	socks, err := hostports.Sockets(pid)
+	socks, err := Sockets(pid)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zk19/zk19/internal/server/jdk"
 	"github.com/zk19/zk19/internal/server/reaper"
 )
 
@@ -48,7 +47,7 @@ func sharedProbe(img string) (earlier string, done func(passed bool, took time.D
 	if !ok {
 		return "", noop
 	}
-	dir, err := jdk.Cache("hostnet")
+	dir, err := JDKCache("hostnet")
 	if err != nil {
 		return "", noop
 	}

@@ -14,9 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zk19/zk19/internal/server/hostports"
-	"github.com/zk19/zk19/internal/server/serverlog"
-	"github.com/zk19/zk19/internal/server/wait"
+	"github.com/zk19/zk19/internal/server/tb"
 )
 
 // Server is one running ZooKeeper server.
@@ -28,7 +26,7 @@ type Server struct {
 	Label    string // log prefix, e.g. "zk2"
 
 	run runner // nil for external servers
-	log *serverlog.Writer
+	log *LogWriter
 }
 
 // runner is what a backend does to one server. A runner is registered (see
@@ -207,7 +205,7 @@ func (s *Server) Mode() (string, error) {
 func (s *Server) WaitMode(within time.Duration, modes ...string) error {
 	// Written from the wait's goroutine, which may outlive a timed-out wait.
 	var exited atomic.Pointer[string]
-	err := wait.Until(within, fmt.Sprintf("%s in mode %v", s.Label, modes), func() (bool, string) {
+	err := tb.WaitUntil(within, fmt.Sprintf("%s in mode %v", s.Label, modes), func() (bool, string) {
 		st, err := s.Srvr()
 		switch {
 		case err == nil && slices.Contains(modes, st.Mode):
@@ -395,7 +393,7 @@ func allocatePorts(n int) ([]ports, error) {
 	all := make([]ports, n)
 	for i := range all {
 		for _, p := range []*int{&all[i].client, &all[i].quorum, &all[i].election} {
-			port, err := hostports.FreePort()
+			port, err := FreePort()
 			if err != nil {
 				return nil, fmt.Errorf("allocate port: %w", err)
 			}
@@ -411,7 +409,7 @@ func allocatePorts(n int) ([]ports, error) {
 func newServer(t TB, b Backend, id int, all []ports, dir string, o options) (*Server, error) {
 	p := all[id-1]
 	s := &Server{ID: id, Client: addr(p.client), Quorum: addr(p.quorum), Election: addr(p.election), Label: fmt.Sprintf("%s%d", o.label, id)}
-	s.log = serverlog.New(s.Label+"| ", func(format string, args ...any) {
+	s.log = NewLogWriter(s.Label+"| ", func(format string, args ...any) {
 		line := fmt.Sprintf(format, args...)
 		// Stack frames stay in the tail kept for failure messages.
 		if strings.Contains(line, "|\tat ") || strings.Contains(line, "| \tat ") {
@@ -488,7 +486,7 @@ func (e *Ensemble) waitReady(within time.Duration) error {
 		return nil
 	}
 	what := fmt.Sprintf("one leader and %d followers", len(e.Servers)-1)
-	return wait.Until(time.Until(deadline), what, func() (bool, string) {
+	return tb.WaitUntil(time.Until(deadline), what, func() (bool, string) {
 		leaders, followers := 0, 0
 		for _, s := range e.Servers {
 			switch m, _ := s.Mode(); m {
@@ -509,7 +507,7 @@ func (e *Ensemble) waitReady(within time.Duration) error {
 func (e *Ensemble) Leader(within time.Duration) (*Server, error) {
 	// Written from the wait's goroutine, which may outlive a timed-out wait.
 	var leader atomic.Pointer[Server]
-	err := wait.Until(within, "a leader", func() (bool, string) {
+	err := tb.WaitUntil(within, "a leader", func() (bool, string) {
 		for _, s := range e.Servers {
 			if m, _ := s.Mode(); m == "leader" {
 				leader.Store(s)
@@ -544,7 +542,7 @@ func (s *Server) WatchLog(text string) { s.log.Watch(text) }
 // appeared in the server's log, and returns that line.
 func (s *Server) WaitLog(within time.Duration, text string) (string, error) {
 	var line string
-	err := wait.Until(within, fmt.Sprintf("%s to log %q", s.Label, text), func() (bool, string) {
+	err := tb.WaitUntil(within, fmt.Sprintf("%s to log %q", s.Label, text), func() (bool, string) {
 		line = s.log.First(text)
 		return line != "", "not yet; last lines: " + strings.Join(s.log.Tail()[max(0, len(s.log.Tail())-3):], " / ")
 	})

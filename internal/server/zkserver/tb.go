@@ -18,10 +18,12 @@
 // the start of the next run, removes what a process that died without
 // cleaning up left.
 //
-// Beside it: internal/server/zklinks puts proxies on an ensemble's server-to-server
-// links, internal/server/serverlog carries a server's output, internal/server/hostports
-// draws its ports and reads sockets from /proc, and internal/server/servertest is
-// the TestMain of a package whose tests start servers.
+// It also carries a server's output into the test's log (LogWriter), draws
+// the servers' ports and reads a process's sockets from /proc (FreePort,
+// Sockets), finds the JDK the Java helpers run on (FindJDK), and is the
+// TestMain of a package whose tests start servers (RunTests, RunExamples).
+// Beside it, internal/server/zklinks puts proxies on an ensemble's
+// server-to-server links.
 package zkserver
 
 import "github.com/zk19/zk19/internal/server/tb"
