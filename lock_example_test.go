@@ -967,7 +967,7 @@ func TestL8_ListExistsRace(t *testing.T) {
 // and W's list holds its own node, every y so far and no x.
 func TestL9_ReadYourCreateOnFollower(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader while the session creates (a proxy on the leader's stream to it); on one server there is no follower to read through"))
+	harness.RequireFaults(t, zh.Say("a follower held behind its leader while the session creates (a proxy on the leader's stream to it); on one server there is no follower to read through"))
 	claims.Open(t, "L9")
 	c := harness.LeaseTrio(t)
 	fs := c.Followers()
@@ -1014,7 +1014,7 @@ func TestL9_ReadYourCreateOnFollower(t *testing.T) {
 // in order with its replies, so any event F had sent is taken in first.
 func TestL12_UnseenDeletionOnlyDelaysTheWaiter(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("a follower that has not yet seen the predecessor's deletion the leader applied (a proxy holding the leader's stream to it)"))
+	harness.RequireFaults(t, zh.Say("a follower that has not yet seen the predecessor's deletion the leader applied (a proxy holding the leader's stream to it)"))
 	claims.Open(t, "L12")
 	c := harness.LeaseTrio(t)
 	leader := c.Leader()

@@ -233,7 +233,7 @@ func TestR3_RecoverFindsExactlyTheServersNode(t *testing.T) {
 // Recover adopts the node O sees.
 func TestR3_RecoverSyncsBeforeListing(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("a follower that logged the create and has not applied it (a proxy holding the COMMIT on the leader's stream to it)"))
+	harness.RequireFaults(t, zh.Say("a follower that logged the create and has not applied it (a proxy holding the COMMIT on the leader's stream to it)"))
 	claims.Open(t, "R3")
 	c := harness.LeaseTrio(t)
 	leader, fs := c.Leader(), c.Followers()
@@ -347,7 +347,7 @@ func TestR3_RecoverSyncsBeforeListing(t *testing.T) {
 // owned by A's session, and A's session has no other node.
 func TestR3_AcquireSyncsBeforeListing(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("a follower that logged the create and has not applied it (a proxy holding the COMMIT on the leader's stream to it)"))
+	harness.RequireFaults(t, zh.Say("a follower that logged the create and has not applied it (a proxy holding the COMMIT on the leader's stream to it)"))
 	claims.Open(t, "R3")
 	c := harness.LeaseTrio(t)
 	leader, fs := c.Leader(), c.Followers()

@@ -138,7 +138,7 @@ func Example_s1StaleReadFromLaggingFollower() {
 //     caught up, so B's read never returns the older state.
 func TestS4_SessionOrderAndNoGoingBack(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), and a server whose last zxid is behind what the session has seen"))
+	harness.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), and a server whose last zxid is behind what the session has seen"))
 	claims.Open(t, "S4")
 	// The server says why it turns a session away at INFO.
 	tr := replicas.NewTrio(t, zkserver.WithLogger("org.apache.zookeeper.server.ZooKeeperServer", "info"))
@@ -158,7 +158,7 @@ func TestS4_SessionOrderAndNoGoingBack(t *testing.T) {
 // follower to the leader for it.
 func TestS3_FollowerAnswersReadsFromItsOwnCopy(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), which answers a read from its own copy"))
+	harness.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), which answers a read from its own copy"))
 	claims.Open(t, "S3")
 	tr := replicas.NewTrio(t)
 	tr.HoldLeaderStream()

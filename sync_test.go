@@ -114,7 +114,7 @@ func Example_s2SyncInZK1675Window() {
 // proxy's buffer, then checks that sync is still pending.
 func TestY1_SyncWaitsForTheLeaderStream(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), on which sync waits for the held stream"))
+	harness.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), on which sync waits for the held stream"))
 	claims.Open(t, "Y1")
 	requireWaitsForTheStream(t, "Y1", zh.Say("sync %s", replicas.XPath), func(tr *replicas.Trio) error { _, err := tr.B.Conn.Sync(replicas.XPath); return err })
 }
@@ -131,7 +131,7 @@ func TestY1_SyncWaitsForTheLeaderStream(t *testing.T) {
 // the write commits; B's read after it sees the write.
 func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("five servers of its own, with followers' acknowledgements held on their links to the leader"))
+	harness.RequireFaults(t, zh.Say("five servers of its own, with followers' acknowledgements held on their links to the leader"))
 	claims.Open(t, "Y7")
 	c := harness.StartCluster(t, 5, zkserver.WithTickTime(replicas.HeldAcksTick), zkserver.WithLimits(10, replicas.HeldAcksSyncLimit))
 	leader, fs := c.Leader(), c.Followers()
@@ -219,7 +219,7 @@ func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 // stream, so the read after it sees x=1 (claim Y3, article §2).
 func TestY3_WriteBarrierGivesItsProgress(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), on which a write barrier waits for the held stream"))
+	harness.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), on which a write barrier waits for the held stream"))
 	claims.Open(t, "Y3")
 	requireWaitsForTheStream(t, "Y3", zh.Say("set %s (write barrier)", replicas.BarrierPath), func(tr *replicas.Trio) error {
 		_, err := tr.B.Conn.Set(replicas.BarrierPath, []byte("b"), -1)
@@ -238,7 +238,7 @@ func TestY3_WriteBarrierGivesItsProgress(t *testing.T) {
 // documented guarantee.
 func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), which exists and heartbeats leave behind"))
+	harness.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), which exists and heartbeats leave behind"))
 	claims.Open(t, "Y4")
 	trio := replicas.NewTrio(t)
 	t.Run("exists does not advance the follower", func(t *testing.T) {
@@ -333,7 +333,7 @@ func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 // measured through the one client checked to be on that follower, and the
 // follower must have received their requests in its session (cons).
 func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
-	zkserver.RequireFaults(t, zh.Say("three servers of its own and a proxy counting the bytes on a follower's link to the leader"))
+	harness.RequireFaults(t, zh.Say("three servers of its own and a proxy counting the bytes on a follower's link to the leader"))
 	claims.Open(t, "Y9")
 	tr := replicas.NewTrio(t)
 	link := tr.QuorumLink()
@@ -440,7 +440,7 @@ func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
 // composite interval is linearizable; the inner getData interval alone is not.
 func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it): its read after a barrier returns a value older than a write completed before the read"))
+	harness.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it): its read after a barrier returns a value older than a write completed before the read"))
 	claims.Open(t, "Y5")
 	tr := replicas.NewTrio(t)
 	tr.A.Set("1")
@@ -499,7 +499,7 @@ func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 // is stale again (claim Y6, article §2).
 func TestY6_OneBarrierDoesNotMakeLaterReadsFresh(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), held again after a barrier"))
+	harness.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), held again after a barrier"))
 	claims.Open(t, "Y6")
 	tr := replicas.NewTrio(t)
 	tr.A.Set("1")

@@ -287,7 +287,7 @@ func TestT3_CzxidIsNotAUniqueToken(t *testing.T) {
 // first.
 func TestT5_WipedEnsembleRestartsNumberingAndZxids(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("a server of its own, whose data it wipes before starting it again"))
+	harness.RequireFaults(t, zh.Say("a server of its own, whose data it wipes before starting it again"))
 	claims.Open(t, "T5")
 	s := zkserver.Start(t)
 	claims.Phase(t, "the first incarnation: A holds under %s; its worker keeps the token", fencescene.WipedParent)

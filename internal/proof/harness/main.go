@@ -61,6 +61,7 @@ func BenchMain(m *testing.M) {
 }
 
 func exit(m *testing.M, run func() int) {
+	zkserver.SkipWith = SkipUnavailable // the server wing's skips, worded in both languages
 	flag.Parse()
 	zkserver.SetShort(testing.Short())
 	if zkserver.Listing() { // go test -list: nothing of the harness runs

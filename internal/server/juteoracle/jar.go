@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/zk19/zk19/internal/proof/claims"
 	"io"
 	"os"
 	"os/exec"
@@ -47,12 +46,11 @@ func serverJar(tb zkserver.TB, b zkserver.Backend) Jar {
 	case zkserver.External:
 		l, err := zkserver.LocalInstall()
 		if err != nil {
-			claims.Skip(tb, "skipped: E5 compares with the jar of the server under test; the external server's is not on this machine, and no local install of its version was found: %v", err)
+			zkserver.SkipFor(tb, &zkserver.Unavailable{Reason: zkserver.NoLocalJar, Err: err})
 		}
 		return Jar{Classpath: l.Classpath, Dirs: classpathDirs(l.Classpath), From: "a local install standing in for the external server's jar (" + l.Why + "), class path " + l.Classpath}
 	}
-	claims.Skip(tb, "E5 compares with the jar of the server under test; the %q backend has none on this machine "+
-		"(use ZK19_BACKEND=process or container)", b.Kind)
+	zkserver.SkipFor(tb, &zkserver.Unavailable{Reason: zkserver.NoJar, Kind: b.Kind})
 	return Jar{}
 }
 

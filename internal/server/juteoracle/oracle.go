@@ -14,7 +14,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/zk19/zk19/internal/proof/claims"
 	"io"
 	"os"
 	"os/exec"
@@ -59,8 +58,7 @@ func Start(tb zkserver.TB, b zkserver.Backend) *Oracle {
 	tb.Helper()
 	javac, java, ok := zkserver.FindJDK()
 	if !ok {
-		claims.Skip(tb, "E5 needs a JDK to compile the official-Jute oracle and found no javac "+
-			"(JAVA_HOME/bin or PATH): install openjdk-17-jdk-headless (scripts/setup does)")
+		zkserver.SkipFor(tb, &zkserver.Unavailable{Reason: zkserver.NoJDK})
 	}
 	t0 := time.Now()
 	jar := serverJar(tb, b)
@@ -97,7 +95,7 @@ func StartResolved(tb zkserver.TB) *Oracle {
 	tb.Helper()
 	b, err := zkserver.Resolve()
 	if err != nil {
-		claims.Skip(tb, "E5 compares with the jar of the server under test, and no backend resolves: %v", err)
+		zkserver.SkipFor(tb, &zkserver.Unavailable{Reason: zkserver.NoBackend, Err: err})
 	}
 	return Start(tb, b)
 }

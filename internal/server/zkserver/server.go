@@ -4,8 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/zk19/zk19/internal/proof/claims"
-	"github.com/zk19/zk19/internal/proof/claims/zh"
 	"os"
 	"path/filepath"
 	"slices"
@@ -49,12 +47,6 @@ const readyWithin = 60 * time.Second
 // errNoControl is returned for lifecycle verbs on an external server.
 var errNoControl = errors.New("the external backend does not control server lifecycles")
 
-// skipError is why a claim cannot run on the resolved backend; the TB forms
-// skip the test with it.
-type skipError struct{ why zh.Text }
-
-func (e skipError) Error() string { return e.why.En }
-
 // Start starts a standalone server on the resolved backend and waits until
 // srvr reports a Mode. It skips under -short when no backend is usable, and
 // fails with howToGetAServer otherwise.
@@ -75,19 +67,15 @@ func TryStart(t TB, opts ...Option) (*Server, error) {
 }
 
 // RequireFaults skips t when the backend cannot inject the server-side
-// faults the claim needs: on the external backend the harness puts client
-// proxies in front of the user's servers, but owns no server and no
-// server-to-server link. why says what the claim does that needs them
-// (zh.Say: in English and Chinese).
-func RequireFaults(t TB, why ...zh.Text) Backend {
+// faults the claim needs (NoFaultInjection): on the external backend the
+// harness puts client proxies in front of the user's servers, but owns no
+// server and no server-to-server link. harness.RequireFaults is the same
+// for a proof that says what it does that needs them, in both languages.
+func RequireFaults(t TB) Backend {
 	t.Helper()
 	b := MustResolve(t)
 	if !b.CanInjectFaults() {
-		need := zh.Say("servers of its own and proxies on their server-to-server links")
-		if len(why) > 0 {
-			need = zh.Join(why, zh.Say("; "))
-		}
-		claims.Skip(t, "skipped: the %s backend only puts client proxies in front of servers it does not own; the claim needs %s", b.Kind, need)
+		SkipFor(t, &Unavailable{Reason: NoFaultInjection, Kind: b.Kind})
 	}
 	return b
 }
@@ -116,7 +104,7 @@ func MustResolve(t TB) Backend {
 	b, err := Resolve()
 	if err != nil {
 		if shortMode {
-			claims.Skip(t, "skipped: no ZooKeeper server (-short); run scripts/setup to get one")
+			SkipFor(t, &Unavailable{Reason: NoServerShort})
 		}
 		t.Fatalf("%v", err)
 	}
@@ -141,7 +129,7 @@ func (s *Server) Word(t TB, word string) string {
 	a, err := FourLetter(s.Client, word, 5*time.Second)
 	var na *NotAllowedError
 	if errors.As(err, &na) {
-		claims.Skip(t, "skipped: the claim asks the server for %s; %v", word, na)
+		SkipFor(t, &Unavailable{Reason: WordNotAllowed, Word: word, Err: na})
 	}
 	if err != nil {
 		t.Fatalf("%s: %s: %v", s.Label, word, err)
@@ -314,9 +302,9 @@ func StartEnsemble(t TB, n int, opts ...Option) *Ensemble {
 	t.Helper()
 	MustResolve(t)
 	e, err := tryStartEnsemble(t, n, buildOptions(opts))
-	var skip skipError
+	var skip *Unavailable
 	if errors.As(err, &skip) {
-		claims.Skip(t, "%s", skip.why)
+		SkipFor(t, skip)
 	}
 	if err != nil {
 		t.Fatalf("%v", err)
@@ -377,10 +365,10 @@ func tryStartEnsemble(t TB, n int, o options) (*Ensemble, error) {
 // externalEnsemble names n of the servers the external backend points at.
 func externalEnsemble(b Backend, n int, o options) (*Ensemble, error) {
 	if !o.external {
-		return nil, skipError{zh.Say("skipped: the claim needs a server of its own; the external backend only shares %v", b.Servers)}
+		return nil, &Unavailable{Reason: NoServerOfItsOwn, Servers: b.Servers}
 	}
 	if n > len(b.Servers) {
-		return nil, skipError{zh.Say("skipped: the claim needs %d servers; ZK19_SERVERS names %d", n, len(b.Servers))}
+		return nil, &Unavailable{Reason: TooFewServers, Need: n, Named: len(b.Servers)}
 	}
 	e := &Ensemble{Backend: b}
 	for i := 0; i < n; i++ {
