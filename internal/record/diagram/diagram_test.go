@@ -1,17 +1,16 @@
 package diagram
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"gotest.tools/v3/golden"
+
 	"github.com/zk19/zk19/internal/proof/claims"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden diagrams in testdata from the known trace")
 
 func readLines(t *testing.T, name string) []string {
 	t.Helper()
@@ -28,7 +27,7 @@ func TestKnownTraceGivesKnownDiagrams(t *testing.T) {
 	mermaid, d2 := FromLog("K1: a known trace", readLines(t, "known.log"))
 	for name, got := range map[string]string{"known.mmd": mermaid, "known.d2": d2} {
 		path := filepath.Join("testdata", name)
-		if *update {
+		if golden.FlagUpdate() {
 			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 				t.Fatal(err)
 			}

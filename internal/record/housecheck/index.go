@@ -25,6 +25,11 @@ type Package struct {
 	// from its tests; and whether its non-test files declare anything.
 	Code, Tests map[string]bool
 	HasCode     bool
+
+	// CodeLines is the lines of its non-test files (as wc -l counts
+	// them); Command, whether they are package main.
+	CodeLines int
+	Command   bool
 }
 
 // Index is every package of the module, by directory and by name.
@@ -61,7 +66,12 @@ func Load(root string) (*Index, error) {
 		if err != nil {
 			return err
 		}
-		ix.add(filepath.ToSlash(rel), f, strings.HasSuffix(path, "_test.go"))
+		test := strings.HasSuffix(path, "_test.go")
+		p := ix.add(filepath.ToSlash(rel), f, test)
+		if !test {
+			p.CodeLines += fset.File(f.Pos()).LineCount()
+			p.Command = f.Name.Name == "main"
+		}
 		return nil
 	})
 	return ix, err
@@ -81,7 +91,7 @@ func skipDir(root, path string, d fs.DirEntry) error {
 	return nil
 }
 
-func (ix *Index) add(dir string, f *ast.File, test bool) {
+func (ix *Index) add(dir string, f *ast.File, test bool) *Package {
 	p := ix.ByDir[dir]
 	if p == nil {
 		p = &Package{Dir: dir, Top: map[string]bool{}, Types: map[string]bool{},
@@ -102,6 +112,7 @@ func (ix *Index) add(dir string, f *ast.File, test bool) {
 			p.addGen(d)
 		}
 	}
+	return p
 }
 
 func (p *Package) addFunc(d *ast.FuncDecl) {

@@ -26,7 +26,7 @@ type LogWriter struct {
 
 const tailLines = 40
 
-// New returns a LogWriter that logs each line with logf (nil: none) after prefix.
+// NewLogWriter returns a LogWriter that logs each line with logf (nil: none) after prefix.
 func NewLogWriter(prefix string, logf func(string, ...any)) *LogWriter {
 	return &LogWriter{prefix: prefix, logf: logf}
 }
