@@ -202,46 +202,46 @@
 //   - §4 ¶1 句3 (premise of R4) 「重试」「顺序节点」「GUID」「去重」
 //   - R6 §4 ¶2 句1 「GUID」「ephemeralOwner」「同 session」: GUID 对得上、
 //     ephemeralOwner 却是别的 session 的节点，绝不会被认作自己的。 Proof:
-//     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:141). Code:
+//     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:140). Code:
 //     lock.(*Locker).matches (lock/recover.go:260)
 //   - R3 §4 ¶2 句2 「恰好」「当前 session」「匹配节点」: 用同一 session 与
 //     GUID 恢复：列出父节点，正好找到一个带这个 GUID、属于本 session 的孩子，
 //     也就是服务器建的那个节点，确认时不借助代理提供的任何信息。 Proof:
-//     TestR3_RecoverFindsExactlyTheServersNode (proxy_test.go:187),
-//     TestR3_RecoverSyncsBeforeListing (proxy_test.go:235),
-//     TestR3_AcquireSyncsBeforeListing (proxy_test.go:349),
-//     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:555),
-//     Example_s4LostCreateReply (proxy_test.go:66). Code:
+//     TestR3_RecoverFindsExactlyTheServersNode (proxy_test.go:186),
+//     TestR3_RecoverSyncsBeforeListing (proxy_test.go:234),
+//     TestR3_AcquireSyncsBeforeListing (proxy_test.go:348),
+//     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:554),
+//     Example_s4LostCreateReply (proxy_test.go:65). Code:
 //     lock.(*Locker).Recover (lock/recover.go:129), lock.(*Locker).matches
 //     (lock/recover.go:260), lock.ofGUID (lock/recover.go:247)
 //   - R5 §4 ¶2 句3 「没有匹配」「明确失败」「新的获取」: 没有节点带着这个 GUID
 //     时，恢复报告节点缺失，绝不自作主张变成一次新的获取。 Proof:
-//     TestR5_NoMatchIsMissingNotANewAcquisition (proxy_test.go:608). Code:
+//     TestR5_NoMatchIsMissingNotANewAcquisition (proxy_test.go:607). Code:
 //     lock.(*Locker).Recover (lock/recover.go:129)
 //   - §4 ¶3 图 (diagram) 「ConnectionLoss」「ephemeralOwner」
 //   - §4 ¶3 句1 (premise of R1) 「这次实验」「网络故障」
 //   - R1 §4 ¶3 句2 「xid」「err=0」「关闭连接」: 代理转发 create，凭 xid 认出
 //     err=0 的那条回复，把它丢掉并关闭连接：调用方得到连接丢失，
 //     而节点已经在服务器上了。 Proof:
-//     TestR1_ProxyDropsTheSuccessfulCreateReply (proxy_test.go:648),
-//     Example_s4LostCreateReply (proxy_test.go:66). Code:
+//     TestR1_ProxyDropsTheSuccessfulCreateReply (proxy_test.go:647),
+//     Example_s4LostCreateReply (proxy_test.go:65). Code:
 //     lock.(*Locker).create (lock/lock.go:663)
 //   - §4 ¶3 句3 (premise of R1) 「异步回调」「ConnectionLoss」
 //   - R2 §4 ¶3 句4 「sessionId」「放行连接」: 经代理重新连上后，sessionId
 //     保持不变。 Proof: TestR2_SessionSurvivesTheLostReply
-//     (proxy_test.go:697), Example_s4LostCreateReply (proxy_test.go:66)
+//     (proxy_test.go:696), Example_s4LostCreateReply (proxy_test.go:65)
 //   - R7 §4 ¶4 句1 「CreateResponse」「返回路径」「不读取」:
 //     代理只解码请求的头部、回复的头部和 CreateRequest，从不解码 create
 //     回复的正文；每条连接的第一帧（握手）原样放过，不从里面读 xid。 Proof:
-//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:801),
-//     internal/faultproxy.TestZKNeverDecodesCreateReplyBody
-//     (internal/faultproxy/zk_test.go:494),
-//     internal/faultproxy.TestZKFirstFrameIsNeverParsed
-//     (internal/faultproxy/zk_test.go:154)
+//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:800),
+//     internal/server/faultproxy.TestZKNeverDecodesCreateReplyBody
+//     (internal/server/faultproxy/zk_test.go:494),
+//     internal/server/faultproxy.TestZKFirstFrameIsNeverParsed
+//     (internal/server/faultproxy/zk_test.go:154)
 //   - E5 §4 ¶4 句1 (beyond) 「官方 Jute」「CreateRequest」: 代理的 Go
 //     编解码器在它读取的每种记录上都与服务器自带 jar 中的官方 Jute 类一致，
 //     两个方向都是，模糊测试下也是；没有 JDK 的机器上这项证明会跳过并说明。
-//     Proof: TestE5_ProxyCodecAgreesWithOfficialJute (proxy_test.go:726)
+//     Proof: TestE5_ProxyCodecAgreesWithOfficialJute (proxy_test.go:725)
 //   - §4 ¶4 句2 (premise of R7) 「恢复逻辑」「故障注入器」
 //   - §4 ¶4 句3 (premise of E5) 「首帧」「握手」
 //   - D3 §4 ¶4 句4 (not verified here) 「明文协议」「有限帧大小」「TLS」:
@@ -252,15 +252,15 @@
 //     会多出第二个节点，此后恢复以明确的歧义错误失败，两个都不接管，
 //     也不删除其他 session 的候选；本 session 中无人持有的节点被删掉，
 //     免得堵住队列。 Proof:
-//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:842),
-//     Example_s4LostCreateReply (proxy_test.go:66). Code:
+//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:841),
+//     Example_s4LostCreateReply (proxy_test.go:65). Code:
 //     lock.(*Locker).Recover (lock/recover.go:129)
 //   - D2 §4 ¶5 句3 (not verified here) 「GUID」「exactly-once」「客户端状态」:
 //     GUID 只是一次逻辑获取的查找键：它不让 create 变成恰好一次，
 //     也代替不了持久的客户端状态或客户端重启后的恢复。
 //   - R8 §4 ¶5 句4 「session 过期」「旧节点」「新的逻辑身份」: session
 //     过期后，旧节点不再带来候选资格，新的获取换用新的 GUID。 Proof:
-//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:880). Code:
+//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:879). Code:
 //     lock.(*Locker).Acquire (lock/lock.go:585)
 //
 // # §5 资源接受新 token 后拒绝旧写
@@ -269,7 +269,7 @@
 //   - F1 §5 ¶1 句2 「心跳超时」「排到第一」「旧资格」「另一个系统」: A 持有
 //     token 0，其工作线程停在门闩上；A 的流量被黑洞吞掉，session 自然过期，B
 //     由删除事件得知后重新检查，持有 token 1。 Proof:
-//     Example_s5aFencingSequence (fencing_example_test.go:71). Code:
+//     Example_s5aFencingSequence (fencing_example_test.go:70). Code:
 //     fence.(*state).write (fence/resource.go:178),
 //     fence.(*Durable).decideAndWrite (fence/durable.go:204)
 //   - C1 §5 ¶2 句1 (beyond) 「fencing」「受保护资源」「最后一道校验」:
@@ -279,21 +279,21 @@
 //     fencing 的内存与持久资源都没接受任何陈旧写，无 fencing
 //     的对照至少接受了一次，且不残留锁节点或 session。 Proof:
 //     TestC1_ChaosLeavesNoStaleWriteInAFencedResource
-//     (fencing_example_test.go:341)
+//     (fencing_example_test.go:340)
 //   - F6 §5 ¶2 句2 「高水位」「原子地」「比较 token」: 带 fencing
 //     的比较与写入是一个原子步骤：一个写停在比较与写入之间时，
 //     第二个写者到不了自己的比较（它被发现停在资源的 Write 里），
 //     之后看到的高水位是前一个写的 token；-race 下许多带着不同 token
 //     的并发写者，没有哪个低于高水位的写被接受。 Proof:
-//     TestF6_CompareAndWriteIsOneAtomicStep (fencing_example_test.go:487),
-//     Example_s5bCriticalSection (fencing_example_test.go:227). Code:
+//     TestF6_CompareAndWriteIsOneAtomicStep (fencing_example_test.go:486),
+//     Example_s5bCriticalSection (fencing_example_test.go:226). Code:
 //     fence.(*state).write (fence/resource.go:178),
 //     fence.(*Durable).decideAndWrite (fence/durable.go:204),
 //     fence.AdvanceMark (fence/marks.go:72)
 //   - F3 §5 ¶2 句3 「较大 token」「较小 token」「拒绝」: B 用 token 1 写
 //     new-owner 被接受，A 迟到的 stale-late（token 0）被拒绝，值仍为
 //     new-owner。 Proof: Example_s5aFencingSequence
-//     (fencing_example_test.go:71). Code: fence.(*state).write
+//     (fencing_example_test.go:70). Code: fence.(*state).write
 //     (fence/resource.go:178), fence.(*Durable).decideAndWrite
 //     (fence/durable.go:204)
 //   - D7 §5 ¶2 句4 (not verified here) 「Chubby」「sequencer」「接收方」:
@@ -305,45 +305,45 @@
 //   - F5 §5 ¶3 句2 「ZooKeeper」「还持有锁」「失位窗口」: 写之前先问 ZooKeeper
 //     并不能解决问题：A 得知自己仍持有，接着暂停、过期，B 写入：
 //     检查与写入之间有失位窗口，A 对无 fencing 资源的写依旧生效。 Proof:
-//     TestF5_CheckThenWriteLosesTheRace (fencing_example_test.go:739)
+//     TestF5_CheckThenWriteLosesTheRace (fencing_example_test.go:738)
 //   - F11 §5 ¶3 句3 「token 比较」「原子化」「竞态」: 把比较 token
 //     和写入拆成两步的对照资源，在另一个写者停在两步之间时接受了陈旧写；
 //     同样的交错下，原子资源把陈旧写者挡在外面，等另一个写完，
 //     再拒绝这同一个写。 Proof: Example_s5bCriticalSection
-//     (fencing_example_test.go:227). Code:
+//     (fencing_example_test.go:226). Code:
 //     fence/fencetest.(*CheckThenWrite).Write
 //     (fence/fencetest/fencetest.go:142)
 //   - §5 ¶4 句1 (premise of F6) 「Resource.write」「synchronized」
 //   - F4 §5 ¶4 句2 「无 fence」「stale-late」「对照资源」「带 fence」: 不做
 //     fencing 的资源照单全收同一个迟到写，最后的值是 stale-late。 Proof:
-//     Example_s5aFencingSequence (fencing_example_test.go:71). Code:
+//     Example_s5aFencingSequence (fencing_example_test.go:70). Code:
 //     fence/fencetest.(*Unfenced).Write (fence/fencetest/fencetest.go:95)
 //   - §5 ¶4 句3 (premise of F4) 「内存资源模型」「数据库」
 //   - §5 ¶5 图 (diagram) 「高水位」「同一临界区」
 //   - F7 §5 ¶5 句1 「相等 token」「当前持有者」「继续写」: 等于高水位的 token
 //     会被接受，因此当前持有者可以接着写。 Proof: TestF7_EqualTokenIsAccepted
-//     (fencing_example_test.go:769). Code: fence.(*state).admits
+//     (fencing_example_test.go:768). Code: fence.(*state).admits
 //     (fence/resource.go:211)
 //   - F12 §5 ¶5 句1 「相等 token」「重复请求」「去重」: fencing 不负责去重：
 //     相同的 token 会让一次重试的请求生效两次；在同一事务里核对请求 id
 //     则只生效一次，内存资源和持久资源都是如此。 Proof:
-//     TestF12_EqualTokenAppliesARetryTwice (fencing_example_test.go:787),
+//     TestF12_EqualTokenAppliesARetryTwice (fencing_example_test.go:786),
 //     TestF12_RequestIDInTheSameTransactionAppliesOnce
-//     (fencing_example_test.go:806). Code: fence.(*Memory).WriteOnce
+//     (fencing_example_test.go:805). Code: fence.(*Memory).WriteOnce
 //     (fence/resource.go:291), fence.(*Durable).WriteOnce
 //     (fence/durable.go:169)
 //   - F8 §5 ¶5 句2 (beyond) 「高水位」「业务数据」「持久化」「内存模型」:
 //     持久资源在嵌入式数据库的一个事务里同时提交高水位与数据；重启之后它仍拒绝
 //     token 0，仍保有 new-owner。 Proof: Example_s5aFencingSequence
-//     (fencing_example_test.go:71). Code: fence.(*Durable).decideAndWrite
+//     (fencing_example_test.go:70). Code: fence.(*Durable).decideAndWrite
 //     (fence/durable.go:204)
 //   - F9 §5 ¶5 句3 「fencing」「认证机制」「伪造」: fencing 不做认证：
 //     谁伪造出更大的 token，谁的写就被接受。 Proof:
-//     TestF9_ForgedLargerTokenIsAccepted (fencing_example_test.go:858). Code:
+//     TestF9_ForgedLargerTokenIsAccepted (fencing_example_test.go:857). Code:
 //     fence.(*state).admits (fence/resource.go:211)
 //   - F2 §5 ¶6 句1 「自然过期」「尚未到达资源」「旧 token」: A 已过期、B 的
 //     token 还没到资源时，资源的高水位仍是 A 自己的 token 0，它依旧接受 token
-//     0。 Proof: Example_s5aFencingSequence (fencing_example_test.go:71).
+//     0。 Proof: Example_s5aFencingSequence (fencing_example_test.go:70).
 //     Code: fence.(*state).admits (fence/resource.go:211)
 //   - §5 ¶6 句2 (premise of F2) 「较高 token」「验证拒绝」
 //   - §5 ¶6 句3 (premise of F2) 「资源接受新代」「session 过期瞬间」
@@ -389,11 +389,11 @@
 //   - §7 ¶1 句1 (report) 「Zk19.java」「第 17 篇」
 //   - E1 §7 ¶1 句2 「127.0.0.1」「随机端口」: 每个服务器、代理和客户端都只在
 //     127.0.0.1 上用临时端口监听或连接。 Proof:
-//     TestE1_ServersListenOnlyOnLoopback (zk19_test.go:117)
+//     TestE1_ServersListenOnlyOnLoopback (zk19_test.go:116)
 //   - E4 §7 ¶1 句2 (the article's own run; its proof checks this run's record
 //     beside it) 「官方 3.9.6」「Java 客户端」: 记录开头先交代运行对象：
 //     服务器版本、后端和集群规模。 Proof:
-//     TestE4_RecordStartsWithServerVersionBackendAndSize (zk19_test.go:51)
+//     TestE4_RecordStartsWithServerVersionBackendAndSize (zk19_test.go:50)
 //   - D8 §7 ¶1 句3 (not verified here) 「同 JVM」「Resource」「数据库进程」:
 //     文章的运行里，外部写入由同一个 JVM 中单独的 Resource 对象完成，
 //     并没有说有独立的数据库进程。
@@ -402,7 +402,7 @@
 //   - F10 §7 ¶2 句3 「Expired」「服务端清理」「不同观察对象」: B
 //     看到服务器清理了节点、A 收到自己的 Expired 事件，是两次不同的观察；A
 //     要等重新连上服务器才收到 Expired，两者都按发生顺序记入记录。 Proof:
-//     Example_s5aFencingSequence (fencing_example_test.go:71)
+//     Example_s5aFencingSequence (fencing_example_test.go:70)
 //   - D4 §7 ¶3 句1 (not verified here) 「2026-09-20」「三个场景」「退出 0」:
 //     文章自己的那次运行：官方 Apache ZooKeeper 3.9.6
 //     以嵌入式服务器（ZooKeeperServer、NIOServerCnxnFactory）加 Java
@@ -417,11 +417,11 @@
 //   - E2 §7 ¶6 句1 「有界等待」「门闩」「调用钩子」「sleep」: 时序由钩子、
 //     门闩和有界等待决定；仅有的 sleep 是某条论断本身关心的、有名字的 session
 //     超时常量，从不是猜测出来的窗口。 Proof: TestE2_NoSleepGuessesAWindow
-//     (zk19_test.go:233)
+//     (zk19_test.go:232)
 //   - E3 §7 ¶6 句2 「失败清理」「关闭」「运行目录」: 不论结果如何，
 //     每个场景都会收尾：关掉客户端，停下代理、服务器或容器，删掉临时目录，
 //     不泄漏 goroutine。 Proof: TestE3_ScenarioLeavesNothingBehind
-//     (zk19_test.go:298)
+//     (zk19_test.go:297)
 //   - D11 §7 ¶6 句2 (not verified here) 「运行目录」「其他实验数据」:
 //     文章在失败时的清理会关闭它建起的客户端、代理的线程和服务；
 //     每次运行只建自己的运行目录，不动其他实验的数据。
@@ -430,8 +430,8 @@
 //     第二个客户端也获得了获取资格；只给候选节点设创建者 ACL
 //     拦不住（删除检查的是父节点的 ACL）；给锁父节点设创建者 ACL 并用 digest
 //     认证后，窃取者得到 NoAuth，持有者仍只有一个。 Proof:
-//     TestA1_OpenACLLetsAThiefMakeASecondHolder (zk19_test.go:316),
-//     TestA1_CreatorOnlyACLRefusesTheThief (zk19_test.go:331). Code:
+//     TestA1_OpenACLLetsAThiefMakeASecondHolder (zk19_test.go:315),
+//     TestA1_CreatorOnlyACLRefusesTheThief (zk19_test.go:330). Code:
 //     lock.WithACL (lock/lock.go:259)
 //   - §7 ¶7 句1 (citation) 「论断证据表」「版本」「验证记录」「源码依赖」
 //   - D12 §7 ¶7 句2 (not verified here)

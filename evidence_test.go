@@ -17,7 +17,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/proof/claims"
 )
 
 // TestEveryClaimHasEvidence: the index names exactly the catalogue's
@@ -25,7 +25,7 @@ import (
 // placed in a section of the index and proved by at least one
 // Test or Example that exists and cites it (a root package test) or is
 // named by the index alone (a test of another package, such as
-// "internal/faultproxy.TestX"); every Test and Example here cites a claim
+// "internal/server/faultproxy.TestX"); every Test and Example here cites a claim
 // of the index and is listed as its proof, except the peer tests
 // (TestPeer…), which prove nothing and are in no proof list. The index's
 // documentary items and source dependencies name what exists.

@@ -12,10 +12,10 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/fence"
-	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/fencescene"
-	"github.com/zk19/zk19/internal/harness"
-	"github.com/zk19/zk19/internal/scene"
+	"github.com/zk19/zk19/internal/proof/claims"
+	"github.com/zk19/zk19/internal/proof/fencescene"
+	"github.com/zk19/zk19/internal/proof/harness"
+	"github.com/zk19/zk19/internal/proof/scene"
 	"github.com/zk19/zk19/lock"
 )
 

@@ -29,17 +29,16 @@ import (
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/fence/fencetest"
-	"github.com/zk19/zk19/internal/chaos"
-	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/claims/zh"
-	"github.com/zk19/zk19/internal/fencescene"
-	"github.com/zk19/zk19/internal/harness"
-	"github.com/zk19/zk19/internal/pgserver"
-	"github.com/zk19/zk19/internal/scene"
-	"github.com/zk19/zk19/internal/sqlite"
-	"github.com/zk19/zk19/internal/srcread"
-	"github.com/zk19/zk19/internal/zkclient"
-	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/internal/proof/chaos"
+	"github.com/zk19/zk19/internal/proof/claims"
+	"github.com/zk19/zk19/internal/proof/claims/zh"
+	"github.com/zk19/zk19/internal/proof/fencescene"
+	"github.com/zk19/zk19/internal/proof/harness"
+	"github.com/zk19/zk19/internal/proof/scene"
+	"github.com/zk19/zk19/internal/proof/srcread"
+	"github.com/zk19/zk19/internal/server/sqldb"
+	"github.com/zk19/zk19/internal/server/zkclient"
+	"github.com/zk19/zk19/internal/server/zkserver"
 	"github.com/zk19/zk19/lock"
 )
 
@@ -349,7 +348,7 @@ func TestC1_ChaosLeavesNoStaleWriteInAFencedResource(t *testing.T) {
 		from = "from " + chaos.EnvSeed
 	}
 	t.Logf("chaos seed %d (%s; replay the schedule with %s=%d), %d workers, %s", plan.Seed, from, chaos.EnvSeed, plan.Seed, chaos.ChaosWorkers, plan.Size)
-	pgserver.Shared(t) // the fenced resources' PostgreSQL outlives the chaos: started before what is left is counted
+	sqldb.Shared(t) // the fenced resources' PostgreSQL outlives the chaos: started before what is left is counted
 	keep := goleak.IgnoreCurrent()
 	live := zkserver.Live()
 	before := chaos.Leftovers(t)
@@ -614,7 +613,7 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 		claims.Evidence(t, "%s resource: %d writers × %d writes beside %d readers: %d accepted, tokens non-decreasing in commit order, each the mark after its commit; %d reads each found the value written with the mark; the last value is the largest accepted token's, that token the mark", fencescene.KindText(kind), writers, per, readers, len(run.Accepted), run.Reads)
 	})
 	t.Run("a service's own table fenced by fence.AdvanceMark in the service's transaction keeps its row and the mark together among many writers and readers", func(t *testing.T) {
-		svc, err := sqlite.OpenService(context.Background(), filepath.Join(t.TempDir(), "service.db"), "billing")
+		svc, err := sqldb.OpenSQLiteService(context.Background(), filepath.Join(t.TempDir(), "service.db"), "billing")
 		if err != nil {
 			claims.NotShown(t, "F6", "opening the service's database: %v", err)
 		}

@@ -7,7 +7,7 @@ package zk19_test
 // then L1 to L12, in the order the article states them. Timing comes from
 // the recipe's locktrace hooks and from reads that order notifications,
 // never from sleeping; the counts the
-// claims rest on come from each session's own proxy (internal/scene's
+// claims rest on come from each session's own proxy (internal/proof/scene's
 // witness). The go-zookeeper comparison is in ./peers, the benchmarks in
 // ./bench.
 
@@ -16,7 +16,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/zk19/zk19/internal/claims/zh"
+	"github.com/zk19/zk19/internal/proof/claims/zh"
 	"path"
 	"slices"
 	"strings"
@@ -27,13 +27,13 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/zk19/zk19/fence"
-	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/harness"
-	"github.com/zk19/zk19/internal/scene"
-	"github.com/zk19/zk19/internal/wait"
-	"github.com/zk19/zk19/internal/zkclient"
-	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/internal/proof/claims"
+	"github.com/zk19/zk19/internal/proof/harness"
+	"github.com/zk19/zk19/internal/proof/scene"
+	"github.com/zk19/zk19/internal/server/faultproxy"
+	"github.com/zk19/zk19/internal/server/tb"
+	"github.com/zk19/zk19/internal/server/zkclient"
+	"github.com/zk19/zk19/internal/server/zkserver"
 	"github.com/zk19/zk19/lock"
 	"github.com/zk19/zk19/lock/locktrace"
 )
@@ -289,7 +289,7 @@ func Example_s3dElectionNeedsReady() {
 
 	recovered := L1.FinishRecovery()
 	fmt.Printf("L1 recovered %q and published ready\n", recovered)
-	wait.ReceiveSeen(claims.Judged(sc, "L10", claims.NotShown), harness.Within, "Qready's use once L1 published ready", asked, func() string { return "Qready's use pending" })
+	tb.ReceiveSeen(claims.Judged(sc, "L10", claims.NotShown), harness.Within, "Qready's use once L1 published ready", asked, func() string { return "Qready's use pending" })
 	fmt.Printf("Qready uses %s and reads %q\n", correct.Leader, correct.State)
 	// Output:
 	// L1 holds with token g0/0; L2 waits: true; the state says "epoch=1 recovering from x=41"
@@ -360,7 +360,7 @@ func TestL1_FreshGUIDEphemeralSequentialUnderOneParent(t *testing.T) {
 	he := e.Acquire()
 	e.Log.Info("close session %s", e.Session.SessionHex())
 	e.Session.Close()
-	wait.For(t, harness.Within, "E's node to go after its session closed", func() (bool, string) {
+	tb.WaitFor(t, harness.Within, "E's node to go after its session closed", func() (bool, string) {
 		ok, _, err := O.Exists(he.Path)
 		return err == nil && !ok, fmt.Sprintf("exists=%v err=%v", ok, err)
 	})
@@ -625,7 +625,7 @@ func TestL6_OwnNodeGoneMeansLostCandidacy(t *testing.T) {
 	default:
 	}
 	scene.DeleteAs(t, r.O, r.OLog, he.Path)
-	wait.ReceiveSeen(claims.Judged(t, "L6", claims.RefutedNow), harness.Within, "E's Lost to close after O deleted E's node", lost, func() string {
+	tb.ReceiveSeen(claims.Judged(t, "L6", claims.RefutedNow), harness.Within, "E's Lost to close after O deleted E's node", lost, func() string {
 		ok, st, err := r.O.Exists(he.Path)
 		if err != nil {
 			return fmt.Sprintf("Lost still open; O's exists %s: %v", scene.NodeOf(he), err)
@@ -709,7 +709,7 @@ func TestL6_ExpiredWaiterReportsSessionChanged(t *testing.T) {
 	mark := b.Session.Mark()
 	p.Cut(faultproxy.BothEnds)
 	t.Cleanup(p.Heal)
-	wait.For(t, 10*harness.ExpirySessionTimeout, "the server to delete B's node", func() (bool, string) {
+	tb.WaitFor(t, 10*harness.ExpirySessionTimeout, "the server to delete B's node", func() (bool, string) {
 		ok, _, err := r.O.Exists(r.Parent + "/" + pb.Own)
 		return err == nil && !ok, fmt.Sprintf("exists=%v err=%v", ok, err)
 	})
@@ -873,7 +873,7 @@ func TestL11_LateCallbackAfterReconnectListsAgain(t *testing.T) {
 
 	claims.Phase(t, "a second cut; O changes A's node while B is away")
 	scene.ShortCut(t, p, b, func() { scene.SetAs(t, r.O, r.OLog, ha.Path, "changed while B was cut off") })
-	wait.For(t, harness.Within, "B's late callback", func() (bool, string) {
+	tb.WaitFor(t, harness.Within, "B's late callback", func() (bool, string) {
 		return b.Events.Load() > before, fmt.Sprintf("B's events: %v", b.EventsReceived())
 	})
 	st = stillWaiting("after the late callback")
@@ -967,7 +967,7 @@ func TestL8_ListExistsRace(t *testing.T) {
 // and W's list holds its own node, every y so far and no x.
 func TestL9_ReadYourCreateOnFollower(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader while the session creates (a proxy on the leader's stream to it); on one server there is no follower to read through"))
+	harness.RequireFaults(t, zh.Say("a follower held behind its leader while the session creates (a proxy on the leader's stream to it); on one server there is no follower to read through"))
 	claims.Open(t, "L9")
 	c := harness.LeaseTrio(t)
 	fs := c.Followers()
@@ -1014,7 +1014,7 @@ func TestL9_ReadYourCreateOnFollower(t *testing.T) {
 // in order with its replies, so any event F had sent is taken in first.
 func TestL12_UnseenDeletionOnlyDelaysTheWaiter(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("a follower that has not yet seen the predecessor's deletion the leader applied (a proxy holding the leader's stream to it)"))
+	harness.RequireFaults(t, zh.Say("a follower that has not yet seen the predecessor's deletion the leader applied (a proxy holding the leader's stream to it)"))
 	claims.Open(t, "L12")
 	c := harness.LeaseTrio(t)
 	leader := c.Leader()

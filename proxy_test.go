@@ -13,7 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/zk19/zk19/internal/claims/zh"
+	"github.com/zk19/zk19/internal/proof/claims/zh"
 	"maps"
 	"path"
 	"slices"
@@ -26,17 +26,16 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/zk19/zk19/fence"
-	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/harness"
-	"github.com/zk19/zk19/internal/jute"
-	"github.com/zk19/zk19/internal/jute/crosscheck"
-	"github.com/zk19/zk19/internal/jute/official"
-	"github.com/zk19/zk19/internal/replicas"
-	"github.com/zk19/zk19/internal/scene"
-	"github.com/zk19/zk19/internal/wait"
-	"github.com/zk19/zk19/internal/zkclient"
-	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/internal/proof/claims"
+	"github.com/zk19/zk19/internal/proof/harness"
+	"github.com/zk19/zk19/internal/proof/replicas"
+	"github.com/zk19/zk19/internal/proof/scene"
+	"github.com/zk19/zk19/internal/server/faultproxy"
+	"github.com/zk19/zk19/internal/server/jute"
+	"github.com/zk19/zk19/internal/server/juteoracle"
+	"github.com/zk19/zk19/internal/server/tb"
+	"github.com/zk19/zk19/internal/server/zkclient"
+	"github.com/zk19/zk19/internal/server/zkserver"
 	"github.com/zk19/zk19/lock"
 	"github.com/zk19/zk19/lock/locktrace"
 )
@@ -234,7 +233,7 @@ func TestR3_RecoverFindsExactlyTheServersNode(t *testing.T) {
 // Recover adopts the node O sees.
 func TestR3_RecoverSyncsBeforeListing(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("a follower that logged the create and has not applied it (a proxy holding the COMMIT on the leader's stream to it)"))
+	harness.RequireFaults(t, zh.Say("a follower that logged the create and has not applied it (a proxy holding the COMMIT on the leader's stream to it)"))
 	claims.Open(t, "R3")
 	c := harness.LeaseTrio(t)
 	leader, fs := c.Leader(), c.Followers()
@@ -282,7 +281,7 @@ func TestR3_RecoverSyncsBeforeListing(t *testing.T) {
 	lc.A.Log.Invoke("recover guid=%s", lc.Guid)
 	go func() { h, err := lc.A.Locker.Recover(ctx, lc.Guid); res <- outcome{h, err} }()
 	var early *outcome
-	wait.For(t, harness.Within, "A's Recover to return, or the leader's SYNC to be held behind the COMMIT", func() (bool, string) {
+	tb.WaitFor(t, harness.Within, "A's Recover to return, or the leader's SYNC to be held behind the COMMIT", func() (bool, string) {
 		select {
 		case o := <-res:
 			early = &o
@@ -348,7 +347,7 @@ func TestR3_RecoverSyncsBeforeListing(t *testing.T) {
 // owned by A's session, and A's session has no other node.
 func TestR3_AcquireSyncsBeforeListing(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("a follower that logged the create and has not applied it (a proxy holding the COMMIT on the leader's stream to it)"))
+	harness.RequireFaults(t, zh.Say("a follower that logged the create and has not applied it (a proxy holding the COMMIT on the leader's stream to it)"))
 	claims.Open(t, "R3")
 	c := harness.LeaseTrio(t)
 	leader, fs := c.Leader(), c.Followers()
@@ -388,7 +387,7 @@ func TestR3_AcquireSyncsBeforeListing(t *testing.T) {
 				// A's plain listing goes out once A has its session again,
 				// ahead of the recovery's request, which waits for this hook.
 				w := window{first: i.Op.String()}
-				if w.err = wait.Until(harness.Within, "A's session again", func() (bool, string) {
+				if w.err = tb.WaitUntil(harness.Within, "A's session again", func() (bool, string) {
 					s := lr.A.Session.State()
 					return s == zk.StateHasSession, s.String()
 				}); w.err == nil {
@@ -467,7 +466,7 @@ func TestR3_AcquireSyncsBeforeListing(t *testing.T) {
 
 	claims.Phase(t, "A's Acquire recovers on %s while the COMMIT is held", lagging.Label)
 	var again []string
-	wait.For(t, harness.Within, "A's Acquire to return or create again, or the leader's SYNC to be held behind the COMMIT", func() (bool, string) {
+	tb.WaitFor(t, harness.Within, "A's Acquire to return or create again, or the leader's SYNC to be held behind the COMMIT", func() (bool, string) {
 		select {
 		case o := <-res:
 			early = &o
@@ -711,9 +710,9 @@ func TestR2_SessionSurvivesTheLostReply(t *testing.T) {
 }
 
 // TestE5_ProxyCodecAgreesWithOfficialJute proves that the proxy's Jute codec
-// (internal/jute) agrees with the official Jute classes of the server's own
+// (internal/server/jute) agrees with the official Jute classes of the server's own
 // jar, which the article's proxy used. Every record the proxy reads or
-// writes (official.Kinds: the request header, the create body, createTTL's
+// writes (juteoracle.Kinds: the request header, the create body, createTTL's
 // body read as a create, the reply header, and on the server-to-server
 // links the leader's QuorumPacket and a proposal's TxnHeader) is checked on
 // edge cases built from its Go type, both ways: the official classes encode
@@ -722,7 +721,7 @@ func TestR2_SessionSurvivesTheLostReply(t *testing.T) {
 // testdata/jute then go to both decoders as they are, and the handshake
 // frames, which the proxy forwards unread, must be exactly what the
 // official ConnectRequest and ConnectResponse read. FuzzJuteAgreesWithOfficial
-// in internal/jute does the same on fuzzed bytes.
+// in internal/server/jute does the same on fuzzed bytes.
 func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
 	claims.Open(t, "E5")
 	if harness.Backend.Kind == "" {
@@ -731,25 +730,25 @@ func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
 	if harness.VersionErr != nil {
 		claims.Skip(t, "skipped: E5 compares with the jar of the server's version, read with srvr; %v", harness.VersionErr)
 	}
-	o := official.Start(t, harness.Backend)
+	o := juteoracle.Start(t, harness.Backend)
 	claims.Phase(t, "oracle: %s; ZooKeeper %s on Java %s; jar %v, javac %v, JVM start %v",
 		o.Jar.From, o.About.Version, o.About.Java, o.JarTime.Round(time.Millisecond), o.JavacTime.Round(time.Millisecond), o.JVMTime.Round(time.Millisecond))
 	juteJar := path.Base(o.About.Sources["org.apache.jute.BinaryInputArchive"])
-	for _, k := range official.Kinds {
+	for _, k := range juteoracle.Kinds {
 		t.Logf("class %s from %s", k.Class, o.About.Sources[k.Class])
 	}
-	if harness.Backend.Kind == zkserver.External && crosscheck.JarVersion(o) != harness.Version.Version {
+	if harness.Backend.Kind == zkserver.External && harness.JarVersion(o) != harness.Version.Version {
 		claims.Skip(t, "skipped: E5 compares with the jar of the server under test; the local jar is ZooKeeper %q and the external server answers srvr with %q: set ZK19_ZOOKEEPER_JAR to a jar of the server's version", o.About.Version, harness.Version.Version)
 	}
-	if crosscheck.JarVersion(o) != harness.Version.Version {
+	if harness.JarVersion(o) != harness.Version.Version {
 		claims.NotShown(t, "E5", "the jar is ZooKeeper %q; the server under test answers srvr with %q; want the server's own jar", o.About.Version, harness.Version.Version)
 	}
 
 	claims.Phase(t, "Go records, both ways: official encode -> Go decode, Go encode -> official decode, encodings equal")
 	records, cesu := 0, 0
-	for i := range official.Kinds {
-		k := &official.Kinds[i]
-		for _, c := range official.Cases(k) {
+	for i := range juteoracle.Kinds {
+		k := &juteoracle.Kinds[i]
+		for _, c := range juteoracle.Cases(k) {
 			r, err := o.CheckValue(k, c.Value)
 			if err != nil {
 				t.Fatalf("E5 %s, case %s: %v", k.Name, c.Name, err)
@@ -763,7 +762,7 @@ func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
 			t.Logf("check %s %s: ok, %d bytes, same fields both ways; %s", k.Name, c.Name, r.Bytes, r.Note)
 		}
 	}
-	records += crosscheck.CheckCapturedFrames(t, o)
+	records += harness.CheckCapturedFrames(t, o)
 
 	claims.Phase(t, "constants: opcodes and special xids")
 	missing, n, err := o.CheckConstants()
@@ -781,7 +780,7 @@ func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
 	}
 	claims.Evidence(t, "%d records, %d kinds, both directions, agree with org.apache.jute from %s (ZooKeeper %s, %s: srvr says %s), %s; "+
 		"the handshake frames the proxy forwards unread are exactly the official ConnectRequest and ConnectResponse; %d opcodes and xids agree",
-		records, len(official.Kinds), juteJar, crosscheck.JarVersion(o), whose, harness.Version.Version, bytesNote, n)
+		records, len(juteoracle.Kinds), juteJar, harness.JarVersion(o), whose, harness.Version.Version, bytesNote, n)
 }
 
 // TestR7_ProxyReadsHeadersAndTheCreateRequestOnly: the proxy learns the
@@ -790,7 +789,7 @@ func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
 // create's response body, so recovery cannot learn the path from it. The
 // first frame of each connection, the session handshake, passes unread
 // (claim R7, §4 ¶4). The frame decoders are fuzzed in
-// internal/jute, and internal/faultproxy's TestZKNeverDecodesCreateReplyBody
+// internal/server/jute, and internal/server/faultproxy's TestZKNeverDecodesCreateReplyBody
 // and TestZKFirstFrameIsNeverParsed check both properties byte by byte.
 //
 // Here, end to end: the dropped reply belongs to the create, on A's first
@@ -894,7 +893,7 @@ func TestR8_AfterExpiryTheOldNodeGivesNoCandidacy(t *testing.T) {
 	old, mark := a.Session.SessionID(), a.Session.Mark()
 	p.Cut(faultproxy.BothEnds)
 	t.Cleanup(p.Heal)
-	ev := wait.Receive(t, 10*harness.ExpirySessionTimeout, "R8: the deletion of A's node", gone)
+	ev := tb.Receive(t, 10*harness.ExpirySessionTimeout, "R8: the deletion of A's node", gone)
 	r.OLog.Ok("event %v on %s: A's node deleted by the server", ev.Type, ev.Path)
 	p.Heal()
 	for _, st := range []zk.State{zk.StateExpired, zk.StateHasSession} {

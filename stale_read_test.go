@@ -15,12 +15,12 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/claims/zh"
-	"github.com/zk19/zk19/internal/harness"
-	"github.com/zk19/zk19/internal/history"
-	"github.com/zk19/zk19/internal/replicas"
-	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/internal/proof/claims"
+	"github.com/zk19/zk19/internal/proof/claims/zh"
+	"github.com/zk19/zk19/internal/proof/harness"
+	"github.com/zk19/zk19/internal/proof/history"
+	"github.com/zk19/zk19/internal/proof/replicas"
+	"github.com/zk19/zk19/internal/server/zkserver"
 )
 
 // Example_s1StaleReadFromLaggingFollower is the article's first diagram,
@@ -138,7 +138,7 @@ func Example_s1StaleReadFromLaggingFollower() {
 //     caught up, so B's read never returns the older state.
 func TestS4_SessionOrderAndNoGoingBack(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), and a server whose last zxid is behind what the session has seen"))
+	harness.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), and a server whose last zxid is behind what the session has seen"))
 	claims.Open(t, "S4")
 	// The server says why it turns a session away at INFO.
 	tr := replicas.NewTrio(t, zkserver.WithLogger("org.apache.zookeeper.server.ZooKeeperServer", "info"))
@@ -158,7 +158,7 @@ func TestS4_SessionOrderAndNoGoingBack(t *testing.T) {
 // follower to the leader for it.
 func TestS3_FollowerAnswersReadsFromItsOwnCopy(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), which answers a read from its own copy"))
+	harness.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), which answers a read from its own copy"))
 	claims.Open(t, "S3")
 	tr := replicas.NewTrio(t)
 	tr.HoldLeaderStream()

@@ -9,7 +9,7 @@ package zk19_test
 
 import (
 	"fmt"
-	"github.com/zk19/zk19/internal/claims/zh"
+	"github.com/zk19/zk19/internal/proof/claims/zh"
 	"strconv"
 	"testing"
 	"time"
@@ -17,13 +17,13 @@ import (
 	"github.com/anishathalye/porcupine"
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/harness"
-	"github.com/zk19/zk19/internal/history"
-	"github.com/zk19/zk19/internal/replicas"
-	"github.com/zk19/zk19/internal/wait"
-	"github.com/zk19/zk19/internal/zkclient"
-	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/internal/proof/claims"
+	"github.com/zk19/zk19/internal/proof/harness"
+	"github.com/zk19/zk19/internal/proof/history"
+	"github.com/zk19/zk19/internal/proof/replicas"
+	"github.com/zk19/zk19/internal/server/tb"
+	"github.com/zk19/zk19/internal/server/zkclient"
+	"github.com/zk19/zk19/internal/server/zkserver"
 )
 
 // Example_s2SyncInZK1675Window is the article's ZOOKEEPER-1675 flowchart
@@ -114,7 +114,7 @@ func Example_s2SyncInZK1675Window() {
 // proxy's buffer, then checks that sync is still pending.
 func TestY1_SyncWaitsForTheLeaderStream(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), on which sync waits for the held stream"))
+	harness.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), on which sync waits for the held stream"))
 	claims.Open(t, "Y1")
 	requireWaitsForTheStream(t, "Y1", zh.Say("sync %s", replicas.XPath), func(tr *replicas.Trio) error { _, err := tr.B.Conn.Sync(replicas.XPath); return err })
 }
@@ -131,7 +131,7 @@ func TestY1_SyncWaitsForTheLeaderStream(t *testing.T) {
 // the write commits; B's read after it sees the write.
 func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("five servers of its own, with followers' acknowledgements held on their links to the leader"))
+	harness.RequireFaults(t, zh.Say("five servers of its own, with followers' acknowledgements held on their links to the leader"))
 	claims.Open(t, "Y7")
 	c := harness.StartCluster(t, 5, zkserver.WithTickTime(replicas.HeldAcksTick), zkserver.WithLimits(10, replicas.HeldAcksSyncLimit))
 	leader, fs := c.Leader(), c.Followers()
@@ -162,7 +162,7 @@ func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 	pa.Invoke("set %s \"1\"", replicas.XPath)
 	written := make(chan error, 1)
 	go func() { _, err := A.Set(replicas.XPath, []byte("1"), -1); written <- err }()
-	wait.For(t, harness.Within, "the leader to propose A's write", func() (bool, string) {
+	tb.WaitFor(t, harness.Within, "the leader to propose A's write", func() (bool, string) {
 		n := harness.Mntr(t, leader)["zk_proposal_count"]
 		return n > proposals, fmt.Sprintf("leader zk_proposal_count=%d (%d before the write)", n, proposals)
 	})
@@ -172,7 +172,7 @@ func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 	synced := make(chan error, 1)
 	go func() { _, err := B.Sync(replicas.XPath); synced <- err }()
 	var early error
-	wait.For(t, harness.Within, "the leader to park B's sync, or B's sync to return", func() (bool, string) {
+	tb.WaitFor(t, harness.Within, "the leader to park B's sync, or B's sync to return", func() (bool, string) {
 		select {
 		case err := <-synced:
 			early = fmt.Errorf("sync returned (err %v) while the write was outstanding", err)
@@ -200,7 +200,7 @@ func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 		c.Links.Release(f.ID, leader.ID)
 	}
 	for name, ch := range map[string]chan error{"A's write": written, "B's sync": synced} {
-		if err := wait.Receive(t, harness.Within, "Y7: the return of "+name+" after the release", ch); err != nil {
+		if err := tb.Receive(t, harness.Within, "Y7: the return of "+name+" after the release", ch); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
@@ -219,7 +219,7 @@ func TestY7_SyncQueuesBehindAnOutstandingProposal(t *testing.T) {
 // stream, so the read after it sees x=1 (claim Y3, article §2).
 func TestY3_WriteBarrierGivesItsProgress(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), on which a write barrier waits for the held stream"))
+	harness.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), on which a write barrier waits for the held stream"))
 	claims.Open(t, "Y3")
 	requireWaitsForTheStream(t, "Y3", zh.Say("set %s (write barrier)", replicas.BarrierPath), func(tr *replicas.Trio) error {
 		_, err := tr.B.Conn.Set(replicas.BarrierPath, []byte("b"), -1)
@@ -238,7 +238,7 @@ func TestY3_WriteBarrierGivesItsProgress(t *testing.T) {
 // documented guarantee.
 func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), which exists and heartbeats leave behind"))
+	harness.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), which exists and heartbeats leave behind"))
 	claims.Open(t, "Y4")
 	trio := replicas.NewTrio(t)
 	t.Run("exists does not advance the follower", func(t *testing.T) {
@@ -266,7 +266,7 @@ func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 		}
 		recv0, _ := strconv.Atoi(replicas.ConsField(line, "recved"))
 		const heartbeats = 2 // one every third of B's session timeout: several of the server's ticks
-		wait.For(t, 2*harness.Within, fmt.Sprintf("%d heartbeats from B at its follower", heartbeats), func() (bool, string) {
+		tb.WaitFor(t, 2*harness.Within, fmt.Sprintf("%d heartbeats from B at its follower", heartbeats), func() (bool, string) {
 			l, err := replicas.ConsFor(tr.Lagging, tr.B.SessionID())
 			n, _ := strconv.Atoi(replicas.ConsField(l, "recved"))
 			return err == nil && n >= recv0+heartbeats && replicas.ConsField(l, "lop") == "PING", fmt.Sprintf("%s %v", l, err)
@@ -333,7 +333,7 @@ func TestY4_ExistsAndHeartbeatsDoNotAdvance(t *testing.T) {
 // measured through the one client checked to be on that follower, and the
 // follower must have received their requests in its session (cons).
 func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
-	zkserver.RequireFaults(t, zh.Say("three servers of its own and a proxy counting the bytes on a follower's link to the leader"))
+	harness.RequireFaults(t, zh.Say("three servers of its own and a proxy counting the bytes on a follower's link to the leader"))
 	claims.Open(t, "Y9")
 	tr := replicas.NewTrio(t)
 	link := tr.QuorumLink()
@@ -440,7 +440,7 @@ func TestY9_WriteBarrierCostsAReplicatedWrite(t *testing.T) {
 // composite interval is linearizable; the inner getData interval alone is not.
 func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it): its read after a barrier returns a value older than a write completed before the read"))
+	harness.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it): its read after a barrier returns a value older than a write completed before the read"))
 	claims.Open(t, "Y5")
 	tr := replicas.NewTrio(t)
 	tr.A.Set("1")
@@ -499,7 +499,7 @@ func TestY5_CompositeReadIntervalMustIncludeTheBarrier(t *testing.T) {
 // is stale again (claim Y6, article §2).
 func TestY6_OneBarrierDoesNotMakeLaterReadsFresh(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), held again after a barrier"))
+	harness.RequireFaults(t, zh.Say("a follower held behind its leader (a proxy on the leader's stream to it), held again after a barrier"))
 	claims.Open(t, "Y6")
 	tr := replicas.NewTrio(t)
 	tr.A.Set("1")

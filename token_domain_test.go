@@ -9,19 +9,19 @@ package zk19_test
 import (
 	"context"
 	"errors"
-	"github.com/zk19/zk19/internal/claims/zh"
+	"github.com/zk19/zk19/internal/proof/claims/zh"
 	"math"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/fence"
-	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/fencescene"
-	"github.com/zk19/zk19/internal/harness"
-	"github.com/zk19/zk19/internal/scene"
-	"github.com/zk19/zk19/internal/zkclient"
-	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/internal/proof/claims"
+	"github.com/zk19/zk19/internal/proof/fencescene"
+	"github.com/zk19/zk19/internal/proof/harness"
+	"github.com/zk19/zk19/internal/proof/scene"
+	"github.com/zk19/zk19/internal/server/zkclient"
+	"github.com/zk19/zk19/internal/server/zkserver"
 	"github.com/zk19/zk19/lock"
 )
 
@@ -287,7 +287,7 @@ func TestT3_CzxidIsNotAUniqueToken(t *testing.T) {
 // first.
 func TestT5_WipedEnsembleRestartsNumberingAndZxids(t *testing.T) {
 	harness.Parallel(t)
-	zkserver.RequireFaults(t, zh.Say("a server of its own, whose data it wipes before starting it again"))
+	harness.RequireFaults(t, zh.Say("a server of its own, whose data it wipes before starting it again"))
 	claims.Open(t, "T5")
 	s := zkserver.Start(t)
 	claims.Phase(t, "the first incarnation: A holds under %s; its worker keeps the token", fencescene.WipedParent)

@@ -1,7 +1,7 @@
 package zk19_test
 
 // §7 of the article (三个本机场景的证据): what makes the record evidence.
-// TestMain (internal/harness.Main) resolves the backend, prints the record's
+// TestMain (internal/proof/harness.Main) resolves the backend, prints the record's
 // header and leaves nothing behind; E1 to E4 check that servers listen on
 // loopback only, that no wait guesses a window, that a scenario leaves
 // nothing behind even when interrupted, and that the header names what ran.
@@ -26,12 +26,11 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/harness"
-	"github.com/zk19/zk19/internal/hostports"
-	"github.com/zk19/zk19/internal/scene"
-	"github.com/zk19/zk19/internal/zkclient"
-	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/internal/proof/claims"
+	"github.com/zk19/zk19/internal/proof/harness"
+	"github.com/zk19/zk19/internal/proof/scene"
+	"github.com/zk19/zk19/internal/server/zkclient"
+	"github.com/zk19/zk19/internal/server/zkserver"
 	"github.com/zk19/zk19/lock"
 )
 
@@ -186,7 +185,7 @@ func e1OnTheUsersServer(t *testing.T) {
 	}
 	p := zkserver.ClientProxy(t, "E1-proxy", harness.SharedServer(t))
 	zkclient.Connect(t, "E1", []string{p.Addr()})
-	own, err := hostports.Sockets(os.Getpid())
+	own, err := zkserver.Sockets(os.Getpid())
 	if err != nil {
 		claims.NotShown(t, "E1", "sockets of this process: %v", err)
 	}
@@ -221,14 +220,14 @@ func count(b bool) int {
 }
 
 // TestE2_NoSleepGuessesAWindow: no proof, and no step of a scene a proof
-// plays (internal/harness and the scene packages, internal/chaos, ./peers),
+// plays (internal/proof/harness and the scene packages, internal/proof/chaos, ./peers),
 // waits a guessed time for a window to open (claim E2, "三个本机场景的证据").
 // A wait on time alone
 // (time.Sleep, a bare receive from time.After or a timer's channel, a select
 // whose only cases are timers, a range over a ticker, time.AfterFunc) must
 // be for a named constant of this package that is a session timeout. A
 // bounded wait is a select with a real event beside its timer, or
-// internal/wait and poll, which call no timer here. The check is first shown
+// internal/server/tb and poll, which call no timer here. The check is first shown
 // to refuse such waits in sources written for it.
 func TestE2_NoSleepGuessesAWindow(t *testing.T) {
 	claims.Open(t, "E2")
@@ -251,7 +250,7 @@ func TestE2_NoSleepGuessesAWindow(t *testing.T) {
 	// test files, in the others every file.
 	var allowed, refused []string
 	files := 0
-	for _, dir := range []string{".", "internal/harness", "internal/scene", "internal/replicas", "internal/fencescene", "internal/jute/crosscheck", "internal/chaos", "peers"} {
+	for _, dir := range []string{".", "internal/proof/harness", "internal/proof/scene", "internal/proof/replicas", "internal/proof/fencescene", "internal/proof/chaos", "peers"} {
 		fset := token.NewFileSet()
 		var all, scanned []*ast.File
 		names, _ := filepath.Glob(filepath.Join(dir, "*.go"))
@@ -393,13 +392,13 @@ func requireServerOnLoopback(t *testing.T, srv *zkserver.Server, standalone bool
 }
 
 // requireRunTimeAddr fails E1 unless addr is 127.0.0.1 with a port chosen
-// at run time (see hostports.RunTimePort); how, if set, is the way it must
+// at run time (see zkserver.RunTimePort); how, if set, is the way it must
 // have been chosen.
 func requireRunTimeAddr(t *testing.T, what, addr, how string) {
 	t.Helper()
 	host, port, err := net.SplitHostPort(addr)
 	n, perr := strconv.Atoi(port)
-	got := hostports.RunTimePort(n)
+	got := zkserver.RunTimePort(n)
 	switch {
 	case err != nil || perr != nil:
 		claims.Refuted(t, "E1", "%s %q: got an address that does not parse (%v %v); want 127.0.0.1:port", what, addr, err, perr)

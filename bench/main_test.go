@@ -3,7 +3,7 @@ package bench_test
 import (
 	"testing"
 
-	"github.com/zk19/zk19/internal/harness"
+	"github.com/zk19/zk19/internal/proof/harness"
 )
 
 // TestMain starts servers only when a benchmark runs (go test -bench):

@@ -8,8 +8,7 @@ import (
 	"testing"
 
 	. "github.com/zk19/zk19/fence"
-	"github.com/zk19/zk19/internal/pgserver"
-	"github.com/zk19/zk19/internal/sqlite"
+	"github.com/zk19/zk19/internal/server/sqldb"
 )
 
 // databases are the two databases fence speaks, each opened fresh for a
@@ -20,7 +19,7 @@ var databases = []struct {
 }{
 	{"sqlite", func(t *testing.T) *sql.DB {
 		t.Helper()
-		dsn, err := sqlite.DSN(filepath.Join(t.TempDir(), "fence.db"))
+		dsn, err := sqldb.SQLiteDSN(filepath.Join(t.TempDir(), "fence.db"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,7 +30,7 @@ var databases = []struct {
 		t.Cleanup(func() { _ = db.Close() })
 		return db
 	}},
-	{"postgres", func(t *testing.T) *sql.DB { return pgserver.Open(t) }},
+	{"postgres", func(t *testing.T) *sql.DB { return sqldb.Open(t) }},
 }
 
 // onEachDatabase runs test once per database, each in a subtest.
@@ -42,7 +41,7 @@ func onEachDatabase(t *testing.T, test func(t *testing.T, open func(*testing.T) 
 }
 
 // openDurableDB opens a Durable on a database the test holds (open), with
-// one connection, as internal/sqlite opens it: every call of the resource
+// one connection, as internal/server/sqldb opens it: every call of the resource
 // then runs on the same connection, the one the call before left in the
 // pool.
 func openDurableDB(t *testing.T, open func(*testing.T) *sql.DB, opts ...Option) (*Durable, *sql.DB) {

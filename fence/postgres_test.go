@@ -14,7 +14,7 @@ import (
 	"gotest.tools/v3/poll"
 
 	. "github.com/zk19/zk19/fence"
-	"github.com/zk19/zk19/internal/pgserver"
+	"github.com/zk19/zk19/internal/server/sqldb"
 )
 
 // lockWithin bounds every wait for a transaction to be seen waiting on a
@@ -83,7 +83,7 @@ func TestF6OnPostgres_TwoTransactionsCannotBothAdvanceTheMark(t *testing.T) {
 		for _, c := range cases {
 			t.Run(iso.String()+"/"+c.name, func(t *testing.T) {
 				ctx := context.Background()
-				db := pgserver.Open(t)
+				db := sqldb.Open(t)
 				if err := CreateMarks(ctx, db, table); err != nil {
 					t.Fatal(err)
 				}
@@ -203,7 +203,7 @@ func markOf(t *testing.T, db *sql.DB, table, register string) Token {
 // the mark, be refused, and see A's value as the previous one.
 func TestF6OnPostgres_DurableKeepsASecondWriteOutWhileOneIsInside(t *testing.T) {
 	ctx := context.Background()
-	db := pgserver.Open(t)
+	db := sqldb.Open(t)
 	tokA, tokB := g(1, 5), g(1, 4)
 	aInside, bDecided, release := make(chan struct{}, 1), make(chan Decision, 1), make(chan struct{})
 	d, err := NewDurable(ctx, db, WithTrace(&Trace{Decided: func(dec Decision) {
@@ -266,7 +266,7 @@ func TestF6OnPostgres_DurableKeepsASecondWriteOutWhileOneIsInside(t *testing.T) 
 // service), fence each other's writes (as TestDurableSharedFile shows).
 func TestDurableOnPostgresPersists(t *testing.T) {
 	ctx := context.Background()
-	srv := pgserver.Shared(t)
+	srv := sqldb.Shared(t)
 	name := srv.NewDatabase(t)
 	open := func() *Durable {
 		db, err := sql.Open("pgx", srv.DSN(name))
@@ -399,7 +399,7 @@ func (r *fakeRows) Next(dest []driver.Value) error {
 // TestDurableFailedWriteRollsBack does on SQLite.
 func TestDurableOnPostgresFailedWriteRollsBack(t *testing.T) {
 	ctx := context.Background()
-	db := pgserver.Open(t)
+	db := sqldb.Open(t)
 	db.SetMaxOpenConns(1)
 	d, err := NewDurable(ctx, db)
 	if err != nil {

@@ -7,8 +7,7 @@ import (
 	"fmt"
 	. "github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/fence/fencetest"
-	"github.com/zk19/zk19/internal/pgserver"
-	"github.com/zk19/zk19/internal/sqlite"
+	"github.com/zk19/zk19/internal/server/sqldb"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -22,9 +21,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// The PostgreSQL server of this binary (internal/pgserver), started on
+	// The PostgreSQL server of this binary (internal/server/sqldb), started on
 	// first use, is stopped at the end and on Ctrl-C.
-	goleak.VerifyTestMain(pgserver.Wrap(m))
+	goleak.VerifyTestMain(sqldb.Wrap(m))
 }
 
 // impl opens a fresh resource of one kind with opts, closed at test
@@ -42,7 +41,7 @@ func openMemory(t testing.TB, opts ...Option) Resource {
 
 func openDurable(t testing.TB, opts ...Option) Resource {
 	t.Helper()
-	d, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "fence.db"), opts...)
+	d, err := sqldb.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "fence.db"), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +53,7 @@ func openDurable(t testing.TB, opts ...Option) Resource {
 // PostgreSQL server.
 func openPostgresDurable(t testing.TB, opts ...Option) Resource {
 	t.Helper()
-	return pgserver.OpenDurable(t, opts...)
+	return sqldb.OpenDurable(t, opts...)
 }
 
 var fencedImpls = []impl{
@@ -221,7 +220,7 @@ func TestTraceDecisionAgreesWithWrite(t *testing.T) {
 func TestDurablePersists(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "fence.db")
-	d, err := sqlite.Open(ctx, path)
+	d, err := sqldb.OpenSQLite(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +230,7 @@ func TestDurablePersists(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	d, err = sqlite.Open(ctx, path)
+	d, err = sqldb.OpenSQLite(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,12 +247,12 @@ func TestDurablePersists(t *testing.T) {
 func TestDurableSharedFile(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "fence.db")
-	d1, err := sqlite.Open(ctx, path)
+	d1, err := sqldb.OpenSQLite(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d1.Close()
-	d2, err := sqlite.Open(ctx, path)
+	d2, err := sqldb.OpenSQLite(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -561,7 +560,7 @@ func TestConcurrentFencing(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "fence.db")
 		var rs []Resource
 		for range 2 {
-			d, err := sqlite.Open(context.Background(), path)
+			d, err := sqldb.OpenSQLite(context.Background(), path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -573,10 +572,10 @@ func TestConcurrentFencing(t *testing.T) {
 	// Two handles on one PostgreSQL database: two pools, as two
 	// processes of a service have.
 	sharedPostgres := func(t testing.TB) []Resource {
-		name := pgserver.Shared(t).NewDatabase(t)
+		name := sqldb.Shared(t).NewDatabase(t)
 		var rs []Resource
 		for range 2 {
-			db, err := sql.Open("pgx", pgserver.Shared(t).DSN(name))
+			db, err := sql.Open("pgx", sqldb.Shared(t).DSN(name))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -600,7 +599,7 @@ func TestConcurrentFencing(t *testing.T) {
 		{"durable-postgres", func(t testing.TB) []Resource { return []Resource{openPostgresDurable(t)} }, perWriter / 4},
 		{"durable-postgres-two-handles", sharedPostgres, perWriter / 4},
 		// A service's own table, fenced by AdvanceMark in its transaction.
-		{"service-postgres", func(t testing.TB) []Resource { return []Resource{pgserver.OpenService(t, "ledger")} }, perWriter / 4},
+		{"service-postgres", func(t testing.TB) []Resource { return []Resource{sqldb.OpenService(t, "ledger")} }, perWriter / 4},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -20,10 +20,10 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/fence"
-	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/jute"
-	"github.com/zk19/zk19/internal/wait"
-	"github.com/zk19/zk19/internal/zkclient"
+	"github.com/zk19/zk19/internal/server/faultproxy"
+	"github.com/zk19/zk19/internal/server/jute"
+	"github.com/zk19/zk19/internal/server/tb"
+	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/lock"
 	"github.com/zk19/zk19/lock/locktrace"
 )
@@ -49,7 +49,7 @@ func newLinked(t *testing.T, name string, timeout time.Duration) *linked {
 		t.Fatalf("lock.Connect for %s: %v", name, err)
 	}
 	t.Cleanup(conn.Close)
-	wait.For(t, answerWithin, name+"'s first session", func() (bool, string) {
+	tb.WaitFor(t, answerWithin, name+"'s first session", func() (bool, string) {
 		return conn.State() == zk.StateHasSession, fmt.Sprintf("state %v", conn.State())
 	})
 	return &linked{px: px, conn: conn}
@@ -73,7 +73,7 @@ func cutHolder(t *testing.T) (*linked, *lock.Locker, *lock.Held, *zkclient.Clien
 // expired the holder's session.
 func waitExpired(t *testing.T, o *zkclient.Client, held *lock.Held) {
 	t.Helper()
-	wait.For(t, answerWithin+shortSession, "the server to expire H's session (H's node gone)", func() (bool, string) {
+	tb.WaitFor(t, answerWithin+shortSession, "the server to expire H's session (H's node gone)", func() (bool, string) {
 		ok, _, err := o.Exists(held.Path)
 		return err == nil && !ok, fmt.Sprintf("%s there: %v, err %v", path.Base(held.Path), ok, err)
 	})
@@ -103,7 +103,7 @@ func TestAKnownLossAlwaysWinsOverTheNextWrite(t *testing.T) {
 	if err := o.Delete(held.Path, -1); err != nil {
 		t.Fatalf("not shown: delete H's node: %v", err)
 	}
-	wait.Receive(t, answerWithin, "H's Lost after its node was deleted", held.Lost())
+	tb.Receive(t, answerWithin, "H's Lost after its node was deleted", held.Lost())
 	const iterations = 1000
 	for i := range iterations {
 		if err := held.Ready(context.Background()); !errors.Is(err, lock.ErrLostCandidacy) {
@@ -123,7 +123,7 @@ func TestAKnownLossAlwaysWinsOverTheNextWrite(t *testing.T) {
 // item 1).
 func TestReadyWaitsOutASuspension(t *testing.T) {
 	h, _, held, _ := cutHolder(t)
-	wait.For(t, answerWithin, "H's client to notice the cut", func() (bool, string) {
+	tb.WaitFor(t, answerWithin, "H's client to notice the cut", func() (bool, string) {
 		return h.conn.State() != zk.StateHasSession, fmt.Sprintf("state %v", h.conn.State())
 	})
 	ended, cancel := context.WithCancel(context.Background())
@@ -147,7 +147,7 @@ func TestReadyWaitsOutASuspension(t *testing.T) {
 	}
 	t.Logf("fault undone: H's proxy heals")
 	h.px.Heal()
-	if err := wait.Receive(t, answerWithin, "H's Ready after the heal", ready); err != nil {
+	if err := tb.Receive(t, answerWithin, "H's Ready after the heal", ready); err != nil {
 		t.Fatalf("H's Ready after the client has its session back: got %v; want nil", err)
 	}
 	if err := held.Release(ctx); err != nil {
@@ -184,7 +184,7 @@ func expiresByRun(t *testing.T, silent bool, offset time.Duration) {
 		t.Fatalf("not shown: observer's watch on H's node: exists %v, %v", ok, err)
 	}
 	pings := h.px.Requests(jute.OpPing)
-	wait.For(t, answerWithin, "H's next ping", func() (bool, string) {
+	tb.WaitFor(t, answerWithin, "H's next ping", func() (bool, string) {
 		n := h.px.Requests(jute.OpPing)
 		return n > pings, fmt.Sprintf("%d pings passed", n)
 	})
@@ -201,7 +201,7 @@ func expiresByRun(t *testing.T, silent bool, offset time.Duration) {
 	}
 	t.Cleanup(h.px.Heal)
 	s := nextSuspension(t, held, shortSession, "within the session timeout (a silent link is noticed after two thirds of it)")
-	ev := wait.Receive(t, answerWithin+shortSession, "the observer's event on H's node", gone)
+	ev := tb.Receive(t, answerWithin+shortSession, "the observer's event on H's node", gone)
 	observed := time.Now()
 	if ev.Type != zk.EventNodeDeleted {
 		t.Fatalf("not shown: the observer's event on H's node: got %v; want its deletion", ev.Type)
@@ -243,7 +243,7 @@ func TestAnAcquireWhileTheSessionIsGoneHoldsInTheNext(t *testing.T) {
 	}()
 	t.Logf("H's Acquire started with the client cut off (state %v, session 0x%x expired); fault undone: H's proxy heals", h.conn.State(), old)
 	h.px.Heal()
-	if err := wait.Receive(t, answerWithin, "H's Acquire after the heal", done); err != nil {
+	if err := tb.Receive(t, answerWithin, "H's Acquire after the heal", done); err != nil {
 		t.Fatalf("H's Acquire begun while its session was gone: got %v; want a hold in the client's next session", err)
 	}
 	defer next.Release(context.Background())
@@ -319,7 +319,7 @@ func TestRetriesAreCountedInARow(t *testing.T) {
 	if err := ha.Release(ctx); err != nil {
 		t.Fatalf("A's Release: %v", err)
 	}
-	if err := wait.Receive(t, answerWithin, "B's Acquire after A released", done); err != nil {
+	if err := tb.Receive(t, answerWithin, "B's Acquire after A released", done); err != nil {
 		t.Fatalf("B's Acquire and Release: got %v; want B to hold and release", err)
 	}
 }
@@ -339,7 +339,7 @@ func TestAReleaseOfAHoldAlreadyOverIsOneCheck(t *testing.T) {
 		if err := o.Delete(held.Path, -1); err != nil {
 			t.Fatalf("not shown: delete H's node: %v", err)
 		}
-		wait.Receive(t, answerWithin, "H's Lost after its node was deleted", held.Lost())
+		tb.Receive(t, answerWithin, "H's Lost after its node was deleted", held.Lost())
 		if err := held.Release(context.Background()); !errors.Is(err, lock.ErrAlreadyOver) || !errors.Is(err, lock.ErrLostCandidacy) {
 			t.Fatalf("H's Release after its node was deleted: got %v; want ErrAlreadyOver wrapping ErrLostCandidacy", err)
 		}
@@ -364,7 +364,7 @@ func TestAReleaseOfAHoldAlreadyOverIsOneCheck(t *testing.T) {
 		}
 		t.Logf("fault undone: H's proxy heals")
 		h.px.Heal()
-		wait.Receive(t, answerWithin, "H's Gone after the heal", held.Gone())
+		tb.Receive(t, answerWithin, "H's Gone after the heal", held.Gone())
 		if err := held.Err(); !errors.Is(err, lock.ErrSessionChanged) {
 			t.Fatalf("H's Err once the client learned of the expiry: got %v; want the first cause, ErrSessionChanged", err)
 		}
@@ -375,7 +375,7 @@ func TestAReleaseOfAHoldAlreadyOverIsOneCheck(t *testing.T) {
 		h, _, held, o := cutHolder(t)
 		waitExpired(t, o, held)
 		h.px.Heal()
-		wait.Receive(t, answerWithin, "H's Lost after the reconnect", held.Lost())
+		tb.Receive(t, answerWithin, "H's Lost after the reconnect", held.Lost())
 		if err := held.Release(context.Background()); !errors.Is(err, lock.ErrAlreadyOver) || !errors.Is(err, lock.ErrSessionChanged) {
 			t.Fatalf("H's Release after its session expired: got %v; want ErrAlreadyOver wrapping ErrSessionChanged", err)
 		}

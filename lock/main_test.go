@@ -18,11 +18,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/zk19/zk19/fence"
-	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/jute"
-	"github.com/zk19/zk19/internal/servertest"
-	"github.com/zk19/zk19/internal/zkclient"
-	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/internal/server/faultproxy"
+	"github.com/zk19/zk19/internal/server/jute"
+	"github.com/zk19/zk19/internal/server/zkclient"
+	"github.com/zk19/zk19/internal/server/zkserver"
 	"github.com/zk19/zk19/lock"
 )
 
@@ -35,7 +34,7 @@ func TestMain(m *testing.M) {
 	// test's default is GOMAXPROCS, 2 here). Set before the flags are
 	// parsed, so a -parallel given wins.
 	_ = flag.Set("test.parallel", "6")
-	os.Exit(servertest.RunExamples(m, "lock", func(s *zkserver.Scope) { scope = s }))
+	os.Exit(zkserver.RunExamples(m, "lock", func(s *zkserver.Scope) { scope = s }))
 }
 
 // server is the Examples' standalone server, started on first use.

@@ -18,9 +18,9 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
 
-	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/wait"
-	"github.com/zk19/zk19/internal/zkclient"
+	"github.com/zk19/zk19/internal/server/faultproxy"
+	"github.com/zk19/zk19/internal/server/tb"
+	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/lock"
 	"github.com/zk19/zk19/lock/locktrace"
 )
@@ -287,22 +287,22 @@ func (c *cell) driveHold() result {
 	if _, err := c.o.Set(h.Path, []byte("x"), -1); err != nil {
 		c.notShownNow("observer set %s: %v", path.Base(h.Path), err)
 	}
-	if err := wait.Until(answerWithin, "the hold's own-node watch to be faulted", func() (bool, string) {
+	if err := tb.WaitUntil(answerWithin, "the hold's own-node watch to be faulted", func() (bool, string) {
 		return c.fired.Load(), "not yet"
 	}); err != nil {
 		c.notShownNow("%v", err)
 	}
-	wait.Receive(c.t, 3*answerWithin, "the fault on the hold's watch to run its course", c.faultDone)
+	tb.Receive(c.t, 3*answerWithin, "the fault on the hold's watch to run its course", c.faultDone)
 	// Every fault here drops the hold's connection: the hold must say so,
 	// and then that it came back in its session, or, after an expiry, never.
 	c.check(chkSuspension, "", func() {
-		s := wait.Receive(c.t, answerWithin, "a Suspension from S's hold after its connection dropped", h.Suspensions())
+		s := tb.Receive(c.t, answerWithin, "a Suspension from S's hold after its connection dropped", h.Suspensions())
 		c.logf("S suspended at %v, expires by since+%v", s.Since.Format("15:04:05.000"), s.ExpiresBy.Sub(s.Since))
 		if c.f != expired {
-			wait.Receive(c.t, answerWithin, "S's Suspension to be Resumed in the same session", s.Resumed)
+			tb.Receive(c.t, answerWithin, "S's Suspension to be Resumed in the same session", s.Resumed)
 			return
 		}
-		wait.Receive(c.t, 2*answerWithin, "S's Lost to close after its session ended", h.Lost())
+		tb.Receive(c.t, 2*answerWithin, "S's Lost to close after its session ended", h.Lost())
 		select {
 		case <-s.Resumed:
 			c.fail(chkSuspension, "got Resumed closed after the session expired; want it never closed")
@@ -314,7 +314,7 @@ func (c *cell) driveHold() result {
 		_ = h.Release(context.Background())
 		return result{err: h.Err(), took: time.Since(start), end: time.Now(), gone: h.Gone()}
 	}
-	if err := wait.Until(answerWithin, "S's hold to watch its node again after the fault", func() (bool, string) {
+	if err := tb.WaitUntil(answerWithin, "S's hold to watch its node again after the fault", func() (bool, string) {
 		return c.guards.Load() > c.guardsAtFault.Load() || h.Err() != nil, fmt.Sprintf("%d own-node watches set, %d when the fault was armed; hold's Err %v", c.guards.Load(), c.guardsAtFault.Load(), h.Err())
 	}); err != nil {
 		c.notShownNow("%v", err)
@@ -419,7 +419,7 @@ func matrixStates() []*state {
 // after a lost delete).
 func (c *cell) driveLateCreate() result {
 	res := c.run(c.l.Acquire)
-	if err := wait.Until(answerWithin, "the create's reply to be held", func() (bool, string) {
+	if err := tb.WaitUntil(answerWithin, "the create's reply to be held", func() (bool, string) {
 		n := c.w.px.Stats().DownHeld
 		return n > 0, fmt.Sprintf("%d bytes held", n)
 	}); err != nil {
@@ -445,7 +445,7 @@ func (c *cell) holdCreateThenEnd() {
 	c.w.px.Hold(faultproxy.Down)
 	c.logf("premise: S's proxy holds the replies; the caller's context ends once the create is on the wire")
 	go func() {
-		if err := wait.Until(answerWithin, "S's create on the wire", func() (bool, string) {
+		if err := tb.WaitUntil(answerWithin, "S's create on the wire", func() (bool, string) {
 			return c.w.px.Requests(ops...) > before, "not yet"
 		}); err != nil {
 			c.faultErr.Store(err.Error())

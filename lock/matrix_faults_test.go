@@ -15,9 +15,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/jute"
-	"github.com/zk19/zk19/internal/wait"
+	"github.com/zk19/zk19/internal/server/faultproxy"
+	"github.com/zk19/zk19/internal/server/jute"
+	"github.com/zk19/zk19/internal/server/tb"
 	"github.com/zk19/zk19/lock/locktrace"
 
 	"github.com/go-zookeeper/zk"
@@ -136,7 +136,7 @@ func (c *cell) inject(op locktrace.Op, path string) {
 		return
 	}
 	if op != opNone {
-		if err := wait.Until(answerWithin, "the subject's client to have a session", func() (bool, string) {
+		if err := tb.WaitUntil(answerWithin, "the subject's client to have a session", func() (bool, string) {
 			s := c.w.c.State()
 			return s == zk.StateHasSession, s.String()
 		}); err != nil {
@@ -152,7 +152,7 @@ func (c *cell) inject(op locktrace.Op, path string) {
 	go func() {
 		defer close(c.faultDone)
 		if op != opNone {
-			if err := wait.Until(answerWithin, fmt.Sprintf("%s %s on the wire", op, path), func() (bool, string) {
+			if err := tb.WaitUntil(answerWithin, fmt.Sprintf("%s %s on the wire", op, path), func() (bool, string) {
 				n := c.w.px.Requests(ops...)
 				return n > before, fmt.Sprintf("%d passed, %d before", n, before)
 			}); err != nil {
@@ -171,7 +171,7 @@ func (c *cell) act(held bool) {
 	case cut:
 		refused := c.w.px.Stats().Refused
 		c.w.px.Cut(faultproxy.BothEnds)
-		if err := wait.Until(answerWithin, "the subject's reconnect to be refused", func() (bool, string) {
+		if err := tb.WaitUntil(answerWithin, "the subject's reconnect to be refused", func() (bool, string) {
 			n := c.w.px.Stats().Refused
 			return n > refused, fmt.Sprintf("%d refused", n)
 		}); err != nil {

@@ -67,9 +67,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/zk19/zk19/fence"
-	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/wait"
-	"github.com/zk19/zk19/internal/zkclient"
+	"github.com/zk19/zk19/internal/server/faultproxy"
+	"github.com/zk19/zk19/internal/server/tb"
+	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/lock"
 	"github.com/zk19/zk19/lock/locktrace"
 )
@@ -511,7 +511,7 @@ func (c *cell) companion() {
 		}
 		c.compan <- companionResult{h, err}
 	}()
-	wait.Receive(c.t, answerWithin, "the companion acquisition to wait behind S", waiting)
+	tb.Receive(c.t, answerWithin, "the companion acquisition to wait behind S", waiting)
 }
 
 // finishCompanion waits for the companion's acquisition and releases its
@@ -520,7 +520,7 @@ func (c *cell) finishCompanion() {
 	if c.compan == nil {
 		return
 	}
-	r := wait.Receive(c.t, 2*cellDeadline, "the companion acquisition to return", c.compan)
+	r := tb.Receive(c.t, 2*cellDeadline, "the companion acquisition to return", c.compan)
 	c.logf("C Acquire: %v", errOrOK(r.err))
 	if r.h != nil {
 		c.markReleased(r.h)
@@ -635,7 +635,7 @@ func runCell(t *testing.T, cs cellSpec, rec *record, r *row) {
 		c.check(chkRelease, "", func() { res.gone = c.releaseGiven(res.held) })
 	}
 	if res.gone != nil {
-		wait.Receive(t, 2*answerWithin, "S's Gone to close", res.gone)
+		tb.Receive(t, 2*answerWithin, "S's Gone to close", res.gone)
 		c.checkLiveAndOrphans(onceGone)
 	}
 	c.releaseA()
@@ -815,7 +815,7 @@ func (c *cell) checkNoOrphan(when string) {
 		return // the node is still there: no need to wait for it again
 	}
 	var last []string
-	err := wait.Until(answerWithin, "no node of S's sessions without a Held", func() (bool, string) {
+	err := tb.WaitUntil(answerWithin, "no node of S's sessions without a Held", func() (bool, string) {
 		o, err := c.orphans()
 		if err != nil {
 			return false, err.Error()
@@ -881,7 +881,7 @@ func (c *cell) checkLockerOutlivesSession() {
 	defer cancel()
 	// The next acquisition starts once the client has its new session: one
 	// that began before would span the change (ErrSessionChanged).
-	if err := wait.Until(answerWithin, "S's client to have a new session", func() (bool, string) {
+	if err := tb.WaitUntil(answerWithin, "S's client to have a new session", func() (bool, string) {
 		sid := c.w.c.SessionID()
 		return c.w.c.State() == zk.StateHasSession && sid != 0 && sid != c.session0, fmt.Sprintf("state %v, session 0x%x (0x%x before the fault)", c.w.c.State(), sid, c.session0)
 	}); err != nil {

@@ -24,10 +24,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/zk19/zk19/fence"
-	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/jute"
-	"github.com/zk19/zk19/internal/wait"
-	"github.com/zk19/zk19/internal/zkclient"
+	"github.com/zk19/zk19/internal/server/faultproxy"
+	"github.com/zk19/zk19/internal/server/jute"
+	"github.com/zk19/zk19/internal/server/tb"
+	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/lock"
 	"github.com/zk19/zk19/lock/locktrace"
 )
@@ -121,7 +121,7 @@ func denyDeletes(t *testing.T, o *zkclient.Client, parent string) {
 // waitNoneOwned waits until session owns no child of parent.
 func waitNoneOwned(t *testing.T, o *zkclient.Client, parent, who string, session int64) {
 	t.Helper()
-	wait.For(t, answerWithin, who+"'s candidates to be gone", func() (bool, string) {
+	tb.WaitFor(t, answerWithin, who+"'s candidates to be gone", func() (bool, string) {
 		owned, err := ownedBy(t, o, parent, session)
 		if err != nil {
 			return false, "list: " + err.Error()
@@ -391,7 +391,7 @@ func TestReleaseFinishesItsCleanupAfterItsContextEnds(t *testing.T) {
 	defer cancel()
 	released := make(chan error, 1)
 	go func() { released <- h.Release(ctx) }()
-	wait.For(t, answerWithin, "W's delete to be held on the wire", func() (bool, string) {
+	tb.WaitFor(t, answerWithin, "W's delete to be held on the wire", func() (bool, string) {
 		st := w.px.Stats()
 		return st.UpHeld > 0, fmt.Sprintf("%d bytes held up", st.UpHeld)
 	})
@@ -403,7 +403,7 @@ func TestReleaseFinishesItsCleanupAfterItsContextEnds(t *testing.T) {
 		t.Fatalf("not shown: W's client never saw the cut: %v", err)
 	}
 	cancel()
-	err := wait.Receive(t, cleanupGrace+scheduling, "W's Release to return after its context ended", released)
+	err := tb.Receive(t, cleanupGrace+scheduling, "W's Release to return after its context ended", released)
 	t.Logf("W Release: %v", err)
 	if !errors.Is(err, lock.ErrOutcomeUnknown) {
 		t.Fatalf("W's Release cut off, ctx ended: got %v; want ErrOutcomeUnknown", err)
@@ -426,7 +426,7 @@ func TestReleaseFinishesItsCleanupAfterItsContextEnds(t *testing.T) {
 	if now := w.c.SessionID(); now != session {
 		t.Fatalf("not shown: W came back in session 0x%x, not 0x%x", now, session)
 	}
-	wait.Receive(t, answerWithin, "Gone to close after W is back", h.Gone())
+	tb.Receive(t, answerWithin, "Gone to close after W is back", h.Gone())
 	owned, err := ownedBy(t, o, parent, session)
 	t.Attr("w_nodes_after_gone", fmt.Sprint(owned))
 	if err != nil || len(owned) != 0 {
@@ -512,7 +512,7 @@ func TestALostCandidacyDeletesNothing(t *testing.T) {
 		defer cancel()
 		done := make(chan error, 1)
 		go func() { _, err := b.Acquire(ctx); done <- err }()
-		own := wait.Receive(t, answerWithin, "B to wait on A's node", waiting)
+		own := tb.Receive(t, answerWithin, "B to wait on A's node", waiting)
 		t.Logf("observer invoke delete %s (B's node)", own)
 		if err := o.Delete(parent+"/"+own, -1); err != nil {
 			t.Fatalf("not shown: delete B's node: %v", err)
@@ -520,7 +520,7 @@ func TestALostCandidacyDeletesNothing(t *testing.T) {
 		if err := ha.Release(ctx); err != nil {
 			t.Fatalf("A release: %v", err)
 		}
-		err := wait.Receive(t, answerWithin, "B's Acquire to return after A released", done)
+		err := tb.Receive(t, answerWithin, "B's Acquire to return after A released", done)
 		if !errors.Is(err, lock.ErrLostCandidacy) {
 			t.Fatalf("B's Acquire with its node deleted: got %v; want ErrLostCandidacy", err)
 		}
@@ -539,7 +539,7 @@ func TestALostCandidacyDeletesNothing(t *testing.T) {
 		if err := o.Delete(ha.Path, -1); err != nil {
 			t.Fatalf("not shown: delete A's node: %v", err)
 		}
-		wait.Receive(t, answerWithin, "A's Lost to close after its node was deleted", lost)
+		tb.Receive(t, answerWithin, "A's Lost to close after its node was deleted", lost)
 		err := ha.Release(context.Background())
 		t.Logf("A Release: %v", err)
 		if !errors.Is(err, lock.ErrLostCandidacy) {
@@ -565,7 +565,7 @@ func TestLostArmedAfterTheNodeIsGoneCloses(t *testing.T) {
 	if err := o.Delete(h.Path, -1); err != nil {
 		t.Fatalf("not shown: delete H's node: %v", err)
 	}
-	wait.Receive(t, answerWithin, "H's Lost, armed after its node was deleted, to close", h.Lost())
+	tb.Receive(t, answerWithin, "H's Lost, armed after its node was deleted, to close", h.Lost())
 	if err := h.Release(context.Background()); !errors.Is(err, lock.ErrLostCandidacy) {
 		t.Fatalf("H's Release: got %v; want ErrLostCandidacy", err)
 	}
@@ -583,7 +583,7 @@ func TestLostClosesOnRelease(t *testing.T) {
 	if err := armed.Release(context.Background()); err != nil {
 		t.Fatalf("H's first Release: %v", err)
 	}
-	wait.Receive(t, answerWithin, "H's Lost, armed before its Release, to close", lost)
+	tb.Receive(t, answerWithin, "H's Lost, armed before its Release, to close", lost)
 	later := mustAcquire(t, "H", l)
 	if err := later.Release(context.Background()); err != nil {
 		t.Fatalf("H's second Release: %v", err)
@@ -647,7 +647,7 @@ func TestLostWatchesTheHoldsNodeOnce(t *testing.T) {
 	held := mustAcquire(t, "H", lock.New(h.c.Conn, parent))
 	// A fresh Locker's first acquisition checks the parent with exists; the
 	// hold then sets its watch: two in all.
-	wait.For(t, answerWithin, "H's watch on its own node", func() (bool, string) {
+	tb.WaitFor(t, answerWithin, "H's watch on its own node", func() (bool, string) {
 		return exists()-base >= 2, fmt.Sprintf("%d exists sent", exists()-base)
 	})
 	lost := held.Lost()
@@ -673,7 +673,7 @@ func TestLostWatchesTheHoldsNodeOnce(t *testing.T) {
 	if _, err := o.Set(held.Path, []byte("x"), -1); err != nil {
 		t.Fatalf("not shown: set data: %v", err)
 	}
-	wait.For(t, answerWithin, "H to watch its node again after the data change", func() (bool, string) {
+	tb.WaitFor(t, answerWithin, "H to watch its node again after the data change", func() (bool, string) {
 		return exists()-base == 2, fmt.Sprintf("%d exists sent by H", exists()-base)
 	})
 	open("after the data change")
@@ -682,7 +682,7 @@ func TestLostWatchesTheHoldsNodeOnce(t *testing.T) {
 	if err := o.Delete(held.Path, -1); err != nil {
 		t.Fatalf("not shown: delete: %v", err)
 	}
-	wait.Receive(t, answerWithin, "H's Lost to close after its node was deleted", lost)
+	tb.Receive(t, answerWithin, "H's Lost to close after its node was deleted", lost)
 	if err := held.Release(context.Background()); !errors.Is(err, lock.ErrLostCandidacy) {
 		t.Fatalf("H's Release after its node was deleted: got %v; want ErrLostCandidacy", err)
 	}
@@ -846,13 +846,13 @@ func lateCreateInANewSession(t *testing.T, stays bool) {
 
 	t.Logf("fault: B's proxy blackholes both directions until B's session 0x%x expires", old)
 	b.px.Blackhole(faultproxy.Both)
-	wait.For(t, answerWithin+shortSession, "B's session to expire on the server (its ephemeral marker gone)", func() (bool, string) {
+	tb.WaitFor(t, answerWithin+shortSession, "B's session to expire on the server (its ephemeral marker gone)", func() (bool, string) {
 		ok, _, err := o.Exists(marker)
 		return err == nil && !ok, fmt.Sprintf("marker there: %v, err %v", ok, err)
 	})
 	t.Logf("observer ok: %s gone: session 0x%x expired", marker, old)
 	b.px.Heal()
-	wait.For(t, answerWithin, "B's client to have a new session", func() (bool, string) {
+	tb.WaitFor(t, answerWithin, "B's client to have a new session", func() (bool, string) {
 		s := b.c.SessionID()
 		return s != 0 && s != old, fmt.Sprintf("session 0x%x", s)
 	})
@@ -880,10 +880,10 @@ func lateCreateInANewSession(t *testing.T, stays bool) {
 	t.Logf("fault: B's proxy holds every reply from now on; the connection stays open")
 	b.px.Hold(faultproxy.Down)
 	letCreateGo()
-	wait.For(t, answerWithin, "B's create to reach the server", func() (bool, string) {
+	tb.WaitFor(t, answerWithin, "B's create to reach the server", func() (bool, string) {
 		return creates() > before, fmt.Sprintf("%d creates passed", creates())
 	})
-	wait.For(t, answerWithin, "B's candidate to exist in its new session", func() (bool, string) {
+	tb.WaitFor(t, answerWithin, "B's candidate to exist in its new session", func() (bool, string) {
 		owned, err := ownedBy(t, o, parent, fresh)
 		return err == nil && len(owned) == 1, fmt.Sprintf("new session owns %v, err %v", owned, err)
 	})
@@ -1018,7 +1018,7 @@ func TestReleaseRefusedByTheParentsACLSaysSo(t *testing.T) {
 	if !errors.Is(err, zk.ErrNoAuth) || errors.Is(err, lock.ErrOutcomeUnknown) {
 		t.Fatalf("B's Release refused by the parent's ACL: got %v; want an error wrapping zk.ErrNoAuth and not ErrOutcomeUnknown", err)
 	}
-	wait.Receive(t, answerWithin, "B's Gone to close", h.Gone())
+	tb.Receive(t, answerWithin, "B's Gone to close", h.Gone())
 	if owned, err := ownedBy(t, o, parent, b.c.SessionID()); err != nil || len(owned) != 1 {
 		t.Fatalf("after B's refused Release: got B's nodes %v (%v); want its node still there", owned, err)
 	}

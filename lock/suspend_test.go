@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/wait"
-	"github.com/zk19/zk19/internal/zkclient"
+	"github.com/zk19/zk19/internal/server/faultproxy"
+	"github.com/zk19/zk19/internal/server/tb"
+	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/lock"
 )
 
@@ -118,7 +118,7 @@ func TestASuspensionPastExpiryEndsInLost(t *testing.T) {
 	}
 	t.Logf("fault undone: H's proxy heals")
 	h.px.Heal()
-	wait.Receive(t, answerWithin, "H's Lost after the reconnect", held.Lost())
+	tb.Receive(t, answerWithin, "H's Lost after the reconnect", held.Lost())
 	if !errors.Is(held.Err(), lock.ErrSessionChanged) {
 		t.Fatalf("H's Err after the expiry: got %v; want ErrSessionChanged", held.Err())
 	}

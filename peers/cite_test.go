@@ -19,7 +19,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/zk19/zk19/internal/jdk"
+	"github.com/zk19/zk19/internal/server/zkserver"
 )
 
 type goModule struct{ version, dir string }
@@ -181,7 +181,7 @@ func curatorLines(file string) (map[int]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	javac, _, ok := jdk.Find()
+	javac, _, ok := zkserver.FindJDK()
 	if !ok {
 		return nil, fmt.Errorf("no JDK to run javap with")
 	}

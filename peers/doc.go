@@ -2,7 +2,7 @@
 // which a lock recipe can break (a stranger's child, a lost create reply,
 // an expired session, a wrapped suffix, ...) run against every recipe:
 // ours (package lock), go-zookeeper's zk.Lock, kazoo's Lock, Curator's
-// InterProcessMutex, and any recipe registered with internal/peer or named
+// InterProcessMutex, and any recipe registered with internal/proof/peer or named
 // in ZK19_PEERS. Its tests prove no claim of the article; they show where
 // each recipe keeps or breaks the guarantees the article asks of a lock.
 //

@@ -1,7 +1,7 @@
 package peers_test
 
 // The recipes the peer family drives in a process of their own, over the
-// line protocol of testdata/peers/PROTOCOL.md (internal/peer): kazoo's Lock
+// line protocol of testdata/peers/PROTOCOL.md (internal/proof/peer): kazoo's Lock
 // (Python), Apache Curator's InterProcessMutex (Java), and any driver named
 // in ZK19_PEERS; and the Go recipes a test file registers with
 // peer.Register. Each is a column of the table "How other recipes fare",
@@ -19,12 +19,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/claims/zh"
-	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/peer"
-	"github.com/zk19/zk19/internal/zkclient"
-	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/internal/proof/claims"
+	"github.com/zk19/zk19/internal/proof/claims/zh"
+	"github.com/zk19/zk19/internal/proof/peer"
+	"github.com/zk19/zk19/internal/server/faultproxy"
+	"github.com/zk19/zk19/internal/server/zkclient"
+	"github.com/zk19/zk19/internal/server/zkserver"
 )
 
 // The drivers, from the module root.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zk19/zk19/internal/peer"
+	"github.com/zk19/zk19/internal/proof/peer"
 )
 
 func init() { peer.Register("zk.Lock-via-GoRecipe", zkLockRecipe{}) }

@@ -3,7 +3,7 @@ package peers_test
 import (
 	"testing"
 
-	"github.com/zk19/zk19/internal/harness"
+	"github.com/zk19/zk19/internal/proof/harness"
 )
 
 // TestMain runs the peer table on the backend the root's claims use, with

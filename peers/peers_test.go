@@ -27,14 +27,14 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/fence"
-	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/claims/zh"
-	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/harness"
-	"github.com/zk19/zk19/internal/jute"
-	"github.com/zk19/zk19/internal/peer"
-	"github.com/zk19/zk19/internal/scene"
-	"github.com/zk19/zk19/internal/wait"
+	"github.com/zk19/zk19/internal/proof/claims"
+	"github.com/zk19/zk19/internal/proof/claims/zh"
+	"github.com/zk19/zk19/internal/proof/harness"
+	"github.com/zk19/zk19/internal/proof/peer"
+	"github.com/zk19/zk19/internal/proof/scene"
+	"github.com/zk19/zk19/internal/server/faultproxy"
+	"github.com/zk19/zk19/internal/server/jute"
+	"github.com/zk19/zk19/internal/server/tb"
 	"github.com/zk19/zk19/lock"
 )
 
@@ -403,7 +403,7 @@ func TestPeerLostCreateReplySessionExpired(t *testing.T) {
 		old := w.session()
 		_, st := scene.StatOf(sc.t, sc.O, sc.dir)
 		tw, res := sc.loseCreateReply(w, true)
-		wait.For(sc.t, 10*harness.ExpirySessionTimeout, "the server to expire W's session and delete the node its create made", func() (bool, string) {
+		tb.WaitFor(sc.t, 10*harness.ExpirySessionTimeout, "the server to expire W's session and delete the node its create made", func() (bool, string) {
 			_, now := scene.StatOf(sc.t, sc.O, sc.dir)
 			return now.NumChildren == 0 && now.Cversion >= st.Cversion+2, fmt.Sprintf("children %d, cversion %d (was %d)", now.NumChildren, now.Cversion, st.Cversion)
 		})
@@ -478,7 +478,7 @@ func TestPeerForeignGUID(t *testing.T) {
 func (sc *peerScene) waitsBehind(tw *peerTry, foreign string) bool {
 	sc.t.Helper()
 	behind := false
-	err := wait.Until(peerCallWithin, "the return of "+tw.who+"'s acquisition, or its wait behind "+foreign, func() (bool, string) {
+	err := tb.WaitUntil(peerCallWithin, "the return of "+tw.who+"'s acquisition, or its wait behind "+foreign, func() (bool, string) {
 		if tw.finished() {
 			return true, ""
 		}
@@ -701,7 +701,7 @@ func (sc *peerScene) outlives(w peerLock, sess string, bound time.Duration) []st
 	sc.t.Helper()
 	var left []string
 	deadline := time.Now().Add(bound)
-	wait.For(sc.t, bound+harness.Within, w.who()+"'s nodes to go, or "+bound.String()+" to pass", func() (bool, string) {
+	tb.WaitFor(sc.t, bound+harness.Within, w.who()+"'s nodes to go, or "+bound.String()+" to pass", func() (bool, string) {
 		left = sc.ownedBy(sess)
 		return len(left) == 0 || time.Now().After(deadline), fmt.Sprintf("nodes %v of session %s", left, sess)
 	})
@@ -722,7 +722,7 @@ func TestPeerSessionExpiresWhileHolding(t *testing.T) {
 	runPeers(t, s, sp, func(sc *peerScene) peerCell {
 		w, node, old, mark := sc.holdThenCut(harness.ExpirySessionTimeout, "the hold is what expires")
 		px := w.proxy()
-		wait.For(sc.t, 10*harness.ExpirySessionTimeout, "the server to delete W's node", func() (bool, string) {
+		tb.WaitFor(sc.t, 10*harness.ExpirySessionTimeout, "the server to delete W's node", func() (bool, string) {
 			_, ok := sc.owners()[node]
 			return !ok, "still there"
 		})

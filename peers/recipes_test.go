@@ -32,14 +32,14 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/fence"
-	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/claims/zh"
-	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/harness"
-	"github.com/zk19/zk19/internal/scene"
-	"github.com/zk19/zk19/internal/wait"
-	"github.com/zk19/zk19/internal/zkclient"
-	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/internal/proof/claims"
+	"github.com/zk19/zk19/internal/proof/claims/zh"
+	"github.com/zk19/zk19/internal/proof/harness"
+	"github.com/zk19/zk19/internal/proof/scene"
+	"github.com/zk19/zk19/internal/server/faultproxy"
+	"github.com/zk19/zk19/internal/server/tb"
+	"github.com/zk19/zk19/internal/server/zkclient"
+	"github.com/zk19/zk19/internal/server/zkserver"
 	"github.com/zk19/zk19/lock"
 )
 
@@ -308,7 +308,7 @@ func (sc *peerScene) settle(l peerLock, try *peerTry) string {
 	sc.t.Helper()
 	sc.s.RequireWords(sc.t, "wchc") // here: the wait asks from its own goroutine
 	watched := ""
-	wait.For(sc.t, harness.Within, l.who()+"'s acquisition to return or to wait on a node", func() (bool, string) {
+	tb.WaitFor(sc.t, harness.Within, l.who()+"'s acquisition to return or to wait on a node", func() (bool, string) {
 		if try.finished() {
 			watched = ""
 			return true, ""
@@ -377,7 +377,7 @@ func (sc *peerScene) result(try *peerTry, bound time.Duration) *peerTry {
 func (sc *peerScene) awaitReturn(try *peerTry, bound time.Duration) zh.Text {
 	sc.t.Helper()
 	a := claims.NewActor(sc.t, try.who)
-	if err := wait.Until(bound, "the return of "+try.who+"'s acquisition", func() (bool, string) { return try.finished(), "not returned" }); err != nil {
+	if err := tb.WaitUntil(bound, "the return of "+try.who+"'s acquisition", func() (bool, string) { return try.finished(), "not returned" }); err != nil {
 		why := zh.Say("%v; %s", err, sc.seen(try))
 		a.Info("no return: %s", why)
 		return why

@@ -14,13 +14,13 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/claims/zh"
-	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/harness"
-	"github.com/zk19/zk19/internal/jute"
-	"github.com/zk19/zk19/internal/peer"
-	"github.com/zk19/zk19/internal/wait"
+	"github.com/zk19/zk19/internal/proof/claims"
+	"github.com/zk19/zk19/internal/proof/claims/zh"
+	"github.com/zk19/zk19/internal/proof/harness"
+	"github.com/zk19/zk19/internal/proof/peer"
+	"github.com/zk19/zk19/internal/server/faultproxy"
+	"github.com/zk19/zk19/internal/server/jute"
+	"github.com/zk19/zk19/internal/server/tb"
 )
 
 // TestPeerForeignChildSortsFirst (CURATOR-43, "Acquire gets stuck in
@@ -361,7 +361,7 @@ func TestPeerStaleSessionNode(t *testing.T) {
 		// W holds on a node its client's session does not own: let the old
 		// session go, and see whether another contender gets in.
 		k.Stop()
-		wait.For(sc.t, 10*harness.ExpirySessionTimeout, "the server to expire W's previous session and delete "+own, func() (bool, string) {
+		tb.WaitFor(sc.t, 10*harness.ExpirySessionTimeout, "the server to expire W's previous session and delete "+own, func() (bool, string) {
 			_, there := sc.owners()[own]
 			return !there, "still there"
 		})
@@ -439,7 +439,7 @@ const (
 
 func (sc *peerScene) staleWindow(w peerLock, k *faultproxy.Keeper) {
 	sc.t.Helper()
-	wait.For(sc.t, staleWindowWithin, "nine keeper pings while W is cut off", func() (bool, string) {
+	tb.WaitFor(sc.t, staleWindowWithin, "nine keeper pings while W is cut off", func() (bool, string) {
 		return k.Pings() >= staleWindowPings || k.Why() != "", fmt.Sprintf("%d pings", k.Pings())
 	})
 	if why := k.Why(); why != "" {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/proof/claims"
 )
 
 // An outcome is what the run says about one proof of a claim.

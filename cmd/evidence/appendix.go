@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/proof/claims"
 )
 
 // The Chinese record is the article's appendix: the conclusion first, then

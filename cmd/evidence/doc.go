@@ -12,7 +12,7 @@
 // The first form runs "go test -count=1 -json ." for the root package
 // (ZK19_BACKEND is passed through, or set by -backend), then, for proofs
 // that name a test of another package of the module
-// ("internal/faultproxy.TestX"), exactly those tests in their packages. The
+// ("internal/server/faultproxy.TestX"), exactly those tests in their packages. The
 // second form reads such a stream from a file. Both write EVIDENCE.md:
 //
 //   - a header: date; the commit the generator ran at (git rev-parse
@@ -23,7 +23,7 @@
 //     (holds; holds, partly not run; refuted on 3.x; observed, differs from
 //     the article's wording; not run; not shown), the decisive observation
 //     and its proofs. Verdicts and observations are read from the test
-//     attributes the proofs set (internal/claims: zk19.evidence,
+//     attributes the proofs set (internal/proof/claims: zk19.evidence,
 //     zk19.differs, and zk19.verdict.<claim> with "refuted" or
 //     "not-shown"), which go test -json reports as "attr" events; an
 //     Example's, which has no *testing.T, from the "=== ATTR" lines its
@@ -50,7 +50,7 @@
 // links to the claim's record and to its proofs' file:line; then 验证记录:
 // each claim's record in the article's order, its logs and the diagrams
 // folded in <details>, the peers, 未验证事项 and 源码依赖. Observations are
-// in the Chinese their proofs stated (internal/claims/zh), in the article's
+// in the Chinese their proofs stated (internal/proof/claims/zh), in the article's
 // words (testdata/glossary.json). A sentence that reports the article's own
 // run (the index's report, E4) is shown beside this run in both files, and
 // counted with none of this run's verdicts.

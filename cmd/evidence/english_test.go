@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/proof/claims"
 )
 
 // renderings are the records the generator writes from the saved fixture
@@ -51,7 +51,7 @@ func renderings(t *testing.T) map[string]string {
 // diagrams; the few words it may show as they are are in verbatim. Nor
 // does it use a word testdata/glossary.json says the article has its own
 // word for (the generator's own Chinese is checked here; the catalogue's and
-// the index's in internal/claims). The
+// the index's in internal/proof/claims). The
 // detector itself finds the pieces that reached the record before they went
 // through the catalogue, and passes values. (peers-run.json was saved
 // before the peer cells were stated in Chinese: the committed record's check
@@ -94,7 +94,7 @@ func TestTheChineseRecordSaysItInChinese(t *testing.T) {
 			continue
 		}
 		for _, f := range englishIn(md) {
-			t.Errorf("%s: got English %s; want it in Chinese, through the catalogue (internal/claims/zh)", name, f)
+			t.Errorf("%s: got English %s; want it in Chinese, through the catalogue (internal/proof/claims/zh)", name, f)
 		}
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/proof/claims"
 )
 
 const fixtureModule = "github.com/zk19/zk19"
@@ -82,7 +82,7 @@ func TestSubtestsFoldIntoTheirTestAndPackagesKeepTheirNames(t *testing.T) {
 	if !strings.Contains(joined, "timed out after 10s") || !strings.Contains(joined, "recovered guid-lock") {
 		t.Errorf("TestR3toR6 lines lack its subtests' output:\n%s", joined)
 	}
-	if r := rn.Results["internal/faultproxy.TestZKNeverDecodesCreateReplyBody"]; r == nil || r.Action != "pass" {
+	if r := rn.Results["internal/server/faultproxy.TestZKNeverDecodesCreateReplyBody"]; r == nil || r.Action != "pass" {
 		t.Errorf("the other package's test: %+v; want it named by its directory, passed", r)
 	}
 }
@@ -242,7 +242,7 @@ func TestCleanDropsServerLogs(t *testing.T) {
 func TestSyncFillsProofsTestsFirstAndKeepsOtherPackages(t *testing.T) {
 	ix := &claims.Index{Claims: []claims.Claim{
 		{ID: "R3"}, {ID: "R4"}, {ID: "E3"},
-		{ID: "R7", Proof: []string{"TestR7_gone", "internal/faultproxy.TestZK"}},
+		{ID: "R7", Proof: []string{"TestR7_gone", "internal/server/faultproxy.TestZK"}},
 	}}
 	warn := syncProofs(ix, []claims.Proof{
 		{Name: "Example_x", Example: true, Cites: []string{"R3"}},
@@ -254,7 +254,7 @@ func TestSyncFillsProofsTestsFirstAndKeepsOtherPackages(t *testing.T) {
 	if want := []string{"TestR3_x", "TestR3toR6_x", "Example_x"}; !reflect.DeepEqual(ix.Claims[0].Proof, want) {
 		t.Errorf("R3 proof %v; want %v", ix.Claims[0].Proof, want)
 	}
-	if want := []string{"TestR7_x", "internal/faultproxy.TestZK"}; !reflect.DeepEqual(ix.Claims[3].Proof, want) {
+	if want := []string{"TestR7_x", "internal/server/faultproxy.TestZK"}; !reflect.DeepEqual(ix.Claims[3].Proof, want) {
 		t.Errorf("R7 proof %v; want the root test, then the other package's kept", ix.Claims[3].Proof)
 	}
 	if len(ix.Claims[2].Proof) != 0 || len(warn) != 3 { // R5, R6 unknown; E3 without proof
@@ -264,11 +264,11 @@ func TestSyncFillsProofsTestsFirstAndKeepsOtherPackages(t *testing.T) {
 
 func TestOtherPackagesRunExactlyTheirTests(t *testing.T) {
 	ix := &claims.Index{Claims: []claims.Claim{
-		{ID: "R7", Proof: []string{"TestR7_x", "internal/faultproxy.TestZKB", "internal/faultproxy.TestZKA"}},
-		{ID: "E5", Proof: []string{"internal/jute.TestJ", "internal/faultproxy.TestZKA"}},
+		{ID: "R7", Proof: []string{"TestR7_x", "internal/server/faultproxy.TestZKB", "internal/server/faultproxy.TestZKA"}},
+		{ID: "E5", Proof: []string{"internal/server/jute.TestJ", "internal/server/faultproxy.TestZKA"}},
 	}}
 	got := otherPackages(ix)
-	want := []pkgTests{{"internal/faultproxy", []string{"TestZKA", "TestZKB"}}, {"internal/jute", []string{"TestJ"}}}
+	want := []pkgTests{{"internal/server/faultproxy", []string{"TestZKA", "TestZKB"}}, {"internal/server/jute", []string{"TestJ"}}}
 	if !reflect.DeepEqual(got, want) || got[0].pattern() != "^(TestZKA|TestZKB)$" {
 		t.Errorf("otherPackages = %+v (pattern %q); want %+v", got, got[0].pattern(), want)
 	}
@@ -295,7 +295,7 @@ func TestRunWritesEvidenceAndFailsOnFailedClaims(t *testing.T) {
 			"- not verified here: 1 statements, documentary\n- peer tests: 2 (1 fail, 1 pass)\n",
 		"| S1 (beyond) | §1 ¶2 | holds | B read \"0\" on zk3 while the proxy held 99 bytes from the leader | `TestS1_PlainReadOnLaggingFollowerIsStale` (pass, 2.5s)<br>`Example_staleReadFromLaggingFollower` (pass, 3.1s) |",
 		"| R7 | §3 ¶4 | holds |",
-		"`internal/faultproxy.TestZKNeverDecodesCreateReplyBody` (pass, 0.0s) |",
+		"`internal/server/faultproxy.TestZKNeverDecodesCreateReplyBody` (pass, 0.0s) |",
 		"## How other recipes fare\n",
 		"| `TestPeerGoZookeeperLock_FailsOnAStrangerAndLeavesItsNode` | fail (0.1s) | zk.Lock failed",
 		"## Not verified here\n",

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/history"
-	"github.com/zk19/zk19/internal/tb"
+	"github.com/zk19/zk19/internal/proof/claims"
+	"github.com/zk19/zk19/internal/proof/history"
+	"github.com/zk19/zk19/internal/server/tb"
 )
 
 // streamT is a test that writes what it states and logs as "go test

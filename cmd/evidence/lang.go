@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/proof/claims"
 )
 
 // lang is one language of the evidence files: the words the generator
@@ -188,7 +188,7 @@ var englishDoc = doc{
 	},
 	differs: func(c claims.Claim) string { return "\nThe article's wording: " + c.Differs + "\n" },
 	context: "context:",
-	pictures: "\n## Pictures of the runs\n\nEach diagram is drawn by `internal/diagram` from the log of the run above " +
+	pictures: "\n## Pictures of the runs\n\nEach diagram is drawn by `internal/record/diagram` from the log of the run above " +
 		"(participants, session ids, xids, zxids, tokens and faults as they were recorded), never by hand.\n",
 	picture: "\n### %s: `%s`\n\n",
 	svg:     "SVG: [%s](%s)\n\n",
@@ -208,8 +208,8 @@ var chineseDoc = doc{
 		writeRecords, writePictures, writePeers, writeNotVerified, writeSources},
 	title: "# 附录：论断证据表与验证记录\n\n" +
 		"由 %s 依据 %s 生成，是《%s》的附录：先是结论，然后是论断证据表（按原文的顺序，每条论断一行），最后是验证记录。" +
-		"每条论断按它在原文中的句子引用（§ 节、¶ 段、句，计数方法见 `internal/claims` 的 `Sentences`）；" +
-		"论断的中文陈述出自索引，是转述而非摘抄；「」里是原文的用语。测试记下的观察、失败原因与对照表的单元格，按 `internal/claims/zh` 的中文格式表译出，" +
+		"每条论断按它在原文中的句子引用（§ 节、¶ 段、句，计数方法见 `internal/proof/claims` 的 `Sentences`）；" +
+		"论断的中文陈述出自索引，是转述而非摘抄；「」里是原文的用语。测试记下的观察、失败原因与对照表的单元格，按 `internal/proof/claims/zh` 的中文格式表译出，" +
 		"其中的值（路径、错误、token）保留原样；用词依原文（`testdata/glossary.json`）。英文版由不带 `-lang zh` 的同一命令生成。\n",
 	conclusion: "\n## 结论\n\n本次运行的服务器是 ZooKeeper %s（%s 后端）。原文的运行用的是官方 3.9.6 服务与 Java 客户端（§7 ¶1）；" +
 		"本机拉不到官方镜像，所以 zk19 用 Debian 构建的服务器：进程后端上是 Debian bookworm 的 3.8.0（EVIDENCE.md、EVIDENCE.zh.md），" +
@@ -256,7 +256,7 @@ var chineseDoc = doc{
 	},
 	differs: func(c claims.Claim) string { return "\n原文的措辞：" + zhOr(c.DiffersZh, c.Differs) + "\n" },
 	context: "上下文：",
-	pictures: "\n### 运行轨迹图\n\n每张图都由 `internal/diagram` 依据上面这次运行的日志绘制" +
+	pictures: "\n### 运行轨迹图\n\n每张图都由 `internal/record/diagram` 依据上面这次运行的日志绘制" +
 		"（参与者、sessionId、xid、zxid、token 与故障均按记录），不是手画的。\n",
 	picture: "\n#### %s：`%s`\n\n",
 	svg:     "SVG：[%s](%s)\n\n",

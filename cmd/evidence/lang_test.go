@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/proof/claims"
 )
 
 // TestEnsembleSizesInChinese: the record header's ensemble sizes read in

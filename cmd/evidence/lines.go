@@ -5,8 +5,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/exampleout"
+	"github.com/zk19/zk19/internal/proof/claims"
+	"github.com/zk19/zk19/internal/record/diagram"
 )
 
 var (
@@ -76,7 +76,7 @@ func firstError(res *result) string {
 		}
 	}
 	// An Example whose output differs: quote the first differing line.
-	if d, ok := exampleout.First(res.Lines); ok {
+	if d, ok := diagram.FirstExampleDiff(res.Lines); ok {
 		return fmt.Sprintf(outputDiffers, d.Got, d.Want)
 	}
 	for _, l := range ls {

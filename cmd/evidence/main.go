@@ -12,7 +12,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/proof/claims"
 )
 
 func main() {

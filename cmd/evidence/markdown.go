@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/proof/claims"
 )
 
 // Meta is what the header of EVIDENCE.md says besides the record header.

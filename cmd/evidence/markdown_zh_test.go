@@ -10,7 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/proof/claims"
 )
 
 // rowAnchor is the anchor that opens a claim's row.
@@ -109,7 +109,7 @@ func TestChineseVerdictWords(t *testing.T) {
 }
 
 // TestChineseObservationsAreTheProofsOwn: an observation a proof stated
-// with its Chinese beside it (claims.Evidence with an entry in internal/claims/zh)
+// with its Chinese beside it (claims.Evidence with an entry in internal/proof/claims/zh)
 // appears in Chinese in EVIDENCE.zh.md's claim table and unchanged in
 // English; one without stays as stated.
 func TestChineseObservationsAreTheProofsOwn(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/proof/claims"
 )
 
 // The peer table: a peer test (TestPeer…) runs one scenario with every

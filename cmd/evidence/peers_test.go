@@ -2,14 +2,13 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
-)
 
-var updateGolden = flag.Bool("update", false, "rewrite testdata/peers.golden.md from testdata/peers-run.json")
+	"gotest.tools/v3/golden"
+)
 
 // peerRun parses a "go test -json" stream of peer tests.
 func peerRun(t *testing.T, stream string) *Run {
@@ -44,7 +43,7 @@ func TestKnownRunGivesKnownPeerTable(t *testing.T) {
 	rn := peerRun(t, string(b))
 	var got bytes.Buffer
 	writePeers(&got, report{run: rn, peers: peers(rn), peerSrc: fixedSources(rn)}, english)
-	if *updateGolden {
+	if golden.FlagUpdate() {
 		if err := os.WriteFile("testdata/peers.golden.md", got.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zk19/zk19/internal/diagram"
-	"github.com/zk19/zk19/internal/history"
+	"github.com/zk19/zk19/internal/proof/history"
+	"github.com/zk19/zk19/internal/record/diagram"
 )
 
 // picture is one diagram drawn from the recorded trace of a proof.

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/proof/claims"
 )
 
 // recordClaim is the claim that the record starts with what it ran

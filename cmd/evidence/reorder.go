@@ -11,7 +11,7 @@ import (
 	"os"
 	"slices"
 
-	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/proof/claims"
 )
 
 // reorderTests puts the Tests of each root test file in the article's

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/proof/claims"
 )
 
 // unordered is a section's test file with its Tests out of the article's

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/proof/claims"
 )
 
 // event is one line of "go test -json" (cmd/test2json).
@@ -24,7 +24,7 @@ type event struct {
 	Value string `json:"Value"`
 }
 
-// attr is one attribute a test set (internal/claims names the keys).
+// attr is one attribute a test set (internal/proof/claims names the keys).
 type attr struct {
 	Sub        string // the first-level subtest that set it; "" for the test itself
 	Key, Value string
@@ -41,7 +41,7 @@ type attr struct {
 // result is what the run says about one top-level Test or Example, its
 // subtests folded in.
 type result struct {
-	Name    string // as a proof list names it: "TestX", "internal/faultproxy.TestX"
+	Name    string // as a proof list names it: "TestX", "internal/server/faultproxy.TestX"
 	Action  string // pass, fail, skip; "" when it never ended
 	Elapsed float64
 	out     strings.Builder

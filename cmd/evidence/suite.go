@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/proof/claims"
 )
 
 // runSuite runs the root package's tests, then, in each other package that

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/zk19/zk19/internal/claims"
+	"github.com/zk19/zk19/internal/proof/claims"
 )
 
 // syncProofs sets every claim's proof list to the root package's Tests and

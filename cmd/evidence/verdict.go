@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/exampleout"
+	"github.com/zk19/zk19/internal/proof/claims"
+	"github.com/zk19/zk19/internal/record/diagram"
 )
 
 // Verdict kinds: the words of the evidence table (see legend). Refuted and
@@ -73,7 +73,7 @@ func verdictFor(c claims.Claim, run *Run, h Header) Verdict {
 		Tests:      pr.tests,
 		Decisive:   observations(pr.attrs),
 		DecisiveZh: observationsZh(pr.attrs),
-		Context:    operations(exampleout.Without(pr.lines), 6),
+		Context:    operations(diagram.WithoutExampleOutput(pr.lines), 6),
 	}
 	v.Kind, v.Text = decide(c, pr, run, h, english)
 	_, v.TextZh = decide(c, pr, run, h, chinese)

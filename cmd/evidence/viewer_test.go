@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zk19/zk19/internal/history"
+	"github.com/zk19/zk19/internal/proof/history"
 )
 
 // realPages has the history package write porcupine's pages of two

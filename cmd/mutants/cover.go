@@ -26,10 +26,10 @@ const modulePath = "github.com/zk19/zk19"
 // testPkgs are the packages whose tests may kill a mutant, in the order a
 // mutant runs them: the packages' own tests first (fast), the root claim
 // proofs last (the peer table, ./peers, before them).
-var testPkgs = []string{"./fence", "./fence/fencehttp", "./fence/fencetest", "./lock", "./internal/faultproxy", "./peers", "."}
+var testPkgs = []string{"./fence", "./fence/fencehttp", "./fence/fencetest", "./lock", "./internal/server/faultproxy", "./peers", "."}
 
 // coverPkgs is -coverpkg of the coverage runs: the packages of the targets.
-const coverPkgs = "./lock,./lock/locktrace,./fence,./fence/fencehttp,./fence/fencetest,./internal/faultproxy"
+const coverPkgs = "./lock,./lock/locktrace,./fence,./fence/fencehttp,./fence/fencetest,./internal/server/faultproxy"
 
 // Block is a coverage block: start line, start column, end line, end column.
 type Block [4]int

@@ -43,9 +43,9 @@ var targets = []Target{
 	{File: "fence/fencetest/fencetest.go"},
 	// The matching of LoseReply and LoseRequest, and which drop waits for a
 	// reply; HoldCommit's matching and hold; what a reply does to a drop.
-	{File: "internal/faultproxy/drop.go", Funcs: []string{"check", "request", "under", "matchingDrops", "bindFirst", "boundDrop"}},
-	{File: "internal/faultproxy/quorum.go", Funcs: []string{"check", "readTxn", "matches", "holdPacket"}},
-	{File: "internal/faultproxy/pipe.go", Funcs: []string{"replyArrived"}},
+	{File: "internal/server/faultproxy/drop.go", Funcs: []string{"check", "request", "under", "matchingDrops", "bindFirst", "boundDrop"}},
+	{File: "internal/server/faultproxy/quorum.go", Funcs: []string{"check", "readTxn", "matches", "holdPacket"}},
+	{File: "internal/server/faultproxy/pipe.go", Funcs: []string{"replyArrived"}},
 }
 
 // notTargets are the non-test files of lock/ and fence/ (subpackages

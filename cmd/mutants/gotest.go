@@ -16,8 +16,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zk19/zk19/internal/claims"
-	"github.com/zk19/zk19/internal/exampleout"
+	"github.com/zk19/zk19/internal/proof/claims"
+	"github.com/zk19/zk19/internal/record/diagram"
 )
 
 // runner runs the go command for the module at root.
@@ -141,7 +141,7 @@ func (r *runner) goTest(ctx context.Context, pkg string, tests []string, overlay
 	cmd.Env = r.env()
 	if overlay != "" {
 		// The proofs that read the source (F6's) read it through the
-		// same overlay as the compiler (internal/srcread, ReadSource).
+		// same overlay as the compiler (internal/proof/srcread, ReadSource).
 		cmd.Env = append(cmd.Env, "ZK19_SOURCE_OVERLAY="+overlay)
 	}
 	setGroup(cmd)
@@ -351,7 +351,7 @@ func failureLine(lines []string) string {
 // exampleDiff says where a failed Example's output first differs from its
 // Output comment.
 func exampleDiff(lines []string) string {
-	if d, ok := exampleout.First(lines); ok {
+	if d, ok := diagram.FirstExampleDiff(lines); ok {
 		return fmt.Sprintf("Example output line %d: got %q, want %q", d.Line, d.Got, d.Want)
 	}
 	return ""

@@ -1,6 +1,6 @@
 // Command mutants measures whether the project's proofs can fail: it makes
 // faults in the recipe (lock), the resources (fence) and the fault proxy's
-// matching (internal/faultproxy), applies each through go test -overlay,
+// matching (internal/server/faultproxy), applies each through go test -overlay,
 // runs the tests that cover it, and writes a report: by default to
 // $TMPDIR/zk19-mutants-<commit>.md, outside the tree, whose path the run
 // prints (a CI artifact, never a committed file); -o MUTANTS.md makes it the
@@ -10,7 +10,7 @@
 //
 //   - Operator mutants, generated with go/ast (see gen.go). Tests are chosen
 //     per mutant by coverage: every top-level test of fence, lock,
-//     internal/faultproxy and the root package is run alone once with
+//     internal/server/faultproxy and the root package is run alone once with
 //     -coverpkg, and the map is cached per source tree (the hash of its Go
 //     files) under the user cache dir, with the results, so an interrupted
 //     run goes on where it stopped.
@@ -248,7 +248,7 @@ func checkFaults(ctx context.Context, r *runner, o options, stdout io.Writer) (i
 		if err == nil {
 			var ov string
 			if ov, err = r.overlay(files); err == nil {
-				err = r.goCmd(ctx, 5*time.Minute, "build", "-overlay", ov, "./lock", "./fence", "./fence/fencehttp", "./internal/faultproxy")
+				err = r.goCmd(ctx, 5*time.Minute, "build", "-overlay", ov, "./lock", "./fence", "./fence/fencehttp", "./internal/server/faultproxy")
 			}
 		}
 		if err != nil {

@@ -14,16 +14,15 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zk19/zk19/internal/faultproxy"
-	"github.com/zk19/zk19/internal/servertest"
-	"github.com/zk19/zk19/internal/zkclient"
-	"github.com/zk19/zk19/internal/zkserver"
+	"github.com/zk19/zk19/internal/server/faultproxy"
+	"github.com/zk19/zk19/internal/server/zkclient"
+	"github.com/zk19/zk19/internal/server/zkserver"
 )
 
 var scope *zkserver.Scope
 
 func TestMain(m *testing.M) {
-	os.Exit(servertest.RunExamples(m, "fencehttp", func(s *zkserver.Scope) { scope = s }))
+	os.Exit(zkserver.RunExamples(m, "fencehttp", func(s *zkserver.Scope) { scope = s }))
 }
 
 // sessionTimeout is A's session timeout: the server's tick is a tenth of

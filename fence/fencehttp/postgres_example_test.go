@@ -16,8 +16,8 @@ import (
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/fence/fencehttp"
-	"github.com/zk19/zk19/internal/pgserver"
-	"github.com/zk19/zk19/internal/zkclient"
+	"github.com/zk19/zk19/internal/server/sqldb"
+	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/lock"
 )
 
@@ -98,10 +98,10 @@ func Example_postgres() {
 }
 
 // postgresDB is a fresh database on the PostgreSQL server that this file
-// starts once, on first use (internal/pgserver: Debian's PostgreSQL as a
+// starts once, on first use (internal/server/sqldb: Debian's PostgreSQL as a
 // process), stopped with the package's Scope, at the end and on Ctrl-C.
 var postgresDB = sync.OnceValue(func() *sql.DB {
-	return pgserver.Start(scope).Open(scope)
+	return sqldb.Start(scope).Open(scope)
 })
 
 // postgresParent creates the Example's persistent lock parent.

@@ -11,14 +11,13 @@ import (
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/fence/fencetest"
-	"github.com/zk19/zk19/internal/pgserver"
-	"github.com/zk19/zk19/internal/sqlite"
+	"github.com/zk19/zk19/internal/server/sqldb"
 )
 
 func TestMain(m *testing.M) {
-	// The PostgreSQL server of this binary (internal/pgserver), started on
+	// The PostgreSQL server of this binary (internal/server/sqldb), started on
 	// first use, is stopped at the end and on Ctrl-C.
-	goleak.VerifyTestMain(pgserver.Wrap(m))
+	goleak.VerifyTestMain(sqldb.Wrap(m))
 }
 
 func g(domain, seq int64) fence.Token { return fence.Token{Domain: domain, Seq: seq} }
@@ -142,7 +141,7 @@ func openMemory(t *testing.T) markCleared {
 }
 
 func openDurable(t *testing.T) markCleared {
-	d, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "fence.db"))
+	d, err := sqldb.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "fence.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +150,7 @@ func openDurable(t *testing.T) markCleared {
 }
 
 func openPostgresDurable(t *testing.T) markCleared {
-	d := pgserver.OpenDurable(t)
+	d := sqldb.OpenDurable(t)
 	return markCleared{d, func(ctx context.Context) error { return fencetest.ClearMark(ctx, d) }}
 }
 

@@ -1,5 +1,5 @@
 // Drives Apache Curator's InterProcessMutex on command from a zk19 Go test
-// (internal/peer), over the line protocol of testdata/peers/PROTOCOL.md.
+// (internal/proof/peer), over the line protocol of testdata/peers/PROTOCOL.md.
 //
 // One JVM is one CuratorFramework, hence one session. Requests are JSON
 // lines on stdin, each served on a thread of its own, so that a blocking
@@ -18,7 +18,7 @@
 // The recipe is Curator's own: the driver calls its public API and never
 // changes what it does. It is compiled at test time with the JDK's javac
 // against Debian's jars in /usr/share/java (libcurator-recipes-java and
-// what it depends on), see internal/peer/curator.go.
+// what it depends on), see internal/proof/peer/curator.go.
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.BufferedReader;
 import java.io.InputStream;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Drives kazoo's Lock recipe on command from a zk19 Go test (internal/peer).
+"""Drives kazoo's Lock recipe on command from a zk19 Go test (internal/proof/peer).
 
 The protocol is JSON lines. Every request on stdin carries an "id" and a
 "cmd"; exactly one reply line echoes the id, says ok or names kazoo's

@@ -8,14 +8,14 @@ import (
 	"testing"
 )
 
-// The known diagram of internal/diagram's golden files renders, with both
+// The known diagram of internal/record/diagram's golden files renders, with both
 // layout engines, and the SVG carries its values.
 func TestKnownDiagramRenders(t *testing.T) {
 	for _, layout := range []string{"dagre", "elk"} {
 		t.Run(layout, func(t *testing.T) {
 			dir := t.TempDir()
 			var stderr bytes.Buffer
-			if code := run([]string{"-layout", layout, "-o", dir, "../../internal/diagram/testdata/known.d2"}, &stderr); code != 0 {
+			if code := run([]string{"-layout", layout, "-o", dir, "../../internal/record/diagram/testdata/known.d2"}, &stderr); code != 0 {
 				t.Fatalf("d2svg exited %d; want 0\n%s", code, &stderr)
 			}
 			svg, err := os.ReadFile(filepath.Join(dir, "known.svg"))
