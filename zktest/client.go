@@ -82,7 +82,8 @@ func (c *Client) WaitExpired(within time.Duration) error {
 
 // Expire freezes the client (Proxy.Freeze) until the server has expired its
 // session on its own clock, then heals the proxy and waits until the
-// client hears of it. It waits up to within for each step, and returns an
+// client hears of it and has opened a new session (go-zookeeper does so by
+// itself). It waits up to within for each step, and returns an
 // error naming the step and what it saw last. The session expired on the
 // server when it is gone from the server's session tracker (the four-letter
 // word dump, asked of the leader), not when the client says so.
@@ -97,7 +98,12 @@ func (c *Client) Expire(within time.Duration) error {
 	if gone != nil {
 		return gone
 	}
-	return c.c.WaitStateSince(mark, zk.StateExpired, within)
+	if err := c.c.WaitStateSince(mark, zk.StateExpired, within); err != nil {
+		return err
+	}
+	// go-zookeeper opens a new session by itself once it hears of the expiry.
+	expired := mark + slices.Index(c.States()[mark:], zk.StateExpired)
+	return c.c.WaitStateSince(expired+1, zk.StateHasSession, within)
 }
 
 // sessionGone asks the ensemble's leader (or the standalone server) for
