@@ -91,6 +91,10 @@ type Match struct {
 	Err zk.ErrCode
 }
 
+// String describes m for log lines, such as "create/create2 under /app,
+// reply err=0".
+func (m Match) String() string { return m.wire().String() }
+
 func (m Match) wire() faultproxy.Match {
 	return faultproxy.Match{Ops: opcodes[m.Op], Path: m.Path, Under: m.Under, Err: int32(m.Err)}
 }
@@ -148,6 +152,7 @@ type Lost struct {
 	// discarded and the connection closed. False means the test's premise
 	// did not come about, and Why says why.
 	Took   bool
+	Conn   int        // the proxy's connection it acted on, numbered from 1 as accepted; 0 if none
 	Op     string     // the picked request's opcode name, such as "create"
 	Opcode int32      // the same, as ZooKeeper numbers it (ZooDefs.OpCode)
 	Xid    int32      // the picked request's xid
@@ -164,7 +169,7 @@ func (f *Fault) Done() <-chan struct{} { return f.d.Done() }
 // closed.
 func (f *Fault) Result() Lost {
 	r := f.d.Result()
-	l := Lost{Took: r.Dropped, Opcode: r.Op, Xid: r.Xid, Path: r.Path, Zxid: r.Zxid, Err: zk.ErrCode(r.Err), Why: r.Reason}
+	l := Lost{Took: r.Dropped, Conn: r.Conn, Opcode: r.Op, Xid: r.Xid, Path: r.Path, Zxid: r.Zxid, Err: zk.ErrCode(r.Err), Why: r.Reason}
 	if r.Conn != 0 {
 		l.Op = jute.OpName(r.Op)
 	}
