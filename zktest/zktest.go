@@ -3,7 +3,9 @@ package zktest
 import (
 	"fmt"
 	"os"
+	"os/signal"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/zk19/zk19/internal/reaper"
@@ -123,14 +125,35 @@ func backend(t TB) zkserver.Backend {
 		unavailable(t, "zktest: no ZooKeeper server: %v", err)
 	}
 	once.Do(func() { setUp(t) })
+	// Registered before anything is made, so it runs last.
+	t.Cleanup(awaitInterrupt)
 	return b
 }
 
-var once sync.Once
+var (
+	once        sync.Once
+	interrupted = make(chan struct{}) // closed when zktest's handler got a signal
+)
+
+// exitWithin bounds how long a test that ends during an interrupt waits
+// for zktest's handler to end the process.
+const exitWithin = 2 * time.Minute
+
+// awaitInterrupt, the last cleanup of a test that starts servers, holds
+// the test while zktest's interrupt handler removes every server and ends
+// the process: a test that failed because its server was stopped must not
+// end the binary before the removal is done.
+func awaitInterrupt() {
+	select {
+	case <-interrupted:
+		<-time.After(exitWithin)
+	default:
+	}
+}
 
 // setUp, outside a TestMain that already handles interrupts, removes what
-// earlier test processes left when they died, and makes Ctrl-C stop every
-// server this process started before it exits.
+// earlier test processes left when they died, and makes SIGINT and SIGTERM
+// stop every server this process started before it exits with status 130.
 func setUp(t TB) {
 	if zkserver.HandlingInterrupts() {
 		return
@@ -140,7 +163,15 @@ func setUp(t TB) {
 			t.Logf("zktest: reaped what earlier runs left: %s %v", line, err)
 		}
 	}
-	zkserver.HandleInterrupts(func() {})
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		close(interrupted)
+		fmt.Fprintf(os.Stderr, "zktest: %v: stopping every server of this process\n", s)
+		fmt.Fprintf(os.Stderr, "zktest: stopped %v\n", zkserver.KillAll())
+		os.Exit(130)
+	}()
 }
 
 // unavailable stops t because what it asks for cannot be had here: a
