@@ -136,9 +136,11 @@ func (p *Proxy) Release() { p.p.Release(faultproxy.Up) }
 // client reconnects. Armed LoseReply and LoseRequest faults stay armed.
 func (p *Proxy) Heal() { p.p.Heal() }
 
-// Conns is how many connections the proxy carries now; Accepted how many
-// it has accepted in all.
-func (p *Proxy) Conns() int    { return p.p.Stats().Open }
+// Conns is how many connections the proxy carries now.
+func (p *Proxy) Conns() int { return p.p.Stats().Open }
+
+// Accepted is how many connections the proxy has accepted in all: a client
+// that reconnected through it counts twice.
 func (p *Proxy) Accepted() int { return p.p.Stats().Accepted }
 
 // Fault is one armed LoseReply or LoseRequest. It ends once: when it took

@@ -136,10 +136,15 @@ func (lr *LostReply) LoseReply(t zkserver.TB, id string, m zktest.Match, call fu
 // cleanupGrace (3 s) after its context ends.
 const lostCallWithin = 4 * harness.Within
 
-// FaultEnded waits until the lost-reply fault d has acted (or given up),
+// FaultEnded waits until the lost-reply fault d (a *zktest.Fault, or a
+// *faultproxy.Drop of a proxy of one's own) has acted (or given up),
 // and fails t naming what it waited for and the fault's state otherwise.
 // A fault that never acted is cancelled: it must not outlive the wait.
-func FaultEnded(t zkserver.TB, d *zktest.Fault, what string) zktest.Lost {
+func FaultEnded[R any, F interface {
+	Done() <-chan struct{}
+	Cancel()
+	Result() R
+}](t zkserver.TB, d F, what string) R {
 	t.Helper()
 	defer d.Cancel() // a no-op once the fault has acted
 	wait.For(t, harness.Within, what, func() (bool, string) {
