@@ -128,6 +128,9 @@ func (p *Proxy) Freeze() { p.p.Blackhole(faultproxy.Both) }
 // Release or Heal delivers them: a slow link, not a lost one.
 func (p *Proxy) Hold() { p.p.Hold(faultproxy.Up) }
 
+// Held is how many of the client's bytes a Hold keeps now.
+func (p *Proxy) Held() int64 { return p.p.Stats().UpHeld }
+
 // Release delivers what Hold kept, in order, and lets bytes pass again.
 func (p *Proxy) Release() { p.p.Release(faultproxy.Up) }
 

@@ -2,6 +2,7 @@ package zktest_test
 
 import (
 	"errors"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zk19/zk19/internal/wait"
 	"github.com/zk19/zk19/zktest"
 )
 
@@ -128,6 +130,32 @@ func TestCutHeal(t *testing.T) {
 	}
 	if c.SessionID() != id {
 		t.Fatalf("session after Heal: got 0x%x; want 0x%x", c.SessionID(), id)
+	}
+}
+
+// TestHoldRelease: a held client's create waits in the proxy, not on the
+// server, and takes effect on the release.
+func TestHoldRelease(t *testing.T) {
+	t.Parallel()
+	e := zktest.Start(t)
+	c := e.Connect(t, "A", zktest.SessionTimeout(4*time.Second))
+	c.Proxy.Hold()
+	done := make(chan error, 1)
+	go func() { _, err := c.Create("/late", nil, 0, acl); done <- err }()
+	if err := wait.Until(within, "the create held in the proxy", func() (bool, string) {
+		return c.Proxy.Held() > 0, fmt.Sprintf("%d bytes held", c.Proxy.Held())
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if direct(t, e, "/late") {
+		t.Fatalf("/late while held: got present; want absent")
+	}
+	c.Proxy.Release()
+	if err := wait.Receive(t, within, "the create's return after the release", done); err != nil {
+		t.Fatalf("create after the release: got %v; want nil", err)
+	}
+	if !direct(t, e, "/late") {
+		t.Fatalf("/late after the release: got absent; want present")
 	}
 }
 
