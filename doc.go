@@ -202,38 +202,38 @@
 //   - §4 ¶1 句3 (premise of R4) 「重试」「顺序节点」「GUID」「去重」
 //   - R6 §4 ¶2 句1 「GUID」「ephemeralOwner」「同 session」: GUID 对得上、
 //     ephemeralOwner 却是别的 session 的节点，绝不会被认作自己的。 Proof:
-//     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:140). Code:
+//     TestR6_ANodeOfAnotherSessionIsNotAdopted (proxy_test.go:141). Code:
 //     lock.(*Locker).matches (lock/recover.go:260)
 //   - R3 §4 ¶2 句2 「恰好」「当前 session」「匹配节点」: 用同一 session 与
 //     GUID 恢复：列出父节点，正好找到一个带这个 GUID、属于本 session 的孩子，
 //     也就是服务器建的那个节点，确认时不借助代理提供的任何信息。 Proof:
-//     TestR3_RecoverFindsExactlyTheServersNode (proxy_test.go:186),
-//     TestR3_RecoverSyncsBeforeListing (proxy_test.go:234),
-//     TestR3_AcquireSyncsBeforeListing (proxy_test.go:348),
-//     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:554),
-//     Example_s4LostCreateReply (proxy_test.go:65). Code:
+//     TestR3_RecoverFindsExactlyTheServersNode (proxy_test.go:187),
+//     TestR3_RecoverSyncsBeforeListing (proxy_test.go:235),
+//     TestR3_AcquireSyncsBeforeListing (proxy_test.go:349),
+//     TestR3_ReleaseLooksAgainAfterALostDelete (proxy_test.go:555),
+//     Example_s4LostCreateReply (proxy_test.go:66). Code:
 //     lock.(*Locker).Recover (lock/recover.go:129), lock.(*Locker).matches
 //     (lock/recover.go:260), lock.ofGUID (lock/recover.go:247)
 //   - R5 §4 ¶2 句3 「没有匹配」「明确失败」「新的获取」: 没有节点带着这个 GUID
 //     时，恢复报告节点缺失，绝不自作主张变成一次新的获取。 Proof:
-//     TestR5_NoMatchIsMissingNotANewAcquisition (proxy_test.go:607). Code:
+//     TestR5_NoMatchIsMissingNotANewAcquisition (proxy_test.go:608). Code:
 //     lock.(*Locker).Recover (lock/recover.go:129)
 //   - §4 ¶3 图 (diagram) 「ConnectionLoss」「ephemeralOwner」
 //   - §4 ¶3 句1 (premise of R1) 「这次实验」「网络故障」
 //   - R1 §4 ¶3 句2 「xid」「err=0」「关闭连接」: 代理转发 create，凭 xid 认出
 //     err=0 的那条回复，把它丢掉并关闭连接：调用方得到连接丢失，
 //     而节点已经在服务器上了。 Proof:
-//     TestR1_ProxyDropsTheSuccessfulCreateReply (proxy_test.go:647),
-//     Example_s4LostCreateReply (proxy_test.go:65). Code:
+//     TestR1_ProxyDropsTheSuccessfulCreateReply (proxy_test.go:648),
+//     Example_s4LostCreateReply (proxy_test.go:66). Code:
 //     lock.(*Locker).create (lock/lock.go:663)
 //   - §4 ¶3 句3 (premise of R1) 「异步回调」「ConnectionLoss」
 //   - R2 §4 ¶3 句4 「sessionId」「放行连接」: 经代理重新连上后，sessionId
 //     保持不变。 Proof: TestR2_SessionSurvivesTheLostReply
-//     (proxy_test.go:696), Example_s4LostCreateReply (proxy_test.go:65)
+//     (proxy_test.go:697), Example_s4LostCreateReply (proxy_test.go:66)
 //   - R7 §4 ¶4 句1 「CreateResponse」「返回路径」「不读取」:
 //     代理只解码请求的头部、回复的头部和 CreateRequest，从不解码 create
 //     回复的正文；每条连接的第一帧（握手）原样放过，不从里面读 xid。 Proof:
-//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:800),
+//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:801),
 //     internal/server/faultproxy.TestZKNeverDecodesCreateReplyBody
 //     (internal/server/faultproxy/zk_test.go:494),
 //     internal/server/faultproxy.TestZKFirstFrameIsNeverParsed
@@ -241,7 +241,7 @@
 //   - E5 §4 ¶4 句1 (beyond) 「官方 Jute」「CreateRequest」: 代理的 Go
 //     编解码器在它读取的每种记录上都与服务器自带 jar 中的官方 Jute 类一致，
 //     两个方向都是，模糊测试下也是；没有 JDK 的机器上这项证明会跳过并说明。
-//     Proof: TestE5_ProxyCodecAgreesWithOfficialJute (proxy_test.go:725)
+//     Proof: TestE5_ProxyCodecAgreesWithOfficialJute (proxy_test.go:726)
 //   - §4 ¶4 句2 (premise of R7) 「恢复逻辑」「故障注入器」
 //   - §4 ¶4 句3 (premise of E5) 「首帧」「握手」
 //   - D3 §4 ¶4 句4 (not verified here) 「明文协议」「有限帧大小」「TLS」:
@@ -252,15 +252,15 @@
 //     会多出第二个节点，此后恢复以明确的歧义错误失败，两个都不接管，
 //     也不删除其他 session 的候选；本 session 中无人持有的节点被删掉，
 //     免得堵住队列。 Proof:
-//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:841),
-//     Example_s4LostCreateReply (proxy_test.go:65). Code:
+//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:842),
+//     Example_s4LostCreateReply (proxy_test.go:66). Code:
 //     lock.(*Locker).Recover (lock/recover.go:129)
 //   - D2 §4 ¶5 句3 (not verified here) 「GUID」「exactly-once」「客户端状态」:
 //     GUID 只是一次逻辑获取的查找键：它不让 create 变成恰好一次，
 //     也代替不了持久的客户端状态或客户端重启后的恢复。
 //   - R8 §4 ¶5 句4 「session 过期」「旧节点」「新的逻辑身份」: session
 //     过期后，旧节点不再带来候选资格，新的获取换用新的 GUID。 Proof:
-//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:879). Code:
+//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:880). Code:
 //     lock.(*Locker).Acquire (lock/lock.go:585)
 //
 // # §5 资源接受新 token 后拒绝旧写

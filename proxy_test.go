@@ -38,6 +38,7 @@ import (
 	"github.com/zk19/zk19/internal/server/zkserver"
 	"github.com/zk19/zk19/lock"
 	"github.com/zk19/zk19/lock/locktrace"
+	"github.com/zk19/zk19/zktest"
 )
 
 // Example_s4LostCreateReply is the article's lost-create flowchart (claims
@@ -71,11 +72,11 @@ func Example_s4LostCreateReply() {
 	lr := scene.NewLostReply(sc, scene.JoinOpts{Quiet: true}) // the shared server; A through a fault proxy, O directly
 	A, O := lr.A, lr.O
 	lc := scene.LoseCreate(sc, "R1", lr) // A keeps a fresh GUID and creates <parent>/<GUID>-lock-; the proxy loses the reply; A reconnects
-	if !lc.Drop.Dropped || !jute.IsCreate(lc.Drop.Op) || lc.Drop.Err != 0 {
+	if !lc.Drop.Took || !jute.IsCreate(lc.Drop.Opcode) || lc.Drop.Err != 0 {
 		claims.NotShown(sc, "R1", "got drop result %+v; want the successful reply to A's create dropped", lc.Drop)
 	}
 	fmt.Println("A: create of <GUID>-lock- -> connection loss:", errors.Is(lc.CreateErr, zk.ErrConnectionClosed), "| GUID kept:", lc.Guid != "")
-	fmt.Println("proxy: dropped the reply to the create:", lc.Drop.Dropped && jute.IsCreate(lc.Drop.Op), "| its err:", lc.Drop.Err)
+	fmt.Println("proxy: dropped the reply to the create:", lc.Drop.Took && jute.IsCreate(lc.Drop.Opcode), "| its err:", lc.Drop.Err)
 	made := scene.Carrying(sc, O, lr.OLog, lr.Parent, lc.Guid) // node name -> ephemeralOwner
 	ownedByA := slices.Equal(slices.Collect(maps.Values(made)), []int64{lc.SessionBefore})
 	claims.Evidence(sc, "the proxy dropped the reply xid=%d err=%d; A's create returned %v; O sees %v carrying A's GUID; A's session 0x%x before, 0x%x after reconnecting", lc.Drop.Xid, lc.Drop.Err, lc.CreateErr, made, lc.SessionBefore, lc.SessionAfter)
@@ -419,7 +420,7 @@ func TestR3_AcquireSyncsBeforeListing(t *testing.T) {
 	res := make(chan outcome, 1)
 	var early *outcome
 	claims.Phase(t, "the proxy loses the reply to the create of A's Acquire under %s", lr.Parent)
-	drop, cerr := lr.LoseReply(t, "R3", faultproxy.Match{Ops: scene.CreateOps, Under: lr.Parent}, func() error {
+	drop, cerr := lr.LoseReply(t, "R3", zktest.Match{Op: zktest.Create, Under: lr.Parent}, func() error {
 		lr.A.Log.Invoke("acquire")
 		go func() { h, err := lr.A.Locker.Acquire(ctx); res <- outcome{h, err} }()
 		select {
@@ -556,8 +557,8 @@ func TestR3_ReleaseLooksAgainAfterALostDelete(t *testing.T) {
 	claims.Open(t, "R3")
 	t.Run("the delete took effect and its reply was lost", func(t *testing.T) {
 		lr, ha, b, pb := scene.ReleaseScene(t, scene.JoinOpts{})
-		res, err := lr.LoseReply(t, "R3", faultproxy.Match{Ops: scene.DeleteOps, Path: ha.Path}, func() error { return ha.Release(scene.LockCtx(t)) })
-		if !res.Dropped {
+		res, err := lr.LoseReply(t, "R3", zktest.Match{Op: zktest.Delete, Path: ha.Path}, func() error { return ha.Release(scene.LockCtx(t)) })
+		if !res.Took {
 			claims.NotShown(t, "R3", "the proxy did not lose the delete's reply: %+v", res)
 		}
 		releaseOutcome(t, lr, ha, b, pb, err, zh.Say("the reply to A's delete (xid=%d, err=%d) was lost", res.Xid, res.Err))
@@ -565,7 +566,7 @@ func TestR3_ReleaseLooksAgainAfterALostDelete(t *testing.T) {
 	t.Run("the delete never reached the server", func(t *testing.T) {
 		lr, ha, b, pb := scene.ReleaseScene(t, scene.JoinOpts{})
 		var stillThere bool
-		err := lr.LoseRequest(t, "R3", faultproxy.Match{Ops: scene.DeleteOps, Path: ha.Path}, func() error { return ha.Release(scene.LockCtx(t)) }, func() {
+		err := lr.LoseRequest(t, "R3", zktest.Match{Op: zktest.Delete, Path: ha.Path}, func() error { return ha.Release(scene.LockCtx(t)) }, func() {
 			stillThere, _ = scene.StatOf(t, lr.O, ha.Path)
 			lr.OLog.Info("A is cut off; A's node %s exists: %v", path.Base(ha.Path), stillThere)
 		})
@@ -611,7 +612,7 @@ func TestR5_NoMatchIsMissingNotANewAcquisition(t *testing.T) {
 	ctx := scene.LockCtx(t)
 	guid := uuid.NewString() // A keeps the GUID, as the article's code does
 	prefix := lr.Parent + "/" + guid + fence.LockInfix
-	createErr := lr.LoseRequest(t, "R5", faultproxy.Match{Ops: scene.CreateOps, Under: lr.Parent}, func() error {
+	createErr := lr.LoseRequest(t, "R5", zktest.Match{Op: zktest.Create, Under: lr.Parent}, func() error {
 		lr.A.Log.Invoke("create %s EPHEMERAL_SEQUENTIAL", prefix)
 		_, err := lr.A.Session.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 		return err
@@ -649,11 +650,11 @@ func TestR1_ProxyDropsTheSuccessfulCreateReply(t *testing.T) {
 	claims.Open(t, "R1")
 	lc := scene.LoseCreate(t, "R1", scene.NewLostReply(t, scene.JoinOpts{}))
 	seen := lc.NodesWithGUID(t)
-	claims.Evidence(t, "the proxy dropped the reply xid=%d op=%s zxid=%#x err=%d (dropped=%v); A's create returned %v; O sees %d node(s) with A's GUID: %v", lc.Drop.Xid, jute.OpName(lc.Drop.Op), lc.Drop.Zxid, lc.Drop.Err, lc.Drop.Dropped, lc.CreateErr, len(seen), seen)
+	claims.Evidence(t, "the proxy dropped the reply xid=%d op=%s zxid=%#x err=%d (dropped=%v); A's create returned %v; O sees %d node(s) with A's GUID: %v", lc.Drop.Xid, jute.OpName(lc.Drop.Opcode), lc.Drop.Zxid, lc.Drop.Err, lc.Drop.Took, lc.CreateErr, len(seen), seen)
 	// What the proxy dropped is the harness's part: a reply it did not
 	// drop, or one that did not report success, is a fault of the proxy,
 	// and the proof then has nothing to say about R1.
-	if !lc.Drop.Dropped || lc.Drop.Err != 0 || lc.Drop.Xid <= 0 {
+	if !lc.Drop.Took || lc.Drop.Err != 0 || lc.Drop.Xid <= 0 {
 		claims.BrokenCheck(t, "R1", "got drop result %+v; want a dropped reply with err=0 and a positive xid", lc.Drop)
 	}
 	if len(seen) != 1 {
@@ -671,21 +672,21 @@ func TestR1_ProxyDropsTheSuccessfulCreateReply(t *testing.T) {
 		{zh.Say("the node exists"), taken, zk.ErrNodeExists, -110},
 		{zh.Say("its parent is missing"), lc.Parent + "/missing/child", zk.ErrNoNode, -101},
 	} {
-		accepted := lc.Proxy.Stats().Accepted
-		res, err := lc.LoseReply(t, "R1", faultproxy.Match{Ops: scene.CreateOps, Under: lc.Parent}, func() error {
+		accepted := lc.Proxy.Accepted()
+		res, err := lc.LoseReply(t, "R1", zktest.Match{Op: zktest.Create, Under: lc.Parent}, func() error {
 			lc.A.Log.Invoke("create %s (%s)", f.path, f.why)
 			_, err := lc.A.Session.Create(f.path, nil, 0, zk.WorldACL(zk.PermAll))
 			lc.A.Log.Fail("%v", err)
 			return err
 		})
-		claims.Evidence(t, "A's create of %s (%s) matched the same fault: xid=%d op=%s err=%d dropped=%v (%s); A got %v; the proxy accepted %d connection(s) before, %d after", path.Base(f.path), f.why, res.Xid, jute.OpName(res.Op), res.Err, res.Dropped, res.Reason, err, accepted, lc.Proxy.Stats().Accepted)
+		claims.Evidence(t, "A's create of %s (%s) matched the same fault: xid=%d op=%s err=%d dropped=%v (%s); A got %v; the proxy accepted %d connection(s) before, %d after", path.Base(f.path), f.why, res.Xid, jute.OpName(res.Opcode), res.Err, res.Took, res.Why, err, accepted, lc.Proxy.Accepted())
 		if res.Xid <= 0 || res.Path != f.path {
 			claims.NotShown(t, "R1", "the matcher did not select A's create of %s (drop result %+v); the failing reply was not put to it", f.path, res)
 		}
-		if res.Dropped || res.Err != f.code || !errors.Is(err, f.want) {
-			claims.Refuted(t, "R1", "A's create of %s (%s): got %v, drop result dropped=%v err=%d; want %v passed through with err=%d (only a successful reply is lost)", f.path, f.why, err, res.Dropped, res.Err, f.want, f.code)
+		if res.Took || res.Err != zk.ErrCode(f.code) || !errors.Is(err, f.want) {
+			claims.Refuted(t, "R1", "A's create of %s (%s): got %v, drop result dropped=%v err=%d; want %v passed through with err=%d (only a successful reply is lost)", f.path, f.why, err, res.Took, res.Err, f.want, f.code)
 		}
-		if n := lc.Proxy.Stats().Accepted; n != accepted || lc.SessionAfter != lc.SessionBefore {
+		if n := lc.Proxy.Accepted(); n != accepted || lc.SessionAfter != lc.SessionBefore {
 			claims.Refuted(t, "R1", "A's failed create of %s cost a connection: got %d accepted (was %d), session 0x%x (was 0x%x); want the same connection", f.path, n, accepted, lc.SessionAfter, lc.SessionBefore)
 		}
 	}
@@ -697,7 +698,7 @@ func TestR2_SessionSurvivesTheLostReply(t *testing.T) {
 	harness.Parallel(t)
 	claims.Open(t, "R2")
 	lc := scene.LoseCreate(t, "R2", scene.NewLostReply(t, scene.JoinOpts{}))
-	accepted := lc.Proxy.Stats().Accepted
+	accepted := lc.Proxy.Accepted()
 	claims.Evidence(t, "A's session before the create 0x%x, after reconnecting 0x%x; the proxy accepted %d connections", lc.SessionBefore, lc.SessionAfter, accepted)
 	// A reconnection through the proxy is the scenario, not the claim: it
 	// is checked first, so a run without one is not shown.
@@ -815,8 +816,8 @@ func TestR7_ProxyReadsHeadersAndTheCreateRequestOnly(t *testing.T) {
 	if lc.Drop.Path != sent {
 		claims.Refuted(t, "R7", "the proxy's record names path %q; want the prefix A's create sent, %q", lc.Drop.Path, sent)
 	}
-	if !jute.IsCreate(lc.Drop.Op) {
-		claims.Refuted(t, "R7", "the dropped reply belongs to op %s; want a create", jute.OpName(lc.Drop.Op))
+	if !jute.IsCreate(lc.Drop.Opcode) {
+		claims.Refuted(t, "R7", "the dropped reply belongs to op %s; want a create", jute.OpName(lc.Drop.Opcode))
 	}
 	if lc.Drop.Conn != 1 {
 		claims.BrokenCheck(t, "R7", "the drop happened on connection #%d; want #1 (the create's own connection)", lc.Drop.Conn)

@@ -13,13 +13,13 @@ import (
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/internal/proof/claims"
 	"github.com/zk19/zk19/internal/proof/harness"
-	"github.com/zk19/zk19/internal/server/faultproxy"
 	"github.com/zk19/zk19/internal/server/jute"
 	"github.com/zk19/zk19/internal/server/tb"
 	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/internal/server/zkserver"
 	"github.com/zk19/zk19/lock"
 	"github.com/zk19/zk19/lock/locktrace"
+	"github.com/zk19/zk19/zktest"
 )
 
 // LostReply is the article's §4 experiment for any request, in a lock
@@ -31,7 +31,7 @@ import (
 // reconnects in the same session.
 type LostReply struct {
 	*Scene
-	Proxy                       *faultproxy.Proxy
+	Proxy                       *zktest.Proxy
 	A                           *Contender // A, through the proxy, with its Locker
 	SessionBefore, SessionAfter int64      // A's session before the fault and after reconnecting
 }
@@ -49,7 +49,7 @@ func NewLostReply(t zkserver.TB, aOpts JoinOpts) *LostReply {
 func NewLostReplyAt(t zkserver.TB, a, o *zkserver.Server, aOpts JoinOpts) *LostReply {
 	t.Helper()
 	lr := &LostReply{Scene: NewScene(t, []string{o.Client})}
-	lr.Proxy = zkserver.ClientProxy(t, "A-proxy", a)
+	lr.Proxy = zktest.NewProxy(t, "A-proxy", a.Client)
 	aOpts.Via = []string{lr.Proxy.Addr()}
 	lr.A = lr.Join("A", aOpts)
 	return lr
@@ -73,7 +73,7 @@ var (
 // client saw no disconnect), a call that does not return, or a session
 // that does not come back, within their bounds, stop the proof, not
 // shown, with what was seen.
-func (lr *LostReply) LoseReply(t zkserver.TB, id string, m faultproxy.Match, call func() error) (faultproxy.DropResult, error) {
+func (lr *LostReply) LoseReply(t zkserver.TB, id string, m zktest.Match, call func() error) (zktest.Lost, error) {
 	t.Helper()
 	d := lr.Proxy.LoseReply(m)
 	mark := lr.A.Session.Mark()
@@ -105,11 +105,11 @@ func (lr *LostReply) LoseReply(t zkserver.TB, id string, m faultproxy.Match, cal
 		}
 	}
 	res := d.Result()
-	if res.Dropped {
+	if res.Took {
 		// The reply is lost as the claims need it only with A's connection:
 		// closed by the proxy, seen closed by A's client.
 		if werr := lr.A.Session.WaitStateSince(mark, zk.StateDisconnected, harness.Within); werr != nil {
-			claims.NotShown(t, id, "the proxy reports the reply to A's %s dropped (xid=%d err=%d: %s), but A's connection did not close: %v; the proxy has %d connection(s) open; A's call returned: %v", jute.OpName(res.Op), res.Xid, res.Err, res.Reason, werr, lr.Proxy.Stats().Open, returned)
+			claims.NotShown(t, id, "the proxy reports the reply to A's %s dropped (xid=%d err=%d: %s), but A's connection did not close: %v; the proxy has %d connection(s) open; A's call returned: %v", jute.OpName(res.Opcode), res.Xid, res.Err, res.Why, werr, lr.Proxy.Conns(), returned)
 		}
 		lr.A.Log.Info("disconnected: the proxy closed A's connection with the reply")
 	}
@@ -118,9 +118,9 @@ func (lr *LostReply) LoseReply(t zkserver.TB, id string, m faultproxy.Match, cal
 			return fmt.Sprintf("A's call pending; the fault: %+v; A's session states since it was armed: %v", res, lr.A.Session.States()[mark:])
 		})
 	}
-	if !res.Dropped {
+	if !res.Took {
 		lr.SessionAfter = lr.A.Session.SessionID()
-		lr.A.Log.Info("the fault ended without dropping (%s); session 0x%x", res.Reason, lr.SessionAfter)
+		lr.A.Log.Info("the fault ended without dropping (%s); session 0x%x", res.Why, lr.SessionAfter)
 		return res, err
 	}
 	if werr := lr.A.Session.WaitStateSince(mark, zk.StateHasSession, zkclient.ConnectWithin); werr != nil {
@@ -136,10 +136,15 @@ func (lr *LostReply) LoseReply(t zkserver.TB, id string, m faultproxy.Match, cal
 // cleanupGrace (3 s) after its context ends.
 const lostCallWithin = 4 * harness.Within
 
-// FaultEnded waits until the lost-reply fault d has acted (or given up),
+// FaultEnded waits until the lost-reply fault d (a *zktest.Fault, or a
+// *faultproxy.Drop of a proxy of one's own) has acted (or given up),
 // and fails t naming what it waited for and the fault's state otherwise.
 // A fault that never acted is cancelled: it must not outlive the wait.
-func FaultEnded(t zkserver.TB, d *faultproxy.Drop, what string) faultproxy.DropResult {
+func FaultEnded[R any, F interface {
+	Done() <-chan struct{}
+	Cancel()
+	Result() R
+}](t zkserver.TB, d F, what string) R {
 	t.Helper()
 	defer d.Cancel() // a no-op once the fault has acted
 	tb.WaitFor(t, harness.Within, what, func() (bool, string) {
@@ -157,13 +162,13 @@ func FaultEnded(t zkserver.TB, d *faultproxy.Drop, what string) faultproxy.DropR
 // server: the proxy holds A's traffic to the server until the request is
 // among the held bytes, then cuts A's connection (the held bytes go with
 // it), runs cut (A is cut off now), and heals. It returns call's error.
-func (lr *LostReply) LoseRequest(t zkserver.TB, id string, m faultproxy.Match, call func() error, cut func()) error {
+func (lr *LostReply) LoseRequest(t zkserver.TB, id string, m zktest.Match, call func() error, cut func()) error {
 	t.Helper()
 	d := lr.Proxy.LoseReply(m)
 	mark := lr.A.Session.Mark()
 	lr.SessionBefore = lr.A.Session.SessionID()
 	lr.A.Log.Info("the proxy will lose A's %s before the server sees it", m)
-	lr.Proxy.Hold(faultproxy.Up)
+	lr.Proxy.Hold()
 	res := make(chan error, 1)
 	go func() { res <- call() }()
 	// As in loseReply, the fault and A's reconnection are claim id's scene.
@@ -172,7 +177,7 @@ func (lr *LostReply) LoseRequest(t zkserver.TB, id string, m faultproxy.Match, c
 		r := d.Result()
 		return r.Xid != 0, fmt.Sprintf("%+v", r)
 	})
-	lr.Proxy.Cut(faultproxy.BothEnds)
+	lr.Proxy.Cut()
 	cut()
 	lr.Proxy.Heal()
 	err := tb.ReceiveSeen(scene, harness.Within, "the return of A's call after the heal", res, func() string {
@@ -190,7 +195,7 @@ type LostCreate struct {
 	*LostReply
 	Guid      string
 	CreateErr error
-	Drop      faultproxy.DropResult
+	Drop      zktest.Lost
 }
 
 // LoseCreate: on the lost-reply experiment lr, A's application makes the
@@ -209,7 +214,7 @@ func LoseCreate(t zkserver.TB, id string, lr *LostReply) *LostCreate {
 	lc := &LostCreate{LostReply: lr, Guid: uuid.NewString()}
 	claims.Phase(t, "the proxy loses the reply to A's create under %s", lc.Parent)
 	prefix := lc.Parent + "/" + lc.Guid + fence.LockInfix
-	lc.Drop, lc.CreateErr = lc.LoseReply(t, id, faultproxy.Match{Ops: CreateOps, Under: lc.Parent}, func() error {
+	lc.Drop, lc.CreateErr = lc.LoseReply(t, id, zktest.Match{Op: zktest.Create, Under: lc.Parent}, func() error {
 		lc.A.Log.Invoke("create %s EPHEMERAL_SEQUENTIAL", prefix)
 		p, err := lc.A.Session.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 		if err != nil {
@@ -220,7 +225,7 @@ func LoseCreate(t zkserver.TB, id string, lr *LostReply) *LostCreate {
 		return nil
 	})
 	if lc.CreateErr == nil {
-		claims.NotShown(t, id, "A's create: got nil error; want connection loss (the proxy forwarded the reply: %s)", lc.Drop.Reason)
+		claims.NotShown(t, id, "A's create: got nil error; want connection loss (the proxy forwarded the reply: %s)", lc.Drop.Why)
 	}
 	if !errors.Is(lc.CreateErr, zk.ErrConnectionClosed) {
 		claims.NotShown(t, id, "A's create: got %v; want connection loss (fault: %+v)", lc.CreateErr, lc.Drop)
@@ -273,7 +278,7 @@ func AbandonedCandidateLooksAgain(t *testing.T) Abandoned {
 	acq := lr.A.AcquireInBackground().WaitsOn(NodeOf(hh))
 	aNode := lr.Parent + "/" + acq.Own
 	var stillThere bool
-	err := lr.LoseRequest(t, "R3", faultproxy.Match{Ops: DeleteOps, Under: lr.Parent}, func() error {
+	err := lr.LoseRequest(t, "R3", zktest.Match{Op: zktest.Delete, Under: lr.Parent}, func() error {
 		lr.A.Log.Info("gives up waiting")
 		acq.Cancel()
 		<-acq.done // loseRequest bounds this call
@@ -321,7 +326,7 @@ func ReleaseCutOff(t *testing.T, late claims.Judge) CutOff {
 	lr, ha, b, pb := ReleaseScene(t, JoinOpts{})
 	c := CutOff{LostReply: lr, HA: ha, B: b, PB: pb}
 	returned := make(chan error, 1)
-	lr.LoseRequest(t, "R3", faultproxy.Match{Ops: DeleteOps, Path: ha.Path}, func() error {
+	lr.LoseRequest(t, "R3", zktest.Match{Op: zktest.Delete, Path: ha.Path}, func() error {
 		// A's context ends while A is cut off, well inside its session.
 		ctx, cancel := context.WithTimeout(context.Background(), harness.Within)
 		defer cancel()
@@ -382,9 +387,9 @@ func ReleaseLeavesAnotherSessionsNode(t *testing.T) Intruded {
 		}
 		xa.Ok("")
 	}
-	res, err := lr.LoseReply(t, "R3", faultproxy.Match{Ops: DeleteOps, Path: ha.Path}, func() error { return ha.Release(LockCtx(t)) })
-	if !res.Dropped || xErr != nil || intrude != nil {
-		claims.NotShown(t, "R3", "reply dropped=%v, X's create ran=%v (err %v); want both", res.Dropped, intrude == nil, xErr)
+	res, err := lr.LoseReply(t, "R3", zktest.Match{Op: zktest.Delete, Path: ha.Path}, func() error { return ha.Release(LockCtx(t)) })
+	if !res.Took || xErr != nil || intrude != nil {
+		claims.NotShown(t, "R3", "reply dropped=%v, X's create ran=%v (err %v); want both", res.Took, intrude == nil, xErr)
 	}
 	ok, st := StatOf(t, lr.O, ha.Path)
 	claims.Evidence(t, "the reply to A's delete (xid=%d) was lost and X created a node at A's path before A looked again; A's Release returned %v; the node at the path exists=%v with owner 0x%x (X's session %s)", res.Xid, err, ok, st.EphemeralOwner, x.SessionHex())

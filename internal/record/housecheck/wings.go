@@ -16,13 +16,15 @@ type Wing int
 const (
 	Public  Wing = iota // lock, fence and their subpackages
 	Server              // internal/server: the servers and the wire
+	Fixture             // zktest: the server wing as a public fixture for any Go test
 	Proof               // internal/proof: the proof's machinery
+	Kit                 // locktest: the peer scenarios as a public kit for any Go recipe
 	Record              // internal/record: the record's tools
 	Command             // cmd/: the commands
 	Proofs              // the root, peers and bench: the proofs
 )
 
-var wingNames = [...]string{"the public packages", "the server wing", "the proof wing", "the record wing", "the commands", "the proofs"}
+var wingNames = [...]string{"the public packages", "the server wing", "the public fixture", "the proof wing", "the public kit", "the record wing", "the commands", "the proofs"}
 
 // String names w.
 func (w Wing) String() string { return wingNames[w] }
@@ -40,6 +42,10 @@ func WingOf(dir string) Wing {
 		return Command
 	case top == "lock" || top == "fence":
 		return Public
+	case top == "zktest":
+		return Fixture
+	case top == "locktest":
+		return Kit
 	}
 	return Proofs
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -77,6 +78,7 @@ func interruptAt(point string) bool {
 // with status 130. Call it before anything is created; stop ends the
 // handling.
 func HandleInterrupts(closeScope func()) (stop func()) {
+	handlers.Add(1)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
@@ -92,5 +94,13 @@ func HandleInterrupts(closeScope func()) (stop func()) {
 		case <-done:
 		}
 	}()
-	return func() { signal.Stop(sigs); close(done) }
+	return func() { signal.Stop(sigs); close(done); handlers.Add(-1) }
 }
+
+// handlers counts the HandleInterrupts in force.
+var handlers atomic.Int32
+
+// HandlingInterrupts reports whether a HandleInterrupts is in force: a
+// fixture that starts servers outside a TestMain of the harness (zktest)
+// installs its own only where none is.
+func HandlingInterrupts() bool { return handlers.Load() > 0 }

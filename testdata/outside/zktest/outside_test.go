@@ -1,0 +1,32 @@
+// This is the test of a module outside this repository (zktest's
+// TestOutsideModule copies it into a scratch module that requires
+// github.com/zk19/zk19, replaced by the checkout): it imports zktest as any
+// Go engineer's module would, starts a server, loses a create's reply and
+// checks that the loss took.
+package outside
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zk19/zk19/zktest"
+)
+
+func TestLostCreateReply(t *testing.T) {
+	e := zktest.Start(t)
+	c := e.Connect(t, "A")
+	f := c.Proxy.LoseReply(zktest.Match{Op: zktest.Create, Path: "/job"})
+	_, err := c.Create("/job", nil, 0, zk.WorldACL(zk.PermAll))
+	lost, werr := f.Wait(30 * time.Second)
+	if werr != nil || !lost.Took || lost.Op != "create" || lost.Err != 0 {
+		t.Fatalf("fault: got %+v (%v); want the successful reply to create /job lost", lost, werr)
+	}
+	if !errors.Is(err, zk.ErrConnectionClosed) {
+		t.Fatalf("create: got %v; want %v", err, zk.ErrConnectionClosed)
+	}
+	if ok, _, err := c.Exists("/job"); err != nil || !ok {
+		t.Fatalf("exists /job: got %v, %v; want true (the create took effect)", ok, err)
+	}
+}

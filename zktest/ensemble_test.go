@@ -1,0 +1,65 @@
+package zktest_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zk19/zk19/zktest"
+)
+
+// TestEnsembleVerbs runs the server verbs on one 3-server ensemble, in
+// turn: a held follower serves a stale read until the release; a
+// partitioned leader is replaced and rejoins as a follower on the heal; a
+// restarted server comes back in another process and its client keeps its
+// session.
+func TestEnsembleVerbs(t *testing.T) {
+	e := zktest.StartEnsemble(t, 3)
+	leader := e.Leader()
+	f := e.Followers()[0]
+	w := e.Connect(t, "W", zktest.To(leader))
+	r := e.Connect(t, "R", zktest.To(f), zktest.SessionTimeout(4*time.Second))
+
+	t.Run("HoldFollower", func(t *testing.T) {
+		h := e.HoldFollower(f)
+		if _, err := w.Create("/held", nil, 0, acl); err != nil {
+			t.Fatalf("create through the leader: %v", err)
+		}
+		ok, _, err := r.Exists("/held")
+		if err != nil || ok {
+			t.Fatalf("exists on the held follower: got %v, %v; want false (a stale read)", ok, err)
+		}
+		if n := h.Release(); n == 0 {
+			t.Fatalf("Release delivered %d bytes; want the held stream", n)
+		}
+		if _, err := r.Sync("/held"); err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		if ok, _, err := r.Exists("/held"); err != nil || !ok {
+			t.Fatalf("exists after the release: got %v, %v; want true", ok, err)
+		}
+	})
+	t.Run("PartitionLeader", func(t *testing.T) {
+		pt := e.PartitionLeader()
+		if pt.New == nil || pt.New == pt.Old {
+			t.Fatalf("new leader: got %v; want a server other than %v", pt.New, pt.Old)
+		}
+		pt.Heal()
+		if m, err := pt.Old.Mode(); m != "follower" {
+			t.Fatalf("old leader after the heal: got %q (%v); want follower", m, err)
+		}
+	})
+	t.Run("Restart", func(t *testing.T) {
+		id, mark := r.SessionID(), r.Mark()
+		f.Restart()
+		for _, st := range []zk.State{zk.StateDisconnected, zk.StateHasSession} {
+			if err := r.WaitStateSince(mark, st, within); err != nil {
+				t.Fatalf("R after the restart: %v", err)
+			}
+		}
+		if r.SessionID() != id {
+			t.Fatalf("R's session after the restart: got 0x%x; want 0x%x", r.SessionID(), id)
+		}
+	})
+}
