@@ -24,7 +24,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"strings"
 	"sync"
 	"time"
 
@@ -237,12 +236,6 @@ func (sc *peerScene) play(body func(sc *peerScene) peerCell) (c peerCell) {
 
 // noCancel is why the scene's recipe cannot give up an acquisition, or "".
 func (sc *peerScene) noCancel() string { return sc.r.noCancel }
-
-// oneField keeps a cell's text on one line and out of the separators.
-func oneField(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	return strings.ReplaceAll(s, "|", "/")
-}
 
 // join makes contender who of the scene's recipe; sessionTimeout 0 is the
 // clients' default.

@@ -340,6 +340,15 @@ func peerStaleSessionNode(sc *peerScene) peerCell {
 	// W holds on a node its client's session does not own: let the old
 	// session go, and see whether another contender gets in.
 	k.Stop()
+	return sc.secondHolder(w, own, owner, old, now)
+}
+
+// secondHolder waits for the expiry of W's previous session old, whose
+// node own W holds on (owner: own's owner, now: W's session), then has B
+// acquire: a second holder while W's lock object still says it holds
+// breaks the guarantee.
+func (sc *peerScene) secondHolder(w peerLock, own, owner, old, now string) peerCell {
+	sc.t.Helper()
 	wait.For(sc.t, 10*harness.ExpirySessionTimeout, "the server to expire W's previous session and delete "+own, func() (bool, string) {
 		_, there := sc.owners()[own]
 		return !there, "still there"
