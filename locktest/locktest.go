@@ -39,10 +39,10 @@ type Lock interface {
 	Held() bool
 }
 
-// Uncancellable is implemented by a Lock whose Acquire can neither be
-// cancelled nor time out (go-zookeeper's zk.Lock): the scenarios about
-// giving up read NoFeature for it, with Uncancellable's text (why), instead
-// of cancelling an Acquire that goes on behind the caller's back.
+// Uncancellable is implemented by a Recipe whose lock objects' Acquire can
+// neither be cancelled nor time out (go-zookeeper's zk.Lock): the scenarios
+// about giving up read NoFeature for it, with Uncancellable's text (why),
+// instead of cancelling an Acquire that goes on behind the caller's back.
 type Uncancellable interface {
 	Uncancellable() string
 }

@@ -1,13 +1,10 @@
 package locktest
 
-// The recipes people use, measured on the same faults: every scenario runs
-// ours (package lock), go-zookeeper's zk.Lock and kazoo's Lock, one after
-// the other on the same server, each contender through its own client
-// proxy, so a fault is the same bytes on the wire for all three. These
-// tests prove no claim. A peer's outcome is recorded as a cell of the table
-// "How other recipes fare" (see recipes_test.go), never failed; a
-// test fails when an observation could not be made, or when ours did not
-// keep a guarantee.
+// The scenarios: each plays one recipe's part in one scene and returns its
+// cell (a Result): every recipe on the same server, each contender through
+// its own client proxy, so a fault is the same bytes on the wire for all.
+// Ours (package lock) must keep every guarantee, and its cell also checks
+// the exact outcome its contract names (oursMust).
 //
 // Sources cited for a peer are lines of go-zookeeper's module as this
 // module builds it (lock.go, conn.go) and of the kazoo package the driver

@@ -1,23 +1,16 @@
 package locktest
 
-// The peer family's machinery: the lock recipes behind one interface
-// (ours and go-zookeeper's zk.Lock here; kazoo's Lock, Curator's
-// InterProcessMutex and anyone's in drivers_test.go), the scene a
-// scenario plays in (a lock dir of its own, an observer O who plants and deletes nodes
-// directly on the server, a client proxy for every contender), and how a
-// cell of the table "How other recipes fare" is judged and logged.
-//
-// A cell is one line, in one fixed shape that cmd/evidence reads:
-//
-//	evidence: peer <scenario> | scenario | <title>
-//	evidence: peer <scenario> | <recipe> [<version>] | <kept|broke|n/a> | <outcome> | <source or ->
+// The scenes' machinery: the lock recipes behind one interface (ours and
+// go-zookeeper's zk.Lock here; kazoo's Lock, Curator's InterProcessMutex,
+// the drivers of ZK19_PEERS and any Recipe in drivers.go), the scene a
+// scenario plays in (a lock dir of its own, an observer O who plants and
+// deletes nodes directly on the server, a client proxy for every
+// contender), and how a cell is judged and logged.
 //
 // "kept": the recipe kept a lock's guarantees in the scenario (one holder,
 // on a node of its own session, told the truth about holding). "broke":
 // it did not; the source line is the peer's code responsible. "n/a": the
-// recipe has no such feature. A peer's cell is an observation, never a test
-// failure; ours must keep every guarantee, and its cell also checks the
-// exact outcome its contract names.
+// recipe has no such feature. "not shown": the scene could not be set.
 
 import (
 	"context"
