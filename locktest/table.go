@@ -51,12 +51,12 @@ var scenarios = []scenario{
 	{id: "expiry-holding", test: "TestPeerSessionExpiresWhileHolding", title: zh.Say("the session expires while the recipe holds: does it know it no longer holds?"), parallel: true, expiry: true, play: peerSessionExpiresWhileHolding},
 	{id: "total-deadline", test: "TestPeerTimeoutIsATotalDeadline", title: zh.Say("the waiter's predecessor keeps changing: is the acquire timeout a total deadline?"), parallel: false, expiry: false, play: peerTimeoutIsATotalDeadline},
 	{id: "lost-children-reply", test: "TestPeerLostChildrenReply", title: zh.Say("the reply to the waiter's getChildren (the listing that decides whether it is first) is lost; the session survives the reconnect"), parallel: true, expiry: false, play: peerLostChildrenReply},
+	{id: "suspended-holding", test: "TestPeerSuspendedHolderKnows", title: zh.Say("knows it may have lost, while cut off: the holder's connection drops, and comes back before the session expires"), parallel: false, expiry: false, play: peerSuspendedHolderKnows},
 	{id: "foreign-child-first", test: "TestPeerForeignChildSortsFirst", title: zh.Say("another lock's dir (`0`, a persistent child whose name sorts before every candidate) sits in the lock dir (CURATOR-43)"), parallel: true, expiry: false, play: peerForeignChildSortsFirst},
 	{id: "lost-lookup", test: "TestPeerLostLookupAfterLostCreate", title: zh.Say("the create's reply is lost, then the reply to the look-up that would find the node again (go-zookeeper #229)"), parallel: true, expiry: false, play: peerLostLookupAfterLostCreate},
 	{id: "cleanup-request-lost", test: "TestPeerGiveUpCleanupRequestLost", title: zh.Say("the waiter times out and its cleanup delete never reaches the server (kazoo #732)"), parallel: true, expiry: false, play: peerGiveUpCleanupRequestLost},
 	{id: "release-cut-off", test: "TestPeerReleaseWhileCutOff", title: zh.Say("the holder releases while cut off: its delete cannot reach the server (CURATOR-678)"), parallel: true, expiry: false, play: peerReleaseWhileCutOff},
 	{id: "stale-session-node", test: "TestPeerStaleSessionNode", title: zh.Say("a new session's waiter finds its previous session's node, about to be deleted, first in line (CURATOR-604)"), parallel: true, expiry: true, play: peerStaleSessionNode},
-	{id: "suspended-holding", test: "TestPeerSuspendedHolderKnows", title: zh.Say("knows it may have lost, while cut off: the holder's connection drops, and comes back before the session expires"), parallel: false, expiry: false, play: peerSuspendedHolderKnows},
 }
 
 // TableOptions are what package peers gives Table.

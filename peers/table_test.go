@@ -107,6 +107,9 @@ func TestPeerTimeoutIsATotalDeadline(t *testing.T) { peerTable(t, "total-deadlin
 // TestPeerLostChildrenReply is the peer table's row "lost-children-reply" (locktest: peerLostChildrenReply).
 func TestPeerLostChildrenReply(t *testing.T) { peerTable(t, "lost-children-reply") }
 
+// TestPeerSuspendedHolderKnows is the peer table's row "suspended-holding" (locktest: peerSuspendedHolderKnows).
+func TestPeerSuspendedHolderKnows(t *testing.T) { peerTable(t, "suspended-holding") }
+
 // TestPeerForeignChildSortsFirst is the peer table's row "foreign-child-first" (locktest: peerForeignChildSortsFirst).
 func TestPeerForeignChildSortsFirst(t *testing.T) { peerTable(t, "foreign-child-first") }
 
@@ -121,6 +124,3 @@ func TestPeerReleaseWhileCutOff(t *testing.T) { peerTable(t, "release-cut-off") 
 
 // TestPeerStaleSessionNode is the peer table's row "stale-session-node" (locktest: peerStaleSessionNode).
 func TestPeerStaleSessionNode(t *testing.T) { peerTable(t, "stale-session-node") }
-
-// TestPeerSuspendedHolderKnows is the peer table's row "suspended-holding" (locktest: peerSuspendedHolderKnows).
-func TestPeerSuspendedHolderKnows(t *testing.T) { peerTable(t, "suspended-holding") }
