@@ -8,13 +8,17 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/zk19/zk19/internal/harness"
+	"github.com/zk19/zk19/internal/zkserver"
 )
 
 // TestOutsideModule: a module outside this repository (a copy of
 // testdata/outside/locktest in a temporary directory, whose go.mod replaces
 // github.com/zk19/zk19 by this repository) imports locktest, runs every
 // scenario against go-zookeeper's zk.Lock, and gets the verdicts of the
-// peer table's go-zookeeper column as EVIDENCE.md publishes it.
+// peer table's go-zookeeper column as the record of this backend publishes
+// it (EVIDENCE.md, or EVIDENCE-container.md).
 func TestOutsideModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short: it builds and runs a module of its own")
@@ -23,7 +27,11 @@ func TestOutsideModule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := publishedColumn(t, filepath.Join(repo, "EVIDENCE.md"), "go-zookeeper")
+	record := "EVIDENCE.md"
+	if harness.Backend.Kind == zkserver.Container {
+		record = "EVIDENCE-container.md"
+	}
+	want := publishedColumn(t, filepath.Join(repo, record), "go-zookeeper")
 	got := outsideVerdicts(t, repo)
 	if len(got) != len(want) {
 		t.Errorf("got %d verdicts from the outside module; want %d, one a row of the table", len(got), len(want))
