@@ -147,7 +147,7 @@ func joinDriver(sc *peerScene, who string, sessionTimeout time.Duration, config 
 	sc.t.Helper()
 	cfg, err := config(sc.r.name + "-" + who)
 	if errors.Is(err, peer.ErrMissing) {
-		sc.skip(sc.t, zh.Say("skipped: %v", err))
+		sc.skip(sc.t.TB, zh.Say("skipped: %v", err))
 	}
 	if err != nil {
 		sc.t.Fatalf("%v", err)

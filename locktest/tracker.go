@@ -307,7 +307,7 @@ func peerStaleSessionNode(sc *peerScene) peerCell {
 	if window := staleWindowPings * sess.Timeout / 3; window > staleWindowWithin {
 		// Only a server that grants a longer timeout than asked (the
 		// external backend's own tickTime) gets here.
-		sc.skip(sc.t, zh.Say("skipped: the server granted W a session timeout of %v; the stale window is %d keeper pings, one every %v, %v in all, beyond the %v the scene waits: lower tickTime or minSessionTimeout", sess.Timeout, staleWindowPings, sess.Timeout/3, window, staleWindowWithin))
+		sc.skip(sc.t.TB, zh.Say("skipped: the server granted W a session timeout of %v; the stale window is %d keeper pings, one every %v, %v in all, beyond the %v the scene waits: lower tickTime or minSessionTimeout", sess.Timeout, staleWindowPings, sess.Timeout/3, window, staleWindowWithin))
 	}
 	px.Cut(faultproxy.BothEnds)
 	sc.t.Cleanup(px.Heal)
