@@ -68,6 +68,9 @@
 //   - lost-children-reply: the reply to W's getChildren after its create
 //     (the listing that decides whether W is first) is lost; W must not
 //     hold while H holds, and must not fail leaving its node.
+//   - suspended-holding: W holds and is cut off, then healed before the
+//     session can expire; W must warn while cut off and say when it is
+//     back (a Signaller), and still hold.
 //   - foreign-child-first: a persistent child "0" (another lock's dir)
 //     sorts before every candidate (CURATOR-43); W must not wait on it.
 //   - lost-lookup: a lost create reply, then a lost reply to the look-up
@@ -78,9 +81,6 @@
 //   - stale-session-node: W's client gives its session up while the proxy
 //     keeps it alive on the server (CURATOR-604); W must not hold on the
 //     old session's node, which expires and lets B in.
-//   - suspended-holding: W holds and is cut off, then healed before the
-//     session can expire; W must warn while cut off and say when it is
-//     back (a Signaller), and still hold.
 //
 // # What is cleaned up
 //

@@ -226,6 +226,8 @@ func check(t *testing.T, name string, r Recipe, o *options, judge func(*testing.
 	var mu sync.Mutex
 	t.Run("scenarios", func(t *testing.T) {
 		for i, s := range chosen {
+			results[i] = Result{Scenario: s.id, Recipe: name, Verdict: NotShown,
+				Observation: "the scenario's test ended before a verdict (skipped or failed)"}
 			t.Run(s.id, func(t *testing.T) {
 				if s.parallel {
 					t.Parallel()
