@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -160,5 +161,73 @@ func TestWrongRecipesAreJudged(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// signalling is careless with Signals: while it holds, it polls its
+// client's state every 10 ms and says Suspended when the client has no
+// session, Resumed when it has one again; Release stops the polling.
+type signalling struct{ careless }
+
+func (s signalling) NewLock(conn *zk.Conn, dir string) locktest.Lock {
+	return &signallingLock{carelessLock: s.careless.NewLock(conn, dir).(*carelessLock), conn: conn, signals: make(chan locktest.Signal, 8)}
+}
+
+type signallingLock struct {
+	*carelessLock
+	conn    *zk.Conn
+	signals chan locktest.Signal
+	stop    chan struct{}
+}
+
+func (l *signallingLock) Signals() <-chan locktest.Signal { return l.signals }
+
+func (l *signallingLock) Acquire(ctx context.Context) (string, error) {
+	node, err := l.carelessLock.Acquire(ctx)
+	if err == nil {
+		l.stop = make(chan struct{})
+		go l.poll(l.stop)
+	}
+	return node, err
+}
+
+func (l *signallingLock) Release(ctx context.Context) error {
+	if l.stop != nil {
+		close(l.stop)
+		l.stop = nil
+	}
+	return l.carelessLock.Release(ctx)
+}
+
+// poll sends a Signal on each change of whether the client has a session,
+// until stop closes.
+func (l *signallingLock) poll(stop chan struct{}) {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	connected := true
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		has := l.conn.State() == zk.StateHasSession
+		switch {
+		case connected && !has:
+			l.signals <- locktest.Suspended
+		case !connected && has:
+			l.signals <- locktest.Resumed
+		}
+		connected = has
+	}
+}
+
+// TestSignallerIsHeard: a Lock that says Suspended while cut off and
+// Resumed once back keeps suspended-holding, which careless, without
+// Signals, breaks (TestWrongRecipesAreJudged).
+func TestSignallerIsHeard(t *testing.T) {
+	r := locktest.Check(t, "signalling", signalling{}, locktest.Only("suspended-holding"))
+	if r[0].Verdict != locktest.Kept || !strings.Contains(r[0].Observation, "told: Suspended") {
+		t.Errorf("got %v; want kept, told: Suspended … after the cut", r[0])
 	}
 }

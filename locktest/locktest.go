@@ -58,6 +58,16 @@ const (
 	Resumed
 )
 
+func (s Signal) String() string {
+	switch s {
+	case Suspended:
+		return "Suspended"
+	case Resumed:
+		return "Resumed"
+	}
+	return fmt.Sprintf("Signal(%d)", int(s))
+}
+
 // Signaller is implemented by a Lock that warns its user, while its
 // connection is lost and before its session can expire, that the hold may be
 // gone (scenario "suspended-holding"). A Lock without it cannot keep that

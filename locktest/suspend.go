@@ -253,7 +253,7 @@ func (sc *peerScene) goSuspended(l *goLock, node, sess string, cut time.Time) pe
 	case s := <-signals:
 		if s != Suspended {
 			sc.heal(l, node, sess)
-			return broke("", "got signal %d after the cut; want Suspended", s)
+			return broke("", "got signal %v after the cut; want Suspended", s)
 		}
 		told = heard{"Suspended", time.Since(cut)}
 	case <-time.After(time.Until(cut.Add(suspicionWithin))):
@@ -265,7 +265,7 @@ func (sc *peerScene) goSuspended(l *goLock, node, sess string, cut time.Time) pe
 	select {
 	case s := <-signals:
 		if s != Resumed {
-			return broke("", "got signal %d after the heal; want Resumed", s)
+			return broke("", "got signal %v after the heal; want Resumed", s)
 		}
 		back = heard{"Resumed", time.Since(healed)}
 	case <-time.After(peerCallWithin):
