@@ -20,7 +20,7 @@ import (
 //	peer <scenario> | scenario | <title>
 //	peer <scenario> | <recipe> [<version>] | <kept|broke|n/a> | <outcome> | <source or ->
 //
-// (peers/recipes_test.go writes them.) The table has a row per scenario, in
+// (peers/table_test.go writes them, from locktest's Results.) The table has a row per scenario, in
 // the order they ran, and a column per recipe.
 
 // peerMark opens the value of a peer table cell.

@@ -4,8 +4,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/go-zookeeper/zk"
 )
 
 func TestParseEnv(t *testing.T) {
@@ -22,27 +20,4 @@ func TestParseEnv(t *testing.T) {
 	if c := (EnvDriver{"mylock", "python3 x.py"}).Config("mylock-W"); !reflect.DeepEqual(c.Command, []string{"/bin/sh", "-c", "exec python3 x.py"}) || c.Name != "mylock-W" {
 		t.Fatalf("Config: got %+v; want the command run by /bin/sh with exec, named mylock-W", c)
 	}
-}
-
-type fakeRecipe struct{}
-
-func (fakeRecipe) NodeName(guid string) string     { return guid + "-x-" }
-func (fakeRecipe) NewLock(*zk.Conn, string) GoLock { return nil }
-
-func TestRegisterKeepsOrderAndRefusesADuplicate(t *testing.T) {
-	Register("fake-a", fakeRecipe{})
-	Register("fake-b", fakeRecipe{})
-	var names []string
-	for _, r := range Registered() {
-		names = append(names, r.Name)
-	}
-	if !reflect.DeepEqual(names, []string{"fake-a", "fake-b"}) {
-		t.Fatalf("got %v; want [fake-a fake-b]", names)
-	}
-	defer func() {
-		if r := recover(); r == nil || !strings.Contains(r.(string), "registered twice") {
-			t.Fatalf("got %v; want a panic saying fake-a was registered twice", r)
-		}
-	}()
-	Register("fake-a", fakeRecipe{})
 }

@@ -1,4 +1,4 @@
-package peers_test
+package locktest
 
 // Citing a peer's source: a broke or n/a cell names the line of the peer's
 // code responsible, and the test checks the citation against the code that

@@ -1,41 +1,30 @@
-package peers_test
+package locktest
 
-// The peer family's machinery: the lock recipes behind one interface
-// (ours and go-zookeeper's zk.Lock here; kazoo's Lock, Curator's
-// InterProcessMutex and anyone's in drivers_test.go), the scene a
-// scenario plays in (a lock dir of its own, an observer O who plants and deletes nodes
-// directly on the server, a client proxy for every contender), and how a
-// cell of the table "How other recipes fare" is judged and logged.
-//
-// A cell is one line, in one fixed shape that cmd/evidence reads:
-//
-//	evidence: peer <scenario> | scenario | <title>
-//	evidence: peer <scenario> | <recipe> [<version>] | <kept|broke|n/a> | <outcome> | <source or ->
+// The scenes' machinery: the lock recipes behind one interface (ours and
+// go-zookeeper's zk.Lock here; kazoo's Lock, Curator's InterProcessMutex,
+// the drivers of ZK19_PEERS and any Recipe in drivers.go), the scene a
+// scenario plays in (a lock dir of its own, an observer O who plants and
+// deletes nodes directly on the server, a client proxy for every
+// contender), and how a cell is judged and logged.
 //
 // "kept": the recipe kept a lock's guarantees in the scenario (one holder,
 // on a node of its own session, told the truth about holding). "broke":
 // it did not; the source line is the peer's code responsible. "n/a": the
-// recipe has no such feature. A peer's cell is an observation, never a test
-// failure; ours must keep every guarantee, and its cell also checks the
-// exact outcome its contract names.
+// recipe has no such feature. "not shown": the scene could not be set.
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"path"
-	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/fence"
-	"github.com/zk19/zk19/internal/proof/claims"
 	"github.com/zk19/zk19/internal/proof/claims/zh"
 	"github.com/zk19/zk19/internal/proof/harness"
-	"github.com/zk19/zk19/internal/proof/scene"
 	"github.com/zk19/zk19/internal/server/faultproxy"
 	"github.com/zk19/zk19/internal/server/tb"
 	"github.com/zk19/zk19/internal/server/zkclient"
@@ -53,9 +42,9 @@ const (
 
 // Cell verdicts.
 const (
-	peerKept  = "kept"
-	peerBroke = "broke"
-	peerNone  = "n/a"
+	peerKept  = Kept
+	peerBroke = Broken
+	peerNone  = NoFeature
 )
 
 // peerCallWithin bounds one recipe call that involves a reconnect:
@@ -63,15 +52,9 @@ const (
 // its reconnects, and a session may have to expire first.
 const peerCallWithin = 4 * harness.Within
 
-// peerScenario is one row of the table.
-type peerScenario struct {
-	id    string  // short and stable: the row's key in the evidence lines
-	title zh.Text // what the row is about
-}
-
 // peerCell is one recipe's outcome in one scenario.
 type peerCell struct {
-	verdict string  // peerKept, peerBroke, peerNone
+	verdict Verdict // peerKept, peerBroke, peerNone, NotShown
 	outcome zh.Text // a few words, in English and Chinese (the catalogue's phrases)
 	source  string  // the peer's code responsible for a broke or n/a, as cited by cite
 }
@@ -88,7 +71,8 @@ func none(source, format string, args ...any) peerCell {
 	return peerCell{verdict: peerNone, outcome: zh.Say(format, args...), source: source}
 }
 
-// peerRecipe is a lock recipe and how it names its nodes.
+// peerRecipe is a lock recipe (a column of the table) and how it names its
+// nodes.
 type peerRecipe struct {
 	name string
 	// prefix is a node's name up to the suffix the server appends, for a
@@ -97,16 +81,22 @@ type peerRecipe struct {
 	join   func(sc *peerScene, who string, sessionTimeout time.Duration) peerLock
 	// ready, if set, skips the recipe's subtest when it cannot run here
 	// (its library is not installed) before the scenario plants anything.
-	ready func(t *testing.T)
+	ready func(t zkserver.TB, skip skipFunc)
+	// noCancel, if set, says why the recipe's acquire can neither be
+	// cancelled nor time out: the scenarios about giving up read n/a.
+	noCancel string
 }
 
-// builtinRecipes are the columns every run has; peerRecipes adds the
-// drivers of ZK19_PEERS and the Go recipes a test file registered.
+// skipFunc skips a test, saying why.
+type skipFunc func(t zkserver.TB, why zh.Text)
+
+// builtinRecipes are the columns of this module's peer table that every
+// run has; Table adds the drivers of ZK19_PEERS and the Go recipes given.
 var builtinRecipes = []peerRecipe{
 	{name: recipeOurs, prefix: func(g string) string { return g + fence.LockInfix }, join: joinOurs},
 	// zk.Lock's names are CreateProtectedEphemeralSequential's: "_c_", the
 	// GUID, "-", then zk.Lock's "lock-".
-	{name: recipeGoZK, prefix: func(g string) string { return "_c_" + g + "-lock-" }, join: joinGoZK},
+	{name: recipeGoZK, prefix: func(g string) string { return "_c_" + g + "-lock-" }, join: joinGoZK, noCancel: "zk.Lock has no cancel and no timeout"},
 	kazooRecipe,
 	curatorRecipe,
 }
@@ -161,54 +151,71 @@ func (p *peerTry) finish(held bool, node string, err error) {
 
 // peerScene is one recipe's run of one scenario.
 type peerScene struct {
-	t   *testing.T
-	s   *zkserver.Server
-	r   peerRecipe
-	sp  peerScenario
-	ver string           // the recipe's version, for the cell
-	O   *zkclient.Client // the observer: plants and deletes nodes
-	o   claims.Actor
-	dir string
+	t    *sceneTB
+	s    *zkserver.Server
+	r    peerRecipe
+	sp   scenario
+	ver  string           // the recipe's version, for the cell
+	O    *zkclient.Client // the observer: plants and deletes nodes
+	o    actor
+	dir  string
+	skip skipFunc
 	// pendingRelease is a release left running by releaseCutOff.
 	pendingRelease chan error
 }
 
-// runPeers runs a scenario once per recipe, each as a subtest named after
-// the recipe, on server s, and logs each recipe's cell. The recipes run
-// side by side, each under its own parent, when the scenario does (most
-// of a scene is waiting for an expiry or a peer's driver); a scenario that
-// asserts how long something took runs them one after another.
-func runPeers(t *testing.T, s *zkserver.Server, sp peerScenario, body func(sc *peerScene) peerCell) {
-	t.Helper()
-	claims.Evidence(t, "peer %s | scenario | %s", sp.id, sp.title)
-	recipesSideBySide := harness.InParallel(t)
-	for _, r := range peerRecipes(t) {
-		t.Run(r.name, func(t *testing.T) {
-			if recipesSideBySide {
-				t.Parallel()
-			}
-			if r.ready != nil {
-				r.ready(t)
-			}
-			sc := &peerScene{t: t, s: s, r: r, sp: sp, o: claims.NewActor(t, "O")}
-			if r.name == recipeGoZK {
-				sc.ver = goZKModule().version
-			}
-			sc.O = zkclient.Connect(t, "O", []string{s.Client})
-			sc.dir = harness.TestRoot(t, sc.O)
-			sc.record(sc.play(body))
-		})
+// sceneTB is the test a scene plays in: while the scene's body runs, a
+// Fatalf (the scene's own, or a helper's on its behalf) ends the scene
+// with a NotShown cell instead of the test, so that Check can return it.
+type sceneTB struct {
+	zkserver.TB
+	playing bool // set by play, in the scene's goroutine
+}
+
+// Fatalf ends the scene, while it plays, with a NotShown cell.
+func (s *sceneTB) Fatalf(format string, args ...any) {
+	s.TB.Helper()
+	if !s.playing {
+		s.TB.Fatalf(format, args...)
+		return
 	}
+	s.TB.Logf("not shown: "+format, args...)
+	panic(sceneEnd{peerCell{verdict: NotShown, outcome: value(fmt.Sprintf(format, args...))}})
+}
+
+// playOne plays scenario s for recipe r in t (the column's test) on
+// server srv, and returns the Result: a skipped or failed t is NotShown.
+func playOne(t zkserver.TB, s scenario, srv *zkserver.Server, r peerRecipe, skip skipFunc) (res Result) {
+	t.Helper()
+	res = Result{Scenario: s.id, Recipe: r.name, Verdict: NotShown, Observation: "the scenario did not end"}
+	res.ObservationZh = res.Observation
+	if r.ready != nil {
+		r.ready(t, skip)
+	}
+	st := &sceneTB{TB: t}
+	sc := &peerScene{t: st, s: srv, r: r, sp: s, o: newActor(t, "O"), skip: skip}
+	if r.name == recipeGoZK {
+		sc.ver = goZKModule().version
+	}
+	sc.O = zkclient.Connect(t, "O", []string{srv.Client})
+	sc.dir = harness.TestRoot(t, sc.O)
+	c := sc.play(s.play)
+	res.Version, res.Verdict, res.Source = sc.ver, c.verdict, c.source
+	res.Observation, res.ObservationZh = c.outcome.En, c.outcome.Zh
+	return res
 }
 
 // sceneEnd ends a scene before its body returns, with the recipe's cell:
-// its answer did not come within the scene's bound (see result).
+// its answer did not come within the scene's bound (see result), or the
+// scene could not be set (sceneTB.Fatalf).
 type sceneEnd struct{ cell peerCell }
 
 // play runs the scene's body and returns its cell, also when a recipe's
-// silence ended the scene (sceneEnd).
+// silence or a setup that did not come about ended the scene (sceneEnd).
 func (sc *peerScene) play(body func(sc *peerScene) peerCell) (c peerCell) {
+	sc.t.playing = true
 	defer func() {
+		sc.t.playing = false
 		if r := recover(); r != nil {
 			end, ok := r.(sceneEnd)
 			if !ok {
@@ -220,26 +227,8 @@ func (sc *peerScene) play(body func(sc *peerScene) peerCell) (c peerCell) {
 	return body(sc)
 }
 
-// record logs the cell. Ours must keep every guarantee: a cell of ours
-// that did not fails the test.
-func (sc *peerScene) record(c peerCell) {
-	sc.t.Helper()
-	recipe := strings.TrimSpace(sc.r.name + " " + sc.ver)
-	src := c.source
-	if src == "" {
-		src = "-"
-	}
-	claims.Evidence(sc.t, "peer %s | %s | %s | %s | %s", sc.sp.id, recipe, c.verdict, c.outcome.Map(oneField), oneField(src))
-	if sc.r.name == recipeOurs && c.verdict != peerKept {
-		sc.t.Errorf("ours, scenario %s (%s): got %s: %s; want every guarantee kept", sc.sp.id, sc.sp.title, c.verdict, c.outcome)
-	}
-}
-
-// oneField keeps a cell's text on one line and out of the separators.
-func oneField(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	return strings.ReplaceAll(s, "|", "/")
-}
+// noCancel is why the scene's recipe cannot give up an acquisition, or "".
+func (sc *peerScene) noCancel() string { return sc.r.noCancel }
 
 // join makes contender who of the scene's recipe; sessionTimeout 0 is the
 // clients' default.
@@ -269,7 +258,7 @@ func (sc *peerScene) plant(name string, seq bool, why string) string {
 // remove deletes dir/name as O.
 func (sc *peerScene) remove(name string) {
 	sc.t.Helper()
-	scene.DeleteAs(sc.t, sc.O, sc.o, sc.dir+"/"+name)
+	deleteAs(sc.t, sc.O, sc.o, sc.dir+"/"+name)
 }
 
 // owners lists the dir's children with their owners (ephemeralOwner as the
@@ -277,8 +266,8 @@ func (sc *peerScene) remove(name string) {
 func (sc *peerScene) owners() map[string]string {
 	sc.t.Helper()
 	out := map[string]string{}
-	for _, k := range scene.ListChildren(sc.t, sc.O, sc.dir) {
-		if ok, st := scene.StatOf(sc.t, sc.O, sc.dir+"/"+k); ok {
+	for _, k := range listChildren(sc.t, sc.O, sc.dir) {
+		if ok, st := statOf(sc.t, sc.O, sc.dir+"/"+k); ok {
 			out[k] = fmt.Sprintf("0x%x", st.EphemeralOwner)
 		}
 	}
@@ -316,7 +305,7 @@ func (sc *peerScene) settle(l peerLock, try *peerTry) string {
 		sess := l.session()
 		var own []string
 		for _, p := range harness.WatchTable(sc.t, sc.s, "wchc", sc.dir)[sess] {
-			if ok, st := scene.StatOf(sc.t, sc.O, p); ok && fmt.Sprintf("0x%x", st.EphemeralOwner) == sess {
+			if ok, st := statOf(sc.t, sc.O, p); ok && fmt.Sprintf("0x%x", st.EphemeralOwner) == sess {
 				own = append(own, path.Base(p))
 				continue
 			}
@@ -329,7 +318,7 @@ func (sc *peerScene) settle(l peerLock, try *peerTry) string {
 		return false, fmt.Sprintf("session %s watches nothing under %s", sess, sc.dir)
 	})
 	if watched != "" {
-		claims.NewActor(sc.t, l.who()).Info("waits on %s", watched)
+		newActor(sc.t, l.who()).Info("waits on %s", watched)
 	}
 	return watched
 }
@@ -376,7 +365,7 @@ func (sc *peerScene) result(try *peerTry, bound time.Duration) *peerTry {
 // stood then.
 func (sc *peerScene) awaitReturn(try *peerTry, bound time.Duration) zh.Text {
 	sc.t.Helper()
-	a := claims.NewActor(sc.t, try.who)
+	a := newActor(sc.t, try.who)
 	if err := tb.WaitUntil(bound, "the return of "+try.who+"'s acquisition", func() (bool, string) { return try.finished(), "not returned" }); err != nil {
 		why := zh.Say("%v; %s", err, sc.seen(try))
 		a.Info("no return: %s", why)
@@ -457,7 +446,7 @@ func (sc *peerScene) heldOnceGone(l peerLock, try *peerTry, node string, behind 
 // releaseNow releases l's hold, logging what the recipe said.
 func (sc *peerScene) releaseNow(l peerLock) {
 	sc.t.Helper()
-	a := claims.NewActor(sc.t, l.who())
+	a := newActor(sc.t, l.who())
 	a.Invoke("release")
 	said, err := l.release()
 	if err != nil {
@@ -490,7 +479,7 @@ func (sc *peerScene) behindProxy(who string, sessionTimeout time.Duration) (*fau
 
 type oursLock struct {
 	sc   *peerScene
-	p    *scene.Contender
+	p    *contender
 	px   *faultproxy.Proxy
 	stop context.CancelFunc
 	mu   sync.Mutex
@@ -505,7 +494,17 @@ func joinOurs(sc *peerScene, who string, sessionTimeout time.Duration) peerLock 
 	if sessionTimeout > 0 {
 		lopts = append(lopts, lock.WithSessionTimeout(sessionTimeout))
 	}
-	return &oursLock{sc: sc, px: px, p: scene.Join(sc.t, who, []string{px.Addr()}, sc.dir, scene.JoinOpts{Client: copts, Lock: lopts})}
+	c := zkclient.Connect(sc.t, who, []string{px.Addr()}, copts...)
+	l := lock.New(c.Conn, sc.dir, append([]lock.Option{lock.WithoutCzxidDomain()}, lopts...)...)
+	return &oursLock{sc: sc, px: px, p: &contender{Name: who, Session: c, Locker: l, Log: newActor(sc.t, who)}}
+}
+
+// contender is ours' contender: its session and the Locker on it.
+type contender struct {
+	Name    string
+	Session *zkclient.Client
+	Locker  *lock.Locker
+	Log     actor
 }
 
 func (o *oursLock) who() string              { return o.p.Name }
@@ -579,13 +578,13 @@ func (o *oursLock) cancel() bool { o.stop(); return true }
 type gozkLock struct {
 	goClient
 	sc *peerScene
-	a  claims.Actor
+	a  actor
 	l  *zk.Lock
 }
 
 func joinGoZK(sc *peerScene, who string, sessionTimeout time.Duration) peerLock {
 	gc := sc.goClient(who, sessionTimeout)
-	return &gozkLock{goClient: gc, sc: sc, a: claims.NewActor(sc.t, who), l: zk.NewLock(gc.c.Conn, sc.dir, zk.WorldACL(zk.PermAll))}
+	return &gozkLock{goClient: gc, sc: sc, a: newActor(sc.t, who), l: zk.NewLock(gc.c.Conn, sc.dir, zk.WorldACL(zk.PermAll))}
 }
 
 // goClient is a contender's go-zookeeper session through its own proxy,

@@ -1,4 +1,4 @@
-package peers_test
+package locktest
 
 // The scenario "knows it may have lost, while cut off": between the drop
 // of a holder's connection and the end of its session, a lock can be
@@ -12,12 +12,10 @@ package peers_test
 import (
 	"context"
 	"errors"
-	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zk19/zk19/internal/proof/claims"
 	"github.com/zk19/zk19/internal/proof/claims/zh"
 	"github.com/zk19/zk19/internal/proof/harness"
 	"github.com/zk19/zk19/internal/proof/peer"
@@ -61,7 +59,7 @@ func took(d time.Duration) string {
 	return d.Round(time.Millisecond).String()
 }
 
-// TestPeerSuspendedHolderKnows: W holds; its proxy cuts it off (closes its
+// peerSuspendedHolderKnows: W holds; its proxy cuts it off (closes its
 // connection and refuses new ones). While cut off, well before the
 // session can expire, does the recipe tell its user that the hold may be
 // lost? Then the proxy heals before expiry: does the recipe say it is back,
@@ -69,30 +67,26 @@ func took(d time.Duration) string {
 // doc's bound, ExpiresBy after Since and less than the session timeout
 // after it (counted from the last packet the server heard), then Resumed.
 // Sequential: it asserts how long the signals took.
-func TestPeerSuspendedHolderKnows(t *testing.T) {
-	sp := peerScenario{"suspended-holding", zh.Say("knows it may have lost, while cut off: the holder's connection drops, and comes back before the session expires")}
-	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
-		w := sc.join("W", suspendSession)
-		sc.mustHold(w.acquire(0), "the hold is what may be lost")
-		node, sess, mark := sc.onlyNode(w), w.session(), w.mark()
-		sc.o.Info("fault: W's proxy cuts W's connection and refuses new ones (session timeout %v)", suspendSession)
-		cut := time.Now()
-		w.proxy().Cut(faultproxy.BothEnds)
-		sc.t.Cleanup(w.proxy().Heal)
-		switch l := w.(type) {
-		case *oursLock:
-			return sc.oursSuspended(l, node, sess, mark, cut)
-		case *driverLock:
-			return sc.driverSuspended(l, node, sess, mark, cut)
-		case *gozkLock:
-			return sc.gozkSuspended(l, node, sess, mark, cut)
-		case *goLock:
-			sc.heal(w, node, sess)
-			return none("", "peer.GoLock has no way to report a suspension")
-		}
-		sc.t.Fatalf("no recipe %T", w)
-		return peerCell{}
-	})
+func peerSuspendedHolderKnows(sc *peerScene) peerCell {
+	w := sc.join("W", suspendSession)
+	sc.mustHold(w.acquire(0), "the hold is what may be lost")
+	node, sess, mark := sc.onlyNode(w), w.session(), w.mark()
+	sc.o.Info("fault: W's proxy cuts W's connection and refuses new ones (session timeout %v)", suspendSession)
+	cut := time.Now()
+	w.proxy().Cut(faultproxy.BothEnds)
+	sc.t.Cleanup(w.proxy().Heal)
+	switch l := w.(type) {
+	case *oursLock:
+		return sc.oursSuspended(l, node, sess, mark, cut)
+	case *driverLock:
+		return sc.driverSuspended(l, node, sess, mark, cut)
+	case *gozkLock:
+		return sc.gozkSuspended(l, node, sess, mark, cut)
+	case *goLock:
+		return sc.goSuspended(l, node, sess, cut)
+	}
+	sc.t.Fatalf("no recipe %T", w)
+	return peerCell{}
 }
 
 // heal lets W through again and returns when, once W is back: the scenario
@@ -124,7 +118,7 @@ func (sc *peerScene) sameHold(w peerLock, node, sess string) zh.Text {
 // the heal, Resumed within the doc's bound of the client's session coming
 // back, and the hold goes on.
 func (sc *peerScene) oursSuspended(l *oursLock, node, sess string, mark int, cut time.Time) peerCell {
-	a := claims.NewActor(sc.t, l.who())
+	a := newActor(sc.t, l.who())
 	h := l.hold()
 	var s lock.Suspension
 	select {
@@ -183,7 +177,7 @@ func (sc *peerScene) oursSuspended(l *oursLock, node, sess string, mark int, cut
 // listener's calls): one saying the client is not connected, within
 // suspicionWithin of the cut; after the heal, one saying it is again.
 func (sc *peerScene) driverSuspended(k *driverLock, node, sess string, mark int, cut time.Time) peerCell {
-	a := claims.NewActor(sc.t, k.who())
+	a := newActor(sc.t, k.who())
 	ctx, cancel := context.WithDeadline(context.Background(), cut.Add(suspicionWithin))
 	e, err := k.k.WaitEvent(ctx, "a state event saying the client is not connected", mark, func(e peer.Event) bool {
 		return e.Kind == "state" && e.Connected != nil && !*e.Connected
@@ -223,7 +217,7 @@ func (sc *peerScene) driverSuspended(k *driverLock, node, sess string, mark int,
 // own session events said is written beside, as what a caller would have
 // to read for itself.
 func (sc *peerScene) gozkSuspended(l *gozkLock, node, sess string, mark int, cut time.Time) peerCell {
-	a := claims.NewActor(sc.t, l.who())
+	a := newActor(sc.t, l.who())
 	client := zh.Say("the client's own session events said nothing")
 	if err := l.c.WaitStateSince(mark, zk.StateDisconnected, suspicionWithin); err == nil {
 		client = zh.Say("the client's own session events said StateDisconnected within %s of the cut", took(time.Since(cut)))
@@ -239,4 +233,45 @@ func (sc *peerScene) gozkSuspended(l *gozkLock, node, sess string, mark int, cut
 	sc.releaseNow(l)
 	return broke(sc.cite("lock.go:18-24", "type Lock struct {"),
 		"no signal (no way to be told): zk.Lock has no listener and no state to ask; only %s, which zk.Lock does not read", client)
+}
+
+// goSuspended reads a Go recipe's Signals, if its Lock is a Signaller:
+// Suspended within suspicionWithin of the cut; after the heal, Resumed. A
+// Lock that is no Signaller has no way to tell its user.
+func (sc *peerScene) goSuspended(l *goLock, node, sess string, cut time.Time) peerCell {
+	a := newActor(sc.t, l.who())
+	sg, ok := l.l.(Signaller)
+	if !ok {
+		sc.heal(l, node, sess)
+		sc.sameHold(l, node, sess)
+		sc.releaseNow(l)
+		return broke("", "no signal (no way to be told): the lock object is no locktest.Signaller")
+	}
+	signals := sg.Signals()
+	var told, back heard
+	select {
+	case s := <-signals:
+		if s != Suspended {
+			sc.heal(l, node, sess)
+			return broke("", "got signal %v after the cut; want Suspended", s)
+		}
+		told = heard{"Suspended", time.Since(cut)}
+	case <-time.After(time.Until(cut.Add(suspicionWithin))):
+		sc.heal(l, node, sess)
+		return broke("", "no signal: no Suspended within %v of the cut", suspicionWithin)
+	}
+	a.Info("Suspended %v after the cut", told)
+	healed := sc.heal(l, node, sess)
+	select {
+	case s := <-signals:
+		if s != Resumed {
+			return broke("", "got signal %v after the heal; want Resumed", s)
+		}
+		back = heard{"Resumed", time.Since(healed)}
+	case <-time.After(peerCallWithin):
+		return broke("", "told %v after the cut; not told it was back within %v of the heal", told, peerCallWithin)
+	}
+	holds := sc.sameHold(l, node, sess)
+	sc.releaseNow(l)
+	return kept("told: %v after the cut; back: %v after the heal, same session; holds: %s", told, back, holds)
 }

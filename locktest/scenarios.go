@@ -1,13 +1,10 @@
-package peers_test
+package locktest
 
-// The recipes people use, measured on the same faults: every scenario runs
-// ours (package lock), go-zookeeper's zk.Lock and kazoo's Lock, one after
-// the other on the same server, each contender through its own client
-// proxy, so a fault is the same bytes on the wire for all three. These
-// tests prove no claim. A peer's outcome is recorded as a cell of the table
-// "How other recipes fare" (see recipes_test.go), never failed; a
-// test fails when an observation could not be made, or when ours did not
-// keep a guarantee.
+// The scenarios: each plays one recipe's part in one scene and returns its
+// cell (a Result): every recipe on the same server, each contender through
+// its own client proxy, so a fault is the same bytes on the wire for all.
+// Ours (package lock) must keep every guarantee, and its cell also checks
+// the exact outcome its contract names (oursMust).
 //
 // Sources cited for a peer are lines of go-zookeeper's module as this
 // module builds it (lock.go, conn.go) and of the kazoo package the driver
@@ -21,17 +18,14 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/fence"
-	"github.com/zk19/zk19/internal/proof/claims"
 	"github.com/zk19/zk19/internal/proof/claims/zh"
 	"github.com/zk19/zk19/internal/proof/harness"
 	"github.com/zk19/zk19/internal/proof/peer"
-	"github.com/zk19/zk19/internal/proof/scene"
 	"github.com/zk19/zk19/internal/server/faultproxy"
 	"github.com/zk19/zk19/internal/server/jute"
 	"github.com/zk19/zk19/internal/server/tb"
@@ -96,78 +90,70 @@ func (sc *peerScene) oursMust(c peerCell, err, want error) peerCell {
 	return c
 }
 
-// TestPeerStrangerChild: a child that no recipe made (a persistent
+// peerStrangerChild: a child that no recipe made (a persistent
 // "config") is in the lock dir before A acquires. A lock must ignore it or
 // refuse cleanly; go-zookeeper's parses every child as a lock node.
-func TestPeerStrangerChild(t *testing.T) {
-	harness.Parallel(t)
-	sp := peerScenario{"stranger", zh.Say("a child that is not a lock node (`config`) sits in the lock dir")}
-	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
-		sc.o.Invoke("create %s/config (persistent, not a lock node)", sc.dir)
-		if _, err := sc.O.Create(sc.dir+"/config", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-			sc.t.Fatalf("create config: %v", err)
-		}
-		sc.o.Ok("")
-		a := sc.join("A", 0)
-		try := a.acquire(0)
-		if w := sc.settle(a, try); w != "" {
-			return broke("", "waits on %s", w)
-		}
-		sc.result(try, harness.Within)
-		if try.held {
-			sc.releaseNow(a)
-			// Curator takes every child for a candidate and orders a name
-			// without "lock-" by the whole name: "config" sorts after every
-			// suffix (CURATOR-43's scenario has one that sorts before).
-			return sc.curatorBecause(kept("held with the stranger in the dir"),
-				curatorLocks+"StandardLockInternalsDriver.java:66-74", "return str;")
-		}
-		src := ""
-		if sc.r.name == recipeGoZK {
-			src = sc.cite("lock.go:109-113", "s, err := parseSeq(p)")
-		}
-		if left := sc.ownedBy(a.session()); len(left) > 0 {
-			return broke(src, "failed (%s) and left its node in the queue", brief(try.err))
-		}
-		return broke(src, "failed: %s", brief(try.err))
-	})
+func peerStrangerChild(sc *peerScene) peerCell {
+	sc.o.Invoke("create %s/config (persistent, not a lock node)", sc.dir)
+	if _, err := sc.O.Create(sc.dir+"/config", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		sc.t.Fatalf("create config: %v", err)
+	}
+	sc.o.Ok("")
+	a := sc.join("A", 0)
+	try := a.acquire(0)
+	if w := sc.settle(a, try); w != "" {
+		return broke("", "waits on %s", w)
+	}
+	sc.result(try, harness.Within)
+	if try.held {
+		sc.releaseNow(a)
+		// Curator takes every child for a candidate and orders a name
+		// without "lock-" by the whole name: "config" sorts after every
+		// suffix (CURATOR-43's scenario has one that sorts before).
+		return sc.curatorBecause(kept("held with the stranger in the dir"),
+			curatorLocks+"StandardLockInternalsDriver.java:66-74", "return str;")
+	}
+	src := ""
+	if sc.r.name == recipeGoZK {
+		src = sc.cite("lock.go:109-113", "s, err := parseSeq(p)")
+	}
+	if left := sc.ownedBy(a.session()); len(left) > 0 {
+		return broke(src, "failed (%s) and left its node in the queue", brief(try.err))
+	}
+	return broke(src, "failed: %s", brief(try.err))
 }
 
-// TestPeerOwnNodeDeletedWhileWaiting: W waits on H; another client deletes
+// peerOwnNodeDeletedWhileWaiting: W waits on H; another client deletes
 // W's node; H releases. A lock must never report a hold without a node of
 // its own (ours: lock.ErrLostCandidacy, claim L6's property).
-func TestPeerOwnNodeDeletedWhileWaiting(t *testing.T) {
-	harness.Parallel(t)
-	sp := peerScenario{"own-node-deleted", zh.Say("the waiter's own node is deleted by another client while it waits")}
-	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
-		h := sc.join("H", 0)
-		sc.mustHold(h.acquire(0), "W waits on H")
-		hNode := sc.onlyNode(h)
-		w := sc.join("W", 0)
-		tw := w.acquire(0)
-		sc.mustWaitOn(w, tw, hNode, "H's")
-		own := sc.onlyNode(w)
-		sc.remove(own)
-		sc.releaseNow(h)
-		sc.result(tw, peerCallWithin)
-		mine := sc.ownedBy(w.session())
-		switch {
-		case tw.held && len(mine) == 1 && mine[0] != own:
-			sc.releaseNow(w)
-			// Curator: its node missing from the listing raises NoNode
-			// (validateOurIndex), and attemptLock starts over while the
-			// retry policy allows.
-			return sc.curatorBecause(kept("re-queued with a fresh node, then held"),
-				curatorLocks+"LockInternals.java:228-235", "catch ( KeeperException.NoNodeException e )")
-		case tw.held && sc.r.name == recipeGoZK:
-			return broke(sc.cite("lock.go:100-126", "if seq == lowestSeq {"), "held with no node of its own")
-		case tw.held:
-			return broke("", "held, its nodes %v (%s was deleted)", mine, own)
-		case len(mine) > 0:
-			return broke("", "failed (%s) and left %v in the queue", brief(tw.err), mine)
-		}
-		return sc.oursMust(kept("refused: %s", brief(tw.err)), tw.err, lock.ErrLostCandidacy)
-	})
+func peerOwnNodeDeletedWhileWaiting(sc *peerScene) peerCell {
+	h := sc.join("H", 0)
+	sc.mustHold(h.acquire(0), "W waits on H")
+	hNode := sc.onlyNode(h)
+	w := sc.join("W", 0)
+	tw := w.acquire(0)
+	sc.mustWaitOn(w, tw, hNode, "H's")
+	own := sc.onlyNode(w)
+	sc.remove(own)
+	sc.releaseNow(h)
+	sc.result(tw, peerCallWithin)
+	mine := sc.ownedBy(w.session())
+	switch {
+	case tw.held && len(mine) == 1 && mine[0] != own:
+		sc.releaseNow(w)
+		// Curator: its node missing from the listing raises NoNode
+		// (validateOurIndex), and attemptLock starts over while the
+		// retry policy allows.
+		return sc.curatorBecause(kept("re-queued with a fresh node, then held"),
+			curatorLocks+"LockInternals.java:228-235", "catch ( KeeperException.NoNodeException e )")
+	case tw.held && sc.r.name == recipeGoZK:
+		return broke(sc.cite("lock.go:100-126", "if seq == lowestSeq {"), "held with no node of its own")
+	case tw.held:
+		return broke("", "held, its nodes %v (%s was deleted)", mine, own)
+	case len(mine) > 0:
+		return broke("", "failed (%s) and left %v in the queue", brief(tw.err), mine)
+	}
+	return sc.oursMust(kept("refused: %s", brief(tw.err)), tw.err, lock.ErrLostCandidacy)
 }
 
 // onlyNode is the one node of the dir owned by l's session.
@@ -180,34 +166,30 @@ func (sc *peerScene) onlyNode(l peerLock) string {
 	return mine[0]
 }
 
-// TestPeerOrderBySuffix: the lowest suffix holds, whatever the names (claim
+// peerOrderBySuffix: the lowest suffix holds, whatever the names (claim
 // L2's property). O's older node has a name that sorts after every
 // contender's; a recipe that ordered whole names would let W hold beside
 // it.
-func TestPeerOrderBySuffix(t *testing.T) {
-	harness.Parallel(t)
-	sp := peerScenario{"suffix-order", zh.Say("an older node whose name sorts after the waiter's (order by suffix, not by name)")}
-	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
-		older := sc.plant(sc.r.prefix(strings.Repeat("f", 32)), true, "older, named to sort after any contender")
-		w := sc.join("W", 0)
-		tw := w.acquire(0)
-		watched := sc.settle(w, tw)
-		if own := sc.ownedBy(w.session()); len(own) == 1 && own[0] > older {
-			sc.t.Fatalf("W's node %s sorts after %s: the names do not tell name order from suffix order", own[0], older)
-		}
-		switch {
-		case watched == older:
-			return sc.curatorBecause(sc.heldOnceGone(w, tw, older, value(older), kept("waited behind the older node, held once it went")), curatorSort[0], curatorSort[1])
-		case watched != "":
-			return broke("", "waited on %s, not on the older %s", watched, older)
-		}
-		sc.result(tw, harness.Within)
-		if tw.held {
-			sc.releaseNow(w)
-			return broke("", "held at once beside the older %s: its name sorts first", older)
-		}
-		return broke("", "failed: %s", brief(tw.err))
-	})
+func peerOrderBySuffix(sc *peerScene) peerCell {
+	older := sc.plant(sc.r.prefix(strings.Repeat("f", 32)), true, "older, named to sort after any contender")
+	w := sc.join("W", 0)
+	tw := w.acquire(0)
+	watched := sc.settle(w, tw)
+	if own := sc.ownedBy(w.session()); len(own) == 1 && own[0] > older {
+		sc.t.Fatalf("W's node %s sorts after %s: the names do not tell name order from suffix order", own[0], older)
+	}
+	switch {
+	case watched == older:
+		return sc.curatorBecause(sc.heldOnceGone(w, tw, older, value(older), kept("waited behind the older node, held once it went")), curatorSort[0], curatorSort[1])
+	case watched != "":
+		return broke("", "waited on %s, not on the older %s", watched, older)
+	}
+	sc.result(tw, harness.Within)
+	if tw.held {
+		sc.releaseNow(w)
+		return broke("", "held at once beside the older %s: its name sorts first", older)
+	}
+	return broke("", "failed: %s", brief(tw.err))
 }
 
 // behindOlder has W acquire with older, a node that a lock must not jump,
@@ -253,71 +235,59 @@ func (sc *peerScene) judgeReturn(w peerLock, tw *peerTry, src map[string][2]stri
 	return sc.oursMust(kept(refused, brief(tw.err)), tw.err, oursErr)
 }
 
-// TestPeerWrappedSuffixOlder: after 2^31 creates under one parent the
+// peerWrappedSuffixOlder: after 2^31 creates under one parent the
 // server's signed counter wraps, and %010d names the nodes "-2147483648"
 // … "-000000001" before it reaches 0 again. O's node, named as the server
 // names the one at -1, is older than W's; W must not hold beside it.
-func TestPeerWrappedSuffixOlder(t *testing.T) {
-	harness.Parallel(t)
-	sp := peerScenario{"wrap-older", zh.Say("an older node named as after the sequence counter wrapped (`…-000000001`)")}
-	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
-		older := sc.plant(sc.r.prefix(plantGUID(1))+"-000000001", false, "as the server names the node at counter -1")
-		return sc.behindOlder(older, map[string][2]string{
-			// zk.Lock takes -1 for the lowest, but looks for a predecessor
-			// above -1 only, finds none and watches "<dir>/".
-			recipeGoZK: {"lock.go:106-135", "prevSeq := -1"},
-			// Ten digits after the infix: "-000000001" has nine.
-			recipeKazoo:   {"recipe/lock.py:110-114", `r"(?:{patterns})(-?\d{{10}})$"`},
-			recipeCurator: curatorSort,
-		}, fence.ErrNegativeSeq)
-	})
+func peerWrappedSuffixOlder(sc *peerScene) peerCell {
+	older := sc.plant(sc.r.prefix(plantGUID(1))+"-000000001", false, "as the server names the node at counter -1")
+	return sc.behindOlder(older, map[string][2]string{
+		// zk.Lock takes -1 for the lowest, but looks for a predecessor
+		// above -1 only, finds none and watches "<dir>/".
+		recipeGoZK: {"lock.go:106-135", "prevSeq := -1"},
+		// Ten digits after the infix: "-000000001" has nine.
+		recipeKazoo:   {"recipe/lock.py:110-114", `r"(?:{patterns})(-?\d{{10}})$"`},
+		recipeCurator: curatorSort,
+	}, fence.ErrNegativeSeq)
 }
 
-// TestPeerWrappedSuffixNewer: W waits on H; O then makes a node named as
+// peerWrappedSuffixNewer: W waits on H; O then makes a node named as
 // the first one after the counter wraps past 2147483647 ("-2147483648"),
 // so it is newer than W's; H goes. W must hold now: a recipe that puts the
 // newer node first would let its owner hold while W's turn has come.
 // Refusing a name it cannot order (ours) keeps the guarantee too.
-func TestPeerWrappedSuffixNewer(t *testing.T) {
-	harness.Parallel(t)
-	sp := peerScenario{"wrap-newer", zh.Say("a newer node named as after the counter wrapped (`…-2147483648`) appears while the waiter waits")}
-	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
-		holder, w, tw := sc.waiterBehindHolder()
-		newer := sc.plant(sc.r.prefix(plantGUID(2))+"-2147483648", false, "newer than W's, as the server names the first node after the wrap")
-		sc.remove(holder)
-		src := map[string][2]string{
-			recipeGoZK:  {"lock.go:106-135", "prevSeq := -1"},
-			recipeKazoo: {"recipe/lock.py:316-322", "sorted(contender_matches, key=lambda m: m.groups())"},
-			// "-2147483648" sorts before "0000000001" as a string.
-			recipeCurator: curatorSort,
-		}
-		switch watched := sc.settle(w, tw); {
-		case watched == newer:
-			return broke(sc.citeFrom(src), "waited behind the newer node: put it first")
-		case watched != "":
-			return broke("", "waited on %s", watched)
-		}
-		held := func() peerCell {
-			return sc.curatorBecause(kept("held: the newer node is behind it"), curatorSort[0], curatorSort[1])
-		}
-		return sc.judgeReturn(w, tw, src, held, "refused: %s (cannot order it)", fence.ErrNegativeSeq)
-	})
+func peerWrappedSuffixNewer(sc *peerScene) peerCell {
+	holder, w, tw := sc.waiterBehindHolder()
+	newer := sc.plant(sc.r.prefix(plantGUID(2))+"-2147483648", false, "newer than W's, as the server names the first node after the wrap")
+	sc.remove(holder)
+	src := map[string][2]string{
+		recipeGoZK:  {"lock.go:106-135", "prevSeq := -1"},
+		recipeKazoo: {"recipe/lock.py:316-322", "sorted(contender_matches, key=lambda m: m.groups())"},
+		// "-2147483648" sorts before "0000000001" as a string.
+		recipeCurator: curatorSort,
+	}
+	switch watched := sc.settle(w, tw); {
+	case watched == newer:
+		return broke(sc.citeFrom(src), "waited behind the newer node: put it first")
+	case watched != "":
+		return broke("", "waited on %s", watched)
+	}
+	held := func() peerCell {
+		return sc.curatorBecause(kept("held: the newer node is behind it"), curatorSort[0], curatorSort[1])
+	}
+	return sc.judgeReturn(w, tw, src, held, "refused: %s (cannot order it)", fence.ErrNegativeSeq)
 }
 
-// TestPeerOverlongSuffix: a node with the recipe's lock infix and an
+// peerOverlongSuffix: a node with the recipe's lock infix and an
 // 11-digit suffix (no server makes one: the counter is a 32-bit int in
 // %010d) is older than W's. Parsing it as a number, or refusing it, keeps
 // the guarantee; skipping it lets W hold beside it.
-func TestPeerOverlongSuffix(t *testing.T) {
-	harness.Parallel(t)
-	sp := peerScenario{"over-long", zh.Say("an older lock-named node whose suffix has 11 digits")}
-	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
-		older := sc.plant(sc.r.prefix(plantGUID(1))+"0", true, "an 11-digit suffix: a 0, then the server's 10")
-		return sc.behindOlder(older, map[string][2]string{
-			recipeKazoo:   {"recipe/lock.py:110-114", `r"(?:{patterns})(-?\d{{10}})$"`},
-			recipeCurator: curatorSort,
-		}, fence.ErrSeqOverflow)
-	})
+func peerOverlongSuffix(sc *peerScene) peerCell {
+	older := sc.plant(sc.r.prefix(plantGUID(1))+"0", true, "an 11-digit suffix: a 0, then the server's 10")
+	return sc.behindOlder(older, map[string][2]string{
+		recipeKazoo:   {"recipe/lock.py:110-114", `r"(?:{patterns})(-?\d{{10}})$"`},
+		recipeCurator: curatorSort,
+	}, fence.ErrSeqOverflow)
 }
 
 // loseCreateReply has W's proxy lose the reply to W's create under the
@@ -330,11 +300,11 @@ func (sc *peerScene) loseCreateReply(w peerLock, cut bool) (*peerTry, faultproxy
 	sc.t.Helper()
 	px := w.proxy()
 	accepted := px.Stats().Accepted
-	m := faultproxy.Match{Ops: scene.CreateOps, Under: sc.dir}
+	m := faultproxy.Match{Ops: createOps, Under: sc.dir}
 	d := px.LoseReply(m)
-	claims.NewActor(sc.t, w.who()).Info("the proxy will lose the reply to W's %s", m)
+	newActor(sc.t, w.who()).Info("the proxy will lose the reply to W's %s", m)
 	tw := w.acquire(0)
-	scene.FaultEnded(sc.t, d, "the end of the fault on W's create")
+	faultEnded(sc.t, d, "the end of the fault on W's create")
 	if cut {
 		px.Cut(faultproxy.BothEnds)
 		sc.t.Cleanup(px.Heal)
@@ -349,126 +319,113 @@ func (sc *peerScene) loseCreateReply(w peerLock, cut bool) (*peerTry, faultproxy
 	return tw, res
 }
 
-// TestPeerLostCreateReply: the server creates W's node but the reply is
+// peerLostCreateReply: the server creates W's node but the reply is
 // lost with the connection; the session survives the reconnect. A lock
 // must end up holding exactly its own node, found again by its GUID (ours:
 // Recover, claims R3–R6), or give up without leaving a node behind.
-func TestPeerLostCreateReply(t *testing.T) {
-	harness.Parallel(t)
-	sp := peerScenario{"lost-reply", zh.Say("the create's reply is lost; the session survives the reconnect")}
-	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
-		w := sc.join("W", 0)
-		tw, _ := sc.loseCreateReply(w, false)
-		sc.result(tw, peerCallWithin)
-		mine := sc.ownedBy(w.session())
-		slices.Sort(mine)
-		switch {
-		case tw.held && len(mine) == 1 && (tw.node == "" || tw.node == mine[0]):
-			sc.releaseNow(w)
-			if left := sc.ownedBy(w.session()); len(left) > 0 {
-				return broke("", "held, but release left %v", left)
-			}
-			// Curator: the retried create looks for its protected prefix
-			// before it creates again.
-			return sc.curatorBecause(kept("held its own node, found again by its GUID"),
-				curatorImps+"CreateBuilderImpl.java:1199-1205", "createdPath = findProtectedNodeInForeground(path);")
-		case tw.held:
-			return broke("", "held %s with nodes %v of its session", orUnsaid(tw.node), mine)
-		case len(mine) > 0 && sc.r.name == recipeGoZK:
-			return broke(sc.cite("conn.go:1149-1153", "children, _, err := c.Children(rootPath)"),
-				"failed (%s) and left its node in the queue", brief(tw.err))
-		case len(mine) > 0:
-			return broke("", "failed (%s) and left its node in the queue", brief(tw.err))
+func peerLostCreateReply(sc *peerScene) peerCell {
+	w := sc.join("W", 0)
+	tw, _ := sc.loseCreateReply(w, false)
+	sc.result(tw, peerCallWithin)
+	mine := sc.ownedBy(w.session())
+	slices.Sort(mine)
+	switch {
+	case tw.held && len(mine) == 1 && (tw.node == "" || tw.node == mine[0]):
+		sc.releaseNow(w)
+		if left := sc.ownedBy(w.session()); len(left) > 0 {
+			return broke("", "held, but release left %v", left)
 		}
-		return sc.oursMust(kept("gave up cleanly: %s", brief(tw.err)), tw.err, errOursHolds)
-	})
+		// Curator: the retried create looks for its protected prefix
+		// before it creates again.
+		return sc.curatorBecause(kept("held its own node, found again by its GUID"),
+			curatorImps+"CreateBuilderImpl.java:1199-1205", "createdPath = findProtectedNodeInForeground(path);")
+	case tw.held:
+		return broke("", "held %s with nodes %v of its session", orUnsaid(tw.node), mine)
+	case len(mine) > 0 && sc.r.name == recipeGoZK:
+		return broke(sc.cite("conn.go:1149-1153", "children, _, err := c.Children(rootPath)"),
+			"failed (%s) and left its node in the queue", brief(tw.err))
+	case len(mine) > 0:
+		return broke("", "failed (%s) and left its node in the queue", brief(tw.err))
+	}
+	return sc.oursMust(kept("gave up cleanly: %s", brief(tw.err)), tw.err, errOursHolds)
 }
 
 // errOursHolds is what ours must do where giving up is not its contract.
 var errOursHolds = errors.New("a hold")
 
-// TestPeerLostCreateReplySessionExpired: W's create takes effect, its reply
+// peerLostCreateReplySessionExpired: W's create takes effect, its reply
 // is lost, and W is cut off until the server expires the session (and
 // deletes the node). Let through again, the client opens a new session.
 // Ours refuses to continue in another session (lock.ErrSessionChanged);
 // a recipe that carries on keeps the guarantee if it holds only a node of
 // the new session, and the cell says whether it reused the lost create's
 // GUID, which the node of TestPeerForeignGUID's row could then carry.
-func TestPeerLostCreateReplySessionExpired(t *testing.T) {
-	harness.Parallel(t)
-	s := harness.ExpiryServer(t)
-	sp := peerScenario{"lost-reply-expired", zh.Say("the create's reply is lost and the session expires before the client gets back")}
-	runPeers(t, s, sp, func(sc *peerScene) peerCell {
-		w := sc.join("W", harness.ExpirySessionTimeout)
-		old := w.session()
-		_, st := scene.StatOf(sc.t, sc.O, sc.dir)
-		tw, res := sc.loseCreateReply(w, true)
-		tb.WaitFor(sc.t, 10*harness.ExpirySessionTimeout, "the server to expire W's session and delete the node its create made", func() (bool, string) {
-			_, now := scene.StatOf(sc.t, sc.O, sc.dir)
-			return now.NumChildren == 0 && now.Cversion >= st.Cversion+2, fmt.Sprintf("children %d, cversion %d (was %d)", now.NumChildren, now.Cversion, st.Cversion)
-		})
-		sc.o.Info("the server deleted the node W's lost create made: session %s expired", old)
-		w.proxy().Heal()
-		sc.result(tw, peerCallWithin)
-		now := w.session()
-		mine := sc.ownedBy(now)
-		lost := path.Base(res.Path)
-		switch {
-		case tw.held && len(mine) == 1 && now != old:
-			reuse := zh.Say("with a fresh GUID")
-			if strings.HasPrefix(mine[0], lost) {
-				reuse = zh.Say("same GUID")
-			}
-			sc.releaseNow(w)
-			// Curator: the create's retry loop, finding no node of its
-			// prefix, creates again in whatever session the client has.
-			return sc.curatorBecause(kept("carried on in a new session, %s, and held", reuse),
-				curatorImps+"CreateBuilderImpl.java:1207-1216", "createdPath = client.getZooKeeper().create(path, data, aclList, createMode, storingStat, ttl);")
-		case tw.held:
-			return broke("", "held %s in session %s (was %s), its nodes %v", orUnsaid(tw.node), now, old, mine)
-		case len(mine) > 0:
-			return broke("", "failed (%s) and left %v in the queue", brief(tw.err), mine)
-		}
-		return sc.oursMust(kept("no hold, no node left (%s)", brief(tw.err)), tw.err, lock.ErrSessionChanged)
+func peerLostCreateReplySessionExpired(sc *peerScene) peerCell {
+	w := sc.join("W", harness.ExpirySessionTimeout)
+	old := w.session()
+	_, st := statOf(sc.t, sc.O, sc.dir)
+	tw, res := sc.loseCreateReply(w, true)
+	tb.WaitFor(sc.t, 10*harness.ExpirySessionTimeout, "the server to expire W's session and delete the node its create made", func() (bool, string) {
+		_, now := statOf(sc.t, sc.O, sc.dir)
+		return now.NumChildren == 0 && now.Cversion >= st.Cversion+2, fmt.Sprintf("children %d, cversion %d (was %d)", now.NumChildren, now.Cversion, st.Cversion)
 	})
+	sc.o.Info("the server deleted the node W's lost create made: session %s expired", old)
+	w.proxy().Heal()
+	sc.result(tw, peerCallWithin)
+	now := w.session()
+	mine := sc.ownedBy(now)
+	lost := path.Base(res.Path)
+	switch {
+	case tw.held && len(mine) == 1 && now != old:
+		reuse := zh.Say("with a fresh GUID")
+		if strings.HasPrefix(mine[0], lost) {
+			reuse = zh.Say("same GUID")
+		}
+		sc.releaseNow(w)
+		// Curator: the create's retry loop, finding no node of its
+		// prefix, creates again in whatever session the client has.
+		return sc.curatorBecause(kept("carried on in a new session, %s, and held", reuse),
+			curatorImps+"CreateBuilderImpl.java:1207-1216", "createdPath = client.getZooKeeper().create(path, data, aclList, createMode, storingStat, ttl);")
+	case tw.held:
+		return broke("", "held %s in session %s (was %s), its nodes %v", orUnsaid(tw.node), now, old, mine)
+	case len(mine) > 0:
+		return broke("", "failed (%s) and left %v in the queue", brief(tw.err), mine)
+	}
+	return sc.oursMust(kept("no hold, no node left (%s)", brief(tw.err)), tw.err, lock.ErrSessionChanged)
 }
 
-// TestPeerForeignGUID: W's create reply is lost; while W is cut off, its
+// peerForeignGUID: W's create reply is lost; while W is cut off, its
 // node goes and a node with the same GUID appears, owned by another
 // session (O): as a node left by an earlier session that used the GUID
 // would be. A lock must never adopt a node it does not own (ours: Recover
 // keeps only this session's matches, claim R6).
-func TestPeerForeignGUID(t *testing.T) {
-	harness.Parallel(t)
-	sp := peerScenario{"foreign-guid", zh.Say("after a lost create reply, the only node with the waiter's GUID is another session's")}
-	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
-		w := sc.join("W", 0)
-		tw, res := sc.loseCreateReply(w, true)
-		prefix := path.Base(res.Path)
-		var own []string
-		for _, k := range scene.ListChildren(sc.t, sc.O, sc.dir) {
-			if strings.HasPrefix(k, prefix) {
-				own = append(own, k)
-			}
+func peerForeignGUID(sc *peerScene) peerCell {
+	w := sc.join("W", 0)
+	tw, res := sc.loseCreateReply(w, true)
+	prefix := path.Base(res.Path)
+	var own []string
+	for _, k := range listChildren(sc.t, sc.O, sc.dir) {
+		if strings.HasPrefix(k, prefix) {
+			own = append(own, k)
 		}
-		if len(own) != 1 {
-			sc.t.Fatalf("nodes named %s…: got %v; want the one W's create made", prefix, own)
-		}
-		sc.remove(own[0])
-		foreign := sc.plant(prefix, true, "W's GUID, session O's node")
-		w.proxy().Heal()
-		if sc.waitsBehind(tw, foreign) {
-			return sc.gaveUpClean(w, tw, kept("did not adopt O's node: found no node of its own, created again with a fresh GUID and waits behind O's"))
-		}
-		sc.result(tw, peerCallWithin)
-		return sc.judgeForeign(w, tw, foreign, map[string][2]string{
-			recipeGoZK:  {"conn.go:1149-1159", "if g := pth[len(protectedPrefix) : len(protectedPrefix)+32]; g == guidStr {"},
-			recipeKazoo: {"recipe/lock.py:326-331", "if child.startswith(self.prefix):"},
-			// The owner is compared only when the session changed
-			// (ProtectedMode.validateFoundNode); here it did not.
-			recipeCurator: {curatorImps + "CreateBuilderImpl.java:1344-1347", "return node.startsWith(protectedPrefix);"},
-		}, lock.ErrMissing)
-	})
+	}
+	if len(own) != 1 {
+		sc.t.Fatalf("nodes named %s…: got %v; want the one W's create made", prefix, own)
+	}
+	sc.remove(own[0])
+	foreign := sc.plant(prefix, true, "W's GUID, session O's node")
+	w.proxy().Heal()
+	if sc.waitsBehind(tw, foreign) {
+		return sc.gaveUpClean(w, tw, kept("did not adopt O's node: found no node of its own, created again with a fresh GUID and waits behind O's"))
+	}
+	sc.result(tw, peerCallWithin)
+	return sc.judgeForeign(w, tw, foreign, map[string][2]string{
+		recipeGoZK:  {"conn.go:1149-1159", "if g := pth[len(protectedPrefix) : len(protectedPrefix)+32]; g == guidStr {"},
+		recipeKazoo: {"recipe/lock.py:326-331", "if child.startswith(self.prefix):"},
+		// The owner is compared only when the session changed
+		// (ProtectedMode.validateFoundNode); here it did not.
+		recipeCurator: {curatorImps + "CreateBuilderImpl.java:1344-1347", "return node.startsWith(protectedPrefix);"},
+	}, lock.ErrMissing)
 }
 
 // waitsBehind waits, within peerCallWithin, until tw has returned or waits
@@ -490,7 +447,7 @@ func (sc *peerScene) waitsBehind(tw *peerTry, foreign string) bool {
 		panic(sceneEnd{broke("", "%v", err)})
 	}
 	if behind {
-		claims.NewActor(sc.t, tw.who).Info("waits behind %s: %s", foreign, sc.seen(tw))
+		newActor(sc.t, tw.who).Info("waits behind %s: %s", foreign, sc.seen(tw))
 	}
 	return behind
 }
@@ -536,100 +493,96 @@ func (sc *peerScene) judgeForeign(w peerLock, tw *peerTry, foreign string, src m
 	return sc.oursMust(kept("refused (%s); O's node not adopted", brief(tw.err)), tw.err, oursErr)
 }
 
-// TestPeerReacquireAfterForeignPrefix: W acquires and releases; O then
+// peerReacquireAfterForeignPrefix: W acquires and releases; O then
 // creates a node named with the prefix of W's first acquisition; W
 // acquires again on the same lock object. O's node is an older candidate:
 // W must wait behind it, never take it as its own (ours and go-zookeeper
 // make a fresh GUID for every acquisition; kazoo keeps one per Lock
 // object).
-func TestPeerReacquireAfterForeignPrefix(t *testing.T) {
-	harness.Parallel(t)
-	sp := peerScenario{"reacquire-foreign", zh.Say("a second acquisition on the same lock object, with another session's node named like the first")}
-	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
-		w := sc.join("W", 0)
-		sc.mustHold(w.acquire(0), "the first acquisition names the prefix")
-		prefix := suffixless(sc.onlyNode(w))
+func peerReacquireAfterForeignPrefix(sc *peerScene) peerCell {
+	w := sc.join("W", 0)
+	sc.mustHold(w.acquire(0), "the first acquisition names the prefix")
+	prefix := suffixless(sc.onlyNode(w))
+	sc.releaseNow(w)
+	foreign := sc.plant(prefix, true, "named like W's first node, session O's")
+	t2 := w.acquire(0)
+	switch watched := sc.settle(w, t2); {
+	case watched == foreign:
+		// Curator: every create is a new builder withProtection(), so a
+		// new UUID.
+		return sc.curatorBecause(sc.heldOnceGone(w, t2, foreign, zh.Say("O's %s", foreign), kept("fresh GUID; waited behind O's node, held once it went")),
+			curatorLocks+"StandardLockInternalsDriver.java:50-54", "withProtection()")
+	case watched != "":
+		return broke("", "waited on %s", watched)
+	}
+	sc.result(t2, harness.Within)
+	if _, still := sc.owners()[foreign]; still && t2.held && t2.node != foreign && len(sc.ownedBy(w.session())) == 1 {
 		sc.releaseNow(w)
-		foreign := sc.plant(prefix, true, "named like W's first node, session O's")
-		t2 := w.acquire(0)
-		switch watched := sc.settle(w, t2); {
-		case watched == foreign:
-			// Curator: every create is a new builder withProtection(), so a
-			// new UUID.
-			return sc.curatorBecause(sc.heldOnceGone(w, t2, foreign, zh.Say("O's %s", foreign), kept("fresh GUID; waited behind O's node, held once it went")),
-				curatorLocks+"StandardLockInternalsDriver.java:50-54", "withProtection()")
-		case watched != "":
-			return broke("", "waited on %s", watched)
-		}
-		sc.result(t2, harness.Within)
-		if _, still := sc.owners()[foreign]; still && t2.held && t2.node != foreign && len(sc.ownedBy(w.session())) == 1 {
-			sc.releaseNow(w)
-			return broke("", "held beside O's older node")
-		}
-		if k, ok := w.(*driverLock); ok && sc.r.name == recipeKazoo && t2.held && t2.node == foreign {
-			// What the recipe believes once O's node goes.
-			sc.remove(foreign)
-			li, err := k.isAcquired()
-			return broke(sc.cite("recipe/lock.py:241-245", "node = self._find_node()"),
-				"held on session O's node (its old prefix); is_acquired still %v after O deleted it%s", pyBool(li.IsAcquired), errSuffix(err))
-		}
-		return sc.judgeForeign(w, t2, foreign, nil, errOursHolds)
-	})
+		return broke("", "held beside O's older node")
+	}
+	if k, ok := w.(*driverLock); ok && sc.r.name == recipeKazoo && t2.held && t2.node == foreign {
+		// What the recipe believes once O's node goes.
+		sc.remove(foreign)
+		li, err := k.isAcquired()
+		return broke(sc.cite("recipe/lock.py:241-245", "node = self._find_node()"),
+			"held on session O's node (its old prefix); is_acquired still %v after O deleted it%s", pyBool(li.IsAcquired), errSuffix(err))
+	}
+	return sc.judgeForeign(w, t2, foreign, nil, errOursHolds)
 }
 
-// TestPeerCancelWhileWaiting: W waits on H and is cancelled. A lock must
+// peerCancelWhileWaiting: W waits on H and is cancelled. A lock must
 // return without a hold and delete its node (ours: the context's error).
 // go-zookeeper's zk.Lock has no cancel: only closing the session ends its
 // wait.
-func TestPeerCancelWhileWaiting(t *testing.T) {
-	harness.Parallel(t)
-	sp := peerScenario{"cancel", zh.Say("the waiter is cancelled while it waits")}
-	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
-		_, w, tw := sc.waiterBehindHolder()
-		a := claims.NewActor(sc.t, w.who())
-		a.Invoke("cancel")
-		if !w.cancel() {
-			a.Fail("zk.Lock has no cancel and no timeout: close the session instead")
-			if err := w.(*gozkLock).c.CloseWait(peerCallWithin); err != nil {
-				sc.t.Fatalf("%v", err)
-			}
-			sc.result(tw, peerCallWithin)
-			return none(sc.cite("lock.go:52-55", "func (l *Lock) LockWithData(data []byte) error {"),
-				"no cancel, no timeout: only closing the session ended the wait (%s)", brief(tw.err))
+func peerCancelWhileWaiting(sc *peerScene) peerCell {
+	_, w, tw := sc.waiterBehindHolder()
+	a := newActor(sc.t, w.who())
+	a.Invoke("cancel")
+	if !w.cancel() {
+		g, native := w.(*gozkLock)
+		if !native {
+			a.Fail("%s", sc.noCancel())
+			return sc.noGiveUp()
 		}
-		a.Ok("")
-		sc.result(tw, harness.Within)
-		left := sc.ownedBy(w.session())
-		switch {
-		case tw.held:
-			sc.releaseNow(w)
-			return broke("", "held after the cancel")
-		case len(left) > 0:
-			return broke("", "cancelled (%s) but left its node", brief(tw.err))
+		a.Fail("zk.Lock has no cancel and no timeout: close the session instead")
+		if err := g.c.CloseWait(peerCallWithin); err != nil {
+			sc.t.Fatalf("%v", err)
 		}
-		// Curator: the interrupt raises out of wait(), and the catch deletes
-		// the node before rethrowing.
-		return sc.curatorBecause(sc.oursMust(kept("cancelled (%s); node deleted", brief(tw.err)), tw.err, context.Canceled),
-			curatorLocks+"LockInternals.java:327-331", "doDelete = true;")
-	})
+		sc.result(tw, peerCallWithin)
+		return none(sc.cite("lock.go:52-55", "func (l *Lock) LockWithData(data []byte) error {"),
+			"no cancel, no timeout: only closing the session ended the wait (%s)", brief(tw.err))
+	}
+	a.Ok("")
+	sc.result(tw, harness.Within)
+	left := sc.ownedBy(w.session())
+	switch {
+	case tw.held:
+		sc.releaseNow(w)
+		return broke("", "held after the cancel")
+	case len(left) > 0:
+		return broke("", "cancelled (%s) but left its node", brief(tw.err))
+	}
+	// Curator: the interrupt raises out of wait(), and the catch deletes
+	// the node before rethrowing.
+	return sc.curatorBecause(sc.oursMust(kept("cancelled (%s); node deleted", brief(tw.err)), tw.err, context.Canceled),
+		curatorLocks+"LockInternals.java:327-331", "doDelete = true;")
 }
 
-// noGiveUp is go-zookeeper's cell in the rows about giving up: zk.Lock has
-// neither timeout nor cancel.
+// noGiveUp is the cell of a recipe without timeout or cancel (zk.Lock) in
+// the rows about giving up.
 func (sc *peerScene) noGiveUp() peerCell {
+	if sc.r.name != recipeGoZK {
+		return none("", "no timeout, no cancel: %s", sc.noCancel())
+	}
 	return none(sc.cite("lock.go:52-55", "func (l *Lock) LockWithData(data []byte) error {"), "no timeout, no cancel (see the cancel row)")
 }
 
-// TestPeerGiveUpCleanupReplyLost: W waits on H with a timeout and gives
+// peerGiveUpCleanupReplyLost: W waits on H with a timeout and gives
 // up; the reply to the delete of its cleanup is lost with the connection
 // (the delete itself took effect). A lock must not leave its node behind,
 // and the next acquisition must work: W acquires again once H has gone.
-func TestPeerGiveUpCleanupReplyLost(t *testing.T) {
-	harness.Parallel(t)
-	sp := peerScenario{"cleanup-reply-lost", zh.Say("the waiter times out and the reply to its cleanup delete is lost")}
-	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
-		return sc.giveUpLosingCleanup((*faultproxy.Proxy).LoseReply, "the reply to", nil)
-	})
+func peerGiveUpCleanupReplyLost(sc *peerScene) peerCell {
+	return sc.giveUpLosingCleanup((*faultproxy.Proxy).LoseReply, "the reply to", nil)
 }
 
 // giveUpLosingCleanup has W give up waiting on H by its timeout while
@@ -640,14 +593,14 @@ func TestPeerGiveUpCleanupReplyLost(t *testing.T) {
 // for a node left behind.
 func (sc *peerScene) giveUpLosingCleanup(lose func(*faultproxy.Proxy, faultproxy.Match) *faultproxy.Drop, what string, src map[string][2]string) peerCell {
 	sc.t.Helper()
-	if sc.r.name == recipeGoZK {
+	if sc.noCancel() != "" {
 		return sc.noGiveUp()
 	}
 	holder := sc.plant(sc.r.prefix(plantGUID(1)), true, "the holder")
 	w := sc.join("W", 0)
 	m := faultproxy.Match{Ops: []int32{jute.OpDelete}, Under: sc.dir}
 	d := lose(w.proxy(), m)
-	claims.NewActor(sc.t, w.who()).Info("the proxy will lose %s W's %s", what, m)
+	newActor(sc.t, w.who()).Info("the proxy will lose %s W's %s", what, m)
 	mark := w.mark()
 	tw := w.acquire(peerGiveUp)
 	sc.result(tw, peerCallWithin)
@@ -706,36 +659,31 @@ func (sc *peerScene) outlives(w peerLock, sess string, bound time.Duration) []st
 		return len(left) == 0 || time.Now().After(deadline), fmt.Sprintf("nodes %v of session %s", left, sess)
 	})
 	if len(left) > 0 {
-		claims.NewActor(sc.t, w.who()).Info("its nodes %v are still there %v after the reconnect", left, bound)
+		newActor(sc.t, w.who()).Info("its nodes %v are still there %v after the reconnect", left, bound)
 	}
 	return left
 }
 
-// TestPeerSessionExpiresWhileHolding: W holds; its proxy cuts it off until
+// peerSessionExpiresWhileHolding: W holds; its proxy cuts it off until
 // the server expires the session and deletes W's node; let through again,
 // the client opens a new session. Does the recipe know it no longer holds?
 // Ours: Lost closes and Release says the session changed.
-func TestPeerSessionExpiresWhileHolding(t *testing.T) {
-	harness.Parallel(t)
-	s := harness.ExpiryServer(t)
-	sp := peerScenario{"expiry-holding", zh.Say("the session expires while the recipe holds: does it know it no longer holds?")}
-	runPeers(t, s, sp, func(sc *peerScene) peerCell {
-		w, node, old, mark := sc.holdThenCut(harness.ExpirySessionTimeout, "the hold is what expires")
-		px := w.proxy()
-		tb.WaitFor(sc.t, 10*harness.ExpirySessionTimeout, "the server to delete W's node", func() (bool, string) {
-			_, ok := sc.owners()[node]
-			return !ok, "still there"
-		})
-		sc.o.Info("W's node %s deleted by the server: session %s expired", node, old)
-		px.Heal()
-		if err := w.reconnected(mark); err != nil {
-			sc.t.Fatalf("W: %v", err)
-		}
-		if now := w.session(); now == old {
-			sc.t.Fatalf("W: got session %s after the expiry; want a new one", now)
-		}
-		return sc.knowsItLost(w)
+func peerSessionExpiresWhileHolding(sc *peerScene) peerCell {
+	w, node, old, mark := sc.holdThenCut(harness.ExpirySessionTimeout, "the hold is what expires")
+	px := w.proxy()
+	tb.WaitFor(sc.t, 10*harness.ExpirySessionTimeout, "the server to delete W's node", func() (bool, string) {
+		_, ok := sc.owners()[node]
+		return !ok, "still there"
 	})
+	sc.o.Info("W's node %s deleted by the server: session %s expired", node, old)
+	px.Heal()
+	if err := w.reconnected(mark); err != nil {
+		sc.t.Fatalf("W: %v", err)
+	}
+	if now := w.session(); now == old {
+		sc.t.Fatalf("W: got session %s after the expiry; want a new one", now)
+	}
+	return sc.knowsItLost(w)
 }
 
 // holdThenCut has W, with its session timeout, hold (why says what the
@@ -757,7 +705,7 @@ func (sc *peerScene) holdThenCut(sessionTimeout time.Duration, why string) (w pe
 // knowsItLost asks the recipe, in its own terms, whether it still holds.
 func (sc *peerScene) knowsItLost(w peerLock) peerCell {
 	sc.t.Helper()
-	a := claims.NewActor(sc.t, w.who())
+	a := newActor(sc.t, w.who())
 	switch l := w.(type) {
 	case *oursLock:
 		select {
@@ -797,37 +745,34 @@ func (sc *peerScene) knowsItLost(w peerLock) peerCell {
 	return peerCell{}
 }
 
-// TestPeerTimeoutIsATotalDeadline: W acquires with a timeout behind H and
+// peerTimeoutIsATotalDeadline: W acquires with a timeout behind H and
 // a queue of waiters, who leave one by one: each leaving wakes W, which
 // waits again on the next. A timeout that is a total deadline ends W's
 // acquisition one timeout after it began, however often W woke.
-func TestPeerTimeoutIsATotalDeadline(t *testing.T) {
-	sp := peerScenario{"total-deadline", zh.Say("the waiter's predecessor keeps changing: is the acquire timeout a total deadline?")}
-	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
-		if sc.r.name == recipeGoZK {
-			return sc.noGiveUp()
-		}
-		sc.plant(sc.r.prefix(plantGUID(0)), true, "the holder")
-		var queue []string
-		for i := 1; i <= 100; i++ {
-			queue = append(queue, sc.plant(sc.r.prefix(plantGUID(i)), true, "a waiter ahead of W"))
-		}
-		w := sc.join("W", 0)
-		tw := w.acquire(peerGiveUp)
-		wakeups, late := sc.keepWaking(w, tw, queue)
-		sc.result(tw, peerCallWithin)
-		if late > 0 {
-			return broke(sc.cite("recipe/lock.py:277-283", "self.wake_event.wait(timeout)"),
-				"not total: still waiting at %.2fs of a %.1fs timeout (%d wake-ups); gave up at %.2fs",
-				late.Seconds(), peerGiveUp.Seconds(), wakeups, tw.took.Seconds())
-		}
-		if tw.held {
-			return broke("", "held while the holder held")
-		}
-		// Curator subtracts each wait from what is left.
-		return sc.curatorBecause(sc.oursMust(kept("total: gave up at %.2fs of a %.1fs timeout (%d wake-ups)", tw.took.Seconds(), peerGiveUp.Seconds(), wakeups),
-			tw.err, context.DeadlineExceeded), curatorLocks+"LockInternals.java:302-305", "millisToWait -= (System.currentTimeMillis() - startMillis);")
-	})
+func peerTimeoutIsATotalDeadline(sc *peerScene) peerCell {
+	if sc.noCancel() != "" {
+		return sc.noGiveUp()
+	}
+	sc.plant(sc.r.prefix(plantGUID(0)), true, "the holder")
+	var queue []string
+	for i := 1; i <= 100; i++ {
+		queue = append(queue, sc.plant(sc.r.prefix(plantGUID(i)), true, "a waiter ahead of W"))
+	}
+	w := sc.join("W", 0)
+	tw := w.acquire(peerGiveUp)
+	wakeups, late := sc.keepWaking(w, tw, queue)
+	sc.result(tw, peerCallWithin)
+	if late > 0 {
+		return broke(sc.citeFrom(map[string][2]string{recipeKazoo: {"recipe/lock.py:277-283", "self.wake_event.wait(timeout)"}}),
+			"not total: still waiting at %.2fs of a %.1fs timeout (%d wake-ups); gave up at %.2fs",
+			late.Seconds(), peerGiveUp.Seconds(), wakeups, tw.took.Seconds())
+	}
+	if tw.held {
+		return broke("", "held while the holder held")
+	}
+	// Curator subtracts each wait from what is left.
+	return sc.curatorBecause(sc.oursMust(kept("total: gave up at %.2fs of a %.1fs timeout (%d wake-ups)", tw.took.Seconds(), peerGiveUp.Seconds(), wakeups),
+		tw.err, context.DeadlineExceeded), curatorLocks+"LockInternals.java:302-305", "millisToWait -= (System.currentTimeMillis() - startMillis);")
 }
 
 // keepWaking deletes W's predecessor, from the back of queue, each time W
@@ -854,63 +799,59 @@ func (sc *peerScene) keepWaking(w peerLock, tw *peerTry, queue []string) (wakeup
 	return wakeups, 0
 }
 
-// TestPeerLostChildrenReply: H holds; W's create takes effect, and the
+// peerLostChildrenReply: H holds; W's create takes effect, and the
 // reply to W's next getChildren of the dir, the listing that decides
 // whether W is first, is lost with the connection: the server answered,
 // the client never read it. The session survives the reconnect. A recipe
 // that takes the failed listing for an empty queue reports a hold while H
 // holds: two holders. A lock must list again once it is back and wait on
 // H (or give up cleanly, its node removed), and hold once H has released.
-func TestPeerLostChildrenReply(t *testing.T) {
-	harness.Parallel(t)
-	sp := peerScenario{"lost-children-reply", zh.Say("the reply to the waiter's getChildren (the listing that decides whether it is first) is lost; the session survives the reconnect")}
-	runPeers(t, harness.SharedServer(t), sp, func(sc *peerScene) peerCell {
-		h := sc.join("H", 0)
-		sc.mustHold(h.acquire(0), "W lists the dir while H holds")
-		hNode := sc.onlyNode(h)
-		w := sc.join("W", 0)
-		sess := w.session()
-		tw := sc.loseChildrenReply(w)
-		// What each recipe does with the failed listing: give up, its
-		// node left behind …
-		dropped := map[string][2]string{
-			recipeGoZK: {"lock.go:101-104", "children, _, err := l.c.Children(l.path)"},
-		}
-		// … or list again once the client is back.
-		relisted := map[string][2]string{
-			// ConnectionLoss is one of KazooRetry's retry exceptions: the
-			// retried _inner_acquire, its create tried, finds its node by
-			// its prefix and lists again.
-			recipeKazoo: {"recipe/lock.py:242-243", "node = self._find_node()"},
-			// The listing is a foreground call in Curator's RetryLoop,
-			// sent again once the client is connected.
-			recipeCurator: {curatorImps + "GetChildrenBuilderImpl.java:227-229", "RetryLoop.callWithRetry"},
-		}
-		watched := sc.settle(w, tw)
-		if now := w.session(); now != sess {
-			sc.t.Fatalf("W: got session %s after the lost reply; want %s: the scene needs the session to survive the reconnect", now, sess)
-		}
-		switch {
-		case watched == hNode:
-			return sc.heldOnceReleased(h, hNode, w, tw, relisted)
-		case watched != "":
-			return broke("", "waited on %s, not on H's %s", watched, hNode)
-		}
-		sc.result(tw, harness.Within)
-		if _, still := sc.owners()[hNode]; tw.held && still {
-			believes := sc.holdsNow(h)
-			sc.releaseNow(w)
-			return broke("", "two holders at once: its listing's reply lost, W held %s (its acquisition returned after %v) while H still held %s (H's lock object: %s)",
-				orUnsaid(tw.node), tw.took.Round(time.Millisecond), hNode, believes)
-		}
-		if tw.held {
-			sc.t.Fatalf("W held and H's node %s is gone, though H has not released: the scene cannot be judged", hNode)
-		}
-		if left := sc.outlives(w, w.session(), harness.Within); len(left) > 0 {
-			return broke(sc.citeFrom(dropped), "failed (%s) and left its node %v in the queue, owned by its live session; %s", brief(tw.err), left, sc.nextBehind(h, left))
-		}
-		return sc.oursMust(kept("gave up cleanly (%s), its node removed", brief(tw.err)), tw.err, errOursHolds)
-	})
+func peerLostChildrenReply(sc *peerScene) peerCell {
+	h := sc.join("H", 0)
+	sc.mustHold(h.acquire(0), "W lists the dir while H holds")
+	hNode := sc.onlyNode(h)
+	w := sc.join("W", 0)
+	sess := w.session()
+	tw := sc.loseChildrenReply(w)
+	// What each recipe does with the failed listing: give up, its
+	// node left behind …
+	dropped := map[string][2]string{
+		recipeGoZK: {"lock.go:101-104", "children, _, err := l.c.Children(l.path)"},
+	}
+	// … or list again once the client is back.
+	relisted := map[string][2]string{
+		// ConnectionLoss is one of KazooRetry's retry exceptions: the
+		// retried _inner_acquire, its create tried, finds its node by
+		// its prefix and lists again.
+		recipeKazoo: {"recipe/lock.py:242-243", "node = self._find_node()"},
+		// The listing is a foreground call in Curator's RetryLoop,
+		// sent again once the client is connected.
+		recipeCurator: {curatorImps + "GetChildrenBuilderImpl.java:227-229", "RetryLoop.callWithRetry"},
+	}
+	watched := sc.settle(w, tw)
+	if now := w.session(); now != sess {
+		sc.t.Fatalf("W: got session %s after the lost reply; want %s: the scene needs the session to survive the reconnect", now, sess)
+	}
+	switch {
+	case watched == hNode:
+		return sc.heldOnceReleased(h, hNode, w, tw, relisted)
+	case watched != "":
+		return broke("", "waited on %s, not on H's %s", watched, hNode)
+	}
+	sc.result(tw, harness.Within)
+	if _, still := sc.owners()[hNode]; tw.held && still {
+		believes := sc.holdsNow(h)
+		sc.releaseNow(w)
+		return broke("", "two holders at once: its listing's reply lost, W held %s (its acquisition returned after %v) while H still held %s (H's lock object: %s)",
+			orUnsaid(tw.node), tw.took.Round(time.Millisecond), hNode, believes)
+	}
+	if tw.held {
+		sc.t.Fatalf("W held and H's node %s is gone, though H has not released: the scene cannot be judged", hNode)
+	}
+	if left := sc.outlives(w, w.session(), harness.Within); len(left) > 0 {
+		return broke(sc.citeFrom(dropped), "failed (%s) and left its node %v in the queue, owned by its live session; %s", brief(tw.err), left, sc.nextBehind(h, left))
+	}
+	return sc.oursMust(kept("gave up cleanly (%s), its node removed", brief(tw.err)), tw.err, errOursHolds)
 }
 
 // nextBehind has h release and acquire again with left, the nodes a failed
@@ -972,15 +913,15 @@ const noReplyErr int32 = -1 << 31 // math.MinInt32
 func (sc *peerScene) loseChildrenReply(w peerLock) *peerTry {
 	sc.t.Helper()
 	px := w.proxy()
-	a := claims.NewActor(sc.t, w.who())
-	cm := faultproxy.Match{Ops: scene.CreateOps, Under: sc.dir, Err: noReplyErr}
+	a := newActor(sc.t, w.who())
+	cm := faultproxy.Match{Ops: createOps, Under: sc.dir, Err: noReplyErr}
 	create := px.LoseReply(cm)
 	a.Info("the proxy will note the reply to W's create under %s (a LoseReply for err=%d, which no reply has: it forwards the reply)", cm.Under, cm.Err)
 	lm := faultproxy.Match{Ops: []int32{jute.OpGetChildren, jute.OpGetChildren2}, Path: sc.dir}
 	list := px.LoseReply(lm)
 	a.Info("the proxy will lose the reply to W's %s", lm)
 	tw := w.acquire(0)
-	res := scene.FaultEnded(sc.t, list, "the end of the fault on W's getChildren")
+	res := faultEnded(sc.t, list, "the end of the fault on W's getChildren")
 	create.Cancel()
 	cr := create.Result()
 	switch {

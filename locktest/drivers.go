@@ -1,10 +1,9 @@
-package peers_test
+package locktest
 
 // The recipes the peer family drives in a process of their own, over the
 // line protocol of testdata/peers/PROTOCOL.md (internal/proof/peer): kazoo's Lock
 // (Python), Apache Curator's InterProcessMutex (Java), and any driver named
-// in ZK19_PEERS; and the Go recipes a test file registers with
-// peer.Register. Each is a column of the table "How other recipes fare",
+// in ZK19_PEERS. Each is a column of the table "How other recipes fare",
 // with the same scenarios, the same faults and the same bytes on the wire
 // as ours.
 
@@ -19,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zk19/zk19/internal/proof/claims"
 	"github.com/zk19/zk19/internal/proof/claims/zh"
 	"github.com/zk19/zk19/internal/proof/peer"
 	"github.com/zk19/zk19/internal/server/faultproxy"
@@ -50,10 +48,9 @@ var curatorRecipe = driverRecipe(recipeCurator, "_c_{uuid}-lock-", func(name str
 	return peer.CuratorConfig(curatorSource, name)
 }, curatorConnect)
 
-// peerRecipes are the columns of this run: the built-in ones, then the
-// drivers of ZK19_PEERS, then the registered Go recipes. A malformed
-// ZK19_PEERS fails the test.
-func peerRecipes(t *testing.T) []peerRecipe {
+// tableRecipes are the columns of a Table: the built-in ones, then the
+// drivers of ZK19_PEERS. A malformed ZK19_PEERS fails the test.
+func tableRecipes(t *testing.T) []peerRecipe {
 	t.Helper()
 	env, err := peer.ParseEnv(os.Getenv(peer.EnvPeers))
 	if err != nil {
@@ -64,9 +61,6 @@ func peerRecipes(t *testing.T) []peerRecipe {
 		extra = append(extra, driverRecipe(d.Name, "", func(who string) (peer.Config, error) { return d.Config(who), nil }, peer.ConnectOptions{}))
 	}
 	rs := append(append([]peerRecipe(nil), builtinRecipes...), extra...)
-	for _, g := range peer.Registered() {
-		rs = append(rs, goRecipe(g))
-	}
 	seen := map[string]bool{}
 	for _, r := range rs {
 		if seen[r.name] {
@@ -116,13 +110,13 @@ func driverRecipe(name, nodeName string, config func(who string) (peer.Config, e
 		// A driver that cannot run here skips before the scene plants
 		// anything: its command cannot be built (Curator's jars or javac
 		// missing), or its hello says its library is missing.
-		ready: func(t *testing.T) {
+		ready: func(t zkserver.TB, skip skipFunc) {
 			_, err := config(name + "-check")
 			if err == nil {
 				_, err = template()
 			}
 			if errors.Is(err, peer.ErrMissing) {
-				claims.Skip(t, "skipped: %v", err)
+				skip(t, zh.Say("skipped: %v", err))
 			} else if err != nil {
 				t.Fatalf("%v", err)
 			}
@@ -152,7 +146,7 @@ func joinDriver(sc *peerScene, who string, sessionTimeout time.Duration, config 
 	sc.t.Helper()
 	cfg, err := config(sc.r.name + "-" + who)
 	if errors.Is(err, peer.ErrMissing) {
-		claims.Skip(sc.t, "skipped: %v", err)
+		sc.skip(sc.t.TB, zh.Say("skipped: %v", err))
 	}
 	if err != nil {
 		sc.t.Fatalf("%v", err)
@@ -270,7 +264,7 @@ func (k *driverLock) cancel() bool {
 // of "knows it no longer holds" a caller can use. The cell's verdict is the
 // lock object's; the listener's account is written beside it.
 func (k *driverLock) knowsItLost(sc *peerScene, src map[string][2]string) peerCell {
-	a := claims.NewActor(sc.t, k.name)
+	a := newActor(sc.t, k.name)
 	li, err := k.isAcquired()
 	st := k.state()
 	listener := zh.Say("a connection listener saw LOST: %v (states %s)", st.LostSeen, strings.Join(st.States, ","))
@@ -295,21 +289,27 @@ func (k *driverLock) knowsItLost(sc *peerScene, src map[string][2]string) peerCe
 	return broke(sc.citeFrom(src), "lock object does not know: %s with its node gone, and %s; %s", object, released, listener)
 }
 
-// --- a Go recipe registered with peer.Register --------------------------------
+// --- a Go recipe (Recipe) ------------------------------------------------------
 
 type goLock struct {
 	goClient
 	sc   *peerScene
-	a    claims.Actor
-	l    peer.GoLock
+	a    actor
+	l    Lock
 	stop context.CancelFunc
 }
 
-func goRecipe(g peer.Registration) peerRecipe {
-	return peerRecipe{name: g.Name, prefix: g.Recipe.NodeName, join: func(sc *peerScene, who string, sessionTimeout time.Duration) peerLock {
+// goRecipe is the column of a Recipe named name. A Lock that is
+// Uncancellable makes the column's noCancel.
+func goRecipe(name string, r Recipe) peerRecipe {
+	pr := peerRecipe{name: name, prefix: r.NodeName, join: func(sc *peerScene, who string, sessionTimeout time.Duration) peerLock {
 		gc := sc.goClient(who, sessionTimeout)
-		return &goLock{goClient: gc, sc: sc, a: claims.NewActor(sc.t, who), l: g.Recipe.NewLock(gc.c.Conn, sc.dir)}
+		return &goLock{goClient: gc, sc: sc, a: newActor(sc.t, who), l: r.NewLock(gc.c.Conn, sc.dir)}
 	}}
+	if u, ok := r.(Uncancellable); ok {
+		pr.noCancel = u.Uncancellable()
+	}
+	return pr
 }
 
 func (g *goLock) acquire(timeout time.Duration) *peerTry {
@@ -348,4 +348,12 @@ func (g *goLock) release() (string, error) {
 	return "released", nil
 }
 
-func (g *goLock) cancel() bool { g.stop(); return true }
+// cancel cancels the acquisition's context, unless the recipe is
+// Uncancellable.
+func (g *goLock) cancel() bool {
+	if g.sc.noCancel() != "" {
+		return false
+	}
+	g.stop()
+	return true
+}

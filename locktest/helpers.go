@@ -1,0 +1,97 @@
+package locktest
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zk19/zk19/internal/proof/harness"
+	"github.com/zk19/zk19/internal/server/faultproxy"
+	"github.com/zk19/zk19/internal/server/jute"
+	"github.com/zk19/zk19/internal/server/tb"
+	"github.com/zk19/zk19/internal/server/zkclient"
+	"github.com/zk19/zk19/internal/server/zkserver"
+)
+
+// actor logs what one participant of a scene does, one line a step:
+// "<name> <invoke|ok|fail|info> <what>".
+type actor struct {
+	name string
+	t    zkserver.TB
+}
+
+func newActor(t zkserver.TB, name string) actor { return actor{name: name, t: t} }
+
+func (a actor) log(kind, format string, args ...any) {
+	a.t.Helper()
+	if msg := fmt.Sprintf(format, args...); msg != "" {
+		a.t.Logf("%s %s %s", a.name, kind, msg)
+	} else {
+		a.t.Logf("%s %s", a.name, kind)
+	}
+}
+
+// Invoke logs a call the actor makes.
+func (a actor) Invoke(format string, args ...any) { a.t.Helper(); a.log("invoke", format, args...) }
+
+// Ok logs a call's success.
+func (a actor) Ok(format string, args ...any) { a.t.Helper(); a.log("ok", format, args...) }
+
+// Fail logs a call's failure.
+func (a actor) Fail(format string, args ...any) { a.t.Helper(); a.log("fail", format, args...) }
+
+// Info logs what the actor saw.
+func (a actor) Info(format string, args ...any) { a.t.Helper(); a.log("info", format, args...) }
+
+// createOps are the ops of a create, for a fault's Match.
+var createOps = []int32{jute.OpCreate, jute.OpCreate2}
+
+// faultEnded waits until the lost-reply fault d has acted, and fails t
+// naming what it waited for and the fault's state otherwise. A fault that
+// never acted is cancelled: it must not outlive the wait.
+func faultEnded(t zkserver.TB, d *faultproxy.Drop, what string) faultproxy.DropResult {
+	t.Helper()
+	defer d.Cancel() // a no-op once the fault has acted
+	tb.WaitFor(t, harness.Within, what, func() (bool, string) {
+		select {
+		case <-d.Done():
+			return true, ""
+		default:
+			return false, fmt.Sprintf("%+v", d.Result())
+		}
+	})
+	return d.Result()
+}
+
+// listChildren is p's children, sorted, as c sees them.
+func listChildren(t zkserver.TB, c *zkclient.Client, p string) []string {
+	t.Helper()
+	kids, _, err := c.Children(p)
+	if err != nil {
+		t.Fatalf("%s: children %s: %v", c.Name, p, err)
+	}
+	slices.Sort(kids)
+	return kids
+}
+
+// statOf is whether p exists and its stat, as c sees them.
+func statOf(t zkserver.TB, c *zkclient.Client, p string) (bool, *zk.Stat) {
+	t.Helper()
+	ok, st, err := c.Exists(p)
+	if err != nil {
+		t.Fatalf("%s: exists %s: %v", c.Name, p, err)
+	}
+	return ok, st
+}
+
+// deleteAs deletes p as client c, logged as actor a's step.
+func deleteAs(t zkserver.TB, c *zkclient.Client, a actor, p string) {
+	t.Helper()
+	a.Invoke("delete %s", p)
+	if err := c.Delete(p, -1); err != nil {
+		a.Fail("%v", err)
+		t.Fatalf("%s delete %s: %v", c.Name, p, err)
+	}
+	a.Ok("")
+}
