@@ -90,6 +90,7 @@ func (quiet) Printf(string, ...any) {}
 // (package doc, "A service gates its writes with one call"; issue 48,
 // item 1).
 func TestAKnownLossAlwaysWinsOverTheNextWrite(t *testing.T) {
+	t.Parallel()
 	parent, o := freshParent(t)
 	l := lock.New(newWire(t, "H").c.Conn, parent)
 	held := mustAcquire(t, "H", l)
@@ -162,6 +163,7 @@ func TestReadyWaitsOutASuspension(t *testing.T) {
 // (Suspension.ExpiresBy's doc; issue 48, item 2). The timeout is given
 // once, to lock.Connect; the Locker reads the negotiated one.
 func TestExpiresByIsNeverLate(t *testing.T) {
+	t.Parallel()
 	const runs = 3
 	for _, silent := range []bool{false, true} {
 		for k := range runs {
@@ -226,6 +228,7 @@ func expiresByRun(t *testing.T, silent bool, offset time.Duration) {
 // than pinning the dead one and failing with ErrSessionChanged (package
 // doc, errors table, "no session yet"; issue 48, item 3).
 func TestAnAcquireWhileTheSessionIsGoneHoldsInTheNext(t *testing.T) {
+	t.Parallel()
 	h, l, held, o := cutHolder(t)
 	old := h.conn.SessionID() // cut off, the client keeps it until it learns of the expiry
 	waitExpired(t, o, held)
@@ -260,6 +263,7 @@ func TestAnAcquireWhileTheSessionIsGoneHoldsInTheNext(t *testing.T) {
 // request of any kind, so B waits and holds once A releases (package doc,
 // errors table; issue 48, item 9).
 func TestRetriesAreCountedInARow(t *testing.T) {
+	t.Parallel()
 	parent, _ := freshParent(t)
 	a := lock.New(newWire(t, "A").c.Conn, parent)
 	ha := mustAcquire(t, "A", a)
@@ -332,6 +336,7 @@ func TestRetriesAreCountedInARow(t *testing.T) {
 // expired, Err says that first cause, not only that it was released
 // (Release's and Err's docs; issue 48, item 4).
 func TestAReleaseOfAHoldAlreadyOverIsOneCheck(t *testing.T) {
+	t.Parallel()
 	t.Run("node deleted", func(t *testing.T) {
 		t.Parallel()
 		parent, o := freshParent(t)
@@ -458,6 +463,7 @@ func TestARecreatedParentRefusesTheOldParentsToken(t *testing.T) {
 // and holds once the link is back (package doc, errors table, "no server
 // reachable"; issue 48, item 3).
 func TestNoServerIsWaitedOutWithinCtx(t *testing.T) {
+	t.Parallel()
 	parent, _ := freshParent(t)
 	s := newWire(t, "S")
 	const noServers = maxConnRetriesInDoc + 1

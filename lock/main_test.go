@@ -28,12 +28,14 @@ import (
 var scope *zkserver.Scope
 
 func TestMain(m *testing.M) {
-	// The parallel subtests (ExpiresBy's six, the late create's two, ...)
-	// spend their seconds waiting for a session to expire on the server,
-	// not computing: six run at once unless -parallel says otherwise (go
-	// test's default is GOMAXPROCS, 2 here). Set before the flags are
-	// parsed, so a -parallel given wins.
-	_ = flag.Set("test.parallel", "6")
+	// The parallel tests and subtests (ExpiresBy's six cuts, a late
+	// create's two, ...) spend their seconds waiting for a session to
+	// expire on the server or for a held reply, not computing: twelve run at
+	// once unless -parallel says otherwise (go test's default is
+	// GOMAXPROCS, 2 here). The matrix, which faults every request in
+	// turn and counts its cells' time, runs alone before them. Set before
+	// the flags are parsed, so a -parallel given wins.
+	_ = flag.Set("test.parallel", "12")
 	os.Exit(zkserver.RunExamples(m, "lock", func(s *zkserver.Scope) { scope = s }))
 }
 

@@ -283,6 +283,14 @@ func (c *cell) driveHold() result {
 	start := time.Now()
 	c.holdPath.Store(&h.Path)
 	c.armed.Store(true)
+	// The data change must reach the server after the hold's first watch:
+	// an exists sent before the arming but answered after the set (its
+	// proxy makes it the slower path) registers a watch that nothing wakes.
+	if err := tb.WaitUntil(answerWithin, "the hold's first own-node watch to be set, or faulted", func() (bool, string) {
+		return c.guards.Load() > 0 || c.fired.Load(), fmt.Sprintf("%d own-node watches set", c.guards.Load())
+	}); err != nil {
+		c.notShownNow("%v", err)
+	}
 	c.logf("observer invoke set %s (the hold watches it again)", path.Base(h.Path))
 	if _, err := c.o.Set(h.Path, []byte("x"), -1); err != nil {
 		c.notShownNow("observer set %s: %v", path.Base(h.Path), err)

@@ -182,6 +182,7 @@ func errOrOK(err error) any {
 // acquisition has a create, a listing and an exists on A's node to be
 // held at.
 func TestAcquireReturnsWhenItsContextEnds(t *testing.T) {
+	t.Parallel()
 	for _, op := range []locktrace.Op{locktrace.OpCreate, locktrace.OpChildren, locktrace.OpExists} {
 		t.Run(fmt.Sprintf("Acquire returns by the deadline when the reply to %s is held, and leaves no candidate", op), func(t *testing.T) {
 			t.Parallel()
@@ -221,6 +222,7 @@ func TestAcquireReturnsWhenItsContextEnds(t *testing.T) {
 // candidate, as an abandoned acquisition does. The recovery is Acquire's
 // own, and Recover's for a GUID the caller kept.
 func TestARecoveryReturnsWhenItsContextEnds(t *testing.T) {
+	t.Parallel()
 	t.Run("Acquire, recovering its lost create, returns by the deadline and leaves no candidate", func(t *testing.T) {
 		parent, o := freshParent(t)
 		b := newWire(t, "B")
@@ -600,6 +602,7 @@ func TestLostClosesOnRelease(t *testing.T) {
 // maxConnRetries (3) times in a row, then gives up with the connection's
 // error. Here every listing's reply is lost.
 func TestAListingIsRetriedThreeTimes(t *testing.T) {
+	t.Parallel()
 	parent, o := freshParent(t)
 	b := newWire(t, "B")
 	var drops []*faultproxy.Drop
@@ -801,6 +804,7 @@ const shortSession = 4 * time.Second
 // gone; when it stays, the reply flows, and the node is gone by Acquire's
 // return.
 func TestALateCreateInANewSessionIsDeleted(t *testing.T) {
+	t.Parallel()
 	t.Run("the caller left before the answer: the node is deleted once it comes", func(t *testing.T) { t.Parallel(); lateCreateInANewSession(t, false) })
 	t.Run("the caller waits: Acquire deletes the node and returns ErrSessionChanged", func(t *testing.T) { t.Parallel(); lateCreateInANewSession(t, true) })
 }
@@ -942,6 +946,7 @@ func TestTheTokenCarriesTheParentsCzxidByDefault(t *testing.T) {
 // error's Cleanup says so, as RecoverError's does, and errors.Is finds
 // zk.ErrNoAuth.
 func TestAcquireDeletesTheNodesOfAnAmbiguousCreate(t *testing.T) {
+	t.Parallel()
 	for _, refused := range []bool{false, true} {
 		name := "Acquire deletes both nodes of its GUID and names them"
 		if refused {

@@ -108,6 +108,7 @@ func TestASuspensionEndsInResumedWhenTheSessionSurvives(t *testing.T) {
 // session changed, and the next Acquire holds in the new session with a
 // fresh GUID.
 func TestASuspensionPastExpiryEndsInLost(t *testing.T) {
+	t.Parallel()
 	h, l, held, s, o := suspendedHolder(t)
 	waitExpired(t, o, held)
 	t.Logf("observer ok: %s gone: H's session expired on the server", path.Base(held.Path))
