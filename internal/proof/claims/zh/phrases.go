@@ -39,6 +39,7 @@ var phrases = map[string]string{
 	"a new session's waiter finds its previous session's node, about to be deleted, first in line (CURATOR-604)":                       "新 session 的等待者发现排在第一位的是它上一个 session 即将被删除的节点（CURATOR-604）",
 
 	// The peer table: outcomes (kept, broke, none) and their pieces.
+	"%s":     "%s",
 	"%v":     "%v",
 	"%v; %s": "未在时限内返回：%v；%s",
 	"%s and StateHasSession within %s of the heal":           "%s，并在恢复连接后 %s 内报告 StateHasSession",
