@@ -2,14 +2,10 @@ package locktest
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zk19/zk19/internal/proof/harness"
-	"github.com/zk19/zk19/internal/server/faultproxy"
 	"github.com/zk19/zk19/internal/server/jute"
-	"github.com/zk19/zk19/internal/server/tb"
 	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/internal/server/zkserver"
 )
@@ -47,42 +43,16 @@ func (a actor) Info(format string, args ...any) { a.t.Helper(); a.log("info", fo
 // createOps are the ops of a create, for a fault's Match.
 var createOps = []int32{jute.OpCreate, jute.OpCreate2}
 
-// faultEnded waits until the lost-reply fault d has acted, and fails t
-// naming what it waited for and the fault's state otherwise. A fault that
-// never acted is cancelled: it must not outlive the wait.
-func faultEnded(t zkserver.TB, d *faultproxy.Drop, what string) faultproxy.DropResult {
-	t.Helper()
-	defer d.Cancel() // a no-op once the fault has acted
-	tb.WaitFor(t, harness.Within, what, func() (bool, string) {
-		select {
-		case <-d.Done():
-			return true, ""
-		default:
-			return false, fmt.Sprintf("%+v", d.Result())
-		}
-	})
-	return d.Result()
-}
-
 // listChildren is p's children, sorted, as c sees them.
 func listChildren(t zkserver.TB, c *zkclient.Client, p string) []string {
 	t.Helper()
-	kids, _, err := c.Children(p)
-	if err != nil {
-		t.Fatalf("%s: children %s: %v", c.Name, p, err)
-	}
-	slices.Sort(kids)
-	return kids
+	return c.SortedChildren(t, p)
 }
 
 // statOf is whether p exists and its stat, as c sees them.
 func statOf(t zkserver.TB, c *zkclient.Client, p string) (bool, *zk.Stat) {
 	t.Helper()
-	ok, st, err := c.Exists(p)
-	if err != nil {
-		t.Fatalf("%s: exists %s: %v", c.Name, p, err)
-	}
-	return ok, st
+	return c.MustExists(t, p)
 }
 
 // deleteAs deletes p as client c, logged as actor a's step.

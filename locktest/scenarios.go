@@ -304,7 +304,7 @@ func (sc *peerScene) loseCreateReply(w peerLock, cut bool) (*peerTry, faultproxy
 	d := px.LoseReply(m)
 	newActor(sc.t, w.who()).Info("the proxy will lose the reply to W's %s", m)
 	tw := w.acquire(0)
-	faultEnded(sc.t, d, "the end of the fault on W's create")
+	harness.FaultEnded(sc.t, d, "the end of the fault on W's create")
 	if cut {
 		px.Cut(faultproxy.BothEnds)
 		sc.t.Cleanup(px.Heal)
@@ -921,7 +921,7 @@ func (sc *peerScene) loseChildrenReply(w peerLock) *peerTry {
 	list := px.LoseReply(lm)
 	a.Info("the proxy will lose the reply to W's %s", lm)
 	tw := w.acquire(0)
-	res := faultEnded(sc.t, list, "the end of the fault on W's getChildren")
+	res := harness.FaultEnded(sc.t, list, "the end of the fault on W's getChildren")
 	create.Cancel()
 	cr := create.Result()
 	switch {

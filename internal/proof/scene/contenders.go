@@ -448,23 +448,16 @@ func Carrying(t zkserver.TB, c *zkclient.Client, a claims.Actor, root, guid stri
 	return out
 }
 
+// ListChildren is p's children, sorted, as c sees them.
 func ListChildren(t zkserver.TB, c *zkclient.Client, p string) []string {
 	t.Helper()
-	kids, _, err := c.Children(p)
-	if err != nil {
-		t.Fatalf("%s: children %s: %v", c.Name, p, err)
-	}
-	slices.Sort(kids)
-	return kids
+	return c.SortedChildren(t, p)
 }
 
+// StatOf is whether p exists and its stat, as c sees them.
 func StatOf(t zkserver.TB, c *zkclient.Client, p string) (bool, *zk.Stat) {
 	t.Helper()
-	ok, st, err := c.Exists(p)
-	if err != nil {
-		t.Fatalf("%s: exists %s: %v", c.Name, p, err)
-	}
-	return ok, st
+	return c.MustExists(t, p)
 }
 
 // WaitWatching waits until the server lists session sess among the

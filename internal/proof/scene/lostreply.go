@@ -101,7 +101,7 @@ func (lr *LostReply) LoseReply(t zkserver.TB, id string, m zktest.Match, call fu
 		if err == nil {
 			d.Cancel() // a no-op once the fault has acted
 		} else {
-			FaultEnded(scene, d, fmt.Sprintf("the end of the fault on A's %s after A's error %v", m, err))
+			harness.FaultEnded(scene, d, fmt.Sprintf("the end of the fault on A's %s after A's error %v", m, err))
 		}
 	}
 	res := d.Result()
@@ -135,28 +135,6 @@ func (lr *LostReply) LoseReply(t zkserver.TB, id string, m zktest.Match, call fu
 // calls run under lockCtx (3 × within), and the recipe returns at most
 // cleanupGrace (3 s) after its context ends.
 const lostCallWithin = 4 * harness.Within
-
-// FaultEnded waits until the lost-reply fault d (a *zktest.Fault, or a
-// *faultproxy.Drop of a proxy of one's own) has acted (or given up),
-// and fails t naming what it waited for and the fault's state otherwise.
-// A fault that never acted is cancelled: it must not outlive the wait.
-func FaultEnded[R any, F interface {
-	Done() <-chan struct{}
-	Cancel()
-	Result() R
-}](t zkserver.TB, d F, what string) R {
-	t.Helper()
-	defer d.Cancel() // a no-op once the fault has acted
-	tb.WaitFor(t, harness.Within, what, func() (bool, string) {
-		select {
-		case <-d.Done():
-			return true, ""
-		default:
-			return false, fmt.Sprintf("%+v", d.Result())
-		}
-	})
-	return d.Result()
-}
 
 // LoseRequest runs call while the request m picks never reaches the
 // server: the proxy holds A's traffic to the server until the request is

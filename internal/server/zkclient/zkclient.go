@@ -220,3 +220,25 @@ func (c *Client) waitStates(within time.Duration, what string, ok func([]zk.Stat
 
 // SessionHex is the session id as the record prints it.
 func (c *Client) SessionHex() string { return fmt.Sprintf("0x%x", c.SessionID()) }
+
+// SortedChildren is p's children, sorted, as c sees them; an error fails t.
+func (c *Client) SortedChildren(t tb.TB, p string) []string {
+	t.Helper()
+	kids, _, err := c.Children(p)
+	if err != nil {
+		t.Fatalf("%s: children %s: %v", c.Name, p, err)
+	}
+	slices.Sort(kids)
+	return kids
+}
+
+// MustExists is whether p exists and its stat, as c sees them; an error
+// fails t.
+func (c *Client) MustExists(t tb.TB, p string) (bool, *zk.Stat) {
+	t.Helper()
+	ok, st, err := c.Exists(p)
+	if err != nil {
+		t.Fatalf("%s: exists %s: %v", c.Name, p, err)
+	}
+	return ok, st
+}
