@@ -164,6 +164,42 @@ func TestWrongRecipesAreJudged(t *testing.T) {
 	}
 }
 
+// optimist takes a create whose reply was lost for a success: Acquire
+// returns a hold at once when its create fails with the connection, on a
+// node it cannot name. Otherwise it is careless. Only a scenario that
+// looks at the node after the session that made it is gone tells it
+// apart: lost-reply-expired.
+type optimist struct{ careless }
+
+func (o optimist) NewLock(conn *zk.Conn, dir string) locktest.Lock {
+	return &optimistLock{carelessLock: o.careless.NewLock(conn, dir).(*carelessLock)}
+}
+
+type optimistLock struct{ *carelessLock }
+
+func (l *optimistLock) Acquire(ctx context.Context) (string, error) {
+	node, err := l.carelessLock.Acquire(ctx)
+	if errors.Is(err, zk.ErrConnectionClosed) {
+		l.mu.Lock()
+		l.held = true
+		l.mu.Unlock()
+		return "", nil
+	}
+	return node, err
+}
+
+// TestAnOptimistBreaksTheLostReplyAfterExpiry: a recipe that takes a lost
+// create reply for a success holds on no node once the session that made
+// the node has expired, and lost-reply-expired says broken.
+func TestAnOptimistBreaksTheLostReplyAfterExpiry(t *testing.T) {
+	t.Parallel()
+	for _, r := range locktest.Check(t, "optimist", optimist{}, locktest.Only("lost-reply-expired")) {
+		if r.Verdict != locktest.Broken {
+			t.Errorf("optimist, scenario %s: got %s: %s; want %s", r.Scenario, r.Verdict, r.Observation, locktest.Broken)
+		}
+	}
+}
+
 // signalling is careless with Signals: while it holds, it polls its
 // client's state every 10 ms and says Suspended when the client has no
 // session, Resumed when it has one again; Release stops the polling.
