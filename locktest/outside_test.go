@@ -14,11 +14,12 @@ import (
 )
 
 // TestOutsideModule: a module outside this repository (a copy of
-// testdata/outside/locktest in a temporary directory, whose go.mod replaces
-// github.com/zk19/zk19 by this repository) imports locktest, runs every
-// scenario against go-zookeeper's zk.Lock, and gets the verdicts of the
-// peer table's go-zookeeper column as the record of this backend publishes
-// it (EVIDENCE.md, or EVIDENCE-container.md).
+// testdata/outside in a temporary directory, whose go.mod replaces
+// github.com/zk19/zk19 by this repository) imports zktest and locktest:
+// it starts a server and loses a create's reply (zktest), runs every
+// scenario against go-zookeeper's zk.Lock (locktest), and gets the verdicts
+// of the peer table's go-zookeeper column as the record of this backend
+// publishes it (EVIDENCE.md, or EVIDENCE-container.md).
 func TestOutsideModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short: it builds and runs a module of its own")
@@ -48,9 +49,13 @@ func TestOutsideModule(t *testing.T) {
 func outsideVerdicts(t *testing.T, repo string) map[string]string {
 	t.Helper()
 	dir := t.TempDir()
-	src, err := os.ReadFile(filepath.Join(repo, "testdata/outside/locktest/zklock_test.go"))
-	if err != nil {
-		t.Fatal(err)
+	files := map[string][]byte{}
+	for _, name := range []string{"locktest_test.go", "zktest_test.go"} {
+		src, err := os.ReadFile(filepath.Join(repo, "testdata/outside", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = src
 	}
 	sum, err := os.ReadFile(filepath.Join(repo, "go.sum"))
 	if err != nil {
@@ -64,16 +69,22 @@ func outsideVerdicts(t *testing.T, repo string) map[string]string {
 	}
 	mod := strings.Replace(string(gomod), "module github.com/zk19/zk19", "module example.com/outside", 1) +
 		"\nrequire github.com/zk19/zk19 v0.0.0\n\nreplace github.com/zk19/zk19 => " + repo + "\n"
-	for name, b := range map[string][]byte{"zklock_test.go": src, "go.mod": []byte(mod), "go.sum": sum} {
+	files["go.mod"], files["go.sum"] = []byte(mod), sum
+	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	out := filepath.Join(dir, "verdicts.txt")
-	cmd := exec.Command("go", "test", "-count=1", "-timeout=10m", ".")
+	cmd := exec.Command("go", "test", "-v", "-count=1", "-timeout=10m", ".")
 	cmd.Dir, cmd.Env = dir, append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod", "ZK19_OUTSIDE_VERDICTS="+out)
-	if b, err := cmd.CombinedOutput(); err != nil {
+	b, err := cmd.CombinedOutput()
+	if err != nil {
 		t.Fatalf("go test in the outside module: %v\n%s", err, b)
+	}
+	// The same module imports zktest too: its lost create reply took.
+	if !strings.Contains(string(b), "--- PASS: TestLostCreateReply") {
+		t.Fatalf("go test in the outside module: got no pass of zktest's TestLostCreateReply:\n%s\nwant it passed, not skipped", b)
 	}
 	f, err := os.Open(out)
 	if err != nil {

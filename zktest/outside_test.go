@@ -15,6 +15,8 @@ import (
 // TestOutsideModule builds a scratch module outside the repository that
 // requires github.com/zk19/zk19 (replaced by this checkout), and runs its
 // test: zktest works from another module, with no TestMain of the harness.
+// (locktest's TestOutsideModule runs the same test beside locktest's, in
+// one module that imports both.)
 func TestOutsideModule(t *testing.T) {
 	dir := outsideModule(t)
 	cmd := exec.Command("go", "test", "-v", "-count=1", "-mod=mod", "-timeout", "5m", ".")
@@ -81,7 +83,7 @@ func outsideModule(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	test, err := os.ReadFile(filepath.Join(repo, "testdata", "outside", "zktest", "outside_test.go"))
+	test, err := os.ReadFile(filepath.Join(repo, "testdata", "outside", "zktest_test.go"))
 	if err != nil {
 		t.Fatal(err)
 	}

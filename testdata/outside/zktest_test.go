@@ -1,8 +1,9 @@
 // This is the test of a module outside this repository (zktest's
-// TestOutsideModule copies it into a scratch module that requires
-// github.com/zk19/zk19, replaced by the checkout): it imports zktest as any
-// Go engineer's module would, starts a server, loses a create's reply and
-// checks that the loss took.
+// TestOutsideModule copies it alone into a scratch module that requires
+// github.com/zk19/zk19, replaced by the checkout; locktest's copies it
+// beside locktest_test.go): it imports zktest as any Go engineer's module
+// would, starts a server, loses a create's reply and checks that the loss
+// took.
 package outside
 
 import (
