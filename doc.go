@@ -327,9 +327,9 @@
 //   - F12 §5 ¶5 句1 「相等 token」「重复请求」「去重」: fencing 不负责去重：
 //     相同的 token 会让一次重试的请求生效两次；在同一事务里核对请求 id
 //     则只生效一次，内存资源和持久资源都是如此。 Proof:
-//     TestF12_EqualTokenAppliesARetryTwice (fencing_example_test.go:786),
+//     TestF12_EqualTokenAppliesARetryTwice (fencing_example_test.go:787),
 //     TestF12_RequestIDInTheSameTransactionAppliesOnce
-//     (fencing_example_test.go:805). Code: fence.(*Memory).WriteOnce
+//     (fencing_example_test.go:807). Code: fence.(*Memory).WriteOnce
 //     (fence/resource.go:291), fence.(*Durable).WriteOnce
 //     (fence/durable.go:169)
 //   - F8 §5 ¶5 句2 (beyond) 「高水位」「业务数据」「持久化」「内存模型」:
@@ -339,7 +339,7 @@
 //     (fence/durable.go:204)
 //   - F9 §5 ¶5 句3 「fencing」「认证机制」「伪造」: fencing 不做认证：
 //     谁伪造出更大的 token，谁的写就被接受。 Proof:
-//     TestF9_ForgedLargerTokenIsAccepted (fencing_example_test.go:857). Code:
+//     TestF9_ForgedLargerTokenIsAccepted (fencing_example_test.go:860). Code:
 //     fence.(*state).admits (fence/resource.go:211)
 //   - F2 §5 ¶6 句1 「自然过期」「尚未到达资源」「旧 token」: A 已过期、B 的
 //     token 还没到资源时，资源的高水位仍是 A 自己的 token 0，它依旧接受 token
@@ -369,18 +369,18 @@
 //   - T4 §6 ¶2 句2 「清空高水位」「旧请求」: 清零高水位不算锁域规则：
 //     父节点重建后，把高水位清零的资源会再次接受旧持有者迟到的 token，
 //     先比较锁域代数的资源则拒绝它。 Proof: TestT4_ResetMarkLetsTheOldHolderIn
-//     (token_domain_test.go:158). Code: fence/fencetest.ClearMark
+//     (token_domain_test.go:159). Code: fence/fencetest.ClearMark
 //     (fence/fencetest/fencetest.go:182)
 //   - §6 ¶2 句3 (premise of T4) 「域代数」「恢复规则」
 //   - T3 §6 ¶3 句1 「czxid」「multi」「zxid」: czxid 当不了唯一 token，
 //     因为同一个 multi 里的多次创建共用它。 Proof:
-//     TestT3_CzxidIsNotAUniqueToken (token_domain_test.go:240)
+//     TestT3_CzxidIsNotAUniqueToken (token_domain_test.go:242)
 //   - T5 §6 ¶3 句1 (beyond) 「ensemble」「替换」「比较域」: 换掉 ensemble
 //     就换了锁域：服务器数据被清空并重启后，序号和 zxid 都从头开始，
 //     所以取自父节点 czxid 的锁域代数会重复或倒退；
 //     记录写明信任它的资源会怎样，以及哪条规则依然成立。 Proof:
 //     TestT5_WipedEnsembleRestartsNumberingAndZxids
-//     (token_domain_test.go:288). Code: fence.Token.Compare
+//     (token_domain_test.go:290). Code: fence.Token.Compare
 //     (fence/token.go:87)
 //   - §6 ¶3 句2 (premise of T3) 「受限顺序号」「token 服务」
 //

@@ -766,6 +766,7 @@ func TestF5_CheckThenWriteLosesTheRace(t *testing.T) {
 // TestF7_EqualTokenIsAccepted: the current holder may keep writing with its
 // token (claim F7, §5 ¶5).
 func TestF7_EqualTokenIsAccepted(t *testing.T) {
+	harness.Parallel(t)
 	claims.Open(t, "F7")
 	fencescene.OnEachResource(t, "accepts a second write with the token of its mark", func(t *testing.T, kind string, res fencescene.FencedResource) {
 		a := claims.NewActor(t, "A")
@@ -784,6 +785,7 @@ func TestF7_EqualTokenIsAccepted(t *testing.T) {
 // it again with the same token: an equal token is accepted, so the request
 // is applied a second time, as a second commit.
 func TestF12_EqualTokenAppliesARetryTwice(t *testing.T) {
+	harness.Parallel(t)
 	claims.Open(t, "F12")
 	fencescene.OnEachResource(t, "applies a retried request twice when only the token is checked", func(t *testing.T, kind string, res fencescene.FencedResource) {
 		a := claims.NewActor(t, "A")
@@ -803,6 +805,7 @@ func TestF12_EqualTokenAppliesARetryTwice(t *testing.T) {
 // applies a retried request once (claim F12, §5 ¶5), in memory and in the
 // durable resource.
 func TestF12_RequestIDInTheSameTransactionAppliesOnce(t *testing.T) {
+	harness.Parallel(t)
 	claims.Open(t, "F12")
 	fencescene.OnEachResource(t, "applies a retried request once when its id is checked in the same transaction", func(t *testing.T, kind string, res fencescene.FencedResource) {
 		a := claims.NewActor(t, "A")
@@ -855,6 +858,7 @@ func TestF12_RequestIDInTheSameTransactionAppliesOnce(t *testing.T) {
 // (claim F9, §5 ¶5). This test documents the limit; it is not a bug to fix
 // here.
 func TestF9_ForgedLargerTokenIsAccepted(t *testing.T) {
+	harness.Parallel(t)
 	claims.Open(t, "F9")
 	fencescene.OnEachResource(t, "accepts a forged larger token", func(t *testing.T, kind string, res fencescene.FencedResource) {
 		fencescene.WriteAs(t, claims.NewActor(t, "B"), res, fence.Token{Seq: 1}, "new-owner")

@@ -67,6 +67,7 @@ func TestT1_MalformedSuffixesAreRejected(t *testing.T) {
 // (fence.Token's doc puts no bound on Domain, an int64: a generation the
 // operator assigns may start anywhere).
 func TestT2_RecreatedParentRestartsNumbering(t *testing.T) {
+	harness.Parallel(t)
 	claims.Open(t, "T2")
 	for _, d := range []struct {
 		name   string
@@ -156,6 +157,7 @@ func TestT2_RecreatedParentRestartsNumbering(t *testing.T) {
 // B's. A resource that compares the parent's czxid (lock.WithCzxidDomain)
 // first, and clears nothing, accepts B and refuses A.
 func TestT4_ResetMarkLetsTheOldHolderIn(t *testing.T) {
+	harness.Parallel(t)
 	claims.Open(t, "T4")
 	s := harness.SharedServer(t)
 	O := zkclient.Connect(t, "O", []string{s.Client})
