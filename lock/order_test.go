@@ -174,3 +174,18 @@ func TestALockerForgetsAHoldThatEnded(t *testing.T) {
 		t.Errorf("after a's hold ended: got %d nodes counted as held; want 1", len(l.holding))
 	}
 }
+
+// TestSessionErrorSaysItsCause: the error of a changed session names both
+// sessions and, when the change was seen as a dropped watch, the cause,
+// which errors.Is finds beside ErrSessionChanged; without a cause (a
+// session ID compared) it says no more and wraps ErrSessionChanged alone.
+func TestSessionErrorSaysItsCause(t *testing.T) {
+	plain := error(&sessionError{pinned: 0x10, now: 0x20})
+	if want := "lock: session changed: pinned 0x10, connection now has 0x20"; plain.Error() != want || !errors.Is(plain, ErrSessionChanged) || errors.Is(plain, zk.ErrSessionExpired) {
+		t.Errorf("without a cause: got %q; want %q wrapping ErrSessionChanged and not zk.ErrSessionExpired", plain, want)
+	}
+	caused := error(&sessionError{pinned: 0x10, now: 0x20, cause: zk.ErrSessionExpired})
+	if want := "lock: session changed: pinned 0x10, connection now has 0x20 (" + zk.ErrSessionExpired.Error() + ")"; caused.Error() != want || !errors.Is(caused, ErrSessionChanged) || !errors.Is(caused, zk.ErrSessionExpired) {
+		t.Errorf("with a cause: got %q; want %q wrapping ErrSessionChanged and zk.ErrSessionExpired", caused, want)
+	}
+}

@@ -238,6 +238,12 @@ func TestARecoveryReturnsWhenItsContextEnds(t *testing.T) {
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("B's Acquire with its recovery's sync held: got %v; want an error wrapping context.DeadlineExceeded", err)
 		}
+		// The caller left; the recovery did not fail to decide: ctx's
+		// error, not a CreateError, and not a lost connection's error
+		// (which says three connections were lost in a row).
+		if _, ok := errors.AsType[*lock.CreateError](err); ok || errors.Is(err, zk.ErrConnectionClosed) {
+			t.Fatalf("B's Acquire with its recovery's sync held: got %v (a *CreateError: %v); want ctx's error, no *CreateError and no zk.ErrConnectionClosed", err, ok)
+		}
 		t.Logf("fault undone: B's proxy delivers the held replies")
 		b.px.Release(faultproxy.Down)
 		waitNoneOwned(t, o, parent, "B", b.c.SessionID())
@@ -377,9 +383,23 @@ func TestTryAcquireLeavesNoNodeWhenHeld(t *testing.T) {
 func TestReleaseFinishesItsCleanupAfterItsContextEnds(t *testing.T) {
 	parent, o := freshParent(t)
 	w := newWire(t, "W")
+	// Once Release has returned, its cleanup goes on untraced: the trace
+	// is the caller's, who may be gone (a test that returned).
+	healed := new(atomic.Bool)
+	var afterHeal atomic.Int32
 	lw := lock.New(w.c.Conn, parent, lock.WithTrace(&locktrace.Trace{
-		Request: func(r locktrace.RequestInfo) { t.Logf("W invoke %s %s", r.Op, r.Path) },
-		Reply:   func(r locktrace.ReplyInfo) { t.Logf("W %s %s: %v", r.Op, r.Path, errOrOK(r.Err)) },
+		Request: func(r locktrace.RequestInfo) {
+			if healed.Load() {
+				afterHeal.Add(1)
+			}
+			t.Logf("W invoke %s %s", r.Op, r.Path)
+		},
+		Reply: func(r locktrace.ReplyInfo) {
+			if healed.Load() {
+				afterHeal.Add(1)
+			}
+			t.Logf("W %s %s: %v", r.Op, r.Path, errOrOK(r.Err))
+		},
 	}))
 	h := mustAcquire(t, "W", lw)
 	session := w.c.SessionID()
@@ -418,6 +438,7 @@ func TestReleaseFinishesItsCleanupAfterItsContextEnds(t *testing.T) {
 
 	mark = w.c.Mark()
 	t.Logf("fault undone: W's proxy heals; nobody calls anything on W")
+	healed.Store(true)
 	w.px.Heal()
 	if err := w.c.WaitStateSince(mark, zk.StateHasSession, answerWithin); err != nil {
 		t.Fatalf("not shown: W did not reconnect: %v", err)
@@ -430,6 +451,9 @@ func TestReleaseFinishesItsCleanupAfterItsContextEnds(t *testing.T) {
 	t.Attr("w_nodes_after_gone", fmt.Sprint(owned))
 	if err != nil || len(owned) != 0 {
 		t.Fatalf("Gone closed, W's session still open: got W's nodes %v (%v); want none", owned, err)
+	}
+	if n := afterHeal.Load(); n != 0 {
+		t.Fatalf("W's cleanup after its Release returned: got %d trace callbacks; want none (the cleanup outlives its caller untraced)", n)
 	}
 	t.Logf("observer ok: W's node is gone and W's session 0x%x is still open", session)
 }
