@@ -738,6 +738,50 @@ func TestRecoverRetriesALostSync(t *testing.T) {
 	_ = h.Release(ctx)
 }
 
+// TestRecoverCountsItsRetriesInARow: Recover's look-up sends a request
+// again after a lost connection up to 3 times in a row, counted from the
+// last answered request (package doc, errors table): its sync's reply
+// lost once, then answered, then three listing replies lost, and Recover
+// still adopts the node. Each fault is armed once the one before it was
+// spent, before the client has reconnected to send again.
+func TestRecoverCountsItsRetriesInARow(t *testing.T) {
+	parent, _ := freshParent(t)
+	b := newWire(t, "B")
+	guid := createCandidate(b.c.Conn, parent)
+	faults := []faultproxy.Match{{Ops: []int32{jute.OpSync}}}
+	for range 3 {
+		faults = append(faults, faultproxy.Match{Ops: []int32{jute.OpGetChildren, jute.OpGetChildren2}, Path: parent})
+	}
+	lost := make(chan int, 1)
+	go func() {
+		n := 0
+		for _, m := range faults {
+			d := b.px.LoseReply(m)
+			<-d.Done()
+			if !d.Result().Dropped {
+				break
+			}
+			n++
+			t.Logf("fault: B's proxy lost the reply to B's %s", m)
+		}
+		lost <- n
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*answerWithin)
+	defer cancel()
+	h, err := lock.New(b.c.Conn, parent).Recover(ctx, guid)
+	if err == nil {
+		t.Logf("B Recover: holds %s", path.Base(h.Path))
+		_ = h.Release(ctx)
+	}
+	b.px.Close() // spends a fault still armed: the count below is final
+	if n := <-lost; n != len(faults) {
+		t.Fatalf("not shown: %d of the %d replies lost (Recover: %v)", n, len(faults), err)
+	}
+	if err != nil {
+		t.Fatalf("Recover after a lost sync, an answered one and three lost listings: got %v; want a hold (the count restarts at an answer)", err)
+	}
+}
+
 // TestRecoverOfAnAmbiguousGUIDDeletesItsOwnNodesOnly: several nodes of
 // one GUID in this session (a blind retry's) make Recover refuse with
 // ErrAmbiguous; its error lists them by sequence number, whatever order the
