@@ -149,7 +149,7 @@ func runParsed(o options, args []string, stdout, stderr io.Writer) (int, error) 
 	}
 	defer os.RemoveAll(tmp)
 	defer sweepRunDirs(started, logf)
-	r := &runner{root: root, tmp: tmp, backend: o.backend}
+	r := &runner{root: root, tmp: tmp, backend: o.backend, kills: newHistory(), jobs: o.jobs}
 	r.commit = gitDescribe(root)
 	if r.key, err = treeKey(root); err != nil {
 		return 2, err
@@ -200,7 +200,7 @@ func listMutants(stdout io.Writer, root string, ts []Target, o options) error {
 	for _, m := range sample(ms, o.sample) {
 		plan := ""
 		if cm != nil {
-			for _, p := range cm.plan(m, false) {
+			for _, p := range cm.plan(m, false, nil) {
 				plan += fmt.Sprintf("\t%s:%d tests %.0fs", p.pkg, len(p.tests), p.secs)
 			}
 			if plan == "" {

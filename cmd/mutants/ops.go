@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -84,6 +87,7 @@ type plan struct {
 	pkg   string
 	tests []string
 	secs  float64
+	each  []float64 // each test's seconds
 }
 
 // quickTest is how long, at most, a quick test took in the coverage run.
@@ -91,33 +95,108 @@ const quickTest = 3.0
 
 // plan is the stages of m's covering tests, package by package. With
 // quickFirst (the schema's binaries, which cost no build per stage) the
-// quick tests of every package run first, then the slow ones: the same
-// tests run on a mutant that lives, and one that a quick test kills does
-// not wait for lock's matrix or the peer table first.
-func (cm *CoverMap) plan(m Mutant, quickFirst bool) []plan {
-	var out []plan
-	waves := []func(TestCover) bool{func(TestCover) bool { return true }}
-	if quickFirst {
-		waves = []func(TestCover) bool{
-			func(t TestCover) bool { return t.Seconds <= quickTest },
-			func(t TestCover) bool { return t.Seconds > quickTest },
+// quick tests of every package run first, one stage a package, then each
+// slow one in a stage of its own: the same tests run on a mutant that
+// lives, and one that a quick test kills does not wait for lock's matrix
+// or the peer table. With a history (kills, the run's own: which tests
+// killed the mutants of m's function so far), the packages and tests that
+// killed there run first, the slow ones else by their time in the
+// coverage run, shortest first, the root's proofs after the packages'.
+func (cm *CoverMap) plan(m Mutant, quickFirst bool, kills *history) []plan {
+	if !quickFirst {
+		return cm.packagePlans(m, func(TestCover) bool { return true })
+	}
+	quick := cm.packagePlans(m, func(t TestCover) bool { return t.Seconds <= quickTest })
+	sort.SliceStable(quick, func(i, j int) bool {
+		if ki, kj := kills.ofPlan(m, quick[i]), kills.ofPlan(m, quick[j]); ki != kj {
+			return ki > kj
+		}
+		return ownPackage(m, quick[i].pkg) && !ownPackage(m, quick[j].pkg)
+	})
+	var slow []plan
+	for _, p := range cm.packagePlans(m, func(t TestCover) bool { return t.Seconds > quickTest }) {
+		for i, name := range p.tests {
+			slow = append(slow, plan{pkg: p.pkg, tests: []string{name}, secs: p.each[i]})
 		}
 	}
-	for _, in := range waves {
-		for _, pkg := range testPkgs {
-			p := plan{pkg: pkg}
-			for _, t := range cm.covering(m, pkg) {
-				if in(t) {
-					p.tests = append(p.tests, t.Name)
-					p.secs += t.Seconds
-				}
+	sort.SliceStable(slow, func(i, j int) bool {
+		a, b := slow[i], slow[j]
+		if ka, kb := kills.ofPlan(m, a), kills.ofPlan(m, b); ka != kb {
+			return ka > kb
+		}
+		if (a.pkg == ".") != (b.pkg == ".") {
+			return b.pkg == "."
+		}
+		return a.secs < b.secs
+	})
+	return append(quick, slow...)
+}
+
+// ownPackage reports whether pkg holds the tests of m's own package (or,
+// for a subpackage such as lock/locktrace, of its parent's): the tests
+// most likely to kill it, tried first among the quick ones.
+func ownPackage(m Mutant, pkg string) bool {
+	dir := path.Dir(m.File)
+	p := strings.TrimPrefix(pkg, "./")
+	return p == dir || p != "." && strings.HasPrefix(dir, p+"/")
+}
+
+// packagePlans is one stage a package, in testPkgs order, of m's covering
+// tests that in keeps.
+func (cm *CoverMap) packagePlans(m Mutant, in func(TestCover) bool) []plan {
+	var out []plan
+	for _, pkg := range testPkgs {
+		p := plan{pkg: pkg}
+		for _, t := range cm.covering(m, pkg) {
+			if in(t) {
+				p.tests = append(p.tests, t.Name)
+				p.each = append(p.each, t.Seconds)
+				p.secs += t.Seconds
 			}
-			if len(p.tests) > 0 {
-				out = append(out, p)
-			}
+		}
+		if len(p.tests) > 0 {
+			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// history is which tests killed the mutants of each function so far in
+// a run: the order of a mutant's stages puts them first (plan). It
+// changes which test is tried first, never which tests a mutant that
+// lives runs. A nil history knows nothing.
+type history struct {
+	mu    sync.Mutex
+	kills map[string]map[string]int // file and function → "pkg test" → kills
+}
+
+func newHistory() *history { return &history{kills: map[string]map[string]int{}} }
+
+func (h *history) record(m Mutant, pkg, test string) {
+	if h == nil || test == "" {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	k := m.File + " " + m.Func
+	if h.kills[k] == nil {
+		h.kills[k] = map[string]int{}
+	}
+	h.kills[k][pkg+" "+test]++
+}
+
+// ofPlan is how many mutants of m's function the tests of p killed.
+func (h *history) ofPlan(m Mutant, p plan) int {
+	if h == nil {
+		return 0
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, t := range p.tests {
+		n += h.kills[m.File+" "+m.Func][p.pkg+" "+t]
+	}
+	return n
 }
 
 // runMutant applies m through an overlay and runs its tests, stage by
@@ -127,7 +206,7 @@ func (r *runner) runMutant(ctx context.Context, cm *CoverMap, sr *schemaRun, m M
 	t0 := time.Now()
 	res := Result{Mutant: m, ID: m.ID()}
 	_, own := sr.fallbackOf(m)
-	plans := cm.plan(m, !own)
+	plans := cm.plan(m, !own, r.kills)
 	for _, p := range plans {
 		if p.pkg == "." {
 			res.Root = append(res.Root, p.tests...)
@@ -169,6 +248,7 @@ func (r *runner) runMutant(ctx context.Context, cm *CoverMap, sr *schemaRun, m M
 			res.Status, res.Pkg = stTimedOut, p.pkg
 		case o.Killed:
 			res.Status, res.Pkg = stKilled, p.pkg
+			r.kills.record(m, p.pkg, killerOf(o, p))
 		default:
 			continue
 		}
@@ -179,6 +259,20 @@ func (r *runner) runMutant(ctx context.Context, cm *CoverMap, sr *schemaRun, m M
 	}
 	res.Seconds = time.Since(t0).Seconds()
 	return res
+}
+
+// killerOf is the test of stage p that killed: the one that failed, or,
+// when the package failed outside a test (a panic), the stage's one test.
+func killerOf(o Outcome, p plan) string {
+	for _, t := range p.tests {
+		if t == o.Test {
+			return t
+		}
+	}
+	if len(p.tests) == 1 {
+		return p.tests[0]
+	}
+	return ""
 }
 
 // resultCache keeps operator results of one source tree between runs, so
