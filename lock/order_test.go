@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -187,5 +188,28 @@ func TestSessionErrorSaysItsCause(t *testing.T) {
 	caused := error(&sessionError{pinned: 0x10, now: 0x20, cause: zk.ErrSessionExpired})
 	if want := "lock: session changed: pinned 0x10, connection now has 0x20 (" + zk.ErrSessionExpired.Error() + ")"; caused.Error() != want || !errors.Is(caused, ErrSessionChanged) || !errors.Is(caused, zk.ErrSessionExpired) {
 		t.Errorf("with a cause: got %q; want %q wrapping ErrSessionChanged and zk.ErrSessionExpired", caused, want)
+	}
+}
+
+// TestAnExpiredSessionsConnectReplyKeepsTheTimeout: the connect reply of
+// a session the server had expired carries timeOut 0 (go-zookeeper then
+// opens a new session); it negotiates nothing, so the timeout the Locker
+// knows stays what the last session's reply said, and a first reply of
+// 0 leaves it unknown. A reply with a timeout sets it.
+func TestAnExpiredSessionsConnectReplyKeepsTheTimeout(t *testing.T) {
+	connectReply := func(ms int32) []byte {
+		head := make([]byte, 8) // protocolVersion, then timeOut
+		head[4], head[5], head[6], head[7] = byte(ms>>24), byte(ms>>16), byte(ms>>8), byte(ms)
+		return head
+	}
+	lk := &link{}
+	(&timedConn{lk: lk, sent: []time.Time{time.Now()}}).replied(connectReply(0))
+	if _, got, ok := lk.last(); ok || got != 0 {
+		t.Errorf("after a first connect reply with timeOut 0: got timeout %v (known: %v); want none known", got, ok)
+	}
+	(&timedConn{lk: lk, sent: []time.Time{time.Now()}}).replied(connectReply(4000))
+	(&timedConn{lk: lk, sent: []time.Time{time.Now()}}).replied(connectReply(0))
+	if _, got, ok := lk.last(); !ok || got != 4*time.Second {
+		t.Errorf("after a session's reply of 4000 ms, then an expired one's of 0: got timeout %v (known: %v); want 4s", got, ok)
 	}
 }
