@@ -408,13 +408,14 @@ func runOperators(ctx context.Context, r *runner, o options, ts []Target, rp *Re
 		rp.OpInfo, _ = loadRunInfo(r.key)
 		ops.toRun = nil
 	}
+	cpu0 := childCPU()
 	if err := ops.run(ctx, r, o, cm, cache, rp, t0, logf); err != nil {
 		return err
 	}
 	ops.collect(all, eqs, rp)
-	rp.OpSeconds = time.Since(t0).Seconds()
+	rp.OpSeconds, rp.OpCPU, rp.Jobs = time.Since(t0).Seconds(), childCPU()-cpu0, o.jobs
 	if !o.cached && ctx.Err() == nil {
-		rp.OpInfo = &RunInfo{Command: rp.Command, Date: rp.Date, Wall: rp.OpSeconds, Ran: rp.OpRan, Cached: rp.OpCached, Budget: o.budget.String(), OverBudget: rp.OverBudget, Sample: o.sample, Files: o.files}
+		rp.OpInfo = &RunInfo{Command: rp.Command, Date: rp.Date, Wall: rp.OpSeconds, Ran: rp.OpRan, Cached: rp.OpCached, Budget: o.budget.String(), OverBudget: rp.OverBudget, Sample: o.sample, Files: o.files, Jobs: o.jobs, CPU: rp.OpCPU}
 		if err := saveRunInfo(r.key, rp.OpInfo); err != nil {
 			return err
 		}
@@ -642,6 +643,17 @@ func countLived(frs []FaultResult) int {
 		}
 	}
 	return n
+}
+
+// childCPU is the user and system seconds of this process's children
+// that have ended (and of theirs that they waited for): the go commands,
+// test binaries and servers a run started.
+func childCPU() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // gitDescribe names the tree: the commit, and "+ changes" if the work tree
