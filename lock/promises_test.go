@@ -738,34 +738,61 @@ func TestRecoverRetriesALostSync(t *testing.T) {
 	_ = h.Release(ctx)
 }
 
-// TestRecoverCountsItsRetriesInARow: Recover's look-up sends a request
-// again after a lost connection up to 3 times in a row, counted from the
-// last answered request (package doc, errors table): its sync's reply
-// lost once, then answered, then three listing replies lost, and Recover
-// still adopts the node. Each fault is armed once the one before it was
-// spent, before the client has reconnected to send again.
-func TestRecoverCountsItsRetriesInARow(t *testing.T) {
-	parent, _ := freshParent(t)
-	b := newWire(t, "B")
-	guid := createCandidate(b.c.Conn, parent)
-	faults := []faultproxy.Match{{Ops: []int32{jute.OpSync}}}
-	for range 3 {
-		faults = append(faults, faultproxy.Match{Ops: []int32{jute.OpGetChildren, jute.OpGetChildren2}, Path: parent})
+// loss is one fault of loseInTurn: the request m selects, or its reply,
+// lost with the connection.
+type loss struct {
+	m       faultproxy.Match
+	request bool
+}
+
+// loseInTurn arms the first of faults on w's proxy now and each next one
+// once the one before it was spent, before the client has reconnected to
+// send again. The returned function closes the proxy (which spends a
+// fault still armed) and returns how many took.
+func (w *wire) loseInTurn(faults []loss) func() int {
+	arm := func(f loss) *faultproxy.Drop {
+		if f.request {
+			return w.px.LoseRequest(f.m)
+		}
+		return w.px.LoseReply(f.m)
 	}
+	d := arm(faults[0])
 	lost := make(chan int, 1)
 	go func() {
 		n := 0
-		for _, m := range faults {
-			d := b.px.LoseReply(m)
+		for {
 			<-d.Done()
 			if !d.Result().Dropped {
 				break
 			}
-			n++
-			t.Logf("fault: B's proxy lost the reply to B's %s", m)
+			w.t.Logf("fault: %s's proxy lost %s's %s (the request: %v)", w.name, w.name, faults[n].m, faults[n].request)
+			if n++; n == len(faults) {
+				break
+			}
+			d = arm(faults[n])
 		}
 		lost <- n
 	}()
+	return func() int {
+		w.px.Close()
+		return <-lost
+	}
+}
+
+// TestRecoverCountsItsRetriesInARow: Recover's look-up sends a request
+// again after a lost connection up to 3 times in a row, counted from the
+// last answered request (package doc, errors table): its sync's reply
+// lost once, then answered, then three listing replies lost, and Recover
+// still adopts the node.
+func TestRecoverCountsItsRetriesInARow(t *testing.T) {
+	parent, _ := freshParent(t)
+	b := newWire(t, "B")
+	guid := createCandidate(b.c.Conn, parent)
+	faults := []loss{{m: faultproxy.Match{Ops: []int32{jute.OpSync}}}}
+	for range 3 {
+		faults = append(faults, loss{m: faultproxy.Match{Ops: []int32{jute.OpGetChildren, jute.OpGetChildren2}, Path: parent}})
+	}
+	took := b.loseInTurn(faults)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*answerWithin)
 	defer cancel()
 	h, err := lock.New(b.c.Conn, parent).Recover(ctx, guid)
@@ -773,12 +800,39 @@ func TestRecoverCountsItsRetriesInARow(t *testing.T) {
 		t.Logf("B Recover: holds %s", path.Base(h.Path))
 		_ = h.Release(ctx)
 	}
-	b.px.Close() // spends a fault still armed: the count below is final
-	if n := <-lost; n != len(faults) {
+	if n := took(); n != len(faults) {
 		t.Fatalf("not shown: %d of the %d replies lost (Recover: %v)", n, len(faults), err)
 	}
 	if err != nil {
 		t.Fatalf("Recover after a lost sync, an answered one and three lost listings: got %v; want a hold (the count restarts at an answer)", err)
+	}
+}
+
+// TestReleaseCountsItsRetriesInARow: Release's delete, and the exists
+// that looks whether a delete lost with the connection took, are sent
+// again up to 3 lost connections in a row, counted from the last answered
+// request (package doc, errors table): a lost delete, two lost exists
+// replies, an answered exists (the node is still there), another lost
+// delete, and Release still deletes the node.
+func TestReleaseCountsItsRetriesInARow(t *testing.T) {
+	parent, o := freshParent(t)
+	b := newWire(t, "B")
+	h := mustAcquire(t, "B", lock.New(b.c.Conn, parent))
+	del := loss{m: faultproxy.Match{Ops: []int32{jute.OpDelete}, Path: h.Path}, request: true}
+	exists := loss{m: faultproxy.Match{Ops: []int32{jute.OpExists}, Path: h.Path}}
+	faults := []loss{del, exists, exists, del}
+	took := b.loseInTurn(faults)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*answerWithin)
+	defer cancel()
+	err := h.Release(ctx)
+	if n := took(); n != len(faults) {
+		t.Fatalf("not shown: %d of the %d faults took (Release: %v)", n, len(faults), err)
+	}
+	if err != nil {
+		t.Fatalf("Release after a lost delete, two lost exists, an answered one and a lost delete: got %v; want nil (the count restarts at an answer)", err)
+	}
+	if ok, _, err := o.Exists(h.Path); err != nil || ok {
+		t.Fatalf("after Release returned nil: got B's node there %v (%v); want it gone", ok, err)
 	}
 }
 
