@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -393,8 +394,33 @@ func TestWithParentsCreatesAContainerParent(t *testing.T) {
 	if _, err := lock.New(h.c.Conn, parent).Acquire(ctx); !errors.Is(err, lock.ErrParent) {
 		t.Fatalf("Acquire with the parent missing, no option: got %v; want ErrParent", err)
 	}
-	held := mustAcquire(t, "H", lock.New(h.c.Conn, parent, lock.WithParents()))
+	// The test seam sees the parent's create, and only the parent's: the
+	// ancestors are the recipe's own business.
+	var mu sync.Mutex
+	var traced []string
+	seam := &locktrace.Trace{
+		Request: func(r locktrace.RequestInfo) {
+			if r.Op == locktrace.OpCreateParent {
+				mu.Lock()
+				defer mu.Unlock()
+				traced = append(traced, "request "+r.Path)
+			}
+		},
+		Reply: func(r locktrace.ReplyInfo) {
+			if r.Op == locktrace.OpCreateParent {
+				mu.Lock()
+				defer mu.Unlock()
+				traced = append(traced, "reply "+r.Path)
+			}
+		},
+	}
+	held := mustAcquire(t, "H", lock.New(h.c.Conn, parent, lock.WithParents(), lock.WithTrace(seam)))
 	defer held.Release(context.Background())
+	mu.Lock()
+	if want := []string{"request " + parent, "reply " + parent}; !slices.Equal(traced, want) {
+		t.Errorf("the seam's parent creates under WithParents: got %q; want %q", traced, want)
+	}
+	mu.Unlock()
 	for _, p := range []string{root + "/services", root + "/services/billing", parent} {
 		ok, st, err := o.Exists(p)
 		if err != nil || !ok || st.EphemeralOwner != 0 {
