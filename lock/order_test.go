@@ -3,15 +3,19 @@ package lock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
+	"runtime"
 	"slices"
 	"sort"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/fence"
+	"github.com/zk19/zk19/internal/wait"
 )
 
 // TestOrderBySequenceNotName: the whole-name order of these candidates is
@@ -212,4 +216,31 @@ func TestAnExpiredSessionsConnectReplyKeepsTheTimeout(t *testing.T) {
 	if _, got, ok := lk.last(); !ok || got != 4*time.Second {
 		t.Errorf("after a session's reply of 4000 ms, then an expired one's of 0: got timeout %v (known: %v); want 4s", got, ok)
 	}
+}
+
+// TestAConnectionsLinkGoesWithIt: Connect keeps each connection's link
+// in a table keyed by a weak pointer; once the connection is unreachable
+// and collected, its entry goes too, so a process that connects many
+// times keeps none of the old links.
+func TestAConnectionsLinkGoesWithIt(t *testing.T) {
+	conn, _, err := Connect([]string{"127.0.0.1:1"}, time.Second, nil, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	key := weak.Make(conn)
+	listed := func() bool {
+		links.Lock()
+		defer links.Unlock()
+		_, ok := links.m[key]
+		return ok
+	}
+	if !listed() {
+		t.Fatalf("after Connect: got no link for the connection; want one")
+	}
+	conn.Close()
+	conn = nil
+	wait.For(t, 10*time.Second, "the closed connection's link to go with it", func() (bool, string) {
+		runtime.GC()
+		return !listed(), fmt.Sprintf("listed: %v (collected: %v)", listed(), key.Value() == nil)
+	})
 }
