@@ -528,3 +528,48 @@ func TestNoServerIsWaitedOutWithinCtx(t *testing.T) {
 
 // maxConnRetriesInDoc is the doc's "up to 3 lost connections in a row".
 const maxConnRetriesInDoc = 3
+
+// TestWithParentsSaysWhyItCouldNotCreateTheParent: under WithParents, a
+// parent the server refuses to create (here its ancestor's ACL grants no
+// create) is ErrParent wrapping the server's answer, not a parent that
+// merely does not exist (WithParents' doc).
+func TestWithParentsSaysWhyItCouldNotCreateTheParent(t *testing.T) {
+	root, o := freshParent(t)
+	if _, err := o.SetACL(root, zk.WorldACL(zk.PermAll&^zk.PermCreate), -1); err != nil {
+		t.Fatalf("not shown: set the ACL of %s: %v", root, err)
+	}
+	parent := root + "/billing/lock"
+	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
+	defer cancel()
+	_, err := lock.New(newWire(t, "H").c.Conn, parent, lock.WithParents()).Acquire(ctx)
+	if !errors.Is(err, lock.ErrParent) || !errors.Is(err, zk.ErrNoAuth) {
+		t.Fatalf("Acquire under WithParents, the parent's creation refused by the ACL: got %v; want ErrParent wrapping zk.ErrNoAuth", err)
+	}
+}
+
+// TestWithoutParentsAParentDeletedUnderTheCreateIsNotMadeAgain: without
+// WithParents, a parent deleted after the Locker checked it and before its
+// create is an error (the create's zk.ErrNoNode), and the Locker does not
+// make the parent again: only WithParents creates parents (its doc).
+func TestWithoutParentsAParentDeletedUnderTheCreateIsNotMadeAgain(t *testing.T) {
+	parent, o := freshParent(t)
+	var once sync.Once
+	seam := &locktrace.Trace{Request: func(r locktrace.RequestInfo) {
+		if r.Op == locktrace.OpCreate {
+			once.Do(func() {
+				if err := o.Delete(parent, -1); err != nil {
+					t.Errorf("not shown: delete %s before H's create: %v", parent, err)
+				}
+			})
+		}
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
+	defer cancel()
+	_, err := lock.New(newWire(t, "H").c.Conn, parent, lock.WithTrace(seam)).Acquire(ctx)
+	if !errors.Is(err, zk.ErrNoNode) {
+		t.Errorf("Acquire, the parent deleted before its create: got %v; want an error wrapping zk.ErrNoNode", err)
+	}
+	if ok, _, err := o.Exists(parent); err != nil || ok {
+		t.Errorf("after the Acquire: got the parent there %v (%v); want it still gone", ok, err)
+	}
+}

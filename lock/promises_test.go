@@ -597,7 +597,8 @@ func TestLostArmedAfterTheNodeIsGoneCloses(t *testing.T) {
 // TestLostClosesOnRelease: Release ends the hold, and Lost says so, whether
 // it was armed before the Release (its watch on the own node is then
 // stopped by the Release, not by the deletion it causes) or only asked
-// for after it. Lost's doc promises both.
+// for after it. Lost's doc promises both; Err's, that a Release that
+// deleted the node leaves ErrReleased alone as the cause.
 func TestLostClosesOnRelease(t *testing.T) {
 	parent, _ := freshParent(t)
 	l := lock.New(zkclient.Connect(t, "H", []string{server().Client}, zkclient.Quiet()).Conn, parent)
@@ -607,6 +608,9 @@ func TestLostClosesOnRelease(t *testing.T) {
 		t.Fatalf("H's first Release: %v", err)
 	}
 	wait.Receive(t, answerWithin, "H's Lost, armed before its Release, to close", lost)
+	if err := armed.Err(); err == nil || err.Error() != lock.ErrReleased.Error() {
+		t.Fatalf("Err after a Release that deleted the node: got %v; want %v alone (the hold had no earlier cause to end)", err, lock.ErrReleased)
+	}
 	later := mustAcquire(t, "H", l)
 	if err := later.Release(context.Background()); err != nil {
 		t.Fatalf("H's second Release: %v", err)
@@ -840,8 +844,8 @@ func TestReleaseCountsItsRetriesInARow(t *testing.T) {
 // one GUID in this session (a blind retry's) make Recover refuse with
 // ErrAmbiguous; its error lists them by sequence number, whatever order the
 // server listed them in, and Recover deletes them all, since none is held
-// and all are its own. Another session's node of the same GUID is listed
-// as not adopted and left alone.
+// and all are its own. Another session's nodes of the same GUID are
+// listed, by sequence number too, as not adopted, and left alone.
 func TestRecoverOfAnAmbiguousGUIDDeletesItsOwnNodesOnly(t *testing.T) {
 	parent, o := freshParent(t)
 	c := zkclient.Connect(t, "B", []string{server().Client}, zkclient.Quiet())
@@ -858,7 +862,10 @@ func TestRecoverOfAnAmbiguousGUIDDeletesItsOwnNodesOnly(t *testing.T) {
 	for range 8 {
 		made = append(made, create("B", c))
 	}
-	foreign := create("observer", o)
+	var foreign []string
+	for range 8 {
+		foreign = append(foreign, create("observer", o))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
 	defer cancel()
 	_, err := lock.New(c.Conn, parent).Recover(ctx, guid)
@@ -867,15 +874,17 @@ func TestRecoverOfAnAmbiguousGUIDDeletesItsOwnNodesOnly(t *testing.T) {
 	if !ok || !errors.Is(err, lock.ErrAmbiguous) {
 		t.Fatalf("Recover with 8 nodes of its GUID: got %v; want a *RecoverError wrapping ErrAmbiguous", err)
 	}
-	if got, want := fmt.Sprint(re.Owned, re.Deleted, re.Foreign), fmt.Sprint(made, made, []string{foreign}); got != want {
+	if got, want := fmt.Sprint(re.Owned, re.Deleted, re.Foreign), fmt.Sprint(made, made, foreign); got != want {
 		t.Fatalf("Recover's error: got owned, deleted, foreign %s; want %s", got, want)
 	}
 	if want := "owned by this session: " + strings.Join(made, ", "); !strings.Contains(err.Error(), want) {
 		t.Fatalf("Recover's error: got %q; want it to list %q", err, want)
 	}
 	waitNoneOwned(t, o, parent, "B", c.SessionID())
-	if ok, _, err := o.Exists(parent + "/" + foreign); err != nil || !ok {
-		t.Fatalf("the observer's node of the same GUID: got exists %v (%v); want it left alone", ok, err)
+	for _, f := range foreign {
+		if ok, _, err := o.Exists(parent + "/" + f); err != nil || !ok {
+			t.Fatalf("the observer's node %s of the same GUID: got exists %v (%v); want it left alone", f, ok, err)
+		}
 	}
 }
 
