@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -498,5 +500,43 @@ func TestEveryFileOfLockAndFenceIsATarget(t *testing.T) {
 		if len(ms) > 0 {
 			t.Errorf("%s is left out (%q): got %d mutants of it, e.g. %s; want it among the targets", f, reason, len(ms), ms[0].ID())
 		}
+	}
+}
+
+// TestSlowStagesRunSideBySide: runStages runs the stages par at a time in
+// order; the first verdict stops the others, which are left out, and a
+// stage not started by then never starts. With no verdict every stage
+// runs.
+func TestSlowStagesRunSideBySide(t *testing.T) {
+	stage := func(name string) plan { return plan{pkg: "./lock", tests: []string{name}, slow: true} }
+	ps := []plan{stage("TestLong"), stage("TestKills"), stage("TestNeverStarted")}
+	var mu sync.Mutex
+	var started []string
+	run := func(kills map[string]bool) func(context.Context, plan) Outcome {
+		return func(ctx context.Context, p plan) Outcome {
+			mu.Lock()
+			started = append(started, p.tests[0])
+			mu.Unlock()
+			if kills[p.tests[0]] {
+				return Outcome{Killed: true, Test: p.tests[0]}
+			}
+			if p.tests[0] == "TestLong" {
+				<-ctx.Done() // until the verdict stops it
+			}
+			return Outcome{}
+		}
+	}
+	done, notRun := runStages(context.Background(), ps, 2, run(map[string]bool{"TestKills": true}))
+	if notRun || len(done) != 1 || done[0].o.Test != "TestKills" || !verdict(done) {
+		t.Errorf("a kill beside a long stage: got %+v (not run: %v); want TestKills' kill alone", done, notRun)
+	}
+	if slices.Contains(started, "TestNeverStarted") {
+		t.Errorf("started %v; want TestNeverStarted never started after the verdict", started)
+	}
+	started = nil
+	quick := []plan{stage("TestA"), stage("TestB"), stage("TestC")}
+	done, notRun = runStages(context.Background(), quick, 2, run(nil))
+	if notRun || len(done) != 3 || verdict(done) {
+		t.Errorf("no verdict: got %+v (not run: %v); want all three stages, none deciding", done, notRun)
 	}
 }

@@ -88,6 +88,7 @@ type plan struct {
 	tests []string
 	secs  float64
 	each  []float64 // each test's seconds
+	slow  bool      // one slow test, in a stage of its own (run side by side, runStages)
 }
 
 // quickTest is how long, at most, a quick test took in the coverage run.
@@ -116,7 +117,7 @@ func (cm *CoverMap) plan(m Mutant, quickFirst bool, kills *history) []plan {
 	var slow []plan
 	for _, p := range cm.packagePlans(m, func(t TestCover) bool { return t.Seconds > quickTest }) {
 		for i, name := range p.tests {
-			slow = append(slow, plan{pkg: p.pkg, tests: []string{name}, secs: p.each[i]})
+			slow = append(slow, plan{pkg: p.pkg, tests: []string{name}, secs: p.each[i], slow: true})
 		}
 	}
 	sort.SliceStable(slow, func(i, j int) bool {
@@ -228,37 +229,119 @@ func (r *runner) runMutant(ctx context.Context, cm *CoverMap, sr *schemaRun, m M
 	}
 	defer os.RemoveAll(filepath.Dir(ov))
 	res.Status = stLived
-	for _, p := range plans {
-		var o Outcome
+	run := func(ctx context.Context, p plan) Outcome {
 		if own {
-			o = r.goTest(ctx, p.pkg, p.tests, ov, stageLimit(p.pkg, p.secs))
-		} else {
-			o = sr.goTest(ctx, m, p.pkg, p.tests, ov, stageLimit(p.pkg, p.secs))
+			return r.goTest(ctx, p.pkg, p.tests, ov, stageLimit(p.pkg, p.secs))
 		}
-		if ctx.Err() != nil || o.NotRun {
-			res.Status, res.Outcome.Line = stNotRun, o.Line
-			return res
+		return sr.goTest(ctx, m, p.pkg, p.tests, ov, stageLimit(p.pkg, p.secs))
+	}
+	first := len(plans) // the first slow stage: those from it on run side by side
+	for i, p := range plans {
+		if p.slow {
+			first = i
+			break
 		}
-		res.Stages = append(res.Stages, fmt.Sprintf("%s: %d tests, %.0fs", p.pkg, len(p.tests), o.Seconds))
-		res.Outcome = o
+	}
+	done, notRun := runStages(ctx, plans[:first], 1, run)
+	if !notRun && !verdict(done) {
+		var slow []stageResult
+		slow, notRun = runStages(ctx, plans[first:], slowStages, run)
+		done = append(done, slow...)
+	}
+	if notRun {
+		res.Status = stNotRun
+		if len(done) > 0 {
+			res.Outcome.Line = done[len(done)-1].o.Line
+		}
+		return res
+	}
+	r.settle(&res, done)
+	res.Seconds = time.Since(t0).Seconds()
+	return res
+}
+
+// settle reads the stages that ran into res: each one's line, and the
+// verdict of the last, if it gave one (else res lived).
+func (r *runner) settle(res *Result, done []stageResult) {
+	for _, d := range done {
+		res.Stages = append(res.Stages, fmt.Sprintf("%s: %d tests, %.0fs", d.p.pkg, len(d.p.tests), d.o.Seconds))
+		res.Outcome = d.o
 		switch {
-		case o.Invalid:
+		case d.o.Invalid:
 			res.Status = stInvalid
-		case o.TimedOut:
-			res.Status, res.Pkg = stTimedOut, p.pkg
-		case o.Killed:
-			res.Status, res.Pkg = stKilled, p.pkg
-			r.kills.record(m, p.pkg, killerOf(o, p))
-		default:
-			continue
+		case d.o.TimedOut:
+			res.Status, res.Pkg = stTimedOut, d.p.pkg
+		case d.o.Killed:
+			res.Status, res.Pkg = stKilled, d.p.pkg
+			r.kills.record(res.Mutant, d.p.pkg, killerOf(d.o, d.p))
 		}
-		break
 	}
 	if res.Status == stLived {
 		res.Outcome = Outcome{}
 	}
-	res.Seconds = time.Since(t0).Seconds()
-	return res
+}
+
+// slowStages is how many slow stages of one mutant run side by side: they
+// mostly wait (for a reconnect, a session's expiry, a bound), so a mutant
+// that lives takes about the time of its slowest ones, not their sum.
+const slowStages = 3
+
+// stageResult is one stage that ran and what it did.
+type stageResult struct {
+	p plan
+	o Outcome
+}
+
+// verdict reports whether the last of done decided the mutant: killed,
+// timed out or did not build.
+func verdict(done []stageResult) bool {
+	if len(done) == 0 {
+		return false
+	}
+	o := done[len(done)-1].o
+	return o.Killed || o.TimedOut || o.Invalid
+}
+
+// runStages runs ps, par at a time in their order, until one gives a
+// verdict (killed, timed out, does not build); then the others still
+// running are stopped and left out. It returns the stages that ended, in
+// the order they ended (the verdict's last), and whether the run stopped
+// (ctx ended, or a test binary could not start): then no verdict holds.
+func runStages(ctx context.Context, ps []plan, par int, run func(context.Context, plan) Outcome) ([]stageResult, bool) {
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	results := make(chan stageResult)
+	next, running, decided, notRun := 0, 0, false, false
+	start := func() {
+		p := ps[next]
+		next, running = next+1, running+1
+		go func() { results <- stageResult{p, run(sctx, p)} }()
+	}
+	for running < par && next < len(ps) {
+		start()
+	}
+	var done []stageResult
+	for running > 0 {
+		d := <-results
+		running--
+		switch {
+		case decided || notRun:
+			continue // stopped by the verdict, or the run is over
+		case ctx.Err() != nil || d.o.NotRun:
+			notRun = true
+			done = append(done, d)
+			stop()
+			continue
+		}
+		done = append(done, d)
+		if d.o.Killed || d.o.TimedOut || d.o.Invalid {
+			decided = true
+			stop()
+		} else if next < len(ps) {
+			start()
+		}
+	}
+	return done, notRun
 }
 
 // killerOf is the test of stage p that killed: the one that failed, or,
