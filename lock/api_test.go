@@ -94,7 +94,9 @@ func TestAKnownLossAlwaysWinsOverTheNextWrite(t *testing.T) {
 	parent, o := freshParent(t)
 	l := lock.New(newWire(t, "H").c.Conn, parent)
 	held := mustAcquire(t, "H", l)
-	if err := held.Ready(context.Background()); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
+	defer cancel()
+	if err := held.Ready(ctx); err != nil {
 		t.Fatalf("H's Ready while holding: got %v; want nil", err)
 	}
 	if err := held.Context().Err(); err != nil {
@@ -107,7 +109,7 @@ func TestAKnownLossAlwaysWinsOverTheNextWrite(t *testing.T) {
 	wait.Receive(t, answerWithin, "H's Lost after its node was deleted", held.Lost())
 	const iterations = 1000
 	for i := range iterations {
-		if err := held.Ready(context.Background()); !errors.Is(err, lock.ErrLostCandidacy) {
+		if err := held.Ready(ctx); !errors.Is(err, lock.ErrLostCandidacy) {
 			t.Fatalf("H's Ready, call %d of %d after Lost closed: got %v; want ErrLostCandidacy every time (a known loss wins over the next write)", i+1, iterations, err)
 		}
 	}
@@ -571,5 +573,40 @@ func TestWithoutParentsAParentDeletedUnderTheCreateIsNotMadeAgain(t *testing.T) 
 	}
 	if ok, _, err := o.Exists(parent); err != nil || ok {
 		t.Errorf("after the Acquire: got the parent there %v (%v); want it still gone", ok, err)
+	}
+}
+
+// TestATraceWithoutAWaitingCallbackWaits: a Trace sets only the callbacks
+// it wants (locktrace's doc); a waiter whose Trace has no Waiting waits
+// behind the holder and holds once it releases, the nil callback never
+// called.
+func TestATraceWithoutAWaitingCallbackWaits(t *testing.T) {
+	parent, _ := freshParent(t)
+	ha := mustAcquire(t, "A", lock.New(newWire(t, "A").c.Conn, parent))
+	behind := make(chan struct{}, 1)
+	seam := &locktrace.Trace{Reply: func(r locktrace.ReplyInfo) {
+		if r.Op == locktrace.OpExists && r.Exists && r.Path == ha.Path {
+			select {
+			case behind <- struct{}{}:
+			default:
+			}
+		}
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
+	defer cancel()
+	acquired := make(chan error, 1)
+	go func() {
+		hb, err := lock.New(newWire(t, "B").c.Conn, parent, lock.WithTrace(seam)).Acquire(ctx)
+		if err == nil {
+			err = hb.Release(ctx)
+		}
+		acquired <- err
+	}()
+	wait.Receive(t, answerWithin, "B's exists on A's node, answered: A is there", behind)
+	if err := ha.Release(ctx); err != nil {
+		t.Fatalf("A's Release: %v", err)
+	}
+	if err := wait.Receive(t, answerWithin, "B's Acquire after A released", acquired); err != nil {
+		t.Fatalf("B's Acquire behind A, its Trace without Waiting: got %v; want it to hold and release", err)
 	}
 }

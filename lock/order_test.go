@@ -244,3 +244,25 @@ func TestAConnectionsLinkGoesWithIt(t *testing.T) {
 		return !listed(), fmt.Sprintf("listed: %v (collected: %v)", listed(), key.Value() == nil)
 	})
 }
+
+// TestAFrameIsSeenOnceWhateverItsChunks: the scanner calls back once per
+// frame with its first 8 body bytes, however the stream is cut: a body
+// whose head came in one read and whose rest comes in later ones is still
+// one frame (one reply, one request's send time).
+func TestAFrameIsSeenOnceWhateverItsChunks(t *testing.T) {
+	body := []byte("0123456789abcdefghij")
+	stream := append([]byte{0, 0, 0, byte(len(body))}, body...)
+	stream = append(stream, 0, 0, 0, 2, 'x', 'y') // a second, short frame
+	for cut := 1; cut < len(stream); cut++ {
+		for cut2 := cut; cut2 < len(stream); cut2++ {
+			var s frameScanner
+			var heads []string
+			for _, chunk := range [][]byte{stream[:cut], stream[cut:cut2], stream[cut2:]} {
+				s.scan(chunk, func(head []byte) { heads = append(heads, string(head)) })
+			}
+			if want := []string{"01234567", "xy"}; !slices.Equal(heads, want) {
+				t.Fatalf("the stream cut at %d and %d: got heads %q; want %q", cut, cut2, heads, want)
+			}
+		}
+	}
+}

@@ -731,12 +731,22 @@ func TestRecoverRetriesALostSync(t *testing.T) {
 	drop := b.px.LoseReply(faultproxy.Match{Ops: []int32{jute.OpSync}})
 	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
 	defer cancel()
-	h, err := lock.New(b.c.Conn, parent).Recover(ctx, guid)
+	recovered := make(chan string, 2)
+	seam := &locktrace.Trace{Recovered: func(n locktrace.NodeInfo) { recovered <- n.Path }}
+	h, err := lock.New(b.c.Conn, parent, lock.WithTrace(seam)).Recover(ctx, guid)
 	if !drop.Result().Dropped {
 		t.Fatalf("not shown: the sync's reply was not lost: %s (Recover: %v)", drop.Result().Reason, err)
 	}
 	if err != nil {
 		t.Fatalf("Recover with its sync's reply lost: got %v; want a hold of %s", err, path.Base(p))
+	}
+	close(recovered) // Recover has returned: no call comes after
+	var calls []string
+	for c := range recovered {
+		calls = append(calls, c)
+	}
+	if !slices.Equal(calls, []string{p}) {
+		t.Fatalf("the seam's Recovered after Recover adopted %s: got calls %q; want one, for %s", path.Base(p), calls, p)
 	}
 	t.Logf("B Recover: holds %s", path.Base(h.Path))
 	_ = h.Release(ctx)
