@@ -324,8 +324,8 @@ func TestAnUnknownDatabaseIsRefused(t *testing.T) {
 			if err := AdvanceMark(ctx, tx, "m", "r", g(1, 1)); !errors.Is(err, ErrUnknownDatabase) || Refused(err) {
 				t.Errorf("AdvanceMark: %v; want ErrUnknownDatabase, not a refusal of the token", err)
 			}
-			if _, _, err := ReadMark(ctx, tx, "m", "r"); !errors.Is(err, ErrUnknownDatabase) {
-				t.Errorf("ReadMark: %v; want ErrUnknownDatabase", err)
+			if m, marked, err := ReadMark(ctx, tx, "m", "r"); !errors.Is(err, ErrUnknownDatabase) || marked || !m.IsZero() {
+				t.Errorf("ReadMark: got %v, marked %v, %v; want ErrUnknownDatabase and no mark read", m, marked, err)
 			}
 			if drv.execs > 0 {
 				t.Errorf("%d statements were executed on the unknown database; want none", drv.execs)

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -94,7 +95,9 @@ func TestAKnownLossAlwaysWinsOverTheNextWrite(t *testing.T) {
 	parent, o := freshParent(t)
 	l := lock.New(newWire(t, "H").c.Conn, parent)
 	held := mustAcquire(t, "H", l)
-	if err := held.Ready(context.Background()); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
+	defer cancel()
+	if err := held.Ready(ctx); err != nil {
 		t.Fatalf("H's Ready while holding: got %v; want nil", err)
 	}
 	if err := held.Context().Err(); err != nil {
@@ -107,7 +110,7 @@ func TestAKnownLossAlwaysWinsOverTheNextWrite(t *testing.T) {
 	tb.Receive(t, answerWithin, "H's Lost after its node was deleted", held.Lost())
 	const iterations = 1000
 	for i := range iterations {
-		if err := held.Ready(context.Background()); !errors.Is(err, lock.ErrLostCandidacy) {
+		if err := held.Ready(ctx); !errors.Is(err, lock.ErrLostCandidacy) {
 			t.Fatalf("H's Ready, call %d of %d after Lost closed: got %v; want ErrLostCandidacy every time (a known loss wins over the next write)", i+1, iterations, err)
 		}
 	}
@@ -401,8 +404,33 @@ func TestWithParentsCreatesAContainerParent(t *testing.T) {
 	if _, err := lock.New(h.c.Conn, parent).Acquire(ctx); !errors.Is(err, lock.ErrParent) {
 		t.Fatalf("Acquire with the parent missing, no option: got %v; want ErrParent", err)
 	}
-	held := mustAcquire(t, "H", lock.New(h.c.Conn, parent, lock.WithParents()))
+	// The test seam sees the parent's create, and only the parent's: the
+	// ancestors are the recipe's own business.
+	var mu sync.Mutex
+	var traced []string
+	seam := &locktrace.Trace{
+		Request: func(r locktrace.RequestInfo) {
+			if r.Op == locktrace.OpCreateParent {
+				mu.Lock()
+				defer mu.Unlock()
+				traced = append(traced, "request "+r.Path)
+			}
+		},
+		Reply: func(r locktrace.ReplyInfo) {
+			if r.Op == locktrace.OpCreateParent {
+				mu.Lock()
+				defer mu.Unlock()
+				traced = append(traced, "reply "+r.Path)
+			}
+		},
+	}
+	held := mustAcquire(t, "H", lock.New(h.c.Conn, parent, lock.WithParents(), lock.WithTrace(seam)))
 	defer held.Release(context.Background())
+	mu.Lock()
+	if want := []string{"request " + parent, "reply " + parent}; !slices.Equal(traced, want) {
+		t.Errorf("the seam's parent creates under WithParents: got %q; want %q", traced, want)
+	}
+	mu.Unlock()
 	for _, p := range []string{root + "/services", root + "/services/billing", parent} {
 		ok, st, err := o.Exists(p)
 		if err != nil || !ok || st.EphemeralOwner != 0 {
@@ -511,3 +539,83 @@ func TestNoServerIsWaitedOutWithinCtx(t *testing.T) {
 
 // maxConnRetriesInDoc is the doc's "up to 3 lost connections in a row".
 const maxConnRetriesInDoc = 3
+
+// TestWithParentsSaysWhyItCouldNotCreateTheParent: under WithParents, a
+// parent the server refuses to create (here its ancestor's ACL grants no
+// create) is ErrParent wrapping the server's answer, not a parent that
+// merely does not exist (WithParents' doc).
+func TestWithParentsSaysWhyItCouldNotCreateTheParent(t *testing.T) {
+	root, o := freshParent(t)
+	if _, err := o.SetACL(root, zk.WorldACL(zk.PermAll&^zk.PermCreate), -1); err != nil {
+		t.Fatalf("not shown: set the ACL of %s: %v", root, err)
+	}
+	parent := root + "/billing/lock"
+	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
+	defer cancel()
+	_, err := lock.New(newWire(t, "H").c.Conn, parent, lock.WithParents()).Acquire(ctx)
+	if !errors.Is(err, lock.ErrParent) || !errors.Is(err, zk.ErrNoAuth) {
+		t.Fatalf("Acquire under WithParents, the parent's creation refused by the ACL: got %v; want ErrParent wrapping zk.ErrNoAuth", err)
+	}
+}
+
+// TestWithoutParentsAParentDeletedUnderTheCreateIsNotMadeAgain: without
+// WithParents, a parent deleted after the Locker checked it and before its
+// create is an error (the create's zk.ErrNoNode), and the Locker does not
+// make the parent again: only WithParents creates parents (its doc).
+func TestWithoutParentsAParentDeletedUnderTheCreateIsNotMadeAgain(t *testing.T) {
+	parent, o := freshParent(t)
+	var once sync.Once
+	seam := &locktrace.Trace{Request: func(r locktrace.RequestInfo) {
+		if r.Op == locktrace.OpCreate {
+			once.Do(func() {
+				if err := o.Delete(parent, -1); err != nil {
+					t.Errorf("not shown: delete %s before H's create: %v", parent, err)
+				}
+			})
+		}
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
+	defer cancel()
+	_, err := lock.New(newWire(t, "H").c.Conn, parent, lock.WithTrace(seam)).Acquire(ctx)
+	if !errors.Is(err, zk.ErrNoNode) {
+		t.Errorf("Acquire, the parent deleted before its create: got %v; want an error wrapping zk.ErrNoNode", err)
+	}
+	if ok, _, err := o.Exists(parent); err != nil || ok {
+		t.Errorf("after the Acquire: got the parent there %v (%v); want it still gone", ok, err)
+	}
+}
+
+// TestATraceWithoutAWaitingCallbackWaits: a Trace sets only the callbacks
+// it wants (locktrace's doc); a waiter whose Trace has no Waiting waits
+// behind the holder and holds once it releases, the nil callback never
+// called.
+func TestATraceWithoutAWaitingCallbackWaits(t *testing.T) {
+	parent, _ := freshParent(t)
+	ha := mustAcquire(t, "A", lock.New(newWire(t, "A").c.Conn, parent))
+	behind := make(chan struct{}, 1)
+	seam := &locktrace.Trace{Reply: func(r locktrace.ReplyInfo) {
+		if r.Op == locktrace.OpExists && r.Exists && r.Path == ha.Path {
+			select {
+			case behind <- struct{}{}:
+			default:
+			}
+		}
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
+	defer cancel()
+	acquired := make(chan error, 1)
+	go func() {
+		hb, err := lock.New(newWire(t, "B").c.Conn, parent, lock.WithTrace(seam)).Acquire(ctx)
+		if err == nil {
+			err = hb.Release(ctx)
+		}
+		acquired <- err
+	}()
+	tb.Receive(t, answerWithin, "B's exists on A's node, answered: A is there", behind)
+	if err := ha.Release(ctx); err != nil {
+		t.Fatalf("A's Release: %v", err)
+	}
+	if err := tb.Receive(t, answerWithin, "B's Acquire after A released", acquired); err != nil {
+		t.Fatalf("B's Acquire behind A, its Trace without Waiting: got %v; want it to hold and release", err)
+	}
+}

@@ -3,14 +3,19 @@ package lock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
+	"runtime"
 	"slices"
 	"sort"
 	"testing"
+	"time"
+	"weak"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/fence"
+	"github.com/zk19/zk19/internal/server/tb"
 )
 
 // TestOrderBySequenceNotName: the whole-name order of these candidates is
@@ -172,5 +177,92 @@ func TestALockerForgetsAHoldThatEnded(t *testing.T) {
 	}
 	if len(l.holding) != 1 {
 		t.Errorf("after a's hold ended: got %d nodes counted as held; want 1", len(l.holding))
+	}
+}
+
+// TestSessionErrorSaysItsCause: the error of a changed session names both
+// sessions and, when the change was seen as a dropped watch, the cause,
+// which errors.Is finds beside ErrSessionChanged; without a cause (a
+// session ID compared) it says no more and wraps ErrSessionChanged alone.
+func TestSessionErrorSaysItsCause(t *testing.T) {
+	plain := error(&sessionError{pinned: 0x10, now: 0x20})
+	if want := "lock: session changed: pinned 0x10, connection now has 0x20"; plain.Error() != want || !errors.Is(plain, ErrSessionChanged) || errors.Is(plain, zk.ErrSessionExpired) {
+		t.Errorf("without a cause: got %q; want %q wrapping ErrSessionChanged and not zk.ErrSessionExpired", plain, want)
+	}
+	caused := error(&sessionError{pinned: 0x10, now: 0x20, cause: zk.ErrSessionExpired})
+	if want := "lock: session changed: pinned 0x10, connection now has 0x20 (" + zk.ErrSessionExpired.Error() + ")"; caused.Error() != want || !errors.Is(caused, ErrSessionChanged) || !errors.Is(caused, zk.ErrSessionExpired) {
+		t.Errorf("with a cause: got %q; want %q wrapping ErrSessionChanged and zk.ErrSessionExpired", caused, want)
+	}
+}
+
+// TestAnExpiredSessionsConnectReplyKeepsTheTimeout: the connect reply of
+// a session the server had expired carries timeOut 0 (go-zookeeper then
+// opens a new session); it negotiates nothing, so the timeout the Locker
+// knows stays what the last session's reply said, and a first reply of
+// 0 leaves it unknown. A reply with a timeout sets it.
+func TestAnExpiredSessionsConnectReplyKeepsTheTimeout(t *testing.T) {
+	connectReply := func(ms int32) []byte {
+		head := make([]byte, 8) // protocolVersion, then timeOut
+		head[4], head[5], head[6], head[7] = byte(ms>>24), byte(ms>>16), byte(ms>>8), byte(ms)
+		return head
+	}
+	lk := &link{}
+	(&timedConn{lk: lk, sent: []time.Time{time.Now()}}).replied(connectReply(0))
+	if _, got, ok := lk.last(); ok || got != 0 {
+		t.Errorf("after a first connect reply with timeOut 0: got timeout %v (known: %v); want none known", got, ok)
+	}
+	(&timedConn{lk: lk, sent: []time.Time{time.Now()}}).replied(connectReply(4000))
+	(&timedConn{lk: lk, sent: []time.Time{time.Now()}}).replied(connectReply(0))
+	if _, got, ok := lk.last(); !ok || got != 4*time.Second {
+		t.Errorf("after a session's reply of 4000 ms, then an expired one's of 0: got timeout %v (known: %v); want 4s", got, ok)
+	}
+}
+
+// TestAConnectionsLinkGoesWithIt: Connect keeps each connection's link
+// in a table keyed by a weak pointer; once the connection is unreachable
+// and collected, its entry goes too, so a process that connects many
+// times keeps none of the old links.
+func TestAConnectionsLinkGoesWithIt(t *testing.T) {
+	conn, _, err := Connect([]string{"127.0.0.1:1"}, time.Second, nil, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	key := weak.Make(conn)
+	listed := func() bool {
+		links.Lock()
+		defer links.Unlock()
+		_, ok := links.m[key]
+		return ok
+	}
+	if !listed() {
+		t.Fatalf("after Connect: got no link for the connection; want one")
+	}
+	conn.Close()
+	conn = nil
+	tb.WaitFor(t, 10*time.Second, "the closed connection's link to go with it", func() (bool, string) {
+		runtime.GC()
+		return !listed(), fmt.Sprintf("listed: %v (collected: %v)", listed(), key.Value() == nil)
+	})
+}
+
+// TestAFrameIsSeenOnceWhateverItsChunks: the scanner calls back once per
+// frame with its first 8 body bytes, however the stream is cut: a body
+// whose head came in one read and whose rest comes in later ones is still
+// one frame (one reply, one request's send time).
+func TestAFrameIsSeenOnceWhateverItsChunks(t *testing.T) {
+	body := []byte("0123456789abcdefghij")
+	stream := append([]byte{0, 0, 0, byte(len(body))}, body...)
+	stream = append(stream, 0, 0, 0, 2, 'x', 'y') // a second, short frame
+	for cut := 1; cut < len(stream); cut++ {
+		for cut2 := cut; cut2 < len(stream); cut2++ {
+			var s frameScanner
+			var heads []string
+			for _, chunk := range [][]byte{stream[:cut], stream[cut:cut2], stream[cut2:]} {
+				s.scan(chunk, func(head []byte) { heads = append(heads, string(head)) })
+			}
+			if want := []string{"01234567", "xy"}; !slices.Equal(heads, want) {
+				t.Fatalf("the stream cut at %d and %d: got heads %q; want %q", cut, cut2, heads, want)
+			}
+		}
 	}
 }

@@ -241,6 +241,12 @@ func TestARecoveryReturnsWhenItsContextEnds(t *testing.T) {
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("B's Acquire with its recovery's sync held: got %v; want an error wrapping context.DeadlineExceeded", err)
 		}
+		// The caller left; the recovery did not fail to decide: ctx's
+		// error, not a CreateError, and not a lost connection's error
+		// (which says three connections were lost in a row).
+		if _, ok := errors.AsType[*lock.CreateError](err); ok || errors.Is(err, zk.ErrConnectionClosed) {
+			t.Fatalf("B's Acquire with its recovery's sync held: got %v (a *CreateError: %v); want ctx's error, no *CreateError and no zk.ErrConnectionClosed", err, ok)
+		}
 		t.Logf("fault undone: B's proxy delivers the held replies")
 		b.px.Release(faultproxy.Down)
 		waitNoneOwned(t, o, parent, "B", b.c.SessionID())
@@ -380,9 +386,23 @@ func TestTryAcquireLeavesNoNodeWhenHeld(t *testing.T) {
 func TestReleaseFinishesItsCleanupAfterItsContextEnds(t *testing.T) {
 	parent, o := freshParent(t)
 	w := newWire(t, "W")
+	// Once Release has returned, its cleanup goes on untraced: the trace
+	// is the caller's, who may be gone (a test that returned).
+	healed := new(atomic.Bool)
+	var afterHeal atomic.Int32
 	lw := lock.New(w.c.Conn, parent, lock.WithTrace(&locktrace.Trace{
-		Request: func(r locktrace.RequestInfo) { t.Logf("W invoke %s %s", r.Op, r.Path) },
-		Reply:   func(r locktrace.ReplyInfo) { t.Logf("W %s %s: %v", r.Op, r.Path, errOrOK(r.Err)) },
+		Request: func(r locktrace.RequestInfo) {
+			if healed.Load() {
+				afterHeal.Add(1)
+			}
+			t.Logf("W invoke %s %s", r.Op, r.Path)
+		},
+		Reply: func(r locktrace.ReplyInfo) {
+			if healed.Load() {
+				afterHeal.Add(1)
+			}
+			t.Logf("W %s %s: %v", r.Op, r.Path, errOrOK(r.Err))
+		},
 	}))
 	h := mustAcquire(t, "W", lw)
 	session := w.c.SessionID()
@@ -421,6 +441,7 @@ func TestReleaseFinishesItsCleanupAfterItsContextEnds(t *testing.T) {
 
 	mark = w.c.Mark()
 	t.Logf("fault undone: W's proxy heals; nobody calls anything on W")
+	healed.Store(true)
 	w.px.Heal()
 	if err := w.c.WaitStateSince(mark, zk.StateHasSession, answerWithin); err != nil {
 		t.Fatalf("not shown: W did not reconnect: %v", err)
@@ -433,6 +454,9 @@ func TestReleaseFinishesItsCleanupAfterItsContextEnds(t *testing.T) {
 	t.Attr("w_nodes_after_gone", fmt.Sprint(owned))
 	if err != nil || len(owned) != 0 {
 		t.Fatalf("Gone closed, W's session still open: got W's nodes %v (%v); want none", owned, err)
+	}
+	if n := afterHeal.Load(); n != 0 {
+		t.Fatalf("W's cleanup after its Release returned: got %d trace callbacks; want none (the cleanup outlives its caller untraced)", n)
 	}
 	t.Logf("observer ok: W's node is gone and W's session 0x%x is still open", session)
 }
@@ -576,7 +600,8 @@ func TestLostArmedAfterTheNodeIsGoneCloses(t *testing.T) {
 // TestLostClosesOnRelease: Release ends the hold, and Lost says so, whether
 // it was armed before the Release (its watch on the own node is then
 // stopped by the Release, not by the deletion it causes) or only asked
-// for after it. Lost's doc promises both.
+// for after it. Lost's doc promises both; Err's, that a Release that
+// deleted the node leaves ErrReleased alone as the cause.
 func TestLostClosesOnRelease(t *testing.T) {
 	parent, _ := freshParent(t)
 	l := lock.New(zkclient.Connect(t, "H", []string{server().Client}, zkclient.Quiet()).Conn, parent)
@@ -586,6 +611,9 @@ func TestLostClosesOnRelease(t *testing.T) {
 		t.Fatalf("H's first Release: %v", err)
 	}
 	tb.Receive(t, answerWithin, "H's Lost, armed before its Release, to close", lost)
+	if err := armed.Err(); err == nil || err.Error() != lock.ErrReleased.Error() {
+		t.Fatalf("Err after a Release that deleted the node: got %v; want %v alone (the hold had no earlier cause to end)", err, lock.ErrReleased)
+	}
 	later := mustAcquire(t, "H", l)
 	if err := later.Release(context.Background()); err != nil {
 		t.Fatalf("H's second Release: %v", err)
@@ -707,23 +735,131 @@ func TestRecoverRetriesALostSync(t *testing.T) {
 	drop := b.px.LoseReply(faultproxy.Match{Ops: []int32{jute.OpSync}})
 	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
 	defer cancel()
-	h, err := lock.New(b.c.Conn, parent).Recover(ctx, guid)
+	recovered := make(chan string, 2)
+	seam := &locktrace.Trace{Recovered: func(n locktrace.NodeInfo) { recovered <- n.Path }}
+	h, err := lock.New(b.c.Conn, parent, lock.WithTrace(seam)).Recover(ctx, guid)
 	if !drop.Result().Dropped {
 		t.Fatalf("not shown: the sync's reply was not lost: %s (Recover: %v)", drop.Result().Reason, err)
 	}
 	if err != nil {
 		t.Fatalf("Recover with its sync's reply lost: got %v; want a hold of %s", err, path.Base(p))
 	}
+	close(recovered) // Recover has returned: no call comes after
+	var calls []string
+	for c := range recovered {
+		calls = append(calls, c)
+	}
+	if !slices.Equal(calls, []string{p}) {
+		t.Fatalf("the seam's Recovered after Recover adopted %s: got calls %q; want one, for %s", path.Base(p), calls, p)
+	}
 	t.Logf("B Recover: holds %s", path.Base(h.Path))
 	_ = h.Release(ctx)
+}
+
+// loss is one fault of loseInTurn: the request m selects, or its reply,
+// lost with the connection.
+type loss struct {
+	m       faultproxy.Match
+	request bool
+}
+
+// loseInTurn arms the first of faults on w's proxy now and each next one
+// once the one before it was spent, before the client has reconnected to
+// send again. The returned function closes the proxy (which spends a
+// fault still armed) and returns how many took.
+func (w *wire) loseInTurn(faults []loss) func() int {
+	arm := func(f loss) *faultproxy.Drop {
+		if f.request {
+			return w.px.LoseRequest(f.m)
+		}
+		return w.px.LoseReply(f.m)
+	}
+	d := arm(faults[0])
+	lost := make(chan int, 1)
+	go func() {
+		n := 0
+		for {
+			<-d.Done()
+			if !d.Result().Dropped {
+				break
+			}
+			w.t.Logf("fault: %s's proxy lost %s's %s (the request: %v)", w.name, w.name, faults[n].m, faults[n].request)
+			if n++; n == len(faults) {
+				break
+			}
+			d = arm(faults[n])
+		}
+		lost <- n
+	}()
+	return func() int {
+		w.px.Close()
+		return <-lost
+	}
+}
+
+// TestRecoverCountsItsRetriesInARow: Recover's look-up sends a request
+// again after a lost connection up to 3 times in a row, counted from the
+// last answered request (package doc, errors table): its sync's reply
+// lost once, then answered, then three listing replies lost, and Recover
+// still adopts the node.
+func TestRecoverCountsItsRetriesInARow(t *testing.T) {
+	parent, _ := freshParent(t)
+	b := newWire(t, "B")
+	guid := createCandidate(b.c.Conn, parent)
+	faults := []loss{{m: faultproxy.Match{Ops: []int32{jute.OpSync}}}}
+	for range 3 {
+		faults = append(faults, loss{m: faultproxy.Match{Ops: []int32{jute.OpGetChildren, jute.OpGetChildren2}, Path: parent}})
+	}
+	took := b.loseInTurn(faults)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*answerWithin)
+	defer cancel()
+	h, err := lock.New(b.c.Conn, parent).Recover(ctx, guid)
+	if err == nil {
+		t.Logf("B Recover: holds %s", path.Base(h.Path))
+		_ = h.Release(ctx)
+	}
+	if n := took(); n != len(faults) {
+		t.Fatalf("not shown: %d of the %d replies lost (Recover: %v)", n, len(faults), err)
+	}
+	if err != nil {
+		t.Fatalf("Recover after a lost sync, an answered one and three lost listings: got %v; want a hold (the count restarts at an answer)", err)
+	}
+}
+
+// TestReleaseCountsItsRetriesInARow: Release's delete, and the exists
+// that looks whether a delete lost with the connection took, are sent
+// again up to 3 lost connections in a row, counted from the last answered
+// request (package doc, errors table): a lost delete, two lost exists
+// replies, an answered exists (the node is still there), another lost
+// delete, and Release still deletes the node.
+func TestReleaseCountsItsRetriesInARow(t *testing.T) {
+	parent, o := freshParent(t)
+	b := newWire(t, "B")
+	h := mustAcquire(t, "B", lock.New(b.c.Conn, parent))
+	del := loss{m: faultproxy.Match{Ops: []int32{jute.OpDelete}, Path: h.Path}, request: true}
+	exists := loss{m: faultproxy.Match{Ops: []int32{jute.OpExists}, Path: h.Path}}
+	faults := []loss{del, exists, exists, del}
+	took := b.loseInTurn(faults)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*answerWithin)
+	defer cancel()
+	err := h.Release(ctx)
+	if n := took(); n != len(faults) {
+		t.Fatalf("not shown: %d of the %d faults took (Release: %v)", n, len(faults), err)
+	}
+	if err != nil {
+		t.Fatalf("Release after a lost delete, two lost exists, an answered one and a lost delete: got %v; want nil (the count restarts at an answer)", err)
+	}
+	if ok, _, err := o.Exists(h.Path); err != nil || ok {
+		t.Fatalf("after Release returned nil: got B's node there %v (%v); want it gone", ok, err)
+	}
 }
 
 // TestRecoverOfAnAmbiguousGUIDDeletesItsOwnNodesOnly: several nodes of
 // one GUID in this session (a blind retry's) make Recover refuse with
 // ErrAmbiguous; its error lists them by sequence number, whatever order the
 // server listed them in, and Recover deletes them all, since none is held
-// and all are its own. Another session's node of the same GUID is listed
-// as not adopted and left alone.
+// and all are its own. Another session's nodes of the same GUID are
+// listed, by sequence number too, as not adopted, and left alone.
 func TestRecoverOfAnAmbiguousGUIDDeletesItsOwnNodesOnly(t *testing.T) {
 	parent, o := freshParent(t)
 	c := zkclient.Connect(t, "B", []string{server().Client}, zkclient.Quiet())
@@ -740,7 +876,10 @@ func TestRecoverOfAnAmbiguousGUIDDeletesItsOwnNodesOnly(t *testing.T) {
 	for range 8 {
 		made = append(made, create("B", c))
 	}
-	foreign := create("observer", o)
+	var foreign []string
+	for range 8 {
+		foreign = append(foreign, create("observer", o))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
 	defer cancel()
 	_, err := lock.New(c.Conn, parent).Recover(ctx, guid)
@@ -749,15 +888,17 @@ func TestRecoverOfAnAmbiguousGUIDDeletesItsOwnNodesOnly(t *testing.T) {
 	if !ok || !errors.Is(err, lock.ErrAmbiguous) {
 		t.Fatalf("Recover with 8 nodes of its GUID: got %v; want a *RecoverError wrapping ErrAmbiguous", err)
 	}
-	if got, want := fmt.Sprint(re.Owned, re.Deleted, re.Foreign), fmt.Sprint(made, made, []string{foreign}); got != want {
+	if got, want := fmt.Sprint(re.Owned, re.Deleted, re.Foreign), fmt.Sprint(made, made, foreign); got != want {
 		t.Fatalf("Recover's error: got owned, deleted, foreign %s; want %s", got, want)
 	}
 	if want := "owned by this session: " + strings.Join(made, ", "); !strings.Contains(err.Error(), want) {
 		t.Fatalf("Recover's error: got %q; want it to list %q", err, want)
 	}
 	waitNoneOwned(t, o, parent, "B", c.SessionID())
-	if ok, _, err := o.Exists(parent + "/" + foreign); err != nil || !ok {
-		t.Fatalf("the observer's node of the same GUID: got exists %v (%v); want it left alone", ok, err)
+	for _, f := range foreign {
+		if ok, _, err := o.Exists(parent + "/" + f); err != nil || !ok {
+			t.Fatalf("the observer's node %s of the same GUID: got exists %v (%v); want it left alone", f, ok, err)
+		}
 	}
 }
 

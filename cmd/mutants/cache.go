@@ -21,6 +21,8 @@ type RunInfo struct {
 	OverBudget int     `json:"overBudget"`
 	Sample     int     `json:"sample"`
 	Files      string  `json:"files"`
+	Jobs       int     `json:"jobs,omitempty"`
+	CPU        float64 `json:"cpu,omitempty"` // user and system seconds of the run's child processes
 }
 
 func runInfoPath(key string) (string, error) {

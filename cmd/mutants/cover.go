@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -17,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -41,6 +43,7 @@ type TestCover struct {
 	Passed  bool               `json:"passed"`
 	Seconds float64            `json:"seconds"`
 	Blocks  map[string][]Block `json:"blocks"` // file (relative to the module root) → blocks run at least once
+	all     map[string][]Block // while the map is made: every block of the profile
 }
 
 // CoverMap is which test covers which block, for one source tree.
@@ -225,7 +228,9 @@ func (cm *CoverMap) covering(m Mutant, pkg string) []TestCover {
 }
 
 // computeCover runs each top-level test of each test package alone, with a
-// coverage profile of the target packages, and returns the map.
+// coverage profile of the target packages, and returns the map. The tests
+// run r.jobs at a time (each alone in its own test binary, as with one),
+// and take their places in the map in package and source order.
 func computeCover(ctx context.Context, r *runner, key string, logf func(string, ...any)) (*CoverMap, error) {
 	start := time.Now()
 	files := map[string]bool{}
@@ -233,57 +238,88 @@ func computeCover(ctx context.Context, r *runner, key string, logf func(string, 
 		files[t.File] = true
 	}
 	cm := &CoverMap{Key: key, Commit: r.commit, Made: start.UTC(), Backend: r.backend, All: map[string][]Block{}}
-	for _, pkg := range testPkgs {
-		dir := filepath.Join(r.root, filepath.FromSlash(pkg))
-		names, err := listTests(dir)
+	type job struct {
+		pkg, name, bin string
+		i, n           int
+	}
+	var jobs []job
+	for k, pkg := range testPkgs {
+		names, err := listTests(filepath.Join(r.root, filepath.FromSlash(pkg)))
 		if err != nil {
 			return nil, err
 		}
-		bin := filepath.Join(r.tmp, "cover.test")
+		bin := filepath.Join(r.tmp, fmt.Sprintf("cover%d.test", k))
 		if err := r.goCmd(ctx, 5*time.Minute, "test", "-c", "-o", bin, "-cover", "-covermode=set", "-coverpkg="+coverPkgs, pkg); err != nil {
 			return nil, fmt.Errorf("build %s with coverage: %w", pkg, err)
 		}
 		for i, name := range names {
-			prof := filepath.Join(r.tmp, "cover.out")
-			_ = os.Remove(prof)
-			t0 := time.Now()
-			tctx, cancel := context.WithTimeout(ctx, 11*time.Minute)
-			cmd := exec.CommandContext(tctx, bin, "-test.run", "^"+name+"$", "-test.count=1",
-				"-test.coverprofile="+prof, "-test.timeout=10m")
-			cmd.Dir = dir
-			cmd.Env = r.env()
-			setGroup(cmd)
-			out, runErr := cmd.CombinedOutput()
-			cancel()
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			tc := TestCover{Pkg: pkg, Name: name, Passed: runErr == nil, Seconds: time.Since(t0).Seconds()}
-			f, err := os.Open(prof)
-			if err == nil {
-				all, hit, perr := parseProfile(f, files)
-				f.Close()
-				if perr != nil {
-					return nil, perr
-				}
-				for file, bs := range all {
-					if len(cm.All[file]) == 0 {
-						cm.All[file] = bs
-					}
-				}
-				tc.Blocks = hit
-			}
-			state := "ok"
-			if !tc.Passed {
-				state = "FAILED on the unmutated tree (never used to judge a mutant): " + lastLines(string(out), 3)
-			}
-			logf("cover %s %d/%d %s %.1fs %s", pkg, i+1, len(names), name, tc.Seconds, state)
-			cm.Tests = append(cm.Tests, tc)
+			jobs = append(jobs, job{pkg, name, bin, i, len(names)})
 		}
-		_ = os.Remove(bin)
+	}
+	tcs := make([]TestCover, len(jobs))
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, max(r.jobs, 1))
+	for k, j := range jobs {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			var state string
+			tcs[k], state, errs[k] = coverOne(ctx, r, j.pkg, j.name, j.bin, fmt.Sprintf("cover%d.out", k), files)
+			if errs[k] == nil {
+				logf("cover %s %d/%d %s %.1fs %s", j.pkg, j.i+1, j.n, j.name, tcs[k].Seconds, state)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for _, tc := range tcs {
+		for file, bs := range tc.all {
+			if len(cm.All[file]) == 0 {
+				cm.All[file] = bs
+			}
+		}
+		cm.Tests = append(cm.Tests, tc)
 	}
 	cm.Seconds = time.Since(start).Seconds()
 	return cm, nil
+}
+
+// coverOne runs test name of pkg alone, from the coverage binary bin, and
+// reads what it covered of files from its profile (prof, in r.tmp); state
+// says whether it passed.
+func coverOne(ctx context.Context, r *runner, pkg, name, bin, prof string, files map[string]bool) (TestCover, string, error) {
+	prof = filepath.Join(r.tmp, prof)
+	t0 := time.Now()
+	tctx, cancel := context.WithTimeout(ctx, 11*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(tctx, bin, "-test.run", "^"+name+"$", "-test.count=1",
+		"-test.coverprofile="+prof, "-test.timeout=10m")
+	cmd.Dir = filepath.Join(r.root, filepath.FromSlash(pkg))
+	cmd.Env = r.env()
+	setGroup(cmd)
+	out, runErr := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		return TestCover{}, "", ctx.Err()
+	}
+	tc := TestCover{Pkg: pkg, Name: name, Passed: runErr == nil, Seconds: time.Since(t0).Seconds()}
+	if f, err := os.Open(prof); err == nil {
+		all, hit, perr := parseProfile(f, files)
+		f.Close()
+		_ = os.Remove(prof)
+		if perr != nil {
+			return tc, "", perr
+		}
+		tc.all, tc.Blocks = all, hit
+	}
+	state := "ok"
+	if !tc.Passed {
+		state = "FAILED on the unmutated tree (never used to judge a mutant): " + lastLines(string(out), 3)
+	}
+	return tc, state, nil
 }
 
 // cachedCover returns the cached coverage map of tree key, or nil.

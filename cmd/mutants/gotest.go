@@ -28,7 +28,9 @@ type runner struct {
 	commit  string
 	key     string
 	mu      sync.Mutex
-	n       int // overlay files written
+	n       int      // overlay files written
+	kills   *history // which tests killed so far, by function (nil: none kept)
+	jobs    int      // tests of the coverage map run at once (-jobs)
 }
 
 // env is the environment of every go command and test binary: the

@@ -68,7 +68,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.fast, "fast", false, "with -catalogue: only its fast part (CI); exit 1 if one of its faults is not killed")
 	fs.StringVar(&o.files, "files", "", "comma-separated target files to mutate (default: all)")
 	fs.StringVar(&o.lines, "lines", "", "comma-separated file:line places: run only the operator mutants there (e.g. a live mutant's place, to rerun it after a new proof)")
-	fs.IntVar(&o.jobs, "jobs", 1, "operator mutants run at once (each its own test binaries and servers; 2 changed one verdict of 56 on 2 cores, see docs/mutants.md)")
+	fs.IntVar(&o.jobs, "jobs", 1, "operator mutants, tests of the coverage map and faults of the catalogue run at once, each with its own test binaries and servers (2 for a full run on 2 cores, see docs/mutants.md)")
 	fs.IntVar(&o.sample, "sample", 0, "run at most this many mutants per file, spread evenly (0: all)")
 	fs.StringVar(&o.faults, "faults", "", "comma-separated fault ids to run (default: all, or the fast part)")
 	fs.StringVar(&o.faultDir, "dir", "testdata/mutants", "the catalogue's directory, relative to -C")
@@ -149,7 +149,7 @@ func runParsed(o options, args []string, stdout, stderr io.Writer) (int, error) 
 	}
 	defer os.RemoveAll(tmp)
 	defer sweepRunDirs(started, logf)
-	r := &runner{root: root, tmp: tmp, backend: o.backend}
+	r := &runner{root: root, tmp: tmp, backend: o.backend, kills: newHistory(), jobs: o.jobs}
 	r.commit = gitDescribe(root)
 	if r.key, err = treeKey(root); err != nil {
 		return 2, err
@@ -200,7 +200,7 @@ func listMutants(stdout io.Writer, root string, ts []Target, o options) error {
 	for _, m := range sample(ms, o.sample) {
 		plan := ""
 		if cm != nil {
-			for _, p := range cm.plan(m, false) {
+			for _, p := range cm.plan(m, false, nil) {
 				plan += fmt.Sprintf("\t%s:%d tests %.0fs", p.pkg, len(p.tests), p.secs)
 			}
 			if plan == "" {
@@ -408,13 +408,14 @@ func runOperators(ctx context.Context, r *runner, o options, ts []Target, rp *Re
 		rp.OpInfo, _ = loadRunInfo(r.key)
 		ops.toRun = nil
 	}
+	cpu0 := childCPU()
 	if err := ops.run(ctx, r, o, cm, cache, rp, t0, logf); err != nil {
 		return err
 	}
 	ops.collect(all, eqs, rp)
-	rp.OpSeconds = time.Since(t0).Seconds()
+	rp.OpSeconds, rp.OpCPU, rp.Jobs = time.Since(t0).Seconds(), childCPU()-cpu0, o.jobs
 	if !o.cached && ctx.Err() == nil {
-		rp.OpInfo = &RunInfo{Command: rp.Command, Date: rp.Date, Wall: rp.OpSeconds, Ran: rp.OpRan, Cached: rp.OpCached, Budget: o.budget.String(), OverBudget: rp.OverBudget, Sample: o.sample, Files: o.files}
+		rp.OpInfo = &RunInfo{Command: rp.Command, Date: rp.Date, Wall: rp.OpSeconds, Ran: rp.OpRan, Cached: rp.OpCached, Budget: o.budget.String(), OverBudget: rp.OverBudget, Sample: o.sample, Files: o.files, Jobs: o.jobs, CPU: rp.OpCPU}
 		if err := saveRunInfo(r.key, rp.OpInfo); err != nil {
 			return err
 		}
@@ -553,32 +554,24 @@ func runCatalogue(ctx context.Context, r *runner, o options, rp *Report, logf fu
 			want[strings.TrimSpace(id)] = true
 		}
 	}
+	var chosen []Fault
+	for _, f := range faults {
+		if (!o.fast || f.Fast) && (want == nil || want[f.ID]) {
+			chosen = append(chosen, f)
+		}
+	}
 	cat, err := openCatalogueCache(r.key)
 	if err != nil {
 		return 2, err
 	}
 	t0 := time.Now()
+	frs, err := runFaults(ctx, r, o, chosen, cat, logf)
+	if err != nil {
+		return 2, err
+	}
 	rp.Catalogue = []FaultResult{}
 	status := 0
-	for _, f := range faults {
-		if (o.fast && !f.Fast) || (want != nil && !want[f.ID]) || ctx.Err() != nil {
-			continue
-		}
-		var fr FaultResult
-		if o.cached {
-			fr = cat.get(f)
-		} else {
-			fr = r.runFault(ctx, f, o.faultTimeout, o.fast)
-			if ctx.Err() != nil {
-				break
-			}
-			if !o.fast {
-				if err := cat.put(f, fr); err != nil {
-					return 2, err
-				}
-			}
-		}
-		logf("fault %s: %s (%s)", f.ID, fr.summary(), secs(fr.Seconds))
+	for _, fr := range frs {
 		if !fr.Killed() {
 			status = 1
 		}
@@ -597,6 +590,51 @@ func runCatalogue(ctx context.Context, r *runner, o options, rp *Report, logf fu
 	return status, nil
 }
 
+// runFaults runs the faults (or, with -cached, takes their results from
+// the cache), -jobs at a time, and returns the results of those that
+// finished, in the faults' order; each is cached as it ends (but with
+// -fast).
+func runFaults(ctx context.Context, r *runner, o options, faults []Fault, cat *catalogueCache, logf func(string, ...any)) ([]FaultResult, error) {
+	frs := make([]FaultResult, len(faults))
+	done := make([]bool, len(faults))
+	var mu sync.Mutex
+	var putErr error
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, max(o.jobs, 1))
+	for i, f := range faults {
+		slots <- struct{}{}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			fr := cat.get(f)
+			if !o.cached {
+				fr = r.runFault(ctx, f, o.faultTimeout, o.fast)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if ctx.Err() != nil {
+				return
+			}
+			if !o.cached && !o.fast {
+				putErr = errors.Join(putErr, cat.put(f, fr))
+			}
+			logf("fault %s: %s (%s)", f.ID, fr.summary(), secs(fr.Seconds))
+			frs[i], done[i] = fr, true
+		}()
+	}
+	wg.Wait()
+	var out []FaultResult
+	for i, fr := range frs {
+		if done[i] {
+			out = append(out, fr)
+		}
+	}
+	return out, putErr
+}
+
 func countLived(frs []FaultResult) int {
 	n := 0
 	for _, fr := range frs {
@@ -605,6 +643,17 @@ func countLived(frs []FaultResult) int {
 		}
 	}
 	return n
+}
+
+// childCPU is the user and system seconds of this process's children
+// that have ended (and of theirs that they waited for): the go commands,
+// test binaries and servers a run started.
+func childCPU() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // gitDescribe names the tree: the commit, and "+ changes" if the work tree

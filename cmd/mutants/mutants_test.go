@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -181,7 +183,7 @@ func TestProfileAndCoverageSelectTheTestsThatRanTheCode(t *testing.T) {
 			t.Errorf("covering %d.%d in %s: got %q; want %q", c.line, c.col, c.pkg, got, c.want)
 		}
 	}
-	p := cm.plan(Mutant{File: "lock/order.go", CoverL: 17, CoverC: 1}, false)
+	p := cm.plan(Mutant{File: "lock/order.go", CoverL: 17, CoverC: 1}, false, nil)
 	if len(p) != 2 || p[0].pkg != "./lock" || p[1].pkg != "." {
 		t.Errorf("plan: got %+v; want ./lock first, then the root", p)
 	}
@@ -189,22 +191,44 @@ func TestProfileAndCoverageSelectTheTestsThatRanTheCode(t *testing.T) {
 
 // TestQuickTestsRunFirst: on the schema's binaries, a mutant runs the
 // quick covering tests of every package, the root's too, before any slow
-// one, and still runs every covering test if none kills it.
+// one (the mutant's own package's first), then each slow one alone,
+// shortest first and the root's proofs last; the tests that killed a mutant of the same function earlier in
+// the run come first. Either way it runs every covering test if none
+// kills it.
 func TestQuickTestsRunFirst(t *testing.T) {
 	b := map[string][]Block{"lock/order.go": {{10, 1, 20, 1}}}
 	cm := &CoverMap{All: b, Tests: []TestCover{
 		{Pkg: "./lock", Name: "TestMatrix", Passed: true, Seconds: 27, Blocks: b},
 		{Pkg: "./lock", Name: "TestQuick", Passed: true, Seconds: 0.5, Blocks: b},
+		{Pkg: "./lock", Name: "TestQuick2", Passed: true, Seconds: 1, Blocks: b},
+		{Pkg: "./fence", Name: "TestF", Passed: true, Seconds: 0.2, Blocks: b},
 		{Pkg: "./peers", Name: "TestPeer", Passed: true, Seconds: 12, Blocks: b},
 		{Pkg: ".", Name: "TestL2", Passed: true, Seconds: 1, Blocks: b},
+		{Pkg: ".", Name: "TestL3", Passed: true, Seconds: 4, Blocks: b},
 	}}
-	var got []string
-	for _, p := range cm.plan(Mutant{File: "lock/order.go", CoverL: 12, CoverC: 1}, true) {
-		got = append(got, p.pkg+":"+strings.Join(p.tests, "+"))
+	m := Mutant{File: "lock/order.go", Func: "order", CoverL: 12, CoverC: 1}
+	stages := func(kills *history) string {
+		var got []string
+		for _, p := range cm.plan(m, true, kills) {
+			got = append(got, p.pkg+":"+strings.Join(p.tests, "+"))
+		}
+		return strings.ReplaceAll(strings.Join(got, " "), ".:", "./root:")
 	}
-	want := "./lock:TestQuick ./root:TestL2 ./lock:TestMatrix ./peers:TestPeer"
-	if g := strings.ReplaceAll(strings.Join(got, " "), ".:", "./root:"); g != want {
-		t.Errorf("the schema's stages: got %s; want %s", g, want)
+	if got, want := stages(nil), "./lock:TestQuick+TestQuick2 ./fence:TestF ./root:TestL2 ./peers:TestPeer ./lock:TestMatrix ./root:TestL3"; got != want {
+		t.Errorf("the schema's stages: got %s; want %s", got, want)
+	}
+	kills := newHistory()
+	kills.record(Mutant{File: "lock/order.go", Func: "order"}, "./lock", "TestMatrix")
+	kills.record(Mutant{File: "lock/order.go", Func: "order"}, ".", "TestL2")
+	kills.record(Mutant{File: "lock/order.go", Func: "decide"}, "./peers", "TestPeer")
+	if got, want := stages(kills), "./root:TestL2 ./lock:TestQuick+TestQuick2 ./fence:TestF ./lock:TestMatrix ./peers:TestPeer ./root:TestL3"; got != want {
+		t.Errorf("the schema's stages after kills in order by TestMatrix and TestL2: got %s; want %s", got, want)
+	}
+	with, without := strings.Fields(stages(kills)), strings.Fields(stages(nil))
+	slices.Sort(with)
+	slices.Sort(without)
+	if !slices.Equal(with, without) {
+		t.Errorf("with a history: got stages %v; want the same as without, %v", with, without)
 	}
 }
 
@@ -476,5 +500,43 @@ func TestEveryFileOfLockAndFenceIsATarget(t *testing.T) {
 		if len(ms) > 0 {
 			t.Errorf("%s is left out (%q): got %d mutants of it, e.g. %s; want it among the targets", f, reason, len(ms), ms[0].ID())
 		}
+	}
+}
+
+// TestSlowStagesRunSideBySide: runStages runs the stages par at a time in
+// order; the first verdict stops the others, which are left out, and a
+// stage not started by then never starts. With no verdict every stage
+// runs.
+func TestSlowStagesRunSideBySide(t *testing.T) {
+	stage := func(name string) plan { return plan{pkg: "./lock", tests: []string{name}, slow: true} }
+	ps := []plan{stage("TestLong"), stage("TestKills"), stage("TestNeverStarted")}
+	var mu sync.Mutex
+	var started []string
+	run := func(kills map[string]bool) func(context.Context, plan) Outcome {
+		return func(ctx context.Context, p plan) Outcome {
+			mu.Lock()
+			started = append(started, p.tests[0])
+			mu.Unlock()
+			if kills[p.tests[0]] {
+				return Outcome{Killed: true, Test: p.tests[0]}
+			}
+			if p.tests[0] == "TestLong" {
+				<-ctx.Done() // until the verdict stops it
+			}
+			return Outcome{}
+		}
+	}
+	done, notRun := runStages(context.Background(), ps, 2, run(map[string]bool{"TestKills": true}))
+	if notRun || len(done) != 1 || done[0].o.Test != "TestKills" || !verdict(done) {
+		t.Errorf("a kill beside a long stage: got %+v (not run: %v); want TestKills' kill alone", done, notRun)
+	}
+	if slices.Contains(started, "TestNeverStarted") {
+		t.Errorf("started %v; want TestNeverStarted never started after the verdict", started)
+	}
+	started = nil
+	quick := []plan{stage("TestA"), stage("TestB"), stage("TestC")}
+	done, notRun = runStages(context.Background(), quick, 2, run(nil))
+	if notRun || len(done) != 3 || verdict(done) {
+		t.Errorf("no verdict: got %+v (not run: %v); want all three stages, none deciding", done, notRun)
 	}
 }

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -84,6 +87,8 @@ type plan struct {
 	pkg   string
 	tests []string
 	secs  float64
+	each  []float64 // each test's seconds
+	slow  bool      // one slow test, in a stage of its own (run side by side, runStages)
 }
 
 // quickTest is how long, at most, a quick test took in the coverage run.
@@ -91,33 +96,108 @@ const quickTest = 3.0
 
 // plan is the stages of m's covering tests, package by package. With
 // quickFirst (the schema's binaries, which cost no build per stage) the
-// quick tests of every package run first, then the slow ones: the same
-// tests run on a mutant that lives, and one that a quick test kills does
-// not wait for lock's matrix or the peer table first.
-func (cm *CoverMap) plan(m Mutant, quickFirst bool) []plan {
-	var out []plan
-	waves := []func(TestCover) bool{func(TestCover) bool { return true }}
-	if quickFirst {
-		waves = []func(TestCover) bool{
-			func(t TestCover) bool { return t.Seconds <= quickTest },
-			func(t TestCover) bool { return t.Seconds > quickTest },
+// quick tests of every package run first, one stage a package, then each
+// slow one in a stage of its own: the same tests run on a mutant that
+// lives, and one that a quick test kills does not wait for lock's matrix
+// or the peer table. With a history (kills, the run's own: which tests
+// killed the mutants of m's function so far), the packages and tests that
+// killed there run first, the slow ones else by their time in the
+// coverage run, shortest first, the root's proofs after the packages'.
+func (cm *CoverMap) plan(m Mutant, quickFirst bool, kills *history) []plan {
+	if !quickFirst {
+		return cm.packagePlans(m, func(TestCover) bool { return true })
+	}
+	quick := cm.packagePlans(m, func(t TestCover) bool { return t.Seconds <= quickTest })
+	sort.SliceStable(quick, func(i, j int) bool {
+		if ki, kj := kills.ofPlan(m, quick[i]), kills.ofPlan(m, quick[j]); ki != kj {
+			return ki > kj
+		}
+		return ownPackage(m, quick[i].pkg) && !ownPackage(m, quick[j].pkg)
+	})
+	var slow []plan
+	for _, p := range cm.packagePlans(m, func(t TestCover) bool { return t.Seconds > quickTest }) {
+		for i, name := range p.tests {
+			slow = append(slow, plan{pkg: p.pkg, tests: []string{name}, secs: p.each[i], slow: true})
 		}
 	}
-	for _, in := range waves {
-		for _, pkg := range testPkgs {
-			p := plan{pkg: pkg}
-			for _, t := range cm.covering(m, pkg) {
-				if in(t) {
-					p.tests = append(p.tests, t.Name)
-					p.secs += t.Seconds
-				}
+	sort.SliceStable(slow, func(i, j int) bool {
+		a, b := slow[i], slow[j]
+		if ka, kb := kills.ofPlan(m, a), kills.ofPlan(m, b); ka != kb {
+			return ka > kb
+		}
+		if (a.pkg == ".") != (b.pkg == ".") {
+			return b.pkg == "."
+		}
+		return a.secs < b.secs
+	})
+	return append(quick, slow...)
+}
+
+// ownPackage reports whether pkg holds the tests of m's own package (or,
+// for a subpackage such as lock/locktrace, of its parent's): the tests
+// most likely to kill it, tried first among the quick ones.
+func ownPackage(m Mutant, pkg string) bool {
+	dir := path.Dir(m.File)
+	p := strings.TrimPrefix(pkg, "./")
+	return p == dir || p != "." && strings.HasPrefix(dir, p+"/")
+}
+
+// packagePlans is one stage a package, in testPkgs order, of m's covering
+// tests that in keeps.
+func (cm *CoverMap) packagePlans(m Mutant, in func(TestCover) bool) []plan {
+	var out []plan
+	for _, pkg := range testPkgs {
+		p := plan{pkg: pkg}
+		for _, t := range cm.covering(m, pkg) {
+			if in(t) {
+				p.tests = append(p.tests, t.Name)
+				p.each = append(p.each, t.Seconds)
+				p.secs += t.Seconds
 			}
-			if len(p.tests) > 0 {
-				out = append(out, p)
-			}
+		}
+		if len(p.tests) > 0 {
+			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// history is which tests killed the mutants of each function so far in
+// a run: the order of a mutant's stages puts them first (plan). It
+// changes which test is tried first, never which tests a mutant that
+// lives runs. A nil history knows nothing.
+type history struct {
+	mu    sync.Mutex
+	kills map[string]map[string]int // file and function → "pkg test" → kills
+}
+
+func newHistory() *history { return &history{kills: map[string]map[string]int{}} }
+
+func (h *history) record(m Mutant, pkg, test string) {
+	if h == nil || test == "" {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	k := m.File + " " + m.Func
+	if h.kills[k] == nil {
+		h.kills[k] = map[string]int{}
+	}
+	h.kills[k][pkg+" "+test]++
+}
+
+// ofPlan is how many mutants of m's function the tests of p killed.
+func (h *history) ofPlan(m Mutant, p plan) int {
+	if h == nil {
+		return 0
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, t := range p.tests {
+		n += h.kills[m.File+" "+m.Func][p.pkg+" "+t]
+	}
+	return n
 }
 
 // runMutant applies m through an overlay and runs its tests, stage by
@@ -127,7 +207,7 @@ func (r *runner) runMutant(ctx context.Context, cm *CoverMap, sr *schemaRun, m M
 	t0 := time.Now()
 	res := Result{Mutant: m, ID: m.ID()}
 	_, own := sr.fallbackOf(m)
-	plans := cm.plan(m, !own)
+	plans := cm.plan(m, !own, r.kills)
 	for _, p := range plans {
 		if p.pkg == "." {
 			res.Root = append(res.Root, p.tests...)
@@ -149,36 +229,133 @@ func (r *runner) runMutant(ctx context.Context, cm *CoverMap, sr *schemaRun, m M
 	}
 	defer os.RemoveAll(filepath.Dir(ov))
 	res.Status = stLived
-	for _, p := range plans {
-		var o Outcome
+	run := func(ctx context.Context, p plan) Outcome {
 		if own {
-			o = r.goTest(ctx, p.pkg, p.tests, ov, stageLimit(p.pkg, p.secs))
-		} else {
-			o = sr.goTest(ctx, m, p.pkg, p.tests, ov, stageLimit(p.pkg, p.secs))
+			return r.goTest(ctx, p.pkg, p.tests, ov, stageLimit(p.pkg, p.secs))
 		}
-		if ctx.Err() != nil || o.NotRun {
-			res.Status, res.Outcome.Line = stNotRun, o.Line
-			return res
+		return sr.goTest(ctx, m, p.pkg, p.tests, ov, stageLimit(p.pkg, p.secs))
+	}
+	first := len(plans) // the first slow stage: those from it on run side by side
+	for i, p := range plans {
+		if p.slow {
+			first = i
+			break
 		}
-		res.Stages = append(res.Stages, fmt.Sprintf("%s: %d tests, %.0fs", p.pkg, len(p.tests), o.Seconds))
-		res.Outcome = o
+	}
+	done, notRun := runStages(ctx, plans[:first], 1, run)
+	if !notRun && !verdict(done) {
+		var slow []stageResult
+		slow, notRun = runStages(ctx, plans[first:], slowStages, run)
+		done = append(done, slow...)
+	}
+	if notRun {
+		res.Status = stNotRun
+		if len(done) > 0 {
+			res.Outcome.Line = done[len(done)-1].o.Line
+		}
+		return res
+	}
+	r.settle(&res, done)
+	res.Seconds = time.Since(t0).Seconds()
+	return res
+}
+
+// settle reads the stages that ran into res: each one's line, and the
+// verdict of the last, if it gave one (else res lived).
+func (r *runner) settle(res *Result, done []stageResult) {
+	for _, d := range done {
+		res.Stages = append(res.Stages, fmt.Sprintf("%s: %d tests, %.0fs", d.p.pkg, len(d.p.tests), d.o.Seconds))
+		res.Outcome = d.o
 		switch {
-		case o.Invalid:
+		case d.o.Invalid:
 			res.Status = stInvalid
-		case o.TimedOut:
-			res.Status, res.Pkg = stTimedOut, p.pkg
-		case o.Killed:
-			res.Status, res.Pkg = stKilled, p.pkg
-		default:
-			continue
+		case d.o.TimedOut:
+			res.Status, res.Pkg = stTimedOut, d.p.pkg
+		case d.o.Killed:
+			res.Status, res.Pkg = stKilled, d.p.pkg
+			r.kills.record(res.Mutant, d.p.pkg, killerOf(d.o, d.p))
 		}
-		break
 	}
 	if res.Status == stLived {
 		res.Outcome = Outcome{}
 	}
-	res.Seconds = time.Since(t0).Seconds()
-	return res
+}
+
+// slowStages is how many slow stages of one mutant run side by side: they
+// mostly wait (for a reconnect, a session's expiry, a bound), so a mutant
+// that lives takes about the time of its slowest ones, not their sum.
+const slowStages = 3
+
+// stageResult is one stage that ran and what it did.
+type stageResult struct {
+	p plan
+	o Outcome
+}
+
+// verdict reports whether the last of done decided the mutant: killed,
+// timed out or did not build.
+func verdict(done []stageResult) bool {
+	if len(done) == 0 {
+		return false
+	}
+	o := done[len(done)-1].o
+	return o.Killed || o.TimedOut || o.Invalid
+}
+
+// runStages runs ps, par at a time in their order, until one gives a
+// verdict (killed, timed out, does not build); then the others still
+// running are stopped and left out. It returns the stages that ended, in
+// the order they ended (the verdict's last), and whether the run stopped
+// (ctx ended, or a test binary could not start): then no verdict holds.
+func runStages(ctx context.Context, ps []plan, par int, run func(context.Context, plan) Outcome) ([]stageResult, bool) {
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	results := make(chan stageResult)
+	next, running, decided, notRun := 0, 0, false, false
+	start := func() {
+		p := ps[next]
+		next, running = next+1, running+1
+		go func() { results <- stageResult{p, run(sctx, p)} }()
+	}
+	for running < par && next < len(ps) {
+		start()
+	}
+	var done []stageResult
+	for running > 0 {
+		d := <-results
+		running--
+		switch {
+		case decided || notRun:
+			continue // stopped by the verdict, or the run is over
+		case ctx.Err() != nil || d.o.NotRun:
+			notRun = true
+			done = append(done, d)
+			stop()
+			continue
+		}
+		done = append(done, d)
+		if d.o.Killed || d.o.TimedOut || d.o.Invalid {
+			decided = true
+			stop()
+		} else if next < len(ps) {
+			start()
+		}
+	}
+	return done, notRun
+}
+
+// killerOf is the test of stage p that killed: the one that failed, or,
+// when the package failed outside a test (a panic), the stage's one test.
+func killerOf(o Outcome, p plan) string {
+	for _, t := range p.tests {
+		if t == o.Test {
+			return t
+		}
+	}
+	if len(p.tests) == 1 {
+		return p.tests[0]
+	}
+	return ""
 }
 
 // resultCache keeps operator results of one source tree between runs, so

@@ -19,6 +19,8 @@ type Report struct {
 	Equivalents                                       []Equivalent
 	StaleEquivalents                                  []Equivalent // listed, but no mutant matches
 	OpSeconds                                         float64      // wall time of this run's operator part
+	OpCPU                                             float64      // CPU time (user and system) of its child processes
+	Jobs                                              int          // mutants run at once (-jobs)
 	OpRan, OpCached                                   int          // mutants run now, results taken from the cache
 	OverBudget                                        int          // mutants chosen but not run: the budget was spent
 	Budget                                            time.Duration
@@ -175,11 +177,11 @@ func (rp *Report) writeScope(p func(string, ...any)) {
 		p("This report was written from cached results (-cached): nothing was run by its command. The results' own times add up to %s.", secs(rp.OpMutantSeconds))
 		if i := rp.OpInfo; i != nil {
 			p("")
-			p("They come from the run `%s` started %s: %d mutants run in %s (wall), %d results from the cache of this tree; budget %s.", i.Command, i.Date, i.Ran, secs(i.Wall), i.Cached, i.Budget)
+			p("They come from the run `%s` started %s: %d mutants run in %s (wall), %d at a time, using %s of CPU (user and system time of the tests and servers it ran), %d results from the cache of this tree; budget %s.", i.Command, i.Date, i.Ran, secs(i.Wall), max(i.Jobs, 1), secs(i.CPU), i.Cached, i.Budget)
 			over = i.OverBudget
 		}
 	} else {
-		p("This run: %s; %d mutants run now in %s (wall), %d results from the cache of this tree; the results' own times add up to %s.", scope, rp.OpRan, secs(rp.OpSeconds), rp.OpCached, secs(rp.OpMutantSeconds))
+		p("This run: %s; %d mutants run now in %s (wall), %d at a time (-jobs), using %s of CPU (user and system time of the tests and servers it ran), %d results from the cache of this tree; the results' own times add up to %s.", scope, rp.OpRan, secs(rp.OpSeconds), max(rp.Jobs, 1), secs(rp.OpCPU), rp.OpCached, secs(rp.OpMutantSeconds))
 	}
 	if over > 0 {
 		p("")
@@ -632,5 +634,5 @@ func (rp *Report) buildText() string {
 	if rp.NoSchema {
 		return "Each mutant was built on its own: a `go test -overlay` build per mutant and package (-schema=false)."
 	}
-	return fmt.Sprintf("The mutants run were compiled into one schema (each place holds its original and its mutants, one chosen at run time by the environment variable %s), each test package built once with it, and each mutant run on those binaries; a mutant that does not type-check alone, or whose place the schema could not compile, was built on its own (%d this run). On the schema's binaries the order of the tests below is by wave: the quick covering tests (at most %.0f s each in the coverage run) of every package, the root's included, then the slow ones, package by package; a mutant that lives has run them all.", schemaEnv, rp.OwnBuilds, quickTest)
+	return fmt.Sprintf("The mutants run were compiled into one schema (each place holds its original and its mutants, one chosen at run time by the environment variable %s), each test package built once with it, and each mutant run on those binaries; a mutant that does not type-check alone, or whose place the schema could not compile, was built on its own (%d this run). On the schema's binaries the order of the tests below is by wave: the quick covering tests (at most %.0f s each in the coverage run) of every package, the root's included, one run a package, then each slow one in a run of its own, shortest first and the root's proofs after the packages', %d side by side (the first verdict stops the others); in each wave the packages and tests that had killed a mutant of the same function earlier in this run go first. A mutant that lives has run them all.", schemaEnv, rp.OwnBuilds, quickTest, slowStages)
 }

@@ -67,8 +67,8 @@ func TestControlsClosedAndCanceled(t *testing.T) {
 			if _, err := r.Write(canceled, g(1, 1), "x"); !errors.Is(err, context.Canceled) {
 				t.Errorf("Write(canceled ctx) err = %v; want context.Canceled", err)
 			}
-			if _, _, _, err := r.Read(canceled); !errors.Is(err, context.Canceled) {
-				t.Errorf("Read(canceled ctx) err = %v; want context.Canceled", err)
+			if _, _, ok, err := r.Read(canceled); !errors.Is(err, context.Canceled) || ok {
+				t.Errorf("Read(canceled ctx) before any write: got ok %v, err %v; want ok false (no write accepted: Resource.Read's doc) and context.Canceled", ok, err)
 			}
 			if res, err := r.Write(context.Background(), g(1, 1), "x"); err != nil || !res.Accepted {
 				t.Fatalf("first Write = %+v, %v; want accepted", res, err)
