@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	. "github.com/zk19/zk19/fence"
@@ -68,6 +69,11 @@ func TestDurableReadErrorIsNotOK(t *testing.T) {
 		}
 		if _, _, ok, err := d.Read(context.Background()); ok || err == nil {
 			t.Errorf("Read on a closed database got ok=%v, err=%v; want ok=false and an error", ok, err)
+		}
+		// A write that fails while its context is live says the
+		// database's error alone: no context's cause is put before it.
+		if _, err := d.Write(context.Background(), g(1, 2), "y"); err == nil || strings.Contains(err.Error(), "%!") || errors.Is(err, context.Canceled) {
+			t.Errorf("Write on a closed database, its context live: got %v; want the database's error, without a context's", err)
 		}
 	})
 }

@@ -17,6 +17,7 @@ func TestTokenTextRoundTrip(t *testing.T) {
 		{Lock: lock, Domain: 5, Seq: 7},
 		{Lock: lock, Domain: math.MaxInt64, Seq: math.MaxInt32},
 		{Lock: lock, Domain: math.MinInt64, Seq: 0},
+		{Lock: lock, Domain: math.MinInt64, Seq: math.MaxInt32}, // the longest text form: exactly the parser's bound
 		{Lock: lock, Domain: -1, Seq: 3},
 		{Domain: 5, Seq: 7}, // no lock identity: an empty field
 		{Seq: 1},

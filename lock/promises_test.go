@@ -1153,7 +1153,8 @@ func TestReleaseRefusedByTheParentsACLSaysSo(t *testing.T) {
 	b := newWire(t, "B")
 	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
 	defer cancel()
-	h, err := lock.New(b.c.Conn, parent).Acquire(ctx)
+	l := lock.New(b.c.Conn, parent)
+	h, err := l.Acquire(ctx)
 	if err != nil {
 		t.Fatalf("B Acquire: %v", err)
 	}
@@ -1168,4 +1169,11 @@ func TestReleaseRefusedByTheParentsACLSaysSo(t *testing.T) {
 	if owned, err := ownedBy(t, o, parent, b.c.SessionID()); err != nil || len(owned) != 1 {
 		t.Fatalf("after B's refused Release: got B's nodes %v (%v); want its node still there", owned, err)
 	}
+	// The hold is over, though its node stays: the Locker no longer counts
+	// the node as a live hold's, so Recover of its GUID adopts it.
+	again, err := l.Recover(ctx, h.GUID)
+	if err != nil || again.Path != h.Path {
+		t.Fatalf("B Recover of the released hold's GUID, its node still there: got %v (%v); want a hold of %s", again, err, path.Base(h.Path))
+	}
+	t.Logf("B ok: Recover holds %s again", path.Base(again.Path))
 }

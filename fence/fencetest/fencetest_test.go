@@ -47,6 +47,12 @@ func TestUnfencedAcceptsEverything(t *testing.T) {
 	if v, m, ok, err := u.Read(ctx); err != nil || !ok || v != "old domain" || m != g(2, 0) {
 		t.Fatalf("Read = %q, %v, %v, %v; want \"old domain\", g2/0, true", v, m, ok, err)
 	}
+	// A token equal to the mark but of another lock is not larger: the
+	// value changes, the mark stays the first lock's.
+	other := fence.Token{Lock: fence.LockID("/another/lock"), Domain: 2, Seq: 0}
+	if res, err := u.Write(ctx, other, "another lock"); err != nil || !res.Accepted || res.Mark != g(2, 0) {
+		t.Fatalf("Write of %#v, equal to the mark g2/0 of another lock: got %+v, %v; want accepted with the mark left at g2/0 (%#v)", other, res, err, g(2, 0))
+	}
 }
 
 // The controls are wrong about fencing only: a proof that uses one must not
@@ -79,8 +85,8 @@ func TestControlsClosedAndCanceled(t *testing.T) {
 			if _, err := r.Write(context.Background(), g(1, 1), "x"); !errors.Is(err, fence.ErrClosed) {
 				t.Errorf("Write after Close err = %v; want fence.ErrClosed", err)
 			}
-			if _, _, _, err := r.Read(context.Background()); !errors.Is(err, fence.ErrClosed) {
-				t.Errorf("Read after Close err = %v; want fence.ErrClosed", err)
+			if _, _, ok, err := r.Read(context.Background()); !errors.Is(err, fence.ErrClosed) || ok {
+				t.Errorf("Read after Close: got ok %v, err %v; want ok false and fence.ErrClosed (Resource.Read's doc: ok only with a nil error)", ok, err)
 			}
 			if err := r.Close(); err != nil {
 				t.Errorf("second Close: %v", err)
