@@ -1,6 +1,6 @@
 // Package housecheck holds the house's own checks, each a test over the
 // module's source and docs that parses and starts nothing (the README
-// program's run is internal/record/readme's):
+// program's run is cmd/billing's):
 //
 //   - the prose is honest about the code: it reads the Go names that
 //     README.md, README.zh.md and docs/*.md write in backticks and that

@@ -34,19 +34,19 @@ func TestTheReadmeShowsThisProgram(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, file := range []string{"README.md", "README.zh.md"} {
-		md, err := os.ReadFile("../../../" + file)
+		md, err := os.ReadFile("../../" + file)
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, block, ok := strings.Cut(string(md), "```go\n")
 		block, _, closed := strings.Cut(block, "```")
 		if !ok || !closed {
-			t.Fatalf("%s: no ```go block; want the program of internal/record/readme", file)
+			t.Fatalf("%s: no ```go block; want the program of cmd/billing", file)
 		}
 		got, want := strings.Split(block, "\n"), strings.Split(string(prog), "\n")
 		for i := range max(len(got), len(want)) {
 			if g, w := lineAt(got, i, "(end of block)"), lineAt(want, i, "(end of file)"); g != w {
-				t.Fatalf("%s's first Go block, line %d: got %q; want %q (internal/record/readme/program.go): the README shows another program than the one compiled and run", file, i+1, g, w)
+				t.Fatalf("%s's first Go block, line %d: got %q; want %q (cmd/billing/program.go): the README shows another program than the one compiled and run", file, i+1, g, w)
 			}
 		}
 	}
@@ -127,7 +127,7 @@ func TestWorkReactsToARefusal(t *testing.T) {
 // of lock and fence, with go list.
 func TestPublicPackagesDependOnStdGoZookeeperAndUUIDOnly(t *testing.T) {
 	cmd := exec.Command("go", "list", "-deps", "-f", "{{if .Module}}{{.Module.Path}}{{end}}", "./lock/...", "./fence/...")
-	cmd.Dir = "../../.."
+	cmd.Dir = "../.."
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
