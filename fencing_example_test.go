@@ -482,8 +482,12 @@ func judgeC1(t *testing.T, h chaos.History, sum *chaos.Summary) {
 // mark; every read finds the value written with the mark beside it; the
 // resource ends with the value of the write with the largest accepted
 // token and that token as its mark. The same check catches the control once
-// its gap is held open while another writer's larger token goes in.
+// its gap is held open while another writer's larger token goes in. It
+// runs beside the other parallel tests: the gates hold each write where
+// the steps need it, and the statistical check counts what happened, not
+// how long it took.
 func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
+	harness.Parallel(t)
 	claims.Open(t, "F6")
 	for _, kind := range fencescene.ResourceKinds {
 		if kind == "postgres" {

@@ -33,7 +33,10 @@ const Within = 5 * time.Second
 // ExampleScope opens the Scope of the Example that calls it, named after
 // it; everything the Example opens is registered with it. The Example
 // defers EndExample right after, so its body reads as the diagram's steps.
-func ExampleScope() *zkserver.Scope { return zkserver.NewScope(callerName(1)) }
+// The run's first call starts, beside the Examples, what a later Example
+// needs that takes long to start (Ahead); that Example gets the Scope the
+// start ran in.
+func ExampleScope() *zkserver.Scope { return exampleScope(callerName(1)) }
 
 // failedPrefix starts the line EndExample prints for a failure.
 const failedPrefix = "FAILED: "

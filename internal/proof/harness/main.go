@@ -101,7 +101,7 @@ func runMain(m *testing.M, record bool) (code int) {
 	setDefaultParallel(b.Kind)
 	reapEarlierRuns()
 	defer func() { code = leftBehind(runMatchesHeader(code), stopInterrupts) }()
-	if err := startShared(); err != nil {
+	if err := startTheShared(record); err != nil {
 		fmt.Fprintf(os.Stderr, "zk19: cannot start the shared server: %v\n", err)
 		return 1
 	}
@@ -129,6 +129,16 @@ func runMain(m *testing.M, record bool) (code int) {
 		code = nothingLeftOn(b.Servers, before, code)
 	}
 	return code
+}
+
+// startTheShared starts the shared ZooKeeper server. When the whole root
+// package runs, the PostgreSQL server that C1 (the first test) and the
+// fencing proofs use starts beside it.
+func startTheShared(record bool) error {
+	if record && flag.Lookup("test.run").Value.String() == "" {
+		sqldb.StartSharedAhead()
+	}
+	return startShared()
 }
 
 // topLevel lists the nodes under / of the user's servers, sorted.

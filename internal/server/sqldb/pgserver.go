@@ -465,6 +465,7 @@ var shared struct {
 	srv  *Server
 	err  error
 	main bool // Main runs: it stops the server
+	told bool // a test was told where the server runs
 }
 
 // Shared is the one server of this test binary, started on first use and
@@ -477,17 +478,45 @@ func Shared(tb TB) *Server {
 	if !shared.main {
 		tb.Fatalf("pgserver: Shared needs the package's TestMain to run the tests through sqldb.Main (or Wrap), or to bind the server to its Scope (BindShared), so that it is stopped at the end and on Ctrl-C")
 	}
+	startSharedLocked()
+	if shared.err == nil && !shared.told {
+		shared.told = true
+		tb.Logf("pgserver: PostgreSQL on 127.0.0.1:%d for this test binary, run dir %s", shared.srv.Port, shared.srv.Dir)
+	}
+	failOrSkip(tb, shared.err)
+	return shared.srv
+}
+
+// startSharedLocked starts the shared server unless a start was made; the
+// caller holds shared's lock.
+func startSharedLocked() {
 	if shared.srv == nil {
 		// Registered before it is made: Main stops it, and removes
 		// what a failed start left.
 		shared.srv = &Server{User: "postgres"}
 		shared.err = shared.srv.start()
-		if shared.err == nil {
-			tb.Logf("pgserver: PostgreSQL on 127.0.0.1:%d for this test binary, run dir %s", shared.srv.Port, shared.srv.Dir)
-		}
 	}
-	failOrSkip(tb, shared.err)
-	return shared.srv
+}
+
+// StartSharedAhead starts the shared server on a goroutine of its own, so
+// that its start (initdb and the postmaster, about 1.5 s) overlaps what
+// the test binary does next; the first Shared waits for it and says where
+// it runs, or fails (skips) with its error. The server is registered, and
+// the shared lock taken, before StartSharedAhead returns: a stop at the
+// end or on Ctrl-C waits for the start and stops what it made. Call it
+// after Main has begun or BindShared, in a binary whose tests will use the
+// server: a server started ahead and never used is only stopped at the end.
+func StartSharedAhead() {
+	shared.Lock()
+	if !shared.main || shared.srv != nil {
+		shared.Unlock()
+		return
+	}
+	shared.srv = &Server{User: "postgres"}
+	go func() {
+		defer shared.Unlock() // the lock taken above, held for the start
+		shared.err = shared.srv.start()
+	}()
 }
 
 // Open is Shared(tb).Open(tb): a fresh database on this binary's server.

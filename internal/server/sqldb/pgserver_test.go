@@ -17,12 +17,19 @@ import (
 // Scope (BindShared), as a TestMain whose runner is not Main does.
 const envBindScope = "ZK19_PG_TEST_BIND_SCOPE"
 
+// envAhead makes that TestMain start the shared server ahead
+// (StartSharedAhead), as the root package's harness does.
+const envAhead = "ZK19_PG_TEST_AHEAD"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(envBindScope) == "" {
 		os.Exit(Main(m))
 	}
 	sc := tb.NewScope("pgserver-test", tb.Dirs{})
 	BindShared(sc)
+	if os.Getenv(envAhead) != "" {
+		StartSharedAhead()
+	}
 	code := m.Run()
 	sc.Close()
 	os.Exit(code)
@@ -30,20 +37,38 @@ func TestMain(m *testing.M) {
 
 // TestBindSharedStopsTheServerWithTheScope: claim E3 (§7 ¶6 sentence 3)
 // for a binary whose TestMain binds the shared server to its Scope: once
-// the binary has run a test on the shared server and exited, no PostgreSQL
-// process and no run dir of it remain.
+// the binary has run its tests and exited, no PostgreSQL process and no run
+// dir of it remain. So too when the server was started ahead
+// (StartSharedAhead): a test that uses it gets it and is told where it
+// runs, and a binary whose tests never use it, and which ends while the
+// start may still be under way, stops what the start made.
 func TestBindSharedStopsTheServerWithTheScope(t *testing.T) {
 	if os.Getenv(envBindScope) != "" {
 		t.Skip("skipped: this is the child")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSharedServerGivesEachTestItsDatabase$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), envBindScope+"=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "pgserver: PostgreSQL on") {
-		t.Fatalf("child with its server bound to a Scope: %v; want it passing on a shared server it started\n%s", err, out)
-	}
-	if left := Leftovers(cmd.Process.Pid); len(left) > 0 {
-		t.Fatalf("E3 violated: the child %d, its server bound to its Scope, left %q", cmd.Process.Pid, left)
+	for _, c := range []struct {
+		name, test string
+		ahead      bool
+		said       string // a line the child prints; "" for none
+	}{
+		{"started on first use", "TestSharedServerGivesEachTestItsDatabase", false, "pgserver: PostgreSQL on"},
+		{"started ahead, used", "TestSharedServerGivesEachTestItsDatabase", true, "pgserver: PostgreSQL on"},
+		{"started ahead, never used", "TestMissingBinariesSkipOnlyOutsideCI", true, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^"+c.test+"$", "-test.count=1", "-test.v")
+			cmd.Env = append(os.Environ(), envBindScope+"=1")
+			if c.ahead {
+				cmd.Env = append(cmd.Env, envAhead+"=1")
+			}
+			out, err := cmd.CombinedOutput()
+			if err != nil || strings.Count(string(out), "pgserver: PostgreSQL on") != strings.Count(c.said, "pgserver: PostgreSQL on") {
+				t.Fatalf("child with its server bound to a Scope, running %s: got %v; want it passing, told where the server runs %d time(s)\n%s", c.test, err, strings.Count(c.said, "pgserver: PostgreSQL on"), out)
+			}
+			if left := Leftovers(cmd.Process.Pid); len(left) > 0 {
+				t.Fatalf("E3 violated: the child %d, its server bound to its Scope (%s), left %q", cmd.Process.Pid, c.name, left)
+			}
+		})
 	}
 }
 

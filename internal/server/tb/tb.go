@@ -35,6 +35,8 @@ type TB interface {
 type Scope struct {
 	name  string
 	quiet bool
+	held  bool     // Hold: lines are kept, not written
+	kept  []string // the lines kept while held, each ending in a newline
 	dirs  Dirs
 
 	mu       sync.Mutex
@@ -97,7 +99,42 @@ func (s *Scope) Logf(format string, args ...any) {
 	if quiet {
 		return
 	}
-	fmt.Fprintf(os.Stderr, "    %s: %s\n", s.name, fmt.Sprintf(format, args...))
+	s.write(fmt.Sprintf("    %s: %s\n", s.name, fmt.Sprintf(format, args...)))
+}
+
+// write writes line to standard error, or keeps it while s is held.
+func (s *Scope) write(line string) {
+	s.mu.Lock()
+	if s.held {
+		s.kept = append(s.kept, line)
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	fmt.Fprint(os.Stderr, line)
+}
+
+// Hold keeps s's log lines and attributes instead of writing them, until
+// Release: the lines of work done for an Example before the Example begins
+// (a start ahead, beside the Examples before it) reach the record inside
+// that Example, and not among another's lines.
+func (s *Scope) Hold() *Scope {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held = true
+	return s
+}
+
+// Release writes the lines kept since Hold, in order, and writes the lines
+// that follow as they come.
+func (s *Scope) Release() {
+	s.mu.Lock()
+	kept := s.kept
+	s.kept, s.held = nil, false
+	s.mu.Unlock()
+	for _, line := range kept {
+		fmt.Fprint(os.Stderr, line)
+	}
 }
 
 // Printf prints to the Example's output, standard output.
@@ -125,7 +162,7 @@ func (s *Scope) Attr(key, value string) {
 	quiet := s.quiet
 	s.mu.Unlock()
 	if !quiet {
-		fmt.Fprintln(os.Stderr, "=== ATTR  "+s.name+" "+key+" "+value)
+		s.write("=== ATTR  " + s.name + " " + key + " " + value + "\n")
 	}
 }
 
