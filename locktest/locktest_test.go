@@ -19,7 +19,8 @@ var zkLockColumn = map[string]locktest.Verdict{
 }
 
 // TestZkLockThroughRecipe: every scenario, run on zk.Lock behind Recipe,
-// gives the verdict of the peer table's go-zookeeper column. A scenario
+// gives the verdict of the peer table's go-zookeeper column, and none is
+// left out of the run. A scenario
 // broken on purpose (a fault that never takes, a judgement that always
 // says kept) changes one of them.
 func TestZkLockThroughRecipe(t *testing.T) {
@@ -27,9 +28,14 @@ func TestZkLockThroughRecipe(t *testing.T) {
 		t.Fatalf("got %d scenarios; want %d, each with zk.Lock's verdict", got, want)
 	}
 	results := locktest.Check(t, "zk.Lock", zkLockRecipe{})
+	seen := map[string]bool{}
 	for _, r := range results {
+		seen[r.Scenario] = true
 		if want := zkLockColumn[r.Scenario]; r.Verdict != want {
 			t.Errorf("scenario %s: got %s: %s; want %s", r.Scenario, r.Verdict, r.Observation, want)
 		}
+	}
+	if len(results) != len(zkLockColumn) || len(seen) != len(zkLockColumn) {
+		t.Errorf("got %d results of %d scenarios; want one result for each of the %d (Check runs every scenario)", len(results), len(seen), len(zkLockColumn))
 	}
 }

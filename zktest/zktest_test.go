@@ -28,8 +28,8 @@ func TestStartConnect(t *testing.T) {
 	if _, err := c.Create("/a", []byte("x"), 0, acl); err != nil {
 		t.Fatalf("create: %v", err)
 	}
-	if c.Proxy.Conns() != 1 {
-		t.Fatalf("proxy connections: got %d; want 1 (the client's)", c.Proxy.Conns())
+	if c.Proxy.Conns() != 1 || c.Proxy.Accepted() != 1 {
+		t.Fatalf("proxy connections: got %d open, %d accepted; want 1 and 1 (the client's)", c.Proxy.Conns(), c.Proxy.Accepted())
 	}
 	if !direct(t, e, "/a") {
 		t.Fatalf("/a on the server: got absent; want the node A created")
@@ -106,6 +106,33 @@ func TestLoseRequest(t *testing.T) {
 	}
 	if direct(t, e, "/never") {
 		t.Fatalf("/never on the server: got present; want absent (the request was lost)")
+	}
+}
+
+// TestCancelDisarmsTheFault: a fault canceled before its request is sent
+// ends at once (Done is closed), not taken, and the request it would have
+// picked is answered as if it had never been armed.
+func TestCancelDisarmsTheFault(t *testing.T) {
+	t.Parallel()
+	e := zktest.Start(t)
+	c := e.Connect(t, "A")
+	f := c.Proxy.LoseReply(zktest.Match{Op: zktest.Create, Path: "/kept"})
+	select {
+	case <-f.Done():
+		t.Fatalf("Done before Cancel: got closed (%+v); want open, the fault armed", f.Result())
+	default:
+	}
+	f.Cancel()
+	select {
+	case <-f.Done():
+	default:
+		t.Fatalf("Done after Cancel: got open (%+v); want closed", f.Result())
+	}
+	if _, err := c.Create("/kept", nil, 0, acl); err != nil {
+		t.Fatalf("create after Cancel: got %v; want nil, its reply delivered", err)
+	}
+	if l := f.Result(); l.Took || l.Conn != 0 || l.Why != "canceled" {
+		t.Fatalf("the canceled fault: got %+v; want not taken, on no connection, Why \"canceled\"", l)
 	}
 }
 

@@ -420,10 +420,17 @@ func TestEveryEquivalentIsAMutantOfTheTree(t *testing.T) {
 
 // TestTheReportNamesEveryTarget: the report's account of the operator run
 // names every file it mutates (it once named four of lock's six files and
-// three of fence's six, after the packages had been split).
+// three of fence's six, after the packages had been split), and every file
+// of lock/ and fence/ it leaves out, with the reason, so that it names each
+// non-test file of those packages.
 func TestTheReportNamesEveryTarget(t *testing.T) {
 	var b strings.Builder
 	(&Report{Operators: true, Cover: &CoverMap{}}).writeOperatorsIntro(func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) })
+	for f, reason := range notTargets {
+		if !strings.Contains(b.String(), "`"+f+"` ("+reason+")") {
+			t.Errorf("the report's operator intro: got %q; want it to name %s, left out, with its reason", b.String(), f)
+		}
+	}
 	intro := b.String()
 	if i := strings.Index(intro, "Operators:"); i >= 0 {
 		intro = intro[:i]

@@ -152,6 +152,8 @@ func (rp *Report) writeOperatorsIntro(p func(string, ...any)) {
 	p("")
 	p("Tests are chosen by coverage: each top-level test and Example of `fence`, `fence/fencehttp`, `fence/fencetest`, `lock`, `internal/server/faultproxy`, the peer table (`peers`) and the root package (the claim proofs) was run alone on the unmutated tree with `-coverpkg=%s` (%d tests, %s, %s). A mutant runs, with `-failfast` and a timeout, first the covering tests of `fence` and its subpackages, then of `lock`, then of `internal/server/faultproxy`, then of the peer table, and only if it lives those of the root claim proofs (`-run '^(…)$'`); the first test that fails kills it. A test that failed on the unmutated tree is never used. \"Not covered\": no test runs its code. \"Does not build\": the compiler refused the mutant (not counted). Score = killed / (killed + lived), equivalent mutants left out.",
 		coverPkgs, len(rp.Cover.Tests), rp.coverState(), secs(rp.Cover.Seconds))
+	p("")
+	p("Left out, as having no operator to mutate (the other non-test files of lock/ and fence/ are all above): %s.", notTargetList())
 	if failed := rp.failedOnTree(); len(failed) > 0 {
 		p("")
 		p("Failed on the unmutated tree in the coverage run, so never used: %s.", strings.Join(failed, ", "))
@@ -624,6 +626,21 @@ func targetList(ts []Target) string {
 			s += " (" + strings.Join(t.Funcs, ", ") + ")"
 		}
 		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// notTargetList names the files of notTargets, each with why it is left
+// out, in the order of their paths.
+func notTargetList() string {
+	var files []string
+	for f := range notTargets {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	var parts []string
+	for _, f := range files {
+		parts = append(parts, code(f)+" ("+notTargets[f]+")")
 	}
 	return strings.Join(parts, ", ")
 }

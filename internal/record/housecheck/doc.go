@@ -17,7 +17,8 @@
 //     record's, no import runs back up a layer or between the rooms of a
 //     wing, and no package of internal/ is under 200 lines of code;
 //   - functions stay short (Long lists those over a bound: 60 lines for
-//     cmd/, internal/, lock/ and fence/);
+//     cmd/, internal/, lock/, fence/, locktest/ and zktest/), and in the
+//     same trees every exported name's doc comment starts with that name;
 //   - the READMEs keep their shape (headings, sentence lengths, commands,
 //     links).
 package housecheck

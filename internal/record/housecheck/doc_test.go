@@ -84,9 +84,9 @@ func misnamed(t *testing.T, dir string) []string {
 }
 
 // TestDocCommentsStartWithTheirName: every exported name of cmd/,
-// internal/, lock/ and fence/ whose declaration has a doc comment is named
-// first in it ("ExpireA cuts A off", not "expireA cuts A off", a comment
-// left from the unexported name it had). The check is first shown to find
+// internal/, lock/, fence/, locktest/ and zktest/ whose declaration has a
+// doc comment is named first in it ("ExpireA cuts A off", not "expireA cuts
+// A off", a comment left from the unexported name it had). The check is first shown to find
 // such a comment in testdata.
 func TestDocCommentsStartWithTheirName(t *testing.T) {
 	if got := misnamed(t, filepath.Join("testdata", "doc")); len(got) != 2 {
