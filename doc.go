@@ -233,7 +233,7 @@
 //   - R7 §4 ¶4 句1 「CreateResponse」「返回路径」「不读取」:
 //     代理只解码请求的头部、回复的头部和 CreateRequest，从不解码 create
 //     回复的正文；每条连接的第一帧（握手）原样放过，不从里面读 xid。 Proof:
-//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:801),
+//     TestR7_ProxyReadsHeadersAndTheCreateRequestOnly (proxy_test.go:803),
 //     internal/server/faultproxy.TestZKNeverDecodesCreateReplyBody
 //     (internal/server/faultproxy/zk_test.go:494),
 //     internal/server/faultproxy.TestZKFirstFrameIsNeverParsed
@@ -241,7 +241,7 @@
 //   - E5 §4 ¶4 句1 (beyond) 「官方 Jute」「CreateRequest」: 代理的 Go
 //     编解码器在它读取的每种记录上都与服务器自带 jar 中的官方 Jute 类一致，
 //     两个方向都是，模糊测试下也是；没有 JDK 的机器上这项证明会跳过并说明。
-//     Proof: TestE5_ProxyCodecAgreesWithOfficialJute (proxy_test.go:726)
+//     Proof: TestE5_ProxyCodecAgreesWithOfficialJute (proxy_test.go:727)
 //   - §4 ¶4 句2 (premise of R7) 「恢复逻辑」「故障注入器」
 //   - §4 ¶4 句3 (premise of E5) 「首帧」「握手」
 //   - D3 §4 ¶4 句4 (not verified here) 「明文协议」「有限帧大小」「TLS」:
@@ -252,7 +252,7 @@
 //     会多出第二个节点，此后恢复以明确的歧义错误失败，两个都不接管，
 //     也不删除其他 session 的候选；本 session 中无人持有的节点被删掉，
 //     免得堵住队列。 Proof:
-//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:842),
+//     TestR4_BlindRetryMakesASecondNodeAndRecoveryRefuses (proxy_test.go:844),
 //     Example_s4LostCreateReply (proxy_test.go:66). Code:
 //     lock.(*Locker).Recover (lock/recover.go:129)
 //   - D2 §4 ¶5 句3 (not verified here) 「GUID」「exactly-once」「客户端状态」:
@@ -260,7 +260,7 @@
 //     也代替不了持久的客户端状态或客户端重启后的恢复。
 //   - R8 §4 ¶5 句4 「session 过期」「旧节点」「新的逻辑身份」: session
 //     过期后，旧节点不再带来候选资格，新的获取换用新的 GUID。 Proof:
-//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:880). Code:
+//     TestR8_AfterExpiryTheOldNodeGivesNoCandidacy (proxy_test.go:882). Code:
 //     lock.(*Locker).Acquire (lock/lock.go:585)
 //
 // # §5 资源接受新 token 后拒绝旧写

@@ -722,8 +722,10 @@ func TestR2_SessionSurvivesTheLostReply(t *testing.T) {
 // testdata/jute then go to both decoders as they are, and the handshake
 // frames, which the proxy forwards unread, must be exactly what the
 // official ConnectRequest and ConnectResponse read. FuzzJuteAgreesWithOfficial
-// in internal/server/jute does the same on fuzzed bytes.
+// in internal/server/jute does the same on fuzzed bytes. It runs beside
+// the other parallel tests: it compares bytes, and times nothing.
 func TestE5_ProxyCodecAgreesWithOfficialJute(t *testing.T) {
+	harness.Parallel(t)
 	claims.Open(t, "E5")
 	if harness.Backend.Kind == "" {
 		claims.Skip(t, "E5 compares with the jar of the server under test, and no backend resolved: %v", harness.NoServer)
