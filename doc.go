@@ -305,7 +305,7 @@
 //   - F5 §5 ¶3 句2 「ZooKeeper」「还持有锁」「失位窗口」: 写之前先问 ZooKeeper
 //     并不能解决问题：A 得知自己仍持有，接着暂停、过期，B 写入：
 //     检查与写入之间有失位窗口，A 对无 fencing 资源的写依旧生效。 Proof:
-//     TestF5_CheckThenWriteLosesTheRace (fencing_example_test.go:742)
+//     TestF5_CheckThenWriteLosesTheRace (fencing_example_test.go:745)
 //   - F11 §5 ¶3 句3 「token 比较」「原子化」「竞态」: 把比较 token
 //     和写入拆成两步的对照资源，在另一个写者停在两步之间时接受了陈旧写；
 //     同样的交错下，原子资源把陈旧写者挡在外面，等另一个写完，
@@ -322,14 +322,14 @@
 //   - §5 ¶5 图 (diagram) 「高水位」「同一临界区」
 //   - F7 §5 ¶5 句1 「相等 token」「当前持有者」「继续写」: 等于高水位的 token
 //     会被接受，因此当前持有者可以接着写。 Proof: TestF7_EqualTokenIsAccepted
-//     (fencing_example_test.go:772). Code: fence.(*state).admits
+//     (fencing_example_test.go:775). Code: fence.(*state).admits
 //     (fence/resource.go:211)
 //   - F12 §5 ¶5 句1 「相等 token」「重复请求」「去重」: fencing 不负责去重：
 //     相同的 token 会让一次重试的请求生效两次；在同一事务里核对请求 id
 //     则只生效一次，内存资源和持久资源都是如此。 Proof:
-//     TestF12_EqualTokenAppliesARetryTwice (fencing_example_test.go:791),
+//     TestF12_EqualTokenAppliesARetryTwice (fencing_example_test.go:794),
 //     TestF12_RequestIDInTheSameTransactionAppliesOnce
-//     (fencing_example_test.go:811). Code: fence.(*Memory).WriteOnce
+//     (fencing_example_test.go:814). Code: fence.(*Memory).WriteOnce
 //     (fence/resource.go:291), fence.(*Durable).WriteOnce
 //     (fence/durable.go:169)
 //   - F8 §5 ¶5 句2 (beyond) 「高水位」「业务数据」「持久化」「内存模型」:
@@ -339,7 +339,7 @@
 //     (fence/durable.go:204)
 //   - F9 §5 ¶5 句3 「fencing」「认证机制」「伪造」: fencing 不做认证：
 //     谁伪造出更大的 token，谁的写就被接受。 Proof:
-//     TestF9_ForgedLargerTokenIsAccepted (fencing_example_test.go:864). Code:
+//     TestF9_ForgedLargerTokenIsAccepted (fencing_example_test.go:867). Code:
 //     fence.(*state).admits (fence/resource.go:211)
 //   - F2 §5 ¶6 句1 「自然过期」「尚未到达资源」「旧 token」: A 已过期、B 的
 //     token 还没到资源时，资源的高水位仍是 A 自己的 token 0，它依旧接受 token

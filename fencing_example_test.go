@@ -604,8 +604,11 @@ func TestF6_CompareAndWriteIsOneAtomicStep(t *testing.T) {
 	})
 	fencescene.OnEachResource(t, "keeps value and mark together among many writers and readers", func(t *testing.T, kind string, res fencescene.FencedResource) {
 		writers, per, readers := 16, 100, 2
-		if kind == "durable" {
+		switch kind {
+		case "durable":
 			per = 5 // each durable commit syncs the disk
+		case "postgres":
+			per = 25 // each write is a transaction on a server, as in fence's own many-writers test there
 		}
 		run := fencescene.WriteConcurrently(t, "F6", res, writers, per, readers, nil)
 		if len(run.Accepted) < run.Writes/10 {
