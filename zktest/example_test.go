@@ -45,6 +45,48 @@ func ExampleProxy_LoseReply() {
 	// the node exists: true
 }
 
+func ExampleProxy_LoseRequest() {
+	t, done := example("lose-request")
+	defer done()
+	e := zktest.Start(t)
+	c := e.Connect(t, "A")
+	f := c.Proxy.LoseRequest(zktest.Match{Op: zktest.Create, Path: "/job"})
+	_, err := c.Create("/job", nil, 0, zk.WorldACL(zk.PermAll))
+	lost, _ := f.Wait(10 * time.Second)
+	fmt.Println("create:", err)
+	fmt.Println("request lost:", lost.Took, "| its op:", lost.Op)
+	ok, _, _ := c.Exists("/job") // the client reconnected in the same session
+	fmt.Println("the node exists:", ok)
+	// Output:
+	// create: zk: connection closed
+	// request lost: true | its op: create
+	// the node exists: false
+}
+
+func ExampleProxy_Hold() {
+	t, done := example("hold")
+	defer done()
+	e := zktest.Start(t)
+	a := e.Connect(t, "A", zktest.SessionTimeout(4*time.Second))
+	b := e.Connect(t, "B") // through a proxy of its own, which holds nothing
+	a.Proxy.Hold()
+	created := make(chan error, 1)
+	go func() { _, err := a.Create("/late", nil, 0, zk.WorldACL(zk.PermAll)); created <- err }()
+	for deadline := time.Now().Add(10 * time.Second); a.Proxy.Held() == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond) // until A's bytes sit in its proxy
+	}
+	ok, _, _ := b.Exists("/late")
+	fmt.Println("while A's bytes are held, the server has /late:", ok)
+	a.Proxy.Release()
+	fmt.Println("A's create after the release:", <-created)
+	ok, _, _ = b.Exists("/late")
+	fmt.Println("after the release, the server has /late:", ok)
+	// Output:
+	// while A's bytes are held, the server has /late: false
+	// A's create after the release: <nil>
+	// after the release, the server has /late: true
+}
+
 func ExampleEnsemble_HoldFollower() {
 	t, done := example("hold-follower")
 	defer done()
