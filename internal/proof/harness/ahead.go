@@ -76,7 +76,7 @@ func (a *Ahead[T]) wait() { <-a.done }
 // t it starts one now.
 func (a *Ahead[T]) Get(t zkserver.TB) T {
 	t.Helper()
-	if sc, ok := t.(*zkserver.Scope); ok && a.sc != nil && sc == a.sc {
+	if sc, ok := t.(*zkserver.Scope); ok && sc == a.sc {
 		a.wait()
 		if a.fail != nil {
 			t.Fatalf("the start ahead of %s failed: %v", a.claim, a.fail)

@@ -35,11 +35,11 @@ type TB interface {
 type Scope struct {
 	name  string
 	quiet bool
-	held  bool     // Hold: lines are kept, not written
-	kept  []string // the lines kept while held, each ending in a newline
 	dirs  Dirs
 
 	mu       sync.Mutex
+	held     bool     // Hold: lines are kept, not written
+	kept     []string // the lines kept while held, each ending in a newline
 	cleanups []func()
 	attrs    [][2]string
 	made     []string
