@@ -10,7 +10,7 @@ import (
 )
 
 // Service is a service's own PostgreSQL table fenced as a service fences
-// it, as internal/server/sqldb's Service is on SQLite: each write is one READ
+// it, as SQLiteService is on SQLite: each write is one READ
 // COMMITTED transaction of the service that calls fence.AdvanceMark first
 // and then reads and writes the service's row (table ledger, not fence's).
 // Its reads come after AdvanceMark, whose statement holds the register's
