@@ -33,11 +33,13 @@ func ExampleProxy_LoseReply() {
 	e := zktest.Start(t)
 	c := e.Connect(t, "A")
 	f := c.Proxy.LoseReply(zktest.Match{Op: zktest.Create, Path: "/job"})
+	mark := c.Mark()
 	_, err := c.Create("/job", nil, 0, zk.WorldACL(zk.PermAll))
 	lost, _ := f.Wait(10 * time.Second)
 	fmt.Println("create:", err)
 	fmt.Println("reply lost:", lost.Took, "| its op:", lost.Op, "| its err code:", lost.Err)
-	ok, _, _ := c.Exists("/job") // the client reconnected in the same session
+	_ = c.WaitStateSince(mark, zk.StateHasSession, 10*time.Second) // reconnected, in the same session
+	ok, _, _ := c.Exists("/job")
 	fmt.Println("the node exists:", ok)
 	// Output:
 	// create: zk: connection closed
@@ -51,11 +53,13 @@ func ExampleProxy_LoseRequest() {
 	e := zktest.Start(t)
 	c := e.Connect(t, "A")
 	f := c.Proxy.LoseRequest(zktest.Match{Op: zktest.Create, Path: "/job"})
+	mark := c.Mark()
 	_, err := c.Create("/job", nil, 0, zk.WorldACL(zk.PermAll))
 	lost, _ := f.Wait(10 * time.Second)
 	fmt.Println("create:", err)
 	fmt.Println("request lost:", lost.Took, "| its op:", lost.Op)
-	ok, _, _ := c.Exists("/job") // the client reconnected in the same session
+	_ = c.WaitStateSince(mark, zk.StateHasSession, 10*time.Second) // reconnected, in the same session
+	ok, _, _ := c.Exists("/job")
 	fmt.Println("the node exists:", ok)
 	// Output:
 	// create: zk: connection closed

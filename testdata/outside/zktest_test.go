@@ -19,6 +19,7 @@ func TestLostCreateReply(t *testing.T) {
 	e := zktest.Start(t)
 	c := e.Connect(t, "A")
 	f := c.Proxy.LoseReply(zktest.Match{Op: zktest.Create, Path: "/job"})
+	mark := c.Mark()
 	_, err := c.Create("/job", nil, 0, zk.WorldACL(zk.PermAll))
 	lost, werr := f.Wait(30 * time.Second)
 	if werr != nil || !lost.Took || lost.Op != "create" || lost.Err != 0 {
@@ -26,6 +27,11 @@ func TestLostCreateReply(t *testing.T) {
 	}
 	if !errors.Is(err, zk.ErrConnectionClosed) {
 		t.Fatalf("create: got %v; want %v", err, zk.ErrConnectionClosed)
+	}
+	// A request sent while the client is still reconnecting can fail with
+	// zk.ErrNoServer: ask once it has its session again.
+	if err := c.WaitStateSince(mark, zk.StateHasSession, 30*time.Second); err != nil {
+		t.Fatalf("A after the lost reply: %v", err)
 	}
 	if ok, _, err := c.Exists("/job"); err != nil || !ok {
 		t.Fatalf("exists /job: got %v, %v; want true (the create took effect)", ok, err)
