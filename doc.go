@@ -269,7 +269,7 @@
 //   - F1 §5 ¶1 句2 「心跳超时」「排到第一」「旧资格」「另一个系统」: A 持有
 //     token 0，其工作线程停在门闩上；A 的流量被黑洞吞掉，session 自然过期，B
 //     由删除事件得知后重新检查，持有 token 1。 Proof:
-//     Example_s5aFencingSequence (fencing_example_test.go:70). Code:
+//     Example_s5aFencingSequence (fencing_example_test.go:69). Code:
 //     fence.(*state).write (fence/resource.go:178),
 //     fence.(*Durable).decideAndWrite (fence/durable.go:204)
 //   - C1 §5 ¶2 句1 (beyond) 「fencing」「受保护资源」「最后一道校验」:
@@ -286,14 +286,14 @@
 //     之后看到的高水位是前一个写的 token；-race 下许多带着不同 token
 //     的并发写者，没有哪个低于高水位的写被接受。 Proof:
 //     TestF6_CompareAndWriteIsOneAtomicStep (fencing_example_test.go:489),
-//     Example_s5bCriticalSection (fencing_example_test.go:226). Code:
+//     Example_s5bCriticalSection (fencing_example_test.go:225). Code:
 //     fence.(*state).write (fence/resource.go:178),
 //     fence.(*Durable).decideAndWrite (fence/durable.go:204),
 //     fence.AdvanceMark (fence/marks.go:72)
 //   - F3 §5 ¶2 句3 「较大 token」「较小 token」「拒绝」: B 用 token 1 写
 //     new-owner 被接受，A 迟到的 stale-late（token 0）被拒绝，值仍为
 //     new-owner。 Proof: Example_s5aFencingSequence
-//     (fencing_example_test.go:70). Code: fence.(*state).write
+//     (fencing_example_test.go:69). Code: fence.(*state).write
 //     (fence/resource.go:178), fence.(*Durable).decideAndWrite
 //     (fence/durable.go:204)
 //   - D7 §5 ¶2 句4 (not verified here) 「Chubby」「sequencer」「接收方」:
@@ -310,13 +310,13 @@
 //     和写入拆成两步的对照资源，在另一个写者停在两步之间时接受了陈旧写；
 //     同样的交错下，原子资源把陈旧写者挡在外面，等另一个写完，
 //     再拒绝这同一个写。 Proof: Example_s5bCriticalSection
-//     (fencing_example_test.go:226). Code:
+//     (fencing_example_test.go:225). Code:
 //     fence/fencetest.(*CheckThenWrite).Write
 //     (fence/fencetest/fencetest.go:142)
 //   - §5 ¶4 句1 (premise of F6) 「Resource.write」「synchronized」
 //   - F4 §5 ¶4 句2 「无 fence」「stale-late」「对照资源」「带 fence」: 不做
 //     fencing 的资源照单全收同一个迟到写，最后的值是 stale-late。 Proof:
-//     Example_s5aFencingSequence (fencing_example_test.go:70). Code:
+//     Example_s5aFencingSequence (fencing_example_test.go:69). Code:
 //     fence/fencetest.(*Unfenced).Write (fence/fencetest/fencetest.go:95)
 //   - §5 ¶4 句3 (premise of F4) 「内存资源模型」「数据库」
 //   - §5 ¶5 图 (diagram) 「高水位」「同一临界区」
@@ -335,7 +335,7 @@
 //   - F8 §5 ¶5 句2 (beyond) 「高水位」「业务数据」「持久化」「内存模型」:
 //     持久资源在嵌入式数据库的一个事务里同时提交高水位与数据；重启之后它仍拒绝
 //     token 0，仍保有 new-owner。 Proof: Example_s5aFencingSequence
-//     (fencing_example_test.go:70). Code: fence.(*Durable).decideAndWrite
+//     (fencing_example_test.go:69). Code: fence.(*Durable).decideAndWrite
 //     (fence/durable.go:204)
 //   - F9 §5 ¶5 句3 「fencing」「认证机制」「伪造」: fencing 不做认证：
 //     谁伪造出更大的 token，谁的写就被接受。 Proof:
@@ -343,7 +343,7 @@
 //     fence.(*state).admits (fence/resource.go:211)
 //   - F2 §5 ¶6 句1 「自然过期」「尚未到达资源」「旧 token」: A 已过期、B 的
 //     token 还没到资源时，资源的高水位仍是 A 自己的 token 0，它依旧接受 token
-//     0。 Proof: Example_s5aFencingSequence (fencing_example_test.go:70).
+//     0。 Proof: Example_s5aFencingSequence (fencing_example_test.go:69).
 //     Code: fence.(*state).admits (fence/resource.go:211)
 //   - §5 ¶6 句2 (premise of F2) 「较高 token」「验证拒绝」
 //   - §5 ¶6 句3 (premise of F2) 「资源接受新代」「session 过期瞬间」
@@ -402,7 +402,7 @@
 //   - F10 §7 ¶2 句3 「Expired」「服务端清理」「不同观察对象」: B
 //     看到服务器清理了节点、A 收到自己的 Expired 事件，是两次不同的观察；A
 //     要等重新连上服务器才收到 Expired，两者都按发生顺序记入记录。 Proof:
-//     Example_s5aFencingSequence (fencing_example_test.go:70)
+//     Example_s5aFencingSequence (fencing_example_test.go:69)
 //   - D4 §7 ¶3 句1 (not verified here) 「2026-09-20」「三个场景」「退出 0」:
 //     文章自己的那次运行：官方 Apache ZooKeeper 3.9.6
 //     以嵌入式服务器（ZooKeeperServer、NIOServerCnxnFactory）加 Java

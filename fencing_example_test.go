@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"go.uber.org/goleak"
 
 	"github.com/zk19/zk19/fence"
 	"github.com/zk19/zk19/fence/fencetest"
@@ -328,9 +327,10 @@ func outsideWhileInside(il fencescene.Interleaving) zh.Text {
 // counted as the article's point only when the earlier holder's node was
 // gone (its session expired); both nodes on the server is two holders at
 // once, and refutes the claim. It runs
-// sequentially (not parallel): what is left is counted for the whole test
-// process (zkserver.Live, goleak, reaper.Leftovers), which a test running
-// beside it would change.
+// beside the other tests, and so counts only what is left of its own: the
+// servers, containers, server processes and dirs named after it
+// (zkserver.LiveOf, reaper.LeftoversOf) and the goroutines its setups
+// started (zkserver.Own). TestMain counts for the whole process at the end.
 //
 // On the external backend the one-server setup runs on the user's server,
 // where the harness owns the workers' proxies and not the server: the
@@ -348,31 +348,31 @@ func TestC1_ChaosLeavesNoStaleWriteInAFencedResource(t *testing.T) {
 		from = "from " + chaos.EnvSeed
 	}
 	t.Logf("chaos seed %d (%s; replay the schedule with %s=%d), %d workers, %s", plan.Seed, from, chaos.EnvSeed, plan.Seed, chaos.ChaosWorkers, plan.Size)
-	sqldb.Shared(t) // the fenced resources' PostgreSQL outlives the chaos: started before what is left is counted
-	keep := goleak.IgnoreCurrent()
-	live := zkserver.Live()
-	before := chaos.Leftovers(t)
+	sqldb.Shared(t) // the fenced resources' PostgreSQL outlives the chaos: started before, not C1's to count
+	harness.Parallel(t)
 	// A setup that fails keeps what it counted until then; one that -run
 	// left out, or that skipped, has no summary and no column.
-	// The setups run side by side (t.Run from a goroutine each; the
-	// leftovers are counted once both have ended).
+	// The setups run side by side (t.Run from a goroutine each; what they
+	// left is counted once both have ended), their goroutines marked as C1's.
 	sums := make([]*chaos.Summary, len(chaos.ChaosSetups))
 	var setups sync.WaitGroup
-	for i, setup := range chaos.ChaosSetups {
-		setups.Go(func() {
-			t.Run(setup.Name.En, func(t *testing.T) {
-				sums[i] = chaos.NewSummary(chaos.ResMemory, chaos.ResDurable, chaos.ResPostgres, chaos.ResControl)
-				defer func() {
-					if t.Skipped() {
-						sums[i] = nil
-					}
-				}()
-				chaos.RunChaos(t, plan, i, setup, sums[i], func(h chaos.History) { judgeC1(t, h, sums[i]) })
+	zkserver.Own(t.Name(), func() {
+		for i, setup := range chaos.ChaosSetups {
+			setups.Go(func() {
+				t.Run(setup.Name.En, func(t *testing.T) {
+					sums[i] = chaos.NewSummary(chaos.ResMemory, chaos.ResDurable, chaos.ResPostgres, chaos.ResControl)
+					defer func() {
+						if t.Skipped() {
+							sums[i] = nil
+						}
+					}()
+					chaos.RunChaos(t, plan, i, setup, sums[i], func(h chaos.History) { judgeC1(t, h, sums[i]) })
+				})
 			})
-		})
-	}
+		}
+	})
 	setups.Wait()
-	left := chaos.NothingLeft(t, keep, live, before)
+	left := chaos.NothingLeft(t)
 	var cols []zh.Text
 	var ran []*chaos.Summary
 	for i, s := range sums {

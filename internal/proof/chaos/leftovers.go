@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/zk19/zk19/internal/proof/claims"
 	"github.com/zk19/zk19/internal/proof/claims/zh"
 	"github.com/zk19/zk19/internal/proof/harness"
@@ -19,45 +17,28 @@ import (
 	"github.com/zk19/zk19/internal/server/zkserver"
 )
 
-// Leftovers lists the harness containers, server processes and run dirs of
-// this test process. A container is named without its status, which says
-// for how long it has been up.
-func Leftovers(t *testing.T) []string {
+// NothingLeft checks, after both setups, that no server, process,
+// container, dir or goroutine of t's is left (those named after t, and the
+// goroutines started under zkserver.Own(t.Name())), and says so for the
+// record.
+func NothingLeft(t *testing.T) zh.Text {
 	t.Helper()
-	left, err := reaper.Leftovers(os.Getpid())
+	failed := false
+	if l := zkserver.LiveOf(t.Name()); len(l) > 0 {
+		failed = true
+		claims.BrokenCheck(t, "C1", "servers of the chaos still tracked as running after it: %v; want none", l)
+	}
+	left, err := reaper.LeftoversOf(os.Getpid(), zkserver.SafeName(t.Name()))
 	if err != nil {
 		claims.NotShown(t, "C1", "leftovers of this process: %v", err)
 	}
-	for i, l := range left {
-		if strings.HasPrefix(l, "container ") {
-			left[i], _, _ = strings.Cut(l, " (")
-		}
-	}
-	return left
-}
-
-// NothingLeft checks, after both setups, that no server, process, container
-// or goroutine of theirs is left, and says so for the record.
-func NothingLeft(t *testing.T, keep goleak.Option, live int, before []string) zh.Text {
-	t.Helper()
-	failed := false
-	if n := zkserver.Live(); n != live {
+	if len(left) > 0 {
 		failed = true
-		claims.BrokenCheck(t, "C1", "%d servers tracked as running after the chaos; want %d, as before it", n, live)
+		claims.BrokenCheck(t, "C1", "the chaos left %v; want nothing", left)
 	}
-	var extra []string
-	for _, l := range Leftovers(t) {
-		if !slices.Contains(before, l) {
-			extra = append(extra, l)
-		}
-	}
-	if len(extra) > 0 {
+	if g := zkserver.OwnGoroutines(t.Name(), harness.Within); g != "" {
 		failed = true
-		claims.BrokenCheck(t, "C1", "the chaos left %v; want nothing beyond what ran before it", extra)
-	}
-	if err := goleak.Find(append(zkserver.LeakOptions(), keep)...); err != nil {
-		failed = true
-		claims.BrokenCheck(t, "C1", "goroutines left after the chaos: %v", err)
+		claims.BrokenCheck(t, "C1", "goroutines of the chaos left after it:\n%s", g)
 	}
 	if failed {
 		return zh.Say("something was left after the run (see the failures)")

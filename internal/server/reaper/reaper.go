@@ -289,22 +289,37 @@ func (r reaped) String() string {
 // harness containers, its QuorumPeerMain processes and its run dirs. A test
 // that interrupts a child test binary asserts it is empty once the child
 // has exited; it is empty for a process still cleaning up only by luck.
-func Leftovers(pid int) ([]string, error) {
+func Leftovers(pid int) ([]string, error) { return LeftoversOf(pid, "") }
+
+// LeftoversOf lists, of what Leftovers lists, what the test whose safe
+// name begins with mark made: the containers whose names carry it, the
+// server processes whose config paths do, and its dirs in the run dir
+// (named after it), each with the server dirs in it. A test that runs
+// beside others checks its own leftovers this way. An empty mark lists
+// everything, the run dirs themselves in place of a test's dirs.
+func LeftoversOf(pid int, mark string) ([]string, error) {
 	cs, err := harnessContainers()
 	var out []string
 	for _, c := range cs {
-		if c.owned && c.owner.PID == pid {
+		if c.owned && c.owner.PID == pid && strings.Contains(c.name, mark) {
 			out = append(out, fmt.Sprintf("container %s (%s)", c.name, c.status))
 		}
 	}
 	for _, p := range serverProcesses() {
-		if p.owner.PID == pid {
+		if p.owner.PID == pid && strings.Contains(p.args, mark) {
 			out = append(out, fmt.Sprintf("process %d: %s", p.pid, p.args))
 		}
 	}
 	for dir, o := range runDirs() {
-		if o.PID == pid {
-			out = append(out, fmt.Sprintf("dir %s (server dirs in it: %d)", dir, serverDirs(dir)))
+		if o.PID != pid {
+			continue
+		}
+		dirs := []string{dir}
+		if mark != "" {
+			dirs, _ = filepath.Glob(filepath.Join(dir, mark+"*"))
+		}
+		for _, d := range dirs {
+			out = append(out, fmt.Sprintf("dir %s (server dirs in it: %d)", d, serverDirs(d)))
 		}
 	}
 	return out, err

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/zk19/zk19/internal/server/reaper"
@@ -79,6 +80,24 @@ func Live() int {
 	liveMu.Lock()
 	defer liveMu.Unlock()
 	return len(live)
+}
+
+// LiveOf lists the servers registered for the test named owner, or for
+// its subtests, and not removed: those whose container name or server dir
+// carries the test's safe name. A test that runs beside others counts its
+// own servers this way.
+func LiveOf(owner string) []string {
+	mark := SafeName(owner)
+	liveMu.Lock()
+	defer liveMu.Unlock()
+	var out []string
+	for _, what := range live {
+		if strings.Contains(what, mark) {
+			out = append(out, what)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // KillAll is the interrupt path: it refuses every later server, kills and
