@@ -421,7 +421,7 @@
 //   - E3 §7 ¶6 句2 「失败清理」「关闭」「运行目录」: 不论结果如何，
 //     每个场景都会收尾：关掉客户端，停下代理、服务器或容器，删掉临时目录，
 //     不泄漏 goroutine。 Proof: TestE3_ScenarioLeavesNothingBehind
-//     (zk19_test.go:297)
+//     (zk19_test.go:299)
 //   - D11 §7 ¶6 句2 (not verified here) 「运行目录」「其他实验数据」:
 //     文章在失败时的清理会关闭它建起的客户端、代理的线程和服务；
 //     每次运行只建自己的运行目录，不动其他实验的数据。
@@ -430,8 +430,8 @@
 //     第二个客户端也获得了获取资格；只给候选节点设创建者 ACL
 //     拦不住（删除检查的是父节点的 ACL）；给锁父节点设创建者 ACL 并用 digest
 //     认证后，窃取者得到 NoAuth，持有者仍只有一个。 Proof:
-//     TestA1_OpenACLLetsAThiefMakeASecondHolder (zk19_test.go:315),
-//     TestA1_CreatorOnlyACLRefusesTheThief (zk19_test.go:330). Code:
+//     TestA1_OpenACLLetsAThiefMakeASecondHolder (zk19_test.go:318),
+//     TestA1_CreatorOnlyACLRefusesTheThief (zk19_test.go:333). Code:
 //     lock.WithACL (lock/lock.go:259)
 //   - §7 ¶7 句1 (citation) 「论断证据表」「版本」「验证记录」「源码依赖」
 //   - D12 §7 ¶7 句2 (not verified here)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"go.uber.org/goleak"
 
 	"github.com/zk19/zk19/internal/proof/claims"
 	"github.com/zk19/zk19/internal/server/zkclient"
@@ -24,44 +23,47 @@ import (
 // (a client proxy, a client, a parent with a persistent and an ephemeral
 // node under it) in its own Scope, closes it, and returns what is left for
 // E3 to judge: whether the proxy still accepts, the goroutines left, and
-// whether the parent is still on the server.
+// whether the parent is still on the server. Its goroutines carry the
+// scenario's pprof label (zkserver.Own), so E3 runs beside other tests.
 func ScopeLeavesNothingOnTheUsersServer(t *testing.T) UsersScopeLeft {
-	keep := goleak.IgnoreCurrent()
-	sc := zkserver.NewScope("E3-scenario")
-	p := zkserver.ClientProxy(sc, "E3-proxy", SharedServer(t))
-	c := zkclient.Connect(sc, "E3", []string{p.Addr()})
-	root := TestRoot(sc, c)
-	for _, n := range []struct {
-		name  string
-		flags int32
-	}{{"/persistent", 0}, {"/ephemeral", zk.FlagEphemeral}} {
-		if _, err := c.Create(root+n.name, []byte("x"), n.flags, zk.WorldACL(zk.PermAll)); err != nil {
-			t.Fatalf("create %s: %v", root+n.name, err)
+	const name = "E3-scenario"
+	var left UsersScopeLeft
+	zkserver.Own(name, func() {
+		sc := zkserver.NewScope(name)
+		p := zkserver.ClientProxy(sc, "E3-proxy", SharedServer(t))
+		c := zkclient.Connect(sc, "E3", []string{p.Addr()})
+		root := TestRoot(sc, c)
+		for _, n := range []struct {
+			name  string
+			flags int32
+		}{{"/persistent", 0}, {"/ephemeral", zk.FlagEphemeral}} {
+			if _, err := c.Create(root+n.name, []byte("x"), n.flags, zk.WorldACL(zk.PermAll)); err != nil {
+				t.Fatalf("create %s: %v", root+n.name, err)
+			}
 		}
-	}
-	left := UsersScopeLeft{Proxy: p.Addr(), Root: root}
-	t.Logf("scenario: proxy %s, client session 0x%x, parent %s with a persistent and an ephemeral node", left.Proxy, c.SessionID(), root)
-	sc.Close()
-
-	// Before O connects: its goroutines are not the scenario's.
+		left.Proxy, left.Root = p.Addr(), root
+		t.Logf("scenario: proxy %s, client session 0x%x, parent %s with a persistent and an ephemeral node", left.Proxy, c.SessionID(), root)
+		sc.Close()
+	})
 	if conn, err := net.DialTimeout("tcp", left.Proxy, time.Second); err == nil {
 		conn.Close()
 		left.ProxyAccepts = true
 	}
-	left.Leak = goleak.Find(append(zkserver.LeakOptions(), keep)...)
+	left.Leak = zkserver.OwnGoroutines(name, Within)
 	o := zkclient.Connect(t, "O", []string{SharedServer(t).Client}, zkclient.Quiet())
-	left.Exists, _, left.ExistsErr = o.Exists(root)
+	left.Exists, _, left.ExistsErr = o.Exists(left.Root)
 	return left
 }
 
 // UsersScopeLeft is what a closed scenario left on the user's server and
-// in this process: whether its proxy still accepts, the goroutines goleak
-// finds, and whether its parent Root exists on the server (O's exists,
-// with its error).
+// in this process: whether its proxy still accepts, the stacks of its
+// goroutines still running ("" when none is), and whether its parent Root
+// exists on the server (O's exists, with its error).
 type UsersScopeLeft struct {
 	Proxy, Root          string
 	ProxyAccepts, Exists bool
-	Leak, ExistsErr      error
+	Leak                 string
+	ExistsErr            error
 }
 
 // InterruptOnTheUsersServer runs test in a child of this test binary that

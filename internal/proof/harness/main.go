@@ -507,47 +507,54 @@ func OwnSockets(t *testing.T) []SeenAddr {
 
 // ScopeLeavesNothing runs a scenario (a server, a client proxy, a client
 // with an ephemeral node) in its own Scope, closes it, and returns what is
-// left of it for E3 to judge.
+// left of it for E3 to judge. What it counts is the scenario's own (its
+// Scope's name marks its servers, and its goroutines carry that name as
+// their pprof label, zkserver.Own), so E3 runs beside other tests.
 func ScopeLeavesNothing(t *testing.T) ScopeLeft {
-	keep := goleak.IgnoreCurrent()
-	live := zkserver.Live()
-	sc := zkserver.NewScope("E3-scenario")
-	s := zkserver.Start(sc)
-	pid, err := s.PID()
-	if err != nil {
-		t.Fatalf("pid: %v", err)
-	}
-	dir := sc.TempDir()
-	p := zkserver.ClientProxy(sc, "E3-proxy", s)
-	c := zkclient.Connect(sc, "E3", []string{p.Addr()})
-	if _, err := c.Create("/e3", []byte("x"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatalf("create: %v", err)
-	}
-	proxyAddr, clientAddr := p.Addr(), s.Client
-	t.Logf("scenario: server pid %d on %s, proxy %s, client session 0x%x, temp dir %s", pid, clientAddr, proxyAddr, c.SessionID(), dir)
-	sc.Close()
-
-	left := ScopeLeft{LiveBefore: live, Live: zkserver.Live(), PID: pid, Kill: syscall.Kill(pid, 0), Dir: dir}
-	for _, a := range []string{proxyAddr, clientAddr} {
+	const name = "E3-scenario"
+	var left ScopeLeft
+	var addrs []string // the proxy's and the server's
+	zkserver.Own(name, func() {
+		sc := zkserver.NewScope(name)
+		s := zkserver.Start(sc)
+		pid, err := s.PID()
+		if err != nil {
+			t.Fatalf("pid: %v", err)
+		}
+		dir := sc.TempDir()
+		p := zkserver.ClientProxy(sc, "E3-proxy", s)
+		c := zkclient.Connect(sc, "E3", []string{p.Addr()})
+		if _, err := c.Create("/e3", []byte("x"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatalf("create: %v", err)
+		}
+		addrs = []string{p.Addr(), s.Client}
+		t.Logf("scenario: server pid %d on %s, proxy %s, client session 0x%x, temp dir %s", pid, s.Client, p.Addr(), c.SessionID(), dir)
+		sc.Close()
+		left.PID, left.Dir = pid, dir
+	})
+	left.Live, left.Kill = zkserver.LiveOf(name), syscall.Kill(left.PID, 0)
+	for _, a := range addrs {
 		if conn, err := net.DialTimeout("tcp", a, time.Second); err == nil {
 			conn.Close()
 			left.Accepting = append(left.Accepting, a)
 		}
 	}
-	_, left.Stat = os.Stat(dir)
-	left.Leak = goleak.Find(append(zkserver.LeakOptions(), keep)...)
+	_, left.Stat = os.Stat(left.Dir)
+	left.Leak = zkserver.OwnGoroutines(name, Within)
 	return left
 }
 
-// ScopeLeft is what a scenario's closed Scope left: the servers tracked as
-// running before and after, kill -0's answer for its server process, the
+// ScopeLeft is what a scenario's closed Scope left: its servers still
+// tracked as running, kill -0's answer for its server process, the
 // addresses that still accept, os.Stat's answer for its temp dir, and the
-// goroutines goleak finds.
+// stacks of its goroutines still running ("" when none is).
 type ScopeLeft struct {
-	LiveBefore, Live, PID int
-	Kill, Stat, Leak      error
-	Accepting             []string
-	Dir                   string
+	Live       []string
+	PID        int
+	Kill, Stat error
+	Leak       string
+	Accepting  []string
+	Dir        string
 }
 
 // InterruptLeavesNothing runs TestY8 in a child test binary that sends
