@@ -3,6 +3,7 @@ package faultproxy
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"testing"
 	"time"
 
@@ -101,7 +102,11 @@ func TestZKLoseRequestNeverForwardsIt(t *testing.T) {
 	other := request(5, jute.OpDelete, pathBody(jute.OpDelete, "/elsewhere/x"))
 	forward(t, client, server, other)
 	lost := request(6, jute.OpDelete, pathBody(jute.OpDelete, "/lock/n-0000000001"))
-	upBefore := p.Stats().UpBytes
+	// A frame is counted as delivered once the proxy's write of it has
+	// returned, which can be after the server read it: wait for the count
+	// of what passed (the session's first frame and the other delete).
+	upBefore := int64(len(frame([]byte("c"))) + len(other))
+	waitStats(t, p, fmt.Sprintf("%d client bytes delivered", upBefore), func(s Stats) bool { return s.UpBytes == upBefore })
 	write(t, client, lost)
 	res := expectDone(t, d)
 	if !res.Dropped || res.Xid != 6 || res.Op != jute.OpDelete || res.Path != "/lock/n-0000000001" {
