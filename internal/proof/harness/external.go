@@ -30,6 +30,7 @@ func ScopeLeavesNothingOnTheUsersServer(t *testing.T) UsersScopeLeft {
 	var left UsersScopeLeft
 	zkserver.Own(name, func() {
 		sc := zkserver.NewScope(name)
+		t.Cleanup(sc.Close) // a scenario that fails halfway leaves nothing either; Close is idempotent
 		p := zkserver.ClientProxy(sc, "E3-proxy", SharedServer(t))
 		c := zkclient.Connect(sc, "E3", []string{p.Addr()})
 		root := TestRoot(sc, c)

@@ -516,6 +516,7 @@ func ScopeLeavesNothing(t *testing.T) ScopeLeft {
 	var addrs []string // the proxy's and the server's
 	zkserver.Own(name, func() {
 		sc := zkserver.NewScope(name)
+		t.Cleanup(sc.Close) // a scenario that fails halfway leaves nothing either; Close is idempotent
 		s := zkserver.Start(sc)
 		pid, err := s.PID()
 		if err != nil {
