@@ -11,13 +11,17 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zk19/zk19/internal/server/faultproxy"
 	"github.com/zk19/zk19/internal/server/tb"
 	"github.com/zk19/zk19/internal/server/zkclient"
 	"github.com/zk19/zk19/lock"
+	"github.com/zk19/zk19/lock/locktrace"
 )
 
 // suspendBound is the doc's bound on a Suspension after the client sees
@@ -139,4 +143,91 @@ func TestASuspensionPastExpiryEndsInLost(t *testing.T) {
 		t.Fatalf("the same Locker's next Acquire: got %s (owner %v, %v), GUID %s; want a node of the new session 0x%x with a GUID other than %s", path.Base(next.Path), st, err, next.GUID, h.c.SessionID(), held.GUID)
 	}
 	t.Logf("H holds %s in the new session 0x%x", path.Base(next.Path), h.c.SessionID())
+}
+
+// heldReplySession is H's session timeout where the proxy holds its
+// replies for a while: go-zookeeper drops a connection silent for two
+// thirds of it, and H must not reconnect (in its session) before the test
+// lets it.
+const heldReplySession = 20 * time.Second
+
+// TestAHoldLearnsOfItsExpiryWithoutANewSession: the hold's exists on its
+// own node is in flight (its reply held by the proxy) when the server ends
+// the session; the client learns of it at its next handshake (session 0),
+// and the proxy then refuses every connection, so no new session comes.
+// The hold must say Lost as soon as its client knows the session is gone,
+// with ErrSessionChanged, and not wait for a new session to show it: the
+// connection watcher sees a change only to another session, so the
+// exists' own check of the session is what tells the hold here.
+func TestAHoldLearnsOfItsExpiryWithoutANewSession(t *testing.T) {
+	t.Parallel()
+	parent, o := freshParent(t)
+	h := newWireTimeout(t, "H", heldReplySession)
+	t.Cleanup(h.px.Heal)
+	var own atomic.Pointer[string] // the hold's node, once it is made
+	var armed atomic.Bool
+	sent := make(chan int, 1) // the proxy's count of exists before the held one
+	var guards atomic.Int32   // own-node watches the hold has set
+	tr := &locktrace.Trace{Guarded: func(locktrace.NodeInfo) { guards.Add(1) }, Request: func(r locktrace.RequestInfo) {
+		if p := own.Load(); p != nil && r.Op == locktrace.OpExists && r.Watch && r.Path == *p && armed.CompareAndSwap(false, true) {
+			before := h.px.Requests(wireOps(locktrace.OpExists)...)
+			t.Logf("fault: H's proxy holds every reply from now on (H's exists %s is about to go out)", path.Base(r.Path))
+			h.px.Hold(faultproxy.Down)
+			sent <- before
+		}
+	}}
+	l := lock.New(h.c.Conn, parent, lock.WithSessionTimeout(heldReplySession), lock.WithTrace(tr))
+	held := mustAcquire(t, "H", l)
+	mark := h.c.Mark() // every state the client reaches from here on
+	own.Store(&held.Path)
+	// The hold's first own-node watch may have gone out before the arming:
+	// once it is set (the change must reach the server after it, or it
+	// wakes nothing), a data change makes the hold send the next one.
+	if err := tb.WaitUntil(answerWithin, "H's hold to set its first own-node watch, or to send it armed", func() (bool, string) {
+		return guards.Load() > 0 || armed.Load(), fmt.Sprintf("%d own-node watches set", guards.Load())
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !armed.Load() {
+		t.Logf("observer invoke set %s", path.Base(held.Path))
+		if _, err := o.Set(held.Path, []byte("x"), -1); err != nil {
+			t.Fatalf("observer set %s: %v", path.Base(held.Path), err)
+		}
+	}
+	before := tb.Receive(t, answerWithin, "H's hold to send exists on its own node", sent)
+	if err := tb.WaitUntil(answerWithin, "H's exists to reach the server", func() (bool, string) {
+		n := h.px.Requests(wireOps(locktrace.OpExists)...)
+		return n > before, fmt.Sprintf("%d exists passed, %d before", n, before)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sid := h.c.SessionID()
+	var s faultproxy.Session
+	for _, g := range h.px.Sessions() {
+		if g.ID == sid {
+			s = g
+		}
+	}
+	if s.ID == 0 {
+		t.Fatalf("H's session 0x%x: got no grant of it through H's proxy; want one", sid)
+	}
+	if err := closeSession(server().Client, s); err != nil {
+		t.Fatalf("ending H's session 0x%x on the server: %v", sid, err)
+	}
+	t.Logf("fault: the server ended H's session 0x%x; the held reply is lost with H's connection", sid)
+	h.px.Blackhole(faultproxy.Down)
+	h.px.Heal()
+	if err := h.c.WaitStateSince(mark, zk.StateExpired, answerWithin); err != nil {
+		t.Fatalf("H's client: %v; want it to learn of the expiry at its next handshake", err)
+	}
+	h.px.Cut(faultproxy.BothEnds)
+	t.Logf("fault: H's client learned of the expiry; H's proxy refuses every connection from now on (session now 0x%x)", h.c.SessionID())
+	tb.Receive(t, answerWithin, "H's Lost while its client has no session", held.Lost())
+	if now := h.c.SessionID(); now != 0 {
+		t.Fatalf("H's client: got session 0x%x when Lost closed; want none (the proxy refuses every connection)", now)
+	}
+	if !errors.Is(held.Err(), lock.ErrSessionChanged) {
+		t.Fatalf("H's Err after its client learned of the expiry: got %v; want ErrSessionChanged", held.Err())
+	}
+	t.Logf("H lost: %v", held.Err())
 }
