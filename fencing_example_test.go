@@ -348,8 +348,8 @@ func TestC1_ChaosLeavesNoStaleWriteInAFencedResource(t *testing.T) {
 		from = "from " + chaos.EnvSeed
 	}
 	t.Logf("chaos seed %d (%s; replay the schedule with %s=%d), %d workers, %s", plan.Seed, from, chaos.EnvSeed, plan.Seed, chaos.ChaosWorkers, plan.Size)
-	sqldb.Shared(t) // the fenced resources' PostgreSQL outlives the chaos: started before, not C1's to count
-	harness.Parallel(t)
+	harness.Parallel(t) // before the wait for PostgreSQL: the sequential tests need not wait for it
+	sqldb.Shared(t)     // the fenced resources' PostgreSQL outlives the chaos: started outside zkserver.Own, not C1's to count
 	// A setup that fails keeps what it counted until then; one that -run
 	// left out, or that skipped, has no summary and no column.
 	// The setups run side by side (t.Run from a goroutine each; what they

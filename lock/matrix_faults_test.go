@@ -242,28 +242,33 @@ func (c *cell) endCtx() {
 	})
 }
 
-// endSession ends the subject's current session on the server, as its
+// endSession ends the subject's current session on the server (endSessionOf)
+// and returns it.
+func (c *cell) endSession() (int64, error) {
+	sid := c.w.c.SessionID()
+	if err := endSessionOf(c.w.px, sid); err != nil {
+		return 0, err
+	}
+	c.logf("fault: the server ended session 0x%x", sid)
+	return sid, nil
+}
+
+// endSessionOf ends session sid, granted through px, on the server, as its
 // expiry does: a connection of the test's own resumes the session with
 // its password and sends closeSession. The server deletes the session's
 // ephemeral nodes and closes its connections; the client learns it at its
 // next handshake (session 0: expired) and go-zookeeper opens a new session.
-// It returns the session it ended.
-func (c *cell) endSession() (int64, error) {
-	sid := c.w.c.SessionID()
+func endSessionOf(px *faultproxy.Proxy, sid int64) error {
 	var s faultproxy.Session
-	for _, g := range c.w.px.Sessions() {
+	for _, g := range px.Sessions() {
 		if g.ID == sid {
 			s = g
 		}
 	}
 	if s.ID == 0 {
-		return 0, fmt.Errorf("session 0x%x was not granted through the proxy", sid)
+		return fmt.Errorf("session 0x%x was not granted through the proxy", sid)
 	}
-	if err := closeSession(server().Client, s); err != nil {
-		return 0, err
-	}
-	c.logf("fault: the server ended session 0x%x", sid)
-	return sid, nil
+	return closeSession(server().Client, s)
 }
 
 // closeSession resumes s on a connection of its own to addr and closes it.

@@ -202,16 +202,7 @@ func TestAHoldLearnsOfItsExpiryWithoutANewSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	sid := h.c.SessionID()
-	var s faultproxy.Session
-	for _, g := range h.px.Sessions() {
-		if g.ID == sid {
-			s = g
-		}
-	}
-	if s.ID == 0 {
-		t.Fatalf("H's session 0x%x: got no grant of it through H's proxy; want one", sid)
-	}
-	if err := closeSession(server().Client, s); err != nil {
+	if err := endSessionOf(h.px, sid); err != nil {
 		t.Fatalf("ending H's session 0x%x on the server: %v", sid, err)
 	}
 	t.Logf("fault: the server ended H's session 0x%x; the held reply is lost with H's connection", sid)

@@ -26,10 +26,9 @@ import (
 // whether the parent is still on the server. Its goroutines carry the
 // scenario's pprof label (zkserver.Own), so E3 runs beside other tests.
 func ScopeLeavesNothingOnTheUsersServer(t *testing.T) UsersScopeLeft {
-	const name = "E3-scenario"
 	var left UsersScopeLeft
-	zkserver.Own(name, func() {
-		sc := zkserver.NewScope(name)
+	zkserver.Own(e3Scenario, func() {
+		sc := zkserver.NewScope(e3Scenario)
 		t.Cleanup(sc.Close) // a scenario that fails halfway leaves nothing either; Close is idempotent
 		p := zkserver.ClientProxy(sc, "E3-proxy", SharedServer(t))
 		c := zkclient.Connect(sc, "E3", []string{p.Addr()})
@@ -50,7 +49,7 @@ func ScopeLeavesNothingOnTheUsersServer(t *testing.T) UsersScopeLeft {
 		conn.Close()
 		left.ProxyAccepts = true
 	}
-	left.Leak = zkserver.OwnGoroutines(name, Within)
+	left.Leak = zkserver.OwnGoroutines(e3Scenario, Within)
 	o := zkclient.Connect(t, "O", []string{SharedServer(t).Client}, zkclient.Quiet())
 	left.Exists, _, left.ExistsErr = o.Exists(left.Root)
 	return left

@@ -505,17 +505,20 @@ func OwnSockets(t *testing.T) []SeenAddr {
 	return addrs
 }
 
+// e3Scenario names E3's scenario: its Scope, so its servers and dirs, and
+// the pprof label its goroutines carry (zkserver.Own).
+const e3Scenario = "E3-scenario"
+
 // ScopeLeavesNothing runs a scenario (a server, a client proxy, a client
 // with an ephemeral node) in its own Scope, closes it, and returns what is
 // left of it for E3 to judge. What it counts is the scenario's own (its
 // Scope's name marks its servers, and its goroutines carry that name as
 // their pprof label, zkserver.Own), so E3 runs beside other tests.
 func ScopeLeavesNothing(t *testing.T) ScopeLeft {
-	const name = "E3-scenario"
 	var left ScopeLeft
 	var addrs []string // the proxy's and the server's
-	zkserver.Own(name, func() {
-		sc := zkserver.NewScope(name)
+	zkserver.Own(e3Scenario, func() {
+		sc := zkserver.NewScope(e3Scenario)
 		t.Cleanup(sc.Close) // a scenario that fails halfway leaves nothing either; Close is idempotent
 		s := zkserver.Start(sc)
 		pid, err := s.PID()
@@ -533,7 +536,7 @@ func ScopeLeavesNothing(t *testing.T) ScopeLeft {
 		sc.Close()
 		left.PID, left.Dir = pid, dir
 	})
-	left.Live, left.Kill = zkserver.LiveOf(name), syscall.Kill(left.PID, 0)
+	left.Live, left.Kill = zkserver.LiveOf(e3Scenario), syscall.Kill(left.PID, 0)
 	for _, a := range addrs {
 		if conn, err := net.DialTimeout("tcp", a, time.Second); err == nil {
 			conn.Close()
@@ -541,7 +544,7 @@ func ScopeLeavesNothing(t *testing.T) ScopeLeft {
 		}
 	}
 	_, left.Stat = os.Stat(left.Dir)
-	left.Leak = zkserver.OwnGoroutines(name, Within)
+	left.Leak = zkserver.OwnGoroutines(e3Scenario, Within)
 	return left
 }
 

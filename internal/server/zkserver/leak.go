@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,10 +21,21 @@ import (
 // Every goroutine of zk19's own making must be gone, a reader of a socket
 // left open included.
 func LeakOptions() []goleak.Option {
-	return []goleak.Option{
-		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
-		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
+	var opts []goleak.Option
+	for _, f := range keepAlive {
+		opts = append(opts, goleak.IgnoreAnyFunction(f))
 	}
+	return opts
+}
+
+// keepAlive are the functions of the Docker client's idle keep-alive
+// connections, which no leak check counts (LeakOptions, OwnGoroutines).
+var keepAlive = []string{"net/http.(*persistConn).readLoop", "net/http.(*persistConn).writeLoop"}
+
+// keptAlive reports whether a goroutine's stack (as the goroutine profile
+// prints it) has a keep-alive function of the Docker client anywhere in it.
+func keptAlive(stack string) bool {
+	return slices.ContainsFunc(keepAlive, func(f string) bool { return strings.Contains(stack, f+"+") })
 }
 
 // ownerLabel is the pprof label that names the test a goroutine works for.
@@ -59,7 +71,7 @@ func ownGoroutines(owner string) string {
 	mark := fmt.Sprintf("# labels: {%q:%q}", ownerLabel, owner)
 	var out []string
 	for _, group := range strings.Split(b.String(), "\n\n") {
-		if strings.Contains(group, "\n"+mark+"\n") && !strings.Contains(group, "net/http.(*persistConn)") {
+		if strings.Contains(group, "\n"+mark+"\n") && !keptAlive(group) {
 			out = append(out, strings.TrimSpace(group))
 		}
 	}

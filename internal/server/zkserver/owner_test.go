@@ -87,3 +87,21 @@ func TestLiveOfAndLeftoversOfNameTheTestsServers(t *testing.T) {
 		t.Fatalf("after its Scope closed: got LiveOf %v and LeftoversOf %v; want none", LiveOf(t.Name()), l)
 	}
 }
+
+// The keep-alive goroutines of the Docker client are the ones goleak
+// ignores (LeakOptions), and no other: OwnGoroutines skips the same.
+func TestKeptAliveIsWhatLeakOptionsIgnore(t *testing.T) {
+	for stack, want := range map[string]bool{
+		"#\t0x1\tnet/http.(*persistConn).readLoop+0x2a\t/go/src/net/http/transport.go:1\n":  true,
+		"#\t0x1\tnet/http.(*persistConn).writeLoop+0x2a\t/go/src/net/http/transport.go:1\n": true,
+		"#\t0x1\tnet/http.(*persistConn).roundTrip+0x2a\t/go/src/net/http/transport.go:1\n": false,
+		"#\t0x1\tgithub.com/go-zookeeper/zk.(*Conn).loop+0x2a\t/zk/conn.go:1\n":             false,
+	} {
+		if got := keptAlive(stack); got != want {
+			t.Errorf("keptAlive(%q): got %v; want %v", stack, got, want)
+		}
+	}
+	if len(LeakOptions()) != len(keepAlive) {
+		t.Fatalf("LeakOptions: got %d options; want one per keep-alive function (%d)", len(LeakOptions()), len(keepAlive))
+	}
+}
